@@ -1,0 +1,1 @@
+//! Runnable examples: `cargo run -p examples --example quickstart`.

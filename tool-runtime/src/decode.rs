@@ -1,0 +1,144 @@
+//! Strict decoding of a tool call's arguments.
+//!
+//! The rules, in order:
+//! 1. `""` or whitespace is `{}` (models send it for tools without arguments).
+//! 2. The text must be one JSON object: anything else, or text after it, is an error that gives
+//!    serde_json's 1-based line and column.
+//! 3. `null` for a property the schema does not require is dropped before decoding, at every
+//!    depth, so that it decodes as absent (serde alone rejects `null` for a `#[serde(default)]`
+//!    `u64`). `null` for a required property stays an error that names it.
+//! 4. Fields the tool does not accept, at any depth, are an error naming their paths
+//!    (`filter.nmae`) and the fields accepted there; nothing is silently dropped.
+//! 5. A value of the wrong type names its path and what was expected.
+//!
+//! The common case (valid arguments) is one pass of serde_json over the text, with
+//! `serde_ignored` watching for unknown fields; only a failure takes the slower path that builds a
+//! `serde_json::Value` to apply rule 3 and to find the path of the error.
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::error::ArgumentError;
+use crate::schema::{Segment, accepted_fields, format_path, resolve};
+
+/// Decodes `raw` arguments into `T` by the module's rules. `schema` gives the tool's canonical
+/// input schema; it is only asked for when the fast path fails.
+///
+/// # Errors
+/// An [`ArgumentError`] that says what to change.
+pub fn decode_arguments<'s, T: DeserializeOwned>(
+    raw: &str,
+    schema: impl FnOnce() -> &'s Value,
+) -> Result<T, ArgumentError> {
+    let text = if raw.trim().is_empty() { "{}" } else { raw };
+    if text.trim_start().starts_with('{') {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let mut unknown = false;
+        let fast = serde_ignored::deserialize(&mut de, |_| unknown = true);
+        if let Ok(value) = fast {
+            if !unknown && de.end().is_ok() {
+                return Ok(value);
+            }
+        }
+    }
+    decode_slow(text, schema())
+}
+
+fn decode_slow<T: DeserializeOwned>(text: &str, schema: &Value) -> Result<T, ArgumentError> {
+    let mut value: Value = serde_json::from_str(text).map_err(|e| ArgumentError::Syntax { message: e.to_string() })?;
+    if !value.is_object() {
+        return Err(ArgumentError::NotAnObject { found: kind_of(&value) });
+    }
+    drop_optional_nulls(&mut value, schema, schema);
+
+    let mut unknown: Vec<Vec<Segment>> = Vec::new();
+    let mut on_ignored = |path: serde_ignored::Path<'_>| unknown.push(ignored_path(&path));
+    let deserializer = serde_ignored::Deserializer::new(value, &mut on_ignored);
+    let decoded: Result<T, _> = serde_path_to_error::deserialize(deserializer);
+    // Unknown fields come first: a typo (`nmae`) also makes the real field missing, and the typo
+    // is what the model must fix.
+    if let Some(first) = unknown.first() {
+        let accepted = accepted_fields(schema, &first[..first.len().saturating_sub(1)]);
+        return Err(ArgumentError::UnknownFields {
+            fields: unknown.iter().map(|p| format_path(p)).collect(),
+            accepted,
+        });
+    }
+    decoded.map_err(|error| {
+        let path = error
+            .path()
+            .iter()
+            .filter_map(|s| match s {
+                serde_path_to_error::Segment::Map { key } => Some(Segment::Key(key.clone())),
+                serde_path_to_error::Segment::Seq { index } => Some(Segment::Index(*index)),
+                _ => None,
+            })
+            .collect::<Vec<_>>();
+        ArgumentError::Invalid { path: format_path(&path), message: error.into_inner().to_string() }
+    })
+}
+
+fn ignored_path(path: &serde_ignored::Path<'_>) -> Vec<Segment> {
+    let mut segments = Vec::new();
+    let mut current = path;
+    loop {
+        match current {
+            serde_ignored::Path::Root => break,
+            serde_ignored::Path::Seq { parent, index } => {
+                segments.push(Segment::Index(*index));
+                current = parent;
+            }
+            serde_ignored::Path::Map { parent, key } => {
+                segments.push(Segment::Key(key.clone()));
+                current = parent;
+            }
+            serde_ignored::Path::Some { parent }
+            | serde_ignored::Path::NewtypeStruct { parent }
+            | serde_ignored::Path::NewtypeVariant { parent } => current = parent,
+        }
+    }
+    segments.reverse();
+    segments
+}
+
+/// Removes `null` values of properties that `schema` does not require, recursing into nested
+/// objects and arrays the schema describes.
+fn drop_optional_nulls(value: &mut Value, node: &Value, root: &Value) {
+    let Some(node) = resolve(root, node) else {
+        return;
+    };
+    match value {
+        Value::Object(map) => {
+            let Some(properties) = node.get("properties").and_then(Value::as_object) else {
+                return;
+            };
+            let required = node.get("required").and_then(Value::as_array);
+            let is_required = |key: &str| required.is_some_and(|r| r.iter().any(|k| k == key));
+            map.retain(|key, v| !(v.is_null() && properties.contains_key(key) && !is_required(key)));
+            for (key, v) in map.iter_mut() {
+                if let Some(property) = properties.get(key) {
+                    drop_optional_nulls(v, property, root);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = node.get("items").filter(|i| i.is_object()) {
+                for item in items {
+                    drop_optional_nulls(item, item_schema, root);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -1,0 +1,142 @@
+//! Errors: what a failed call tells the model, and what a bad registry tells the programmer.
+
+use std::fmt;
+
+/// Why a tool call failed. Its `Display` text is what the model reads in the error result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The model called a tool that is not registered.
+    #[error("unknown tool `{name}`; available tools: {}", join_names(.available))]
+    UnknownTool {
+        /// The name the model used.
+        name: String,
+        /// Every registered name, sorted.
+        available: Vec<String>,
+    },
+    /// The arguments did not decode into the tool's parameters.
+    #[error("invalid arguments for `{tool}`: {error}")]
+    InvalidArguments {
+        /// The tool's name.
+        tool: String,
+        /// What is wrong, with the JSON path.
+        error: ArgumentError,
+    },
+    /// A `#[depends(KEY)]` dependency could not be created; the tool body did not run.
+    #[error("tool `{tool}` could not run: dependency `{key}` failed: {cause}")]
+    Dependency {
+        /// The tool's name (empty while resolving outside a call).
+        tool: String,
+        /// The dependency key's id.
+        key: String,
+        /// The cause, from the key's `create`.
+        cause: String,
+    },
+    /// The tool ran and returned an error; the text is the tool's own.
+    #[error("{0}")]
+    Failed(String),
+    /// The tool panicked; the registry keeps serving.
+    #[error("tool `{tool}` panicked: {message}")]
+    Panicked {
+        /// The tool's name.
+        tool: String,
+        /// The panic payload when it was a string, else `Box<dyn Any>`.
+        message: String,
+    },
+}
+
+impl ToolError {
+    /// A tool failure with the given text (what a tool's `Err(e)` becomes, using `e`'s alternate
+    /// `Display`, `{e:#}`, so that error chains such as `anyhow`'s are kept).
+    pub fn failed(error: impl fmt::Display) -> Self {
+        Self::Failed(format!("{error:#}"))
+    }
+}
+
+fn join_names(names: &[String]) -> String {
+    if names.is_empty() { "(none)".to_owned() } else { names.join(", ") }
+}
+
+/// What is wrong with a call's arguments. JSON paths are written `filter.name`, `items[2].id`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ArgumentError {
+    /// The text is not JSON, or has text after the JSON value.
+    #[error("not valid JSON: {message}; send one JSON object")]
+    Syntax {
+        /// serde_json's message, with the 1-based line and column.
+        message: String,
+    },
+    /// The JSON is not an object.
+    #[error("expected a JSON object of arguments, got {found}")]
+    NotAnObject {
+        /// `an array`, `a string`, `a number`, `a boolean` or `null`.
+        found: &'static str,
+    },
+    /// Fields the tool does not accept; nothing is silently dropped.
+    #[error("{}", describe_unknown(.fields, .accepted))]
+    UnknownFields {
+        /// Paths of the unknown fields, in input order.
+        fields: Vec<String>,
+        /// The fields accepted where the (first) unknown field was found.
+        accepted: Vec<String>,
+    },
+    /// A value that does not fit the parameter's type, or a missing required field.
+    #[error("{}", describe_invalid(.path, .message))]
+    Invalid {
+        /// Where (empty for the top level).
+        path: String,
+        /// serde's message, e.g. ``invalid type: string "x", expected u32``.
+        message: String,
+    },
+}
+
+fn describe_unknown(fields: &[String], accepted: &[String]) -> String {
+    let list = fields.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ");
+    let noun = if fields.len() == 1 { "unknown field" } else { "unknown fields" };
+    if accepted.is_empty() {
+        format!("{noun} {list}; no fields are accepted there")
+    } else {
+        let accepted = accepted.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ");
+        format!("{noun} {list}; expected one of {accepted}")
+    }
+}
+
+fn describe_invalid(path: &str, message: &str) -> String {
+    if let Some(rest) = message.strip_prefix("missing field `") {
+        if !path.is_empty() {
+            return format!("missing field `{path}.{rest}");
+        }
+        return message.to_owned();
+    }
+    if path.is_empty() { message.to_owned() } else { format!("`{path}`: {message}") }
+}
+
+/// A registry that cannot be built: a programmer error, reported before any call is served.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// Two tools share a name. The first registered keeps it.
+    #[error("tool name `{name}` is registered twice: by `{first}` and by `{second}`")]
+    DuplicateName {
+        /// The shared name.
+        name: String,
+        /// Where the first one is defined (module path).
+        first: String,
+        /// Where the second one is defined (module path).
+        second: String,
+    },
+}
+
+/// The error a dependency's `create` returns; its text reaches the model inside
+/// [`ToolError::Dependency`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct DependencyError(pub String);
+
+impl DependencyError {
+    /// A dependency error from any displayable cause.
+    pub fn new(cause: impl fmt::Display) -> Self {
+        Self(cause.to_string())
+    }
+}

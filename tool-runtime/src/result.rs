@@ -1,0 +1,192 @@
+//! What a tool returns ([`ToolResult`]) and what the model gets back ([`ToolMessage`]).
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+
+/// One piece of multimodal tool output.
+///
+/// Parts stay structured through every layer: providers that accept images in tool results get
+/// the image, the text projection ([`ToolMessage::text`]) shows `[image]` in its place.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentPart {
+    /// Plain UTF-8 text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, base64-encoded (standard alphabet, padded).
+    Image {
+        /// The image bytes in base64.
+        data: String,
+        /// The MIME type, e.g. `image/png`.
+        media_type: String,
+    },
+}
+
+impl ContentPart {
+    /// A text part.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text { text: text.into() }
+    }
+
+    /// The part's text projection: the text itself, or `[image]` for an image.
+    pub fn as_text(&self) -> &str {
+        match self {
+            Self::Text { text } => text,
+            Self::Image { .. } => "[image]",
+        }
+    }
+}
+
+/// The successful output of a tool, before it becomes a [`ToolMessage`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "value", rename_all = "snake_case")]
+pub enum ToolResult {
+    /// Plain text, shown to the model as is.
+    Text(String),
+    /// Multimodal parts (text and images), kept in order.
+    Parts(Vec<ContentPart>),
+    /// A JSON value; the model sees its compact serialisation.
+    Json(serde_json::Value),
+}
+
+impl ToolResult {
+    /// A text result.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text(text.into())
+    }
+}
+
+/// The content of a [`ToolMessage`]: plain text, or parts when the result had images.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum MessageContent {
+    /// Text (also the compact JSON of a [`ToolResult::Json`]).
+    Text(String),
+    /// Multimodal parts, in order.
+    Parts(Vec<ContentPart>),
+}
+
+/// The result of one tool call, ready to go back to the model.
+///
+/// Every call produces exactly one message, success or failure: failures the model can act on
+/// (unknown tool, arguments that do not decode, a tool returning `Err`, a panic) are messages with
+/// `is_error: true` whose text says what to change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolMessage {
+    /// The id of the [`ToolCall`](crate::ToolCall) this message answers.
+    pub tool_call_id: String,
+    /// The name of the tool that was called (as the model spelled it, also when unknown).
+    pub tool_name: String,
+    /// What the model sees.
+    pub content: MessageContent,
+    /// `true` when the call failed; the text then says why and what to change.
+    pub is_error: bool,
+    /// The id under which the full output is kept in the output cache, when one is attached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_ref: Option<String>,
+    /// `true` when the content was cut by the output layer (the full text is under `output_ref`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trimmed: bool,
+}
+
+impl ToolMessage {
+    /// A successful message from a tool result; JSON results become their compact text.
+    pub fn success(tool_call_id: impl Into<String>, tool_name: impl Into<String>, result: ToolResult) -> Self {
+        let content = match result {
+            ToolResult::Text(text) => MessageContent::Text(text),
+            ToolResult::Parts(parts) => MessageContent::Parts(parts),
+            ToolResult::Json(value) => MessageContent::Text(value.to_string()),
+        };
+        Self {
+            tool_call_id: tool_call_id.into(),
+            tool_name: tool_name.into(),
+            content,
+            is_error: false,
+            output_ref: None,
+            trimmed: false,
+        }
+    }
+
+    /// An error message (`is_error: true`) with the given text.
+    pub fn error(tool_call_id: impl Into<String>, tool_name: impl Into<String>, text: impl Into<String>) -> Self {
+        Self {
+            tool_call_id: tool_call_id.into(),
+            tool_name: tool_name.into(),
+            content: MessageContent::Text(text.into()),
+            is_error: true,
+            output_ref: None,
+            trimmed: false,
+        }
+    }
+
+    /// The text projection of the content: the text, or the parts' texts joined by newlines with
+    /// `[image]` standing for each image.
+    pub fn text(&self) -> Cow<'_, str> {
+        match &self.content {
+            MessageContent::Text(text) => Cow::Borrowed(text),
+            MessageContent::Parts(parts) => {
+                Cow::Owned(parts.iter().map(ContentPart::as_text).collect::<Vec<_>>().join("\n"))
+            }
+        }
+    }
+}
+
+/// Conversion of a tool function's return value into a [`ToolResult`].
+///
+/// Implemented for `String`, `&str`, `()` (empty text), [`ToolResult`], [`ContentPart`] and
+/// `Vec<ContentPart>`. `#[tool]` handles the other documented return types itself: any
+/// `Serialize` type becomes [`ToolResult::Json`], and `Result<T, E: Display>` becomes `T`'s result
+/// or an error message with `E`'s text.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a `#[tool]` function as text",
+    note = "return `String`, `&'static str`, `()`, `ToolResult`, `Vec<ContentPart>`, a `Serialize` type, or `Result` of one of these"
+)]
+pub trait IntoToolResult {
+    /// Converts the value.
+    fn into_tool_result(self) -> ToolResult;
+}
+
+impl IntoToolResult for String {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult::Text(self)
+    }
+}
+
+impl IntoToolResult for &str {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult::Text(self.to_owned())
+    }
+}
+
+impl IntoToolResult for Cow<'_, str> {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult::Text(self.into_owned())
+    }
+}
+
+impl IntoToolResult for () {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult::Text(String::new())
+    }
+}
+
+impl IntoToolResult for ToolResult {
+    fn into_tool_result(self) -> ToolResult {
+        self
+    }
+}
+
+impl IntoToolResult for ContentPart {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult::Parts(vec![self])
+    }
+}
+
+impl IntoToolResult for Vec<ContentPart> {
+    fn into_tool_result(self) -> ToolResult {
+        ToolResult::Parts(self)
+    }
+}

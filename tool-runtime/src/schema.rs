@@ -1,0 +1,292 @@
+//! The canonical JSON Schema of a tool's arguments.
+//!
+//! schemars (1.x) gives the starting point; [`canonicalize`] then owns every rule of the canonical
+//! form (see `provider-schemas.md` in the project's docs):
+//!
+//! - the root is an object with `properties` (empty for a tool with no arguments) and no
+//!   `$schema` or `title`;
+//! - `Option<T>` fields are the schema of `T` and not required (no `["T","null"]` type arrays, no
+//!   `null` branch); `#[serde(default)]` fields are not required;
+//! - `format` values outside the JSON Schema vocabulary (`uint32`, `int64`, `double`, ...) are
+//!   removed at every depth; unsigned integers keep `minimum: 0`;
+//! - `title` is folded into `description`, and `default` values are removed (they cost tokens and
+//!   OpenAI strict mode refuses them);
+//! - unit-only enums are `{"type":"string","enum":[...]}` with variant docs in the description;
+//! - every struct node has `additionalProperties: false` (maps keep their value schema);
+//! - subschemas are inlined; `$defs` and `$ref` remain only for recursive types.
+
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde_json::{Map, Value};
+
+/// Formats of the JSON Schema vocabulary (2020-12, section 7.3); any other `format` is removed.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Keywords whose value is a map from names to subschemas.
+const SCHEMA_MAPS: &[&str] = &["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
+/// Keywords whose value is one subschema.
+const SCHEMA_VALUES: &[&str] = &[
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedProperties",
+];
+/// Keywords whose value is an array of subschemas.
+const SCHEMA_ARRAYS: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
+
+/// The canonical schema of `T` as tool arguments (an object root).
+pub fn arguments_schema<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft07()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+            s.definitions_path = "/$defs".into();
+        })
+        .into_generator();
+    canonicalize(generator.into_root_schema_for::<T>().to_value())
+}
+
+/// Applies the canonical rules (see the module docs) to a schema whose root describes the
+/// arguments object. A root that is not an object schema is returned with `type: object` and empty
+/// `properties` added, so that every provider accepts it.
+pub fn canonicalize(mut schema: Value) -> Value {
+    if let Value::Bool(_) = schema {
+        schema = Value::Object(Map::new());
+    }
+    if let Value::Object(root) = &mut schema {
+        root.remove("$schema");
+        root.remove("title");
+        root.entry("type").or_insert_with(|| Value::String("object".to_owned()));
+        root.entry("properties").or_insert_with(|| Value::Object(Map::new()));
+    }
+    visit(&mut schema);
+    if let Value::Object(root) = &mut schema {
+        // A tool with no arguments: exactly `{"type":"object","properties":{},"additionalProperties":false}`.
+        if root.get("required").and_then(Value::as_array).is_some_and(Vec::is_empty) {
+            root.remove("required");
+        }
+    }
+    schema
+}
+
+fn visit(schema: &mut Value) {
+    let Value::Object(node) = schema else { return };
+
+    if let Some(format) = node.get("format").and_then(Value::as_str) {
+        if !STANDARD_FORMATS.contains(&format) {
+            let unsigned = format.starts_with("uint");
+            node.remove("format");
+            if unsigned && !node.contains_key("minimum") {
+                node.insert("minimum".to_owned(), Value::from(0));
+            }
+        }
+    }
+    node.remove("default");
+    if let Some(Value::String(title)) = node.remove("title") {
+        let description = match node.remove("description") {
+            Some(Value::String(d)) if !d.is_empty() => format!("{title}\n\n{d}"),
+            _ => title,
+        };
+        node.insert("description".to_owned(), Value::String(description));
+    }
+    fold_unit_enum(node);
+
+    if node.contains_key("properties") && !node.contains_key("additionalProperties") {
+        node.insert("additionalProperties".to_owned(), Value::Bool(false));
+    }
+    let required: Vec<String> = node
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default();
+    if let Some(Value::Object(properties)) = node.get_mut("properties") {
+        for (name, property) in properties.iter_mut() {
+            if !required.contains(name) {
+                strip_null(property);
+            }
+        }
+    }
+
+    for key in SCHEMA_MAPS {
+        if let Some(Value::Object(map)) = node.get_mut(*key) {
+            map.values_mut().for_each(visit);
+        }
+    }
+    for key in SCHEMA_VALUES {
+        if let Some(value) = node.get_mut(*key) {
+            match value {
+                Value::Array(items) => items.iter_mut().for_each(visit),
+                other => visit(other),
+            }
+        }
+    }
+    for key in SCHEMA_ARRAYS {
+        if let Some(Value::Array(items)) = node.get_mut(*key) {
+            items.iter_mut().for_each(visit);
+        }
+    }
+}
+
+/// An optional property: the schema of `T`, not `T | null` (a `null` sent for it still decodes,
+/// as absent).
+fn strip_null(schema: &mut Value) {
+    let Value::Object(node) = schema else { return };
+    if let Some(Value::Array(types)) = node.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let only = types.remove(0);
+            node.insert("type".to_owned(), only);
+        }
+    }
+    if let Some(Value::Array(values)) = node.get_mut("enum") {
+        values.retain(|v| !v.is_null());
+    }
+    for key in ["anyOf", "oneOf"] {
+        let Some(Value::Array(branches)) = node.get_mut(key) else {
+            continue;
+        };
+        branches.retain(|b| !is_null_schema(b));
+        if branches.len() == 1 {
+            let Some(Value::Object(only)) = node.remove(key).and_then(|b| match b {
+                Value::Array(mut b) => Some(b.remove(0)),
+                _ => None,
+            }) else {
+                continue;
+            };
+            // The use site (the property's own description) wins over the type's.
+            for (k, v) in only {
+                node.entry(k).or_insert(v);
+            }
+        }
+    }
+}
+
+fn is_null_schema(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("null")
+        || schema.get("const").is_some_and(Value::is_null)
+        || schema.get("enum").and_then(Value::as_array).is_some_and(|e| e.len() == 1 && e[0].is_null())
+}
+
+/// `oneOf` of string constants (a unit-only enum whose variants carry docs) becomes one string
+/// enum; the variant docs are listed in the description as `- value: doc`.
+fn fold_unit_enum(node: &mut Map<String, Value>) {
+    let Some(Value::Array(branches)) = node.get("oneOf").or_else(|| node.get("anyOf")) else {
+        return;
+    };
+    let mut values = Vec::new();
+    let mut docs = Vec::new();
+    for branch in branches {
+        let Value::Object(b) = branch else { return };
+        let value = match (b.get("const"), b.get("enum").and_then(Value::as_array)) {
+            (Some(Value::String(c)), _) => c.clone(),
+            (None, Some(e)) if e.len() == 1 && e[0].is_string() => e[0].as_str().unwrap_or_default().to_owned(),
+            _ => return,
+        };
+        if b.keys().any(|k| !matches!(k.as_str(), "const" | "enum" | "type" | "description" | "title")) {
+            return;
+        }
+        let doc = b.get("description").or_else(|| b.get("title")).and_then(Value::as_str).map(str::to_owned);
+        if let Some(doc) = doc {
+            docs.push(format!("- {value}: {doc}"));
+        }
+        values.push(Value::String(value));
+    }
+    node.remove("oneOf");
+    node.remove("anyOf");
+    node.insert("type".to_owned(), Value::String("string".to_owned()));
+    node.insert("enum".to_owned(), Value::Array(values));
+    if !docs.is_empty() {
+        let listed = docs.join("\n");
+        let description = match node.get("description").and_then(Value::as_str) {
+            Some(d) if !d.is_empty() => format!("{d}\n{listed}"),
+            _ => listed,
+        };
+        node.insert("description".to_owned(), Value::String(description));
+    }
+}
+
+/// The names of the properties accepted at `path` (segments: object keys, or `None` for an array
+/// element), following `$ref`s into `$defs`. Empty when the path leaves the schema.
+pub(crate) fn accepted_fields(root: &Value, path: &[Segment]) -> Vec<String> {
+    let mut node = resolve(root, root);
+    for segment in path {
+        let Some(current) = node else {
+            return Vec::new();
+        };
+        node = match segment {
+            Segment::Key(key) => current.get("properties").and_then(|p| p.get(key.as_str())),
+            Segment::Index(_) => current.get("items"),
+        }
+        .and_then(|n| resolve(root, n));
+    }
+    node.and_then(|n| n.get("properties"))
+        .and_then(Value::as_object)
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// One step of a JSON path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Segment {
+    /// An object key.
+    Key(String),
+    /// An array index (0-based).
+    Index(usize),
+}
+
+/// Formats a path as `filter.name`, `items[2].id`.
+pub(crate) fn format_path(path: &[Segment]) -> String {
+    let mut out = String::new();
+    for segment in path {
+        match segment {
+            Segment::Key(key) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Segment::Index(i) => {
+                out.push('[');
+                out.push_str(&i.to_string());
+                out.push(']');
+            }
+        }
+    }
+    out
+}
+
+/// Follows a local `$ref` (`#/$defs/Name`), at most a few hops.
+pub(crate) fn resolve<'a>(root: &'a Value, mut node: &'a Value) -> Option<&'a Value> {
+    for _ in 0..8 {
+        match node.get("$ref").and_then(Value::as_str) {
+            Some(reference) => node = root.pointer(reference.strip_prefix('#')?)?,
+            None => return Some(node),
+        }
+    }
+    None
+}

@@ -1,0 +1,187 @@
+//! The [`Tool`] trait, the definition a model sees, and the static form `#[tool]` generates.
+
+use std::sync::OnceLock;
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::context::ToolContext;
+use crate::error::ToolError;
+use crate::result::ToolResult;
+
+/// What a model is told about a tool: its name, description and the canonical JSON Schema of its
+/// arguments. Provider shapes are projections of it (see [`crate::provider`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    /// The tool name (`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, the intersection of what every provider accepts).
+    pub name: String,
+    /// The description: the function's doc comment, or the `description` option.
+    pub description: String,
+    /// The canonical JSON Schema of the arguments object (see [`crate::schema`]).
+    pub input_schema: Value,
+    /// The set the tool belongs to (`"fs"`, `"todo"`, ...), used to select groups of tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set: Option<String>,
+}
+
+/// A tool the registry can dispatch to. Object safe: the registry holds `Arc<dyn Tool>`.
+///
+/// `#[tool]` implements it for you (through [`ToolSpec`]); implement it by hand for tools whose
+/// schema is only known at run time.
+pub trait Tool: Send + Sync + 'static {
+    /// The tool's definition, built once.
+    fn definition(&self) -> &ToolDefinition;
+
+    /// The tool name (the definition's, unless the tool knows it without building the schema).
+    fn name(&self) -> &str {
+        &self.definition().name
+    }
+
+    /// The tool's set, if any.
+    fn set(&self) -> Option<&str> {
+        self.definition().set.as_deref()
+    }
+
+    /// Where the tool is defined (a module path), for error messages such as duplicate names.
+    fn origin(&self) -> &str {
+        ""
+    }
+
+    /// Decodes `arguments` (raw JSON text, see [`crate::decode`]) and runs the tool.
+    ///
+    /// # Errors
+    /// Any [`ToolError`]; the registry turns it into an error result for the model.
+    fn call<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>>;
+}
+
+impl<T: Tool + ?Sized> Tool for &'static T {
+    fn definition(&self) -> &ToolDefinition {
+        (**self).definition()
+    }
+
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn set(&self) -> Option<&str> {
+        (**self).set()
+    }
+
+    fn origin(&self) -> &str {
+        (**self).origin()
+    }
+
+    fn call<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>> {
+        (**self).call(arguments, ctx)
+    }
+}
+
+/// The signature of the function `#[tool]` generates to decode arguments and call the user's
+/// function.
+pub type InvokeFn = for<'a> fn(&'a str, &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>>;
+
+/// A tool defined at compile time by `#[tool]`: a `static` with everything the registry needs.
+/// The definition (with the canonical schema) is built on first use and kept for the process.
+///
+/// `#[tool] fn read(..)` makes it reachable as `read::TOOL` (a `&'static ToolSpec`), for
+/// [`RegistryBuilder::tool`](crate::RegistryBuilder::tool).
+pub struct ToolSpec {
+    name: &'static str,
+    description: &'static str,
+    set: Option<&'static str>,
+    module_path: &'static str,
+    schema: fn() -> Value,
+    invoke: InvokeFn,
+    definition: OnceLock<ToolDefinition>,
+}
+
+impl ToolSpec {
+    /// Used by `#[tool]`; not meant to be called by hand.
+    #[doc(hidden)]
+    pub const fn new(
+        name: &'static str,
+        description: &'static str,
+        set: Option<&'static str>,
+        module_path: &'static str,
+        schema: fn() -> Value,
+        invoke: InvokeFn,
+    ) -> Self {
+        Self { name, description, set, module_path, schema, invoke, definition: OnceLock::new() }
+    }
+
+    /// The tool name.
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The tool's set, if any.
+    pub const fn set(&self) -> Option<&'static str> {
+        self.set
+    }
+
+    /// The canonical input schema (built once).
+    pub fn input_schema(&self) -> &Value {
+        &self.definition().input_schema
+    }
+}
+
+impl Tool for ToolSpec {
+    fn definition(&self) -> &ToolDefinition {
+        self.definition.get_or_init(|| ToolDefinition {
+            name: self.name.to_owned(),
+            description: self.description.to_owned(),
+            input_schema: (self.schema)(),
+            set: self.set.map(str::to_owned),
+        })
+    }
+
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn set(&self) -> Option<&str> {
+        self.set
+    }
+
+    fn origin(&self) -> &str {
+        self.module_path
+    }
+
+    fn call<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>> {
+        (self.invoke)(arguments, ctx)
+    }
+}
+
+impl std::fmt::Debug for ToolSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolSpec").field("name", &self.name).field("set", &self.set).finish_non_exhaustive()
+    }
+}
+
+/// What `#[tool]` submits to `inventory`; [`Registry::discover`](crate::Registry::discover) collects
+/// every one linked into the binary.
+#[derive(Debug)]
+pub struct ToolRegistration {
+    spec: &'static ToolSpec,
+}
+
+impl ToolRegistration {
+    /// Used by `#[tool]`.
+    #[doc(hidden)]
+    pub const fn new(spec: &'static ToolSpec) -> Self {
+        Self { spec }
+    }
+
+    /// The registered tool.
+    pub const fn spec(&self) -> &'static ToolSpec {
+        self.spec
+    }
+}
+
+inventory::collect!(ToolRegistration);
+
+/// Every tool registration linked into this binary, in unspecified order.
+pub(crate) fn registrations() -> impl Iterator<Item = &'static ToolSpec> {
+    inventory::iter::<ToolRegistration>().map(ToolRegistration::spec)
+}

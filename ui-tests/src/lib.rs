@@ -1,0 +1,1 @@
+//! Compile tests of `#[tool]` live in `tests/`.
