@@ -8,7 +8,8 @@ pub(crate) fn doc_text(attrs: &[Attribute]) -> String {
     let mut lines = Vec::new();
     for attr in attrs {
         if let Some(text) = doc_literal(attr) {
-            for line in text.lines() {
+            for line in text.split('\n') {
+                let line = line.strip_suffix('\r').unwrap_or(line);
                 lines.push(line.strip_prefix(' ').unwrap_or(line).trim_end().to_owned());
             }
         }

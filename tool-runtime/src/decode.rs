@@ -35,10 +35,11 @@ pub fn decode_arguments<'s, T: DeserializeOwned>(
         let mut de = serde_json::Deserializer::from_str(text);
         let mut unknown = false;
         let fast = serde_ignored::deserialize(&mut de, |_| unknown = true);
-        if let Ok(value) = fast {
-            if !unknown && de.end().is_ok() {
-                return Ok(value);
-            }
+        if let Ok(value) = fast
+            && !unknown
+            && de.end().is_ok()
+        {
+            return Ok(value);
         }
     }
     decode_slow(text, schema())

@@ -19,13 +19,18 @@
 //!     (a + b).to_string()
 //! }
 //!
+//! # fn main() {
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! let registry = Registry::builder().tool(add::TOOL).build().unwrap();
 //! let message = registry.call(&ToolCall::new("call_1", "add", r#"{"a":2,"b":3}"#), &ToolContext::new()).await;
 //! assert_eq!(message.text(), "5");
 //! assert_eq!(add(2, 3), "5"); // the function stays callable as written
 //! # });
+//! # }
 //! ```
+//!
+//! `#[tool]` functions are items of a module (not local items inside a function body): the
+//! generated registration lives beside them.
 
 mod call;
 mod context;
@@ -50,8 +55,8 @@ pub use tool_macros::tool;
 /// Re-exports for tool authors: `use tool_runtime::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        ContentPart, DependencyError, DependencyKey, Registry, Scope, Tool, ToolCall, ToolContext, ToolDefinition,
-        ToolError, ToolMessage, ToolResult, tool,
+        ContentPart, DependencyError, DependencyKey, MessageContent, Registry, Scope, Tool, ToolCall, ToolContext,
+        ToolDefinition, ToolError, ToolMessage, ToolResult, tool,
     };
 }
 

@@ -97,13 +97,13 @@ pub fn canonicalize(mut schema: Value) -> Value {
 fn visit(schema: &mut Value) {
     let Value::Object(node) = schema else { return };
 
-    if let Some(format) = node.get("format").and_then(Value::as_str) {
-        if !STANDARD_FORMATS.contains(&format) {
-            let unsigned = format.starts_with("uint");
-            node.remove("format");
-            if unsigned && !node.contains_key("minimum") {
-                node.insert("minimum".to_owned(), Value::from(0));
-            }
+    if let Some(format) = node.get("format").and_then(Value::as_str)
+        && !STANDARD_FORMATS.contains(&format)
+    {
+        let unsigned = format.starts_with("uint");
+        node.remove("format");
+        if unsigned && !node.contains_key("minimum") {
+            node.insert("minimum".to_owned(), Value::from(0));
         }
     }
     node.remove("default");

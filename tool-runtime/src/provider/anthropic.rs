@@ -1,0 +1,73 @@
+//! Anthropic Messages (`POST /v1/messages`).
+//!
+//! Source: Anthropic API reference, "Messages", and the "Tool use" guide (`tool_use` blocks,
+//! `tool_result` blocks with `is_error`, `tools[].input_schema`), checked against
+//! `anthropic-tool-use-*.json` in the fixtures.
+
+use serde_json::{Map, Value, json};
+
+use super::{At, ProviderError};
+use crate::{ContentPart, MessageContent, ToolCall, ToolDefinition, ToolMessage};
+
+/// The `content[]` blocks of `type: "tool_use"`: `{id, name, input}`.
+pub(super) fn parse_tool_calls(response: &Value) -> Result<Vec<ToolCall>, ProviderError> {
+    let mut calls = Vec::new();
+    for block in At::root(response).field("content")?.elements()? {
+        let block = block.object()?;
+        if block.field("type")?.str()? != "tool_use" {
+            continue;
+        }
+        let id = block.field("id")?.str()?;
+        let name = block.field("name")?.str()?;
+        let input = block.field("input")?.object()?;
+        calls.push(ToolCall::new(id, name, input.value.to_string()));
+    }
+    Ok(calls)
+}
+
+/// One `{"role":"user","content":[tool_result, ...]}` message; none for no results.
+pub(super) fn render_tool_results(messages: &[ToolMessage]) -> Vec<Value> {
+    if messages.is_empty() {
+        return Vec::new();
+    }
+    let results: Vec<Value> = messages.iter().map(tool_result).collect();
+    vec![json!({"role": "user", "content": results})]
+}
+
+fn tool_result(message: &ToolMessage) -> Value {
+    let content = match &message.content {
+        MessageContent::Text(text) => Value::String(text.clone()),
+        MessageContent::Parts(parts) => parts.iter().map(block).collect(),
+    };
+    let mut result = Map::new();
+    result.insert("type".to_owned(), json!("tool_result"));
+    result.insert("tool_use_id".to_owned(), json!(message.tool_call_id));
+    result.insert("content".to_owned(), content);
+    if message.is_error {
+        result.insert("is_error".to_owned(), Value::Bool(true));
+    }
+    Value::Object(result)
+}
+
+fn block(part: &ContentPart) -> Value {
+    match part {
+        ContentPart::Text { text } => json!({"type": "text", "text": text}),
+        ContentPart::Image { data, media_type } => {
+            json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
+        }
+    }
+}
+
+/// `{"name","description","input_schema"}`.
+pub(super) fn render_tools(definitions: &[ToolDefinition]) -> Vec<Value> {
+    definitions
+        .iter()
+        .map(|definition| {
+            json!({
+                "name": definition.name,
+                "description": definition.description,
+                "input_schema": definition.input_schema,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,73 @@
+//! OpenAI Chat Completions (`POST /v1/chat/completions`).
+//!
+//! Source: OpenAI API reference, "Chat Completions" (the chat completion object, the `tool`
+//! message, `tools[].function`), checked against `openai-chat-*.json` in the fixtures.
+
+use serde_json::{Value, json};
+
+use super::{At, ProviderError};
+use crate::{ContentPart, MessageContent, ToolCall, ToolDefinition, ToolMessage};
+
+/// `choices[0].message.tool_calls[]`: `{id, type: "function", function: {name, arguments}}`.
+pub(super) fn parse_tool_calls(response: &Value) -> Result<Vec<ToolCall>, ProviderError> {
+    let message = At::root(response).field("choices")?.first()?.object()?.field("message")?.object()?;
+    let Some(calls) = message.optional("tool_calls") else {
+        return Ok(Vec::new());
+    };
+    calls
+        .elements()?
+        .into_iter()
+        .map(|call| {
+            let call = call.object()?;
+            if let Some(kind) = call.optional("type")
+                && kind.value != "function"
+            {
+                return Err(ProviderError::Unsupported {
+                    path: kind.path,
+                    found: kind.value.to_string(),
+                    expected: "\"function\"",
+                });
+            }
+            let id = call.field("id")?.str()?;
+            let function = call.field("function")?.object()?;
+            let name = function.field("name")?.str()?;
+            let arguments = function.field("arguments")?.str()?;
+            Ok(ToolCall::new(id, name, arguments))
+        })
+        .collect()
+}
+
+/// One `{"role":"tool","tool_call_id","content"}` message per result.
+pub(super) fn render_tool_results(messages: &[ToolMessage]) -> Vec<Value> {
+    messages
+        .iter()
+        .map(|message| {
+            let content = match &message.content {
+                MessageContent::Text(text) => Value::String(text.clone()),
+                // Tool messages accept text parts only: images become their text projection.
+                MessageContent::Parts(parts) => {
+                    parts.iter().map(|part| json!({"type": "text", "text": ContentPart::as_text(part)})).collect()
+                }
+            };
+            json!({"role": "tool", "tool_call_id": message.tool_call_id, "content": content})
+        })
+        .collect()
+}
+
+/// `{"type":"function","function":{"name","description","parameters","strict":false}}`.
+pub(super) fn render_tools(definitions: &[ToolDefinition]) -> Vec<Value> {
+    definitions
+        .iter()
+        .map(|definition| {
+            json!({
+                "type": "function",
+                "function": {
+                    "name": definition.name,
+                    "description": definition.description,
+                    "parameters": definition.input_schema,
+                    "strict": false,
+                },
+            })
+        })
+        .collect()
+}

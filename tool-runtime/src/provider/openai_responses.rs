@@ -1,0 +1,65 @@
+//! OpenAI Responses (`POST /v1/responses`).
+//!
+//! Source: OpenAI API reference, "Responses" (the response object's `output` items, the
+//! `function_call_output` input item, function `tools`), checked against
+//! `openai-responses-parallel-1.json` in the fixtures.
+
+use serde_json::{Value, json};
+
+use super::{At, ProviderError};
+use crate::{ContentPart, MessageContent, ToolCall, ToolDefinition, ToolMessage};
+
+/// The `output[]` items of `type: "function_call"`: `{call_id, name, arguments}`.
+pub(super) fn parse_tool_calls(response: &Value) -> Result<Vec<ToolCall>, ProviderError> {
+    let mut calls = Vec::new();
+    for item in At::root(response).field("output")?.elements()? {
+        let item = item.object()?;
+        if item.field("type")?.str()? != "function_call" {
+            continue;
+        }
+        let id = item.field("call_id")?.str()?;
+        let name = item.field("name")?.str()?;
+        let arguments = item.field("arguments")?.str()?;
+        calls.push(ToolCall::new(id, name, arguments));
+    }
+    Ok(calls)
+}
+
+/// One `{"type":"function_call_output","call_id","output"}` item per result.
+pub(super) fn render_tool_results(messages: &[ToolMessage]) -> Vec<Value> {
+    messages
+        .iter()
+        .map(|message| {
+            let output = match &message.content {
+                MessageContent::Text(text) => Value::String(text.clone()),
+                MessageContent::Parts(parts) => parts.iter().map(part).collect(),
+            };
+            json!({"type": "function_call_output", "call_id": message.tool_call_id, "output": output})
+        })
+        .collect()
+}
+
+fn part(part: &ContentPart) -> Value {
+    match part {
+        ContentPart::Text { text } => json!({"type": "input_text", "text": text}),
+        ContentPart::Image { data, media_type } => {
+            json!({"type": "input_image", "image_url": format!("data:{media_type};base64,{data}")})
+        }
+    }
+}
+
+/// `{"type":"function","name","description","parameters","strict":false}`.
+pub(super) fn render_tools(definitions: &[ToolDefinition]) -> Vec<Value> {
+    definitions
+        .iter()
+        .map(|definition| {
+            json!({
+                "type": "function",
+                "name": definition.name,
+                "description": definition.description,
+                "parameters": definition.input_schema,
+                "strict": false,
+            })
+        })
+        .collect()
+}
