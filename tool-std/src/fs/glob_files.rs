@@ -1,0 +1,65 @@
+//! The `glob` tool.
+
+use globset::GlobBuilder;
+use tool_runtime::tool;
+
+use super::error::FsError;
+use super::limits::{FS_LIMITS, FsLimits};
+use super::walk::{files, relative_slash_path, search_base};
+use crate::sandbox::{SANDBOX, Sandbox};
+
+/// Find files by glob pattern, e.g. `**/*.rs` or `src/*.{ts,tsx}`. The pattern matches paths
+/// relative to `path` (default: the workspace root): `*` and `?` stay within one path component,
+/// `**/` matches any number of directories. Files listed in .gitignore are skipped.
+///
+/// Output: one file per line, relative to the workspace root with `/` separators, in path order.
+/// When more files match than `limit` (default 100, max 1000), the first `limit` are shown and a
+/// footer `[showing N of M files]` follows. No match is not an error: `No matches for: <pattern>`.
+#[tool(set = "fs")]
+pub fn glob(
+    /// Glob pattern, relative to `path`; `**/` matches any number of directories.
+    pattern: String,
+    /// Directory to search below, relative to the workspace root (default: the root).
+    path: Option<String>,
+    /// How many files to show, 1 to 1000 (default 100).
+    limit: Option<usize>,
+    #[depends(SANDBOX)] sandbox: Sandbox,
+    #[depends(FS_LIMITS)] limits: FsLimits,
+) -> Result<String, FsError> {
+    let limit = checked_limit(limit, &limits)?;
+    let trimmed = pattern.strip_prefix("./").unwrap_or(&pattern);
+    let matcher = GlobBuilder::new(trimmed)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| FsError::InvalidGlob { pattern: pattern.clone(), message: e.kind().to_string() })?
+        .compile_matcher();
+    let (base, is_dir) = search_base(&sandbox, path.as_deref())?;
+    if !is_dir {
+        return Err(FsError::NotADirectory { path: path.unwrap_or_default() });
+    }
+    let matches: Vec<String> = files(&sandbox, &base, None)
+        .filter(|entry| matcher.is_match(relative_slash_path(&base, entry.path())))
+        .map(|entry| sandbox.display_path(entry.path()))
+        .collect();
+    if matches.is_empty() {
+        return Ok(format!("No matches for: {pattern}"));
+    }
+    let mut out = matches.iter().take(limit).map(String::as_str).collect::<Vec<_>>().join("\n");
+    if matches.len() > limit {
+        out.push_str(&format!(
+            "\n\n[showing {limit} of {} files] Narrow the pattern or path, or raise limit (max {}).",
+            matches.len(),
+            limits.search_max_limit
+        ));
+    }
+    Ok(out)
+}
+
+/// The `limit` argument of `glob` and `grep`: the default when absent, else 1..=max.
+pub(crate) fn checked_limit(limit: Option<usize>, limits: &FsLimits) -> Result<usize, FsError> {
+    match limit {
+        None => Ok(limits.search_default_limit),
+        Some(value) if (1..=limits.search_max_limit).contains(&value) => Ok(value),
+        Some(value) => Err(FsError::OutOfRange { field: "limit", value, min: 1, max: limits.search_max_limit }),
+    }
+}

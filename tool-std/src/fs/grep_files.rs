@@ -1,0 +1,190 @@
+//! The `grep` tool.
+
+use std::io;
+
+use grep_matcher::LineTerminator;
+use grep_regex::RegexMatcherBuilder;
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch};
+use ignore::overrides::OverrideBuilder;
+use tool_runtime::tool;
+
+use super::error::FsError;
+use super::glob_files::checked_limit;
+use super::limits::{FS_LIMITS, FsLimits};
+use super::walk::{files, search_base};
+use crate::sandbox::{SANDBOX, Sandbox};
+
+/// Search file contents for a regex (Rust regex syntax) or, with regex=false, a literal text.
+/// Searches the files below `path` (default: the workspace root), or `path` itself when it is a
+/// file; files listed in .gitignore and files containing NUL bytes are skipped.
+///
+/// Output: one line per matching line, `path:line: text` (path relative to the workspace root,
+/// line 1-based), files in path order and lines in file order. With before/after, context lines
+/// are shown as `path-line- text` and groups that are not adjacent are separated by `--`. When
+/// more lines match than `limit` (default 100, max 1000), a footer `[showing N of M matching
+/// lines]` follows. No match is not an error: `No matches for: <pattern>`.
+#[tool(set = "fs")]
+#[allow(clippy::too_many_arguments)]
+pub fn grep(
+    /// The regex (or, with regex=false, the literal text) to search for; matches within one line.
+    pattern: String,
+    /// File or directory to search, relative to the workspace root (default: the root).
+    path: Option<String>,
+    /// true (default): `pattern` is a regex; false: a literal text.
+    regex: Option<bool>,
+    /// Match without regard to case (default false).
+    case_insensitive: Option<bool>,
+    /// Only search files matching this glob, in .gitignore syntax: `*.rs`, `*.{ts,tsx}`, `src/**/*.py`.
+    include: Option<String>,
+    /// Context lines to show before each match, 0 to 50 (default 0).
+    before: Option<usize>,
+    /// Context lines to show after each match, 0 to 50 (default 0).
+    after: Option<usize>,
+    /// How many matching lines to show, 1 to 1000 (default 100).
+    limit: Option<usize>,
+    #[depends(SANDBOX)] sandbox: Sandbox,
+    #[depends(FS_LIMITS)] limits: FsLimits,
+) -> Result<String, FsError> {
+    let limit = checked_limit(limit, &limits)?;
+    let before = checked_context("before", before, &limits)?;
+    let after = checked_context("after", after, &limits)?;
+    let matcher = RegexMatcherBuilder::new()
+        // `^` and `$` match at line boundaries (as in ripgrep); matches never span lines.
+        .multi_line(true)
+        .case_insensitive(case_insensitive.unwrap_or(false))
+        .fixed_strings(!regex.unwrap_or(true))
+        .crlf(true)
+        .build(&pattern)
+        .map_err(|e| FsError::InvalidRegex {
+            pattern: pattern.clone(),
+            message: regex_error_summary(&e.to_string()),
+        })?;
+    let (base, is_dir) = search_base(&sandbox, path.as_deref())?;
+    let overrides = match &include {
+        Some(glob) if is_dir => {
+            let invalid = |e: ignore::Error| FsError::InvalidGlob { pattern: glob.clone(), message: e.to_string() };
+            Some(OverrideBuilder::new(&base).add(glob).map_err(invalid)?.build().map_err(invalid)?)
+        }
+        _ => None,
+    };
+    let mut searcher = SearcherBuilder::new()
+        .line_number(true)
+        .line_terminator(LineTerminator::crlf())
+        .binary_detection(BinaryDetection::quit(0))
+        .before_context(before)
+        .after_context(after)
+        .build();
+
+    let mut lines: Vec<String> = Vec::new();
+    let mut stored = 0;
+    let mut total = 0;
+    for entry in files(&sandbox, &base, overrides) {
+        let mut sink = FileSink { capacity: limit - stored, ..FileSink::default() };
+        if searcher.search_path(&matcher, entry.path(), &mut sink).is_err() || sink.binary {
+            continue;
+        }
+        total += sink.total;
+        stored += sink.stored;
+        let shown = sandbox.display_path(entry.path());
+        let mut previous: Option<u64> = None;
+        for line in sink.lines {
+            let adjacent = previous.is_some_and(|p| p + 1 == line.number);
+            if (before > 0 || after > 0) && !adjacent && !lines.is_empty() {
+                lines.push("--".to_owned());
+            }
+            let separator = if line.is_match { ':' } else { '-' };
+            lines.push(format!("{shown}{separator}{}{separator} {}", line.number, line.text));
+            previous = Some(line.number);
+        }
+    }
+    if total == 0 {
+        return Ok(format!("No matches for: {pattern}"));
+    }
+    let mut out = lines.join("\n");
+    if total > limit {
+        out.push_str(&format!(
+            "\n\n[showing {limit} of {total} matching lines] Narrow the pattern, path or include, or raise limit \
+             (max {}).",
+            limits.search_max_limit
+        ));
+    }
+    Ok(out)
+}
+
+/// The last `error: ...` line of a regex parse error (the full text quotes the pattern as
+/// grep-regex rewrote it, `(?:...)`, which would only confuse), else the whole text.
+fn regex_error_summary(message: &str) -> String {
+    message
+        .lines()
+        .rev()
+        .find_map(|line| line.trim().strip_prefix("error: "))
+        .map_or_else(|| message.trim().to_owned(), str::to_owned)
+}
+
+fn checked_context(field: &'static str, value: Option<usize>, limits: &FsLimits) -> Result<usize, FsError> {
+    match value {
+        None => Ok(0),
+        Some(value) if value <= limits.grep_max_context => Ok(value),
+        Some(value) => Err(FsError::OutOfRange { field, value, min: 0, max: limits.grep_max_context }),
+    }
+}
+
+/// One line of grep output, before the path is attached.
+struct FoundLine {
+    /// 1-based.
+    number: u64,
+    is_match: bool,
+    text: String,
+}
+
+/// Collects one file's matches: at most `capacity` matching lines (with their context) are kept,
+/// all are counted. A file with binary data is flagged and dropped by the caller.
+#[derive(Default)]
+struct FileSink {
+    capacity: usize,
+    stored: usize,
+    total: usize,
+    /// Whether the latest match was kept (its after-context is kept too).
+    last_kept: bool,
+    binary: bool,
+    lines: Vec<FoundLine>,
+}
+
+impl FileSink {
+    fn push(&mut self, number: Option<u64>, bytes: &[u8], is_match: bool) {
+        let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        self.lines.push(FoundLine { number: number.unwrap_or(0), is_match, text });
+    }
+}
+
+impl Sink for FileSink {
+    type Error = io::Error;
+
+    fn matched(&mut self, _searcher: &Searcher, found: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        self.total += 1;
+        self.last_kept = self.stored < self.capacity;
+        if self.last_kept {
+            self.stored += 1;
+            self.push(found.line_number(), found.bytes(), true);
+        }
+        Ok(true)
+    }
+
+    fn context(&mut self, _searcher: &Searcher, context: &SinkContext<'_>) -> Result<bool, io::Error> {
+        let keep = match context.kind() {
+            SinkContextKind::After => self.last_kept,
+            _ => self.stored < self.capacity,
+        };
+        if keep {
+            self.push(context.line_number(), context.bytes(), false);
+        }
+        Ok(true)
+    }
+
+    fn binary_data(&mut self, _searcher: &Searcher, _offset: u64) -> Result<bool, io::Error> {
+        self.binary = true;
+        Ok(false)
+    }
+}

@@ -1,0 +1,71 @@
+//! The configurable limits of the fs tools.
+
+use tool_runtime::{DependencyError, DependencyKey, Scope, ToolContext};
+
+/// The environment variable that sets [`FsLimits::read_max_output_bytes`] (a positive integer,
+/// in bytes).
+pub const READ_MAX_OUTPUT_BYTES_ENV: &str = "TOOL_READ_MAX_OUTPUT_BYTES";
+
+/// Limits of the fs tools. The defaults are those of `tools-spec.md`; change them in code by
+/// overriding [`FS_LIMITS`]:
+///
+/// ```
+/// use tool_std::fs::{FS_LIMITS, FsLimits};
+///
+/// let builder = tool_std::registry_builder()
+///     .override_dependency(&FS_LIMITS, FsLimits { read_max_output_bytes: 16 * 1024, ..FsLimits::default() });
+/// # let _ = builder;
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FsLimits {
+    /// `read`: lines shown when the call gives no `limit` (default 2000).
+    pub read_default_lines: usize,
+    /// `read`: lines longer than this many grapheme clusters are cut (default 1000).
+    pub read_max_line_graphemes: usize,
+    /// `read`: cap of the numbered lines in bytes, footers not counted (default 64 KiB = 65536;
+    /// env `TOOL_READ_MAX_OUTPUT_BYTES`). At least one line is always shown.
+    pub read_max_output_bytes: usize,
+    /// `glob` and `grep`: results shown when the call gives no `limit` (default 100).
+    pub search_default_limit: usize,
+    /// `glob` and `grep`: the largest `limit` a call may ask for (default 1000).
+    pub search_max_limit: usize,
+    /// `grep`: the largest `before` / `after` a call may ask for, in lines (default 50).
+    pub grep_max_context: usize,
+}
+
+impl Default for FsLimits {
+    fn default() -> Self {
+        Self {
+            read_default_lines: 2000,
+            read_max_line_graphemes: 1000,
+            read_max_output_bytes: 64 * 1024,
+            search_default_limit: 100,
+            search_max_limit: 1000,
+            grep_max_context: 50,
+        }
+    }
+}
+
+impl FsLimits {
+    /// The defaults, with `read_max_output_bytes` taken from `TOOL_READ_MAX_OUTPUT_BYTES` when set.
+    ///
+    /// # Errors
+    /// A message naming the variable when it is set but not a positive integer.
+    pub fn from_env() -> Result<Self, String> {
+        let mut limits = Self::default();
+        if let Ok(value) = std::env::var(READ_MAX_OUTPUT_BYTES_ENV) {
+            limits.read_max_output_bytes = value.trim().parse::<usize>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                format!("{READ_MAX_OUTPUT_BYTES_ENV} must be a positive integer (bytes), got `{value}`")
+            })?;
+        }
+        Ok(limits)
+    }
+}
+
+/// The limits the fs tools use: [`FsLimits::from_env`], created once per registry.
+pub static FS_LIMITS: DependencyKey<FsLimits> =
+    DependencyKey::new("fs_limits", limits_from_env).with_scope(Scope::Registry);
+
+fn limits_from_env(_ctx: &ToolContext) -> Result<FsLimits, DependencyError> {
+    FsLimits::from_env().map_err(DependencyError)
+}

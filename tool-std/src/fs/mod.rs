@@ -1,0 +1,54 @@
+//! The "fs" set: [`read()`], [`glob()`] and [`grep()`] (`read_line`, `write` and `edit` are to come).
+//!
+//! Every path goes through the [`Sandbox`](crate::sandbox::Sandbox) of the call
+//! ([`SANDBOX`](crate::sandbox::SANDBOX)); a refused path is the error
+//! `Path escapes workspace: <p>`. Paths in outputs are relative to the sandbox root with `/`
+//! separators (absolute when a full-access sandbox reaches outside the root). Limits come from
+//! [`FS_LIMITS`].
+//!
+//! # `read`
+//! Lines are split at `\n` (a `\r` before it is not shown, nor is a UTF-8 byte order mark);
+//! numbers are 1-based, `{n:>5}` then two spaces. Lengths of lines are counted in extended
+//! grapheme clusters, the output cap in UTF-8 bytes of the numbered lines (footers not counted;
+//! at least one line is always shown). The footers, after one empty line and in this order:
+//!
+//! ```text
+//! [truncated lines: 3, 7] Lines over 1000 graphemes are cut with "..."; read the rest of line 3 with read_line {"file_path":"a.txt","line_number":3,"char_offset":1000}
+//! [output truncated at 65536 bytes] Use offset to read beyond line 812.
+//! [showing lines 1-2000 of 5120] Use offset=2000 to read more.
+//! [read_metadata] content_sha256=<64 lowercase hex digits of the whole file's SHA-256>
+//! ```
+//!
+//! The byte-cap footer and the `showing lines` footer exclude each other; the sha footer is always
+//! there. A file is binary when its first 8 KiB hold a NUL byte or more than 10% bytes that are not
+//! UTF-8 (a character cut by the end of that window, in a longer file, counts as valid). A text file
+//! with some invalid UTF-8 further on shows U+FFFD for it.
+//!
+//! # `glob` and `grep`
+//! Both walk with ripgrep's `ignore` crate: `.gitignore`, `.ignore` and `.git/info/exclude` are
+//! respected (also outside a git repository), hidden files are searched, `.git` is skipped,
+//! symlinks are not followed. Results are in path order: depth first, names compared byte-wise,
+//! so `a/b.txt` comes before `a.txt`. `glob` matches its pattern against the path relative to
+//! `path` with `*` not crossing `/`. `grep` prints `path:line: text` for a matching line and
+//! `path-line- text` for a context line, `--` between groups that are not adjacent; `include`
+//! has `.gitignore` syntax (`*.rs` matches at any depth). Files with a NUL byte are skipped.
+//! Limits count files (`glob`) and matching lines (`grep`, context lines not counted); the footer
+//! after them is `[showing N of M files]` / `[showing N of M matching lines]` plus a hint. No match
+//! is the success text `No matches for: <pattern>`.
+//!
+//! Not yet: the `include_ignored` option, and `grep`'s window around a match in a very long line
+//! (such a line is shown whole).
+
+mod error;
+mod glob_files;
+mod grep_files;
+mod limits;
+mod read_file;
+pub(crate) mod text;
+mod walk;
+
+pub use error::FsError;
+pub use glob_files::*;
+pub use grep_files::*;
+pub use limits::{FS_LIMITS, FsLimits, READ_MAX_OUTPUT_BYTES_ENV};
+pub use read_file::*;

@@ -1,0 +1,134 @@
+//! Todo items: what the model writes, what is stored, and how ids are made.
+
+use std::collections::HashSet;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The state of a todo item. In JSON: `pending`, `in_progress`, `completed`, `cancelled`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on; at most one item of a list.
+    InProgress,
+    /// Done.
+    Completed,
+    /// Dropped.
+    Cancelled,
+}
+
+impl TodoStatus {
+    /// Every status, in the order of the counts line.
+    pub const ALL: [TodoStatus; 4] = [Self::Pending, Self::InProgress, Self::Completed, Self::Cancelled];
+
+    /// The JSON name: `pending`, `in_progress`, `completed` or `cancelled`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::InProgress => "in_progress",
+            Self::Completed => "completed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    /// The checkbox of a plan line: `[ ]`, `[>]`, `[x]` or `[-]`.
+    pub const fn marker(self) -> &'static str {
+        match self {
+            Self::Pending => "[ ]",
+            Self::InProgress => "[>]",
+            Self::Completed => "[x]",
+            Self::Cancelled => "[-]",
+        }
+    }
+}
+
+/// One item of a plan as the model writes it (`todo_new`'s `todos`). Unknown keys are refused.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewTodo {
+    /// Short id; default: made from the content. Made lowercase with dashes (a slug), and unique
+    /// with -2, -3.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// What to do, in the imperative ("Add tests for the parser").
+    pub content: String,
+    /// pending, in_progress, completed or cancelled; at most one item may be in_progress.
+    pub status: TodoStatus,
+    /// 1 (most important) to 5; default 3.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 5))]
+    pub priority: Option<u8>,
+    /// Free notes shown under the item.
+    #[serde(default)]
+    pub notes: Option<String>,
+    /// The content in the present continuous ("Adding tests for the parser"), shown while in_progress.
+    #[serde(default)]
+    pub active_form: Option<String>,
+}
+
+/// One stored item of a session's plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TodoItem {
+    /// Unique within the plan: a slug (see [`slug`]), with `-2`, `-3` appended when taken.
+    pub id: String,
+    /// What to do.
+    pub content: String,
+    /// The state.
+    pub status: TodoStatus,
+    /// 1 (most important) to 5.
+    pub priority: u8,
+    /// Free notes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+    /// The present-continuous form of `content`, shown while the item is in progress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_form: Option<String>,
+}
+
+/// The priority of an item that gives none.
+pub const DEFAULT_PRIORITY: u8 = 3;
+
+/// The longest slug, in characters (Unicode scalar values).
+pub const MAX_SLUG_CHARS: usize = 40;
+
+/// The slug of `text`: letters and digits lowercased, every run of other characters one `-`, no
+/// leading or trailing `-`; longer than 40 characters is cut at the last `-` within the first 40
+/// (or at 40 when there is none). `"todo"` when nothing is left.
+///
+/// ```
+/// assert_eq!(tool_std::todo::slug("Fix the parser (again)!"), "fix-the-parser-again");
+/// assert_eq!(tool_std::todo::slug("!!!"), "todo");
+/// ```
+pub fn slug(text: &str) -> String {
+    let mut out = String::new();
+    let mut gap = false;
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            if gap && !out.is_empty() {
+                out.push('-');
+            }
+            gap = false;
+            out.extend(c.to_lowercase());
+        } else {
+            gap = true;
+        }
+    }
+    if out.chars().count() > MAX_SLUG_CHARS {
+        let cut: String = out.chars().take(MAX_SLUG_CHARS).collect();
+        out = match cut.rfind('-') {
+            Some(dash) if dash > 0 => cut[..dash].to_owned(),
+            _ => cut,
+        };
+    }
+    if out.is_empty() { "todo".to_owned() } else { out }
+}
+
+/// `base`, or `base-2`, `base-3`, ... whichever is not in `taken` first.
+pub(crate) fn unique_id(base: String, taken: &HashSet<String>) -> String {
+    if !taken.contains(&base) {
+        return base;
+    }
+    (2..).map(|n| format!("{base}-{n}")).find(|id| !taken.contains(id)).unwrap_or(base)
+}

@@ -1,0 +1,172 @@
+//! The `grep` tool: `path:line: text` output in path order, options, limits and errors.
+
+mod common;
+
+use common::Workspace;
+use serde_json::json;
+
+fn foo_tree(ws: &Workspace) {
+    ws.write("src/b.txt", "bar foo\n");
+    ws.write("a.txt", "foo\nbar\nfoo bar\n");
+    ws.write("notes.md", "nothing here\n");
+}
+
+#[tokio::test]
+async fn matches_are_path_line_text_in_path_then_line_order() {
+    let ws = Workspace::new();
+    foo_tree(&ws);
+
+    assert_eq!(ws.ok("grep", json!({"pattern": "foo"})).await, "a.txt:1: foo\na.txt:3: foo bar\nsrc/b.txt:1: bar foo");
+}
+
+#[tokio::test]
+async fn the_pattern_is_a_regex_by_default() {
+    let ws = Workspace::new();
+    foo_tree(&ws);
+
+    assert_eq!(ws.ok("grep", json!({"pattern": "^foo( |$)"})).await, "a.txt:1: foo\na.txt:3: foo bar");
+}
+
+#[tokio::test]
+async fn regex_false_searches_the_literal_text() {
+    let ws = Workspace::new();
+    ws.write("a.rs", "call(x)\ncallx\n");
+
+    assert_eq!(ws.ok("grep", json!({"pattern": "call(", "regex": false})).await, "a.rs:1: call(x)");
+}
+
+#[tokio::test]
+async fn dollar_matches_before_crlf_and_output_drops_the_cr() {
+    let ws = Workspace::new();
+    ws.write("dos.txt", "end\r\nend here\r\n");
+
+    assert_eq!(ws.ok("grep", json!({"pattern": "end$"})).await, "dos.txt:1: end");
+}
+
+#[tokio::test]
+async fn case_insensitive_ignores_case() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "Foo\nfoo\nbar\n");
+
+    assert_eq!(ws.ok("grep", json!({"pattern": "FOO", "case_insensitive": true})).await, "a.txt:1: Foo\na.txt:2: foo");
+}
+
+#[tokio::test]
+async fn include_keeps_only_matching_files_at_any_depth() {
+    let ws = Workspace::new();
+    ws.write("main.rs", "fn foo() {}\n");
+    ws.write("src/lib.rs", "// foo\n");
+    ws.write("README.md", "foo\n");
+
+    assert_eq!(
+        ws.ok("grep", json!({"pattern": "foo", "include": "*.rs"})).await,
+        "main.rs:1: fn foo() {}\nsrc/lib.rs:1: // foo"
+    );
+}
+
+#[tokio::test]
+async fn path_limits_the_search_to_a_directory_or_file() {
+    let ws = Workspace::new();
+    foo_tree(&ws);
+
+    assert_eq!(ws.ok("grep", json!({"pattern": "foo", "path": "src"})).await, "src/b.txt:1: bar foo");
+    assert_eq!(ws.ok("grep", json!({"pattern": "bar", "path": "a.txt"})).await, "a.txt:2: bar\na.txt:3: foo bar");
+}
+
+#[tokio::test]
+async fn context_lines_use_dashes_and_groups_are_separated() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "1\n2\nhit\n4\n5\n6\n7\nhit\n9\n");
+    ws.write("b.txt", "hit\n");
+
+    assert_eq!(
+        ws.ok("grep", json!({"pattern": "hit", "before": 1, "after": 1})).await,
+        "a.txt-2- 2\na.txt:3: hit\na.txt-4- 4\n--\na.txt-7- 7\na.txt:8: hit\na.txt-9- 9\n--\nb.txt:1: hit"
+    );
+}
+
+#[tokio::test]
+async fn adjacent_context_groups_are_merged() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "hit\nx\nhit\n");
+
+    assert_eq!(ws.ok("grep", json!({"pattern": "hit", "after": 1})).await, "a.txt:1: hit\na.txt-2- x\na.txt:3: hit");
+}
+
+#[tokio::test]
+async fn gitignored_files_are_skipped() {
+    let ws = Workspace::new();
+    ws.write(".gitignore", "build/\n");
+    ws.write("build/out.txt", "needle\n");
+    ws.write("src.txt", "needle\n");
+
+    assert_eq!(ws.ok("grep", json!({"pattern": "needle"})).await, "src.txt:1: needle");
+}
+
+#[tokio::test]
+async fn files_with_nul_bytes_are_skipped() {
+    let ws = Workspace::new();
+    ws.write("blob.bin", b"needle\x00\x01\x02");
+    ws.write("text.txt", "needle\n");
+
+    assert_eq!(ws.ok("grep", json!({"pattern": "needle"})).await, "text.txt:1: needle");
+}
+
+#[tokio::test]
+async fn no_match_is_a_normal_result() {
+    let ws = Workspace::new();
+    foo_tree(&ws);
+
+    let message = ws.call("grep", json!({"pattern": "qux"})).await;
+
+    assert!(!message.is_error);
+    assert_eq!(message.text(), "No matches for: qux");
+}
+
+#[tokio::test]
+async fn more_matches_than_limit_show_the_first_and_a_count() {
+    let ws = Workspace::new();
+    foo_tree(&ws);
+
+    assert_eq!(
+        ws.ok("grep", json!({"pattern": "foo", "limit": 2})).await,
+        "a.txt:1: foo\na.txt:3: foo bar\n\n[showing 2 of 3 matching lines] Narrow the pattern, path or include, or \
+         raise limit (max 1000)."
+    );
+}
+
+#[tokio::test]
+async fn an_invalid_regex_is_an_error_suggesting_regex_false() {
+    let ws = Workspace::new();
+
+    assert_eq!(
+        ws.err("grep", json!({"pattern": "call("})).await,
+        "Invalid regex `call(`: unclosed group; fix it, or set regex=false to search for the text literally"
+    );
+}
+
+#[tokio::test]
+async fn context_over_50_lines_is_an_error() {
+    let ws = Workspace::new();
+
+    assert_eq!(ws.err("grep", json!({"pattern": "x", "before": 51})).await, "before must be between 0 and 50, got 51");
+}
+
+#[tokio::test]
+async fn a_path_outside_the_workspace_is_refused() {
+    let ws = Workspace::new();
+
+    assert_eq!(ws.err("grep", json!({"pattern": "x", "path": "/etc"})).await, "Path escapes workspace: /etc");
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_symlink_to_a_file_outside_the_workspace_is_not_searched() {
+    let ws = Workspace::new();
+    let secret = ws.write_outside("secret.txt", "needle\n");
+    std::os::unix::fs::symlink(secret, ws.root.join("link.txt")).unwrap();
+    ws.write("inside.txt", "needle\n");
+    std::os::unix::fs::symlink(ws.root.join("inside.txt"), ws.root.join("alias.txt")).unwrap();
+
+    assert_eq!(ws.ok("grep", json!({"pattern": "needle"})).await, "alias.txt:1: needle\ninside.txt:1: needle");
+}
