@@ -83,6 +83,17 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str) -> TokenStrea
     let vis = &model.item.vis;
     let static_ident = format_ident!("__TOOL_{}", fn_ident.unraw_string());
     let description = options.description.as_ref().map(syn::LitStr::value).unwrap_or_else(|| model.doc.clone());
+    let sequential = options.sequential.is_present();
+    let timeout_ms = match &options.timeout_ms {
+        Some(ms) => quote!(::core::option::Option::Some(#ms)),
+        None => quote!(::core::option::Option::None),
+    };
+    let strict = match &options.strict {
+        Some(darling::util::Override::Inherit) => quote!(::core::option::Option::Some(true)),
+        Some(darling::util::Override::Explicit(value)) => quote!(::core::option::Option::Some(#value)),
+        None => quote!(::core::option::Option::None),
+    };
+    let tags: Vec<String> = options.tags.iter().map(|p| quote!(#p).to_string().replace(' ', "")).collect();
     let set = match &options.set {
         Some(set) => quote!(::core::option::Option::Some(#set)),
         None => quote!(::core::option::Option::None),
@@ -142,7 +153,15 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str) -> TokenStrea
                 })
             }
 
-            #private::ToolSpec::new(#name, #description, #set, ::core::module_path!(), __tool_schema, __tool_invoke)
+            #private::ToolSpec::new(
+                #name,
+                #description,
+                #set,
+                ::core::module_path!(),
+                #private::ToolMeta::new(false, #sequential, #timeout_ms, #strict, &[#(#tags),*]),
+                __tool_schema,
+                __tool_invoke,
+            )
         };
 
         #private::inventory::submit! {

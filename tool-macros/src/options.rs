@@ -16,6 +16,15 @@ pub(crate) struct ToolOptions {
     /// The path of the runtime crate; default `::tool_runtime`.
     #[darling(rename = "crate")]
     pub(crate) krate: Option<syn::Path>,
+    /// Run alone, not concurrently with the other calls of a turn.
+    pub(crate) sequential: darling::util::Flag,
+    /// Fail the call after this many milliseconds.
+    pub(crate) timeout_ms: Option<syn::LitInt>,
+    /// The OpenAI strict-mode wish: `strict` or `strict = false`.
+    pub(crate) strict: Option<darling::util::Override<syn::LitBool>>,
+    /// Free-form tags: `tags(read_only, external)`.
+    #[darling(default)]
+    pub(crate) tags: darling::util::PathList,
 }
 
 impl ToolOptions {

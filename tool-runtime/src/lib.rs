@@ -49,7 +49,7 @@ pub use depends::{DependencyKey, Scope};
 pub use error::{ArgumentError, DependencyError, RegistryError, ToolError};
 pub use registry::{Registry, RegistryBuilder};
 pub use result::{ContentPart, IntoToolResult, MessageContent, ToolMessage, ToolResult};
-pub use tool::{InvokeFn, Tool, ToolDefinition, ToolRegistration, ToolSpec};
+pub use tool::{InvokeFn, Tool, ToolDefinition, ToolMeta, ToolRegistration, ToolSpec};
 pub use tool_macros::tool;
 
 /// Re-exports for tool authors: `use tool_runtime::prelude::*;`.
@@ -69,7 +69,7 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
-    pub use crate::{IntoToolResult, Tool, ToolContext, ToolError, ToolRegistration, ToolResult, ToolSpec};
+    pub use crate::{IntoToolResult, Tool, ToolContext, ToolError, ToolMeta, ToolRegistration, ToolResult, ToolSpec};
 
     /// Decodes a call's arguments for the tool `spec`.
     pub fn decode<T: serde::de::DeserializeOwned>(spec: &'static ToolSpec, raw: &str) -> Result<T, ToolError> {

@@ -1,6 +1,7 @@
 //! The [`Tool`] trait, the definition a model sees, and the static form `#[tool]` generates.
 
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
@@ -23,6 +24,54 @@ pub struct ToolDefinition {
     /// The set the tool belongs to (`"fs"`, `"todo"`, ...), used to select groups of tools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub set: Option<String>,
+    /// Free-form tags for permission policies and MCP annotations (`read_only`, `destructive`,
+    /// `idempotent`, `external`, ...), in declaration order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// The tool's wish for OpenAI strict mode: `Some(true)` asks for it, `Some(false)` refuses it,
+    /// `None` leaves the choice to the projection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
+}
+
+/// How a tool wants to be run and described, from the options of `#[tool(...)]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ToolMeta {
+    /// `#[tool(blocking)]`: a sync function run off the async workers.
+    pub blocking: bool,
+    /// `#[tool(sequential)]`: runs alone, never concurrently with the other calls of a turn.
+    pub sequential: bool,
+    /// `#[tool(timeout_ms = N)]`: the call fails after N milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// `#[tool(strict)]` / `#[tool(strict = false)]`: the OpenAI strict-mode wish.
+    pub strict: Option<bool>,
+    /// `#[tool(tags(read_only, external))]`.
+    pub tags: &'static [&'static str],
+}
+
+impl ToolMeta {
+    /// No option set.
+    pub const DEFAULT: ToolMeta =
+        ToolMeta { blocking: false, sequential: false, timeout_ms: None, strict: None, tags: &[] };
+
+    /// Used by `#[tool]`.
+    #[doc(hidden)]
+    pub const fn new(
+        blocking: bool,
+        sequential: bool,
+        timeout_ms: Option<u64>,
+        strict: Option<bool>,
+        tags: &'static [&'static str],
+    ) -> Self {
+        Self { blocking, sequential, timeout_ms, strict, tags }
+    }
+}
+
+impl Default for ToolMeta {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
 }
 
 /// A tool the registry can dispatch to. Object safe: the registry holds `Arc<dyn Tool>`.
@@ -46,6 +95,16 @@ pub trait Tool: Send + Sync + 'static {
     /// Where the tool is defined (a module path), for error messages such as duplicate names.
     fn origin(&self) -> &str {
         ""
+    }
+
+    /// `true` when the tool must run alone, not concurrently with the other calls of a turn.
+    fn sequential(&self) -> bool {
+        false
+    }
+
+    /// The tool's own time limit, if any.
+    fn timeout(&self) -> Option<Duration> {
+        None
     }
 
     /// Decodes `arguments` (raw JSON text, see [`crate::decode`]) and runs the tool.
@@ -72,6 +131,14 @@ impl<T: Tool + ?Sized> Tool for &'static T {
         (**self).origin()
     }
 
+    fn sequential(&self) -> bool {
+        (**self).sequential()
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        (**self).timeout()
+    }
+
     fn call<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>> {
         (**self).call(arguments, ctx)
     }
@@ -91,6 +158,7 @@ pub struct ToolSpec {
     description: &'static str,
     set: Option<&'static str>,
     module_path: &'static str,
+    meta: ToolMeta,
     schema: fn() -> Value,
     invoke: InvokeFn,
     definition: OnceLock<ToolDefinition>,
@@ -104,10 +172,16 @@ impl ToolSpec {
         description: &'static str,
         set: Option<&'static str>,
         module_path: &'static str,
+        meta: ToolMeta,
         schema: fn() -> Value,
         invoke: InvokeFn,
     ) -> Self {
-        Self { name, description, set, module_path, schema, invoke, definition: OnceLock::new() }
+        Self { name, description, set, module_path, meta, schema, invoke, definition: OnceLock::new() }
+    }
+
+    /// The options the tool was declared with.
+    pub const fn meta(&self) -> &ToolMeta {
+        &self.meta
     }
 
     /// The tool name.
@@ -133,6 +207,8 @@ impl Tool for ToolSpec {
             description: self.description.to_owned(),
             input_schema: (self.schema)(),
             set: self.set.map(str::to_owned),
+            tags: self.meta.tags.iter().map(|t| (*t).to_owned()).collect(),
+            strict: self.meta.strict,
         })
     }
 
@@ -146,6 +222,14 @@ impl Tool for ToolSpec {
 
     fn origin(&self) -> &str {
         self.module_path
+    }
+
+    fn sequential(&self) -> bool {
+        self.meta.sequential
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        self.meta.timeout_ms.map(Duration::from_millis)
     }
 
     fn call<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>> {

@@ -156,3 +156,28 @@ fn a_set_filter_keeps_only_the_tools_of_those_sets() {
     let registry = Registry::builder().discover().sets(["demo"]).build().unwrap();
     assert_eq!(registry.names().collect::<Vec<_>>(), ["say_hello"]);
 }
+
+/// Deletes everything, slowly.
+#[tool(sequential, timeout_ms = 1500, strict, tags(destructive, external))]
+fn wipe() -> &'static str {
+    "wiped"
+}
+
+/// Reads, never strict.
+#[tool(strict = false)]
+fn peek() -> &'static str {
+    "peeked"
+}
+
+#[test]
+fn execution_options_reach_the_spec_and_descriptive_ones_the_definition() {
+    assert!(wipe::TOOL.meta().sequential);
+    assert_eq!(wipe::TOOL.meta().timeout_ms, Some(1500));
+    assert_eq!(Tool::timeout(wipe::TOOL), Some(std::time::Duration::from_millis(1500)));
+    let definition = wipe::TOOL.definition();
+    assert_eq!(definition.tags, ["destructive", "external"]);
+    assert_eq!(definition.strict, Some(true));
+    assert_eq!(peek::TOOL.definition().strict, Some(false));
+    assert_eq!(peek::TOOL.meta().tags, &[] as &[&str]);
+    assert!(!peek::TOOL.meta().sequential);
+}

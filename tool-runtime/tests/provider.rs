@@ -53,6 +53,8 @@ fn read_definition() -> ToolDefinition {
             "additionalProperties": false,
         }),
         set: Some("fs".to_owned()),
+        tags: Vec::new(),
+        strict: None,
     }
 }
 
@@ -62,6 +64,8 @@ fn no_argument_definition() -> ToolDefinition {
         description: "Finish.".to_owned(),
         input_schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
         set: None,
+        tags: Vec::new(),
+        strict: None,
     }
 }
 
