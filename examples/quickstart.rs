@@ -334,7 +334,7 @@ pub async fn replay(
     let provider = Provider::detect(&response).ok_or_else(|| format!("{fixture}: not a known provider response"))?;
     let calls = provider.parse_tool_calls(&response)?;
     let ctx = ToolContext::builder().session_id("quickstart").build();
-    let messages = registry.call_batch(&calls, &ctx).await;
+    let messages = registry.call_batch(&calls, &ctx).await.into_messages();
     let rendered = provider.render_tool_results(&messages);
     Ok(Replay { fixture, provider, calls, messages, rendered })
 }

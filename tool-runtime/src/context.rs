@@ -2,13 +2,17 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
 
 use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 
+use crate::clock::{Clock, SystemClock};
 use crate::depends::{AnyValue, DependencyKey, Scope};
 use crate::error::{DependencyError, ToolError};
+use crate::lifecycle::Closer;
+use crate::progress::{Progress, ProgressListener};
 
 /// Memo slots, one per key id; a slot is created once and filled once.
 #[derive(Default)]
@@ -18,34 +22,91 @@ pub(crate) struct Memo {
 
 impl Memo {
     fn slot(&self, id: &'static str) -> Arc<OnceCell<AnyValue>> {
-        let mut slots = self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
         slots.entry(id).or_default().clone()
+    }
+
+    /// Forgets every value (they are dropped once no call holds them any more).
+    pub(crate) fn clear(&self) {
+        self.slots.lock().unwrap_or_else(PoisonError::into_inner).clear();
     }
 }
 
-/// What a registry shares with every call it runs: its dependency overrides and its
-/// registry-scoped values.
+/// What a registry shares with every call it runs: its dependency overrides, its registry-scoped
+/// values and the closes of those values, in creation order.
 #[derive(Default)]
 pub(crate) struct RegistryScope {
     pub(crate) overrides: HashMap<&'static str, AnyValue>,
     pub(crate) memo: Memo,
+    closers: Mutex<Vec<Closer>>,
 }
 
-#[derive(Default)]
+impl RegistryScope {
+    fn push_closer(&self, closer: Option<Closer>) {
+        if let Some(closer) = closer {
+            self.closers.lock().unwrap_or_else(PoisonError::into_inner).push(closer);
+        }
+    }
+
+    /// The closes of the values created so far, last created first; each is handed out once.
+    pub(crate) fn take_closers(&self) -> Vec<Closer> {
+        let mut closers = std::mem::take(&mut *self.closers.lock().unwrap_or_else(PoisonError::into_inner));
+        closers.reverse();
+        closers
+    }
+}
+
+/// What a model can take in a tool result besides text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum ImageSupport {
+    /// Nobody said (the default). Tools treat it as [`Unsupported`](ImageSupport::Unsupported):
+    /// an image a model cannot read wastes the turn, a description never does.
+    #[default]
+    Unknown,
+    /// The model reads image parts in tool results.
+    Supported,
+    /// The model reads text only; tools describe images in words.
+    Unsupported,
+}
+
 struct Shared {
     session_id: Option<String>,
     cancellation: CancellationToken,
     overrides: HashMap<&'static str, AnyValue>,
+    clock: Arc<dyn Clock>,
+    images: ImageSupport,
+    progress: Option<Arc<dyn ProgressListener>>,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Self {
+            session_id: None,
+            cancellation: CancellationToken::new(),
+            overrides: HashMap::new(),
+            clock: Arc::new(SystemClock),
+            images: ImageSupport::Unknown,
+            progress: None,
+        }
+    }
 }
 
 struct CallScope {
     call_id: String,
     tool_name: String,
     memo: Memo,
+    /// A child of the caller's token: cancelled with it, and by the registry when the call times out.
+    cancellation: CancellationToken,
 }
 
-/// The context of a tool call: the session, cancellation, dependency overrides and the per-call
-/// dependency memo. A tool receives it by declaring a `&ToolContext` parameter.
+/// The cycle found on one resolution path, shared by the contexts along that path, so that the
+/// outermost `resolve` reports the chain once instead of once per key it passed through.
+type CycleSlot = Arc<Mutex<Option<Vec<&'static str>>>>;
+
+/// The context of a tool call: the session, cancellation, the clock, the model's image capability,
+/// progress reporting, dependency overrides and the per-call dependency memo. A tool receives it by
+/// declaring a `&ToolContext` parameter.
 ///
 /// The caller builds one context (per session or per turn) and passes it to
 /// [`Registry::call`](crate::Registry::call); the registry derives a fresh per-call context from it
@@ -58,27 +119,85 @@ pub struct ToolContext {
     call: Option<Arc<CallScope>>,
     /// Keys being created on this resolution path, outermost first (cycle detection).
     chain: Vec<&'static str>,
+    cycle: Option<CycleSlot>,
 }
 
 impl ToolContext {
-    /// An empty context: no session id, a fresh cancellation token, no overrides.
+    /// An empty context: no session id, a fresh cancellation token, no overrides, the system
+    /// clock, [`ImageSupport::Unknown`], nobody listening to progress.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// A builder for a context with a session id, a cancellation token or dependency overrides.
+    /// A builder for a context with a session id, a cancellation token, a clock, the model's image
+    /// capability, a progress listener or dependency overrides.
     pub fn builder() -> ToolContextBuilder {
         ToolContextBuilder::default()
     }
 
-    /// The session id, when the caller set one.
+    /// The session id, when the caller set one (the key of session state such as the todo list).
     pub fn session_id(&self) -> Option<&str> {
         self.shared.session_id.as_deref()
     }
 
-    /// The cancellation token of this context (shared by every call made with it).
+    /// The cancellation token to watch. Inside a call it is the call's own token: cancelled when
+    /// the caller's token is, and when the call times out (so work a tool spawned can stop too).
+    /// Outside a call it is the caller's token.
+    ///
+    /// A tool need not watch it to be stopped: the registry stops awaiting a cancelled call at
+    /// once. Watching it matters for work that runs on its own (a child process, a blocking
+    /// thread).
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.shared.cancellation
+        match &self.call {
+            Some(call) => &call.cancellation,
+            None => &self.shared.cancellation,
+        }
+    }
+
+    /// `true` once [`cancellation`](ToolContext::cancellation) is cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancellation().is_cancelled()
+    }
+
+    /// The current wall-clock time from the context's [`Clock`] (the system clock unless the
+    /// caller installed another, e.g. a [`FixedClock`](crate::FixedClock) in tests).
+    pub fn now(&self) -> SystemTime {
+        self.shared.clock.now()
+    }
+
+    /// What the model can take besides text (default [`ImageSupport::Unknown`]).
+    pub fn image_support(&self) -> ImageSupport {
+        self.shared.images
+    }
+
+    /// `true` only when the model is known to read images ([`ImageSupport::Supported`]); a tool
+    /// that produces images returns a text description instead when this is `false`.
+    pub fn accepts_images(&self) -> bool {
+        self.shared.images == ImageSupport::Supported
+    }
+
+    /// Reports progress of long work: `done` of `total` units (files, bytes: say which in
+    /// `message`; `total` is `None` when unknown). The report goes to the listener the caller set
+    /// with [`ToolContextBuilder::on_progress`], tagged with the call's id and tool name.
+    ///
+    /// Costs one branch when nobody listens: nothing is allocated or copied. When building the
+    /// message itself is costly, ask [`wants_progress`](ToolContext::wants_progress) first.
+    pub fn progress(&self, done: u64, total: Option<u64>, message: &str) {
+        let Some(listener) = &self.shared.progress else {
+            return;
+        };
+        listener.on_progress(Progress {
+            tool_call_id: self.call_id().unwrap_or_default().to_owned(),
+            tool_name: self.tool_name().unwrap_or_default().to_owned(),
+            done,
+            total,
+            message: message.to_owned(),
+        });
+    }
+
+    /// `true` when someone listens to [`progress`](ToolContext::progress) reports.
+    pub fn wants_progress(&self) -> bool {
+        self.shared.progress.is_some()
     }
 
     /// The id of the tool call being served (`None` outside a call).
@@ -100,17 +219,25 @@ impl ToolContext {
                 call_id: call_id.to_owned(),
                 tool_name: tool_name.to_owned(),
                 memo: Memo::default(),
+                cancellation: self.cancellation().child_token(),
             })),
             chain: Vec::new(),
+            cycle: None,
         }
     }
 
     /// Resolves a dependency: the context's override, else the registry's override, else the value
     /// memoised for the key's [`Scope`], else the key's `create` (whose value is then memoised).
     ///
+    /// Memoised values are created once even when several resolutions ask at the same time (the
+    /// others wait for the first). Outside a call there is no memo: each resolution creates.
+    ///
     /// # Errors
-    /// [`ToolError::Dependency`] naming the key when `create` fails or when the key asks for itself
-    /// through other keys (the message gives the chain, `a -> b -> a`).
+    /// - [`ToolError::Dependency`] naming the key and the cause when `create` fails (a key whose
+    ///   `create` failed because another key failed names both: ``dependency `a` failed: dependency
+    ///   `b` failed: ...``).
+    /// - [`ToolError::DependencyCycle`] when a key asks for itself through other keys; the message
+    ///   gives the chain once (`a -> b -> a`).
     pub async fn resolve<T>(&self, key: &DependencyKey<T>) -> Result<T, ToolError>
     where
         T: Clone + Send + Sync + 'static,
@@ -124,26 +251,35 @@ impl ToolContext {
         if self.chain.contains(&key.id()) {
             let mut chain = self.chain.clone();
             chain.push(key.id());
-            return Err(self.dependency_error(key.id(), format!("dependency cycle: {}", chain.join(" -> "))));
+            if let Some(slot) = &self.cycle {
+                *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(chain.clone());
+            }
+            return Err(self.cycle_error(&chain));
         }
-        let memo = match key.scope() {
-            Scope::Call => self.call.as_ref().map(|c| &c.memo),
-            Scope::Registry => self.registry.as_ref().map(|r| &r.memo),
-        };
         let mut nested = self.clone();
         nested.chain.push(key.id());
+        if nested.cycle.is_none() {
+            nested.cycle = Some(CycleSlot::default());
+        }
+        let (memo, registry) = match key.scope() {
+            Scope::Call => (self.call.as_ref().map(|c| &c.memo), None),
+            Scope::Registry => (self.registry.as_ref().map(|r| &r.memo), self.registry.as_ref()),
+        };
         let Some(memo) = memo else {
             // Outside a call (no memo table): create a fresh value each time.
-            return key.create(&nested).await.map_err(|e| self.dependency_error(key.id(), e.0));
+            return key.create(&nested).await.map_err(|e| self.create_error(&nested, key.id(), e));
         };
         let slot = memo.slot(key.id());
         let value = slot
             .get_or_try_init(|| async {
-                let value = key.create(&nested).await?;
-                Ok::<AnyValue, DependencyError>(Arc::new(value))
+                let value: AnyValue = Arc::new(key.create(&nested).await?);
+                if let Some(registry) = registry {
+                    registry.push_closer(key.closer(value.clone()));
+                }
+                Ok::<AnyValue, DependencyError>(value)
             })
             .await
-            .map_err(|e| self.dependency_error(key.id(), e.0))?;
+            .map_err(|e| self.create_error(&nested, key.id(), e))?;
         self.downcast(value, key)
     }
 
@@ -158,16 +294,39 @@ impl ToolContext {
         })
     }
 
+    /// The error of a failed `create`: the cycle found below it, reported once and unwrapped, or
+    /// the key's own failure.
+    fn create_error(&self, nested: &Self, key: &str, error: DependencyError) -> ToolError {
+        let found = nested.cycle.as_ref().and_then(|slot| slot.lock().unwrap_or_else(PoisonError::into_inner).clone());
+        match found {
+            Some(chain) if error.0 == cycle_text(&chain) => self.cycle_error(&chain),
+            _ => self.dependency_error(key, error.0),
+        }
+    }
+
+    fn cycle_error(&self, chain: &[&'static str]) -> ToolError {
+        ToolError::DependencyCycle {
+            tool: self.tool_name().unwrap_or_default().to_owned(),
+            chain: chain.iter().map(|k| (*k).to_owned()).collect(),
+        }
+    }
+
     fn dependency_error(&self, key: &str, cause: String) -> ToolError {
         ToolError::Dependency { tool: self.tool_name().unwrap_or_default().to_owned(), key: key.to_owned(), cause }
     }
 }
 
+fn cycle_text<S: AsRef<str>>(chain: &[S]) -> String {
+    format!("dependency cycle: {}", chain.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(" -> "))
+}
+
 impl From<ToolError> for DependencyError {
-    /// Nesting: a `create` that resolves another key keeps that key's failure in its own cause.
+    /// Nesting: a `create` that resolves another key keeps that key's failure in its own cause; a
+    /// cycle keeps only the chain (the outermost `resolve` reports it once).
     fn from(error: ToolError) -> Self {
         match error {
             ToolError::Dependency { key, cause, .. } => DependencyError(format!("dependency `{key}` failed: {cause}")),
+            ToolError::DependencyCycle { chain, .. } => DependencyError(cycle_text(&chain)),
             other => DependencyError(other.to_string()),
         }
     }
@@ -179,6 +338,8 @@ impl fmt::Debug for ToolContext {
             .field("session_id", &self.session_id())
             .field("call_id", &self.call_id())
             .field("tool_name", &self.tool_name())
+            .field("image_support", &self.image_support())
+            .field("cancelled", &self.is_cancelled())
             .finish_non_exhaustive()
     }
 }
@@ -197,10 +358,33 @@ impl ToolContextBuilder {
         self
     }
 
-    /// Uses the given cancellation token (default: a fresh one).
+    /// Uses the given cancellation token (default: a fresh one). Cancelling it ends every call
+    /// made with this context with the error result ``tool `x` was cancelled``.
     #[must_use]
     pub fn cancellation(mut self, token: CancellationToken) -> Self {
         self.shared.cancellation = token;
+        self
+    }
+
+    /// Uses the given clock for [`ToolContext::now`] (default: [`SystemClock`]).
+    #[must_use]
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.shared.clock = clock;
+        self
+    }
+
+    /// Says what the model can take besides text (default: [`ImageSupport::Unknown`]).
+    #[must_use]
+    pub fn image_support(mut self, images: ImageSupport) -> Self {
+        self.shared.images = images;
+        self
+    }
+
+    /// Receives every [`ToolContext::progress`] report of the calls made with this context
+    /// (default: nobody listens).
+    #[must_use]
+    pub fn on_progress(mut self, listener: impl ProgressListener) -> Self {
+        self.shared.progress = Some(Arc::new(listener));
         self
     }
 
@@ -217,6 +401,6 @@ impl ToolContextBuilder {
 
     /// The context.
     pub fn build(self) -> ToolContext {
-        ToolContext { shared: Arc::new(self.shared), registry: None, call: None, chain: Vec::new() }
+        ToolContext { shared: Arc::new(self.shared), registry: None, call: None, chain: Vec::new(), cycle: None }
     }
 }

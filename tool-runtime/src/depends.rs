@@ -7,7 +7,8 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use crate::context::ToolContext;
-use crate::error::DependencyError;
+use crate::error::{BoxError, DependencyError};
+use crate::lifecycle::Closer;
 
 /// A type-erased dependency value, shared between the overrides, the memo tables and the callers.
 pub(crate) type AnyValue = Arc<dyn Any + Send + Sync>;
@@ -29,6 +30,19 @@ enum Create<T> {
     Async(for<'a> fn(&'a ToolContext) -> BoxFuture<'a, Result<T, DependencyError>>),
 }
 
+enum Close<T> {
+    Sync(fn(&T) -> Result<(), BoxError>),
+    Async(for<'a> fn(&'a T) -> BoxFuture<'a, Result<(), BoxError>>),
+}
+
+impl<T> Clone for Close<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Close<T> {}
+
 /// A dependency a tool can ask for with `#[depends(KEY)]`: a stable id and a way to create the value.
 ///
 /// Resolution order for one call: an override on the call's [`ToolContext`] wins, then an override
@@ -38,6 +52,11 @@ enum Create<T> {
 ///
 /// The value type must be `Clone + Send + Sync + 'static`: each parameter receives a clone of the
 /// memoised value (wrap expensive state in an `Arc`).
+///
+/// A registry-scoped value that holds a resource (a connection pool, a child process) declares how
+/// to release it with [`on_close`](DependencyKey::on_close); the registry runs it once when it is
+/// closed or dropped (see [`Registry::close`](crate::Registry::close)). Call-scoped values are
+/// dropped when their call ends: release them in `Drop`.
 ///
 /// ```
 /// use tool_runtime::{DependencyError, DependencyKey, ToolContext};
@@ -54,12 +73,13 @@ pub struct DependencyKey<T: 'static> {
     id: &'static str,
     create: Create<T>,
     scope: Scope,
+    close: Option<Close<T>>,
 }
 
 impl<T: 'static> DependencyKey<T> {
     /// A call-scoped key whose value is created by a synchronous function.
     pub const fn new(id: &'static str, create: fn(&ToolContext) -> Result<T, DependencyError>) -> Self {
-        Self { id, create: Create::Sync(create), scope: Scope::Call }
+        Self { id, create: Create::Sync(create), scope: Scope::Call, close: None }
     }
 
     /// A call-scoped key whose value is created by an async function (return `Box::pin(async
@@ -68,13 +88,29 @@ impl<T: 'static> DependencyKey<T> {
         id: &'static str,
         create: for<'a> fn(&'a ToolContext) -> BoxFuture<'a, Result<T, DependencyError>>,
     ) -> Self {
-        Self { id, create: Create::Async(create), scope: Scope::Call }
+        Self { id, create: Create::Async(create), scope: Scope::Call, close: None }
     }
 
     /// The same key with another scope.
     #[must_use]
     pub const fn with_scope(self, scope: Scope) -> Self {
         Self { scope, ..self }
+    }
+
+    /// The same key with a synchronous close: the registry calls `close` with the value it created
+    /// when it is closed or dropped. Only [`Scope::Registry`] values are closed this way (a
+    /// call-scoped value is dropped when its call ends); an overriding value belongs to whoever
+    /// set it and is never closed by the registry.
+    #[must_use]
+    pub const fn on_close(self, close: fn(&T) -> Result<(), BoxError>) -> Self {
+        Self { close: Some(Close::Sync(close)), ..self }
+    }
+
+    /// The same key with an asynchronous close (return `Box::pin(async move { ... })`); see
+    /// [`on_close`](DependencyKey::on_close).
+    #[must_use]
+    pub const fn on_close_async(self, close: for<'a> fn(&'a T) -> BoxFuture<'a, Result<(), BoxError>>) -> Self {
+        Self { close: Some(Close::Async(close)), ..self }
     }
 
     /// The key's stable id (also the name in error messages and the override slot).
@@ -92,6 +128,26 @@ impl<T: 'static> DependencyKey<T> {
             Create::Sync(create) => create(ctx),
             Create::Async(create) => create(ctx).await,
         }
+    }
+
+    /// The close of a value this key created, when the key declares one.
+    pub(crate) fn closer(&self, value: AnyValue) -> Option<Closer>
+    where
+        T: Send + Sync,
+    {
+        let close = self.close?;
+        let run = move || -> BoxFuture<'static, Result<(), BoxError>> {
+            Box::pin(async move {
+                let Some(value) = value.downcast_ref::<T>() else {
+                    return Err("the value is not of the key's type".into());
+                };
+                match close {
+                    Close::Sync(close) => close(value),
+                    Close::Async(close) => close(value).await,
+                }
+            })
+        };
+        Some(Closer::new(format!("dependency `{}`", self.id), run))
     }
 }
 

@@ -32,6 +32,59 @@ pub enum ToolError {
         /// The cause, from the key's `create`.
         cause: String,
     },
+    /// A `#[depends(KEY)]` dependency asks for itself, directly or through other keys; the tool
+    /// body did not run. The chain is named once, from the key the tool asked for to the repeat.
+    #[error("tool `{tool}` could not run: dependency cycle: {}; change one `create` so that it no longer asks for a key already on the chain", .chain.join(" -> "))]
+    DependencyCycle {
+        /// The tool's name (empty while resolving outside a call).
+        tool: String,
+        /// The key ids in resolution order; the last repeats an earlier one (`a -> b -> a`).
+        chain: Vec<String>,
+    },
+    /// The permission policy refused the call; the tool did not run.
+    ///
+    /// The text starts with a capital `Permission denied:` (the wording agents and models know from
+    /// coding-agent CLIs) followed by the policy's reason.
+    #[error("Permission denied: {reason}")]
+    PermissionDenied {
+        /// The tool's name.
+        tool: String,
+        /// The policy's reason, written for the model.
+        reason: String,
+    },
+    /// Another call of the same turn was denied with [`Permission::DenyAndStop`](crate::Permission),
+    /// so this call did not run.
+    #[error("tool `{tool}` did not run: the turn was stopped because the call of `{denied_tool}` was denied: {reason}")]
+    TurnStopped {
+        /// The tool's name.
+        tool: String,
+        /// The tool whose denial stopped the turn.
+        denied_tool: String,
+        /// The policy's reason for that denial.
+        reason: String,
+    },
+    /// The call's cancellation token was cancelled before the tool finished (or before it started;
+    /// then the body did not run).
+    #[error("tool `{tool}` was cancelled")]
+    Cancelled {
+        /// The tool's name.
+        tool: String,
+    },
+    /// The tool did not finish within its time limit (its `#[tool(timeout_ms = N)]`, else the
+    /// registry's default).
+    #[error("tool `{tool}` timed out after {ms} ms")]
+    TimedOut {
+        /// The tool's name.
+        tool: String,
+        /// The limit, in milliseconds.
+        ms: u128,
+    },
+    /// The registry was closed ([`Registry::close`](crate::Registry::close)); no tool runs any more.
+    #[error("tool `{tool}` did not run: the registry is closed; build a new registry to serve more calls")]
+    RegistryClosed {
+        /// The tool's name.
+        tool: String,
+    },
     /// The tool ran and returned an error; the text is the tool's own.
     #[error("{0}")]
     Failed(String),
@@ -139,4 +192,31 @@ impl DependencyError {
     pub fn new(cause: impl fmt::Display) -> Self {
         Self(cause.to_string())
     }
+}
+
+/// The error a resource's close returns: a tool's [`Tool::close`](crate::Tool::close) or a
+/// registry-scoped dependency's `on_close`. Anything that is an error converts into it with `?`.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What failed while closing a registry's resources
+/// ([`Registry::close`](crate::Registry::close)). Every resource was still closed (or tried).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{} of the registry's resources failed to close: {}", .failures.len(), describe_close(.failures))]
+pub struct CloseError {
+    /// Each failure, in the order the resources were closed.
+    pub failures: Vec<CloseFailure>,
+}
+
+/// One resource that failed to close.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{resource}: {cause}")]
+pub struct CloseFailure {
+    /// Which resource: ``tool `name` `` or ``dependency `id` ``.
+    pub resource: String,
+    /// The close function's error text, or `panicked: ...` when it panicked.
+    pub cause: String,
+}
+
+fn describe_close(failures: &[CloseFailure]) -> String {
+    failures.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
 }

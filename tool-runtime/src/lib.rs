@@ -32,21 +32,30 @@
 //! `#[tool]` functions are items of a module (not local items inside a function body): the
 //! generated registration lives beside them.
 
+mod batch;
 mod call;
+mod clock;
 mod context;
 pub mod decode;
 mod depends;
 mod error;
+mod lifecycle;
+mod policy;
+mod progress;
 pub mod provider;
 mod registry;
 mod result;
 pub mod schema;
 mod tool;
 
+pub use batch::{Batch, TurnStop};
 pub use call::ToolCall;
-pub use context::{ToolContext, ToolContextBuilder};
+pub use clock::{Clock, FixedClock, SystemClock};
+pub use context::{ImageSupport, ToolContext, ToolContextBuilder};
 pub use depends::{DependencyKey, Scope};
-pub use error::{ArgumentError, DependencyError, RegistryError, ToolError};
+pub use error::{ArgumentError, BoxError, CloseError, CloseFailure, DependencyError, RegistryError, ToolError};
+pub use policy::{DefaultPolicy, EXTERNAL_TAG, Permission, PermissionPolicy, PermissionRequest};
+pub use progress::{Progress, ProgressListener};
 pub use registry::{Registry, RegistryBuilder};
 pub use result::{ContentPart, IntoToolResult, MessageContent, ToolMessage, ToolResult};
 pub use tool::{InvokeFn, Tool, ToolDefinition, ToolMeta, ToolRegistration, ToolSpec};
@@ -55,8 +64,8 @@ pub use tool_macros::tool;
 /// Re-exports for tool authors: `use tool_runtime::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        ContentPart, DependencyError, DependencyKey, MessageContent, Registry, Scope, Tool, ToolCall, ToolContext,
-        ToolDefinition, ToolError, ToolMessage, ToolResult, tool,
+        Batch, ContentPart, DependencyError, DependencyKey, MessageContent, Permission, Registry, Scope, Tool,
+        ToolCall, ToolContext, ToolDefinition, ToolError, ToolMessage, ToolResult, TurnStop, tool,
     };
 }
 

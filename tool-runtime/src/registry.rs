@@ -2,26 +2,56 @@
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use futures::FutureExt;
+use tokio::time::Instant;
+use tracing::Instrument;
 
+use crate::batch::{Batch, TurnStop};
 use crate::call::ToolCall;
 use crate::context::{RegistryScope, ToolContext};
 use crate::depends::DependencyKey;
-use crate::error::{RegistryError, ToolError};
-use crate::result::ToolMessage;
+use crate::error::{CloseError, RegistryError, ToolError};
+use crate::lifecycle::{self, Closer};
+use crate::policy::{DefaultPolicy, Permission, PermissionPolicy, PermissionRequest};
+use crate::result::{ToolMessage, ToolResult};
 use crate::tool::{Tool, ToolDefinition, ToolSpec, registrations};
 
 /// The tools an agent can call, by name, and the dispatcher that runs a model's tool calls.
 ///
 /// Built once (by [`Registry::discover`] or [`Registry::builder`]) and shared; every method takes
 /// `&self`. Tools are kept sorted by name; lookup is a hash map.
+///
+/// # One call
+/// [`Registry::call`] looks the tool up, asks the [permission policy](PermissionPolicy), then
+/// decodes the arguments, resolves the dependencies and runs the body, racing the caller's
+/// cancellation token and the time limit. Whatever happens becomes one [`ToolMessage`]; each call
+/// runs inside a `tracing` span named `tool_call` with the fields `tool`, `call_id`, `session_id`,
+/// `outcome` (`ok`, `done`, `error`, `denied`, `stopped`, `cancelled`, `timed_out`, `panicked`,
+/// `closed`) and `duration_ms` (from the start of the run, on tokio's clock).
+///
+/// # Lifecycle
+/// [`Registry::close`] (or dropping the registry) closes every tool ([`Tool::close`]) and every
+/// registry-scoped dependency value that declares a close, once each.
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
     index: HashMap<String, usize>,
     definitions: OnceLock<Vec<ToolDefinition>>,
     scope: Arc<RegistryScope>,
+    policy: Arc<dyn PermissionPolicy>,
+    default_timeout: Option<Duration>,
+    closed: AtomicBool,
+}
+
+/// What the registry decided before running a call.
+enum Admission<'r> {
+    Run(&'r dyn Tool),
+    Refuse(ToolError),
+    /// Denied with [`Permission::DenyAndStop`]: the reason.
+    Stop(String),
 }
 
 impl Registry {
@@ -37,7 +67,8 @@ impl Registry {
         Self::builder().discover().build()
     }
 
-    /// A builder for explicit registration, set filters and dependency overrides.
+    /// A builder for explicit registration, set filters, dependency overrides, the permission
+    /// policy and the default time limit.
     pub fn builder() -> RegistryBuilder {
         RegistryBuilder::default()
     }
@@ -68,38 +99,303 @@ impl Registry {
         self.tools.is_empty()
     }
 
-    /// Runs one tool call and returns its message. Never fails: an unknown tool, arguments that do
-    /// not decode, a failing dependency, a tool returning `Err` and a tool that panics all become
-    /// messages with `is_error: true` whose text says what to change; the registry keeps serving.
+    /// Runs one tool call and returns its message. Never fails: every failure becomes a message
+    /// with `is_error: true` whose text says what happened, and the registry keeps serving:
+    ///
+    /// | failure | message | body ran |
+    /// |---|---|---|
+    /// | unknown tool | ``unknown tool `x`; available tools: ...`` | no |
+    /// | registry closed | ``tool `x` did not run: the registry is closed; ...`` | no |
+    /// | policy refused | `Permission denied: <reason>` | no |
+    /// | cancelled before the start | ``tool `x` was cancelled`` | no |
+    /// | arguments do not decode | ``invalid arguments for `x`: ...`` | no |
+    /// | a dependency's `create` failed | ``tool `x` could not run: dependency `k` failed: ...`` | no |
+    /// | dependency cycle | ``tool `x` could not run: dependency cycle: a -> b -> a; ...`` | no |
+    /// | the tool returned `Err(e)` | `e`'s text | yes |
+    /// | cancelled while running | ``tool `x` was cancelled`` | stopped |
+    /// | time limit reached | ``tool `x` timed out after N ms`` | stopped |
+    /// | the tool panicked | ``tool `x` panicked: <payload>`` | yes |
+    ///
+    /// A policy's [`Permission::DenyAndStop`] reads like a denial here; use
+    /// [`call_batch`](Registry::call_batch) (also with one call) to learn that the turn stopped.
     pub async fn call(&self, call: &ToolCall, ctx: &ToolContext) -> ToolMessage {
-        let Some(tool) = self.get(&call.name) else {
-            let error = ToolError::UnknownTool {
-                name: call.name.clone(),
-                available: self.names().map(str::to_owned).collect(),
+        let span = call_span(call, ctx);
+        let started = Instant::now();
+        async {
+            let outcome = match self.admit(call, ctx).await {
+                Admission::Run(tool) => self.execute(tool, call, ctx).await,
+                Admission::Refuse(error) => Err(error),
+                Admission::Stop(reason) => Err(ToolError::PermissionDenied { tool: call.name.clone(), reason }),
             };
-            return ToolMessage::error(&call.id, &call.name, error.to_string());
-        };
-        let ctx = ctx.for_call(&call.id, &call.name, &self.scope);
-        let outcome = AssertUnwindSafe(async { tool.call(&call.arguments, &ctx).await }).catch_unwind().await;
-        match outcome {
-            Ok(Ok(result)) => ToolMessage::success(&call.id, &call.name, result),
-            Ok(Err(error)) => ToolMessage::error(&call.id, &call.name, error.to_string()),
-            Err(payload) => {
-                let message = payload
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "Box<dyn Any>".to_owned());
-                let error = ToolError::Panicked { tool: call.name.clone(), message };
-                ToolMessage::error(&call.id, &call.name, error.to_string())
+            self.finish(call, outcome, &span, started)
+        }
+        .instrument(span.clone())
+        .await
+    }
+
+    /// Runs the tool calls of one model turn and returns their messages in call order (each keeps
+    /// its `tool_call_id`), with whether the agent loop should stop ([`Batch::stop`]).
+    ///
+    /// 1. The [permission policy](PermissionPolicy) is asked about every call of a known tool, one
+    ///    after the other in call order, before any call runs. A
+    ///    [`Permission::DenyAndStop`] stops the turn: that call reads `Permission denied:
+    ///    <reason>`, no other call runs (each reads ``tool `y` did not run: the turn was stopped
+    ///    ...``), and the batch reports [`TurnStop::Denied`].
+    /// 2. The calls run in call order as groups: consecutive calls of non-`sequential` tools run
+    ///    concurrently; a call of a `sequential` tool runs alone, after the calls before it have
+    ///    finished and before the calls after it start.
+    /// 3. A call that returns [`ToolResult::Done`] does not cut the other calls of its turn short
+    ///    (the model asked for them together); the batch reports [`TurnStop::Done`] with the first
+    ///    such call in call order.
+    ///
+    /// Each call fails or succeeds on its own as in [`Registry::call`]: a panic or a timeout in one
+    /// does not touch the others. Cancelling `ctx`'s token ends the running calls and every call
+    /// not yet started with ``tool `x` was cancelled``.
+    pub async fn call_batch(&self, calls: &[ToolCall], ctx: &ToolContext) -> Batch {
+        let spans: Vec<tracing::Span> = calls.iter().map(|call| call_span(call, ctx)).collect();
+        let mut admissions = Vec::with_capacity(calls.len());
+        let mut denied: Option<(usize, String)> = None;
+        for (i, call) in calls.iter().enumerate() {
+            if denied.is_some() {
+                break;
             }
+            let admission = self.admit(call, ctx).instrument(spans[i].clone()).await;
+            if let Admission::Stop(reason) = &admission {
+                denied = Some((i, reason.clone()));
+            }
+            admissions.push(admission);
+        }
+
+        if let Some((stopper, reason)) = denied {
+            let denied_tool = calls[stopper].name.clone();
+            let mut admissions = admissions.into_iter();
+            let messages = calls
+                .iter()
+                .zip(&spans)
+                .enumerate()
+                .map(|(i, (call, span))| {
+                    let error = match admissions.next() {
+                        _ if i == stopper => {
+                            ToolError::PermissionDenied { tool: call.name.clone(), reason: reason.clone() }
+                        }
+                        Some(Admission::Refuse(error)) => error,
+                        _ => ToolError::TurnStopped {
+                            tool: call.name.clone(),
+                            denied_tool: denied_tool.clone(),
+                            reason: reason.clone(),
+                        },
+                    };
+                    self.finish(call, Err(error), span, Instant::now())
+                })
+                .collect();
+            let stop = TurnStop::Denied { tool_call_id: calls[stopper].id.clone(), tool_name: denied_tool, reason };
+            return Batch::new(messages, Some(stop));
+        }
+
+        let mut messages: Vec<Option<ToolMessage>> = vec![None; calls.len()];
+        let mut group: Vec<(usize, &dyn Tool)> = Vec::new();
+        for (i, admission) in admissions.into_iter().enumerate() {
+            let error = match admission {
+                Admission::Run(tool) if tool.sequential() => {
+                    self.run_group(std::mem::take(&mut group), calls, &spans, ctx, &mut messages).await;
+                    self.run_group(vec![(i, tool)], calls, &spans, ctx, &mut messages).await;
+                    continue;
+                }
+                Admission::Run(tool) => {
+                    group.push((i, tool));
+                    continue;
+                }
+                Admission::Refuse(error) => error,
+                // Not reached: a stop ends the turn above. Still one message per call.
+                Admission::Stop(reason) => ToolError::PermissionDenied { tool: calls[i].name.clone(), reason },
+            };
+            messages[i] = Some(self.finish(&calls[i], Err(error), &spans[i], Instant::now()));
+        }
+        self.run_group(group, calls, &spans, ctx, &mut messages).await;
+
+        let messages: Vec<ToolMessage> = messages.into_iter().flatten().collect();
+        let stop = messages
+            .iter()
+            .find(|m| m.done)
+            .map(|m| TurnStop::Done { tool_call_id: m.tool_call_id.clone(), message: m.text().into_owned() });
+        Batch::new(messages, stop)
+    }
+
+    /// Runs one group of calls concurrently and stores each message at its call's index.
+    async fn run_group(
+        &self,
+        group: Vec<(usize, &dyn Tool)>,
+        calls: &[ToolCall],
+        spans: &[tracing::Span],
+        ctx: &ToolContext,
+        messages: &mut [Option<ToolMessage>],
+    ) {
+        let runs = group.into_iter().map(|(i, tool)| {
+            let (call, span) = (&calls[i], &spans[i]);
+            async move {
+                let started = Instant::now();
+                let outcome = self.execute(tool, call, ctx).await;
+                (i, self.finish(call, outcome, span, started))
+            }
+            .instrument(span.clone())
+        });
+        for (i, message) in futures::future::join_all(runs).await {
+            messages[i] = Some(message);
         }
     }
 
-    /// Runs the tool calls of one model turn concurrently and returns their messages in call
-    /// order (each keeps its `tool_call_id`).
-    pub async fn call_batch(&self, calls: &[ToolCall], ctx: &ToolContext) -> Vec<ToolMessage> {
-        futures::future::join_all(calls.iter().map(|call| self.call(call, ctx))).await
+    /// Looks the tool up and asks the permission policy. Nothing of the call has run yet.
+    async fn admit(&self, call: &ToolCall, ctx: &ToolContext) -> Admission<'_> {
+        let Some(tool) = self.get(&call.name) else {
+            let available = self.names().map(str::to_owned).collect();
+            return Admission::Refuse(ToolError::UnknownTool { name: call.name.clone(), available });
+        };
+        if self.closed.load(Ordering::Acquire) {
+            return Admission::Refuse(ToolError::RegistryClosed { tool: call.name.clone() });
+        }
+        let request = PermissionRequest { call, definition: tool.definition(), context: ctx };
+        // A policy that panics refuses: a broken policy must not let calls through.
+        let decision = AssertUnwindSafe(self.policy.check(request)).catch_unwind().await.unwrap_or_else(|payload| {
+            Permission::Deny(format!("the permission policy panicked: {}", lifecycle::panic_message(payload.as_ref())))
+        });
+        match decision {
+            Permission::Allow => Admission::Run(tool),
+            Permission::Deny(reason) => {
+                Admission::Refuse(ToolError::PermissionDenied { tool: call.name.clone(), reason })
+            }
+            Permission::DenyAndStop(reason) => Admission::Stop(reason),
+        }
+    }
+
+    /// Runs an admitted call: decoding, dependencies and body, racing the cancellation token and
+    /// the time limit, with panics caught.
+    async fn execute(&self, tool: &dyn Tool, call: &ToolCall, ctx: &ToolContext) -> Result<ToolResult, ToolError> {
+        let ctx = ctx.for_call(&call.id, &call.name, &self.scope);
+        let token = ctx.cancellation().clone();
+        if token.is_cancelled() {
+            return Err(ToolError::Cancelled { tool: call.name.clone() });
+        }
+        let run = AssertUnwindSafe(async { tool.call(&call.arguments, &ctx).await }).catch_unwind();
+        let limit = tool.timeout().or(self.default_timeout);
+        let limited = async {
+            match limit {
+                Some(limit) => tokio::time::timeout(limit, run)
+                    .await
+                    .map_err(|_| ToolError::TimedOut { tool: call.name.clone(), ms: limit.as_millis() }),
+                None => Ok(run.await),
+            }
+        };
+        let outcome = tokio::select! {
+            biased;
+            () = token.cancelled() => Err(ToolError::Cancelled { tool: call.name.clone() }),
+            outcome = limited => match outcome {
+                Ok(Ok(result)) => result,
+                Ok(Err(payload)) => Err(ToolError::Panicked {
+                    tool: call.name.clone(),
+                    message: lifecycle::panic_message(payload.as_ref()),
+                }),
+                Err(timed_out) => Err(timed_out),
+            },
+        };
+        if let Err(ToolError::TimedOut { .. }) = outcome {
+            // Work the tool started on its own (a child process, a blocking thread) sees the end.
+            token.cancel();
+        }
+        outcome
+    }
+
+    /// Turns a call's outcome into the message the model reads. Every call this registry answers,
+    /// whatever happened to it, ends here: the one place to extend the result path (output
+    /// limits, caching). Records the outcome and the duration on the call's span.
+    fn finish(
+        &self,
+        call: &ToolCall,
+        outcome: Result<ToolResult, ToolError>,
+        span: &tracing::Span,
+        started: Instant,
+    ) -> ToolMessage {
+        let label = outcome_label(&outcome);
+        let message = match outcome {
+            Ok(result) => ToolMessage::success(&call.id, &call.name, result),
+            Err(error) => ToolMessage::error(&call.id, &call.name, error.to_string()),
+        };
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        span.record("outcome", label);
+        span.record("duration_ms", duration_ms);
+        tracing::debug!(parent: span, outcome = label, duration_ms, "tool call finished");
+        message
+    }
+
+    /// Closes every tool ([`Tool::close`], in name order), then every registry-scoped dependency
+    /// value that declares a close ([`DependencyKey::on_close`]), last created first. Each resource
+    /// is closed once, whichever of `close` and `Drop` comes first; a failure (or a panic) in one
+    /// does not stop the others.
+    ///
+    /// After `close`, calls are refused (``tool `x` did not run: the registry is closed; ...``) and
+    /// the registry-scoped values are forgotten. Close after the calls in flight have finished: a
+    /// running call is not interrupted.
+    ///
+    /// Dropping an unclosed registry closes it too; failures then go to `tracing` as error events
+    /// (target `tool_runtime::lifecycle`), and closes that must wait are finished on the current
+    /// tokio runtime (or the dropping thread when there is none). Call `close` to get them as a
+    /// value.
+    ///
+    /// # Errors
+    /// [`CloseError`] listing every resource that failed to close and why.
+    pub async fn close(&self) -> Result<(), CloseError> {
+        let failures = lifecycle::close_all(self.take_closers()).await;
+        if failures.is_empty() { Ok(()) } else { Err(CloseError { failures }) }
+    }
+
+    /// Marks the registry closed and hands out the resources not closed yet.
+    fn take_closers(&self) -> Vec<Closer> {
+        let mut closers = Vec::new();
+        if !self.closed.swap(true, Ordering::AcqRel) {
+            for tool in &self.tools {
+                let tool = tool.clone();
+                closers.push(Closer::new(format!("tool `{}`", tool.name()), move || {
+                    Box::pin(async move { tool.close().await })
+                }));
+            }
+        }
+        closers.extend(self.scope.take_closers());
+        self.scope.memo.clear();
+        closers
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let closers = self.take_closers();
+        if !closers.is_empty() {
+            lifecycle::close_on_drop(closers);
+        }
+    }
+}
+
+/// The `tool_call` span of one call; `outcome` and `duration_ms` are recorded when it finishes.
+fn call_span(call: &ToolCall, ctx: &ToolContext) -> tracing::Span {
+    tracing::info_span!(
+        "tool_call",
+        tool = call.name.as_str(),
+        call_id = call.id.as_str(),
+        session_id = ctx.session_id(),
+        outcome = tracing::field::Empty,
+        duration_ms = tracing::field::Empty,
+    )
+}
+
+fn outcome_label(outcome: &Result<ToolResult, ToolError>) -> &'static str {
+    match outcome {
+        Ok(ToolResult::Done(_)) => "done",
+        Ok(_) => "ok",
+        Err(ToolError::PermissionDenied { .. }) => "denied",
+        Err(ToolError::TurnStopped { .. }) => "stopped",
+        Err(ToolError::Cancelled { .. }) => "cancelled",
+        Err(ToolError::TimedOut { .. }) => "timed_out",
+        Err(ToolError::Panicked { .. }) => "panicked",
+        Err(ToolError::RegistryClosed { .. }) => "closed",
+        Err(_) => "error",
     }
 }
 
@@ -115,6 +411,8 @@ pub struct RegistryBuilder {
     tools: Vec<Arc<dyn Tool>>,
     sets: Option<Vec<String>>,
     scope: RegistryScope,
+    policy: Option<Arc<dyn PermissionPolicy>>,
+    default_timeout: Option<Duration>,
 }
 
 impl RegistryBuilder {
@@ -164,6 +462,22 @@ impl RegistryBuilder {
         self
     }
 
+    /// Sets the permission policy asked before each call (default: [`DefaultPolicy`], which
+    /// refuses tools tagged `external` unless allowed by name).
+    #[must_use]
+    pub fn policy(mut self, policy: impl PermissionPolicy) -> Self {
+        self.policy = Some(Arc::new(policy));
+        self
+    }
+
+    /// Sets the time limit of tools that declare none with `#[tool(timeout_ms = N)]` (default:
+    /// none). A call over its limit ends with ``tool `x` timed out after N ms``.
+    #[must_use]
+    pub fn default_timeout(mut self, limit: Duration) -> Self {
+        self.default_timeout = Some(limit);
+        self
+    }
+
     /// The registry, sorted by tool name.
     ///
     /// # Errors
@@ -190,6 +504,14 @@ impl RegistryBuilder {
         }
         tools.sort_by(|a, b| a.name().cmp(b.name()));
         let index = tools.iter().enumerate().map(|(i, t)| (t.name().to_owned(), i)).collect();
-        Ok(Registry { tools, index, definitions: OnceLock::new(), scope: Arc::new(self.scope) })
+        Ok(Registry {
+            tools,
+            index,
+            definitions: OnceLock::new(),
+            scope: Arc::new(self.scope),
+            policy: self.policy.unwrap_or_else(|| Arc::new(DefaultPolicy::new())),
+            default_timeout: self.default_timeout,
+            closed: AtomicBool::new(false),
+        })
     }
 }

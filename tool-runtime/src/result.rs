@@ -50,12 +50,21 @@ pub enum ToolResult {
     Parts(Vec<ContentPart>),
     /// A JSON value; the model sees its compact serialisation.
     Json(serde_json::Value),
+    /// The run is over: the final message, shown as text; the [`ToolMessage`] has `done: true`
+    /// and [`Registry::call_batch`](crate::Registry::call_batch) reports it in
+    /// [`Batch::stop`](crate::Batch::stop) so that the agent loop stops.
+    Done(String),
 }
 
 impl ToolResult {
     /// A text result.
     pub fn text(text: impl Into<String>) -> Self {
         Self::Text(text.into())
+    }
+
+    /// The signal that ends the run, with the final message for the user.
+    pub fn done(message: impl Into<String>) -> Self {
+        Self::Done(message.into())
     }
 }
 
@@ -90,13 +99,17 @@ pub struct ToolMessage {
     /// `true` when the content was cut by the output layer (the full text is under `output_ref`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub trimmed: bool,
+    /// `true` when the tool ended the run ([`ToolResult::Done`]); the content is the final message.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub done: bool,
 }
 
 impl ToolMessage {
     /// A successful message from a tool result; JSON results become their compact text.
     pub fn success(tool_call_id: impl Into<String>, tool_name: impl Into<String>, result: ToolResult) -> Self {
+        let done = matches!(result, ToolResult::Done(_));
         let content = match result {
-            ToolResult::Text(text) => MessageContent::Text(text),
+            ToolResult::Text(text) | ToolResult::Done(text) => MessageContent::Text(text),
             ToolResult::Parts(parts) => MessageContent::Parts(parts),
             ToolResult::Json(value) => MessageContent::Text(value.to_string()),
         };
@@ -107,6 +120,7 @@ impl ToolMessage {
             is_error: false,
             output_ref: None,
             trimmed: false,
+            done,
         }
     }
 
@@ -119,6 +133,7 @@ impl ToolMessage {
             is_error: true,
             output_ref: None,
             trimmed: false,
+            done: false,
         }
     }
 

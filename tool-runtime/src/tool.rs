@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::context::ToolContext;
-use crate::error::ToolError;
+use crate::error::{BoxError, ToolError};
 use crate::result::ToolResult;
 
 /// What a model is told about a tool: its name, description and the canonical JSON Schema of its
@@ -112,6 +112,16 @@ pub trait Tool: Send + Sync + 'static {
     /// # Errors
     /// Any [`ToolError`]; the registry turns it into an error result for the model.
     fn call<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>>;
+
+    /// Releases what the tool holds (a connection, a child process). The registry calls it once,
+    /// when it is closed or dropped ([`Registry::close`](crate::Registry::close)). Default: nothing
+    /// to release.
+    ///
+    /// # Errors
+    /// Any error; the registry reports it and still closes its other resources.
+    fn close(&self) -> BoxFuture<'_, Result<(), BoxError>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 impl<T: Tool + ?Sized> Tool for &'static T {
@@ -141,6 +151,10 @@ impl<T: Tool + ?Sized> Tool for &'static T {
 
     fn call<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>> {
         (**self).call(arguments, ctx)
+    }
+
+    fn close(&self) -> BoxFuture<'_, Result<(), BoxError>> {
+        (**self).close()
     }
 }
 

@@ -126,8 +126,8 @@ async fn a_dependency_cycle_is_an_error_naming_the_chain() {
     let message = registry.call(&ToolCall::new("c1", "spin", "{}"), &ToolContext::new()).await;
     assert_eq!(
         message.text(),
-        "tool `spin` could not run: dependency `a` failed: dependency `b` failed: dependency `a` failed: \
-         dependency cycle: a -> b -> a"
+        "tool `spin` could not run: dependency cycle: a -> b -> a; change one `create` so that it no longer \
+         asks for a key already on the chain"
     );
 }
 

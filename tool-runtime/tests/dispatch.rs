@@ -98,6 +98,7 @@ async fn a_valid_call_returns_the_tool_text() {
             is_error: false,
             output_ref: None,
             trimmed: false,
+            done: false,
         }
     );
 }

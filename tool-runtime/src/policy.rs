@@ -1,0 +1,129 @@
+//! The permission policy: the hook that decides, before each call, whether the tool may run.
+
+use std::collections::BTreeSet;
+
+use futures::future::BoxFuture;
+
+use crate::call::ToolCall;
+use crate::context::ToolContext;
+use crate::tool::ToolDefinition;
+
+/// The tag of tools that reach outside the machine (the network, a paid API): the
+/// [`DefaultPolicy`] refuses them unless they are allowed by name. The rule comes from the
+/// standard tool set, where `webfetch` is "intentionally treated as external access for permission
+/// policy, so it is not in the default allow-list".
+pub const EXTERNAL_TAG: &str = "external";
+
+/// What a [`PermissionPolicy`] decides for one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Permission {
+    /// The call runs.
+    Allow,
+    /// The call does not run; its result is the error `Permission denied: <reason>`. The other
+    /// calls of the turn still run.
+    Deny(String),
+    /// The call does not run (`Permission denied: <reason>`) and neither does any other call of its
+    /// turn; [`Registry::call_batch`](crate::Registry::call_batch) reports the stop in
+    /// [`Batch::stop`](crate::Batch::stop) so that the agent loop hands control back to the user.
+    DenyAndStop(String),
+}
+
+/// The call a [`PermissionPolicy`] is asked about.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct PermissionRequest<'a> {
+    /// The call as the model made it (id, tool name, raw arguments).
+    pub call: &'a ToolCall,
+    /// The definition of the tool it calls (its tags say what it touches).
+    pub definition: &'a ToolDefinition,
+    /// The context the call runs in (session id, ...).
+    pub context: &'a ToolContext,
+}
+
+/// Decides whether a call may run; consulted by the [`Registry`](crate::Registry) before each call
+/// of a known tool, before its arguments are decoded and its dependencies created, so a refused
+/// call costs nothing and changes nothing.
+///
+/// A policy may be asynchronous (ask a person, look up a rule store): implement
+/// [`check`](PermissionPolicy::check). A synchronous closure
+/// `Fn(PermissionRequest<'_>) -> Permission` is a policy as it is. The default is
+/// [`DefaultPolicy`].
+///
+/// ```
+/// use tool_runtime::{Permission, PermissionRequest, Registry};
+///
+/// let registry = Registry::builder()
+///     .policy(|request: PermissionRequest<'_>| {
+///         if request.definition.tags.iter().any(|t| t == "destructive") {
+///             Permission::Deny(format!("`{}` changes files; ask the user first", request.call.name))
+///         } else {
+///             Permission::Allow
+///         }
+///     })
+///     .build()
+///     .unwrap();
+/// # drop(registry);
+/// ```
+pub trait PermissionPolicy: Send + Sync + 'static {
+    /// The decision for one call.
+    fn check<'a>(&'a self, request: PermissionRequest<'a>) -> BoxFuture<'a, Permission>;
+}
+
+impl<F> PermissionPolicy for F
+where
+    F: Fn(PermissionRequest<'_>) -> Permission + Send + Sync + 'static,
+{
+    fn check<'a>(&'a self, request: PermissionRequest<'a>) -> BoxFuture<'a, Permission> {
+        Box::pin(std::future::ready(self(request)))
+    }
+}
+
+/// The policy a registry uses unless told otherwise: every tool may run except those tagged
+/// [`EXTERNAL_TAG`] (`external`), which need an explicit [`allow`](DefaultPolicy::allow) by name.
+///
+/// A refused call reads ``Permission denied: tool `webfetch` reaches outside this machine (tag
+/// `external`) and the permission policy does not allow it``.
+#[derive(Debug, Clone, Default)]
+pub struct DefaultPolicy {
+    allowed: BTreeSet<String>,
+    all_external: bool,
+}
+
+impl DefaultPolicy {
+    /// The default policy: external tools refused.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Allows the tool `name` even when it is tagged `external`.
+    #[must_use]
+    pub fn allow(mut self, name: impl Into<String>) -> Self {
+        self.allowed.insert(name.into());
+        self
+    }
+
+    /// Allows every tool, external ones included.
+    #[must_use]
+    pub fn allow_all_external(mut self) -> Self {
+        self.all_external = true;
+        self
+    }
+
+    /// The decision, synchronously.
+    pub fn decide(&self, definition: &ToolDefinition) -> Permission {
+        let external = definition.tags.iter().any(|t| t == EXTERNAL_TAG);
+        if !external || self.all_external || self.allowed.contains(&definition.name) {
+            return Permission::Allow;
+        }
+        Permission::Deny(format!(
+            "tool `{}` reaches outside this machine (tag `{EXTERNAL_TAG}`) and the permission policy does not allow it",
+            definition.name
+        ))
+    }
+}
+
+impl PermissionPolicy for DefaultPolicy {
+    fn check<'a>(&'a self, request: PermissionRequest<'a>) -> BoxFuture<'a, Permission> {
+        Box::pin(std::future::ready(self.decide(request.definition)))
+    }
+}
