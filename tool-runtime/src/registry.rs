@@ -255,9 +255,15 @@ impl Registry {
         }
         let request = PermissionRequest { call, definition: tool.definition(), context: ctx };
         // A policy that panics refuses: a broken policy must not let calls through.
-        let decision = AssertUnwindSafe(self.policy.check(request)).catch_unwind().await.unwrap_or_else(|payload| {
-            Permission::Deny(format!("the permission policy panicked: {}", lifecycle::panic_message(payload.as_ref())))
-        });
+        let decision = AssertUnwindSafe(async { self.policy.check(request).await })
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|payload| {
+                Permission::Deny(format!(
+                    "the permission policy panicked: {}",
+                    lifecycle::panic_message(payload.as_ref())
+                ))
+            });
         match decision {
             Permission::Allow => Admission::Run(tool),
             Permission::Deny(reason) => {

@@ -339,7 +339,11 @@ async fn a_failing_create_is_an_error_naming_the_dependency_and_the_body_never_r
     let message = registry.call(&ToolCall::new("c1", "query", "{}"), &ToolContext::new()).await;
     assert_eq!(
         message,
-        ToolMessage::error("c1", "query", "tool `query` could not run: dependency `database` failed: database unreachable")
+        ToolMessage::error(
+            "c1",
+            "query",
+            "tool `query` could not run: dependency `database` failed: database unreachable"
+        )
     );
     assert_eq!(BODY_RAN.load(Ordering::SeqCst), before);
 }
