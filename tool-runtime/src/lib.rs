@@ -58,6 +58,8 @@ pub use policy::{DefaultPolicy, EXTERNAL_TAG, Permission, PermissionPolicy, Perm
 pub use progress::{Progress, ProgressListener};
 pub use registry::{Registry, RegistryBuilder};
 pub use result::{ContentPart, IntoToolResult, MessageContent, ToolMessage, ToolResult};
+/// The token that cancels calls ([`ToolContextBuilder::cancellation`]), from `tokio-util`.
+pub use tokio_util::sync::CancellationToken;
 pub use tool::{InvokeFn, Tool, ToolDefinition, ToolMeta, ToolRegistration, ToolSpec};
 pub use tool_macros::tool;
 
