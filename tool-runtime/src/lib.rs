@@ -54,6 +54,9 @@ pub use clock::{Clock, FixedClock, SystemClock};
 pub use context::{ImageSupport, ToolContext, ToolContextBuilder};
 pub use depends::{DependencyKey, Scope};
 pub use error::{ArgumentError, BoxError, CloseError, CloseFailure, DependencyError, RegistryError, ToolError};
+/// A boxed `Send` future: what `new_async` keys, hand-written [`Tool`]s and
+/// [`PermissionPolicy`] implementations return (from `futures`).
+pub use futures::future::BoxFuture;
 pub use policy::{DefaultPolicy, EXTERNAL_TAG, Permission, PermissionPolicy, PermissionRequest};
 pub use progress::{Progress, ProgressListener};
 pub use registry::{Registry, RegistryBuilder};
