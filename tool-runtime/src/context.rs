@@ -13,6 +13,7 @@ use crate::depends::{AnyValue, DependencyKey, Scope};
 use crate::error::{DependencyError, ToolError};
 use crate::lifecycle::Closer;
 use crate::progress::{Progress, ProgressListener};
+use crate::waits::{self, Waits};
 
 /// Memo slots, one per key id; a slot is created once and filled once.
 #[derive(Default)]
@@ -39,6 +40,7 @@ pub(crate) struct RegistryScope {
     pub(crate) overrides: HashMap<&'static str, AnyValue>,
     pub(crate) memo: Memo,
     closers: Mutex<Vec<Closer>>,
+    waits: Arc<Waits>,
 }
 
 impl RegistryScope {
@@ -100,9 +102,29 @@ struct CallScope {
     cancellation: CancellationToken,
 }
 
-/// The cycle found on one resolution path, shared by the contexts along that path, so that the
-/// outermost `resolve` reports the chain once instead of once per key it passed through.
-type CycleSlot = Arc<Mutex<Option<Vec<&'static str>>>>;
+/// One resolution path: a top-level `resolve` and the nested ones its `create`s make. Shared by the
+/// contexts along the path.
+struct ResolutionPath {
+    /// The path's id in the registry's [`Waits`].
+    id: u64,
+    /// The cycle found on this path, so that the outermost `resolve` reports the chain once instead
+    /// of once per key it passed through.
+    cycle: Mutex<Option<Vec<&'static str>>>,
+}
+
+impl ResolutionPath {
+    fn new() -> Arc<Self> {
+        Arc::new(Self { id: waits::new_path(), cycle: Mutex::new(None) })
+    }
+
+    fn found(&self, chain: &[&'static str]) {
+        *self.cycle.lock().unwrap_or_else(PoisonError::into_inner) = Some(chain.to_vec());
+    }
+
+    fn cycle(&self) -> Option<Vec<&'static str>> {
+        self.cycle.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+}
 
 /// The context of a tool call: the session, cancellation, the clock, the model's image capability,
 /// progress reporting, dependency overrides and the per-call dependency memo. A tool receives it by
@@ -119,7 +141,7 @@ pub struct ToolContext {
     call: Option<Arc<CallScope>>,
     /// Keys being created on this resolution path, outermost first (cycle detection).
     chain: Vec<&'static str>,
-    cycle: Option<CycleSlot>,
+    path: Option<Arc<ResolutionPath>>,
 }
 
 impl ToolContext {
@@ -222,7 +244,7 @@ impl ToolContext {
                 cancellation: self.cancellation().child_token(),
             })),
             chain: Vec::new(),
-            cycle: None,
+            path: None,
         }
     }
 
@@ -251,27 +273,32 @@ impl ToolContext {
         if self.chain.contains(&key.id()) {
             let mut chain = self.chain.clone();
             chain.push(key.id());
-            if let Some(slot) = &self.cycle {
-                *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(chain.clone());
-            }
-            return Err(self.cycle_error(&chain));
+            return Err(self.found_cycle(&chain));
         }
         let mut nested = self.clone();
         nested.chain.push(key.id());
-        if nested.cycle.is_none() {
-            nested.cycle = Some(CycleSlot::default());
-        }
+        let path = nested.path.get_or_insert_with(ResolutionPath::new).clone();
         let (memo, registry) = match key.scope() {
             Scope::Call => (self.call.as_ref().map(|c| &c.memo), None),
             Scope::Registry => (self.registry.as_ref().map(|r| &r.memo), self.registry.as_ref()),
         };
         let Some(memo) = memo else {
             // Outside a call (no memo table): create a fresh value each time.
-            return key.create(&nested).await.map_err(|e| self.create_error(&nested, key.id(), e));
+            return key.create(&nested).await.map_err(|e| self.create_error(&path, key.id(), e));
         };
         let slot = memo.slot(key.id());
+        // A registry-scoped value may be in creation by another call: waiting for it must not
+        // close a cycle across calls.
+        let waiting = match registry {
+            Some(registry) if !slot.initialized() => {
+                Some(registry.waits.wait(path.id, key.id(), &self.chain).map_err(|chain| self.found_cycle(&chain))?)
+            }
+            _ => None,
+        };
         let value = slot
             .get_or_try_init(|| async {
+                drop(waiting);
+                let _creating = registry.map(|r| r.waits.create(path.id, key.id()));
                 let value: AnyValue = Arc::new(key.create(&nested).await?);
                 if let Some(registry) = registry {
                     registry.push_closer(key.closer(value.clone()));
@@ -279,7 +306,7 @@ impl ToolContext {
                 Ok::<AnyValue, DependencyError>(value)
             })
             .await
-            .map_err(|e| self.create_error(&nested, key.id(), e))?;
+            .map_err(|e| self.create_error(&path, key.id(), e))?;
         self.downcast(value, key)
     }
 
@@ -296,12 +323,19 @@ impl ToolContext {
 
     /// The error of a failed `create`: the cycle found below it, reported once and unwrapped, or
     /// the key's own failure.
-    fn create_error(&self, nested: &Self, key: &str, error: DependencyError) -> ToolError {
-        let found = nested.cycle.as_ref().and_then(|slot| slot.lock().unwrap_or_else(PoisonError::into_inner).clone());
-        match found {
+    fn create_error(&self, path: &ResolutionPath, key: &str, error: DependencyError) -> ToolError {
+        match path.cycle() {
             Some(chain) if error.0 == cycle_text(&chain) => self.cycle_error(&chain),
             _ => self.dependency_error(key, error.0),
         }
+    }
+
+    /// Records a cycle found on this path and returns its error.
+    fn found_cycle(&self, chain: &[&'static str]) -> ToolError {
+        if let Some(path) = &self.path {
+            path.found(chain);
+        }
+        self.cycle_error(chain)
     }
 
     fn cycle_error(&self, chain: &[&'static str]) -> ToolError {
@@ -401,6 +435,6 @@ impl ToolContextBuilder {
 
     /// The context.
     pub fn build(self) -> ToolContext {
-        ToolContext { shared: Arc::new(self.shared), registry: None, call: None, chain: Vec::new(), cycle: None }
+        ToolContext { shared: Arc::new(self.shared), registry: None, call: None, chain: Vec::new(), path: None }
     }
 }

@@ -47,6 +47,7 @@ mod registry;
 mod result;
 pub mod schema;
 mod tool;
+mod waits;
 
 pub use batch::{Batch, TurnStop};
 pub use call::ToolCall;

@@ -128,6 +128,25 @@ fn make_selfish(ctx: &ToolContext) -> BoxFuture<'_, Result<String, DependencyErr
 /// A key that asks for itself.
 static SELFISH: DependencyKey<String> = DependencyKey::new_async("selfish", make_selfish);
 
+fn make_x(ctx: &ToolContext) -> BoxFuture<'_, Result<String, DependencyError>> {
+    Box::pin(async move {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        Ok(ctx.resolve(&SHARED_Y).await?)
+    })
+}
+
+fn make_y(ctx: &ToolContext) -> BoxFuture<'_, Result<String, DependencyError>> {
+    Box::pin(async move {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        Ok(ctx.resolve(&SHARED_X).await?)
+    })
+}
+
+/// A registry-scoped half of a cycle whose `create` takes a while.
+static SHARED_X: DependencyKey<String> = DependencyKey::new_async("x", make_x).with_scope(Scope::Registry);
+/// The other half.
+static SHARED_Y: DependencyKey<String> = DependencyKey::new_async("y", make_y).with_scope(Scope::Registry);
+
 static BODY_RAN: AtomicUsize = AtomicUsize::new(0);
 
 /// Uses the counter twice and the prefix.
@@ -188,6 +207,18 @@ fn spin(#[depends(CYCLE_A)] a: String) -> String {
 fn mirror(#[depends(SELFISH)] value: String) -> String {
     BODY_RAN.fetch_add(1, Ordering::SeqCst);
     value
+}
+
+/// Enters the shared cycle at `x`.
+#[tool]
+fn enter_x(#[depends(SHARED_X)] x: String) -> String {
+    x
+}
+
+/// Enters the shared cycle at `y`.
+#[tool]
+fn enter_y(#[depends(SHARED_Y)] y: String) -> String {
+    y
 }
 
 /// A registry of every tool here, counting creates in `creates`.
@@ -397,6 +428,30 @@ async fn a_cycle_leaves_the_registry_serving_and_is_found_again_on_the_next_call
     let ctx = ToolContext::builder().override_dependency(&CREATES, Arc::new(Creates::default())).build();
     let message = registry.call(&ToolCall::new("c3", "tally", r#"{"amount":1}"#), &ctx).await;
     assert_eq!(message.text(), "call c3: 2");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cycle_of_registry_scoped_keys_entered_by_two_calls_at_once_is_an_error_not_a_hang() {
+    // Without the check, call 1 would wait for `y` (being created by call 2) while call 2 waits
+    // for `x` (being created by call 1); the time limit only turns such a hang into a failure.
+    let registry = Registry::builder()
+        .tool(enter_x::TOOL)
+        .tool(enter_y::TOOL)
+        .default_timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let calls = [ToolCall::new("c1", "enter_x", "{}"), ToolCall::new("c2", "enter_y", "{}")];
+    let batch = registry.call_batch(&calls, &ToolContext::new()).await;
+    let texts: Vec<String> = batch.iter().map(|m| m.text().into_owned()).collect();
+    assert_eq!(
+        texts,
+        [
+            "tool `enter_x` could not run: dependency cycle: x -> y -> x; change one `create` so that it no longer \
+             asks for a key already on the chain",
+            "tool `enter_y` could not run: dependency cycle: y -> x -> y; change one `create` so that it no longer \
+             asks for a key already on the chain",
+        ]
+    );
 }
 
 #[tokio::test]

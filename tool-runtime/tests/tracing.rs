@@ -16,11 +16,20 @@ use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
 
+/// Field names and their values as text.
+type FieldMap = BTreeMap<String, String>;
+
+/// A span's name and fields.
+type SpanSeen = (String, FieldMap);
+
+/// An event's level, target and fields.
+type EventSeen = (String, String, FieldMap);
+
 /// The fields of every span and event seen, by span id and in event order.
 #[derive(Default)]
 struct Seen {
-    spans: Mutex<BTreeMap<u64, (String, BTreeMap<String, String>)>>,
-    events: Mutex<Vec<(String, String, BTreeMap<String, String>)>>,
+    spans: Mutex<BTreeMap<u64, SpanSeen>>,
+    events: Mutex<Vec<EventSeen>>,
     next: AtomicU64,
 }
 
