@@ -31,6 +31,13 @@
 //!
 //! `#[tool]` functions are items of a module (not local items inside a function body): the
 //! generated registration lives beside them.
+//!
+//! The calls of one model turn go to [`Registry::call_batch`]: a [permission
+//! policy](PermissionPolicy) is asked about each first, then they run concurrently (tools marked
+//! `#[tool(sequential)]` alone), each within its time limit and the [`ToolContext`]'s
+//! cancellation, each failure (a panic too) an error result for the model. [`Batch::stop`] tells
+//! the agent loop when to stop: a tool returned [`ToolResult::done`], or the policy stopped the
+//! turn. [`Registry::close`] releases what tools and registry-scoped dependencies hold.
 
 mod batch;
 mod call;

@@ -8,9 +8,9 @@
 /// as a progress bar.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Progress {
-    /// The id of the tool call that reports.
+    /// The id of the tool call that reports (empty when reported outside a call).
     pub tool_call_id: String,
-    /// The name of the tool that reports.
+    /// The name of the tool that reports (empty when reported outside a call).
     pub tool_name: String,
     /// Units done so far.
     pub done: u64,

@@ -253,17 +253,24 @@ impl Registry {
         if self.closed.load(Ordering::Acquire) {
             return Admission::Refuse(ToolError::RegistryClosed { tool: call.name.clone() });
         }
+        let cancelled = || Admission::Refuse(ToolError::Cancelled { tool: call.name.clone() });
+        if ctx.is_cancelled() {
+            return cancelled();
+        }
         let request = PermissionRequest { call, definition: tool.definition(), context: ctx };
         // A policy that panics refuses: a broken policy must not let calls through.
-        let decision = AssertUnwindSafe(async { self.policy.check(request).await })
-            .catch_unwind()
-            .await
-            .unwrap_or_else(|payload| {
+        let check = AssertUnwindSafe(async { self.policy.check(request).await }).catch_unwind();
+        let decision = tokio::select! {
+            biased;
+            // A policy may wait for a person; a cancelled turn does not wait for the answer.
+            () = ctx.cancellation().cancelled() => return cancelled(),
+            decision = check => decision.unwrap_or_else(|payload| {
                 Permission::Deny(format!(
                     "the permission policy panicked: {}",
                     lifecycle::panic_message(payload.as_ref())
                 ))
-            });
+            }),
+        };
         match decision {
             Permission::Allow => Admission::Run(tool),
             Permission::Deny(reason) => {

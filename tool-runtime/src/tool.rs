@@ -113,9 +113,9 @@ pub trait Tool: Send + Sync + 'static {
     /// Any [`ToolError`]; the registry turns it into an error result for the model.
     fn call<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>>;
 
-    /// Releases what the tool holds (a connection, a child process). The registry calls it once,
-    /// when it is closed or dropped ([`Registry::close`](crate::Registry::close)). Default: nothing
-    /// to release.
+    /// Releases what the tool holds (a connection, a child process). A registry calls it once,
+    /// when it is closed or dropped ([`Registry::close`](crate::Registry::close)); a tool shared by
+    /// several registries is closed by each. Default: nothing to release.
     ///
     /// # Errors
     /// Any error; the registry reports it and still closes its other resources.

@@ -243,3 +243,41 @@ async fn a_policy_that_panics_denies_the_call() {
     assert_eq!(message.text(), "Permission denied: the permission policy panicked: rules file missing");
     assert_eq!(runs.counts(), BTreeMap::new());
 }
+
+/// Waits for an answer that never comes (a person who walked away).
+struct NeverAnswers;
+
+impl PermissionPolicy for NeverAnswers {
+    fn check<'a>(&'a self, _request: PermissionRequest<'a>) -> BoxFuture<'a, Permission> {
+        Box::pin(std::future::pending())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancelling_the_turn_ends_the_wait_for_the_policy() {
+    let runs = Arc::new(Runs::default());
+    let registry = builder(&runs).policy(NeverAnswers).build().unwrap();
+    let token = tool_runtime::CancellationToken::new();
+    let ctx = ToolContext::builder().cancellation(token.clone()).build();
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+        token.cancel();
+    });
+    let message = registry.call(&read_call("c1"), &ctx).await;
+    canceller.await.unwrap();
+    assert_eq!(message, ToolMessage::error("c1", "read", "tool `read` was cancelled"));
+    assert_eq!(runs.counts(), BTreeMap::new());
+}
+
+#[tokio::test]
+async fn the_policy_is_not_asked_about_a_call_of_a_cancelled_turn() {
+    let runs = Arc::new(Runs::default());
+    let policy = Recording::default();
+    let registry = builder(&runs).policy(policy.clone()).build().unwrap();
+    let token = tool_runtime::CancellationToken::new();
+    token.cancel();
+    let ctx = ToolContext::builder().cancellation(token).build();
+    let message = registry.call(&read_call("c1"), &ctx).await;
+    assert_eq!(message.text(), "tool `read` was cancelled");
+    assert_eq!(*policy.asked.lock().unwrap(), Vec::<String>::new());
+}
