@@ -8,18 +8,30 @@
 //!    depth, so that it decodes as absent (serde alone rejects `null` for a `#[serde(default)]`
 //!    `u64`). `null` for a required property stays an error that names it.
 //! 4. Fields the tool does not accept, at any depth, are an error naming their paths
-//!    (`filter.nmae`) and the fields accepted there; nothing is silently dropped.
+//!    (`filter.nmae`) and the fields accepted there; nothing is silently dropped. A union (an
+//!    internally tagged enum such as `#[serde(tag = "op")]`) is strict per variant: a field of
+//!    another variant (`content` sent with `"op":"Read"`) is an error naming it and listing what
+//!    that variant accepts.
 //! 5. A value of the wrong type names its path and what was expected.
 //!
 //! The common case (valid arguments) is one pass of serde_json over the text, with
 //! `serde_ignored` watching for unknown fields; only a failure takes the slower path that builds a
-//! `serde_json::Value` to apply rule 3 and to find the path of the error.
+//! `serde_json::Value` to apply rule 3 and to find the path of the error. A schema holding a
+//! tagged union always takes the slower path (serde buffers such enums, hiding unknown fields
+//! from `serde_ignored`), where unknown fields are found by walking the schema.
+//!
+//! What real models also send (a JSON string holding the object, arrays as strings, numbers as
+//! strings) is only accepted under an opt-in [`RepairPolicy`].
 
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::ArgumentError;
-use crate::schema::{Segment, accepted_fields, format_path, resolve};
+use crate::schema::{Segment, accepted_fields, format_path, resolve, union_tag};
+
+mod repair;
+
+pub use repair::{Repair, RepairPolicy, Repaired};
 
 /// Decodes `raw` arguments into `T` by the module's rules. `schema` gives the tool's canonical
 /// input schema; it is only asked for when the fast path fails.
@@ -31,7 +43,8 @@ pub fn decode_arguments<'s, T: DeserializeOwned>(
     schema: impl FnOnce() -> &'s Value,
 ) -> Result<T, ArgumentError> {
     let text = if raw.trim().is_empty() { "{}" } else { raw };
-    if text.trim_start().starts_with('{') {
+    let schema = schema();
+    if text.trim_start().starts_with('{') && !has_union(schema) {
         let mut de = serde_json::Deserializer::from_str(text);
         let mut unknown = false;
         let fast = serde_ignored::deserialize(&mut de, |_| unknown = true);
@@ -42,7 +55,7 @@ pub fn decode_arguments<'s, T: DeserializeOwned>(
             return Ok(value);
         }
     }
-    decode_slow(text, schema())
+    decode_slow(text, schema)
 }
 
 fn decode_slow<T: DeserializeOwned>(text: &str, schema: &Value) -> Result<T, ArgumentError> {
@@ -51,6 +64,12 @@ fn decode_slow<T: DeserializeOwned>(text: &str, schema: &Value) -> Result<T, Arg
         return Err(ArgumentError::NotAnObject { found: kind_of(&value) });
     }
     drop_optional_nulls(&mut value, schema, schema);
+    if has_union(schema) {
+        let mut path = Vec::new();
+        if let Some(error) = unknown_in_union(&value, schema, schema, &mut path) {
+            return Err(error);
+        }
+    }
 
     let mut unknown: Vec<Vec<Segment>> = Vec::new();
     let mut on_ignored = |path: serde_ignored::Path<'_>| unknown.push(ignored_path(&path));
@@ -102,12 +121,106 @@ fn ignored_path(path: &serde_ignored::Path<'_>) -> Vec<Segment> {
     segments
 }
 
+/// `true` when `schema` holds a `oneOf`/`anyOf` of objects with a tag at any depth.
+fn has_union(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => {
+            for key in ["oneOf", "anyOf"] {
+                if let Some(Value::Array(branches)) = map.get(key) {
+                    let objects: Vec<&Map<String, Value>> = branches.iter().filter_map(Value::as_object).collect();
+                    if objects.len() == branches.len() && union_tag(&objects).is_some() {
+                        return true;
+                    }
+                }
+            }
+            map.values().any(has_union)
+        }
+        Value::Array(items) => items.iter().any(has_union),
+        _ => false,
+    }
+}
+
+/// The branch of a tagged union (`oneOf`/`anyOf` of objects with a tag) that `value` selects,
+/// with the tag's name and value; `node` itself when it is not a tagged union.
+fn select_branch<'a>(value: &Value, node: &'a Value, root: &'a Value) -> (&'a Value, Option<(String, String)>) {
+    for key in ["oneOf", "anyOf"] {
+        let Some(Value::Array(branches)) = node.get(key) else { continue };
+        let resolved: Vec<&'a Value> = branches.iter().filter_map(|b| resolve(root, b)).collect();
+        let objects: Vec<&Map<String, Value>> = resolved.iter().filter_map(|b| b.as_object()).collect();
+        if objects.len() != branches.len() {
+            continue;
+        }
+        let Some((tag, values)) = union_tag(&objects) else { continue };
+        let Some(sent) = value.get(&tag).and_then(Value::as_str) else { continue };
+        if let Some(index) = values.iter().position(|v| v == sent) {
+            return (resolved[index], Some((tag, sent.to_owned())));
+        }
+    }
+    (node, None)
+}
+
+/// The first field of `value` that its (tagged union) schema does not accept, as an error naming
+/// its path and the fields the selected variant accepts.
+fn unknown_in_union(value: &Value, node: &Value, root: &Value, path: &mut Vec<Segment>) -> Option<ArgumentError> {
+    let node = resolve(root, node)?;
+    match value {
+        Value::Object(map) => {
+            let (branch, tag) = select_branch(value, node, root);
+            let properties = branch.get("properties").and_then(Value::as_object);
+            let closed = branch.get("additionalProperties") == Some(&Value::Bool(false));
+            for (key, v) in map {
+                match properties.and_then(|p| p.get(key)) {
+                    Some(property) => {
+                        path.push(Segment::Key(key.clone()));
+                        let found = unknown_in_union(v, property, root, path);
+                        path.pop();
+                        if found.is_some() {
+                            return found;
+                        }
+                    }
+                    None if closed => {
+                        let accepted: Vec<String> =
+                            properties.map(|p| p.keys().map(|k| format!("`{k}`")).collect()).unwrap_or_default();
+                        path.push(Segment::Key(key.clone()));
+                        let at = format_path(path);
+                        path.pop();
+                        let message = match tag {
+                            Some((tag, variant)) => format!(
+                                "unknown field for `{tag}` = `{variant}`; `{variant}` accepts {}",
+                                accepted.join(", ")
+                            ),
+                            None => format!("unknown field; expected one of {}", accepted.join(", ")),
+                        };
+                        return Some(ArgumentError::Invalid { path: at, message });
+                    }
+                    None => {}
+                }
+            }
+            None
+        }
+        Value::Array(items) => {
+            let item_schema = node.get("items").filter(|i| i.is_object())?;
+            for (index, item) in items.iter().enumerate() {
+                path.push(Segment::Index(index));
+                let found = unknown_in_union(item, item_schema, root, path);
+                path.pop();
+                if found.is_some() {
+                    return found;
+                }
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
 /// Removes `null` values of properties that `schema` does not require, recursing into nested
-/// objects and arrays the schema describes.
+/// objects and arrays the schema describes (and into the selected variant of a tagged union).
 fn drop_optional_nulls(value: &mut Value, node: &Value, root: &Value) {
     let Some(node) = resolve(root, node) else {
         return;
     };
+    let node = select_branch(value, node, root).0;
     match value {
         Value::Object(map) => {
             let Some(properties) = node.get("properties").and_then(Value::as_object) else {

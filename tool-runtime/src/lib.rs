@@ -72,8 +72,11 @@ pub mod __private {
     pub use crate::{IntoToolResult, Tool, ToolContext, ToolError, ToolMeta, ToolRegistration, ToolResult, ToolSpec};
 
     /// Decodes a call's arguments for the tool `spec`.
-    pub fn decode<T: serde::de::DeserializeOwned>(spec: &'static ToolSpec, raw: &str) -> Result<T, ToolError> {
-        crate::decode::decode_arguments(raw, || spec.input_schema())
+    pub fn decode<T: serde::de::DeserializeOwned + schemars::JsonSchema>(
+        spec: &'static ToolSpec,
+        raw: &str,
+    ) -> Result<T, ToolError> {
+        crate::decode::decode_arguments(raw, || spec.decoding_schema::<T>())
             .map_err(|error| ToolError::InvalidArguments { tool: spec.name().to_owned(), error })
     }
 

@@ -8,6 +8,7 @@ use futures::FutureExt;
 
 use crate::call::ToolCall;
 use crate::context::{RegistryScope, ToolContext};
+use crate::decode::RepairPolicy;
 use crate::depends::DependencyKey;
 use crate::error::{RegistryError, ToolError};
 use crate::result::ToolMessage;
@@ -22,6 +23,7 @@ pub struct Registry {
     index: HashMap<String, usize>,
     definitions: OnceLock<Vec<ToolDefinition>>,
     scope: Arc<RegistryScope>,
+    repair: RepairPolicy,
 }
 
 impl Registry {
@@ -80,7 +82,9 @@ impl Registry {
             return ToolMessage::error(&call.id, &call.name, error.to_string());
         };
         let ctx = ctx.for_call(&call.id, &call.name, &self.scope);
-        let outcome = AssertUnwindSafe(async { tool.call(&call.arguments, &ctx).await }).catch_unwind().await;
+        let repaired = self.repair.apply(&call.name, &call.arguments, &tool.definition().input_schema);
+        let arguments = repaired.as_deref().unwrap_or(&call.arguments);
+        let outcome = AssertUnwindSafe(async { tool.call(arguments, &ctx).await }).catch_unwind().await;
         match outcome {
             Ok(Ok(result)) => ToolMessage::success(&call.id, &call.name, result),
             Ok(Err(error)) => ToolMessage::error(&call.id, &call.name, error.to_string()),
@@ -115,6 +119,7 @@ pub struct RegistryBuilder {
     tools: Vec<Arc<dyn Tool>>,
     sets: Option<Vec<String>>,
     scope: RegistryScope,
+    repair: RepairPolicy,
 }
 
 impl RegistryBuilder {
@@ -164,6 +169,14 @@ impl RegistryBuilder {
         self
     }
 
+    /// Repairs arguments that models send slightly wrong before they are decoded (see
+    /// [`RepairPolicy`]; off by default).
+    #[must_use]
+    pub fn repair(mut self, policy: RepairPolicy) -> Self {
+        self.repair = policy;
+        self
+    }
+
     /// The registry, sorted by tool name.
     ///
     /// # Errors
@@ -190,6 +203,6 @@ impl RegistryBuilder {
         }
         tools.sort_by(|a, b| a.name().cmp(b.name()));
         let index = tools.iter().enumerate().map(|(i, t)| (t.name().to_owned(), i)).collect();
-        Ok(Registry { tools, index, definitions: OnceLock::new(), scope: Arc::new(self.scope) })
+        Ok(Registry { tools, index, definitions: OnceLock::new(), scope: Arc::new(self.scope), repair: self.repair })
     }
 }
