@@ -214,6 +214,11 @@ fn unknown_in_union(value: &Value, node: &Value, root: &Value, path: &mut Vec<Se
     }
 }
 
+/// Removes `null` values of properties that `schema` does not require (rule 3), at every depth.
+pub(crate) fn drop_nulls(value: &mut Value, schema: &Value) {
+    drop_optional_nulls(value, schema, schema);
+}
+
 /// Removes `null` values of properties that `schema` does not require, recursing into nested
 /// objects and arrays the schema describes (and into the selected variant of a tagged union).
 fn drop_optional_nulls(value: &mut Value, node: &Value, root: &Value) {

@@ -31,6 +31,7 @@ mod anthropic;
 mod gemini;
 mod openai_chat;
 mod openai_responses;
+mod projection;
 
 use std::fmt;
 use std::str::FromStr;
@@ -38,6 +39,7 @@ use std::str::FromStr;
 use serde_json::Value;
 
 pub use gemini::gemini_schema;
+pub use projection::{ProjectionError, SchemaError, Target, openai_strict_schema};
 
 use crate::{ToolCall, ToolDefinition, ToolMessage};
 
