@@ -14,17 +14,17 @@
 //!    that variant accepts.
 //! 5. A value of the wrong type names its path and what was expected.
 //!
-//! The common case (valid arguments) is one pass of serde_json over the text, with
-//! `serde_ignored` watching for unknown fields; only a failure takes the slower path that builds a
-//! `serde_json::Value` to apply rule 3 and to find the path of the error. A schema holding a
-//! tagged union always takes the slower path (serde buffers such enums, hiding unknown fields
-//! from `serde_ignored`), where unknown fields are found by walking the schema.
+//! Unknown fields are found twice: by walking the schema (which sees the fields serde buffers
+//! and never reports, those of `#[serde(flatten)]` structs and tagged enums) and by
+//! `serde_ignored` while decoding. A field the schema does not list is refused even when serde
+//! would take it (a `#[serde(alias)]`): the schema is what the model was shown.
 //!
 //! What real models also send (a JSON string holding the object, arrays as strings, numbers as
 //! strings) is only accepted under an opt-in [`RepairPolicy`].
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+
 
 use crate::error::ArgumentError;
 use crate::schema::{Segment, accepted_fields, format_path, resolve, union_tag};
@@ -33,8 +33,9 @@ mod repair;
 
 pub use repair::{Repair, RepairPolicy, Repaired};
 
-/// Decodes `raw` arguments into `T` by the module's rules. `schema` gives the tool's canonical
-/// input schema; it is only asked for when the fast path fails.
+/// Decodes `raw` arguments into `T` by the module's rules. `schema` gives the schema to decode
+/// against: the tool's canonical schema, or for a union root its
+/// [`decoding_schema`](crate::schema::decoding_schema).
 ///
 /// # Errors
 /// An [`ArgumentError`] that says what to change.
@@ -43,19 +44,7 @@ pub fn decode_arguments<'s, T: DeserializeOwned>(
     schema: impl FnOnce() -> &'s Value,
 ) -> Result<T, ArgumentError> {
     let text = if raw.trim().is_empty() { "{}" } else { raw };
-    let schema = schema();
-    if text.trim_start().starts_with('{') && !has_union(schema) {
-        let mut de = serde_json::Deserializer::from_str(text);
-        let mut unknown = false;
-        let fast = serde_ignored::deserialize(&mut de, |_| unknown = true);
-        if let Ok(value) = fast
-            && !unknown
-            && de.end().is_ok()
-        {
-            return Ok(value);
-        }
-    }
-    decode_slow(text, schema)
+    decode_slow(text, schema())
 }
 
 fn decode_slow<T: DeserializeOwned>(text: &str, schema: &Value) -> Result<T, ArgumentError> {
@@ -64,15 +53,17 @@ fn decode_slow<T: DeserializeOwned>(text: &str, schema: &Value) -> Result<T, Arg
         return Err(ArgumentError::NotAnObject { found: kind_of(&value) });
     }
     drop_optional_nulls(&mut value, schema, schema);
-    if has_union(schema) {
-        let mut path = Vec::new();
-        if let Some(error) = unknown_in_union(&value, schema, schema, &mut path) {
-            return Err(error);
-        }
+    let mut unknown: Vec<Vec<Segment>> = Vec::new();
+    if let Some(error) = unknown_by_schema(&value, schema, schema, &mut Vec::new(), &mut unknown) {
+        return Err(error);
     }
 
-    let mut unknown: Vec<Vec<Segment>> = Vec::new();
-    let mut on_ignored = |path: serde_ignored::Path<'_>| unknown.push(ignored_path(&path));
+    let mut on_ignored = |path: serde_ignored::Path<'_>| {
+        let path = ignored_path(&path);
+        if !unknown.contains(&path) {
+            unknown.push(path);
+        }
+    };
     let deserializer = serde_ignored::Deserializer::new(value, &mut on_ignored);
     let decoded: Result<T, _> = serde_path_to_error::deserialize(deserializer);
     // Unknown fields come first: a typo (`nmae`) also makes the real field missing, and the typo
@@ -121,25 +112,6 @@ fn ignored_path(path: &serde_ignored::Path<'_>) -> Vec<Segment> {
     segments
 }
 
-/// `true` when `schema` holds a `oneOf`/`anyOf` of objects with a tag at any depth.
-fn has_union(schema: &Value) -> bool {
-    match schema {
-        Value::Object(map) => {
-            for key in ["oneOf", "anyOf"] {
-                if let Some(Value::Array(branches)) = map.get(key) {
-                    let objects: Vec<&Map<String, Value>> = branches.iter().filter_map(Value::as_object).collect();
-                    if objects.len() == branches.len() && union_tag(&objects).is_some() {
-                        return true;
-                    }
-                }
-            }
-            map.values().any(has_union)
-        }
-        Value::Array(items) => items.iter().any(has_union),
-        _ => false,
-    }
-}
-
 /// The branch of a tagged union (`oneOf`/`anyOf` of objects with a tag) that `value` selects,
 /// with the tag's name and value; `node` itself when it is not a tagged union.
 fn select_branch<'a>(value: &Value, node: &'a Value, root: &'a Value) -> (&'a Value, Option<(String, String)>) {
@@ -159,9 +131,17 @@ fn select_branch<'a>(value: &Value, node: &'a Value, root: &'a Value) -> (&'a Va
     (node, None)
 }
 
-/// The first field of `value` that its (tagged union) schema does not accept, as an error naming
-/// its path and the fields the selected variant accepts.
-fn unknown_in_union(value: &Value, node: &Value, root: &Value, path: &mut Vec<Segment>) -> Option<ArgumentError> {
+/// Collects into `unknown` the paths of the fields of `value` that a closed object of `schema`
+/// (`additionalProperties: false`) does not list, at every depth. A field that the selected
+/// variant of a tagged union does not take is returned at once as an error naming the variant
+/// and what it accepts.
+fn unknown_by_schema(
+    value: &Value,
+    node: &Value,
+    root: &Value,
+    path: &mut Vec<Segment>,
+    unknown: &mut Vec<Vec<Segment>>,
+) -> Option<ArgumentError> {
     let node = resolve(root, node)?;
     match value {
         Value::Object(map) => {
@@ -169,32 +149,28 @@ fn unknown_in_union(value: &Value, node: &Value, root: &Value, path: &mut Vec<Se
             let properties = branch.get("properties").and_then(Value::as_object);
             let closed = branch.get("additionalProperties") == Some(&Value::Bool(false));
             for (key, v) in map {
+                path.push(Segment::Key(key.clone()));
                 match properties.and_then(|p| p.get(key)) {
                     Some(property) => {
-                        path.push(Segment::Key(key.clone()));
-                        let found = unknown_in_union(v, property, root, path);
-                        path.pop();
-                        if found.is_some() {
-                            return found;
+                        if let Some(error) = unknown_by_schema(v, property, root, path, unknown) {
+                            return Some(error);
                         }
                     }
                     None if closed => {
-                        let accepted: Vec<String> =
-                            properties.map(|p| p.keys().map(|k| format!("`{k}`")).collect()).unwrap_or_default();
-                        path.push(Segment::Key(key.clone()));
-                        let at = format_path(path);
-                        path.pop();
-                        let message = match tag {
-                            Some((tag, variant)) => format!(
+                        if let Some((tag, variant)) = tag.clone() {
+                            let accepted: Vec<String> =
+                                properties.map(|p| p.keys().map(|k| format!("`{k}`")).collect()).unwrap_or_default();
+                            let message = format!(
                                 "unknown field for `{tag}` = `{variant}`; `{variant}` accepts {}",
                                 accepted.join(", ")
-                            ),
-                            None => format!("unknown field; expected one of {}", accepted.join(", ")),
-                        };
-                        return Some(ArgumentError::Invalid { path: at, message });
+                            );
+                            return Some(ArgumentError::Invalid { path: format_path(path), message });
+                        }
+                        unknown.push(path.clone());
                     }
                     None => {}
                 }
+                path.pop();
             }
             None
         }
@@ -202,7 +178,7 @@ fn unknown_in_union(value: &Value, node: &Value, root: &Value, path: &mut Vec<Se
             let item_schema = node.get("items").filter(|i| i.is_object())?;
             for (index, item) in items.iter().enumerate() {
                 path.push(Segment::Index(index));
-                let found = unknown_in_union(item, item_schema, root, path);
+                let found = unknown_by_schema(item, item_schema, root, path, unknown);
                 path.pop();
                 if found.is_some() {
                     return found;
