@@ -32,7 +32,7 @@ type Handler = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolResul
 /// - Every violation is reported in the error style of `#[tool]`: unknown fields with the fields
 ///   accepted there, a missing field by its path, any other violated constraint (`minimum`,
 ///   `maxLength`, `enum`, `pattern`, ...) as `` `path`: <what the validator says> ``. All
-///   violations are listed, one per line, first the first.
+///   violations are listed, one per line (`also: ...`), in the order of the schema's properties.
 pub struct DynamicTool {
     definition: ToolDefinition,
     validated: Value,
