@@ -25,7 +25,6 @@
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-
 use crate::error::ArgumentError;
 use crate::schema::{Segment, accepted_fields, format_path, resolve, union_tag};
 

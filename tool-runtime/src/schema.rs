@@ -377,8 +377,11 @@ pub fn hoist_union(schema: Value) -> Value {
         if let Some(doc) = branch.get("description").and_then(Value::as_str) {
             variant_docs.push(format!("- {label}: {doc}"));
         }
-        let required: Vec<&str> =
-            branch.get("required").and_then(Value::as_array).map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+        let required: Vec<&str> = branch
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
         for (name, property) in branch["properties"].as_object().into_iter().flatten() {
             if tag.as_ref().is_some_and(|(t, _)| t == name) {
                 continue;
@@ -386,7 +389,11 @@ pub fn hoist_union(schema: Value) -> Value {
             if !uses.contains_key(name) {
                 order.push(name.clone());
             }
-            uses.entry(name.clone()).or_default().push((label.clone(), required.contains(&name.as_str()), property.clone()));
+            uses.entry(name.clone()).or_default().push((
+                label.clone(),
+                required.contains(&name.as_str()),
+                property.clone(),
+            ));
         }
     }
     let mut properties = Map::new();

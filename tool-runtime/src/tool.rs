@@ -177,7 +177,17 @@ impl ToolSpec {
         schema: fn() -> Value,
         invoke: InvokeFn,
     ) -> Self {
-        Self { name, description, set, module_path, meta, schema, invoke, definition: OnceLock::new(), decoding: OnceLock::new() }
+        Self {
+            name,
+            description,
+            set,
+            module_path,
+            meta,
+            schema,
+            invoke,
+            definition: OnceLock::new(),
+            decoding: OnceLock::new(),
+        }
     }
 
     /// The options the tool was declared with.

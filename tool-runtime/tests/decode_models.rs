@@ -153,7 +153,10 @@ async fn two_objects_back_to_back_name_the_tool_and_the_column() {
 #[tokio::test]
 async fn an_unknown_nested_field_names_its_path_and_the_accepted_fields() {
     let message = call("search", r#"{"filter":{"nmae":"a","name":"b"}}"#).await;
-    assert_eq!(message.text(), "invalid arguments for `search`: unknown field `filter.nmae`; expected one of `name`, `tags`");
+    assert_eq!(
+        message.text(),
+        "invalid arguments for `search`: unknown field `filter.nmae`; expected one of `name`, `tags`"
+    );
 }
 
 #[tokio::test]
@@ -172,8 +175,7 @@ async fn a_top_level_string_holding_the_object_is_unwrapped_under_the_policy() {
 
 #[tokio::test]
 async fn a_nested_array_sent_as_a_string_is_parsed_under_the_policy() {
-    let message =
-        call_with(RepairPolicy::all(), "search", r#"{"filter":{"name":"a","tags":"[\"x\",\"y\"]"}}"#).await;
+    let message = call_with(RepairPolicy::all(), "search", r#"{"filter":{"name":"a","tags":"[\"x\",\"y\"]"}}"#).await;
     assert_eq!(message.text(), r#"a ["x", "y"] 2 None None"#);
 }
 
@@ -193,13 +195,15 @@ async fn a_number_sent_as_a_string_is_read_under_the_policy() {
 async fn an_ambiguous_number_string_is_not_repaired() {
     let message = call_with(RepairPolicy::all(), "search", r#"{"filter":{"name":"a"},"limit":"5 items"}"#).await;
     assert!(message.is_error);
-    assert_eq!(message.text(), "invalid arguments for `search`: `limit`: invalid type: string \"5 items\", expected u32");
+    assert_eq!(
+        message.text(),
+        "invalid arguments for `search`: `limit`: invalid type: string \"5 items\", expected u32"
+    );
 }
 
 #[tokio::test]
 async fn a_string_field_that_looks_like_json_is_never_touched() {
-    let message =
-        call_with(RepairPolicy::all(), "search", r#"{"filter":{"name":"[1]"},"note":"{\"a\":1}"}"#).await;
+    let message = call_with(RepairPolicy::all(), "search", r#"{"filter":{"name":"[1]"},"note":"{\"a\":1}"}"#).await;
     assert_eq!(message.text(), r#"[1] [] 0 None Some("{\"a\":1}")"#);
 }
 
@@ -216,10 +220,17 @@ fn each_repair_is_named_with_its_path() {
             Repair::NumberFromString { path: "limit".to_owned() },
         ]
     );
-    assert_eq!(serde_json::from_str::<serde_json::Value>(&repaired.arguments).unwrap(), json!({"filter":{"name":"a","tags":["x"]},"limit":7}));
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&repaired.arguments).unwrap(),
+        json!({"filter":{"name":"a","tags":["x"]},"limit":7})
+    );
     assert_eq!(
         repaired.repairs.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        ["unwrapped a JSON string holding the arguments object", "parsed `filter.tags` from a string", "read `limit` as a number"]
+        [
+            "unwrapped a JSON string holding the arguments object",
+            "parsed `filter.tags` from a string",
+            "read `limit` as a number"
+        ]
     );
 }
 
@@ -237,7 +248,9 @@ async fn the_observer_hears_every_repaired_call_for_logs() {
     let heard: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = heard.clone();
     let policy = RepairPolicy::all().on_repair(move |tool, repairs| {
-        sink.lock().unwrap().push(format!("{tool}: {}", repairs.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")));
+        sink.lock()
+            .unwrap()
+            .push(format!("{tool}: {}", repairs.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")));
     });
     let message = call_with(policy, "search", r#"{"filter":{"name":"a"},"limit":"5"}"#).await;
     assert!(!message.is_error);

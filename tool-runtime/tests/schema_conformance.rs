@@ -793,9 +793,8 @@ fn decoding_schema_of(_tool: &dyn Tool, definition: &ToolDefinition) -> Value {
 #[tokio::test]
 async fn every_definition_passes_the_providers_own_client_libraries() {
     let python = conformance_python();
-    let probe = std::process::Command::new(&python)
-        .args(["-c", "import jsonschema, agents, google.genai, mcp"])
-        .output();
+    let probe =
+        std::process::Command::new(&python).args(["-c", "import jsonschema, agents, google.genai, mcp"]).output();
     match probe {
         Ok(output) if output.status.success() => {}
         Ok(output) => panic!(

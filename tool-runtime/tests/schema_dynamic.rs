@@ -49,7 +49,10 @@ async fn valid_arguments_reach_the_handler_with_optional_nulls_removed() {
 #[tokio::test]
 async fn a_violated_max_length_names_the_path() {
     let message = call(r#"{"name":"abcdefghij"}"#).await;
-    assert_eq!(message.text(), r#"invalid arguments for `create_user`: `name`: "abcdefghij" is longer than 8 characters"#);
+    assert_eq!(
+        message.text(),
+        r#"invalid arguments for `create_user`: `name`: "abcdefghij" is longer than 8 characters"#
+    );
 }
 
 #[tokio::test]
@@ -67,13 +70,19 @@ async fn a_violated_minimum_names_the_path() {
 #[tokio::test]
 async fn a_violated_enum_names_the_path() {
     let message = call(r#"{"name":"ann","role":"root"}"#).await;
-    assert_eq!(message.text(), r#"invalid arguments for `create_user`: `role`: "root" is not one of "admin" or "user""#);
+    assert_eq!(
+        message.text(),
+        r#"invalid arguments for `create_user`: `role`: "root" is not one of "admin" or "user""#
+    );
 }
 
 #[tokio::test]
 async fn a_nested_violation_names_the_nested_path() {
     let message = call(r#"{"name":"ann","address":{"zip":"12"}}"#).await;
-    assert_eq!(message.text(), r#"invalid arguments for `create_user`: `address.zip`: "12" does not match "^[0-9]{5}$""#);
+    assert_eq!(
+        message.text(),
+        r#"invalid arguments for `create_user`: `address.zip`: "12" does not match "^[0-9]{5}$""#
+    );
 }
 
 #[tokio::test]
@@ -145,21 +154,20 @@ fn the_definition_projects_for_every_target() {
 
 #[test]
 fn a_schema_that_does_not_compile_is_refused_with_the_tool_name() {
-    let error = DynamicTool::new("bad", "Bad.", json!({"type":"object","properties":{"a":{"type":"strang"}}}), |_, _| async {
-        Ok(ToolResult::Text(String::new()))
-    })
-    .unwrap_err();
-    assert!(
-        matches!(&error, DynamicToolError::InvalidSchema { tool, .. } if tool == "bad"),
-        "{error}"
-    );
+    let error =
+        DynamicTool::new("bad", "Bad.", json!({"type":"object","properties":{"a":{"type":"strang"}}}), |_, _| async {
+            Ok(ToolResult::Text(String::new()))
+        })
+        .unwrap_err();
+    assert!(matches!(&error, DynamicToolError::InvalidSchema { tool, .. } if tool == "bad"), "{error}");
     assert!(error.to_string().starts_with("the input schema of `bad` is not a valid JSON Schema: "), "{error}");
 }
 
 #[test]
 fn a_schema_that_is_not_an_object_is_refused() {
-    let error = DynamicTool::new("bad", "Bad.", json!({"type":"string"}), |_, _| async { Ok(ToolResult::Text(String::new())) })
-        .unwrap_err();
+    let error =
+        DynamicTool::new("bad", "Bad.", json!({"type":"string"}), |_, _| async { Ok(ToolResult::Text(String::new())) })
+            .unwrap_err();
     assert_eq!(error.to_string(), "the input schema of `bad` must be a JSON object schema with `\"type\": \"object\"`");
 }
 

@@ -59,7 +59,8 @@ fn strict_mode_makes_every_field_required_and_optional_ones_nullable() {
 #[tokio::test]
 async fn null_sent_back_for_a_nullable_strict_field_decodes_as_absent() {
     let registry = Registry::builder().tool(weather::TOOL).build().unwrap();
-    let message = registry.call(&ToolCall::new("c", "weather", r#"{"city":"Oslo","days":null}"#), &ToolContext::new()).await;
+    let message =
+        registry.call(&ToolCall::new("c", "weather", r#"{"city":"Oslo","days":null}"#), &ToolContext::new()).await;
     assert_eq!(message.text(), "Oslo None");
 }
 
@@ -101,7 +102,8 @@ fn auto_strict_sends_an_incompatible_schema_non_strict() {
 
 #[test]
 fn auto_strict_sends_a_compatible_schema_strict() {
-    let schema = json!({"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false});
+    let schema =
+        json!({"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false});
     let entry = definition("find", schema.clone(), None).for_provider(Target::OpenAiStrict).unwrap();
     assert_eq!(entry["function"]["strict"], json!(true));
     assert_eq!(entry["function"]["parameters"], schema);
@@ -120,7 +122,10 @@ fn strict_mode_refuses_a_value_of_any_type() {
     let schema = json!({"type":"object","properties":{"v":{"description":"Anything."}},"required":["v"],"additionalProperties":false});
     assert_eq!(
         openai_strict_schema(&schema),
-        Err(SchemaError { path: "/properties/v".to_owned(), message: "a value of any JSON type has no strict form; give it a type".to_owned() })
+        Err(SchemaError {
+            path: "/properties/v".to_owned(),
+            message: "a value of any JSON type has no strict form; give it a type".to_owned()
+        })
     );
 }
 

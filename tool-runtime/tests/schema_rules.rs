@@ -1,5 +1,8 @@
 //! The canonical schema rules with the exact examples they are specified by.
 
+// Most types here only describe schemas; their fields are never read.
+#![allow(dead_code)]
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -21,8 +21,11 @@ pub struct RepairPolicy {
     unwrap_string: bool,
     nested_strings: bool,
     numbers_from_strings: bool,
-    observer: Option<Arc<dyn Fn(&str, &[Repair]) + Send + Sync>>,
+    observer: Option<Arc<Observer>>,
 }
+
+/// What [`RepairPolicy::on_repair`] calls: `(tool_name, repairs)`.
+type Observer = dyn Fn(&str, &[Repair]) + Send + Sync;
 
 impl RepairPolicy {
     /// No repair (the default).

@@ -14,8 +14,7 @@ use super::gemini::gemini_schema;
 use crate::ToolDefinition;
 
 /// The `format` values OpenAI strict mode accepts (Structured Outputs, "Supported schemas").
-const STRICT_FORMATS: &[&str] =
-    &["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"];
+const STRICT_FORMATS: &[&str] = &["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"];
 /// Keywords OpenAI strict mode refuses.
 const STRICT_FORBIDDEN: &[&str] = &[
     "allOf",
@@ -68,8 +67,14 @@ pub enum Target {
 
 impl Target {
     /// Every target, in declaration order.
-    pub const ALL: [Target; 6] =
-        [Target::OpenAiChat, Target::OpenAiResponses, Target::OpenAiStrict, Target::Anthropic, Target::Gemini, Target::Mcp];
+    pub const ALL: [Target; 6] = [
+        Target::OpenAiChat,
+        Target::OpenAiResponses,
+        Target::OpenAiStrict,
+        Target::Anthropic,
+        Target::Gemini,
+        Target::Mcp,
+    ];
 
     /// `"openai-chat"`, `"openai-responses"`, `"openai-strict"`, `"anthropic"`, `"gemini"` or `"mcp"`.
     pub const fn id(self) -> &'static str {
@@ -234,7 +239,9 @@ fn check_anthropic(schema: &Value) -> Result<(), SchemaError> {
         if schema.get(key).is_some() {
             return Err(SchemaError {
                 path: format!("/{key}"),
-                message: format!("Anthropic refuses a root `{key}`; make the input one object (see `schema::hoist_union`)"),
+                message: format!(
+                    "Anthropic refuses a root `{key}`; make the input one object (see `schema::hoist_union`)"
+                ),
             });
         }
     }
@@ -288,12 +295,15 @@ fn check_anthropic(schema: &Value) -> Result<(), SchemaError> {
 /// Gemini: a required property is never an empty schema.
 fn check_gemini(node: &Value, path: &mut String) -> Result<(), SchemaError> {
     let Some(map) = node.as_object() else { return Ok(()) };
-    if let (Some(Value::Object(properties)), Some(Value::Array(required))) = (map.get("properties"), map.get("required")) {
+    if let (Some(Value::Object(properties)), Some(Value::Array(required))) =
+        (map.get("properties"), map.get("required"))
+    {
         for name in required.iter().filter_map(Value::as_str) {
             if properties.get(name).and_then(Value::as_object).is_none_or(Map::is_empty) {
                 return Err(SchemaError {
                     path: format!("{path}/properties/{}", pointer_escape(name)),
-                    message: "a required property has no schema; Gemini refuses it: give the property a type".to_owned(),
+                    message: "a required property has no schema; Gemini refuses it: give the property a type"
+                        .to_owned(),
                 });
             }
         }
@@ -380,7 +390,12 @@ fn strict_error(path: &str, message: impl Into<String>) -> SchemaError {
 
 /// One node of [`openai_strict_schema`]; `depth` counts enclosing objects, `counts` the
 /// properties and enum values seen so far.
-fn strict_node(node: &Value, path: &mut String, depth: usize, counts: &mut (usize, usize)) -> Result<Value, SchemaError> {
+fn strict_node(
+    node: &Value,
+    path: &mut String,
+    depth: usize,
+    counts: &mut (usize, usize),
+) -> Result<Value, SchemaError> {
     let Some(map) = node.as_object() else {
         return Err(strict_error(path, "a boolean schema has no strict form; give the value a type"));
     };
@@ -419,7 +434,10 @@ fn strict_node(node: &Value, path: &mut String, depth: usize, counts: &mut (usiz
             "enum" => {
                 counts.1 += value.as_array().map_or(0, Vec::len);
                 if counts.1 > STRICT_MAX_ENUM_VALUES {
-                    return Err(strict_error(&format!("{path}/enum"), "strict mode allows at most 1000 enum values in all"));
+                    return Err(strict_error(
+                        &format!("{path}/enum"),
+                        "strict mode allows at most 1000 enum values in all",
+                    ));
                 }
                 out.insert(key.clone(), value.clone());
             }
