@@ -16,6 +16,10 @@
 //! | [`Anthropic`](Provider::Anthropic) | `content[]` blocks of `type: "tool_use"` | one `role: "user"` message of `tool_result` blocks | `{"name","description","input_schema"}` |
 //! | [`Gemini`](Provider::Gemini) | `candidates[0].content.parts[].functionCall` | one `role: "user"` content of `functionResponse` parts | one `{"functionDeclarations":[..]}` |
 //!
+//! One tool's entry alone, for any of these providers, OpenAI strict mode or an MCP `tools/list`
+//! reply, with the schema rules each consumer needs checked: [`ToolDefinition::for_provider`]
+//! with a [`Target`].
+//!
 //! Sources: the providers' API references (OpenAI "Chat Completions" and "Responses", Anthropic
 //! "Messages" and "Tool use", Google "Function calling" and the `Schema` reference of the Gemini
 //! API), checked against the recorded bodies in `fixtures/provider-responses/` (see its
