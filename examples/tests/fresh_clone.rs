@@ -13,13 +13,29 @@ fn the_readme_starts_with_the_main_job_and_the_test_command() {
     let commands: Vec<&str> = readme.lines().take(5).filter_map(|l| l.strip_prefix("    ")).collect();
     assert_eq!(commands.len(), 2, "{readme}");
     assert!(commands[0].starts_with("cargo run -p examples --example quickstart "), "{}", commands[0]);
-    assert!(commands[1].starts_with("cargo test --workspace "), "{}", commands[1]);
+    assert!(commands[1].starts_with("scripts/test.sh "), "{}", commands[1]);
 }
 
 #[test]
 fn ci_runs_the_readme_test_command() {
     let ci = std::fs::read_to_string(repo_root().join(".ci/run")).unwrap();
-    assert!(ci.lines().any(|l| l.trim() == "cargo test --workspace"), "{ci}");
+    assert!(ci.lines().any(|l| l.trim() == "scripts/test.sh"), "{ci}");
+}
+
+#[test]
+fn the_test_command_installs_the_pinned_python_packages_and_runs_the_whole_suite() {
+    let script = std::fs::read_to_string(repo_root().join("scripts/test.sh")).unwrap();
+    assert!(script.contains("conformance/requirements.txt"), "{script}");
+    assert!(script.contains("export TOOL_CONFORMANCE_PYTHON"), "{script}");
+    assert!(script.lines().any(|l| l.trim() == r#"cargo test --workspace "$@""#), "{script}");
+    let requirements = std::fs::read_to_string(repo_root().join("conformance/requirements.txt")).unwrap();
+    let pinned: Vec<&str> = requirements
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| l.split("==").next().unwrap_or_default())
+        .collect();
+    assert_eq!(pinned, ["jsonschema", "openai-agents", "google-genai", "mcp"], "{requirements}");
+    assert!(requirements.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()).all(|l| l.contains("==")));
 }
 
 #[test]

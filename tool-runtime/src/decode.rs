@@ -8,21 +8,33 @@
 //!    depth, so that it decodes as absent (serde alone rejects `null` for a `#[serde(default)]`
 //!    `u64`). `null` for a required property stays an error that names it.
 //! 4. Fields the tool does not accept, at any depth, are an error naming their paths
-//!    (`filter.nmae`) and the fields accepted there; nothing is silently dropped.
+//!    (`filter.nmae`) and the fields accepted there; nothing is silently dropped. A union (an
+//!    internally tagged enum such as `#[serde(tag = "op")]`) is strict per variant: a field of
+//!    another variant (`content` sent with `"op":"Read"`) is an error naming it and listing what
+//!    that variant accepts.
 //! 5. A value of the wrong type names its path and what was expected.
 //!
-//! The common case (valid arguments) is one pass of serde_json over the text, with
-//! `serde_ignored` watching for unknown fields; only a failure takes the slower path that builds a
-//! `serde_json::Value` to apply rule 3 and to find the path of the error.
+//! Unknown fields are found twice: by walking the schema (which sees the fields serde buffers
+//! and never reports, those of `#[serde(flatten)]` structs and tagged enums) and by
+//! `serde_ignored` while decoding. A field the schema does not list is refused even when serde
+//! would take it (a `#[serde(alias)]`): the schema is what the model was shown.
+//!
+//! What real models also send (a JSON string holding the object, arrays as strings, numbers as
+//! strings) is only accepted under an opt-in [`RepairPolicy`].
 
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::ArgumentError;
-use crate::schema::{Segment, accepted_fields, format_path, resolve};
+use crate::schema::{Segment, accepted_fields, format_path, resolve, union_tag};
 
-/// Decodes `raw` arguments into `T` by the module's rules. `schema` gives the tool's canonical
-/// input schema; it is only asked for when the fast path fails.
+mod repair;
+
+pub use repair::{Repair, RepairPolicy, Repaired};
+
+/// Decodes `raw` arguments into `T` by the module's rules. `schema` gives the schema to decode
+/// against: the tool's canonical schema, or for a union root its
+/// [`decoding_schema`](crate::schema::decoding_schema).
 ///
 /// # Errors
 /// An [`ArgumentError`] that says what to change.
@@ -31,17 +43,6 @@ pub fn decode_arguments<'s, T: DeserializeOwned>(
     schema: impl FnOnce() -> &'s Value,
 ) -> Result<T, ArgumentError> {
     let text = if raw.trim().is_empty() { "{}" } else { raw };
-    if text.trim_start().starts_with('{') {
-        let mut de = serde_json::Deserializer::from_str(text);
-        let mut unknown = false;
-        let fast = serde_ignored::deserialize(&mut de, |_| unknown = true);
-        if let Ok(value) = fast
-            && !unknown
-            && de.end().is_ok()
-        {
-            return Ok(value);
-        }
-    }
     decode_slow(text, schema())
 }
 
@@ -51,9 +52,17 @@ fn decode_slow<T: DeserializeOwned>(text: &str, schema: &Value) -> Result<T, Arg
         return Err(ArgumentError::NotAnObject { found: kind_of(&value) });
     }
     drop_optional_nulls(&mut value, schema, schema);
-
     let mut unknown: Vec<Vec<Segment>> = Vec::new();
-    let mut on_ignored = |path: serde_ignored::Path<'_>| unknown.push(ignored_path(&path));
+    if let Some(error) = unknown_by_schema(&value, schema, schema, &mut Vec::new(), &mut unknown) {
+        return Err(error);
+    }
+
+    let mut on_ignored = |path: serde_ignored::Path<'_>| {
+        let path = ignored_path(&path);
+        if !unknown.contains(&path) {
+            unknown.push(path);
+        }
+    };
     let deserializer = serde_ignored::Deserializer::new(value, &mut on_ignored);
     let decoded: Result<T, _> = serde_path_to_error::deserialize(deserializer);
     // Unknown fields come first: a typo (`nmae`) also makes the real field missing, and the typo
@@ -102,12 +111,96 @@ fn ignored_path(path: &serde_ignored::Path<'_>) -> Vec<Segment> {
     segments
 }
 
+/// The branch of a tagged union (`oneOf`/`anyOf` of objects with a tag) that `value` selects,
+/// with the tag's name and value; `node` itself when it is not a tagged union.
+fn select_branch<'a>(value: &Value, node: &'a Value, root: &'a Value) -> (&'a Value, Option<(String, String)>) {
+    for key in ["oneOf", "anyOf"] {
+        let Some(Value::Array(branches)) = node.get(key) else { continue };
+        let resolved: Vec<&'a Value> = branches.iter().filter_map(|b| resolve(root, b)).collect();
+        let objects: Vec<&Map<String, Value>> = resolved.iter().filter_map(|b| b.as_object()).collect();
+        if objects.len() != branches.len() {
+            continue;
+        }
+        let Some((tag, values)) = union_tag(&objects) else { continue };
+        let Some(sent) = value.get(&tag).and_then(Value::as_str) else { continue };
+        if let Some(index) = values.iter().position(|v| v == sent) {
+            return (resolved[index], Some((tag, sent.to_owned())));
+        }
+    }
+    (node, None)
+}
+
+/// Collects into `unknown` the paths of the fields of `value` that a closed object of `schema`
+/// (`additionalProperties: false`) does not list, at every depth. A field that the selected
+/// variant of a tagged union does not take is returned at once as an error naming the variant
+/// and what it accepts.
+fn unknown_by_schema(
+    value: &Value,
+    node: &Value,
+    root: &Value,
+    path: &mut Vec<Segment>,
+    unknown: &mut Vec<Vec<Segment>>,
+) -> Option<ArgumentError> {
+    let node = resolve(root, node)?;
+    match value {
+        Value::Object(map) => {
+            let (branch, tag) = select_branch(value, node, root);
+            let properties = branch.get("properties").and_then(Value::as_object);
+            let closed = branch.get("additionalProperties") == Some(&Value::Bool(false));
+            for (key, v) in map {
+                path.push(Segment::Key(key.clone()));
+                match properties.and_then(|p| p.get(key)) {
+                    Some(property) => {
+                        if let Some(error) = unknown_by_schema(v, property, root, path, unknown) {
+                            return Some(error);
+                        }
+                    }
+                    None if closed => {
+                        if let Some((tag, variant)) = tag.clone() {
+                            let accepted: Vec<String> =
+                                properties.map(|p| p.keys().map(|k| format!("`{k}`")).collect()).unwrap_or_default();
+                            let message = format!(
+                                "unknown field for `{tag}` = `{variant}`; `{variant}` accepts {}",
+                                accepted.join(", ")
+                            );
+                            return Some(ArgumentError::Invalid { path: format_path(path), message });
+                        }
+                        unknown.push(path.clone());
+                    }
+                    None => {}
+                }
+                path.pop();
+            }
+            None
+        }
+        Value::Array(items) => {
+            let item_schema = node.get("items").filter(|i| i.is_object())?;
+            for (index, item) in items.iter().enumerate() {
+                path.push(Segment::Index(index));
+                let found = unknown_by_schema(item, item_schema, root, path, unknown);
+                path.pop();
+                if found.is_some() {
+                    return found;
+                }
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// Removes `null` values of properties that `schema` does not require (rule 3), at every depth.
+pub(crate) fn drop_nulls(value: &mut Value, schema: &Value) {
+    drop_optional_nulls(value, schema, schema);
+}
+
 /// Removes `null` values of properties that `schema` does not require, recursing into nested
-/// objects and arrays the schema describes.
+/// objects and arrays the schema describes (and into the selected variant of a tagged union).
 fn drop_optional_nulls(value: &mut Value, node: &Value, root: &Value) {
     let Some(node) = resolve(root, node) else {
         return;
     };
+    let node = select_branch(value, node, root).0;
     match value {
         Value::Object(map) => {
             let Some(properties) = node.get("properties").and_then(Value::as_object) else {

@@ -45,6 +45,7 @@ mod clock;
 mod context;
 pub mod decode;
 mod depends;
+mod dynamic;
 mod error;
 mod lifecycle;
 mod policy;
@@ -61,6 +62,7 @@ pub use call::ToolCall;
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use context::{ImageSupport, ToolContext, ToolContextBuilder};
 pub use depends::{DependencyKey, Scope};
+pub use dynamic::{DynamicTool, DynamicToolError};
 pub use error::{ArgumentError, BoxError, CloseError, CloseFailure, DependencyError, RegistryError, ToolError};
 /// A boxed `Send` future: what `new_async` keys, hand-written [`Tool`]s and
 /// [`PermissionPolicy`] implementations return (from `futures`).
@@ -94,8 +96,11 @@ pub mod __private {
     pub use crate::{IntoToolResult, Tool, ToolContext, ToolError, ToolMeta, ToolRegistration, ToolResult, ToolSpec};
 
     /// Decodes a call's arguments for the tool `spec`.
-    pub fn decode<T: serde::de::DeserializeOwned>(spec: &'static ToolSpec, raw: &str) -> Result<T, ToolError> {
-        crate::decode::decode_arguments(raw, || spec.input_schema())
+    pub fn decode<T: serde::de::DeserializeOwned + schemars::JsonSchema>(
+        spec: &'static ToolSpec,
+        raw: &str,
+    ) -> Result<T, ToolError> {
+        crate::decode::decode_arguments(raw, || spec.decoding_schema::<T>())
             .map_err(|error| ToolError::InvalidArguments { tool: spec.name().to_owned(), error })
     }
 

@@ -13,6 +13,7 @@ use tracing::Instrument;
 use crate::batch::{Batch, TurnStop};
 use crate::call::ToolCall;
 use crate::context::{RegistryScope, ToolContext};
+use crate::decode::RepairPolicy;
 use crate::depends::DependencyKey;
 use crate::error::{CloseError, RegistryError, ToolError};
 use crate::lifecycle::{self, Closer};
@@ -43,6 +44,7 @@ pub struct Registry {
     scope: Arc<RegistryScope>,
     policy: Arc<dyn PermissionPolicy>,
     default_timeout: Option<Duration>,
+    repair: RepairPolicy,
     closed: AtomicBool,
 }
 
@@ -288,7 +290,9 @@ impl Registry {
         if token.is_cancelled() {
             return Err(ToolError::Cancelled { tool: call.name.clone() });
         }
-        let run = AssertUnwindSafe(async { tool.call(&call.arguments, &ctx).await }).catch_unwind();
+        let repaired = self.repair.apply(&call.name, &call.arguments, &tool.definition().input_schema);
+        let arguments = repaired.as_deref().unwrap_or(&call.arguments);
+        let run = AssertUnwindSafe(async { tool.call(arguments, &ctx).await }).catch_unwind();
         let limit = tool.timeout().or(self.default_timeout);
         let limited = async {
             match limit {
@@ -426,6 +430,7 @@ pub struct RegistryBuilder {
     scope: RegistryScope,
     policy: Option<Arc<dyn PermissionPolicy>>,
     default_timeout: Option<Duration>,
+    repair: RepairPolicy,
 }
 
 impl RegistryBuilder {
@@ -491,6 +496,14 @@ impl RegistryBuilder {
         self
     }
 
+    /// Repairs arguments that models send slightly wrong before they are decoded (see
+    /// [`RepairPolicy`]; off by default).
+    #[must_use]
+    pub fn repair(mut self, policy: RepairPolicy) -> Self {
+        self.repair = policy;
+        self
+    }
+
     /// The registry, sorted by tool name.
     ///
     /// # Errors
@@ -524,6 +537,7 @@ impl RegistryBuilder {
             scope: Arc::new(self.scope),
             policy: self.policy.unwrap_or_else(|| Arc::new(DefaultPolicy::new())),
             default_timeout: self.default_timeout,
+            repair: self.repair,
             closed: AtomicBool::new(false),
         })
     }

@@ -13,7 +13,16 @@
 //!   OpenAI strict mode refuses them);
 //! - unit-only enums are `{"type":"string","enum":[...]}` with variant docs in the description;
 //! - every struct node has `additionalProperties: false` (maps keep their value schema);
-//! - subschemas are inlined; `$defs` and `$ref` remain only for recursive types.
+//! - subschemas are inlined; `$defs` and `$ref` remain only for recursive types;
+//! - `writeOnly` / `readOnly` (from `#[serde(skip_serializing)]` and friends) are removed: a tool's
+//!   arguments are only ever written by the model;
+//! - a tuple (`items` as an array, draft-07) becomes `prefixItems` with `minItems`/`maxItems`, the
+//!   form valid under both 2020-12 and draft-07;
+//! - the root has no `description` (the tool's description is the definition's own);
+//! - a root that is a union (`oneOf`/`anyOf` of objects, such as an internally tagged
+//!   `#[serde(tag = "op")]` enum, a "union tool") is hoisted into one plain object, since Anthropic
+//!   and Gemini refuse a root `oneOf`: see [`hoist_union`]. [`decoding_schema`] keeps the union, so
+//!   decoding stays strict per variant.
 
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -59,8 +68,15 @@ const SCHEMA_VALUES: &[&str] = &[
 /// Keywords whose value is an array of subschemas.
 const SCHEMA_ARRAYS: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
 
-/// The canonical schema of `T` as tool arguments (an object root).
+/// The canonical schema of `T` as tool arguments (an object root): what a model is shown.
 pub fn arguments_schema<T: JsonSchema>() -> Value {
+    hoist_union(decoding_schema::<T>())
+}
+
+/// The schema arguments of `T` are checked against when decoding: the canonical rules without
+/// [`hoist_union`], so that a union root keeps one closed object per variant (decoding is strict
+/// per variant).
+pub fn decoding_schema<T: JsonSchema>() -> Value {
     let generator = SchemaSettings::draft07()
         .with(|s| {
             s.inline_subschemas = true;
@@ -68,23 +84,43 @@ pub fn arguments_schema<T: JsonSchema>() -> Value {
             s.definitions_path = "/$defs".into();
         })
         .into_generator();
-    canonicalize(generator.into_root_schema_for::<T>().to_value())
+    canonicalize_union(generator.into_root_schema_for::<T>().to_value())
 }
 
 /// Applies the canonical rules (see the module docs) to a schema whose root describes the
-/// arguments object. A root that is not an object schema is returned with `type: object` and empty
-/// `properties` added, so that every provider accepts it.
-pub fn canonicalize(mut schema: Value) -> Value {
+/// arguments object, [`hoist_union`] included. A root that is not an object schema gets
+/// `type: object` and empty `properties`, so that every provider accepts it.
+pub fn canonicalize(schema: Value) -> Value {
+    hoist_union(canonicalize_union(schema))
+}
+
+/// [`canonicalize`] without [`hoist_union`]: a union root keeps its `oneOf`/`anyOf`.
+pub fn canonicalize_union(mut schema: Value) -> Value {
     if let Value::Bool(_) = schema {
         schema = Value::Object(Map::new());
     }
     if let Value::Object(root) = &mut schema {
         root.remove("$schema");
         root.remove("title");
+        root.remove("description");
         root.entry("type").or_insert_with(|| Value::String("object".to_owned()));
-        root.entry("properties").or_insert_with(|| Value::Object(Map::new()));
+        let union = root.contains_key("oneOf") || root.contains_key("anyOf");
+        if !union || root.contains_key("properties") {
+            root.entry("properties").or_insert_with(|| Value::Object(Map::new()));
+        }
+        if union && root.get("properties").and_then(Value::as_object).is_some_and(Map::is_empty) {
+            // schemars adds an empty `properties` beside a root `oneOf`; the branches hold them.
+            root.remove("properties");
+            root.remove("additionalProperties");
+        }
     }
     visit(&mut schema);
+    if let Value::Object(root) = &mut schema
+        && (root.contains_key("oneOf") || root.contains_key("anyOf"))
+        && !root.contains_key("properties")
+    {
+        root.remove("additionalProperties");
+    }
     if let Value::Object(root) = &mut schema {
         // A tool with no arguments: exactly `{"type":"object","properties":{},"additionalProperties":false}`.
         if root.get("required").and_then(Value::as_array).is_some_and(Vec::is_empty) {
@@ -107,6 +143,15 @@ fn visit(schema: &mut Value) {
         }
     }
     node.remove("default");
+    node.remove("writeOnly");
+    node.remove("readOnly");
+    if let Some(Value::Array(tuple)) = node.get("items")
+        && !node.contains_key("prefixItems")
+    {
+        let tuple = tuple.clone();
+        node.remove("items");
+        node.insert("prefixItems".to_owned(), Value::Array(tuple));
+    }
     if let Some(Value::String(title)) = node.remove("title") {
         let description = match node.remove("description") {
             Some(Value::String(d)) if !d.is_empty() => format!("{title}\n\n{d}"),
@@ -289,4 +334,175 @@ pub(crate) fn resolve<'a>(root: &'a Value, mut node: &'a Value) -> Option<&'a Va
         }
     }
     None
+}
+
+/// Hoists a union root (`oneOf`/`anyOf` whose branches are all object schemas) into one plain
+/// object, the only root shape every provider accepts (Anthropic and Gemini refuse a root
+/// `oneOf`). Any other schema is returned unchanged.
+///
+/// - The tag of an internally tagged enum (a property that every branch fixes to one string with
+///   `const` or a one-value `enum`, such as `op` of `#[serde(tag = "op")]`) becomes one required
+///   `{"type":"string","enum":[..variants]}`, whose description lists each variant's doc
+///   (`- Read: Read a file.`).
+/// - Every other property of every branch is hoisted. Its description says which variants take
+///   it, with each variant's own doc (`Used when op is Read: the file to read; Write (required): the
+///   file to write`), unless every variant takes it with the same schema, when it is kept as it is. A
+///   property whose schema differs between variants becomes an `anyOf` of the distinct schemas.
+/// - `required` keeps the tag and the properties every variant requires.
+/// - The root is closed (`additionalProperties: false`); the per-variant rules are enforced by
+///   decoding (see [`decoding_schema`]).
+pub fn hoist_union(schema: Value) -> Value {
+    let Value::Object(mut root) = schema else { return schema };
+    let key = if root.contains_key("oneOf") { "oneOf" } else { "anyOf" };
+    let Some(Value::Array(branches)) = root.get(key) else {
+        return Value::Object(root);
+    };
+    let objects: Vec<&Map<String, Value>> = branches.iter().filter_map(Value::as_object).collect();
+    if objects.is_empty()
+        || objects.len() != branches.len()
+        || objects.iter().any(|b| !b.get("properties").is_some_and(Value::is_object))
+    {
+        return Value::Object(root);
+    }
+    let tag = union_tag(&objects);
+    let mut variant_docs = Vec::new();
+    // property name -> (variant label, required there, schema), in first-seen order
+    let mut order: Vec<String> = Vec::new();
+    let mut uses: std::collections::HashMap<String, Vec<(String, bool, Value)>> = Default::default();
+    for (index, branch) in objects.iter().enumerate() {
+        let label = match &tag {
+            Some((_, values)) => values[index].clone(),
+            None => format!("variant {}", index + 1),
+        };
+        if let Some(doc) = branch.get("description").and_then(Value::as_str) {
+            variant_docs.push(format!("- {label}: {doc}"));
+        }
+        let required: Vec<&str> = branch
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        for (name, property) in branch["properties"].as_object().into_iter().flatten() {
+            if tag.as_ref().is_some_and(|(t, _)| t == name) {
+                continue;
+            }
+            if !uses.contains_key(name) {
+                order.push(name.clone());
+            }
+            uses.entry(name.clone()).or_default().push((
+                label.clone(),
+                required.contains(&name.as_str()),
+                property.clone(),
+            ));
+        }
+    }
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    if let Some((name, values)) = &tag {
+        let mut tag_schema = Map::new();
+        tag_schema.insert("type".to_owned(), Value::from("string"));
+        tag_schema.insert("enum".to_owned(), Value::from(values.clone()));
+        let mut description = format!("The action: one of {}.", values.join(", "));
+        if !variant_docs.is_empty() {
+            description = format!("{description}\n{}", variant_docs.join("\n"));
+        }
+        tag_schema.insert("description".to_owned(), Value::String(description));
+        properties.insert(name.clone(), Value::Object(tag_schema));
+        required.push(Value::String(name.clone()));
+    }
+    for name in order {
+        let used = &uses[&name];
+        let without_doc = |v: &Value| {
+            let mut v = v.clone();
+            if let Value::Object(m) = &mut v {
+                m.remove("description");
+            }
+            v
+        };
+        let everywhere = used.len() == objects.len();
+        let same = used.windows(2).all(|w| w[0].2 == w[1].2);
+        if everywhere && used.iter().all(|u| u.1) {
+            required.push(Value::String(name.clone()));
+        }
+        if everywhere && same {
+            properties.insert(name, used[0].2.clone());
+            continue;
+        }
+        let mut distinct: Vec<Value> = Vec::new();
+        for (_, _, schema) in used {
+            let bare = without_doc(schema);
+            if !distinct.contains(&bare) {
+                distinct.push(bare);
+            }
+        }
+        let mut schema = if distinct.len() == 1 {
+            distinct.remove(0)
+        } else {
+            let mut any = Map::new();
+            any.insert("anyOf".to_owned(), Value::Array(distinct));
+            Value::Object(any)
+        };
+        let description = used
+            .iter()
+            .map(|(label, req, s)| {
+                let mut text = label.clone();
+                if *req {
+                    text.push_str(" (required)");
+                }
+                match s.get("description").and_then(Value::as_str) {
+                    Some(doc) => format!("{text}: {doc}"),
+                    None => format!("{text}."),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        let description = match &tag {
+            Some((t, _)) => format!("Used when {t} is {}", description),
+            None => format!("Used by {description}"),
+        };
+        if let Value::Object(m) = &mut schema {
+            m.insert("description".to_owned(), Value::String(description));
+        }
+        properties.insert(name, schema);
+    }
+    let defs = root.remove("$defs");
+    let mut out = Map::new();
+    out.insert("type".to_owned(), Value::from("object"));
+    out.insert("properties".to_owned(), Value::Object(properties));
+    if !required.is_empty() {
+        out.insert("required".to_owned(), Value::Array(required));
+    }
+    out.insert("additionalProperties".to_owned(), Value::Bool(false));
+    if let Some(defs) = defs {
+        out.insert("$defs".to_owned(), defs);
+    }
+    Value::Object(out)
+}
+
+/// The tag of an internally tagged union: the property every branch fixes to one string, with
+/// the branches' values in order.
+pub(crate) fn union_tag(branches: &[&Map<String, Value>]) -> Option<(String, Vec<String>)> {
+    let first = branches.first()?.get("properties")?.as_object()?;
+    'names: for name in first.keys() {
+        let mut values = Vec::new();
+        for branch in branches {
+            let Some(value) = branch.get("properties").and_then(|p| p.get(name)).and_then(fixed_string) else {
+                continue 'names;
+            };
+            values.push(value);
+        }
+        return Some((name.clone(), values));
+    }
+    None
+}
+
+/// The one string a schema allows (`const`, or a one-value `enum`).
+pub(crate) fn fixed_string(schema: &Value) -> Option<String> {
+    if let Some(Value::String(c)) = schema.get("const") {
+        return Some(c.clone());
+    }
+    match schema.get("enum").and_then(Value::as_array).map(Vec::as_slice) {
+        Some([Value::String(only)]) => Some(only.clone()),
+        _ => None,
+    }
 }

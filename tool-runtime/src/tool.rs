@@ -176,6 +176,7 @@ pub struct ToolSpec {
     schema: fn() -> Value,
     invoke: InvokeFn,
     definition: OnceLock<ToolDefinition>,
+    decoding: OnceLock<Value>,
 }
 
 impl ToolSpec {
@@ -190,7 +191,17 @@ impl ToolSpec {
         schema: fn() -> Value,
         invoke: InvokeFn,
     ) -> Self {
-        Self { name, description, set, module_path, meta, schema, invoke, definition: OnceLock::new() }
+        Self {
+            name,
+            description,
+            set,
+            module_path,
+            meta,
+            schema,
+            invoke,
+            definition: OnceLock::new(),
+            decoding: OnceLock::new(),
+        }
     }
 
     /// The options the tool was declared with.
@@ -211,6 +222,13 @@ impl ToolSpec {
     /// The canonical input schema (built once).
     pub fn input_schema(&self) -> &Value {
         &self.definition().input_schema
+    }
+
+    /// The schema arguments are decoded against (built once from `T`, the tool's arguments
+    /// type): [`crate::schema::decoding_schema`], which keeps a union root per variant.
+    #[doc(hidden)]
+    pub fn decoding_schema<T: schemars::JsonSchema>(&self) -> &Value {
+        self.decoding.get_or_init(crate::schema::decoding_schema::<T>)
     }
 }
 

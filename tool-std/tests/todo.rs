@@ -144,8 +144,8 @@ async fn an_unknown_key_in_an_item_is_refused() {
 
     assert_eq!(
         ws.err("todo_new", json!({"todos": [{"content": "x", "status": "pending", "title": "x"}]})).await,
-        "invalid arguments for `todo_new`: `todos[0].title`: unknown field `title`, expected one of `id`, `content`, \
-         `status`, `priority`, `notes`, `active_form`"
+        "invalid arguments for `todo_new`: unknown field `todos[0].title`; expected one of `active_form`, `content`, \
+         `id`, `notes`, `priority`, `status`"
     );
 }
 

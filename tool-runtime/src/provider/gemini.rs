@@ -133,6 +133,7 @@ pub(super) fn render_tools(definitions: &[ToolDefinition]) -> Vec<Value> {
 ///   `$ref` back into a schema that is being inlined (recursion) becomes `{"type":"object"}`,
 ///   keeping only the use-site `description`.
 /// - `const: x` becomes `enum: [x]`.
+/// - A tuple (`prefixItems`) becomes `items` of an `anyOf` of its element schemas.
 /// - A type array drops `"null"` for `nullable: true`: `["string","null"]` becomes
 ///   `type: "string", nullable: true`; several other types become an `anyOf` of `{"type": ..}`.
 ///   An `anyOf` branch that only allows `null` likewise becomes `nullable: true`, and an `anyOf`
@@ -253,6 +254,10 @@ fn project(node: &Value, root: &Value, inlining: &mut Vec<String>) -> Map<String
         out.insert("properties".to_owned(), Value::Object(projected));
     }
 
+    // A tuple (`prefixItems`, 2020-12) has no OpenAPI form: its items become an `anyOf`.
+    if let Some(Value::Array(tuple)) = node.remove("prefixItems") {
+        node.insert("items".to_owned(), Value::Array(tuple));
+    }
     match node.remove("items") {
         Some(Value::Array(mut tuple)) if tuple.len() == 1 => {
             let only = tuple.remove(0);

@@ -16,6 +16,10 @@
 //! | [`Anthropic`](Provider::Anthropic) | `content[]` blocks of `type: "tool_use"` | one `role: "user"` message of `tool_result` blocks | `{"name","description","input_schema"}` |
 //! | [`Gemini`](Provider::Gemini) | `candidates[0].content.parts[].functionCall` | one `role: "user"` content of `functionResponse` parts | one `{"functionDeclarations":[..]}` |
 //!
+//! One tool's entry alone, for any of these providers, OpenAI strict mode or an MCP `tools/list`
+//! reply, with the schema rules each consumer needs checked: [`ToolDefinition::for_provider`]
+//! with a [`Target`].
+//!
 //! Sources: the providers' API references (OpenAI "Chat Completions" and "Responses", Anthropic
 //! "Messages" and "Tool use", Google "Function calling" and the `Schema` reference of the Gemini
 //! API), checked against the recorded bodies in `fixtures/provider-responses/` (see its
@@ -31,6 +35,7 @@ mod anthropic;
 mod gemini;
 mod openai_chat;
 mod openai_responses;
+mod projection;
 
 use std::fmt;
 use std::str::FromStr;
@@ -38,6 +43,7 @@ use std::str::FromStr;
 use serde_json::Value;
 
 pub use gemini::gemini_schema;
+pub use projection::{ProjectionError, SchemaError, Target, openai_strict_schema};
 
 use crate::{ToolCall, ToolDefinition, ToolMessage};
 

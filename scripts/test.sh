@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The test command: the Python packages the conformance checks use, then the whole test suite.
+#
+# Creates (or reuses) a virtualenv in target/conformance-venv, installs the pinned packages of
+# conformance/requirements.txt from PyPI when they are not already installed at those versions,
+# exports the venv's python as TOOL_CONFORMANCE_PYTHON, and runs `cargo test --workspace` with
+# any extra arguments given to this script. Needs python3 (3.10 or newer) with the venv module.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+venv="target/conformance-venv"
+requirements="conformance/requirements.txt"
+python="${PYTHON:-python3}"
+
+if [ ! -x "$venv/bin/python" ]; then
+    "$python" -m venv "$venv"
+fi
+
+# Already satisfied: every pinned `name==version` line is what the venv has.
+satisfied() {
+    local installed
+    installed="$("$venv/bin/python" -m pip freeze --disable-pip-version-check 2>/dev/null | tr 'A-Z_' 'a-z-')"
+    while read -r line; do
+        line="${line%%#*}"
+        line="$(echo "$line" | tr -d '[:space:]' | tr 'A-Z_' 'a-z-')"
+        [ -z "$line" ] && continue
+        grep -qx -- "$line" <<<"$installed" || return 1
+    done <"$requirements"
+}
+
+if ! satisfied; then
+    "$venv/bin/python" -m pip install --disable-pip-version-check --quiet -r "$requirements"
+fi
+
+TOOL_CONFORMANCE_PYTHON="$(pwd)/$venv/bin/python"
+export TOOL_CONFORMANCE_PYTHON
+cargo test --workspace "$@"
