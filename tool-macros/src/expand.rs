@@ -182,10 +182,11 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
             Param::Context => call_args.push(quote!(__ctx)),
         }
     }
-    let (args_type, args_item, destructure) = match input {
-        Some((ident, ty)) => (quote!(#ty), quote!(), quote!(let #ident)),
+    let (args_type, schema_fn, args_item, destructure) = match input {
+        Some((ident, ty)) => (quote!(#ty), quote!(input_schema), quote!(), quote!(let #ident)),
         None => (
             quote!(__ToolArgs),
+            quote!(schema),
             quote! {
                 #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
                 #[serde(crate = #serde_path)]
@@ -227,7 +228,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
             };
 
             fn __tool_schema() -> #private::serde_json::Value {
-                #private::schema::<#args_type>()
+                #private::#schema_fn::<#args_type>()
             }
 
             #[allow(clippy::used_underscore_binding, clippy::unit_arg, clippy::let_unit_value)]

@@ -83,6 +83,17 @@ pub mod __private {
         crate::schema::arguments_schema::<T>()
     }
 
+    /// The canonical schema of an `#[input]` type: its fields are the top-level properties; its
+    /// own doc comment is dropped (the tool description says what the tool does), as for the
+    /// generated arguments struct.
+    pub fn input_schema<T: schemars::JsonSchema>() -> serde_json::Value {
+        let mut schema = crate::schema::arguments_schema::<T>();
+        if let Some(root) = schema.as_object_mut() {
+            root.remove("description");
+        }
+        schema
+    }
+
     /// What a model argument's type must be: decodable from JSON and describable as JSON Schema.
     #[diagnostic::on_unimplemented(
         message = "`{Self}` cannot be a `#[tool]` argument: it must implement `serde::Deserialize` and `schemars::JsonSchema`",
