@@ -149,32 +149,37 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     };
 
     let mut fields = Vec::new();
+    let mut generics = Vec::new();
+    let mut instances = Vec::new();
     let mut defaults = Vec::new();
     let mut arg_idents = Vec::new();
-    let mut checks = Vec::new();
     let mut resolves = Vec::new();
     let mut call_args = Vec::new();
     let mut input = None;
     for param in &model.params {
         match param {
             Param::Arg(arg) => {
-                let (field, default) = field(arg);
+                let generic = arg.default.is_none().then(|| {
+                    let param = format_ident!("__A{}", generics.len());
+                    let decoded = &arg.decoded;
+                    generics.push(param.clone());
+                    instances.push(quote_spanned!(arg.written.span()=> #decoded));
+                    param
+                });
+                let (field, default) = field(arg, generic.as_ref());
                 fields.push(field);
                 defaults.extend(default);
-                let decoded = &arg.decoded;
-                checks.push(quote_spanned!(arg.written.span()=> #private::assert_argument::<#decoded>();));
                 let ident = &arg.ident;
                 arg_idents.push(ident);
                 call_args.push(if arg.borrowed { quote!(&#ident) } else { quote!(#ident) });
             }
             Param::Input { ident, ty } => {
-                checks.push(quote_spanned!(ty.span()=> #private::assert_argument::<#ty>();));
                 input = Some((ident, ty));
                 call_args.push(quote!(#ident));
             }
             Param::Depends { ident, ty, key } => {
                 let resolve = quote_spanned! {ty.span()=>
-                    <#ty as #private::FromDependency<_>>::from_dependency(__ctx, &#key)
+                    #private::resolve::<#ty, _>(__ctx, &#key)
                 };
                 resolves.push(quote!(let #ident: #ty = #resolve.await?;));
                 call_args.push(quote!(#ident));
@@ -182,16 +187,25 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
             Param::Context => call_args.push(quote!(__ctx)),
         }
     }
-    let (args_type, schema_fn, args_item, destructure) = match input {
-        Some((ident, ty)) => (quote!(#ty), quote!(input_schema), quote!(), quote!(let #ident)),
+    // The schema and the decoder are generic over the argument types, bounded by
+    // `ToolArgument`; they are instantiated with the user's types, spanned on them. A type that is
+    // not `Deserialize + JsonSchema` is reported there, with `ToolArgument`'s message, and the
+    // derives never see it.
+    let (args_type, args_concrete, schema_fn, args_item, destructure) = match input {
+        Some((ident, ty)) => {
+            generics = vec![format_ident!("__A0")];
+            instances = vec![quote_spanned!(ty.span()=> #ty)];
+            (quote!(__A0), quote!(#ty), quote!(input_schema), quote!(), quote!(let #ident))
+        }
         None => (
-            quote!(__ToolArgs),
+            quote!(__ToolArgs<#(#generics),*>),
+            quote!(__ToolArgs<#(#instances),*>),
             quote!(schema),
             quote! {
                 #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
                 #[serde(crate = #serde_path)]
                 #[schemars(crate = #schemars_path)]
-                struct __ToolArgs {
+                struct __ToolArgs<#(#generics),*> {
                     #(#fields,)*
                 }
                 #(#defaults)*
@@ -214,7 +228,8 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
         let await_call = model.item.sig.asyncness.map(|_| quote!(.await));
         quote!(#fn_ident(#(#call_args),*) #await_call)
     };
-    let convert = conversion(&model.output, &quote!(__out), private, model.output_span);
+    let out = quote_spanned!(model.output_span=> __out);
+    let convert = conversion(&model.output, &out, private, model.output_span);
     let handle = handle(&model.item, &quote!(&#static_ident), name, private);
 
     quote! {
@@ -223,13 +238,28 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
         #vis static #static_ident: #private::ToolSpec = {
             #args_item
 
-            const _: () = {
-                #(#checks)*
-            };
-
-            fn __tool_schema() -> #private::serde_json::Value {
+            fn __tool_schema_for<#(#generics: #private::ToolArgument),*>() -> #private::serde_json::Value {
                 #private::#schema_fn::<#args_type>()
             }
+
+            fn __tool_decode_for<#(#generics: #private::ToolArgument),*>(
+                __raw: &str,
+            ) -> ::core::result::Result<#args_type, #private::ToolError> {
+                #private::decode::<#args_type>(&#static_ident, __raw)
+            }
+
+            const fn __tool_fns<#(#generics: #private::ToolArgument),*>() -> (
+                fn() -> #private::serde_json::Value,
+                fn(&str) -> ::core::result::Result<#args_type, #private::ToolError>,
+            ) {
+                (__tool_schema_for::<#(#generics),*>, __tool_decode_for::<#(#generics),*>)
+            }
+
+            // The one place the argument types are checked.
+            const __TOOL_FNS: (
+                fn() -> #private::serde_json::Value,
+                fn(&str) -> ::core::result::Result<#args_concrete, #private::ToolError>,
+            ) = __tool_fns::<#(#instances),*>();
 
             #[allow(clippy::used_underscore_binding, clippy::unit_arg, clippy::let_unit_value)]
             fn __tool_invoke<'__a>(
@@ -237,7 +267,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
                 __ctx: &'__a #private::ToolContext,
             ) -> #private::BoxFuture<'__a, ::core::result::Result<#private::ToolResult, #private::ToolError>> {
                 ::std::boxed::Box::pin(async move {
-                    #destructure = #private::decode::<#args_type>(&#static_ident, __raw)?;
+                    #destructure = (__TOOL_FNS.1)(__raw)?;
                     #(#resolves)*
                     let __out = #call;
                     #convert
@@ -250,7 +280,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
                 #set,
                 ::core::module_path!(),
                 #private::ToolMeta::new(#blocking, #sequential, #timeout_ms, #strict, &[#(#tags),*]),
-                __tool_schema,
+                __TOOL_FNS.0,
                 __tool_invoke,
             )
         };
@@ -263,11 +293,16 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     }
 }
 
-/// One field of the generated arguments struct, and the function giving its default value when
-/// it has `#[arg(default = expr)]`.
-fn field(arg: &Arg) -> (TokenStream, Option<TokenStream>) {
+/// One field of the generated arguments struct (of the type `generic` or, for an argument with a
+/// default, its own type), and the function giving its default value when it has
+/// `#[arg(default = expr)]`.
+fn field(arg: &Arg, generic: Option<&syn::Ident>) -> (TokenStream, Option<TokenStream>) {
     let ident = &arg.ident;
-    let ty = &arg.decoded;
+    let decoded = &arg.decoded;
+    let ty = match generic {
+        Some(generic) => quote!(#generic),
+        None => quote!(#decoded),
+    };
     let doc = (!arg.doc.is_empty()).then(|| {
         let doc = &arg.doc;
         quote!(#[doc = #doc])
@@ -333,7 +368,7 @@ fn conversion(output: &Output, value: &TokenStream, private: &TokenStream, span:
         Output::Text => quote_spanned!(span=> #private::text(#value)),
         Output::Json => quote_spanned!(span=> #private::json(&#value)),
         Output::Result(ok) => {
-            let ok = conversion(ok, &quote!(__ok), private, span);
+            let ok = conversion(ok, &quote_spanned!(span=> __ok), private, span);
             let failed = quote_spanned!(span=> #private::failed(__err));
             quote! {
                 match #value {

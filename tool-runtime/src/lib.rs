@@ -95,17 +95,17 @@ pub mod __private {
     }
 
     /// What a model argument's type must be: decodable from JSON and describable as JSON Schema.
+    /// The generated schema and decoder are generic over the argument types with this bound and
+    /// are instantiated with the user's types, spanned on them: a wrong type is reported there,
+    /// with this message, and nowhere else.
     #[diagnostic::on_unimplemented(
         message = "`{Self}` cannot be a `#[tool]` argument: it must implement `serde::Deserialize` and `schemars::JsonSchema`",
         label = "not `Deserialize + JsonSchema`",
         note = "derive both (`#[derive(Deserialize, JsonSchema)]`), or take it as `#[depends(KEY)]` if the runtime provides it"
     )]
-    pub trait ToolArgument {}
+    pub trait ToolArgument: serde::de::DeserializeOwned + schemars::JsonSchema {}
 
     impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArgument for T {}
-
-    /// Checked once per argument, spanned on its type, so a wrong type gets one error there.
-    pub const fn assert_argument<T: ToolArgument>() {}
 
     /// A `#[depends(KEY)]` parameter of type `Self` resolved with a key of type `K`.
     #[diagnostic::on_unimplemented(
@@ -125,6 +125,27 @@ pub mod __private {
         ) -> BoxFuture<'a, Result<Self, ToolError>> {
             Box::pin(ctx.resolve(key))
         }
+    }
+
+    /// A key named through a reference (`#[depends(&KEY)]`, or a `&'static DependencyKey<T>`
+    /// constant). A second impl also keeps the compiler from inferring `K` from the impls alone,
+    /// so a mismatched key is reported with this trait's message.
+    impl<'k, T: Clone + Send + Sync + 'static> FromDependency<&'k DependencyKey<T>> for T {
+        fn from_dependency<'a>(
+            ctx: &'a ToolContext,
+            key: &'a &'k DependencyKey<T>,
+        ) -> BoxFuture<'a, Result<Self, ToolError>> {
+            Box::pin(ctx.resolve(*key))
+        }
+    }
+
+    /// Resolves a `#[depends(KEY)]` parameter of type `T`: `K` is inferred from the key, so that a
+    /// key of another value type is reported through [`FromDependency`]'s message.
+    pub fn resolve<'a, T: FromDependency<K>, K>(
+        ctx: &'a ToolContext,
+        key: &'a K,
+    ) -> BoxFuture<'a, Result<T, ToolError>> {
+        T::from_dependency(ctx, key)
     }
 
     /// Runs a `#[tool(blocking)]` function on tokio's blocking thread pool. A panic becomes

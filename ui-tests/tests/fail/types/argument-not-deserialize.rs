@@ -1,0 +1,15 @@
+use tool_runtime::prelude::*;
+
+struct Opaque;
+
+/// Takes something a model cannot send.
+#[tool]
+fn take(
+    /// The value.
+    value: Opaque,
+) -> String {
+    let _ = value;
+    String::new()
+}
+
+fn main() {}
