@@ -170,7 +170,10 @@ impl ToolFn {
                 match context {
                     ContextKind::Shared => {
                         if context_seen {
-                            errors.push(typed.ty.span(), "a `#[tool]` function takes at most one `&ToolContext` parameter");
+                            errors.push(
+                                typed.pat.span(),
+                                "a `#[tool]` function takes at most one `&ToolContext` parameter; remove this one",
+                            );
                         }
                         context_seen = true;
                         params.push(Param::Context);
@@ -408,11 +411,29 @@ fn decoded_type(ty: &Type, errors: &mut Errors) -> Option<(Type, bool)> {
         elem => {
             errors.push(
                 reference.span(),
-                format!("`#[tool]` arguments are decoded into owned values: take `{}` instead of a reference (only `&str` and `&[T]` are decoded owned and passed borrowed)", quote::quote!(#elem)),
+                format!("`#[tool]` arguments are decoded into owned values: take `{}` instead of a reference (only `&str` and `&[T]` are decoded owned and passed borrowed)", type_text(elem)),
             );
             None
         }
     }
+}
+
+/// A type as a user writes it: `Vec<i64>`, not `Vec < i64 >`.
+pub(crate) fn type_text(ty: &Type) -> String {
+    let text = quote::quote!(#ty).to_string();
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        let prev = out.chars().last();
+        let skip = c == ' '
+            && (matches!(next, Some('<' | '>' | ',' | ';' | ':' | ')' | ']'))
+                || matches!(prev, Some('<' | '&' | ':' | '(' | '[')));
+        if !skip {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn is_option(ty: &Type) -> bool {
@@ -465,6 +486,12 @@ fn is_content_part(ty: &Type) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn types_are_written_without_token_spacing() {
+        let ty: Type = syn::parse_quote!(&std::collections::HashMap<String, Vec<(u8, [i64; 2])>>);
+        assert_eq!(type_text(&ty), "&std::collections::HashMap<String, Vec<(u8, [i64; 2])>>");
+    }
 
     #[test]
     fn return_types_are_classified_by_their_syntax() {

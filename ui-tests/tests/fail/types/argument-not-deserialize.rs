@@ -1,5 +1,7 @@
+use schemars::JsonSchema;
 use tool_runtime::prelude::*;
 
+#[derive(JsonSchema)]
 struct Opaque;
 
 /// Takes something a model cannot send.
