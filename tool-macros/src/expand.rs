@@ -213,21 +213,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
             quote!(let __ToolArgs { #(#arg_idents,)* }),
         ),
     };
-    let call = if blocking {
-        quote! {
-            {
-                let __ctx = ::core::clone::Clone::clone(__ctx);
-                #private::run_blocking(&#static_ident, move || {
-                    let __ctx = &__ctx;
-                    #fn_ident(#(#call_args),*)
-                })
-                .await?
-            }
-        }
-    } else {
-        let await_call = model.item.sig.asyncness.map(|_| quote!(.await));
-        quote!(#fn_ident(#(#call_args),*) #await_call)
-    };
+    let call = call(model, blocking, &static_ident, &call_args, private);
     let out = quote_spanned!(model.output_span=> __out);
     let convert = conversion(&model.output, &out, private, model.output_span);
     let handle = handle(&model.item, &quote!(&#static_ident), name, private);
@@ -290,6 +276,33 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
         }
 
         #handle
+    }
+}
+
+/// The call of the user's function: awaited when `async`, on the blocking pool (with its own
+/// clone of the context) when `blocking`.
+fn call(
+    model: &ToolFn,
+    blocking: bool,
+    static_ident: &syn::Ident,
+    call_args: &[TokenStream],
+    private: &TokenStream,
+) -> TokenStream {
+    let fn_ident = &model.item.sig.ident;
+    if blocking {
+        quote! {
+            {
+                let __ctx = ::core::clone::Clone::clone(__ctx);
+                #private::run_blocking(&#static_ident, move || {
+                    let __ctx = &__ctx;
+                    #fn_ident(#(#call_args),*)
+                })
+                .await?
+            }
+        }
+    } else {
+        let await_call = model.item.sig.asyncness.map(|_| quote!(.await));
+        quote!(#fn_ident(#(#call_args),*) #await_call)
     }
 }
 
@@ -377,5 +390,240 @@ fn conversion(output: &Output, value: &TokenStream, private: &TokenStream, span:
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::ToTokens;
+
+    use super::*;
+
+    fn assert_tokens(actual: &TokenStream, expected: &TokenStream) {
+        assert_eq!(actual.to_string(), expected.to_string());
+    }
+
+    #[test]
+    fn a_tool_expands_to_its_function_its_spec_its_submission_and_its_handle() {
+        let actual = tool(
+            quote!(set = "demo"),
+            quote! {
+                /// Add.
+                pub fn add(/// First.
+                    a: i64, #[depends(K)] k: u8, ctx: &ToolContext) -> String { a.to_string() }
+            },
+        );
+        let expected = quote! {
+            /// Add.
+            pub fn add(a: i64, k: u8, ctx: &ToolContext) -> String { a.to_string() }
+
+            #[doc(hidden)]
+            #[allow(non_upper_case_globals)]
+            pub static __TOOL_add: ::tool_runtime::__private::ToolSpec = {
+                #[derive(::tool_runtime::__private::serde::Deserialize, ::tool_runtime::__private::schemars::JsonSchema)]
+                #[serde(crate = "::tool_runtime::__private::serde")]
+                #[schemars(crate = "::tool_runtime::__private::schemars")]
+                struct __ToolArgs<__A0> {
+                    #[doc = "First."]
+                    a: __A0,
+                }
+
+                fn __tool_schema_for<__A0: ::tool_runtime::__private::ToolArgument>() -> ::tool_runtime::__private::serde_json::Value {
+                    ::tool_runtime::__private::schema::<__ToolArgs<__A0> >()
+                }
+
+                fn __tool_decode_for<__A0: ::tool_runtime::__private::ToolArgument>(
+                    __raw: &str,
+                ) -> ::core::result::Result<__ToolArgs<__A0>, ::tool_runtime::__private::ToolError> {
+                    ::tool_runtime::__private::decode::<__ToolArgs<__A0> >(&__TOOL_add, __raw)
+                }
+
+                const fn __tool_fns<__A0: ::tool_runtime::__private::ToolArgument>() -> (
+                    fn() -> ::tool_runtime::__private::serde_json::Value,
+                    fn(&str) -> ::core::result::Result<__ToolArgs<__A0>, ::tool_runtime::__private::ToolError>,
+                ) {
+                    (__tool_schema_for::<__A0>, __tool_decode_for::<__A0>)
+                }
+
+                const __TOOL_FNS: (
+                    fn() -> ::tool_runtime::__private::serde_json::Value,
+                    fn(&str) -> ::core::result::Result<__ToolArgs<i64>, ::tool_runtime::__private::ToolError>,
+                ) = __tool_fns::<i64>();
+
+                #[allow(clippy::used_underscore_binding, clippy::unit_arg, clippy::let_unit_value)]
+                fn __tool_invoke<'__a>(
+                    __raw: &'__a str,
+                    __ctx: &'__a ::tool_runtime::__private::ToolContext,
+                ) -> ::tool_runtime::__private::BoxFuture<'__a, ::core::result::Result<::tool_runtime::__private::ToolResult, ::tool_runtime::__private::ToolError>> {
+                    ::std::boxed::Box::pin(async move {
+                        let __ToolArgs { a, } = (__TOOL_FNS.1)(__raw)?;
+                        let k: u8 = ::tool_runtime::__private::resolve::<u8, _>(__ctx, &K).await?;
+                        let __out = add(a, k, __ctx);
+                        ::tool_runtime::__private::text(__out)
+                    })
+                }
+
+                ::tool_runtime::__private::ToolSpec::new(
+                    "add",
+                    "Add.",
+                    ::core::option::Option::Some("demo"),
+                    ::core::module_path!(),
+                    ::tool_runtime::__private::ToolMeta::new(false, false, ::core::option::Option::None, ::core::option::Option::None, &[]),
+                    __TOOL_FNS.0,
+                    __tool_invoke,
+                )
+            };
+
+            ::tool_runtime::__private::inventory::submit! {
+                ::tool_runtime::__private::ToolRegistration::new(&__TOOL_add)
+            }
+
+            #[doc = "The registration of the `add` tool: `add::TOOL`."]
+            #[allow(non_camel_case_types, dead_code)]
+            pub struct add {}
+
+            #[allow(dead_code)]
+            impl add {
+                #[doc = "The `add` tool, for `Registry::builder().tool(add::TOOL)`."]
+                pub const TOOL: &'static ::tool_runtime::__private::ToolSpec = &__TOOL_add;
+            }
+        };
+        assert_tokens(&actual, &expected);
+    }
+
+    fn model(item: TokenStream) -> ToolFn {
+        let mut errors = Errors::default();
+        let model = ToolFn::from_item(syn::parse2(item).unwrap(), &mut errors);
+        assert!(errors.is_empty());
+        model
+    }
+
+    #[test]
+    fn a_blocking_tool_calls_its_function_on_the_blocking_pool_with_a_cloned_context() {
+        let model = model(quote!(fn hash(ctx: &ToolContext) -> String { String::new() }));
+        let actual = call(&model, true, &format_ident!("__TOOL_hash"), &[quote!(__ctx)], &quote!(::p));
+        let expected = quote! {
+            {
+                let __ctx = ::core::clone::Clone::clone(__ctx);
+                ::p::run_blocking(&__TOOL_hash, move || {
+                    let __ctx = &__ctx;
+                    hash(__ctx)
+                })
+                .await?
+            }
+        };
+        assert_tokens(&actual, &expected);
+    }
+
+    #[test]
+    fn an_async_tool_is_awaited_and_a_sync_one_called_inline() {
+        let ident = format_ident!("__TOOL_f");
+        let asynchronous = model(quote!(async fn f(a: u8) {}));
+        assert_tokens(&call(&asynchronous, false, &ident, &[quote!(a)], &quote!(::p)), &quote!(f(a).await));
+        let synchronous = model(quote!(fn f(a: &str) {}));
+        assert_tokens(&call(&synchronous, false, &ident, &[quote!(&a)], &quote!(::p)), &quote!(f(&a)));
+    }
+
+    #[test]
+    fn a_tool_with_errors_expands_to_its_function_without_helper_attributes_the_errors_and_a_stand_in() {
+        let actual = tool(quote!(), quote!(fn echo(__raw: String, #[depends] k: u8) {}));
+        let expected = quote! {
+            fn echo(__raw: String, k: u8) {}
+            ::core::compile_error! { "parameter names starting with `__` are reserved for the code `#[tool]` generates; rename `__raw`" }
+            ::core::compile_error! { "`#[depends]` needs a dependency key: `#[depends(KEY)]` with a `DependencyKey<T>` static" }
+            ::core::compile_error! { "a tool needs a description: models choose tools by it; add a doc comment (`/// What the tool does.`) or `#[tool(description = \"...\")]`" }
+            #[doc = "The registration of the `echo` tool: `echo::TOOL`."]
+            #[allow(non_camel_case_types, dead_code)]
+            struct echo {}
+
+            #[allow(dead_code)]
+            impl echo {
+                #[doc = "The `echo` tool, for `Registry::builder().tool(echo::TOOL)`."]
+                const TOOL: &'static ::tool_runtime::__private::ToolSpec = &::tool_runtime::__private::UNAVAILABLE;
+            }
+        };
+        assert_tokens(&actual, &expected);
+    }
+
+    #[test]
+    fn a_method_with_errors_gets_no_stand_in() {
+        let actual = tool(quote!(), quote!(/// Count.
+            fn count(&self) {}));
+        let expected = quote! {
+            /// Count.
+            fn count(&self) {}
+            ::core::compile_error! { "`#[tool]` functions cannot take `self`; make it a free function" }
+        };
+        assert_tokens(&actual, &expected);
+    }
+
+    #[test]
+    fn an_item_that_is_not_a_function_is_emitted_unchanged_after_the_error() {
+        let actual = tool(quote!(), quote!(struct Search;));
+        let expected = quote! {
+            ::core::compile_error! { "`#[tool]` can only be applied to a function (`fn` or `async fn`)" }
+            struct Search;
+        };
+        assert_tokens(&actual, &expected);
+    }
+
+    #[test]
+    fn a_result_return_converts_ok_by_its_kind_and_err_by_display() {
+        let private = quote!(::p);
+        let actual = conversion(&Output::Result(Box::new(Output::Json)), &quote!(v), &private, Span::call_site());
+        let expected = quote! {
+            match v {
+                ::core::result::Result::Ok(__ok) => ::p::json(&__ok),
+                ::core::result::Result::Err(__err) => ::core::result::Result::Err(::p::failed(__err)),
+            }
+        };
+        assert_tokens(&actual, &expected);
+    }
+
+    fn first_arg(model: &ToolFn) -> &Arg {
+        match &model.params[0] {
+            Param::Arg(arg) => arg,
+            _ => panic!("the first parameter is not a model argument"),
+        }
+    }
+
+    #[test]
+    fn a_default_expression_becomes_a_serde_default_function() {
+        let model = model(quote!(fn page(#[arg(default = "x", rename = "p")] p: String) -> String { p }));
+        let (field, default_fn) = field(first_arg(&model), None);
+        assert_tokens(&field, &quote!(#[serde(rename = "p")] #[serde(default = "__default_p")] p: String));
+        let expected = quote! {
+            fn __default_p() -> String {
+                ::core::convert::From::from("x")
+            }
+        };
+        assert_tokens(&default_fn.unwrap(), &expected);
+    }
+
+    #[test]
+    fn an_argument_without_default_is_a_generic_field_with_its_description() {
+        let model = model(quote!(fn f(#[arg(description = "The page.")] page: &str) {}));
+        let (field, default_fn) = field(first_arg(&model), Some(&format_ident!("__A0")));
+        assert_tokens(&field, &quote!(#[doc = "The page."] page: __A0));
+        assert!(default_fn.is_none());
+    }
+
+    #[test]
+    fn a_borrowed_str_argument_is_decoded_as_a_string() {
+        let model = model(quote!(fn f(page: &str) {}));
+        let arg = first_arg(&model);
+        assert!(arg.borrowed);
+        assert_tokens(&arg.decoded.to_token_stream(), &quote!(::std::string::String));
+    }
+
+    #[test]
+    fn tool_names_follow_the_provider_rule() {
+        assert!(valid_tool_name("read_file"));
+        assert!(valid_tool_name("_x-1"));
+        assert!(valid_tool_name(&"a".repeat(64)));
+        assert!(!valid_tool_name(&"a".repeat(65)));
+        assert!(!valid_tool_name("1read"));
+        assert!(!valid_tool_name("read file"));
+        assert!(!valid_tool_name(""));
     }
 }
