@@ -125,16 +125,15 @@ pub(crate) fn split_arguments(doc: &str) -> ArgumentsSection {
             continue;
         }
         let item = trimmed.strip_prefix("* ").or_else(|| trimmed.strip_prefix("- "));
-        if let Some(item) = item.filter(|_| line.len() - trimmed.len() < 2) {
-            if let Some(rest) = item.strip_prefix('`')
-                && let Some((name, text)) = rest.split_once('`')
-            {
-                let text = text.trim_start();
-                let text = text.strip_prefix('-').or_else(|| text.strip_prefix(':')).unwrap_or(text);
-                arguments.push((name.to_owned(), text.trim().to_owned()));
-                open = true;
-                continue;
-            }
+        if let Some(item) = item.filter(|_| line.len() - trimmed.len() < 2)
+            && let Some(rest) = item.strip_prefix('`')
+            && let Some((name, text)) = rest.split_once('`')
+        {
+            let text = text.trim_start();
+            let text = text.strip_prefix('-').or_else(|| text.strip_prefix(':')).unwrap_or(text);
+            arguments.push((name.to_owned(), text.trim().to_owned()));
+            open = true;
+            continue;
         }
         if let Some((_, text)) = arguments.last_mut()
             && open
@@ -175,7 +174,10 @@ mod tests {
 
     #[test]
     fn a_doc_without_an_arguments_section_is_kept_whole() {
-        assert_eq!(section("Read a file.\n\n# Errors\nNone."), ("Read a file.\n\n# Errors\nNone.".to_owned(), items(&[])));
+        assert_eq!(
+            section("Read a file.\n\n# Errors\nNone."),
+            ("Read a file.\n\n# Errors\nNone.".to_owned(), items(&[]))
+        );
     }
 
     #[test]
@@ -192,10 +194,7 @@ mod tests {
 
     #[test]
     fn a_section_at_the_end_is_removed_with_the_blank_lines_before_it() {
-        assert_eq!(
-            section("Sum.\n\n## Arguments\n- `a` - First.\n"),
-            ("Sum.".to_owned(), items(&[("a", "First.")]))
-        );
+        assert_eq!(section("Sum.\n\n## Arguments\n- `a` - First.\n"), ("Sum.".to_owned(), items(&[("a", "First.")])));
     }
 
     #[test]
@@ -223,7 +222,10 @@ mod tests {
             vec![syn::parse_quote!(#[doc = " Intro."]), syn::parse_quote!(#[doc = include_str!("x.md")])];
         assert_eq!(
             doc_of(&attrs),
-            Doc::Parts(vec![DocPart::Text("Intro.".to_owned()), DocPart::Expr(syn::parse_quote!(include_str!("x.md")))])
+            Doc::Parts(vec![
+                DocPart::Text("Intro.".to_owned()),
+                DocPart::Expr(syn::parse_quote!(include_str!("x.md")))
+            ])
         );
     }
 }

@@ -31,11 +31,9 @@ pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item: ItemFn = match syn::parse2(item.clone()) {
         Ok(item) => item,
         Err(_) => {
-            let error = syn::Error::new(
-                Span::call_site(),
-                "`#[tool]` can only be applied to a function (`fn` or `async fn`)",
-            )
-            .to_compile_error();
+            let error =
+                syn::Error::new(Span::call_site(), "`#[tool]` can only be applied to a function (`fn` or `async fn`)")
+                    .to_compile_error();
             return quote! { #error #item };
         }
     };
@@ -500,7 +498,11 @@ mod tests {
 
     #[test]
     fn a_blocking_tool_calls_its_function_on_the_blocking_pool_with_a_cloned_context() {
-        let model = model(quote!(fn hash(ctx: &ToolContext) -> String { String::new() }));
+        let model = model(quote!(
+            fn hash(ctx: &ToolContext) -> String {
+                String::new()
+            }
+        ));
         let actual = call(&model, true, &format_ident!("__TOOL_hash"), &[quote!(__ctx)], &quote!(::p));
         let expected = quote! {
             {
@@ -518,15 +520,24 @@ mod tests {
     #[test]
     fn an_async_tool_is_awaited_and_a_sync_one_called_inline() {
         let ident = format_ident!("__TOOL_f");
-        let asynchronous = model(quote!(async fn f(a: u8) {}));
+        let asynchronous = model(quote!(
+            async fn f(a: u8) {}
+        ));
         assert_tokens(&call(&asynchronous, false, &ident, &[quote!(a)], &quote!(::p)), &quote!(f(a).await));
-        let synchronous = model(quote!(fn f(a: &str) {}));
+        let synchronous = model(quote!(
+            fn f(a: &str) {}
+        ));
         assert_tokens(&call(&synchronous, false, &ident, &[quote!(&a)], &quote!(::p)), &quote!(f(&a)));
     }
 
     #[test]
-    fn a_tool_with_errors_expands_to_its_function_without_helper_attributes_the_errors_and_a_stand_in() {
-        let actual = tool(quote!(), quote!(fn echo(__raw: String, #[depends] k: u8) {}));
+    fn a_tool_with_errors_expands_to_its_function_without_parameter_attributes_the_errors_and_a_stand_in() {
+        let actual = tool(
+            quote!(),
+            quote!(
+                fn echo(__raw: String, #[depends] k: u8) {}
+            ),
+        );
         let expected = quote! {
             fn echo(__raw: String, k: u8) {}
             ::core::compile_error! { "parameter names starting with `__` are reserved for the code `#[tool]` generates; rename `__raw`" }
@@ -547,8 +558,13 @@ mod tests {
 
     #[test]
     fn a_method_with_errors_gets_no_stand_in() {
-        let actual = tool(quote!(), quote!(/// Count.
-            fn count(&self) {}));
+        let actual = tool(
+            quote!(),
+            quote!(
+                /// Count.
+                fn count(&self) {}
+            ),
+        );
         let expected = quote! {
             /// Count.
             fn count(&self) {}
@@ -559,7 +575,12 @@ mod tests {
 
     #[test]
     fn an_item_that_is_not_a_function_is_emitted_unchanged_after_the_error() {
-        let actual = tool(quote!(), quote!(struct Search;));
+        let actual = tool(
+            quote!(),
+            quote!(
+                struct Search;
+            ),
+        );
         let expected = quote! {
             ::core::compile_error! { "`#[tool]` can only be applied to a function (`fn` or `async fn`)" }
             struct Search;
@@ -589,7 +610,11 @@ mod tests {
 
     #[test]
     fn a_default_expression_becomes_a_serde_default_function() {
-        let model = model(quote!(fn page(#[arg(default = "x", rename = "p")] p: String) -> String { p }));
+        let model = model(quote!(
+            fn page(#[arg(default = "x", rename = "p")] p: String) -> String {
+                p
+            }
+        ));
         let (field, default_fn) = field(first_arg(&model), None);
         assert_tokens(&field, &quote!(#[serde(rename = "p")] #[serde(default = "__default_p")] p: String));
         let expected = quote! {
@@ -602,7 +627,9 @@ mod tests {
 
     #[test]
     fn an_argument_without_default_is_a_generic_field_with_its_description() {
-        let model = model(quote!(fn f(#[arg(description = "The page.")] page: &str) {}));
+        let model = model(quote!(
+            fn f(#[arg(description = "The page.")] page: &str) {}
+        ));
         let (field, default_fn) = field(first_arg(&model), Some(&format_ident!("__A0")));
         assert_tokens(&field, &quote!(#[doc = "The page."] page: __A0));
         assert!(default_fn.is_none());
@@ -610,7 +637,9 @@ mod tests {
 
     #[test]
     fn a_borrowed_str_argument_is_decoded_as_a_string() {
-        let model = model(quote!(fn f(page: &str) {}));
+        let model = model(quote!(
+            fn f(page: &str) {}
+        ));
         let arg = first_arg(&model);
         assert!(arg.borrowed);
         assert_tokens(&arg.decoded.to_token_stream(), &quote!(::std::string::String));

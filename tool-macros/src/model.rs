@@ -56,7 +56,7 @@ impl Arg {
 /// One parameter of the tool function.
 pub(crate) enum Param {
     /// A model argument.
-    Arg(Arg),
+    Arg(Box<Arg>),
     /// `#[input]`: the whole arguments object.
     Input { ident: Ident, ty: Type },
     /// `#[depends(KEY)]`: resolved from the context.
@@ -78,7 +78,7 @@ pub(crate) enum Output {
 
 /// A parsed `#[tool]` function.
 pub(crate) struct ToolFn {
-    /// The function as the user wrote it, with the helper attributes removed from its parameters.
+    /// The function as the user wrote it, with the parameter attributes removed from its parameters.
     pub(crate) item: ItemFn,
     pub(crate) params: Vec<Param>,
     pub(crate) output: Output,
@@ -87,11 +87,11 @@ pub(crate) struct ToolFn {
     pub(crate) doc: Doc,
 }
 
-/// The helper attributes `#[tool]` reads on parameters.
-const HELPERS: &[&str] = &["depends", "arg", "input"];
+/// The parameter attributes `#[tool]` reads.
+const PARAM_ATTRIBUTES: &[&str] = &["depends", "arg", "input"];
 
 impl ToolFn {
-    /// Builds the model, stripping helper attributes from `item` (so that it can always be emitted).
+    /// Builds the model, stripping parameter attributes from `item` (so that it can always be emitted).
     pub(crate) fn from_item(mut item: ItemFn, errors: &mut Errors) -> Self {
         let mut doc = doc_of(&item.attrs);
         let mut section = Vec::new();
@@ -112,13 +112,13 @@ impl ToolFn {
                 FnArg::Typed(typed) => typed,
             };
             let param_doc = doc_text(&typed.attrs);
-            let mut helpers = Vec::new();
+            let mut marked = Vec::new();
             typed.attrs.retain(|attr| {
                 if is_doc(attr) {
                     return false;
                 }
-                if HELPERS.iter().any(|h| attr.path().is_ident(h)) {
-                    helpers.push(attr.clone());
+                if PARAM_ATTRIBUTES.iter().any(|h| attr.path().is_ident(h)) {
+                    marked.push(attr.clone());
                     return false;
                 }
                 true
@@ -126,9 +126,9 @@ impl ToolFn {
             let mut depends: Option<(Expr, Span)> = None;
             let mut arg: Option<(ArgOptions, Span)> = None;
             let mut input_attr: Option<Span> = None;
-            for attr in &helpers {
+            for attr in &marked {
                 let span = attr.path().span();
-                if let Some(kind) = HELPERS.iter().find(|h| attr.path().is_ident(h))
+                if let Some(kind) = PARAM_ATTRIBUTES.iter().find(|h| attr.path().is_ident(h))
                     && [depends.is_some(), arg.is_some(), input_attr.is_some()].into_iter().any(|seen| seen)
                 {
                     let first = if depends.is_some() {
@@ -162,9 +162,16 @@ impl ToolFn {
             }
 
             if let Some(context) = context_kind(&typed.ty) {
-                for (helper, span) in [("depends", depends.as_ref().map(|d| d.1)), ("arg", arg.as_ref().map(|a| a.1)), ("input", input_attr)] {
+                for (attribute, span) in [
+                    ("depends", depends.as_ref().map(|d| d.1)),
+                    ("arg", arg.as_ref().map(|a| a.1)),
+                    ("input", input_attr),
+                ] {
                     if let Some(span) = span {
-                        errors.push(span, format!("the `&ToolContext` parameter cannot be `#[{helper}]`; remove the attribute"));
+                        errors.push(
+                            span,
+                            format!("the `&ToolContext` parameter cannot be `#[{attribute}]`; remove the attribute"),
+                        );
                     }
                 }
                 match context {
@@ -178,9 +185,10 @@ impl ToolFn {
                         context_seen = true;
                         params.push(Param::Context);
                     }
-                    ContextKind::Mutable => {
-                        errors.push(typed.ty.span(), "the context is shared by the call: take `&ToolContext`, not `&mut ToolContext`")
-                    }
+                    ContextKind::Mutable => errors.push(
+                        typed.ty.span(),
+                        "the context is shared by the call: take `&ToolContext`, not `&mut ToolContext`",
+                    ),
                     ContextKind::Owned => errors.push(
                         typed.ty.span(),
                         "take the context by reference: `&ToolContext` (it is not a model argument)",
@@ -222,7 +230,10 @@ impl ToolFn {
             }
             if let Some(span) = input_attr {
                 if matches!(ty, Type::Reference(_)) {
-                    errors.push(ty.span(), "an `#[input]` parameter is decoded into an owned value: take the type, not a reference");
+                    errors.push(
+                        ty.span(),
+                        "an `#[input]` parameter is decoded into an owned value: take the type, not a reference",
+                    );
                 }
                 if params.iter().any(|p| matches!(p, Param::Input { .. })) {
                     errors.push(span, "a `#[tool]` function takes at most one `#[input]` parameter");
@@ -250,14 +261,18 @@ impl ToolFn {
                 (None, false) => param_doc,
                 (None, true) => section_doc.unwrap_or_default(),
             };
-            let arg = Arg { ident, decoded, written: ty, borrowed, doc, rename: options.rename, default: options.default };
+            let arg =
+                Arg { ident, decoded, written: ty, borrowed, doc, rename: options.rename, default: options.default };
             let wire = arg.wire_name();
             if names.contains(&wire) {
                 let span = arg.rename.as_ref().map_or_else(|| arg.ident.span(), LitStr::span);
-                errors.push(span, format!("two arguments are named `{wire}`; rename one with `#[arg(rename = \"...\")]`"));
+                errors.push(
+                    span,
+                    format!("two arguments are named `{wire}`; rename one with `#[arg(rename = \"...\")]`"),
+                );
             }
             names.push(wire);
-            params.push(Param::Arg(arg));
+            params.push(Param::Arg(Box::new(arg)));
         }
         let input = params.iter().find_map(|p| match p {
             Param::Input { ident, .. } => Some(ident),
@@ -300,7 +315,10 @@ impl ToolFn {
             );
         }
         if let syn::Safety::Unsafe(unsafety) = &item.sig.safety {
-            errors.push(unsafety.span, "`#[tool]` functions cannot be `unsafe`: a model calls them; move the unsafe code into the body");
+            errors.push(
+                unsafety.span,
+                "`#[tool]` functions cannot be `unsafe`: a model calls them; move the unsafe code into the body",
+            );
         }
         if let Some(variadic) = &item.sig.variadic {
             errors.push(variadic.span(), "`#[tool]` functions cannot be variadic");
@@ -326,10 +344,8 @@ fn depends_key(attr: &Attribute, errors: &mut Errors) -> Option<Expr> {
             None
         }
         Ok(keys) if keys.len() > 1 => {
-            errors.push(
-                keys[1].span(),
-                "`#[depends]` takes one dependency key; give each dependency its own parameter",
-            );
+            errors
+                .push(keys[1].span(), "`#[depends]` takes one dependency key; give each dependency its own parameter");
             None
         }
         Ok(keys) => keys.into_iter().next(),

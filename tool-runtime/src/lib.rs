@@ -29,8 +29,13 @@
 //! # }
 //! ```
 //!
-//! `#[tool]` functions are items of a module (not local items inside a function body): the
-//! generated registration lives beside them.
+//! `#[tool]` works on free functions, in a module or inside a function body (not on methods of an
+//! `impl` block). Beside the function it generates `add::TOOL`, the tool's `&'static ToolSpec`,
+//! and an `inventory` submission for [`Registry::discover`]. Both compile under
+//! `#![forbid(unsafe_code)]`, `#![deny(warnings)]` and clippy's pedantic lints in the user's crate;
+//! registering with [`Registry::builder`] needs no link-time collection at all. Every form and
+//! option is described on [`tool`] and in the README's "Defining tools"; misuse is a compile
+//! error on the token at fault.
 
 mod call;
 mod context;
@@ -69,8 +74,8 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
-    pub use crate::{IntoToolResult, Tool, ToolContext, ToolError, ToolMeta, ToolRegistration, ToolResult, ToolSpec};
     use crate::DependencyKey;
+    pub use crate::{IntoToolResult, Tool, ToolContext, ToolError, ToolMeta, ToolRegistration, ToolResult, ToolSpec};
 
     /// Decodes a call's arguments for the tool `spec`.
     pub fn decode<T: serde::de::DeserializeOwned>(spec: &'static ToolSpec, raw: &str) -> Result<T, ToolError> {

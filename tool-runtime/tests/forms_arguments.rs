@@ -120,10 +120,7 @@ async fn a_renamed_argument_is_sent_under_its_new_name() {
 #[tokio::test]
 async fn a_renamed_argument_is_unknown_under_its_rust_name() {
     let message = run(lookup::TOOL, r#"{"user_id":7}"#).await;
-    assert_eq!(
-        message.text(),
-        "invalid arguments for `lookup`: unknown field `user_id`; expected one of `userId`"
-    );
+    assert_eq!(message.text(), "invalid arguments for `lookup`: unknown field `user_id`; expected one of `userId`");
 }
 
 #[test]

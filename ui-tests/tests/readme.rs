@@ -9,11 +9,7 @@ fn defining_tools_blocks() -> Vec<String> {
     let start = readme.find("\n## Defining tools\n").expect("the README has a `## Defining tools` section");
     let section = &readme[start + 1..];
     let section = &section[..section[1..].find("\n## ").map_or(section.len(), |end| end + 1)];
-    section
-        .split("```rust\n")
-        .skip(1)
-        .map(|rest| rest.split("```\n").next().unwrap_or_default().to_owned())
-        .collect()
+    section.split("```rust\n").skip(1).map(|rest| rest.split("```\n").next().unwrap_or_default().to_owned()).collect()
 }
 
 #[test]
