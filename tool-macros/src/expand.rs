@@ -1,14 +1,16 @@
-//! Code generation for `#[tool]`.
+//! Code generation for `#[tool]`: parse the options and the function, check them, then generate.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use syn::{ItemFn, Visibility};
+use syn::ItemFn;
+use syn::spanned::Spanned;
 
-use crate::model::{Errors, Output, Param, ToolFn};
+use crate::docs::{Doc, DocPart};
+use crate::model::{Arg, Errors, Output, Param, ToolFn, unraw};
 use crate::options::ToolOptions;
 
 /// The safe intersection of the tool-name rules of every provider: `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`.
-fn valid_tool_name(name: &str) -> bool {
+pub(crate) fn valid_tool_name(name: &str) -> bool {
     let mut chars = name.chars();
     let Some(first) = chars.next() else {
         return false;
@@ -18,71 +20,116 @@ fn valid_tool_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
-/// The whole expansion: the user's function, always, plus either the registration or the errors.
+/// The whole expansion: the user's function, always, plus either the registration or the errors
+/// (with a stand-in `TOOL` so that code naming `f::TOOL` reports nothing more).
 pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
-    let options = match ToolOptions::parse(attr) {
-        Ok(options) => options,
-        Err(error) => {
-            errors.push_error(error.into());
-            ToolOptions::default()
-        }
-    };
+    let options = ToolOptions::parse(attr).unwrap_or_else(|errs| {
+        errors.extend(errs);
+        ToolOptions::default()
+    });
     let item: ItemFn = match syn::parse2(item.clone()) {
         Ok(item) => item,
         Err(_) => {
-            let error = syn::Error::new(Span::call_site(), "`#[tool]` can only be applied to a function");
-            let error = error.to_compile_error();
+            let error =
+                syn::Error::new(Span::call_site(), "`#[tool]` can only be applied to a function (`fn` or `async fn`)")
+                    .to_compile_error();
             return quote! { #error #item };
         }
     };
     let model = ToolFn::from_item(item, &mut errors);
-    let name = match &options.name {
-        Some(name) => (name.value(), name.span()),
-        None => (model.item.sig.ident.unraw_string(), model.item.sig.ident.span()),
-    };
-    if !valid_tool_name(&name.0) {
-        errors.push(
-            name.1,
-            format!(
-                "tool name `{}` is not accepted by every provider: it must match `^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$`",
-                name.0
-            ),
-        );
-    }
+    let name = check_options(&model, &options, &mut errors);
+    let private = private_path(&options);
     let item = &model.item;
     if !errors.is_empty() {
         let errors = errors.to_compile_errors();
-        return quote! { #item #errors };
+        let has_receiver = matches!(item.sig.inputs.first(), Some(syn::FnArg::Receiver(_)));
+        let stand_in = (!has_receiver).then(|| handle(item, &quote!(&#private::UNAVAILABLE), &name, &private));
+        return quote! { #item #errors #stand_in };
     }
-    let registration = registration(&model, &options, &name.0);
+    let registration = registration(&model, &options, &name, &private);
     quote! { #item #registration }
 }
 
-trait UnrawString {
-    fn unraw_string(&self) -> String;
+/// Checks the options against the function; returns the tool name.
+fn check_options(model: &ToolFn, options: &ToolOptions, errors: &mut Errors) -> String {
+    let sig = &model.item.sig;
+    let (name, span) = match &options.name {
+        Some(name) => (name.value(), name.span()),
+        None => (unraw(&sig.ident), sig.ident.span()),
+    };
+    if !valid_tool_name(&name) {
+        errors.push(
+            span,
+            format!(
+                "tool name `{name}` is not accepted by every provider: it must match `^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$` (a letter or `_`, then at most 63 letters, digits, `_` or `-`); set `#[tool(name = \"...\")]`"
+            ),
+        );
+    }
+    if options.blocking.is_present()
+        && let Some(asyncness) = &sig.asyncness
+    {
+        errors.push(
+            asyncness.span,
+            "`#[tool(blocking)]` runs a sync function on the blocking thread pool: remove `async` (or `blocking`)",
+        );
+    }
+    if let Some(ms) = &options.timeout_ms
+        && !matches!(ms.base10_parse::<u64>(), Ok(1..))
+    {
+        errors.push(ms.span(), "`timeout_ms` must be a whole number of milliseconds, at least 1");
+    }
+    match &options.description {
+        Some(description) if description.value().trim().is_empty() => {
+            errors.push(description.span(), "the `description` option is empty; say what the tool does");
+        }
+        Some(_) => {}
+        None if matches!(&model.doc, Doc::Text(text) if text.trim().is_empty()) => errors.push(
+            sig.ident.span(),
+            "a tool needs a description: models choose tools by it; add a doc comment (`/// What the tool does.`) or `#[tool(description = \"...\")]`",
+        ),
+        None => {}
+    }
+    name
 }
 
-impl UnrawString for syn::Ident {
-    fn unraw_string(&self) -> String {
-        let s = self.to_string();
-        s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
+fn private_path(options: &ToolOptions) -> TokenStream {
+    match &options.krate {
+        Some(path) => quote!(#path::__private),
+        None => quote!(::tool_runtime::__private),
     }
 }
 
-fn registration(model: &ToolFn, options: &ToolOptions, name: &str) -> TokenStream {
-    let krate: TokenStream = match &options.krate {
-        Some(path) => quote!(#path),
-        None => quote!(::tool_runtime),
-    };
-    let private = quote!(#krate::__private);
+/// `f::TOOL`: a braced struct named like the function (the type namespace; the function is in
+/// the value namespace) with an associated `TOOL`. Unlike a module, it works for functions
+/// declared inside a function body.
+fn handle(item: &ItemFn, spec: &TokenStream, name: &str, private: &TokenStream) -> TokenStream {
+    let vis = &item.vis;
+    let fn_ident = &item.sig.ident;
+    let struct_doc = format!("The registration of the `{name}` tool: `{fn_ident}::TOOL`.");
+    let const_doc = format!("The `{name}` tool, for `Registry::builder().tool({fn_ident}::TOOL)`.");
+    quote! {
+        #[doc = #struct_doc]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #fn_ident {}
+
+        #[allow(dead_code)]
+        impl #fn_ident {
+            #[doc = #const_doc]
+            #vis const TOOL: &'static #private::ToolSpec = #spec;
+        }
+    }
+}
+
+fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &TokenStream) -> TokenStream {
     let serde_path = format!("{}", quote!(#private::serde)).replace(' ', "");
     let schemars_path = format!("{}", quote!(#private::schemars)).replace(' ', "");
 
     let fn_ident = &model.item.sig.ident;
     let vis = &model.item.vis;
-    let static_ident = format_ident!("__TOOL_{}", fn_ident.unraw_string());
-    let description = options.description.as_ref().map(syn::LitStr::value).unwrap_or_else(|| model.doc.clone());
+    let static_ident = format_ident!("__TOOL_{}", unraw(fn_ident));
+    let description = description(model, options, private);
+    let blocking = options.blocking.is_present();
     let sequential = options.sequential.is_present();
     let timeout_ms = match &options.timeout_ms {
         Some(ms) => quote!(::core::option::Option::Some(#ms)),
@@ -100,55 +147,113 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str) -> TokenStrea
     };
 
     let mut fields = Vec::new();
+    let mut generics = Vec::new();
+    let mut instances = Vec::new();
+    let mut defaults = Vec::new();
     let mut arg_idents = Vec::new();
     let mut resolves = Vec::new();
     let mut call_args = Vec::new();
+    let mut input = None;
     for param in &model.params {
         match param {
-            Param::Arg { ident, ty, doc } => {
-                let doc_attr = (!doc.is_empty()).then(|| quote!(#[doc = #doc]));
-                fields.push(quote!(#doc_attr #ident: #ty));
+            Param::Arg(arg) => {
+                let generic = arg.default.is_none().then(|| {
+                    let param = format_ident!("__A{}", generics.len());
+                    let decoded = &arg.decoded;
+                    generics.push(param.clone());
+                    instances.push(quote_spanned!(arg.written.span()=> #decoded));
+                    param
+                });
+                let (field, default) = field(arg, generic.as_ref());
+                fields.push(field);
+                defaults.extend(default);
+                let ident = &arg.ident;
                 arg_idents.push(ident);
+                call_args.push(if arg.borrowed { quote!(&#ident) } else { quote!(#ident) });
+            }
+            Param::Input { ident, ty } => {
+                input = Some((ident, ty));
                 call_args.push(quote!(#ident));
             }
             Param::Depends { ident, ty, key } => {
-                resolves.push(quote_spanned! {ty_span(ty)=>
-                    let #ident: #ty = __ctx.resolve(&#key).await?;
-                });
+                let resolve = quote_spanned! {ty.span()=>
+                    #private::resolve::<#ty, _>(__ctx, &#key)
+                };
+                resolves.push(quote!(let #ident: #ty = #resolve.await?;));
                 call_args.push(quote!(#ident));
             }
             Param::Context => call_args.push(quote!(__ctx)),
         }
     }
-    let await_call = model.item.sig.asyncness.map(|_| quote!(.await));
-    let convert = conversion(&model.output, quote!(__out), &private, model.output_span);
-    let handle_vis = child_visibility(vis);
-    let handle_doc = format!("The registration of the `{name}` tool, for `RegistryBuilder::tool({fn_ident}::TOOL)`.");
-    let module_doc = format!("Generated by `#[tool]`: the registration of the `{name}` tool.");
+    // The schema and the decoder are generic over the argument types, bounded by
+    // `ToolArgument`; they are instantiated with the user's types, spanned on them. A type that is
+    // not `Deserialize + JsonSchema` is reported there, with `ToolArgument`'s message, and the
+    // derives never see it.
+    let (args_type, args_concrete, schema_fn, args_item, destructure) = match input {
+        Some((ident, ty)) => {
+            generics = vec![format_ident!("__A0")];
+            instances = vec![quote_spanned!(ty.span()=> #ty)];
+            (quote!(__A0), quote!(#ty), quote!(input_schema), quote!(), quote!(let #ident))
+        }
+        None => (
+            quote!(__ToolArgs<#(#generics),*>),
+            quote!(__ToolArgs<#(#instances),*>),
+            quote!(schema),
+            quote! {
+                #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
+                #[serde(crate = #serde_path)]
+                #[schemars(crate = #schemars_path)]
+                struct __ToolArgs<#(#generics),*> {
+                    #(#fields,)*
+                }
+                #(#defaults)*
+            },
+            quote!(let __ToolArgs { #(#arg_idents,)* }),
+        ),
+    };
+    let call = call(model, blocking, &static_ident, &call_args, private);
+    let out = quote_spanned!(model.output_span=> __out);
+    let convert = conversion(&model.output, &out, private, model.output_span);
+    let handle = handle(&model.item, &quote!(&#static_ident), name, private);
 
     quote! {
         #[doc(hidden)]
         #[allow(non_upper_case_globals)]
         #vis static #static_ident: #private::ToolSpec = {
-            #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
-            #[serde(crate = #serde_path)]
-            #[schemars(crate = #schemars_path)]
-            struct __ToolArgs {
-                #(#fields,)*
+            #args_item
+
+            fn __tool_schema_for<#(#generics: #private::ToolArgument),*>() -> #private::serde_json::Value {
+                #private::#schema_fn::<#args_type>()
             }
 
-            fn __tool_schema() -> #private::serde_json::Value {
-                #private::schema::<__ToolArgs>()
+            fn __tool_decode_for<#(#generics: #private::ToolArgument),*>(
+                __raw: &str,
+            ) -> ::core::result::Result<#args_type, #private::ToolError> {
+                #private::decode::<#args_type>(&#static_ident, __raw)
             }
 
+            const fn __tool_fns<#(#generics: #private::ToolArgument),*>() -> (
+                fn() -> #private::serde_json::Value,
+                fn(&str) -> ::core::result::Result<#args_type, #private::ToolError>,
+            ) {
+                (__tool_schema_for::<#(#generics),*>, __tool_decode_for::<#(#generics),*>)
+            }
+
+            // The one place the argument types are checked.
+            const __TOOL_FNS: (
+                fn() -> #private::serde_json::Value,
+                fn(&str) -> ::core::result::Result<#args_concrete, #private::ToolError>,
+            ) = __tool_fns::<#(#instances),*>();
+
+            #[allow(clippy::used_underscore_binding, clippy::unit_arg, clippy::let_unit_value)]
             fn __tool_invoke<'__a>(
                 __raw: &'__a str,
                 __ctx: &'__a #private::ToolContext,
             ) -> #private::BoxFuture<'__a, ::core::result::Result<#private::ToolResult, #private::ToolError>> {
                 ::std::boxed::Box::pin(async move {
-                    let __ToolArgs { #(#arg_idents,)* } = #private::decode::<__ToolArgs>(&#static_ident, __raw)?;
+                    #destructure = (__TOOL_FNS.1)(__raw)?;
                     #(#resolves)*
-                    let __out = #fn_ident(#(#call_args),*) #await_call;
+                    let __out = #call;
                     #convert
                 })
             }
@@ -158,8 +263,8 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str) -> TokenStrea
                 #description,
                 #set,
                 ::core::module_path!(),
-                #private::ToolMeta::new(false, #sequential, #timeout_ms, #strict, &[#(#tags),*]),
-                __tool_schema,
+                #private::ToolMeta::new(#blocking, #sequential, #timeout_ms, #strict, &[#(#tags),*]),
+                __TOOL_FNS.0,
                 __tool_invoke,
             )
         };
@@ -168,55 +273,386 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str) -> TokenStrea
             #private::ToolRegistration::new(&#static_ident)
         }
 
-        #[doc = #module_doc]
-        #vis mod #fn_ident {
-            #[doc = #handle_doc]
-            #handle_vis static TOOL: &#private::ToolSpec = &super::#static_ident;
+        #handle
+    }
+}
+
+/// The call of the user's function: awaited when `async`, on the blocking pool (with its own
+/// clone of the context) when `blocking`.
+fn call(
+    model: &ToolFn,
+    blocking: bool,
+    static_ident: &syn::Ident,
+    call_args: &[TokenStream],
+    private: &TokenStream,
+) -> TokenStream {
+    let fn_ident = &model.item.sig.ident;
+    if blocking {
+        quote! {
+            {
+                let __ctx = ::core::clone::Clone::clone(__ctx);
+                #private::run_blocking(&#static_ident, move || {
+                    let __ctx = &__ctx;
+                    #fn_ident(#(#call_args),*)
+                })
+                .await?
+            }
+        }
+    } else {
+        let await_call = model.item.sig.asyncness.map(|_| quote!(.await));
+        quote!(#fn_ident(#(#call_args),*) #await_call)
+    }
+}
+
+/// One field of the generated arguments struct (of the type `generic` or, for an argument with a
+/// default, its own type), and the function giving its default value when it has
+/// `#[arg(default = expr)]`.
+fn field(arg: &Arg, generic: Option<&syn::Ident>) -> (TokenStream, Option<TokenStream>) {
+    let ident = &arg.ident;
+    let decoded = &arg.decoded;
+    let ty = match generic {
+        Some(generic) => quote!(#generic),
+        None => quote!(#decoded),
+    };
+    let doc = (!arg.doc.is_empty()).then(|| {
+        let doc = &arg.doc;
+        quote!(#[doc = #doc])
+    });
+    let rename = arg.rename.as_ref().map(|rename| quote!(#[serde(rename = #rename)]));
+    let (default, default_fn) = match &arg.default {
+        None => (None, None),
+        Some(default) => match &default.expr {
+            None => (Some(quote!(#[serde(default)])), None),
+            Some(expr) => {
+                let fn_ident = format_ident!("__default_{}", unraw(ident));
+                let fn_name = fn_ident.to_string();
+                // A string literal converts into the argument's type (`String`, `PathBuf`, ...).
+                let value = match expr {
+                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(_), .. }) => {
+                        quote_spanned!(expr.span()=> ::core::convert::From::from(#expr))
+                    }
+                    _ => quote!(#expr),
+                };
+                (
+                    Some(quote!(#[serde(default = #fn_name)])),
+                    Some(quote! {
+                        fn #fn_ident() -> #ty {
+                            #value
+                        }
+                    }),
+                )
+            }
+        },
+    };
+    (quote!(#doc #rename #default #ident: #ty), default_fn)
+}
+
+/// The description expression: the option, the doc text, or `concat!` of the doc's pieces when
+/// one of them is an expression such as `include_str!(..)`.
+fn description(model: &ToolFn, options: &ToolOptions, private: &TokenStream) -> TokenStream {
+    if let Some(description) = &options.description {
+        let text = description.value();
+        return quote!(#text);
+    }
+    match &model.doc {
+        Doc::Text(text) => quote!(#text),
+        Doc::Parts(parts) => {
+            let mut pieces = Vec::new();
+            for (i, part) in parts.iter().enumerate() {
+                if i > 0 {
+                    pieces.push(quote!("\n"));
+                }
+                pieces.push(match part {
+                    DocPart::Text(text) => quote!(#text),
+                    DocPart::Expr(expr) => quote!(#expr),
+                });
+            }
+            quote!(#private::trim_doc(::core::concat!(#(#pieces),*)))
         }
     }
 }
 
-fn ty_span(ty: &syn::Type) -> Span {
-    syn::spanned::Spanned::span(ty)
-}
-
 /// The expression turning `value` (of the return type's kind) into
-/// `Result<ToolResult, ToolError>`.
-fn conversion(output: &Output, value: TokenStream, private: &TokenStream, span: Span) -> TokenStream {
+/// `Result<ToolResult, ToolError>`, spanned on the return type so that a type error points there.
+fn conversion(output: &Output, value: &TokenStream, private: &TokenStream, span: Span) -> TokenStream {
     match output {
         Output::Text => quote_spanned!(span=> #private::text(#value)),
         Output::Json => quote_spanned!(span=> #private::json(&#value)),
         Output::Result(ok) => {
-            let ok = conversion(ok, quote!(__ok), private, span);
+            let ok = conversion(ok, &quote_spanned!(span=> __ok), private, span);
+            let failed = quote_spanned!(span=> #private::failed(__err));
             quote! {
                 match #value {
                     ::core::result::Result::Ok(__ok) => #ok,
-                    ::core::result::Result::Err(__err) => ::core::result::Result::Err(#private::failed(__err)),
+                    ::core::result::Result::Err(__err) => ::core::result::Result::Err(#failed),
                 }
             }
         }
     }
 }
 
-/// The visibility, seen from inside the generated child module, that matches `vis` seen from the
-/// function's own module.
-fn child_visibility(vis: &Visibility) -> TokenStream {
-    match vis {
-        Visibility::Public(_) => quote!(pub),
-        Visibility::Inherited => quote!(pub(super)),
-        Visibility::Restricted(restricted) => {
-            let path = &restricted.path;
-            if path.is_ident("crate") {
-                quote!(pub(crate))
-            } else if path.is_ident("self") {
-                quote!(pub(super))
-            } else if path.is_ident("super") {
-                quote!(pub(in super::super))
-            } else if path.segments.first().is_some_and(|s| s.ident == "crate") {
-                quote!(#vis)
-            } else {
-                quote!(pub(super))
+#[cfg(test)]
+mod tests {
+    use quote::ToTokens;
+
+    use super::*;
+
+    fn assert_tokens(actual: &TokenStream, expected: &TokenStream) {
+        assert_eq!(actual.to_string(), expected.to_string());
+    }
+
+    #[test]
+    fn a_tool_expands_to_its_function_its_spec_its_submission_and_its_handle() {
+        let actual = tool(
+            quote!(set = "demo"),
+            quote! {
+                /// Add.
+                pub fn add(/// First.
+                    a: i64, #[depends(K)] k: u8, ctx: &ToolContext) -> String { a.to_string() }
+            },
+        );
+        let expected = quote! {
+            /// Add.
+            pub fn add(a: i64, k: u8, ctx: &ToolContext) -> String { a.to_string() }
+
+            #[doc(hidden)]
+            #[allow(non_upper_case_globals)]
+            pub static __TOOL_add: ::tool_runtime::__private::ToolSpec = {
+                #[derive(::tool_runtime::__private::serde::Deserialize, ::tool_runtime::__private::schemars::JsonSchema)]
+                #[serde(crate = "::tool_runtime::__private::serde")]
+                #[schemars(crate = "::tool_runtime::__private::schemars")]
+                struct __ToolArgs<__A0> {
+                    #[doc = "First."]
+                    a: __A0,
+                }
+
+                fn __tool_schema_for<__A0: ::tool_runtime::__private::ToolArgument>() -> ::tool_runtime::__private::serde_json::Value {
+                    ::tool_runtime::__private::schema::<__ToolArgs<__A0> >()
+                }
+
+                fn __tool_decode_for<__A0: ::tool_runtime::__private::ToolArgument>(
+                    __raw: &str,
+                ) -> ::core::result::Result<__ToolArgs<__A0>, ::tool_runtime::__private::ToolError> {
+                    ::tool_runtime::__private::decode::<__ToolArgs<__A0> >(&__TOOL_add, __raw)
+                }
+
+                const fn __tool_fns<__A0: ::tool_runtime::__private::ToolArgument>() -> (
+                    fn() -> ::tool_runtime::__private::serde_json::Value,
+                    fn(&str) -> ::core::result::Result<__ToolArgs<__A0>, ::tool_runtime::__private::ToolError>,
+                ) {
+                    (__tool_schema_for::<__A0>, __tool_decode_for::<__A0>)
+                }
+
+                const __TOOL_FNS: (
+                    fn() -> ::tool_runtime::__private::serde_json::Value,
+                    fn(&str) -> ::core::result::Result<__ToolArgs<i64>, ::tool_runtime::__private::ToolError>,
+                ) = __tool_fns::<i64>();
+
+                #[allow(clippy::used_underscore_binding, clippy::unit_arg, clippy::let_unit_value)]
+                fn __tool_invoke<'__a>(
+                    __raw: &'__a str,
+                    __ctx: &'__a ::tool_runtime::__private::ToolContext,
+                ) -> ::tool_runtime::__private::BoxFuture<'__a, ::core::result::Result<::tool_runtime::__private::ToolResult, ::tool_runtime::__private::ToolError>> {
+                    ::std::boxed::Box::pin(async move {
+                        let __ToolArgs { a, } = (__TOOL_FNS.1)(__raw)?;
+                        let k: u8 = ::tool_runtime::__private::resolve::<u8, _>(__ctx, &K).await?;
+                        let __out = add(a, k, __ctx);
+                        ::tool_runtime::__private::text(__out)
+                    })
+                }
+
+                ::tool_runtime::__private::ToolSpec::new(
+                    "add",
+                    "Add.",
+                    ::core::option::Option::Some("demo"),
+                    ::core::module_path!(),
+                    ::tool_runtime::__private::ToolMeta::new(false, false, ::core::option::Option::None, ::core::option::Option::None, &[]),
+                    __TOOL_FNS.0,
+                    __tool_invoke,
+                )
+            };
+
+            ::tool_runtime::__private::inventory::submit! {
+                ::tool_runtime::__private::ToolRegistration::new(&__TOOL_add)
             }
+
+            #[doc = "The registration of the `add` tool: `add::TOOL`."]
+            #[allow(non_camel_case_types, dead_code)]
+            pub struct add {}
+
+            #[allow(dead_code)]
+            impl add {
+                #[doc = "The `add` tool, for `Registry::builder().tool(add::TOOL)`."]
+                pub const TOOL: &'static ::tool_runtime::__private::ToolSpec = &__TOOL_add;
+            }
+        };
+        assert_tokens(&actual, &expected);
+    }
+
+    fn model(item: TokenStream) -> ToolFn {
+        let mut errors = Errors::default();
+        let model = ToolFn::from_item(syn::parse2(item).unwrap(), &mut errors);
+        assert!(errors.is_empty());
+        model
+    }
+
+    #[test]
+    fn a_blocking_tool_calls_its_function_on_the_blocking_pool_with_a_cloned_context() {
+        let model = model(quote!(
+            fn hash(ctx: &ToolContext) -> String {
+                String::new()
+            }
+        ));
+        let actual = call(&model, true, &format_ident!("__TOOL_hash"), &[quote!(__ctx)], &quote!(::p));
+        let expected = quote! {
+            {
+                let __ctx = ::core::clone::Clone::clone(__ctx);
+                ::p::run_blocking(&__TOOL_hash, move || {
+                    let __ctx = &__ctx;
+                    hash(__ctx)
+                })
+                .await?
+            }
+        };
+        assert_tokens(&actual, &expected);
+    }
+
+    #[test]
+    fn an_async_tool_is_awaited_and_a_sync_one_called_inline() {
+        let ident = format_ident!("__TOOL_f");
+        let asynchronous = model(quote!(
+            async fn f(a: u8) {}
+        ));
+        assert_tokens(&call(&asynchronous, false, &ident, &[quote!(a)], &quote!(::p)), &quote!(f(a).await));
+        let synchronous = model(quote!(
+            fn f(a: &str) {}
+        ));
+        assert_tokens(&call(&synchronous, false, &ident, &[quote!(&a)], &quote!(::p)), &quote!(f(&a)));
+    }
+
+    #[test]
+    fn a_tool_with_errors_expands_to_its_function_without_parameter_attributes_the_errors_and_a_stand_in() {
+        let actual = tool(
+            quote!(),
+            quote!(
+                fn echo(__raw: String, #[depends] k: u8) {}
+            ),
+        );
+        let expected = quote! {
+            fn echo(__raw: String, k: u8) {}
+            ::core::compile_error! { "parameter names starting with `__` are reserved for the code `#[tool]` generates; rename `__raw`" }
+            ::core::compile_error! { "`#[depends]` needs a dependency key: `#[depends(KEY)]` with a `DependencyKey<T>` static" }
+            ::core::compile_error! { "a tool needs a description: models choose tools by it; add a doc comment (`/// What the tool does.`) or `#[tool(description = \"...\")]`" }
+            #[doc = "The registration of the `echo` tool: `echo::TOOL`."]
+            #[allow(non_camel_case_types, dead_code)]
+            struct echo {}
+
+            #[allow(dead_code)]
+            impl echo {
+                #[doc = "The `echo` tool, for `Registry::builder().tool(echo::TOOL)`."]
+                const TOOL: &'static ::tool_runtime::__private::ToolSpec = &::tool_runtime::__private::UNAVAILABLE;
+            }
+        };
+        assert_tokens(&actual, &expected);
+    }
+
+    #[test]
+    fn a_method_with_errors_gets_no_stand_in() {
+        let actual = tool(
+            quote!(),
+            quote!(
+                /// Count.
+                fn count(&self) {}
+            ),
+        );
+        let expected = quote! {
+            /// Count.
+            fn count(&self) {}
+            ::core::compile_error! { "`#[tool]` functions cannot take `self`; make it a free function" }
+        };
+        assert_tokens(&actual, &expected);
+    }
+
+    #[test]
+    fn an_item_that_is_not_a_function_is_emitted_unchanged_after_the_error() {
+        let actual = tool(
+            quote!(),
+            quote!(
+                struct Search;
+            ),
+        );
+        let expected = quote! {
+            ::core::compile_error! { "`#[tool]` can only be applied to a function (`fn` or `async fn`)" }
+            struct Search;
+        };
+        assert_tokens(&actual, &expected);
+    }
+
+    #[test]
+    fn a_result_return_converts_ok_by_its_kind_and_err_by_display() {
+        let private = quote!(::p);
+        let actual = conversion(&Output::Result(Box::new(Output::Json)), &quote!(v), &private, Span::call_site());
+        let expected = quote! {
+            match v {
+                ::core::result::Result::Ok(__ok) => ::p::json(&__ok),
+                ::core::result::Result::Err(__err) => ::core::result::Result::Err(::p::failed(__err)),
+            }
+        };
+        assert_tokens(&actual, &expected);
+    }
+
+    fn first_arg(model: &ToolFn) -> &Arg {
+        match &model.params[0] {
+            Param::Arg(arg) => arg,
+            _ => panic!("the first parameter is not a model argument"),
         }
+    }
+
+    #[test]
+    fn a_default_expression_becomes_a_serde_default_function() {
+        let model = model(quote!(
+            fn page(#[arg(default = "x", rename = "p")] p: String) -> String {
+                p
+            }
+        ));
+        let (field, default_fn) = field(first_arg(&model), None);
+        assert_tokens(&field, &quote!(#[serde(rename = "p")] #[serde(default = "__default_p")] p: String));
+        let expected = quote! {
+            fn __default_p() -> String {
+                ::core::convert::From::from("x")
+            }
+        };
+        assert_tokens(&default_fn.unwrap(), &expected);
+    }
+
+    #[test]
+    fn an_argument_without_default_is_a_generic_field_with_its_description() {
+        let model = model(quote!(
+            fn f(#[arg(description = "The page.")] page: &str) {}
+        ));
+        let (field, default_fn) = field(first_arg(&model), Some(&format_ident!("__A0")));
+        assert_tokens(&field, &quote!(#[doc = "The page."] page: __A0));
+        assert!(default_fn.is_none());
+    }
+
+    #[test]
+    fn a_borrowed_str_argument_is_decoded_as_a_string() {
+        let model = model(quote!(
+            fn f(page: &str) {}
+        ));
+        let arg = first_arg(&model);
+        assert!(arg.borrowed);
+        assert_tokens(&arg.decoded.to_token_stream(), &quote!(::std::string::String));
+    }
+
+    #[test]
+    fn tool_names_follow_the_provider_rule() {
+        assert!(valid_tool_name("read_file"));
+        assert!(valid_tool_name("_x-1"));
+        assert!(valid_tool_name(&"a".repeat(64)));
+        assert!(!valid_tool_name(&"a".repeat(65)));
+        assert!(!valid_tool_name("1read"));
+        assert!(!valid_tool_name("read file"));
+        assert!(!valid_tool_name(""));
     }
 }

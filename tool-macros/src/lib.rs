@@ -1,10 +1,10 @@
 //! The `#[tool]` attribute macro. Use it through `tool_runtime::tool` (or the prelude): the
-//! generated code names only `::tool_runtime::__private`, so a user crate needs no direct
-//! dependency on serde, schemars or inventory.
+//! generated code names only `::tool_runtime::__private` (or the `crate = path` option's), so a
+//! user crate needs no direct dependency on serde, schemars, tokio or inventory.
 //!
-//! The work is in plain `proc_macro2` modules: [`options`] and [`model`] parse, [`expand`]
-//! generates code; errors from every step are collected and reported together, and the user's
-//! function is always emitted so that one mistake does not cascade.
+//! The work is in plain `proc_macro2` modules: [`options`] and [`model`] parse and check,
+//! [`expand`] generates code; errors from every step are collected and reported together, and the
+//! user's function is always emitted so that one mistake does not cascade.
 
 mod docs;
 mod expand;
@@ -28,19 +28,51 @@ use proc_macro::TokenStream;
 /// ) -> Result<String, ToolError> { ... }
 /// ```
 ///
-/// - Each parameter is a model argument (any `Deserialize + JsonSchema` type; `Option<T>` is not
-///   required), a dependency (`#[depends(KEY)]` with a `DependencyKey<T>` of the parameter's type),
-///   or the call context (`&ToolContext`, at most one).
-/// - The function's doc comment is the tool description; parameter doc comments describe the
-///   properties of the JSON Schema.
-/// - Options: `name = "..."` (default: the function name), `description = "..."` (default: the doc
-///   comment), `set = "..."` (a group such as `"fs"`), `crate = path` (where `tool_runtime` is,
-///   for re-exports; default `::tool_runtime`).
-/// - Returns: `String`, `&'static str`, `()`, `ToolResult`, `Vec<ContentPart>`, any `Serialize`
-///   type (sent as JSON), or `Result<T, E: Display>` of these (`Err` becomes an error result).
-/// - The function stays callable as written. The macro adds a module of the same name holding
-///   `TOOL`, the tool's `&'static ToolSpec` (`Registry::builder().tool(read::TOOL)`), and submits
-///   the tool to `inventory` for `Registry::discover()`.
+/// Parameters, in any order:
+/// - a model argument (the default): any `Deserialize + JsonSchema` type, one property of the JSON
+///   Schema. `&str` and `&[T]` are decoded as `String` and `Vec<T>` and passed borrowed.
+///   `Option<T>` is not required (absent or `null` is `None`). `#[arg(default)]` (the type's
+///   `Default`) or `#[arg(default = expr)]` makes it not required, with that value when absent or
+///   `null` (a string literal is converted with `From`); `#[arg(rename = "...")]` sets the
+///   property name; `#[arg(description = "...")]` its description.
+/// - `#[input]`: one parameter whose type's fields are the top-level properties (then no other
+///   model argument).
+/// - `#[depends(KEY)]`: a dependency, resolved from a `DependencyKey<T>` whose `T` is the
+///   parameter's type (any number).
+/// - `&ToolContext`: the call context (at most one).
+///
+/// Descriptions: the function's doc comment is the tool description (markdown kept,
+/// `#[doc = include_str!("tool.md")]` allowed, its text taken as is). A rustdoc `# Arguments`
+/// section (`` * `name` - text ``) describes parameters and is removed from the description. A
+/// parameter's doc comment wins over the section, and `#[arg(description)]` over both.
+///
+/// Options of `#[tool(...)]`:
+/// - `name = "..."`: the tool name (default: the function name); must match
+///   `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, what every provider accepts.
+/// - `description = "..."`: the description (default: the doc comment). A tool without any is
+///   refused.
+/// - `set = "..."`: a group such as `"fs"`, for `RegistryBuilder::sets`.
+/// - `blocking`: a sync function run on tokio's blocking thread pool (not with `async`).
+/// - `sequential`: runs alone, never concurrently with the other calls of a turn.
+/// - `timeout_ms = N`: the call fails after N milliseconds (N at least 1).
+/// - `strict` / `strict = false`: the OpenAI strict-mode wish, in `ToolDefinition::strict`.
+/// - `tags(read_only, destructive, ...)`: free-form tags in `ToolDefinition::tags`, for
+///   permission policies and MCP annotations.
+/// - `crate = path`: where `tool_runtime` is, for re-exports (default `::tool_runtime`).
+///
+/// Returns: `String`, `&'static str`, `()` (empty text), `ToolResult`, `Vec<ContentPart>`, any
+/// `Serialize` type (sent as JSON), or `Result<T, E: Display>` of these (`Err` becomes an error
+/// result with `E`'s alternate `Display` text, so `anyhow` chains are kept). The kind is read from
+/// the return type's syntax: a type alias of `Vec<ContentPart>` is sent as JSON.
+///
+/// Generated beside the function: a hidden `static __TOOL_<fn>`, its `inventory` submission for
+/// `Registry::discover()`, and a braced struct named like the function whose associated `TOOL`
+/// (`&'static ToolSpec`) is for `Registry::builder().tool(read::TOOL)`. The function stays
+/// callable as written.
+///
+/// Limits: `#[tool]` works on free functions (in a module or a function body), not on methods in
+/// an `impl` block. Any mistake is a compile error on the token at fault; all of them are
+/// reported at once.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::tool(attr.into(), item.into()).into()

@@ -1,11 +1,13 @@
-//! The model of a `#[tool]` function, built from its syntax; every node keeps the syntax it came
-//! from so that errors point at the right token.
+//! The model of a `#[tool]` function, built from its syntax and checked; every node keeps the
+//! syntax it came from so that errors point at the right token.
 
 use proc_macro2::Span;
+use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Attribute, Expr, FnArg, Ident, ItemFn, Pat, ReturnType, Type};
+use syn::{Attribute, Expr, FnArg, Ident, ItemFn, LitStr, Meta, Pat, ReturnType, Type};
 
-use crate::docs::{doc_text, is_doc};
+use crate::docs::{Doc, doc_of, doc_text, is_doc, split_arguments};
+use crate::options::{ArgOptions, DefaultValue};
 
 /// Collects every error instead of stopping at the first.
 #[derive(Default)]
@@ -16,8 +18,8 @@ impl Errors {
         self.0.push(syn::Error::new(span, message));
     }
 
-    pub(crate) fn push_error(&mut self, error: syn::Error) {
-        self.0.push(error);
+    pub(crate) fn extend(&mut self, errors: impl IntoIterator<Item = syn::Error>) {
+        self.0.extend(errors);
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -29,10 +31,34 @@ impl Errors {
     }
 }
 
+/// A model argument: one property of the JSON Schema.
+pub(crate) struct Arg {
+    pub(crate) ident: Ident,
+    /// The type decoded: the parameter's type, or `String` for `&str` and `Vec<T>` for `&[T]`.
+    pub(crate) decoded: Type,
+    /// The parameter's type as written (for spans).
+    pub(crate) written: Type,
+    /// `true` when the function takes a borrow of the decoded value (`&str`, `&[T]`).
+    pub(crate) borrowed: bool,
+    /// The property description (may be empty).
+    pub(crate) doc: String,
+    pub(crate) rename: Option<LitStr>,
+    pub(crate) default: Option<DefaultValue>,
+}
+
+impl Arg {
+    /// The property name the model sees.
+    pub(crate) fn wire_name(&self) -> String {
+        self.rename.as_ref().map_or_else(|| unraw(&self.ident), LitStr::value)
+    }
+}
+
 /// One parameter of the tool function.
 pub(crate) enum Param {
-    /// A model argument: a property of the JSON Schema.
-    Arg { ident: Ident, ty: Type, doc: String },
+    /// A model argument.
+    Arg(Box<Arg>),
+    /// `#[input]`: the whole arguments object.
+    Input { ident: Ident, ty: Type },
     /// `#[depends(KEY)]`: resolved from the context.
     Depends { ident: Ident, ty: Type, key: Expr },
     /// `&ToolContext`.
@@ -40,6 +66,7 @@ pub(crate) enum Param {
 }
 
 /// How the return value becomes a `ToolResult`.
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Output {
     /// A text-like type with an `IntoToolResult` impl.
     Text,
@@ -51,72 +78,250 @@ pub(crate) enum Output {
 
 /// A parsed `#[tool]` function.
 pub(crate) struct ToolFn {
-    /// The function as the user wrote it, with the helper attributes removed from its parameters.
+    /// The function as the user wrote it, with the parameter attributes removed from its parameters.
     pub(crate) item: ItemFn,
     pub(crate) params: Vec<Param>,
     pub(crate) output: Output,
     pub(crate) output_span: Span,
-    pub(crate) doc: String,
+    /// The description from the doc comment (the `# Arguments` section removed).
+    pub(crate) doc: Doc,
 }
 
+/// The parameter attributes `#[tool]` reads.
+const PARAM_ATTRIBUTES: &[&str] = &["depends", "arg", "input"];
+
 impl ToolFn {
-    /// Builds the model, stripping helper attributes from `item` (so that it can always be emitted).
+    /// Builds the model, stripping parameter attributes from `item` (so that it can always be emitted).
     pub(crate) fn from_item(mut item: ItemFn, errors: &mut Errors) -> Self {
-        let doc = doc_text(&item.attrs);
+        let mut doc = doc_of(&item.attrs);
+        let mut section = Vec::new();
+        if let Doc::Text(text) = &doc {
+            let split = split_arguments(text);
+            section = split.arguments;
+            doc = Doc::Text(split.description);
+        }
         let mut params = Vec::new();
         let mut context_seen = false;
+        let mut names: Vec<String> = Vec::new();
         for input in &mut item.sig.inputs {
             let typed = match input {
                 FnArg::Receiver(receiver) => {
-                    errors.push(receiver.span(), "`#[tool]` functions cannot take `self`");
+                    errors.push(receiver.span(), "`#[tool]` functions cannot take `self`; make it a free function");
                     continue;
                 }
                 FnArg::Typed(typed) => typed,
             };
             let param_doc = doc_text(&typed.attrs);
-            let mut depends: Option<Expr> = None;
-            let mut kept: Vec<Attribute> = Vec::new();
-            for attr in std::mem::take(&mut typed.attrs) {
-                if is_doc(&attr) {
+            let mut marked = Vec::new();
+            typed.attrs.retain(|attr| {
+                if is_doc(attr) {
+                    return false;
+                }
+                if PARAM_ATTRIBUTES.iter().any(|h| attr.path().is_ident(h)) {
+                    marked.push(attr.clone());
+                    return false;
+                }
+                true
+            });
+            let mut depends: Option<(Expr, Span)> = None;
+            let mut arg: Option<(ArgOptions, Span)> = None;
+            let mut input_attr: Option<Span> = None;
+            for attr in &marked {
+                let span = attr.path().span();
+                if let Some(kind) = PARAM_ATTRIBUTES.iter().find(|h| attr.path().is_ident(h))
+                    && [depends.is_some(), arg.is_some(), input_attr.is_some()].into_iter().any(|seen| seen)
+                {
+                    let first = if depends.is_some() {
+                        "depends"
+                    } else if arg.is_some() {
+                        "arg"
+                    } else {
+                        "input"
+                    };
+                    errors.push(
+                        span,
+                        format!("a parameter takes one of `#[depends]`, `#[arg]`, `#[input]`; it already has `#[{first}]`, remove `#[{kind}]`"),
+                    );
                     continue;
                 }
                 if attr.path().is_ident("depends") {
-                    match attr.parse_args::<Expr>() {
-                        Ok(key) => depends = Some(key),
-                        Err(_) => errors.push(attr.span(), "expected `#[depends(KEY)]` with one dependency key"),
+                    if let Some(key) = depends_key(attr, errors) {
+                        depends = Some((key, span));
                     }
-                    continue;
+                } else if attr.path().is_ident("arg") {
+                    match ArgOptions::parse(&attr.meta) {
+                        Ok(options) => arg = Some((options, span)),
+                        Err(errs) => errors.extend(errs),
+                    }
+                } else {
+                    if !matches!(attr.meta, Meta::Path(_)) {
+                        errors.push(attr.meta.span(), "`#[input]` takes no options: write `#[input]`");
+                    }
+                    input_attr = Some(span);
                 }
-                kept.push(attr);
             }
-            typed.attrs = kept;
 
-            if is_context(&typed.ty) {
-                if let Some(key) = &depends {
-                    errors.push(key.span(), "the `&ToolContext` parameter cannot be a dependency");
+            if let Some(context) = context_kind(&typed.ty) {
+                for (attribute, span) in [
+                    ("depends", depends.as_ref().map(|d| d.1)),
+                    ("arg", arg.as_ref().map(|a| a.1)),
+                    ("input", input_attr),
+                ] {
+                    if let Some(span) = span {
+                        errors.push(
+                            span,
+                            format!("the `&ToolContext` parameter cannot be `#[{attribute}]`; remove the attribute"),
+                        );
+                    }
                 }
-                if context_seen {
-                    errors.push(typed.ty.span(), "a `#[tool]` function takes at most one `&ToolContext` parameter");
+                match context {
+                    ContextKind::Shared => {
+                        if context_seen {
+                            errors.push(
+                                typed.pat.span(),
+                                "a `#[tool]` function takes at most one `&ToolContext` parameter; remove this one",
+                            );
+                        }
+                        context_seen = true;
+                        params.push(Param::Context);
+                    }
+                    ContextKind::Mutable => errors.push(
+                        typed.ty.span(),
+                        "the context is shared by the call: take `&ToolContext`, not `&mut ToolContext`",
+                    ),
+                    ContextKind::Owned => errors.push(
+                        typed.ty.span(),
+                        "take the context by reference: `&ToolContext` (it is not a model argument)",
+                    ),
                 }
-                context_seen = true;
-                params.push(Param::Context);
                 continue;
             }
             let ident = match &*typed.pat {
                 Pat::Ident(pat) if pat.subpat.is_none() && pat.by_ref.is_none() => pat.ident.clone(),
                 other => {
-                    errors.push(other.span(), "`#[tool]` parameters must be plain names (no patterns)");
+                    errors.push(
+                        other.span(),
+                        "`#[tool]` parameters must be plain names (no patterns): bind a name and destructure in the body",
+                    );
                     continue;
                 }
             };
+            if unraw(&ident).starts_with("__") {
+                errors.push(
+                    ident.span(),
+                    format!("parameter names starting with `__` are reserved for the code `#[tool]` generates; rename `{ident}`"),
+                );
+            }
             let ty = (*typed.ty).clone();
-            params.push(match depends {
-                Some(key) => Param::Depends { ident, ty, key },
-                None => Param::Arg { ident, ty, doc: param_doc },
-            });
+            if let Some(span) = impl_trait_span(&ty) {
+                errors.push(span, "`#[tool]` parameters cannot be `impl Trait`; name a concrete type");
+                continue;
+            }
+
+            if let Some((key, _)) = depends {
+                if let Type::Reference(reference) = &ty {
+                    errors.push(
+                        reference.span(),
+                        "a `#[depends]` parameter receives its own clone of the value: take the value type, not a reference",
+                    );
+                }
+                params.push(Param::Depends { ident, ty, key });
+                continue;
+            }
+            if let Some(span) = input_attr {
+                if matches!(ty, Type::Reference(_)) {
+                    errors.push(
+                        ty.span(),
+                        "an `#[input]` parameter is decoded into an owned value: take the type, not a reference",
+                    );
+                }
+                if params.iter().any(|p| matches!(p, Param::Input { .. })) {
+                    errors.push(span, "a `#[tool]` function takes at most one `#[input]` parameter");
+                }
+                names.push(String::new());
+                params.push(Param::Input { ident, ty });
+                continue;
+            }
+
+            let Some((decoded, borrowed)) = decoded_type(&ty, errors) else {
+                continue;
+            };
+            let options = arg.map(|a| a.0).unwrap_or_default();
+            if let Some(default) = &options.default
+                && is_option(&ty)
+            {
+                errors.push(
+                    default.span,
+                    "`#[arg(default)]` has no effect on an `Option`: it is already optional and `None` when absent; remove `default`",
+                );
+            }
+            let section_doc = section.iter().find(|(name, _)| *name == unraw(&ident)).map(|(_, text)| text.clone());
+            let doc = match (&options.description, param_doc.is_empty()) {
+                (Some(description), _) => description.value(),
+                (None, false) => param_doc,
+                (None, true) => section_doc.unwrap_or_default(),
+            };
+            let arg =
+                Arg { ident, decoded, written: ty, borrowed, doc, rename: options.rename, default: options.default };
+            let wire = arg.wire_name();
+            if names.contains(&wire) {
+                let span = arg.rename.as_ref().map_or_else(|| arg.ident.span(), LitStr::span);
+                errors.push(
+                    span,
+                    format!("two arguments are named `{wire}`; rename one with `#[arg(rename = \"...\")]`"),
+                );
+            }
+            names.push(wire);
+            params.push(Param::Arg(Box::new(arg)));
         }
-        if !item.sig.generics.params.is_empty() {
-            errors.push(item.sig.generics.span(), "`#[tool]` functions cannot be generic");
+        let input = params.iter().find_map(|p| match p {
+            Param::Input { ident, .. } => Some(ident),
+            _ => None,
+        });
+        if let Some(input) = input {
+            for param in &params {
+                if let Param::Arg(arg) = param {
+                    errors.push(
+                        arg.ident.span(),
+                        format!("`{input}` is the `#[input]` of this tool, so `{}` cannot be a model argument beside it; make it a field of the input type, or a `#[depends]` parameter", arg.ident),
+                    );
+                }
+            }
+        }
+        let all_names: Vec<String> = item
+            .sig
+            .inputs
+            .iter()
+            .filter_map(|i| match i {
+                FnArg::Typed(t) => match &*t.pat {
+                    Pat::Ident(p) => Some(unraw(&p.ident)),
+                    _ => None,
+                },
+                FnArg::Receiver(_) => None,
+            })
+            .collect();
+        for (name, _) in &section {
+            if !all_names.contains(name) {
+                errors.push(
+                    item.sig.ident.span(),
+                    format!("the `# Arguments` section of the doc comment describes `{name}`, which is not a parameter; fix the name or remove the item"),
+                );
+            }
+        }
+        if !item.sig.generics.params.is_empty() || item.sig.generics.where_clause.is_some() {
+            errors.push(
+                item.sig.generics.span(),
+                "`#[tool]` functions cannot be generic: the schema is built from concrete types",
+            );
+        }
+        if let syn::Safety::Unsafe(unsafety) = &item.sig.safety {
+            errors.push(
+                unsafety.span,
+                "`#[tool]` functions cannot be `unsafe`: a model calls them; move the unsafe code into the body",
+            );
+        }
+        if let Some(variadic) = &item.sig.variadic {
+            errors.push(variadic.span(), "`#[tool]` functions cannot be variadic");
         }
         let (output, output_span) = match &item.sig.output {
             ReturnType::Default => (Output::Text, item.sig.ident.span()),
@@ -126,21 +331,144 @@ impl ToolFn {
     }
 }
 
-fn is_context(ty: &Type) -> bool {
-    let Type::Reference(reference) = ty else {
-        return false;
+/// Reads `#[depends(KEY)]`; reports a missing key or more than one.
+fn depends_key(attr: &Attribute, errors: &mut Errors) -> Option<Expr> {
+    const NEEDS_KEY: &str = "`#[depends]` needs a dependency key: `#[depends(KEY)]` with a `DependencyKey<T>` static";
+    let Meta::List(list) = &attr.meta else {
+        errors.push(attr.meta.span(), NEEDS_KEY);
+        return None;
     };
-    let Type::Path(path) = &*reference.elem else {
-        return false;
-    };
-    path.path.segments.last().is_some_and(|s| s.ident == "ToolContext")
+    match list.parse_args_with(Punctuated::<Expr, syn::Token![,]>::parse_terminated) {
+        Ok(keys) if keys.is_empty() => {
+            errors.push(list.span(), NEEDS_KEY);
+            None
+        }
+        Ok(keys) if keys.len() > 1 => {
+            errors
+                .push(keys[1].span(), "`#[depends]` takes one dependency key; give each dependency its own parameter");
+            None
+        }
+        Ok(keys) => keys.into_iter().next(),
+        Err(error) => {
+            errors.push(error.span(), format!("expected `#[depends(KEY)]` with one dependency key: {error}"));
+            None
+        }
+    }
 }
 
-fn classify(ty: &Type) -> Output {
+enum ContextKind {
+    Shared,
+    Mutable,
+    Owned,
+}
+
+fn is_context_path(ty: &Type) -> bool {
+    matches!(ty, Type::Path(path) if path.qself.is_none() && path.path.segments.last().is_some_and(|s| s.ident == "ToolContext"))
+}
+
+fn context_kind(ty: &Type) -> Option<ContextKind> {
+    match ty {
+        Type::Reference(reference) if is_context_path(&reference.elem) => {
+            Some(if reference.mutability.is_some() { ContextKind::Mutable } else { ContextKind::Shared })
+        }
+        Type::Paren(inner) => context_kind(&inner.elem),
+        ty if is_context_path(ty) => Some(ContextKind::Owned),
+        _ => None,
+    }
+}
+
+/// The span of an `impl Trait` anywhere in `ty`.
+fn impl_trait_span(ty: &Type) -> Option<Span> {
+    match ty {
+        Type::ImplTrait(t) => Some(t.span()),
+        Type::Reference(r) => impl_trait_span(&r.elem),
+        Type::Paren(p) => impl_trait_span(&p.elem),
+        Type::Slice(s) => impl_trait_span(&s.elem),
+        Type::Array(a) => impl_trait_span(&a.elem),
+        Type::Tuple(t) => t.elems.iter().find_map(impl_trait_span),
+        Type::Path(p) => p.path.segments.iter().find_map(|s| match &s.arguments {
+            syn::PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
+                syn::GenericArgument::Type(t) => impl_trait_span(t),
+                _ => None,
+            }),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+/// The type decoded for a model argument and whether the function borrows it: `&str` is decoded
+/// as `String`, `&[T]` as `Vec<T>`; other references are refused.
+fn decoded_type(ty: &Type, errors: &mut Errors) -> Option<(Type, bool)> {
+    let Type::Reference(reference) = ty else {
+        return Some((ty.clone(), false));
+    };
+    if reference.mutability.is_some() {
+        errors.push(reference.span(), "`#[tool]` arguments cannot be `&mut`: take the value");
+        return None;
+    }
+    if let Some(lifetime) = &reference.lifetime
+        && lifetime.ident != "_"
+    {
+        errors.push(
+            lifetime.span(),
+            format!("a `#[tool]` argument is decoded for each call and cannot borrow for `{lifetime}`; write `&str` or take an owned type"),
+        );
+        return None;
+    }
+    match &*reference.elem {
+        Type::Path(path) if path.qself.is_none() && path.path.is_ident("str") => {
+            Some((syn::parse_quote!(::std::string::String), true))
+        }
+        Type::Slice(slice) => {
+            let elem = &slice.elem;
+            Some((syn::parse_quote!(::std::vec::Vec<#elem>), true))
+        }
+        elem => {
+            errors.push(
+                reference.span(),
+                format!("`#[tool]` arguments are decoded into owned values: take `{}` instead of a reference (only `&str` and `&[T]` are decoded owned and passed borrowed)", type_text(elem)),
+            );
+            None
+        }
+    }
+}
+
+/// A type as a user writes it: `Vec<i64>`, not `Vec < i64 >`.
+pub(crate) fn type_text(ty: &Type) -> String {
+    let text = quote::quote!(#ty).to_string();
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        let prev = out.chars().last();
+        let skip = c == ' '
+            && (matches!(next, Some('<' | '>' | ',' | ';' | ':' | ')' | ']'))
+                || matches!(prev, Some('<' | '&' | ':' | '(' | '[')));
+        if !skip {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn is_option(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Option"))
+}
+
+/// The identifier without a leading `r#`.
+pub(crate) fn unraw(ident: &Ident) -> String {
+    let s = ident.to_string();
+    s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
+}
+
+/// The kind of a return type, read from its syntax.
+pub(crate) fn classify(ty: &Type) -> Output {
     match ty {
         Type::Tuple(tuple) if tuple.elems.is_empty() => Output::Text,
         Type::Reference(_) => Output::Text,
         Type::Paren(inner) => classify(&inner.elem),
+        Type::Group(inner) => classify(&inner.elem),
         Type::Path(path) if path.qself.is_none() => {
             let Some(last) = path.path.segments.last() else {
                 return Output::Json;
@@ -157,6 +485,7 @@ fn classify(ty: &Type) -> Output {
                 "Vec" if first_type_arg().is_some_and(is_content_part) => Output::Text,
                 "Result" => match first_type_arg() {
                     Some(ok) => Output::Result(Box::new(classify(ok))),
+                    // A `Result` alias with the error fixed, such as `anyhow::Result<T>` or `io::Result<T>`.
                     None => Output::Json,
                 },
                 _ => Output::Json,
@@ -168,4 +497,32 @@ fn classify(ty: &Type) -> Output {
 
 fn is_content_part(ty: &Type) -> bool {
     matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "ContentPart"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn types_are_written_without_token_spacing() {
+        let ty: Type = syn::parse_quote!(&std::collections::HashMap<String, Vec<(u8, [i64; 2])>>);
+        assert_eq!(type_text(&ty), "&std::collections::HashMap<String, Vec<(u8, [i64; 2])>>");
+    }
+
+    #[test]
+    fn return_types_are_classified_by_their_syntax() {
+        let cases: Vec<(Type, Output)> = vec![
+            (syn::parse_quote!(String), Output::Text),
+            (syn::parse_quote!(&'static str), Output::Text),
+            (syn::parse_quote!(()), Output::Text),
+            (syn::parse_quote!(Vec<ContentPart>), Output::Text),
+            (syn::parse_quote!(Vec<u8>), Output::Json),
+            (syn::parse_quote!(serde_json::Value), Output::Json),
+            (syn::parse_quote!(Result<String, ToolError>), Output::Result(Box::new(Output::Text))),
+            (syn::parse_quote!(anyhow::Result<Point>), Output::Result(Box::new(Output::Json))),
+        ];
+        for (ty, expected) in cases {
+            assert_eq!(classify(&ty), expected, "{}", quote::quote!(#ty));
+        }
+    }
 }

@@ -1,10 +1,13 @@
-//! The options of `#[tool(...)]`, parsed with darling (unknown keys get "did you mean").
+//! The options of `#[tool(...)]` and `#[arg(...)]`, parsed with darling; darling's messages are
+//! restyled to the framework's ("unknown `#[tool]` option `nmae`, did you mean `name`").
 
 use darling::FromMeta;
 use darling::ast::NestedMeta;
 use proc_macro2::TokenStream;
+use syn::{Expr, Meta};
 
-/// `#[tool(name = "...", description = "...", set = "...", crate = path)]`.
+/// `#[tool(name = "...", description = "...", set = "...", crate = path, blocking, sequential,
+/// timeout_ms = N, strict, tags(...))]`.
 #[derive(Debug, Default, FromMeta)]
 pub(crate) struct ToolOptions {
     /// The tool name; default: the function name.
@@ -16,6 +19,8 @@ pub(crate) struct ToolOptions {
     /// The path of the runtime crate; default `::tool_runtime`.
     #[darling(rename = "crate")]
     pub(crate) krate: Option<syn::Path>,
+    /// A sync function run on tokio's blocking pool.
+    pub(crate) blocking: darling::util::Flag,
     /// Run alone, not concurrently with the other calls of a turn.
     pub(crate) sequential: darling::util::Flag,
     /// Fail the call after this many milliseconds.
@@ -27,9 +32,130 @@ pub(crate) struct ToolOptions {
     pub(crate) tags: darling::util::PathList,
 }
 
+/// The option names of `#[tool(...)]`, in the order the docs list them.
+pub(crate) const TOOL_OPTIONS: &[&str] =
+    &["name", "description", "set", "crate", "blocking", "sequential", "timeout_ms", "strict", "tags"];
+
+/// The option names of `#[arg(...)]`.
+pub(crate) const ARG_OPTIONS: &[&str] = &["default", "rename", "description"];
+
 impl ToolOptions {
-    pub(crate) fn parse(attr: TokenStream) -> darling::Result<Self> {
-        let items = NestedMeta::parse_meta_list(attr)?;
-        Self::from_list(&items)
+    /// Parses the tokens inside `#[tool(...)]`.
+    pub(crate) fn parse(attr: TokenStream) -> Result<Self, Vec<syn::Error>> {
+        let items = NestedMeta::parse_meta_list(attr).map_err(|e| vec![e])?;
+        Self::from_list(&items).map_err(|e| restyle(e, "#[tool]", TOOL_OPTIONS))
+    }
+}
+
+/// `#[arg(default, default = expr, rename = "...", description = "...")]` on a model argument.
+#[derive(Debug, Default, FromMeta)]
+pub(crate) struct ArgOptions {
+    /// `default` (the type's `Default`) or `default = expr`.
+    pub(crate) default: Option<DefaultValue>,
+    /// The property name the model sees.
+    pub(crate) rename: Option<syn::LitStr>,
+    /// The property description; wins over the parameter's doc comment.
+    pub(crate) description: Option<syn::LitStr>,
+}
+
+impl ArgOptions {
+    /// Parses one `#[arg(...)]` attribute.
+    pub(crate) fn parse(meta: &Meta) -> Result<Self, Vec<syn::Error>> {
+        match meta {
+            Meta::List(_) => Self::from_meta(meta).map_err(|e| restyle(e, "#[arg]", ARG_OPTIONS)),
+            _ => Err(vec![syn::Error::new_spanned(
+                meta,
+                "expected `#[arg(...)]` with at least one of `default`, `default = expr`, `rename = \"...\"`, `description = \"...\"`",
+            )]),
+        }
+    }
+}
+
+/// The value of `default`: `None` for the bare word (the type's `Default`), else the expression,
+/// kept as written (darling would parse a string literal as an expression).
+#[derive(Debug, Clone)]
+pub(crate) struct DefaultValue {
+    pub(crate) expr: Option<Expr>,
+    pub(crate) span: proc_macro2::Span,
+}
+
+impl FromMeta for DefaultValue {
+    fn from_meta(item: &Meta) -> darling::Result<Self> {
+        let span = syn::spanned::Spanned::span(item);
+        match item {
+            Meta::Path(_) => Ok(Self { expr: None, span }),
+            Meta::NameValue(nv) => Ok(Self { expr: Some(nv.value.clone()), span }),
+            Meta::List(_) => Err(darling::Error::custom("expected `default` or `default = expr`").with_span(item)),
+        }
+    }
+}
+
+/// Turns darling's errors into one `syn::Error` each, in the framework's style.
+pub(crate) fn restyle(error: darling::Error, what: &str, known: &[&str]) -> Vec<syn::Error> {
+    error.into_iter().map(|e| syn::Error::new(e.span(), restyle_message(&e.to_string(), what, known))).collect()
+}
+
+/// The framework's wording of one darling message (lowercase, no trailing period, what was
+/// expected).
+pub(crate) fn restyle_message(message: &str, what: &str, known: &[&str]) -> String {
+    let message = match message.find(" at ") {
+        Some(i) if message.starts_with("Unknown field") || message.starts_with("Duplicate field") => &message[..i],
+        _ => message,
+    };
+    let expected = known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+    if let Some(rest) = message.strip_prefix("Unknown field: ") {
+        let (field, suggestion) = match rest.split_once(". Did you mean ") {
+            Some((field, alt)) => (field, Some(alt.trim_end_matches('?'))),
+            None => (rest.split(". ").next().unwrap_or(rest), None),
+        };
+        return match suggestion {
+            Some(alt) => format!("unknown `{what}` option {field}, did you mean {alt}"),
+            None => format!("unknown `{what}` option {field}; expected one of {expected}"),
+        };
+    }
+    if let Some(field) = message.strip_prefix("Duplicate field ") {
+        return format!("the `{what}` option {field} is given twice; keep one");
+    }
+    let mut chars = message.trim_end_matches('.').chars();
+    match chars.next() {
+        Some(first) => format!("invalid `{what}` option: {}{}", first.to_lowercase(), chars.as_str()),
+        None => format!("invalid `{what}` option"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_option_with_a_close_name_gets_did_you_mean() {
+        assert_eq!(
+            restyle_message("Unknown field: `nmae`. Did you mean `name`?", "#[tool]", TOOL_OPTIONS),
+            "unknown `#[tool]` option `nmae`, did you mean `name`"
+        );
+    }
+
+    #[test]
+    fn an_unknown_option_without_a_close_name_lists_the_options() {
+        assert_eq!(
+            restyle_message("Unknown field: `zzz`", "#[arg]", ARG_OPTIONS),
+            "unknown `#[arg]` option `zzz`; expected one of `default`, `rename`, `description`"
+        );
+    }
+
+    #[test]
+    fn a_duplicate_option_says_to_keep_one() {
+        assert_eq!(
+            restyle_message("Duplicate field `name`", "#[tool]", TOOL_OPTIONS),
+            "the `#[tool]` option `name` is given twice; keep one"
+        );
+    }
+
+    #[test]
+    fn other_messages_are_lowercased_without_the_trailing_period() {
+        assert_eq!(
+            restyle_message("Unexpected literal type `int`.", "#[tool]", TOOL_OPTIONS),
+            "invalid `#[tool]` option: unexpected literal type `int`"
+        );
     }
 }

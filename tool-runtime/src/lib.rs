@@ -29,8 +29,13 @@
 //! # }
 //! ```
 //!
-//! `#[tool]` functions are items of a module (not local items inside a function body): the
-//! generated registration lives beside them.
+//! `#[tool]` works on free functions, in a module or inside a function body (not on methods of an
+//! `impl` block). Beside the function it generates `add::TOOL`, the tool's `&'static ToolSpec`,
+//! and an `inventory` submission for [`Registry::discover`]. Both compile under
+//! `#![forbid(unsafe_code)]`, `#![deny(warnings)]` and clippy's pedantic lints in the user's crate;
+//! registering with [`Registry::builder`] needs no link-time collection at all. Every form and
+//! option is described on [`tool`] and in the README's "Defining tools"; misuse is a compile
+//! error on the token at fault.
 //!
 //! The calls of one model turn go to [`Registry::call_batch`]: a [permission
 //! policy](PermissionPolicy) is asked about each first, then they run concurrently (tools marked
@@ -93,6 +98,7 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
+    use crate::DependencyKey;
     pub use crate::{IntoToolResult, Tool, ToolContext, ToolError, ToolMeta, ToolRegistration, ToolResult, ToolSpec};
 
     /// Decodes a call's arguments for the tool `spec`.
@@ -104,9 +110,103 @@ pub mod __private {
             .map_err(|error| ToolError::InvalidArguments { tool: spec.name().to_owned(), error })
     }
 
-    /// The canonical schema of a tool's generated arguments struct.
+    /// The canonical schema of a tool's generated arguments struct (or its `#[input]` type).
     pub fn schema<T: schemars::JsonSchema>() -> serde_json::Value {
         crate::schema::arguments_schema::<T>()
+    }
+
+    /// The canonical schema of an `#[input]` type: its fields are the top-level properties; its
+    /// own doc comment is dropped (the tool description says what the tool does), as for the
+    /// generated arguments struct.
+    pub fn input_schema<T: schemars::JsonSchema>() -> serde_json::Value {
+        let mut schema = crate::schema::arguments_schema::<T>();
+        if let Some(root) = schema.as_object_mut() {
+            root.remove("description");
+        }
+        schema
+    }
+
+    /// What a model argument's type must be: decodable from JSON and describable as JSON Schema.
+    /// The generated schema and decoder are generic over the argument types with this bound and
+    /// are instantiated with the user's types, spanned on them: a wrong type is reported there,
+    /// with this message, and nowhere else.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a `#[tool]` argument: it must implement `serde::Deserialize` and `schemars::JsonSchema`",
+        label = "not `Deserialize + JsonSchema`",
+        note = "derive both (`#[derive(Deserialize, JsonSchema)]`), or take it as `#[depends(KEY)]` if the runtime provides it"
+    )]
+    pub trait ToolArgument: serde::de::DeserializeOwned + schemars::JsonSchema {}
+
+    impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArgument for T {}
+
+    /// A `#[depends(KEY)]` parameter of type `Self` resolved with a key of type `K`.
+    #[diagnostic::on_unimplemented(
+        message = "a `#[depends]` parameter of type `{Self}` cannot take its value from a `{K}`",
+        label = "the key gives another type",
+        note = "a `DependencyKey<T>` gives a `T`: make the parameter's type the key's value type, or use another key"
+    )]
+    pub trait FromDependency<K>: Sized {
+        /// Resolves the value through the call's context.
+        fn from_dependency<'a>(ctx: &'a ToolContext, key: &'a K) -> BoxFuture<'a, Result<Self, ToolError>>;
+    }
+
+    impl<T: Clone + Send + Sync + 'static> FromDependency<DependencyKey<T>> for T {
+        fn from_dependency<'a>(
+            ctx: &'a ToolContext,
+            key: &'a DependencyKey<T>,
+        ) -> BoxFuture<'a, Result<Self, ToolError>> {
+            Box::pin(ctx.resolve(key))
+        }
+    }
+
+    /// A key named through a reference (`#[depends(&KEY)]`, or a `&'static DependencyKey<T>`
+    /// constant). A second impl also keeps the compiler from inferring `K` from the impls alone,
+    /// so a mismatched key is reported with this trait's message.
+    impl<'k, T: Clone + Send + Sync + 'static> FromDependency<&'k DependencyKey<T>> for T {
+        fn from_dependency<'a>(
+            ctx: &'a ToolContext,
+            key: &'a &'k DependencyKey<T>,
+        ) -> BoxFuture<'a, Result<Self, ToolError>> {
+            Box::pin(ctx.resolve(*key))
+        }
+    }
+
+    /// Resolves a `#[depends(KEY)]` parameter of type `T`: `K` is inferred from the key, so that a
+    /// key of another value type is reported through [`FromDependency`]'s message.
+    pub fn resolve<'a, T: FromDependency<K>, K>(
+        ctx: &'a ToolContext,
+        key: &'a K,
+    ) -> BoxFuture<'a, Result<T, ToolError>> {
+        T::from_dependency(ctx, key)
+    }
+
+    /// Runs a `#[tool(blocking)]` function on tokio's blocking thread pool. A panic becomes
+    /// [`ToolError::Panicked`] with the tool's name, as for any tool.
+    pub async fn run_blocking<F, R>(spec: &'static ToolSpec, f: F) -> Result<R, ToolError>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        tokio::task::spawn_blocking(f).await.map_err(|error| {
+            let tool = spec.name().to_owned();
+            if error.is_panic() {
+                let payload = error.into_panic();
+                let message = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "Box<dyn Any>".to_owned());
+                ToolError::Panicked { tool, message }
+            } else {
+                ToolError::Failed(format!("tool `{tool}` was cancelled: the runtime is shutting down"))
+            }
+        })
+    }
+
+    /// A description assembled by `concat!` (a doc comment with `#[doc = include_str!(..)]`),
+    /// without the surrounding whitespace.
+    pub const fn trim_doc(text: &'static str) -> &'static str {
+        text.trim_ascii()
     }
 
     /// A return value of a text-like type.
@@ -114,15 +214,71 @@ pub mod __private {
         Ok(value.into_tool_result())
     }
 
+    /// A return type sent to the model as JSON.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be returned from a `#[tool]` function",
+        label = "not a supported return type",
+        note = "return `String`, `&'static str`, `()`, `ToolResult`, `Vec<ContentPart>`, a `serde::Serialize` type (sent as JSON), or `Result<T, E: Display>` of one of these"
+    )]
+    pub trait JsonOutput {
+        /// The JSON value.
+        fn to_json(&self) -> Result<serde_json::Value, serde_json::Error>;
+    }
+
+    impl<T: serde::Serialize + ?Sized> JsonOutput for T {
+        fn to_json(&self) -> Result<serde_json::Value, serde_json::Error> {
+            serde_json::to_value(self)
+        }
+    }
+
     /// A return value of any `Serialize` type.
-    pub fn json<T: serde::Serialize>(value: &T) -> Result<ToolResult, ToolError> {
-        serde_json::to_value(value)
+    pub fn json<T: JsonOutput + ?Sized>(value: &T) -> Result<ToolResult, ToolError> {
+        value
+            .to_json()
             .map(ToolResult::Json)
             .map_err(|e| ToolError::Failed(format!("the tool's result could not be serialised as JSON: {e}")))
     }
 
-    /// The `Err` of a tool returning `Result<T, E: Display>`.
-    pub fn failed<E: std::fmt::Display>(error: E) -> ToolError {
-        ToolError::failed(error)
+    /// The error type of a tool returning `Result<T, E>`.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be the error type of a `#[tool]` function: it must implement `std::fmt::Display`",
+        label = "not `Display`",
+        note = "the `Err` value becomes the error result's text: implement `Display`, or map the error (`ToolError::failed`)"
+    )]
+    pub trait ErrorText {
+        /// The error as a [`ToolError`].
+        fn into_tool_error(self) -> ToolError;
     }
+
+    impl<E: std::fmt::Display> ErrorText for E {
+        fn into_tool_error(self) -> ToolError {
+            ToolError::failed(self)
+        }
+    }
+
+    /// The `Err` of a tool returning `Result<T, E: Display>`.
+    pub fn failed<E: ErrorText>(error: E) -> ToolError {
+        error.into_tool_error()
+    }
+
+    fn unavailable_schema() -> serde_json::Value {
+        serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false})
+    }
+
+    fn unavailable_invoke<'a>(_: &'a str, _: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>> {
+        Box::pin(async { Err(ToolError::Failed("this tool did not compile".to_owned())) })
+    }
+
+    /// The stand-in `f::TOOL` of a `#[tool]` function with errors, so that code naming it reports
+    /// nothing more than the errors themselves. A crate with such errors does not build, so it is
+    /// never called.
+    pub static UNAVAILABLE: ToolSpec = ToolSpec::new(
+        "unavailable",
+        "",
+        None,
+        module_path!(),
+        ToolMeta::DEFAULT,
+        unavailable_schema,
+        unavailable_invoke,
+    );
 }

@@ -1,0 +1,9 @@
+use tool_runtime::prelude::*;
+
+/// Reads a file.
+#[tool(timeout_ms = 0)]
+fn read(path: String) -> String {
+    path
+}
+
+fn main() {}

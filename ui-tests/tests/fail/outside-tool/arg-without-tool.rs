@@ -1,0 +1,7 @@
+fn plain(#[arg(default)] limit: u32) -> u32 {
+    limit
+}
+
+fn main() {
+    let _ = plain(1);
+}

@@ -1,0 +1,9 @@
+use tool_runtime::prelude::*;
+
+/// Copies a file.
+#[tool]
+fn copy(from: String, #[arg(rename = "from")] to: String) -> String {
+    format!("{from} {to}")
+}
+
+fn main() {}
