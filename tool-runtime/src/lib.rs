@@ -37,6 +37,7 @@ mod context;
 pub mod decode;
 mod depends;
 mod error;
+pub mod output;
 pub mod provider;
 mod registry;
 mod result;

@@ -22,6 +22,7 @@ pub struct Registry {
     index: HashMap<String, usize>,
     definitions: OnceLock<Vec<ToolDefinition>>,
     scope: Arc<RegistryScope>,
+    output: crate::output::SharedLayer,
 }
 
 impl Registry {
@@ -71,7 +72,18 @@ impl Registry {
     /// Runs one tool call and returns its message. Never fails: an unknown tool, arguments that do
     /// not decode, a failing dependency, a tool returning `Err` and a tool that panics all become
     /// messages with `is_error: true` whose text says what to change; the registry keeps serving.
+    ///
+    /// With an [output layer](RegistryBuilder::output), the message is then stored in the output
+    /// cache, gets its `output_ref` and is held to the per-message cap.
     pub async fn call(&self, call: &ToolCall, ctx: &ToolContext) -> ToolMessage {
+        let message = self.dispatch(call, ctx).await;
+        match &self.output {
+            Some(layer) => layer.finish(message, &ctx.for_call(&call.id, &call.name, &self.scope)).await,
+            None => message,
+        }
+    }
+
+    async fn dispatch(&self, call: &ToolCall, ctx: &ToolContext) -> ToolMessage {
         let Some(tool) = self.get(&call.name) else {
             let error = ToolError::UnknownTool {
                 name: call.name.clone(),
@@ -98,8 +110,13 @@ impl Registry {
 
     /// Runs the tool calls of one model turn concurrently and returns their messages in call
     /// order (each keeps its `tool_call_id`).
+    /// With an output layer, the batch's messages then share the turn budget.
     pub async fn call_batch(&self, calls: &[ToolCall], ctx: &ToolContext) -> Vec<ToolMessage> {
-        futures::future::join_all(calls.iter().map(|call| self.call(call, ctx))).await
+        let mut messages = futures::future::join_all(calls.iter().map(|call| self.call(call, ctx))).await;
+        if let Some(layer) = &self.output {
+            layer.apply_turn(&mut messages);
+        }
+        messages
     }
 }
 
@@ -115,6 +132,7 @@ pub struct RegistryBuilder {
     tools: Vec<Arc<dyn Tool>>,
     sets: Option<Vec<String>>,
     scope: RegistryScope,
+    output: crate::output::SharedLayer,
 }
 
 impl RegistryBuilder {
@@ -164,6 +182,15 @@ impl RegistryBuilder {
         self
     }
 
+    /// Applies `layer` to every message and batch (see [`crate::output`]); without it messages are
+    /// returned as the tools made them. The store is the dependency
+    /// [`OUTPUT_STORE`](crate::output::OUTPUT_STORE) (override it to choose one).
+    #[must_use]
+    pub fn output(mut self, layer: crate::output::OutputLayer) -> Self {
+        self.output = Some(Arc::new(layer));
+        self
+    }
+
     /// The registry, sorted by tool name.
     ///
     /// # Errors
@@ -190,6 +217,6 @@ impl RegistryBuilder {
         }
         tools.sort_by(|a, b| a.name().cmp(b.name()));
         let index = tools.iter().enumerate().map(|(i, t)| (t.name().to_owned(), i)).collect();
-        Ok(Registry { tools, index, definitions: OnceLock::new(), scope: Arc::new(self.scope) })
+        Ok(Registry { tools, index, definitions: OnceLock::new(), scope: Arc::new(self.scope), output: self.output })
     }
 }
