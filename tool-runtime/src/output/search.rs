@@ -42,6 +42,9 @@ pub struct GrepLine {
     pub len: usize,
     /// Byte offset in the line where `text` starts (0 unless the line was windowed).
     pub window_start: usize,
+    /// Extended grapheme clusters of the line before `text` (the `char_offset` of
+    /// `tool_output_cache_line` that starts at `text`).
+    pub window_start_graphemes: usize,
 }
 
 /// The result of [`grep_stored`].
@@ -158,6 +161,12 @@ impl HitSink<'_> {
             text: String::from_utf8_lossy(&bytes[start..end]).into_owned(),
             len: bytes.len(),
             window_start: start,
+            window_start_graphemes: if start == 0 {
+                0
+            } else {
+                unicode_segmentation::UnicodeSegmentation::graphemes(&*String::from_utf8_lossy(&bytes[..start]), true)
+                    .count()
+            },
         };
         let adjacent = self.last.is_some_and(|n| n + 1 == number);
         match self.hits.blocks.last_mut() {

@@ -466,9 +466,7 @@ impl FileStore {
     }
 
     fn write_new(
-        &self,
         temp: &Path,
-        ref_id: &str,
         text: &mut dyn Read,
         parts: &[ContentPart],
     ) -> io::Result<StoredInfo> {
@@ -495,7 +493,6 @@ impl FileStore {
         std::fs::write(temp.join("index"), encoded)?;
         let parts = serde_json::to_vec(parts).map_err(io::Error::other)?;
         std::fs::write(temp.join("parts.json"), parts)?;
-        let _ = ref_id;
         Ok(info)
     }
 }
@@ -505,7 +502,7 @@ impl OutputStore for FileStore {
         validate_ref_id(ref_id)?;
         let tag = format!("{}-{}-{}", ref_id, std::process::id(), unique());
         let temp = self.root.join(format!(".tmp-{tag}"));
-        let info = match self.write_new(&temp, ref_id, text, parts) {
+        let info = match Self::write_new(&temp, text, parts) {
             Ok(info) => info,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&temp);
