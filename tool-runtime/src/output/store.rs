@@ -465,11 +465,7 @@ impl FileStore {
         Ok(bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default())).collect())
     }
 
-    fn write_new(
-        temp: &Path,
-        text: &mut dyn Read,
-        parts: &[ContentPart],
-    ) -> io::Result<StoredInfo> {
+    fn write_new(temp: &Path, text: &mut dyn Read, parts: &[ContentPart]) -> io::Result<StoredInfo> {
         std::fs::create_dir(temp)?;
         let mut out = io::BufWriter::with_capacity(64 * 1024, File::create(temp.join("text"))?);
         let mut index = IndexBuilder::new();

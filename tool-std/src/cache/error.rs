@@ -25,7 +25,9 @@ pub enum CacheError {
         max: u64,
     },
     /// `offset` is at or past the last line.
-    #[error("offset {offset} is past the end of ref_id `{ref_id}`, which has {lines} lines; use an offset below {lines}")]
+    #[error(
+        "offset {offset} is past the end of ref_id `{ref_id}`, which has {lines} lines; use an offset below {lines}"
+    )]
     OffsetPastEnd {
         /// The ref id.
         ref_id: String,
@@ -35,7 +37,9 @@ pub enum CacheError {
         lines: u64,
     },
     /// `char_offset` is past the end of the line.
-    #[error("char_offset {char_offset} is past the end of line {line_number}, which has {length} characters (graphemes)")]
+    #[error(
+        "char_offset {char_offset} is past the end of line {line_number}, which has {length} characters (graphemes)"
+    )]
     CharOffsetPastEnd {
         /// The 1-based line.
         line_number: u64,

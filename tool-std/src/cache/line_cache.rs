@@ -44,7 +44,8 @@ pub fn tool_output_cache_line(
         return Err(CacheError::CharOffsetPastEnd { line_number, char_offset: offset, length });
     }
     let end = window.to.min(length);
-    let mut out = format!("line_number={line_number} line_length={length} char_range={offset}..{end}\n{}", window.segment);
+    let mut out =
+        format!("line_number={line_number} line_length={length} char_range={offset}..{end}\n{}", window.segment);
     if end < length {
         out.push_str(&format!("\nUse char_offset={end} to continue."));
     }
