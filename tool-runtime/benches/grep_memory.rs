@@ -56,8 +56,15 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let store = FileStore::new(dir.path()).unwrap();
     let started = Instant::now();
-    let info = store.put("huge", &mut Lines { total: 1_000_000_000, produced: 0, i: 0, pending: Vec::new() }, &[]).unwrap();
-    println!("stored {} bytes, {} lines in {:.1?}; peak RSS so far {} KiB", info.bytes, info.lines, started.elapsed(), status_kib("VmHWM:"));
+    let info =
+        store.put("huge", &mut Lines { total: 1_000_000_000, produced: 0, i: 0, pending: Vec::new() }, &[]).unwrap();
+    println!(
+        "stored {} bytes, {} lines in {:.1?}; peak RSS so far {} KiB",
+        info.bytes,
+        info.lines,
+        started.elapsed(),
+        status_kib("VmHWM:")
+    );
 
     let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
     println!("peak RSS reset: {reset}; RSS now {} KiB", status_kib("VmRSS:"));

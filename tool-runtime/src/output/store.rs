@@ -105,7 +105,8 @@ pub fn ref_id_for_call(tool_call_id: &str) -> Option<String> {
 /// this trait are 0-based. Readers stream: nothing here needs the whole text in memory.
 pub trait OutputStore: Send + Sync {
     /// Stores the text read from `text` (to its end) and the typed `parts` under `ref_id`, replacing
-    /// what was stored under it. A reader sees the old or the new output, never a mix.
+    /// what was stored under it. A reader sees the old or the new output, never a mix (a
+    /// [`FileStore`] reader may see [`StoreError::NotFound`] for the instant between the two).
     ///
     /// # Errors
     /// [`StoreError::InvalidRefId`], or [`StoreError::Io`] when reading `text` or writing fails
@@ -400,10 +401,10 @@ pub(crate) fn unique() -> u64 {
 /// The default store: one directory per output under a root directory.
 ///
 /// Layout: `<root>/<ref_id>/text` (the UTF-8 text), `<root>/<ref_id>/index` (little-endian `u64`s:
-/// bytes, lines, then the byte offset of every [`CHECKPOINT_LINES`]th line start, beginning with
+/// bytes, lines, number of parts, then the byte offset of every [`CHECKPOINT_LINES`]th line start, beginning with
 /// line 0) and `<root>/<ref_id>/parts.json` (the typed parts, a JSON array). An output is written
 /// into a temp directory `<root>/.tmp-*` and published by renaming it; a replaced output is renamed
-/// away first and then deleted, so a reader never sees a mix. Texts stream in and out in 64 KiB
+/// away first and then deleted, so a reader never sees a mix (for that instant, not found). Texts stream in and out in 64 KiB
 /// pieces: storing, reading a line and searching never hold the whole text in memory.
 #[derive(Debug, Clone)]
 pub struct FileStore {
@@ -459,7 +460,7 @@ impl FileStore {
     fn read_index(&self, ref_id: &str) -> Result<Vec<u64>, StoreError> {
         let path = self.dir(ref_id)?.join("index");
         let bytes = std::fs::read(&path).map_err(|e| StoreError::io(ref_id, format!("{}: {e}", path.display())))?;
-        if bytes.len() < 24 || bytes.len() % 8 != 0 {
+        if bytes.len() < 32 || !bytes.len().is_multiple_of(8) {
             return Err(StoreError::io(ref_id, format!("{} is damaged; call the tool again", path.display())));
         }
         Ok(bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default())).collect())
@@ -483,7 +484,7 @@ impl FileStore {
         out.into_inner().map_err(io::IntoInnerError::into_error)?.sync_all()?;
         let info = StoredInfo { bytes: index.bytes, lines: index.lines(), parts: parts.len() };
         let mut encoded = Vec::with_capacity(8 * (index.checkpoints.len() + 2));
-        for v in [info.bytes, info.lines].iter().chain(&index.checkpoints) {
+        for v in [info.bytes, info.lines, info.parts as u64].iter().chain(&index.checkpoints) {
             encoded.extend_from_slice(&v.to_le_bytes());
         }
         std::fs::write(temp.join("index"), encoded)?;
@@ -521,7 +522,7 @@ impl OutputStore for FileStore {
 
     fn info(&self, ref_id: &str) -> Result<StoredInfo, StoreError> {
         let index = self.read_index(ref_id)?;
-        let parts = self.parts(ref_id)?.len();
+        let parts = usize::try_from(index[2]).unwrap_or(usize::MAX);
         Ok(StoredInfo { bytes: index[0], lines: index[1], parts })
     }
 
@@ -533,7 +534,7 @@ impl OutputStore for FileStore {
     }
 
     fn checkpoint(&self, ref_id: &str, line: u64) -> Result<(u64, u64), StoreError> {
-        Ok(checkpoint_of(&self.read_index(ref_id)?[2..], line))
+        Ok(checkpoint_of(&self.read_index(ref_id)?[3..], line))
     }
 
     fn parts(&self, ref_id: &str) -> Result<Vec<ContentPart>, StoreError> {

@@ -14,7 +14,7 @@ pub const GREP_LINE_BYTES: usize = 1000;
 /// Search a cached tool output (by ref_id, a tool result's output_ref) for a literal text, or a
 /// regex when regex is true. Prints "N: text" for matching lines and "N- text" for context lines
 /// (1-based line numbers), blocks separated by an empty line, "... (truncated)" when more matches
-/// exist than max_matches. "No matches for: <pattern>" when nothing matches. A line too long to
+/// exist than max_matches. `No matches for: <pattern>` when nothing matches. A line too long to
 /// show is shown as a window with a tool_output_cache_line call to read it.
 #[tool(set = "cache", tags(read_only))]
 pub fn tool_output_cache_grep(
