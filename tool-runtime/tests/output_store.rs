@@ -244,3 +244,16 @@ fn a_long_matching_line_is_shown_as_a_window_around_the_match() {
     assert!(hit.text[250..].starts_with("NEEDLE"));
     assert!(hit.text.len() <= 1000);
 }
+
+#[test]
+fn lines_on_both_sides_of_a_checkpoint_are_read_exactly() {
+    let (_dir, stores) = stores();
+    let text = numbered(3000);
+    for store in stores {
+        put_text(&*store, "r", &text, &[]).unwrap();
+        for line in [0u64, 1022, 1023, 1024, 1025, 2047, 2048, 2999] {
+            let got = open_lines(&*store, "r", line).unwrap().next_line(100).unwrap().unwrap();
+            assert_eq!((got.line, got.text), (line, format!("line {}", line + 1)));
+        }
+    }
+}

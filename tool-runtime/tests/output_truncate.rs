@@ -114,3 +114,44 @@ fn split_lines_keeps_newline_suffixes_and_no_trailing_empty_line() {
     assert_eq!(split_lines("a\n"), ["a\n"]);
     assert!(split_lines("").is_empty());
 }
+
+mod properties {
+    use proptest::prelude::*;
+    use tool_runtime::output::{OutputLimits, truncate_head, truncate_tail};
+
+    fn text() -> impl Strategy<Value = String> {
+        "[a中😀é\\n]{0,200}"
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn head_is_a_prefix_of_whole_lines_within_the_caps(text in text(), max_lines in 0usize..20, max_bytes in 0usize..300) {
+            let t = truncate_head(&text, OutputLimits { max_lines, max_bytes });
+            prop_assert!(text.starts_with(t.content));
+            prop_assert_eq!(t.output_bytes, t.content.len());
+            prop_assert_eq!(t.omitted_bytes(), text.len() - t.content.len());
+            if t.truncated() {
+                prop_assert!(t.content.len() <= max_bytes);
+                prop_assert!(t.output_lines <= max_lines);
+                // Whole lines: the kept part ends where a line ends.
+                prop_assert!(t.content.is_empty() || text.as_bytes().get(t.content.len()) == Some(&b'\n'));
+            }
+        }
+
+        #[test]
+        fn tail_is_a_suffix_within_the_caps(text in text(), max_lines in 0usize..20, max_bytes in 0usize..300) {
+            let t = truncate_tail(&text, OutputLimits { max_lines, max_bytes });
+            let body = text.strip_suffix('\n').unwrap_or(&text);
+            prop_assert!(body.ends_with(t.content));
+            prop_assert_eq!(t.output_bytes, t.content.len());
+            if t.truncated() {
+                prop_assert!(t.content.len() <= max_bytes);
+                prop_assert!(t.output_lines <= max_lines);
+                let start = body.len() - t.content.len();
+                prop_assert!(t.content.is_empty() || t.last_line_partial || start == 0 || body.as_bytes()[start - 1] == b'\n');
+            }
+        }
+    }
+}
