@@ -110,6 +110,7 @@ impl Registry {
 
     /// Runs the tool calls of one model turn concurrently and returns their messages in call
     /// order (each keeps its `tool_call_id`).
+    ///
     /// With an output layer, the batch's messages then share the turn budget.
     pub async fn call_batch(&self, calls: &[ToolCall], ctx: &ToolContext) -> Vec<ToolMessage> {
         let mut messages = futures::future::join_all(calls.iter().map(|call| self.call(call, ctx))).await;

@@ -46,7 +46,7 @@ fn head_reports_a_first_line_over_the_byte_cap_and_keeps_nothing() {
     assert_eq!((t.content, t.first_line_exceeds_limit, t.output_bytes, t.omitted_bytes()), ("", true, 0, 120_000));
     assert_eq!(
         t.to_string(),
-        "[output truncated: the first line alone is over the byte limit 25000; nothing kept of 1 lines (120000 bytes)]"
+        "[output truncated: the first line alone is over the byte limit 25000; nothing kept of 1 line (120000 bytes)]"
     );
 }
 

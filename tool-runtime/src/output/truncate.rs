@@ -123,8 +123,11 @@ impl fmt::Display for Truncation<'_> {
         if self.first_line_exceeds_limit {
             return write!(
                 f,
-                "[output truncated: the first line alone is over the byte limit {}; nothing kept of {} lines ({} bytes)]",
-                self.limits.max_bytes, self.total_lines, self.total_bytes
+                "[output truncated: the first line alone is over the byte limit {}; nothing kept of {} line{} ({} bytes)]",
+                self.limits.max_bytes,
+                self.total_lines,
+                if self.total_lines == 1 { "" } else { "s" },
+                self.total_bytes
             );
         }
         let which = if self.last_line_partial {
