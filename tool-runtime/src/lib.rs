@@ -55,6 +55,7 @@ mod error;
 mod lifecycle;
 mod policy;
 mod progress;
+pub mod output;
 pub mod provider;
 mod registry;
 mod result;

@@ -45,6 +45,7 @@ pub struct Registry {
     policy: Arc<dyn PermissionPolicy>,
     default_timeout: Option<Duration>,
     repair: RepairPolicy,
+    output: crate::output::SharedLayer,
     closed: AtomicBool,
 }
 
@@ -129,10 +130,37 @@ impl Registry {
                 Admission::Refuse(error) => Err(error),
                 Admission::Stop(reason) => Err(ToolError::PermissionDenied { tool: call.name.clone(), reason }),
             };
-            self.finish(call, outcome, &span, started)
+            let message = self.finish(call, outcome, &span, started);
+            self.apply_output(message, call, ctx).await
         }
         .instrument(span.clone())
         .await
+    }
+
+    /// With an [output layer](RegistryBuilder::output): stores the message in the output cache,
+    /// sets its `output_ref` and holds it to the per-message cap.
+    async fn apply_output(&self, message: ToolMessage, call: &ToolCall, ctx: &ToolContext) -> ToolMessage {
+        match &self.output {
+            Some(layer) => layer.finish(message, &ctx.for_call(&call.id, &call.name, &self.scope)).await,
+            None => message,
+        }
+    }
+
+    /// With an output layer: every message of a turn as in [`Registry::apply_output`], then the
+    /// turn budget shared across them.
+    async fn apply_output_to_turn(
+        &self,
+        messages: Vec<ToolMessage>,
+        calls: &[ToolCall],
+        ctx: &ToolContext,
+    ) -> Vec<ToolMessage> {
+        let Some(layer) = &self.output else { return messages };
+        let mut finished = Vec::with_capacity(messages.len());
+        for (message, call) in messages.into_iter().zip(calls) {
+            finished.push(layer.finish(message, &ctx.for_call(&call.id, &call.name, &self.scope)).await);
+        }
+        layer.apply_turn(&mut finished);
+        finished
     }
 
     /// Runs the tool calls of one model turn and returns their messages in call order (each keeps
@@ -191,7 +219,7 @@ impl Registry {
                 })
                 .collect();
             let stop = TurnStop::Denied { tool_call_id: calls[stopper].id.clone(), tool_name: denied_tool, reason };
-            return Batch::new(messages, Some(stop));
+            return Batch::new(self.apply_output_to_turn(messages, calls, ctx).await, Some(stop));
         }
 
         let mut messages: Vec<Option<ToolMessage>> = vec![None; calls.len()];
@@ -220,7 +248,7 @@ impl Registry {
             .iter()
             .find(|m| m.done)
             .map(|m| TurnStop::Done { tool_call_id: m.tool_call_id.clone(), message: m.text().into_owned() });
-        Batch::new(messages, stop)
+        Batch::new(self.apply_output_to_turn(messages, calls, ctx).await, stop)
     }
 
     /// Runs one group of calls concurrently and stores each message at its call's index.
@@ -431,6 +459,7 @@ pub struct RegistryBuilder {
     policy: Option<Arc<dyn PermissionPolicy>>,
     default_timeout: Option<Duration>,
     repair: RepairPolicy,
+    output: crate::output::SharedLayer,
 }
 
 impl RegistryBuilder {
@@ -504,6 +533,15 @@ impl RegistryBuilder {
         self
     }
 
+    /// Applies `layer` to every message and batch (see [`crate::output`]); without it messages are
+    /// returned as the tools made them. The store is the dependency
+    /// [`OUTPUT_STORE`](crate::output::OUTPUT_STORE) (override it to choose one).
+    #[must_use]
+    pub fn output(mut self, layer: crate::output::OutputLayer) -> Self {
+        self.output = Some(Arc::new(layer));
+        self
+    }
+
     /// The registry, sorted by tool name.
     ///
     /// # Errors
@@ -538,6 +576,7 @@ impl RegistryBuilder {
             policy: self.policy.unwrap_or_else(|| Arc::new(DefaultPolicy::new())),
             default_timeout: self.default_timeout,
             repair: self.repair,
+            output: self.output,
             closed: AtomicBool::new(false),
         })
     }

@@ -4,8 +4,9 @@
 //! |---|---|---|
 //! | `"fs"` | [`fs`] | [`read`](fs::read()), [`glob`](fs::glob()), [`grep`](fs::grep()) |
 //! | `"todo"` | [`todo`](mod@todo) | [`todo_new`](todo::todo_new()), [`todo_read`](todo::todo_read()) |
+//! | `"cache"` | [`cache`] | [`tool_output_cache`](cache::tool_output_cache()), [`tool_output_cache_grep`](cache::tool_output_cache_grep()), [`tool_output_cache_line`](cache::tool_output_cache_line()) |
 //!
-//! The sets `"patch"`, `"cache"`, `"web"`, `"media"` and `"control"` of the design, and the fs
+//! The sets `"patch"`, `"web"`, `"media"` and `"control"` of the design, and the fs
 //! tools `read_line`, `write` and `edit`, are not written yet.
 //!
 //! File tools resolve every path through a [`Sandbox`](sandbox::Sandbox), the dependency
@@ -30,6 +31,7 @@
 //! # }
 //! ```
 
+pub mod cache;
 pub mod fs;
 pub mod sandbox;
 pub mod todo;
@@ -46,4 +48,7 @@ pub fn registry_builder() -> RegistryBuilder {
         .tool(fs::grep::TOOL)
         .tool(todo::todo_new::TOOL)
         .tool(todo::todo_read::TOOL)
+        .tool(cache::tool_output_cache::TOOL)
+        .tool(cache::tool_output_cache_grep::TOOL)
+        .tool(cache::tool_output_cache_line::TOOL)
 }

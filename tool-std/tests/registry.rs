@@ -4,11 +4,23 @@
 fn registry_builder_registers_every_tool() {
     let registry = tool_std::registry_builder().build().unwrap();
 
-    assert_eq!(registry.names().collect::<Vec<_>>(), ["glob", "grep", "read", "todo_new", "todo_read"]);
+    assert_eq!(
+        registry.names().collect::<Vec<_>>(),
+        [
+            "glob",
+            "grep",
+            "read",
+            "todo_new",
+            "todo_read",
+            "tool_output_cache",
+            "tool_output_cache_grep",
+            "tool_output_cache_line"
+        ]
+    );
 }
 
 #[test]
-fn tools_belong_to_the_fs_and_todo_sets() {
+fn tools_belong_to_the_fs_todo_and_cache_sets() {
     let registry = tool_std::registry_builder().build().unwrap();
 
     let sets: Vec<(&str, Option<&str>)> = registry.names().map(|n| (n, registry.get(n).unwrap().set())).collect();
@@ -20,7 +32,10 @@ fn tools_belong_to_the_fs_and_todo_sets() {
             ("grep", Some("fs")),
             ("read", Some("fs")),
             ("todo_new", Some("todo")),
-            ("todo_read", Some("todo"))
+            ("todo_read", Some("todo")),
+            ("tool_output_cache", Some("cache")),
+            ("tool_output_cache_grep", Some("cache")),
+            ("tool_output_cache_line", Some("cache"))
         ]
     );
 }

@@ -1,0 +1,257 @@
+//! The output layer: what the model sees of tool output, with nothing lost.
+//!
+//! Tool output is what fills an agent's context window. This module decides how much of it the model
+//! sees, and keeps the rest reachable by ref id:
+//!
+//! - [`truncate_head`] / [`truncate_tail`]: per-call caps (2000 lines / 50 KiB, env `TOOL_MAX_LINES`,
+//!   `TOOL_MAX_BYTES`), whole lines, never a split character.
+//! - [`apply_turn_budget`]: the text results of one turn share 64 KiB (env `TOOL_MAX_TURN_BYTES`) by
+//!   max-min fairness; a cut result keeps a head and a tail around a marker.
+//! - [`spill_result`]: a large result written to a content-addressed, read-only file.
+//! - [`OutputStore`]: the output cache ([`MemoryStore`], [`FileStore`]), behind the registry-scoped
+//!   dependency [`OUTPUT_STORE`]; [`open_lines`] and [`grep_stored`] stream over it.
+//! - [`trim_context`]: the oldest tool outputs of a history become `[tool output trimmed; ref=ID]`.
+//! - [`parse_page`], [`page_rows`], [`offset_token`]; [`is_binary`], [`detect_image_mime`];
+//!   [`split_lines`], [`truncate_text`].
+//!
+//! The dispatcher applies an [`OutputLayer`] when the registry is built with one
+//! (`Registry::builder().output(OutputLayer::from_env()?)`): every message is stored under its ref
+//! id and gets its `output_ref`, a message over the per-message cap keeps whole lines and ends with
+//! `[tool output truncated; ref=ID]`, and the messages of a batch share the turn budget.
+
+mod budget;
+mod paging;
+mod search;
+mod sniff;
+mod spill;
+mod store;
+mod trim;
+mod truncate;
+
+use std::sync::Arc;
+
+pub use budget::{
+    DEFAULT_TURN_BYTES, MAX_TURN_BYTES_ENV, TurnBudgetResult, TurnOutput, apply_turn_budget, fair_shares,
+    turn_bytes_from_env,
+};
+pub use paging::{PageError, offset_token, page_rows, parse_page};
+pub use search::{GrepError, GrepHits, GrepLine, GrepQuery, MAX_SEARCH_LINE_BYTES, grep_matcher, grep_stored};
+pub use sniff::{SNIFF_BYTES, detect_image_mime, is_binary};
+pub use spill::{INLINE_RESULT_BYTES, SpilledResult, spill_result};
+pub use store::{
+    CHECKPOINT_LINES, FileStore, LineCursor, LinePrefix, MAX_REF_ID_LEN, MemoryStore, OUTPUT_STORE, OutputStore,
+    StoreError, StoredInfo, default_cache_dir, open_lines, put_text, ref_id_for_call, validate_ref_id,
+};
+pub use trim::{HistoryShape, TrimReport, estimate_tokens, trim_context, trimmed_placeholder};
+pub use truncate::{
+    MAX_BYTES_ENV, MAX_LINES_ENV, OutputLimits, TruncatedBy, Truncation, split_lines, truncate_head, truncate_tail,
+    truncate_text,
+};
+
+use crate::context::ToolContext;
+use crate::result::{ContentPart, MessageContent, ToolMessage};
+
+/// The names of the tools that read the output cache. Their messages are not stored again (their
+/// text is already in the cache under the ref they read) and not capped per message (they page
+/// themselves); they get no `output_ref`.
+pub const CACHE_TOOLS: [&str; 3] = ["tool_output_cache", "tool_output_cache_grep", "tool_output_cache_line"];
+
+/// The marker that ends a message cut by the per-message cap.
+pub fn truncated_marker(ref_id: &str) -> String {
+    format!("[tool output truncated; ref={ref_id}]")
+}
+
+/// The output policy the dispatcher applies to every message and every batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputLayer {
+    limits: OutputLimits,
+    turn_bytes: usize,
+    exempt: Vec<String>,
+}
+
+impl Default for OutputLayer {
+    /// Caps 2000 lines / 50 KiB per message, a turn budget of 64 KiB, the [`CACHE_TOOLS`] exempt.
+    fn default() -> Self {
+        Self {
+            limits: OutputLimits::default(),
+            turn_bytes: DEFAULT_TURN_BYTES,
+            exempt: CACHE_TOOLS.iter().map(|s| (*s).to_owned()).collect(),
+        }
+    }
+}
+
+impl OutputLayer {
+    /// The defaults (see [`OutputLayer::default`]).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The defaults with `TOOL_MAX_LINES`, `TOOL_MAX_BYTES` and `TOOL_MAX_TURN_BYTES` applied.
+    ///
+    /// # Errors
+    /// A message naming the variable when one is set but not a positive integer.
+    pub fn from_env() -> Result<Self, String> {
+        Ok(Self { limits: OutputLimits::from_env()?, turn_bytes: turn_bytes_from_env()?, ..Self::default() })
+    }
+
+    /// Sets the per-message caps.
+    #[must_use]
+    pub fn limits(mut self, limits: OutputLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Sets the turn budget, in bytes.
+    #[must_use]
+    pub fn turn_bytes(mut self, bytes: usize) -> Self {
+        self.turn_bytes = bytes;
+        self
+    }
+
+    /// Adds a tool whose messages are left alone (not stored, not capped), like [`CACHE_TOOLS`].
+    #[must_use]
+    pub fn exempt(mut self, tool_name: impl Into<String>) -> Self {
+        self.exempt.push(tool_name.into());
+        self
+    }
+
+    /// The per-message caps.
+    pub fn output_limits(&self) -> OutputLimits {
+        self.limits
+    }
+
+    /// The turn budget in bytes.
+    pub fn turn_budget(&self) -> usize {
+        self.turn_bytes
+    }
+
+    fn is_exempt(&self, tool_name: &str) -> bool {
+        self.exempt.iter().any(|n| n == tool_name)
+    }
+
+    /// Resolves [`OUTPUT_STORE`] through the call's context and finishes the message with it
+    /// ([`OutputLayer::finish_message`]). When the store cannot be created the message is left
+    /// whole, without `output_ref`.
+    pub(crate) async fn finish(&self, message: ToolMessage, ctx: &ToolContext) -> ToolMessage {
+        if self.is_exempt(&message.tool_name) {
+            return message;
+        }
+        match ctx.resolve(&OUTPUT_STORE).await {
+            Ok(store) => self.finish_message(message, &*store),
+            Err(_) => message,
+        }
+    }
+
+    /// Stores the message's text projection and typed parts under the ref id of its call
+    /// ([`ref_id_for_call`]), sets `output_ref`, and applies the per-message cap: over the cap, the
+    /// text keeps whole lines up to it and ends with [`truncated_marker`], and `trimmed` is set.
+    /// Images stay in place. When the first line alone is over the byte cap, its longest prefix
+    /// within the cap (cut at a character boundary) is kept instead, so the model sees something.
+    ///
+    /// Nothing is lost: when the message cannot be stored (empty call id, store failure) it is
+    /// returned whole, without `output_ref`. Messages of exempt tools are returned unchanged.
+    pub fn finish_message(&self, mut message: ToolMessage, store: &dyn OutputStore) -> ToolMessage {
+        if self.is_exempt(&message.tool_name) {
+            return message;
+        }
+        let Some(ref_id) = ref_id_for_call(&message.tool_call_id) else { return message };
+        let parts: Vec<ContentPart> = match &message.content {
+            MessageContent::Text(_) => Vec::new(),
+            MessageContent::Parts(parts) => {
+                parts.iter().filter(|p| !matches!(p, ContentPart::Text { .. })).cloned().collect()
+            }
+        };
+        if put_text(store, &ref_id, &message.text(), &parts).is_err() {
+            return message;
+        }
+        message.output_ref = Some(ref_id.clone());
+        let marker = truncated_marker(&ref_id);
+        let mut left = self.limits;
+        let mut cut = false;
+        let mut cap = |text: &mut String| {
+            if cut {
+                text.clear();
+                return;
+            }
+            let t = truncate_head(text, left);
+            if !t.truncated() {
+                left.max_bytes = left.max_bytes.saturating_sub(text.len() + 1);
+                left.max_lines = left.max_lines.saturating_sub(t.total_lines);
+                return;
+            }
+            let kept = if t.first_line_exceeds_limit {
+                let first = text.split('\n').next().unwrap_or_default();
+                truncate_text(first, left.max_bytes).0
+            } else {
+                t.content
+            };
+            *text = if kept.is_empty() { marker.clone() } else { format!("{kept}\n{marker}") };
+            cut = true;
+        };
+        match &mut message.content {
+            MessageContent::Text(text) => cap(text),
+            MessageContent::Parts(parts) => {
+                for part in parts.iter_mut() {
+                    if let ContentPart::Text { text } = part {
+                        cap(text);
+                    }
+                }
+                parts.retain(|p| !matches!(p, ContentPart::Text { text } if text.is_empty()));
+            }
+        }
+        if cut {
+            message.trimmed = true;
+        }
+        message
+    }
+
+    /// Applies the turn budget to the messages of one batch, in call order: every text (a text
+    /// message, or each text part of a parts message) is one entry of [`apply_turn_budget`]; images
+    /// stay in place and are not counted. A cut message gets `trimmed`; its marker names its
+    /// `output_ref` when it has one.
+    pub fn apply_turn(&self, messages: &mut [ToolMessage]) {
+        let mut entries: Vec<(usize, Option<usize>)> = Vec::new();
+        for (m, message) in messages.iter().enumerate() {
+            match &message.content {
+                MessageContent::Text(_) => entries.push((m, None)),
+                MessageContent::Parts(parts) => entries.extend(
+                    parts
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, p)| matches!(p, ContentPart::Text { .. }))
+                        .map(|(p, _)| (m, Some(p))),
+                ),
+            }
+        }
+        let text_of = |message: &ToolMessage, part: Option<usize>| -> String {
+            match (&message.content, part) {
+                (MessageContent::Text(t), _) => t.clone(),
+                (MessageContent::Parts(parts), Some(p)) => parts[p].as_text().to_owned(),
+                (MessageContent::Parts(_), None) => String::new(),
+            }
+        };
+        let texts: Vec<String> = entries.iter().map(|&(m, p)| text_of(&messages[m], p)).collect();
+        let outputs: Vec<TurnOutput<'_>> = entries
+            .iter()
+            .zip(&texts)
+            .map(|(&(m, _), text)| TurnOutput { text, ref_id: messages[m].output_ref.as_deref() })
+            .collect();
+        let results = apply_turn_budget(&outputs, self.turn_bytes);
+        drop(outputs);
+        for ((m, p), result) in entries.into_iter().zip(results) {
+            if !result.truncated {
+                continue;
+            }
+            let message = &mut messages[m];
+            match (&mut message.content, p) {
+                (MessageContent::Text(t), _) => *t = result.content,
+                (MessageContent::Parts(parts), Some(p)) => parts[p] = ContentPart::text(result.content),
+                (MessageContent::Parts(_), None) => {}
+            }
+            message.trimmed = true;
+        }
+    }
+}
+
+/// Shared by the registry: an optional layer.
+pub(crate) type SharedLayer = Option<Arc<OutputLayer>>;

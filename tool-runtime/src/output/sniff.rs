@@ -1,0 +1,55 @@
+//! Content sniffing: binary or text, and the image formats a model can be shown.
+
+/// How many leading bytes [`is_binary`] looks at (8 KiB).
+pub const SNIFF_BYTES: usize = 8 * 1024;
+
+/// `true` when `data` looks binary: its first 8 KiB ([`SNIFF_BYTES`]) hold a NUL byte, or more than
+/// 10% of those bytes are not part of valid UTF-8. A character cut by the end of the window (the
+/// data goes on past it) is not counted as invalid; one cut by the end of the data is. Empty data is
+/// text. Source: the Go seed's `IsBinary`, with the cut-character rule of `tools-spec.md`.
+pub fn is_binary(data: &[u8]) -> bool {
+    let window = &data[..data.len().min(SNIFF_BYTES)];
+    if memchr::memchr(0, window).is_some() {
+        return true;
+    }
+    let cut = data.len() > window.len();
+    invalid_utf8_bytes(window, cut) * 10 > window.len()
+}
+
+/// The number of bytes of `bytes` that are not part of valid UTF-8; with `cut`, an incomplete
+/// character at the very end is assumed to continue past the slice and is not counted.
+fn invalid_utf8_bytes(mut bytes: &[u8], cut: bool) -> usize {
+    let mut invalid = 0;
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(_) => return invalid,
+            Err(error) => {
+                let rest = &bytes[error.valid_up_to()..];
+                match error.error_len() {
+                    Some(len) => {
+                        invalid += len;
+                        bytes = &rest[len..];
+                    }
+                    None => return if cut { invalid } else { invalid + rest.len() },
+                }
+            }
+        }
+    }
+}
+
+/// The MIME type of image bytes a model can be shown, from their magic numbers: `image/png`,
+/// `image/jpeg`, `image/gif` (GIF87a and GIF89a) or `image/webp` (a RIFF container of type WEBP);
+/// `None` for anything else. Source: the Go seed's `DetectImageMime`.
+pub fn detect_image_mime(data: &[u8]) -> Option<&'static str> {
+    if data.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if data.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else if data.starts_with(b"GIF87a") || data.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if data.len() >= 12 && &data[..4] == b"RIFF" && &data[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}

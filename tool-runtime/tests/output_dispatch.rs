@@ -1,0 +1,219 @@
+//! The dispatcher with an output layer: output_ref, the per-message cap, the turn budget.
+
+use std::sync::Arc;
+
+use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputLayer, OutputLimits, OutputStore, put_text};
+use tool_runtime::prelude::*;
+
+/// Repeat a line.
+#[tool]
+fn lines(
+    /// The line.
+    text: String,
+    /// How many times.
+    n: usize,
+) -> String {
+    vec![text; n].join("\n")
+}
+
+/// A picture with a caption.
+#[tool]
+fn picture() -> Vec<ContentPart> {
+    vec![
+        ContentPart::text("caption ".repeat(100)),
+        ContentPart::Image { data: "iVBORw0KGgo=".to_owned(), media_type: "image/png".to_owned() },
+    ]
+}
+
+/// Stands in for the cache reader (same name, so the layer exempts it).
+#[tool]
+fn tool_output_cache(
+    /// Ignored.
+    ref_id: String,
+) -> String {
+    format!("{ref_id}\n").repeat(1000)
+}
+
+fn registry(store: &Arc<MemoryStore>, layer: OutputLayer) -> Registry {
+    Registry::builder()
+        .tool(lines::TOOL)
+        .tool(picture::TOOL)
+        .tool(tool_output_cache::TOOL)
+        .override_dependency(&OUTPUT_STORE, store.clone() as Arc<dyn OutputStore>)
+        .output(layer)
+        .build()
+        .unwrap()
+}
+
+fn call(id: &str, text: &str, n: usize) -> ToolCall {
+    ToolCall::new(id, "lines", serde_json::json!({ "text": text, "n": n }).to_string())
+}
+
+#[tokio::test]
+async fn every_message_gets_its_output_ref_and_is_stored() {
+    let store = Arc::new(MemoryStore::new());
+    let registry = registry(&store, OutputLayer::new());
+
+    let message = registry.call(&call("call.1", "hi", 2), &ToolContext::new()).await;
+
+    assert_eq!(
+        (message.output_ref.as_deref(), message.text().as_ref(), message.trimmed),
+        (Some("call_1"), "hi\nhi", false)
+    );
+    assert_eq!(store.info("call_1").unwrap().lines, 2);
+}
+
+#[tokio::test]
+async fn errors_are_stored_too() {
+    let store = Arc::new(MemoryStore::new());
+    let registry = registry(&store, OutputLayer::new());
+
+    let message = registry.call(&ToolCall::new("c9", "nope", "{}"), &ToolContext::new()).await;
+
+    assert!(message.is_error);
+    assert_eq!(message.output_ref.as_deref(), Some("c9"));
+}
+
+#[tokio::test]
+async fn a_message_over_the_cap_keeps_whole_lines_and_ends_with_the_marker() {
+    let store = Arc::new(MemoryStore::new());
+    let layer = OutputLayer::new().limits(OutputLimits { max_lines: 2000, max_bytes: 20 });
+    let registry = registry(&store, layer);
+
+    let message = registry.call(&call("c1", "abcdef", 10), &ToolContext::new()).await;
+
+    assert_eq!(message.text(), "abcdef\nabcdef\nabcdef\n[tool output truncated; ref=c1]");
+    assert!(message.trimmed);
+    assert_eq!(store.info("c1").unwrap().bytes, 69);
+}
+
+#[tokio::test]
+async fn the_line_cap_applies_per_message() {
+    let store = Arc::new(MemoryStore::new());
+    let layer = OutputLayer::new().limits(OutputLimits { max_lines: 3, max_bytes: 1000 });
+    let registry = registry(&store, layer);
+
+    let message = registry.call(&call("c1", "x", 5), &ToolContext::new()).await;
+
+    assert_eq!(message.text(), "x\nx\nx\n[tool output truncated; ref=c1]");
+}
+
+#[tokio::test]
+async fn a_first_line_over_the_cap_keeps_its_prefix() {
+    let store = Arc::new(MemoryStore::new());
+    let layer = OutputLayer::new().limits(OutputLimits { max_lines: 10, max_bytes: 7 });
+    let registry = registry(&store, layer);
+
+    let message = registry.call(&call("c1", "ééééé", 1), &ToolContext::new()).await;
+
+    assert_eq!(message.text(), "ééé\n[tool output truncated; ref=c1]");
+}
+
+#[tokio::test]
+async fn images_stay_structured_and_are_stored_as_parts() {
+    let store = Arc::new(MemoryStore::new());
+    let layer = OutputLayer::new().limits(OutputLimits { max_lines: 10, max_bytes: 16 });
+    let registry = registry(&store, layer);
+
+    let message = registry.call(&ToolCall::new("p1", "picture", "{}"), &ToolContext::new()).await;
+
+    let MessageContent::Parts(parts) = &message.content else { panic!("parts expected: {message:?}") };
+    assert_eq!(parts[0], ContentPart::text("caption caption \n[tool output truncated; ref=p1]"));
+    assert!(matches!(&parts[1], ContentPart::Image { media_type, .. } if media_type == "image/png"));
+    assert_eq!(store.parts("p1").unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn cache_tools_are_not_stored_again_nor_capped() {
+    let store = Arc::new(MemoryStore::new());
+    let layer = OutputLayer::new().limits(OutputLimits { max_lines: 10, max_bytes: 10 });
+    let registry = registry(&store, layer);
+
+    let message =
+        registry.call(&ToolCall::new("r1", "tool_output_cache", r#"{"ref_id":"a"}"#), &ToolContext::new()).await;
+
+    assert_eq!((message.output_ref.as_deref(), message.text().len()), (None, 2000));
+    assert!(store.is_empty());
+}
+
+#[tokio::test]
+async fn a_batch_shares_the_turn_budget_fairly() {
+    let store = Arc::new(MemoryStore::new());
+    let layer = OutputLayer::new().turn_bytes(600);
+    let registry = registry(&store, layer);
+    let calls = [call("small", "s", 50), call("big1", "b", 1000), call("big2", "c", 1000)];
+
+    let messages = registry.call_batch(&calls, &ToolContext::new()).await;
+
+    assert_eq!(messages[0].text().len(), 99);
+    assert!(!messages[0].trimmed);
+    for m in &messages[1..] {
+        assert!(m.trimmed);
+        assert!(m.text().contains("bytes omitted by the turn output budget; read them with tool_output_cache"));
+        assert!(m.text().len() <= 251, "{}", m.text().len());
+    }
+    assert_eq!(store.info("big1").unwrap().bytes, 1999);
+}
+
+#[tokio::test]
+async fn without_a_layer_messages_are_left_as_the_tools_made_them() {
+    let registry = Registry::builder().tool(lines::TOOL).build().unwrap();
+
+    let message = registry.call(&call("c1", "x", 3), &ToolContext::new()).await;
+
+    assert_eq!((message.output_ref, message.trimmed), (None, false));
+}
+
+#[tokio::test]
+async fn a_store_that_fails_leaves_the_message_whole() {
+    struct Failing;
+    impl OutputStore for Failing {
+        fn put(
+            &self,
+            ref_id: &str,
+            _: &mut dyn std::io::Read,
+            _: &[ContentPart],
+        ) -> Result<tool_runtime::output::StoredInfo, tool_runtime::output::StoreError> {
+            Err(tool_runtime::output::StoreError::Io { ref_id: ref_id.to_owned(), message: "disk full".to_owned() })
+        }
+        fn info(&self, ref_id: &str) -> Result<tool_runtime::output::StoredInfo, tool_runtime::output::StoreError> {
+            Err(tool_runtime::output::StoreError::NotFound { ref_id: ref_id.to_owned() })
+        }
+        fn open_at(
+            &self,
+            ref_id: &str,
+            _: u64,
+        ) -> Result<Box<dyn std::io::Read + Send>, tool_runtime::output::StoreError> {
+            Err(tool_runtime::output::StoreError::NotFound { ref_id: ref_id.to_owned() })
+        }
+        fn checkpoint(&self, ref_id: &str, _: u64) -> Result<(u64, u64), tool_runtime::output::StoreError> {
+            Err(tool_runtime::output::StoreError::NotFound { ref_id: ref_id.to_owned() })
+        }
+        fn parts(&self, ref_id: &str) -> Result<Vec<ContentPart>, tool_runtime::output::StoreError> {
+            Err(tool_runtime::output::StoreError::NotFound { ref_id: ref_id.to_owned() })
+        }
+    }
+    let registry = Registry::builder()
+        .tool(lines::TOOL)
+        .override_dependency(&OUTPUT_STORE, Arc::new(Failing) as Arc<dyn OutputStore>)
+        .output(OutputLayer::new().limits(OutputLimits { max_lines: 1, max_bytes: 10 }))
+        .build()
+        .unwrap();
+
+    let message = registry.call(&call("c1", "x", 3), &ToolContext::new()).await;
+
+    assert_eq!((message.text().as_ref(), message.output_ref.as_deref(), message.trimmed), ("x\nx\nx", None, false));
+}
+
+#[test]
+fn finish_message_works_without_a_registry() {
+    let store = MemoryStore::new();
+    put_text(&store, "other", "kept", &[]).unwrap();
+    let message = ToolMessage::success("c1", "t", ToolResult::text("a\nb\nc"));
+
+    let message =
+        OutputLayer::new().limits(OutputLimits { max_lines: 1, max_bytes: 100 }).finish_message(message, &store);
+
+    assert_eq!(message.text(), "a\n[tool output truncated; ref=c1]");
+    assert_eq!(store.len(), 2);
+}

@@ -1,0 +1,259 @@
+//! The output cache stores: memory and files, line access and search that stream.
+
+use std::io::Read;
+use std::sync::Arc;
+
+use tool_runtime::ContentPart;
+use tool_runtime::output::{
+    CHECKPOINT_LINES, FileStore, GrepQuery, MemoryStore, OutputStore, StoreError, StoredInfo, grep_stored, open_lines,
+    put_text, ref_id_for_call, validate_ref_id,
+};
+
+fn stores() -> (tempfile::TempDir, Vec<Arc<dyn OutputStore>>) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = FileStore::new(dir.path().join("cache")).unwrap();
+    (dir, vec![Arc::new(MemoryStore::new()), Arc::new(file)])
+}
+
+fn numbered(n: usize) -> String {
+    (1..=n).map(|i| format!("line {i}\n")).collect()
+}
+
+fn read_all(store: &dyn OutputStore, ref_id: &str) -> String {
+    let mut text = String::new();
+    store.open_at(ref_id, 0).unwrap().read_to_string(&mut text).unwrap();
+    text
+}
+
+#[test]
+fn a_stored_text_reads_back_whole_with_its_counts() {
+    let (_dir, stores) = stores();
+    for store in stores {
+        let info = put_text(&*store, "call_1", "a\nb\nc", &[]).unwrap();
+
+        assert_eq!(info, StoredInfo { bytes: 5, lines: 3, parts: 0 });
+        assert_eq!(store.info("call_1").unwrap(), info);
+        assert_eq!(read_all(&*store, "call_1"), "a\nb\nc");
+    }
+}
+
+#[test]
+fn a_final_newline_does_not_start_another_line() {
+    let (_dir, stores) = stores();
+    for store in stores {
+        assert_eq!(put_text(&*store, "r", "a\nb\n", &[]).unwrap().lines, 2);
+        assert_eq!(put_text(&*store, "e", "", &[]).unwrap().lines, 0);
+    }
+}
+
+#[test]
+fn line_n_is_read_through_the_nearest_checkpoint() {
+    let (_dir, stores) = stores();
+    let text = numbered(5000);
+    for store in stores {
+        put_text(&*store, "big", &text, &[]).unwrap();
+        assert_eq!(
+            store.checkpoint("big", 3000).unwrap(),
+            (2 * CHECKPOINT_LINES, "line 1\n".len() as u64 * 9 + 90 * 8 + 900 * 9 + 1049 * 10)
+        );
+
+        let mut cursor = open_lines(&*store, "big", 3000).unwrap();
+
+        assert_eq!(cursor.next_line(100).unwrap().unwrap().text, "line 3001");
+        assert_eq!(cursor.next_line(100).unwrap().unwrap().text, "line 3002");
+    }
+}
+
+#[test]
+fn a_long_line_is_kept_up_to_the_asked_bytes_at_a_character_boundary() {
+    let (_dir, stores) = stores();
+    for store in stores {
+        put_text(&*store, "wide", &format!("{}\nnext", "é".repeat(100)), &[]).unwrap();
+
+        let line = open_lines(&*store, "wide", 0).unwrap().next_line(5).unwrap().unwrap();
+
+        assert_eq!((line.text.as_str(), line.len), ("éé", 200));
+    }
+}
+
+#[test]
+fn a_line_past_the_end_is_an_error_with_the_count() {
+    let (_dir, stores) = stores();
+    for store in stores {
+        put_text(&*store, "r", "a\nb", &[]).unwrap();
+
+        let error = open_lines(&*store, "r", 2).unwrap_err();
+
+        assert_eq!(error.to_string(), "line 3 is past the end of ref_id `r`, which has 2 lines");
+    }
+}
+
+#[test]
+fn an_unknown_ref_is_not_found() {
+    let (_dir, stores) = stores();
+    for store in stores {
+        assert_eq!(
+            store.info("nope").unwrap_err().to_string(),
+            "no tool output is cached under ref_id `nope`; use the output_ref of a tool result from this session"
+        );
+    }
+}
+
+#[test]
+fn a_ref_id_with_a_path_separator_is_refused() {
+    let (_dir, stores) = stores();
+    for store in stores {
+        let error = put_text(&*store, "../x", "a", &[]).unwrap_err();
+
+        assert_eq!(error, StoreError::InvalidRefId { ref_id: "../x".to_owned() });
+    }
+    assert!(validate_ref_id(&"a".repeat(129)).is_err());
+}
+
+#[test]
+fn call_ids_become_ref_ids_by_replacing_other_characters() {
+    assert_eq!(ref_id_for_call("toolu_01A.b/c").as_deref(), Some("toolu_01A_b_c"));
+    assert_eq!(ref_id_for_call(""), None);
+}
+
+#[test]
+fn typed_parts_are_stored_and_given_back_as_parts() {
+    let (_dir, stores) = stores();
+    let image = ContentPart::Image { data: "iVBORw0KGgo=".to_owned(), media_type: "image/png".to_owned() };
+    for store in stores {
+        let info = put_text(&*store, "img", "[image]", std::slice::from_ref(&image)).unwrap();
+
+        assert_eq!(info.parts, 1);
+        assert_eq!(store.parts("img").unwrap(), vec![image.clone()]);
+    }
+}
+
+#[test]
+fn storing_again_replaces_the_output() {
+    let (_dir, stores) = stores();
+    for store in stores {
+        put_text(&*store, "r", "old\nold", &[]).unwrap();
+        put_text(&*store, "r", "new", &[]).unwrap();
+
+        assert_eq!(read_all(&*store, "r"), "new");
+        assert_eq!(store.info("r").unwrap().lines, 1);
+    }
+}
+
+#[test]
+fn the_file_store_leaves_no_temp_files_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileStore::new(dir.path()).unwrap();
+    put_text(&store, "r", "one", &[]).unwrap();
+    put_text(&store, "r", "two", &[]).unwrap();
+
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+
+    assert_eq!(names, ["r"]);
+}
+
+#[test]
+fn a_failing_reader_publishes_nothing() {
+    struct Broken;
+    impl Read for Broken {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("pipe closed"))
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileStore::new(dir.path()).unwrap();
+
+    let error = store.put("r", &mut Broken, &[]).unwrap_err();
+
+    assert!(error.to_string().contains("pipe closed"), "{error}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    assert!(matches!(store.info("r"), Err(StoreError::NotFound { .. })));
+}
+
+fn query(pattern: &str, regex: bool) -> GrepQuery {
+    GrepQuery { pattern: pattern.to_owned(), regex, before: 0, after: 0, max_matches: 50, max_line_bytes: 1000 }
+}
+
+#[test]
+fn grep_finds_numbered_lines_in_blocks_with_context() {
+    let (_dir, stores) = stores();
+    for store in stores {
+        put_text(&*store, "r", "a\nerror 1\nb\nc\nd\nerror 2\ne", &[]).unwrap();
+
+        let hits = grep_stored(&*store, "r", &GrepQuery { before: 1, after: 0, ..query("error", false) }).unwrap();
+
+        let blocks: Vec<Vec<(u64, bool, &str)>> =
+            hits.blocks.iter().map(|b| b.iter().map(|l| (l.number, l.is_match, l.text.as_str())).collect()).collect();
+        assert_eq!(
+            blocks,
+            vec![vec![(1, false, "a"), (2, true, "error 1")], vec![(5, false, "d"), (6, true, "error 2")]]
+        );
+        assert_eq!((hits.matches, hits.truncated), (2, false));
+    }
+}
+
+#[test]
+fn grep_stops_past_max_matches_without_the_next_match_context() {
+    let (_dir, stores) = stores();
+    for store in stores {
+        put_text(&*store, "r", "x1\nctx\nx2\nx3", &[]).unwrap();
+
+        let hits = grep_stored(&*store, "r", &GrepQuery { before: 1, max_matches: 1, ..query("x", false) }).unwrap();
+
+        assert_eq!(hits.blocks.len(), 1);
+        assert_eq!(hits.blocks[0].iter().map(|l| l.number).collect::<Vec<_>>(), [1]);
+        assert!(hits.truncated);
+    }
+}
+
+#[test]
+fn a_literal_pattern_is_not_a_regex() {
+    let (_dir, stores) = stores();
+    for store in stores {
+        put_text(&*store, "r", "a.b\naxb", &[]).unwrap();
+
+        assert_eq!(grep_stored(&*store, "r", &query("a.b", false)).unwrap().matches, 1);
+        assert_eq!(grep_stored(&*store, "r", &query("a.b", true)).unwrap().matches, 2);
+    }
+}
+
+#[test]
+fn an_invalid_regex_names_the_pattern() {
+    let store = MemoryStore::new();
+    put_text(&store, "r", "a", &[]).unwrap();
+
+    let error = grep_stored(&store, "r", &query("(", true)).unwrap_err();
+
+    assert!(error.to_string().starts_with("invalid regex `(`: "), "{error}");
+    assert!(error.to_string().ends_with("; fix it or set regex to false for a literal search"), "{error}");
+}
+
+#[test]
+fn a_long_matching_line_is_shown_as_a_window_around_the_match() {
+    let store = MemoryStore::new();
+    let line = format!("{}NEEDLE{}", "é".repeat(2000), "z".repeat(2000));
+    put_text(&store, "r", &line, &[]).unwrap();
+
+    let hits = grep_stored(&store, "r", &query("NEEDLE", false)).unwrap();
+
+    let hit = &hits.blocks[0][0];
+    assert_eq!((hit.len, hit.window_start, hit.window_start_graphemes), (6006, 3750, 1875));
+    assert!(hit.text.starts_with(&"é".repeat(125)));
+    assert!(hit.text[250..].starts_with("NEEDLE"));
+    assert!(hit.text.len() <= 1000);
+}
+
+#[test]
+fn lines_on_both_sides_of_a_checkpoint_are_read_exactly() {
+    let (_dir, stores) = stores();
+    let text = numbered(3000);
+    for store in stores {
+        put_text(&*store, "r", &text, &[]).unwrap();
+        for line in [0u64, 1022, 1023, 1024, 1025, 2047, 2048, 2999] {
+            let got = open_lines(&*store, "r", line).unwrap().next_line(100).unwrap().unwrap();
+            assert_eq!((got.line, got.text), (line, format!("line {}", line + 1)));
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! Context trimming over OpenAI-chat-like and Anthropic-like histories.
+
+use serde_json::{Value, json};
+use tool_runtime::output::{HistoryShape, trim_context};
+
+fn openai_history() -> Vec<Value> {
+    vec![
+        json!({"role": "user", "content": "look"}),
+        json!({"role": "assistant", "tool_calls": [
+            {"id": "call_a", "type": "function", "function": {"name": "read", "arguments": "{}"}},
+            {"id": "call_b", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+        ]}),
+        json!({"role": "tool", "tool_call_id": "call_a", "content": "a".repeat(400)}),
+        json!({"role": "tool", "tool_call_id": "call_b", "content": [
+            {"type": "text", "text": "b".repeat(400)},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}}
+        ]}),
+        json!({"role": "assistant", "tool_calls": [
+            {"id": "call_c", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+        ]}),
+        json!({"role": "tool", "tool_call_id": "call_c", "content": "c".repeat(400)}),
+    ]
+}
+
+#[test]
+fn the_oldest_outputs_are_replaced_until_the_estimate_fits() {
+    let mut history = openai_history();
+
+    let report = trim_context(&mut history, HistoryShape::OpenAiChat, 200);
+
+    assert_eq!(report.trimmed, ["call_a", "call_b"]);
+    assert_eq!((report.tokens_before, report.tokens_after), (300, 118));
+    assert_eq!(history[2]["content"], "[tool output trimmed; ref=call_a]");
+    assert_eq!(history[5]["content"], "c".repeat(400));
+}
+
+#[test]
+fn a_trimmed_result_keeps_its_call_and_its_call_id() {
+    let mut history = openai_history();
+
+    trim_context(&mut history, HistoryShape::OpenAiChat, 200);
+
+    assert_eq!(history[1]["tool_calls"][1]["id"], "call_b");
+    assert_eq!(history[3]["tool_call_id"], "call_b");
+    assert_eq!(history.len(), 6);
+}
+
+#[test]
+fn an_image_result_becomes_a_placeholder_with_the_same_call_id() {
+    let mut history = openai_history();
+
+    trim_context(&mut history, HistoryShape::OpenAiChat, 200);
+
+    assert_eq!(
+        history[3],
+        json!({"role": "tool", "tool_call_id": "call_b", "content": "[tool output trimmed; ref=call_b]"})
+    );
+}
+
+#[test]
+fn nothing_is_trimmed_within_the_budget() {
+    let mut history = openai_history();
+    let before = history.clone();
+
+    let report = trim_context(&mut history, HistoryShape::OpenAiChat, 300);
+
+    assert!(report.trimmed.is_empty());
+    assert_eq!(history, before);
+}
+
+#[test]
+fn anthropic_tool_results_are_trimmed_in_place_and_keep_is_error() {
+    let mut history = vec![
+        json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}},
+            {"type": "tool_use", "id": "toolu_2", "name": "read", "input": {}}
+        ]}),
+        json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "is_error": true, "content": "x".repeat(800)},
+            {"type": "tool_result", "tool_use_id": "toolu_2", "content": [
+                {"type": "text", "text": "y".repeat(80)},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"}}
+            ]}
+        ]}),
+    ];
+
+    let report = trim_context(&mut history, HistoryShape::Anthropic, 100);
+
+    assert_eq!(report.trimmed, ["toolu_1"]);
+    assert_eq!(
+        history[1]["content"][0],
+        json!({"type": "tool_result", "tool_use_id": "toolu_1", "is_error": true, "content": "[tool output trimmed; ref=toolu_1]"})
+    );
+    assert_eq!(history[1]["content"][1]["content"][1]["type"], "image");
+}
+
+#[test]
+fn trimming_twice_changes_nothing_more() {
+    let mut history = openai_history();
+    trim_context(&mut history, HistoryShape::OpenAiChat, 0);
+    let once = history.clone();
+
+    let report = trim_context(&mut history, HistoryShape::OpenAiChat, 0);
+
+    assert!(report.trimmed.is_empty());
+    assert_eq!(history, once);
+}

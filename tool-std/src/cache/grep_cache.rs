@@ -1,0 +1,101 @@
+//! The `tool_output_cache_grep` tool.
+
+use std::sync::Arc;
+
+use tool_runtime::output::{GrepQuery, OUTPUT_STORE, OutputStore, grep_stored};
+use tool_runtime::tool;
+
+use super::error::CacheError;
+use super::{MAX_OUTPUT_BYTES, line_call};
+
+/// Bytes of a line shown by `tool_output_cache_grep`; a longer line shows a window of this size.
+pub const GREP_LINE_BYTES: usize = 1000;
+
+/// Search a cached tool output (by ref_id, a tool result's output_ref) for a literal text, or a
+/// regex when regex is true. Prints "N: text" for matching lines and "N- text" for context lines
+/// (1-based line numbers), blocks separated by an empty line, "... (truncated)" when more matches
+/// exist than max_matches. `No matches for: <pattern>` when nothing matches. A line too long to
+/// show is shown as a window with a tool_output_cache_line call to read it.
+#[tool(set = "cache", tags(read_only))]
+pub fn tool_output_cache_grep(
+    /// The ref id of the cached output (the output_ref of a tool result).
+    ref_id: String,
+    /// The text to look for (a regex when `regex` is true).
+    pattern: String,
+    /// Treat the pattern as a regular expression (default false: a literal).
+    regex: Option<bool>,
+    /// Context lines before each match (default 0, at most 50).
+    before: Option<u64>,
+    /// Context lines after each match (default 0, at most 50).
+    after: Option<u64>,
+    /// Matching lines shown at most (default 50, 1..=1000).
+    max_matches: Option<u64>,
+    #[depends(OUTPUT_STORE)] store: Arc<dyn OutputStore>,
+) -> Result<String, CacheError> {
+    if pattern.is_empty() {
+        return Err(CacheError::EmptyPattern);
+    }
+    let context = |field: &'static str, value: Option<u64>| match value.unwrap_or(0) {
+        v @ 0..=50 => Ok(v as usize),
+        v => Err(CacheError::OutOfRange { field, value: v, min: 0, max: 50 }),
+    };
+    let before = context("before", before)?;
+    let after = context("after", after)?;
+    let max_matches = match max_matches.unwrap_or(50) {
+        v @ 1..=1000 => v as usize,
+        v => return Err(CacheError::OutOfRange { field: "max_matches", value: v, min: 1, max: 1000 }),
+    };
+    let query = GrepQuery {
+        pattern: pattern.clone(),
+        regex: regex.unwrap_or(false),
+        before,
+        after,
+        max_matches,
+        max_line_bytes: GREP_LINE_BYTES,
+    };
+    let hits = grep_stored(&*store, &ref_id, &query)?;
+    if hits.matches == 0 {
+        return Ok(format!("No matches for: {pattern}"));
+    }
+    let mut out = String::new();
+    let mut capped = false;
+    'blocks: for block in &hits.blocks {
+        let mut text = String::new();
+        for line in block {
+            let separator = if line.is_match { ':' } else { '-' };
+            let mut entry = format!("{:>5}{separator} ", line.number);
+            if line.window_start > 0 {
+                entry.push_str("...");
+            }
+            entry.push_str(&line.text);
+            if line.window_start + line.text.len() < line.len {
+                entry.push_str("...");
+            }
+            if line.text.len() < line.len {
+                entry.push_str(&format!(
+                    " [line {} has {} bytes; read it with {}]",
+                    line.number,
+                    line.len,
+                    line_call(&ref_id, line.number, line.window_start_graphemes)
+                ));
+            }
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&entry);
+        }
+        let separator = if out.is_empty() { 0 } else { 2 };
+        if !out.is_empty() && out.len() + separator + text.len() > MAX_OUTPUT_BYTES {
+            capped = true;
+            break 'blocks;
+        }
+        if separator > 0 {
+            out.push_str("\n\n");
+        }
+        out.push_str(&text);
+    }
+    if hits.truncated || capped {
+        out.push_str("\n\n... (truncated)");
+    }
+    Ok(out)
+}
