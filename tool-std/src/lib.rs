@@ -2,11 +2,11 @@
 //!
 //! | set | module | tools |
 //! |---|---|---|
-//! | `"fs"` | [`fs`] | [`read`](fs::read()), [`glob`](fs::glob()), [`grep`](fs::grep()) |
+//! | `"fs"` | [`fs`] | [`read`](fs::read()), [`read_line`](fs::read_line()), [`write`](fs::write()), [`edit`](fs::edit()), [`glob`](fs::glob()), [`grep`](fs::grep()) |
 //! | `"todo"` | [`todo`](mod@todo) | [`todo_new`](todo::todo_new()), [`todo_read`](todo::todo_read()) |
 //!
-//! The sets `"patch"`, `"cache"`, `"web"`, `"media"` and `"control"` of the design, and the fs
-//! tools `read_line`, `write` and `edit`, are not written yet.
+//! The sets `"patch"`, `"cache"`, `"web"`, `"media"` and `"control"` of the design are not
+//! written yet.
 //!
 //! File tools resolve every path through a [`Sandbox`](sandbox::Sandbox), the dependency
 //! [`SANDBOX`](sandbox::SANDBOX) (default: the current directory). Todo lists live in a
@@ -42,6 +42,9 @@ use tool_runtime::{Registry, RegistryBuilder};
 pub fn registry_builder() -> RegistryBuilder {
     Registry::builder()
         .tool(fs::read::TOOL)
+        .tool(fs::read_line::TOOL)
+        .tool(fs::write::TOOL)
+        .tool(fs::edit::TOOL)
         .tool(fs::glob::TOOL)
         .tool(fs::grep::TOOL)
         .tool(todo::todo_new::TOOL)

@@ -218,7 +218,7 @@ async fn a_zip_container_is_binary() {
 
     assert_eq!(
         ws.err("read", json!({"file_path": "budget.ods"})).await,
-        "Cannot read binary file: budget.ods (contains a NUL byte); read shows UTF-8 text only"
+        "Cannot read binary file: budget.ods (contains a NUL byte); read works on UTF-8 text only"
     );
 }
 
@@ -229,7 +229,7 @@ async fn mostly_invalid_utf8_is_binary() {
 
     assert_eq!(
         ws.err("read", json!({"file_path": "latin1.bin"})).await,
-        "Cannot read binary file: latin1.bin (more than 10% of its first 8 KiB is not UTF-8); read shows UTF-8 text only"
+        "Cannot read binary file: latin1.bin (more than 10% of its first 8 KiB is not UTF-8); read works on UTF-8 text only"
     );
 }
 

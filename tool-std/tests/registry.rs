@@ -4,7 +4,10 @@
 fn registry_builder_registers_every_tool() {
     let registry = tool_std::registry_builder().build().unwrap();
 
-    assert_eq!(registry.names().collect::<Vec<_>>(), ["glob", "grep", "read", "todo_new", "todo_read"]);
+    assert_eq!(
+        registry.names().collect::<Vec<_>>(),
+        ["edit", "glob", "grep", "read", "read_line", "todo_new", "todo_read", "write"]
+    );
 }
 
 #[test]
@@ -16,11 +19,14 @@ fn tools_belong_to_the_fs_and_todo_sets() {
     assert_eq!(
         sets,
         [
+            ("edit", Some("fs")),
             ("glob", Some("fs")),
             ("grep", Some("fs")),
             ("read", Some("fs")),
+            ("read_line", Some("fs")),
             ("todo_new", Some("todo")),
-            ("todo_read", Some("todo"))
+            ("todo_read", Some("todo")),
+            ("write", Some("fs"))
         ]
     );
 }

@@ -39,16 +39,25 @@
 //! Not yet: the `include_ignored` option, and `grep`'s window around a match in a very long line
 //! (such a line is shown whole).
 
+mod diff;
+mod edit_file;
 mod error;
 mod glob_files;
 mod grep_files;
 mod limits;
 mod read_file;
+mod replace;
+mod scan;
 pub(crate) mod text;
 mod walk;
+mod write_file;
 
+pub use diff::{DIFF_CONTEXT_LINES, DiffPreview, diff_preview};
+pub use edit_file::*;
 pub use error::FsError;
 pub use glob_files::*;
 pub use grep_files::*;
 pub use limits::{FS_LIMITS, FsLimits, READ_MAX_OUTPUT_BYTES_ENV};
 pub use read_file::*;
+pub use replace::{BLOCK_ANCHOR_MIN_SIMILARITY, MatchMode, ReplaceError, Replaced, Replacement, replace};
+pub use write_file::*;
