@@ -91,7 +91,9 @@ pub enum ReplaceError {
 ///   text no byte changes. Line breaks of `new` are written in the content's style: CRLF when
 ///   most of its line breaks are CRLF, else LF; content without any line break keeps `new`'s own.
 /// - Matching by [`MatchMode`]; more than one match is [`ReplaceError::Ambiguous`] unless
-///   `replace_all` or `expected_replacements` (which must equal the count) say otherwise.
+///   `replace_all` or `expected_replacements` (which must equal the count) say otherwise. An
+///   exact match that overlaps another occurrence (`"  "` in `"   "`) is ambiguous too;
+///   `replace_all` replaces non-overlapping matches from the left.
 /// - In the fuzzy modes, a line of `new` that is identical to its line in `old` is written with
 ///   the file's own bytes for that line (its indentation and trailing spaces stay).
 /// - The final-newline state stays: content that ended with a line break still does, content
@@ -122,6 +124,13 @@ pub fn replace(content: &[u8], r: &Replacement<'_>) -> Result<Replaced, ReplaceE
     match r.expected_replacements {
         Some(expected) if expected != matches.len() => return Err(ReplaceError::Count(expected, lines)),
         None if matches.len() > 1 && !r.replace_all => return Err(ReplaceError::Ambiguous(lines)),
+        None if mode == MatchMode::Exact && !r.replace_all => {
+            // One match, but maybe overlapping others (`  ` in `   `): the place is not clear.
+            let starts = overlapping_starts(&view.text, &old);
+            if starts.len() > 1 {
+                return Err(ReplaceError::Ambiguous(starts.iter().map(|&s| view.line_of(s)).collect()));
+            }
+        }
         _ => {}
     }
 
@@ -145,6 +154,18 @@ pub fn replace(content: &[u8], r: &Replacement<'_>) -> Result<Replaced, ReplaceE
     out.extend_from_slice(&body[copied..]);
     keep_final_newline(&mut out, bom.len(), text.ends_with('\n'), crlf);
     Ok(Replaced { bytes: out, replacements: matches.len(), mode })
+}
+
+/// Every offset where `needle` starts in `haystack`, overlapping ones included.
+fn overlapping_starts(haystack: &str, needle: &str) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut from = 0;
+    while let Some(at) = haystack[from..].find(needle) {
+        let start = from + at;
+        starts.push(start);
+        from = start + haystack[start..].chars().next().map_or(1, char::len_utf8);
+    }
+    starts
 }
 
 /// Puts back (or takes away) the final line break so that its presence is what it was.
@@ -386,6 +407,11 @@ mod tests {
     #[test]
     fn a_lone_carriage_return_is_content() {
         assert_eq!(edit("a\rb\n", "a\rb", "x").unwrap(), "x\n");
+    }
+
+    #[test]
+    fn overlapping_occurrences_are_ambiguous() {
+        assert_eq!(edit("a   b\n", "  ", "x"), Err(ReplaceError::Ambiguous(vec![1, 1])));
     }
 
     #[test]

@@ -82,12 +82,15 @@ pub(crate) fn parse_hash(value: &str) -> Result<String, FsError> {
 /// The current bytes of the file at `real`, or `None` when it does not exist.
 ///
 /// # Errors
-/// [`FsError::WriteToDirectory`] for a directory, [`FsError::Io`] when it cannot be read.
+/// [`FsError::WriteToDirectory`] for a directory, [`FsError::Write`] when a parent is a file,
+/// [`FsError::Io`] when it cannot be read.
 pub(crate) fn read_existing(real: &Path, path: &str) -> Result<Option<Vec<u8>>, FsError> {
     match std::fs::metadata(real) {
         Ok(metadata) if metadata.is_dir() => Err(FsError::WriteToDirectory { path: path.to_owned() }),
         Ok(_) => std::fs::read(real).map(Some).map_err(|e| FsError::io(path, &e)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        // A parent of the path is a file: nothing can be created there.
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Err(FsError::write(path, &e)),
         Err(e) => Err(FsError::io(path, &e)),
     }
 }
