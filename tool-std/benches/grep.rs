@@ -25,8 +25,7 @@ fn tree() -> PathBuf {
 }
 
 /// (name, pattern, regex?)
-const PATTERNS: &[(&str, &str, bool)] =
-    &[("literal", "unsafe impl", false), ("regex", r"fn [a-z_]+_with\(", true)];
+const PATTERNS: &[(&str, &str, bool)] = &[("literal", "unsafe impl", false), ("regex", r"fn [a-z_]+_with\(", true)];
 
 fn bench(c: &mut Criterion) {
     let tree = tree();

@@ -45,7 +45,8 @@ fn bench(c: &mut Criterion) {
                 let bytes = std::fs::read(path).unwrap();
                 let text = String::from_utf8_lossy(&bytes);
                 let lines: Vec<&str> = text.lines().collect();
-                let page: String = lines.iter().take(2000).enumerate().map(|(i, l)| format!("{:>5}  {l}\n", i + 1)).collect();
+                let page: String =
+                    lines.iter().take(2000).enumerate().map(|(i, l)| format!("{:>5}  {l}\n", i + 1)).collect();
                 (page, lines.len(), format!("{:x}", Sha256::digest(&bytes)))
             })
         });

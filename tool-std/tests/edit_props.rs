@@ -92,7 +92,7 @@ fn edit(content: &[u8], old: &str, new: &str) -> Result<Vec<u8>, ReplaceError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 1024, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 1024, failure_persistence: None, max_global_rejects: 1_000_000, ..ProptestConfig::default() })]
 
     #[test]
     fn an_edit_and_its_reverse_restore_the_original_bytes(case in case()) {
@@ -154,5 +154,47 @@ proptest! {
         } else {
             prop_assert_eq!(crlf, 0, "{:?}", edited);
         }
+    }
+}
+
+/// Lines with random indentation and trailing spaces, and a block of them to find by trimmed text.
+fn indented_case() -> impl Strategy<Value = (Vec<String>, bool, usize, usize, String)> {
+    (
+        prop::collection::vec(("[ \t]{0,3}", "[abxy]{1,4}", " {0,2}"), 1..10),
+        any::<bool>(),
+        any::<usize>(),
+        any::<usize>(),
+        "[abxyz\n]{1,10}",
+    )
+        .prop_map(|(parts, crlf, start, len, new)| {
+            let lines: Vec<String> =
+                parts.into_iter().map(|(lead, body, trail)| format!("{lead}{body}{trail}")).collect();
+            let start = start % lines.len();
+            let len = 1 + len % (lines.len() - start);
+            (lines, crlf, start, len, new)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, failure_persistence: None, max_global_rejects: 1_000_000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn line_trimmed_keeps_every_byte_outside_the_matched_lines((lines, crlf, start, len, new) in indented_case()) {
+        let ending = if crlf { "\r\n" } else { "\n" };
+        let content = format!("{}{ending}", lines.join(ending));
+        // The model's copy: the block's lines without their indentation and trailing spaces.
+        let old: Vec<&str> = lines[start..start + len].iter().map(|l| l.trim()).collect();
+        let old = old.join("\n");
+        let trimmed: Vec<&str> = lines.iter().map(|l| l.trim()).collect();
+        let places = (0..=lines.len() - len).filter(|&i| trimmed[i..i + len].join("\n") == old).count();
+        prop_assume!(places == 1 && old != new);
+
+        let request = Replacement { old: &old, new: &new, replace_all: false, mode: MatchMode::LineTrimmed, expected_replacements: None };
+        let edited = String::from_utf8(replace(content.as_bytes(), &request).unwrap().bytes).unwrap();
+
+        let before: String = lines[..start].iter().map(|l| format!("{l}{ending}")).collect();
+        let after: String = lines[start + len..].iter().map(|l| format!("{l}{ending}")).collect();
+        prop_assert!(edited.starts_with(&before), "{:?} does not start with {:?}", edited, before);
+        prop_assert!(edited.ends_with(&after), "{:?} does not end with {:?}", edited, after);
     }
 }
