@@ -255,3 +255,43 @@ async fn unknown_arguments_are_refused() {
         "invalid arguments for `read`: unknown field `lines`; expected one of `file_path`, `limit`, `offset`"
     );
 }
+
+#[tokio::test]
+async fn a_byte_order_mark_is_not_shown_but_is_hashed() {
+    let ws = Workspace::new();
+    ws.write("bom.txt", "\u{feff}hello\n");
+
+    let text = ws.ok("read", json!({"file_path": "bom.txt"})).await;
+
+    assert_eq!(text, format!("    1  hello\n\n{}", sha_footer(&common::sha256("\u{feff}hello\n"))));
+}
+
+#[tokio::test]
+async fn a_line_of_several_mebibytes_is_cut_like_any_long_line() {
+    let ws = Workspace::new();
+    let content = format!("{}\nnext\n", "x".repeat(3 * 1024 * 1024));
+    ws.write("huge.txt", &content);
+
+    let text = ws.ok("read", json!({"file_path": "huge.txt"})).await;
+
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], format!("    1  {}...", "x".repeat(1000)));
+    assert_eq!(lines[1], "    2  next");
+    assert!(lines[3].starts_with("[truncated lines: 1] "), "{}", lines[3]);
+    assert_eq!(lines[4], sha_footer(&common::sha256(&content)));
+}
+
+#[tokio::test]
+async fn pages_of_a_file_larger_than_one_read_chunk_join_lines_across_chunks() {
+    let ws = Workspace::new();
+    // 30,000 lines of 9 bytes: 270 KB, more than four 64 KiB chunks.
+    let content: String = (0..30_000).map(|n| format!("line{n:04}\n")).collect();
+    ws.write("big.txt", &content);
+
+    let text = ws.ok("read", json!({"file_path": "big.txt", "offset": 29_997})).await;
+
+    assert_eq!(
+        text,
+        format!("29998  line29997\n29999  line29998\n30000  line29999\n\n{}", sha_footer(&common::sha256(&content)))
+    );
+}

@@ -62,9 +62,11 @@ pub(crate) fn scan_lines<R: Read>(
     let mut first = true;
     let mut wanting = true;
     let mut index = 0_usize;
-    // The current line: kept bytes, whether it ends with `\r` so far, its full length.
+    // The current line: its kept bytes and its full length.
     let mut current: Vec<u8> = Vec::new();
     let mut current_len = 0_usize;
+    // The last byte of the current line so far (0 while it is empty).
+    let mut current_last = 0_u8;
     let mut last_byte: Option<u8> = None;
     let mut total = 0_usize;
     loop {
@@ -93,9 +95,14 @@ pub(crate) fn scan_lines<R: Read>(
             if wanting && index >= from_line {
                 keep(&mut current, &chunk[start..end], keep_bytes);
                 current_len += end - start;
-                wanting = finish(&mut current, current_len, index, keep_bytes, &mut visit);
+                if end > start {
+                    current_last = chunk[end - 1];
+                }
+                let ends_with_cr = current_len > 0 && current_last == b'\r';
+                wanting = finish(&current, current_len, ends_with_cr, index, keep_bytes, &mut visit);
             }
             current_len = 0;
+            current_last = 0;
             current.clear();
             index += 1;
             start = end + 1;
@@ -107,6 +114,7 @@ pub(crate) fn scan_lines<R: Read>(
         if wanting && index >= from_line && start < chunk.len() {
             keep(&mut current, &chunk[start..], keep_bytes);
             current_len += chunk.len() - start;
+            current_last = chunk[chunk.len() - 1];
         }
     }
     let ends_with_newline = last_byte == Some(b'\n');
@@ -126,10 +134,15 @@ fn keep(current: &mut Vec<u8>, bytes: &[u8], cap: usize) {
 }
 
 /// Hands a line that ended with `\n` to `visit`, without a `\r` before the `\n`.
-fn finish(current: &mut [u8], len: usize, index: usize, cap: usize, visit: &mut impl FnMut(Line<'_>) -> bool) -> bool {
-    let has_cr = len > 0 && len <= cap && current.last() == Some(&b'\r');
-    // A line longer than the cap may still end with `\r`: it is cut anyway.
-    let content_len = if has_cr { len - 1 } else { len };
+fn finish(
+    current: &[u8],
+    len: usize,
+    ends_with_cr: bool,
+    index: usize,
+    cap: usize,
+    visit: &mut impl FnMut(Line<'_>) -> bool,
+) -> bool {
+    let content_len = if ends_with_cr { len - 1 } else { len };
     let kept = &current[..current.len().min(content_len)];
     let kept = if index == 0 { strip_bom(kept) } else { kept };
     visit(Line { index, bytes: kept, whole: content_len <= cap })
@@ -192,6 +205,12 @@ mod tests {
     fn long_lines_keep_a_prefix_and_say_so() {
         let (seen, _) = lines_of(b"abcdef\nxy\r\n", 0, 3);
         assert_eq!(seen, [(0, "abc".into(), false), (1, "xy".into(), true)]);
+    }
+
+    #[test]
+    fn a_line_one_byte_over_the_cap_because_of_its_carriage_return_is_whole() {
+        let (seen, _) = lines_of(b"abc\r\nd", 0, 3);
+        assert_eq!(seen, [(0, "abc".into(), true), (1, "d".into(), true)]);
     }
 
     #[test]
