@@ -10,7 +10,7 @@ pub enum FsError {
     /// The sandbox refused the path.
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
-    /// `read`: nothing exists at the path.
+    /// `read`, `read_line`: nothing exists at the path.
     #[error("File not found: {path}")]
     FileNotFound {
         /// The path as given.
@@ -22,7 +22,7 @@ pub enum FsError {
         /// The path as given.
         path: String,
     },
-    /// `read`: the path is a directory.
+    /// `read`, `read_line`: the path is a directory.
     #[error("Not a file: {path} is a directory; use glob to list its files")]
     IsDirectory {
         /// The path as given.

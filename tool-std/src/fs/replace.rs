@@ -65,20 +65,27 @@ pub struct Replaced {
     pub mode: MatchMode,
 }
 
-/// Why [`replace`] refused; the caller adds the path.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why [`replace`] refused. The `edit` tool turns each into an [`FsError`](super::FsError) that
+/// names the file; the `Display` text here has no path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReplaceError {
     /// The content (after a byte order mark) is not UTF-8; the 0-based offset of the first bad byte.
+    #[error("the content is not valid UTF-8 (first bad byte at offset {0})")]
     NotUtf8(usize),
     /// `old` is empty but the content is not.
+    #[error("old is empty but the content is not; an empty old only fills empty content")]
     EmptyOld,
     /// `old` was not found; the modes tried, e.g. `auto: exact, line_trimmed, block_anchor`.
+    #[error("old not found (match_mode {0})")]
     NotFound(String),
     /// More than one match without `replace_all`; the 1-based first line of each.
+    #[error("old matches {} places (lines {:?})", .0.len(), .0)]
     Ambiguous(Vec<usize>),
     /// The count differs from `expected_replacements`: expected, and the lines found.
+    #[error("expected {expected} replacements, old matches {} places", .1.len(), expected = .0)]
     Count(usize, Vec<usize>),
     /// [`MatchMode::BlockAnchor`] asked for with fewer than 3 lines in `old`.
+    #[error("match_mode block_anchor needs 3 lines or more, old has {0}")]
     BlockTooShort(usize),
 }
 
