@@ -168,7 +168,7 @@ fn indented_case() -> impl Strategy<Value = (Vec<String>, bool, usize, usize, St
     )
         .prop_map(|(parts, crlf, start, len, new)| {
             let lines: Vec<String> =
-                parts.into_iter().map(|(lead, body, trail)| format!("{lead}{body}{trail}")).collect();
+                parts.into_iter().map(|(indent, body, trail)| format!("{indent}{body}{trail}")).collect();
             let start = start % lines.len();
             let len = 1 + len % (lines.len() - start);
             (lines, crlf, start, len, new)
