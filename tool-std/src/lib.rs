@@ -2,12 +2,11 @@
 //!
 //! | set | module | tools |
 //! |---|---|---|
-//! | `"fs"` | [`fs`] | [`read`](fs::read()), [`glob`](fs::glob()), [`grep`](fs::grep()) |
+//! | `"fs"` | [`fs`] | [`read`](fs::read()), [`read_line`](fs::read_line()), [`write`](fs::write()), [`edit`](fs::edit()), [`glob`](fs::glob()), [`grep`](fs::grep()) |
 //! | `"todo"` | [`todo`](mod@todo) | [`todo_new`](todo::todo_new()), [`todo_read`](todo::todo_read()) |
 //! | `"cache"` | [`cache`] | [`tool_output_cache`](cache::tool_output_cache()), [`tool_output_cache_grep`](cache::tool_output_cache_grep()), [`tool_output_cache_line`](cache::tool_output_cache_line()) |
 //!
-//! The sets `"patch"`, `"web"`, `"media"` and `"control"` of the design, and the fs
-//! tools `read_line`, `write` and `edit`, are not written yet.
+//! The sets `"patch"`, `"web"`, `"media"` and `"control"` of the design are not written yet.
 //!
 //! File tools resolve every path through a [`Sandbox`](sandbox::Sandbox), the dependency
 //! [`SANDBOX`](sandbox::SANDBOX) (default: the current directory). Todo lists live in a
@@ -44,6 +43,9 @@ use tool_runtime::{Registry, RegistryBuilder};
 pub fn registry_builder() -> RegistryBuilder {
     Registry::builder()
         .tool(fs::read::TOOL)
+        .tool(fs::read_line::TOOL)
+        .tool(fs::write::TOOL)
+        .tool(fs::edit::TOOL)
         .tool(fs::glob::TOOL)
         .tool(fs::grep::TOOL)
         .tool(todo::todo_new::TOOL)

@@ -135,3 +135,17 @@ async fn a_symlink_to_a_file_outside_the_workspace_is_not_listed() {
 
     assert_eq!(ws.ok("glob", json!({"pattern": "*.txt"})).await, "inside.txt");
 }
+
+#[tokio::test]
+async fn include_ignored_lists_gitignored_files_too() {
+    let ws = Workspace::new();
+    ws.write(".gitignore", "target/\n*.log\n");
+    ws.write("main.rs", "");
+    ws.write("debug.log", "");
+    ws.write("target/out.rs", "");
+
+    assert_eq!(
+        ws.ok("glob", json!({"pattern": "**/*", "include_ignored": true})).await,
+        ".gitignore\ndebug.log\nmain.rs\ntarget/out.rs"
+    );
+}

@@ -170,3 +170,96 @@ async fn a_symlink_to_a_file_outside_the_workspace_is_not_searched() {
 
     assert_eq!(ws.ok("grep", json!({"pattern": "needle"})).await, "alias.txt:1: needle\ninside.txt:1: needle");
 }
+
+#[tokio::test]
+async fn a_match_inside_a_200_kb_line_shows_a_window_around_it() {
+    let ws = Workspace::new();
+    let line = format!("{}NEEDLE{}", "a".repeat(150_000), "b".repeat(50_000));
+    ws.write("min.js", format!("{line}\n"));
+
+    let text = ws.ok("grep", json!({"pattern": "NEEDLE"})).await;
+
+    // The match starts at column 150001; the 200-column window starts 100 before it.
+    let window = format!("{}NEEDLE{}", "a".repeat(100), "b".repeat(94));
+    assert_eq!(text, format!("min.js:1: ...{window}... [showing columns 149901-150100 of 200006]"));
+}
+
+#[tokio::test]
+async fn a_match_near_the_start_of_a_long_line_shows_its_first_columns() {
+    let ws = Workspace::new();
+    ws.write("a.txt", format!("xNEEDLE{}\n", "-".repeat(1000)));
+
+    let text = ws.ok("grep", json!({"pattern": "NEEDLE"})).await;
+
+    assert_eq!(text, format!("a.txt:1: xNEEDLE{}... [showing columns 1-200 of 1007]", "-".repeat(193)));
+}
+
+#[tokio::test]
+async fn the_window_counts_graphemes_and_never_splits_one() {
+    let ws = Workspace::new();
+    // Each "e" + combining acute is one grapheme of 3 bytes.
+    let line = format!("{}NEEDLE{}", "e\u{301}".repeat(600), "e\u{301}".repeat(600));
+    ws.write("a.txt", format!("{line}\n"));
+
+    let text = ws.ok("grep", json!({"pattern": "NEEDLE"})).await;
+
+    let window = format!("{}NEEDLE{}", "e\u{301}".repeat(100), "e\u{301}".repeat(94));
+    assert_eq!(text, format!("a.txt:1: ...{window}... [showing columns 501-700 of 1206]"));
+}
+
+#[tokio::test]
+async fn a_long_context_line_shows_its_first_columns() {
+    let ws = Workspace::new();
+    ws.write("a.txt", format!("{}\nhit\n", "c".repeat(600)));
+
+    let text = ws.ok("grep", json!({"pattern": "hit", "before": 1})).await;
+
+    assert_eq!(text, format!("a.txt-1- {}... [showing columns 1-200 of 600]\na.txt:2: hit", "c".repeat(200)));
+}
+
+#[tokio::test]
+async fn a_line_of_500_graphemes_is_shown_whole() {
+    let ws = Workspace::new();
+    let line = format!("hit{}", "x".repeat(497));
+    ws.write("a.txt", format!("{line}\n"));
+
+    assert_eq!(ws.ok("grep", json!({"pattern": "hit"})).await, format!("a.txt:1: {line}"));
+}
+
+#[tokio::test]
+async fn include_ignored_searches_gitignored_files_too() {
+    let ws = Workspace::new();
+    ws.write(".gitignore", "build/\n");
+    ws.write("build/out.txt", "needle\n");
+    ws.write("src.txt", "needle\n");
+
+    assert_eq!(
+        ws.ok("grep", json!({"pattern": "needle", "include_ignored": true})).await,
+        "build/out.txt:1: needle\nsrc.txt:1: needle"
+    );
+}
+
+#[tokio::test]
+async fn include_ignored_still_skips_the_git_directory() {
+    let ws = Workspace::new();
+    ws.write(".git/config", "needle\n");
+    ws.write("a.txt", "needle\n");
+
+    assert_eq!(ws.ok("grep", json!({"pattern": "needle", "include_ignored": true})).await, "a.txt:1: needle");
+}
+
+#[tokio::test]
+async fn output_is_the_same_on_every_run() {
+    let ws = Workspace::new();
+    for dir in ["b", "a", "c/d", "c"] {
+        for file in ["z.txt", "m.txt", "a.txt"] {
+            ws.write(&format!("{dir}/{file}"), "needle\n");
+        }
+    }
+
+    let first = ws.ok("grep", json!({"pattern": "needle"})).await;
+    for _ in 0..3 {
+        assert_eq!(ws.ok("grep", json!({"pattern": "needle"})).await, first);
+    }
+    assert!(first.starts_with("a/a.txt:1: needle\na/m.txt:1: needle\na/z.txt:1: needle\nb/a.txt"), "{first}");
+}

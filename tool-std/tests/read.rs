@@ -218,7 +218,7 @@ async fn a_zip_container_is_binary() {
 
     assert_eq!(
         ws.err("read", json!({"file_path": "budget.ods"})).await,
-        "Cannot read binary file: budget.ods (contains a NUL byte); read shows UTF-8 text only"
+        "Cannot read binary file: budget.ods (contains a NUL byte); read works on UTF-8 text only"
     );
 }
 
@@ -229,7 +229,7 @@ async fn mostly_invalid_utf8_is_binary() {
 
     assert_eq!(
         ws.err("read", json!({"file_path": "latin1.bin"})).await,
-        "Cannot read binary file: latin1.bin (more than 10% of its first 8 KiB is not UTF-8); read shows UTF-8 text only"
+        "Cannot read binary file: latin1.bin (more than 10% of its first 8 KiB is not UTF-8); read works on UTF-8 text only"
     );
 }
 
@@ -253,5 +253,45 @@ async fn unknown_arguments_are_refused() {
     assert_eq!(
         ws.err("read", json!({"file_path": "a.txt", "lines": 3})).await,
         "invalid arguments for `read`: unknown field `lines`; expected one of `file_path`, `limit`, `offset`"
+    );
+}
+
+#[tokio::test]
+async fn a_byte_order_mark_is_not_shown_but_is_hashed() {
+    let ws = Workspace::new();
+    ws.write("bom.txt", "\u{feff}hello\n");
+
+    let text = ws.ok("read", json!({"file_path": "bom.txt"})).await;
+
+    assert_eq!(text, format!("    1  hello\n\n{}", sha_footer(&common::sha256("\u{feff}hello\n"))));
+}
+
+#[tokio::test]
+async fn a_line_of_several_mebibytes_is_cut_like_any_long_line() {
+    let ws = Workspace::new();
+    let content = format!("{}\nnext\n", "x".repeat(3 * 1024 * 1024));
+    ws.write("huge.txt", &content);
+
+    let text = ws.ok("read", json!({"file_path": "huge.txt"})).await;
+
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], format!("    1  {}...", "x".repeat(1000)));
+    assert_eq!(lines[1], "    2  next");
+    assert!(lines[3].starts_with("[truncated lines: 1] "), "{}", lines[3]);
+    assert_eq!(lines[4], sha_footer(&common::sha256(&content)));
+}
+
+#[tokio::test]
+async fn pages_of_a_file_larger_than_one_read_chunk_join_lines_across_chunks() {
+    let ws = Workspace::new();
+    // 30,000 lines of 9 bytes: 270 KB, more than four 64 KiB chunks.
+    let content: String = (0..30_000).map(|n| format!("line{n:04}\n")).collect();
+    ws.write("big.txt", &content);
+
+    let text = ws.ok("read", json!({"file_path": "big.txt", "offset": 29_997})).await;
+
+    assert_eq!(
+        text,
+        format!("29998  line29997\n29999  line29998\n30000  line29999\n\n{}", sha_footer(&common::sha256(&content)))
     );
 }

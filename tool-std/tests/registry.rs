@@ -7,14 +7,17 @@ fn registry_builder_registers_every_tool() {
     assert_eq!(
         registry.names().collect::<Vec<_>>(),
         [
+            "edit",
             "glob",
             "grep",
             "read",
+            "read_line",
             "todo_new",
             "todo_read",
             "tool_output_cache",
             "tool_output_cache_grep",
-            "tool_output_cache_line"
+            "tool_output_cache_line",
+            "write",
         ]
     );
 }
@@ -28,14 +31,17 @@ fn tools_belong_to_the_fs_todo_and_cache_sets() {
     assert_eq!(
         sets,
         [
+            ("edit", Some("fs")),
             ("glob", Some("fs")),
             ("grep", Some("fs")),
             ("read", Some("fs")),
+            ("read_line", Some("fs")),
             ("todo_new", Some("todo")),
             ("todo_read", Some("todo")),
             ("tool_output_cache", Some("cache")),
             ("tool_output_cache_grep", Some("cache")),
-            ("tool_output_cache_line", Some("cache"))
+            ("tool_output_cache_line", Some("cache")),
+            ("write", Some("fs"))
         ]
     );
 }

@@ -182,3 +182,95 @@ fn the_root_is_canonicalised_at_creation() {
 
     assert_eq!(sandbox.root(), ws.root.as_path());
 }
+
+#[tokio::test]
+async fn a_write_to_a_new_file_under_a_link_to_slash_is_refused() {
+    let ws = Workspace::new();
+    symlink("/", ws.root.join("link")).unwrap();
+
+    assert_eq!(
+        ws.err("write", json!({"file_path": "link/tmp/evil", "content": "x"})).await,
+        "Path escapes workspace: link/tmp/evil"
+    );
+    assert!(!std::path::Path::new("/tmp/evil").exists());
+}
+
+#[tokio::test]
+async fn a_write_through_a_symlinked_file_pointing_outside_is_refused_and_the_target_kept() {
+    let ws = Workspace::new();
+    let secret = ws.write_outside("secret.txt", "secret\n");
+    symlink(&secret, ws.root.join("link.txt")).unwrap();
+
+    assert_eq!(
+        ws.err("write", json!({"file_path": "link.txt", "content": "pwned\n"})).await,
+        "Path escapes workspace: link.txt"
+    );
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "secret\n");
+}
+
+#[tokio::test]
+async fn an_edit_through_a_symlinked_file_pointing_outside_is_refused() {
+    let ws = Workspace::new();
+    let secret = ws.write_outside("secret.txt", "secret\n");
+    symlink(&secret, ws.root.join("link.txt")).unwrap();
+
+    assert_eq!(
+        ws.err("edit", json!({"file_path": "link.txt", "old_string": "secret", "new_string": "pwned"})).await,
+        "Path escapes workspace: link.txt"
+    );
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "secret\n");
+}
+
+#[tokio::test]
+async fn a_write_to_a_sibling_sharing_the_roots_name_is_refused() {
+    let ws = Workspace::new();
+    std::fs::create_dir(ws.parent.join("ws-evil")).unwrap();
+
+    assert_eq!(
+        ws.err("write", json!({"file_path": "../ws-evil/x", "content": "x"})).await,
+        "Path escapes workspace: ../ws-evil/x"
+    );
+    assert!(!ws.parent.join("ws-evil/x").exists());
+}
+
+#[tokio::test]
+async fn a_write_to_an_absolute_path_outside_is_refused() {
+    let ws = Workspace::new();
+    let outside = ws.parent.join("outside.txt");
+
+    let path = outside.to_str().unwrap();
+    assert_eq!(
+        ws.err("write", json!({"file_path": path, "content": "x"})).await,
+        format!("Path escapes workspace: {path}")
+    );
+    assert!(!outside.exists());
+}
+
+#[tokio::test]
+async fn a_write_through_a_symlink_that_stays_inside_replaces_its_target_and_keeps_the_link() {
+    let ws = Workspace::new();
+    let target = ws.write("real.txt", "old\n");
+    symlink(&target, ws.root.join("alias.txt")).unwrap();
+
+    ws.ok("write", json!({"file_path": "alias.txt", "content": "new\n"})).await;
+
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "new\n");
+    assert!(std::fs::symlink_metadata(ws.root.join("alias.txt")).unwrap().file_type().is_symlink());
+}
+
+#[test]
+fn children_of_a_root_of_slash_resolve_to_themselves() {
+    let sandbox = Sandbox::new("/").unwrap();
+
+    assert_eq!(sandbox.resolve("/tmp/../tmp/new-file"), Ok(std::fs::canonicalize("/tmp").unwrap().join("new-file")));
+    assert_eq!(sandbox.resolve("tmp"), Ok(std::fs::canonicalize("/tmp").unwrap()));
+}
+
+#[test]
+fn full_access_allows_a_path_through_a_link_to_slash() {
+    let ws = Workspace::new();
+    symlink("/", ws.root.join("link")).unwrap();
+    let sandbox = Sandbox::full_access(&ws.root).unwrap();
+
+    assert_eq!(sandbox.resolve("link/tmp/evil"), Ok(std::fs::canonicalize("/tmp").unwrap().join("evil")));
+}

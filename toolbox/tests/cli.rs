@@ -32,19 +32,22 @@ fn list_prints_the_canonical_definitions_sorted_by_name() {
     assert_eq!(
         names,
         [
+            "edit",
             "glob",
             "grep",
             "read",
+            "read_line",
             "todo_new",
             "todo_read",
             "tool_output_cache",
             "tool_output_cache_grep",
-            "tool_output_cache_line"
+            "tool_output_cache_line",
+            "write",
         ]
     );
-    assert_eq!(definitions[4]["set"], "todo");
+    assert_eq!(definitions[6]["set"], "todo");
     assert_eq!(
-        definitions[4]["input_schema"],
+        definitions[6]["input_schema"],
         json!({"type": "object", "properties": {}, "additionalProperties": false})
     );
 }
@@ -53,7 +56,7 @@ fn list_prints_the_canonical_definitions_sorted_by_name() {
 fn list_filters_by_set_and_renders_a_provider_shape() {
     let tools = stdout_json(&toolbox(&["list", "--format", "openai-chat", "--set", "fs"]));
     let names: Vec<&str> = tools.as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["glob", "grep", "read"]);
+    assert_eq!(names, ["edit", "glob", "grep", "read", "read_line", "write"]);
     assert_eq!(tools[0]["type"], "function");
     assert_eq!(tools[0]["function"]["strict"], false);
 }
@@ -115,7 +118,7 @@ fn run_answers_calls_of_tools_it_does_not_have_with_unknown_tool_results() {
             "content": [{
                 "type": "tool_result",
                 "tool_use_id": "toolu_01YC8RhZeDTZRbb8n1gUFTmb",
-                "content": "unknown tool `memory`; available tools: glob, grep, read, todo_new, todo_read, tool_output_cache, tool_output_cache_grep, tool_output_cache_line",
+                "content": "unknown tool `memory`; available tools: edit, glob, grep, read, read_line, todo_new, todo_read, tool_output_cache, tool_output_cache_grep, tool_output_cache_line, write",
                 "is_error": true
             }]
         }])

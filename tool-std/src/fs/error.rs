@@ -10,7 +10,7 @@ pub enum FsError {
     /// The sandbox refused the path.
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
-    /// `read`: nothing exists at the path.
+    /// `read`, `read_line`: nothing exists at the path.
     #[error("File not found: {path}")]
     FileNotFound {
         /// The path as given.
@@ -22,7 +22,7 @@ pub enum FsError {
         /// The path as given.
         path: String,
     },
-    /// `read`: the path is a directory.
+    /// `read`, `read_line`: the path is a directory.
     #[error("Not a file: {path} is a directory; use glob to list its files")]
     IsDirectory {
         /// The path as given.
@@ -34,13 +34,168 @@ pub enum FsError {
         /// The path as given.
         path: String,
     },
-    /// `read`: the file sniffs as binary.
-    #[error("Cannot read binary file: {path} ({reason}); read shows UTF-8 text only")]
+    /// `read`, `read_line`, `edit`: the file sniffs as binary.
+    #[error("Cannot {verb} binary file: {path} ({reason}); {verb} works on UTF-8 text only")]
     Binary {
+        /// `read` or `edit`.
+        verb: &'static str,
         /// The path as given.
         path: String,
         /// `contains a NUL byte`, or `more than 10% of its first 8 KiB is not UTF-8`.
         reason: &'static str,
+    },
+    /// `edit`: the file passed the binary sniff but is not valid UTF-8 further on.
+    #[error(
+        "Cannot edit {path}: it is not valid UTF-8 (first bad byte at offset {offset}); edit changes UTF-8 text \
+         only, use write to replace the whole file"
+    )]
+    NotUtf8 {
+        /// The path as given.
+        path: String,
+        /// 0-based byte offset of the first invalid byte (after a byte order mark, if any).
+        offset: usize,
+    },
+    /// `read_line`: `line_number` is past the last line.
+    #[error(
+        "Line {line} is past the end of {path} ({lines} {}); use a line_number from 1 to {lines}",
+        if *.lines == 1 { "line" } else { "lines" }
+    )]
+    LinePastEnd {
+        /// The path as given.
+        path: String,
+        /// The 1-based line asked for.
+        line: usize,
+        /// The number of lines in the file (at least 1).
+        lines: usize,
+    },
+    /// `read_line`: `char_offset` is at or past the end of a non-empty line (or above 0 on an
+    /// empty line).
+    #[error(
+        "char_offset {offset} is past the end of line {line} of {path} ({length} graphemes); use a char_offset from \
+         0 to {}",
+        .length.saturating_sub(1)
+    )]
+    CharOffsetPastEnd {
+        /// The path as given.
+        path: String,
+        /// The 1-based line.
+        line: usize,
+        /// The 0-based grapheme offset asked for.
+        offset: usize,
+        /// The line's length in grapheme clusters.
+        length: usize,
+    },
+    /// `write`, `edit`: `expected_hash` is not 64 hex digits.
+    #[error(
+        "expected_hash must be the 64 hex digits of a content_sha256 footer, got `{value}`; copy it from the \
+         [read_metadata] line of read"
+    )]
+    InvalidHash {
+        /// The value given.
+        value: String,
+    },
+    /// `write`, `edit`: the file changed since the model read it.
+    #[error(
+        "{path} changed since it was read (its content_sha256 is {actual}, expected_hash was {expected}); read it \
+         again and redo the change on the current content. Nothing was written"
+    )]
+    HashMismatch {
+        /// The path as given.
+        path: String,
+        /// The hash the call gave (lowercase).
+        expected: String,
+        /// The hash of the file now.
+        actual: String,
+    },
+    /// `write`, `edit`: `expected_hash` was given for a file that does not exist.
+    #[error(
+        "expected_hash was given but {path} does not exist (it was moved or deleted since it was read); read the \
+         directory again, or omit expected_hash to create the file. Nothing was written"
+    )]
+    HashForMissingFile {
+        /// The path as given.
+        path: String,
+    },
+    /// `edit`: the file does not exist and `old_string` is not empty.
+    #[error("File not found: {path}; to create it, call edit with an empty old_string, or use write")]
+    EditFileNotFound {
+        /// The path as given.
+        path: String,
+    },
+    /// `edit`: `old_string` is empty but the file has content.
+    #[error(
+        "old_string is empty but {path} is not empty ({bytes} bytes); an empty old_string only creates a file or \
+         fills an empty one. Give the text to replace, or use write to replace the whole file"
+    )]
+    EmptyOldString {
+        /// The path as given.
+        path: String,
+        /// The file's size.
+        bytes: u64,
+    },
+    /// `edit`: `old_string` was not found with the mode(s) tried.
+    #[error(
+        "old_string not found in {path} (match_mode {tried}); read the file again and copy the text to replace \
+         exactly, with enough surrounding lines to be unique"
+    )]
+    OldStringNotFound {
+        /// The path as given.
+        path: String,
+        /// The modes tried, e.g. `auto: exact, line_trimmed, block_anchor`.
+        tried: String,
+    },
+    /// `edit`: `old_string` matches more than once and neither `replace_all` nor
+    /// `expected_replacements` allows it.
+    #[error(
+        "old_string matches {count} places (lines {}); add context or set replace_all",
+        list_lines(.lines)
+    )]
+    Ambiguous {
+        /// The path as given.
+        path: String,
+        /// How many places match.
+        count: usize,
+        /// The 1-based first line of each match.
+        lines: Vec<usize>,
+    },
+    /// `edit`: the number of matches differs from `expected_replacements`.
+    #[error(
+        "expected_replacements is {expected} but old_string matches {count} {} in {path}{}; nothing was written",
+        if *.count == 1 { "place" } else { "places" },
+        if .lines.is_empty() { String::new() } else { format!(" (lines {})", list_lines(.lines)) }
+    )]
+    ReplacementCount {
+        /// The path as given.
+        path: String,
+        /// `expected_replacements`.
+        expected: usize,
+        /// How many places match.
+        count: usize,
+        /// The 1-based first line of each match.
+        lines: Vec<usize>,
+    },
+    /// `edit` with `match_mode: block_anchor`: `old_string` has fewer than 3 lines.
+    #[error(
+        "match_mode block_anchor needs an old_string of at least 3 lines (first and last are the anchors), got \
+         {lines}; use exact or line_trimmed"
+    )]
+    BlockTooShort {
+        /// The number of lines of `old_string`.
+        lines: usize,
+    },
+    /// `write`, `edit`: the path is a directory.
+    #[error("Not a file: {path} is a directory; give the path of a file")]
+    WriteToDirectory {
+        /// The path as given.
+        path: String,
+    },
+    /// `write`, `edit`: writing failed; the file is as it was.
+    #[error("Cannot write {path}: {message}; nothing was changed")]
+    Write {
+        /// The path as given.
+        path: String,
+        /// The operating system's message.
+        message: String,
     },
     /// `read`: `offset` is at or past the number of lines.
     #[error(
@@ -104,8 +259,21 @@ pub enum FsError {
     },
 }
 
+/// `1, 2, 3` (at most 20 numbers, then `...`).
+fn list_lines(lines: &[usize]) -> String {
+    let mut text = lines.iter().take(20).map(usize::to_string).collect::<Vec<_>>().join(", ");
+    if lines.len() > 20 {
+        text.push_str(", ...");
+    }
+    text
+}
+
 impl FsError {
     pub(crate) fn io(path: &str, error: &std::io::Error) -> Self {
         Self::Io { path: path.to_owned(), message: error.to_string() }
+    }
+
+    pub(crate) fn write(path: &str, error: &std::io::Error) -> Self {
+        Self::Write { path: path.to_owned(), message: error.to_string() }
     }
 }

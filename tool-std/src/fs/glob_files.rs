@@ -10,7 +10,8 @@ use crate::sandbox::{SANDBOX, Sandbox};
 
 /// Find files by glob pattern, e.g. `**/*.rs` or `src/*.{ts,tsx}`. The pattern matches paths
 /// relative to `path` (default: the workspace root): `*` and `?` stay within one path component,
-/// `**/` matches any number of directories. Files listed in .gitignore are skipped.
+/// `**/` matches any number of directories. Files listed in .gitignore (and .ignore) are skipped
+/// unless include_ignored is true; `.git` is never searched.
 ///
 /// Output: one file per line, relative to the workspace root with `/` separators, in path order.
 /// When more files match than `limit` (default 100, max 1000), the first `limit` are shown and a
@@ -23,6 +24,8 @@ pub fn glob(
     path: Option<String>,
     /// How many files to show, 1 to 1000 (default 100).
     limit: Option<usize>,
+    /// Also list files that .gitignore / .ignore rules exclude (default false).
+    include_ignored: Option<bool>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,
 ) -> Result<String, FsError> {
@@ -37,7 +40,7 @@ pub fn glob(
     if !is_dir {
         return Err(FsError::NotADirectory { path: path.unwrap_or_default() });
     }
-    let matches: Vec<String> = files(&sandbox, &base, None)
+    let matches: Vec<String> = files(&sandbox, &base, None, include_ignored.unwrap_or(false))
         .filter(|entry| matcher.is_match(relative_slash_path(&base, entry.path())))
         .map(|entry| sandbox.display_path(entry.path()))
         .collect();

@@ -2,25 +2,31 @@
 
 use std::io;
 
-use grep_matcher::LineTerminator;
-use grep_regex::RegexMatcherBuilder;
+use grep_matcher::{LineTerminator, Matcher};
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch};
 use ignore::overrides::OverrideBuilder;
 use tool_runtime::tool;
+use unicode_segmentation::UnicodeSegmentation;
 
 use super::error::FsError;
 use super::glob_files::checked_limit;
 use super::limits::{FS_LIMITS, FsLimits};
+use super::text::grapheme_window;
 use super::walk::{files, search_base};
 use crate::sandbox::{SANDBOX, Sandbox};
 
 /// Search file contents for a regex (Rust regex syntax) or, with regex=false, a literal text.
 /// Searches the files below `path` (default: the workspace root), or `path` itself when it is a
-/// file; files listed in .gitignore and files containing NUL bytes are skipped.
+/// file; files listed in .gitignore (and .ignore) are skipped unless include_ignored is true, and
+/// files containing NUL bytes are always skipped.
 ///
 /// Output: one line per matching line, `path:line: text` (path relative to the workspace root,
 /// line 1-based), files in path order and lines in file order. With before/after, context lines
 /// are shown as `path-line- text` and groups that are not adjacent are separated by `--`. When
+/// A line longer than 500 graphemes is shown as a window of 200 graphemes around its first match
+/// (context lines: their first 200), cut sides marked `...`, followed by
+/// `[showing columns a-b of n]` (1-based grapheme columns). When
 /// more lines match than `limit` (default 100, max 1000), a footer `[showing N of M matching
 /// lines]` follows. No match is not an error: `No matches for: <pattern>`.
 #[tool(set = "fs")]
@@ -42,6 +48,8 @@ pub fn grep(
     after: Option<usize>,
     /// How many matching lines to show, 1 to 1000 (default 100).
     limit: Option<usize>,
+    /// Also search files that .gitignore / .ignore rules exclude (default false).
+    include_ignored: Option<bool>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,
 ) -> Result<String, FsError> {
@@ -78,8 +86,18 @@ pub fn grep(
     let mut lines: Vec<String> = Vec::new();
     let mut stored = 0;
     let mut total = 0;
-    for entry in files(&sandbox, &base, overrides) {
-        let mut sink = FileSink { capacity: limit - stored, ..FileSink::default() };
+    for entry in files(&sandbox, &base, overrides, include_ignored.unwrap_or(false)) {
+        let mut sink = FileSink {
+            capacity: limit - stored,
+            matcher: &matcher,
+            max_line: limits.grep_max_line_graphemes,
+            window: limits.grep_window_graphemes,
+            stored: 0,
+            total: 0,
+            last_kept: false,
+            binary: false,
+            lines: Vec::new(),
+        };
         if searcher.search_path(&matcher, entry.path(), &mut sink).is_err() || sink.binary {
             continue;
         }
@@ -139,9 +157,14 @@ struct FoundLine {
 
 /// Collects one file's matches: at most `capacity` matching lines (with their context) are kept,
 /// all are counted. A file with binary data is flagged and dropped by the caller.
-#[derive(Default)]
-struct FileSink {
+struct FileSink<'m> {
     capacity: usize,
+    /// Finds the match to centre a long line's window on.
+    matcher: &'m RegexMatcher,
+    /// Lines longer than this many graphemes are shown as a window.
+    max_line: usize,
+    /// The window's width in graphemes.
+    window: usize,
     stored: usize,
     total: usize,
     /// Whether the latest match was kept (its after-context is kept too).
@@ -150,16 +173,32 @@ struct FileSink {
     lines: Vec<FoundLine>,
 }
 
-impl FileSink {
+impl FileSink<'_> {
     fn push(&mut self, number: Option<u64>, bytes: &[u8], is_match: bool) {
         let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
         let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-        let text = String::from_utf8_lossy(bytes).into_owned();
+        let text = String::from_utf8_lossy(bytes);
+        // Graphemes are never more than bytes: a short line needs no counting.
+        let text = if text.len() <= self.max_line || text.graphemes(true).nth(self.max_line).is_none() {
+            text.into_owned()
+        } else {
+            // Where the first match starts (the lossy text keeps the offsets of valid UTF-8; a
+            // match found in invalid bytes is clamped to a character boundary).
+            let at =
+                if is_match { self.matcher.find(text.as_bytes()).ok().flatten().map_or(0, |m| m.start()) } else { 0 };
+            let at = (0..=at.min(text.len())).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+            let (shown, first, last, total) = grapheme_window(&text, at, self.window);
+            format!(
+                "{}{shown}{} [showing columns {first}-{last} of {total}]",
+                if first > 1 { "..." } else { "" },
+                if last < total { "..." } else { "" }
+            )
+        };
         self.lines.push(FoundLine { number: number.unwrap_or(0), is_match, text });
     }
 }
 
-impl Sink for FileSink {
+impl Sink for FileSink<'_> {
     type Error = io::Error;
 
     fn matched(&mut self, _searcher: &Searcher, found: &SinkMatch<'_>) -> Result<bool, io::Error> {

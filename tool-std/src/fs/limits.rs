@@ -25,6 +25,18 @@ pub struct FsLimits {
     /// `read`: cap of the numbered lines in bytes, footers not counted (default 64 KiB = 65536;
     /// env `TOOL_READ_MAX_OUTPUT_BYTES`). At least one line is always shown.
     pub read_max_output_bytes: usize,
+    /// `read_line`: graphemes shown when the call gives no `char_limit` (default 10000).
+    pub read_line_default_graphemes: usize,
+    /// `read_line`: the largest `char_limit` a call may ask for, in graphemes (default 100000).
+    pub read_line_max_graphemes: usize,
+    /// `grep`: lines longer than this many graphemes are shown as a window (default 500).
+    pub grep_max_line_graphemes: usize,
+    /// `grep`: the width of that window in graphemes, around the first match of the line (default 200).
+    pub grep_window_graphemes: usize,
+    /// Diff previews of `write` and `edit`: at most this many lines (default 120).
+    pub diff_max_lines: usize,
+    /// Diff previews of `write` and `edit`: at most this many bytes (default 16 KiB = 16384).
+    pub diff_max_bytes: usize,
     /// `glob` and `grep`: results shown when the call gives no `limit` (default 100).
     pub search_default_limit: usize,
     /// `glob` and `grep`: the largest `limit` a call may ask for (default 1000).
@@ -39,6 +51,12 @@ impl Default for FsLimits {
             read_default_lines: 2000,
             read_max_line_graphemes: 1000,
             read_max_output_bytes: 64 * 1024,
+            read_line_default_graphemes: 10_000,
+            read_line_max_graphemes: 100_000,
+            grep_max_line_graphemes: 500,
+            grep_window_graphemes: 200,
+            diff_max_lines: 120,
+            diff_max_bytes: 16 * 1024,
             search_default_limit: 100,
             search_max_limit: 1000,
             grep_max_context: 50,

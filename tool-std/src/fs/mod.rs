@@ -1,10 +1,11 @@
-//! The "fs" set: [`read()`], [`glob()`] and [`grep()`] (`read_line`, `write` and `edit` are to come).
+//! The "fs" set: [`read()`], [`read_line()`], [`write()`], [`edit()`], [`glob()`] and [`grep()`].
 //!
 //! Every path goes through the [`Sandbox`](crate::sandbox::Sandbox) of the call
 //! ([`SANDBOX`](crate::sandbox::SANDBOX)); a refused path is the error
-//! `Path escapes workspace: <p>`. Paths in outputs are relative to the sandbox root with `/`
-//! separators (absolute when a full-access sandbox reaches outside the root). Limits come from
-//! [`FS_LIMITS`].
+//! `Path escapes workspace: <p>`. Paths in `glob`/`grep` outputs are relative to the sandbox root
+//! with `/` separators (absolute when a full-access sandbox reaches outside the root); the other
+//! tools echo the path as given. Limits come from [`FS_LIMITS`]. The tools are sync functions
+//! doing blocking file I/O.
 //!
 //! # `read`
 //! Lines are split at `\n` (a `\r` before it is not shown, nor is a UTF-8 byte order mark);
@@ -22,33 +23,55 @@
 //! The byte-cap footer and the `showing lines` footer exclude each other; the sha footer is always
 //! there. A file is binary when its first 8 KiB hold a NUL byte or more than 10% bytes that are not
 //! UTF-8 (a character cut by the end of that window, in a longer file, counts as valid). A text file
-//! with some invalid UTF-8 further on shows U+FFFD for it.
+//! with some invalid UTF-8 further on shows U+FFFD for it. The file is streamed once in 64 KiB
+//! chunks: memory holds one chunk and the page, whatever the file's size; the pass still reads
+//! to the end, for the line count and the whole-file SHA-256.
+//!
+//! # `read_line`
+//! One line by grapheme window, for lines `read` cuts: see [`read_line()`].
+//!
+//! # `write` and `edit`
+//! Both replace the file atomically (temporary file in the same directory, renamed over the old
+//! one, permissions kept, parents created), refuse with nothing written when `expected_hash` does
+//! not match the file, and return JSON with a [diff preview](diff_preview) (unified, 3 lines of
+//! context, at most 120 lines / 16 KiB, head and tail kept around `...[N lines omitted]...`, and
+//! `diff_truncated: true` then). The rules of the replacement are those of [`replace`].
+//! The full diff of a cut preview ([`DiffPreview::full`]) is not stored yet: the output cache it
+//! belongs in is not part of the runtime yet.
 //!
 //! # `glob` and `grep`
 //! Both walk with ripgrep's `ignore` crate: `.gitignore`, `.ignore` and `.git/info/exclude` are
-//! respected (also outside a git repository), hidden files are searched, `.git` is skipped,
-//! symlinks are not followed. Results are in path order: depth first, names compared byte-wise,
-//! so `a/b.txt` comes before `a.txt`. `glob` matches its pattern against the path relative to
-//! `path` with `*` not crossing `/`. `grep` prints `path:line: text` for a matching line and
-//! `path-line- text` for a context line, `--` between groups that are not adjacent; `include`
-//! has `.gitignore` syntax (`*.rs` matches at any depth). Files with a NUL byte are skipped.
-//! Limits count files (`glob`) and matching lines (`grep`, context lines not counted); the footer
-//! after them is `[showing N of M files]` / `[showing N of M matching lines]` plus a hint. No match
-//! is the success text `No matches for: <pattern>`.
-//!
-//! Not yet: the `include_ignored` option, and `grep`'s window around a match in a very long line
-//! (such a line is shown whole).
+//! respected (also outside a git repository) unless `include_ignored` is true, hidden files are
+//! searched, `.git` is always skipped, symlinks are not followed. Results are in path order: depth
+//! first, names compared byte-wise, so `a/b.txt` comes before `a.txt`. `glob` matches its pattern
+//! against the path relative to `path` with `*` not crossing `/`. `grep` prints `path:line: text`
+//! for a matching line and `path-line- text` for a context line, `--` between groups that are not
+//! adjacent; `include` has `.gitignore` syntax (`*.rs` matches at any depth). Files with a NUL
+//! byte are skipped. A line over 500 graphemes is shown as a 200-grapheme window around its first
+//! match, with `[showing columns a-b of n]`. Limits count files (`glob`) and matching lines
+//! (`grep`, context lines not counted); the footer after them is `[showing N of M files]` /
+//! `[showing N of M matching lines]` plus a hint. No match is the success text
+//! `No matches for: <pattern>`.
 
+mod diff;
+mod edit_file;
 mod error;
 mod glob_files;
 mod grep_files;
 mod limits;
 mod read_file;
+mod replace;
+mod scan;
 pub(crate) mod text;
 mod walk;
+mod write_file;
 
+pub use diff::{DIFF_CONTEXT_LINES, DiffPreview, diff_preview};
+pub use edit_file::*;
 pub use error::FsError;
 pub use glob_files::*;
 pub use grep_files::*;
 pub use limits::{FS_LIMITS, FsLimits, READ_MAX_OUTPUT_BYTES_ENV};
 pub use read_file::*;
+pub use replace::{BLOCK_ANCHOR_MIN_SIMILARITY, MatchMode, ReplaceError, Replaced, Replacement, replace};
+pub use write_file::*;

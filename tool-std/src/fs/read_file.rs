@@ -1,11 +1,19 @@
-//! The `read` tool.
+//! The `read` and `read_line` tools.
+
+use std::fs::File;
 
 use tool_runtime::tool;
+use unicode_segmentation::UnicodeSegmentation;
 
 use super::error::FsError;
 use super::limits::{FS_LIMITS, FsLimits};
-use super::text::{cut_graphemes, metadata_footer, sniff_binary};
+use super::scan::{ScanError, ScanSummary, scan_lines};
+use super::text::{cut_graphemes, metadata_footer};
 use crate::sandbox::{SANDBOX, Sandbox};
+
+/// How many bytes of one line `read` looks at to cut it (1 MiB): enough for the 1000 graphemes it
+/// shows of any realistic text; `read_line` reads lines whole.
+const READ_KEEP_LINE_BYTES: usize = 1024 * 1024;
 
 /// Read a UTF-8 text file. Each line is shown as its 1-based number right-aligned in 5 columns,
 /// two spaces, then the text.
@@ -31,41 +39,22 @@ pub fn read(
     if limit == 0 {
         return Err(FsError::TooSmall { field: "limit", value: 0, min: 1 });
     }
-    let real = sandbox.resolve(&file_path)?;
-    let metadata = std::fs::metadata(&real).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => FsError::FileNotFound { path: file_path.clone() },
-        _ => FsError::io(&file_path, &e),
-    })?;
-    if metadata.is_dir() {
-        return Err(FsError::IsDirectory { path: file_path });
-    }
-    if !metadata.is_file() {
-        return Err(FsError::Io { path: file_path, message: "not a regular file".to_owned() });
-    }
-    let bytes = std::fs::read(&real).map_err(|e| FsError::io(&file_path, &e))?;
-    if let Some(reason) = sniff_binary(&bytes) {
-        return Err(FsError::Binary { path: file_path, reason });
-    }
-    let text = String::from_utf8_lossy(&bytes);
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let lines: Vec<&str> = if text.is_empty() { vec![""] } else { text.lines().collect() };
-    if offset >= lines.len() {
-        return Err(FsError::OffsetPastEnd { path: file_path, offset, lines: lines.len() });
-    }
+    let file = open_text_file(&sandbox, &file_path)?;
 
-    let end = offset.saturating_add(limit).min(lines.len());
     let mut body = String::new();
     let mut cut_lines: Vec<usize> = Vec::new();
     let mut last_shown = offset;
     let mut capped = false;
-    for (index, line) in lines[offset..end].iter().enumerate() {
-        let number = offset + index + 1;
-        let (shown, cut) = cut_graphemes(line, limits.read_max_line_graphemes);
+    let summary = scan(&file_path, "read", file, offset, READ_KEEP_LINE_BYTES, |line| {
+        let number = line.index + 1;
+        let text = String::from_utf8_lossy(line.bytes);
+        let (shown, cut) = cut_graphemes(&text, limits.read_max_line_graphemes);
+        let cut = cut || !line.whole;
         let entry = format!("{number:>5}  {shown}{}", if cut { "..." } else { "" });
         let separator = usize::from(!body.is_empty());
         if !body.is_empty() && body.len() + separator + entry.len() > limits.read_max_output_bytes {
             capped = true;
-            break;
+            return false;
         }
         if separator == 1 {
             body.push('\n');
@@ -75,6 +64,10 @@ pub fn read(
             cut_lines.push(number);
         }
         last_shown = number;
+        number < offset.saturating_add(limit)
+    })?;
+    if offset >= summary.lines {
+        return Err(FsError::OffsetPastEnd { path: file_path, offset, lines: summary.lines });
     }
 
     let mut footers = Vec::new();
@@ -92,13 +85,108 @@ pub fn read(
             "[output truncated at {} bytes] Use offset to read beyond line {last_shown}.",
             limits.read_max_output_bytes
         ));
-    } else if end < lines.len() {
+    } else if last_shown < summary.lines {
         footers.push(format!(
             "[showing lines {}-{last_shown} of {}] Use offset={last_shown} to read more.",
             offset + 1,
-            lines.len()
+            summary.lines
         ));
     }
-    footers.push(metadata_footer(&bytes));
+    footers.push(metadata_footer(&summary.sha256));
     Ok(format!("{body}\n\n{}", footers.join("\n")))
+}
+
+/// Read one physical line of a UTF-8 text file by grapheme window, for lines too long for read
+/// (it cuts them at 1000 graphemes).
+///
+/// Output: a header `line_number=N line_length=G char_range=a..b` (G = the line's length in
+/// grapheme clusters; a..b = the 0-based, half-open grapheme range shown), the segment itself,
+/// then after an empty line `Use char_offset=b to continue.` when the line goes on, and
+/// `[read_metadata] content_sha256=<hex>` of the whole file. The line's `\n` (and a `\r` before
+/// it) is not part of it.
+#[tool(set = "fs")]
+pub fn read_line(
+    /// Path of the file, relative to the workspace root.
+    file_path: String,
+    /// 1-based line number.
+    line_number: usize,
+    /// 0-based grapheme offset in the line to start at (default 0).
+    char_offset: Option<usize>,
+    /// How many graphemes to show, 1 to 100000 (default 10000).
+    char_limit: Option<usize>,
+    #[depends(SANDBOX)] sandbox: Sandbox,
+    #[depends(FS_LIMITS)] limits: FsLimits,
+) -> Result<String, FsError> {
+    if line_number == 0 {
+        return Err(FsError::TooSmall { field: "line_number", value: 0, min: 1 });
+    }
+    let char_offset = char_offset.unwrap_or(0);
+    let char_limit = char_limit.unwrap_or(limits.read_line_default_graphemes);
+    if !(1..=limits.read_line_max_graphemes).contains(&char_limit) {
+        return Err(FsError::OutOfRange {
+            field: "char_limit",
+            value: char_limit,
+            min: 1,
+            max: limits.read_line_max_graphemes,
+        });
+    }
+    let file = open_text_file(&sandbox, &file_path)?;
+    let mut found: Option<String> = None;
+    let summary = scan(&file_path, "read", file, line_number - 1, usize::MAX, |line| {
+        found = Some(String::from_utf8_lossy(line.bytes).into_owned());
+        false
+    })?;
+    let Some(text) = found else {
+        return Err(FsError::LinePastEnd { path: file_path, line: line_number, lines: summary.lines });
+    };
+
+    let bounds: Vec<usize> = text.grapheme_indices(true).map(|(i, _)| i).collect();
+    let length = bounds.len();
+    if char_offset > 0 && char_offset >= length {
+        return Err(FsError::CharOffsetPastEnd { path: file_path, line: line_number, offset: char_offset, length });
+    }
+    let end = char_offset.saturating_add(char_limit).min(length);
+    let byte = |grapheme: usize| bounds.get(grapheme).copied().unwrap_or(text.len());
+    let segment = &text[byte(char_offset)..byte(end)];
+    let mut out =
+        format!("line_number={line_number} line_length={length} char_range={char_offset}..{end}\n{segment}\n\n");
+    if end < length {
+        out.push_str(&format!("Use char_offset={end} to continue.\n"));
+    }
+    out.push_str(&metadata_footer(&summary.sha256));
+    Ok(out)
+}
+
+/// Resolves `path` through the sandbox and opens it as a regular file for reading.
+///
+/// # Errors
+/// The sandbox's, [`FsError::FileNotFound`], [`FsError::IsDirectory`], [`FsError::Io`].
+pub(crate) fn open_text_file(sandbox: &Sandbox, path: &str) -> Result<File, FsError> {
+    let real = sandbox.resolve(path)?;
+    let metadata = std::fs::metadata(&real).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => FsError::FileNotFound { path: path.to_owned() },
+        _ => FsError::io(path, &e),
+    })?;
+    if metadata.is_dir() {
+        return Err(FsError::IsDirectory { path: path.to_owned() });
+    }
+    if !metadata.is_file() {
+        return Err(FsError::Io { path: path.to_owned(), message: "not a regular file".to_owned() });
+    }
+    File::open(&real).map_err(|e| FsError::io(path, &e))
+}
+
+/// [`scan_lines`] with its errors as the model reads them.
+fn scan(
+    path: &str,
+    verb: &'static str,
+    file: File,
+    from_line: usize,
+    keep_bytes: usize,
+    visit: impl FnMut(super::scan::Line<'_>) -> bool,
+) -> Result<ScanSummary, FsError> {
+    scan_lines(file, from_line, keep_bytes, visit).map_err(|e| match e {
+        ScanError::Binary(reason) => FsError::Binary { verb, path: path.to_owned(), reason },
+        ScanError::Io(e) => FsError::io(path, &e),
+    })
 }

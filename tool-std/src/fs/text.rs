@@ -6,15 +6,20 @@ use unicode_segmentation::UnicodeSegmentation;
 /// How many leading bytes [`sniff_binary`] looks at (8 KiB).
 pub(crate) const SNIFF_BYTES: usize = 8 * 1024;
 
-/// Why a file is binary, or `None` for text. Looks at the first 8 KiB: a NUL byte, or more than
-/// 10% of the bytes not valid UTF-8, means binary. A character cut by the end of the window (the
-/// file goes on) is not counted as invalid; one cut by the end of the file is.
-pub(crate) fn sniff_binary(bytes: &[u8]) -> Option<&'static str> {
+/// Why a whole file's `bytes` are binary, or `None` for text: [`sniff_binary`] of its first 8 KiB.
+pub(crate) fn sniff_bytes(bytes: &[u8]) -> Option<&'static str> {
     let window = &bytes[..bytes.len().min(SNIFF_BYTES)];
+    sniff_binary(window, bytes.len() > window.len())
+}
+
+/// Why a file is binary, or `None` for text, from its first bytes (`window`, at most 8 KiB): a
+/// NUL byte, or more than 10% of the bytes not valid UTF-8, means binary. When `window_is_cut`
+/// (the file goes on past the window), a character cut by the window's end is not counted as
+/// invalid; one cut by the end of the file is.
+pub(crate) fn sniff_binary(window: &[u8], window_is_cut: bool) -> Option<&'static str> {
     if window.contains(&0) {
         return Some("contains a NUL byte");
     }
-    let window_is_cut = bytes.len() > window.len();
     if invalid_utf8_bytes(window, window_is_cut) * 10 > window.len() {
         return Some("more than 10% of its first 8 KiB is not UTF-8");
     }
@@ -47,9 +52,10 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     format!("{:x}", Sha256::digest(bytes))
 }
 
-/// The footer every output that carries a file's content ends with.
-pub(crate) fn metadata_footer(bytes: &[u8]) -> String {
-    format!("[read_metadata] content_sha256={}", sha256_hex(bytes))
+/// The footer every output that carries a file's content ends with, from the hex SHA-256 of the
+/// whole file.
+pub(crate) fn metadata_footer(sha256_hex: &str) -> String {
+    format!("[read_metadata] content_sha256={sha256_hex}")
 }
 
 /// `text` cut to at most `max` extended grapheme clusters: the kept prefix and whether anything
@@ -61,6 +67,23 @@ pub(crate) fn cut_graphemes(text: &str, max: usize) -> (&str, bool) {
     }
 }
 
+/// The window of a line too long to show whole: at most `width` grapheme clusters of `text`,
+/// placed so that the cluster holding byte `at` sits in its middle (or as near as the line's ends
+/// allow). Returns the window and its columns: 1-based first and last grapheme, and the line's
+/// length in graphemes.
+pub(crate) fn grapheme_window(text: &str, at: usize, width: usize) -> (&str, usize, usize, usize) {
+    let bounds: Vec<usize> = text.grapheme_indices(true).map(|(i, _)| i).collect();
+    let total = bounds.len();
+    if total <= width {
+        return (text, 1.min(total), total, total);
+    }
+    let column = bounds.partition_point(|&start| start <= at).saturating_sub(1);
+    let first = column.saturating_sub(width / 2).min(total - width);
+    let last = first + width;
+    let end = bounds.get(last).copied().unwrap_or(text.len());
+    (&text[bounds[first]..end], first + 1, last, total)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,6 +92,15 @@ mod tests {
     fn a_character_cut_by_the_window_end_is_not_invalid() {
         assert_eq!(invalid_utf8_bytes("aé".as_bytes().split_at(2).0, true), 0);
         assert_eq!(invalid_utf8_bytes("aé".as_bytes().split_at(2).0, false), 1);
+    }
+
+    #[test]
+    fn a_window_centres_on_the_match_and_stops_at_the_line_ends() {
+        let line = "0123456789";
+        assert_eq!(grapheme_window(line, 5, 4), ("3456", 4, 7, 10));
+        assert_eq!(grapheme_window(line, 0, 4), ("0123", 1, 4, 10));
+        assert_eq!(grapheme_window(line, 9, 4), ("6789", 7, 10, 10));
+        assert_eq!(grapheme_window("e\u{301}xyz", 1, 2), ("e\u{301}x", 1, 2, 4));
     }
 
     #[test]

@@ -26,17 +26,23 @@ pub(crate) fn search_base(sandbox: &Sandbox, path: Option<&str>) -> Result<(Path
 /// walked depth first with entries sorted by name (byte-wise), so `a/b.txt` comes before `a.txt`.
 ///
 /// `.gitignore`, `.ignore` and `.git/info/exclude` rules are respected (also outside a git
-/// repository), hidden files are included, `.git` is skipped, symlinks are not followed (a
+/// repository) unless `include_ignored`, hidden files are included, `.git` is skipped, symlinks are not followed (a
 /// symlink to a file inside the sandbox is listed, one whose target is outside is skipped, a
 /// symlink to a directory is not walked). Entries that cannot be read are skipped.
 pub(crate) fn files<'s>(
     sandbox: &'s Sandbox,
     base: &Path,
     overrides: Option<Override>,
+    include_ignored: bool,
 ) -> impl Iterator<Item = DirEntry> + 's {
     let mut builder = WalkBuilder::new(base);
     builder
         .hidden(false)
+        .ignore(!include_ignored)
+        .git_ignore(!include_ignored)
+        .git_global(!include_ignored)
+        .git_exclude(!include_ignored)
+        .parents(!include_ignored)
         .require_git(false)
         .follow_links(false)
         .sort_by_file_name(|a, b| a.cmp(b))

@@ -96,3 +96,14 @@ pub fn sha_footer(hex: &str) -> String {
 
 /// The SHA-256 of the empty input.
 pub const EMPTY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+/// The lowercase hex SHA-256 of `bytes`.
+pub fn sha256(bytes: impl AsRef<[u8]>) -> String {
+    use sha2::Digest as _;
+    format!("{:x}", sha2::Sha256::digest(bytes.as_ref()))
+}
+
+/// A JSON tool result parsed.
+pub fn json_of(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}

@@ -1,0 +1,100 @@
+//! Diff previews of `write` and `edit` (and any tool that changes files).
+
+use similar::TextDiff;
+
+/// Lines of unchanged context around each change in a preview (the unified-diff default).
+pub const DIFF_CONTEXT_LINES: usize = 3;
+
+/// A unified diff of one file, with the part of it a model is shown.
+///
+/// Rule (`tools-spec.md`, "Diff previews"): unified diff with 3 lines of context, headers
+/// `--- a/<path>` and `+++ b/<path>`; when it is longer than the caps, the preview keeps whole
+/// lines of its head and its tail around a line `...[N lines omitted]...`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffPreview {
+    /// What the model sees: the whole diff, or its head and tail around the omission marker.
+    /// Empty when nothing changed.
+    pub preview: String,
+    /// `true` when `preview` is cut (then `full` is longer).
+    pub truncated: bool,
+    /// The whole unified diff.
+    pub full: String,
+}
+
+/// The unified diff of `old` -> `new` for the file shown as `path`, previewed within `max_lines`
+/// lines (the marker line counted) and `max_bytes` bytes. The head gets half of each budget and
+/// the tail the rest of it; a line too long for what is left is not shown at all (never cut).
+/// Both texts are compared line by line; a missing final newline shows as
+/// `\ No newline at end of file`.
+pub fn diff_preview(path: &str, old: &str, new: &str, max_lines: usize, max_bytes: usize) -> DiffPreview {
+    let full = TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(DIFF_CONTEXT_LINES)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string();
+    let (preview, truncated) = cap_head_tail(&full, max_lines, max_bytes);
+    DiffPreview { preview, truncated, full }
+}
+
+/// `text` when it has at most `max_lines` lines and `max_bytes` bytes; else whole lines of its
+/// head and tail around `...[N lines omitted]...`, within both caps.
+fn cap_head_tail(text: &str, max_lines: usize, max_bytes: usize) -> (String, bool) {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    if lines.len() <= max_lines && text.len() <= max_bytes {
+        return (text.to_owned(), false);
+    }
+    // The longest the marker can be (its count has at most 20 digits).
+    const MARKER_MAX_BYTES: usize = "...[ lines omitted]...\n".len() + 20;
+    let line_budget = max_lines.saturating_sub(1);
+    let byte_budget = max_bytes.saturating_sub(MARKER_MAX_BYTES);
+    let (head_lines, head_bytes) = (line_budget.div_ceil(2), byte_budget / 2);
+
+    let mut head = 0;
+    let mut used = 0;
+    while head < lines.len() && head < head_lines && used + lines[head].len() <= head_bytes {
+        used += lines[head].len();
+        head += 1;
+    }
+    let (tail_lines, tail_bytes) = (line_budget - head, byte_budget - used);
+    let mut tail = 0;
+    let mut tail_used = 0;
+    while tail < tail_lines && head + tail < lines.len() {
+        let line = lines[lines.len() - 1 - tail];
+        if tail_used + line.len() > tail_bytes {
+            break;
+        }
+        tail_used += line.len();
+        tail += 1;
+    }
+    let omitted = lines.len() - head - tail;
+    let mut out = lines[..head].concat();
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&format!("...[{omitted} lines omitted]...\n"));
+    out.push_str(&lines[lines.len() - tail..].concat());
+    (out, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_text_is_kept_whole() {
+        assert_eq!(cap_head_tail("a\nb\n", 2, 100), ("a\nb\n".to_owned(), false));
+    }
+
+    #[test]
+    fn too_many_lines_keep_head_and_tail_around_a_count() {
+        let text: String = (1..=10).map(|n| format!("{n}\n")).collect();
+        assert_eq!(cap_head_tail(&text, 5, 1000), ("1\n2\n...[6 lines omitted]...\n9\n10\n".to_owned(), true));
+    }
+
+    #[test]
+    fn too_many_bytes_keep_what_fits_in_each_half() {
+        let text = format!("{}\n{}\n{}\n", "a".repeat(30), "b".repeat(30), "c".repeat(10));
+        // 73 bytes; budget 72 - 43 = 29: the head's 14 hold no line, the tail's 29 hold the last.
+        assert_eq!(cap_head_tail(&text, 100, 72), (format!("...[2 lines omitted]...\n{}\n", "c".repeat(10)), true));
+    }
+}

@@ -1,0 +1,178 @@
+//! The `edit` tool.
+
+use serde::Serialize;
+use tool_runtime::tool;
+
+use super::diff::diff_preview;
+use super::error::FsError;
+use super::limits::{FS_LIMITS, FsLimits};
+use super::replace::{MatchMode, ReplaceError, Replacement, replace};
+use super::text::{sha256_hex, sniff_bytes};
+use super::write_file::{atomic_write, check_hash, parse_hash, read_existing};
+use crate::sandbox::{SANDBOX, Sandbox};
+
+/// What `edit` returns (as JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EditOutput {
+    /// One sentence: `Replaced 1 occurrence in a.rs`, `Created a.rs (12 bytes)`,
+    /// `Dry run: would replace 2 occurrences in a.rs (nothing written)`, `No change: ...`.
+    pub summary: String,
+    /// The path as given.
+    pub file_path: String,
+    /// How many places were replaced (0 when nothing changed).
+    pub replacements: usize,
+    /// The mode that matched: `exact`, `line_trimmed` or `block_anchor`.
+    pub match_mode: MatchMode,
+    /// `false` when the content is unchanged (old_string == new_string); nothing is written then.
+    pub changed: bool,
+    /// `true` when this was a dry run: nothing was written.
+    pub dry_run: bool,
+    /// Lowercase hex SHA-256 of the content after the edit (as written, or as it would be).
+    pub content_sha256: String,
+    /// Unified diff of the change, capped at 120 lines / 16 KiB with head and tail kept.
+    pub diff: String,
+    /// `true` when `diff` is cut.
+    pub diff_truncated: bool,
+}
+
+/// Replace text in a UTF-8 file: old_string becomes new_string.
+///
+/// old_string must match exactly one place unless replace_all is true (or expected_replacements
+/// gives the count); more matches is an error listing their line numbers. match_mode (default
+/// auto) tries exact, then line_trimmed (lines compared with surrounding whitespace trimmed), then
+/// block_anchor (3+ lines: first and last lines match, the lines between are the most similar).
+/// Line breaks may be given as \n in CRLF files: the file stays CRLF, a byte order mark stays,
+/// and the file keeps ending with a newline (or not) as before. In the fuzzy modes, lines you did
+/// not change keep the file's own bytes.
+///
+/// An empty old_string creates the file (with parent directories) or fills an empty file; it is
+/// an error on a file with content (use write). old_string == new_string changes nothing
+/// (`changed: false`). dry_run returns the diff without writing. expected_hash (content_sha256 of
+/// your last read) refuses the edit when the file changed since.
+///
+/// Output JSON: {summary, file_path, replacements, match_mode, changed, dry_run, content_sha256, diff, diff_truncated}.
+#[tool(set = "fs")]
+#[allow(clippy::too_many_arguments)]
+pub fn edit(
+    /// Path of the file, relative to the workspace root.
+    file_path: String,
+    /// The text to replace; empty to create a file or fill an empty one.
+    old_string: String,
+    /// The text to put in its place.
+    new_string: String,
+    /// Replace every match instead of requiring exactly one (default false).
+    replace_all: Option<bool>,
+    /// How to find old_string: exact, line_trimmed, block_anchor or auto (default).
+    match_mode: Option<MatchMode>,
+    /// The number of matches expected (at least 1); all of them are replaced, and any other count is an error.
+    expected_replacements: Option<usize>,
+    /// Compute the result and its diff without writing (default false).
+    dry_run: Option<bool>,
+    /// The content_sha256 of the file as last read (64 hex digits); refuses the edit when the file changed since.
+    expected_hash: Option<String>,
+    #[depends(SANDBOX)] sandbox: Sandbox,
+    #[depends(FS_LIMITS)] limits: FsLimits,
+) -> Result<EditOutput, FsError> {
+    if expected_replacements == Some(0) {
+        return Err(FsError::TooSmall { field: "expected_replacements", value: 0, min: 1 });
+    }
+    let expected = expected_hash.as_deref().map(parse_hash).transpose()?;
+    let dry_run = dry_run.unwrap_or(false);
+    let real = sandbox.resolve(&file_path)?;
+    let current = read_existing(&real, &file_path)?;
+    check_hash(&file_path, current.as_deref(), expected.as_deref())?;
+    let mode = match_mode.unwrap_or_default();
+
+    let Some(current) = current else {
+        if !old_string.is_empty() {
+            return Err(FsError::EditFileNotFound { path: file_path });
+        }
+        let summary = if dry_run {
+            format!("Dry run: would create {file_path} ({} bytes); nothing written", new_string.len())
+        } else {
+            atomic_write(&real, new_string.as_bytes()).map_err(|e| FsError::write(&file_path, &e))?;
+            format!("Created {file_path} ({} bytes)", new_string.len())
+        };
+        let diff = diff_preview(&file_path, "", &new_string, limits.diff_max_lines, limits.diff_max_bytes);
+        return Ok(EditOutput {
+            summary,
+            file_path,
+            replacements: 1,
+            match_mode: MatchMode::Exact,
+            changed: true,
+            dry_run,
+            content_sha256: sha256_hex(new_string.as_bytes()),
+            diff: diff.preview,
+            diff_truncated: diff.truncated,
+        });
+    };
+    if let Some(reason) = sniff_bytes(&current) {
+        return Err(FsError::Binary { verb: "edit", path: file_path, reason });
+    }
+    if old_string == new_string {
+        return Ok(EditOutput {
+            summary: format!("No change: old_string and new_string are identical; {file_path} was not written"),
+            file_path,
+            replacements: 0,
+            match_mode: if mode == MatchMode::Auto { MatchMode::Exact } else { mode },
+            changed: false,
+            dry_run,
+            content_sha256: sha256_hex(&current),
+            diff: String::new(),
+            diff_truncated: false,
+        });
+    }
+
+    let request = Replacement {
+        old: &old_string,
+        new: &new_string,
+        replace_all: replace_all.unwrap_or(false),
+        mode,
+        expected_replacements,
+    };
+    let done = replace(&current, &request).map_err(|e| match e {
+        ReplaceError::NotUtf8(offset) => FsError::NotUtf8 { path: file_path.clone(), offset },
+        ReplaceError::EmptyOld => FsError::EmptyOldString { path: file_path.clone(), bytes: current.len() as u64 },
+        ReplaceError::NotFound(tried) => FsError::OldStringNotFound { path: file_path.clone(), tried },
+        ReplaceError::Ambiguous(lines) => FsError::Ambiguous { path: file_path.clone(), count: lines.len(), lines },
+        ReplaceError::Count(expected, lines) => {
+            FsError::ReplacementCount { path: file_path.clone(), expected, count: lines.len(), lines }
+        }
+        ReplaceError::BlockTooShort(lines) => FsError::BlockTooShort { lines },
+    })?;
+    if !dry_run {
+        atomic_write(&real, &done.bytes).map_err(|e| FsError::write(&file_path, &e))?;
+    }
+    let diff = diff_preview(
+        &file_path,
+        &display_text(&current),
+        &display_text(&done.bytes),
+        limits.diff_max_lines,
+        limits.diff_max_bytes,
+    );
+    let occurrences = if done.replacements == 1 { "occurrence" } else { "occurrences" };
+    let via =
+        if done.mode == MatchMode::Exact { String::new() } else { format!(" (match_mode {})", done.mode.as_str()) };
+    let summary = if dry_run {
+        format!("Dry run: would replace {} {occurrences} in {file_path}{via}; nothing written", done.replacements)
+    } else {
+        format!("Replaced {} {occurrences} in {file_path}{via}", done.replacements)
+    };
+    Ok(EditOutput {
+        summary,
+        file_path,
+        replacements: done.replacements,
+        match_mode: done.mode,
+        changed: true,
+        dry_run,
+        content_sha256: sha256_hex(&done.bytes),
+        diff: diff.preview,
+        diff_truncated: diff.truncated,
+    })
+}
+
+/// The text a diff shows: without a byte order mark, CRLF shown as LF.
+fn display_text(bytes: &[u8]) -> String {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    String::from_utf8_lossy(bytes).replace("\r\n", "\n")
+}
