@@ -124,7 +124,7 @@ pub async fn todo_new(
 
 /// Add items at the end of this session's plan, keeping the current ones. Ids are made from the
 /// given id or the content and made unique with -2, -3 against the whole plan. At most one item
-/// of the plan may be in_progress: adding a second is refused with both ids named, and nothing is
+/// may be in_progress in the plan: adding a second is refused with both ids named, and nothing is
 /// saved.
 ///
 /// Returns the whole plan, like todo_read.
