@@ -193,6 +193,8 @@ pub fn view_image(
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(IMAGE_SUPPORT)] support: ImageSupport,
 ) -> Result<ToolResult, ImageError> {
+    // The image part of the runtime carries no detail yet; the argument is checked so that a
+    // model's value is never silently wrong, and will be passed on once the part has the field.
     let _detail = detail.unwrap_or_default();
     let max_bytes = max_bytes.unwrap_or(DEFAULT_MAX_IMAGE_BYTES);
     if max_bytes == 0 || max_bytes > MAX_IMAGE_BYTES {
@@ -224,8 +226,8 @@ pub fn view_image(
     let header = format!("Image loaded: {file_path} ({}x{}, {media_type})", size.width, size.height);
     if support != ImageSupport::Supported {
         return Ok(ToolResult::text(format!(
-            "{header}\nThe current model cannot view images, so only this description is returned: a {media_type} \
-             image of {} by {} pixels, {} bytes.",
+            "{header}\nThe current model cannot view images, so only this description is returned: {media_type}, {} \
+             by {} pixels, {} bytes.",
             size.width,
             size.height,
             bytes.len()
