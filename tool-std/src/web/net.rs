@@ -282,16 +282,30 @@ pub(crate) fn classify(error: &reqwest::Error, https: bool) -> Failure {
         }
         if current.downcast_ref::<LookupFailed>().is_some() {
             class = Some(NetErrorClass::DnsError);
+        } else if current.downcast_ref::<rustls::Error>().is_some() {
+            class = Some(NetErrorClass::TlsError);
         } else if let Some(io) = current.downcast_ref::<io::Error>() {
-            class = class.or(match io.kind() {
-                io::ErrorKind::ConnectionRefused => Some(NetErrorClass::ConnectionRefused),
-                io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted | io::ErrorKind::BrokenPipe => {
-                    Some(NetErrorClass::ConnectionReset)
+            // `io::Error::source` skips the error it wraps: walk the wrapped I/O errors by hand.
+            let mut layer = Some(io);
+            while let Some(io) = layer {
+                let inner = io.get_ref();
+                if inner.is_some_and(|e| e.downcast_ref::<rustls::Error>().is_some()) {
+                    class = Some(NetErrorClass::TlsError);
                 }
-                io::ErrorKind::TimedOut => Some(NetErrorClass::Timeout),
-                io::ErrorKind::InvalidData if https => Some(NetErrorClass::TlsError),
-                _ => None,
-            });
+                class = class.or(match io.kind() {
+                    io::ErrorKind::ConnectionRefused => Some(NetErrorClass::ConnectionRefused),
+                    io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted | io::ErrorKind::BrokenPipe => {
+                        Some(NetErrorClass::ConnectionReset)
+                    }
+                    io::ErrorKind::TimedOut => Some(NetErrorClass::Timeout),
+                    io::ErrorKind::InvalidData if https => Some(NetErrorClass::TlsError),
+                    _ => None,
+                });
+                if let Some(inner) = inner {
+                    detail = inner.to_string();
+                }
+                layer = inner.and_then(|e| e.downcast_ref::<io::Error>());
+            }
         }
         source = current.source();
     }
