@@ -312,8 +312,12 @@ struct BraveResult {
 }
 
 fn parse_brave(body: &str, count: usize) -> Result<Vec<SearchHit>, SearchError> {
-    let answer: BraveAnswer = serde_json::from_str(body)
-        .map_err(|e| SearchError::Shape { backend: SearchBackendId::Brave, message: e.to_string() })?;
+    let shape = |message: String| SearchError::Shape { backend: SearchBackendId::Brave, message };
+    let value: serde_json::Value = serde_json::from_str(body).map_err(|e| shape(format!("not JSON: {e}")))?;
+    if !value.is_object() {
+        return Err(shape("the answer is not a JSON object".to_owned()));
+    }
+    let answer: BraveAnswer = serde_json::from_value(value).map_err(|e| shape(e.to_string()))?;
     Ok(answer
         .web
         .map(|w| w.results)
