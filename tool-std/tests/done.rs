@@ -9,7 +9,10 @@ fn registry() -> tool_runtime::Registry {
 #[tokio::test]
 async fn done_returns_the_final_message_as_a_successful_result() {
     let message = registry()
-        .call(&ToolCall::new("call_9", "done", r#"{"message":"Fixed the parser; all tests pass."}"#), &ToolContext::new())
+        .call(
+            &ToolCall::new("call_9", "done", r#"{"message":"Fixed the parser; all tests pass."}"#),
+            &ToolContext::new(),
+        )
         .await;
 
     assert!(!message.is_error);
@@ -19,8 +22,7 @@ async fn done_returns_the_final_message_as_a_successful_result() {
 
 #[tokio::test]
 async fn an_empty_message_is_refused() {
-    let message =
-        registry().call(&ToolCall::new("call_9", "done", r#"{"message":"  "}"#), &ToolContext::new()).await;
+    let message = registry().call(&ToolCall::new("call_9", "done", r#"{"message":"  "}"#), &ToolContext::new()).await;
 
     assert!(message.is_error);
     assert_eq!(message.text(), "message is empty; give the final answer or a summary of what was done");

@@ -179,7 +179,8 @@ async fn max_results_caps_the_results() {
 async fn allowed_domains_keep_the_domain_and_its_subdomains_case_insensitively() {
     let server = ddg_server().await;
 
-    let output = search(&registry(config(&server)), json!({"query": "rust", "allowed_domains": ["Rust-Lang.ORG"]})).await;
+    let output =
+        search(&registry(config(&server)), json!({"query": "rust", "allowed_domains": ["Rust-Lang.ORG"]})).await;
 
     assert_eq!(urls(&output), ["https://doc.rust-lang.org/book/", "https://www.rust-lang.org/learn"]);
     assert_eq!(output["count"], 2);
@@ -298,7 +299,8 @@ async fn a_backend_that_cannot_be_reached_gives_the_error_class() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     drop(listener);
-    let config = WebConfig { search: SearchConfig { ddg_base_url: url, ..SearchConfig::default() }, ..WebConfig::default() };
+    let config =
+        WebConfig { search: SearchConfig { ddg_base_url: url, ..SearchConfig::default() }, ..WebConfig::default() };
 
     let error = search_err(&registry(config), json!({"query": "rust"})).await;
 

@@ -63,10 +63,7 @@ fn ids(plan: &str) -> Vec<String> {
 
 /// The `(pN)` column of each plan line.
 fn priorities(plan: &str) -> Vec<String> {
-    plan.lines()
-        .skip(2)
-        .filter_map(|line| line.split_once(" (p").map(|(_, rest)| rest[..1].to_owned()))
-        .collect()
+    plan.lines().skip(2).filter_map(|line| line.split_once(" (p").map(|(_, rest)| rest[..1].to_owned())).collect()
 }
 
 #[tokio::test]
@@ -129,7 +126,8 @@ async fn ids_are_slugs_of_the_content() {
 async fn a_given_id_is_slugged_too() {
     let plans = Plans::new();
 
-    let plan = plans.ok("todo_new", json!({"todos": [{"id": "Parser Work", "content": "x", "status": "pending"}]})).await;
+    let plan =
+        plans.ok("todo_new", json!({"todos": [{"id": "Parser Work", "content": "x", "status": "pending"}]})).await;
 
     assert_eq!(ids(&plan), ["parser-work"]);
 }
@@ -407,8 +405,7 @@ async fn an_empty_text_in_a_patch_clears_notes_and_active_form() {
         )
         .await;
 
-    let plan =
-        plans.ok("todo_patch", json!({"updates": [{"id": "write-code", "notes": "", "active_form": ""}]})).await;
+    let plan = plans.ok("todo_patch", json!({"updates": [{"id": "write-code", "notes": "", "active_form": ""}]})).await;
 
     assert_eq!(
         plan,

@@ -157,10 +157,7 @@ async fn a_png_cut_after_8_bytes_is_an_error_without_an_image_part() {
     let message = images.error(json!({"file_path": "cut.png"})).await;
 
     let MessageContent::Text(text) = &message.content else { panic!("an error carries text only") };
-    assert!(
-        text.starts_with("Damaged image: cut.png looks like image/png but its header cannot be read ("),
-        "{text}"
-    );
+    assert!(text.starts_with("Damaged image: cut.png looks like image/png but its header cannot be read ("), "{text}");
     assert!(text.ends_with("); the file may be cut short"), "{text}");
 }
 
@@ -262,11 +259,15 @@ async fn an_unknown_image_capability_takes_the_text_route() {
     let images = Images::new();
     images.write("shot.png", &png(2, 3));
 
-    let message =
-        images.registry.call(&ToolCall::new("c", "view_image", r#"{"file_path":"shot.png"}"#), &ToolContext::new()).await;
+    let message = images
+        .registry
+        .call(&ToolCall::new("c", "view_image", r#"{"file_path":"shot.png"}"#), &ToolContext::new())
+        .await;
 
     assert!(matches!(message.content, MessageContent::Text(_)));
-    assert!(message.text().starts_with("Image loaded: shot.png (2x3, image/png)\nThe current model cannot view images"));
+    assert!(
+        message.text().starts_with("Image loaded: shot.png (2x3, image/png)\nThe current model cannot view images")
+    );
 }
 
 #[test]

@@ -75,7 +75,10 @@ async fn the_byte_cap_applies_after_stripping() {
     let whole = fetch(&registry, json!({"url": server.url("/"), "max_bytes": 11})).await;
     let cut = fetch(&registry, json!({"url": server.url("/"), "max_bytes": 5})).await;
 
-    assert_eq!((&whole["content"], &whole["truncated"], &whole["byte_size"]), (&json!("Hello world"), &json!(false), &json!(11)));
+    assert_eq!(
+        (&whole["content"], &whole["truncated"], &whole["byte_size"]),
+        (&json!("Hello world"), &json!(false), &json!(11))
+    );
     assert_eq!((&cut["content"], &cut["truncated"], &cut["byte_size"]), (&json!("Hello"), &json!(true), &json!(11)));
 }
 
@@ -152,7 +155,10 @@ async fn an_error_status_is_a_result_with_ok_false() {
 
     let output = fetch(&registry(), json!({"url": server.url("/missing")})).await;
 
-    assert_eq!((&output["status"], &output["ok"], &output["content"]), (&json!(404), &json!(false), &json!("no such page")));
+    assert_eq!(
+        (&output["status"], &output["ok"], &output["content"]),
+        (&json!(404), &json!(false), &json!("no such page"))
+    );
 }
 
 #[tokio::test]
@@ -321,7 +327,9 @@ async fn a_server_that_never_answers_gives_a_timeout() {
 
     assert_eq!(
         fetch_err(&registry(), json!({"url": url, "timeout_ms": 500})).await,
-        format!("timeout: no complete response from {url} within 500 ms; retry with a larger timeout_ms (at most 30000) or later")
+        format!(
+            "timeout: no complete response from {url} within 500 ms; retry with a larger timeout_ms (at most 30000) or later"
+        )
     );
 }
 

@@ -29,10 +29,26 @@ fn workspace() -> tempfile::TempDir {
 fn list_prints_the_canonical_definitions_sorted_by_name() {
     let definitions = stdout_json(&toolbox(&["list"]));
     let names: Vec<&str> = definitions.as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["glob", "grep", "read", "todo_new", "todo_read"]);
-    assert_eq!(definitions[4]["set"], "todo");
     assert_eq!(
-        definitions[4]["input_schema"],
+        names,
+        [
+            "done",
+            "glob",
+            "grep",
+            "read",
+            "search",
+            "todo_append",
+            "todo_clear",
+            "todo_new",
+            "todo_patch",
+            "todo_read",
+            "view_image",
+            "webfetch"
+        ]
+    );
+    assert_eq!(definitions[9]["set"], "todo");
+    assert_eq!(
+        definitions[9]["input_schema"],
         json!({"type": "object", "properties": {}, "additionalProperties": false})
     );
 }
@@ -51,7 +67,7 @@ fn list_as_gemini_is_one_entry_of_function_declarations_without_additional_prope
     let tools = stdout_json(&toolbox(&["list", "--format", "gemini", "--set", "todo"]));
     let declarations = tools[0]["functionDeclarations"].as_array().unwrap();
     let names: Vec<&str> = declarations.iter().map(|d| d["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["todo_new", "todo_read"]);
+    assert_eq!(names, ["todo_append", "todo_clear", "todo_new", "todo_patch", "todo_read"]);
     assert_eq!(tools.as_array().unwrap().len(), 1);
     assert!(!tools.to_string().contains("additionalProperties"));
     assert_eq!(declarations[1].get("parameters"), None);
@@ -103,7 +119,7 @@ fn run_answers_calls_of_tools_it_does_not_have_with_unknown_tool_results() {
             "content": [{
                 "type": "tool_result",
                 "tool_use_id": "toolu_01YC8RhZeDTZRbb8n1gUFTmb",
-                "content": "unknown tool `memory`; available tools: glob, grep, read, todo_new, todo_read",
+                "content": "unknown tool `memory`; available tools: done, glob, grep, read, search, todo_append, todo_clear, todo_new, todo_patch, todo_read, view_image, webfetch",
                 "is_error": true
             }]
         }])

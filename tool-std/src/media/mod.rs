@@ -118,7 +118,9 @@ pub enum ImageError {
         found: &'static str,
     },
     /// The image's header cannot be read.
-    #[error("Damaged image: {path} looks like {media_type} but its header cannot be read ({reason}); the file may be cut short")]
+    #[error(
+        "Damaged image: {path} looks like {media_type} but its header cannot be read ({reason}); the file may be cut short"
+    )]
     Damaged {
         /// The path as given.
         path: String,
@@ -216,13 +218,21 @@ pub fn view_image(
     // Read at most one byte more than allowed: the file may have grown since the metadata call.
     std::fs::File::open(&real).and_then(|f| f.take(max_bytes + 1).read_to_end(&mut bytes)).map_err(io)?;
     if bytes.len() as u64 > max_bytes {
-        return Err(ImageError::TooLarge { path: file_path, size: bytes.len() as u64, max_bytes, limit: MAX_IMAGE_BYTES });
+        return Err(ImageError::TooLarge {
+            path: file_path,
+            size: bytes.len() as u64,
+            max_bytes,
+            limit: MAX_IMAGE_BYTES,
+        });
     }
     let Some(media_type) = detect_image_mime(&bytes) else {
         return Err(ImageError::NotAnImage { path: file_path, found: describe_non_image(&bytes) });
     };
-    let size = imagesize::blob_size(&bytes)
-        .map_err(|e| ImageError::Damaged { path: file_path.clone(), media_type, reason: e.to_string() })?;
+    let size = imagesize::blob_size(&bytes).map_err(|e| ImageError::Damaged {
+        path: file_path.clone(),
+        media_type,
+        reason: e.to_string(),
+    })?;
     let header = format!("Image loaded: {file_path} ({}x{}, {media_type})", size.width, size.height);
     if support != ImageSupport::Supported {
         return Ok(ToolResult::text(format!(

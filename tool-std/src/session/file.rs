@@ -105,17 +105,20 @@ impl FileSessionStore {
             Err(e) => return Err(io_error("read", &path, &e)),
         };
         let shown = path.display().to_string();
-        let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| SessionError::Corrupt { path: shown.clone(), message: e.to_string() })?;
-        let version = value.get("version").and_then(serde_json::Value::as_u64).ok_or_else(|| SessionError::Corrupt {
-            path: shown.clone(),
-            message: "no numeric `version` field".to_owned(),
+        let value: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| SessionError::Corrupt { path: shown.clone(), message: e.to_string() })?;
+        let version = value.get("version").and_then(serde_json::Value::as_u64).ok_or_else(|| {
+            SessionError::Corrupt { path: shown.clone(), message: "no numeric `version` field".to_owned() }
         })?;
         if version > u64::from(SESSION_FORMAT_VERSION) {
-            return Err(SessionError::UnsupportedVersion { path: shown, found: version, supported: SESSION_FORMAT_VERSION });
+            return Err(SessionError::UnsupportedVersion {
+                path: shown,
+                found: version,
+                supported: SESSION_FORMAT_VERSION,
+            });
         }
-        let file: SessionFile =
-            serde_json::from_value(value).map_err(|e| SessionError::Corrupt { path: shown.clone(), message: e.to_string() })?;
+        let file: SessionFile = serde_json::from_value(value)
+            .map_err(|e| SessionError::Corrupt { path: shown.clone(), message: e.to_string() })?;
         if file.session_id != session_id {
             return Err(SessionError::Corrupt {
                 path: shown,

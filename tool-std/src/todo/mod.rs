@@ -264,8 +264,7 @@ fn apply_patch(items: &mut Vec<TodoItem>, index: usize, update: TodoPatch) -> Re
 }
 
 fn check_in_progress(items: &[TodoItem]) -> Result<(), TodoError> {
-    let ids: Vec<String> =
-        items.iter().filter(|i| i.status == TodoStatus::InProgress).map(|i| i.id.clone()).collect();
+    let ids: Vec<String> = items.iter().filter(|i| i.status == TodoStatus::InProgress).map(|i| i.id.clone()).collect();
     if ids.len() > 1 { Err(TodoError::SeveralInProgress { ids }) } else { Ok(()) }
 }
 

@@ -216,7 +216,12 @@ pub async fn webfetch(
     let output_format = output_format.unwrap_or_default();
     let timeout_ms = timeout_ms.unwrap_or(config.default_timeout_ms);
     if timeout_ms == 0 || timeout_ms > config.max_timeout_ms {
-        return Err(FetchError::OutOfRange { field: "timeout_ms", value: timeout_ms, min: 1, max: config.max_timeout_ms });
+        return Err(FetchError::OutOfRange {
+            field: "timeout_ms",
+            value: timeout_ms,
+            min: 1,
+            max: config.max_timeout_ms,
+        });
     }
     let max_bytes = max_bytes.unwrap_or(config.default_max_bytes as u64);
     if max_bytes == 0 || max_bytes > config.max_max_bytes as u64 {
@@ -227,7 +232,8 @@ pub async fn webfetch(
             max: config.max_max_bytes as u64,
         });
     }
-    let parsed = Url::parse(url.trim()).map_err(|e| FetchError::InvalidUrl { url: url.clone(), message: e.to_string() })?;
+    let parsed =
+        Url::parse(url.trim()).map_err(|e| FetchError::InvalidUrl { url: url.clone(), message: e.to_string() })?;
 
     let start = Instant::now();
     let mut current = parsed.to_string();
@@ -422,7 +428,10 @@ fn is_html_type(essence: &str) -> bool {
 
 fn sniff_html(body: &[u8]) -> bool {
     let head = String::from_utf8_lossy(&body[..body.len().min(1024)]).trim_start().to_ascii_lowercase();
-    head.starts_with("<!doctype html") || head.starts_with("<html") || head.starts_with("<head") || head.starts_with("<body")
+    head.starts_with("<!doctype html")
+        || head.starts_with("<html")
+        || head.starts_with("<head")
+        || head.starts_with("<body")
 }
 
 /// Decodes the body: the `charset` of the header, else (HTML) a `<meta charset>` in the first
@@ -445,6 +454,7 @@ fn meta_charset(body: &[u8]) -> Option<String> {
     let head = String::from_utf8_lossy(&body[..body.len().min(1024)]).to_ascii_lowercase();
     let at = head.find("charset=")? + "charset=".len();
     let rest = head[at..].trim_start_matches(['"', '\'']);
-    let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'))).unwrap_or(rest.len());
+    let end =
+        rest.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'))).unwrap_or(rest.len());
     (end > 0).then(|| rest[..end].to_owned())
 }

@@ -325,12 +325,7 @@ fn parse_brave(body: &str, count: usize) -> Result<Vec<SearchHit>, SearchError> 
         .into_iter()
         .filter_map(|r| {
             let source = host_of(&r.url)?;
-            Some(SearchHit {
-                title: strip_tags(&r.title),
-                url: r.url,
-                snippet: strip_tags(&r.description),
-                source,
-            })
+            Some(SearchHit { title: strip_tags(&r.title), url: r.url, snippet: strip_tags(&r.description), source })
         })
         .take(count)
         .collect())
