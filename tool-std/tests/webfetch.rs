@@ -405,3 +405,52 @@ fn webfetch_is_tagged_external() {
 
     assert_eq!(registry.get("webfetch").unwrap().definition().tags, ["external"]);
 }
+
+#[tokio::test]
+async fn a_redirect_to_a_name_of_a_private_address_is_refused() {
+    let server = Server::start(|_| Reply::redirect("http://intranet.test/secrets")).await;
+    let config = WebConfig {
+        network: NetworkPolicy::allow([loopback()]),
+        resolver: Arc::new(StaticHosts::new().with("intranet.test", ["192.168.1.10".parse().unwrap()])),
+        ..WebConfig::default()
+    };
+
+    assert_eq!(
+        fetch_err(&registry_with(config), json!({"url": server.url("/")})).await,
+        "Refused to fetch http://intranet.test/secrets: intranet.test is 192.168.1.10, a private address; webfetch \
+         does not reach loopback, private or link-local addresses unless the network policy allows them"
+    );
+}
+
+#[tokio::test]
+async fn the_cloud_metadata_address_is_refused_as_link_local() {
+    assert_eq!(
+        fetch_err(&registry(), json!({"url": "http://169.254.169.254/latest/meta-data/"})).await,
+        "Refused to fetch http://169.254.169.254/latest/meta-data/: 169.254.169.254 is 169.254.169.254, a link-local \
+         address; webfetch does not reach loopback, private or link-local addresses unless the network policy allows \
+         them"
+    );
+}
+
+#[tokio::test]
+async fn ipv6_loopback_is_refused() {
+    assert_eq!(
+        fetch_err(&registry(), json!({"url": "http://[::1]:8080/"})).await,
+        "Refused to fetch http://[::1]:8080/: [::1] is ::1, a loopback address; webfetch does not reach loopback, \
+         private or link-local addresses unless the network policy allows them"
+    );
+}
+
+#[tokio::test]
+async fn a_body_over_the_download_cap_is_cut_and_marked_truncated() {
+    let server = Server::start(|_| Reply::ok("text/plain", "0123456789".repeat(10))).await;
+    let config =
+        WebConfig { network: NetworkPolicy::allow([loopback()]), max_download_bytes: 25, ..WebConfig::default() };
+
+    let output = fetch(&registry_with(config), json!({"url": server.url("/")})).await;
+
+    assert_eq!(
+        (&output["content"], &output["truncated"], &output["byte_size"]),
+        (&json!("0123456789012345678901234"), &json!(true), &json!(25))
+    );
+}
