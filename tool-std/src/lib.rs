@@ -3,14 +3,18 @@
 //! | set | module | tools |
 //! |---|---|---|
 //! | `"fs"` | [`fs`] | [`read`](fs::read()), [`read_line`](fs::read_line()), [`write`](fs::write()), [`edit`](fs::edit()), [`glob`](fs::glob()), [`grep`](fs::grep()) |
-//! | `"todo"` | [`todo`](mod@todo) | [`todo_new`](todo::todo_new()), [`todo_read`](todo::todo_read()) |
+//! | `"todo"` | [`todo`](mod@todo) | [`todo_read`](todo::todo_read()), [`todo_new`](todo::todo_new()), [`todo_append`](todo::todo_append()), [`todo_patch`](todo::todo_patch()), [`todo_clear`](todo::todo_clear()) |
 //! | `"cache"` | [`cache`] | [`tool_output_cache`](cache::tool_output_cache()), [`tool_output_cache_grep`](cache::tool_output_cache_grep()), [`tool_output_cache_line`](cache::tool_output_cache_line()) |
+//! | `"web"` | [`web`] | [`webfetch`](web::webfetch()), [`search`](web::search()) (tagged `external`) |
+//! | `"media"` | [`media`] | [`view_image`](media::view_image()) |
+//! | `"control"` | [`control`] | [`done`](control::done()) |
 //!
-//! The sets `"patch"`, `"web"`, `"media"` and `"control"` of the design are not written yet.
+//! The set `"patch"` of the design is not written yet.
 //!
 //! File tools resolve every path through a [`Sandbox`](sandbox::Sandbox), the dependency
-//! [`SANDBOX`](sandbox::SANDBOX) (default: the current directory). Todo lists live in a
-//! [`TodoStore`](todo::TodoStore), the registry-scoped dependency [`TODO_STORE`](todo::TODO_STORE).
+//! [`SANDBOX`](sandbox::SANDBOX) (default: the current directory). Todo lists live in session
+//! meta, kept by the [`SessionStore`](session::SessionStore) of
+//! [`SESSION_STORE`](session::SESSION_STORE) (default: JSON files in the user's state directory).
 //!
 //! # Getting the tools
 //! `Registry::discover()` finds these tools only when this crate is linked into the binary.
@@ -31,9 +35,13 @@
 //! ```
 
 pub mod cache;
+pub mod control;
 pub mod fs;
+pub mod media;
 pub mod sandbox;
+pub mod session;
 pub mod todo;
+pub mod web;
 
 use tool_runtime::{Registry, RegistryBuilder};
 
@@ -48,9 +56,16 @@ pub fn registry_builder() -> RegistryBuilder {
         .tool(fs::edit::TOOL)
         .tool(fs::glob::TOOL)
         .tool(fs::grep::TOOL)
-        .tool(todo::todo_new::TOOL)
         .tool(todo::todo_read::TOOL)
         .tool(cache::tool_output_cache::TOOL)
         .tool(cache::tool_output_cache_grep::TOOL)
         .tool(cache::tool_output_cache_line::TOOL)
+        .tool(todo::todo_new::TOOL)
+        .tool(todo::todo_append::TOOL)
+        .tool(todo::todo_patch::TOOL)
+        .tool(todo::todo_clear::TOOL)
+        .tool(web::webfetch::TOOL)
+        .tool(web::search::TOOL)
+        .tool(media::view_image::TOOL)
+        .tool(control::done::TOOL)
 }

@@ -1,10 +1,47 @@
-//! The todo set: ids, the in_progress rule, strict items, the plan text and per-session state.
+//! The todo set: ids, the in_progress rule, strict items, clamped priorities, patches and the plan
+//! text. Plans are kept by a real file session store in a temp directory.
 
-mod common;
+use std::sync::Arc;
 
-use common::Workspace;
 use serde_json::{Value, json};
-use tool_runtime::ToolContext;
+use tool_runtime::{Registry, ToolCall, ToolContext, ToolMessage};
+use tool_std::session::{FileSessionStore, SESSION_STORE, SessionStore};
+
+/// A registry of the todo tools whose session store is a file store in a temp directory.
+struct Plans {
+    _dir: tempfile::TempDir,
+    registry: Registry,
+}
+
+impl Plans {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn SessionStore> = Arc::new(FileSessionStore::new(dir.path().join("sessions")));
+        let registry =
+            tool_std::registry_builder().sets(["todo"]).override_dependency(&SESSION_STORE, store).build().unwrap();
+        Self { _dir: dir, registry }
+    }
+
+    async fn call_in(&self, ctx: &ToolContext, tool: &str, arguments: Value) -> ToolMessage {
+        self.registry.call(&ToolCall::new("call_1", tool, arguments.to_string()), ctx).await
+    }
+
+    async fn ok(&self, tool: &str, arguments: Value) -> String {
+        let message = self.call_in(&session("s1"), tool, arguments).await;
+        assert!(!message.is_error, "expected success, got error: {}", message.text());
+        message.text().into_owned()
+    }
+
+    async fn err(&self, tool: &str, arguments: Value) -> String {
+        let message = self.call_in(&session("s1"), tool, arguments).await;
+        assert!(message.is_error, "expected an error, got success: {}", message.text());
+        message.text().into_owned()
+    }
+
+    async fn read(&self) -> String {
+        self.ok("todo_read", json!({})).await
+    }
+}
 
 fn item(content: &str, status: &str) -> Value {
     json!({"content": content, "status": status})
@@ -24,11 +61,16 @@ fn ids(plan: &str) -> Vec<String> {
         .collect()
 }
 
+/// The `(pN)` column of each plan line.
+fn priorities(plan: &str) -> Vec<String> {
+    plan.lines().skip(2).filter_map(|line| line.split_once(" (p").map(|(_, rest)| rest[..1].to_owned())).collect()
+}
+
 #[tokio::test]
 async fn the_plan_lists_counts_next_and_one_line_per_item() {
-    let ws = Workspace::new();
+    let plans = Plans::new();
 
-    let plan = ws
+    let plan = plans
         .ok(
             "todo_new",
             json!({"todos": [
@@ -55,45 +97,46 @@ async fn the_plan_lists_counts_next_and_one_line_per_item() {
 
 #[tokio::test]
 async fn next_is_the_first_pending_item_when_none_is_in_progress() {
-    let ws = Workspace::new();
+    let plans = Plans::new();
 
-    let plan = ws.ok("todo_new", json!({"todos": [item("Done", "completed"), item("Later", "pending")]})).await;
+    let plan = plans.ok("todo_new", json!({"todos": [item("Done", "completed"), item("Later", "pending")]})).await;
 
     assert_eq!(plan.lines().nth(1), Some("Next: [later]"));
 }
 
 #[tokio::test]
 async fn next_is_none_when_everything_is_finished() {
-    let ws = Workspace::new();
+    let plans = Plans::new();
 
-    let plan = ws.ok("todo_new", json!({"todos": [item("Done", "completed")]})).await;
+    let plan = plans.ok("todo_new", json!({"todos": [item("Done", "completed")]})).await;
 
     assert_eq!(plan.lines().nth(1), Some("Next: none"));
 }
 
 #[tokio::test]
 async fn ids_are_slugs_of_the_content() {
-    let ws = Workspace::new();
+    let plans = Plans::new();
 
-    let plan = ws.ok("todo_new", json!({"todos": [item("Fix the parser (again)!", "pending")]})).await;
+    let plan = plans.ok("todo_new", json!({"todos": [item("Fix the parser (again)!", "pending")]})).await;
 
     assert_eq!(ids(&plan), ["fix-the-parser-again"]);
 }
 
 #[tokio::test]
 async fn a_given_id_is_slugged_too() {
-    let ws = Workspace::new();
+    let plans = Plans::new();
 
-    let plan = ws.ok("todo_new", json!({"todos": [{"id": "Parser Work", "content": "x", "status": "pending"}]})).await;
+    let plan =
+        plans.ok("todo_new", json!({"todos": [{"id": "Parser Work", "content": "x", "status": "pending"}]})).await;
 
     assert_eq!(ids(&plan), ["parser-work"]);
 }
 
 #[tokio::test]
 async fn repeated_ids_get_2_and_3_suffixes() {
-    let ws = Workspace::new();
+    let plans = Plans::new();
 
-    let plan = ws
+    let plan = plans
         .ok(
             "todo_new",
             json!({"todos": [item("Run tests", "pending"), item("Run tests", "pending"),
@@ -106,10 +149,10 @@ async fn repeated_ids_get_2_and_3_suffixes() {
 
 #[tokio::test]
 async fn two_items_in_progress_are_refused_naming_them_and_nothing_is_saved() {
-    let ws = Workspace::new();
-    ws.ok("todo_new", json!({"todos": [item("Old plan", "pending")]})).await;
+    let plans = Plans::new();
+    plans.ok("todo_new", json!({"todos": [item("Old plan", "pending")]})).await;
 
-    let error = ws
+    let error = plans
         .err(
             "todo_new",
             json!({"todos": [item("Write code", "in_progress"), item("Review", "pending"), item("Test", "in_progress")]}),
@@ -118,109 +161,370 @@ async fn two_items_in_progress_are_refused_naming_them_and_nothing_is_saved() {
 
     assert_eq!(
         error,
-        "At most one item may be in_progress, got 2: write-code, test. Nothing was saved; keep one in_progress and \
-         make the others pending"
+        "At most one item may be in_progress, got 2: write-code, test. Nothing was saved; keep one in_progress and set \
+         the others to pending or completed (one todo_patch may change several items)"
     );
     assert_eq!(
-        ws.ok("todo_read", json!({})).await,
+        plans.read().await,
         "Todos: 1 total, 1 pending, 0 in_progress, 0 completed, 0 cancelled\nNext: [old-plan]\n1. [ ] [old-plan] (p3) Old plan"
     );
 }
 
+#[test]
+fn every_changing_tool_states_the_in_progress_rule_in_its_description() {
+    let registry = tool_std::registry_builder().sets(["todo"]).build().unwrap();
+
+    for name in ["todo_new", "todo_append", "todo_patch"] {
+        let description =
+            registry.get(name).unwrap().definition().description.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(description.contains("At most one item may be in_progress"), "{name}: {description}");
+        assert!(description.contains("nothing is saved"), "{name}: {description}");
+    }
+}
+
 #[tokio::test]
 async fn a_bad_status_is_refused_listing_the_four_statuses() {
-    let ws = Workspace::new();
+    let plans = Plans::new();
 
     assert_eq!(
-        ws.err("todo_new", json!({"todos": [item("Write code", "done")]})).await,
+        plans.err("todo_new", json!({"todos": [item("Write code", "done")]})).await,
         "invalid arguments for `todo_new`: `todos[0].status`: unknown variant `done`, expected one of `pending`, \
          `in_progress`, `completed`, `cancelled`"
     );
 }
 
 #[tokio::test]
-async fn an_unknown_key_in_an_item_is_refused() {
-    let ws = Workspace::new();
+async fn a_bad_status_in_a_patch_is_refused_listing_the_four_statuses() {
+    let plans = Plans::new();
 
     assert_eq!(
-        ws.err("todo_new", json!({"todos": [{"content": "x", "status": "pending", "title": "x"}]})).await,
+        plans.err("todo_patch", json!({"updates": [{"id": "a", "status": "finished"}]})).await,
+        "invalid arguments for `todo_patch`: `updates[0].status`: unknown variant `finished`, expected one of \
+         `pending`, `in_progress`, `completed`, `cancelled`"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_key_in_an_item_is_refused() {
+    let plans = Plans::new();
+
+    assert_eq!(
+        plans.err("todo_new", json!({"todos": [{"content": "x", "status": "pending", "title": "x"}]})).await,
         "invalid arguments for `todo_new`: unknown field `todos[0].title`; expected one of `active_form`, `content`, \
          `id`, `notes`, `priority`, `status`"
     );
 }
 
 #[tokio::test]
-async fn an_empty_list_is_refused() {
-    let ws = Workspace::new();
-
-    assert_eq!(ws.err("todo_new", json!({"todos": []})).await, "todos must hold at least one item; nothing was saved");
-}
-
-#[tokio::test]
-async fn a_priority_outside_1_to_5_is_refused() {
-    let ws = Workspace::new();
+async fn an_unknown_key_in_a_patch_is_refused() {
+    let plans = Plans::new();
 
     assert_eq!(
-        ws.err(
-            "todo_new",
-            json!({"todos": [item("a", "pending"), {"content": "b", "status": "pending", "priority": 0}]})
-        )
-        .await,
-        "todos[1].priority must be 1 to 5 (1 = most important), got 0. Nothing was saved"
+        plans.err("todo_patch", json!({"updates": [{"id": "a", "state": "completed"}]})).await,
+        "invalid arguments for `todo_patch`: unknown field `updates[0].state`; expected one of `active_form`, \
+         `content`, `id`, `notes`, `priority`, `remove`, `status`"
     );
 }
 
 #[tokio::test]
-async fn an_empty_content_is_refused() {
-    let ws = Workspace::new();
+async fn an_empty_list_is_refused() {
+    let plans = Plans::new();
 
     assert_eq!(
-        ws.err("todo_new", json!({"todos": [item("  ", "pending")]})).await,
+        plans.err("todo_new", json!({"todos": []})).await,
+        "todos must hold at least one item; nothing was saved"
+    );
+    assert_eq!(
+        plans.err("todo_append", json!({"todos": []})).await,
+        "todos must hold at least one item; nothing was saved"
+    );
+    assert_eq!(
+        plans.err("todo_patch", json!({"updates": []})).await,
+        "updates must hold at least one item; nothing was saved"
+    );
+}
+
+#[tokio::test]
+async fn priorities_outside_1_to_5_are_clamped() {
+    let plans = Plans::new();
+
+    let plan = plans
+        .ok(
+            "todo_new",
+            json!({"todos": [
+                {"content": "a", "status": "pending", "priority": 0},
+                {"content": "b", "status": "pending", "priority": 9},
+                {"content": "c", "status": "pending", "priority": -4},
+                {"content": "d", "status": "pending", "priority": 4},
+                {"content": "e", "status": "pending"},
+            ]}),
+        )
+        .await;
+
+    assert_eq!(priorities(&plan), ["1", "5", "1", "4", "3"]);
+}
+
+#[tokio::test]
+async fn a_patched_priority_is_clamped() {
+    let plans = Plans::new();
+    plans.ok("todo_new", json!({"todos": [item("a", "pending")]})).await;
+
+    let plan = plans.ok("todo_patch", json!({"updates": [{"id": "a", "priority": 12}]})).await;
+
+    assert_eq!(priorities(&plan), ["5"]);
+}
+
+#[tokio::test]
+async fn an_empty_content_is_refused() {
+    let plans = Plans::new();
+
+    assert_eq!(
+        plans.err("todo_new", json!({"todos": [item("  ", "pending")]})).await,
         "todos[0].content is empty; give each item the text of its task. Nothing was saved"
     );
 }
 
 #[tokio::test]
 async fn todo_read_without_a_plan_says_how_to_make_one() {
-    let ws = Workspace::new();
+    let plans = Plans::new();
 
-    assert_eq!(ws.ok("todo_read", json!({})).await, "No todos yet. Use todo_new to write a plan.");
+    assert_eq!(plans.read().await, "No todos yet. Use todo_new to write a plan.");
 }
 
 #[tokio::test]
 async fn the_plan_is_kept_across_calls_in_one_session() {
-    let ws = Workspace::new();
-    let ctx = session("s1");
+    let plans = Plans::new();
 
-    let written = ws.call_in(&ctx, "todo_new", json!({"todos": [item("Write code", "in_progress")]})).await;
-    let read = ws.call_in(&ctx, "todo_read", json!({})).await;
+    let written = plans.ok("todo_new", json!({"todos": [item("Write code", "in_progress")]})).await;
+    let read = plans.read().await;
 
-    assert!(!written.is_error && !read.is_error);
     assert_eq!(
-        read.text(),
+        read,
         "Todos: 1 total, 0 pending, 1 in_progress, 0 completed, 0 cancelled\nNext: [write-code]\n1. [>] [write-code] (p3) Write code"
     );
-    assert_eq!(read.text(), written.text());
+    assert_eq!(read, written);
 }
 
 #[tokio::test]
 async fn sessions_have_separate_plans() {
-    let ws = Workspace::new();
-    ws.call_in(&session("s1"), "todo_new", json!({"todos": [item("Write code", "pending")]})).await;
+    let plans = Plans::new();
+    plans.call_in(&session("s1"), "todo_new", json!({"todos": [item("Write code", "pending")]})).await;
 
-    let other = ws.call_in(&session("s2"), "todo_read", json!({})).await;
-    let default = ws.call("todo_read", json!({})).await;
+    let other = plans.call_in(&session("s2"), "todo_read", json!({})).await;
+    let unnamed = plans.call_in(&ToolContext::new(), "todo_read", json!({})).await;
 
     assert_eq!(other.text(), "No todos yet. Use todo_new to write a plan.");
-    assert_eq!(default.text(), "No todos yet. Use todo_new to write a plan.");
+    assert_eq!(unnamed.text(), "No todos yet. Use todo_new to write a plan.");
+}
+
+#[tokio::test]
+async fn a_context_without_a_session_id_keeps_its_plan_between_calls() {
+    let plans = Plans::new();
+    let ctx = ToolContext::new();
+    plans.call_in(&ctx, "todo_new", json!({"todos": [item("Write code", "pending")]})).await;
+
+    let read = plans.call_in(&ctx, "todo_read", json!({})).await;
+
+    assert_eq!(ids(&read.text()), ["write-code"]);
 }
 
 #[tokio::test]
 async fn todo_new_replaces_the_previous_plan() {
-    let ws = Workspace::new();
-    ws.ok("todo_new", json!({"todos": [item("First", "pending")]})).await;
+    let plans = Plans::new();
+    plans.ok("todo_new", json!({"todos": [item("First", "pending")]})).await;
 
-    ws.ok("todo_new", json!({"todos": [item("Second", "pending")]})).await;
+    plans.ok("todo_new", json!({"todos": [item("Second", "pending")]})).await;
 
-    assert_eq!(ids(&ws.ok("todo_read", json!({})).await), ["second"]);
+    assert_eq!(ids(&plans.read().await), ["second"]);
+}
+
+#[tokio::test]
+async fn todo_append_keeps_the_plan_and_adds_at_the_end() {
+    let plans = Plans::new();
+    plans.ok("todo_new", json!({"todos": [item("Write code", "in_progress")]})).await;
+
+    let plan = plans.ok("todo_append", json!({"todos": [item("Add tests", "pending"), item("Ship", "pending")]})).await;
+
+    assert_eq!(ids(&plan), ["write-code", "add-tests", "ship"]);
+    assert_eq!(plan, plans.read().await);
+}
+
+#[tokio::test]
+async fn appended_ids_are_unique_against_the_existing_plan() {
+    let plans = Plans::new();
+    plans.ok("todo_new", json!({"todos": [item("Run tests", "completed")]})).await;
+
+    let plan = plans.ok("todo_append", json!({"todos": [item("Run tests", "pending")]})).await;
+
+    assert_eq!(ids(&plan), ["run-tests", "run-tests-2"]);
+}
+
+#[tokio::test]
+async fn appending_a_second_in_progress_item_is_refused_naming_both_and_nothing_is_saved() {
+    let plans = Plans::new();
+    plans.ok("todo_new", json!({"todos": [item("Write code", "in_progress")]})).await;
+    let before = plans.read().await;
+
+    let error = plans.err("todo_append", json!({"todos": [item("Review", "in_progress")]})).await;
+
+    assert_eq!(
+        error,
+        "At most one item may be in_progress, got 2: write-code, review. Nothing was saved; keep one in_progress and \
+         set the others to pending or completed (one todo_patch may change several items)"
+    );
+    assert_eq!(plans.read().await, before);
+}
+
+#[tokio::test]
+async fn a_patch_changes_only_the_given_fields() {
+    let plans = Plans::new();
+    plans
+        .ok(
+            "todo_new",
+            json!({"todos": [{"content": "Write code", "status": "pending", "priority": 2, "notes": "in src/"}]}),
+        )
+        .await;
+
+    let plan = plans.ok("todo_patch", json!({"updates": [{"id": "write-code", "status": "completed"}]})).await;
+
+    assert_eq!(
+        plan,
+        "Todos: 1 total, 0 pending, 0 in_progress, 1 completed, 0 cancelled\nNext: none\n\
+         1. [x] [write-code] (p2) Write code\n   notes: in src/"
+    );
+}
+
+#[tokio::test]
+async fn an_empty_text_in_a_patch_clears_notes_and_active_form() {
+    let plans = Plans::new();
+    plans
+        .ok(
+            "todo_new",
+            json!({"todos": [{"content": "Write code", "status": "in_progress", "notes": "n",
+                              "active_form": "Writing code"}]}),
+        )
+        .await;
+
+    let plan = plans.ok("todo_patch", json!({"updates": [{"id": "write-code", "notes": "", "active_form": ""}]})).await;
+
+    assert_eq!(
+        plan,
+        "Todos: 1 total, 0 pending, 1 in_progress, 0 completed, 0 cancelled\nNext: [write-code]\n\
+         1. [>] [write-code] (p3) Write code"
+    );
+}
+
+#[tokio::test]
+async fn a_patch_can_replace_the_content_and_keeps_the_id() {
+    let plans = Plans::new();
+    plans.ok("todo_new", json!({"todos": [item("Write code", "pending")]})).await;
+
+    let plan = plans.ok("todo_patch", json!({"updates": [{"id": "write-code", "content": "Write the lexer"}]})).await;
+
+    assert_eq!(plan.lines().nth(2), Some("1. [ ] [write-code] (p3) Write the lexer"));
+}
+
+#[tokio::test]
+async fn a_patch_with_remove_deletes_the_item() {
+    let plans = Plans::new();
+    plans.ok("todo_new", json!({"todos": [item("a", "pending"), item("b", "pending")]})).await;
+
+    let plan = plans.ok("todo_patch", json!({"updates": [{"id": "a", "remove": true}]})).await;
+
+    assert_eq!(ids(&plan), ["b"]);
+}
+
+#[tokio::test]
+async fn an_unknown_id_in_a_patch_lists_the_existing_ids_and_nothing_is_saved() {
+    let plans = Plans::new();
+    plans.ok("todo_new", json!({"todos": [item("Write code", "pending"), item("Add tests", "pending")]})).await;
+    let before = plans.read().await;
+
+    let error = plans
+        .err(
+            "todo_patch",
+            json!({"updates": [{"id": "write-code", "status": "completed"}, {"id": "deploy", "status": "completed"}]}),
+        )
+        .await;
+
+    assert_eq!(
+        error,
+        "Unknown todo id `deploy` in updates[1]; existing ids: write-code, add-tests. Nothing was saved; use one of \
+         these ids (todo_read shows the plan)"
+    );
+    assert_eq!(plans.read().await, before);
+}
+
+#[tokio::test]
+async fn an_unknown_id_on_an_empty_plan_says_the_plan_is_empty() {
+    let plans = Plans::new();
+
+    assert_eq!(
+        plans.err("todo_patch", json!({"updates": [{"id": "x", "remove": true}]})).await,
+        "Unknown todo id `x` in updates[0]; existing ids: none, the plan is empty. Nothing was saved; use one of these \
+         ids (todo_read shows the plan)"
+    );
+}
+
+#[tokio::test]
+async fn a_patch_finds_an_item_by_the_slug_of_the_given_id() {
+    let plans = Plans::new();
+    plans.ok("todo_new", json!({"todos": [item("Write code", "pending")]})).await;
+
+    let plan = plans.ok("todo_patch", json!({"updates": [{"id": "Write Code", "status": "completed"}]})).await;
+
+    assert_eq!(plan.lines().nth(2), Some("1. [x] [write-code] (p3) Write code"));
+}
+
+#[tokio::test]
+async fn a_patch_that_makes_a_second_item_in_progress_is_refused_and_nothing_is_saved() {
+    let plans = Plans::new();
+    plans.ok("todo_new", json!({"todos": [item("Write code", "in_progress"), item("Add tests", "pending")]})).await;
+    let before = plans.read().await;
+
+    let error = plans.err("todo_patch", json!({"updates": [{"id": "add-tests", "status": "in_progress"}]})).await;
+
+    assert_eq!(
+        error,
+        "At most one item may be in_progress, got 2: write-code, add-tests. Nothing was saved; keep one in_progress \
+         and set the others to pending or completed (one todo_patch may change several items)"
+    );
+    assert_eq!(plans.read().await, before);
+}
+
+#[tokio::test]
+async fn one_patch_can_finish_the_current_item_and_start_the_next() {
+    let plans = Plans::new();
+    plans.ok("todo_new", json!({"todos": [item("Write code", "in_progress"), item("Add tests", "pending")]})).await;
+
+    let plan = plans
+        .ok(
+            "todo_patch",
+            json!({"updates": [{"id": "add-tests", "status": "in_progress"}, {"id": "write-code", "status": "completed"}]}),
+        )
+        .await;
+
+    assert_eq!(plan.lines().nth(1), Some("Next: [add-tests]"));
+}
+
+#[tokio::test]
+async fn a_patch_with_an_empty_content_is_refused() {
+    let plans = Plans::new();
+    plans.ok("todo_new", json!({"todos": [item("a", "pending")]})).await;
+
+    assert_eq!(
+        plans.err("todo_patch", json!({"updates": [{"id": "a", "content": " "}]})).await,
+        "updates[0].content is empty; give each item the text of its task. Nothing was saved"
+    );
+}
+
+#[tokio::test]
+async fn todo_clear_empties_the_plan_and_says_how_many_items_went() {
+    let plans = Plans::new();
+    plans.ok("todo_new", json!({"todos": [item("a", "pending"), item("b", "pending")]})).await;
+
+    let cleared = plans.ok("todo_clear", json!({})).await;
+
+    assert_eq!(cleared, "Cleared the plan (2 items removed). Use todo_new to write a new one.");
+    assert_eq!(plans.read().await, "No todos yet. Use todo_new to write a plan.");
 }

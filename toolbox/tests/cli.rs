@@ -32,22 +32,29 @@ fn list_prints_the_canonical_definitions_sorted_by_name() {
     assert_eq!(
         names,
         [
+            "done",
             "edit",
             "glob",
             "grep",
             "read",
             "read_line",
+            "search",
+            "todo_append",
+            "todo_clear",
             "todo_new",
+            "todo_patch",
             "todo_read",
             "tool_output_cache",
             "tool_output_cache_grep",
             "tool_output_cache_line",
+            "view_image",
+            "webfetch",
             "write",
         ]
     );
-    assert_eq!(definitions[6]["set"], "todo");
+    assert_eq!(definitions[11]["set"], "todo");
     assert_eq!(
-        definitions[6]["input_schema"],
+        definitions[11]["input_schema"],
         json!({"type": "object", "properties": {}, "additionalProperties": false})
     );
 }
@@ -66,7 +73,7 @@ fn list_as_gemini_is_one_entry_of_function_declarations_without_additional_prope
     let tools = stdout_json(&toolbox(&["list", "--format", "gemini", "--set", "todo"]));
     let declarations = tools[0]["functionDeclarations"].as_array().unwrap();
     let names: Vec<&str> = declarations.iter().map(|d| d["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["todo_new", "todo_read"]);
+    assert_eq!(names, ["todo_append", "todo_clear", "todo_new", "todo_patch", "todo_read"]);
     assert_eq!(tools.as_array().unwrap().len(), 1);
     assert!(!tools.to_string().contains("additionalProperties"));
     assert_eq!(declarations[1].get("parameters"), None);
@@ -118,7 +125,7 @@ fn run_answers_calls_of_tools_it_does_not_have_with_unknown_tool_results() {
             "content": [{
                 "type": "tool_result",
                 "tool_use_id": "toolu_01YC8RhZeDTZRbb8n1gUFTmb",
-                "content": "unknown tool `memory`; available tools: edit, glob, grep, read, read_line, todo_new, todo_read, tool_output_cache, tool_output_cache_grep, tool_output_cache_line, write",
+                "content": "unknown tool `memory`; available tools: done, edit, glob, grep, read, read_line, search, todo_append, todo_clear, todo_new, todo_patch, todo_read, tool_output_cache, tool_output_cache_grep, tool_output_cache_line, view_image, webfetch, write",
                 "is_error": true
             }]
         }])

@@ -56,16 +56,50 @@ pub struct NewTodo {
     pub content: String,
     /// pending, in_progress, completed or cancelled; at most one item may be in_progress.
     pub status: TodoStatus,
-    /// 1 (most important) to 5; default 3.
+    /// 1 (most important) to 5; default 3. Values outside are clamped to 1 or 5.
     #[serde(default)]
     #[schemars(range(min = 1, max = 5))]
-    pub priority: Option<u8>,
+    pub priority: Option<i64>,
     /// Free notes shown under the item.
     #[serde(default)]
     pub notes: Option<String>,
     /// The content in the present continuous ("Adding tests for the parser"), shown while in_progress.
     #[serde(default)]
     pub active_form: Option<String>,
+}
+
+/// One change of `todo_patch`: the item `id`, and the fields to change. Omitted fields keep
+/// their values; an empty `notes` or `active_form` clears it. Unknown keys are refused.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TodoPatch {
+    /// The id of the item to change, as shown in the plan (`[id]`).
+    pub id: String,
+    /// `true` removes the item (the other fields are then ignored).
+    #[serde(default)]
+    pub remove: Option<bool>,
+    /// New text of the task; cannot be empty.
+    #[serde(default)]
+    pub content: Option<String>,
+    /// New status: pending, in_progress, completed or cancelled; at most one item may be in_progress.
+    #[serde(default)]
+    pub status: Option<TodoStatus>,
+    /// New priority, 1 (most important) to 5; values outside are clamped.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 5))]
+    pub priority: Option<i64>,
+    /// New notes; an empty string removes them.
+    #[serde(default)]
+    pub notes: Option<String>,
+    /// New present-continuous form; an empty string removes it.
+    #[serde(default)]
+    pub active_form: Option<String>,
+}
+
+/// `priority` clamped to 1..=5; [`DEFAULT_PRIORITY`] when absent.
+pub fn clamp_priority(priority: Option<i64>) -> u8 {
+    // The clamp makes the value fit.
+    priority.map_or(DEFAULT_PRIORITY, |p| u8::try_from(p.clamp(1, 5)).unwrap_or(DEFAULT_PRIORITY))
 }
 
 /// One stored item of a session's plan.

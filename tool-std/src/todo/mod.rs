@@ -1,88 +1,210 @@
 //! The "todo" set: a plan the model keeps for itself, per session.
 //!
-//! [`todo_new()`] replaces the session's plan, [`todo_read()`] shows it (`todo_append`,
-//! `todo_patch` and `todo_clear` are to come). Both return the plan text of [`render_plan`].
-//! Ids are [`slug`]s of the given id or of the content, made unique with `-2`, `-3`. At most one
-//! item may be `in_progress`: a plan with two is refused with their ids named, and nothing is saved.
+//! | tool | does |
+//! |---|---|
+//! | [`todo_read()`] | shows the plan |
+//! | [`todo_new()`] | replaces the plan with a new list |
+//! | [`todo_append()`] | adds items at the end |
+//! | [`todo_patch()`] | changes or removes items by id (omitted fields keep their values) |
+//! | [`todo_clear()`] | empties the plan |
 //!
-//! State lives in the [`TodoStore`] of [`TODO_STORE`] (one per registry), keyed by the call's
-//! session id ([`session_key`]: `ToolContext::session_id`, else `"default"`). It is kept in memory
-//! only: persisting it in session meta (`todos`) is to come.
+//! Every tool but `todo_clear` returns the plan text of [`render_plan`]. Ids are [`slug`]s of the
+//! given id or of the content, made unique within the plan with `-2`, `-3`. Priorities outside
+//! 1..=5 are clamped. At most one item may be `in_progress`: a change that would make two is
+//! refused with their ids named, and nothing is saved; the same holds for every other refusal
+//! (a call either applies whole or not at all).
+//!
+//! # State
+//! The plan lives in the meta of the call's session under `todos` (see [`crate::session`]): in
+//! [`SESSION_STORE`](crate::session::SESSION_STORE) for a context with a session id, so a
+//! resumed session id gets its plan back; in memory for the registry's lifetime for a context
+//! without one. Emptying the plan removes the `todos` key. Each call is one atomic
+//! read-modify-write of the session, so concurrent calls never lose an update.
 
 mod item;
 mod plan;
 mod store;
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use tool_runtime::{ToolContext, tool};
 
-pub use item::{DEFAULT_PRIORITY, MAX_SLUG_CHARS, NewTodo, TodoItem, TodoStatus, slug};
+pub use item::{DEFAULT_PRIORITY, MAX_SLUG_CHARS, NewTodo, TodoItem, TodoPatch, TodoStatus, clamp_priority, slug};
 pub use plan::{EMPTY_PLAN, render_plan};
-pub use store::{DEFAULT_SESSION, TODO_STORE, TodoStore, session_key};
+pub use store::{session_key, set_todos, todos_in};
+
+use crate::session::{SessionError, modify, session_store_for};
 
 /// Why a todo tool refused a change; nothing was saved. The `Display` text is what the model reads.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TodoError {
-    /// `todos` is empty.
-    #[error("todos must hold at least one item; nothing was saved")]
-    NoItems,
+    /// `todos` (or `updates`) is empty.
+    #[error("{field} must hold at least one item; nothing was saved")]
+    NoItems {
+        /// `todos` or `updates`.
+        field: &'static str,
+    },
     /// An item's content is empty or blank.
-    #[error("todos[{index}].content is empty; give each item the text of its task. Nothing was saved")]
+    #[error("{field} is empty; give each item the text of its task. Nothing was saved")]
     EmptyContent {
-        /// 0-based position in `todos`.
-        index: usize,
+        /// The argument path, e.g. `todos[0].content`.
+        field: String,
     },
-    /// An item's priority is outside 1..=5.
-    #[error("todos[{index}].priority must be 1 to 5 (1 = most important), got {value}. Nothing was saved")]
-    Priority {
-        /// 0-based position in `todos`.
-        index: usize,
-        /// The priority given.
-        value: u8,
-    },
-    /// More than one item is in_progress.
+    /// More than one item would be in_progress.
     #[error(
-        "At most one item may be in_progress, got {}: {}. Nothing was saved; keep one in_progress and make the \
-         others pending",
+        "At most one item may be in_progress, got {}: {}. Nothing was saved; keep one in_progress and set the others \
+         to pending or completed (one todo_patch may change several items)",
         .ids.len(),
         .ids.join(", ")
     )]
     SeveralInProgress {
-        /// The ids (after slugging) of the items in progress, in list order.
+        /// The ids (after slugging) of the items that would be in progress, in plan order.
         ids: Vec<String>,
+    },
+    /// `todo_patch` names an id the plan does not have.
+    #[error(
+        "Unknown todo id `{id}` in updates[{index}]; existing ids: {}. Nothing was saved; use one of these ids \
+         (todo_read shows the plan)",
+        if .existing.is_empty() { "none, the plan is empty".to_owned() } else { .existing.join(", ") }
+    )]
+    UnknownId {
+        /// 0-based position in `updates`.
+        index: usize,
+        /// The id given.
+        id: String,
+        /// The ids of the plan at that point, in plan order.
+        existing: Vec<String>,
+    },
+    /// The session holds a `todos` value that is not a todo list.
+    #[error(
+        "the saved todo list of this session is damaged ({message}); replace it with todo_new or remove it with \
+         todo_clear"
+    )]
+    Damaged {
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The session could not be read or written.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The session store could not be reached (its creation failed, or its worker thread died).
+    #[error("the todo list cannot be reached: {message}")]
+    Store {
+        /// The cause.
+        message: String,
     },
 }
 
 /// Write a new plan for this session, replacing the current one: a list of at least one item, in
 /// the order to do them. Ids are made from the given id or the content (lowercase, dashes) and
-/// made unique with -2, -3. At most one item may be in_progress: a plan with two or more is
-/// refused with their ids named, and nothing is saved.
+/// made unique with -2, -3. Priority 1 (most important) to 5, default 3. At most one item may be
+/// in_progress: a plan with two or more is refused with their ids named, and nothing is saved.
 ///
 /// Returns the plan: a counts line, `Next: [id]` (the item in progress, else the first pending
 /// one), and one line per item: `n. [ ]|[>]|[x]|[-] [id] (pN) label` for pending, in_progress,
 /// completed, cancelled.
 #[tool(set = "todo")]
-pub fn todo_new(
+pub async fn todo_new(
     /// The plan, in order; at least one item.
     todos: Vec<NewTodo>,
-    #[depends(TODO_STORE)] store: Arc<TodoStore>,
     ctx: &ToolContext,
 ) -> Result<String, TodoError> {
     if todos.is_empty() {
-        return Err(TodoError::NoItems);
+        return Err(TodoError::NoItems { field: "todos" });
     }
-    let mut taken = HashSet::new();
+    let items = new_items(todos, &HashSet::new())?;
+    check_in_progress(&items)?;
+    edit_plan(ctx, move |_old| {
+        let text = render_plan(&items);
+        Ok((items, text))
+    })
+    .await
+}
+
+/// Add items at the end of this session's plan, keeping the current ones. Ids are made from the
+/// given id or the content and made unique with -2, -3 against the whole plan. At most one item
+/// may be in_progress in the plan: adding a second is refused with both ids named, and nothing is
+/// saved.
+///
+/// Returns the whole plan, like todo_read.
+#[tool(set = "todo")]
+pub async fn todo_append(
+    /// The items to add, in order; at least one.
+    todos: Vec<NewTodo>,
+    ctx: &ToolContext,
+) -> Result<String, TodoError> {
+    if todos.is_empty() {
+        return Err(TodoError::NoItems { field: "todos" });
+    }
+    edit_plan(ctx, move |old| {
+        let mut items = old?;
+        let taken: HashSet<String> = items.iter().map(|i| i.id.clone()).collect();
+        items.extend(new_items(todos, &taken)?);
+        check_in_progress(&items)?;
+        let text = render_plan(&items);
+        Ok((items, text))
+    })
+    .await
+}
+
+/// Change or remove items of this session's plan by id. Each update names an item by its id and
+/// gives only the fields to change: omitted fields keep their values, an empty notes or
+/// active_form clears it, remove=true deletes the item. Updates apply in order, all or nothing.
+/// An unknown id is refused with the existing ids listed. At most one item may be in_progress
+/// after the change: to start the next item, set the current one to completed in the same call;
+/// a change that leaves two in_progress is refused with both ids named, and nothing is saved.
+///
+/// Returns the whole plan, like todo_read.
+#[tool(set = "todo")]
+pub async fn todo_patch(
+    /// The changes, applied in order; at least one.
+    updates: Vec<TodoPatch>,
+    ctx: &ToolContext,
+) -> Result<String, TodoError> {
+    if updates.is_empty() {
+        return Err(TodoError::NoItems { field: "updates" });
+    }
+    edit_plan(ctx, move |old| {
+        let mut items = old?;
+        for (index, update) in updates.into_iter().enumerate() {
+            apply_patch(&mut items, index, update)?;
+        }
+        check_in_progress(&items)?;
+        let text = render_plan(&items);
+        Ok((items, text))
+    })
+    .await
+}
+
+/// Remove every item of this session's plan. Returns how many were removed.
+#[tool(set = "todo")]
+pub async fn todo_clear(ctx: &ToolContext) -> Result<String, TodoError> {
+    edit_plan(ctx, |old| {
+        let removed = old.map_or(0, |items| items.len());
+        let noun = if removed == 1 { "item" } else { "items" };
+        Ok((Vec::new(), format!("Cleared the plan ({removed} {noun} removed). Use todo_new to write a new one.")))
+    })
+    .await
+}
+
+/// Show this session's plan: a counts line, `Next: [id]`, and one line per item
+/// `n. [ ]|[>]|[x]|[-] [id] (pN) label`.
+#[tool(set = "todo")]
+pub async fn todo_read(ctx: &ToolContext) -> Result<String, TodoError> {
+    let (store, session) = session_store_for(ctx).await.map_err(|e| TodoError::Store { message: e.to_string() })?;
+    let items = blocking(move || todos_in(&store.load(&session)?)).await?;
+    Ok(render_plan(&items))
+}
+
+/// Turns the model's items into stored ones: content checked, priority clamped, ids slugged and
+/// made unique against `taken` and each other.
+fn new_items(todos: Vec<NewTodo>, taken: &HashSet<String>) -> Result<Vec<TodoItem>, TodoError> {
+    let mut taken = taken.clone();
     let mut items = Vec::with_capacity(todos.len());
     for (index, todo) in todos.into_iter().enumerate() {
         if todo.content.trim().is_empty() {
-            return Err(TodoError::EmptyContent { index });
-        }
-        let priority = todo.priority.unwrap_or(DEFAULT_PRIORITY);
-        if !(1..=5).contains(&priority) {
-            return Err(TodoError::Priority { index, value: priority });
+            return Err(TodoError::EmptyContent { field: format!("todos[{index}].content") });
         }
         let base = match todo.id.as_deref().filter(|id| !id.trim().is_empty()) {
             Some(id) => slug(id),
@@ -94,24 +216,84 @@ pub fn todo_new(
             id,
             content: todo.content,
             status: todo.status,
-            priority,
-            notes: todo.notes,
-            active_form: todo.active_form,
+            priority: clamp_priority(todo.priority),
+            notes: todo.notes.filter(|n| !n.is_empty()),
+            active_form: todo.active_form.filter(|a| !a.is_empty()),
         });
     }
-    let in_progress: Vec<String> =
-        items.iter().filter(|i| i.status == TodoStatus::InProgress).map(|i| i.id.clone()).collect();
-    if in_progress.len() > 1 {
-        return Err(TodoError::SeveralInProgress { ids: in_progress });
-    }
-    let text = render_plan(&items);
-    store.replace(session_key(ctx), items);
-    Ok(text)
+    Ok(items)
 }
 
-/// Show this session's plan: a counts line, `Next: [id]`, and one line per item
-/// `n. [ ]|[>]|[x]|[-] [id] (pN) label`.
-#[tool(set = "todo")]
-pub fn todo_read(#[depends(TODO_STORE)] store: Arc<TodoStore>, ctx: &ToolContext) -> String {
-    render_plan(&store.get(session_key(ctx)))
+fn apply_patch(items: &mut Vec<TodoItem>, index: usize, update: TodoPatch) -> Result<(), TodoError> {
+    let position = items
+        .iter()
+        .position(|i| i.id == update.id)
+        .or_else(|| {
+            let slugged = slug(&update.id);
+            items.iter().position(|i| i.id == slugged)
+        })
+        .ok_or_else(|| TodoError::UnknownId {
+            index,
+            id: update.id.clone(),
+            existing: items.iter().map(|i| i.id.clone()).collect(),
+        })?;
+    if update.remove == Some(true) {
+        items.remove(position);
+        return Ok(());
+    }
+    let item = &mut items[position];
+    if let Some(content) = update.content {
+        if content.trim().is_empty() {
+            return Err(TodoError::EmptyContent { field: format!("updates[{index}].content") });
+        }
+        item.content = content;
+    }
+    if let Some(status) = update.status {
+        item.status = status;
+    }
+    if update.priority.is_some() {
+        item.priority = clamp_priority(update.priority);
+    }
+    if let Some(notes) = update.notes {
+        item.notes = Some(notes).filter(|n| !n.is_empty());
+    }
+    if let Some(active_form) = update.active_form {
+        item.active_form = Some(active_form).filter(|a| !a.is_empty());
+    }
+    Ok(())
+}
+
+fn check_in_progress(items: &[TodoItem]) -> Result<(), TodoError> {
+    let ids: Vec<String> = items.iter().filter(|i| i.status == TodoStatus::InProgress).map(|i| i.id.clone()).collect();
+    if ids.len() > 1 { Err(TodoError::SeveralInProgress { ids }) } else { Ok(()) }
+}
+
+/// One atomic change of the call's plan. `change` gets the current plan (or why it cannot be
+/// read) and returns the new plan and the tool's text; the new plan is saved only when it returns
+/// `Ok`.
+async fn edit_plan<F>(ctx: &ToolContext, change: F) -> Result<String, TodoError>
+where
+    F: FnOnce(Result<Vec<TodoItem>, TodoError>) -> Result<(Vec<TodoItem>, String), TodoError> + Send + 'static,
+{
+    let (store, session) = session_store_for(ctx).await.map_err(|e| TodoError::Store { message: e.to_string() })?;
+    blocking(move || {
+        modify(&*store, &session, |meta| {
+            let (items, text) = change(todos_in(meta))?;
+            set_todos(meta, &items)?;
+            Ok(text)
+        })?
+    })
+    .await
+}
+
+/// Runs blocking store I/O off the async workers when a tokio runtime is there, inline otherwise.
+async fn blocking<T, F>(work: F) -> Result<T, TodoError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, TodoError> + Send + 'static,
+{
+    if tokio::runtime::Handle::try_current().is_err() {
+        return work();
+    }
+    tokio::task::spawn_blocking(work).await.map_err(|e| TodoError::Store { message: e.to_string() })?
 }

@@ -1,54 +1,39 @@
-//! Where todo lists live between calls.
+//! The plan in session meta: read it, write it back.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use tool_runtime::ToolContext;
 
-use tool_runtime::{DependencyError, DependencyKey, Scope, ToolContext};
-
+use super::TodoError;
 use super::item::TodoItem;
+use crate::session::{SessionMeta, TODOS_KEY};
 
-/// The session key used when the call's context has no session id.
-pub const DEFAULT_SESSION: &str = "default";
-
-/// The todo lists of every session, in memory, keyed by session id. Shared by all calls of one
-/// registry through [`TODO_STORE`]; lost when the process ends.
-#[derive(Debug, Default)]
-pub struct TodoStore {
-    sessions: Mutex<HashMap<String, Vec<TodoItem>>>,
-}
-
-impl TodoStore {
-    /// An empty store.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The session's plan, in order (empty when the session has none).
-    pub fn get(&self, session: &str) -> Vec<TodoItem> {
-        self.lock().get(session).cloned().unwrap_or_default()
-    }
-
-    /// Replaces the session's plan.
-    pub fn replace(&self, session: &str, items: Vec<TodoItem>) {
-        self.lock().insert(session.to_owned(), items);
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<TodoItem>>> {
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+/// The plan kept in `meta` under [`TODOS_KEY`] (empty when the key is absent).
+///
+/// # Errors
+/// [`TodoError::Damaged`] when the key holds something that is not a todo list.
+pub fn todos_in(meta: &SessionMeta) -> Result<Vec<TodoItem>, TodoError> {
+    match meta.get(TODOS_KEY) {
+        None => Ok(Vec::new()),
+        Some(value) => serde_json::from_value(value.clone()).map_err(|e| TodoError::Damaged { message: e.to_string() }),
     }
 }
 
-/// The todo store: one in-memory [`TodoStore`] per registry ([`Scope::Registry`]). Override it
-/// (`RegistryBuilder::override_dependency(&TODO_STORE, store)`) to share one store between
-/// registries or to look into it from the application.
-pub static TODO_STORE: DependencyKey<Arc<TodoStore>> =
-    DependencyKey::new("todo_store", new_store).with_scope(Scope::Registry);
-
-fn new_store(_ctx: &ToolContext) -> Result<Arc<TodoStore>, DependencyError> {
-    Ok(Arc::new(TodoStore::new()))
+/// Stores `items` in `meta` under [`TODOS_KEY`]; an empty list removes the key.
+///
+/// # Errors
+/// [`TodoError::Damaged`] if the items cannot be written as JSON (they always can: text, numbers
+/// and a status); `meta` is unchanged then.
+pub fn set_todos(meta: &mut SessionMeta, items: &[TodoItem]) -> Result<(), TodoError> {
+    if items.is_empty() {
+        meta.remove(TODOS_KEY);
+    } else {
+        let value = serde_json::to_value(items).map_err(|e| TodoError::Damaged { message: e.to_string() })?;
+        meta.insert(TODOS_KEY.to_owned(), value);
+    }
+    Ok(())
 }
 
-/// The key of the call's session in the store: its session id, or [`DEFAULT_SESSION`].
+/// The session id the todo tools key a call's plan by: the context's session id, or
+/// [`UNNAMED_SESSION`](crate::session::UNNAMED_SESSION).
 pub fn session_key(ctx: &ToolContext) -> &str {
-    ctx.session_id().unwrap_or(DEFAULT_SESSION)
+    ctx.session_id().unwrap_or(crate::session::UNNAMED_SESSION)
 }

@@ -1,0 +1,251 @@
+//! The "media" set: [`view_image()`], a local image shown to the model.
+//!
+//! The image type comes from the file's first bytes ([`detect_image_mime`]), never from its name:
+//! PNG, JPEG, GIF (87a and 89a) and WebP (lossy `VP8 `, lossless `VP8L` and extended `VP8X`).
+//! Width and height are read from the header (the `imagesize` crate); a file whose header cannot be
+//! read (cut short, damaged) is an error, as are SVG, text and unknown bytes. An error never
+//! carries an image part.
+//!
+//! Whether the model can take images is [`ImageSupport`], the dependency [`IMAGE_SUPPORT`]
+//! (default [`ImageSupport::Unknown`]). Only [`ImageSupport::Supported`] sends pixels; `Unknown`
+//! and `Unsupported` give a text description instead, since an image a provider silently drops is
+//! worse than a description. Set it per model on the call's context:
+//!
+//! ```
+//! use tool_runtime::ToolContext;
+//! use tool_std::media::{IMAGE_SUPPORT, ImageSupport};
+//!
+//! let ctx = ToolContext::builder().override_dependency(&IMAGE_SUPPORT, ImageSupport::Supported).build();
+//! # let _ = ctx;
+//! ```
+
+use base64::Engine as _;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::io::Read as _;
+use tool_runtime::{ContentPart, DependencyError, DependencyKey, ToolContext, ToolResult, tool};
+
+use crate::sandbox::{SANDBOX, Sandbox, SandboxError};
+
+/// The default `max_bytes` of `view_image`: 5 MiB.
+pub const DEFAULT_MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+
+/// The largest `max_bytes` a call may ask for: 10 MiB.
+pub const MAX_IMAGE_BYTES: u64 = 10 * 1024 * 1024;
+
+/// Whether the model of the run can take images in tool results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum ImageSupport {
+    /// Not known (the default): treated as [`ImageSupport::Unsupported`].
+    #[default]
+    Unknown,
+    /// The model takes images: `view_image` returns the pixels.
+    Supported,
+    /// The model takes text only: `view_image` returns a description.
+    Unsupported,
+}
+
+/// The image capability `view_image` uses; default [`ImageSupport::Unknown`]. Override it on the
+/// call's context (per model) or on the registry.
+pub static IMAGE_SUPPORT: DependencyKey<ImageSupport> = DependencyKey::new("image_support", unknown_support);
+
+fn unknown_support(_ctx: &ToolContext) -> Result<ImageSupport, DependencyError> {
+    Ok(ImageSupport::Unknown)
+}
+
+/// How closely the model should look at the image (a provider hint).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ImageDetail {
+    /// Let the provider choose (the default).
+    #[default]
+    Auto,
+    /// A low-resolution look (cheaper).
+    Low,
+    /// Full resolution.
+    High,
+}
+
+/// Why `view_image` failed. The `Display` text is what the model reads; no image part is sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImageError {
+    /// The sandbox refused the path.
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    /// Nothing exists at the path.
+    #[error("File not found: {path}")]
+    NotFound {
+        /// The path as given.
+        path: String,
+    },
+    /// The path is not a regular file.
+    #[error("Not a file: {path}; view_image opens an image file")]
+    NotAFile {
+        /// The path as given.
+        path: String,
+    },
+    /// `max_bytes` is 0 or over [`MAX_IMAGE_BYTES`].
+    #[error("max_bytes must be between 1 and {max}, got {value}")]
+    MaxBytes {
+        /// The value given.
+        value: u64,
+        /// [`MAX_IMAGE_BYTES`].
+        max: u64,
+    },
+    /// The file is larger than `max_bytes`.
+    #[error(
+        "Image too large: {path} is {size} bytes, over max_bytes={max_bytes}; raise max_bytes (up to {limit}) or \
+         use a smaller image"
+    )]
+    TooLarge {
+        /// The path as given.
+        path: String,
+        /// The file's size in bytes.
+        size: u64,
+        /// The cap of the call.
+        max_bytes: u64,
+        /// [`MAX_IMAGE_BYTES`].
+        limit: u64,
+    },
+    /// The bytes are not a PNG, JPEG, GIF or WebP image.
+    #[error("Not a supported image: {path} is {found}; view_image shows PNG, JPEG, GIF and WebP files")]
+    NotAnImage {
+        /// The path as given.
+        path: String,
+        /// What the bytes look like: `SVG text`, `text`, `empty` or `of an unknown format`.
+        found: &'static str,
+    },
+    /// The image's header cannot be read.
+    #[error(
+        "Damaged image: {path} looks like {media_type} but its header cannot be read ({reason}); the file may be cut short"
+    )]
+    Damaged {
+        /// The path as given.
+        path: String,
+        /// The type from the magic bytes.
+        media_type: &'static str,
+        /// The header reader's message.
+        reason: String,
+    },
+    /// Any other I/O failure.
+    #[error("Cannot read {path}: {message}")]
+    Io {
+        /// The path as given.
+        path: String,
+        /// The operating system's message.
+        message: String,
+    },
+}
+
+/// The MIME type of image bytes from their magic numbers: `image/png`, `image/jpeg`, `image/gif`
+/// or `image/webp` (a `RIFF` container whose form type is `WEBP` and whose first chunk is
+/// `VP8 `, `VP8L` or `VP8X`); `None` for anything else.
+///
+/// ```
+/// assert_eq!(tool_std::media::detect_image_mime(b"GIF89a\x01\x00\x01\x00"), Some("image/gif"));
+/// assert_eq!(tool_std::media::detect_image_mime(b"<svg/>"), None);
+/// ```
+pub fn detect_image_mime(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if bytes.len() >= 16
+        && bytes.starts_with(b"RIFF")
+        && &bytes[8..12] == b"WEBP"
+        && matches!(&bytes[12..16], b"VP8 " | b"VP8L" | b"VP8X")
+    {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+/// What bytes that are no supported image look like, for the error.
+fn describe_non_image(bytes: &[u8]) -> &'static str {
+    if bytes.is_empty() {
+        return "empty";
+    }
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]).to_ascii_lowercase();
+    if head.contains("<svg") {
+        "SVG text"
+    } else if std::str::from_utf8(&bytes[..bytes.len().min(4096)]).is_ok() || head.trim_start().starts_with('<') {
+        "text"
+    } else {
+        "of an unknown format"
+    }
+}
+
+/// Look at a local image file (PNG, JPEG, GIF or WebP; the type is read from the file's bytes,
+/// not its name). Returns a text part `Image loaded: <path> (<width>x<height>, <type>)` and the
+/// image. When the model cannot take images, returns a text description instead. SVG, text,
+/// damaged and other files are errors. max_bytes defaults to 5 MiB (5242880), at most 10 MiB.
+#[tool(set = "media", tags(read_only))]
+pub fn view_image(
+    /// Path of the image, relative to the workspace root.
+    file_path: String,
+    /// auto (default), low or high: how closely to look.
+    detail: Option<ImageDetail>,
+    /// Largest file accepted, in bytes (default 5242880 = 5 MiB, at most 10485760 = 10 MiB).
+    max_bytes: Option<u64>,
+    #[depends(SANDBOX)] sandbox: Sandbox,
+    #[depends(IMAGE_SUPPORT)] support: ImageSupport,
+) -> Result<ToolResult, ImageError> {
+    // The image part of the runtime carries no detail yet; the argument is checked so that a
+    // model's value is never silently wrong, and will be passed on once the part has the field.
+    let _detail = detail.unwrap_or_default();
+    let max_bytes = max_bytes.unwrap_or(DEFAULT_MAX_IMAGE_BYTES);
+    if max_bytes == 0 || max_bytes > MAX_IMAGE_BYTES {
+        return Err(ImageError::MaxBytes { value: max_bytes, max: MAX_IMAGE_BYTES });
+    }
+    let real = sandbox.resolve(&file_path)?;
+    let io = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => ImageError::NotFound { path: file_path.clone() },
+        _ => ImageError::Io { path: file_path.clone(), message: e.to_string() },
+    };
+    let metadata = std::fs::metadata(&real).map_err(io)?;
+    if !metadata.is_file() {
+        return Err(ImageError::NotAFile { path: file_path });
+    }
+    if metadata.len() > max_bytes {
+        return Err(ImageError::TooLarge { path: file_path, size: metadata.len(), max_bytes, limit: MAX_IMAGE_BYTES });
+    }
+    let mut bytes = Vec::new();
+    // Read at most one byte more than allowed: the file may have grown since the metadata call.
+    std::fs::File::open(&real).and_then(|f| f.take(max_bytes + 1).read_to_end(&mut bytes)).map_err(io)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(ImageError::TooLarge {
+            path: file_path,
+            size: bytes.len() as u64,
+            max_bytes,
+            limit: MAX_IMAGE_BYTES,
+        });
+    }
+    let Some(media_type) = detect_image_mime(&bytes) else {
+        return Err(ImageError::NotAnImage { path: file_path, found: describe_non_image(&bytes) });
+    };
+    let size = imagesize::blob_size(&bytes).map_err(|e| ImageError::Damaged {
+        path: file_path.clone(),
+        media_type,
+        reason: e.to_string(),
+    })?;
+    let header = format!("Image loaded: {file_path} ({}x{}, {media_type})", size.width, size.height);
+    if support != ImageSupport::Supported {
+        return Ok(ToolResult::text(format!(
+            "{header}\nThe current model cannot view images, so only this description is returned: {media_type}, {} \
+             by {} pixels, {} bytes.",
+            size.width,
+            size.height,
+            bytes.len()
+        )));
+    }
+    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    Ok(ToolResult::Parts(vec![
+        ContentPart::text(header),
+        ContentPart::Image { data, media_type: media_type.to_owned() },
+    ]))
+}

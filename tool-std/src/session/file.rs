@@ -1,0 +1,236 @@
+//! Sessions as JSON files in a directory.
+
+use std::fs::{File, OpenOptions};
+use std::io::{ErrorKind, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::{SessionError, SessionMeta, SessionStore};
+
+/// The format version this build writes and reads (the `version` field of a [`SessionFile`]).
+pub const SESSION_FORMAT_VERSION: u32 = 1;
+
+/// The environment variable naming the state directory; session files go to its `sessions`
+/// subdirectory. Wins over the platform's state directory.
+pub const STATE_DIR_ENV: &str = "TOOL_STATE_DIR";
+
+/// The directory [`FileSessionStore`] uses by default, in this order:
+/// `$TOOL_STATE_DIR/sessions` when the variable is set and not empty; else the platform's user
+/// state directory (`$XDG_STATE_HOME`, else `~/.local/state`, on Linux), else its local data
+/// directory (macOS, Windows), followed by `tool-framework/sessions`.
+///
+/// # Errors
+/// [`SessionError::NoStateDir`] when none of these exists (no home directory).
+pub fn default_sessions_dir() -> Result<PathBuf, SessionError> {
+    if let Some(dir) = std::env::var_os(STATE_DIR_ENV).filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(dir).join("sessions"));
+    }
+    dirs::state_dir()
+        .or_else(dirs::data_local_dir)
+        .map(|dir| dir.join("tool-framework").join("sessions"))
+        .ok_or(SessionError::NoStateDir)
+}
+
+/// What a session file holds, as pretty-printed JSON:
+///
+/// ```json
+/// {
+///   "version": 1,
+///   "session_id": "s1",
+///   "revision": 3,
+///   "meta": { "todos": [ ... ] }
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionFile {
+    /// The format version, [`SESSION_FORMAT_VERSION`]. A file with a higher version is refused
+    /// rather than overwritten.
+    pub version: u64,
+    /// The session id, as given (the file name is an encoding of it).
+    pub session_id: String,
+    /// How many times the session was saved: 1 after the first save.
+    pub revision: u64,
+    /// The session's meta.
+    pub meta: SessionMeta,
+}
+
+/// Sessions as files in one directory: `<name>.json` per session and a `<name>.lock` beside it
+/// (kept, empty) that serialises updates, also between processes (an advisory file lock).
+///
+/// - File names: the session id with every byte outside `[A-Za-z0-9_-]` written as `%XX`
+///   (uppercase hex), so distinct ids never share a file and no id can name a path outside the
+///   directory; an encoded name over 200 bytes is replaced by `~` and the SHA-256 of the id in hex.
+/// - Writes are atomic: the new content goes to a temporary file in the directory, is flushed to
+///   disk, then renamed over the old file. A reader sees the old or the new session, never a mix.
+/// - The directory is created on the first save (mode 0700 on Unix; files are 0600).
+/// - A file that is not a session of this format, or whose `session_id` differs from the id asked
+///   for, is an error ([`SessionError::Corrupt`]) and is never overwritten.
+#[derive(Debug, Clone)]
+pub struct FileSessionStore {
+    dir: PathBuf,
+}
+
+impl FileSessionStore {
+    /// A store in `dir` (created on the first save).
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    /// The directory of the session files.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The file that holds `session_id`.
+    ///
+    /// # Errors
+    /// [`SessionError::EmptyId`] for an empty id.
+    pub fn path_of(&self, session_id: &str) -> Result<PathBuf, SessionError> {
+        Ok(self.dir.join(format!("{}.json", file_stem(session_id)?)))
+    }
+
+    fn lock_path(&self, session_id: &str) -> Result<PathBuf, SessionError> {
+        Ok(self.dir.join(format!("{}.lock", file_stem(session_id)?)))
+    }
+
+    /// Reads the session file; `None` when there is none.
+    fn read(&self, session_id: &str) -> Result<Option<SessionFile>, SessionError> {
+        let path = self.path_of(session_id)?;
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_error("read", &path, &e)),
+        };
+        let shown = path.display().to_string();
+        let value: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| SessionError::Corrupt { path: shown.clone(), message: e.to_string() })?;
+        let version = value.get("version").and_then(serde_json::Value::as_u64).ok_or_else(|| {
+            SessionError::Corrupt { path: shown.clone(), message: "no numeric `version` field".to_owned() }
+        })?;
+        if version > u64::from(SESSION_FORMAT_VERSION) {
+            return Err(SessionError::UnsupportedVersion {
+                path: shown,
+                found: version,
+                supported: SESSION_FORMAT_VERSION,
+            });
+        }
+        let file: SessionFile = serde_json::from_value(value)
+            .map_err(|e| SessionError::Corrupt { path: shown.clone(), message: e.to_string() })?;
+        if file.session_id != session_id {
+            return Err(SessionError::Corrupt {
+                path: shown,
+                message: format!("it holds session `{}`, not `{session_id}`", file.session_id),
+            });
+        }
+        Ok(Some(file))
+    }
+
+    fn write(&self, file: &SessionFile) -> Result<(), SessionError> {
+        let path = self.path_of(&file.session_id)?;
+        let mut text = serde_json::to_string_pretty(file).map_err(|e| SessionError::Corrupt {
+            path: path.display().to_string(),
+            message: format!("the meta cannot be written as JSON: {e}"),
+        })?;
+        text.push('\n');
+        let mut temp = tempfile::Builder::new()
+            .prefix(".session-")
+            .suffix(".tmp")
+            .tempfile_in(&self.dir)
+            .map_err(|e| io_error("write", &self.dir, &e))?;
+        temp.write_all(text.as_bytes()).map_err(|e| io_error("write", temp.path(), &e))?;
+        temp.as_file().sync_all().map_err(|e| io_error("write", temp.path(), &e))?;
+        temp.persist(&path).map_err(|e| io_error("write", &path, &e.error))?;
+        Ok(())
+    }
+
+    fn create_dir(&self) -> Result<(), SessionError> {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&self.dir).map_err(|e| io_error("write", &self.dir, &e))
+    }
+
+    /// Opens and locks the session's lock file; the lock is released when the file is dropped.
+    fn lock(&self, session_id: &str) -> Result<File, SessionError> {
+        self.create_dir()?;
+        let path = self.lock_path(session_id)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| io_error("lock", &path, &e))?;
+        file.lock().map_err(|e| io_error("lock", &path, &e))?;
+        Ok(file)
+    }
+}
+
+impl SessionStore for FileSessionStore {
+    fn load(&self, session_id: &str) -> Result<SessionMeta, SessionError> {
+        Ok(self.read(session_id)?.map(|f| f.meta).unwrap_or_default())
+    }
+
+    fn update(
+        &self,
+        session_id: &str,
+        edit: &mut dyn FnMut(&mut SessionMeta) -> bool,
+    ) -> Result<SessionMeta, SessionError> {
+        let _lock = self.lock(session_id)?;
+        let current = self.read(session_id)?;
+        let revision = current.as_ref().map_or(0, |f| f.revision);
+        let old = current.map(|f| f.meta).unwrap_or_default();
+        let mut meta = old.clone();
+        if !edit(&mut meta) {
+            return Ok(old);
+        }
+        let file = SessionFile {
+            version: u64::from(SESSION_FORMAT_VERSION),
+            session_id: session_id.to_owned(),
+            revision: revision + 1,
+            meta,
+        };
+        self.write(&file)?;
+        Ok(file.meta)
+    }
+
+    fn remove(&self, session_id: &str) -> Result<bool, SessionError> {
+        let path = self.path_of(session_id)?;
+        if !self.dir.exists() {
+            return Ok(false);
+        }
+        let _lock = self.lock(session_id)?;
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(io_error("remove", &path, &e)),
+        }
+    }
+}
+
+/// The file name (without extension) of a session id; see [`FileSessionStore`].
+fn file_stem(session_id: &str) -> Result<String, SessionError> {
+    if session_id.is_empty() {
+        return Err(SessionError::EmptyId);
+    }
+    let mut stem = String::with_capacity(session_id.len());
+    for byte in session_id.bytes() {
+        if byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-' {
+            stem.push(char::from(byte));
+        } else {
+            stem.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    if stem.len() > 200 {
+        let digest = Sha256::digest(session_id.as_bytes());
+        stem = format!("~{}", digest.iter().map(|b| format!("{b:02x}")).collect::<String>());
+    }
+    Ok(stem)
+}
+
+fn io_error(action: &'static str, path: &Path, error: &std::io::Error) -> SessionError {
+    SessionError::Io { action, path: path.display().to_string(), message: error.to_string() }
+}
