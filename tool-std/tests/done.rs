@@ -1,6 +1,6 @@
 //! done: the final message of a run.
 
-use tool_runtime::{MessageContent, ToolCall, ToolContext};
+use tool_runtime::{MessageContent, ToolCall, ToolContext, TurnStop};
 
 fn registry() -> tool_runtime::Registry {
     tool_std::registry_builder().sets(["control"]).build().unwrap()
@@ -16,8 +16,21 @@ async fn done_returns_the_final_message_as_a_successful_result() {
         .await;
 
     assert!(!message.is_error);
+    assert!(message.done);
     assert_eq!(message.tool_name, "done");
     assert_eq!(message.content, MessageContent::Text("Fixed the parser; all tests pass.".to_owned()));
+}
+
+#[tokio::test]
+async fn a_turn_with_done_reports_the_completion_signal_after_every_call_of_the_turn_ran() {
+    let registry = tool_std::registry_builder().sets(["control", "todo"]).build().unwrap();
+    let calls =
+        [ToolCall::new("call_1", "todo_read", "{}"), ToolCall::new("call_2", "done", r#"{"message":"All done."}"#)];
+
+    let batch = registry.call_batch(&calls, &ToolContext::new()).await;
+
+    assert_eq!(batch.stop, Some(TurnStop::Done { tool_call_id: "call_2".to_owned(), message: "All done.".to_owned() }));
+    assert_eq!(batch.messages[0].text(), "No todos yet. Use todo_new to write a plan.");
 }
 
 #[tokio::test]

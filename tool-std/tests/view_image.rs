@@ -3,8 +3,8 @@
 
 use base64::Engine as _;
 use serde_json::{Value, json};
+use tool_runtime::ImageSupport;
 use tool_runtime::{ContentPart, MessageContent, Registry, ToolCall, ToolContext, ToolMessage};
-use tool_std::media::{IMAGE_SUPPORT, ImageSupport};
 use tool_std::sandbox::{SANDBOX, Sandbox};
 
 struct Images {
@@ -28,7 +28,7 @@ impl Images {
     }
 
     async fn view(&self, support: ImageSupport, arguments: Value) -> ToolMessage {
-        let ctx = ToolContext::builder().override_dependency(&IMAGE_SUPPORT, support).build();
+        let ctx = ToolContext::builder().image_support(support).build();
         self.registry.call(&ToolCall::new("call_1", "view_image", arguments.to_string()), &ctx).await
     }
 

@@ -1,12 +1,11 @@
 //! The "control" set: [`done()`], the tool a model calls to end its run.
 //!
-//! The dispatcher's completion signal is not part of the runtime yet: until it is, `done` returns
-//! its final message as an ordinary text result, and an agent loop ends the run when it sees a
-//! successful `done` call (`message.tool_name == "done" && !message.is_error`). When the runtime
-//! gains the completion signal, `done` returns it with the same message, so the loop can stop
+//! `done` returns the dispatcher's completion signal ([`ToolResult::done`]): its message carries
+//! `done: true`, and [`Registry::call_batch`](tool_runtime::Registry::call_batch) reports
+//! [`TurnStop::Done`](tool_runtime::TurnStop::Done) with the final message, so an agent loop stops
 //! without matching on the tool name.
 
-use tool_runtime::tool;
+use tool_runtime::{ToolResult, tool};
 
 /// Why `done` refused a call.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -21,14 +20,14 @@ pub enum DoneError {
 /// (what was done, what is left, anything they must know). The run ends after this call; do not
 /// call other tools with it.
 ///
-/// Returns the message unchanged (the completion signal of the run).
+/// Returns the completion signal with the message unchanged.
 #[tool(set = "control", sequential)]
 pub fn done(
     /// The final answer or summary for the user; not empty.
     message: String,
-) -> Result<String, DoneError> {
+) -> Result<ToolResult, DoneError> {
     if message.trim().is_empty() {
         return Err(DoneError::EmptyMessage);
     }
-    Ok(message)
+    Ok(ToolResult::done(message))
 }

@@ -6,16 +6,16 @@
 //! read (cut short, damaged) is an error, as are SVG, text and unknown bytes. An error never
 //! carries an image part.
 //!
-//! Whether the model can take images is [`ImageSupport`], the dependency [`IMAGE_SUPPORT`]
-//! (default [`ImageSupport::Unknown`]). Only [`ImageSupport::Supported`] sends pixels; `Unknown`
-//! and `Unsupported` give a text description instead, since an image a provider silently drops is
-//! worse than a description. Set it per model on the call's context:
+//! Whether the model can take images is the context's [`ImageSupport`]
+//! ([`ToolContext::image_support`], default [`ImageSupport::Unknown`]). Only
+//! [`ImageSupport::Supported`] sends pixels; `Unknown` and `Unsupported` give a text description
+//! instead, since an image a provider silently drops is worse than a description. Set it per model
+//! on the context of the calls:
 //!
 //! ```
-//! use tool_runtime::ToolContext;
-//! use tool_std::media::{IMAGE_SUPPORT, ImageSupport};
+//! use tool_runtime::{ImageSupport, ToolContext};
 //!
-//! let ctx = ToolContext::builder().override_dependency(&IMAGE_SUPPORT, ImageSupport::Supported).build();
+//! let ctx = ToolContext::builder().image_support(ImageSupport::Supported).build();
 //! # let _ = ctx;
 //! ```
 
@@ -23,7 +23,7 @@ use base64::Engine as _;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::io::Read as _;
-use tool_runtime::{ContentPart, DependencyError, DependencyKey, ToolContext, ToolResult, tool};
+use tool_runtime::{ContentPart, ImageSupport, ToolContext, ToolResult, tool};
 
 use crate::sandbox::{SANDBOX, Sandbox, SandboxError};
 
@@ -32,27 +32,6 @@ pub const DEFAULT_MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 
 /// The largest `max_bytes` a call may ask for: 10 MiB.
 pub const MAX_IMAGE_BYTES: u64 = 10 * 1024 * 1024;
-
-/// Whether the model of the run can take images in tool results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum ImageSupport {
-    /// Not known (the default): treated as [`ImageSupport::Unsupported`].
-    #[default]
-    Unknown,
-    /// The model takes images: `view_image` returns the pixels.
-    Supported,
-    /// The model takes text only: `view_image` returns a description.
-    Unsupported,
-}
-
-/// The image capability `view_image` uses; default [`ImageSupport::Unknown`]. Override it on the
-/// call's context (per model) or on the registry.
-pub static IMAGE_SUPPORT: DependencyKey<ImageSupport> = DependencyKey::new("image_support", unknown_support);
-
-fn unknown_support(_ctx: &ToolContext) -> Result<ImageSupport, DependencyError> {
-    Ok(ImageSupport::Unknown)
-}
 
 /// How closely the model should look at the image (a provider hint).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
@@ -193,7 +172,7 @@ pub fn view_image(
     /// Largest file accepted, in bytes (default 5242880 = 5 MiB, at most 10485760 = 10 MiB).
     max_bytes: Option<u64>,
     #[depends(SANDBOX)] sandbox: Sandbox,
-    #[depends(IMAGE_SUPPORT)] support: ImageSupport,
+    ctx: &ToolContext,
 ) -> Result<ToolResult, ImageError> {
     // The image part of the runtime carries no detail yet; the argument is checked so that a
     // model's value is never silently wrong, and will be passed on once the part has the field.
@@ -234,7 +213,7 @@ pub fn view_image(
         reason: e.to_string(),
     })?;
     let header = format!("Image loaded: {file_path} ({}x{}, {media_type})", size.width, size.height);
-    if support != ImageSupport::Supported {
+    if ctx.image_support() != ImageSupport::Supported {
         return Ok(ToolResult::text(format!(
             "{header}\nThe current model cannot view images, so only this description is returned: {media_type}, {} \
              by {} pixels, {} bytes.",
