@@ -174,3 +174,108 @@ fn a_bad_option_value_exits_2() {
     let output = toolbox(&["list", "--format", "nope"]);
     assert_eq!(output.status.code(), Some(2));
 }
+
+#[test]
+fn run_answers_an_anthropic_parallel_turn_in_one_user_message() {
+    let root = workspace();
+    let output = toolbox(&[
+        "run",
+        &repo_file("toolbox/tests/data/anthropic-std-tools.json"),
+        "--root",
+        root.path().to_str().unwrap(),
+    ]);
+    assert_eq!(
+        stdout_json(&output),
+        json!([{
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_read",
+                    "content": "    1  fn main() {\n\n[showing lines 1-1 of 3] Use offset=1 to read more.\n[read_metadata] \
+                                content_sha256=35e0393811f794547c34763eb5773d6cddb295dc4f372180ed4aae67da3ea45f"
+                },
+                {"type": "tool_result", "tool_use_id": "toolu_grep", "content": "src/main.rs:2:     println!(\"hello\");"},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_todo",
+                    "content": "Todos: 2 total, 1 pending, 1 in_progress, 0 completed, 0 cancelled\nNext: [say-hello]\n\
+                                1. [>] [say-hello] (p3) Say hello\n2. [ ] [say-hello-2] (p3) Say hello"
+                }
+            ]
+        }])
+    );
+}
+
+#[test]
+fn call_prints_the_tool_message_as_json() {
+    let root = workspace();
+    let output = toolbox(&["call", "grep", r#"{"pattern":"fn main"}"#, "--root", root.path().to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        stdout_json(&output),
+        json!({
+            "tool_call_id": "call_1",
+            "tool_name": "grep",
+            "content": "src/main.rs:1: fn main() {",
+            "is_error": false
+        })
+    );
+}
+
+#[test]
+fn call_exits_1_and_prints_the_error_message_when_the_arguments_are_not_json() {
+    let root = workspace();
+    let output = toolbox(&["call", "read", "{", "--root", root.path().to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    let message: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(message["is_error"], true);
+    assert_eq!(
+        message["content"],
+        "invalid arguments for `read`: not valid JSON: EOF while parsing an object at line 1 column 1; send one JSON \
+         object"
+    );
+}
+
+#[test]
+fn list_as_mcp_gives_tools_list_entries_with_the_canonical_schema() {
+    let canonical = stdout_json(&toolbox(&["list", "--set", "fs"]));
+    let entries = stdout_json(&toolbox(&["list", "--format", "mcp", "--set", "fs"]));
+    let names: Vec<&str> = entries.as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["glob", "grep", "read"]);
+    assert_eq!(entries[2]["inputSchema"], canonical[2]["input_schema"]);
+    assert_eq!(entries[2]["description"], canonical[2]["description"]);
+    assert_eq!(entries[2]["annotations"], json!({"openWorldHint": false}));
+}
+
+#[test]
+fn verbose_logs_go_to_stderr_and_stdout_stays_json() {
+    let output = toolbox(&["-v", "list", "--set", "todo"]);
+    let definitions = stdout_json(&output);
+    assert_eq!(definitions.as_array().unwrap().len(), 2);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("resolved the global options"));
+}
+
+#[test]
+fn a_state_dir_that_is_a_file_exits_1_saying_to_give_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("state");
+    std::fs::write(&file, "").unwrap();
+    let output = toolbox(&["list", "--state-dir", file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "toolbox: --state-dir {} is not a directory; give a directory (it is created when needed)\n",
+            file.display()
+        )
+    );
+}
+
+#[test]
+fn allow_takes_only_known_permissions() {
+    assert_eq!(toolbox(&["--allow", "external", "list"]).status.code(), Some(0));
+    let output = toolbox(&["--allow", "network", "list"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("invalid value 'network' for '--allow <WHAT>'"));
+}
