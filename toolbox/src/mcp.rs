@@ -163,9 +163,59 @@ impl ServerHandler for ToolServer {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::OnceLock;
+
+    use rmcp::model::{ClientRequest, Request};
+    use rmcp::service::PeerRequestOptions;
     use serde_json::json;
+    use tokio::sync::Notify;
+    use tokio_util::sync::CancellationToken;
+    use tool_runtime::tool;
 
     use super::*;
+
+    /// The cancellation token of the running `wait_for_cancel` call, and the signal that it started.
+    static WAITING: OnceLock<CancellationToken> = OnceLock::new();
+    static STARTED: Notify = Notify::const_new();
+
+    /// Wait until the call is cancelled.
+    #[tool]
+    async fn wait_for_cancel(ctx: &tool_runtime::ToolContext) -> String {
+        WAITING.set(ctx.cancellation().clone()).expect("called once");
+        STARTED.notify_one();
+        ctx.cancellation().cancelled().await;
+        "cancelled".to_owned()
+    }
+
+    /// Say hello.
+    #[tool]
+    fn hello() -> String {
+        "hello".to_owned()
+    }
+
+    // Paused clock: were the token never cancelled, the idle runtime would jump to the timeout and
+    // fail the test at once instead of hanging.
+    #[tokio::test(start_paused = true)]
+    async fn a_cancelled_notification_cancels_the_calls_token_and_the_server_keeps_serving() {
+        let registry = Registry::builder().tool(wait_for_cancel::TOOL).tool(hello::TOOL).build().unwrap();
+        let server = ToolServer::new(registry, Policy::default(), "s1".to_owned());
+        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+        let serving = tokio::spawn(async move { server.serve(server_io).await.unwrap().waiting().await });
+        let client = ().serve(client_io).await.unwrap();
+
+        let request = ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new("wait_for_cancel")));
+        let handle = client.peer().send_cancellable_request(request, PeerRequestOptions::no_options()).await.unwrap();
+        STARTED.notified().await;
+        handle.cancel(Some("the user pressed stop".to_owned())).await.unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(3600), WAITING.get().unwrap().cancelled())
+            .await
+            .expect("the call's cancellation token was not cancelled");
+
+        let result = client.call_tool(CallToolRequestParams::new("hello")).await.unwrap();
+        assert_eq!(serde_json::to_value(&result.content).unwrap(), json!([{"type": "text", "text": "hello"}]));
+        client.cancel().await.unwrap();
+        serving.await.unwrap().unwrap();
+    }
 
     fn definition(tags: &[&str]) -> ToolDefinition {
         ToolDefinition {
