@@ -39,7 +39,13 @@ use crate::setup::Setup;
 
 /// The standard agent tools (read, glob, grep, todo_*), for any MCP client and any provider.
 #[derive(Debug, Parser)]
-#[command(name = "toolbox", version, about)]
+#[command(
+    name = "toolbox",
+    version,
+    about,
+    after_help = "Exit codes: 0 success; 1 `call` printed an error result, or the input could not be used \
+                  (said on stderr); 2 bad command-line usage."
+)]
 struct Cli {
     #[command(flatten)]
     global: Global,

@@ -7,11 +7,18 @@
 //!   Every failure the model can fix (bad arguments, a tool error, a tool that is off) is a result
 //!   with `isError: true` whose text says what to change. A tool name the server does not have is
 //!   a protocol error (`-32602`, invalid params), as the MCP specification lists it, whose message
-//!   names the available tools. Content is mapped by [`call_result`].
+//!   names the available tools. Content is mapped by [`call_result`]. The call id the tool sees
+//!   is `mcp_` and the JSON-RPC request id (`mcp_7`).
 //! - Cancellation: a `notifications/cancelled` for a running call cancels the call's
 //!   `ToolContext::cancellation` token and stops awaiting the tool; no response is sent for it.
 //! - Every call of one server shares one session id (`--session`, else the root's default), so
 //!   `todo_new` then `todo_read` see the same plan for as long as the server runs.
+//!
+//! - `initialize`: the server's name is `toolbox`, its version the crate's; the instructions
+//!   name the workspace root the file tools are confined to.
+//!
+//! Not yet: progress notifications (a tool has no way to report progress yet), `outputSchema` and
+//! `structuredContent` (definitions and messages do not carry a result schema or the JSON value).
 //!
 //! Logs go to standard error only (standard output is the protocol stream).
 
@@ -37,7 +44,11 @@ use crate::setup::Setup;
 /// MCP initialization, or the server stops on a transport error.
 pub(crate) fn serve(setup: &Setup, sets: &[String]) -> Result<(), String> {
     let registry = setup.registry(sets, true)?;
-    let server = ToolServer::new(registry, setup.policy().clone(), setup.session()?);
+    let instructions = format!(
+        "The file tools work inside the workspace {}; give paths relative to it.",
+        setup.sandbox()?.root().display()
+    );
+    let server = ToolServer::new(registry, setup.policy().clone(), setup.session()?).with_instructions(instructions);
     crate::runtime()?.block_on(async move {
         let service = server
             .serve(rmcp::transport::stdio())
@@ -107,12 +118,18 @@ struct ToolServer {
     tools: Arc<[Tool]>,
     policy: Policy,
     session: String,
+    instructions: Option<String>,
 }
 
 impl ToolServer {
     fn new(registry: Registry, policy: Policy, session: String) -> Self {
         let tools = policy.visible(&registry).into_iter().map(tool_entry).collect();
-        Self { registry: Arc::new(registry), tools, policy, session }
+        Self { registry: Arc::new(registry), tools, policy, session, instructions: None }
+    }
+
+    fn with_instructions(mut self, instructions: String) -> Self {
+        self.instructions = Some(instructions);
+        self
     }
 
     fn unknown_tool(&self, name: &str) -> ErrorData {
@@ -123,8 +140,12 @@ impl ToolServer {
 
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("toolbox", env!("CARGO_PKG_VERSION")))
+        let config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("toolbox", env!("CARGO_PKG_VERSION")));
+        match &self.instructions {
+            Some(instructions) => config.with_instructions(instructions.clone()),
+            None => config,
+        }
     }
 
     async fn list_tools(

@@ -6,6 +6,8 @@ Run by `toolbox/tests/mcp_client.rs` (`cargo test -p toolbox --test mcp_client`)
 line per check (`ok <check>`, or `skip <check>: <why>` for a check whose tool is not in this
 build) and exits 0; any failed check raises, so the process exits non-zero with the traceback on
 stderr. Exits 3 with a message naming `scripts/test.sh` when the `mcp` package is missing.
+
+The server runs with `-v`: its debug logs must stay on stderr, off the protocol stream.
 """
 
 import asyncio
@@ -57,13 +59,17 @@ async def main(binary: str, workspace: Path, state_dir: Path) -> None:
     (workspace / "notes.txt").write_text("first line\nsecond line\n")
     (workspace / "pixel.png").write_bytes(PNG)
     params = StdioServerParameters(
-        command=binary, args=["mcp", "--root", str(workspace), "--state-dir", str(state_dir)]
+        command=binary, args=["mcp", "-v", "--root", str(workspace), "--state-dir", str(state_dir)]
     )
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             init = await session.initialize()
             assert init.server_info.name == "toolbox", init.server_info
             assert init.capabilities.tools is not None, init.capabilities
+            root = workspace.resolve()
+            assert init.instructions == (
+                f"The file tools work inside the workspace {root}; give paths relative to it."
+            ), init.instructions
             print("ok initialize")
 
             listed = await session.list_tools()
