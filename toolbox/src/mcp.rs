@@ -13,7 +13,6 @@
 //!   `ToolContext::cancellation` token and stops awaiting the tool; no response is sent for it.
 //! - Every call of one server shares one session id (`--session`, else the root's default), so
 //!   `todo_new` then `todo_read` see the same plan for as long as the server runs.
-//!
 //! - `initialize`: the server's name is `toolbox`, its version the crate's; the instructions
 //!   name the workspace root the file tools are confined to.
 //!
@@ -95,8 +94,9 @@ pub(crate) fn tool_entry(definition: &ToolDefinition) -> Tool {
 
 /// The `tools/call` result of a tool message: text content becomes one `text` block; parts become
 /// `text` and `image` blocks in order (`image` with the base64 `data` and `mimeType`); `isError`
-/// is the message's flag. No `structuredContent` yet: the message keeps a JSON result only as its
-/// text.
+/// is the message's flag. The output cache's `output_ref` and `trimmed`, when set, go in `_meta`
+/// under the same names (the model reads the ref in the text's footer; `_meta` is for the client).
+/// No `structuredContent` yet: the message keeps a JSON result only as its text.
 pub(crate) fn call_result(message: &ToolMessage) -> CallToolResult {
     let content = match &message.content {
         MessageContent::Text(text) => vec![ContentBlock::text(text.clone())],
@@ -108,7 +108,18 @@ pub(crate) fn call_result(message: &ToolMessage) -> CallToolResult {
             })
             .collect(),
     };
-    if message.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) }
+    let mut result = if message.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
+    let mut meta = JsonObject::new();
+    if let Some(output_ref) = &message.output_ref {
+        meta.insert("output_ref".to_owned(), Value::from(output_ref.clone()));
+    }
+    if message.trimmed {
+        meta.insert("trimmed".to_owned(), Value::Bool(true));
+    }
+    if !meta.is_empty() {
+        result.meta = Some(meta.into());
+    }
+    result
 }
 
 /// The MCP server: a registry, the permission policy and the session of every call.
@@ -290,6 +301,23 @@ mod tests {
                     {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
                 ],
                 "isError": false
+            })
+        );
+    }
+
+    #[test]
+    fn the_output_ref_and_trimmed_flag_go_in_meta() {
+        let mut message =
+            ToolMessage::success("c1", "grep", tool_runtime::ToolResult::text("a\n[tool output trimmed; ref=c1]"));
+        message.output_ref = Some("c1".to_owned());
+        message.trimmed = true;
+        assert_eq!(
+            serde_json::to_value(call_result(&message)).unwrap(),
+            json!({
+                "resultType": "complete",
+                "content": [{"type": "text", "text": "a\n[tool output trimmed; ref=c1]"}],
+                "isError": false,
+                "_meta": {"output_ref": "c1", "trimmed": true}
             })
         );
     }
