@@ -1,40 +1,104 @@
-//! `toolbox`: the standard tools from one binary.
+//! `toolbox`: the standard tools for any MCP client and any provider, from one binary.
 //!
 //! - `toolbox list [--format FORMAT] [--set fs,todo]`: the tool definitions as JSON on stdout.
-//! - `toolbox run RESPONSE.json [--root DIR] [--provider ID]`: reads a recorded provider response,
-//!   runs its tool calls as one turn and prints the tool results in that provider's request shape.
+//! - `toolbox call NAME [ARGS_JSON | -]`: runs one tool call and prints its `ToolMessage` as JSON.
+//! - `toolbox run RESPONSE.json [--provider ID]`: reads a recorded provider response, runs its
+//!   tool calls as one turn and prints the tool results in that provider's request shape.
+//! - `toolbox mcp [--set fs,todo]`: an MCP server on standard input and output (see [`mcp`]).
 //!
-//! Exit codes: 0 success (a tool call that failed is still an answer for the model: it is printed
-//! as an error result); 1 the input could not be used (unreadable file, not JSON, not a provider
-//! response, a bad root); 2 bad command-line usage (clap's code).
+//! Global options (accepted before or after the command): `--root DIR`, `--state-dir DIR`,
+//! `--session ID`, `--allow external`, `-v` (see [`setup`]).
+//!
+//! Exit codes:
+//! - 0: success. For `run`, a tool call that failed is still an answer for the model: it is
+//!   printed as an error result.
+//! - 1: `call` printed a message with `is_error: true`; or the input could not be used
+//!   (unreadable file, not JSON, not a provider response, a bad root, state dir or session id),
+//!   said on stderr as `toolbox: <what to change>`.
+//! - 2: bad command-line usage (clap's code), said on stderr.
+//!
+//! Standard output carries only the JSON result (nothing at all for `mcp`, whose standard output
+//! is the protocol stream); logs go to standard error.
+
+mod call;
+mod list;
+mod mcp;
+mod policy;
+mod run;
+mod setup;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
-use serde_json::Value;
-use tool_runtime::provider::Provider;
-use tool_runtime::{Registry, ToolContext};
-use tool_std::sandbox::{SANDBOX, Sandbox};
+use clap::{ArgAction, Args, Parser, Subcommand};
 
-/// The standard agent tools (read, glob, grep, todo_*), from one binary.
+use crate::list::Format;
+use crate::policy::Permission;
+use crate::run::ProviderArg;
+use crate::setup::Setup;
+
+/// The standard agent tools (read, glob, grep, todo_*), for any MCP client and any provider.
 #[derive(Debug, Parser)]
-#[command(name = "toolbox", version, about)]
+#[command(
+    name = "toolbox",
+    version,
+    about,
+    after_help = "Exit codes: 0 success; 1 `call` printed an error result, or the input could not be used \
+                  (said on stderr); 2 bad command-line usage."
+)]
 struct Cli {
+    #[command(flatten)]
+    global: Global,
     #[command(subcommand)]
     command: Command,
+}
+
+/// Options every command accepts.
+#[derive(Debug, Args)]
+struct Global {
+    /// The workspace root the file tools are confined to [default: the current directory].
+    #[arg(long, global = true, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Where the output cache and the sessions are kept [default: the user's state directory,
+    /// `$XDG_STATE_HOME/toolbox` or `~/.local/state/toolbox`].
+    #[arg(long, global = true, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// The session id (todo plans are kept per session) [default: one fixed id per root,
+    /// `root-` and 16 hex digits].
+    #[arg(long, global = true, value_name = "ID")]
+    session: Option<String>,
+    /// Enable tools that are off by default: `external` ones reach outside this machine (web
+    /// fetch, search). Comma-separated or repeated.
+    #[arg(long, global = true, value_enum, value_delimiter = ',', value_name = "WHAT")]
+    allow: Vec<Permission>,
+    /// Log to standard error: `-v` debug, `-vv` trace (default: warnings only).
+    #[arg(short, long, global = true, action = ArgAction::Count)]
+    verbose: u8,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Print the tool definitions as JSON, in a provider's shape.
     List {
-        /// The shape: the canonical definitions, or a provider's `tools` array.
+        /// The shape: the canonical definitions, a provider's `tools` array, or MCP `tools/list`
+        /// entries.
         #[arg(long, value_enum, default_value_t = Format::Canonical)]
         format: Format,
         /// Only these sets, comma-separated (fs, todo).
         #[arg(long, value_delimiter = ',')]
         set: Vec<String>,
+    },
+    /// Run one tool call and print its tool message as JSON; exit 1 when it is an error.
+    Call {
+        /// The tool name, e.g. `read`.
+        name: String,
+        /// The arguments object as JSON text, or `-` to read it from standard input [default:
+        /// no arguments].
+        arguments: Option<String>,
+        /// The tool call id, which is also the output cache ref id of the result [default: `call_`
+        /// and 16 hex digits, new for every call, so that no call overwrites another's output].
+        #[arg(long)]
+        call_id: Option<String>,
     },
     /// Run the tool calls of a recorded provider response as one turn; print the tool results in
     /// that provider's request shape.
@@ -42,53 +106,39 @@ enum Command {
         /// The response body (OpenAI Chat Completions, OpenAI Responses, Anthropic Messages or
         /// Gemini generateContent); `-` reads standard input.
         response: PathBuf,
-        /// The workspace root the file tools are confined to.
-        #[arg(long, default_value = ".")]
-        root: PathBuf,
         /// The provider, when detection from the body's shape is not wanted.
         #[arg(long, value_enum)]
         provider: Option<ProviderArg>,
     },
+    /// Serve the tools over MCP on standard input and output until the client closes the stream.
+    Mcp {
+        /// Only these sets, comma-separated (fs, todo).
+        #[arg(long, value_delimiter = ',')]
+        set: Vec<String>,
+    },
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum Format {
-    Canonical,
-    OpenaiChat,
-    OpenaiResponses,
-    Anthropic,
-    Gemini,
+/// What a command leaves on standard output, and how the process exits.
+struct Outcome {
+    stdout: Option<String>,
+    code: ExitCode,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum ProviderArg {
-    OpenaiChat,
-    OpenaiResponses,
-    Anthropic,
-    Gemini,
-}
-
-impl From<ProviderArg> for Provider {
-    fn from(arg: ProviderArg) -> Self {
-        match arg {
-            ProviderArg::OpenaiChat => Provider::OpenAiChat,
-            ProviderArg::OpenaiResponses => Provider::OpenAiResponses,
-            ProviderArg::Anthropic => Provider::Anthropic,
-            ProviderArg::Gemini => Provider::Gemini,
-        }
+impl Outcome {
+    fn printed(stdout: String) -> Self {
+        Self { stdout: Some(stdout), code: ExitCode::SUCCESS }
     }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let outcome = match cli.command {
-        Command::List { format, set } => list(format, &set),
-        Command::Run { response, root, provider } => run(&response, &root, provider.map(Provider::from)),
-    };
-    match outcome {
-        Ok(output) => {
-            println!("{output}");
-            ExitCode::SUCCESS
+    init_logging(cli.global.verbose);
+    match execute(cli) {
+        Ok(outcome) => {
+            if let Some(stdout) = outcome.stdout {
+                println!("{stdout}");
+            }
+            outcome.code
         }
         Err(message) => {
             eprintln!("toolbox: {message}");
@@ -97,54 +147,36 @@ fn main() -> ExitCode {
     }
 }
 
-fn registry(sets: &[String], sandbox: Option<Sandbox>) -> Result<Registry, String> {
-    let mut builder = tool_std::registry_builder();
-    if !sets.is_empty() {
-        builder = builder.sets(sets.iter().cloned());
+fn execute(cli: Cli) -> Result<Outcome, String> {
+    let setup = Setup::new(&cli.global)?;
+    match cli.command {
+        Command::List { format, set } => list::list(&setup, format, &set).map(Outcome::printed),
+        Command::Call { name, arguments, call_id } => {
+            let (stdout, is_error) = call::call(&setup, &name, arguments.as_deref(), call_id)?;
+            Ok(Outcome { stdout: Some(stdout), code: if is_error { ExitCode::FAILURE } else { ExitCode::SUCCESS } })
+        }
+        Command::Run { response, provider } => {
+            run::run(&setup, &response, provider.map(Into::into)).map(Outcome::printed)
+        }
+        Command::Mcp { set } => mcp::serve(&setup, &set).map(|()| Outcome { stdout: None, code: ExitCode::SUCCESS }),
     }
-    if let Some(sandbox) = sandbox {
-        builder = builder.override_dependency(&SANDBOX, sandbox);
-    }
-    builder.build().map_err(|e| e.to_string())
 }
 
-fn list(format: Format, sets: &[String]) -> Result<String, String> {
-    let registry = registry(sets, None)?;
-    let definitions = registry.definitions();
-    let value = match format {
-        Format::Canonical => serde_json::to_value(definitions).map_err(|e| e.to_string())?,
-        Format::OpenaiChat => Value::Array(Provider::OpenAiChat.render_tools(definitions)),
-        Format::OpenaiResponses => Value::Array(Provider::OpenAiResponses.render_tools(definitions)),
-        Format::Anthropic => Value::Array(Provider::Anthropic.render_tools(definitions)),
-        Format::Gemini => Value::Array(Provider::Gemini.render_tools(definitions)),
+/// Logs (this crate's, rmcp's) go to standard error only: standard output is the result, or the
+/// MCP stream.
+fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => tracing::Level::WARN,
+        1 => tracing::Level::DEBUG,
+        _ => tracing::Level::TRACE,
     };
-    serde_json::to_string_pretty(&value).map_err(|e| e.to_string())
+    tracing_subscriber::fmt().with_max_level(level).with_writer(std::io::stderr).with_ansi(false).init();
 }
 
-fn run(response: &PathBuf, root: &PathBuf, provider: Option<Provider>) -> Result<String, String> {
-    let text = if response.as_os_str() == "-" {
-        std::io::read_to_string(std::io::stdin()).map_err(|e| format!("cannot read standard input: {e}"))?
-    } else {
-        std::fs::read_to_string(response).map_err(|e| format!("cannot read {}: {e}", response.display()))?
-    };
-    let body: Value = serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", response.display()))?;
-    let provider = match provider {
-        Some(provider) => provider,
-        None => Provider::detect(&body).ok_or_else(|| {
-            format!(
-                "{} is not an OpenAI Chat Completions, OpenAI Responses, Anthropic Messages or Gemini response; \
-                 pass --provider to say which",
-                response.display()
-            )
-        })?,
-    };
-    let calls = provider.parse_tool_calls(&body).map_err(|e| e.to_string())?;
-    let sandbox = Sandbox::new(root).map_err(|e| format!("cannot use --root {}: {e}", root.display()))?;
-    let registry = registry(&[], Some(sandbox))?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
+/// A current-thread async runtime: the tools are I/O bound and the binary serves one client.
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let messages = runtime.block_on(registry.call_batch(&calls, &ToolContext::new()));
-    serde_json::to_string_pretty(&provider.render_tool_results(&messages)).map_err(|e| e.to_string())
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
 }

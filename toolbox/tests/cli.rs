@@ -5,8 +5,19 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
+/// The state directory of every run of this test binary (output cache and sessions), so that the
+/// tests never write to the user's own state directory.
+fn state_home() -> &'static Path {
+    static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    STATE.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
+
 fn toolbox(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolbox")).args(args).output().expect("the toolbox binary runs")
+    Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(args)
+        .env("XDG_STATE_HOME", state_home())
+        .output()
+        .expect("the toolbox binary runs")
 }
 
 fn stdout_json(output: &Output) -> Value {
@@ -38,7 +49,6 @@ fn list_prints_the_canonical_definitions_sorted_by_name() {
             "grep",
             "read",
             "read_line",
-            "search",
             "todo_append",
             "todo_clear",
             "todo_new",
@@ -48,13 +58,12 @@ fn list_prints_the_canonical_definitions_sorted_by_name() {
             "tool_output_cache_grep",
             "tool_output_cache_line",
             "view_image",
-            "webfetch",
             "write",
         ]
     );
-    assert_eq!(definitions[11]["set"], "todo");
+    assert_eq!(definitions[10]["set"], "todo");
     assert_eq!(
-        definitions[11]["input_schema"],
+        definitions[10]["input_schema"],
         json!({"type": "object", "properties": {}, "additionalProperties": false})
     );
 }
@@ -195,4 +204,159 @@ fn run_exits_1_when_the_body_is_not_a_provider_response() {
 fn a_bad_option_value_exits_2() {
     let output = toolbox(&["list", "--format", "nope"]);
     assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn run_answers_an_anthropic_parallel_turn_in_one_user_message() {
+    let root = workspace();
+    let output = toolbox(&[
+        "run",
+        &repo_file("toolbox/tests/data/anthropic-std-tools.json"),
+        "--root",
+        root.path().to_str().unwrap(),
+    ]);
+    assert_eq!(
+        stdout_json(&output),
+        json!([{
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_read",
+                    "content": "    1  fn main() {\n\n[showing lines 1-1 of 3] Use offset=1 to read more.\n[read_metadata] \
+                                content_sha256=35e0393811f794547c34763eb5773d6cddb295dc4f372180ed4aae67da3ea45f"
+                },
+                {"type": "tool_result", "tool_use_id": "toolu_grep", "content": "src/main.rs:2:     println!(\"hello\");"},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_todo",
+                    "content": "Todos: 2 total, 1 pending, 1 in_progress, 0 completed, 0 cancelled\nNext: [say-hello]\n\
+                                1. [>] [say-hello] (p3) Say hello\n2. [ ] [say-hello-2] (p3) Say hello"
+                }
+            ]
+        }])
+    );
+}
+
+#[test]
+fn call_prints_the_tool_message_as_json() {
+    let root = workspace();
+    let output = toolbox(&[
+        "call",
+        "grep",
+        r#"{"pattern":"fn main"}"#,
+        "--call-id",
+        "call_grep_1",
+        "--root",
+        root.path().to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        stdout_json(&output),
+        json!({
+            "tool_call_id": "call_grep_1",
+            "tool_name": "grep",
+            "content": "src/main.rs:1: fn main() {",
+            "is_error": false,
+            "output_ref": "call_grep_1"
+        })
+    );
+}
+
+#[test]
+fn a_ref_id_printed_by_one_call_is_readable_by_the_next() {
+    let root = workspace();
+    let state = tempfile::tempdir().unwrap();
+    let (root, state) = (root.path().to_str().unwrap(), state.path().to_str().unwrap());
+    let first = stdout_json(&toolbox(&[
+        "call",
+        "read",
+        r#"{"file_path":"src/main.rs"}"#,
+        "--root",
+        root,
+        "--state-dir",
+        state,
+    ]));
+    let ref_id = first["output_ref"].as_str().unwrap();
+    assert!(ref_id.starts_with("call_") && ref_id.len() == 21, "{ref_id}");
+
+    let arguments = json!({"ref_id": ref_id, "pattern": "println"}).to_string();
+    let second =
+        stdout_json(&toolbox(&["call", "tool_output_cache_grep", &arguments, "--root", root, "--state-dir", state]));
+    assert_eq!(second["is_error"], false);
+    // The cache holds the read's output as the model saw it, line numbers included.
+    assert_eq!(second["content"], "    2:     2      println!(\"hello\");");
+}
+
+#[test]
+fn todo_new_in_one_call_and_todo_read_in_the_next_see_the_same_plan() {
+    let root = workspace();
+    let state = tempfile::tempdir().unwrap();
+    let (root, state) = (root.path().to_str().unwrap(), state.path().to_str().unwrap());
+    let plan = json!({"todos": [{"content": "Write the parser", "status": "in_progress"}]}).to_string();
+    toolbox(&["call", "todo_new", &plan, "--root", root, "--state-dir", state]);
+
+    let read = stdout_json(&toolbox(&["call", "todo_read", "--root", root, "--state-dir", state]));
+    assert_eq!(
+        read["content"],
+        "Todos: 1 total, 0 pending, 1 in_progress, 0 completed, 0 cancelled\nNext: [write-the-parser]\n\
+         1. [>] [write-the-parser] (p3) Write the parser"
+    );
+}
+
+#[test]
+fn call_exits_1_and_prints_the_error_message_when_the_arguments_are_not_json() {
+    let root = workspace();
+    let output = toolbox(&["call", "read", "{", "--root", root.path().to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    let message: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(message["is_error"], true);
+    assert_eq!(
+        message["content"],
+        "invalid arguments for `read`: not valid JSON: EOF while parsing an object at line 1 column 1; send one JSON \
+         object"
+    );
+}
+
+#[test]
+fn list_as_mcp_gives_tools_list_entries_with_the_canonical_schema() {
+    let canonical = stdout_json(&toolbox(&["list", "--set", "fs"]));
+    let entries = stdout_json(&toolbox(&["list", "--format", "mcp", "--set", "fs"]));
+    let names: Vec<&str> = entries.as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["edit", "glob", "grep", "read", "read_line", "write"]);
+    assert_eq!(entries[3]["inputSchema"], canonical[3]["input_schema"]);
+    assert_eq!(entries[3]["description"], canonical[3]["description"]);
+    assert_eq!(entries[3]["annotations"], json!({"openWorldHint": false}));
+}
+
+#[test]
+fn verbose_logs_go_to_stderr_and_stdout_stays_json() {
+    let output = toolbox(&["-v", "list", "--set", "todo"]);
+    let definitions = stdout_json(&output);
+    assert_eq!(definitions.as_array().unwrap().len(), 5);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("resolved the global options"));
+}
+
+#[test]
+fn a_state_dir_that_is_a_file_exits_1_saying_to_give_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("state");
+    std::fs::write(&file, "").unwrap();
+    let output = toolbox(&["list", "--state-dir", file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "toolbox: --state-dir {} is not a directory; give a directory (it is created when needed)\n",
+            file.display()
+        )
+    );
+}
+
+#[test]
+fn allow_takes_only_known_permissions() {
+    assert_eq!(toolbox(&["--allow", "external", "list"]).status.code(), Some(0));
+    let output = toolbox(&["--allow", "network", "list"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("invalid value 'network' for '--allow <WHAT>'"));
 }

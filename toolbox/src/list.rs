@@ -1,0 +1,46 @@
+//! `toolbox list`: the tool definitions in one shape.
+
+use clap::ValueEnum;
+use serde_json::Value;
+use tool_runtime::ToolDefinition;
+use tool_runtime::provider::Provider;
+
+use crate::mcp;
+use crate::setup::Setup;
+
+/// The shapes `list --format` prints.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum Format {
+    /// The canonical `ToolDefinition`s.
+    Canonical,
+    /// OpenAI Chat Completions `tools`.
+    OpenaiChat,
+    /// OpenAI Responses `tools`.
+    OpenaiResponses,
+    /// Anthropic Messages `tools`.
+    Anthropic,
+    /// Gemini `tools` (one `functionDeclarations` entry).
+    Gemini,
+    /// The `tools` of an MCP `tools/list` result, as `toolbox mcp` serves them.
+    Mcp,
+}
+
+/// The definitions of the tools that may run (see [`crate::policy`]), of the given sets, as
+/// pretty-printed JSON.
+///
+/// # Errors
+/// The registry's error (two tools with one name).
+pub(crate) fn list(setup: &Setup, format: Format, sets: &[String]) -> Result<String, String> {
+    let registry = setup.registry(sets, false)?;
+    let definitions: Vec<ToolDefinition> = setup.policy().visible(&registry).into_iter().cloned().collect();
+    let value = match format {
+        Format::Canonical => serde_json::to_value(&definitions).map_err(|e| e.to_string())?,
+        Format::OpenaiChat => Value::Array(Provider::OpenAiChat.render_tools(&definitions)),
+        Format::OpenaiResponses => Value::Array(Provider::OpenAiResponses.render_tools(&definitions)),
+        Format::Anthropic => Value::Array(Provider::Anthropic.render_tools(&definitions)),
+        Format::Gemini => Value::Array(Provider::Gemini.render_tools(&definitions)),
+        Format::Mcp => serde_json::to_value(definitions.iter().map(mcp::tool_entry).collect::<Vec<_>>())
+            .map_err(|e| e.to_string())?,
+    };
+    serde_json::to_string_pretty(&value).map_err(|e| e.to_string())
+}

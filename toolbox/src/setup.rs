@@ -1,0 +1,212 @@
+//! The global options, resolved once: the workspace root, the state directory, the session id and
+//! the permission policy; and the registry and tool context built from them.
+//!
+//! Rules:
+//! - `--root DIR` (default: the current directory) must be an existing directory; it becomes the
+//!   [`SANDBOX`] override of the registry, so the file tools resolve every path against it.
+//! - `--state-dir DIR` (default: `dirs::state_dir()/toolbox`, i.e. `$XDG_STATE_HOME/toolbox` or
+//!   `~/.local/state/toolbox` on Linux; `dirs::data_local_dir()/toolbox` where there is no state
+//!   directory, as on macOS and Windows) is where the output cache and the sessions are kept. It is
+//!   resolved and checked (an existing path must be a directory) but not created: nothing in the
+//!   tools persists there yet, so the todo plans of a session live as long as the process.
+//! - `--session ID` (default: [`default_session`] of the root) is the context's session id: todo
+//!   plans are kept per session. An id is 1 to 128 ASCII letters, digits, `.`, `_` or `-`, not
+//!   starting with `.` or `-` (it will name a file in the state directory).
+//! - `--allow external` turns on tools tagged `external` (see [`Policy`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+use tool_runtime::output::{FileStore, OUTPUT_STORE, OutputLayer, OutputStore};
+use tool_runtime::{DefaultPolicy, ImageSupport, Registry, ToolContext, ToolContextBuilder};
+use tool_std::sandbox::{SANDBOX, Sandbox};
+use tool_std::session::{FileSessionStore, SESSION_STORE, SessionStore};
+
+use crate::Global;
+use crate::policy::Policy;
+
+/// The longest session id accepted, in bytes (ASCII characters).
+const MAX_SESSION_ID: usize = 128;
+
+/// The resolved global options.
+#[derive(Debug)]
+pub(crate) struct Setup {
+    root: PathBuf,
+    state_dir: PathBuf,
+    session: Option<String>,
+    policy: Policy,
+}
+
+impl Setup {
+    /// Resolves the global options; the root is checked when a command needs the tools' sandbox.
+    ///
+    /// # Errors
+    /// A message naming the option when `--state-dir` is not a directory or cannot be found, or
+    /// `--session` is not a valid id.
+    pub(crate) fn new(global: &Global) -> Result<Self, String> {
+        let root = match &global.root {
+            Some(root) => root.clone(),
+            None => std::env::current_dir()
+                .map_err(|e| format!("cannot read the current directory: {e}; pass --root DIR"))?,
+        };
+        let state_dir = state_dir(global.state_dir.as_deref())?;
+        if let Some(session) = &global.session {
+            check_session_id(session)?;
+        }
+        tracing::debug!(root = %root.display(), state_dir = %state_dir.display(), "resolved the global options");
+        Ok(Self { root, state_dir, session: global.session.clone(), policy: Policy::new(&global.allow) })
+    }
+
+    /// The permission policy of `--allow`.
+    pub(crate) fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The state directory (resolved, possibly not created yet).
+    pub(crate) fn state_dir(&self) -> &Path {
+        &self.state_dir
+    }
+
+    /// `--root` as given (default: the current directory).
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The sandbox of `--root`.
+    ///
+    /// # Errors
+    /// `cannot use --root DIR: <io error>` when the root does not exist or cannot be resolved.
+    pub(crate) fn sandbox(&self) -> Result<Sandbox, String> {
+        Sandbox::new(&self.root).map_err(|e| format!("cannot use --root {}: {e}", self.root.display()))
+    }
+
+    /// The session id: `--session`, else [`default_session`] of the canonical root.
+    ///
+    /// # Errors
+    /// As [`Setup::sandbox`].
+    pub(crate) fn session(&self) -> Result<String, String> {
+        match &self.session {
+            Some(session) => Ok(session.clone()),
+            None => Ok(default_session(self.sandbox()?.root())),
+        }
+    }
+
+    /// The standard tools, filtered to `sets` when it is not empty, with the sandbox of `--root`
+    /// (resolved now when `with_sandbox`; `list` does not need one).
+    ///
+    /// # Errors
+    /// As [`Setup::sandbox`], or the registry's own error (two tools with one name).
+    pub(crate) fn registry(&self, sets: &[String], with_sandbox: bool) -> Result<Registry, String> {
+        let mut builder = tool_std::registry_builder();
+        if !sets.is_empty() {
+            builder = builder.sets(sets.iter().cloned());
+        }
+        if with_sandbox {
+            builder = builder.override_dependency(&SANDBOX, self.sandbox()?);
+        }
+        if self.policy.allows_external() {
+            builder = builder.policy(DefaultPolicy::new().allow_all_external());
+        }
+        builder.build().map_err(|e| e.to_string())
+    }
+
+    /// As [`Setup::registry`], plus what a call needs from `--state-dir`: the output layer with its
+    /// cache in `STATE_DIR/output-cache` (so a ref id printed by one `toolbox call` is readable by the
+    /// next) and the sessions in `STATE_DIR/sessions` (so a todo plan outlives the process).
+    ///
+    /// # Errors
+    /// As [`Setup::registry`]; the output cache directory cannot be created.
+    pub(crate) fn calling_registry(&self, sets: &[String]) -> Result<Registry, String> {
+        let cache_dir = self.state_dir().join("output-cache");
+        let store = FileStore::new(&cache_dir)
+            .map_err(|e| format!("cannot use the output cache in {}: {e}", cache_dir.display()))?;
+        let layer = OutputLayer::from_env()?;
+        let sessions: Arc<dyn SessionStore> = Arc::new(FileSessionStore::new(self.state_dir().join("sessions")));
+        let mut builder = tool_std::registry_builder()
+            .output(layer)
+            .override_dependency(&OUTPUT_STORE, Arc::new(store) as Arc<dyn OutputStore>)
+            .override_dependency(&SESSION_STORE, sessions)
+            .override_dependency(&SANDBOX, self.sandbox()?);
+        if !sets.is_empty() {
+            builder = builder.sets(sets.iter().cloned());
+        }
+        if self.policy.allows_external() {
+            builder = builder.policy(DefaultPolicy::new().allow_all_external());
+        }
+        builder.build().map_err(|e| e.to_string())
+    }
+
+    /// A context builder with the session id set, for a client that takes images (MCP clients do;
+    /// the JSON that `call` and `run` print carries image parts as they are).
+    ///
+    /// # Errors
+    /// As [`Setup::session`].
+    pub(crate) fn context(&self) -> Result<ToolContextBuilder, String> {
+        Ok(ToolContext::builder().session_id(self.session()?).image_support(ImageSupport::Supported))
+    }
+}
+
+/// The default session id of a workspace root: `root-` and the first 16 lowercase hex digits of
+/// the SHA-256 of the canonical root path (as bytes of its lossy UTF-8 form). Stable across runs,
+/// so successive `toolbox call`s in one workspace share a session.
+pub(crate) fn default_session(root: &Path) -> String {
+    let digest = Sha256::digest(root.to_string_lossy().as_bytes());
+    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("root-{hex}")
+}
+
+/// Checks a `--session` id (see the [module docs](self)).
+fn check_session_id(id: &str) -> Result<(), String> {
+    let valid_chars = id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    let valid_start = id.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if valid_chars && valid_start && id.len() <= MAX_SESSION_ID {
+        Ok(())
+    } else {
+        Err(format!(
+            "--session {id:?} is not a session id; use 1 to {MAX_SESSION_ID} ASCII letters, digits, `.`, `_` or `-`, \
+             not starting with `.` or `-`"
+        ))
+    }
+}
+
+/// `--state-dir`, or the user's state directory (see the [module docs](self)).
+fn state_dir(flag: Option<&Path>) -> Result<PathBuf, String> {
+    let dir = match flag {
+        Some(dir) => dir.to_path_buf(),
+        None => dirs::state_dir()
+            .or_else(dirs::data_local_dir)
+            .map(|d| d.join("toolbox"))
+            .ok_or_else(|| "cannot find the user's state directory (is $HOME set?); pass --state-dir DIR".to_owned())?,
+    };
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!(
+            "--state-dir {} is not a directory; give a directory (it is created when needed)",
+            dir.display()
+        ));
+    }
+    Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_session_is_root_and_16_hex_digits_of_the_roots_sha256() {
+        // `printf /work | sha256sum` = 0c9a453fad615c83c57d...
+        assert_eq!(default_session(Path::new("/work")), "root-0c9a453fad615c83");
+    }
+
+    #[test]
+    fn session_ids_with_a_slash_or_a_leading_dot_are_refused() {
+        assert_eq!(check_session_id("review-2"), Ok(()));
+        assert_eq!(
+            check_session_id("../x").unwrap_err(),
+            "--session \"../x\" is not a session id; use 1 to 128 ASCII letters, digits, `.`, `_` or `-`, not \
+             starting with `.` or `-`"
+        );
+        assert!(check_session_id("").is_err());
+        assert!(check_session_id(&"a".repeat(129)).is_err());
+    }
+}
