@@ -181,4 +181,26 @@ async fn a_long_diff_is_cut_to_head_and_tail() {
     assert_eq!(lines[61], "+line 142");
     assert_eq!(lines[119], "+line 200");
     assert_eq!(out["diff_truncated"], true);
+    assert_eq!(out["diff_ref"], "call_1-diff");
+}
+
+#[tokio::test]
+async fn the_whole_diff_of_a_cut_preview_is_kept_in_the_output_cache() {
+    let ws = Workspace::new();
+    let content: String = (1..=200).map(|n| format!("line {n}\n")).collect();
+    ws.ok("write", json!({"file_path": "big.txt", "content": content})).await;
+
+    let found = ws.ok("tool_output_cache_grep", json!({"ref_id": "call_1-diff", "pattern": "+line 100"})).await;
+
+    assert_eq!(found, "  103: +line 100");
+}
+
+#[tokio::test]
+async fn a_whole_preview_has_no_diff_ref() {
+    let ws = Workspace::new();
+
+    let out = json_of(&ws.ok("write", json!({"file_path": "small.txt", "content": "one\n"})).await);
+
+    assert_eq!(out["diff_truncated"], false);
+    assert_eq!(out.get("diff_ref"), None);
 }

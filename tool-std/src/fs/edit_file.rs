@@ -1,9 +1,9 @@
 //! The `edit` tool.
 
 use serde::Serialize;
-use tool_runtime::tool;
+use tool_runtime::{ToolContext, tool};
 
-use super::diff::diff_preview;
+use super::diff::{DiffPreview, diff_preview, keep_full_diff};
 use super::error::FsError;
 use super::limits::{FS_LIMITS, FsLimits};
 use super::replace::{MatchMode, ReplaceError, Replacement, replace};
@@ -33,6 +33,13 @@ pub struct EditOutput {
     pub diff: String,
     /// `true` when `diff` is cut.
     pub diff_truncated: bool,
+    /// When `diff` is cut: the output cache ref id of the whole diff (`<call id>-diff`), for
+    /// `tool_output_cache`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff_ref: Option<String>,
+    /// The whole diff while the tool runs, kept in the output cache when `diff` is cut.
+    #[serde(skip)]
+    pub(crate) full_diff: Option<String>,
 }
 
 /// Replace text in a UTF-8 file: old_string becomes new_string.
@@ -50,10 +57,10 @@ pub struct EditOutput {
 /// (`changed: false`). dry_run returns the diff without writing. expected_hash (content_sha256 of
 /// your last read) refuses the edit when the file changed since.
 ///
-/// Output JSON: {summary, file_path, replacements, match_mode, changed, dry_run, content_sha256, diff, diff_truncated}.
+/// Output JSON: {summary, file_path, replacements, match_mode, changed, dry_run, content_sha256, diff, diff_truncated, diff_ref when the diff is cut: the ref id of the whole diff for tool_output_cache}.
 #[tool(set = "fs")]
 #[allow(clippy::too_many_arguments)]
-pub fn edit(
+pub async fn edit(
     /// Path of the file, relative to the workspace root.
     file_path: String,
     /// The text to replace; empty to create a file or fill an empty one.
@@ -72,103 +79,119 @@ pub fn edit(
     expected_hash: Option<String>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,
+    ctx: &ToolContext,
 ) -> Result<EditOutput, FsError> {
-    if expected_replacements == Some(0) {
-        return Err(FsError::TooSmall { field: "expected_replacements", value: 0, min: 1 });
-    }
-    let expected = expected_hash.as_deref().map(parse_hash).transpose()?;
-    let dry_run = dry_run.unwrap_or(false);
-    let real = sandbox.resolve(&file_path)?;
-    let current = read_existing(&real, &file_path)?;
-    check_hash(&file_path, current.as_deref(), expected.as_deref())?;
-    let mode = match_mode.unwrap_or_default();
-
-    let Some(current) = current else {
-        if !old_string.is_empty() {
-            return Err(FsError::EditFileNotFound { path: file_path });
+    // The body runs as it always did; a cut diff is then kept whole in the output cache.
+    let run = move || -> Result<EditOutput, FsError> {
+        if expected_replacements == Some(0) {
+            return Err(FsError::TooSmall { field: "expected_replacements", value: 0, min: 1 });
         }
-        let summary = if dry_run {
-            format!("Dry run: would create {file_path} ({} bytes); nothing written", new_string.len())
-        } else {
-            atomic_write(&real, new_string.as_bytes()).map_err(|e| FsError::write(&file_path, &e))?;
-            format!("Created {file_path} ({} bytes)", new_string.len())
+        let expected = expected_hash.as_deref().map(parse_hash).transpose()?;
+        let dry_run = dry_run.unwrap_or(false);
+        let real = sandbox.resolve(&file_path)?;
+        let current = read_existing(&real, &file_path)?;
+        check_hash(&file_path, current.as_deref(), expected.as_deref())?;
+        let mode = match_mode.unwrap_or_default();
+
+        let Some(current) = current else {
+            if !old_string.is_empty() {
+                return Err(FsError::EditFileNotFound { path: file_path });
+            }
+            let summary = if dry_run {
+                format!("Dry run: would create {file_path} ({} bytes); nothing written", new_string.len())
+            } else {
+                atomic_write(&real, new_string.as_bytes()).map_err(|e| FsError::write(&file_path, &e))?;
+                format!("Created {file_path} ({} bytes)", new_string.len())
+            };
+            let diff = diff_preview(&file_path, "", &new_string, limits.diff_max_lines, limits.diff_max_bytes);
+            return Ok(EditOutput {
+                summary,
+                file_path,
+                replacements: 1,
+                match_mode: MatchMode::Exact,
+                changed: true,
+                dry_run,
+                content_sha256: sha256_hex(new_string.as_bytes()),
+                diff: diff.preview,
+                diff_truncated: diff.truncated,
+                diff_ref: None,
+                full_diff: diff.truncated.then(|| diff.full.clone()),
+            });
         };
-        let diff = diff_preview(&file_path, "", &new_string, limits.diff_max_lines, limits.diff_max_bytes);
-        return Ok(EditOutput {
+        if let Some(reason) = sniff_bytes(&current) {
+            return Err(FsError::Binary { verb: "edit", path: file_path, reason });
+        }
+        if old_string == new_string {
+            return Ok(EditOutput {
+                summary: format!("No change: old_string and new_string are identical; {file_path} was not written"),
+                file_path,
+                replacements: 0,
+                match_mode: if mode == MatchMode::Auto { MatchMode::Exact } else { mode },
+                changed: false,
+                dry_run,
+                content_sha256: sha256_hex(&current),
+                diff: String::new(),
+                diff_truncated: false,
+                diff_ref: None,
+                full_diff: None,
+            });
+        }
+
+        let request = Replacement {
+            old: &old_string,
+            new: &new_string,
+            replace_all: replace_all.unwrap_or(false),
+            mode,
+            expected_replacements,
+        };
+        let done = replace(&current, &request).map_err(|e| match e {
+            ReplaceError::NotUtf8(offset) => FsError::NotUtf8 { path: file_path.clone(), offset },
+            ReplaceError::EmptyOld => FsError::EmptyOldString { path: file_path.clone(), bytes: current.len() as u64 },
+            ReplaceError::NotFound(tried) => FsError::OldStringNotFound { path: file_path.clone(), tried },
+            ReplaceError::Ambiguous(lines) => FsError::Ambiguous { path: file_path.clone(), count: lines.len(), lines },
+            ReplaceError::Count(expected, lines) => {
+                FsError::ReplacementCount { path: file_path.clone(), expected, count: lines.len(), lines }
+            }
+            ReplaceError::BlockTooShort(lines) => FsError::BlockTooShort { lines },
+        })?;
+        if !dry_run {
+            atomic_write(&real, &done.bytes).map_err(|e| FsError::write(&file_path, &e))?;
+        }
+        let diff = diff_preview(
+            &file_path,
+            &display_text(&current),
+            &display_text(&done.bytes),
+            limits.diff_max_lines,
+            limits.diff_max_bytes,
+        );
+        let occurrences = if done.replacements == 1 { "occurrence" } else { "occurrences" };
+        let via =
+            if done.mode == MatchMode::Exact { String::new() } else { format!(" (match_mode {})", done.mode.as_str()) };
+        let summary = if dry_run {
+            format!("Dry run: would replace {} {occurrences} in {file_path}{via}; nothing written", done.replacements)
+        } else {
+            format!("Replaced {} {occurrences} in {file_path}{via}", done.replacements)
+        };
+        Ok(EditOutput {
             summary,
             file_path,
-            replacements: 1,
-            match_mode: MatchMode::Exact,
+            replacements: done.replacements,
+            match_mode: done.mode,
             changed: true,
             dry_run,
-            content_sha256: sha256_hex(new_string.as_bytes()),
+            content_sha256: sha256_hex(&done.bytes),
             diff: diff.preview,
             diff_truncated: diff.truncated,
-        });
+            diff_ref: None,
+            full_diff: diff.truncated.then(|| diff.full.clone()),
+        })
     };
-    if let Some(reason) = sniff_bytes(&current) {
-        return Err(FsError::Binary { verb: "edit", path: file_path, reason });
+    let mut output = run()?;
+    if let Some(full) = output.full_diff.take() {
+        let diff = DiffPreview { preview: String::new(), truncated: true, full };
+        output.diff_ref = keep_full_diff(&diff, ctx).await;
     }
-    if old_string == new_string {
-        return Ok(EditOutput {
-            summary: format!("No change: old_string and new_string are identical; {file_path} was not written"),
-            file_path,
-            replacements: 0,
-            match_mode: if mode == MatchMode::Auto { MatchMode::Exact } else { mode },
-            changed: false,
-            dry_run,
-            content_sha256: sha256_hex(&current),
-            diff: String::new(),
-            diff_truncated: false,
-        });
-    }
-
-    let request = Replacement {
-        old: &old_string,
-        new: &new_string,
-        replace_all: replace_all.unwrap_or(false),
-        mode,
-        expected_replacements,
-    };
-    let done = replace(&current, &request).map_err(|e| match e {
-        ReplaceError::NotUtf8(offset) => FsError::NotUtf8 { path: file_path.clone(), offset },
-        ReplaceError::EmptyOld => FsError::EmptyOldString { path: file_path.clone(), bytes: current.len() as u64 },
-        ReplaceError::NotFound(tried) => FsError::OldStringNotFound { path: file_path.clone(), tried },
-        ReplaceError::Ambiguous(lines) => FsError::Ambiguous { path: file_path.clone(), count: lines.len(), lines },
-        ReplaceError::Count(expected, lines) => {
-            FsError::ReplacementCount { path: file_path.clone(), expected, count: lines.len(), lines }
-        }
-        ReplaceError::BlockTooShort(lines) => FsError::BlockTooShort { lines },
-    })?;
-    if !dry_run {
-        atomic_write(&real, &done.bytes).map_err(|e| FsError::write(&file_path, &e))?;
-    }
-    let diff = diff_preview(
-        &file_path,
-        &display_text(&current),
-        &display_text(&done.bytes),
-        limits.diff_max_lines,
-        limits.diff_max_bytes,
-    );
-    let occurrences = if done.replacements == 1 { "occurrence" } else { "occurrences" };
-    let via =
-        if done.mode == MatchMode::Exact { String::new() } else { format!(" (match_mode {})", done.mode.as_str()) };
-    let summary = if dry_run {
-        format!("Dry run: would replace {} {occurrences} in {file_path}{via}; nothing written", done.replacements)
-    } else {
-        format!("Replaced {} {occurrences} in {file_path}{via}", done.replacements)
-    };
-    Ok(EditOutput {
-        summary,
-        file_path,
-        replacements: done.replacements,
-        match_mode: done.mode,
-        changed: true,
-        dry_run,
-        content_sha256: sha256_hex(&done.bytes),
-        diff: diff.preview,
-        diff_truncated: diff.truncated,
-    })
+    Ok(output)
 }
 
 /// The text a diff shows: without a byte order mark, CRLF shown as LF.

@@ -36,8 +36,9 @@
 //! not match the file, and return JSON with a [diff preview](diff_preview) (unified, 3 lines of
 //! context, at most 120 lines / 16 KiB, head and tail kept around `...[N lines omitted]...`, and
 //! `diff_truncated: true` then). The rules of the replacement are those of [`replace`].
-//! The full diff of a cut preview ([`DiffPreview::full`]) is not stored yet: the output cache it
-//! belongs in is not part of the runtime yet.
+//! The full diff of a cut preview ([`DiffPreview::full`]) is kept in the output cache
+//! (`OUTPUT_STORE`) under the call's ref id followed by `-diff`, named by `diff_ref` in the output,
+//! so the model can read all of it with `tool_output_cache`.
 //!
 //! # `glob` and `grep`
 //! Both walk with ripgrep's `ignore` crate: `.gitignore`, `.ignore` and `.git/info/exclude` are

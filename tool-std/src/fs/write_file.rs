@@ -4,9 +4,9 @@ use std::io::Write as _;
 use std::path::Path;
 
 use serde::Serialize;
-use tool_runtime::tool;
+use tool_runtime::{ToolContext, tool};
 
-use super::diff::diff_preview;
+use super::diff::{DiffPreview, diff_preview, keep_full_diff};
 use super::error::FsError;
 use super::limits::{FS_LIMITS, FsLimits};
 use super::text::sha256_hex;
@@ -28,6 +28,13 @@ pub struct WriteOutput {
     pub diff: String,
     /// `true` when `diff` is cut.
     pub diff_truncated: bool,
+    /// When `diff` is cut: the output cache ref id of the whole diff (`<call id>-diff`), for
+    /// `tool_output_cache`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff_ref: Option<String>,
+    /// The whole diff while the tool runs, kept in the output cache when `diff` is cut.
+    #[serde(skip)]
+    pub(crate) full_diff: Option<String>,
 }
 
 /// Write a UTF-8 text file, replacing it whole (or creating it, with its parent directories).
@@ -37,9 +44,9 @@ pub struct WriteOutput {
 /// content_sha256 of your last read) to make sure the file has not changed since: when it has,
 /// or when it no longer exists, nothing is written and the error says to read it again.
 ///
-/// Output JSON: {summary "Wrote N bytes to <file_path>", file_path, created, content_sha256, diff, diff_truncated}.
+/// Output JSON: {summary "Wrote N bytes to <file_path>", file_path, created, content_sha256, diff, diff_truncated, diff_ref when the diff is cut: the ref id of the whole diff for tool_output_cache}.
 #[tool(set = "fs")]
-pub fn write(
+pub async fn write(
     /// Path of the file, relative to the workspace root.
     file_path: String,
     /// The whole new content of the file.
@@ -49,23 +56,35 @@ pub fn write(
     expected_hash: Option<String>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,
+    ctx: &ToolContext,
 ) -> Result<WriteOutput, FsError> {
-    let expected = expected_hash.as_deref().map(parse_hash).transpose()?;
-    let real = sandbox.resolve(&file_path)?;
-    let old = read_existing(&real, &file_path)?;
-    check_hash(&file_path, old.as_deref(), expected.as_deref())?;
-    atomic_write(&real, content.as_bytes()).map_err(|e| FsError::write(&file_path, &e))?;
+    // The body runs as it always did; a cut diff is then kept whole in the output cache.
+    let run = move || -> Result<WriteOutput, FsError> {
+        let expected = expected_hash.as_deref().map(parse_hash).transpose()?;
+        let real = sandbox.resolve(&file_path)?;
+        let old = read_existing(&real, &file_path)?;
+        check_hash(&file_path, old.as_deref(), expected.as_deref())?;
+        atomic_write(&real, content.as_bytes()).map_err(|e| FsError::write(&file_path, &e))?;
 
-    let old_text = old.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
-    let diff = diff_preview(&file_path, &old_text, &content, limits.diff_max_lines, limits.diff_max_bytes);
-    Ok(WriteOutput {
-        summary: format!("Wrote {} bytes to {file_path}", content.len()),
-        file_path,
-        created: old.is_none(),
-        content_sha256: sha256_hex(content.as_bytes()),
-        diff: diff.preview,
-        diff_truncated: diff.truncated,
-    })
+        let old_text = old.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
+        let diff = diff_preview(&file_path, &old_text, &content, limits.diff_max_lines, limits.diff_max_bytes);
+        Ok(WriteOutput {
+            summary: format!("Wrote {} bytes to {file_path}", content.len()),
+            file_path,
+            created: old.is_none(),
+            content_sha256: sha256_hex(content.as_bytes()),
+            diff: diff.preview,
+            diff_truncated: diff.truncated,
+            diff_ref: None,
+            full_diff: diff.truncated.then(|| diff.full.clone()),
+        })
+    };
+    let mut output = run()?;
+    if let Some(full) = output.full_diff.take() {
+        let diff = DiffPreview { preview: String::new(), truncated: true, full };
+        output.diff_ref = keep_full_diff(&diff, ctx).await;
+    }
+    Ok(output)
 }
 
 /// `expected_hash` as 64 lowercase hex digits.

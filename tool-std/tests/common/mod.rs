@@ -3,8 +3,10 @@
 #![allow(dead_code, unreachable_pub)]
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
+use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputStore};
 use tool_runtime::{Registry, ToolCall, ToolContext, ToolMessage};
 use tool_std::fs::{FS_LIMITS, FsLimits};
 use tool_std::sandbox::{SANDBOX, Sandbox};
@@ -43,6 +45,7 @@ impl Workspace {
         let registry = tool_std::registry_builder()
             .override_dependency(&SANDBOX, sandbox(&root))
             .override_dependency(&FS_LIMITS, limits)
+            .override_dependency(&OUTPUT_STORE, Arc::new(MemoryStore::new()) as Arc<dyn OutputStore>)
             .build()
             .unwrap();
         Self { _dir: dir, parent, root, registry }
