@@ -3,9 +3,10 @@
 //! | set | module | tools |
 //! |---|---|---|
 //! | `"fs"` | [`fs`] | [`read`](fs::read()), [`glob`](fs::glob()), [`grep`](fs::grep()) |
+//! | `"patch"` | [`patch`] | [`apply_patch`](patch::apply_patch()) |
 //! | `"todo"` | [`todo`](mod@todo) | [`todo_new`](todo::todo_new()), [`todo_read`](todo::todo_read()) |
 //!
-//! The sets `"patch"`, `"cache"`, `"web"`, `"media"` and `"control"` of the design, and the fs
+//! The sets `"cache"`, `"web"`, `"media"` and `"control"` of the design, and the fs
 //! tools `read_line`, `write` and `edit`, are not written yet.
 //!
 //! File tools resolve every path through a [`Sandbox`](sandbox::Sandbox), the dependency
@@ -31,6 +32,7 @@
 //! ```
 
 pub mod fs;
+pub mod patch;
 pub mod sandbox;
 pub mod todo;
 
@@ -44,6 +46,7 @@ pub fn registry_builder() -> RegistryBuilder {
         .tool(fs::read::TOOL)
         .tool(fs::glob::TOOL)
         .tool(fs::grep::TOOL)
+        .tool(patch::apply_patch::TOOL)
         .tool(todo::todo_new::TOOL)
         .tool(todo::todo_read::TOOL)
 }

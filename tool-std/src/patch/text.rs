@@ -1,0 +1,123 @@
+//! A text file as lines: what matching sees (lines without endings) and what writing keeps
+//! (each line's own ending, the byte order mark, the final-newline state).
+
+/// A UTF-8 file split into lines.
+#[derive(Debug)]
+pub(crate) struct TextFile<'a> {
+    /// `true` when the file starts with a UTF-8 byte order mark (not part of any line).
+    pub(crate) bom: bool,
+    /// The lines without their endings (`\r\n` or `\n`).
+    pub(crate) lines: Vec<&'a str>,
+    /// Each line's ending: `"\r\n"`, `"\n"`, or `""` for a last line without one.
+    pub(crate) endings: Vec<&'a str>,
+    /// The ending of inserted lines: `"\r\n"` when more lines end with CRLF than with a bare LF.
+    pub(crate) eol: &'static str,
+    /// `true` when the file ends with a line ending, or is empty.
+    pub(crate) final_newline: bool,
+}
+
+impl<'a> TextFile<'a> {
+    pub(crate) fn split(text: &'a str) -> Self {
+        let (bom, body) = match text.strip_prefix('\u{feff}') {
+            Some(body) => (true, body),
+            None => (false, text),
+        };
+        let mut lines = Vec::new();
+        let mut endings = Vec::new();
+        let (mut crlf, mut lf) = (0usize, 0usize);
+        for piece in body.split_inclusive('\n') {
+            if let Some(line) = piece.strip_suffix("\r\n") {
+                crlf += 1;
+                lines.push(line);
+                endings.push("\r\n");
+            } else if let Some(line) = piece.strip_suffix('\n') {
+                lf += 1;
+                lines.push(line);
+                endings.push("\n");
+            } else {
+                lines.push(piece);
+                endings.push("");
+            }
+        }
+        let final_newline = body.is_empty() || body.ends_with('\n');
+        Self { bom, lines, endings, eol: if crlf > lf { "\r\n" } else { "\n" }, final_newline }
+    }
+}
+
+/// Builds a file's new text line by line: kept lines bring their own ending, inserted ones get the
+/// file's; the last line ends as the original file's last line did.
+pub(crate) struct TextBuilder<'a> {
+    bom: bool,
+    eol: &'static str,
+    final_newline: bool,
+    /// Each line and its ending (`""` when the line gets the file's ending if it is not the last).
+    lines: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> TextBuilder<'a> {
+    pub(crate) fn new(file: &TextFile<'a>) -> Self {
+        Self {
+            bom: file.bom,
+            eol: file.eol,
+            final_newline: file.final_newline,
+            lines: Vec::with_capacity(file.lines.len()),
+        }
+    }
+
+    pub(crate) fn keep(&mut self, line: &'a str, ending: &'a str) {
+        self.lines.push((line, ending));
+    }
+
+    pub(crate) fn insert(&mut self, line: &'a str) {
+        self.lines.push((line, ""));
+    }
+
+    pub(crate) fn finish(self) -> String {
+        let size: usize = self.lines.iter().map(|(line, _)| line.len() + 2).sum();
+        let mut out = String::with_capacity(size + 3);
+        if self.bom {
+            out.push('\u{feff}');
+        }
+        let last = self.lines.len().saturating_sub(1);
+        for (index, (line, ending)) in self.lines.iter().enumerate() {
+            out.push_str(line);
+            if index < last || self.final_newline {
+                out.push_str(if ending.is_empty() { self.eol } else { ending });
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_keeps_endings_and_the_final_newline_state() {
+        let file = TextFile::split("a\r\nb\nc");
+        assert_eq!(file.lines, ["a", "b", "c"]);
+        assert_eq!(file.endings, ["\r\n", "\n", ""]);
+        assert!(!file.final_newline);
+        assert_eq!(file.eol, "\n");
+    }
+
+    #[test]
+    fn an_empty_file_has_no_lines_and_counts_as_ending_with_a_newline() {
+        let file = TextFile::split("");
+        assert!(file.lines.is_empty());
+        assert!(file.final_newline);
+    }
+
+    #[test]
+    fn rebuilding_every_line_gives_back_the_same_bytes() {
+        for text in ["", "\n", "a", "a\n", "\u{feff}x\r\ny\r\n", "a\r\nb", "\n\n"] {
+            let file = TextFile::split(text);
+            let mut builder = TextBuilder::new(&file);
+            for (line, ending) in file.lines.iter().zip(&file.endings) {
+                builder.keep(line, ending);
+            }
+            assert_eq!(builder.finish(), text);
+        }
+    }
+}
