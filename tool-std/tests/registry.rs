@@ -4,11 +4,11 @@
 fn registry_builder_registers_every_tool() {
     let registry = tool_std::registry_builder().build().unwrap();
 
-    assert_eq!(registry.names().collect::<Vec<_>>(), ["glob", "grep", "read", "todo_new", "todo_read"]);
+    assert_eq!(registry.names().collect::<Vec<_>>(), ["apply_patch", "glob", "grep", "read", "todo_new", "todo_read"]);
 }
 
 #[test]
-fn tools_belong_to_the_fs_and_todo_sets() {
+fn tools_belong_to_the_fs_patch_and_todo_sets() {
     let registry = tool_std::registry_builder().build().unwrap();
 
     let sets: Vec<(&str, Option<&str>)> = registry.names().map(|n| (n, registry.get(n).unwrap().set())).collect();
@@ -16,6 +16,7 @@ fn tools_belong_to_the_fs_and_todo_sets() {
     assert_eq!(
         sets,
         [
+            ("apply_patch", Some("patch")),
             ("glob", Some("fs")),
             ("grep", Some("fs")),
             ("read", Some("fs")),

@@ -33,7 +33,7 @@ impl FileSet for SandboxFiles<'_> {
 
     fn read(&self, key: &PathBuf) -> Result<Entry, String> {
         match fs::metadata(key) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Entry::Missing),
+            Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => Ok(Entry::Missing),
             Err(e) => Err(format!("cannot read {}: {e}", self.sandbox.display_path(key))),
             Ok(m) if m.is_dir() => Ok(Entry::Directory),
             Ok(m) if !m.is_file() => Err(format!("{} is not a regular file", self.sandbox.display_path(key))),
