@@ -277,3 +277,62 @@ fn remove_dirs(created: &[PathBuf]) {
         let _ = fs::remove_dir(dir);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::patch::{parse_patch, plan_patch};
+
+    const PATCH: &str = "*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Delete File: b.txt\n\
+                         *** Update File: c.txt\n*** Move to: d/c2.txt\n-c\n+C\n*** Add File: e.txt\n+e\n*** End Patch\n";
+
+    fn workspace() -> (tempfile::TempDir, Sandbox) {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in [("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")] {
+            fs::write(dir.path().join(name), text).unwrap();
+        }
+        let sandbox = Sandbox::new(dir.path()).unwrap();
+        (dir, sandbox)
+    }
+
+    fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+        let mut out: Vec<(String, Vec<u8>)> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), if p.is_dir() { vec![] } else { fs::read(&p).unwrap() }))
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_failure_at_any_step_restores_every_file_and_leaves_no_temp_file_or_new_directory() {
+        // Update: 1 step, Delete: 1, Move: 2, Add: 1.
+        for failing in 0..5 {
+            let (dir, sandbox) = workspace();
+            let before = snapshot(dir.path());
+            let plan = plan_patch(&parse_patch(PATCH).unwrap(), &SandboxFiles::new(&sandbox)).unwrap();
+
+            let result = commit_with(&plan.changes, |step| {
+                if step == failing { Err(io::Error::other("injected")) } else { Ok(()) }
+            });
+
+            assert!(matches!(result, Err(PatchError::WriteFailed { ref message, .. }) if message == "injected"), "{result:?}");
+            assert_eq!(snapshot(dir.path()), before, "failing at step {failing}");
+        }
+    }
+
+    #[test]
+    fn without_failure_every_change_is_written() {
+        let (dir, sandbox) = workspace();
+        let plan = plan_patch(&parse_patch(PATCH).unwrap(), &SandboxFiles::new(&sandbox)).unwrap();
+
+        commit(&plan.changes).unwrap();
+
+        assert_eq!(
+            snapshot(dir.path()),
+            [("a.txt".to_owned(), b"A\n".to_vec()), ("d".to_owned(), vec![]), ("e.txt".to_owned(), b"e\n".to_vec())]
+        );
+        assert_eq!(fs::read(dir.path().join("d/c2.txt")).unwrap(), b"C\n");
+    }
+}
