@@ -4,6 +4,8 @@
 //! Run with `cargo bench -p tool-std --bench patch`. Needs `git` on the PATH for the
 //! `git_apply` rows.
 
+#![allow(missing_docs)] // `criterion_group!` defines an undocumented public function
+
 use std::hint::black_box;
 use std::path::Path;
 use std::process::Command;

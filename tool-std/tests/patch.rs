@@ -594,6 +594,16 @@ async fn a_file_without_a_final_newline_keeps_none() {
 }
 
 #[tokio::test]
+async fn removing_the_last_line_of_a_file_without_a_final_newline_keeps_the_empty_lines_before_it() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "a\n\n\nlast");
+
+    apply(&ws, "*** Begin Patch\n*** Update File: a.txt\n@@\n-last\n*** End Patch\n").await;
+
+    assert_eq!(read(&ws, "a.txt"), "a\n\n\n");
+}
+
+#[tokio::test]
 async fn a_file_with_crlf_keeps_crlf_for_kept_and_added_lines() {
     let ws = Workspace::new();
     ws.write("a.txt", "one\r\ntwo\r\nthree\r\n");

@@ -105,13 +105,25 @@ pub fn check_apply(files: &MemoryFiles, text: &str) {
         }
         assert_eq!(old.starts_with('\u{feff}'), new.starts_with('\u{feff}'), "byte order mark of {}", section.path);
         let body = |s: &str| s.trim_start_matches('\u{feff}').to_owned();
-        // A file keeps its final newline, and a file without one gets none (unless the patch
-        // adds an empty last line, which is the same bytes).
-        if !body(old).is_empty() && !body(new).is_empty() {
-            if old.ends_with('\n') || !added.contains("") {
-                assert_eq!(old.ends_with('\n'), new.ends_with('\n'), "final newline of {}", section.path);
-            }
+        // A file keeps its final newline, and a file without one gets none, unless its new last
+        // line is empty (which cannot be written without an ending).
+        let (old_body, new_body) = (body(old), body(new));
+        let last_is_empty = new_body.split_inclusive('\n').last().is_some_and(|l| l.trim_end_matches(['\r', '\n']).is_empty());
+        if !old_body.is_empty() && !new_body.is_empty() && !last_is_empty {
+            assert_eq!(old.ends_with('\n'), new.ends_with('\n'), "final newline of {}", section.path);
         }
+        // No line is lost or made up: the count changes by the added minus the removed lines.
+        let count = |text: &str| text.split_inclusive('\n').count() as isize;
+        let delta: isize = chunks
+            .iter()
+            .flat_map(|c| &c.lines)
+            .map(|l| match l {
+                ChunkLine::Add(_) => 1,
+                ChunkLine::Remove(_) => -1,
+                ChunkLine::Context(_) => 0,
+            })
+            .sum();
+        assert_eq!(count(&new_body), count(&old_body) + delta, "line count of {}", section.path);
         if old.contains("\r\n") && !old.replace("\r\n", "").contains('\n') {
             assert!(!new.replace("\r\n", "").contains('\n'), "a CRLF file got a bare LF: {new:?}");
         }

@@ -45,7 +45,8 @@ impl<'a> TextFile<'a> {
 }
 
 /// Builds a file's new text line by line: kept lines bring their own ending, inserted ones get the
-/// file's; the last line ends as the original file's last line did.
+/// file's; the last line ends as the original file's last line did, except that an empty last
+/// line always gets an ending (without one it would vanish).
 pub(crate) struct TextBuilder<'a> {
     bom: bool,
     eol: &'static str,
@@ -81,7 +82,9 @@ impl<'a> TextBuilder<'a> {
         let last = self.lines.len().saturating_sub(1);
         for (index, (line, ending)) in self.lines.iter().enumerate() {
             out.push_str(line);
-            if index < last || self.final_newline {
+            // An empty last line only exists with an ending, so it gets one even in a file
+            // without a final newline.
+            if index < last || self.final_newline || line.is_empty() {
                 out.push_str(if ending.is_empty() { self.eol } else { ending });
             }
         }
@@ -107,6 +110,15 @@ mod tests {
         let file = TextFile::split("");
         assert!(file.lines.is_empty());
         assert!(file.final_newline);
+    }
+
+    #[test]
+    fn an_empty_last_line_keeps_an_ending_in_a_file_without_a_final_newline() {
+        let file = TextFile::split("a\n\nb");
+        let mut builder = TextBuilder::new(&file);
+        builder.keep(file.lines[0], file.endings[0]);
+        builder.keep(file.lines[1], file.endings[1]);
+        assert_eq!(builder.finish(), "a\n\n");
     }
 
     #[test]
