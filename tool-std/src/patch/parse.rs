@@ -107,7 +107,7 @@ pub struct ParseError {
 /// *** End Patch
 /// ```
 ///
-/// - `\r\n` is read as `\n`. Everything before the first line that is `*** Begin Patch` (spaces
+/// - `\r\n` is read as `\n` (so is any run of `\r` at the end of a line). Everything before the first line that is `*** Begin Patch` (spaces
 ///   around it allowed) is ignored: prose, a markdown fence. Everything after `*** End Patch` is
 ///   ignored too, except a second `*** Begin Patch`, which is an error.
 /// - Headers start in column 0; spaces after them are ignored, and so is a missing space after the
@@ -122,9 +122,10 @@ pub struct ParseError {
 /// # Errors
 /// A [`ParseError`] naming the first line that breaks the grammar and what was expected there.
 pub fn parse_patch(text: &str) -> Result<Patch, ParseError> {
-    let normalised = text.replace("\r\n", "\n");
-    let mut lines: Vec<&str> = normalised.split('\n').collect();
-    if normalised.ends_with('\n') {
+    // `\r\n` (and any run of `\r` before a `\n`) ends a line like `\n`: no file line can end
+    // with `\r`, since a file's `\r\n` is its line ending.
+    let mut lines: Vec<&str> = text.split('\n').map(|line| line.trim_end_matches('\r')).collect();
+    if text.ends_with('\n') {
         lines.pop();
     }
     let Some(begin) = lines.iter().position(|line| line.trim() == BEGIN) else {
