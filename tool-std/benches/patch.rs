@@ -26,7 +26,9 @@ struct Case {
 /// A file of `lines` distinct lines and a change of `hunks` one-line replacements spread evenly
 /// over it, each with 3 lines of context on both sides.
 fn case(lines: usize, hunks: usize) -> Case {
-    let line = |i: usize| format!("line {i:06}: let value_{i} = compute({}, \"{:08x}\");", i % 97, i.wrapping_mul(2_654_435_761));
+    let line = |i: usize| {
+        format!("line {i:06}: let value_{i} = compute({}, \"{:08x}\");", i % 97, i.wrapping_mul(2_654_435_761))
+    };
     let original: String = (0..lines).map(|i| line(i) + "\n").collect();
     let spacing = lines / hunks;
     let mut patch = String::from("*** Begin Patch\n*** Update File: f.txt\n");

@@ -77,7 +77,8 @@ async fn blank_lines_between_sections_are_separators() {
     let ws = Workspace::new();
     ws.write("a.txt", "x\n");
 
-    apply(&ws, "*** Begin Patch\n\n*** Add File: n.txt\n+n\n\n*** Update File: a.txt\n\n@@\n-x\n+y\n\n*** End Patch\n").await;
+    apply(&ws, "*** Begin Patch\n\n*** Add File: n.txt\n+n\n\n*** Update File: a.txt\n\n@@\n-x\n+y\n\n*** End Patch\n")
+        .await;
 
     assert_eq!((read(&ws, "n.txt"), read(&ws, "a.txt")), ("n\n".to_owned(), "y\n".to_owned()));
 }
@@ -87,7 +88,8 @@ async fn unified_hunk_numbers_are_ignored_and_their_text_is_the_context_line() {
     let ws = Workspace::new();
     ws.write("a.rs", "fn a() {\n    1\n}\nfn b() {\n    1\n}\n");
 
-    apply(&ws, "*** Begin Patch\n*** Update File: a.rs\n@@ -4,3 +4,3 @@ fn b() {\n-    1\n+    2\n*** End Patch\n").await;
+    apply(&ws, "*** Begin Patch\n*** Update File: a.rs\n@@ -4,3 +4,3 @@ fn b() {\n-    1\n+    2\n*** End Patch\n")
+        .await;
 
     assert_eq!(read(&ws, "a.rs"), "fn a() {\n    1\n}\nfn b() {\n    2\n}\n");
 }
@@ -203,7 +205,9 @@ async fn a_chunk_line_without_a_prefix_is_an_error() {
 async fn a_no_newline_marker_is_an_error() {
     let ws = Workspace::new();
 
-    let text = reject(&ws, "*** Begin Patch\n*** Update File: a.txt\n-x\n+y\n\\ No newline at end of file\n*** End Patch\n").await;
+    let text =
+        reject(&ws, "*** Begin Patch\n*** Update File: a.txt\n-x\n+y\n\\ No newline at end of file\n*** End Patch\n")
+            .await;
 
     assert_eq!(
         text,
@@ -216,7 +220,8 @@ async fn a_no_newline_marker_is_an_error() {
 async fn move_to_after_a_chunk_is_an_error() {
     let ws = Workspace::new();
 
-    let text = reject(&ws, "*** Begin Patch\n*** Update File: a.txt\n-x\n+y\n*** Move to: b.txt\n*** End Patch\n").await;
+    let text =
+        reject(&ws, "*** Begin Patch\n*** Update File: a.txt\n-x\n+y\n*** Move to: b.txt\n*** End Patch\n").await;
 
     assert_eq!(
         text,
@@ -244,7 +249,10 @@ async fn a_chunk_without_lines_is_an_error() {
 
     let text = reject(&ws, "*** Begin Patch\n*** Update File: a.txt\n@@ fn a\n*** End Patch\n").await;
 
-    assert_eq!(text, "patch line 3: a chunk of `*** Update File: a.txt` has no lines after its `@@`; nothing was written");
+    assert_eq!(
+        text,
+        "patch line 3: a chunk of `*** Update File: a.txt` has no lines after its `@@`; nothing was written"
+    );
 }
 
 #[tokio::test]
@@ -327,7 +335,8 @@ async fn move_onto_a_file_deleted_earlier_in_the_patch_works() {
     ws.write("a.txt", "a\n");
     ws.write("b.txt", "b\n");
 
-    apply(&ws, "*** Begin Patch\n*** Delete File: b.txt\n*** Update File: a.txt\n*** Move to: b.txt\n*** End Patch\n").await;
+    apply(&ws, "*** Begin Patch\n*** Delete File: b.txt\n*** Update File: a.txt\n*** Move to: b.txt\n*** End Patch\n")
+        .await;
 
     assert!(!ws.root.join("a.txt").exists());
     assert_eq!(read(&ws, "b.txt"), "a\n");
@@ -338,13 +347,17 @@ async fn delete_then_add_of_the_same_path_works() {
     let ws = Workspace::new();
     ws.write("a.txt", "old\n");
 
-    let output = apply(&ws, "*** Begin Patch\n*** Delete File: a.txt\n*** Add File: a.txt\n+new\n*** End Patch\n").await;
+    let output =
+        apply(&ws, "*** Begin Patch\n*** Delete File: a.txt\n*** Add File: a.txt\n+new\n*** End Patch\n").await;
 
     assert_eq!(read(&ws, "a.txt"), "new\n");
-    assert_eq!(output["files"], json!([
-        {"action": "delete", "file_path": "a.txt", "summary": "D a.txt"},
-        {"action": "add", "file_path": "a.txt", "summary": "A a.txt"}
-    ]));
+    assert_eq!(
+        output["files"],
+        json!([
+            {"action": "delete", "file_path": "a.txt", "summary": "D a.txt"},
+            {"action": "add", "file_path": "a.txt", "summary": "A a.txt"}
+        ])
+    );
 }
 
 #[tokio::test]
@@ -352,7 +365,11 @@ async fn two_sections_on_one_file_are_an_error_even_spelled_differently() {
     let ws = Workspace::new();
     ws.write("a.txt", "x\ny\n");
 
-    let text = reject(&ws, "*** Begin Patch\n*** Update File: a.txt\n-x\n+X\n*** Update File: ./a.txt\n-y\n+Y\n*** End Patch\n").await;
+    let text = reject(
+        &ws,
+        "*** Begin Patch\n*** Update File: a.txt\n-x\n+X\n*** Update File: ./a.txt\n-y\n+Y\n*** End Patch\n",
+    )
+    .await;
 
     assert_eq!(
         text,
@@ -366,7 +383,9 @@ async fn two_sections_on_one_file_are_an_error_even_spelled_differently() {
 async fn update_and_delete_of_a_missing_file_are_errors_reported_together() {
     let ws = Workspace::new();
 
-    let text = reject(&ws, "*** Begin Patch\n*** Update File: gone.txt\n-x\n+y\n*** Delete File: gone2.txt\n*** End Patch\n").await;
+    let text =
+        reject(&ws, "*** Begin Patch\n*** Update File: gone.txt\n-x\n+y\n*** Delete File: gone2.txt\n*** End Patch\n")
+            .await;
 
     assert_eq!(
         text,
@@ -411,7 +430,10 @@ async fn a_file_that_is_not_utf8_cannot_be_updated() {
 
     let text = reject(&ws, "*** Begin Patch\n*** Update File: bin.dat\n-x\n+y\n*** End Patch\n").await;
 
-    assert_eq!(text, "patch line 2: bin.dat is not UTF-8 text; apply_patch changes text files only; nothing was written");
+    assert_eq!(
+        text,
+        "patch line 2: bin.dat is not UTF-8 text; apply_patch changes text files only; nothing was written"
+    );
 }
 
 #[tokio::test]
@@ -472,7 +494,11 @@ async fn indentation_is_ignored_at_the_trimmed_level_and_context_keeps_the_files
     let ws = Workspace::new();
     ws.write("a.py", "def f():\n\tif x:\n\t\treturn 1\n");
 
-    apply(&ws, "*** Begin Patch\n*** Update File: a.py\n@@\n    if x:\n-        return 1\n+\t\treturn 2\n*** End Patch\n").await;
+    apply(
+        &ws,
+        "*** Begin Patch\n*** Update File: a.py\n@@\n    if x:\n-        return 1\n+\t\treturn 2\n*** End Patch\n",
+    )
+    .await;
 
     assert_eq!(read(&ws, "a.py"), "def f():\n\tif x:\n\t\treturn 2\n");
 }
@@ -482,7 +508,8 @@ async fn typographic_punctuation_matches_ascii_last_and_context_keeps_the_files_
     let ws = Workspace::new();
     ws.write("a.md", "He said \u{201C}hi\u{201D} \u{2014} twice\nold\n");
 
-    apply(&ws, "*** Begin Patch\n*** Update File: a.md\n@@\n He said \"hi\" - twice\n-old\n+new\n*** End Patch\n").await;
+    apply(&ws, "*** Begin Patch\n*** Update File: a.md\n@@\n He said \"hi\" - twice\n-old\n+new\n*** End Patch\n")
+        .await;
 
     assert_eq!(read(&ws, "a.md"), "He said \u{201C}hi\u{201D} \u{2014} twice\nnew\n");
 }
@@ -573,7 +600,8 @@ async fn an_end_of_file_chunk_that_is_not_at_the_end_is_an_error() {
     let ws = Workspace::new();
     ws.write("a.txt", "x\ny\n");
 
-    let text = reject(&ws, "*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+z\n*** End of File\n*** End Patch\n").await;
+    let text =
+        reject(&ws, "*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+z\n*** End of File\n*** End Patch\n").await;
 
     assert_eq!(
         text,
@@ -588,7 +616,8 @@ async fn a_file_without_a_final_newline_keeps_none() {
     let ws = Workspace::new();
     ws.write("a.txt", "one\ntwo");
 
-    apply(&ws, "*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+2\n+3\n*** End of File\n*** End Patch\n").await;
+    apply(&ws, "*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+2\n+3\n*** End of File\n*** End Patch\n")
+        .await;
 
     assert_eq!(read(&ws, "a.txt"), "one\n2\n3");
 }
@@ -661,7 +690,11 @@ async fn a_new_file_under_a_file_is_refused_before_anything_is_written() {
     ws.write("plain", "file\n");
     let before = snapshot(&ws.root);
 
-    let text = reject(&ws, "*** Begin Patch\n*** Update File: one.txt\n-1\n+one\n*** Add File: plain/x.txt\n+x\n*** End Patch\n").await;
+    let text = reject(
+        &ws,
+        "*** Begin Patch\n*** Update File: one.txt\n-1\n+one\n*** Add File: plain/x.txt\n+x\n*** End Patch\n",
+    )
+    .await;
 
     assert_eq!(text, "patch line 5: plain is a file, so plain/x.txt cannot be created below it; nothing was written");
     assert_eq!(snapshot(&ws.root), before);
@@ -708,8 +741,7 @@ async fn updates_and_moves_keep_the_file_mode() {
 
 // ---- dry run and output ----
 
-const TWO_FILE_PATCH: &str =
-    "*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+2\n*** Add File: b.txt\n+hello\n*** Delete File: c.txt\n*** End Patch\n";
+const TWO_FILE_PATCH: &str = "*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+2\n*** Add File: b.txt\n+hello\n*** Delete File: c.txt\n*** End Patch\n";
 
 #[tokio::test]
 async fn the_output_has_the_summary_per_file_summaries_and_the_diff_preview() {
@@ -744,7 +776,10 @@ async fn a_move_is_reported_with_its_target() {
 
     let output = apply(&ws, "*** Begin Patch\n*** Update File: a.txt\n*** Move to: b.txt\n*** End Patch\n").await;
 
-    assert_eq!(output["files"], json!([{"action": "move", "file_path": "a.txt", "move_to": "b.txt", "summary": "R a.txt -> b.txt"}]));
+    assert_eq!(
+        output["files"],
+        json!([{"action": "move", "file_path": "a.txt", "move_to": "b.txt", "summary": "R a.txt -> b.txt"}])
+    );
     assert_eq!(output["diff"], "--- a/a.txt\n+++ b/b.txt\n");
 }
 

@@ -56,7 +56,6 @@ proptest! {
     }
 }
 
-
 /// The seeded inputs are not vacuous: a good share of the generated patches apply (the others
 /// check the refusals).
 #[test]

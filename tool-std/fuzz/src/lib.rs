@@ -65,12 +65,13 @@ pub fn check_apply(files: &MemoryFiles, text: &str) {
                 last.insert(normal(summary.move_to.as_deref().expect("a move names its target")), true);
             }
         }
-        let expected = match (&section.kind, summary.action) {
-            (SectionKind::Add { .. }, FileAction::Add) | (SectionKind::Delete, FileAction::Delete) => true,
-            (SectionKind::Update { move_to: None, .. }, FileAction::Update) => true,
-            (SectionKind::Update { move_to: Some(_), .. }, FileAction::Move) => true,
-            _ => false,
-        };
+        let expected = matches!(
+            (&section.kind, summary.action),
+            (SectionKind::Add { .. }, FileAction::Add)
+                | (SectionKind::Delete, FileAction::Delete)
+                | (SectionKind::Update { move_to: None, .. }, FileAction::Update)
+                | (SectionKind::Update { move_to: Some(_), .. }, FileAction::Move)
+        );
         assert!(expected, "section {section:?} reported as {summary:?}");
     }
     let before = files.files();
@@ -97,18 +98,29 @@ pub fn check_apply(files: &MemoryFiles, text: &str) {
             continue;
         }
         let (old, new) = (std::str::from_utf8(old).unwrap(), std::str::from_utf8(new).unwrap());
-        let added: BTreeSet<&str> =
-            chunks.iter().flat_map(|c| &c.lines).filter_map(|l| match l { ChunkLine::Add(t) => Some(t.as_str()), _ => None }).collect();
+        let added: BTreeSet<&str> = chunks
+            .iter()
+            .flat_map(|c| &c.lines)
+            .filter_map(|l| match l {
+                ChunkLine::Add(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
         let old_lines: BTreeSet<&str> = lines(old).collect();
         for line in lines(new) {
-            assert!(old_lines.contains(line) || added.contains(line), "line {line:?} of {} comes from nowhere", section.path);
+            assert!(
+                old_lines.contains(line) || added.contains(line),
+                "line {line:?} of {} comes from nowhere",
+                section.path
+            );
         }
         assert_eq!(old.starts_with('\u{feff}'), new.starts_with('\u{feff}'), "byte order mark of {}", section.path);
         let body = |s: &str| s.trim_start_matches('\u{feff}').to_owned();
         // A file keeps its final newline, and a file without one gets none, unless its new last
         // line is empty (which cannot be written without an ending).
         let (old_body, new_body) = (body(old), body(new));
-        let last_is_empty = new_body.split_inclusive('\n').last().is_some_and(|l| l.trim_end_matches(['\r', '\n']).is_empty());
+        let last_is_empty =
+            new_body.split_inclusive('\n').next_back().is_some_and(|l| l.trim_end_matches(['\r', '\n']).is_empty());
         if !old_body.is_empty() && !new_body.is_empty() && !last_is_empty {
             assert_eq!(old.ends_with('\n'), new.ends_with('\n'), "final newline of {}", section.path);
         }
@@ -157,7 +169,20 @@ fn without_lines(patch: &Patch) -> Patch {
 
 const PATHS: [&str; 6] = ["a.txt", "b.txt", "d/c.txt", "./a.txt", "d/e/f.txt", "new.txt"];
 const WORDS: [&str; 14] = [
-    "", "x", "y", "z", " x", "x ", "\tx", "fn a() {", "}", "\u{201C}q\u{201D}", "\"q\"", "a \u{2014} b", "a - b", "  ",
+    "",
+    "x",
+    "y",
+    "z",
+    " x",
+    "x ",
+    "\tx",
+    "fn a() {",
+    "}",
+    "\u{201C}q\u{201D}",
+    "\"q\"",
+    "a \u{2014} b",
+    "a - b",
+    "  ",
 ];
 
 fn word(u: &mut Unstructured<'_>) -> Result<&'static str> {
@@ -233,7 +258,7 @@ pub fn build_case(u: &mut Unstructured<'_>) -> Result<(MemoryFiles, String)> {
                             let shown = match u.int_in_range(0..=5)? {
                                 0 => format!("{line} "),
                                 1 => format!("  {}", line.trim()),
-                                2 => line.replace('\u{201C}', "\"").replace('\u{201D}', "\"").replace('\u{2014}', "-"),
+                                2 => line.replace(['\u{201C}', '\u{201D}'], "\"").replace('\u{2014}', "-"),
                                 _ => line.clone(),
                             };
                             text.push_str(&format!("{prefix}{shown}\n"));

@@ -299,7 +299,12 @@ mod tests {
         let mut out: Vec<(String, Vec<u8>)> = fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().path())
-            .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), if p.is_dir() { vec![] } else { fs::read(&p).unwrap() }))
+            .map(|p| {
+                (
+                    p.file_name().unwrap().to_string_lossy().into_owned(),
+                    if p.is_dir() { vec![] } else { fs::read(&p).unwrap() },
+                )
+            })
             .collect();
         out.sort();
         out
@@ -313,11 +318,18 @@ mod tests {
             let before = snapshot(dir.path());
             let plan = plan_patch(&parse_patch(PATCH).unwrap(), &SandboxFiles::new(&sandbox)).unwrap();
 
-            let result = commit_with(&plan.changes, |step| {
-                if step == failing { Err(io::Error::other("injected")) } else { Ok(()) }
-            });
+            let result =
+                commit_with(
+                    &plan.changes,
+                    |step| {
+                        if step == failing { Err(io::Error::other("injected")) } else { Ok(()) }
+                    },
+                );
 
-            assert!(matches!(result, Err(PatchError::WriteFailed { ref message, .. }) if message == "injected"), "{result:?}");
+            assert!(
+                matches!(result, Err(PatchError::WriteFailed { ref message, .. }) if message == "injected"),
+                "{result:?}"
+            );
             assert_eq!(snapshot(dir.path()), before, "failing at step {failing}");
         }
     }

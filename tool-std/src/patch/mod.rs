@@ -100,7 +100,12 @@ impl PatchOutput {
                 _ => (format!("M {path}"), path),
             };
             diff.push_str(&file_diff(path, change.old.as_deref(), new_name, change.new.as_deref()));
-            files.push(FileSummary { action: change.action, file_path: path.to_owned(), move_to: change.move_to.clone(), summary });
+            files.push(FileSummary {
+                action: change.action,
+                file_path: path.to_owned(),
+                move_to: change.move_to.clone(),
+                summary,
+            });
         }
         let (diff, diff_truncated) = cap_preview(&diff);
         let count = files.len();

@@ -107,13 +107,17 @@ pub struct ParseError {
 /// *** End Patch
 /// ```
 ///
-/// - `\r\n` is read as `\n` (so is any run of `\r` at the end of a line). Everything before the first line that is `*** Begin Patch` (spaces
-///   around it allowed) is ignored: prose, a markdown fence. Everything after `*** End Patch` is
-///   ignored too, except a second `*** Begin Patch`, which is an error.
+/// - `\r\n` is read as `\n` (so is any run of `\r` at the end of a line). Everything before the
+///   first line that is `*** Begin Patch` (spaces around it allowed) is ignored: prose, a
+///   markdown fence. Everything after `*** End Patch` is ignored too, except a second
+///   `*** Begin Patch`, which is an error.
 /// - Headers start in column 0; spaces after them are ignored, and so is a missing space after the
 ///   colon. Paths are trimmed and must not be empty.
-/// - Blank lines between sections are ignored; so are blank lines right after an Update header
-///   when an `@@` follows them. Inside a chunk, an empty line is an empty context line.
+/// - Blank lines between sections are ignored, and so are blank lines right after an Update
+///   header (or its Move to) when an `@@` or a header follows them. Inside a chunk a truly empty
+///   line is an empty context line, except at the chunk's end: empty lines followed by `@@`, a
+///   header or the end of the text separate, they do not match (a line holding one space is an
+///   empty context line anywhere).
 /// - An `@@ -12,7 +12,8 @@ text` header (unified-diff numbers) is accepted: the numbers are
 ///   ignored and `text`, if any, is the context line.
 /// - An Update section needs at least one chunk or a `*** Move to:`, and when it has no move, at

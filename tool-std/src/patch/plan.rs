@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::parse::{Chunk, ChunkLine, Patch, ParseError, SectionKind};
+use super::parse::{Chunk, ChunkLine, ParseError, Patch, SectionKind};
 use super::seek::Seeker;
 use super::text::{TextBuilder, TextFile};
 
@@ -435,7 +435,12 @@ fn not_found(seeker: &mut Seeker<'_>, old: &[&str], cursor: usize, chunk: &Chunk
             shown.join("\n")
         )
     } else {
-        format!("chunk {number} of {path}: cannot find these {} line(s) {}:\n{}", old.len(), after_line(cursor), shown.join("\n"))
+        format!(
+            "chunk {number} of {path}: cannot find these {} line(s) {}:\n{}",
+            old.len(),
+            after_line(cursor),
+            shown.join("\n")
+        )
     };
     match seeker.find(old, 0, false) {
         Some((at, _)) if at >= cursor => message.push_str(&format!(
