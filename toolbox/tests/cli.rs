@@ -29,10 +29,10 @@ fn workspace() -> tempfile::TempDir {
 fn list_prints_the_canonical_definitions_sorted_by_name() {
     let definitions = stdout_json(&toolbox(&["list"]));
     let names: Vec<&str> = definitions.as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["glob", "grep", "read", "todo_new", "todo_read"]);
-    assert_eq!(definitions[4]["set"], "todo");
+    assert_eq!(names, ["apply_patch", "glob", "grep", "read", "todo_new", "todo_read"]);
+    assert_eq!(definitions[5]["set"], "todo");
     assert_eq!(
-        definitions[4]["input_schema"],
+        definitions[5]["input_schema"],
         json!({"type": "object", "properties": {}, "additionalProperties": false})
     );
 }
@@ -103,7 +103,7 @@ fn run_answers_calls_of_tools_it_does_not_have_with_unknown_tool_results() {
             "content": [{
                 "type": "tool_result",
                 "tool_use_id": "toolu_01YC8RhZeDTZRbb8n1gUFTmb",
-                "content": "unknown tool `memory`; available tools: glob, grep, read, todo_new, todo_read",
+                "content": "unknown tool `memory`; available tools: apply_patch, glob, grep, read, todo_new, todo_read",
                 "is_error": true
             }]
         }])

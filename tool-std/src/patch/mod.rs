@@ -51,7 +51,7 @@ pub use disk::SandboxFiles;
 pub use memory::MemoryFiles;
 pub use parse::{Chunk, ChunkLine, ParseError, Patch, Section, SectionKind, parse_patch};
 pub use plan::{Entry, FileAction, FileChange, FileSet, PatchError, PatchPlan, SectionError, plan_patch};
-pub use preview::{PREVIEW_CONTEXT_LINES, PREVIEW_MAX_BYTES, PREVIEW_MAX_LINES, cap_preview, file_diff};
+use preview::{cap_preview, file_diff};
 pub use seek::MatchLevel;
 
 use crate::sandbox::{SANDBOX, Sandbox};

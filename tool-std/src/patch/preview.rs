@@ -1,20 +1,21 @@
 //! The diff preview of a patch: a unified diff per file (3 lines of context), the whole capped
-//! at 120 lines and 16 KiB.
+//! at 120 lines and 16 KiB. Kept private to this module so that it can give way to a preview
+//! shared by every file tool.
 
 use similar::{Algorithm, TextDiff};
 
 /// Lines of context around each change.
-pub const PREVIEW_CONTEXT_LINES: usize = 3;
+pub(crate) const PREVIEW_CONTEXT_LINES: usize = 3;
 /// Most lines a preview keeps (the omission marker included).
-pub const PREVIEW_MAX_LINES: usize = 120;
+pub(crate) const PREVIEW_MAX_LINES: usize = 120;
 /// Most bytes a preview keeps (16 KiB, the omission marker included).
-pub const PREVIEW_MAX_BYTES: usize = 16 * 1024;
+pub(crate) const PREVIEW_MAX_BYTES: usize = 16 * 1024;
 
 /// The unified diff of one file from `old` to `new` (`None`: the file does not exist on that
 /// side, shown as `/dev/null`). `old_name` and `new_name` are shown after `a/` and `b/`.
 /// Content that is not UTF-8 is shown as `Binary files ... differ`. The diff is computed with the
 /// patience algorithm of `similar` on lines, with `\ No newline at end of file` where it applies.
-pub fn file_diff(old_name: &str, old: Option<&[u8]>, new_name: &str, new: Option<&[u8]>) -> String {
+pub(crate) fn file_diff(old_name: &str, old: Option<&[u8]>, new_name: &str, new: Option<&[u8]>) -> String {
     let a = if old.is_some() { format!("a/{old_name}") } else { "/dev/null".to_owned() };
     let b = if new.is_some() { format!("b/{new_name}") } else { "/dev/null".to_owned() };
     let mut out = format!("--- {a}\n+++ {b}\n");
@@ -36,7 +37,7 @@ pub fn file_diff(old_name: &str, old: Option<&[u8]>, new_name: &str, new: Option
 /// `text` cut to at most [`PREVIEW_MAX_LINES`] lines and [`PREVIEW_MAX_BYTES`] bytes: whole lines
 /// from the head and from the tail (about half the room each) around a line
 /// `...[N lines omitted]...`. Returns the text and whether anything was cut.
-pub fn cap_preview(text: &str) -> (String, bool) {
+pub(crate) fn cap_preview(text: &str) -> (String, bool) {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     if lines.len() <= PREVIEW_MAX_LINES && text.len() <= PREVIEW_MAX_BYTES {
         return (text.to_owned(), false);
