@@ -101,15 +101,31 @@ impl<'a> Seeker<'a> {
     /// `from`, at the strictest level that has one, and that level. With `at_end`, only the run
     /// that ends at the last line counts. `None` for an empty pattern.
     ///
-    /// Cost: building an index is linear in the file (once per level used); a search looks up each
-    /// pattern line, then walks the positions of the rarest one from `from` on, comparing
-    /// the pattern at each until one matches.
+    /// Cost: exact matches are first found by scanning from `from` (linear over a file's chunks,
+    /// which come in order); once a scan fails, and for the looser levels, an index of the
+    /// file's lines at that level is built (linear, once per level) and a search looks up each
+    /// pattern line, then walks the positions of the rarest one from `from` on, comparing the
+    /// pattern at each until one matches.
     pub(crate) fn find(&mut self, pattern: &[&str], from: usize, at_end: bool) -> Option<(usize, MatchLevel)> {
         let (m, n) = (pattern.len(), self.lines.len());
         if m == 0 || m > n {
             return None;
         }
         for level in MatchLevel::ALL {
+            if level == MatchLevel::Exact && self.levels[0].is_none() {
+                // Chunks come in file order, so scanning from the cursor to the first exact match
+                // costs, summed over a file's chunks, one pass over the file. The first scan that
+                // finds nothing builds the index instead, for the chunks after it.
+                if at_end {
+                    if n - m >= from && self.lines[n - m..] == *pattern {
+                        return Some((n - m, level));
+                    }
+                } else if let Some(start) = (from..=n - m).find(|&s| self.lines[s..s + m] == *pattern) {
+                    return Some((start, level));
+                }
+                self.index(level);
+                continue;
+            }
             let hasher = self.hasher.clone();
             let index = self.index(level);
             let wanted: Vec<Cow<'_, str>> = pattern.iter().map(|line| level.key(line)).collect();
@@ -178,6 +194,16 @@ mod tests {
         let lines = ["a", "b", "a"];
         assert_eq!(Seeker::new(&lines).find(&["a"], 0, true), Some((2, MatchLevel::Exact)));
         assert_eq!(Seeker::new(&lines).find(&["b"], 0, true), None);
+    }
+
+    #[test]
+    fn after_a_failed_exact_scan_the_index_finds_the_same_runs() {
+        let lines = ["a", "b", "a", "b"];
+        let mut seeker = Seeker::new(&lines);
+        assert_eq!(seeker.find(&["b", "b"], 0, false), None);
+        assert!(seeker.levels[0].is_some());
+        assert_eq!(seeker.find(&["a", "b"], 1, false), Some((2, MatchLevel::Exact)));
+        assert_eq!(seeker.find(&["b"], 0, true), Some((3, MatchLevel::Exact)));
     }
 
     #[test]
