@@ -68,7 +68,7 @@ fn scaling(c: &mut Criterion) {
                 |mut files| {
                     let patch = parse_patch(&case.patch).unwrap();
                     let plan = plan_patch(&patch, &files).unwrap();
-                    files.apply(&plan);
+                    files.apply(plan);
                     black_box(files)
                 },
                 BatchSize::LargeInput,

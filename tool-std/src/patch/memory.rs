@@ -42,14 +42,13 @@ impl MemoryFiles {
 
     /// Applies a plan made against this file set (see [`plan_patch`](super::plan_patch)), change by
     /// change. Cannot fail: the plan was checked against these files.
-    pub fn apply(&mut self, plan: &PatchPlan<String>) {
-        for change in &plan.changes {
+    pub fn apply(&mut self, plan: PatchPlan<String>) {
+        for change in plan.changes {
             if change.move_key.is_some() || change.new.is_none() {
                 self.files.remove(&change.key);
             }
-            if let Some(new) = &change.new {
-                let target = change.move_key.as_ref().unwrap_or(&change.key);
-                self.files.insert(target.clone(), new.clone());
+            if let Some(new) = change.new {
+                self.files.insert(change.move_key.unwrap_or(change.key), new);
             }
         }
     }

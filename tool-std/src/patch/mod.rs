@@ -125,8 +125,9 @@ impl PatchOutput {
 pub fn apply_to_memory(files: &mut MemoryFiles, patch: &str) -> Result<PatchOutput, PatchError> {
     let parsed = parse_patch(patch)?;
     let plan = plan_patch(&parsed, &*files)?;
-    files.apply(&plan);
-    Ok(PatchOutput::new(&plan, false))
+    let output = PatchOutput::new(&plan, false);
+    files.apply(plan);
+    Ok(output)
 }
 
 /// Parses `patch`, checks it against the files below `sandbox` and, unless `dry_run`, writes it

@@ -381,7 +381,8 @@ fn apply_chunks(text: &str, chunks: &[Chunk], path: &str) -> Result<String, (usi
         }
     }
     edits.sort_by_key(|&(start, ..)| start);
-    let mut out = TextBuilder::new(&file);
+    let added: usize = edits.iter().flat_map(|(_, _, body, _)| body.iter()).map(|l| l.text().len() + 2).sum();
+    let mut out = TextBuilder::new(&file, text.len() + added);
     let mut next = 0;
     for (start, replaced, body, line) in edits {
         if start < next {

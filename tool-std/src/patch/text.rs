@@ -46,49 +46,50 @@ impl<'a> TextFile<'a> {
 
 /// Builds a file's new text line by line: kept lines bring their own ending, inserted ones get the
 /// file's; the last line ends as the original file's last line did, except that an empty last
-/// line always gets an ending (without one it would vanish).
+/// line always gets an ending (without one it would vanish). Lines are written as they come, one
+/// behind, so that the last one is known when it is finished.
 pub(crate) struct TextBuilder<'a> {
-    bom: bool,
     eol: &'static str,
     final_newline: bool,
-    /// Each line and its ending (`""` when the line gets the file's ending if it is not the last).
-    lines: Vec<(&'a str, &'a str)>,
+    out: String,
+    /// The line before the current end, and its ending (`""`: the file's, unless it is last).
+    pending: Option<(&'a str, &'a str)>,
 }
 
 impl<'a> TextBuilder<'a> {
-    pub(crate) fn new(file: &TextFile<'a>) -> Self {
-        Self {
-            bom: file.bom,
-            eol: file.eol,
-            final_newline: file.final_newline,
-            lines: Vec::with_capacity(file.lines.len()),
+    pub(crate) fn new(file: &TextFile<'a>, capacity: usize) -> Self {
+        let mut out = String::with_capacity(capacity + 3);
+        if file.bom {
+            out.push('\u{feff}');
+        }
+        Self { eol: file.eol, final_newline: file.final_newline, out, pending: None }
+    }
+
+    fn push(&mut self, line: &'a str, ending: &'a str) {
+        if let Some((previous, previous_ending)) = self.pending.replace((line, ending)) {
+            self.out.push_str(previous);
+            self.out.push_str(if previous_ending.is_empty() { self.eol } else { previous_ending });
         }
     }
 
     pub(crate) fn keep(&mut self, line: &'a str, ending: &'a str) {
-        self.lines.push((line, ending));
+        self.push(line, ending);
     }
 
     pub(crate) fn insert(&mut self, line: &'a str) {
-        self.lines.push((line, ""));
+        self.push(line, "");
     }
 
-    pub(crate) fn finish(self) -> String {
-        let size: usize = self.lines.iter().map(|(line, _)| line.len() + 2).sum();
-        let mut out = String::with_capacity(size + 3);
-        if self.bom {
-            out.push('\u{feff}');
-        }
-        let last = self.lines.len().saturating_sub(1);
-        for (index, (line, ending)) in self.lines.iter().enumerate() {
-            out.push_str(line);
+    pub(crate) fn finish(mut self) -> String {
+        if let Some((line, ending)) = self.pending.take() {
+            self.out.push_str(line);
             // An empty last line only exists with an ending, so it gets one even in a file
             // without a final newline.
-            if index < last || self.final_newline || line.is_empty() {
-                out.push_str(if ending.is_empty() { self.eol } else { ending });
+            if self.final_newline || line.is_empty() {
+                self.out.push_str(if ending.is_empty() { self.eol } else { ending });
             }
         }
-        out
+        self.out
     }
 }
 
@@ -115,7 +116,7 @@ mod tests {
     #[test]
     fn an_empty_last_line_keeps_an_ending_in_a_file_without_a_final_newline() {
         let file = TextFile::split("a\n\nb");
-        let mut builder = TextBuilder::new(&file);
+        let mut builder = TextBuilder::new(&file, 0);
         builder.keep(file.lines[0], file.endings[0]);
         builder.keep(file.lines[1], file.endings[1]);
         assert_eq!(builder.finish(), "a\n\n");
@@ -125,7 +126,7 @@ mod tests {
     fn rebuilding_every_line_gives_back_the_same_bytes() {
         for text in ["", "\n", "a", "a\n", "\u{feff}x\r\ny\r\n", "a\r\nb", "\n\n"] {
             let file = TextFile::split(text);
-            let mut builder = TextBuilder::new(&file);
+            let mut builder = TextBuilder::new(&file, 0);
             for (line, ending) in file.lines.iter().zip(&file.endings) {
                 builder.keep(line, ending);
             }
