@@ -24,10 +24,15 @@
 //!
 //! Matched context lines keep the file's bytes (a loose match never rewrites them); removed lines
 //! go; added lines are the patch's. Each file keeps its byte order mark, its final-newline state
-//! (a file without one gets none; an emptied file is empty), and its line endings: kept lines
+//! (a file without one gets none, unless its new last line is empty, which needs an ending; an
+//! emptied file is empty), and its line endings: kept lines
 //! keep theirs, added lines get CRLF when most lines of the file end with CRLF, else LF. A new
-//! file (Add) is written with LF endings and a final newline. Finding the runs costs time linear
-//! in the file: each level's lines are indexed by hash once per file.
+//! file (Add) is written with LF endings and a final newline.
+//!
+//! Finding the chunks costs time linear in the sizes of the file and the patch: exact matches are found by scanning from
+//! the cursor (the scans of one file add up to one pass, since chunks are in order), and the
+//! looser levels search a hash index of the file's lines built once per level
+//! (`BENCHMARKS.md` has the figures).
 //!
 //! # Output
 //! [`PatchOutput`] as JSON: `summary` (`Applied patch to N file(s)`, or with `dry_run`
