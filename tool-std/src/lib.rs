@@ -3,13 +3,12 @@
 //! | set | module | tools |
 //! |---|---|---|
 //! | `"fs"` | [`fs`] | [`read`](fs::read()), [`read_line`](fs::read_line()), [`write`](fs::write()), [`edit`](fs::edit()), [`glob`](fs::glob()), [`grep`](fs::grep()) |
+//! | `"patch"` | [`patch`] | [`apply_patch`](patch::apply_patch()) |
 //! | `"todo"` | [`todo`](mod@todo) | [`todo_read`](todo::todo_read()), [`todo_new`](todo::todo_new()), [`todo_append`](todo::todo_append()), [`todo_patch`](todo::todo_patch()), [`todo_clear`](todo::todo_clear()) |
 //! | `"cache"` | [`cache`] | [`tool_output_cache`](cache::tool_output_cache()), [`tool_output_cache_grep`](cache::tool_output_cache_grep()), [`tool_output_cache_line`](cache::tool_output_cache_line()) |
 //! | `"web"` | [`web`] | [`webfetch`](web::webfetch()), [`search`](web::search()) (tagged `external`) |
 //! | `"media"` | [`media`] | [`view_image`](media::view_image()) |
 //! | `"control"` | [`control`] | [`done`](control::done()) |
-//!
-//! The set `"patch"` of the design is not written yet.
 //!
 //! File tools resolve every path through a [`Sandbox`](sandbox::Sandbox), the dependency
 //! [`SANDBOX`](sandbox::SANDBOX) (default: the current directory). Todo lists live in session
@@ -38,6 +37,7 @@ pub mod cache;
 pub mod control;
 pub mod fs;
 pub mod media;
+pub mod patch;
 pub mod sandbox;
 pub mod session;
 pub mod todo;
@@ -56,6 +56,7 @@ pub fn registry_builder() -> RegistryBuilder {
         .tool(fs::edit::TOOL)
         .tool(fs::glob::TOOL)
         .tool(fs::grep::TOOL)
+        .tool(patch::apply_patch::TOOL)
         .tool(todo::todo_read::TOOL)
         .tool(cache::tool_output_cache::TOOL)
         .tool(cache::tool_output_cache_grep::TOOL)

@@ -7,6 +7,7 @@ fn registry_builder_registers_every_tool() {
     assert_eq!(
         registry.names().collect::<Vec<_>>(),
         [
+            "apply_patch",
             "done",
             "edit",
             "glob",
@@ -38,6 +39,7 @@ fn every_tool_belongs_to_its_set() {
     assert_eq!(
         sets,
         [
+            ("apply_patch", Some("patch")),
             ("done", Some("control")),
             ("edit", Some("fs")),
             ("glob", Some("fs")),

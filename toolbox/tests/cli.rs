@@ -43,6 +43,7 @@ fn list_prints_the_canonical_definitions_sorted_by_name() {
     assert_eq!(
         names,
         [
+            "apply_patch",
             "done",
             "edit",
             "glob",
@@ -61,9 +62,9 @@ fn list_prints_the_canonical_definitions_sorted_by_name() {
             "write",
         ]
     );
-    assert_eq!(definitions[10]["set"], "todo");
+    assert_eq!(definitions[11]["set"], "todo");
     assert_eq!(
-        definitions[10]["input_schema"],
+        definitions[11]["input_schema"],
         json!({"type": "object", "properties": {}, "additionalProperties": false})
     );
 }
@@ -134,7 +135,7 @@ fn run_answers_calls_of_tools_it_does_not_have_with_unknown_tool_results() {
             "content": [{
                 "type": "tool_result",
                 "tool_use_id": "toolu_01YC8RhZeDTZRbb8n1gUFTmb",
-                "content": "unknown tool `memory`; available tools: done, edit, glob, grep, read, read_line, search, todo_append, todo_clear, todo_new, todo_patch, todo_read, tool_output_cache, tool_output_cache_grep, tool_output_cache_line, view_image, webfetch, write",
+                "content": "unknown tool `memory`; available tools: apply_patch, done, edit, glob, grep, read, read_line, search, todo_append, todo_clear, todo_new, todo_patch, todo_read, tool_output_cache, tool_output_cache_grep, tool_output_cache_line, view_image, webfetch, write",
                 "is_error": true
             }]
         }])

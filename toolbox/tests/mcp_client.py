@@ -105,7 +105,7 @@ async def main(binary: str, workspace: Path, state_dir: Path) -> None:
                 await session.call_tool("no_such_tool", {})
             except MCPError as error:
                 assert error.code == -32602, error.code
-                assert error.message.startswith("unknown tool `no_such_tool`; available tools: done, edit, glob, grep, read"), (
+                assert error.message.startswith("unknown tool `no_such_tool`; available tools: apply_patch, done, edit, glob, grep, read"), (
                     error.message
                 )
             else:

@@ -78,6 +78,21 @@ fn cap_head_tail(text: &str, max_lines: usize, max_bytes: usize) -> (String, boo
     (out, true)
 }
 
+/// Keeps the full diff of a cut preview in the output cache, so that nothing is lost: under the
+/// ref id of the call followed by `-diff` (`call_1-diff`), readable with `tool_output_cache`,
+/// `tool_output_cache_grep` and `tool_output_cache_line`. Returns that ref id; `None` when the
+/// preview is whole, or when the store cannot be had or written (the preview is then all there is,
+/// and `diff_truncated` still says so).
+pub(crate) async fn keep_full_diff(diff: &DiffPreview, ctx: &ToolContext) -> Option<String> {
+    if !diff.truncated {
+        return None;
+    }
+    let ref_id = format!("{}-diff", ref_id_for_call(ctx.call_id()?)?);
+    let store = ctx.resolve(&OUTPUT_STORE).await.ok()?;
+    put_text(&*store, &ref_id, &diff.full, &[]).ok()?;
+    Some(ref_id)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,19 +114,4 @@ mod tests {
         // 73 bytes; budget 72 - 43 = 29: the head's 14 hold no line, the tail's 29 hold the last.
         assert_eq!(cap_head_tail(&text, 100, 72), (format!("...[2 lines omitted]...\n{}\n", "c".repeat(10)), true));
     }
-}
-
-/// Keeps the full diff of a cut preview in the output cache, so that nothing is lost: under the
-/// ref id of the call followed by `-diff` (`call_1-diff`), readable with `tool_output_cache`,
-/// `tool_output_cache_grep` and `tool_output_cache_line`. Returns that ref id; `None` when the
-/// preview is whole, or when the store cannot be had or written (the preview is then all there is,
-/// and `diff_truncated` still says so).
-pub(crate) async fn keep_full_diff(diff: &DiffPreview, ctx: &ToolContext) -> Option<String> {
-    if !diff.truncated {
-        return None;
-    }
-    let ref_id = format!("{}-diff", ref_id_for_call(ctx.call_id()?)?);
-    let store = ctx.resolve(&OUTPUT_STORE).await.ok()?;
-    put_text(&*store, &ref_id, &diff.full, &[]).ok()?;
-    Some(ref_id)
 }
