@@ -250,6 +250,8 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
                 __raw: &'__a str,
                 __ctx: &'__a #private::ToolContext,
             ) -> #private::BoxFuture<'__a, ::core::result::Result<#private::ToolResult, #private::ToolError>> {
+                // Taken before the parameters are bound: a parameter may share the function's name.
+                let __tool_fn = #fn_ident;
                 ::std::boxed::Box::pin(async move {
                     #destructure = (__TOOL_FNS.1)(__raw)?;
                     #(#resolves)*
@@ -286,21 +288,20 @@ fn call(
     call_args: &[TokenStream],
     private: &TokenStream,
 ) -> TokenStream {
-    let fn_ident = &model.item.sig.ident;
     if blocking {
         quote! {
             {
                 let __ctx = ::core::clone::Clone::clone(__ctx);
                 #private::run_blocking(&#static_ident, move || {
                     let __ctx = &__ctx;
-                    #fn_ident(#(#call_args),*)
+                    __tool_fn(#(#call_args),*)
                 })
                 .await?
             }
         }
     } else {
         let await_call = model.item.sig.asyncness.map(|_| quote!(.await));
-        quote!(#fn_ident(#(#call_args),*) #await_call)
+        quote!(__tool_fn(#(#call_args),*) #await_call)
     }
 }
 
@@ -453,10 +454,11 @@ mod tests {
                     __raw: &'__a str,
                     __ctx: &'__a ::tool_runtime::__private::ToolContext,
                 ) -> ::tool_runtime::__private::BoxFuture<'__a, ::core::result::Result<::tool_runtime::__private::ToolResult, ::tool_runtime::__private::ToolError>> {
+                    let __tool_fn = add;
                     ::std::boxed::Box::pin(async move {
                         let __ToolArgs { a, } = (__TOOL_FNS.1)(__raw)?;
                         let k: u8 = ::tool_runtime::__private::resolve::<u8, _>(__ctx, &K).await?;
-                        let __out = add(a, k, __ctx);
+                        let __out = __tool_fn(a, k, __ctx);
                         ::tool_runtime::__private::text(__out)
                     })
                 }
@@ -509,7 +511,7 @@ mod tests {
                 let __ctx = ::core::clone::Clone::clone(__ctx);
                 ::p::run_blocking(&__TOOL_hash, move || {
                     let __ctx = &__ctx;
-                    hash(__ctx)
+                    __tool_fn(__ctx)
                 })
                 .await?
             }
@@ -523,11 +525,11 @@ mod tests {
         let asynchronous = model(quote!(
             async fn f(a: u8) {}
         ));
-        assert_tokens(&call(&asynchronous, false, &ident, &[quote!(a)], &quote!(::p)), &quote!(f(a).await));
+        assert_tokens(&call(&asynchronous, false, &ident, &[quote!(a)], &quote!(::p)), &quote!(__tool_fn(a).await));
         let synchronous = model(quote!(
             fn f(a: &str) {}
         ));
-        assert_tokens(&call(&synchronous, false, &ident, &[quote!(&a)], &quote!(::p)), &quote!(f(&a)));
+        assert_tokens(&call(&synchronous, false, &ident, &[quote!(&a)], &quote!(::p)), &quote!(__tool_fn(&a)));
     }
 
     #[test]
