@@ -272,7 +272,7 @@ const PIXEL_PNG: &str =
 pub fn get_file() -> Vec<ContentPart> {
     vec![
         ContentPart::text("pixel.png (1x1, image/png)"),
-        ContentPart::Image { data: PIXEL_PNG.to_owned(), media_type: "image/png".to_owned() },
+        ContentPart::Image { data: PIXEL_PNG.to_owned(), media_type: "image/png".to_owned(), detail: None },
     ]
 }
 

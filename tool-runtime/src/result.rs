@@ -22,7 +22,35 @@ pub enum ContentPart {
         data: String,
         /// The MIME type, e.g. `image/png`.
         media_type: String,
+        /// How closely the model should look, when the tool was asked for it; providers that take
+        /// a detail hint (OpenAI Responses `input_image.detail`) get it, the others ignore it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<ImageDetail>,
     },
+}
+
+/// How closely the model should look at an image: a provider hint (OpenAI's `detail`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ImageDetail {
+    /// Let the provider choose (the default).
+    #[default]
+    Auto,
+    /// A low-resolution look (cheaper).
+    Low,
+    /// Full resolution.
+    High,
+}
+
+impl ImageDetail {
+    /// `auto`, `low` or `high`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Low => "low",
+            Self::High => "high",
+        }
+    }
 }
 
 impl ContentPart {

@@ -73,6 +73,7 @@ fn picture(ctx: &ToolContext) -> ToolResult {
         ToolResult::Parts(vec![ContentPart::Image {
             data: "iVBORw0KGgo=".to_owned(),
             media_type: "image/png".to_owned(),
+            detail: None,
         }])
     } else {
         ToolResult::text("a 1x1 PNG image (the model cannot take images, so it is described)")
@@ -215,7 +216,8 @@ async fn a_model_that_takes_images_gets_the_image_part() {
         message.content,
         MessageContent::Parts(vec![ContentPart::Image {
             data: "iVBORw0KGgo=".to_owned(),
-            media_type: "image/png".to_owned()
+            media_type: "image/png".to_owned(),
+            detail: None
         }])
     );
 }

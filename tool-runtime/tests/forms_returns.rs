@@ -65,7 +65,7 @@ async fn a_unit_ok_is_an_empty_text_and_a_boxed_error_its_text() {
 async fn picture() -> Result<Vec<ContentPart>, String> {
     Ok(vec![
         ContentPart::text("a red dot:"),
-        ContentPart::Image { data: "iVBORw0KGgo=".to_owned(), media_type: "image/png".to_owned() },
+        ContentPart::Image { data: "iVBORw0KGgo=".to_owned(), media_type: "image/png".to_owned(), detail: None },
     ])
 }
 
@@ -75,7 +75,7 @@ async fn content_parts_stay_parts() {
         run(picture::TOOL, "").await.content,
         MessageContent::Parts(vec![
             ContentPart::text("a red dot:"),
-            ContentPart::Image { data: "iVBORw0KGgo=".to_owned(), media_type: "image/png".to_owned() },
+            ContentPart::Image { data: "iVBORw0KGgo=".to_owned(), media_type: "image/png".to_owned(), detail: None },
         ])
     );
 }

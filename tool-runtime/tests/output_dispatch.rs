@@ -21,7 +21,7 @@ fn lines(
 fn picture() -> Vec<ContentPart> {
     vec![
         ContentPart::text("caption ".repeat(100)),
-        ContentPart::Image { data: "iVBORw0KGgo=".to_owned(), media_type: "image/png".to_owned() },
+        ContentPart::Image { data: "iVBORw0KGgo=".to_owned(), media_type: "image/png".to_owned(), detail: None },
     ]
 }
 

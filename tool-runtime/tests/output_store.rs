@@ -119,7 +119,8 @@ fn call_ids_become_ref_ids_by_replacing_other_characters() {
 #[test]
 fn typed_parts_are_stored_and_given_back_as_parts() {
     let (_dir, stores) = stores();
-    let image = ContentPart::Image { data: "iVBORw0KGgo=".to_owned(), media_type: "image/png".to_owned() };
+    let image =
+        ContentPart::Image { data: "iVBORw0KGgo=".to_owned(), media_type: "image/png".to_owned(), detail: None };
     for store in stores {
         let info = put_text(&*store, "img", "[image]", std::slice::from_ref(&image)).unwrap();
 

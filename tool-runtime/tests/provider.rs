@@ -37,7 +37,7 @@ fn parts() -> ToolMessage {
         "view_image",
         ToolResult::Parts(vec![
             ContentPart::text("a.png, 1x1"),
-            ContentPart::Image { data: "iVBORw0KGgo=".to_owned(), media_type: "image/png".to_owned() },
+            ContentPart::Image { data: "iVBORw0KGgo=".to_owned(), media_type: "image/png".to_owned(), detail: None },
         ]),
     )
 }
@@ -789,5 +789,26 @@ fn gemini_schema_merges_all_of_branches_into_the_node() {
             "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}},
             "required": ["start", "end"],
         })
+    );
+}
+
+#[test]
+fn openai_responses_sends_the_image_detail_when_the_tool_set_one() {
+    let message = ToolMessage::success(
+        "call_1",
+        "view_image",
+        ToolResult::Parts(vec![ContentPart::Image {
+            data: "iVBORw0KGgo=".to_owned(),
+            media_type: "image/png".to_owned(),
+            detail: Some(tool_runtime::ImageDetail::Low),
+        }]),
+    );
+    assert_eq!(
+        Provider::OpenAiResponses.render_tool_results(&[message]),
+        [json!({
+            "type": "function_call_output",
+            "call_id": "call_1",
+            "output": [{"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=", "detail": "low"}]
+        })]
     );
 }

@@ -153,7 +153,8 @@ async fn cache_limit_zero_is_an_error() {
 #[tokio::test]
 async fn cache_gives_stored_images_back_as_parts() {
     let cache = Cache::memory();
-    let image = ContentPart::Image { data: "iVBORw0KGgo=".to_owned(), media_type: "image/png".to_owned() };
+    let image =
+        ContentPart::Image { data: "iVBORw0KGgo=".to_owned(), media_type: "image/png".to_owned(), detail: None };
     put_text(&*cache.store, "r1", "look:\n[image]", std::slice::from_ref(&image)).unwrap();
 
     let message = cache.call("tool_output_cache", json!({"ref_id": "r1"})).await;

@@ -3,8 +3,8 @@
 
 use base64::Engine as _;
 use serde_json::{Value, json};
-use tool_runtime::ImageSupport;
 use tool_runtime::{ContentPart, MessageContent, Registry, ToolCall, ToolContext, ToolMessage};
+use tool_runtime::{ImageDetail, ImageSupport};
 use tool_std::sandbox::{SANDBOX, Sandbox};
 
 struct Images {
@@ -97,7 +97,8 @@ async fn a_png_gives_a_text_part_with_its_size_and_the_image() {
             ContentPart::text("Image loaded: shot.png (123x321, image/png)"),
             ContentPart::Image {
                 data: base64::engine::general_purpose::STANDARD.encode(&bytes),
-                media_type: "image/png".to_owned()
+                media_type: "image/png".to_owned(),
+                detail: Some(ImageDetail::Auto)
             },
         ]
     );
@@ -280,4 +281,18 @@ fn magic_bytes_decide_the_type() {
     assert_eq!(detect_image_mime(&webp_vp8x(2, 2)), Some("image/webp"));
     assert_eq!(detect_image_mime(b"RIFF\x16\x00\x00\x00WAVEfmt "), None);
     assert_eq!(detect_image_mime(b""), None);
+}
+
+#[tokio::test]
+async fn the_detail_asked_for_reaches_the_image_part() {
+    let images = Images::new();
+    images.write("shot.png", &png(4, 3));
+
+    let message = images.view(ImageSupport::Supported, json!({"file_path": "shot.png", "detail": "high"})).await;
+
+    let detail = parts(&message).iter().find_map(|p| match p {
+        ContentPart::Image { detail, .. } => Some(*detail),
+        ContentPart::Text { .. } => None,
+    });
+    assert_eq!(detail, Some(Some(ImageDetail::High)));
 }

@@ -106,7 +106,7 @@ pub(crate) fn call_result(message: &ToolMessage) -> CallToolResult {
             .iter()
             .map(|part| match part {
                 ContentPart::Text { text } => ContentBlock::text(text.clone()),
-                ContentPart::Image { data, media_type } => ContentBlock::image(data.clone(), media_type.clone()),
+                ContentPart::Image { data, media_type, .. } => ContentBlock::image(data.clone(), media_type.clone()),
             })
             .collect(),
     };
@@ -303,7 +303,11 @@ mod tests {
             "view_image",
             tool_runtime::ToolResult::Parts(vec![
                 ContentPart::text("a.png (1x1)"),
-                ContentPart::Image { data: "iVBORw0KGgo=".to_owned(), media_type: "image/png".to_owned() },
+                ContentPart::Image {
+                    data: "iVBORw0KGgo=".to_owned(),
+                    media_type: "image/png".to_owned(),
+                    detail: None,
+                },
             ]),
         );
         assert_eq!(

@@ -52,7 +52,7 @@ fn tool_result(message: &ToolMessage) -> Value {
 fn block(part: &ContentPart) -> Value {
     match part {
         ContentPart::Text { text } => json!({"type": "text", "text": text}),
-        ContentPart::Image { data, media_type } => {
+        ContentPart::Image { data, media_type, .. } => {
             json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
         }
     }

@@ -42,8 +42,12 @@ pub(super) fn render_tool_results(messages: &[ToolMessage]) -> Vec<Value> {
 fn part(part: &ContentPart) -> Value {
     match part {
         ContentPart::Text { text } => json!({"type": "input_text", "text": text}),
-        ContentPart::Image { data, media_type } => {
-            json!({"type": "input_image", "image_url": format!("data:{media_type};base64,{data}")})
+        ContentPart::Image { data, media_type, detail } => {
+            let mut image = json!({"type": "input_image", "image_url": format!("data:{media_type};base64,{data}")});
+            if let Some(detail) = detail {
+                image["detail"] = json!(detail.as_str());
+            }
+            image
         }
     }
 }

@@ -20,9 +20,8 @@
 //! ```
 
 use base64::Engine as _;
-use schemars::JsonSchema;
-use serde::Deserialize;
 use std::io::Read as _;
+pub use tool_runtime::ImageDetail;
 use tool_runtime::{ContentPart, ImageSupport, ToolContext, ToolResult, tool};
 
 use crate::sandbox::{SANDBOX, Sandbox, SandboxError};
@@ -32,19 +31,6 @@ pub const DEFAULT_MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 
 /// The largest `max_bytes` a call may ask for: 10 MiB.
 pub const MAX_IMAGE_BYTES: u64 = 10 * 1024 * 1024;
-
-/// How closely the model should look at the image (a provider hint).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ImageDetail {
-    /// Let the provider choose (the default).
-    #[default]
-    Auto,
-    /// A low-resolution look (cheaper).
-    Low,
-    /// Full resolution.
-    High,
-}
 
 /// Why `view_image` failed. The `Display` text is what the model reads; no image part is sent.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -174,9 +160,6 @@ pub fn view_image(
     #[depends(SANDBOX)] sandbox: Sandbox,
     ctx: &ToolContext,
 ) -> Result<ToolResult, ImageError> {
-    // The image part of the runtime carries no detail yet; the argument is checked so that a
-    // model's value is never silently wrong, and will be passed on once the part has the field.
-    let _detail = detail.unwrap_or_default();
     let max_bytes = max_bytes.unwrap_or(DEFAULT_MAX_IMAGE_BYTES);
     if max_bytes == 0 || max_bytes > MAX_IMAGE_BYTES {
         return Err(ImageError::MaxBytes { value: max_bytes, max: MAX_IMAGE_BYTES });
@@ -225,6 +208,6 @@ pub fn view_image(
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     Ok(ToolResult::Parts(vec![
         ContentPart::text(header),
-        ContentPart::Image { data, media_type: media_type.to_owned() },
+        ContentPart::Image { data, media_type: media_type.to_owned(), detail: Some(detail.unwrap_or_default()) },
     ]))
 }
