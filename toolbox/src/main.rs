@@ -20,6 +20,7 @@
 //! Standard output carries only the JSON result (nothing at all for `mcp`, whose standard output
 //! is the protocol stream); logs go to standard error.
 
+mod bars;
 mod call;
 mod list;
 mod mcp;

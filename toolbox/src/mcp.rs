@@ -27,12 +27,15 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
-use tool_runtime::{ContentPart, MessageContent, Registry, ToolCall, ToolDefinition, ToolError, ToolMessage};
+use tool_runtime::{
+    ContentPart, MessageContent, Progress, Registry, ToolCall, ToolDefinition, ToolError, ToolMessage,
+};
 
 use crate::policy::{EXTERNAL_TAG, Policy};
 use crate::setup::Setup;
@@ -71,7 +74,9 @@ pub(crate) fn serve(setup: &Setup, sets: &[String]) -> Result<(), String> {
 ///   is absent (MCP's defaults apply); `openWorldHint` is always given, `true` exactly for tools
 ///   tagged `external` (in this framework that tag is what marks a tool reaching outside the
 ///   machine, and the permission policy relies on it).
-/// - No `outputSchema`: definitions do not carry one yet.
+/// - `outputSchema`: the definition's output schema, for a tool that declares one
+///   (`#[tool(output_schema)]`) and whose schema is an object schema (`"type": "object"`, as MCP
+///   requires); otherwise left out, with a warning in the log for a non-object one.
 pub(crate) fn tool_entry(definition: &ToolDefinition) -> Tool {
     let has = |tag: &str| definition.tags.iter().any(|t| t == tag);
     let schema: JsonObject = match &definition.input_schema {
@@ -91,15 +96,28 @@ pub(crate) fn tool_entry(definition: &ToolDefinition) -> Tool {
     if has("idempotent") {
         annotations = annotations.idempotent(true);
     }
-    Tool::new(definition.name.clone(), definition.description.clone(), Arc::new(schema)).with_annotations(annotations)
+    let tool =
+        Tool::new(definition.name.clone(), definition.description.clone(), Arc::new(schema)).with_annotations(annotations);
+    match &definition.output_schema {
+        Some(Value::Object(output)) if output.get("type").and_then(Value::as_str) == Some("object") => {
+            tool.with_raw_output_schema(Arc::new(output.clone()))
+        }
+        Some(other) => {
+            tracing::warn!(tool = %definition.name, schema = %other, "the output schema is not an object schema; serving none");
+            tool
+        }
+        None => tool,
+    }
 }
 
 /// The `tools/call` result of a tool message: text content becomes one `text` block; parts become
 /// `text` and `image` blocks in order (`image` with the base64 `data` and `mimeType`); `isError`
 /// is the message's flag. The output cache's `output_ref` and `trimmed`, when set, go in `_meta`
 /// under the same names (the model reads the ref in the text's footer; `_meta` is for the client).
-/// No `structuredContent` yet: the message keeps a JSON result only as its text.
-pub(crate) fn call_result(message: &ToolMessage) -> CallToolResult {
+/// `structuredContent` is the message's JSON value when `structured` (the tool has an
+/// `outputSchema`, see [`tool_entry`]), the call succeeded and the value is an object; the text
+/// block keeps the same value as JSON text, for clients that read only `content`.
+pub(crate) fn call_result(message: &ToolMessage, structured: bool) -> CallToolResult {
     let content = match &message.content {
         MessageContent::Text(text) => vec![ContentBlock::text(text.clone())],
         MessageContent::Parts(parts) => parts
@@ -120,6 +138,9 @@ pub(crate) fn call_result(message: &ToolMessage) -> CallToolResult {
     }
     if !meta.is_empty() {
         result.meta = Some(meta.into());
+    }
+    if structured && !message.is_error {
+        result.structured_content = message.structured_content.clone().filter(Value::is_object);
     }
     result
 }
@@ -180,20 +201,79 @@ impl ServerHandler for ToolServer {
         }
         let arguments = request.arguments.map(|args| Value::Object(args).to_string()).unwrap_or_default();
         let call = ToolCall::new(format!("mcp_{}_{}", process_tag(), context.id), name, arguments);
-        let ctx = tool_runtime::ToolContext::builder()
+        let mut builder = tool_runtime::ToolContext::builder()
             .session_id(self.session.clone())
             .image_support(tool_runtime::ImageSupport::Supported)
-            .cancellation(context.ct.clone())
-            .build();
-        tracing::debug!(tool = name, call_id = %call.id, "tools/call");
-        tokio::select! {
-            message = self.policy.call(&self.registry, &call, &ctx) => Ok(call_result(&message).into()),
+            .cancellation(context.ct.clone());
+        let mut forwarding = None;
+        if let Some(token) = context.meta.get_progress_token() {
+            let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+            // The receiver ends when the context (which owns the sender) is dropped.
+            builder = builder.on_progress(move |progress: Progress| {
+                let _ = sender.send(progress);
+            });
+            forwarding = Some(tokio::spawn(forward_progress(receiver, token, context.peer.clone())));
+        }
+        let ctx = builder.build();
+        tracing::debug!(tool = name, call_id = %call.id, progress = forwarding.is_some(), "tools/call");
+        let outcome = tokio::select! {
+            message = self.policy.call(&self.registry, &call, &ctx) => {
+                let structured = self.tools.iter().any(|tool| tool.name == name && tool.output_schema.is_some());
+                Ok(call_result(&message, structured).into())
+            }
             () = context.ct.cancelled() => {
                 tracing::debug!(call_id = %call.id, "cancelled by the client");
                 Err(ErrorData::internal_error("the client cancelled the call", None))
             }
+        };
+        drop(ctx);
+        if let Some(forwarding) = forwarding {
+            // Every report reaches the client before the result does: a client forgets the
+            // progress token of a request once it has its response.
+            if let Err(error) = forwarding.await {
+                tracing::warn!(%error, "the progress forwarding task failed");
+            }
+        }
+        outcome
+    }
+}
+
+/// Sends every progress report of one call as a `notifications/progress` message with the
+/// client's `token`: `progress` is `done`, `total` the total when known, `message` the message
+/// when not empty. Ends when the call's context is dropped; a notification that cannot be sent
+/// (the client is gone) is logged and the rest are dropped.
+async fn forward_progress(
+    mut receiver: tokio::sync::mpsc::UnboundedReceiver<Progress>,
+    token: ProgressToken,
+    peer: Peer<RoleServer>,
+) {
+    let mut connected = true;
+    while let Some(report) = receiver.recv().await {
+        if !connected {
+            continue;
+        }
+        let param = progress_notification(token.clone(), &report);
+        if let Err(error) = peer.notify_progress(param).await {
+            tracing::debug!(%error, "cannot send a progress notification; dropping the rest");
+            connected = false;
         }
     }
+}
+
+/// The `notifications/progress` parameters of a report (see [`forward_progress`]).
+fn progress_notification(token: ProgressToken, report: &Progress) -> ProgressNotificationParam {
+    // Counts stay exact as f64 up to 2^53 units.
+    #[allow(clippy::cast_precision_loss)]
+    let mut param = ProgressNotificationParam::new(token, report.done as f64);
+    if let Some(total) = report.total {
+        #[allow(clippy::cast_precision_loss)]
+        let total = total as f64;
+        param = param.with_total(total);
+    }
+    if !report.message.is_empty() {
+        param = param.with_message(report.message.clone());
+    }
+    param
 }
 
 /// 8 hex digits of a hash of the start time and the process id, fixed for this process.
@@ -271,6 +351,7 @@ mod tests {
             set: Some("fs".to_owned()),
             tags: tags.iter().map(|t| (*t).to_owned()).collect(),
             strict: None,
+            output_schema: None,
         }
     }
 
@@ -307,7 +388,7 @@ mod tests {
             ]),
         );
         assert_eq!(
-            serde_json::to_value(call_result(&message)).unwrap(),
+            serde_json::to_value(call_result(&message, false)).unwrap(),
             json!({
                 "resultType": "complete",
                 "content": [
@@ -326,7 +407,7 @@ mod tests {
         message.output_ref = Some("c1".to_owned());
         message.trimmed = true;
         assert_eq!(
-            serde_json::to_value(call_result(&message)).unwrap(),
+            serde_json::to_value(call_result(&message, false)).unwrap(),
             json!({
                 "resultType": "complete",
                 "content": [{"type": "text", "text": "a\n[tool output trimmed; ref=c1]"}],
@@ -340,7 +421,7 @@ mod tests {
     fn an_error_message_is_an_is_error_result() {
         let message = ToolMessage::error("c1", "read", "File not found: a.txt");
         assert_eq!(
-            serde_json::to_value(call_result(&message)).unwrap(),
+            serde_json::to_value(call_result(&message, false)).unwrap(),
             json!({"resultType": "complete", "content": [{"type": "text", "text": "File not found: a.txt"}], "isError": true})
         );
     }
