@@ -29,11 +29,11 @@ use crate::sandbox::{SANDBOX, Sandbox};
 /// `[showing columns a-b of n]` (1-based grapheme columns). When
 /// more lines match than `limit` (default 100, max 1000), a footer `[showing N of M matching
 /// lines]` follows. No match is not an error: `No matches for: <pattern>`.
-///
-/// Progress (for a listener of [`ToolContext::progress`]): files searched so far, without a total
-/// (the walk does not count the files first), after the 1st file and every 32nd, then once more
-/// at the end with `total` equal to the number of files searched; message `1 file searched`,
-/// `N files searched`.
+//
+// (Not part of the description the model sees.) Progress, for a listener of
+// `ToolContext::progress`: files searched so far, without a total (the walk does not count the
+// files first), after the 1st file and every 32nd, then once more at the end with `total` equal
+// to the number of files searched; message `1 file searched`, `N files searched`.
 #[tool(set = "fs")]
 #[allow(clippy::too_many_arguments)]
 pub fn grep(
