@@ -18,8 +18,13 @@
 //! - `initialize`: the server's name is `toolbox`, its version the crate's; the instructions
 //!   name the workspace root the file tools are confined to.
 //!
-//! Not yet: progress notifications (a tool has no way to report progress yet), `outputSchema` and
-//! `structuredContent` (definitions and messages do not carry a result schema or the JSON value).
+//! - Progress: when the request's `_meta` carries a `progressToken`, every
+//!   `ToolContext::progress` report of the call is sent as `notifications/progress` with that
+//!   token (`progress` = done, `total` when known, `message` when not empty), all before the
+//!   call's response; without a token, nothing is sent.
+//! - Output schemas: a tool declaring one (`#[tool(output_schema)]`) is listed with
+//!   `outputSchema`, and its successful results carry the JSON value as `structuredContent`
+//!   beside the same value as text (see [`tool_entry`], [`call_result`]).
 //!
 //! Logs go to standard error only (standard output is the protocol stream).
 
@@ -33,9 +38,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
-use tool_runtime::{
-    ContentPart, MessageContent, Progress, Registry, ToolCall, ToolDefinition, ToolError, ToolMessage,
-};
+use tool_runtime::{ContentPart, MessageContent, Progress, Registry, ToolCall, ToolDefinition, ToolError, ToolMessage};
 
 use crate::policy::{EXTERNAL_TAG, Policy};
 use crate::setup::Setup;
@@ -96,8 +99,8 @@ pub(crate) fn tool_entry(definition: &ToolDefinition) -> Tool {
     if has("idempotent") {
         annotations = annotations.idempotent(true);
     }
-    let tool =
-        Tool::new(definition.name.clone(), definition.description.clone(), Arc::new(schema)).with_annotations(annotations);
+    let tool = Tool::new(definition.name.clone(), definition.description.clone(), Arc::new(schema))
+        .with_annotations(annotations);
     match &definition.output_schema {
         Some(Value::Object(output)) if output.get("type").and_then(Value::as_str) == Some("object") => {
             tool.with_raw_output_schema(Arc::new(output.clone()))
@@ -375,6 +378,33 @@ mod tests {
             serde_json::to_value(entry.annotations).unwrap(),
             json!({"readOnlyHint": true, "destructiveHint": true, "idempotentHint": true, "openWorldHint": true})
         );
+    }
+
+    #[test]
+    fn an_object_output_schema_is_served_as_output_schema_and_another_is_left_out() {
+        let mut with = definition(&[]);
+        with.output_schema = Some(json!({"type": "object", "properties": {"n": {"type": "integer"}}}));
+        assert_eq!(
+            serde_json::to_value(tool_entry(&with).output_schema).unwrap(),
+            json!({"type": "object", "properties": {"n": {"type": "integer"}}})
+        );
+        with.output_schema = Some(json!({"type": "array"}));
+        assert_eq!(tool_entry(&with).output_schema, None);
+    }
+
+    #[test]
+    fn a_json_result_of_a_tool_with_an_output_schema_is_structured_content_beside_its_text() {
+        let message = ToolMessage::success("c1", "write", tool_runtime::ToolResult::Json(json!({"created": true})));
+        assert_eq!(
+            serde_json::to_value(call_result(&message, true)).unwrap(),
+            json!({
+                "resultType": "complete",
+                "content": [{"type": "text", "text": "{\"created\":true}"}],
+                "structuredContent": {"created": true},
+                "isError": false
+            })
+        );
+        assert_eq!(serde_json::to_value(call_result(&message, false)).unwrap().get("structuredContent"), None);
     }
 
     #[test]

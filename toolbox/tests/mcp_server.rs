@@ -131,7 +131,8 @@ async fn a_grep_call_with_a_progress_token_gets_files_searched_notifications_bef
             json!({"progress": 40.0, "total": 40.0, "message": "40 files searched"}),
         ]
     );
-    let tokens: Vec<ProgressToken> = recorder.received.lock().unwrap().iter().map(|p| p.progress_token.clone()).collect();
+    let tokens: Vec<ProgressToken> =
+        recorder.received.lock().unwrap().iter().map(|p| p.progress_token.clone()).collect();
     assert!(tokens.iter().all(|t| *t == tokens[0]), "{tokens:?}");
     client.cancel().await.unwrap();
     assert!(child.wait().await.unwrap().success());
@@ -179,7 +180,10 @@ async fn raw_grep_call(root: &Path, meta: Option<Value>) -> Vec<Value> {
 }
 
 fn methods(messages: &[Value]) -> Vec<String> {
-    messages.iter().map(|m| m.get("method").map_or_else(|| format!("response {}", m["id"]), ToString::to_string)).collect()
+    messages
+        .iter()
+        .map(|m| m.get("method").map_or_else(|| format!("response {}", m["id"]), ToString::to_string))
+        .collect()
 }
 
 #[tokio::test]
