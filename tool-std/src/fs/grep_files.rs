@@ -107,7 +107,7 @@ pub fn grep(
         };
         let searched_ok = searcher.search_path(&matcher, entry.path(), &mut sink).is_ok();
         searched += 1;
-        if ctx.wants_progress() && (searched == 1 || searched % PROGRESS_EVERY == 0) {
+        if ctx.wants_progress() && (searched == 1 || searched.is_multiple_of(PROGRESS_EVERY)) {
             ctx.progress(searched, None, &searched_message(searched));
         }
         if !searched_ok || sink.binary {
