@@ -102,8 +102,10 @@ pub struct ToolMessage {
     /// `true` when the tool ended the run ([`ToolResult::Done`]); the content is the final message.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub done: bool,
-    /// The result value itself when the tool returned JSON ([`ToolResult::Json`]); `content` then
-    /// holds its compact text. `None` for text, parts and errors. The output layer cuts
+    /// The result value itself when the tool returned a JSON object ([`ToolResult::Json`] of an
+    /// object); `content` then holds its compact text. `None` for other JSON values (numbers,
+    /// arrays, ...: their text says it all, and MCP's `structuredContent` is an object), text,
+    /// parts and errors. The output layer cuts
     /// `content` only, never this value. MCP sends it as `structuredContent` for a tool with an
     /// output schema ([`ToolDefinition::output_schema`](crate::ToolDefinition::output_schema)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -111,7 +113,8 @@ pub struct ToolMessage {
 }
 
 impl ToolMessage {
-    /// A successful message from a tool result; JSON results become their compact text.
+    /// A successful message from a tool result; JSON results become their compact text (a JSON
+    /// object is also kept as [`structured_content`](ToolMessage::structured_content)).
     pub fn success(tool_call_id: impl Into<String>, tool_name: impl Into<String>, result: ToolResult) -> Self {
         let done = matches!(result, ToolResult::Done(_));
         let mut structured_content = None;
@@ -120,7 +123,7 @@ impl ToolMessage {
             ToolResult::Parts(parts) => MessageContent::Parts(parts),
             ToolResult::Json(value) => {
                 let text = MessageContent::Text(value.to_string());
-                structured_content = Some(value);
+                structured_content = value.is_object().then_some(value);
                 text
             }
         };

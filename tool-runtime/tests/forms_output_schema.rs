@@ -93,6 +93,19 @@ async fn an_error_result_has_no_structured_content() {
     assert_eq!(message.structured_content, None);
 }
 
+/// Count, as a JSON number.
+#[tool]
+fn count_json() -> u32 {
+    3
+}
+
+#[tokio::test]
+async fn a_json_result_that_is_not_an_object_has_no_structured_content() {
+    let message = run(count_json::TOOL, "").await;
+    assert_eq!(message.content, MessageContent::Text("3".to_owned()));
+    assert_eq!(message.structured_content, None);
+}
+
 #[tokio::test]
 async fn a_text_result_has_no_structured_content() {
     let message = run(count::TOOL, "").await;

@@ -211,11 +211,13 @@ impl ServerHandler for ToolServer {
         let mut forwarding = None;
         if let Some(token) = context.meta.get_progress_token() {
             let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
-            // The receiver ends when the context (which owns the sender) is dropped.
+            // The listener lives in the context (and its clones); see `forward_progress` for the end.
             builder = builder.on_progress(move |progress: Progress| {
                 let _ = sender.send(progress);
             });
-            forwarding = Some(tokio::spawn(forward_progress(receiver, token, context.peer.clone())));
+            let (finished, finished_receiver) = tokio::sync::oneshot::channel();
+            let task = tokio::spawn(forward_progress(receiver, finished_receiver, token, context.peer.clone()));
+            forwarding = Some((finished, task));
         }
         let ctx = builder.build();
         tracing::debug!(tool = name, call_id = %call.id, progress = forwarding.is_some(), "tools/call");
@@ -230,7 +232,8 @@ impl ServerHandler for ToolServer {
             }
         };
         drop(ctx);
-        if let Some(forwarding) = forwarding {
+        if let Some((finished, forwarding)) = forwarding {
+            let _ = finished.send(());
             // Every report reaches the client before the result does: a client forgets the
             // progress token of a request once it has its response.
             if let Err(error) = forwarding.await {
@@ -243,23 +246,36 @@ impl ServerHandler for ToolServer {
 
 /// Sends every progress report of one call as a `notifications/progress` message with the
 /// client's `token`: `progress` is `done`, `total` the total when known, `message` the message
-/// when not empty. Ends when the call's context is dropped; a notification that cannot be sent
-/// (the client is gone) is logged and the rest are dropped.
+/// when not empty. Ends when every sender is dropped or, once `finished` fires (the call is over),
+/// after sending the reports already made; a notification that cannot be sent (the client is
+/// gone) is logged and the rest are dropped.
 async fn forward_progress(
     mut receiver: tokio::sync::mpsc::UnboundedReceiver<Progress>,
+    mut finished: tokio::sync::oneshot::Receiver<()>,
     token: ProgressToken,
     peer: Peer<RoleServer>,
 ) {
     let mut connected = true;
-    while let Some(report) = receiver.recv().await {
-        if !connected {
-            continue;
-        }
-        let param = progress_notification(token.clone(), &report);
-        if let Err(error) = peer.notify_progress(param).await {
+    let mut send = async |report: Progress| {
+        if connected && let Err(error) = peer.notify_progress(progress_notification(token.clone(), &report)).await {
             tracing::debug!(%error, "cannot send a progress notification; dropping the rest");
             connected = false;
         }
+    };
+    loop {
+        tokio::select! {
+            biased;
+            report = receiver.recv() => match report {
+                Some(report) => send(report).await,
+                None => return,
+            },
+            _ = &mut finished => break,
+        }
+    }
+    // The call is over: send what it reported, even if a clone of its context is still alive.
+    receiver.close();
+    while let Some(report) = receiver.recv().await {
+        send(report).await;
     }
 }
 
