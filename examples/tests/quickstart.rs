@@ -32,6 +32,11 @@ fn ok(id: &str, name: &str, text: &str) -> ToolMessage {
     ToolMessage::success(id, name, ToolResult::text(text))
 }
 
+/// A tool that returned a JSON object: its compact text, and the object as structured content.
+fn ok_json(id: &str, name: &str, text: &str) -> ToolMessage {
+    ToolMessage::success(id, name, ToolResult::Json(serde_json::from_str(text).unwrap()))
+}
+
 fn error(id: &str, name: &str, text: &str) -> ToolMessage {
     ToolMessage::error(id, name, text)
 }
@@ -119,14 +124,22 @@ async fn anthropic_four_parallel_calls_answer_in_one_user_message() {
     assert_eq!(
         turn.replay.messages,
         [
-            ok(
+            ok_json(
                 "toolu_0167cfEnoQaPviGdVXA95zcu",
                 "retrieve_entity_info",
                 r#"{"age":42,"name":"Alice","role":"mother"}"#
             ),
-            ok("toolu_01EEe2V5HD1Ac4rKiUR4HD2T", "retrieve_entity_info", r#"{"age":44,"name":"Bob","role":"father"}"#),
-            ok("toolu_01XFyAjstT3966qvRynZyVPo", "retrieve_entity_info", r#"{"age":12,"name":"Charlie","role":"son"}"#),
-            ok(
+            ok_json(
+                "toolu_01EEe2V5HD1Ac4rKiUR4HD2T",
+                "retrieve_entity_info",
+                r#"{"age":44,"name":"Bob","role":"father"}"#
+            ),
+            ok_json(
+                "toolu_01XFyAjstT3966qvRynZyVPo",
+                "retrieve_entity_info",
+                r#"{"age":12,"name":"Charlie","role":"son"}"#
+            ),
+            ok_json(
                 "toolu_013mnQZbgtK2oe3Mo3XKJsx3",
                 "retrieve_entity_info",
                 r#"{"age":9,"name":"Daisy","role":"daughter"}"#

@@ -6,7 +6,7 @@ use syn::ItemFn;
 use syn::spanned::Spanned;
 
 use crate::docs::{Doc, DocPart};
-use crate::model::{Arg, Errors, Output, Param, ToolFn, unraw};
+use crate::model::{Arg, Errors, Output, Param, ToolFn, classify, unraw};
 use crate::options::ToolOptions;
 
 /// The safe intersection of the tool-name rules of every provider: `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`.
@@ -79,6 +79,12 @@ fn check_options(model: &ToolFn, options: &ToolOptions, errors: &mut Errors) -> 
     {
         errors.push(ms.span(), "`timeout_ms` must be a whole number of milliseconds, at least 1");
     }
+    if options.output_schema.is_present() && json_result_type(&sig.output).is_none() {
+        errors.push(
+            options.output_schema.span(),
+            "`#[tool(output_schema)]` needs a result serialised as JSON: return a struct deriving `Serialize` and `JsonSchema` (or a `Result` of one), not text; or remove `output_schema`",
+        );
+    }
     match &options.description {
         Some(description) if description.value().trim().is_empty() => {
             errors.push(description.span(), "the `description` option is empty; say what the tool does");
@@ -91,6 +97,40 @@ fn check_options(model: &ToolFn, options: &ToolOptions, errors: &mut Errors) -> 
         None => {}
     }
     name
+}
+
+/// The type a function's result is serialised from as JSON: the return type itself, or the `Ok`
+/// type of a `Result` (nested `Result`s included), when [`classify`] makes it JSON; `None` for
+/// text-like results and `Result` aliases that do not name their `Ok` type.
+fn json_result_type(output: &syn::ReturnType) -> Option<&syn::Type> {
+    fn ok_type(ty: &syn::Type) -> Option<&syn::Type> {
+        match ty {
+            syn::Type::Paren(inner) => ok_type(&inner.elem),
+            syn::Type::Group(inner) => ok_type(&inner.elem),
+            syn::Type::Path(path) if path.qself.is_none() => {
+                let last = path.path.segments.last()?;
+                if last.ident != "Result" {
+                    return (classify(ty) == Output::Json).then_some(ty);
+                }
+                match &last.arguments {
+                    syn::PathArguments::AngleBracketed(args) => args
+                        .args
+                        .iter()
+                        .find_map(|a| match a {
+                            syn::GenericArgument::Type(t) => Some(t),
+                            _ => None,
+                        })
+                        .and_then(ok_type),
+                    _ => None,
+                }
+            }
+            _ => (classify(ty) == Output::Json).then_some(ty),
+        }
+    }
+    match output {
+        syn::ReturnType::Default => None,
+        syn::ReturnType::Type(_, ty) => ok_type(ty),
+    }
 }
 
 fn private_path(options: &ToolOptions) -> TokenStream {
@@ -215,6 +255,18 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     let out = quote_spanned!(model.output_span=> __out);
     let convert = conversion(&model.output, &out, private, model.output_span);
     let handle = handle(&model.item, &quote!(&#static_ident), name, private);
+    // Spanned on the result type: a type that is not `Serialize + JsonSchema` is reported there.
+    let (output_schema_fn, with_output_schema) = match json_result_type(&model.item.sig.output) {
+        Some(ty) if options.output_schema.is_present() => (
+            quote_spanned! {ty.span()=>
+                fn __tool_output_schema() -> #private::serde_json::Value {
+                    #private::output_schema::<#ty>()
+                }
+            },
+            quote!(.with_output_schema(__tool_output_schema)),
+        ),
+        _ => (quote!(), quote!()),
+    };
 
     quote! {
         #[doc(hidden)]
@@ -260,6 +312,8 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
                 })
             }
 
+            #output_schema_fn
+
             #private::ToolSpec::new(
                 #name,
                 #description,
@@ -269,6 +323,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
                 __TOOL_FNS.0,
                 __tool_invoke,
             )
+            #with_output_schema
         };
 
         #private::inventory::submit! {

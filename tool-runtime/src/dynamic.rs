@@ -113,6 +113,7 @@ impl DynamicTool {
             set: None,
             tags: Vec::new(),
             strict: None,
+            output_schema: None,
         };
         Ok(Self { definition, validated, validator, handler })
     }

@@ -127,6 +127,22 @@ pub mod __private {
         schema
     }
 
+    /// The schema of a `#[tool(output_schema)]` tool's result type.
+    pub fn output_schema<T: ToolOutput>() -> serde_json::Value {
+        crate::schema::output_schema::<T>()
+    }
+
+    /// What the result type of a `#[tool(output_schema)]` tool must be: serialisable and
+    /// describable as JSON Schema.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be the result of a `#[tool(output_schema)]` function: it must implement `serde::Serialize` and `schemars::JsonSchema`",
+        label = "not `Serialize + JsonSchema`",
+        note = "derive both (`#[derive(Serialize, JsonSchema)]`), or remove `output_schema` from the `#[tool]` options"
+    )]
+    pub trait ToolOutput: serde::Serialize + schemars::JsonSchema {}
+
+    impl<T: serde::Serialize + schemars::JsonSchema + ?Sized> ToolOutput for T {}
+
     /// What a model argument's type must be: decodable from JSON and describable as JSON Schema.
     /// The generated schema and decoder are generic over the argument types with this bound and
     /// are instantiated with the user's types, spanned on them: a wrong type is reported there,

@@ -130,16 +130,30 @@ pub struct ToolMessage {
     /// `true` when the tool ended the run ([`ToolResult::Done`]); the content is the final message.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub done: bool,
+    /// The result value itself when the tool returned a JSON object ([`ToolResult::Json`] of an
+    /// object); `content` then holds its compact text. `None` for other JSON values (numbers,
+    /// arrays, ...: their text says it all, and MCP's `structuredContent` is an object), text,
+    /// parts and errors. The output layer cuts
+    /// `content` only, never this value. MCP sends it as `structuredContent` for a tool with an
+    /// output schema ([`ToolDefinition::output_schema`](crate::ToolDefinition::output_schema)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<serde_json::Value>,
 }
 
 impl ToolMessage {
-    /// A successful message from a tool result; JSON results become their compact text.
+    /// A successful message from a tool result; JSON results become their compact text (a JSON
+    /// object is also kept as [`structured_content`](ToolMessage::structured_content)).
     pub fn success(tool_call_id: impl Into<String>, tool_name: impl Into<String>, result: ToolResult) -> Self {
         let done = matches!(result, ToolResult::Done(_));
+        let mut structured_content = None;
         let content = match result {
             ToolResult::Text(text) | ToolResult::Done(text) => MessageContent::Text(text),
             ToolResult::Parts(parts) => MessageContent::Parts(parts),
-            ToolResult::Json(value) => MessageContent::Text(value.to_string()),
+            ToolResult::Json(value) => {
+                let text = MessageContent::Text(value.to_string());
+                structured_content = value.is_object().then_some(value);
+                text
+            }
         };
         Self {
             tool_call_id: tool_call_id.into(),
@@ -149,6 +163,7 @@ impl ToolMessage {
             output_ref: None,
             trimmed: false,
             done,
+            structured_content,
         }
     }
 
@@ -162,6 +177,7 @@ impl ToolMessage {
             output_ref: None,
             trimmed: false,
             done: false,
+            structured_content: None,
         }
     }
 

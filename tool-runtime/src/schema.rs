@@ -87,6 +87,28 @@ pub fn decoding_schema<T: JsonSchema>() -> Value {
     canonicalize_union(generator.into_root_schema_for::<T>().to_value())
 }
 
+/// The JSON Schema of a tool's result value `T` (`#[tool(output_schema)]`): what the value
+/// serialises to, so schemars' serialization contract (an `Option` field may be `null`), with
+/// subschemas inlined (`$defs` only for recursive types) and no `$schema` or root `title`;
+/// descriptions stay. Unlike the arguments schema, no other canonical rule applies: nothing here is
+/// shown to a model as a form to fill, and a validator checks real values against it.
+pub fn output_schema<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft07()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+            s.definitions_path = "/$defs".into();
+        })
+        .for_serialize()
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    if let Value::Object(root) = &mut schema {
+        root.remove("$schema");
+        root.remove("title");
+    }
+    schema
+}
+
 /// Applies the canonical rules (see the module docs) to a schema whose root describes the
 /// arguments object, [`hoist_union`] included. A root that is not an object schema gets
 /// `type: object` and empty `properties`, so that every provider accepts it.

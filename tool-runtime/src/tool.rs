@@ -32,6 +32,11 @@ pub struct ToolDefinition {
     /// `None` leaves the choice to the projection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strict: Option<bool>,
+    /// The JSON Schema of the tool's result value, for a tool whose result is a JSON object it
+    /// declares (`#[tool(output_schema)]`, see [`crate::schema::output_schema`]); `None` otherwise.
+    /// MCP serves it as the tool's `outputSchema`; provider projections leave it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
 }
 
 /// How a tool wants to be run and described, from the options of `#[tool(...)]`.
@@ -174,6 +179,7 @@ pub struct ToolSpec {
     module_path: &'static str,
     meta: ToolMeta,
     schema: fn() -> Value,
+    output_schema: Option<fn() -> Value>,
     invoke: InvokeFn,
     definition: OnceLock<ToolDefinition>,
     decoding: OnceLock<Value>,
@@ -198,10 +204,20 @@ impl ToolSpec {
             module_path,
             meta,
             schema,
+            output_schema: None,
             invoke,
             definition: OnceLock::new(),
             decoding: OnceLock::new(),
         }
+    }
+
+    /// Used by `#[tool(output_schema)]`: the function giving the result's schema
+    /// ([`ToolDefinition::output_schema`]); not meant to be called by hand.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn with_output_schema(mut self, output_schema: fn() -> Value) -> Self {
+        self.output_schema = Some(output_schema);
+        self
     }
 
     /// The options the tool was declared with.
@@ -241,6 +257,7 @@ impl Tool for ToolSpec {
             set: self.set.map(str::to_owned),
             tags: self.meta.tags.iter().map(|t| (*t).to_owned()).collect(),
             strict: self.meta.strict,
+            output_schema: self.output_schema.map(|schema| schema()),
         })
     }
 

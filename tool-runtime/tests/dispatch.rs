@@ -99,6 +99,7 @@ async fn a_valid_call_returns_the_tool_text() {
             output_ref: None,
             trimmed: false,
             done: false,
+            structured_content: None,
         }
     );
 }

@@ -160,6 +160,7 @@ impl Terminal {
             set: None,
             tags: Vec::new(),
             strict: None,
+            output_schema: None,
         };
         Arc::new(Self { journal: journal.clone(), definition, fail })
     }

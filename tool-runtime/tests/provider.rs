@@ -55,6 +55,7 @@ fn read_definition() -> ToolDefinition {
         set: Some("fs".to_owned()),
         tags: Vec::new(),
         strict: None,
+        output_schema: None,
     }
 }
 
@@ -66,6 +67,7 @@ fn no_argument_definition() -> ToolDefinition {
         set: None,
         tags: Vec::new(),
         strict: None,
+        output_schema: None,
     }
 }
 

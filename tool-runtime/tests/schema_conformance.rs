@@ -553,6 +553,7 @@ impl<T: DeserializeOwned + JsonSchema + 'static> TypedTool<T> {
             set: None,
             tags: Vec::new(),
             strict: None,
+            output_schema: None,
         };
         Self { definition, decoding: tool_runtime::schema::decoding_schema::<T>(), marker: std::marker::PhantomData }
     }

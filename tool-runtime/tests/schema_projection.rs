@@ -17,6 +17,7 @@ fn definition(name: &str, input_schema: Value, strict: Option<bool>) -> ToolDefi
         set: None,
         tags: Vec::new(),
         strict,
+        output_schema: None,
     }
 }
 

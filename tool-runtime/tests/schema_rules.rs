@@ -165,6 +165,7 @@ fn every_target_accepts_a_hoisted_union_root() {
         set: None,
         tags: Vec::new(),
         strict: Some(true),
+        output_schema: None,
     };
     for target in Target::ALL {
         let entry = definition.for_provider(target).unwrap();
@@ -257,6 +258,7 @@ fn field_docs_survive_every_projection() {
         set: None,
         tags: Vec::new(),
         strict: None,
+        output_schema: None,
     };
     assert_eq!(definition.input_schema.get("description"), None, "the root carries no description");
     for target in Target::ALL {

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use criterion::Criterion;
+use tool_runtime::ToolContext;
 use tool_std::fs::{FsLimits, grep};
 use tool_std::sandbox::Sandbox;
 
@@ -46,6 +47,7 @@ fn bench(c: &mut Criterion) {
             None,
             sandbox.clone(),
             FsLimits::default(),
+            &ToolContext::new(),
         )
         .unwrap();
         let rg_output = rg(&tree, pattern, regex, true);
@@ -65,6 +67,7 @@ fn bench(c: &mut Criterion) {
                     None,
                     sandbox.clone(),
                     FsLimits::default(),
+                    &ToolContext::new(),
                 )
                 .unwrap()
             })

@@ -2,6 +2,7 @@
 
 use tool_runtime::ToolCall;
 
+use crate::bars::Bars;
 use crate::setup::Setup;
 
 /// A new call id: `call_` and 16 lowercase hex digits of a hash of the time, the process id and
@@ -18,7 +19,8 @@ fn new_call_id(setup: &Setup) -> String {
 /// Runs one call of `name` with `arguments`, through the output layer and the sessions of
 /// `--state-dir` ([`Setup::calling_registry`]), (JSON text; `-` reads standard input; `None` means no
 /// arguments) in the session of `setup`, and returns the `ToolMessage` as pretty-printed JSON and
-/// whether it is an error. Arguments are not checked here: the registry decodes them, so a bad
+/// whether it is an error. Progress reports are drawn as a bar on standard error when it is a
+/// terminal ([`Bars`]). Arguments are not checked here: the registry decodes them, so a bad
 /// argument is an error message saying what to change, like any other failing call.
 ///
 /// # Errors
@@ -37,9 +39,17 @@ pub(crate) fn call(
         None => String::new(),
     };
     let registry = setup.calling_registry(&[])?;
-    let ctx = setup.context()?.build();
+    let bars = Bars::for_stderr();
+    let ctx = match &bars {
+        Some(bars) => bars.listen(setup.context()?),
+        None => setup.context()?,
+    }
+    .build();
     let call = ToolCall::new(call_id.unwrap_or_else(|| new_call_id(setup)), name, arguments);
     let message = crate::runtime()?.block_on(setup.policy().call(&registry, &call, &ctx));
+    if let Some(bars) = bars {
+        bars.clear();
+    }
     let json = serde_json::to_string_pretty(&message).map_err(|e| e.to_string())?;
     Ok((json, message.is_error))
 }

@@ -2,6 +2,8 @@
 //!
 //! - `toolbox list [--format FORMAT] [--set fs,todo]`: the tool definitions as JSON on stdout.
 //! - `toolbox call NAME [ARGS_JSON | -]`: runs one tool call and prints its `ToolMessage` as JSON.
+//!   `call` and `run` draw a progress bar on standard error, when it is a terminal, for calls that
+//!   report progress (see [`bars`]).
 //! - `toolbox run RESPONSE.json [--provider ID]`: reads a recorded provider response, runs its
 //!   tool calls as one turn and prints the tool results in that provider's request shape.
 //! - `toolbox mcp [--set fs,todo]`: an MCP server on standard input and output (see [`mcp`]).
@@ -20,6 +22,7 @@
 //! Standard output carries only the JSON result (nothing at all for `mcp`, whose standard output
 //! is the protocol stream); logs go to standard error.
 
+mod bars;
 mod call;
 mod list;
 mod mcp;
@@ -37,7 +40,8 @@ use crate::policy::Permission;
 use crate::run::ProviderArg;
 use crate::setup::Setup;
 
-/// The standard agent tools (read, glob, grep, todo_*), for any MCP client and any provider.
+/// The standard agent tools (read, write, edit, glob, grep, todo_*, ...), for any MCP client and
+/// any provider.
 #[derive(Debug, Parser)]
 #[command(
     name = "toolbox",
@@ -84,11 +88,13 @@ enum Command {
         /// entries.
         #[arg(long, value_enum, default_value_t = Format::Canonical)]
         format: Format,
-        /// Only these sets, comma-separated (fs, todo).
+        /// Only these sets, comma-separated: fs, todo, cache, control, media, web (web needs `--allow
+        /// external`).
         #[arg(long, value_delimiter = ',')]
         set: Vec<String>,
     },
-    /// Run one tool call and print its tool message as JSON; exit 1 when it is an error.
+    /// Run one tool call and print its tool message as JSON; exit 1 when it is an error. A call
+    /// that reports progress draws a bar on standard error when it is a terminal.
     Call {
         /// The tool name, e.g. `read`.
         name: String,
@@ -101,7 +107,8 @@ enum Command {
         call_id: Option<String>,
     },
     /// Run the tool calls of a recorded provider response as one turn; print the tool results in
-    /// that provider's request shape.
+    /// that provider's request shape. Calls that report progress draw bars on standard error when
+    /// it is a terminal.
     Run {
         /// The response body (OpenAI Chat Completions, OpenAI Responses, Anthropic Messages or
         /// Gemini generateContent); `-` reads standard input.
@@ -111,8 +118,11 @@ enum Command {
         provider: Option<ProviderArg>,
     },
     /// Serve the tools over MCP on standard input and output until the client closes the stream.
+    /// Progress is sent as notifications to a client that gives a progress token; tools with an
+    /// output schema return structured content.
     Mcp {
-        /// Only these sets, comma-separated (fs, todo).
+        /// Only these sets, comma-separated: fs, todo, cache, control, media, web (web needs `--allow
+        /// external`).
         #[arg(long, value_delimiter = ',')]
         set: Vec<String>,
     },

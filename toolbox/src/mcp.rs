@@ -18,8 +18,13 @@
 //! - `initialize`: the server's name is `toolbox`, its version the crate's; the instructions
 //!   name the workspace root the file tools are confined to.
 //!
-//! Not yet: progress notifications (a tool has no way to report progress yet), `outputSchema` and
-//! `structuredContent` (definitions and messages do not carry a result schema or the JSON value).
+//! - Progress: when the request's `_meta` carries a `progressToken`, every
+//!   `ToolContext::progress` report of the call is sent as `notifications/progress` with that
+//!   token (`progress` = done, `total` when known, `message` when not empty), all before the
+//!   call's response; without a token, nothing is sent.
+//! - Output schemas: a tool declaring one (`#[tool(output_schema)]`) is listed with
+//!   `outputSchema`, and its successful results carry the JSON value as `structuredContent`
+//!   beside the same value as text (see [`tool_entry`], [`call_result`]).
 //!
 //! Logs go to standard error only (standard output is the protocol stream).
 
@@ -27,12 +32,13 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
-use tool_runtime::{ContentPart, MessageContent, Registry, ToolCall, ToolDefinition, ToolError, ToolMessage};
+use tool_runtime::{ContentPart, MessageContent, Progress, Registry, ToolCall, ToolDefinition, ToolError, ToolMessage};
 
 use crate::policy::{EXTERNAL_TAG, Policy};
 use crate::setup::Setup;
@@ -71,7 +77,9 @@ pub(crate) fn serve(setup: &Setup, sets: &[String]) -> Result<(), String> {
 ///   is absent (MCP's defaults apply); `openWorldHint` is always given, `true` exactly for tools
 ///   tagged `external` (in this framework that tag is what marks a tool reaching outside the
 ///   machine, and the permission policy relies on it).
-/// - No `outputSchema`: definitions do not carry one yet.
+/// - `outputSchema`: the definition's output schema, for a tool that declares one
+///   (`#[tool(output_schema)]`) and whose schema is an object schema (`"type": "object"`, as MCP
+///   requires); otherwise left out, with a warning in the log for a non-object one.
 pub(crate) fn tool_entry(definition: &ToolDefinition) -> Tool {
     let has = |tag: &str| definition.tags.iter().any(|t| t == tag);
     let schema: JsonObject = match &definition.input_schema {
@@ -91,15 +99,28 @@ pub(crate) fn tool_entry(definition: &ToolDefinition) -> Tool {
     if has("idempotent") {
         annotations = annotations.idempotent(true);
     }
-    Tool::new(definition.name.clone(), definition.description.clone(), Arc::new(schema)).with_annotations(annotations)
+    let tool = Tool::new(definition.name.clone(), definition.description.clone(), Arc::new(schema))
+        .with_annotations(annotations);
+    match &definition.output_schema {
+        Some(Value::Object(output)) if output.get("type").and_then(Value::as_str) == Some("object") => {
+            tool.with_raw_output_schema(Arc::new(output.clone()))
+        }
+        Some(other) => {
+            tracing::warn!(tool = %definition.name, schema = %other, "the output schema is not an object schema; serving none");
+            tool
+        }
+        None => tool,
+    }
 }
 
 /// The `tools/call` result of a tool message: text content becomes one `text` block; parts become
 /// `text` and `image` blocks in order (`image` with the base64 `data` and `mimeType`); `isError`
 /// is the message's flag. The output cache's `output_ref` and `trimmed`, when set, go in `_meta`
 /// under the same names (the model reads the ref in the text's footer; `_meta` is for the client).
-/// No `structuredContent` yet: the message keeps a JSON result only as its text.
-pub(crate) fn call_result(message: &ToolMessage) -> CallToolResult {
+/// `structuredContent` is the message's JSON value when `structured` (the tool has an
+/// `outputSchema`, see [`tool_entry`]), the call succeeded and the value is an object; the text
+/// block keeps the same value as JSON text, for clients that read only `content`.
+pub(crate) fn call_result(message: &ToolMessage, structured: bool) -> CallToolResult {
     let content = match &message.content {
         MessageContent::Text(text) => vec![ContentBlock::text(text.clone())],
         MessageContent::Parts(parts) => parts
@@ -120,6 +141,9 @@ pub(crate) fn call_result(message: &ToolMessage) -> CallToolResult {
     }
     if !meta.is_empty() {
         result.meta = Some(meta.into());
+    }
+    if structured && !message.is_error {
+        result.structured_content = message.structured_content.clone().filter(Value::is_object);
     }
     result
 }
@@ -180,20 +204,95 @@ impl ServerHandler for ToolServer {
         }
         let arguments = request.arguments.map(|args| Value::Object(args).to_string()).unwrap_or_default();
         let call = ToolCall::new(format!("mcp_{}_{}", process_tag(), context.id), name, arguments);
-        let ctx = tool_runtime::ToolContext::builder()
+        let mut builder = tool_runtime::ToolContext::builder()
             .session_id(self.session.clone())
             .image_support(tool_runtime::ImageSupport::Supported)
-            .cancellation(context.ct.clone())
-            .build();
-        tracing::debug!(tool = name, call_id = %call.id, "tools/call");
-        tokio::select! {
-            message = self.policy.call(&self.registry, &call, &ctx) => Ok(call_result(&message).into()),
+            .cancellation(context.ct.clone());
+        let mut forwarding = None;
+        if let Some(token) = context.meta.get_progress_token() {
+            let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+            // The listener lives in the context (and its clones); see `forward_progress` for the end.
+            builder = builder.on_progress(move |progress: Progress| {
+                let _ = sender.send(progress);
+            });
+            let (finished, finished_receiver) = tokio::sync::oneshot::channel();
+            let task = tokio::spawn(forward_progress(receiver, finished_receiver, token, context.peer.clone()));
+            forwarding = Some((finished, task));
+        }
+        let ctx = builder.build();
+        tracing::debug!(tool = name, call_id = %call.id, progress = forwarding.is_some(), "tools/call");
+        let outcome = tokio::select! {
+            message = self.policy.call(&self.registry, &call, &ctx) => {
+                let structured = self.tools.iter().any(|tool| tool.name == name && tool.output_schema.is_some());
+                Ok(call_result(&message, structured).into())
+            }
             () = context.ct.cancelled() => {
                 tracing::debug!(call_id = %call.id, "cancelled by the client");
                 Err(ErrorData::internal_error("the client cancelled the call", None))
             }
+        };
+        drop(ctx);
+        if let Some((finished, forwarding)) = forwarding {
+            let _ = finished.send(());
+            // Every report reaches the client before the result does: a client forgets the
+            // progress token of a request once it has its response.
+            if let Err(error) = forwarding.await {
+                tracing::warn!(%error, "the progress forwarding task failed");
+            }
+        }
+        outcome
+    }
+}
+
+/// Sends every progress report of one call as a `notifications/progress` message with the
+/// client's `token`: `progress` is `done`, `total` the total when known, `message` the message
+/// when not empty. Ends when every sender is dropped or, once `finished` fires (the call is over),
+/// after sending the reports already made; a notification that cannot be sent (the client is
+/// gone) is logged and the rest are dropped.
+async fn forward_progress(
+    mut receiver: tokio::sync::mpsc::UnboundedReceiver<Progress>,
+    mut finished: tokio::sync::oneshot::Receiver<()>,
+    token: ProgressToken,
+    peer: Peer<RoleServer>,
+) {
+    let mut connected = true;
+    let mut send = async |report: Progress| {
+        if connected && let Err(error) = peer.notify_progress(progress_notification(token.clone(), &report)).await {
+            tracing::debug!(%error, "cannot send a progress notification; dropping the rest");
+            connected = false;
+        }
+    };
+    loop {
+        tokio::select! {
+            biased;
+            report = receiver.recv() => match report {
+                Some(report) => send(report).await,
+                None => return,
+            },
+            _ = &mut finished => break,
         }
     }
+    // The call is over: send what it reported, even if a clone of its context is still alive.
+    receiver.close();
+    while let Some(report) = receiver.recv().await {
+        send(report).await;
+    }
+}
+
+/// The `notifications/progress` parameters of a report (see [`forward_progress`]).
+fn progress_notification(token: ProgressToken, report: &Progress) -> ProgressNotificationParam {
+    // Counts stay exact as f64 up to 2^53 units.
+    #[allow(clippy::cast_precision_loss)]
+    let mut param = ProgressNotificationParam::new(token, report.done as f64);
+    if let Some(total) = report.total {
+        #[allow(clippy::cast_precision_loss)]
+        let total = total as f64;
+        param = param.with_total(total);
+    }
+    if !report.message.is_empty() {
+        param = param.with_message(report.message.clone());
+    }
+    param
 }
 
 /// 8 hex digits of a hash of the start time and the process id, fixed for this process.
@@ -271,6 +370,7 @@ mod tests {
             set: Some("fs".to_owned()),
             tags: tags.iter().map(|t| (*t).to_owned()).collect(),
             strict: None,
+            output_schema: None,
         }
     }
 
@@ -297,6 +397,33 @@ mod tests {
     }
 
     #[test]
+    fn an_object_output_schema_is_served_as_output_schema_and_another_is_left_out() {
+        let mut with = definition(&[]);
+        with.output_schema = Some(json!({"type": "object", "properties": {"n": {"type": "integer"}}}));
+        assert_eq!(
+            serde_json::to_value(tool_entry(&with).output_schema).unwrap(),
+            json!({"type": "object", "properties": {"n": {"type": "integer"}}})
+        );
+        with.output_schema = Some(json!({"type": "array"}));
+        assert_eq!(tool_entry(&with).output_schema, None);
+    }
+
+    #[test]
+    fn a_json_result_of_a_tool_with_an_output_schema_is_structured_content_beside_its_text() {
+        let message = ToolMessage::success("c1", "write", tool_runtime::ToolResult::Json(json!({"created": true})));
+        assert_eq!(
+            serde_json::to_value(call_result(&message, true)).unwrap(),
+            json!({
+                "resultType": "complete",
+                "content": [{"type": "text", "text": "{\"created\":true}"}],
+                "structuredContent": {"created": true},
+                "isError": false
+            })
+        );
+        assert_eq!(serde_json::to_value(call_result(&message, false)).unwrap().get("structuredContent"), None);
+    }
+
+    #[test]
     fn parts_become_text_and_image_blocks_in_order() {
         let message = ToolMessage::success(
             "c1",
@@ -311,7 +438,7 @@ mod tests {
             ]),
         );
         assert_eq!(
-            serde_json::to_value(call_result(&message)).unwrap(),
+            serde_json::to_value(call_result(&message, false)).unwrap(),
             json!({
                 "resultType": "complete",
                 "content": [
@@ -330,7 +457,7 @@ mod tests {
         message.output_ref = Some("c1".to_owned());
         message.trimmed = true;
         assert_eq!(
-            serde_json::to_value(call_result(&message)).unwrap(),
+            serde_json::to_value(call_result(&message, false)).unwrap(),
             json!({
                 "resultType": "complete",
                 "content": [{"type": "text", "text": "a\n[tool output trimmed; ref=c1]"}],
@@ -344,7 +471,7 @@ mod tests {
     fn an_error_message_is_an_is_error_result() {
         let message = ToolMessage::error("c1", "read", "File not found: a.txt");
         assert_eq!(
-            serde_json::to_value(call_result(&message)).unwrap(),
+            serde_json::to_value(call_result(&message, false)).unwrap(),
             json!({"resultType": "complete", "content": [{"type": "text", "text": "File not found: a.txt"}], "isError": true})
         );
     }

@@ -6,6 +6,7 @@ use clap::ValueEnum;
 use serde_json::Value;
 use tool_runtime::provider::Provider;
 
+use crate::bars::Bars;
 use crate::setup::Setup;
 
 /// The providers `--provider` names.
@@ -35,7 +36,8 @@ impl From<ProviderArg> for Provider {
 /// Reads the response body at `response` (`-`: standard input), parses its tool calls as
 /// `provider` (default: detected from the body's shape), runs them as one turn (concurrently, in
 /// the session of `setup`) and returns the tool results in the provider's request shape, as
-/// pretty-printed JSON.
+/// pretty-printed JSON. Progress reports are drawn as one bar per call on standard error when it
+/// is a terminal ([`Bars`]).
 ///
 /// # Errors
 /// The file cannot be read or is not JSON, the provider cannot be detected, the calls cannot be
@@ -59,7 +61,15 @@ pub(crate) fn run(setup: &Setup, response: &Path, provider: Option<Provider>) ->
     };
     let calls = provider.parse_tool_calls(&body).map_err(|e| e.to_string())?;
     let registry = setup.calling_registry(&[])?;
-    let ctx = setup.context()?.build();
+    let bars = Bars::for_stderr();
+    let ctx = match &bars {
+        Some(bars) => bars.listen(setup.context()?),
+        None => setup.context()?,
+    }
+    .build();
     let messages = crate::runtime()?.block_on(setup.policy().call_batch(&registry, &calls, &ctx));
+    if let Some(bars) = bars {
+        bars.clear();
+    }
     serde_json::to_string_pretty(&provider.render_tool_results(&messages)).map_err(|e| e.to_string())
 }

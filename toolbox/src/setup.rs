@@ -6,9 +6,10 @@
 //!   [`SANDBOX`] override of the registry, so the file tools resolve every path against it.
 //! - `--state-dir DIR` (default: `dirs::state_dir()/toolbox`, i.e. `$XDG_STATE_HOME/toolbox` or
 //!   `~/.local/state/toolbox` on Linux; `dirs::data_local_dir()/toolbox` where there is no state
-//!   directory, as on macOS and Windows) is where the output cache and the sessions are kept. It is
-//!   resolved and checked (an existing path must be a directory) but not created: nothing in the
-//!   tools persists there yet, so the todo plans of a session live as long as the process.
+//!   directory, as on macOS and Windows) is where the output cache (`output-cache/`) and the
+//!   sessions (`sessions/`) are kept, so that successive `toolbox call`s share them. It is resolved
+//!   and checked here (an existing path must be a directory); `call`, `run` and `mcp` create the
+//!   output cache directory, and the sessions directory is created by the first session written.
 //! - `--session ID` (default: [`default_session`] of the root) is the context's session id: todo
 //!   plans are kept per session. An id is 1 to 128 ASCII letters, digits, `.`, `_` or `-`, not
 //!   starting with `.` or `-` (it will name a file in the state directory).

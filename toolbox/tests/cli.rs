@@ -79,6 +79,51 @@ fn list_filters_by_set_and_renders_a_provider_shape() {
 }
 
 #[test]
+fn list_as_openai_strict_sends_every_standard_tool_strict_with_optional_fields_required_and_nullable() {
+    let tools = stdout_json(&toolbox(&["list", "--format", "openai-strict", "--set", "fs"]));
+    let strict: Vec<(&str, bool)> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["function"]["name"].as_str().unwrap(), t["function"]["strict"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(
+        strict,
+        [("edit", true), ("glob", true), ("grep", true), ("read", true), ("read_line", true), ("write", true)]
+    );
+    assert_eq!(
+        tools[3]["function"]["parameters"],
+        json!({
+            "type": "object",
+            "properties": {
+                "file_path": {"description": "Path of the file, relative to the workspace root.", "type": "string"},
+                "limit": {"description": "How many lines to show (default 2000).", "minimum": 0, "type": ["integer", "null"]},
+                "offset": {"description": "0-based line to start at (default 0).", "minimum": 0, "type": ["integer", "null"]}
+            },
+            "required": ["file_path", "limit", "offset"],
+            "additionalProperties": false
+        })
+    );
+}
+
+#[test]
+fn list_canonical_carries_the_output_schema_of_write_only() {
+    let definitions = stdout_json(&toolbox(&["list", "--set", "fs"]));
+    let with_schema: Vec<&str> = definitions
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d.get("output_schema").is_some())
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(with_schema, ["write"]);
+    assert_eq!(
+        definitions[5]["output_schema"]["required"],
+        json!(["summary", "file_path", "created", "content_sha256", "diff", "diff_truncated"])
+    );
+}
+
+#[test]
 fn list_as_gemini_is_one_entry_of_function_declarations_without_additional_properties() {
     let tools = stdout_json(&toolbox(&["list", "--format", "gemini", "--set", "todo"]));
     let declarations = tools[0]["functionDeclarations"].as_array().unwrap();
@@ -328,6 +373,8 @@ fn list_as_mcp_gives_tools_list_entries_with_the_canonical_schema() {
     assert_eq!(entries[3]["inputSchema"], canonical[3]["input_schema"]);
     assert_eq!(entries[3]["description"], canonical[3]["description"]);
     assert_eq!(entries[3]["annotations"], json!({"openWorldHint": false}));
+    assert_eq!(entries[3].get("outputSchema"), None);
+    assert_eq!(entries[5]["outputSchema"], canonical[5]["output_schema"]);
 }
 
 #[test]

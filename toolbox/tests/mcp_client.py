@@ -12,6 +12,7 @@ The server runs with `-v`: its debug logs must stay on stderr, off the protocol 
 
 import asyncio
 import base64
+import json
 import sys
 from pathlib import Path
 
@@ -58,6 +59,10 @@ def check_entry(tool: types.Tool) -> None:
 async def main(binary: str, workspace: Path, state_dir: Path) -> None:
     (workspace / "notes.txt").write_text("first line\nsecond line\n")
     (workspace / "pixel.png").write_bytes(PNG)
+    tree = workspace / "tree"
+    tree.mkdir()
+    for i in range(40):
+        (tree / f"f{i:03}.txt").write_text(f"needle {i}\n")
     params = StdioServerParameters(
         command=binary, args=["mcp", "-v", "--root", str(workspace), "--state-dir", str(state_dir)]
     )
@@ -100,6 +105,41 @@ async def main(binary: str, workspace: Path, state_dir: Path) -> None:
             assert result.is_error is True, result
             assert text_of(result) == "Path escapes workspace: ../outside.txt", text_of(result)
             print("ok call outside the workspace")
+
+            reports = []
+
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                reports.append((progress, total, message))
+
+            result = await session.call_tool(
+                "grep", {"pattern": "needle", "path": "tree", "limit": 1}, progress_callback=on_progress
+            )
+            assert result.is_error is False, result
+            assert text_of(result).startswith("tree/f000.txt:1: needle 0\n\n[showing 1 of 40 matching lines]"), text_of(result)
+            assert reports == [
+                (1.0, None, "1 file searched"),
+                (32.0, None, "32 files searched"),
+                (40.0, 40.0, "40 files searched"),
+            ], reports
+            print("ok grep with a progress token reports files searched")
+
+            write_tool = next(tool for tool in listed.tools if tool.name == "write")
+            output_schema = write_tool.output_schema
+            assert output_schema is not None, write_tool
+            jsonschema.validators.validator_for(output_schema).check_schema(output_schema)
+            assert output_schema["type"] == "object", output_schema
+            assert sorted(output_schema["required"]) == [
+                "content_sha256", "created", "diff", "diff_truncated", "file_path", "summary"
+            ], output_schema
+            assert read_tool.output_schema is None, read_tool
+            result = await session.call_tool("write", {"file_path": "new.txt", "content": "hello\n"})
+            assert result.is_error is False, result
+            structured = result.structured_content
+            jsonschema.validate(structured, output_schema)
+            assert structured["summary"] == "Wrote 6 bytes to new.txt", structured
+            assert structured["created"] is True, structured
+            assert json.loads(text_of(result)) == structured, (text_of(result), structured)
+            print("ok write has an output schema and its result validates as structured content")
 
             try:
                 await session.call_tool("no_such_tool", {})

@@ -40,6 +40,8 @@ fn the_python_mcp_sdk_lists_and_calls_the_tools_over_stdio() {
             "ok call read",
             "ok call with an unknown field",
             "ok call outside the workspace",
+            "ok grep with a progress token reports files searched",
+            "ok write has an output schema and its result validates as structured content",
             "ok call a missing tool",
             view_image,
             "ok todo_new then todo_read in one session",

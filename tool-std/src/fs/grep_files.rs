@@ -6,7 +6,7 @@ use grep_matcher::{LineTerminator, Matcher};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch};
 use ignore::overrides::OverrideBuilder;
-use tool_runtime::tool;
+use tool_runtime::{ToolContext, tool};
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::error::FsError;
@@ -29,6 +29,11 @@ use crate::sandbox::{SANDBOX, Sandbox};
 /// `[showing columns a-b of n]` (1-based grapheme columns). When
 /// more lines match than `limit` (default 100, max 1000), a footer `[showing N of M matching
 /// lines]` follows. No match is not an error: `No matches for: <pattern>`.
+//
+// (Not part of the description the model sees.) Progress, for a listener of
+// `ToolContext::progress`: files searched so far, without a total (the walk does not count the
+// files first), after the 1st file and every 32nd, then once more at the end with `total` equal
+// to the number of files searched; message `1 file searched`, `N files searched`.
 #[tool(set = "fs")]
 #[allow(clippy::too_many_arguments)]
 pub fn grep(
@@ -52,6 +57,7 @@ pub fn grep(
     include_ignored: Option<bool>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,
+    ctx: &ToolContext,
 ) -> Result<String, FsError> {
     let limit = checked_limit(limit, &limits)?;
     let before = checked_context("before", before, &limits)?;
@@ -86,6 +92,7 @@ pub fn grep(
     let mut lines: Vec<String> = Vec::new();
     let mut stored = 0;
     let mut total = 0;
+    let mut searched: u64 = 0;
     for entry in files(&sandbox, &base, overrides, include_ignored.unwrap_or(false)) {
         let mut sink = FileSink {
             capacity: limit - stored,
@@ -98,7 +105,12 @@ pub fn grep(
             binary: false,
             lines: Vec::new(),
         };
-        if searcher.search_path(&matcher, entry.path(), &mut sink).is_err() || sink.binary {
+        let searched_ok = searcher.search_path(&matcher, entry.path(), &mut sink).is_ok();
+        searched += 1;
+        if ctx.wants_progress() && (searched == 1 || searched.is_multiple_of(PROGRESS_EVERY)) {
+            ctx.progress(searched, None, &searched_message(searched));
+        }
+        if !searched_ok || sink.binary {
             continue;
         }
         total += sink.total;
@@ -115,6 +127,9 @@ pub fn grep(
             previous = Some(line.number);
         }
     }
+    if ctx.wants_progress() {
+        ctx.progress(searched, Some(searched), &searched_message(searched));
+    }
     if total == 0 {
         return Ok(format!("No matches for: {pattern}"));
     }
@@ -127,6 +142,14 @@ pub fn grep(
         ));
     }
     Ok(out)
+}
+
+/// How many files between two progress reports of `grep`.
+const PROGRESS_EVERY: u64 = 32;
+
+/// The progress message of `grep`: `1 file searched`, `N files searched`.
+fn searched_message(searched: u64) -> String {
+    if searched == 1 { "1 file searched".to_owned() } else { format!("{searched} files searched") }
 }
 
 /// The last `error: ...` line of a regex parse error (the full text quotes the pattern as

@@ -3,6 +3,7 @@
 use std::io::Write as _;
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use tool_runtime::{ToolContext, tool};
 
@@ -12,8 +13,8 @@ use super::limits::{FS_LIMITS, FsLimits};
 use super::text::sha256_hex;
 use crate::sandbox::{SANDBOX, Sandbox};
 
-/// What `write` returns (as JSON).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// What `write` returns (as JSON; its JSON Schema is the tool's output schema).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct WriteOutput {
     /// `Wrote N bytes to <file_path>` (N = UTF-8 bytes of `content`).
     pub summary: String,
@@ -45,7 +46,7 @@ pub struct WriteOutput {
 /// or when it no longer exists, nothing is written and the error says to read it again.
 ///
 /// Output JSON: {summary "Wrote N bytes to <file_path>", file_path, created, content_sha256, diff, diff_truncated, diff_ref when the diff is cut: the ref id of the whole diff for tool_output_cache}.
-#[tool(set = "fs")]
+#[tool(set = "fs", output_schema)]
 pub async fn write(
     /// Path of the file, relative to the workspace root.
     file_path: String,

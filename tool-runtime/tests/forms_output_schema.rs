@@ -1,0 +1,113 @@
+//! `#[tool(output_schema)]`: the JSON Schema of the result type on the definition, and the JSON
+//! value of a result on the tool message.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::json;
+use tool_runtime::prelude::*;
+
+async fn run(spec: &'static tool_runtime::ToolSpec, arguments: &str) -> ToolMessage {
+    let registry = Registry::builder().tool(spec).build().unwrap();
+    registry.call(&ToolCall::new("call_1", spec.name(), arguments), &ToolContext::new()).await
+}
+
+/// The size of a file.
+#[derive(Serialize, JsonSchema)]
+struct Size {
+    /// The path as given.
+    path: String,
+    /// Bytes.
+    bytes: u64,
+    /// The media type, when known.
+    media_type: Option<String>,
+}
+
+/// Report a size.
+#[tool(output_schema)]
+fn size(path: String) -> Result<Size, ToolError> {
+    if path.is_empty() {
+        return Err(ToolError::failed("path is empty; give a file path"));
+    }
+    Ok(Size { path, bytes: 12, media_type: None })
+}
+
+/// Report a size, without an output schema.
+#[tool]
+fn plain_size(path: String) -> Size {
+    Size { path, bytes: 12, media_type: None }
+}
+
+/// Count, as text.
+#[tool]
+fn count() -> String {
+    "3".to_owned()
+}
+
+#[test]
+fn the_output_schema_is_the_result_types_serialization_schema() {
+    assert_eq!(
+        size::TOOL.definition().output_schema,
+        Some(json!({
+            "description": "The size of a file.",
+            "type": "object",
+            "properties": {
+                "path": {"description": "The path as given.", "type": "string"},
+                "bytes": {"description": "Bytes.", "type": "integer", "format": "uint64", "minimum": 0},
+                "media_type": {"description": "The media type, when known.", "type": ["string", "null"]}
+            },
+            "required": ["path", "bytes", "media_type"]
+        }))
+    );
+}
+
+#[test]
+fn a_tool_without_the_option_has_no_output_schema() {
+    assert_eq!(plain_size::TOOL.definition().output_schema, None);
+}
+
+#[test]
+fn the_canonical_definition_serializes_the_output_schema_only_when_there_is_one() {
+    let with = serde_json::to_value(size::TOOL.definition()).unwrap();
+    assert_eq!(with["output_schema"]["type"], "object");
+    let without = serde_json::to_value(plain_size::TOOL.definition()).unwrap();
+    assert_eq!(without.get("output_schema"), None);
+}
+
+#[tokio::test]
+async fn a_json_result_keeps_its_value_as_structured_content_and_its_text_as_content() {
+    let message = run(size::TOOL, r#"{"path":"a.txt"}"#).await;
+    assert_eq!(message.structured_content, Some(json!({"path": "a.txt", "bytes": 12, "media_type": null})));
+    assert_eq!(message.content, MessageContent::Text(r#"{"bytes":12,"media_type":null,"path":"a.txt"}"#.to_owned()));
+}
+
+#[tokio::test]
+async fn a_json_result_of_a_tool_without_the_option_also_keeps_its_value() {
+    let message = run(plain_size::TOOL, r#"{"path":"a.txt"}"#).await;
+    assert_eq!(message.structured_content, Some(json!({"path": "a.txt", "bytes": 12, "media_type": null})));
+}
+
+#[tokio::test]
+async fn an_error_result_has_no_structured_content() {
+    let message = run(size::TOOL, r#"{"path":""}"#).await;
+    assert_eq!(message, ToolMessage::error("call_1", "size", "path is empty; give a file path"));
+    assert_eq!(message.structured_content, None);
+}
+
+/// Count, as a JSON number.
+#[tool]
+fn count_json() -> u32 {
+    3
+}
+
+#[tokio::test]
+async fn a_json_result_that_is_not_an_object_has_no_structured_content() {
+    let message = run(count_json::TOOL, "").await;
+    assert_eq!(message.content, MessageContent::Text("3".to_owned()));
+    assert_eq!(message.structured_content, None);
+}
+
+#[tokio::test]
+async fn a_text_result_has_no_structured_content() {
+    let message = run(count::TOOL, "").await;
+    assert_eq!(message.structured_content, None);
+}
