@@ -21,9 +21,9 @@
 //!
 //! Most calls take a fast path that never builds a `serde_json::Value`: one pass over the text
 //! checks every key against the schema (without allocating), then the arguments are decoded
-//! straight from the text with `serde_ignored`. Anything the fast path does not handle alike (a
-//! `null`, a union (`oneOf`/`anyOf`/`allOf`), an unknown field, an ignored field, any decoding
-//! error) sends the call down the full path above, which alone produces the errors; so both paths
+//! straight from the text. Anything the fast path does not handle alike (a `null`, a union
+//! (`oneOf`/`anyOf`/`allOf`), an object with `properties` that is not closed, an unknown field,
+//! any decoding error) sends the call down the full path above, which alone produces the errors; so both paths
 //! accept and refuse exactly the same arguments.
 //!
 //! What real models also send (a JSON string holding the object, arrays as strings, numbers as
@@ -68,12 +68,12 @@ fn decode_fast<T: DeserializeOwned>(text: &str, schema: &Value) -> Option<T> {
     let mut checker = serde_json::Deserializer::from_str(text);
     KeyCheck { node: schema, root: schema }.deserialize(&mut checker).ok()?;
     checker.end().ok()?;
-    let mut ignored = false;
-    let mut on_ignored = |_: serde_ignored::Path<'_>| ignored = true;
+    // Every object the schema describes field by field is closed and every key was found in it,
+    // so serde ignores nothing (what `serde_ignored` reports on the full path).
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let decoded = T::deserialize(serde_ignored::Deserializer::new(&mut deserializer, &mut on_ignored)).ok()?;
+    let decoded = T::deserialize(&mut deserializer).ok()?;
     deserializer.end().ok()?;
-    (!ignored).then_some(decoded)
+    Some(decoded)
 }
 
 /// A value where the schema says nothing: any keys are fine below it.
@@ -140,6 +140,10 @@ impl<'de> Visitor<'de> for KeyCheck<'_> {
         }
         let properties = node.get("properties").and_then(Value::as_object);
         let closed = node.get("additionalProperties") == Some(&Value::Bool(false));
+        if properties.is_some() && !closed {
+            // An open struct: serde may ignore keys that the schema allows.
+            return Err(serde::de::Error::custom("an open object is left to the full path"));
+        }
         while let Some(property) = map.next_key_seed(KeyLookup { properties, closed })? {
             map.next_value_seed(KeyCheck { node: property.unwrap_or(&ANY), root: self.root })?;
         }
