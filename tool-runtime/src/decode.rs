@@ -22,8 +22,8 @@
 //! Most calls take a fast path that never builds a `serde_json::Value`: one pass over the text
 //! checks every key against the schema (without allocating), then the arguments are decoded
 //! straight from the text. Anything the fast path does not handle alike (a `null`, a union
-//! (`oneOf`/`anyOf`/`allOf`), an object with `properties` that is not closed, an unknown field,
-//! any decoding error) sends the call down the full path above, which alone produces the errors; so both paths
+//! (`oneOf`/`anyOf`/`allOf`), a tuple, an object whose schema is not closed (an open struct, a
+//! `serde_json::Value`), an unknown field, any decoding error) sends the call down the full path above, which alone produces the errors; so both paths
 //! accept and refuse exactly the same arguments.
 //!
 //! What real models also send (a JSON string holding the object, arrays as strings, numbers as
@@ -76,7 +76,8 @@ fn decode_fast<T: DeserializeOwned>(text: &str, schema: &Value) -> Option<T> {
     Some(decoded)
 }
 
-/// A value where the schema says nothing: any keys are fine below it.
+/// A value where the schema says nothing: scalars and arrays of scalars pass, an object goes to
+/// the full path.
 static ANY: Value = Value::Null;
 
 /// Walks one JSON value beside its schema node and fails on what the fast path leaves to the full
@@ -128,6 +129,9 @@ impl<'de> Visitor<'de> for KeyCheck<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let node = resolve(self.root, self.node).ok_or_else(|| serde::de::Error::custom("unresolved"))?;
+        if node.get("prefixItems").is_some() {
+            return Err(serde::de::Error::custom("a tuple is left to the full path"));
+        }
         let items = node.get("items").filter(|i| i.is_object()).unwrap_or(&ANY);
         while seq.next_element_seed(KeyCheck { node: items, root: self.root })?.is_some() {}
         Ok(())
@@ -139,13 +143,18 @@ impl<'de> Visitor<'de> for KeyCheck<'_> {
             return Err(serde::de::Error::custom("a union is left to the full path"));
         }
         let properties = node.get("properties").and_then(Value::as_object);
-        let closed = node.get("additionalProperties") == Some(&Value::Bool(false));
-        if properties.is_some() && !closed {
-            // An open struct: serde may ignore keys that the schema allows.
-            return Err(serde::de::Error::custom("an open object is left to the full path"));
+        let additional = node.get("additionalProperties");
+        let closed = additional == Some(&Value::Bool(false));
+        // A map's values (`additionalProperties: {schema}`) are checked against that schema.
+        let values = additional.filter(|a| a.is_object());
+        if (properties.is_some() && !closed) || (properties.is_none() && values.is_none()) {
+            // An open struct, or an object the schema does not describe: serde may ignore keys
+            // there that only `serde_ignored` would report.
+            return Err(serde::de::Error::custom("an object without a closed schema is left to the full path"));
         }
         while let Some(property) = map.next_key_seed(KeyLookup { properties, closed })? {
-            map.next_value_seed(KeyCheck { node: property.unwrap_or(&ANY), root: self.root })?;
+            let node = property.or(values).unwrap_or(&ANY);
+            map.next_value_seed(KeyCheck { node, root: self.root })?;
         }
         Ok(())
     }
