@@ -1,7 +1,7 @@
 //! Heap allocations per call of every dispatch benchmark, and the heap a registry holds for 10 to
 //! 1,000 tools. Counts with a global allocator, so it runs apart from the timed benches.
 //!
-//! `cargo bench -p tool-benches --bench allocations`
+//! `cargo bench -p tool-benches --features rmcp --bench allocations`
 
 use std::alloc::System;
 use std::hint::black_box;

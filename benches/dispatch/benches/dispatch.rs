@@ -3,7 +3,7 @@
 //! through `Registry::call` (core path, and with the output layer on an in-memory store). Then the
 //! 20-argument nested tool the same ways, and a batch of 8 calls.
 //!
-//! `cargo bench -p tool-benches --bench dispatch`
+//! `cargo bench -p tool-benches --features rmcp --bench dispatch`
 
 // `criterion_group!` generates an undocumented public function.
 #![allow(missing_docs)]

@@ -5,7 +5,8 @@
 //! with the same body. The rmcp versions live in the bench files, since rmcp is a dev-dependency
 //! of this crate only.
 //!
-//! Run the benches with `cargo bench -p tool-benches` (see `BENCHMARKS.md` at the repository root).
+//! Run the benches with `cargo bench -p tool-benches --features rmcp` (see `BENCHMARKS.md` at the
+//! repository root).
 
 use std::sync::Arc;
 
