@@ -36,7 +36,7 @@ pub(crate) struct RmcpDispatch {
 }
 
 impl RmcpDispatch {
-    /// Must be called inside a tokio runtime (the server task is spawned on it).
+    /// Must be called inside a tokio runtime (the idle server runs on it).
     pub(crate) fn new() -> Self {
         let (server_end, client_end) = tokio::io::duplex(64 * 1024);
         let running = rmcp::service::serve_directly(Server, server_end, None);
