@@ -19,10 +19,18 @@
 //! `serde_ignored` while decoding. A field the schema does not list is refused even when serde
 //! would take it (a `#[serde(alias)]`): the schema is what the model was shown.
 //!
+//! Most calls take a fast path that never builds a `serde_json::Value`: one pass over the text
+//! checks every key against the schema (without allocating), then the arguments are decoded
+//! straight from the text. Anything the fast path does not handle alike (a `null`, a union
+//! (`oneOf`/`anyOf`/`allOf`), a tuple, an object whose schema is not closed (an open struct, a
+//! `serde_json::Value`), an unknown field, any decoding error) sends the call down the full path above, which alone produces the errors; so both paths
+//! accept and refuse exactly the same arguments.
+//!
 //! What real models also send (a JSON string holding the object, arrays as strings, numbers as
 //! strings) is only accepted under an opt-in [`RepairPolicy`].
 
-use serde::de::DeserializeOwned;
+use serde::Deserializer;
+use serde::de::{DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use crate::error::ArgumentError;
@@ -43,7 +51,144 @@ pub fn decode_arguments<'s, T: DeserializeOwned>(
     schema: impl FnOnce() -> &'s Value,
 ) -> Result<T, ArgumentError> {
     let text = if raw.trim().is_empty() { "{}" } else { raw };
-    decode_slow(text, schema())
+    let schema = schema();
+    match decode_fast(text, schema) {
+        Some(decoded) => Ok(decoded),
+        None => decode_slow(text, schema),
+    }
+}
+
+/// The fast path: `Some` only when the full path would decode the same value. `None` sends the
+/// call to the full path (see the module docs).
+fn decode_fast<T: DeserializeOwned>(text: &str, schema: &Value) -> Option<T> {
+    // Rule 2: serde would take an array for a struct.
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    let mut checker = serde_json::Deserializer::from_str(text);
+    KeyCheck { node: schema, root: schema }.deserialize(&mut checker).ok()?;
+    checker.end().ok()?;
+    // Every object the schema describes field by field is closed and every key was found in it,
+    // so serde ignores nothing (what `serde_ignored` reports on the full path).
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let decoded = T::deserialize(&mut deserializer).ok()?;
+    deserializer.end().ok()?;
+    Some(decoded)
+}
+
+/// A value where the schema says nothing: scalars and arrays of scalars pass, an object goes to
+/// the full path.
+static ANY: Value = Value::Null;
+
+/// Walks one JSON value beside its schema node and fails on what the fast path leaves to the full
+/// path: a key that a closed object does not list, a `null`, a union node.
+#[derive(Clone, Copy)]
+struct KeyCheck<'s> {
+    node: &'s Value,
+    root: &'s Value,
+}
+
+impl<'de> DeserializeSeed<'de> for KeyCheck<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyCheck<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        Err(E::custom("null is left to the full path"))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let node = resolve(self.root, self.node).ok_or_else(|| serde::de::Error::custom("unresolved"))?;
+        if node.get("prefixItems").is_some() {
+            return Err(serde::de::Error::custom("a tuple is left to the full path"));
+        }
+        let items = node.get("items").filter(|i| i.is_object()).unwrap_or(&ANY);
+        while seq.next_element_seed(KeyCheck { node: items, root: self.root })?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let node = resolve(self.root, self.node).ok_or_else(|| serde::de::Error::custom("unresolved"))?;
+        if ["oneOf", "anyOf", "allOf"].iter().any(|k| node.get(k).is_some()) {
+            return Err(serde::de::Error::custom("a union is left to the full path"));
+        }
+        let properties = node.get("properties").and_then(Value::as_object);
+        let additional = node.get("additionalProperties");
+        let closed = additional == Some(&Value::Bool(false));
+        // A map's values (`additionalProperties: {schema}`) are checked against that schema.
+        let values = additional.filter(|a| a.is_object());
+        if (properties.is_some() && !closed) || (properties.is_none() && values.is_none()) {
+            // An open struct, or an object the schema does not describe: serde may ignore keys
+            // there that only `serde_ignored` would report.
+            return Err(serde::de::Error::custom("an object without a closed schema is left to the full path"));
+        }
+        while let Some(property) = map.next_key_seed(KeyLookup { properties, closed })? {
+            let node = property.or(values).unwrap_or(&ANY);
+            map.next_value_seed(KeyCheck { node, root: self.root })?;
+        }
+        Ok(())
+    }
+}
+
+/// Looks a key up among an object's properties without allocating: the property's schema, `None`
+/// for a key an open object does not list, an error for a key a closed object does not list.
+struct KeyLookup<'s> {
+    properties: Option<&'s Map<String, Value>>,
+    closed: bool,
+}
+
+impl<'de, 's> DeserializeSeed<'de> for KeyLookup<'s> {
+    type Value = Option<&'s Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'s> Visitor<'_> for KeyLookup<'s> {
+    type Value = Option<&'s Value>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a property name")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Self::Value, E> {
+        match self.properties.and_then(|p| p.get(key)) {
+            Some(property) => Ok(Some(property)),
+            None if self.closed => Err(E::custom("an unknown field is left to the full path")),
+            None => Ok(None),
+        }
+    }
 }
 
 fn decode_slow<T: DeserializeOwned>(text: &str, schema: &Value) -> Result<T, ArgumentError> {

@@ -289,18 +289,24 @@ impl Registry {
         }
         let request = PermissionRequest { call, definition: tool.definition(), context: ctx };
         // A policy that panics refuses: a broken policy must not let calls through.
-        let check = AssertUnwindSafe(async { self.policy.check(request).await }).catch_unwind();
-        let decision = tokio::select! {
-            biased;
-            // A policy may wait for a person; a cancelled turn does not wait for the answer.
-            () = ctx.cancellation().cancelled() => return cancelled(),
-            decision = check => decision.unwrap_or_else(|payload| {
-                Permission::Deny(format!(
-                    "the permission policy panicked: {}",
-                    lifecycle::panic_message(payload.as_ref())
-                ))
-            }),
+        let mut check = std::pin::pin!(AssertUnwindSafe(async { self.policy.check(request).await }).catch_unwind());
+        // A policy that answers at once (most do) never registers with the cancellation token.
+        let answered = match futures::poll!(check.as_mut()) {
+            std::task::Poll::Ready(answer) => Some(answer),
+            std::task::Poll::Pending => None,
         };
+        let answer = match answered {
+            Some(answer) => answer,
+            None => tokio::select! {
+                biased;
+                // A policy may wait for a person; a cancelled turn does not wait for the answer.
+                () = ctx.cancellation().cancelled() => return cancelled(),
+                answer = check => answer,
+            },
+        };
+        let decision = answer.unwrap_or_else(|payload| {
+            Permission::Deny(format!("the permission policy panicked: {}", lifecycle::panic_message(payload.as_ref())))
+        });
         match decision {
             Permission::Allow => Admission::Run(tool),
             Permission::Deny(reason) => {
@@ -330,17 +336,29 @@ impl Registry {
                 None => Ok(run.await),
             }
         };
-        let outcome = tokio::select! {
-            biased;
-            () = token.cancelled() => Err(ToolError::Cancelled { tool: call.name.clone() }),
-            outcome = limited => match outcome {
-                Ok(Ok(result)) => result,
-                Ok(Err(payload)) => Err(ToolError::Panicked {
-                    tool: call.name.clone(),
-                    message: lifecycle::panic_message(payload.as_ref()),
-                }),
-                Err(timed_out) => Err(timed_out),
+        let mut limited = std::pin::pin!(limited);
+        // A tool that finishes on its first poll (most do) never registers with the cancellation
+        // token: waiting on it takes a lock. The token was not cancelled just above.
+        let finished = match futures::poll!(limited.as_mut()) {
+            std::task::Poll::Ready(outcome) => Some(outcome),
+            std::task::Poll::Pending => None,
+        };
+        let outcome = match finished {
+            Some(outcome) => outcome,
+            None => tokio::select! {
+                biased;
+                () = token.cancelled() => Err(ToolError::Cancelled { tool: call.name.clone() }),
+                outcome = limited => outcome,
             },
+        };
+        let outcome = match outcome {
+            Ok(Ok(result)) => result,
+            Ok(Err(payload)) => Err(ToolError::Panicked {
+                tool: call.name.clone(),
+                message: lifecycle::panic_message(payload.as_ref()),
+            }),
+            // Timed out, or cancelled while running.
+            Err(stopped) => Err(stopped),
         };
         if let Err(ToolError::TimedOut { .. }) = outcome {
             // Work the tool started on its own (a child process, a blocking thread) sees the end.

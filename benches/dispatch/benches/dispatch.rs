@@ -1,0 +1,112 @@
+//! One tool call, three ways, in the same run: hand-written (`from_str`, the function,
+//! `to_string`), rmcp's `#[tool]`/`#[tool_router]` through a stored `ToolRouter`, and ours
+//! through `Registry::call` (core path, and with the output layer on an in-memory store). Then the
+//! 20-argument nested tool the same ways, and a batch of 8 calls.
+//!
+//! `cargo bench -p tool-benches --features rmcp --bench dispatch`
+
+// `criterion_group!` generates an undocumented public function.
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use tokio::runtime::Runtime;
+use tool_benches::{
+    NESTED_ARGUMENTS, SEARCH_ARGUMENTS, configure_by_hand, core_registry, output_registry, search_by_hand,
+};
+use tool_runtime::prelude::*;
+
+mod rmcp_server;
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime")
+}
+
+/// Times `iters` awaits of `f` inside one `block_on`, so that entering the runtime is not counted.
+fn time_async<F, Fut>(rt: &Runtime, iters: u64, f: F) -> Duration
+where
+    F: Fn() -> Fut,
+    Fut: Future,
+{
+    rt.block_on(async {
+        let start = Instant::now();
+        for _ in 0..iters {
+            black_box(f().await);
+        }
+        start.elapsed()
+    })
+}
+
+fn one_tool(
+    c: &mut Criterion,
+    group_name: &str,
+    tool: &'static str,
+    arguments: &'static str,
+    by_hand: fn(&str) -> Result<String, serde_json::Error>,
+) {
+    let rt = runtime();
+    let rmcp = rt.block_on(async { rmcp_server::RmcpDispatch::new() });
+    let core = core_registry();
+    let output = output_registry();
+    let ctx = ToolContext::new();
+    let call = ToolCall::new("call_1", tool, arguments);
+
+    // Every way returns the same text.
+    let expected = by_hand(arguments).expect("decodes");
+    assert_eq!(rt.block_on(core.call(&call, &ctx)).text(), expected);
+    assert_eq!(rt.block_on(output.call(&call, &ctx)).text(), expected);
+    assert!(rt.block_on(rmcp.call(tool, arguments)).contains(&expected.replace('"', "\\\"")));
+
+    let mut group = c.benchmark_group(group_name);
+    group.bench_function("hand_written", |b| b.iter(|| by_hand(black_box(arguments)).expect("decodes")));
+    group.bench_function("rmcp_tool_router", |b| {
+        b.iter_custom(|iters| time_async(&rt, iters, || rmcp.call(tool, black_box(arguments))));
+    });
+    group.bench_function("ours_core", |b| {
+        b.iter_custom(|iters| time_async(&rt, iters, || core.call(black_box(&call), &ctx)))
+    });
+    group.bench_function("ours_output_layer", |b| {
+        b.iter_custom(|iters| time_async(&rt, iters, || output.call(black_box(&call), &ctx)));
+    });
+    group.finish();
+}
+
+fn search(c: &mut Criterion) {
+    one_tool(c, "search", "search", SEARCH_ARGUMENTS, search_by_hand);
+}
+
+fn nested(c: &mut Criterion) {
+    one_tool(c, "configure_20_nested", "configure", NESTED_ARGUMENTS, configure_by_hand);
+}
+
+fn batch(c: &mut Criterion) {
+    let rt = runtime();
+    let rmcp = rt.block_on(async { rmcp_server::RmcpDispatch::new() });
+    let core = core_registry();
+    let output = output_registry();
+    let ctx = ToolContext::new();
+    let calls: Vec<ToolCall> = (0..8).map(|i| ToolCall::new(format!("call_{i}"), "search", SEARCH_ARGUMENTS)).collect();
+    assert_eq!(rt.block_on(core.call_batch(&calls, &ctx)).into_messages().len(), 8);
+
+    let mut group = c.benchmark_group("batch_of_8");
+    group.bench_function("hand_written", |b| {
+        b.iter(|| (0..8).map(|_| search_by_hand(black_box(SEARCH_ARGUMENTS)).expect("decodes")).collect::<Vec<_>>());
+    });
+    group.bench_function("rmcp_tool_router", |b| {
+        b.iter_custom(|iters| {
+            time_async(&rt, iters, || futures::future::join_all((0..8).map(|_| rmcp.call("search", SEARCH_ARGUMENTS))))
+        });
+    });
+    group.bench_function("ours_core", |b| {
+        b.iter_custom(|iters| time_async(&rt, iters, || core.call_batch(black_box(&calls), &ctx)));
+    });
+    group.bench_function("ours_output_layer", |b| {
+        b.iter_custom(|iters| time_async(&rt, iters, || output.call_batch(black_box(&calls), &ctx)));
+    });
+    group.finish();
+}
+
+criterion_group!(benches, search, nested, batch);
+criterion_main!(benches);
