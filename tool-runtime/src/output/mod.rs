@@ -36,7 +36,7 @@ pub use budget::{
 };
 pub use paging::{PageError, offset_token, page_rows, parse_page};
 pub use search::{GrepError, GrepHits, GrepLine, GrepQuery, MAX_SEARCH_LINE_BYTES, grep_matcher, grep_stored};
-pub use sniff::{SNIFF_BYTES, detect_image_mime, is_binary};
+pub use sniff::{SNIFF_BYTES, binary_reason, detect_image_mime, is_binary};
 pub use spill::{INLINE_RESULT_BYTES, SpilledResult, spill_result};
 pub use store::{
     CHECKPOINT_LINES, FileStore, LineCursor, LinePrefix, MAX_REF_ID_LEN, MemoryStore, OUTPUT_STORE, OutputStore,

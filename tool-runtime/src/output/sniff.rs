@@ -9,11 +9,22 @@ pub const SNIFF_BYTES: usize = 8 * 1024;
 /// text. Source: the Go seed's `IsBinary`, with the cut-character rule of `tools-spec.md`.
 pub fn is_binary(data: &[u8]) -> bool {
     let window = &data[..data.len().min(SNIFF_BYTES)];
+    binary_reason(window, data.len() > window.len()).is_some()
+}
+
+/// Why data is binary, from its first bytes (`window`, at most [`SNIFF_BYTES`]), or `None` for
+/// text, by the rule of [`is_binary`]: `"contains a NUL byte"` or `"more than 10% of its first 8 KiB
+/// is not UTF-8"`. `window_is_cut` says the data goes on past the window (a character cut by the
+/// window's end is then not counted as invalid). For callers that read the window themselves and
+/// want to say why in an error.
+pub fn binary_reason(window: &[u8], window_is_cut: bool) -> Option<&'static str> {
     if memchr::memchr(0, window).is_some() {
-        return true;
+        return Some("contains a NUL byte");
     }
-    let cut = data.len() > window.len();
-    invalid_utf8_bytes(window, cut) * 10 > window.len()
+    if invalid_utf8_bytes(window, window_is_cut) * 10 > window.len() {
+        return Some("more than 10% of its first 8 KiB is not UTF-8");
+    }
+    None
 }
 
 /// The number of bytes of `bytes` that are not part of valid UTF-8; with `cut`, an incomplete

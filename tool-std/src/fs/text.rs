@@ -4,7 +4,7 @@ use sha2::{Digest, Sha256};
 use unicode_segmentation::UnicodeSegmentation;
 
 /// How many leading bytes [`sniff_binary`] looks at (8 KiB).
-pub(crate) const SNIFF_BYTES: usize = 8 * 1024;
+pub(crate) use tool_runtime::output::SNIFF_BYTES;
 
 /// Why a whole file's `bytes` are binary, or `None` for text: [`sniff_binary`] of its first 8 KiB.
 pub(crate) fn sniff_bytes(bytes: &[u8]) -> Option<&'static str> {
@@ -12,39 +12,11 @@ pub(crate) fn sniff_bytes(bytes: &[u8]) -> Option<&'static str> {
     sniff_binary(window, bytes.len() > window.len())
 }
 
-/// Why a file is binary, or `None` for text, from its first bytes (`window`, at most 8 KiB): a
-/// NUL byte, or more than 10% of the bytes not valid UTF-8, means binary. When `window_is_cut`
-/// (the file goes on past the window), a character cut by the window's end is not counted as
-/// invalid; one cut by the end of the file is.
+/// Why a file is binary, or `None` for text, from its first bytes (`window`, at most 8 KiB): the
+/// output layer's rule ([`tool_runtime::output::binary_reason`]), so that a file the fs tools call
+/// text is text to the output cache too.
 pub(crate) fn sniff_binary(window: &[u8], window_is_cut: bool) -> Option<&'static str> {
-    if window.contains(&0) {
-        return Some("contains a NUL byte");
-    }
-    if invalid_utf8_bytes(window, window_is_cut) * 10 > window.len() {
-        return Some("more than 10% of its first 8 KiB is not UTF-8");
-    }
-    None
-}
-
-/// The number of bytes of `bytes` that are not part of valid UTF-8. When `cut` is true, an
-/// incomplete character at the very end is assumed to go on past the slice and is not counted.
-fn invalid_utf8_bytes(mut bytes: &[u8], cut: bool) -> usize {
-    let mut invalid = 0;
-    loop {
-        match std::str::from_utf8(bytes) {
-            Ok(_) => return invalid,
-            Err(error) => {
-                let rest = &bytes[error.valid_up_to()..];
-                match error.error_len() {
-                    Some(len) => {
-                        invalid += len;
-                        bytes = &rest[len..];
-                    }
-                    None => return if cut { invalid } else { invalid + rest.len() },
-                }
-            }
-        }
-    }
+    tool_runtime::output::binary_reason(window, window_is_cut)
 }
 
 /// The lowercase hex SHA-256 of `bytes` (64 characters), as in `[read_metadata] content_sha256=`.
@@ -90,8 +62,9 @@ mod tests {
 
     #[test]
     fn a_character_cut_by_the_window_end_is_not_invalid() {
-        assert_eq!(invalid_utf8_bytes("aé".as_bytes().split_at(2).0, true), 0);
-        assert_eq!(invalid_utf8_bytes("aé".as_bytes().split_at(2).0, false), 1);
+        let cut = "aé".as_bytes().split_at(2).0;
+        assert_eq!(sniff_binary(cut, true), None);
+        assert_eq!(sniff_binary(cut, false), Some("more than 10% of its first 8 KiB is not UTF-8"));
     }
 
     #[test]
