@@ -9,45 +9,19 @@
 #![allow(missing_docs)]
 
 use std::hint::black_box;
-use std::io::Read;
 use std::process::{Command, Stdio};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tool_runtime::output::{FileStore, GrepQuery, OutputStore, grep_stored};
 
-/// Streams `total` bytes of log-like lines; every 2,000,000th line carries the needles.
-struct Lines {
-    total: u64,
-    produced: u64,
-    i: u64,
-    pending: Vec<u8>,
-}
-
-impl Read for Lines {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        while self.pending.is_empty() && self.produced < self.total {
-            let i = self.i;
-            self.i += 1;
-            let tail = if i % 2_000_000 == 1_999_999 { " NEEDLE_7f3a ERR4821Z" } else { "" };
-            let line = format!(
-                "2026-11-29T19:00:00Z INFO worker={} step={i} {}{tail}\n",
-                i % 16,
-                "x".repeat((i * 7919 % 60) as usize)
-            );
-            self.pending.extend_from_slice(line.as_bytes());
-            self.produced += line.len() as u64;
-        }
-        let n = buf.len().min(self.pending.len());
-        buf[..n].copy_from_slice(&self.pending[..n]);
-        self.pending.drain(..n);
-        Ok(n)
-    }
-}
+#[path = "common/lines.rs"]
+mod lines;
+use lines::Lines;
 
 fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let store = FileStore::new(dir.path()).unwrap();
-    let mut input = Lines { total: 100_000_000, produced: 0, i: 0, pending: Vec::new() };
+    let mut input = Lines::new(100_000_000, 2_000_000);
     let info = store.put("big", &mut input, &[]).unwrap();
     let path = dir.path().join("big").join("text");
     let has_rg = Command::new("rg").arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success());

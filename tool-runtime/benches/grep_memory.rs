@@ -6,38 +6,13 @@
 //!
 //! Run: `cargo bench -p tool-runtime --bench grep_memory`
 
-use std::io::Read;
 use std::time::Instant;
 
 use tool_runtime::output::{FileStore, GrepQuery, OutputStore, grep_stored, open_lines};
 
-struct Lines {
-    total: u64,
-    produced: u64,
-    i: u64,
-    pending: Vec<u8>,
-}
-
-impl Read for Lines {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        while self.pending.is_empty() && self.produced < self.total {
-            let i = self.i;
-            self.i += 1;
-            let tail = if i % 5_000_000 == 4_999_999 { " NEEDLE_7f3a ERR4821Z" } else { "" };
-            let line = format!(
-                "2026-11-29T19:00:00Z INFO worker={} step={i} {}{tail}\n",
-                i % 16,
-                "x".repeat((i * 7919 % 60) as usize)
-            );
-            self.pending.extend_from_slice(line.as_bytes());
-            self.produced += line.len() as u64;
-        }
-        let n = buf.len().min(self.pending.len());
-        buf[..n].copy_from_slice(&self.pending[..n]);
-        self.pending.drain(..n);
-        Ok(n)
-    }
-}
+#[path = "common/lines.rs"]
+mod lines;
+use lines::Lines;
 
 fn status_kib(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -56,8 +31,7 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let store = FileStore::new(dir.path()).unwrap();
     let started = Instant::now();
-    let info =
-        store.put("huge", &mut Lines { total: 1_000_000_000, produced: 0, i: 0, pending: Vec::new() }, &[]).unwrap();
+    let info = store.put("huge", &mut Lines::new(1_000_000_000, 5_000_000), &[]).unwrap();
     println!(
         "stored {} bytes, {} lines in {:.1?}; peak RSS so far {} KiB",
         info.bytes,

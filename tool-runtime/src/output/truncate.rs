@@ -148,6 +148,26 @@ fn body(text: &str) -> &str {
     text.strip_suffix('\n').unwrap_or(text)
 }
 
+impl<'a> Truncation<'a> {
+    /// `text` kept whole (its final newline aside), before a cap is applied.
+    fn whole(text: &'a str, limits: OutputLimits, from_head: bool) -> Self {
+        let body = body(text);
+        let total_lines = count_lines(body, text.len());
+        Self {
+            content: body,
+            truncated_by: TruncatedBy::None,
+            total_lines,
+            total_bytes: text.len(),
+            output_lines: total_lines,
+            output_bytes: body.len(),
+            last_line_partial: false,
+            first_line_exceeds_limit: false,
+            limits,
+            from_head,
+        }
+    }
+}
+
 fn count_lines(body: &str, total_bytes: usize) -> usize {
     if total_bytes == 0 { 0 } else { memchr::memchr_iter(b'\n', body.as_bytes()).count() + 1 }
 }
@@ -157,21 +177,10 @@ fn count_lines(body: &str, total_bytes: usize) -> usize {
 /// [`Truncation::first_line_exceeds_limit`] says so. Suits file reads and search results, where the
 /// beginning matters most. Source: the Go seed's `TruncateHead`.
 pub fn truncate_head(text: &str, limits: OutputLimits) -> Truncation<'_> {
-    let body = body(text);
+    let mut result = Truncation::whole(text, limits, true);
+    let body = result.content;
     let bytes = body.as_bytes();
-    let total_lines = count_lines(body, text.len());
-    let mut result = Truncation {
-        content: body,
-        truncated_by: TruncatedBy::None,
-        total_lines,
-        total_bytes: text.len(),
-        output_lines: total_lines,
-        output_bytes: body.len(),
-        last_line_partial: false,
-        first_line_exceeds_limit: false,
-        limits,
-        from_head: true,
-    };
+    let total_lines = result.total_lines;
     if total_lines <= limits.max_lines && body.len() <= limits.max_bytes {
         return result;
     }
@@ -210,21 +219,10 @@ pub fn truncate_head(text: &str, limits: OutputLimits) -> Truncation<'_> {
 /// character boundary and sets [`Truncation::last_line_partial`]. Suits command output and logs,
 /// where the end matters most. Source: the Go seed's `TruncateTail`.
 pub fn truncate_tail(text: &str, limits: OutputLimits) -> Truncation<'_> {
-    let body = body(text);
+    let mut result = Truncation::whole(text, limits, false);
+    let body = result.content;
     let bytes = body.as_bytes();
-    let total_lines = count_lines(body, text.len());
-    let mut result = Truncation {
-        content: body,
-        truncated_by: TruncatedBy::None,
-        total_lines,
-        total_bytes: text.len(),
-        output_lines: total_lines,
-        output_bytes: body.len(),
-        last_line_partial: false,
-        first_line_exceeds_limit: false,
-        limits,
-        from_head: false,
-    };
+    let total_lines = result.total_lines;
     if total_lines <= limits.max_lines && body.len() <= limits.max_bytes {
         return result;
     }

@@ -78,18 +78,15 @@ fn cap_head_tail(text: &str, max_lines: usize, max_bytes: usize) -> (String, boo
     (out, true)
 }
 
-/// Keeps the full diff of a cut preview in the output cache, so that nothing is lost: under the
-/// ref id of the call followed by `-diff` (`call_1-diff`), readable with `tool_output_cache`,
-/// `tool_output_cache_grep` and `tool_output_cache_line`. Returns that ref id; `None` when the
-/// preview is whole, or when the store cannot be had or written (the preview is then all there is,
-/// and `diff_truncated` still says so).
-pub(crate) async fn keep_full_diff(diff: &DiffPreview, ctx: &ToolContext) -> Option<String> {
-    if !diff.truncated {
-        return None;
-    }
+/// Keeps the whole diff of a cut preview (`full`, [`DiffPreview::full`]) in the output cache, so
+/// that nothing is lost: under the ref id of the call followed by `-diff` (`call_1-diff`), readable
+/// with `tool_output_cache`, `tool_output_cache_grep` and `tool_output_cache_line`. Returns that ref
+/// id; `None` when the store cannot be had or written (the preview is then all there is, and
+/// `diff_truncated` still says so).
+pub(crate) async fn keep_full_diff(full: &str, ctx: &ToolContext) -> Option<String> {
     let ref_id = format!("{}-diff", ref_id_for_call(ctx.call_id()?)?);
     let store = ctx.resolve(&OUTPUT_STORE).await.ok()?;
-    put_text(&*store, &ref_id, &diff.full, &[]).ok()?;
+    put_text(&*store, &ref_id, full, &[]).ok()?;
     Some(ref_id)
 }
 

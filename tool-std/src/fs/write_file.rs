@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use tool_runtime::{ToolContext, tool};
 
-use super::diff::{DiffPreview, diff_preview, keep_full_diff};
+use super::diff::{diff_preview, keep_full_diff};
 use super::error::FsError;
 use super::limits::{FS_LIMITS, FsLimits};
 use super::text::sha256_hex;
@@ -82,8 +82,7 @@ pub async fn write(
     };
     let mut output = run()?;
     if let Some(full) = output.full_diff.take() {
-        let diff = DiffPreview { preview: String::new(), truncated: true, full };
-        output.diff_ref = keep_full_diff(&diff, ctx).await;
+        output.diff_ref = keep_full_diff(&full, ctx).await;
     }
     Ok(output)
 }
