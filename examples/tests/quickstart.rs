@@ -32,11 +32,6 @@ fn ok(id: &str, name: &str, text: &str) -> ToolMessage {
     ToolMessage::success(id, name, ToolResult::text(text))
 }
 
-/// A tool that returned a JSON object: its compact text, and the object as structured content.
-fn ok_json(id: &str, name: &str, text: &str) -> ToolMessage {
-    ToolMessage::success(id, name, ToolResult::Json(serde_json::from_str(text).unwrap()))
-}
-
 fn error(id: &str, name: &str, text: &str) -> ToolMessage {
     ToolMessage::error(id, name, text)
 }
@@ -124,25 +119,17 @@ async fn anthropic_four_parallel_calls_answer_in_one_user_message() {
     assert_eq!(
         turn.replay.messages,
         [
-            ok_json(
+            ok(
                 "toolu_0167cfEnoQaPviGdVXA95zcu",
                 "retrieve_entity_info",
-                r#"{"age":42,"name":"Alice","role":"mother"}"#
+                r#"{"name":"Alice","age":42,"role":"mother"}"#
             ),
-            ok_json(
-                "toolu_01EEe2V5HD1Ac4rKiUR4HD2T",
-                "retrieve_entity_info",
-                r#"{"age":44,"name":"Bob","role":"father"}"#
-            ),
-            ok_json(
-                "toolu_01XFyAjstT3966qvRynZyVPo",
-                "retrieve_entity_info",
-                r#"{"age":12,"name":"Charlie","role":"son"}"#
-            ),
-            ok_json(
+            ok("toolu_01EEe2V5HD1Ac4rKiUR4HD2T", "retrieve_entity_info", r#"{"name":"Bob","age":44,"role":"father"}"#),
+            ok("toolu_01XFyAjstT3966qvRynZyVPo", "retrieve_entity_info", r#"{"name":"Charlie","age":12,"role":"son"}"#),
+            ok(
                 "toolu_013mnQZbgtK2oe3Mo3XKJsx3",
                 "retrieve_entity_info",
-                r#"{"age":9,"name":"Daisy","role":"daughter"}"#
+                r#"{"name":"Daisy","age":9,"role":"daughter"}"#
             ),
         ]
     );

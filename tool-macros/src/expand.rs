@@ -253,7 +253,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     };
     let call = call(model, blocking, &static_ident, &call_args, private);
     let out = quote_spanned!(model.output_span=> __out);
-    let convert = conversion(&model.output, &out, private, model.output_span);
+    let convert = conversion(&model.output, &out, private, model.output_span, options.output_schema.is_present());
     let handle = handle(&model.item, &quote!(&#static_ident), name, private);
     // Spanned on the result type: a type that is not `Serialize + JsonSchema` is reported there.
     let (output_schema_fn, with_output_schema) = match json_result_type(&model.item.sig.output) {
@@ -430,12 +430,21 @@ fn description(model: &ToolFn, options: &ToolOptions, private: &TokenStream) -> 
 
 /// The expression turning `value` (of the return type's kind) into
 /// `Result<ToolResult, ToolError>`, spanned on the return type so that a type error points there.
-fn conversion(output: &Output, value: &TokenStream, private: &TokenStream, span: Span) -> TokenStream {
+/// A JSON result is serialised straight to text, or kept as a value too when the tool declares
+/// an output schema (`structured`).
+fn conversion(
+    output: &Output,
+    value: &TokenStream,
+    private: &TokenStream,
+    span: Span,
+    structured: bool,
+) -> TokenStream {
     match output {
         Output::Text => quote_spanned!(span=> #private::text(#value)),
+        Output::Json if structured => quote_spanned!(span=> #private::structured(&#value)),
         Output::Json => quote_spanned!(span=> #private::json(&#value)),
         Output::Result(ok) => {
-            let ok = conversion(ok, &quote_spanned!(span=> __ok), private, span);
+            let ok = conversion(ok, &quote_spanned!(span=> __ok), private, span, structured);
             let failed = quote_spanned!(span=> #private::failed(__err));
             quote! {
                 match #value {
@@ -648,7 +657,8 @@ mod tests {
     #[test]
     fn a_result_return_converts_ok_by_its_kind_and_err_by_display() {
         let private = quote!(::p);
-        let actual = conversion(&Output::Result(Box::new(Output::Json)), &quote!(v), &private, Span::call_site());
+        let actual =
+            conversion(&Output::Result(Box::new(Output::Json)), &quote!(v), &private, Span::call_site(), false);
         let expected = quote! {
             match v {
                 ::core::result::Result::Ok(__ok) => ::p::json(&__ok),

@@ -96,10 +96,37 @@ impl Default for Shared {
 
 struct CallScope {
     call_id: String,
-    tool_name: String,
+    /// Shared with the registry's index: no copy per call.
+    tool_name: Arc<str>,
     memo: Memo,
-    /// A child of the caller's token: cancelled with it, and by the registry when the call times out.
-    cancellation: CancellationToken,
+    /// The call's own token, a child of the caller's: cancelled with it, and by the registry when
+    /// the call times out. Made on first use (a token's tree takes a lock to link a child, and most
+    /// tools never ask); see [`ToolContext::cancellation`].
+    cancellation: std::sync::OnceLock<CancellationToken>,
+    /// The caller's call, when a tool's own context made this call: its token is the parent.
+    parent: Option<Arc<CallScope>>,
+}
+
+impl CallScope {
+    /// The call's token, made on first use as a child of the parent call's token or of `caller`.
+    fn token(&self, caller: &CancellationToken) -> &CancellationToken {
+        self.cancellation.get_or_init(|| match &self.parent {
+            Some(parent) => parent.token(caller).child_token(),
+            None => caller.child_token(),
+        })
+    }
+
+    /// `true` once the call's token is cancelled, without making it: the parent's (or `caller`'s)
+    /// cancellation reaches the child.
+    fn is_cancelled(&self, caller: &CancellationToken) -> bool {
+        match self.cancellation.get() {
+            Some(token) => token.is_cancelled(),
+            None => match &self.parent {
+                Some(parent) => parent.is_cancelled(caller),
+                None => caller.is_cancelled(),
+            },
+        }
+    }
 }
 
 /// One resolution path: a top-level `resolve` and the nested ones its `create`s make. Shared by the
@@ -171,14 +198,25 @@ impl ToolContext {
     /// thread).
     pub fn cancellation(&self) -> &CancellationToken {
         match &self.call {
-            Some(call) => &call.cancellation,
+            Some(call) => call.token(&self.shared.cancellation),
             None => &self.shared.cancellation,
         }
     }
 
     /// `true` once [`cancellation`](ToolContext::cancellation) is cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.cancellation().is_cancelled()
+        match &self.call {
+            Some(call) => call.is_cancelled(&self.shared.cancellation),
+            None => self.shared.cancellation.is_cancelled(),
+        }
+    }
+
+    /// Cancels the call's own token (making it cancelled if no tool asked for it yet, so that a
+    /// tool asking later, from a blocking thread, sees it cancelled).
+    pub(crate) fn cancel_call(&self) {
+        if let Some(call) = &self.call {
+            call.token(&self.shared.cancellation).cancel();
+        }
     }
 
     /// The current wall-clock time from the context's [`Clock`] (the system clock unless the
@@ -229,19 +267,20 @@ impl ToolContext {
 
     /// The name of the tool being served (`None` outside a call).
     pub fn tool_name(&self) -> Option<&str> {
-        self.call.as_ref().map(|c| c.tool_name.as_str())
+        self.call.as_ref().map(|c| &*c.tool_name)
     }
 
     /// The per-call context the registry hands to a tool.
-    pub(crate) fn for_call(&self, call_id: &str, tool_name: &str, registry: &Arc<RegistryScope>) -> Self {
+    pub(crate) fn for_call(&self, call_id: &str, tool_name: Arc<str>, registry: &Arc<RegistryScope>) -> Self {
         Self {
             shared: self.shared.clone(),
             registry: Some(registry.clone()),
             call: Some(Arc::new(CallScope {
                 call_id: call_id.to_owned(),
-                tool_name: tool_name.to_owned(),
+                tool_name,
                 memo: Memo::default(),
-                cancellation: self.cancellation().child_token(),
+                cancellation: std::sync::OnceLock::new(),
+                parent: self.call.clone(),
             })),
             chain: Vec::new(),
             path: None,

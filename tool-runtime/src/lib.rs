@@ -240,20 +240,36 @@ pub mod __private {
     pub trait JsonOutput {
         /// The JSON value.
         fn to_json(&self) -> Result<serde_json::Value, serde_json::Error>;
+
+        /// The compact JSON text.
+        fn to_json_text(&self) -> Result<String, serde_json::Error>;
     }
 
     impl<T: serde::Serialize + ?Sized> JsonOutput for T {
         fn to_json(&self) -> Result<serde_json::Value, serde_json::Error> {
             serde_json::to_value(self)
         }
+
+        fn to_json_text(&self) -> Result<String, serde_json::Error> {
+            serde_json::to_string(self)
+        }
     }
 
-    /// A return value of any `Serialize` type.
+    /// A return value of any `Serialize` type, serialised straight to its compact JSON text
+    /// (fields in the type's order): a [`ToolResult::Text`], with no `serde_json::Value` built.
     pub fn json<T: JsonOutput + ?Sized>(value: &T) -> Result<ToolResult, ToolError> {
-        value
-            .to_json()
-            .map(ToolResult::Json)
-            .map_err(|e| ToolError::Failed(format!("the tool's result could not be serialised as JSON: {e}")))
+        value.to_json_text().map(ToolResult::Text).map_err(not_serialised)
+    }
+
+    /// The return value of a tool with an output schema (`#[tool(output_schema)]`): a
+    /// [`ToolResult::Json`], so that the message keeps the value as `structured_content` (MCP's
+    /// `structuredContent`) beside its text.
+    pub fn structured<T: JsonOutput + ?Sized>(value: &T) -> Result<ToolResult, ToolError> {
+        value.to_json().map(ToolResult::Json).map_err(not_serialised)
+    }
+
+    fn not_serialised(error: serde_json::Error) -> ToolError {
+        ToolError::Failed(format!("the tool's result could not be serialised as JSON: {error}"))
     }
 
     /// The error type of a tool returning `Result<T, E>`.

@@ -67,6 +67,15 @@ pub struct PermissionRequest<'a> {
 pub trait PermissionPolicy: Send + Sync + 'static {
     /// The decision for one call.
     fn check<'a>(&'a self, request: PermissionRequest<'a>) -> BoxFuture<'a, Permission>;
+
+    /// The decision for one call when it needs no waiting, asked before
+    /// [`check`](PermissionPolicy::check): `Some` is the decision and `check` is not called;
+    /// `None` (the default) sends the call to `check`. A synchronous policy answers here and
+    /// saves the boxed future of `check` on every call; both must decide alike.
+    fn check_now(&self, request: PermissionRequest<'_>) -> Option<Permission> {
+        let _ = request;
+        None
+    }
 }
 
 impl<F> PermissionPolicy for F
@@ -75,6 +84,10 @@ where
 {
     fn check<'a>(&'a self, request: PermissionRequest<'a>) -> BoxFuture<'a, Permission> {
         Box::pin(std::future::ready(self(request)))
+    }
+
+    fn check_now(&self, request: PermissionRequest<'_>) -> Option<Permission> {
+        Some(self(request))
     }
 }
 
@@ -125,5 +138,9 @@ impl DefaultPolicy {
 impl PermissionPolicy for DefaultPolicy {
     fn check<'a>(&'a self, request: PermissionRequest<'a>) -> BoxFuture<'a, Permission> {
         Box::pin(std::future::ready(self.decide(request.definition)))
+    }
+
+    fn check_now(&self, request: PermissionRequest<'_>) -> Option<Permission> {
+        Some(self.decide(request.definition))
     }
 }

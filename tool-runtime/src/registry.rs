@@ -39,7 +39,9 @@ use crate::tool::{Tool, ToolDefinition, ToolSpec, registrations};
 /// registry-scoped dependency value that declares a close, once each.
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
-    index: HashMap<String, usize>,
+    /// `tools[i]`'s name, shared with every call's context.
+    names: Vec<Arc<str>>,
+    index: HashMap<Arc<str>, usize>,
     definitions: OnceLock<Vec<ToolDefinition>>,
     scope: Arc<RegistryScope>,
     policy: Arc<dyn PermissionPolicy>,
@@ -50,8 +52,9 @@ pub struct Registry {
 }
 
 /// What the registry decided before running a call.
-enum Admission<'r> {
-    Run(&'r dyn Tool),
+enum Admission {
+    /// The index of the tool in the registry.
+    Run(usize),
     Refuse(ToolError),
     /// Denied with [`Permission::DenyAndStop`]: the reason.
     Stop(String),
@@ -123,27 +126,54 @@ impl Registry {
     /// [`call_batch`](Registry::call_batch) (also with one call) to learn that the turn stopped.
     pub async fn call(&self, call: &ToolCall, ctx: &ToolContext) -> ToolMessage {
         let span = call_span(call, ctx);
-        let started = Instant::now();
-        async {
-            let outcome = match self.admit(call, ctx).await {
-                Admission::Run(tool) => self.execute(tool, call, ctx).await,
-                Admission::Refuse(error) => Err(error),
-                Admission::Stop(reason) => Err(ToolError::PermissionDenied { tool: call.name.clone(), reason }),
+        // The duration is only measured for someone to see it (two clock reads a call).
+        let started = (!span.is_disabled()).then(Instant::now);
+        let run = async {
+            let (outcome, call_ctx) = match self.admit(call, ctx).await {
+                Admission::Run(index) => {
+                    let call_ctx = ctx.for_call(&call.id, self.names[index].clone(), &self.scope);
+                    (self.execute(&*self.tools[index], call, &call_ctx).await, Some(call_ctx))
+                }
+                Admission::Refuse(error) => (Err(error), None),
+                Admission::Stop(reason) => (Err(ToolError::PermissionDenied { tool: call.name.clone(), reason }), None),
             };
             let message = self.finish(call, outcome, &span, started);
-            self.apply_output(message, call, ctx).await
-        }
-        .instrument(span.clone())
-        .await
+            match &self.output {
+                None => message,
+                // Boxed: keeps the future of a call without an output layer small.
+                Some(_) => Box::pin(self.apply_output(message, call, ctx, call_ctx)).await,
+            }
+        };
+        if span.is_disabled() { run.await } else { run.instrument(span.clone()).await }
     }
 
     /// With an [output layer](RegistryBuilder::output): stores the message in the output cache,
-    /// sets its `output_ref` and holds it to the per-message cap.
-    async fn apply_output(&self, message: ToolMessage, call: &ToolCall, ctx: &ToolContext) -> ToolMessage {
+    /// sets its `output_ref` and holds it to the per-message cap. `call_ctx` is the call's own
+    /// context when the call ran.
+    async fn apply_output(
+        &self,
+        message: ToolMessage,
+        call: &ToolCall,
+        ctx: &ToolContext,
+        call_ctx: Option<ToolContext>,
+    ) -> ToolMessage {
         match &self.output {
-            Some(layer) => layer.finish(message, &ctx.for_call(&call.id, &call.name, &self.scope)).await,
+            Some(layer) => {
+                let call_ctx = call_ctx.unwrap_or_else(|| self.context_for(call, ctx));
+                layer.finish(message, &call_ctx).await
+            }
             None => message,
         }
+    }
+
+    /// The per-call context of `call`: its tool's shared name when the tool exists, else a copy of
+    /// the name the model sent.
+    fn context_for(&self, call: &ToolCall, ctx: &ToolContext) -> ToolContext {
+        let name = match self.index.get(call.name.as_str()) {
+            Some(&index) => self.names[index].clone(),
+            None => Arc::from(call.name.as_str()),
+        };
+        ctx.for_call(&call.id, name, &self.scope)
     }
 
     /// With an output layer: every message of a turn as in [`Registry::apply_output`], then the
@@ -157,7 +187,7 @@ impl Registry {
         let Some(layer) = &self.output else { return messages };
         let mut finished = Vec::with_capacity(messages.len());
         for (message, call) in messages.into_iter().zip(calls) {
-            finished.push(layer.finish(message, &ctx.for_call(&call.id, &call.name, &self.scope)).await);
+            finished.push(layer.finish(message, &self.context_for(call, ctx)).await);
         }
         layer.apply_turn(&mut finished);
         finished
@@ -215,7 +245,7 @@ impl Registry {
                             reason: reason.clone(),
                         },
                     };
-                    self.finish(call, Err(error), span, Instant::now())
+                    self.finish(call, Err(error), span, None)
                 })
                 .collect();
             let stop = TurnStop::Denied { tool_call_id: calls[stopper].id.clone(), tool_name: denied_tool, reason };
@@ -223,10 +253,10 @@ impl Registry {
         }
 
         let mut messages: Vec<Option<ToolMessage>> = vec![None; calls.len()];
-        let mut group: Vec<(usize, &dyn Tool)> = Vec::new();
+        let mut group: Vec<(usize, usize)> = Vec::new();
         for (i, admission) in admissions.into_iter().enumerate() {
             let error = match admission {
-                Admission::Run(tool) if tool.sequential() => {
+                Admission::Run(tool) if self.tools[tool].sequential() => {
                     self.run_group(std::mem::take(&mut group), calls, &spans, ctx, &mut messages).await;
                     self.run_group(vec![(i, tool)], calls, &spans, ctx, &mut messages).await;
                     continue;
@@ -239,7 +269,7 @@ impl Registry {
                 // Not reached: a stop ends the turn above. Still one message per call.
                 Admission::Stop(reason) => ToolError::PermissionDenied { tool: calls[i].name.clone(), reason },
             };
-            messages[i] = Some(self.finish(&calls[i], Err(error), &spans[i], Instant::now()));
+            messages[i] = Some(self.finish(&calls[i], Err(error), &spans[i], None));
         }
         self.run_group(group, calls, &spans, ctx, &mut messages).await;
 
@@ -252,9 +282,10 @@ impl Registry {
     }
 
     /// Runs one group of calls concurrently and stores each message at its call's index.
+    /// `group` holds (call index, tool index) pairs.
     async fn run_group(
         &self,
-        group: Vec<(usize, &dyn Tool)>,
+        group: Vec<(usize, usize)>,
         calls: &[ToolCall],
         spans: &[tracing::Span],
         ctx: &ToolContext,
@@ -263,8 +294,9 @@ impl Registry {
         let runs = group.into_iter().map(|(i, tool)| {
             let (call, span) = (&calls[i], &spans[i]);
             async move {
-                let started = Instant::now();
-                let outcome = self.execute(tool, call, ctx).await;
+                let started = (!span.is_disabled()).then(Instant::now);
+                let call_ctx = ctx.for_call(&call.id, self.names[tool].clone(), &self.scope);
+                let outcome = self.execute(&*self.tools[tool], call, &call_ctx).await;
                 (i, self.finish(call, outcome, span, started))
             }
             .instrument(span.clone())
@@ -275,8 +307,8 @@ impl Registry {
     }
 
     /// Looks the tool up and asks the permission policy. Nothing of the call has run yet.
-    async fn admit(&self, call: &ToolCall, ctx: &ToolContext) -> Admission<'_> {
-        let Some(tool) = self.get(&call.name) else {
+    async fn admit(&self, call: &ToolCall, ctx: &ToolContext) -> Admission {
+        let Some(&index) = self.index.get(call.name.as_str()) else {
             let available = self.names().map(str::to_owned).collect();
             return Admission::Refuse(ToolError::UnknownTool { name: call.name.clone(), available });
         };
@@ -287,28 +319,42 @@ impl Registry {
         if ctx.is_cancelled() {
             return cancelled();
         }
-        let request = PermissionRequest { call, definition: tool.definition(), context: ctx };
-        // A policy that panics refuses: a broken policy must not let calls through.
-        let mut check = std::pin::pin!(AssertUnwindSafe(async { self.policy.check(request).await }).catch_unwind());
-        // A policy that answers at once (most do) never registers with the cancellation token.
-        let answered = match futures::poll!(check.as_mut()) {
-            std::task::Poll::Ready(answer) => Some(answer),
-            std::task::Poll::Pending => None,
-        };
-        let answer = match answered {
-            Some(answer) => answer,
-            None => tokio::select! {
-                biased;
-                // A policy may wait for a person; a cancelled turn does not wait for the answer.
-                () = ctx.cancellation().cancelled() => return cancelled(),
-                answer = check => answer,
-            },
-        };
-        let decision = answer.unwrap_or_else(|payload| {
+        let request = PermissionRequest { call, definition: self.tools[index].definition(), context: ctx };
+        let panicked = |payload: Box<dyn std::any::Any + Send>| {
             Permission::Deny(format!("the permission policy panicked: {}", lifecycle::panic_message(payload.as_ref())))
-        });
+        };
+        // A policy that panics refuses: a broken policy must not let calls through.
+        match std::panic::catch_unwind(AssertUnwindSafe(|| self.policy.check_now(request))) {
+            Ok(Some(decision)) => return self.admission(index, call, decision),
+            Ok(None) => {}
+            Err(payload) => return self.admission(index, call, panicked(payload)),
+        }
+        // Boxed: the waiting is the rare path, and keeps every call's future small.
+        match Box::pin(self.ask_policy(request)).await {
+            Some(answer) => self.admission(index, call, answer.unwrap_or_else(panicked)),
+            None => cancelled(),
+        }
+    }
+
+    /// Asks the policy's [`check`](PermissionPolicy::check); `None` when the caller's token is
+    /// cancelled before the answer (a policy may wait for a person; a cancelled turn does not).
+    async fn ask_policy(&self, request: PermissionRequest<'_>) -> Option<std::thread::Result<Permission>> {
+        let mut check = std::pin::pin!(AssertUnwindSafe(self.policy.check(request)).catch_unwind());
+        // A policy that answers at once never registers with the cancellation token.
+        if let std::task::Poll::Ready(answer) = futures::poll!(check.as_mut()) {
+            return Some(answer);
+        }
+        tokio::select! {
+            biased;
+            () = request.context.cancellation().cancelled() => None,
+            answer = check => Some(answer),
+        }
+    }
+
+    /// What the policy's decision means for the call of `self.tools[index]`.
+    fn admission(&self, index: usize, call: &ToolCall, decision: Permission) -> Admission {
         match decision {
-            Permission::Allow => Admission::Run(tool),
+            Permission::Allow => Admission::Run(index),
             Permission::Deny(reason) => {
                 Admission::Refuse(ToolError::PermissionDenied { tool: call.name.clone(), reason })
             }
@@ -318,38 +364,30 @@ impl Registry {
 
     /// Runs an admitted call: decoding, dependencies and body, racing the cancellation token and
     /// the time limit, with panics caught.
+    /// `ctx` is the call's own context ([`ToolContext::for_call`]).
     async fn execute(&self, tool: &dyn Tool, call: &ToolCall, ctx: &ToolContext) -> Result<ToolResult, ToolError> {
-        let ctx = ctx.for_call(&call.id, &call.name, &self.scope);
-        let token = ctx.cancellation().clone();
-        if token.is_cancelled() {
+        if ctx.is_cancelled() {
             return Err(ToolError::Cancelled { tool: call.name.clone() });
         }
         let repaired = self.repair.apply(&call.name, &call.arguments, &tool.definition().input_schema);
         let arguments = repaired.as_deref().unwrap_or(&call.arguments);
-        let run = AssertUnwindSafe(async { tool.call(arguments, &ctx).await }).catch_unwind();
-        let limit = tool.timeout().or(self.default_timeout);
-        let limited = async {
-            match limit {
-                Some(limit) => tokio::time::timeout(limit, run)
-                    .await
-                    .map_err(|_| ToolError::TimedOut { tool: call.name.clone(), ms: limit.as_millis() }),
-                None => Ok(run.await),
-            }
-        };
-        let mut limited = std::pin::pin!(limited);
-        // A tool that finishes on its first poll (most do) never registers with the cancellation
-        // token: waiting on it takes a lock. The token was not cancelled just above.
-        let finished = match futures::poll!(limited.as_mut()) {
-            std::task::Poll::Ready(outcome) => Some(outcome),
-            std::task::Poll::Pending => None,
-        };
-        let outcome = match finished {
-            Some(outcome) => outcome,
-            None => tokio::select! {
-                biased;
-                () = token.cancelled() => Err(ToolError::Cancelled { tool: call.name.clone() }),
-                outcome = limited => outcome,
+        let mut run = AssertUnwindSafe(tool.call(arguments, ctx)).catch_unwind();
+        let outcome = match tool.timeout().or(self.default_timeout) {
+            // A tool that finishes on its first poll (most do) never registers with the
+            // cancellation token (waiting on it takes a lock) and never moves into a bigger
+            // future. The token was not cancelled just above.
+            None => match futures::poll!(&mut run) {
+                std::task::Poll::Ready(outcome) => Ok(outcome),
+                std::task::Poll::Pending => Box::pin(Self::wait(run.map(Ok), call, ctx)).await,
             },
+            Some(limit) => {
+                let limited = async move {
+                    tokio::time::timeout(limit, run)
+                        .await
+                        .map_err(|_| ToolError::TimedOut { tool: call.name.clone(), ms: limit.as_millis() })
+                };
+                Box::pin(Self::wait(limited, call, ctx)).await
+            }
         };
         let outcome = match outcome {
             Ok(Ok(result)) => result,
@@ -362,9 +400,24 @@ impl Registry {
         };
         if let Err(ToolError::TimedOut { .. }) = outcome {
             // Work the tool started on its own (a child process, a blocking thread) sees the end.
-            token.cancel();
+            ctx.cancel_call();
         }
         outcome
+    }
+
+    /// Waits for a running call, racing the call's cancellation token: `run`'s output, or
+    /// [`ToolError::Cancelled`]. (`run` may itself be a timed wait giving
+    /// [`ToolError::TimedOut`].)
+    async fn wait<T>(
+        run: impl Future<Output = Result<T, ToolError>>,
+        call: &ToolCall,
+        ctx: &ToolContext,
+    ) -> Result<T, ToolError> {
+        tokio::select! {
+            biased;
+            () = ctx.cancellation().cancelled() => Err(ToolError::Cancelled { tool: call.name.clone() }),
+            outcome = run => outcome,
+        }
     }
 
     /// Turns a call's outcome into the message the model reads. Every call this registry answers,
@@ -375,14 +428,17 @@ impl Registry {
         call: &ToolCall,
         outcome: Result<ToolResult, ToolError>,
         span: &tracing::Span,
-        started: Instant,
+        started: Option<Instant>,
     ) -> ToolMessage {
         let label = outcome_label(&outcome);
         let message = match outcome {
             Ok(result) => ToolMessage::success(&call.id, &call.name, result),
             Err(error) => ToolMessage::error(&call.id, &call.name, error.to_string()),
         };
-        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        if span.is_disabled() {
+            return message;
+        }
+        let duration_ms = started.map_or(0, |s| u64::try_from(s.elapsed().as_millis()).unwrap_or(u64::MAX));
         span.record("outcome", label);
         span.record("duration_ms", duration_ms);
         tracing::debug!(parent: span, outcome = label, duration_ms, "tool call finished");
@@ -585,9 +641,11 @@ impl RegistryBuilder {
             seen.insert(name.to_owned(), i);
         }
         tools.sort_by(|a, b| a.name().cmp(b.name()));
-        let index = tools.iter().enumerate().map(|(i, t)| (t.name().to_owned(), i)).collect();
+        let names: Vec<Arc<str>> = tools.iter().map(|t| Arc::from(t.name())).collect();
+        let index = names.iter().enumerate().map(|(i, name)| (name.clone(), i)).collect();
         Ok(Registry {
             tools,
+            names,
             index,
             definitions: OnceLock::new(),
             scope: Arc::new(self.scope),

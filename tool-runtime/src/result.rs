@@ -76,7 +76,9 @@ pub enum ToolResult {
     Text(String),
     /// Multimodal parts (text and images), kept in order.
     Parts(Vec<ContentPart>),
-    /// A JSON value; the model sees its compact serialisation.
+    /// A JSON value; the model sees its compact serialisation (keys sorted, the order of
+    /// `serde_json::Value`'s maps), and an object is kept as the message's
+    /// [`structured_content`](ToolMessage::structured_content).
     Json(serde_json::Value),
     /// The run is over: the final message, shown as text; the [`ToolMessage`] has `done: true`
     /// and [`Registry::call_batch`](crate::Registry::call_batch) reports it in
@@ -130,10 +132,13 @@ pub struct ToolMessage {
     /// `true` when the tool ended the run ([`ToolResult::Done`]); the content is the final message.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub done: bool,
-    /// The result value itself when the tool returned a JSON object ([`ToolResult::Json`] of an
-    /// object); `content` then holds its compact text. `None` for other JSON values (numbers,
-    /// arrays, ...: their text says it all, and MCP's `structuredContent` is an object), text,
-    /// parts and errors. The output layer cuts
+    /// The result value itself when the tool returned a JSON object as a [`ToolResult::Json`]
+    /// (what a `#[tool(output_schema)]` function's result becomes); `content` then holds its
+    /// compact text. `None` for other JSON values (numbers, arrays, ...: their text says it all,
+    /// and MCP's `structuredContent` is an object), text, parts and errors, and for the
+    /// `Serialize` results of `#[tool]` functions without an output schema, which are serialised
+    /// straight to text (nothing reads the value: MCP sends `structuredContent` only for a tool
+    /// with an output schema). The output layer cuts
     /// `content` only, never this value. MCP sends it as `structuredContent` for a tool with an
     /// output schema ([`ToolDefinition::output_schema`](crate::ToolDefinition::output_schema)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -197,8 +202,10 @@ impl ToolMessage {
 ///
 /// Implemented for `String`, `&str`, `()` (empty text), [`ToolResult`], [`ContentPart`] and
 /// `Vec<ContentPart>`. `#[tool]` handles the other documented return types itself: any
-/// `Serialize` type becomes [`ToolResult::Json`], and `Result<T, E: Display>` becomes `T`'s result
-/// or an error message with `E`'s text.
+/// `Serialize` type becomes its compact JSON text (a [`ToolResult::Text`], fields in the type's
+/// order; a [`ToolResult::Json`] when the tool declares `output_schema`, so that the value is
+/// kept as structured content), and `Result<T, E: Display>` becomes `T`'s result or an error
+/// message with `E`'s text.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a `#[tool]` function as text",
     note = "return `String`, `&'static str`, `()`, `ToolResult`, `Vec<ContentPart>`, a `Serialize` type, or `Result` of one of these"

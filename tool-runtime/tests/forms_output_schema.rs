@@ -81,9 +81,10 @@ async fn a_json_result_keeps_its_value_as_structured_content_and_its_text_as_con
 }
 
 #[tokio::test]
-async fn a_json_result_of_a_tool_without_the_option_also_keeps_its_value() {
+async fn a_json_result_of_a_tool_without_the_option_is_its_text_in_field_order_without_a_value() {
     let message = run(plain_size::TOOL, r#"{"path":"a.txt"}"#).await;
-    assert_eq!(message.structured_content, Some(json!({"path": "a.txt", "bytes": 12, "media_type": null})));
+    assert_eq!(message.content, MessageContent::Text(r#"{"path":"a.txt","bytes":12,"media_type":null}"#.to_owned()));
+    assert_eq!(message.structured_content, None);
 }
 
 #[tokio::test]
