@@ -20,15 +20,11 @@ const READ_KEEP_LINE_BYTES: usize = 1024 * 1024;
 ///
 /// Lines longer than 1000 graphemes are cut with "..." and listed in a `[truncated lines: ...]`
 /// footer with a read_line call for the rest. At most 64 KiB of lines are returned per call; a
-/// footer then says which offset to continue from. An empty file reads as one empty line 1. An
-/// offset past the end, a directory and a binary file are errors.
-///
-/// A file of up to 8 MiB is read whole: the output ends with `[read_metadata]
-/// content_sha256=<hex>`, the SHA-256 of the whole file, and a partial page says `[showing lines
-/// a-b of <total lines>]`. A larger file is read only up to the page, so a page near its start is
-/// fast whatever its size: the page then says `[showing lines a-b of a <size>-byte file; more
-/// lines follow]` and `[read_metadata]` says the hash was not computed (write and edit work
-/// without expected_hash). A page that reaches the end of a larger file ends as for a small one.
+/// footer then says which offset to continue from. The output ends with
+/// `[read_metadata] content_sha256=<hex>`, the SHA-256 of the whole file; a file over 8 MiB is
+/// read only up to the page, and gets its line count and hash only when the page reaches its end.
+/// An empty file reads as one empty line 1. An offset past the end, a directory and a binary file
+/// are errors.
 #[tool(set = "fs")]
 pub fn read(
     /// Path of the file, relative to the workspace root.
@@ -125,9 +121,8 @@ pub fn read(
 /// Output: a header `line_number=N line_length=G char_range=a..b` (G = the line's length in
 /// grapheme clusters; a..b = the 0-based, half-open grapheme range shown), the segment itself,
 /// then after an empty line `Use char_offset=b to continue.` when the line goes on, and
-/// `[read_metadata] content_sha256=<hex>` of the whole file. The line's `\n` (and a `\r` before
-/// it) is not part of it. As in read, a file over 8 MiB is read only up to the line, and its
-/// `[read_metadata]` then says the hash was not computed, unless the line is the file's last.
+/// `[read_metadata] content_sha256=<hex>` of the whole file (not computed for a file over 8 MiB,
+/// unless the line is its last). The line's `\n` (and a `\r` before it) is not part of it.
 #[tool(set = "fs")]
 pub fn read_line(
     /// Path of the file, relative to the workspace root.
