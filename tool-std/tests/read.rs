@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{EMPTY_SHA256, Workspace, sha_footer};
+use common::{EMPTY_SHA256, Workspace, scan_limit, sha_footer, sha256, unhashed_footer};
 use serde_json::json;
 use tool_std::fs::FsLimits;
 
@@ -263,7 +263,7 @@ async fn a_byte_order_mark_is_not_shown_but_is_hashed() {
 
     let text = ws.ok("read", json!({"file_path": "bom.txt"})).await;
 
-    assert_eq!(text, format!("    1  hello\n\n{}", sha_footer(&common::sha256("\u{feff}hello\n"))));
+    assert_eq!(text, format!("    1  hello\n\n{}", sha_footer(&sha256("\u{feff}hello\n"))));
 }
 
 #[tokio::test]
@@ -278,7 +278,7 @@ async fn a_line_of_several_mebibytes_is_cut_like_any_long_line() {
     assert_eq!(lines[0], format!("    1  {}...", "x".repeat(1000)));
     assert_eq!(lines[1], "    2  next");
     assert!(lines[3].starts_with("[truncated lines: 1] "), "{}", lines[3]);
-    assert_eq!(lines[4], sha_footer(&common::sha256(&content)));
+    assert_eq!(lines[4], sha_footer(&sha256(&content)));
 }
 
 #[tokio::test]
@@ -292,6 +292,148 @@ async fn pages_of_a_file_larger_than_one_read_chunk_join_lines_across_chunks() {
 
     assert_eq!(
         text,
-        format!("29998  line29997\n29999  line29998\n30000  line29999\n\n{}", sha_footer(&common::sha256(&content)))
+        format!("29998  line29997\n29999  line29998\n30000  line29999\n\n{}", sha_footer(&sha256(&content)))
+    );
+}
+
+// Files over the whole-file scan limit (8 MiB by default, lowered here through FsLimits).
+
+/// 3000 lines `line0000` to `line2999`, 9 bytes each: 27,000 bytes.
+fn three_thousand_lines() -> String {
+    (0..3000).map(|n| format!("line{n:04}\n")).collect()
+}
+
+#[tokio::test]
+async fn the_first_page_of_a_file_over_the_scan_limit_names_its_size_and_carries_no_hash() {
+    let ws = Workspace::with_limits(scan_limit(1024));
+    ws.write("big.txt", three_thousand_lines());
+
+    let text = ws.ok("read", json!({"file_path": "big.txt"})).await;
+
+    let page: Vec<String> = (0..2000).map(|n| format!("{:>5}  line{n:04}", n + 1)).collect();
+    assert_eq!(
+        text,
+        format!(
+            "{}\n\n[showing lines 1-2000 of a 27000-byte file; more lines follow] Use offset=2000 to read more.\n\
+             [read_metadata] content_sha256 not computed: the file is 27000 bytes, over the 1024-byte whole-file \
+             scan limit, and was not read to its end; write and edit work without expected_hash",
+            page.join("\n")
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_page_that_reaches_the_end_of_a_file_over_the_scan_limit_carries_the_hash() {
+    let ws = Workspace::with_limits(scan_limit(1024));
+    let content = three_thousand_lines();
+    ws.write("big.txt", &content);
+
+    let text = ws.ok("read", json!({"file_path": "big.txt", "offset": 2998})).await;
+
+    assert_eq!(text, format!(" 2999  line2998\n 3000  line2999\n\n{}", sha_footer(&sha256(&content))));
+}
+
+#[tokio::test]
+async fn a_page_ending_exactly_at_the_last_line_of_a_file_over_the_scan_limit_carries_the_hash() {
+    let ws = Workspace::with_limits(scan_limit(10));
+    five_lines(&ws);
+
+    let text = ws.ok("read", json!({"file_path": "five.txt", "limit": 5})).await;
+
+    assert_eq!(
+        text,
+        format!("    1  one\n    2  two\n    3  three\n    4  four\n    5  five\n\n{}", sha_footer(FIVE_LINES_SHA256))
+    );
+}
+
+#[tokio::test]
+async fn a_file_of_exactly_the_scan_limit_is_read_whole() {
+    // five.txt is 24 bytes.
+    let ws = Workspace::with_limits(scan_limit(24));
+    five_lines(&ws);
+
+    let text = ws.ok("read", json!({"file_path": "five.txt", "limit": 2})).await;
+
+    assert_eq!(
+        text,
+        format!(
+            "    1  one\n    2  two\n\n[showing lines 1-2 of 5] Use offset=2 to read more.\n{}",
+            sha_footer(FIVE_LINES_SHA256)
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_file_one_byte_over_the_scan_limit_is_read_only_up_to_the_page() {
+    let ws = Workspace::with_limits(scan_limit(23));
+    five_lines(&ws);
+
+    let text = ws.ok("read", json!({"file_path": "five.txt", "limit": 2})).await;
+
+    assert_eq!(
+        text,
+        format!(
+            "    1  one\n    2  two\n\n[showing lines 1-2 of a 24-byte file; more lines follow] Use offset=2 to read \
+             more.\n{}",
+            unhashed_footer(24, 23)
+        )
+    );
+}
+
+#[tokio::test]
+async fn an_offset_past_the_end_of_a_file_over_the_scan_limit_is_the_same_error() {
+    let ws = Workspace::with_limits(scan_limit(1024));
+    ws.write("big.txt", three_thousand_lines());
+
+    assert_eq!(
+        ws.err("read", json!({"file_path": "big.txt", "offset": 3000})).await,
+        "Offset 3000 is past the end of big.txt (3000 lines); use an offset from 0 to 2999"
+    );
+}
+
+#[tokio::test]
+async fn the_output_cap_on_a_file_over_the_scan_limit_keeps_its_footer_without_a_hash() {
+    let ws = Workspace::with_limits(FsLimits { read_max_output_bytes: 30, ..scan_limit(10) });
+    five_lines(&ws);
+
+    let text = ws.ok("read", json!({"file_path": "five.txt"})).await;
+
+    assert_eq!(
+        text,
+        format!(
+            "    1  one\n    2  two\n\n[output truncated at 30 bytes] Use offset to read beyond line 2.\n{}",
+            unhashed_footer(24, 10)
+        )
+    );
+}
+
+#[tokio::test]
+async fn cut_lines_of_a_file_over_the_scan_limit_keep_their_read_line_hint() {
+    let ws = Workspace::with_limits(scan_limit(1024));
+    let long = "y".repeat(1500);
+    ws.write("long.txt", format!("{long}\nshort\nafter\n"));
+
+    let text = ws.ok("read", json!({"file_path": "long.txt", "limit": 2})).await;
+
+    assert_eq!(
+        text,
+        format!(
+            "    1  {}...\n    2  short\n\n[truncated lines: 1] Lines over 1000 graphemes are cut with \"...\"; read the \
+             rest of line 1 with read_line {{\"file_path\":\"long.txt\",\"line_number\":1,\"char_offset\":1000}}\n\
+             [showing lines 1-2 of a 1513-byte file; more lines follow] Use offset=2 to read more.\n{}",
+            "y".repeat(1000),
+            unhashed_footer(1513, 1024)
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_binary_file_over_the_scan_limit_is_still_binary() {
+    let ws = Workspace::with_limits(scan_limit(4));
+    ws.write("data.bin", b"text\n\x00\x01\x02\n");
+
+    assert_eq!(
+        ws.err("read", json!({"file_path": "data.bin"})).await,
+        "Cannot read binary file: data.bin (contains a NUL byte); read works on UTF-8 text only"
     );
 }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{Workspace, sha_footer, sha256};
+use common::{Workspace, scan_limit, sha_footer, sha256, unhashed_footer};
 use serde_json::json;
 
 #[tokio::test]
@@ -162,5 +162,66 @@ async fn a_missing_file_is_file_not_found() {
     assert_eq!(
         ws.err("read_line", json!({"file_path": "nope.txt", "line_number": 1})).await,
         "File not found: nope.txt"
+    );
+}
+
+// Files over the whole-file scan limit (8 MiB by default, lowered here through FsLimits).
+
+#[tokio::test]
+async fn a_line_of_a_file_over_the_scan_limit_has_no_hash() {
+    let ws = Workspace::with_limits(scan_limit(4));
+    ws.write("a.txt", "first\nsecond line\nthird\n");
+
+    let text = ws.ok("read_line", json!({"file_path": "a.txt", "line_number": 2})).await;
+
+    assert_eq!(
+        text,
+        "line_number=2 line_length=11 char_range=0..11\nsecond line\n\n[read_metadata] content_sha256 not computed: \
+         the file is 24 bytes, over the 4-byte whole-file scan limit, and was not read to its end; write and edit \
+         work without expected_hash"
+    );
+}
+
+#[tokio::test]
+async fn a_window_of_a_line_of_a_file_over_the_scan_limit_still_says_where_to_continue() {
+    let ws = Workspace::with_limits(scan_limit(4));
+    ws.write("a.txt", "abcdef\nnext\n");
+
+    let text =
+        ws.ok("read_line", json!({"file_path": "a.txt", "line_number": 1, "char_offset": 2, "char_limit": 2})).await;
+
+    assert_eq!(
+        text,
+        format!(
+            "line_number=1 line_length=6 char_range=2..4\ncd\n\nUse char_offset=4 to continue.\n{}",
+            unhashed_footer(12, 4)
+        )
+    );
+}
+
+#[tokio::test]
+async fn the_last_line_of_a_file_over_the_scan_limit_carries_the_hash() {
+    let ws = Workspace::with_limits(scan_limit(4));
+    ws.write("a.txt", "first\nsecond line\nthird\n");
+
+    let text = ws.ok("read_line", json!({"file_path": "a.txt", "line_number": 3})).await;
+
+    assert_eq!(
+        text,
+        format!(
+            "line_number=3 line_length=5 char_range=0..5\nthird\n\n{}",
+            sha_footer(&sha256("first\nsecond line\nthird\n"))
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_line_past_the_end_of_a_file_over_the_scan_limit_is_the_same_error() {
+    let ws = Workspace::with_limits(scan_limit(4));
+    ws.write("a.txt", "1\n2\n3\n");
+
+    assert_eq!(
+        ws.err("read_line", json!({"file_path": "a.txt", "line_number": 4})).await,
+        "Line 4 is past the end of a.txt (3 lines); use a line_number from 1 to 3"
     );
 }

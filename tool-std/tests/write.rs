@@ -137,7 +137,7 @@ async fn a_malformed_expected_hash_is_refused() {
     assert_eq!(
         ws.err("write", json!({"file_path": "a.txt", "content": "y", "expected_hash": "abc"})).await,
         "expected_hash must be the 64 hex digits of a content_sha256 footer, got `abc`; copy it from the \
-         [read_metadata] line of read"
+         [read_metadata] line of read, or leave expected_hash out when that line says it was not computed"
     );
 }
 
@@ -203,4 +203,19 @@ async fn a_whole_preview_has_no_diff_ref() {
 
     assert_eq!(out["diff_truncated"], false);
     assert_eq!(out.get("diff_ref"), None);
+}
+
+#[tokio::test]
+async fn the_unhashed_read_metadata_line_as_expected_hash_is_refused_with_what_to_do() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "x");
+    let footer = "content_sha256 not computed: the file is 9000000 bytes";
+
+    assert_eq!(
+        ws.err("write", json!({"file_path": "a.txt", "content": "y", "expected_hash": footer})).await,
+        format!(
+            "expected_hash must be the 64 hex digits of a content_sha256 footer, got `{footer}`; copy it from the \
+             [read_metadata] line of read, or leave expected_hash out when that line says it was not computed"
+        )
+    );
 }

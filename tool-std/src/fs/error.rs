@@ -88,7 +88,7 @@ pub enum FsError {
     /// `write`, `edit`: `expected_hash` is not 64 hex digits.
     #[error(
         "expected_hash must be the 64 hex digits of a content_sha256 footer, got `{value}`; copy it from the \
-         [read_metadata] line of read"
+         [read_metadata] line of read, or leave expected_hash out when that line says it was not computed"
     )]
     InvalidHash {
         /// The value given.

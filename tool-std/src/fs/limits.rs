@@ -6,6 +6,10 @@ use tool_runtime::{DependencyError, DependencyKey, Scope, ToolContext};
 /// in bytes).
 pub const READ_MAX_OUTPUT_BYTES_ENV: &str = "TOOL_READ_MAX_OUTPUT_BYTES";
 
+/// The environment variable that sets [`FsLimits::read_whole_file_scan_max_bytes`] (a positive
+/// integer, in bytes).
+pub const READ_WHOLE_FILE_SCAN_MAX_BYTES_ENV: &str = "TOOL_READ_WHOLE_FILE_SCAN_MAX_BYTES";
+
 /// Limits of the fs tools. The defaults are those of `tools-spec.md`; change them in code by
 /// overriding [`FS_LIMITS`]:
 ///
@@ -25,6 +29,14 @@ pub struct FsLimits {
     /// `read`: cap of the numbered lines in bytes, footers not counted (default 64 KiB = 65536;
     /// env `TOOL_READ_MAX_OUTPUT_BYTES`). At least one line is always shown.
     pub read_max_output_bytes: usize,
+    /// `read` and `read_line`: the whole-file scan limit, in bytes (default 8 MiB = 8388608; env
+    /// `TOOL_READ_WHOLE_FILE_SCAN_MAX_BYTES`). A file of at most this many bytes is read to its
+    /// end on every call, for its `content_sha256` and its total line count. A larger file is read
+    /// only as far as the call shows (plus at most one more line and the rest of its 64 KiB chunk,
+    /// to know whether more follow):
+    /// its output names its size in bytes instead of its line count and carries no hash, unless
+    /// the call reached its end. 0 treats every non-empty file as larger.
+    pub read_whole_file_scan_max_bytes: u64,
     /// `read_line`: graphemes shown when the call gives no `char_limit` (default 10000).
     pub read_line_default_graphemes: usize,
     /// `read_line`: the largest `char_limit` a call may ask for, in graphemes (default 100000).
@@ -51,6 +63,7 @@ impl Default for FsLimits {
             read_default_lines: 2000,
             read_max_line_graphemes: 1000,
             read_max_output_bytes: 64 * 1024,
+            read_whole_file_scan_max_bytes: 8 * 1024 * 1024,
             read_line_default_graphemes: 10_000,
             read_line_max_graphemes: 100_000,
             grep_max_line_graphemes: 500,
@@ -65,19 +78,36 @@ impl Default for FsLimits {
 }
 
 impl FsLimits {
-    /// The defaults, with `read_max_output_bytes` taken from `TOOL_READ_MAX_OUTPUT_BYTES` when set.
+    /// The defaults, with `read_max_output_bytes` taken from `TOOL_READ_MAX_OUTPUT_BYTES` and
+    /// `read_whole_file_scan_max_bytes` from `TOOL_READ_WHOLE_FILE_SCAN_MAX_BYTES` when set.
     ///
     /// # Errors
-    /// A message naming the variable when it is set but not a positive integer.
+    /// A message naming the variable when one is set but not a positive integer.
     pub fn from_env() -> Result<Self, String> {
+        Self::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// [`FsLimits::from_env`] with the variables looked up by `var`.
+    fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
         let mut limits = Self::default();
-        if let Ok(value) = std::env::var(READ_MAX_OUTPUT_BYTES_ENV) {
-            limits.read_max_output_bytes = value.trim().parse::<usize>().ok().filter(|&n| n > 0).ok_or_else(|| {
-                format!("{READ_MAX_OUTPUT_BYTES_ENV} must be a positive integer (bytes), got `{value}`")
-            })?;
+        if let Some(value) = var(READ_MAX_OUTPUT_BYTES_ENV) {
+            limits.read_max_output_bytes = positive(READ_MAX_OUTPUT_BYTES_ENV, &value)?;
+        }
+        if let Some(value) = var(READ_WHOLE_FILE_SCAN_MAX_BYTES_ENV) {
+            limits.read_whole_file_scan_max_bytes = positive(READ_WHOLE_FILE_SCAN_MAX_BYTES_ENV, &value)?;
         }
         Ok(limits)
     }
+}
+
+/// `value` of the variable `name` as a positive integer of bytes.
+fn positive<T: std::str::FromStr + Default + PartialOrd>(name: &str, value: &str) -> Result<T, String> {
+    value
+        .trim()
+        .parse::<T>()
+        .ok()
+        .filter(|n| *n > T::default())
+        .ok_or_else(|| format!("{name} must be a positive integer (bytes), got `{value}`"))
 }
 
 /// The limits the fs tools use: [`FsLimits::from_env`], created once per registry.
@@ -86,4 +116,47 @@ pub static FS_LIMITS: DependencyKey<FsLimits> =
 
 fn limits_from_env(_ctx: &ToolContext) -> Result<FsLimits, DependencyError> {
     FsLimits::from_env().map_err(DependencyError)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from(vars: &[(&str, &str)]) -> Result<FsLimits, String> {
+        FsLimits::from_vars(|name| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned()))
+    }
+
+    #[test]
+    fn without_variables_the_limits_are_the_defaults() {
+        assert_eq!(from(&[]), Ok(FsLimits::default()));
+        assert_eq!(FsLimits::default().read_whole_file_scan_max_bytes, 8_388_608);
+    }
+
+    #[test]
+    fn the_whole_file_scan_limit_comes_from_its_variable() {
+        let limits = from(&[("TOOL_READ_WHOLE_FILE_SCAN_MAX_BYTES", " 1048576 ")]).unwrap();
+        assert_eq!(limits, FsLimits { read_whole_file_scan_max_bytes: 1_048_576, ..FsLimits::default() });
+    }
+
+    #[test]
+    fn the_output_cap_comes_from_its_variable() {
+        let limits = from(&[("TOOL_READ_MAX_OUTPUT_BYTES", "4096")]).unwrap();
+        assert_eq!(limits, FsLimits { read_max_output_bytes: 4096, ..FsLimits::default() });
+    }
+
+    #[test]
+    fn a_variable_that_is_not_a_positive_integer_is_an_error_naming_it() {
+        assert_eq!(
+            from(&[("TOOL_READ_WHOLE_FILE_SCAN_MAX_BYTES", "8MiB")]),
+            Err("TOOL_READ_WHOLE_FILE_SCAN_MAX_BYTES must be a positive integer (bytes), got `8MiB`".to_owned())
+        );
+        assert_eq!(
+            from(&[("TOOL_READ_WHOLE_FILE_SCAN_MAX_BYTES", "0")]),
+            Err("TOOL_READ_WHOLE_FILE_SCAN_MAX_BYTES must be a positive integer (bytes), got `0`".to_owned())
+        );
+        assert_eq!(
+            from(&[("TOOL_READ_MAX_OUTPUT_BYTES", "-1")]),
+            Err("TOOL_READ_MAX_OUTPUT_BYTES must be a positive integer (bytes), got `-1`".to_owned())
+        );
+    }
 }

@@ -20,12 +20,29 @@
 //! [read_metadata] content_sha256=<64 lowercase hex digits of the whole file's SHA-256>
 //! ```
 //!
-//! The byte-cap footer and the `showing lines` footer exclude each other; the sha footer is always
-//! there. A file is binary when its first 8 KiB hold a NUL byte or more than 10% bytes that are not
-//! UTF-8 (a character cut by the end of that window, in a longer file, counts as valid). A text file
-//! with some invalid UTF-8 further on shows U+FFFD for it. The file is streamed once in 64 KiB
-//! chunks: memory holds one chunk and the page, whatever the file's size; the pass still reads
-//! to the end, for the line count and the whole-file SHA-256.
+//! The byte-cap footer and the `showing lines` footer exclude each other; the `read_metadata`
+//! footer is always there. A file is binary when its first 8 KiB hold a NUL byte or more than 10%
+//! bytes that are not UTF-8 (a character cut by the end of that window, in a longer file, counts
+//! as valid). A text file with some invalid UTF-8 further on shows U+FFFD for it. The file is
+//! streamed in 64 KiB chunks: memory holds one chunk and the page, whatever the file's size.
+//!
+//! ## Files over the whole-file scan limit
+//! A file of at most [`FsLimits::read_whole_file_scan_max_bytes`] bytes (8 MiB by default, env
+//! `TOOL_READ_WHOLE_FILE_SCAN_MAX_BYTES`) is read to its end on every call, for the line count
+//! and the whole-file SHA-256 above. A larger file is read only as far as the page (plus at most
+//! one more line, and the rest of the 64 KiB chunk that holds its end, to know whether more
+//! follow), so the time to a page depends on where it ends, not on the file's size. Its total line count and hash are then unknown, and the two
+//! footers become:
+//!
+//! ```text
+//! [showing lines 1-2000 of a 52428800-byte file; more lines follow] Use offset=2000 to read more.
+//! [read_metadata] content_sha256 not computed: the file is 52428800 bytes, over the 8388608-byte whole-file scan limit, and was not read to its end; write and edit work without expected_hash
+//! ```
+//!
+//! The other footers do not change. A call whose page reaches the end of the file has read all of
+//! it and ends as for a small file, with the hash. An offset past the end is found only by reading to the end, so its error still
+//! gives the exact line count. `read_line` follows the same rule: its `read_metadata` footer has
+//! no hash when the file is over the limit and the line is not its last.
 //!
 //! # `read_line`
 //! One line by grapheme window, for lines `read` cuts: see [`read_line()`].
@@ -72,7 +89,7 @@ pub use edit_file::*;
 pub use error::FsError;
 pub use glob_files::*;
 pub use grep_files::*;
-pub use limits::{FS_LIMITS, FsLimits, READ_MAX_OUTPUT_BYTES_ENV};
+pub use limits::{FS_LIMITS, FsLimits, READ_MAX_OUTPUT_BYTES_ENV, READ_WHOLE_FILE_SCAN_MAX_BYTES_ENV};
 pub use read_file::*;
 pub use replace::{BLOCK_ANCHOR_MIN_SIMILARITY, MatchMode, ReplaceError, Replaced, Replacement, replace};
 pub use write_file::*;

@@ -7,8 +7,8 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use super::error::FsError;
 use super::limits::{FS_LIMITS, FsLimits};
-use super::scan::{ScanError, ScanSummary, scan_lines};
-use super::text::{cut_graphemes, metadata_footer};
+use super::scan::{ScanError, Scanned, scan_lines};
+use super::text::{cut_graphemes, metadata_footer, unhashed_metadata_footer};
 use crate::sandbox::{SANDBOX, Sandbox};
 
 /// How many bytes of one line `read` looks at to cut it (1 MiB): enough for the 1000 graphemes it
@@ -20,9 +20,11 @@ const READ_KEEP_LINE_BYTES: usize = 1024 * 1024;
 ///
 /// Lines longer than 1000 graphemes are cut with "..." and listed in a `[truncated lines: ...]`
 /// footer with a read_line call for the rest. At most 64 KiB of lines are returned per call; a
-/// footer then says which offset to continue from. The output always ends with
-/// `[read_metadata] content_sha256=<hex>`, the SHA-256 of the whole file. An empty file reads as
-/// one empty line 1. An offset past the end, a directory and a binary file are errors.
+/// footer then says which offset to continue from. The output ends with
+/// `[read_metadata] content_sha256=<hex>`, the SHA-256 of the whole file; a file over 8 MiB is
+/// read only up to the page, and gets its line count and hash only when the page reaches its end.
+/// An empty file reads as one empty line 1. An offset past the end, a directory and a binary file
+/// are errors.
 #[tool(set = "fs")]
 pub fn read(
     /// Path of the file, relative to the workspace root.
@@ -40,12 +42,13 @@ pub fn read(
         return Err(FsError::TooSmall { field: "limit", value: 0, min: 1 });
     }
     let file = open_text_file(&sandbox, &file_path)?;
+    let (size, stop_early) = scan_plan(&file, &file_path, &limits)?;
 
     let mut body = String::new();
     let mut cut_lines: Vec<usize> = Vec::new();
     let mut last_shown = offset;
     let mut capped = false;
-    let summary = scan(&file_path, "read", file, offset, READ_KEEP_LINE_BYTES, |line| {
+    let scanned = scan(&file_path, "read", file, offset, READ_KEEP_LINE_BYTES, stop_early, |line| {
         let number = line.index + 1;
         let text = String::from_utf8_lossy(line.bytes);
         let (shown, cut) = cut_graphemes(&text, limits.read_max_line_graphemes);
@@ -66,9 +69,15 @@ pub fn read(
         last_shown = number;
         number < offset.saturating_add(limit)
     })?;
-    if offset >= summary.lines {
-        return Err(FsError::OffsetPastEnd { path: file_path, offset, lines: summary.lines });
-    }
+    // A pass stops early only after showing a line, so an offset past the end is always found
+    // by a pass that read every byte, and its error gives the exact line count.
+    let summary = match scanned {
+        Scanned::Whole(summary) if offset >= summary.lines => {
+            return Err(FsError::OffsetPastEnd { path: file_path, offset, lines: summary.lines });
+        }
+        Scanned::Whole(summary) => Some(summary),
+        Scanned::Stopped => None,
+    };
 
     let mut footers = Vec::new();
     if let Some(&first) = cut_lines.first() {
@@ -85,14 +94,24 @@ pub fn read(
             "[output truncated at {} bytes] Use offset to read beyond line {last_shown}.",
             limits.read_max_output_bytes
         ));
-    } else if last_shown < summary.lines {
-        footers.push(format!(
-            "[showing lines {}-{last_shown} of {}] Use offset={last_shown} to read more.",
-            offset + 1,
-            summary.lines
-        ));
+    } else {
+        let first = offset + 1;
+        match &summary {
+            Some(summary) if last_shown < summary.lines => footers.push(format!(
+                "[showing lines {first}-{last_shown} of {}] Use offset={last_shown} to read more.",
+                summary.lines
+            )),
+            Some(_) => {}
+            None => footers.push(format!(
+                "[showing lines {first}-{last_shown} of a {size}-byte file; more lines follow] Use \
+                 offset={last_shown} to read more."
+            )),
+        }
     }
-    footers.push(metadata_footer(&summary.sha256));
+    footers.push(match &summary {
+        Some(summary) => metadata_footer(&summary.sha256),
+        None => unhashed_metadata_footer(size, limits.read_whole_file_scan_max_bytes),
+    });
     Ok(format!("{body}\n\n{}", footers.join("\n")))
 }
 
@@ -102,8 +121,8 @@ pub fn read(
 /// Output: a header `line_number=N line_length=G char_range=a..b` (G = the line's length in
 /// grapheme clusters; a..b = the 0-based, half-open grapheme range shown), the segment itself,
 /// then after an empty line `Use char_offset=b to continue.` when the line goes on, and
-/// `[read_metadata] content_sha256=<hex>` of the whole file. The line's `\n` (and a `\r` before
-/// it) is not part of it.
+/// `[read_metadata] content_sha256=<hex>` of the whole file (not computed for a file over 8 MiB,
+/// unless the line is its last). The line's `\n` (and a `\r` before it) is not part of it.
 #[tool(set = "fs")]
 pub fn read_line(
     /// Path of the file, relative to the workspace root.
@@ -131,13 +150,24 @@ pub fn read_line(
         });
     }
     let file = open_text_file(&sandbox, &file_path)?;
+    let (size, stop_early) = scan_plan(&file, &file_path, &limits)?;
     let mut found: Option<String> = None;
-    let summary = scan(&file_path, "read", file, line_number - 1, usize::MAX, |line| {
+    let scanned = scan(&file_path, "read", file, line_number - 1, usize::MAX, stop_early, |line| {
         found = Some(String::from_utf8_lossy(line.bytes).into_owned());
         false
     })?;
-    let Some(text) = found else {
-        return Err(FsError::LinePastEnd { path: file_path, line: line_number, lines: summary.lines });
+    // A pass stops early only after handing the line over, so a line past the end is always found
+    // by a pass that read every byte, and its error gives the exact line count.
+    let (text, footer) = match (found, scanned) {
+        (Some(text), Scanned::Whole(summary)) => (text, metadata_footer(&summary.sha256)),
+        (Some(text), Scanned::Stopped) => (text, unhashed_metadata_footer(size, limits.read_whole_file_scan_max_bytes)),
+        (None, scanned) => {
+            let lines = match scanned {
+                Scanned::Whole(summary) => summary.lines,
+                Scanned::Stopped => line_number - 1,
+            };
+            return Err(FsError::LinePastEnd { path: file_path, line: line_number, lines });
+        }
     };
 
     let bounds: Vec<usize> = text.grapheme_indices(true).map(|(i, _)| i).collect();
@@ -153,7 +183,7 @@ pub fn read_line(
     if end < length {
         out.push_str(&format!("Use char_offset={end} to continue.\n"));
     }
-    out.push_str(&metadata_footer(&summary.sha256));
+    out.push_str(&footer);
     Ok(out)
 }
 
@@ -176,6 +206,16 @@ pub(crate) fn open_text_file(sandbox: &Sandbox, path: &str) -> Result<File, FsEr
     File::open(&real).map_err(|e| FsError::io(path, &e))
 }
 
+/// The size of the open `file` in bytes, and whether a pass over it may stop early: it may when the
+/// file is over [`FsLimits::read_whole_file_scan_max_bytes`].
+///
+/// # Errors
+/// [`FsError::Io`] when the file's metadata cannot be read.
+fn scan_plan(file: &File, path: &str, limits: &FsLimits) -> Result<(u64, bool), FsError> {
+    let size = file.metadata().map_err(|e| FsError::io(path, &e))?.len();
+    Ok((size, size > limits.read_whole_file_scan_max_bytes))
+}
+
 /// [`scan_lines`] with its errors as the model reads them.
 fn scan(
     path: &str,
@@ -183,9 +223,10 @@ fn scan(
     file: File,
     from_line: usize,
     keep_bytes: usize,
+    stop_early: bool,
     visit: impl FnMut(super::scan::Line<'_>) -> bool,
-) -> Result<ScanSummary, FsError> {
-    scan_lines(file, from_line, keep_bytes, visit).map_err(|e| match e {
+) -> Result<Scanned, FsError> {
+    scan_lines(file, from_line, keep_bytes, stop_early, visit).map_err(|e| match e {
         ScanError::Binary(reason) => FsError::Binary { verb, path: path.to_owned(), reason },
         ScanError::Io(e) => FsError::io(path, &e),
     })

@@ -1,5 +1,6 @@
 //! One streaming pass over a file: the SHA-256 of every byte, the number of lines, and the lines a
-//! tool wants, without holding the whole file in memory.
+//! tool wants, without holding the whole file in memory; or, when asked to, only as far as those
+//! lines.
 
 use std::io::{self, Read};
 
@@ -11,7 +12,7 @@ use super::text::{SNIFF_BYTES, sniff_binary};
 /// Size of each read (bytes).
 const CHUNK_BYTES: usize = 64 * 1024;
 
-/// What a whole pass found.
+/// What a pass that read every byte found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ScanSummary {
     /// Lowercase hex SHA-256 of every byte of the file.
@@ -19,6 +20,16 @@ pub(crate) struct ScanSummary {
     /// Lines as `read` counts them: `\n` ends a line, a last line without `\n` counts, an empty
     /// file is one empty line.
     pub(crate) lines: usize,
+}
+
+/// How a pass ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Scanned {
+    /// Every byte was read: the file's hash and line count.
+    Whole(ScanSummary),
+    /// The visitor stopped, the pass was allowed to stop with it, and bytes were left unread: at
+    /// least one more line follows the last line handed over. Nothing is known of the rest.
+    Stopped,
 }
 
 /// Why a pass stopped.
@@ -47,16 +58,23 @@ pub(crate) struct Line<'a> {
     pub(crate) whole: bool,
 }
 
-/// Reads `reader` to its end once. Sniffs the first 8 KiB (an error for binary data), hashes
-/// every byte, counts lines, and hands each line from the 0-based index `from_line` on to
-/// `visit` (keeping at most `keep_bytes` of each) until `visit` returns `false`; the rest of the
-/// file is then only hashed and counted. Memory stays at one chunk plus one kept line.
+/// Reads `reader` in 64 KiB chunks. Sniffs the first 8 KiB (an error for binary data), hashes
+/// every byte read, counts lines, and hands each line from the 0-based index `from_line` on to
+/// `visit` (keeping at most `keep_bytes` of each) until `visit` returns `false`.
+///
+/// Then, with `stop_early` false, the rest of the file is only hashed and counted and the result
+/// is [`Scanned::Whole`]. With `stop_early` true the pass ends there: [`Scanned::Stopped`] when
+/// any byte follows the last line handed over (at most one more chunk is read to find out), and
+/// [`Scanned::Whole`] when that line ended the file. A pass whose visitor never stops (an empty
+/// page, a line past the end) always reads to the end. Memory stays at one chunk plus one kept
+/// line.
 pub(crate) fn scan_lines<R: Read>(
     mut reader: R,
     from_line: usize,
     keep_bytes: usize,
+    stop_early: bool,
     mut visit: impl FnMut(Line<'_>) -> bool,
-) -> Result<ScanSummary, ScanError> {
+) -> Result<Scanned, ScanError> {
     let mut hasher = Sha256::new();
     let mut buffer = vec![0_u8; CHUNK_BYTES];
     let mut first = true;
@@ -73,6 +91,10 @@ pub(crate) fn scan_lines<R: Read>(
         let filled = fill(&mut reader, &mut buffer)?;
         if filled == 0 {
             break;
+        }
+        if stop_early && !wanting {
+            // The visitor stopped at the end of the previous chunk, and the file goes on.
+            return Ok(Scanned::Stopped);
         }
         let chunk = &buffer[..filled];
         if first {
@@ -107,6 +129,9 @@ pub(crate) fn scan_lines<R: Read>(
             index += 1;
             start = end + 1;
             if !wanting {
+                if stop_early && start < chunk.len() {
+                    return Ok(Scanned::Stopped);
+                }
                 index += memchr_iter(b'\n', &chunk[start..]).count();
                 break;
             }
@@ -124,7 +149,7 @@ pub(crate) fn scan_lines<R: Read>(
         let line = if index == 0 { strip_bom(&current) } else { &current[..] };
         visit(Line { index, bytes: line, whole: current_len <= keep_bytes });
     }
-    Ok(ScanSummary { sha256: format!("{:x}", hasher.finalize()), lines })
+    Ok(Scanned::Whole(ScanSummary { sha256: format!("{:x}", hasher.finalize()), lines }))
 }
 
 /// Appends what still fits under `cap` of `bytes` to `current`.
@@ -169,15 +194,29 @@ fn fill<R: Read>(reader: &mut R, buffer: &mut [u8]) -> io::Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fs::text::sha256_hex;
 
     fn lines_of(bytes: &[u8], from: usize, cap: usize) -> (Vec<(usize, String, bool)>, usize) {
         let mut seen = Vec::new();
-        let summary = scan_lines(bytes, from, cap, |line| {
+        let scanned = scan_lines(bytes, from, cap, false, |line| {
             seen.push((line.index, String::from_utf8_lossy(line.bytes).into_owned(), line.whole));
             true
         })
         .unwrap();
+        let Scanned::Whole(summary) = scanned else { panic!("a pass that never stops reads to the end") };
         (seen, summary.lines)
+    }
+
+    /// A pass allowed to stop early whose visitor stops after `pages` lines: the lines seen and
+    /// how the pass ended.
+    fn stopping_after(bytes: &[u8], pages: usize) -> (Vec<String>, Scanned) {
+        let mut seen = Vec::new();
+        let scanned = scan_lines(bytes, 0, 100, true, |line| {
+            seen.push(String::from_utf8_lossy(line.bytes).into_owned());
+            seen.len() < pages
+        })
+        .unwrap();
+        (seen, scanned)
     }
 
     #[test]
@@ -232,12 +271,64 @@ mod tests {
     #[test]
     fn counting_goes_on_after_the_visitor_stops() {
         let mut visits = 0;
-        let summary = scan_lines(&b"1\n2\n3\n4\n"[..], 0, 10, |_| {
+        let scanned = scan_lines(&b"1\n2\n3\n4\n"[..], 0, 10, false, |_| {
             visits += 1;
             visits < 2
         })
         .unwrap();
         assert_eq!(visits, 2);
-        assert_eq!(summary.lines, 4);
+        assert_eq!(scanned, Scanned::Whole(ScanSummary { sha256: sha256_hex(b"1\n2\n3\n4\n"), lines: 4 }));
+    }
+
+    #[test]
+    fn stopping_early_with_bytes_left_says_stopped() {
+        let (seen, scanned) = stopping_after(b"1\n2\n3\n4\n", 2);
+        assert_eq!(seen, ["1", "2"]);
+        assert_eq!(scanned, Scanned::Stopped);
+    }
+
+    #[test]
+    fn stopping_early_at_the_last_line_is_a_whole_pass() {
+        let (_, ended_by_newline) = stopping_after(b"1\n2\n", 2);
+        assert_eq!(ended_by_newline, Scanned::Whole(ScanSummary { sha256: sha256_hex(b"1\n2\n"), lines: 2 }));
+        let (_, without_newline) = stopping_after(b"1\n2", 2);
+        assert_eq!(without_newline, Scanned::Whole(ScanSummary { sha256: sha256_hex(b"1\n2"), lines: 2 }));
+    }
+
+    #[test]
+    fn stopping_early_at_the_end_of_a_chunk_looks_at_the_next_one() {
+        let mut text = "x".repeat(CHUNK_BYTES - 1);
+        text.push('\n');
+        let (_, whole) = stopping_after(text.as_bytes(), 1);
+        assert_eq!(whole, Scanned::Whole(ScanSummary { sha256: sha256_hex(text.as_bytes()), lines: 1 }));
+        text.push('y');
+        let (_, stopped) = stopping_after(text.as_bytes(), 1);
+        assert_eq!(stopped, Scanned::Stopped);
+    }
+
+    #[test]
+    fn stopping_early_leaves_the_rest_of_the_file_unread() {
+        // A reader that fails after two chunks: a pass that read on would fail.
+        let mut text = "1\n".repeat(CHUNK_BYTES);
+        text.truncate(CHUNK_BYTES);
+        let reader = text.as_bytes().chain(text.as_bytes()).chain(Failing);
+        let scanned = scan_lines(reader, 0, 100, true, |line| line.index < 10).unwrap();
+        assert_eq!(scanned, Scanned::Stopped);
+    }
+
+    #[test]
+    fn a_visitor_that_never_stops_reads_to_the_end_even_when_stopping_early_is_allowed() {
+        let (seen, scanned) = stopping_after(b"1\n2\n3", usize::MAX);
+        assert_eq!(seen, ["1", "2", "3"]);
+        assert_eq!(scanned, Scanned::Whole(ScanSummary { sha256: sha256_hex(b"1\n2\n3"), lines: 3 }));
+    }
+
+    /// A reader whose every read fails.
+    struct Failing;
+
+    impl Read for Failing {
+        fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+            Err(io::Error::other("read past the page"))
+        }
     }
 }

@@ -30,6 +30,15 @@ pub(crate) fn metadata_footer(sha256_hex: &str) -> String {
     format!("[read_metadata] content_sha256={sha256_hex}")
 }
 
+/// The footer in place of [`metadata_footer`] when a file of `size` bytes, over the whole-file
+/// scan limit of `limit` bytes, was not read to its end.
+pub(crate) fn unhashed_metadata_footer(size: u64, limit: u64) -> String {
+    format!(
+        "[read_metadata] content_sha256 not computed: the file is {size} bytes, over the {limit}-byte whole-file \
+         scan limit, and was not read to its end; write and edit work without expected_hash"
+    )
+}
+
 /// `text` cut to at most `max` extended grapheme clusters: the kept prefix and whether anything
 /// was cut.
 pub(crate) fn cut_graphemes(text: &str, max: usize) -> (&str, bool) {

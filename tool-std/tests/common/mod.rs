@@ -110,3 +110,17 @@ pub fn sha256(bytes: impl AsRef<[u8]>) -> String {
 pub fn json_of(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
+
+/// The footer in place of the sha footer for a file of `size` bytes over a whole-file scan limit
+/// of `limit` bytes that was not read to its end.
+pub fn unhashed_footer(size: u64, limit: u64) -> String {
+    format!(
+        "[read_metadata] content_sha256 not computed: the file is {size} bytes, over the {limit}-byte whole-file \
+         scan limit, and was not read to its end; write and edit work without expected_hash"
+    )
+}
+
+/// Default limits but the given whole-file scan limit (bytes).
+pub fn scan_limit(bytes: u64) -> FsLimits {
+    FsLimits { read_whole_file_scan_max_bytes: bytes, ..FsLimits::default() }
+}
