@@ -71,7 +71,9 @@ pub trait PermissionPolicy: Send + Sync + 'static {
     /// The decision for one call when it needs no waiting, asked before
     /// [`check`](PermissionPolicy::check): `Some` is the decision and `check` is not called;
     /// `None` (the default) sends the call to `check`. A synchronous policy answers here and
-    /// saves the boxed future of `check` on every call; both must decide alike.
+    /// saves the boxed future of `check` on every call; both must decide alike. Unlike `check`,
+    /// `check_now` may be asked about a call whose turn is already cancelled (the call then does
+    /// not run: it reads ``tool `x` was cancelled`` unless the policy refused it).
     fn check_now(&self, request: PermissionRequest<'_>) -> Option<Permission> {
         let _ = request;
         None

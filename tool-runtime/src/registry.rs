@@ -315,19 +315,22 @@ impl Registry {
         if self.closed.load(Ordering::Acquire) {
             return Admission::Refuse(ToolError::RegistryClosed { tool: call.name.clone() });
         }
-        let cancelled = || Admission::Refuse(ToolError::Cancelled { tool: call.name.clone() });
-        if ctx.is_cancelled() {
-            return cancelled();
-        }
         let request = PermissionRequest { call, definition: self.tools[index].definition(), context: ctx };
         let panicked = |payload: Box<dyn std::any::Any + Send>| {
             Permission::Deny(format!("the permission policy panicked: {}", lifecycle::panic_message(payload.as_ref())))
         };
+        // A policy that answers at once is asked also when the call is cancelled already (it costs
+        // nothing; `execute` refuses the cancelled call, a lock saved per call). A policy that may
+        // wait is not asked for a cancelled call.
         // A policy that panics refuses: a broken policy must not let calls through.
         match std::panic::catch_unwind(AssertUnwindSafe(|| self.policy.check_now(request))) {
             Ok(Some(decision)) => return self.admission(index, call, decision),
             Ok(None) => {}
             Err(payload) => return self.admission(index, call, panicked(payload)),
+        }
+        let cancelled = || Admission::Refuse(ToolError::Cancelled { tool: call.name.clone() });
+        if ctx.is_cancelled() {
+            return cancelled();
         }
         // Boxed: the waiting is the rare path, and keeps every call's future small.
         match Box::pin(self.ask_policy(request)).await {

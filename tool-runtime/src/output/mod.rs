@@ -164,8 +164,8 @@ impl OutputLayer {
         if put_text(store, &ref_id, &message.text(), &parts).is_err() {
             return message;
         }
-        message.output_ref = Some(ref_id.clone());
-        let marker = truncated_marker(&ref_id);
+        // Made only for a cut: most messages fit.
+        let marker = || truncated_marker(&ref_id);
         let mut left = self.limits;
         let mut cut = false;
         let mut cap = |text: &mut String| {
@@ -185,7 +185,7 @@ impl OutputLayer {
             } else {
                 t.content
             };
-            *text = if kept.is_empty() { marker.clone() } else { format!("{kept}\n{marker}") };
+            *text = if kept.is_empty() { marker() } else { format!("{kept}\n{}", marker()) };
             cut = true;
         };
         match &mut message.content {
@@ -202,6 +202,7 @@ impl OutputLayer {
         if cut {
             message.trimmed = true;
         }
+        message.output_ref = Some(ref_id);
         message
     }
 
