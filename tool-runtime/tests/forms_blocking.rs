@@ -62,3 +62,32 @@ fn inline() -> &'static str {
 fn a_tool_is_not_blocking_unless_asked() {
     assert!(!inline::TOOL.meta().blocking);
 }
+
+/// The two ends a test holds: `go` lets the tool look at its token, `seen` gets what it saw.
+struct Handshake {
+    go: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
+    seen: std::sync::mpsc::Sender<bool>,
+}
+
+static HANDSHAKE: std::sync::OnceLock<Handshake> = std::sync::OnceLock::new();
+
+/// Waits for the test, then says whether its call's token is cancelled; it never asked for the
+/// token before its call timed out.
+#[tool(blocking, timeout_ms = 20)]
+fn late_looker(ctx: &ToolContext) -> String {
+    let handshake = HANDSHAKE.get().expect("the test sets the handshake");
+    handshake.go.lock().unwrap().recv().expect("the test says go");
+    handshake.seen.send(ctx.cancellation().is_cancelled()).expect("the test listens");
+    String::new()
+}
+
+#[tokio::test]
+async fn a_blocking_tool_that_asks_for_its_token_after_its_call_timed_out_finds_it_cancelled() {
+    let (go, go_rx) = std::sync::mpsc::channel();
+    let (seen_tx, seen) = std::sync::mpsc::channel();
+    assert!(HANDSHAKE.set(Handshake { go: std::sync::Mutex::new(go_rx), seen: seen_tx }).is_ok());
+    let message = run(late_looker::TOOL, "").await;
+    assert_eq!(message, ToolMessage::error("call_1", "late_looker", "tool `late_looker` timed out after 20 ms"));
+    go.send(()).unwrap();
+    assert!(seen.recv().unwrap(), "the token of a timed-out call is cancelled");
+}
