@@ -49,8 +49,17 @@ fn invalid_utf8_bytes(mut bytes: &[u8], cut: bool) -> usize {
 }
 
 /// The MIME type of image bytes a model can be shown, from their magic numbers: `image/png`,
-/// `image/jpeg`, `image/gif` (GIF87a and GIF89a) or `image/webp` (a RIFF container of type WEBP);
-/// `None` for anything else. Source: the Go seed's `DetectImageMime`.
+/// `image/jpeg`, `image/gif` (GIF87a and GIF89a) or `image/webp` (a `RIFF` container whose form
+/// type is `WEBP` and whose first chunk is `VP8 `, `VP8L` or `VP8X`); `None` for anything else.
+/// Never from a file name. Source: the Go seed's `DetectImageMime`, with the WebP chunk checked.
+///
+/// ```
+/// use tool_runtime::output::detect_image_mime;
+///
+/// assert_eq!(detect_image_mime(b"GIF89a\x01\x00\x01\x00"), Some("image/gif"));
+/// assert_eq!(detect_image_mime(b"RIFF\x10\0\0\0WEBPJUNK"), None);
+/// assert_eq!(detect_image_mime(b"<svg/>"), None);
+/// ```
 pub fn detect_image_mime(data: &[u8]) -> Option<&'static str> {
     if data.starts_with(b"\x89PNG\r\n\x1a\n") {
         Some("image/png")
@@ -58,7 +67,11 @@ pub fn detect_image_mime(data: &[u8]) -> Option<&'static str> {
         Some("image/jpeg")
     } else if data.starts_with(b"GIF87a") || data.starts_with(b"GIF89a") {
         Some("image/gif")
-    } else if data.len() >= 12 && &data[..4] == b"RIFF" && &data[8..12] == b"WEBP" {
+    } else if data.len() >= 16
+        && data.starts_with(b"RIFF")
+        && &data[8..12] == b"WEBP"
+        && matches!(&data[12..16], b"VP8 " | b"VP8L" | b"VP8X")
+    {
         Some("image/webp")
     } else {
         None

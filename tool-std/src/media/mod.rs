@@ -104,31 +104,10 @@ pub enum ImageError {
     },
 }
 
-/// The MIME type of image bytes from their magic numbers: `image/png`, `image/jpeg`, `image/gif`
-/// or `image/webp` (a `RIFF` container whose form type is `WEBP` and whose first chunk is
-/// `VP8 `, `VP8L` or `VP8X`); `None` for anything else.
-///
-/// ```
-/// assert_eq!(tool_std::media::detect_image_mime(b"GIF89a\x01\x00\x01\x00"), Some("image/gif"));
-/// assert_eq!(tool_std::media::detect_image_mime(b"<svg/>"), None);
-/// ```
-pub fn detect_image_mime(bytes: &[u8]) -> Option<&'static str> {
-    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
-    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        Some("image/jpeg")
-    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else if bytes.len() >= 16
-        && bytes.starts_with(b"RIFF")
-        && &bytes[8..12] == b"WEBP"
-        && matches!(&bytes[12..16], b"VP8 " | b"VP8L" | b"VP8X")
-    {
-        Some("image/webp")
-    } else {
-        None
-    }
-}
+/// The MIME type of image bytes from their magic numbers: the output layer's rule,
+/// [`tool_runtime::output::detect_image_mime`], so that a file `view_image` shows and an image a
+/// tool returns are told apart alike.
+pub use tool_runtime::output::detect_image_mime;
 
 /// What bytes that are no supported image look like, for the error.
 fn describe_non_image(bytes: &[u8]) -> &'static str {
