@@ -327,6 +327,19 @@ fn the_mcp_entry_carries_annotations_from_tags() {
 }
 
 #[test]
+fn the_mcp_entry_carries_an_object_output_schema_and_leaves_out_another() {
+    let mut definition = weather::TOOL.definition().clone();
+    assert_eq!(definition.for_provider(Target::Mcp).unwrap().get("outputSchema"), None);
+    definition.output_schema = Some(json!({"type": "object", "properties": {"n": {"type": "integer"}}}));
+    assert_eq!(
+        definition.for_provider(Target::Mcp).unwrap()["outputSchema"],
+        json!({"type": "object", "properties": {"n": {"type": "integer"}}})
+    );
+    definition.output_schema = Some(json!({"type": "array"}));
+    assert_eq!(definition.for_provider(Target::Mcp).unwrap().get("outputSchema"), None);
+}
+
+#[test]
 fn the_mcp_entry_has_no_annotations_without_a_mapped_tag() {
     let entry = weather::TOOL.definition().for_provider(Target::Mcp).unwrap();
     assert_eq!(entry.get("annotations"), None);

@@ -58,7 +58,10 @@ pub enum Target {
     /// parameters being [`gemini_schema`] of the canonical schema (left out when the tool has no
     /// properties).
     Gemini,
-    /// An MCP `tools/list` entry: `{"name","description","inputSchema","annotations"?}`. The
+    /// An MCP `tools/list` entry:
+    /// `{"name","description","inputSchema","outputSchema"?,"annotations"?}`. `outputSchema` is
+    /// the tool's [output schema](ToolDefinition::output_schema) when it has one that is an object
+    /// schema (`"type": "object"`, which MCP requires of it); another one is left out. The
     /// annotations come from the tool's tags: `read_only` → `readOnlyHint`, `destructive` →
     /// `destructiveHint`, `idempotent` → `idempotentHint`, `external` → `openWorldHint` (each
     /// `true`; absent when no tag maps).
@@ -172,6 +175,11 @@ impl ToolDefinition {
                 entry.insert("name".to_owned(), json!(self.name));
                 entry.insert("description".to_owned(), json!(self.description));
                 entry.insert("inputSchema".to_owned(), self.input_schema.clone());
+                if let Some(output) = &self.output_schema
+                    && output.get("type").and_then(Value::as_str) == Some("object")
+                {
+                    entry.insert("outputSchema".to_owned(), output.clone());
+                }
                 let mut annotations = Map::new();
                 for (tag, hint) in [
                     ("read_only", "readOnlyHint"),
