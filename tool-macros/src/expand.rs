@@ -229,19 +229,21 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     // `ToolArgument`; they are instantiated with the user's types, spanned on them. A type that is
     // not `Deserialize + JsonSchema` is reported there, with `ToolArgument`'s message, and the
     // derives never see it.
-    let (args_type, args_concrete, schema_fn, args_item, destructure) = match input {
+    // The generated struct refuses unknown fields itself, so that for a flat schema the decoder
+    // can skip its key-check pass; an `#[input]` type is the user's own and is always checked.
+    let (args_type, args_concrete, decode_fn, args_item, destructure) = match input {
         Some((ident, ty)) => {
             generics = vec![format_ident!("__A0")];
             instances = vec![quote_spanned!(ty.span()=> #ty)];
-            (quote!(__A0), quote!(#ty), quote!(input_schema), quote!(), quote!(let #ident))
+            (quote!(__A0), quote!(#ty), quote!(decode_input), quote!(), quote!(let #ident))
         }
         None => (
             quote!(__ToolArgs<#(#generics),*>),
             quote!(__ToolArgs<#(#instances),*>),
-            quote!(schema),
+            quote!(decode),
             quote! {
                 #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
-                #[serde(crate = #serde_path)]
+                #[serde(crate = #serde_path, deny_unknown_fields)]
                 #[schemars(crate = #schemars_path)]
                 struct __ToolArgs<#(#generics),*> {
                     #(#fields,)*
@@ -275,13 +277,13 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
             #args_item
 
             fn __tool_schema_for<#(#generics: #private::ToolArgument),*>() -> #private::serde_json::Value {
-                #private::#schema_fn::<#args_type>()
+                #private::schema::<#args_type>()
             }
 
             fn __tool_decode_for<#(#generics: #private::ToolArgument),*>(
                 __raw: &str,
             ) -> ::core::result::Result<#args_type, #private::ToolError> {
-                #private::decode::<#args_type>(&#static_ident, __raw)
+                #private::#decode_fn::<#args_type>(&#static_ident, __raw)
             }
 
             const fn __tool_fns<#(#generics: #private::ToolArgument),*>() -> (
@@ -314,7 +316,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
 
             #output_schema_fn
 
-            #private::ToolSpec::new(
+            #private::ToolSpec::decoded(
                 #name,
                 #description,
                 #set,
@@ -475,7 +477,7 @@ mod tests {
             #[allow(non_upper_case_globals)]
             pub static __TOOL_add: ::tool_runtime::__private::ToolSpec = {
                 #[derive(::tool_runtime::__private::serde::Deserialize, ::tool_runtime::__private::schemars::JsonSchema)]
-                #[serde(crate = "::tool_runtime::__private::serde")]
+                #[serde(crate = "::tool_runtime::__private::serde", deny_unknown_fields)]
                 #[schemars(crate = "::tool_runtime::__private::schemars")]
                 struct __ToolArgs<__A0> {
                     #[doc = "First."]
@@ -518,7 +520,7 @@ mod tests {
                     })
                 }
 
-                ::tool_runtime::__private::ToolSpec::new(
+                ::tool_runtime::__private::ToolSpec::decoded(
                     "add",
                     "Add.",
                     ::core::option::Option::Some("demo"),
