@@ -47,7 +47,7 @@ use serde::de::{DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor
 use serde_json::{Map, Value};
 
 use crate::error::ArgumentError;
-use crate::schema::{Segment, accepted_fields, format_path, resolve, union_tag};
+use crate::schema::{Segment, format_path, resolve, union_tag};
 
 mod repair;
 
@@ -262,15 +262,14 @@ fn prepare_slow(text: &str, schema: &Value) -> Result<Layout, ArgumentError> {
         return Err(ArgumentError::NotAnObject { found: kind_of(&value) });
     }
     drop_optional_nulls(&mut value, schema, schema);
-    let mut unknown: Vec<Vec<Segment>> = Vec::new();
+    let mut unknown = Unknown::default();
     if let Some(error) = unknown_by_schema(&value, schema, schema, &mut Vec::new(), &mut unknown) {
         return Err(error);
     }
-    if let Some(first) = unknown.first() {
-        let accepted = accepted_fields(schema, &first[..first.len().saturating_sub(1)]);
+    if !unknown.paths.is_empty() {
         return Err(ArgumentError::UnknownFields {
-            fields: unknown.iter().map(|p| format_path(p)).collect(),
-            accepted,
+            fields: unknown.paths.iter().map(|p| format_path(p)).collect(),
+            accepted: unknown.accepted,
         });
     }
     Ok(Layout::of(value))
@@ -478,6 +477,15 @@ fn select_branch<'a>(value: &Value, node: &'a Value, root: &'a Value) -> (&'a Va
     (node, None)
 }
 
+/// Unknown fields found by [`unknown_by_schema`].
+#[derive(Default)]
+struct Unknown {
+    /// Their paths, in input order.
+    paths: Vec<Vec<Segment>>,
+    /// The fields accepted where the first one was found.
+    accepted: Vec<String>,
+}
+
 /// Collects into `unknown` the paths of the fields of `value` that a closed object of `schema`
 /// (`additionalProperties: false`) does not list, at every depth. A field that the selected
 /// variant of a tagged union does not take is returned at once as an error naming the variant
@@ -487,7 +495,7 @@ fn unknown_by_schema(
     node: &Value,
     root: &Value,
     path: &mut Vec<Segment>,
-    unknown: &mut Vec<Vec<Segment>>,
+    unknown: &mut Unknown,
 ) -> Option<ArgumentError> {
     let node = resolve(root, node)?;
     match value {
@@ -516,7 +524,10 @@ fn unknown_by_schema(
                             );
                             return Some(ArgumentError::Invalid { path: format_path(path), message });
                         }
-                        unknown.push(path.clone());
+                        if unknown.paths.is_empty() {
+                            unknown.accepted = properties.map(|p| p.keys().cloned().collect()).unwrap_or_default();
+                        }
+                        unknown.paths.push(path.clone());
                     }
                     None => {}
                 }
