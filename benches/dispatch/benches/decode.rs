@@ -12,6 +12,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tool_benches::{ConfigureArgs, NESTED_ARGUMENTS, SEARCH_ARGUMENTS, SearchArgs};
@@ -35,7 +36,7 @@ static SEARCH: ToolSpec =
 static CONFIGURE: ToolSpec =
     ToolSpec::new("configure", "Configure.", None, module_path!(), ToolMeta::DEFAULT, configure_schema, never_called);
 
-fn one<T: DeserializeOwned>(c: &mut Criterion, group_name: &str, spec: &'static ToolSpec, arguments: &'static str) {
+fn one<T: DeserializeOwned + JsonSchema>(c: &mut Criterion, group_name: &str, spec: &'static ToolSpec, arguments: &'static str) {
     // Both decode (or both refuse) the same text.
     assert_eq!(
         serde_json::from_str::<T>(arguments).is_ok(),
