@@ -36,7 +36,12 @@ static SEARCH: ToolSpec =
 static CONFIGURE: ToolSpec =
     ToolSpec::new("configure", "Configure.", None, module_path!(), ToolMeta::DEFAULT, configure_schema, never_called);
 
-fn one<T: DeserializeOwned + JsonSchema>(c: &mut Criterion, group_name: &str, spec: &'static ToolSpec, arguments: &'static str) {
+fn one<T: DeserializeOwned + JsonSchema>(
+    c: &mut Criterion,
+    group_name: &str,
+    spec: &'static ToolSpec,
+    arguments: &'static str,
+) {
     // Both decode (or both refuse) the same text.
     assert_eq!(
         serde_json::from_str::<T>(arguments).is_ok(),
