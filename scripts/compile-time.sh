@@ -9,6 +9,8 @@
 #             with the same dir reuses the built dependencies.
 #   RUNS=N    runs per figure (default 3); the table shows each run and the median.
 #   PROFILE   cargo profile (default `dev`, the debug build a developer iterates with).
+#   CRATES    which of `hand ours rmcp_tools` to time (default all three; `hand` is always
+#             timed, as the ratios are against it).
 #
 # For each crate: the dependencies are built first (not timed). "cold" is `cargo clean -p CRATE`
 # then `cargo build -p CRATE`; "incremental" is changing the body of one tool (`tool_050`) then
@@ -193,7 +195,11 @@ export CARGO_TARGET_DIR="$work/target"
 cd "$work"
 generate 50
 echo "building the dependencies in $work (not timed) ..." >&2
-cargo build --profile "$profile" --workspace --quiet
+crates=(hand)
+for crate in ${CRATES:-ours rmcp_tools}; do
+    [ "$crate" = hand ] || crates+=("$crate")
+done
+cargo build --profile "$profile" --quiet $(printf -- '-p %s ' "${crates[@]}")
 
 seconds() { # command...: wall-clock seconds of the command
     local start end
@@ -207,7 +213,7 @@ median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int(
 
 declare -A cold_runs incr_runs cold_median incr_median
 value=50
-for crate in hand ours rmcp_tools; do
+for crate in "${crates[@]}"; do
     cold=() incr=()
     for ((r = 0; r < runs; r++)); do
         cargo clean --profile "$profile" -p "$crate" --quiet
@@ -226,7 +232,7 @@ ratio() { echo "scale=2; $1 / $2" | bc; }
 echo
 echo "| $tools tools ($profile profile) | cold runs (s) | cold median (s) | vs hand-written | incremental runs (s) | incremental median (s) | vs hand-written |"
 echo "|---|---|---|---|---|---|---|"
-for crate in hand ours rmcp_tools; do
+for crate in "${crates[@]}"; do
     case $crate in
     hand) label="hand-written (match, from_str, schema_for!)" ;;
     ours) label='ours (`#[tool]`)' ;;

@@ -186,6 +186,25 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
         None => quote!(::core::option::Option::None),
     };
 
+    // With every argument generic (none has a default, which names the user's type) and a
+    // runtime path that resolves from any module, the arguments struct goes into a module of its
+    // own beside the function: rustc codegens its `Deserialize` and `JsonSchema` code in a codegen
+    // unit of that module (when it is not nested in a function body), which an edit of a tool's
+    // body leaves as it is, so an incremental build re-optimises only the tools' own code.
+    let relative_runtime = options
+        .krate
+        .as_ref()
+        .and_then(|path| path.segments.first())
+        .is_some_and(|first| first.ident == "self" || first.ident == "super");
+    let in_module = !relative_runtime
+        && model.params.iter().all(|p| match p {
+            Param::Arg(arg) => arg.default.is_none(),
+            Param::Input { .. } => false,
+            Param::Depends { .. } | Param::Context => true,
+        });
+    let field_vis = if in_module { quote!(pub(super)) } else { quote!() };
+    let module_ident = format_ident!("__tool_args_{}", unraw(fn_ident));
+    let mut args_module = None;
     let mut fields = Vec::new();
     let mut generics = Vec::new();
     let mut instances = Vec::new();
@@ -204,7 +223,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
                     instances.push(quote_spanned!(arg.written.span()=> #decoded));
                     param
                 });
-                let (field, default) = field(arg, generic.as_ref());
+                let (field, default) = field(arg, generic.as_ref(), &field_vis);
                 fields.push(field);
                 defaults.extend(default);
                 let ident = &arg.ident;
@@ -229,27 +248,49 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     // `ToolArgument`; they are instantiated with the user's types, spanned on them. A type that is
     // not `Deserialize + JsonSchema` is reported there, with `ToolArgument`'s message, and the
     // derives never see it.
-    let (args_type, args_concrete, schema_fn, args_item, destructure) = match input {
+    // The generated struct refuses unknown fields itself, so that for a flat schema the decoder
+    // can skip its key-check pass; an `#[input]` type is the user's own and is always checked.
+    let (args_type, args_concrete, decode_fn, args_item, destructure) = match input {
         Some((ident, ty)) => {
             generics = vec![format_ident!("__A0")];
             instances = vec![quote_spanned!(ty.span()=> #ty)];
-            (quote!(__A0), quote!(#ty), quote!(input_schema), quote!(), quote!(let #ident))
+            (quote!(__A0), quote!(#ty), quote!(decode_input), quote!(), quote!(let #ident))
         }
-        None => (
-            quote!(__ToolArgs<#(#generics),*>),
-            quote!(__ToolArgs<#(#instances),*>),
-            quote!(schema),
-            quote! {
+        None => {
+            let derives = quote! {
                 #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
-                #[serde(crate = #serde_path)]
+                #[serde(crate = #serde_path, deny_unknown_fields)]
                 #[schemars(crate = #schemars_path)]
-                struct __ToolArgs<#(#generics),*> {
-                    #(#fields,)*
+            };
+            let item = if in_module {
+                args_module = Some(quote! {
+                    #[doc(hidden)]
+                    #[allow(non_snake_case)]
+                    mod #module_ident {
+                        #derives
+                        pub(super) struct __ToolArgs<#(#generics),*> {
+                            #(#fields,)*
+                        }
+                    }
+                });
+                quote!(use #module_ident::__ToolArgs;)
+            } else {
+                quote! {
+                    #derives
+                    struct __ToolArgs<#(#generics),*> {
+                        #(#fields,)*
+                    }
+                    #(#defaults)*
                 }
-                #(#defaults)*
-            },
-            quote!(let __ToolArgs { #(#arg_idents,)* }),
-        ),
+            };
+            (
+                quote!(__ToolArgs<#(#generics),*>),
+                quote!(__ToolArgs<#(#instances),*>),
+                quote!(decode),
+                item,
+                quote!(let __ToolArgs { #(#arg_idents,)* }),
+            )
+        }
     };
     let call = call(model, blocking, &static_ident, &call_args, private);
     let out = quote_spanned!(model.output_span=> __out);
@@ -269,19 +310,21 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     };
 
     quote! {
+        #args_module
+
         #[doc(hidden)]
         #[allow(non_upper_case_globals)]
         #vis static #static_ident: #private::ToolSpec = {
             #args_item
 
             fn __tool_schema_for<#(#generics: #private::ToolArgument),*>() -> #private::serde_json::Value {
-                #private::#schema_fn::<#args_type>()
+                #private::schema::<#args_type>()
             }
 
             fn __tool_decode_for<#(#generics: #private::ToolArgument),*>(
                 __raw: &str,
             ) -> ::core::result::Result<#args_type, #private::ToolError> {
-                #private::decode::<#args_type>(&#static_ident, __raw)
+                #private::#decode_fn::<#args_type>(&#static_ident, __raw)
             }
 
             const fn __tool_fns<#(#generics: #private::ToolArgument),*>() -> (
@@ -314,7 +357,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
 
             #output_schema_fn
 
-            #private::ToolSpec::new(
+            #private::ToolSpec::decoded(
                 #name,
                 #description,
                 #set,
@@ -363,7 +406,7 @@ fn call(
 /// One field of the generated arguments struct (of the type `generic` or, for an argument with a
 /// default, its own type), and the function giving its default value when it has
 /// `#[arg(default = expr)]`.
-fn field(arg: &Arg, generic: Option<&syn::Ident>) -> (TokenStream, Option<TokenStream>) {
+fn field(arg: &Arg, generic: Option<&syn::Ident>, vis: &TokenStream) -> (TokenStream, Option<TokenStream>) {
     let ident = &arg.ident;
     let decoded = &arg.decoded;
     let ty = match generic {
@@ -400,7 +443,7 @@ fn field(arg: &Arg, generic: Option<&syn::Ident>) -> (TokenStream, Option<TokenS
             }
         },
     };
-    (quote!(#doc #rename #default #ident: #ty), default_fn)
+    (quote!(#doc #rename #default #vis #ident: #ty), default_fn)
 }
 
 /// The description expression: the option, the doc text, or `concat!` of the doc's pieces when
@@ -481,15 +524,21 @@ mod tests {
             pub fn add(a: i64, k: u8, ctx: &ToolContext) -> String { a.to_string() }
 
             #[doc(hidden)]
+            #[allow(non_snake_case)]
+            mod __tool_args_add {
+                #[derive(::tool_runtime::__private::serde::Deserialize, ::tool_runtime::__private::schemars::JsonSchema)]
+                #[serde(crate = "::tool_runtime::__private::serde", deny_unknown_fields)]
+                #[schemars(crate = "::tool_runtime::__private::schemars")]
+                pub(super) struct __ToolArgs<__A0> {
+                    #[doc = "First."]
+                    pub(super) a: __A0,
+                }
+            }
+
+            #[doc(hidden)]
             #[allow(non_upper_case_globals)]
             pub static __TOOL_add: ::tool_runtime::__private::ToolSpec = {
-                #[derive(::tool_runtime::__private::serde::Deserialize, ::tool_runtime::__private::schemars::JsonSchema)]
-                #[serde(crate = "::tool_runtime::__private::serde")]
-                #[schemars(crate = "::tool_runtime::__private::schemars")]
-                struct __ToolArgs<__A0> {
-                    #[doc = "First."]
-                    a: __A0,
-                }
+                use __tool_args_add::__ToolArgs;
 
                 fn __tool_schema_for<__A0: ::tool_runtime::__private::ToolArgument>() -> ::tool_runtime::__private::serde_json::Value {
                     ::tool_runtime::__private::schema::<__ToolArgs<__A0> >()
@@ -527,7 +576,7 @@ mod tests {
                     })
                 }
 
-                ::tool_runtime::__private::ToolSpec::new(
+                ::tool_runtime::__private::ToolSpec::decoded(
                     "add",
                     "Add.",
                     ::core::option::Option::Some("demo"),
@@ -682,7 +731,7 @@ mod tests {
                 p
             }
         ));
-        let (field, default_fn) = field(first_arg(&model), None);
+        let (field, default_fn) = field(first_arg(&model), None, &quote!());
         assert_tokens(&field, &quote!(#[serde(rename = "p")] #[serde(default = "__default_p")] p: String));
         let expected = quote! {
             fn __default_p() -> String {
@@ -697,8 +746,8 @@ mod tests {
         let model = model(quote!(
             fn f(#[arg(description = "The page.")] page: &str) {}
         ));
-        let (field, default_fn) = field(first_arg(&model), Some(&format_ident!("__A0")));
-        assert_tokens(&field, &quote!(#[doc = "The page."] page: __A0));
+        let (field, default_fn) = field(first_arg(&model), Some(&format_ident!("__A0")), &quote!(pub(super)));
+        assert_tokens(&field, &quote!(#[doc = "The page."] pub(super) page: __A0));
         assert!(default_fn.is_none());
     }
 

@@ -14,17 +14,30 @@
 //!    that variant accepts.
 //! 5. A value of the wrong type names its path and what was expected.
 //!
-//! Unknown fields are found twice: by walking the schema (which sees the fields serde buffers
-//! and never reports, those of `#[serde(flatten)]` structs and tagged enums) and by
-//! `serde_ignored` while decoding. A field the schema does not list is refused even when serde
-//! would take it (a `#[serde(alias)]`): the schema is what the model was shown.
+//! Unknown fields are found by walking the schema beside the value: every object the schema
+//! describes field by field is closed (`additionalProperties: false`, the canonical rule for every
+//! struct), so a key it does not list is refused, at any depth: in nested structs, list items,
+//! tuple positions, map values (checked against the map's value schema), the selected variant of
+//! a tagged union, and the payload of an externally tagged enum variant (`{"Circle":{..}}`). The
+//! walk also sees the fields serde buffers and never reports (those of `#[serde(flatten)]`
+//! structs and tagged enums). A field the schema does not list is refused even when serde would
+//! take it (a `#[serde(alias)]`): the schema is what the model was shown. Where the schema leaves
+//! an object open (`additionalProperties: true` or absent, a `serde_json::Value`), every key is
+//! the type's to take or refuse: a hand-written `JsonSchema` that declares an object open must
+//! belong to a type that does not ignore keys there.
 //!
-//! Most calls take a fast path that never builds a `serde_json::Value`: one pass over the text
-//! checks every key against the schema (without allocating), then the arguments are decoded
-//! straight from the text. Anything the fast path does not handle alike (a `null`, a union
-//! (`oneOf`/`anyOf`/`allOf`), a tuple, an object whose schema is not closed (an open struct, a
-//! `serde_json::Value`), an unknown field, any decoding error) sends the call down the full path above, which alone produces the errors; so both paths
-//! accept and refuse exactly the same arguments.
+//! The arguments type's `Deserialize` is instantiated once, with serde_json's `from_str`, as in
+//! hand-written code. Most calls take a fast path that never builds a `serde_json::Value`: one
+//! pass over the text checks every key against the schema (without allocating), then the
+//! arguments are decoded straight from the text. For the struct `#[tool]` generates, which refuses
+//! unknown fields itself, and a flat schema (no property holds an object the schema describes),
+//! the key-check pass is skipped unless the text holds a `null`. Anything the fast path does not
+//! handle alike (a `null`, a union (`oneOf`/`anyOf`/`allOf`), a tuple, an object whose schema is
+//! not closed, an unknown field, any decoding error) sends the call down the full path: the text
+//! is parsed into a `serde_json::Value`, checked (rules 2 to 4), and written back as text in a
+//! layout where every value starts on a line of its own; `from_str` decodes that text, and the
+//! line of its error names the path of rule 5. So both paths accept and refuse exactly the same
+//! arguments, and the full path alone produces the errors.
 //!
 //! What real models also send (a JSON string holding the object, arrays as strings, numbers as
 //! strings) is only accepted under an opt-in [`RepairPolicy`].
@@ -34,7 +47,7 @@ use serde::de::{DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor
 use serde_json::{Map, Value};
 
 use crate::error::ArgumentError;
-use crate::schema::{Segment, accepted_fields, format_path, resolve, union_tag};
+use crate::schema::{Segment, format_path, resolve, union_tag};
 
 mod repair;
 
@@ -50,30 +63,78 @@ pub fn decode_arguments<'s, T: DeserializeOwned>(
     raw: &str,
     schema: impl FnOnce() -> &'s Value,
 ) -> Result<T, ArgumentError> {
-    let text = if raw.trim().is_empty() { "{}" } else { raw };
-    let schema = schema();
-    match decode_fast(text, schema) {
-        Some(decoded) => Ok(decoded),
-        None => decode_slow(text, schema),
+    decode_with(raw, schema(), true)
+}
+
+/// A tool's decoding schema and what the fast path needs to know of it, worked out once.
+#[derive(Debug)]
+pub(crate) struct Decoding {
+    /// The schema arguments are decoded against.
+    pub(crate) schema: Value,
+    /// The root is a closed object none of whose properties can hold an object the schema
+    /// describes (no nested `properties`, `additionalProperties`, `$ref` or union): only the
+    /// root's keys need checking.
+    pub(crate) flat: bool,
+}
+
+impl Decoding {
+    pub(crate) fn new(schema: Value) -> Self {
+        let flat = schema.get("additionalProperties") == Some(&Value::Bool(false))
+            && !has_nested_keywords(&schema, true)
+            && schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_some_and(|p| p.values().all(|v| !has_nested_keywords(v, false)));
+        Self { schema, flat }
     }
 }
 
-/// The fast path: `Some` only when the full path would decode the same value. `None` sends the
-/// call to the full path (see the module docs).
-fn decode_fast<T: DeserializeOwned>(text: &str, schema: &Value) -> Option<T> {
+/// Whether `node` (a schema, at any depth) has a keyword that describes objects or unions; at the
+/// root, `properties` and `additionalProperties` are the root's own and not counted.
+fn has_nested_keywords(node: &Value, root: bool) -> bool {
+    const NESTED: &[&str] =
+        &["properties", "additionalProperties", "patternProperties", "$ref", "$defs", "oneOf", "anyOf", "allOf"];
+    match node {
+        Value::Object(map) if root => map.keys().any(|k| NESTED[2..].contains(&k.as_str())),
+        Value::Object(map) => map.iter().any(|(k, v)| NESTED.contains(&k.as_str()) || has_nested_keywords(v, false)),
+        Value::Array(items) => items.iter().any(|v| has_nested_keywords(v, false)),
+        _ => false,
+    }
+}
+
+/// Decodes `raw` into `T` with one instantiation of `T`'s `Deserialize`, serde_json's
+/// `from_str`: first straight from the text when the fast path applies, else from the text the
+/// full path writes. `check_keys: false` skips the key-check pass for a flat schema (see
+/// [`Decoding::flat`]) when `T` refuses unknown fields itself (`#[serde(deny_unknown_fields)]`,
+/// as the arguments struct `#[tool]` generates does).
+pub(crate) fn decode_with<T: DeserializeOwned>(
+    raw: &str,
+    schema: &Value,
+    check_keys: bool,
+) -> Result<T, ArgumentError> {
+    let text = if raw.trim().is_empty() { "{}" } else { raw };
+    if fast_path_applies(text, schema, check_keys)
+        && let Ok(decoded) = serde_json::from_str(text)
+    {
+        return Ok(decoded);
+    }
+    let layout = prepare_slow(text, schema)?;
+    serde_json::from_str(&layout.text).map_err(|error| layout.diagnose(&error))
+}
+
+/// Whether `from_str` on `text` would decode what the full path decodes, when it succeeds (see
+/// the module docs). Without `check_keys`, the schema is flat and `T` refuses unknown keys, so
+/// only a `null` (which the full path may drop) needs the key-check pass.
+fn fast_path_applies(text: &str, schema: &Value, check_keys: bool) -> bool {
     // Rule 2: serde would take an array for a struct.
     if !text.trim_start().starts_with('{') {
-        return None;
+        return false;
+    }
+    if !check_keys && !text.contains("null") {
+        return true;
     }
     let mut checker = serde_json::Deserializer::from_str(text);
-    KeyCheck { node: schema, root: schema }.deserialize(&mut checker).ok()?;
-    checker.end().ok()?;
-    // Every object the schema describes field by field is closed and every key was found in it,
-    // so serde ignores nothing (what `serde_ignored` reports on the full path).
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let decoded = T::deserialize(&mut deserializer).ok()?;
-    deserializer.end().ok()?;
-    Some(decoded)
+    KeyCheck { node: schema, root: schema }.deserialize(&mut checker).is_ok() && checker.end().is_ok()
 }
 
 /// A value where the schema says nothing: scalars and arrays of scalars pass, an object goes to
@@ -148,8 +209,8 @@ impl<'de> Visitor<'de> for KeyCheck<'_> {
         // A map's values (`additionalProperties: {schema}`) are checked against that schema.
         let values = additional.filter(|a| a.is_object());
         if (properties.is_some() && !closed) || (properties.is_none() && values.is_none()) {
-            // An open struct, or an object the schema does not describe: serde may ignore keys
-            // there that only `serde_ignored` would report.
+            // An open struct, or an object the schema does not describe: left to the full path,
+            // which alone decides what a `null` there means.
             return Err(serde::de::Error::custom("an object without a closed schema is left to the full path"));
         }
         while let Some(property) = map.next_key_seed(KeyLookup { properties, closed })? {
@@ -191,69 +252,190 @@ impl<'s> Visitor<'_> for KeyLookup<'s> {
     }
 }
 
-fn decode_slow<T: DeserializeOwned>(text: &str, schema: &Value) -> Result<T, ArgumentError> {
+/// The full path up to decoding, without `T`: parses the text into a `Value`, checks it is an
+/// object (rule 2), drops optional nulls (rule 3) and finds unknown fields by the schema (rule 4),
+/// then writes the cleaned value back as text in the [`Layout`] that maps serde_json's error
+/// line to a path (rule 5).
+fn prepare_slow(text: &str, schema: &Value) -> Result<Layout, ArgumentError> {
     let mut value: Value = serde_json::from_str(text).map_err(|e| ArgumentError::Syntax { message: e.to_string() })?;
     if !value.is_object() {
         return Err(ArgumentError::NotAnObject { found: kind_of(&value) });
     }
     drop_optional_nulls(&mut value, schema, schema);
-    let mut unknown: Vec<Vec<Segment>> = Vec::new();
+    let mut unknown = Unknown::default();
     if let Some(error) = unknown_by_schema(&value, schema, schema, &mut Vec::new(), &mut unknown) {
         return Err(error);
     }
-
-    let mut on_ignored = |path: serde_ignored::Path<'_>| {
-        let path = ignored_path(&path);
-        if !unknown.contains(&path) {
-            unknown.push(path);
-        }
-    };
-    let deserializer = serde_ignored::Deserializer::new(value, &mut on_ignored);
-    let decoded: Result<T, _> = serde_path_to_error::deserialize(deserializer);
-    // Unknown fields come first: a typo (`nmae`) also makes the real field missing, and the typo
-    // is what the model must fix.
-    if let Some(first) = unknown.first() {
-        let accepted = accepted_fields(schema, &first[..first.len().saturating_sub(1)]);
+    if !unknown.paths.is_empty() {
         return Err(ArgumentError::UnknownFields {
-            fields: unknown.iter().map(|p| format_path(p)).collect(),
-            accepted,
+            fields: unknown.paths.iter().map(|p| format_path(p)).collect(),
+            accepted: unknown.accepted,
         });
     }
-    decoded.map_err(|error| {
-        let path = error
-            .path()
-            .iter()
-            .filter_map(|s| match s {
-                serde_path_to_error::Segment::Map { key } => Some(Segment::Key(key.clone())),
-                serde_path_to_error::Segment::Seq { index } => Some(Segment::Index(*index)),
-                _ => None,
-            })
-            .collect::<Vec<_>>();
-        ArgumentError::Invalid { path: format_path(&path), message: error.into_inner().to_string() }
+    Ok(Layout::of(value))
+}
+
+/// A cleaned arguments value written back as JSON text in which every value starts on a line of
+/// its own, so that the line of a serde_json error names the value at fault:
+///
+/// ```text
+/// {
+/// "filter":
+/// {
+/// "name":
+/// 5
+/// }
+/// ,"tags":
+/// [
+/// "a"
+/// ,"b"
+/// ]
+/// }
+/// ```
+///
+/// A value's first line belongs to it; a key line (`"name":`, `,"tags":`) and a closing line
+/// (`}`, `]`) belong to the enclosing object or array. serde_json reports a wrong value after
+/// reading it (on its line), a missing field after the object's `}` (the object's line), an
+/// unknown key or variant on the key's line, and an array too long for a tuple on the line of
+/// its first extra element.
+struct Layout {
+    value: Value,
+    text: String,
+}
+
+/// What a line of a [`Layout`] holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LineKind {
+    /// The first line of a value: the path is the value's.
+    Value,
+    /// A key, or the closing `}` or `]`: the path is the enclosing container's.
+    Container,
+}
+
+impl Layout {
+    fn of(value: Value) -> Self {
+        let mut text = Vec::new();
+        let mut writer = LayoutWriter { text: &mut text, line: 1, target: None, path: Vec::new(), found: None };
+        writer.value(&value);
+        // serde_json writes valid UTF-8.
+        let text = String::from_utf8(text).unwrap_or_default();
+        Self { value, text }
+    }
+
+    /// The error of decoding [`Layout::text`], with the path serde_json's line points to.
+    fn diagnose(&self, error: &serde_json::Error) -> ArgumentError {
+        let line = error.line();
+        let mut message = error.to_string();
+        if line != 0 {
+            let suffix = format!(" at line {line} column {}", error.column());
+            if message.ends_with(&suffix) {
+                message.truncate(message.len() - suffix.len());
+            }
+        }
+        let (mut path, kind) = if line == 0 {
+            // No position: an error from a buffered value (a tagged enum, a flattened struct)
+            // after the whole text was read, at the root.
+            (Vec::new(), LineKind::Value)
+        } else {
+            let mut sink = Vec::new();
+            let mut writer =
+                LayoutWriter { text: &mut sink, line: 1, target: Some(line), path: Vec::new(), found: None };
+            writer.value(&self.value);
+            writer.found.unwrap_or((Vec::new(), LineKind::Value))
+        };
+        if error.classify() == serde_json::error::Category::Syntax
+            && kind == LineKind::Value
+            && let Some(Segment::Index(_)) = path.last()
+        {
+            // The only syntax error the layout can give: serde stopped reading an array after
+            // the elements a tuple or fixed-size array takes, and serde_json found another.
+            path.pop();
+            let len = value_at(&self.value, &path).and_then(Value::as_array).map_or(0, Vec::len);
+            message = format!("invalid length {len}, expected fewer elements in array");
+        }
+        ArgumentError::Invalid { path: format_path(&path), message }
+    }
+}
+
+/// The value at `path` in `value`.
+fn value_at<'v>(value: &'v Value, path: &[Segment]) -> Option<&'v Value> {
+    path.iter().try_fold(value, |v, segment| match segment {
+        Segment::Key(key) => v.get(key.as_str()),
+        Segment::Index(index) => v.get(*index),
     })
 }
 
-fn ignored_path(path: &serde_ignored::Path<'_>) -> Vec<Segment> {
-    let mut segments = Vec::new();
-    let mut current = path;
-    loop {
-        match current {
-            serde_ignored::Path::Root => break,
-            serde_ignored::Path::Seq { parent, index } => {
-                segments.push(Segment::Index(*index));
-                current = parent;
-            }
-            serde_ignored::Path::Map { parent, key } => {
-                segments.push(Segment::Key(key.clone()));
-                current = parent;
-            }
-            serde_ignored::Path::Some { parent }
-            | serde_ignored::Path::NewtypeStruct { parent }
-            | serde_ignored::Path::NewtypeVariant { parent } => current = parent,
+/// Writes a [`Layout`]; with a `target` line, records the path and kind of that line instead.
+struct LayoutWriter<'t> {
+    text: &'t mut Vec<u8>,
+    /// The 1-based line being written.
+    line: usize,
+    target: Option<usize>,
+    path: Vec<Segment>,
+    found: Option<(Vec<Segment>, LineKind)>,
+}
+
+impl LayoutWriter<'_> {
+    fn newline(&mut self) {
+        self.text.push(b'\n');
+        self.line += 1;
+    }
+
+    fn mark(&mut self, kind: LineKind) {
+        if self.target == Some(self.line) && self.found.is_none() {
+            self.found = Some((self.path.clone(), kind));
         }
     }
-    segments.reverse();
-    segments
+
+    fn scalar(&mut self, value: &Value) {
+        // Serialising a `Value` into a `Vec` cannot fail; its text never spans lines.
+        let _ = serde_json::to_writer(&mut *self.text, value);
+    }
+
+    fn value(&mut self, value: &Value) {
+        if self.target.is_some_and(|t| t < self.line) {
+            return;
+        }
+        self.mark(LineKind::Value);
+        match value {
+            Value::Object(map) if !map.is_empty() => {
+                self.text.push(b'{');
+                for (index, (key, item)) in map.iter().enumerate() {
+                    self.newline();
+                    self.mark(LineKind::Container);
+                    if index > 0 {
+                        self.text.push(b',');
+                    }
+                    let _ = serde_json::to_writer(&mut *self.text, key);
+                    self.text.push(b':');
+                    self.newline();
+                    self.path.push(Segment::Key(key.clone()));
+                    self.value(item);
+                    self.path.pop();
+                }
+                self.newline();
+                self.mark(LineKind::Container);
+                self.text.push(b'}');
+            }
+            Value::Array(items) if !items.is_empty() => {
+                self.text.push(b'[');
+                for (index, item) in items.iter().enumerate() {
+                    self.newline();
+                    self.path.push(Segment::Index(index));
+                    self.mark(LineKind::Value);
+                    if index > 0 {
+                        self.text.push(b',');
+                    }
+                    self.value(item);
+                    self.path.pop();
+                }
+                self.newline();
+                self.mark(LineKind::Container);
+                self.text.push(b']');
+            }
+            _ => self.scalar(value),
+        }
+    }
 }
 
 /// The branch of a tagged union (`oneOf`/`anyOf` of objects with a tag) that `value` selects,
@@ -272,7 +454,36 @@ fn select_branch<'a>(value: &Value, node: &'a Value, root: &'a Value) -> (&'a Va
             return (resolved[index], Some((tag, sent.to_owned())));
         }
     }
+    // An externally tagged enum (`{"Circle":{..}}`): the branch whose one required property is
+    // the object's one key.
+    if let Value::Object(map) = value
+        && map.len() == 1
+        && let Some((key, _)) = map.iter().next()
+    {
+        for union in ["oneOf", "anyOf"] {
+            let Some(Value::Array(branches)) = node.get(union) else { continue };
+            for branch in branches.iter().filter_map(|b| resolve(root, b)) {
+                let one_required = branch
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .is_some_and(|r| r.len() == 1 && r[0] == key.as_str());
+                let one_property = branch.get("properties").and_then(Value::as_object).is_some_and(|p| p.len() == 1);
+                if one_required && one_property {
+                    return (branch, None);
+                }
+            }
+        }
+    }
     (node, None)
+}
+
+/// Unknown fields found by [`unknown_by_schema`].
+#[derive(Default)]
+struct Unknown {
+    /// Their paths, in input order.
+    paths: Vec<Vec<Segment>>,
+    /// The fields accepted where the first one was found.
+    accepted: Vec<String>,
 }
 
 /// Collects into `unknown` the paths of the fields of `value` that a closed object of `schema`
@@ -284,17 +495,20 @@ fn unknown_by_schema(
     node: &Value,
     root: &Value,
     path: &mut Vec<Segment>,
-    unknown: &mut Vec<Vec<Segment>>,
+    unknown: &mut Unknown,
 ) -> Option<ArgumentError> {
     let node = resolve(root, node)?;
     match value {
         Value::Object(map) => {
             let (branch, tag) = select_branch(value, node, root);
             let properties = branch.get("properties").and_then(Value::as_object);
-            let closed = branch.get("additionalProperties") == Some(&Value::Bool(false));
+            let additional = branch.get("additionalProperties");
+            let closed = additional == Some(&Value::Bool(false));
+            // A map's values are checked against its value schema.
+            let values = additional.filter(|a| a.is_object());
             for (key, v) in map {
                 path.push(Segment::Key(key.clone()));
-                match properties.and_then(|p| p.get(key)) {
+                match properties.and_then(|p| p.get(key)).or(values) {
                     Some(property) => {
                         if let Some(error) = unknown_by_schema(v, property, root, path, unknown) {
                             return Some(error);
@@ -310,7 +524,10 @@ fn unknown_by_schema(
                             );
                             return Some(ArgumentError::Invalid { path: format_path(path), message });
                         }
-                        unknown.push(path.clone());
+                        if unknown.paths.is_empty() {
+                            unknown.accepted = properties.map(|p| p.keys().cloned().collect()).unwrap_or_default();
+                        }
+                        unknown.paths.push(path.clone());
                     }
                     None => {}
                 }
@@ -319,8 +536,11 @@ fn unknown_by_schema(
             None
         }
         Value::Array(items) => {
-            let item_schema = node.get("items").filter(|i| i.is_object())?;
+            // A tuple (`prefixItems`) gives each position its schema; a list, `items` for all.
+            let tuple = node.get("prefixItems").and_then(Value::as_array);
+            let rest = node.get("items").filter(|i| i.is_object());
             for (index, item) in items.iter().enumerate() {
+                let Some(item_schema) = tuple.and_then(|t| t.get(index)).or(rest) else { continue };
                 path.push(Segment::Index(index));
                 let found = unknown_by_schema(item, item_schema, root, path, unknown);
                 path.pop();

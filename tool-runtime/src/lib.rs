@@ -102,29 +102,28 @@ pub mod __private {
     use crate::DependencyKey;
     pub use crate::{IntoToolResult, Tool, ToolContext, ToolError, ToolMeta, ToolRegistration, ToolResult, ToolSpec};
 
-    /// Decodes a call's arguments for the tool `spec`.
-    pub fn decode<T: serde::de::DeserializeOwned + schemars::JsonSchema>(
-        spec: &'static ToolSpec,
-        raw: &str,
-    ) -> Result<T, ToolError> {
-        crate::decode::decode_arguments(raw, || spec.decoding_schema::<T>())
-            .map_err(|error| ToolError::InvalidArguments { tool: spec.name().to_owned(), error })
+    /// Decodes a call's arguments for the tool `spec` into its generated arguments struct, which
+    /// refuses unknown fields itself (`#[serde(deny_unknown_fields)]`): for a flat schema the
+    /// key-check pass is skipped.
+    pub fn decode<T: serde::de::DeserializeOwned>(spec: &'static ToolSpec, raw: &str) -> Result<T, ToolError> {
+        let decoding = spec.decoding();
+        crate::decode::decode_with(raw, &decoding.schema, !decoding.flat).map_err(|error| invalid(spec, error))
     }
 
-    /// The canonical schema of a tool's generated arguments struct (or its `#[input]` type).
+    /// Decodes a call's arguments for the tool `spec` into its `#[input]` type (the user's own,
+    /// which may ignore unknown fields: the keys are always checked against the schema).
+    pub fn decode_input<T: serde::de::DeserializeOwned>(spec: &'static ToolSpec, raw: &str) -> Result<T, ToolError> {
+        crate::decode::decode_with(raw, &spec.decoding().schema, true).map_err(|error| invalid(spec, error))
+    }
+
+    fn invalid(spec: &ToolSpec, error: crate::ArgumentError) -> ToolError {
+        ToolError::InvalidArguments { tool: spec.name().to_owned(), error }
+    }
+
+    /// The decoding schema of a tool's generated arguments struct (or its `#[input]` type): see
+    /// [`ToolSpec::decoded`].
     pub fn schema<T: schemars::JsonSchema>() -> serde_json::Value {
-        crate::schema::arguments_schema::<T>()
-    }
-
-    /// The canonical schema of an `#[input]` type: its fields are the top-level properties; its
-    /// own doc comment is dropped (the tool description says what the tool does), as for the
-    /// generated arguments struct.
-    pub fn input_schema<T: schemars::JsonSchema>() -> serde_json::Value {
-        let mut schema = crate::schema::arguments_schema::<T>();
-        if let Some(root) = schema.as_object_mut() {
-            root.remove("description");
-        }
-        schema
+        crate::schema::decoding_schema::<T>()
     }
 
     /// The schema of a `#[tool(output_schema)]` tool's result type.

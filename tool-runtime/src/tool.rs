@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::context::ToolContext;
+use crate::decode::Decoding;
 use crate::error::{BoxError, ToolError};
 use crate::result::ToolResult;
 
@@ -178,15 +179,26 @@ pub struct ToolSpec {
     set: Option<&'static str>,
     module_path: &'static str,
     meta: ToolMeta,
-    schema: fn() -> Value,
+    schema: SchemaFn,
     output_schema: Option<fn() -> Value>,
     invoke: InvokeFn,
     definition: OnceLock<ToolDefinition>,
-    decoding: OnceLock<Value>,
+    decoding: OnceLock<Decoding>,
+}
+
+/// Where a [`ToolSpec`]'s schemas come from.
+#[derive(Clone, Copy)]
+enum SchemaFn {
+    /// The canonical input schema, also decoded against ([`ToolSpec::new`]).
+    Canonical(fn() -> Value),
+    /// The decoding schema; the input schema is its [`hoist_union`](crate::schema::hoist_union)
+    /// ([`ToolSpec::decoded`]).
+    Decoding(fn() -> Value),
 }
 
 impl ToolSpec {
-    /// Used by `#[tool]`; not meant to be called by hand.
+    /// A spec whose `schema` gives the canonical input schema, which arguments are also decoded
+    /// against. Not meant to be called by hand.
     #[doc(hidden)]
     pub const fn new(
         name: &'static str,
@@ -195,6 +207,35 @@ impl ToolSpec {
         module_path: &'static str,
         meta: ToolMeta,
         schema: fn() -> Value,
+        invoke: InvokeFn,
+    ) -> Self {
+        Self::with_schema(name, description, set, module_path, meta, SchemaFn::Canonical(schema), invoke)
+    }
+
+    /// Used by `#[tool]`: a spec whose `decoding_schema` gives the schema arguments are decoded
+    /// against ([`crate::schema::decoding_schema`], which keeps a union root per variant); the
+    /// input schema is built from it by [`hoist_union`](crate::schema::hoist_union), so the type's
+    /// schema is generated once. Not meant to be called by hand.
+    #[doc(hidden)]
+    pub const fn decoded(
+        name: &'static str,
+        description: &'static str,
+        set: Option<&'static str>,
+        module_path: &'static str,
+        meta: ToolMeta,
+        decoding_schema: fn() -> Value,
+        invoke: InvokeFn,
+    ) -> Self {
+        Self::with_schema(name, description, set, module_path, meta, SchemaFn::Decoding(decoding_schema), invoke)
+    }
+
+    const fn with_schema(
+        name: &'static str,
+        description: &'static str,
+        set: Option<&'static str>,
+        module_path: &'static str,
+        meta: ToolMeta,
+        schema: SchemaFn,
         invoke: InvokeFn,
     ) -> Self {
         Self {
@@ -240,11 +281,13 @@ impl ToolSpec {
         &self.definition().input_schema
     }
 
-    /// The schema arguments are decoded against (built once from `T`, the tool's arguments
-    /// type): [`crate::schema::decoding_schema`], which keeps a union root per variant.
-    #[doc(hidden)]
-    pub fn decoding_schema<T: schemars::JsonSchema>(&self) -> &Value {
-        self.decoding.get_or_init(crate::schema::decoding_schema::<T>)
+    /// The schema arguments are decoded against, with what the decoder knows of it (built once).
+    pub(crate) fn decoding(&self) -> &Decoding {
+        self.decoding.get_or_init(|| {
+            Decoding::new(match self.schema {
+                SchemaFn::Canonical(schema) | SchemaFn::Decoding(schema) => schema(),
+            })
+        })
     }
 }
 
@@ -253,7 +296,10 @@ impl Tool for ToolSpec {
         self.definition.get_or_init(|| ToolDefinition {
             name: self.name.to_owned(),
             description: self.description.to_owned(),
-            input_schema: (self.schema)(),
+            input_schema: match self.schema {
+                SchemaFn::Canonical(schema) => schema(),
+                SchemaFn::Decoding(_) => crate::schema::hoist_union(self.decoding().schema.clone()),
+            },
             set: self.set.map(str::to_owned),
             tags: self.meta.tags.iter().map(|t| (*t).to_owned()).collect(),
             strict: self.meta.strict,

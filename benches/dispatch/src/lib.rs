@@ -313,7 +313,7 @@ fn search_invoke<'a>(raw: &'a str, _ctx: &'a ToolContext) -> BoxFuture<'a, Resul
 }
 
 fn search_schema() -> Value {
-    tool_runtime::__private::schema::<SearchArgs>()
+    tool_runtime::schema::arguments_schema::<SearchArgs>()
 }
 
 /// `n` tools named `tool_0000` ... with `search`'s schema (built at run time from schemars'
