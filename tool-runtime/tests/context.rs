@@ -10,12 +10,20 @@ use tokio_util::sync::CancellationToken;
 use tool_runtime::prelude::*;
 use tool_runtime::{FixedClock, ImageSupport, Progress};
 
-static SLEEPY_STARTED: AtomicUsize = AtomicUsize::new(0);
+/// How many times `unstarted` started; only the test that must never start it calls it.
+static UNSTARTED_STARTED: AtomicUsize = AtomicUsize::new(0);
 
 /// Sleeps for ten seconds, then answers.
 #[tool]
 async fn sleepy() -> String {
-    SLEEPY_STARTED.fetch_add(1, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    "awake".to_owned()
+}
+
+/// Counts its starts, then sleeps for ten seconds.
+#[tool]
+async fn unstarted() -> String {
+    UNSTARTED_STARTED.fetch_add(1, Ordering::SeqCst);
     tokio::time::sleep(Duration::from_secs(10)).await;
     "awake".to_owned()
 }
@@ -92,6 +100,7 @@ fn count_files(ctx: &ToolContext) -> String {
 fn registry() -> Registry {
     Registry::builder()
         .tool(sleepy::TOOL)
+        .tool(unstarted::TOOL)
         .tool(hasty::TOOL)
         .tool(patient::TOOL)
         .tool(watcher::TOOL)
@@ -126,10 +135,9 @@ async fn a_call_made_with_a_cancelled_token_never_starts_the_tool() {
     let token = CancellationToken::new();
     token.cancel();
     let ctx = ToolContext::builder().cancellation(token).build();
-    let before = SLEEPY_STARTED.load(Ordering::SeqCst);
-    let message = registry.call(&ToolCall::new("c1", "sleepy", "{}"), &ctx).await;
-    assert_eq!(message, ToolMessage::error("c1", "sleepy", "tool `sleepy` was cancelled"));
-    assert_eq!(SLEEPY_STARTED.load(Ordering::SeqCst), before);
+    let message = registry.call(&ToolCall::new("c1", "unstarted", "{}"), &ctx).await;
+    assert_eq!(message, ToolMessage::error("c1", "unstarted", "tool `unstarted` was cancelled"));
+    assert_eq!(UNSTARTED_STARTED.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test(start_paused = true)]

@@ -312,6 +312,15 @@ fn checkpoint_of(checkpoints: &[u64], line: u64) -> (u64, u64) {
     (k as u64 * CHECKPOINT_LINES, checkpoints[k])
 }
 
+/// The text of a stored entry, shared with the store (readers outlive a replaced entry).
+struct EntryText(Arc<MemoryEntry>);
+
+impl AsRef<[u8]> for EntryText {
+    fn as_ref(&self) -> &[u8] {
+        &self.0.text
+    }
+}
+
 /// Outputs in memory, for tests and short-lived processes; lost when dropped.
 #[derive(Default)]
 pub struct MemoryStore {
@@ -319,7 +328,7 @@ pub struct MemoryStore {
 }
 
 struct MemoryEntry {
-    text: Arc<[u8]>,
+    text: Vec<u8>,
     checkpoints: Vec<u64>,
     info: StoredInfo,
     parts: Vec<ContentPart>,
@@ -366,7 +375,7 @@ impl OutputStore for MemoryStore {
         let mut index = IndexBuilder::new();
         index.feed(&bytes);
         let info = StoredInfo { bytes: index.bytes, lines: index.lines(), parts: parts.len() };
-        let entry = MemoryEntry { text: bytes.into(), checkpoints: index.checkpoints, info, parts: parts.to_vec() };
+        let entry = MemoryEntry { text: bytes, checkpoints: index.checkpoints, info, parts: parts.to_vec() };
         self.entries.write().unwrap_or_else(PoisonError::into_inner).insert(ref_id.to_owned(), Arc::new(entry));
         Ok(info)
     }
@@ -377,8 +386,9 @@ impl OutputStore for MemoryStore {
 
     fn open_at(&self, ref_id: &str, offset: u64) -> Result<Box<dyn Read + Send>, StoreError> {
         let entry = self.entry(ref_id)?;
-        let mut cursor = io::Cursor::new(entry.text.clone());
-        cursor.set_position(offset.min(entry.info.bytes));
+        let bytes = entry.info.bytes;
+        let mut cursor = io::Cursor::new(EntryText(entry));
+        cursor.set_position(offset.min(bytes));
         Ok(Box::new(cursor))
     }
 
