@@ -178,16 +178,18 @@ impl Registry {
 
     /// With an output layer: every message of a turn as in [`Registry::apply_output`], then the
     /// turn budget shared across them.
+    /// A message comes with the context its call ran in, when it ran (else one is made).
     async fn apply_output_to_turn(
         &self,
-        messages: Vec<ToolMessage>,
+        messages: Vec<(ToolMessage, Option<ToolContext>)>,
         calls: &[ToolCall],
         ctx: &ToolContext,
     ) -> Vec<ToolMessage> {
-        let Some(layer) = &self.output else { return messages };
+        let Some(layer) = &self.output else { return messages.into_iter().map(|(message, _)| message).collect() };
         let mut finished = Vec::with_capacity(messages.len());
-        for (message, call) in messages.into_iter().zip(calls) {
-            finished.push(layer.finish(message, &self.context_for(call, ctx)).await);
+        for ((message, call_ctx), call) in messages.into_iter().zip(calls) {
+            let call_ctx = call_ctx.unwrap_or_else(|| self.context_for(call, ctx));
+            finished.push(layer.finish(message, &call_ctx).await);
         }
         layer.apply_turn(&mut finished);
         finished
@@ -245,14 +247,14 @@ impl Registry {
                             reason: reason.clone(),
                         },
                     };
-                    self.finish(call, Err(error), span, None)
+                    (self.finish(call, Err(error), span, None), None)
                 })
                 .collect();
             let stop = TurnStop::Denied { tool_call_id: calls[stopper].id.clone(), tool_name: denied_tool, reason };
             return Batch::new(self.apply_output_to_turn(messages, calls, ctx).await, Some(stop));
         }
 
-        let mut messages: Vec<Option<ToolMessage>> = vec![None; calls.len()];
+        let mut messages: Vec<Option<(ToolMessage, Option<ToolContext>)>> = vec![None; calls.len()];
         let mut group: Vec<(usize, usize)> = Vec::new();
         for (i, admission) in admissions.into_iter().enumerate() {
             let error = match admission {
@@ -269,27 +271,28 @@ impl Registry {
                 // Not reached: a stop ends the turn above. Still one message per call.
                 Admission::Stop(reason) => ToolError::PermissionDenied { tool: calls[i].name.clone(), reason },
             };
-            messages[i] = Some(self.finish(&calls[i], Err(error), &spans[i], None));
+            messages[i] = Some((self.finish(&calls[i], Err(error), &spans[i], None), None));
         }
         self.run_group(group, calls, &spans, ctx, &mut messages).await;
 
-        let messages: Vec<ToolMessage> = messages.into_iter().flatten().collect();
+        let messages: Vec<(ToolMessage, Option<ToolContext>)> = messages.into_iter().flatten().collect();
         let stop = messages
             .iter()
+            .map(|(m, _)| m)
             .find(|m| m.done)
             .map(|m| TurnStop::Done { tool_call_id: m.tool_call_id.clone(), message: m.text().into_owned() });
         Batch::new(self.apply_output_to_turn(messages, calls, ctx).await, stop)
     }
 
-    /// Runs one group of calls concurrently and stores each message at its call's index.
-    /// `group` holds (call index, tool index) pairs.
+    /// Runs one group of calls concurrently and stores each message, with the context its call
+    /// ran in, at its call's index. `group` holds (call index, tool index) pairs.
     async fn run_group(
         &self,
         group: Vec<(usize, usize)>,
         calls: &[ToolCall],
         spans: &[tracing::Span],
         ctx: &ToolContext,
-        messages: &mut [Option<ToolMessage>],
+        messages: &mut [Option<(ToolMessage, Option<ToolContext>)>],
     ) {
         let runs = group.into_iter().map(|(i, tool)| {
             let (call, span) = (&calls[i], &spans[i]);
@@ -297,7 +300,7 @@ impl Registry {
                 let started = (!span.is_disabled()).then(Instant::now);
                 let call_ctx = ctx.for_call(&call.id, self.names[tool].clone(), &self.scope);
                 let outcome = self.execute(&*self.tools[tool], call, &call_ctx).await;
-                (i, self.finish(call, outcome, span, started))
+                (i, (self.finish(call, outcome, span, started), Some(call_ctx)))
             }
             .instrument(span.clone())
         });
