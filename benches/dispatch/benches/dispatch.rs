@@ -17,6 +17,7 @@ use tool_benches::{
     NESTED_ARGUMENTS, SEARCH_ARGUMENTS, configure_by_hand, core_registry, output_registry, search_by_hand,
 };
 use tool_runtime::prelude::*;
+use tool_runtime::{Tool, ToolSpec};
 
 mod rmcp_server;
 
@@ -42,10 +43,11 @@ where
 fn one_tool(
     c: &mut Criterion,
     group_name: &str,
-    tool: &'static str,
+    spec: &'static ToolSpec,
     arguments: &'static str,
     by_hand: fn(&str) -> Result<String, serde_json::Error>,
 ) {
+    let tool = spec.name();
     let rt = runtime();
     let rmcp = rt.block_on(async { rmcp_server::RmcpDispatch::new() });
     let core = core_registry();
@@ -56,6 +58,7 @@ fn one_tool(
     // Every way returns the same text.
     let expected = by_hand(arguments).expect("decodes");
     assert_eq!(rt.block_on(core.call(&call, &ctx)).text(), expected);
+    assert_eq!(rt.block_on(Tool::call(spec, arguments, &ctx)).expect("runs"), ToolResult::Text(expected.clone()));
     assert_eq!(rt.block_on(output.call(&call, &ctx)).text(), expected);
     assert!(rt.block_on(rmcp.call(tool, arguments)).contains(&expected.replace('"', "\\\"")));
 
@@ -63,6 +66,10 @@ fn one_tool(
     group.bench_function("hand_written", |b| b.iter(|| by_hand(black_box(arguments)).expect("decodes")));
     group.bench_function("rmcp_tool_router", |b| {
         b.iter_custom(|iters| time_async(&rt, iters, || rmcp.call(tool, black_box(arguments))));
+    });
+    // The `#[tool]` function's generated code alone (decode, call, encode), without the registry.
+    group.bench_function("ours_tool_spec", |b| {
+        b.iter_custom(|iters| time_async(&rt, iters, || Tool::call(spec, black_box(arguments), &ctx)));
     });
     group.bench_function("ours_core", |b| {
         b.iter_custom(|iters| time_async(&rt, iters, || core.call(black_box(&call), &ctx)))
@@ -74,11 +81,11 @@ fn one_tool(
 }
 
 fn search(c: &mut Criterion) {
-    one_tool(c, "search", "search", SEARCH_ARGUMENTS, search_by_hand);
+    one_tool(c, "search", tool_benches::search::TOOL, SEARCH_ARGUMENTS, search_by_hand);
 }
 
 fn nested(c: &mut Criterion) {
-    one_tool(c, "configure_20_nested", "configure", NESTED_ARGUMENTS, configure_by_hand);
+    one_tool(c, "configure_20_nested", tool_benches::configure::TOOL, NESTED_ARGUMENTS, configure_by_hand);
 }
 
 fn batch(c: &mut Criterion) {
