@@ -12,13 +12,20 @@
 //!    internally tagged enum such as `#[serde(tag = "op")]`) is strict per variant: a field of
 //!    another variant (`content` sent with `"op":"Read"`) is an error naming it and listing what
 //!    that variant accepts.
-//! 5. A value of the wrong type names its path and what was expected.
+//! 5. A value of the wrong type names its path and what was expected. A message over 400 bytes
+//!    (serde quotes the value at fault, which may be a whole file) keeps its first 200 and last
+//!    120 bytes around `…[N bytes cut]…`.
+//! 6. A key sent twice in one object is an error naming its path (a JSON object with equal keys
+//!    would keep only the last value).
 //!
 //! Unknown fields are found by walking the schema beside the value: every object the schema
 //! describes field by field is closed (`additionalProperties: false`, the canonical rule for every
 //! struct), so a key it does not list is refused, at any depth: in nested structs, list items,
-//! tuple positions, map values (checked against the map's value schema), the selected variant of
-//! a tagged union, and the payload of an externally tagged enum variant (`{"Circle":{..}}`). The
+//! tuple positions, map values (checked against the map's value schema, also for maps whose keys
+//! have a form, `patternProperties`, such as integer keys), the selected variant of a tagged
+//! union, the payload of an externally tagged enum variant (`{"Circle":{..}}`), and an untagged
+//! union of structs (a key no variant lists is unknown; the message lists every variant's
+//! fields; an externally tagged key that names no variant reads the same). The
 //! walk also sees the fields serde buffers and never reports (those of `#[serde(flatten)]`
 //! structs and tagged enums). A field the schema does not list is refused even when serde would
 //! take it (a `#[serde(alias)]`): the schema is what the model was shown. Where the schema leaves
@@ -135,6 +142,89 @@ fn fast_path_applies(text: &str, schema: &Value, check_keys: bool) -> bool {
     }
     let mut checker = serde_json::Deserializer::from_str(text);
     KeyCheck { node: schema, root: schema }.deserialize(&mut checker).is_ok() && checker.end().is_ok()
+}
+
+/// The path of the first key that an object of `text` (valid JSON) holds twice.
+fn duplicate_key(text: &str) -> Option<Vec<Segment>> {
+    let found = std::cell::RefCell::new(None);
+    let mut path = Vec::new();
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let _ = DuplicateCheck { path: &mut path, found: &found }.deserialize(&mut deserializer);
+    found.into_inner()
+}
+
+/// Walks a JSON value and stops at the first object key seen twice, recording its path.
+struct DuplicateCheck<'p> {
+    path: &'p mut Vec<Segment>,
+    found: &'p std::cell::RefCell<Option<Vec<Segment>>>,
+}
+
+impl<'de> DeserializeSeed<'de> for DuplicateCheck<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for DuplicateCheck<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut index = 0;
+        loop {
+            self.path.push(Segment::Index(index));
+            let next = seq.next_element_seed(DuplicateCheck { path: &mut *self.path, found: self.found });
+            self.path.pop();
+            if next?.is_none() {
+                return Ok(());
+            }
+            index += 1;
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut keys: std::collections::HashSet<String> = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            self.path.push(Segment::Key(key.clone()));
+            if keys.contains(&key) {
+                *self.found.borrow_mut() = Some(self.path.clone());
+                return Err(serde::de::Error::custom("duplicate key"));
+            }
+            map.next_value_seed(DuplicateCheck { path: &mut *self.path, found: self.found })?;
+            self.path.pop();
+            keys.insert(key);
+        }
+        Ok(())
+    }
 }
 
 /// A value where the schema says nothing: scalars and arrays of scalars pass, an object goes to
@@ -258,6 +348,13 @@ impl<'s> Visitor<'_> for KeyLookup<'s> {
 /// line to a path (rule 5).
 fn prepare_slow(text: &str, schema: &Value) -> Result<Layout, ArgumentError> {
     let mut value: Value = serde_json::from_str(text).map_err(|e| ArgumentError::Syntax { message: e.to_string() })?;
+    // A `Value` keeps the last of two equal keys: the first value would be lost unseen.
+    if let Some(path) = duplicate_key(text) {
+        return Err(ArgumentError::Invalid {
+            path: format_path(&path),
+            message: "the field is sent twice; send each field once".to_owned(),
+        });
+    }
     if !value.is_object() {
         return Err(ArgumentError::NotAnObject { found: kind_of(&value) });
     }
@@ -344,6 +441,7 @@ impl Layout {
             writer.found.unwrap_or((Vec::new(), LineKind::Value))
         };
         if error.classify() == serde_json::error::Category::Syntax
+            && message.starts_with("trailing characters")
             && kind == LineKind::Value
             && let Some(Segment::Index(_)) = path.last()
         {
@@ -353,8 +451,29 @@ impl Layout {
             let len = value_at(&self.value, &path).and_then(Value::as_array).map_or(0, Vec::len);
             message = format!("invalid length {len}, expected fewer elements in array");
         }
-        ArgumentError::Invalid { path: format_path(&path), message }
+        ArgumentError::Invalid { path: format_path(&path), message: shorten(message) }
     }
+}
+
+/// The longest error message kept whole, in bytes: serde quotes the value at fault
+/// (`invalid type: string "..."`), which may be a whole file's content.
+const MESSAGE_MAX_BYTES: usize = 400;
+
+/// `message` cut in the middle when it is over [`MESSAGE_MAX_BYTES`]: its first 200 and last 120
+/// bytes (at character boundaries) around `…[N bytes cut]…`.
+fn shorten(message: String) -> String {
+    if message.len() <= MESSAGE_MAX_BYTES {
+        return message;
+    }
+    let mut head = 200;
+    while !message.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = message.len() - 120;
+    while !message.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!("{}…[{} bytes cut]…{}", &message[..head], tail - head, &message[tail..])
 }
 
 /// The value at `path` in `value`.
@@ -501,11 +620,22 @@ fn unknown_by_schema(
     match value {
         Value::Object(map) => {
             let (branch, tag) = select_branch(value, node, root);
+            // An untagged union of closed objects: a field no variant lists is unknown.
+            if std::ptr::eq(branch, node)
+                && let Some(variants) = closed_object_variants(node, root)
+            {
+                return unknown_in_variants(map, &variants, root, path, unknown);
+            }
             let properties = branch.get("properties").and_then(Value::as_object);
             let additional = branch.get("additionalProperties");
             let closed = additional == Some(&Value::Bool(false));
-            // A map's values are checked against its value schema.
-            let values = additional.filter(|a| a.is_object());
+            // A map's values are checked against its value schema; a map whose keys have a form
+            // (`patternProperties`, an integer-keyed map) against its pattern's schema: the key's
+            // form is checked by the type's own `Deserialize` (a key that is not a number is an
+            // error naming it).
+            let values = additional
+                .filter(|a| a.is_object())
+                .or_else(|| branch.get("patternProperties").and_then(Value::as_object).and_then(|p| p.values().next()));
             for (key, v) in map {
                 path.push(Segment::Key(key.clone()));
                 match properties.and_then(|p| p.get(key)).or(values) {
@@ -552,6 +682,54 @@ fn unknown_by_schema(
         }
         _ => None,
     }
+}
+
+/// The variants of a union (`anyOf`/`oneOf`) when every one is a closed object
+/// (`additionalProperties: false`); `None` for any other node. Used when no variant was selected
+/// by a tag: for an untagged enum, and for an externally tagged one whose key names no variant
+/// (`{"Triangle":..}`: an unknown field that lists the variants).
+fn closed_object_variants<'a>(node: &'a Value, root: &'a Value) -> Option<Vec<&'a Map<String, Value>>> {
+    let branches = ["anyOf", "oneOf"].iter().find_map(|k| node.get(*k).and_then(Value::as_array))?;
+    branches
+        .iter()
+        .map(|b| {
+            let branch = resolve(root, b)?;
+            let closed = branch.get("additionalProperties") == Some(&Value::Bool(false));
+            branch.get("properties").and_then(Value::as_object).filter(|_| closed)
+        })
+        .collect()
+}
+
+/// [`unknown_by_schema`] for an object sent for an untagged union of closed objects: a field is
+/// known when a variant lists it (and is checked against the first such variant's schema).
+fn unknown_in_variants(
+    map: &Map<String, Value>,
+    variants: &[&Map<String, Value>],
+    root: &Value,
+    path: &mut Vec<Segment>,
+    unknown: &mut Unknown,
+) -> Option<ArgumentError> {
+    for (key, v) in map {
+        path.push(Segment::Key(key.clone()));
+        match variants.iter().find_map(|properties| properties.get(key)) {
+            Some(property) => {
+                if let Some(error) = unknown_by_schema(v, property, root, path, unknown) {
+                    return Some(error);
+                }
+            }
+            None => {
+                if unknown.paths.is_empty() {
+                    let mut accepted: Vec<String> = variants.iter().flat_map(|p| p.keys().cloned()).collect();
+                    accepted.sort();
+                    accepted.dedup();
+                    unknown.accepted = accepted;
+                }
+                unknown.paths.push(path.clone());
+            }
+        }
+        path.pop();
+    }
+    None
 }
 
 /// Removes `null` values of properties that `schema` does not require (rule 3), at every depth.

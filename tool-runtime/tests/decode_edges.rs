@@ -1,0 +1,175 @@
+//! Arguments at the edges of decoding: maps keyed by integers, untagged unions, keys sent twice,
+//! huge values in error messages, and integers wider than 64 bits.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tool_runtime::prelude::*;
+
+/// One item.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Item {
+    /// The id.
+    id: u32,
+}
+
+/// A file named by path or by id.
+#[derive(Deserialize, JsonSchema)]
+#[serde(untagged)]
+enum Target {
+    /// By path.
+    Path {
+        /// The path.
+        path: String,
+    },
+    /// By id.
+    Id {
+        /// The id.
+        id: u32,
+    },
+}
+
+/// Takes items by number.
+#[tool]
+fn numbered(
+    /// Items by number.
+    items: BTreeMap<u32, Item>,
+) -> String {
+    items.iter().map(|(n, item)| format!("{n}={}", item.id)).collect::<Vec<_>>().join(",")
+}
+
+impl Target {
+    fn describe(&self) -> String {
+        match self {
+            Self::Path { path } => format!("path {path}"),
+            Self::Id { id } => format!("id {id}"),
+        }
+    }
+}
+
+/// Opens files.
+#[tool]
+fn open(
+    /// The file.
+    target: Option<Target>,
+    /// More files.
+    targets: Option<Vec<Target>>,
+) -> String {
+    let targets: Vec<String> = targets.iter().flatten().map(Target::describe).collect();
+    format!("{} [{}]", target.as_ref().map_or("none".to_owned(), Target::describe), targets.join(", "))
+}
+
+/// Searches.
+#[tool]
+fn search(
+    /// The query.
+    query: String,
+    /// At most this many.
+    limit: Option<u32>,
+) -> String {
+    format!("{query} {limit:?}")
+}
+
+/// Takes a pair.
+#[tool]
+fn pair(
+    /// Two numbers.
+    pair: (u8, u8),
+    /// A note.
+    note: Option<String>,
+) -> String {
+    format!("{pair:?} {note:?}")
+}
+
+async fn call(name: &str, arguments: &str) -> ToolMessage {
+    let registry =
+        Registry::builder().tool(numbered::TOOL).tool(open::TOOL).tool(search::TOOL).tool(pair::TOOL).build().unwrap();
+    registry.call(&ToolCall::new("call_1", name, arguments), &ToolContext::new()).await
+}
+
+#[tokio::test]
+async fn a_map_keyed_by_integers_takes_number_keys() {
+    assert_eq!(call("numbered", r#"{"items":{"1":{"id":7},"20":{"id":8}}}"#).await.text(), "1=7,20=8");
+}
+
+#[tokio::test]
+async fn a_map_keyed_by_integers_checks_the_fields_of_its_values() {
+    let message = call("numbered", r#"{"items":{"1":{"id":7,"idd":0}}}"#).await;
+    assert_eq!(message.text(), "invalid arguments for `numbered`: unknown field `items.1.idd`; expected one of `id`");
+}
+
+#[tokio::test]
+async fn a_map_keyed_by_integers_refuses_a_key_that_is_not_a_number() {
+    let message = call("numbered", r#"{"items":{"one":{"id":7}}}"#).await;
+    assert_eq!(
+        message.text(),
+        "invalid arguments for `numbered`: `items`: invalid value: expected key to be a number in quotes"
+    );
+}
+
+#[tokio::test]
+async fn an_untagged_union_takes_either_variant() {
+    let message = call("open", r#"{"target":{"path":"a"},"targets":[{"id":2}]}"#).await;
+    assert_eq!(message.text(), "path a [id 2]");
+}
+
+#[tokio::test]
+async fn a_field_no_variant_of_an_untagged_union_lists_is_unknown() {
+    let message = call("open", r#"{"target":{"path":"a","extra":1}}"#).await;
+    assert_eq!(
+        message.text(),
+        "invalid arguments for `open`: unknown field `target.extra`; expected one of `id`, `path`"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_field_in_a_list_of_untagged_unions_names_its_index() {
+    let message = call("open", r#"{"targets":[{"path":"a"},{"id":2,"force":true}]}"#).await;
+    assert_eq!(
+        message.text(),
+        "invalid arguments for `open`: unknown field `targets[1].force`; expected one of `id`, `path`"
+    );
+}
+
+#[tokio::test]
+async fn a_key_sent_twice_is_an_error_naming_it() {
+    let message = call("search", r#"{"query":"a","query":"b"}"#).await;
+    assert_eq!(
+        message.text(),
+        "invalid arguments for `search`: `query`: the field is sent twice; send each field once"
+    );
+}
+
+#[tokio::test]
+async fn a_key_sent_twice_at_depth_is_an_error_naming_its_path() {
+    let message = call("open", r#"{"targets":[{"path":"a"},{"id":1,"id":2}]}"#).await;
+    assert_eq!(
+        message.text(),
+        "invalid arguments for `open`: `targets[1].id`: the field is sent twice; send each field once"
+    );
+}
+
+#[tokio::test]
+async fn a_huge_wrong_value_is_cut_in_the_middle_of_the_message() {
+    let huge = "x".repeat(1_000_000);
+    let message = call("search", &format!(r#"{{"query":"q","limit":"{huge}"}}"#)).await;
+    let text = message.text();
+    let expected_head = format!("invalid arguments for `search`: `limit`: invalid type: string \"{}", "x".repeat(178));
+    assert!(text.starts_with(&expected_head), "{}", &text[..300]);
+    assert!(text.contains("…[999"), "{}", &text[..400]);
+    assert!(text.ends_with(&format!("{}\", expected u32", "x".repeat(104))), "{}", &text[text.len() - 200..]);
+    assert_eq!(
+        text.len(),
+        "invalid arguments for `search`: `limit`: ".len() + 200 + "…[999700 bytes cut]…".len() + 120
+    );
+}
+
+#[tokio::test]
+async fn a_tuple_with_an_extra_element_still_says_so_on_the_full_path() {
+    let message = call("pair", r#"{"pair":[1,2,3],"note":null}"#).await;
+    assert_eq!(
+        message.text(),
+        "invalid arguments for `pair`: `pair`: invalid length 3, expected fewer elements in array"
+    );
+}
