@@ -144,6 +144,36 @@ fn fast_path_applies(text: &str, schema: &Value, check_keys: bool) -> bool {
     KeyCheck { node: schema, root: schema }.deserialize(&mut checker).is_ok() && checker.end().is_ok()
 }
 
+/// The `Visitor` methods of a walk over JSON text that lets every scalar pass (a `null` is each
+/// walk's own choice).
+macro_rules! scalars_pass {
+    () => {
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON value")
+        }
+
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+    };
+}
+
 /// The path of the first key that an object of `text` (valid JSON) holds twice.
 fn duplicate_key(text: &str) -> Option<Vec<Segment>> {
     let found = std::cell::RefCell::new(None);
@@ -170,29 +200,7 @@ impl<'de> DeserializeSeed<'de> for DuplicateCheck<'_> {
 impl<'de> Visitor<'de> for DuplicateCheck<'_> {
     type Value = ();
 
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
+    scalars_pass!();
 
     fn visit_unit<E>(self) -> Result<(), E> {
         Ok(())
@@ -250,29 +258,7 @@ impl<'de> DeserializeSeed<'de> for KeyCheck<'_> {
 impl<'de> Visitor<'de> for KeyCheck<'_> {
     type Value = ();
 
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
+    scalars_pass!();
 
     fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
         Err(E::custom("null is left to the full path"))
