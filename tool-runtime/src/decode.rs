@@ -12,7 +12,11 @@
 //!    internally tagged enum such as `#[serde(tag = "op")]`) is strict per variant: a field of
 //!    another variant (`content` sent with `"op":"Read"`) is an error naming it and listing what
 //!    that variant accepts.
-//! 5. A value of the wrong type names its path and what was expected. A message over 400 bytes
+//! 5. A value of the wrong type names its path and what was expected, also inside a value serde
+//!    buffers before decoding it (an internally or adjacently tagged enum, a `#[serde(flatten)]`
+//!    struct), whose errors serde reports at the enclosing value or at none: there the schema
+//!    finds the value at fault (the first whose JSON type, `minimum`/`maximum`, `enum` or `const`
+//!    it refuses) and the object that lacks a missing field. A message over 400 bytes
 //!    (serde quotes the value at fault, which may be a whole file) keeps its first 200 and last
 //!    120 bytes around `…[N bytes cut]…`.
 //! 6. A key sent twice in one object is an error naming its path (a JSON object with equal keys
@@ -126,7 +130,7 @@ pub(crate) fn decode_with<T: DeserializeOwned>(
         return Ok(decoded);
     }
     let layout = prepare_slow(text, schema)?;
-    serde_json::from_str(&layout.text).map_err(|error| layout.diagnose(&error))
+    serde_json::from_str(&layout.text).map_err(|error| layout.diagnose(&error, schema))
 }
 
 /// Whether `from_str` on `text` would decode what the full path decodes, when it succeeds (see
@@ -406,7 +410,7 @@ impl Layout {
     }
 
     /// The error of decoding [`Layout::text`], with the path serde_json's line points to.
-    fn diagnose(&self, error: &serde_json::Error) -> ArgumentError {
+    fn diagnose(&self, error: &serde_json::Error, schema: &Value) -> ArgumentError {
         let line = error.line();
         let mut message = error.to_string();
         if line != 0 {
@@ -437,8 +441,134 @@ impl Layout {
             let len = value_at(&self.value, &path).and_then(Value::as_array).map_or(0, Vec::len);
             message = format!("invalid length {len}, expected fewer elements in array");
         }
+        // serde reports a value it buffered (a tagged enum's, a flattened struct's) on the line
+        // of the enclosing value, or on none: the schema finds the value at fault below it.
+        if error.classify() == serde_json::error::Category::Data
+            && (message.starts_with("invalid type: ") || message.starts_with("invalid value: "))
+            && let Some(at) = value_at(&self.value, &path)
+            && (at.is_object() || at.is_array())
+            && let Some(node) = schema_at(&self.value, schema, schema, &path)
+        {
+            let mut below = path.clone();
+            if find_fault(at, node, schema, &mut below, &|value, node| !fits(value, node)) {
+                path = below;
+            }
+        }
+        // A missing field of a buffered value: the object below that lacks it.
+        if let Some(field) = message.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`'))
+            && let Some(at) = value_at(&self.value, &path)
+            && let Some(node) = schema_at(&self.value, schema, schema, &path)
+        {
+            let mut below = path.clone();
+            if find_fault(at, node, schema, &mut below, &|value, node| lacks(value, node, field)) {
+                path = below;
+            }
+        }
         ArgumentError::Invalid { path: format_path(&path), message: shorten(message) }
     }
+}
+
+/// Extends `path` to the first value in `value` (depth first, in input order) that `at_fault`
+/// says is at fault, given its schema node (references resolved, the variant of a tagged union
+/// selected); `false` when none is.
+fn find_fault(
+    value: &Value,
+    node: &Value,
+    root: &Value,
+    path: &mut Vec<Segment>,
+    at_fault: &dyn Fn(&Value, &Value) -> bool,
+) -> bool {
+    let Some(node) = resolve(root, node) else { return false };
+    let node = select_branch(value, node, root).0;
+    if at_fault(value, node) {
+        return true;
+    }
+    let children: Vec<(Segment, &Value, &Value)> = match value {
+        Value::Object(map) => map
+            .iter()
+            .filter_map(|(key, v)| Some((Segment::Key(key.clone()), v, property_schema(node, key)?)))
+            .collect(),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .filter_map(|(index, item)| Some((Segment::Index(index), item, item_schema(node, index)?)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    for (segment, child, schema) in children {
+        path.push(segment);
+        if find_fault(child, schema, root, path, at_fault) {
+            return true;
+        }
+        path.pop();
+    }
+    false
+}
+
+/// Whether `value` is an object that lacks `field` although its schema `node` requires it.
+fn lacks(value: &Value, node: &Value, field: &str) -> bool {
+    let required = node.get("required").and_then(Value::as_array);
+    value.as_object().is_some_and(|map| !map.contains_key(field))
+        && required.is_some_and(|r| r.iter().any(|k| k == field))
+}
+
+/// The schema node of the value at `path` in `value` (references resolved, the variant of a
+/// tagged union selected by the value); `None` where the schema does not say.
+fn schema_at<'a>(value: &Value, node: &'a Value, root: &'a Value, path: &[Segment]) -> Option<&'a Value> {
+    let (mut value, mut node) = (value, node);
+    for segment in path {
+        let here = select_branch(value, resolve(root, node)?, root).0;
+        (value, node) = match segment {
+            Segment::Key(key) => (value.get(key.as_str())?, property_schema(here, key)?),
+            Segment::Index(index) => (value.get(*index)?, item_schema(here, *index)?),
+        };
+    }
+    resolve(root, node)
+}
+
+/// The schema of property `key` of an object node: listed, or the map's value schema.
+fn property_schema<'a>(node: &'a Value, key: &str) -> Option<&'a Value> {
+    node.get("properties")
+        .and_then(|p| p.get(key))
+        .or_else(|| node.get("additionalProperties").filter(|a| a.is_object()))
+        .or_else(|| node.get("patternProperties").and_then(Value::as_object).and_then(|p| p.values().next()))
+}
+
+/// The schema of item `index` of an array node: its tuple position, or the list's item schema.
+fn item_schema(node: &Value, index: usize) -> Option<&Value> {
+    node.get("prefixItems").and_then(|t| t.get(index)).or_else(|| node.get("items").filter(|i| i.is_object()))
+}
+
+/// Whether `value` has a JSON type the node's `type` allows, lies within its `minimum` and
+/// `maximum`, and is one of its `enum` / its `const`. A node without these allows anything.
+fn fits(value: &Value, node: &Value) -> bool {
+    let kind_fits = |kind: &str| match kind {
+        "null" => value.is_null(),
+        "boolean" => value.is_boolean(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "string" => value.is_string(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        _ => true,
+    };
+    let type_fits = match node.get("type") {
+        Some(Value::String(kind)) => kind_fits(kind),
+        Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).any(kind_fits),
+        _ => true,
+    };
+    let number = value.as_f64();
+    let above_minimum = match (number, node.get("minimum").and_then(Value::as_f64)) {
+        (Some(n), Some(min)) => n >= min,
+        _ => true,
+    };
+    let below_maximum = match (number, node.get("maximum").and_then(Value::as_f64)) {
+        (Some(n), Some(max)) => n <= max,
+        _ => true,
+    };
+    let listed = node.get("enum").and_then(Value::as_array).is_none_or(|values| values.contains(value));
+    let constant = node.get("const").is_none_or(|c| c == value);
+    type_fits && above_minimum && below_maximum && listed && constant
 }
 
 /// The longest error message kept whole, in bytes: serde quotes the value at fault

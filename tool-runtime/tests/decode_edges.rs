@@ -173,3 +173,107 @@ async fn a_tuple_with_an_extra_element_still_says_so_on_the_full_path() {
         "invalid arguments for `pair`: `pair`: invalid length 3, expected fewer elements in array"
     );
 }
+
+/// What to do with a file.
+#[allow(dead_code)] // Read through `Debug`, in the tool's text.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(tag = "op")]
+enum Op {
+    /// Read it.
+    Read {
+        /// The path.
+        path: String,
+    },
+    /// Count its lines.
+    Count {
+        /// At most this many.
+        limit: u8,
+    },
+}
+
+/// A choice with its content beside the tag.
+#[allow(dead_code)] // Read through `Debug`, in the tool's text.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(tag = "t", content = "c")]
+enum Adjacent {
+    /// An item.
+    A(Item),
+    /// A small number.
+    B {
+        /// The number.
+        x: u8,
+    },
+}
+
+/// A name.
+#[allow(dead_code)] // Read through `Debug`, in the tool's text.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Base {
+    /// The name.
+    name: String,
+}
+
+/// A name and a size.
+#[allow(dead_code)] // Read through `Debug`, in the tool's text.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Sized {
+    #[serde(flatten)]
+    base: Base,
+    /// The size.
+    size: u8,
+}
+
+/// Does things to files.
+#[tool]
+fn act(
+    /// The operation.
+    op: Option<Op>,
+    /// A choice.
+    adj: Option<Adjacent>,
+    /// A named size.
+    sized: Option<Sized>,
+) -> String {
+    format!("{op:?} {adj:?} {sized:?}")
+}
+
+async fn act_with(arguments: &str) -> String {
+    let registry = Registry::builder().tool(act::TOOL).build().unwrap();
+    registry.call(&ToolCall::new("call_1", "act", arguments), &ToolContext::new()).await.text().into_owned()
+}
+
+#[tokio::test]
+async fn a_wrong_value_in_an_internally_tagged_variant_names_its_path() {
+    assert_eq!(
+        act_with(r#"{"op":{"op":"Read","path":5}}"#).await,
+        "invalid arguments for `act`: `op.path`: invalid type: integer `5`, expected a string"
+    );
+}
+
+#[tokio::test]
+async fn a_value_out_of_range_in_an_internally_tagged_variant_names_its_path() {
+    assert_eq!(
+        act_with(r#"{"op":{"op":"Count","limit":300}}"#).await,
+        "invalid arguments for `act`: `op.limit`: invalid value: integer `300`, expected u8"
+    );
+}
+
+#[tokio::test]
+async fn a_wrong_value_in_the_content_of_an_adjacently_tagged_variant_names_its_path() {
+    assert_eq!(
+        act_with(r#"{"adj":{"t":"B","c":{"x":300}}}"#).await,
+        "invalid arguments for `act`: `adj.c.x`: invalid value: integer `300`, expected u8"
+    );
+}
+
+#[tokio::test]
+async fn a_wrong_value_in_a_flattened_struct_names_its_path() {
+    assert_eq!(
+        act_with(r#"{"sized":{"name":5,"size":1}}"#).await,
+        "invalid arguments for `act`: `sized.name`: invalid type: integer `5`, expected a string"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_field_of_a_tagged_variant_names_the_field() {
+    assert_eq!(act_with(r#"{"op":{"op":"Read"}}"#).await, "invalid arguments for `act`: missing field `op.path`");
+}
