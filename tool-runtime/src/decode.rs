@@ -42,7 +42,12 @@
 //! pass over the text checks every key against the schema (without allocating), then the
 //! arguments are decoded straight from the text. For the struct `#[tool]` generates, which refuses
 //! unknown fields itself, and a flat schema (no property holds an object the schema describes),
-//! the key-check pass is skipped unless the text holds a `null`. Anything the fast path does not
+//! the key-check pass is skipped, also when the text holds a `null` (what OpenAI's strict mode
+//! sends for every optional argument left out): `#[tool]` refuses `#[arg(default)]` on an
+//! `Option`, so `null` decodes as `None` there as an absent argument does, and any other `null`
+//! fails `from_str` and goes down the full path, which drops it (rule 3). (A type alias of
+//! `Option` with `#[arg(default = ..)]`, which the macro cannot see through, reads `null` as
+//! `None` instead of the default.) Anything the fast path does not
 //! handle alike (a `null`, a union (`oneOf`/`anyOf`/`allOf`), a tuple, an object whose schema is
 //! not closed, an unknown field, any decoding error) sends the call down the full path: the text
 //! is parsed into a `serde_json::Value`, checked (rules 2 to 4), and written back as text in a
@@ -134,14 +139,15 @@ pub(crate) fn decode_with<T: DeserializeOwned>(
 }
 
 /// Whether `from_str` on `text` would decode what the full path decodes, when it succeeds (see
-/// the module docs). Without `check_keys`, the schema is flat and `T` refuses unknown keys, so
-/// only a `null` (which the full path may drop) needs the key-check pass.
+/// the module docs). Without `check_keys`, the schema is flat and `T` is the struct `#[tool]`
+/// generates, which refuses unknown keys itself and has no default on an `Option`, so `from_str`
+/// alone decides.
 fn fast_path_applies(text: &str, schema: &Value, check_keys: bool) -> bool {
     // Rule 2: serde would take an array for a struct.
     if !text.trim_start().starts_with('{') {
         return false;
     }
-    if !check_keys && !text.contains("null") {
+    if !check_keys {
         return true;
     }
     let mut checker = serde_json::Deserializer::from_str(text);

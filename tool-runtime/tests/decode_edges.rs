@@ -277,3 +277,16 @@ async fn a_wrong_value_in_a_flattened_struct_names_its_path() {
 async fn a_missing_field_of_a_tagged_variant_names_the_field() {
     assert_eq!(act_with(r#"{"op":{"op":"Read"}}"#).await, "invalid arguments for `act`: missing field `op.path`");
 }
+
+#[tokio::test]
+async fn null_for_an_optional_argument_of_a_flat_schema_is_none_as_in_strict_mode() {
+    assert_eq!(call("search", r#"{"query":"q","limit":null}"#).await.text(), "q None");
+}
+
+#[tokio::test]
+async fn null_for_a_required_argument_of_a_flat_schema_names_it() {
+    assert_eq!(
+        call("search", r#"{"query":null,"limit":null}"#).await.text(),
+        "invalid arguments for `search`: `query`: invalid type: null, expected a string"
+    );
+}
