@@ -290,3 +290,23 @@ async fn null_for_a_required_argument_of_a_flat_schema_names_it() {
         "invalid arguments for `search`: `query`: invalid type: null, expected a string"
     );
 }
+
+/// Takes items by file name.
+#[tool]
+fn by_file(
+    /// Items by file name.
+    files: BTreeMap<String, Item>,
+) -> String {
+    files.keys().cloned().collect::<Vec<_>>().join(",")
+}
+
+#[tokio::test]
+async fn a_key_with_a_dot_is_quoted_in_the_path_of_an_error() {
+    let registry = Registry::builder().tool(by_file::TOOL).build().unwrap();
+    let call = ToolCall::new("call_1", "by_file", r#"{"files":{"a.rs":{"id":1,"idd":2}}}"#);
+    let message = registry.call(&call, &ToolContext::new()).await;
+    assert_eq!(
+        message.text(),
+        r#"invalid arguments for `by_file`: unknown field `files["a.rs"].idd`; expected one of `id`"#
+    );
+}
