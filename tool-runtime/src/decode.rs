@@ -41,13 +41,10 @@
 //! hand-written code. Most calls take a fast path that never builds a `serde_json::Value`: one
 //! pass over the text checks every key against the schema (without allocating), then the
 //! arguments are decoded straight from the text. For the struct `#[tool]` generates, which refuses
-//! unknown fields itself, and a flat schema (no property holds an object the schema describes),
-//! the key-check pass is skipped, also when the text holds a `null` (what OpenAI's strict mode
-//! sends for every optional argument left out): `#[tool]` refuses `#[arg(default)]` on an
-//! `Option`, so `null` decodes as `None` there as an absent argument does, and any other `null`
-//! fails `from_str` and goes down the full path, which drops it (rule 3). (A type alias of
-//! `Option` with `#[arg(default = ..)]`, which the macro cannot see through, reads `null` as
-//! `None` instead of the default.) Anything the fast path does not
+//! unknown fields itself, and a flat schema (every property a scalar, an enum, or an array of them),
+//! the key-check pass is skipped unless the text holds a `null` (a type that takes `null`, such
+//! as a `serde_json::Value` or a `Box<Option<T>>` with a default, would decode it where the full
+//! path drops it for the default). Anything the fast path does not
 //! handle alike (a `null`, a union (`oneOf`/`anyOf`/`allOf`), a tuple, an object whose schema is
 //! not closed, an unknown field, any decoding error) sends the call down the full path: the text
 //! is parsed into a `serde_json::Value`, checked (rules 2 to 4), and written back as text in a
@@ -100,8 +97,25 @@ impl Decoding {
             && schema
                 .get("properties")
                 .and_then(Value::as_object)
-                .is_some_and(|p| p.values().all(|v| !has_nested_keywords(v, false)));
+                .is_some_and(|p| p.values().all(|v| !has_nested_keywords(v, false) && definite(v)));
         Self { schema, flat }
+    }
+}
+
+/// Whether a property schema says what its values are without allowing an object: a scalar
+/// `type`, an `enum` or `const`, or an array of such items. A schema that allows anything (a
+/// `serde_json::Value`: `true`, `{}`) is not: an object there may hold a key sent twice, which
+/// only the full path finds.
+fn definite(node: &Value) -> bool {
+    if node.get("enum").is_some() || node.get("const").is_some() {
+        return true;
+    }
+    let scalar = |kind: &str| !matches!(kind, "object" | "array");
+    match node.get("type") {
+        Some(Value::String(kind)) if kind == "array" => node.get("items").is_some_and(definite),
+        Some(Value::String(kind)) => scalar(kind),
+        Some(Value::Array(kinds)) => kinds.iter().all(|k| k.as_str().is_some_and(scalar)),
+        _ => false,
     }
 }
 
@@ -139,15 +153,15 @@ pub(crate) fn decode_with<T: DeserializeOwned>(
 }
 
 /// Whether `from_str` on `text` would decode what the full path decodes, when it succeeds (see
-/// the module docs). Without `check_keys`, the schema is flat and `T` is the struct `#[tool]`
-/// generates, which refuses unknown keys itself and has no default on an `Option`, so `from_str`
-/// alone decides.
+/// the module docs). Without `check_keys`, the schema is flat and `T` refuses unknown keys, so
+/// only a `null` (which the full path may drop, giving an argument its default) needs the
+/// key-check pass.
 fn fast_path_applies(text: &str, schema: &Value, check_keys: bool) -> bool {
     // Rule 2: serde would take an array for a struct.
     if !text.trim_start().starts_with('{') {
         return false;
     }
-    if !check_keys {
+    if !check_keys && !text.contains("null") {
         return true;
     }
     let mut checker = serde_json::Deserializer::from_str(text);
@@ -299,6 +313,18 @@ impl<'de> Visitor<'de> for KeyCheck<'_> {
             // which alone decides what a `null` there means.
             return Err(serde::de::Error::custom("an object without a closed schema is left to the full path"));
         }
+        if let (None, Some(values)) = (properties, values) {
+            // A map: serde keeps the last of two equal keys (a struct refuses them itself), so a
+            // key sent twice is left to the full path, which names it.
+            let mut seen = std::collections::HashSet::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if !seen.insert(key) {
+                    return Err(serde::de::Error::custom("a key sent twice is left to the full path"));
+                }
+                map.next_value_seed(KeyCheck { node: values, root: self.root })?;
+            }
+            return Ok(());
+        }
         while let Some(property) = map.next_key_seed(KeyLookup { properties, closed })? {
             let node = property.or(values).unwrap_or(&ANY);
             map.next_value_seed(KeyCheck { node, root: self.root })?;
@@ -448,15 +474,19 @@ impl Layout {
             message = format!("invalid length {len}, expected fewer elements in array");
         }
         // serde reports a value it buffered (a tagged enum's, a flattened struct's) on the line
-        // of the enclosing value, or on none: the schema finds the value at fault below it.
+        // of the enclosing value, or on none: the value at fault below it is the first that the
+        // message names and the schema refuses, else the first that the message names; when no
+        // value there is the one the message names, the enclosing path stays.
         if error.classify() == serde_json::error::Category::Data
-            && (message.starts_with("invalid type: ") || message.starts_with("invalid value: "))
+            && ["invalid type: ", "invalid value: ", "unknown variant `"].iter().any(|p| message.starts_with(p))
             && let Some(at) = value_at(&self.value, &path)
             && (at.is_object() || at.is_array())
             && let Some(node) = schema_at(&self.value, schema, schema, &path)
         {
             let mut below = path.clone();
-            if find_fault(at, node, schema, &mut below, &|value, node| !fits(value, node)) {
+            let refused = |value: &Value, node: &Value| names_value(&message, value) && !fits(value, node);
+            let named = |value: &Value, _: &Value| names_value(&message, value);
+            if find_fault(at, node, schema, &mut below, &refused) || find_fault(at, node, schema, &mut below, &named) {
                 path = below;
             }
         }
@@ -543,6 +573,21 @@ fn property_schema<'a>(node: &'a Value, key: &str) -> Option<&'a Value> {
 /// The schema of item `index` of an array node: its tuple position, or the list's item schema.
 fn item_schema(node: &Value, index: usize) -> Option<&Value> {
     node.get("prefixItems").and_then(|t| t.get(index)).or_else(|| node.get("items").filter(|i| i.is_object()))
+}
+
+/// Whether serde's `message` names `value` as the one it did not expect (`invalid type: string
+/// "x"`, `invalid value: integer `300``, `unknown variant `x``, `invalid type: map`, ...).
+fn names_value(message: &str, value: &Value) -> bool {
+    let renderings = match value {
+        Value::String(text) => vec![format!("string {text:?}"), format!("unknown variant `{text}`")],
+        Value::Number(n) if n.is_f64() => vec![format!("floating point `{n}`")],
+        Value::Number(n) => vec![format!("integer `{n}`")],
+        Value::Bool(b) => vec![format!("boolean `{b}`")],
+        Value::Null => vec!["invalid type: null".to_owned()],
+        Value::Object(_) => vec!["invalid type: map".to_owned()],
+        Value::Array(_) => vec!["invalid type: sequence".to_owned()],
+    };
+    renderings.iter().any(|r| message.contains(r.as_str()))
 }
 
 /// Whether `value` has a JSON type the node's `type` allows, lies within its `minimum` and
@@ -696,13 +741,22 @@ fn select_branch<'a>(value: &Value, node: &'a Value, root: &'a Value) -> (&'a Va
         }
     }
     // An externally tagged enum (`{"Circle":{..}}`): the branch whose one required property is
-    // the object's one key.
+    // the object's one key, when no other branch lists that key (an untagged enum whose variants
+    // share a field is left to the caller).
     if let Value::Object(map) = value
         && map.len() == 1
         && let Some((key, _)) = map.iter().next()
     {
         for union in ["oneOf", "anyOf"] {
             let Some(Value::Array(branches)) = node.get(union) else { continue };
+            let listing = branches
+                .iter()
+                .filter_map(|b| resolve(root, b))
+                .filter(|b| b.get("properties").and_then(|p| p.get(key.as_str())).is_some())
+                .count();
+            if listing > 1 {
+                continue;
+            }
             for branch in branches.iter().filter_map(|b| resolve(root, b)) {
                 let one_required = branch
                     .get("required")
@@ -806,24 +860,53 @@ fn unknown_by_schema(
     }
 }
 
-/// The variants of a union (`anyOf`/`oneOf`) when every one is a closed object
-/// (`additionalProperties: false`); `None` for any other node. Used when no variant was selected
-/// by a tag: for an untagged enum, and for an externally tagged one whose key names no variant
-/// (`{"Triangle":..}`: an unknown field that lists the variants).
+/// The variants an object can match in a union (`anyOf`/`oneOf`), when every one is a closed
+/// object (`additionalProperties: false`): nested unions are opened, and variants that cannot be
+/// an object (`null`, a string, a number, an `enum` of them) are left out. `None` when a variant
+/// could be an object the schema does not close (then serde alone decides), or for any other
+/// node. Used when no variant was selected by a tag: for an untagged enum, and for an externally
+/// tagged one whose key names no variant (`{"Triangle":..}`: an unknown field that lists them).
 fn closed_object_variants<'a>(node: &'a Value, root: &'a Value) -> Option<Vec<&'a Map<String, Value>>> {
-    let branches = ["anyOf", "oneOf"].iter().find_map(|k| node.get(*k).and_then(Value::as_array))?;
-    branches
-        .iter()
-        .map(|b| {
-            let branch = resolve(root, b)?;
-            let closed = branch.get("additionalProperties") == Some(&Value::Bool(false));
-            branch.get("properties").and_then(Value::as_object).filter(|_| closed)
-        })
-        .collect()
+    fn collect<'a>(
+        node: &'a Value,
+        root: &'a Value,
+        depth: usize,
+        out: &mut Vec<&'a Map<String, Value>>,
+    ) -> Option<()> {
+        let node = resolve(root, node)?;
+        if let Some(branches) = ["anyOf", "oneOf"].iter().find_map(|k| node.get(*k).and_then(Value::as_array)) {
+            if depth > 8 {
+                return None;
+            }
+            return branches.iter().try_for_each(|b| collect(b, root, depth + 1, out));
+        }
+        let kinds: Vec<&str> = match node.get("type") {
+            Some(Value::String(kind)) => vec![kind.as_str()],
+            Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let values_not_objects = node
+            .get("enum")
+            .and_then(Value::as_array)
+            .map(|values| values.iter().all(|v| !v.is_object()))
+            .or_else(|| node.get("const").map(|c| !c.is_object()));
+        if values_not_objects == Some(true) || (!kinds.is_empty() && !kinds.contains(&"object")) {
+            // Cannot be an object.
+            return Some(());
+        }
+        let closed = node.get("additionalProperties") == Some(&Value::Bool(false));
+        out.push(node.get("properties").and_then(Value::as_object).filter(|_| closed)?);
+        Some(())
+    }
+    node.get("anyOf").or_else(|| node.get("oneOf"))?;
+    let mut variants = Vec::new();
+    collect(node, root, 0, &mut variants)?;
+    (!variants.is_empty()).then_some(variants)
 }
 
-/// [`unknown_by_schema`] for an object sent for an untagged union of closed objects: a field is
-/// known when a variant lists it (and is checked against the first such variant's schema).
+/// [`unknown_by_schema`] for an object sent for a union of closed objects: nothing is unknown when
+/// one variant takes the whole object (its keys and, below them, theirs); otherwise a key no
+/// variant lists is unknown, and a key some variant lists is checked against the first such.
 fn unknown_in_variants(
     map: &Map<String, Value>,
     variants: &[&Map<String, Value>],
@@ -831,6 +914,19 @@ fn unknown_in_variants(
     path: &mut Vec<Segment>,
     unknown: &mut Unknown,
 ) -> Option<ArgumentError> {
+    let takes_all = |properties: &&Map<String, Value>| {
+        map.iter().all(|(key, v)| {
+            properties.get(key).is_some_and(|property| {
+                let mut below = Unknown::default();
+                let mut at = path.clone();
+                at.push(Segment::Key(key.clone()));
+                unknown_by_schema(v, property, root, &mut at, &mut below).is_none() && below.paths.is_empty()
+            })
+        })
+    };
+    if variants.iter().any(takes_all) {
+        return None;
+    }
     for (key, v) in map {
         path.push(Segment::Key(key.clone()));
         match variants.iter().find_map(|properties| properties.get(key)) {

@@ -326,14 +326,17 @@ pub(crate) enum Segment {
     Index(usize),
 }
 
-/// Formats a path as `filter.name`, `items[2].id`; a key holding `.`, `[`, `]` or `"` (or empty)
+/// Formats a path as `filter.name`, `items[2].id`; a key holding `.`, `[`, `]`, `"`, a backtick or a
+/// control character (or empty)
 /// is written as a quoted JSON string in brackets: `files["a.rs"].id`.
 pub(crate) fn format_path(path: &[Segment]) -> String {
     let mut out = String::new();
     for segment in path {
         match segment {
             // A key that could read as more than one segment (`a.b`, `a[0]`, empty) is quoted.
-            Segment::Key(key) if key.is_empty() || key.contains(['.', '[', ']', '"']) => {
+            Segment::Key(key)
+                if key.is_empty() || key.contains(['.', '[', ']', '"', '`']) || key.contains(char::is_control) =>
+            {
                 out.push('[');
                 out.push_str(&Value::String(key.clone()).to_string());
                 out.push(']');
