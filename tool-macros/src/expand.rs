@@ -223,7 +223,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
                     instances.push(quote_spanned!(arg.written.span()=> #decoded));
                     param
                 });
-                let (field, default) = field(arg, generic.as_ref(), &field_vis);
+                let (field, default) = field(arg, generic.as_ref(), &field_vis, private);
                 fields.push(field);
                 defaults.extend(default);
                 let ident = &arg.ident;
@@ -406,7 +406,12 @@ fn call(
 /// One field of the generated arguments struct (of the type `generic` or, for an argument with a
 /// default, its own type), and the function giving its default value when it has
 /// `#[arg(default = expr)]`.
-fn field(arg: &Arg, generic: Option<&syn::Ident>, vis: &TokenStream) -> (TokenStream, Option<TokenStream>) {
+fn field(
+    arg: &Arg,
+    generic: Option<&syn::Ident>,
+    vis: &TokenStream,
+    private: &TokenStream,
+) -> (TokenStream, Option<TokenStream>) {
     let ident = &arg.ident;
     let decoded = &arg.decoded;
     let ty = match generic {
@@ -418,10 +423,29 @@ fn field(arg: &Arg, generic: Option<&syn::Ident>, vis: &TokenStream) -> (TokenSt
         quote!(#[doc = #doc])
     });
     let rename = arg.rename.as_ref().map(|rename| quote!(#[serde(rename = #rename)]));
+    // `null` reads as the default, as an absent argument does (decoding drops a `null` for an
+    // argument that is not required; this keeps the same for the one pass over the text).
+    let null_fn = format_ident!("__null_default_{}", unraw(ident));
+    let null_fn_name = null_fn.to_string();
+    let null_default = |fallback: TokenStream| {
+        quote! {
+            fn #null_fn<'de, __D: #private::serde::Deserializer<'de>>(
+                __deserializer: __D,
+            ) -> ::core::result::Result<#ty, __D::Error> {
+                ::core::result::Result::Ok(
+                    <::core::option::Option<#ty> as #private::serde::Deserialize>::deserialize(__deserializer)?
+                        .#fallback,
+                )
+            }
+        }
+    };
     let (default, default_fn) = match &arg.default {
         None => (None, None),
         Some(default) => match &default.expr {
-            None => (Some(quote!(#[serde(default)])), None),
+            None => (
+                Some(quote!(#[serde(default, deserialize_with = #null_fn_name)])),
+                Some(null_default(quote!(unwrap_or_default()))),
+            ),
             Some(expr) => {
                 let fn_ident = format_ident!("__default_{}", unraw(ident));
                 let fn_name = fn_ident.to_string();
@@ -432,12 +456,14 @@ fn field(arg: &Arg, generic: Option<&syn::Ident>, vis: &TokenStream) -> (TokenSt
                     }
                     _ => quote!(#expr),
                 };
+                let null_default = null_default(quote!(unwrap_or_else(#fn_ident)));
                 (
-                    Some(quote!(#[serde(default = #fn_name)])),
+                    Some(quote!(#[serde(default = #fn_name, deserialize_with = #null_fn_name)])),
                     Some(quote! {
                         fn #fn_ident() -> #ty {
                             #value
                         }
+                        #null_default
                     }),
                 )
             }
@@ -725,17 +751,28 @@ mod tests {
     }
 
     #[test]
-    fn a_default_expression_becomes_a_serde_default_function() {
+    fn a_default_expression_becomes_a_serde_default_function_that_null_also_reads_as() {
         let model = model(quote!(
             fn page(#[arg(default = "x", rename = "p")] p: String) -> String {
                 p
             }
         ));
-        let (field, default_fn) = field(first_arg(&model), None, &quote!());
-        assert_tokens(&field, &quote!(#[serde(rename = "p")] #[serde(default = "__default_p")] p: String));
+        let (field, default_fn) = field(first_arg(&model), None, &quote!(), &quote!(::p));
+        assert_tokens(
+            &field,
+            &quote!(#[serde(rename = "p")] #[serde(default = "__default_p", deserialize_with = "__null_default_p")] p: String),
+        );
         let expected = quote! {
             fn __default_p() -> String {
                 ::core::convert::From::from("x")
+            }
+            fn __null_default_p<'de, __D: ::p::serde::Deserializer<'de>>(
+                __deserializer: __D,
+            ) -> ::core::result::Result<String, __D::Error> {
+                ::core::result::Result::Ok(
+                    <::core::option::Option<String> as ::p::serde::Deserialize>::deserialize(__deserializer)?
+                        .unwrap_or_else(__default_p),
+                )
             }
         };
         assert_tokens(&default_fn.unwrap(), &expected);
@@ -746,7 +783,8 @@ mod tests {
         let model = model(quote!(
             fn f(#[arg(description = "The page.")] page: &str) {}
         ));
-        let (field, default_fn) = field(first_arg(&model), Some(&format_ident!("__A0")), &quote!(pub(super)));
+        let (field, default_fn) =
+            field(first_arg(&model), Some(&format_ident!("__A0")), &quote!(pub(super)), &quote!(::p));
         assert_tokens(&field, &quote!(#[doc = "The page."] pub(super) page: __A0));
         assert!(default_fn.is_none());
     }

@@ -42,9 +42,10 @@
 //! pass over the text checks every key against the schema (without allocating), then the
 //! arguments are decoded straight from the text. For the struct `#[tool]` generates, which refuses
 //! unknown fields itself, and a flat schema (every property a scalar, an enum, or an array of them),
-//! the key-check pass is skipped unless the text holds a `null` (a type that takes `null`, such
-//! as a `serde_json::Value` or a `Box<Option<T>>` with a default, would decode it where the full
-//! path drops it for the default). Anything the fast path does not
+//! the key-check pass is skipped, also when the text holds a `null` (what OpenAI's strict mode
+//! sends for every optional argument left out): that struct reads `null` as the default of an
+//! argument that has one (`#[arg(default)]`), as the full path does by dropping it, and as `None`
+//! for an `Option`. Anything the fast path does not
 //! handle alike (a `null`, a union (`oneOf`/`anyOf`/`allOf`), a tuple, an object whose schema is
 //! not closed, an unknown field, any decoding error) sends the call down the full path: the text
 //! is parsed into a `serde_json::Value`, checked (rules 2 to 4), and written back as text in a
@@ -153,15 +154,15 @@ pub(crate) fn decode_with<T: DeserializeOwned>(
 }
 
 /// Whether `from_str` on `text` would decode what the full path decodes, when it succeeds (see
-/// the module docs). Without `check_keys`, the schema is flat and `T` refuses unknown keys, so
-/// only a `null` (which the full path may drop, giving an argument its default) needs the
-/// key-check pass.
+/// the module docs). Without `check_keys`, the schema is flat and `T` is the struct `#[tool]`
+/// generates, which refuses unknown keys itself and reads `null` as the default of an argument
+/// that has one, so `from_str` alone decides.
 fn fast_path_applies(text: &str, schema: &Value, check_keys: bool) -> bool {
     // Rule 2: serde would take an array for a struct.
     if !text.trim_start().starts_with('{') {
         return false;
     }
-    if !check_keys && !text.contains("null") {
+    if !check_keys {
         return true;
     }
     let mut checker = serde_json::Deserializer::from_str(text);
