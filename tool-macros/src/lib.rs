@@ -2,8 +2,8 @@
 //! generated code names only `::tool_runtime::__private` (or the `crate = path` option's), so a
 //! user crate needs no direct dependency on serde, schemars, tokio or inventory.
 //!
-//! The work is in plain `proc_macro2` modules: [`options`] and [`model`] parse and check,
-//! [`expand`] generates code; errors from every step are collected and reported together, and the
+//! The work is in plain `proc_macro2` modules: `options` and `model` parse and check,
+//! `expand` generates code; errors from every step are collected and reported together, and the
 //! user's function is always emitted so that one mistake does not cascade.
 
 mod docs;
