@@ -169,94 +169,100 @@ fn fast_path_applies(text: &str, schema: &Value, check_keys: bool) -> bool {
     KeyCheck { node: schema, root: schema }.deserialize(&mut checker).is_ok() && checker.end().is_ok()
 }
 
-/// The `Visitor` methods of a walk over JSON text that lets every scalar pass (a `null` is each
-/// walk's own choice).
-macro_rules! scalars_pass {
-    () => {
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a JSON value")
-        }
-
-        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-            Ok(())
-        }
-
-        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-            Ok(())
-        }
-
-        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-            Ok(())
-        }
-
-        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-            Ok(())
-        }
-
-        fn visit_str<E>(self, _: &str) -> Result<(), E> {
-            Ok(())
-        }
-    };
-}
-
-/// The path of the first key that an object of `text` (valid JSON) holds twice.
-fn duplicate_key(text: &str) -> Option<Vec<Segment>> {
-    let found = std::cell::RefCell::new(None);
+/// Parses `text` into a `Value` in one pass, refusing an object that holds a key twice (a `Value`
+/// would keep only the last of the two values): the error then names the key's path.
+fn parse_arguments(text: &str) -> Result<Value, ArgumentError> {
+    let duplicate = std::cell::RefCell::new(None);
     let mut path = Vec::new();
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let _ = DuplicateCheck { path: &mut path, found: &found }.deserialize(&mut deserializer);
-    found.into_inner()
+    let parsed = ValueSeed { path: &mut path, duplicate: &duplicate }
+        .deserialize(&mut deserializer)
+        .and_then(|value| deserializer.end().map(|()| value));
+    if let Some(path) = duplicate.into_inner() {
+        return Err(ArgumentError::Invalid {
+            path: format_path(&path),
+            message: "the field is sent twice; send each field once".to_owned(),
+        });
+    }
+    parsed.map_err(|e| ArgumentError::Syntax { message: e.to_string() })
 }
 
-/// Walks a JSON value and stops at the first object key seen twice, recording its path.
-struct DuplicateCheck<'p> {
+/// Builds a `Value` as `serde_json` does, and stops at the first object key seen twice, recording
+/// its path.
+struct ValueSeed<'p> {
     path: &'p mut Vec<Segment>,
-    found: &'p std::cell::RefCell<Option<Vec<Segment>>>,
+    duplicate: &'p std::cell::RefCell<Option<Vec<Segment>>>,
 }
 
-impl<'de> DeserializeSeed<'de> for DuplicateCheck<'_> {
-    type Value = ();
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
+    type Value = Value;
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
         deserializer.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for DuplicateCheck<'_> {
-    type Value = ();
+impl<'de> Visitor<'de> for ValueSeed<'_> {
+    type Value = Value;
 
-    scalars_pass!();
-
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let mut index = 0;
+    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::String(value.to_owned()))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Value, E> {
+        Ok(Value::String(value))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
         loop {
-            self.path.push(Segment::Index(index));
-            let next = seq.next_element_seed(DuplicateCheck { path: &mut *self.path, found: self.found });
+            self.path.push(Segment::Index(items.len()));
+            let next = seq.next_element_seed(ValueSeed { path: &mut *self.path, duplicate: self.duplicate });
             self.path.pop();
-            if next?.is_none() {
-                return Ok(());
+            match next? {
+                Some(item) => items.push(item),
+                None => return Ok(Value::Array(items)),
             }
-            index += 1;
         }
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut keys: std::collections::HashSet<String> = std::collections::HashSet::new();
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             self.path.push(Segment::Key(key.clone()));
-            if keys.contains(&key) {
-                *self.found.borrow_mut() = Some(self.path.clone());
-                return Err(serde::de::Error::custom("duplicate key"));
+            if object.contains_key(&key) {
+                *self.duplicate.borrow_mut() = Some(self.path.clone());
+                return Err(serde::de::Error::custom("a key sent twice"));
             }
-            map.next_value_seed(DuplicateCheck { path: &mut *self.path, found: self.found })?;
+            let value = map.next_value_seed(ValueSeed { path: &mut *self.path, duplicate: self.duplicate })?;
             self.path.pop();
-            keys.insert(key);
+            object.insert(key, value);
         }
-        Ok(())
+        Ok(Value::Object(object))
     }
 }
 
@@ -283,7 +289,29 @@ impl<'de> DeserializeSeed<'de> for KeyCheck<'_> {
 impl<'de> Visitor<'de> for KeyCheck<'_> {
     type Value = ();
 
-    scalars_pass!();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
 
     fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
         Err(E::custom("null is left to the full path"))
@@ -365,19 +393,13 @@ impl<'s> Visitor<'_> for KeyLookup<'s> {
     }
 }
 
-/// The full path up to decoding, without `T`: parses the text into a `Value`, checks it is an
+/// The full path up to decoding, without `T`: parses the text into a `Value` (refusing a key sent
+/// twice, rule 6), checks it is an
 /// object (rule 2), drops optional nulls (rule 3) and finds unknown fields by the schema (rule 4),
 /// then writes the cleaned value back as text in the [`Layout`] that maps serde_json's error
 /// line to a path (rule 5).
 fn prepare_slow(text: &str, schema: &Value) -> Result<Layout, ArgumentError> {
-    let mut value: Value = serde_json::from_str(text).map_err(|e| ArgumentError::Syntax { message: e.to_string() })?;
-    // A `Value` keeps the last of two equal keys: the first value would be lost unseen.
-    if let Some(path) = duplicate_key(text) {
-        return Err(ArgumentError::Invalid {
-            path: format_path(&path),
-            message: "the field is sent twice; send each field once".to_owned(),
-        });
-    }
+    let mut value = parse_arguments(text)?;
     if !value.is_object() {
         return Err(ArgumentError::NotAnObject { found: kind_of(&value) });
     }

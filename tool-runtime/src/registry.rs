@@ -131,8 +131,8 @@ impl Registry {
         let run = async {
             let (outcome, call_ctx) = match self.admit(call, ctx).await {
                 Admission::Run(index) => {
-                    let call_ctx = ctx.for_call(&call.id, self.names[index].clone(), &self.scope);
-                    (self.execute(&*self.tools[index], call, &call_ctx).await, Some(call_ctx))
+                    let (outcome, call_ctx) = self.run_admitted(index, call, ctx).await;
+                    (outcome, Some(call_ctx))
                 }
                 Admission::Refuse(error) => (Err(error), None),
                 Admission::Stop(reason) => (Err(ToolError::PermissionDenied { tool: call.name.clone(), reason }), None),
@@ -141,29 +141,37 @@ impl Registry {
             match &self.output {
                 None => message,
                 // Boxed: keeps the future of a call without an output layer small.
-                Some(_) => Box::pin(self.apply_output(message, call, ctx, call_ctx)).await,
+                Some(layer) => Box::pin(self.finish_output(layer, message, call, ctx, call_ctx)).await,
             }
         };
         if span.is_disabled() { run.await } else { run.instrument(span.clone()).await }
     }
 
-    /// With an [output layer](RegistryBuilder::output): stores the message in the output cache,
-    /// sets its `output_ref` and holds it to the per-message cap. `call_ctx` is the call's own
-    /// context when the call ran.
-    async fn apply_output(
+    /// Runs the admitted call of `self.tools[index]` in a context of its own, and returns that
+    /// context with the outcome (the output layer finishes the message in it).
+    async fn run_admitted(
         &self,
+        index: usize,
+        call: &ToolCall,
+        ctx: &ToolContext,
+    ) -> (Result<ToolResult, ToolError>, ToolContext) {
+        let call_ctx = ctx.for_call(&call.id, self.names[index].clone(), &self.scope);
+        (self.execute(&*self.tools[index], call, &call_ctx).await, call_ctx)
+    }
+
+    /// The [output layer](RegistryBuilder::output)'s finish of one message: stored in the output
+    /// cache, `output_ref` set, held to the per-message cap. `call_ctx` is the context the call
+    /// ran in; a call that did not run gets one.
+    async fn finish_output(
+        &self,
+        layer: &crate::output::OutputLayer,
         message: ToolMessage,
         call: &ToolCall,
         ctx: &ToolContext,
         call_ctx: Option<ToolContext>,
     ) -> ToolMessage {
-        match &self.output {
-            Some(layer) => {
-                let call_ctx = call_ctx.unwrap_or_else(|| self.context_for(call, ctx));
-                layer.finish(message, &call_ctx).await
-            }
-            None => message,
-        }
+        let call_ctx = call_ctx.unwrap_or_else(|| self.context_for(call, ctx));
+        layer.finish(message, &call_ctx).await
     }
 
     /// The per-call context of `call`: its tool's shared name when the tool exists, else a copy of
@@ -176,9 +184,9 @@ impl Registry {
         ctx.for_call(&call.id, name, &self.scope)
     }
 
-    /// With an output layer: every message of a turn as in [`Registry::apply_output`], then the
-    /// turn budget shared across them.
-    /// A message comes with the context its call ran in, when it ran (else one is made).
+    /// With an output layer: every message of a turn as in [`Registry::finish_output`] (each
+    /// comes with the context its call ran in, when it ran), then the turn budget shared across
+    /// them.
     async fn apply_output_to_turn(
         &self,
         messages: Vec<(ToolMessage, Option<ToolContext>)>,
@@ -188,8 +196,7 @@ impl Registry {
         let Some(layer) = &self.output else { return messages.into_iter().map(|(message, _)| message).collect() };
         let mut finished = Vec::with_capacity(messages.len());
         for ((message, call_ctx), call) in messages.into_iter().zip(calls) {
-            let call_ctx = call_ctx.unwrap_or_else(|| self.context_for(call, ctx));
-            finished.push(layer.finish(message, &call_ctx).await);
+            finished.push(self.finish_output(layer, message, call, ctx, call_ctx).await);
         }
         layer.apply_turn(&mut finished);
         finished
@@ -298,8 +305,7 @@ impl Registry {
             let (call, span) = (&calls[i], &spans[i]);
             async move {
                 let started = (!span.is_disabled()).then(Instant::now);
-                let call_ctx = ctx.for_call(&call.id, self.names[tool].clone(), &self.scope);
-                let outcome = self.execute(&*self.tools[tool], call, &call_ctx).await;
+                let (outcome, call_ctx) = self.run_admitted(tool, call, ctx).await;
                 (i, (self.finish(call, outcome, span, started), Some(call_ctx)))
             }
             .instrument(span.clone())

@@ -7,7 +7,7 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use super::error::FsError;
 use super::limits::{FS_LIMITS, FsLimits};
-use super::scan::{ScanError, Scanned, scan_lines};
+use super::scan::{ScanError, ScanSummary, Scanned, scan_lines};
 use super::text::{cut_graphemes, metadata_footer, unhashed_metadata_footer};
 use crate::sandbox::{SANDBOX, Sandbox};
 
@@ -41,8 +41,8 @@ pub fn read(
     if limit == 0 {
         return Err(FsError::TooSmall { field: "limit", value: 0, min: 1 });
     }
-    let file = open_text_file(&sandbox, &file_path)?;
-    let (size, stop_early) = scan_plan(&file, &file_path, &limits)?;
+    let (file, size) = open_text_file(&sandbox, &file_path)?;
+    let stop_early = size > limits.read_whole_file_scan_max_bytes;
 
     let mut body = String::new();
     let mut cut_lines: Vec<usize> = Vec::new();
@@ -108,10 +108,7 @@ pub fn read(
             )),
         }
     }
-    footers.push(match &summary {
-        Some(summary) => metadata_footer(&summary.sha256),
-        None => unhashed_metadata_footer(size, limits.read_whole_file_scan_max_bytes),
-    });
+    footers.push(read_metadata(summary.as_ref(), size, &limits));
     Ok(format!("{body}\n\n{}", footers.join("\n")))
 }
 
@@ -149,8 +146,8 @@ pub fn read_line(
             max: limits.read_line_max_graphemes,
         });
     }
-    let file = open_text_file(&sandbox, &file_path)?;
-    let (size, stop_early) = scan_plan(&file, &file_path, &limits)?;
+    let (file, size) = open_text_file(&sandbox, &file_path)?;
+    let stop_early = size > limits.read_whole_file_scan_max_bytes;
     let mut found: Option<String> = None;
     let scanned = scan(&file_path, "read", file, line_number - 1, usize::MAX, stop_early, |line| {
         found = Some(String::from_utf8_lossy(line.bytes).into_owned());
@@ -159,8 +156,8 @@ pub fn read_line(
     // A pass stops early only after handing the line over, so a line past the end is always found
     // by a pass that read every byte, and its error gives the exact line count.
     let (text, footer) = match (found, scanned) {
-        (Some(text), Scanned::Whole(summary)) => (text, metadata_footer(&summary.sha256)),
-        (Some(text), Scanned::Stopped) => (text, unhashed_metadata_footer(size, limits.read_whole_file_scan_max_bytes)),
+        (Some(text), Scanned::Whole(summary)) => (text, read_metadata(Some(&summary), size, &limits)),
+        (Some(text), Scanned::Stopped) => (text, read_metadata(None, size, &limits)),
         (None, scanned) => {
             let lines = match scanned {
                 Scanned::Whole(summary) => summary.lines,
@@ -187,11 +184,12 @@ pub fn read_line(
     Ok(out)
 }
 
-/// Resolves `path` through the sandbox and opens it as a regular file for reading.
+/// Resolves `path` through the sandbox and opens it as a regular file for reading; with its size in
+/// bytes.
 ///
 /// # Errors
 /// The sandbox's, [`FsError::FileNotFound`], [`FsError::IsDirectory`], [`FsError::Io`].
-pub(crate) fn open_text_file(sandbox: &Sandbox, path: &str) -> Result<File, FsError> {
+pub(crate) fn open_text_file(sandbox: &Sandbox, path: &str) -> Result<(File, u64), FsError> {
     let real = sandbox.resolve(path)?;
     let metadata = std::fs::metadata(&real).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => FsError::FileNotFound { path: path.to_owned() },
@@ -203,17 +201,17 @@ pub(crate) fn open_text_file(sandbox: &Sandbox, path: &str) -> Result<File, FsEr
     if !metadata.is_file() {
         return Err(FsError::Io { path: path.to_owned(), message: "not a regular file".to_owned() });
     }
-    File::open(&real).map_err(|e| FsError::io(path, &e))
+    let file = File::open(&real).map_err(|e| FsError::io(path, &e))?;
+    Ok((file, metadata.len()))
 }
 
-/// The size of the open `file` in bytes, and whether a pass over it may stop early: it may when the
-/// file is over [`FsLimits::read_whole_file_scan_max_bytes`].
-///
-/// # Errors
-/// [`FsError::Io`] when the file's metadata cannot be read.
-fn scan_plan(file: &File, path: &str, limits: &FsLimits) -> Result<(u64, bool), FsError> {
-    let size = file.metadata().map_err(|e| FsError::io(path, &e))?.len();
-    Ok((size, size > limits.read_whole_file_scan_max_bytes))
+/// The `[read_metadata]` footer of a file of `size` bytes: its hash when the pass read every byte
+/// (`summary`), else why there is none.
+fn read_metadata(summary: Option<&ScanSummary>, size: u64, limits: &FsLimits) -> String {
+    match summary {
+        Some(summary) => metadata_footer(&summary.sha256),
+        None => unhashed_metadata_footer(size, limits.read_whole_file_scan_max_bytes),
+    }
 }
 
 /// [`scan_lines`] with its errors as the model reads them.
