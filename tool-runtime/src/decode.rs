@@ -39,7 +39,8 @@
 //!
 //! The arguments type's `Deserialize` is instantiated once, with serde_json's `from_str`, as in
 //! hand-written code. Most calls take a fast path that never builds a `serde_json::Value`: one
-//! pass over the text checks every key against the schema (without allocating), then the
+//! pass over the text checks every key against the schema (allocating only the keys of maps, to
+//! find one sent twice), then the
 //! arguments are decoded straight from the text. For the struct `#[tool]` generates, which refuses
 //! unknown fields itself, and a flat schema (every property a scalar, an enum, or an array of them),
 //! the key-check pass is skipped, also when the text holds a `null` (what OpenAI's strict mode
@@ -85,8 +86,8 @@ pub fn decode_arguments<'s, T: DeserializeOwned>(
 pub(crate) struct Decoding {
     /// The schema arguments are decoded against.
     pub(crate) schema: Value,
-    /// The root is a closed object none of whose properties can hold an object the schema
-    /// describes (no nested `properties`, `additionalProperties`, `$ref` or union): only the
+    /// The root is a closed object whose properties are all scalars, enums or arrays of them (see
+    /// `definite`; no nested `properties`, `additionalProperties`, `$ref` or union): only the
     /// root's keys need checking.
     pub(crate) flat: bool,
 }
