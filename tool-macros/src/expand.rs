@@ -292,6 +292,10 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
             )
         }
     };
+    // A function that takes neither the context nor a dependency never reads the context: the
+    // registry then skips deriving a per-call one.
+    let context_free =
+        model.params.iter().all(|p| matches!(p, Param::Arg(_) | Param::Input { .. })).then(|| quote!(.context_free()));
     let call = call(model, blocking, &static_ident, &call_args, private);
     let out = quote_spanned!(model.output_span=> __out);
     let convert = conversion(&model.output, &out, private, model.output_span, options.output_schema.is_present());
@@ -367,6 +371,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
                 __tool_invoke,
             )
             #with_output_schema
+            #context_free
         };
 
         #private::inventory::submit! {

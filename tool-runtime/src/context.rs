@@ -27,6 +27,12 @@ impl Memo {
         slots.entry(id).or_default().clone()
     }
 
+    /// The value made for `id`, when there is one (a slot still being filled has none).
+    fn ready(&self, id: &'static str) -> Option<AnyValue> {
+        let slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        slots.get(id).and_then(|slot| slot.get().cloned())
+    }
+
     /// Forgets every value (they are dropped once no call holds them any more).
     pub(crate) fn clear(&self) {
         self.slots.lock().unwrap_or_else(PoisonError::into_inner).clear();
@@ -314,13 +320,18 @@ impl ToolContext {
             chain.push(key.id());
             return Err(self.found_cycle(&chain));
         }
-        let mut nested = self.clone();
-        nested.chain.push(key.id());
-        let path = nested.path.get_or_insert_with(ResolutionPath::new).clone();
         let (memo, registry) = match key.scope() {
             Scope::Call => (self.call.as_ref().map(|c| &c.memo), None),
             Scope::Registry => (self.registry.as_ref().map(|r| &r.memo), self.registry.as_ref()),
         };
+        // A value made already is handed out as it is (one lock), without a nested context or a
+        // resolution path.
+        if let Some(value) = memo.and_then(|memo| memo.ready(key.id())) {
+            return self.downcast(&value, key);
+        }
+        let mut nested = self.clone();
+        nested.chain.push(key.id());
+        let path = nested.path.get_or_insert_with(ResolutionPath::new).clone();
         let Some(memo) = memo else {
             // Outside a call (no memo table): create a fresh value each time.
             return key.create(&nested).await.map_err(|e| self.create_error(&path, key.id(), e));
@@ -347,6 +358,22 @@ impl ToolContext {
             .await
             .map_err(|e| self.create_error(&path, key.id(), e))?;
         self.downcast(value, key)
+    }
+
+    /// The value a call of the registry with this `registry` scope would get for the
+    /// registry-scoped `key` without creating anything: this context's override, the registry's
+    /// override, or the value the registry made already. `None` when it would have to be created
+    /// (or `key` is call-scoped and not overridden): resolve it in a per-call context then.
+    pub(crate) fn ready_in<T>(&self, registry: &RegistryScope, key: &DependencyKey<T>) -> Option<T>
+    where
+        T: Clone + Send + Sync + 'static,
+    {
+        let value = match self.shared.overrides.get(key.id()).or_else(|| registry.overrides.get(key.id())) {
+            Some(value) => value.clone(),
+            None if key.scope() == Scope::Registry => registry.memo.ready(key.id())?,
+            None => return None,
+        };
+        value.downcast_ref::<T>().cloned()
     }
 
     /// Overrides and memo slots are only filled through the typed API with the key's own `T`; a

@@ -77,7 +77,7 @@ pub enum ToolError {
         /// The tool's name.
         tool: String,
         /// The limit, in milliseconds.
-        ms: u128,
+        ms: u64,
     },
     /// The registry was closed ([`Registry::close`](crate::Registry::close)); no tool runs any more.
     #[error("tool `{tool}` did not run: the registry is closed; build a new registry to serve more calls")]

@@ -7,6 +7,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures::FutureExt;
+use futures::future::BoxFuture;
 use tokio::time::Instant;
 use tracing::Instrument;
 
@@ -41,7 +42,10 @@ pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
     /// `tools[i]`'s name, shared with every call's context.
     names: Vec<Arc<str>>,
-    index: HashMap<Arc<str>, usize>,
+    /// Name -> index in `tools`. foldhash: the keys are the registry's own names (a model's
+    /// name is only looked up, never inserted), so a hash that resists chosen collisions buys
+    /// nothing here and SipHash would be most of the lookup's cost.
+    index: HashMap<Arc<str>, usize, foldhash::fast::RandomState>,
     definitions: OnceLock<Vec<ToolDefinition>>,
     scope: Arc<RegistryScope>,
     policy: Arc<dyn PermissionPolicy>,
@@ -58,6 +62,110 @@ enum Admission {
     Refuse(ToolError),
     /// Denied with [`Permission::DenyAndStop`]: the reason.
     Stop(String),
+}
+
+/// What [`Registry::admit_now`] decided: an [`Admission`], or the index of the tool whose
+/// policy's [`check`](PermissionPolicy::check) must be awaited ([`PermissionPolicy::check_now`]
+/// gave `None`).
+type AdmittedNow = Result<Admission, usize>;
+
+/// The future [`Registry::call`] returns: the call starts on the first poll
+/// ([`Registry::start_call`]), and what does not finish there goes on in a boxed future.
+struct CallFuture<'a> {
+    registry: &'a Registry,
+    call: &'a ToolCall,
+    ctx: &'a ToolContext,
+    state: CallState<'a>,
+}
+
+enum CallState<'a> {
+    /// Not polled yet.
+    Start,
+    /// The message, made on the first poll.
+    Ready(ToolMessage),
+    /// The rest of the call.
+    Rest(BoxFuture<'a, ToolMessage>),
+    /// The message was handed out.
+    Done,
+}
+
+impl Future for CallFuture<'_> {
+    type Output = ToolMessage;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<ToolMessage> {
+        let this = self.get_mut();
+        if let CallState::Start = this.state {
+            this.state = this.registry.start_call(this.call, this.ctx, cx);
+        }
+        match &mut this.state {
+            CallState::Rest(rest) => {
+                let message = std::task::ready!(rest.as_mut().poll(cx));
+                this.state = CallState::Done;
+                std::task::Poll::Ready(message)
+            }
+            CallState::Ready(_) => match std::mem::replace(&mut this.state, CallState::Done) {
+                CallState::Ready(message) => std::task::Poll::Ready(message),
+                _ => unreachable!(),
+            },
+            CallState::Start | CallState::Done => panic!("`Registry::call` polled after it finished"),
+        }
+    }
+}
+
+/// The messages of a batch as its calls finish, at their calls' indexes, with the context each
+/// call ran in when an output layer will finish them there.
+struct Turn {
+    messages: Vec<Option<ToolMessage>>,
+    /// Empty without an output layer.
+    contexts: Vec<Option<ToolContext>>,
+}
+
+impl Turn {
+    fn new(calls: usize, keep_contexts: bool) -> Self {
+        let mut messages = Vec::with_capacity(calls);
+        messages.resize_with(calls, || None);
+        let mut contexts = Vec::new();
+        if keep_contexts {
+            contexts.resize_with(calls, || None);
+        }
+        Self { messages, contexts }
+    }
+
+    fn put(&mut self, i: usize, message: ToolMessage, call_ctx: Option<ToolContext>) {
+        self.messages[i] = Some(message);
+        if let Some(slot) = self.contexts.get_mut(i) {
+            *slot = call_ctx;
+        }
+    }
+}
+
+/// A tool's future under `catch_unwind`, as [`Registry::start_inline`] polled it.
+type Running<'a> = futures::future::CatchUnwind<AssertUnwindSafe<BoxFuture<'a, Result<ToolResult, ToolError>>>>;
+
+/// What [`Registry::start_inline`] did with a call.
+enum Started<'a> {
+    /// The tool finished on its first poll.
+    Finished(Result<ToolResult, ToolError>),
+    /// The tool's future, polled once, not finished.
+    Running(Running<'a>),
+    /// Not started: the call needs the full path.
+    NotInline,
+}
+
+/// A permission policy's panic as a refusal: a broken policy must not let calls through.
+fn policy_panicked(payload: Box<dyn std::any::Any + Send>) -> Permission {
+    Permission::Deny(format!("the permission policy panicked: {}", lifecycle::panic_message(payload.as_ref())))
+}
+
+/// The outcome of a tool's future run under `catch_unwind`: a panic becomes
+/// [`ToolError::Panicked`].
+fn caught(
+    call: &ToolCall,
+    outcome: std::thread::Result<Result<ToolResult, ToolError>>,
+) -> Result<ToolResult, ToolError> {
+    outcome.unwrap_or_else(|payload| {
+        Err(ToolError::Panicked { tool: call.name.clone(), message: lifecycle::panic_message(payload.as_ref()) })
+    })
 }
 
 impl Registry {
@@ -124,39 +232,144 @@ impl Registry {
     ///
     /// A policy's [`Permission::DenyAndStop`] reads like a denial here; use
     /// [`call_batch`](Registry::call_batch) (also with one call) to learn that the turn stopped.
-    pub async fn call(&self, call: &ToolCall, ctx: &ToolContext) -> ToolMessage {
+    pub fn call<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        ctx: &'a ToolContext,
+    ) -> impl Future<Output = ToolMessage> + Send + 'a {
+        CallFuture { registry: self, call, ctx, state: CallState::Start }
+    }
+
+    /// The first poll of a call. The common call (no `tracing` subscriber records it, the policy
+    /// answers at once through [`PermissionPolicy::check_now`], and the tool can start inline, see
+    /// [`Registry::start_inline`]) runs here without a future of its own, and a tool that finishes
+    /// on its first poll (most do) gives the message at once. Anything else continues in a boxed
+    /// future: [`Registry::call_in_full`], the wait for a tool that did not finish on its first
+    /// poll, or the output layer's finish when the output store is not made yet.
+    fn start_call<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        ctx: &'a ToolContext,
+        cx: &mut std::task::Context<'_>,
+    ) -> CallState<'a> {
         let span = call_span(call, ctx);
+        if !span.is_disabled() {
+            return CallState::Rest(Box::pin(self.call_in_full(call, ctx, span, None)));
+        }
+        let admission = self.admit_now(call, ctx);
+        let Ok(Admission::Run(index)) = admission else {
+            return CallState::Rest(Box::pin(self.call_in_full(call, ctx, span, Some(admission))));
+        };
+        let outcome = match self.start_inline(index, call, ctx, &span, cx) {
+            Started::Finished(outcome) => outcome,
+            Started::Running(run) => {
+                return CallState::Rest(Box::pin(async move {
+                    let outcome = Self::wait_running(run, call, ctx).await;
+                    let message = self.finish(call, outcome, &tracing::Span::none(), None);
+                    match &self.output {
+                        None => message,
+                        Some(layer) => self.finish_output(layer, message, call, ctx, None).await,
+                    }
+                }));
+            }
+            Started::NotInline => {
+                return CallState::Rest(Box::pin(self.call_in_full(call, ctx, span, Some(admission))));
+            }
+        };
+        let message = self.finish(call, outcome, &span, None);
+        match &self.output {
+            None => CallState::Ready(message),
+            Some(layer) => match self.ready_store(ctx) {
+                Some(store) => CallState::Ready(layer.finish_message(message, &*store)),
+                None => CallState::Rest(Box::pin(self.finish_output(layer, message, call, ctx, None))),
+            },
+        }
+    }
+
+    /// Starts the admitted call of `self.tools[index]` inline, polling the tool's future once in
+    /// `cx`, when nothing else has to happen around it: no `tracing` subscriber records `span`,
+    /// the tool does not [read its context](Tool::reads_context) (it runs with `ctx`), there is no
+    /// time limit and no argument repair, and the caller's token is not cancelled.
+    /// [`Started::NotInline`] otherwise: [`Registry::run_admitted`] runs it in full.
+    fn start_inline<'a>(
+        &'a self,
+        index: usize,
+        call: &'a ToolCall,
+        ctx: &'a ToolContext,
+        span: &tracing::Span,
+        cx: &mut std::task::Context<'_>,
+    ) -> Started<'a> {
+        let tool = &*self.tools[index];
+        if !span.is_disabled()
+            || tool.reads_context()
+            || tool.timeout().or(self.default_timeout).is_some()
+            || !self.repair.is_none()
+            || ctx.is_cancelled()
+        {
+            return Started::NotInline;
+        }
+        let mut run = AssertUnwindSafe(tool.call(&call.arguments, ctx)).catch_unwind();
+        match std::pin::Pin::new(&mut run).poll(cx) {
+            std::task::Poll::Ready(outcome) => Started::Finished(caught(call, outcome)),
+            std::task::Poll::Pending => Started::Running(run),
+        }
+    }
+
+    /// Waits for a call [`Registry::start_inline`] started whose tool did not finish on its first
+    /// poll, racing the caller's cancellation token.
+    async fn wait_running(run: Running<'_>, call: &ToolCall, ctx: &ToolContext) -> Result<ToolResult, ToolError> {
+        match Self::wait(run.map(Ok), call, ctx).await {
+            Ok(outcome) => caught(call, outcome),
+            Err(cancelled) => Err(cancelled),
+        }
+    }
+
+    /// [`Registry::call`] for every kind of call, in `span`. `admission` is what
+    /// [`Registry::admit_now`] decided already, if it was asked.
+    async fn call_in_full(
+        &self,
+        call: &ToolCall,
+        ctx: &ToolContext,
+        span: tracing::Span,
+        admission: Option<AdmittedNow>,
+    ) -> ToolMessage {
         // The duration is only measured for someone to see it (two clock reads a call).
         let started = (!span.is_disabled()).then(Instant::now);
         let run = async {
-            let (outcome, call_ctx) = match self.admit(call, ctx).await {
-                Admission::Run(index) => {
-                    let (outcome, call_ctx) = self.run_admitted(index, call, ctx).await;
-                    (outcome, Some(call_ctx))
-                }
+            let admission = match admission {
+                Some(Ok(admission)) => admission,
+                Some(Err(index)) => self.ask(index, call, ctx).await,
+                None => self.admit(call, ctx).await,
+            };
+            let (outcome, call_ctx) = match admission {
+                Admission::Run(index) => self.run_admitted(index, call, ctx).await,
                 Admission::Refuse(error) => (Err(error), None),
                 Admission::Stop(reason) => (Err(ToolError::PermissionDenied { tool: call.name.clone(), reason }), None),
             };
             let message = self.finish(call, outcome, &span, started);
             match &self.output {
                 None => message,
-                // Boxed: keeps the future of a call without an output layer small.
-                Some(layer) => Box::pin(self.finish_output(layer, message, call, ctx, call_ctx)).await,
+                Some(layer) => self.finish_output(layer, message, call, ctx, call_ctx).await,
             }
         };
         if span.is_disabled() { run.await } else { run.instrument(span.clone()).await }
     }
 
     /// Runs the admitted call of `self.tools[index]` in a context of its own, and returns that
-    /// context with the outcome (the output layer finishes the message in it).
+    /// context with the outcome (the output layer finishes the message in it). A tool that does
+    /// not [read its context](Tool::reads_context) runs with `ctx` and gets none.
     async fn run_admitted(
         &self,
         index: usize,
         call: &ToolCall,
         ctx: &ToolContext,
-    ) -> (Result<ToolResult, ToolError>, ToolContext) {
+    ) -> (Result<ToolResult, ToolError>, Option<ToolContext>) {
+        let tool = &*self.tools[index];
+        if !tool.reads_context() {
+            return (self.execute(tool, call, ctx, false).await, None);
+        }
         let call_ctx = ctx.for_call(&call.id, self.names[index].clone(), &self.scope);
-        (self.execute(&*self.tools[index], call, &call_ctx).await, call_ctx)
+        (self.execute(tool, call, &call_ctx, true).await, Some(call_ctx))
     }
 
     /// The [output layer](RegistryBuilder::output)'s finish of one message: stored in the output
@@ -170,8 +383,20 @@ impl Registry {
         ctx: &ToolContext,
         call_ctx: Option<ToolContext>,
     ) -> ToolMessage {
-        let call_ctx = call_ctx.unwrap_or_else(|| self.context_for(call, ctx));
+        let call_ctx = match call_ctx {
+            Some(call_ctx) => call_ctx,
+            None => match self.ready_store(ctx) {
+                Some(store) => return layer.finish_message(message, &*store),
+                None => self.context_for(call, ctx),
+            },
+        };
         layer.finish(message, &call_ctx).await
+    }
+
+    /// The output store as a call of this registry would resolve it, when that needs no `create`
+    /// (made already, or overridden); `None` when it has to be resolved in a per-call context.
+    fn ready_store(&self, ctx: &ToolContext) -> Option<Arc<dyn crate::output::OutputStore>> {
+        ctx.ready_in(&self.scope, &crate::output::OUTPUT_STORE)
     }
 
     /// The per-call context of `call`: its tool's shared name when the tool exists, else a copy of
@@ -187,15 +412,12 @@ impl Registry {
     /// With an output layer: every message of a turn as in [`Registry::finish_output`] (each
     /// comes with the context its call ran in, when it ran), then the turn budget shared across
     /// them.
-    async fn apply_output_to_turn(
-        &self,
-        messages: Vec<(ToolMessage, Option<ToolContext>)>,
-        calls: &[ToolCall],
-        ctx: &ToolContext,
-    ) -> Vec<ToolMessage> {
-        let Some(layer) = &self.output else { return messages.into_iter().map(|(message, _)| message).collect() };
+    async fn apply_output_to_turn(&self, turn: Turn, calls: &[ToolCall], ctx: &ToolContext) -> Vec<ToolMessage> {
+        let messages: Vec<ToolMessage> = turn.messages.into_iter().flatten().collect();
+        let Some(layer) = &self.output else { return messages };
         let mut finished = Vec::with_capacity(messages.len());
-        for ((message, call_ctx), call) in messages.into_iter().zip(calls) {
+        let contexts = turn.contexts.into_iter().chain(std::iter::repeat_with(|| None));
+        for ((message, call_ctx), call) in messages.into_iter().zip(contexts).zip(calls) {
             finished.push(self.finish_output(layer, message, call, ctx, call_ctx).await);
         }
         layer.apply_turn(&mut finished);
@@ -228,7 +450,11 @@ impl Registry {
             if denied.is_some() {
                 break;
             }
-            let admission = self.admit(call, ctx).instrument(spans[i].clone()).await;
+            let admission = if spans[i].is_disabled() {
+                self.admit(call, ctx).await
+            } else {
+                self.admit(call, ctx).instrument(spans[i].clone()).await
+            };
             if let Admission::Stop(reason) = &admission {
                 denied = Some((i, reason.clone()));
             }
@@ -238,36 +464,32 @@ impl Registry {
         if let Some((stopper, reason)) = denied {
             let denied_tool = calls[stopper].name.clone();
             let mut admissions = admissions.into_iter();
-            let messages = calls
-                .iter()
-                .zip(&spans)
-                .enumerate()
-                .map(|(i, (call, span))| {
-                    let error = match admissions.next() {
-                        _ if i == stopper => {
-                            ToolError::PermissionDenied { tool: call.name.clone(), reason: reason.clone() }
-                        }
-                        Some(Admission::Refuse(error)) => error,
-                        _ => ToolError::TurnStopped {
-                            tool: call.name.clone(),
-                            denied_tool: denied_tool.clone(),
-                            reason: reason.clone(),
-                        },
-                    };
-                    (self.finish(call, Err(error), span, None), None)
-                })
-                .collect();
+            let mut turn = Turn::new(calls.len(), false);
+            for (i, (call, span)) in calls.iter().zip(&spans).enumerate() {
+                let error = match admissions.next() {
+                    _ if i == stopper => {
+                        ToolError::PermissionDenied { tool: call.name.clone(), reason: reason.clone() }
+                    }
+                    Some(Admission::Refuse(error)) => error,
+                    _ => ToolError::TurnStopped {
+                        tool: call.name.clone(),
+                        denied_tool: denied_tool.clone(),
+                        reason: reason.clone(),
+                    },
+                };
+                turn.put(i, self.finish(call, Err(error), span, None), None);
+            }
             let stop = TurnStop::Denied { tool_call_id: calls[stopper].id.clone(), tool_name: denied_tool, reason };
-            return Batch::new(self.apply_output_to_turn(messages, calls, ctx).await, Some(stop));
+            return Batch::new(self.apply_output_to_turn(turn, calls, ctx).await, Some(stop));
         }
 
-        let mut messages: Vec<Option<(ToolMessage, Option<ToolContext>)>> = vec![None; calls.len()];
+        let mut turn = Turn::new(calls.len(), self.output.is_some());
         let mut group: Vec<(usize, usize)> = Vec::new();
         for (i, admission) in admissions.into_iter().enumerate() {
             let error = match admission {
                 Admission::Run(tool) if self.tools[tool].sequential() => {
-                    self.run_group(std::mem::take(&mut group), calls, &spans, ctx, &mut messages).await;
-                    self.run_group(vec![(i, tool)], calls, &spans, ctx, &mut messages).await;
+                    self.run_group(std::mem::take(&mut group), calls, &spans, ctx, &mut turn).await;
+                    self.run_group(vec![(i, tool)], calls, &spans, ctx, &mut turn).await;
                     continue;
                 }
                 Admission::Run(tool) => {
@@ -278,72 +500,116 @@ impl Registry {
                 // Not reached: a stop ends the turn above. Still one message per call.
                 Admission::Stop(reason) => ToolError::PermissionDenied { tool: calls[i].name.clone(), reason },
             };
-            messages[i] = Some((self.finish(&calls[i], Err(error), &spans[i], None), None));
+            turn.put(i, self.finish(&calls[i], Err(error), &spans[i], None), None);
         }
-        self.run_group(group, calls, &spans, ctx, &mut messages).await;
+        self.run_group(group, calls, &spans, ctx, &mut turn).await;
 
-        let messages: Vec<(ToolMessage, Option<ToolContext>)> = messages.into_iter().flatten().collect();
-        let stop = messages
+        let stop = turn
+            .messages
             .iter()
-            .map(|(m, _)| m)
+            .flatten()
             .find(|m| m.done)
             .map(|m| TurnStop::Done { tool_call_id: m.tool_call_id.clone(), message: m.text().into_owned() });
-        Batch::new(self.apply_output_to_turn(messages, calls, ctx).await, stop)
+        Batch::new(self.apply_output_to_turn(turn, calls, ctx).await, stop)
     }
 
     /// Runs one group of calls concurrently and stores each message, with the context its call
     /// ran in, at its call's index. `group` holds (call index, tool index) pairs.
+    ///
+    /// Every call is polled for the first time in call order, inline (the calls that finish there,
+    /// most of them, need no future of their own); the others then run together.
     async fn run_group(
         &self,
         group: Vec<(usize, usize)>,
         calls: &[ToolCall],
         spans: &[tracing::Span],
         ctx: &ToolContext,
-        messages: &mut [Option<(ToolMessage, Option<ToolContext>)>],
+        turn: &mut Turn,
     ) {
-        let runs = group.into_iter().map(|(i, tool)| {
-            let (call, span) = (&calls[i], &spans[i]);
-            async move {
-                let started = (!span.is_disabled()).then(Instant::now);
-                let (outcome, call_ctx) = self.run_admitted(tool, call, ctx).await;
-                (i, (self.finish(call, outcome, span, started), Some(call_ctx)))
+        type Rest<'a> = BoxFuture<'a, (usize, (ToolMessage, Option<ToolContext>))>;
+        let mut rest: Vec<Rest<'_>> = Vec::new();
+        std::future::poll_fn(|cx| {
+            for &(i, tool) in &group {
+                let (call, span) = (&calls[i], &spans[i]);
+                let mut run: Rest<'_> = match self.start_inline(tool, call, ctx, span, cx) {
+                    Started::Finished(outcome) => {
+                        turn.put(i, self.finish(call, outcome, span, None), None);
+                        continue;
+                    }
+                    Started::Running(run) => {
+                        rest.push(Box::pin(async move {
+                            let outcome = Self::wait_running(run, call, ctx).await;
+                            (i, (self.finish(call, outcome, span, None), None))
+                        }));
+                        continue;
+                    }
+                    Started::NotInline => Box::pin(
+                        async move {
+                            let started = (!span.is_disabled()).then(Instant::now);
+                            let (outcome, call_ctx) = self.run_admitted(tool, call, ctx).await;
+                            (i, (self.finish(call, outcome, span, started), call_ctx))
+                        }
+                        .instrument(span.clone()),
+                    ),
+                };
+                // Its first poll here, in call order like the others.
+                match run.as_mut().poll(cx) {
+                    std::task::Poll::Ready((i, (message, call_ctx))) => turn.put(i, message, call_ctx),
+                    std::task::Poll::Pending => rest.push(run),
+                }
             }
-            .instrument(span.clone())
-        });
-        for (i, message) in futures::future::join_all(runs).await {
-            messages[i] = Some(message);
+            std::task::Poll::Ready(())
+        })
+        .await;
+        if !rest.is_empty() {
+            for (i, (message, call_ctx)) in futures::future::join_all(rest).await {
+                turn.put(i, message, call_ctx);
+            }
         }
     }
 
     /// Looks the tool up and asks the permission policy. Nothing of the call has run yet.
     async fn admit(&self, call: &ToolCall, ctx: &ToolContext) -> Admission {
+        match self.admit_now(call, ctx) {
+            Ok(admission) => admission,
+            Err(index) => self.ask(index, call, ctx).await,
+        }
+    }
+
+    /// What [`Registry::admit`] decides without waiting: the lookup, the closed registry, and the
+    /// policy's [`check_now`](PermissionPolicy::check_now); the tool's index when the policy has
+    /// to be awaited.
+    fn admit_now(&self, call: &ToolCall, ctx: &ToolContext) -> AdmittedNow {
         let Some(&index) = self.index.get(call.name.as_str()) else {
             let available = self.names().map(str::to_owned).collect();
-            return Admission::Refuse(ToolError::UnknownTool { name: call.name.clone(), available });
+            return Ok(Admission::Refuse(ToolError::UnknownTool { name: call.name.clone(), available }));
         };
         if self.closed.load(Ordering::Acquire) {
-            return Admission::Refuse(ToolError::RegistryClosed { tool: call.name.clone() });
+            return Ok(Admission::Refuse(ToolError::RegistryClosed { tool: call.name.clone() }));
         }
         let request = PermissionRequest { call, definition: self.tools[index].definition(), context: ctx };
-        let panicked = |payload: Box<dyn std::any::Any + Send>| {
-            Permission::Deny(format!("the permission policy panicked: {}", lifecycle::panic_message(payload.as_ref())))
-        };
         // A policy that answers at once is asked also when the call is cancelled already (it costs
-        // nothing; `execute` refuses the cancelled call, a lock saved per call). A policy that may
+        // nothing; the call is refused before it starts, a lock saved per call). A policy that may
         // wait is not asked for a cancelled call.
         // A policy that panics refuses: a broken policy must not let calls through.
         match std::panic::catch_unwind(AssertUnwindSafe(|| self.policy.check_now(request))) {
-            Ok(Some(decision)) => return self.admission(index, call, decision),
-            Ok(None) => {}
-            Err(payload) => return self.admission(index, call, panicked(payload)),
+            Ok(Some(decision)) => Ok(self.admission(index, call, decision)),
+            Ok(None) => Err(index),
+            Err(payload) => Ok(self.admission(index, call, policy_panicked(payload))),
         }
+    }
+
+    /// Asks the policy's [`check`](PermissionPolicy::check) about the call of `self.tools[index]`;
+    /// refused as cancelled when the caller's token is cancelled before it answers.
+    async fn ask(&self, index: usize, call: &ToolCall, ctx: &ToolContext) -> Admission {
         let cancelled = || Admission::Refuse(ToolError::Cancelled { tool: call.name.clone() });
         if ctx.is_cancelled() {
             return cancelled();
         }
+        let request = PermissionRequest { call, definition: self.tools[index].definition(), context: ctx };
         // Boxed: the waiting is the rare path, and keeps every call's future small.
         match Box::pin(self.ask_policy(request)).await {
-            Some(answer) => self.admission(index, call, answer.unwrap_or_else(panicked)),
+            Some(answer) => self.admission(index, call, answer.unwrap_or_else(policy_panicked)),
             None => cancelled(),
         }
     }
@@ -376,12 +642,23 @@ impl Registry {
 
     /// Runs an admitted call: decoding, dependencies and body, racing the cancellation token and
     /// the time limit, with panics caught.
-    /// `ctx` is the call's own context ([`ToolContext::for_call`]).
-    async fn execute(&self, tool: &dyn Tool, call: &ToolCall, ctx: &ToolContext) -> Result<ToolResult, ToolError> {
+    /// `ctx` is the call's own context ([`ToolContext::for_call`]) when `own`, else the caller's
+    /// (for a tool that does not read it).
+    async fn execute(
+        &self,
+        tool: &dyn Tool,
+        call: &ToolCall,
+        ctx: &ToolContext,
+        own: bool,
+    ) -> Result<ToolResult, ToolError> {
         if ctx.is_cancelled() {
             return Err(ToolError::Cancelled { tool: call.name.clone() });
         }
-        let repaired = self.repair.apply(&call.name, &call.arguments, &tool.definition().input_schema);
+        let repaired = if self.repair.is_none() {
+            None
+        } else {
+            self.repair.apply(&call.name, &call.arguments, &tool.definition().input_schema)
+        };
         let arguments = repaired.as_deref().unwrap_or(&call.arguments);
         let mut run = AssertUnwindSafe(tool.call(arguments, ctx)).catch_unwind();
         let outcome = match tool.timeout().or(self.default_timeout) {
@@ -394,9 +671,10 @@ impl Registry {
             },
             Some(limit) => {
                 let limited = async move {
-                    tokio::time::timeout(limit, run)
-                        .await
-                        .map_err(|_| ToolError::TimedOut { tool: call.name.clone(), ms: limit.as_millis() })
+                    tokio::time::timeout(limit, run).await.map_err(|_| ToolError::TimedOut {
+                        tool: call.name.clone(),
+                        ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
+                    })
                 };
                 Box::pin(Self::wait(limited, call, ctx)).await
             }
@@ -410,8 +688,10 @@ impl Registry {
             // Timed out, or cancelled while running.
             Err(stopped) => Err(stopped),
         };
-        if let Err(ToolError::TimedOut { .. }) = outcome {
+        if own && let Err(ToolError::TimedOut { .. }) = outcome {
             // Work the tool started on its own (a child process, a blocking thread) sees the end.
+            // (The caller's context is not the call's: a tool that does not read it started
+            // nothing that watches it.)
             ctx.cancel_call();
         }
         outcome

@@ -113,6 +113,14 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
+    /// `false` when the tool never reads the context it is called with (no `&ToolContext`
+    /// parameter and no dependency): the registry then calls it with the caller's context as it
+    /// is, instead of deriving a per-call context (an `Arc` holding a copy of the call id, made
+    /// and dropped on every call). Default `true`, which is always correct.
+    fn reads_context(&self) -> bool {
+        true
+    }
+
     /// Decodes `arguments` (raw JSON text, see [`crate::decode`]) and runs the tool.
     ///
     /// # Errors
@@ -155,6 +163,10 @@ impl<T: Tool + ?Sized> Tool for &'static T {
         (**self).timeout()
     }
 
+    fn reads_context(&self) -> bool {
+        (**self).reads_context()
+    }
+
     fn call<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>> {
         (**self).call(arguments, ctx)
     }
@@ -182,6 +194,8 @@ pub struct ToolSpec {
     schema: SchemaFn,
     output_schema: Option<fn() -> Value>,
     invoke: InvokeFn,
+    /// See [`Tool::reads_context`].
+    reads_context: bool,
     definition: OnceLock<ToolDefinition>,
     decoding: OnceLock<Decoding>,
 }
@@ -247,6 +261,7 @@ impl ToolSpec {
             schema,
             output_schema: None,
             invoke,
+            reads_context: true,
             definition: OnceLock::new(),
             decoding: OnceLock::new(),
         }
@@ -258,6 +273,15 @@ impl ToolSpec {
     #[must_use]
     pub const fn with_output_schema(mut self, output_schema: fn() -> Value) -> Self {
         self.output_schema = Some(output_schema);
+        self
+    }
+
+    /// Used by `#[tool]` for a function that takes neither a `&ToolContext` nor a dependency
+    /// ([`Tool::reads_context`] is then `false`); not meant to be called by hand.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn context_free(mut self) -> Self {
+        self.reads_context = false;
         self
     }
 
@@ -325,6 +349,10 @@ impl Tool for ToolSpec {
 
     fn timeout(&self) -> Option<Duration> {
         self.meta.timeout_ms.map(Duration::from_millis)
+    }
+
+    fn reads_context(&self) -> bool {
+        self.reads_context
     }
 
     fn call<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>> {

@@ -224,18 +224,20 @@ impl OutputLayer {
                 ),
             }
         }
-        let text_of = |message: &ToolMessage, part: Option<usize>| -> String {
+        fn text_of(message: &ToolMessage, part: Option<usize>) -> &str {
             match (&message.content, part) {
-                (MessageContent::Text(t), _) => t.clone(),
-                (MessageContent::Parts(parts), Some(p)) => parts[p].as_text().to_owned(),
-                (MessageContent::Parts(_), None) => String::new(),
+                (MessageContent::Text(t), _) => t,
+                (MessageContent::Parts(parts), Some(p)) => parts[p].as_text(),
+                (MessageContent::Parts(_), None) => "",
             }
-        };
-        let texts: Vec<String> = entries.iter().map(|&(m, p)| text_of(&messages[m], p)).collect();
+        }
+        // A turn within the budget is left as it is (nothing copied).
+        if entries.iter().map(|&(m, p)| text_of(&messages[m], p).len()).sum::<usize>() <= self.turn_bytes {
+            return;
+        }
         let outputs: Vec<TurnOutput<'_>> = entries
             .iter()
-            .zip(&texts)
-            .map(|(&(m, _), text)| TurnOutput { text, ref_id: messages[m].output_ref.as_deref() })
+            .map(|&(m, p)| TurnOutput { text: text_of(&messages[m], p), ref_id: messages[m].output_ref.as_deref() })
             .collect();
         let results = apply_turn_budget(&outputs, self.turn_bytes);
         drop(outputs);
