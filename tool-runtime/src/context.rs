@@ -1,6 +1,8 @@
 //! The context every tool call runs in.
 
-use std::collections::HashMap;
+/// The maps of dependency values, keyed by the keys' `'static` ids (never by a model's text, so
+/// foldhash's speed costs nothing in resistance to chosen collisions).
+type KeyMap<V> = std::collections::HashMap<&'static str, V, foldhash::fast::RandomState>;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
@@ -18,7 +20,7 @@ use crate::waits::{self, Waits};
 /// Memo slots, one per key id; a slot is created once and filled once.
 #[derive(Default)]
 pub(crate) struct Memo {
-    slots: Mutex<HashMap<&'static str, Arc<OnceCell<AnyValue>>>>,
+    slots: Mutex<KeyMap<Arc<OnceCell<AnyValue>>>>,
 }
 
 impl Memo {
@@ -43,7 +45,7 @@ impl Memo {
 /// values and the closes of those values, in creation order.
 #[derive(Default)]
 pub(crate) struct RegistryScope {
-    pub(crate) overrides: HashMap<&'static str, AnyValue>,
+    pub(crate) overrides: KeyMap<AnyValue>,
     pub(crate) memo: Memo,
     closers: Mutex<Vec<Closer>>,
     waits: Arc<Waits>,
@@ -81,7 +83,7 @@ pub enum ImageSupport {
 struct Shared {
     session_id: Option<String>,
     cancellation: CancellationToken,
-    overrides: HashMap<&'static str, AnyValue>,
+    overrides: KeyMap<AnyValue>,
     clock: Arc<dyn Clock>,
     images: ImageSupport,
     progress: Option<Arc<dyn ProgressListener>>,
@@ -92,7 +94,7 @@ impl Default for Shared {
         Self {
             session_id: None,
             cancellation: CancellationToken::new(),
-            overrides: HashMap::new(),
+            overrides: KeyMap::default(),
             clock: Arc::new(SystemClock),
             images: ImageSupport::Unknown,
             progress: None,
@@ -368,12 +370,13 @@ impl ToolContext {
     where
         T: Clone + Send + Sync + 'static,
     {
-        let value = match self.shared.overrides.get(key.id()).or_else(|| registry.overrides.get(key.id())) {
-            Some(value) => value.clone(),
-            None if key.scope() == Scope::Registry => registry.memo.ready(key.id())?,
-            None => return None,
-        };
-        value.downcast_ref::<T>().cloned()
+        if let Some(value) = self.shared.overrides.get(key.id()).or_else(|| registry.overrides.get(key.id())) {
+            return value.downcast_ref::<T>().cloned();
+        }
+        if key.scope() != Scope::Registry {
+            return None;
+        }
+        registry.memo.ready(key.id())?.downcast_ref::<T>().cloned()
     }
 
     /// Overrides and memo slots are only filled through the typed API with the key's own `T`; a

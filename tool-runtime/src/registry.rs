@@ -35,6 +35,13 @@ use crate::tool::{Tool, ToolDefinition, ToolSpec, registrations};
 /// `outcome` (`ok`, `done`, `error`, `denied`, `stopped`, `cancelled`, `timed_out`, `panicked`,
 /// `closed`) and `duration_ms` (from the start of the run, on tokio's clock).
 ///
+/// A tool that does not [read its context](Tool::reads_context) runs with the caller's context as
+/// it is; a tool that does gets a per-call context derived from it. When no `tracing` subscriber
+/// records the call, the policy answers through [`PermissionPolicy::check_now`] and a
+/// context-free tool without a time limit finishes on its first poll (most do), the whole call
+/// happens in the first poll of the future [`Registry::call`] returns, with nothing allocated
+/// beyond the tool's own future and the message.
+///
 /// # Lifecycle
 /// [`Registry::close`] (or dropping the registry) closes every tool ([`Tool::close`]) and every
 /// registry-scoped dependency value that declares a close, once each.
@@ -680,11 +687,7 @@ impl Registry {
             }
         };
         let outcome = match outcome {
-            Ok(Ok(result)) => result,
-            Ok(Err(payload)) => Err(ToolError::Panicked {
-                tool: call.name.clone(),
-                message: lifecycle::panic_message(payload.as_ref()),
-            }),
+            Ok(outcome) => caught(call, outcome),
             // Timed out, or cancelled while running.
             Err(stopped) => Err(stopped),
         };

@@ -49,8 +49,7 @@ async fn hasty() -> String {
 }
 
 /// The registry `outer` calls into.
-static INNER: LazyLock<Registry> =
-    LazyLock::new(|| Registry::builder().tool(hasty::TOOL).build().expect("one tool"));
+static INNER: LazyLock<Registry> = LazyLock::new(|| Registry::builder().tool(hasty::TOOL).build().expect("one tool"));
 
 /// Calls `hasty` through another registry with its own context, then says whether its own call
 /// was cancelled.
@@ -153,7 +152,8 @@ async fn a_policy_that_must_be_awaited_is_asked_once_a_call() {
     let ctx = ToolContext::new();
     let message = registry.call(&ToolCall::new("call_1", "add", r#"{"a":2,"b":3}"#), &ctx).await;
     assert_eq!(message.text(), "5");
-    let calls = [ToolCall::new("call_2", "add", r#"{"a":1,"b":1}"#), ToolCall::new("call_3", "add", r#"{"a":0,"b":0}"#)];
+    let calls =
+        [ToolCall::new("call_2", "add", r#"{"a":1,"b":1}"#), ToolCall::new("call_3", "add", r#"{"a":0,"b":0}"#)];
     let batch = registry.call_batch(&calls, &ctx).await;
     let texts: Vec<String> = batch.into_messages().iter().map(|m| m.text().into_owned()).collect();
     assert_eq!(texts, ["2", "0"]);

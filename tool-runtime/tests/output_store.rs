@@ -113,7 +113,15 @@ fn a_ref_id_with_a_path_separator_is_refused() {
 #[test]
 fn call_ids_become_ref_ids_by_replacing_other_characters() {
     assert_eq!(ref_id_for_call("toolu_01A.b/c").as_deref(), Some("toolu_01A_b_c"));
+    assert_eq!(ref_id_for_call("call_Xy-9").as_deref(), Some("call_Xy-9"));
+    assert_eq!(ref_id_for_call("é").as_deref(), Some("_"));
     assert_eq!(ref_id_for_call(""), None);
+}
+
+#[test]
+fn a_call_id_longer_than_a_ref_id_is_cut_to_128_bytes() {
+    assert_eq!(ref_id_for_call(&"a".repeat(130)), Some("a".repeat(128)));
+    assert_eq!(ref_id_for_call(&format!("{}.b", "a".repeat(127))), Some(format!("{}_", "a".repeat(127))));
 }
 
 #[test]

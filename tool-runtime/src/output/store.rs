@@ -89,6 +89,10 @@ pub fn validate_ref_id(ref_id: &str) -> Result<(), StoreError> {
 /// The ref id of a tool call id: every character outside `[A-Za-z0-9_-]` becomes `_`, cut to 128
 /// bytes; `None` for an empty call id. (`toolu_01A.b` becomes `toolu_01A_b`.)
 pub fn ref_id_for_call(tool_call_id: &str) -> Option<String> {
+    // Most call ids (`call_...`, `toolu_...`) are ref ids already.
+    if validate_ref_id(tool_call_id).is_ok() {
+        return Some(tool_call_id.to_owned());
+    }
     let id: String = tool_call_id
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
