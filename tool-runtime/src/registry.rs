@@ -159,6 +159,15 @@ enum Started<'a> {
     NotInline,
 }
 
+/// The tool's future for `arguments`, under `catch_unwind`. A tool whose `call` panics before it
+/// returns its future (a tool written by hand may do work there) gets a future that panics on its
+/// first poll instead, so the panic becomes [`ToolError::Panicked`] like any other.
+fn tool_future<'a>(tool: &'a dyn Tool, arguments: &'a str, ctx: &'a ToolContext) -> Running<'a> {
+    let future = std::panic::catch_unwind(AssertUnwindSafe(|| tool.call(arguments, ctx)))
+        .unwrap_or_else(|payload| Box::pin(async move { std::panic::resume_unwind(payload) }));
+    AssertUnwindSafe(future).catch_unwind()
+}
+
 /// A permission policy's panic as a refusal: a broken policy must not let calls through.
 fn policy_panicked(payload: Box<dyn std::any::Any + Send>) -> Permission {
     Permission::Deny(format!("the permission policy panicked: {}", lifecycle::panic_message(payload.as_ref())))
@@ -315,7 +324,7 @@ impl Registry {
         {
             return Started::NotInline;
         }
-        let mut run = AssertUnwindSafe(tool.call(&call.arguments, ctx)).catch_unwind();
+        let mut run = tool_future(tool, &call.arguments, ctx);
         match std::pin::Pin::new(&mut run).poll(cx) {
             std::task::Poll::Ready(outcome) => Started::Finished(caught(call, outcome)),
             std::task::Poll::Pending => Started::Running(run),
@@ -667,7 +676,7 @@ impl Registry {
             self.repair.apply(&call.name, &call.arguments, &tool.definition().input_schema)
         };
         let arguments = repaired.as_deref().unwrap_or(&call.arguments);
-        let mut run = AssertUnwindSafe(tool.call(arguments, ctx)).catch_unwind();
+        let mut run = tool_future(tool, arguments, ctx);
         let outcome = match tool.timeout().or(self.default_timeout) {
             // A tool that finishes on its first poll (most do) never registers with the
             // cancellation token (waiting on it takes a lock) and never moves into a bigger

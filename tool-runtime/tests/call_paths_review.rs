@@ -704,6 +704,59 @@ async fn a_tool_written_by_hand_gets_a_context_of_its_own_call_by_default() {
     assert_eq!(texts(&batch.messages), ["none", "call_4"]);
 }
 
+/// Decodes its arguments before it returns its future, and panics on bad ones (as a tool written
+/// by hand may).
+struct PanicsBeforeItsFuture {
+    definition: ToolDefinition,
+    reads: bool,
+}
+
+impl Tool for PanicsBeforeItsFuture {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn reads_context(&self) -> bool {
+        self.reads
+    }
+
+    fn call<'a>(&'a self, arguments: &'a str, _ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>> {
+        let value: serde_json::Value = serde_json::from_str(arguments).expect("arguments are JSON");
+        Box::pin(async move { Ok(ToolResult::text(value.to_string())) })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_that_panics_before_returning_its_future_gives_a_panicked_message() {
+    let registry = Registry::builder()
+        .tool_dyn(Arc::new(PanicsBeforeItsFuture { definition: definition("eager_free"), reads: false }))
+        .tool_dyn(Arc::new(PanicsBeforeItsFuture { definition: definition("eager_own"), reads: true }))
+        .build()
+        .unwrap();
+    let ctx = ToolContext::new();
+    let free = registry.call(&call_text("call_1", "eager_free", "{oops"), &ctx).await;
+    let own = registry.call(&call_text("call_2", "eager_own", "{oops"), &ctx).await;
+    let calls = [
+        call_text("call_3", "eager_free", "{oops"),
+        call_text("call_4", "eager_own", "{oops"),
+        call_text("call_5", "eager_free", r#"{"a":1}"#),
+    ];
+    let batch = registry.call_batch(&calls, &ctx).await;
+    let panicked = |tool: &str| {
+        format!("tool `{tool}` panicked: arguments are JSON: Error(\"key must be a string\", line: 1, column: 2)")
+    };
+    assert_eq!(
+        [texts(&[free, own]), texts(&batch.messages)].concat(),
+        [
+            panicked("eager_free"),
+            panicked("eager_own"),
+            panicked("eager_free"),
+            panicked("eager_own"),
+            r#"{"a":1}"#.to_owned()
+        ]
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // tracing
 // ---------------------------------------------------------------------------------------------
