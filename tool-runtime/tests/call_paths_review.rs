@@ -13,6 +13,7 @@ use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use tool_runtime::decode::RepairPolicy;
 use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputLayer, OutputStore};
 use tool_runtime::prelude::*;
 use tool_runtime::{CancellationToken, Permission, PermissionPolicy, PermissionRequest, Tool, TurnStop};
@@ -915,5 +916,189 @@ fn with_a_subscriber_context_free_calls_record_their_outcome_and_duration_and_lo
             ("adding 5 and 5".to_owned(), span_of("call_4")),
             ("waited 4 ms".to_owned(), span_of("call_3")),
         ]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// More of the policy, the output layer and the inline path
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(start_paused = true)]
+async fn a_policy_without_an_answer_at_once_is_not_awaited_for_a_cancelled_call() {
+    let asked = Arc::new(Asked::default());
+    let registry = Registry::builder().tool(add::TOOL).policy(Awaited(asked.clone())).build().unwrap();
+    let token = CancellationToken::new();
+    token.cancel();
+    let ctx = ToolContext::builder().cancellation(token).build();
+    let message = registry.call(&call_text("call_1", "add", r#"{"a":1,"b":2}"#), &ctx).await;
+    let batch = registry.call_batch(&[call_text("call_2", "add", r#"{"a":1,"b":2}"#)], &ctx).await;
+    assert_eq!(
+        [texts(&[message]), texts(&batch.messages)].concat(),
+        ["tool `add` was cancelled", "tool `add` was cancelled"]
+    );
+    assert_eq!(asked.counts(), (2, 0));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_context_free_call_with_argument_repair_is_repaired_and_runs() {
+    let registry = Registry::builder().tool(add::TOOL).repair(RepairPolicy::all()).build().unwrap();
+    let message = registry.call(&call_text("call_1", "add", r#"{"a":"4","b":"5"}"#), &ToolContext::new()).await;
+    assert_eq!((message.text().into_owned(), message.is_error), ("9".to_owned(), false));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_callers_output_store_wins_over_the_registrys_for_a_context_free_call() {
+    let (ours, registrys) = (Arc::new(MemoryStore::new()), Arc::new(MemoryStore::new()));
+    let registry = Registry::builder()
+        .tool(add::TOOL)
+        .tool(wait_ms::TOOL)
+        .output(OutputLayer::new())
+        .override_dependency(&OUTPUT_STORE, registrys.clone() as Arc<dyn OutputStore>)
+        .build()
+        .unwrap();
+    let ctx = ToolContext::builder().override_dependency(&OUTPUT_STORE, ours.clone() as Arc<dyn OutputStore>).build();
+    let now = registry.call(&call_text("call_1", "add", r#"{"a":1,"b":2}"#), &ctx).await;
+    let later = registry.call(&call_text("call_2", "wait_ms", r#"{"ms":1}"#), &ctx).await;
+    assert_eq!((now.output_ref.as_deref(), later.output_ref.as_deref()), (Some("call_1"), Some("call_2")));
+    let found = |store: &MemoryStore| ["call_1", "call_2"].map(|r| store.info(r).is_ok());
+    assert_eq!((found(&ours), found(&registrys)), ([true, true], [false, false]));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_batch_of_more_calls_than_join_all_polls_together_keeps_call_order() {
+    let registry = Registry::builder().tool(wait_ms::TOOL).tool(add::TOOL).build().unwrap();
+    // 40 calls (join_all switches to a different strategy above 30), every third finishes on its
+    // first poll, the others after waits that end in reverse call order.
+    let calls: Vec<ToolCall> = (0..40u64)
+        .map(|i| {
+            if i % 3 == 0 {
+                ToolCall::new(format!("call_{i}"), "add", format!(r#"{{"a":{i},"b":0}}"#))
+            } else {
+                ToolCall::new(format!("call_{i}"), "wait_ms", format!(r#"{{"ms":{}}}"#, 100 - i))
+            }
+        })
+        .collect();
+    let batch = registry.call_batch(&calls, &ToolContext::new()).await;
+    let expected: Vec<String> =
+        (0..40u64).map(|i| if i % 3 == 0 { i.to_string() } else { format!("waited {} ms", 100 - i) }).collect();
+    assert_eq!(texts(&batch.messages), expected);
+    let ids: Vec<String> = batch.messages.iter().map(|m| m.tool_call_id.clone()).collect();
+    assert_eq!(ids, (0..40).map(|i| format!("call_{i}")).collect::<Vec<_>>());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_future_can_be_spawned_on_another_thread() {
+    let registry = Arc::new(Registry::builder().tool(add::TOOL).tool(call_id::TOOL).build().unwrap());
+    let ctx = ToolContext::new();
+    let tasks: Vec<_> = (0..8i64)
+        .map(|i| {
+            let (registry, ctx) = (registry.clone(), ctx.clone());
+            tokio::spawn(async move {
+                let name = if i % 2 == 0 { "add" } else { "call_id" };
+                let arguments = if i % 2 == 0 { format!(r#"{{"a":{i},"b":{i}}}"#) } else { "{}".to_owned() };
+                let call = ToolCall::new(format!("call_{i}"), name, arguments);
+                registry.call(&call, &ctx).await.text().into_owned()
+            })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for task in tasks {
+        answers.push(task.await.unwrap());
+    }
+    assert_eq!(answers, ["0", "call_1", "4", "call_3", "8", "call_5", "12", "call_7"]);
+}
+
+/// Calls `add` through `OUTER_SELF` itself with its own context (a tool calling the registry that
+/// runs it).
+#[tool]
+async fn add_through_registry(ctx: &ToolContext) -> String {
+    let message = OUTER_SELF.call(&ToolCall::new("call_nested", "add", r#"{"a":20,"b":22}"#), ctx).await;
+    format!("{} in {}", message.text(), ctx.call_id().unwrap_or("none"))
+}
+
+/// The registry `add_through_registry` runs in and calls into.
+static OUTER_SELF: LazyLock<Registry> =
+    LazyLock::new(|| Registry::builder().tool(add::TOOL).tool(add_through_registry::TOOL).build().expect("two tools"));
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_can_call_a_context_free_tool_of_its_own_registry() {
+    let message = OUTER_SELF.call(&call_text("call_1", "add_through_registry", "{}"), &ToolContext::new()).await;
+    assert_eq!(message.text(), "42 in call_1");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The output store made by the first call (in a child process whose cache directory is a
+// temporary one: the user's is never written)
+// ---------------------------------------------------------------------------------------------
+
+/// The environment variable that makes `child_makes_the_output_store_on_first_use` run.
+const STORE_CHILD: &str = "CALL_PATHS_REVIEW_STORE_CHILD";
+
+#[test]
+fn child_makes_the_output_store_on_first_use() {
+    let Some(cache) = std::env::var_os(STORE_CHILD) else { return };
+    let root = std::path::Path::new(&cache).join("tool-runtime").join("output-cache");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
+    let registry = Registry::builder()
+        .tool(add::TOOL)
+        .tool(wait_ms::TOOL)
+        .tool(tool_output_cache::TOOL)
+        .output(OutputLayer::new())
+        .build()
+        .unwrap();
+    let ctx = ToolContext::new();
+    let report = |what: &str, message: &ToolMessage| {
+        println!("STORE {what}: {} ref={:?} root={}", message.text(), message.output_ref, root.is_dir());
+    };
+    let exempt = runtime.block_on(registry.call(&call_text("call_0", "tool_output_cache", r#"{"ref_id":"x"}"#), &ctx));
+    report("exempt", &exempt);
+    let first = runtime.block_on(registry.call(&call_text("call_1", "add", r#"{"a":1,"b":2}"#), &ctx));
+    report("first", &first);
+    let second = runtime.block_on(registry.call(&call_text("call_2", "wait_ms", r#"{"ms":3}"#), &ctx));
+    report("second", &second);
+    let batch = runtime.block_on(registry.call_batch(&[call_text("call_3", "add", r#"{"a":2,"b":2}"#)], &ctx));
+    report("batch", &batch.messages[0]);
+    let mut stored: Vec<String> =
+        std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    stored.sort();
+    println!("STORE dirs: {}", stored.join(","));
+}
+
+/// Stands in for the cache reader (same name, so the output layer exempts it); reads no context.
+#[tool]
+fn tool_output_cache(
+    /// Ignored.
+    ref_id: String,
+) -> String {
+    format!("cached {ref_id}")
+}
+
+#[test]
+fn the_first_context_free_call_makes_the_output_store_and_an_exempt_call_does_not() {
+    if std::env::var_os(STORE_CHILD).is_some() {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_makes_the_output_store_on_first_use", "--nocapture", "--test-threads=1"])
+        .env(STORE_CHILD, cache.path())
+        .env("XDG_CACHE_HOME", cache.path())
+        .env("HOME", cache.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    // The harness may print the test's name on the line the first report starts.
+    let lines: Vec<&str> = stdout.lines().filter_map(|l| l.find("STORE ").map(|at| &l[at..])).collect();
+    assert_eq!(
+        lines,
+        [
+            "STORE exempt: cached x ref=None root=false",
+            "STORE first: 3 ref=Some(\"call_1\") root=true",
+            "STORE second: waited 3 ms ref=Some(\"call_2\") root=true",
+            "STORE batch: 4 ref=Some(\"call_3\") root=true",
+            "STORE dirs: call_1,call_2,call_3",
+        ],
+        "child stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
     );
 }
