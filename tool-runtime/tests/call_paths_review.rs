@@ -1102,3 +1102,65 @@ fn the_first_context_free_call_makes_the_output_store_and_an_exempt_call_does_no
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The output layer's shortcuts
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_turn_exactly_at_its_budget_is_left_whole_and_one_byte_over_is_cut() {
+    let message = |id: &str, text: &str| {
+        let mut message = ToolMessage::success(id, "add", ToolResult::text(text));
+        message.output_ref = Some(id.to_owned());
+        message
+    };
+    let parts = ToolMessage::success(
+        "call_3",
+        "add",
+        ToolResult::Parts(vec![ContentPart::text("x".repeat(100)), ContentPart::text("y".repeat(100))]),
+    );
+    let turn = vec![message("call_1", &"a".repeat(300)), message("call_2", &"b".repeat(300)), parts];
+    // 300 + 300 + 100 + 100 bytes of text.
+    let mut at_budget = turn.clone();
+    OutputLayer::new().turn_bytes(800).apply_turn(&mut at_budget);
+    assert_eq!(at_budget, turn);
+    let mut over = turn.clone();
+    OutputLayer::new().turn_bytes(799).apply_turn(&mut over);
+    let trimmed: Vec<bool> = over.iter().map(|m| m.trimmed).collect();
+    // Max-min fairness: both parts fit; 599 bytes left for two texts of 300, the odd byte to the
+    // first, so only the second is cut, to at most its 299 bytes.
+    assert_eq!(trimmed, [false, true, false]);
+    assert_eq!((&over[0], &over[2]), (&turn[0], &turn[2]));
+    // 78 bytes each side of the marker, 144 omitted: 300 in all.
+    let marker = "\n[... 144 bytes omitted by the turn output budget; read them with tool_output_cache \
+                  {\"ref_id\":\"call_2\"} or search with tool_output_cache_grep]\n";
+    assert_eq!(over[1].text(), format!("{}{marker}{}", "b".repeat(78), "b".repeat(78)));
+}
+
+/// The ref id rule as documented: every character outside `[A-Za-z0-9_-]` becomes `_`, cut to
+/// 128 characters; `None` when empty.
+fn documented_ref_id(call_id: &str) -> Option<String> {
+    let id: String = call_id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .take(128)
+        .collect();
+    (!id.is_empty()).then_some(id)
+}
+
+#[test]
+fn the_ref_id_of_a_call_id_follows_the_documented_rule_on_edge_cases() {
+    let long_valid = "a".repeat(129);
+    let cases = ["", "call_1", "toolu_01A.b", "é", "-", &long_valid, &"b".repeat(128), "call 1/2"];
+    for case in cases {
+        assert_eq!(tool_runtime::output::ref_id_for_call(case), documented_ref_id(case), "{case:?}");
+    }
+    assert_eq!(tool_runtime::output::ref_id_for_call(&long_valid).map(|r| r.len()), Some(128));
+}
+
+proptest::proptest! {
+    #[test]
+    fn the_ref_id_of_any_call_id_follows_the_documented_rule(call_id in "[A-Za-z0-9_.:/é -]{0,140}") {
+        proptest::prop_assert_eq!(tool_runtime::output::ref_id_for_call(&call_id), documented_ref_id(&call_id));
+    }
+}
