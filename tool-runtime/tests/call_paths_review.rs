@@ -1164,3 +1164,86 @@ proptest::proptest! {
         proptest::prop_assert_eq!(tool_runtime::output::ref_id_for_call(&call_id), documented_ref_id(&call_id));
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// More of resolution, `Done` and tracing
+// ---------------------------------------------------------------------------------------------
+
+/// How many times `make_per_call_slowly` ran (only the per-call resolution test uses it).
+static PER_CALL_MADE: AtomicUsize = AtomicUsize::new(0);
+
+fn make_per_call_slowly(_ctx: &ToolContext) -> BoxFuture<'_, Result<usize, DependencyError>> {
+    Box::pin(async {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        Ok(PER_CALL_MADE.fetch_add(1, Ordering::SeqCst) + 1)
+    })
+}
+
+/// A call-scoped number that takes 10 ms to make.
+static PER_CALL: DependencyKey<usize> = DependencyKey::new_async("review_per_call", make_per_call_slowly);
+
+/// Resolves `PER_CALL` twice at the same time, then once more.
+#[tool]
+async fn resolve_thrice(ctx: &ToolContext) -> String {
+    let (one, two) = tokio::join!(ctx.resolve(&PER_CALL), ctx.resolve(&PER_CALL));
+    let three = ctx.resolve(&PER_CALL).await;
+    format!("{} {} {}", one.unwrap(), two.unwrap(), three.unwrap())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_scoped_value_is_made_once_a_call_even_when_resolved_concurrently() {
+    let registry = Registry::builder().tool(resolve_thrice::TOOL).build().unwrap();
+    let ctx = ToolContext::new();
+    let first = registry.call(&call_text("call_1", "resolve_thrice", "{}"), &ctx).await;
+    let second = registry.call(&call_text("call_2", "resolve_thrice", "{}"), &ctx).await;
+    assert_eq!((first.text().into_owned(), second.text().into_owned()), ("1 1 1".to_owned(), "2 2 2".to_owned()));
+}
+
+/// Ends the run; reads no context.
+#[tool]
+fn finish_run(
+    /// The final message.
+    summary: String,
+) -> ToolResult {
+    ToolResult::done(summary)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_context_free_call_that_ends_the_run_inline_stops_the_turn_after_the_others() {
+    let registry = Registry::builder().tool(finish_run::TOOL).tool(wait_ms::TOOL).build().unwrap();
+    let calls = [
+        call_text("call_1", "wait_ms", r#"{"ms":9}"#),
+        call_text("call_2", "finish_run", r#"{"summary":"all done"}"#),
+        call_text("call_3", "finish_run", r#"{"summary":"second"}"#),
+    ];
+    let batch = registry.call_batch(&calls, &ToolContext::new()).await;
+    assert_eq!(texts(&batch.messages), ["waited 9 ms", "all done", "second"]);
+    assert_eq!(batch.stop, Some(TurnStop::Done { tool_call_id: "call_2".to_owned(), message: "all done".to_owned() }));
+}
+
+#[test]
+fn with_a_subscriber_a_policy_without_an_answer_at_once_is_still_asked_once_a_call() {
+    let capture = capture::Capture::default();
+    let _guard = tracing::subscriber::set_default(capture.clone());
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
+    let asked = Arc::new(Asked::default());
+    let registry =
+        Registry::builder().tool(add::TOOL).tool(call_id::TOOL).policy(Awaited(asked.clone())).build().unwrap();
+    let ctx = ToolContext::new();
+    let one = runtime.block_on(registry.call(&call_text("call_1", "add", r#"{"a":1,"b":2}"#), &ctx));
+    let calls = [call_text("call_2", "call_id", "{}"), call_text("call_3", "add", r#"{"a":3,"b":3}"#)];
+    let batch = runtime.block_on(registry.call_batch(&calls, &ctx));
+    assert_eq!([texts(&[one]), texts(&batch.messages)].concat(), ["3", "Permission denied: no ids", "6"]);
+    assert_eq!(asked.counts(), (3, 3));
+    let outcomes: Vec<(String, String)> = capture
+        .0
+        .spans
+        .lock()
+        .unwrap()
+        .values()
+        .filter(|(name, _)| name == "tool_call")
+        .map(|(_, f)| (f["call_id"].clone(), f["outcome"].clone()))
+        .collect();
+    let pair = |id: &str, outcome: &str| (id.to_owned(), outcome.to_owned());
+    assert_eq!(outcomes, [pair("call_1", "ok"), pair("call_2", "denied"), pair("call_3", "ok")]);
+}
