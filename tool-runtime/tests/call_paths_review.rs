@@ -1247,3 +1247,72 @@ fn with_a_subscriber_a_policy_without_an_answer_at_once_is_still_asked_once_a_ca
     let pair = |id: &str, outcome: &str| (id.to_owned(), outcome.to_owned());
     assert_eq!(outcomes, [pair("call_1", "ok"), pair("call_2", "denied"), pair("call_3", "ok")]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// What a registered tool says about its context
+// ---------------------------------------------------------------------------------------------
+
+/// Adds two numbers on the blocking pool; reads no context.
+#[tool(blocking)]
+fn add_blocking(
+    /// The first number.
+    a: i64,
+    /// The second number.
+    b: i64,
+) -> String {
+    (a + b).to_string()
+}
+
+/// Says its call id on the blocking pool.
+#[tool(blocking)]
+fn call_id_blocking(ctx: &ToolContext) -> String {
+    ctx.call_id().unwrap_or("none").to_owned()
+}
+
+#[test]
+fn a_registered_tool_keeps_what_it_says_about_its_context() {
+    let registry = Registry::builder()
+        .tool(add::TOOL)
+        .tool(add_blocking::TOOL)
+        .tool(call_id::TOOL)
+        .tool(call_id_blocking::TOOL)
+        .tool_dyn(Arc::new(DefaultReads(definition("default_reads"))))
+        .build()
+        .unwrap();
+    let reads: Vec<(&str, bool)> = registry.names().map(|n| (n, registry.get(n).unwrap().reads_context())).collect();
+    assert_eq!(
+        reads,
+        [
+            ("add", false),
+            ("add_blocking", false),
+            ("call_id", true),
+            ("call_id_blocking", true),
+            ("default_reads", true)
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_context_free_blocking_tool_finishes_after_its_first_poll_in_a_call_and_a_batch() {
+    let registry =
+        Registry::builder().tool(add_blocking::TOOL).tool(call_id_blocking::TOOL).tool(add::TOOL).build().unwrap();
+    let ctx = ToolContext::new();
+    let one = registry.call(&call_text("call_1", "add_blocking", r#"{"a":20,"b":1}"#), &ctx).await;
+    let calls = [
+        call_text("call_2", "add_blocking", r#"{"a":1,"b":1}"#),
+        call_text("call_3", "call_id_blocking", "{}"),
+        call_text("call_4", "add", r#"{"a":0,"b":1}"#),
+        call_text("call_5", "add_blocking", r#"{"a":"x","b":1}"#),
+    ];
+    let batch = registry.call_batch(&calls, &ctx).await;
+    assert_eq!(
+        [texts(&[one]), texts(&batch.messages)].concat(),
+        [
+            "21",
+            "2",
+            "call_3",
+            "1",
+            "invalid arguments for `add_blocking`: `a`: invalid type: string \"x\", expected i64"
+        ]
+    );
+}
