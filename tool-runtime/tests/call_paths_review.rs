@@ -1058,6 +1058,15 @@ fn child_makes_the_output_store_on_first_use() {
     report("second", &second);
     let batch = runtime.block_on(registry.call_batch(&[call_text("call_3", "add", r#"{"a":2,"b":2}"#)], &ctx));
     report("batch", &batch.messages[0]);
+    // Fresh registries (nothing made yet): first used by a call that finishes after its first
+    // poll, and by a batch.
+    let fresh = || Registry::builder().tool(add::TOOL).tool(wait_ms::TOOL).output(OutputLayer::new()).build().unwrap();
+    let later = runtime.block_on(fresh().call(&call_text("call_4", "wait_ms", r#"{"ms":2}"#), &ctx));
+    report("fresh later", &later);
+    let calls = [call_text("call_5", "wait_ms", r#"{"ms":1}"#), call_text("call_6", "add", r#"{"a":3,"b":3}"#)];
+    let fresh_batch = runtime.block_on(fresh().call_batch(&calls, &ctx));
+    report("fresh batch", &fresh_batch.messages[0]);
+    report("fresh batch", &fresh_batch.messages[1]);
     let mut stored: Vec<String> =
         std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     stored.sort();
@@ -1096,7 +1105,10 @@ fn the_first_context_free_call_makes_the_output_store_and_an_exempt_call_does_no
             "STORE first: 3 ref=Some(\"call_1\") root=true",
             "STORE second: waited 3 ms ref=Some(\"call_2\") root=true",
             "STORE batch: 4 ref=Some(\"call_3\") root=true",
-            "STORE dirs: call_1,call_2,call_3",
+            "STORE fresh later: waited 2 ms ref=Some(\"call_4\") root=true",
+            "STORE fresh batch: waited 1 ms ref=Some(\"call_5\") root=true",
+            "STORE fresh batch: 6 ref=Some(\"call_6\") root=true",
+            "STORE dirs: call_1,call_2,call_3,call_4,call_5,call_6",
         ],
         "child stderr: {}",
         String::from_utf8_lossy(&output.stderr)
