@@ -39,8 +39,8 @@
 //!
 //! The arguments type's `Deserialize` is instantiated once, with serde_json's `from_str`, as in
 //! hand-written code. Most calls take a fast path that never builds a `serde_json::Value`: one
-//! pass over the text checks every key against the schema (allocating only the keys of maps, to
-//! find one sent twice), then the
+//! pass over the text checks every key against the schema, compiled once per tool into a tree of
+//! hash maps (allocating only the keys of maps, to find one sent twice), then the
 //! arguments are decoded straight from the text. For the struct `#[tool]` generates, which refuses
 //! unknown fields itself, and a flat schema (every property a scalar, an enum, or an array of them),
 //! the key-check pass is skipped, also when the text holds a `null` (what OpenAI's strict mode
@@ -72,13 +72,17 @@ pub use repair::{Repair, RepairPolicy, Repaired};
 /// against: the tool's canonical schema, or for a union root its
 /// [`decoding_schema`](crate::schema::decoding_schema).
 ///
+/// The schema is compiled for the key-check pass on every call (linear in the schema's size);
+/// the registry compiles each tool's once.
+///
 /// # Errors
 /// An [`ArgumentError`] that says what to change.
 pub fn decode_arguments<'s, T: DeserializeOwned>(
     raw: &str,
     schema: impl FnOnce() -> &'s Value,
 ) -> Result<T, ArgumentError> {
-    decode_with(raw, schema(), true)
+    let schema = schema();
+    decode_with(raw, schema, Some(&KeyTree::compile(schema)))
 }
 
 /// A tool's decoding schema and what the fast path needs to know of it, worked out once.
@@ -90,6 +94,9 @@ pub(crate) struct Decoding {
     /// `definite`; no nested `properties`, `additionalProperties`, `$ref` or union): only the
     /// root's keys need checking.
     pub(crate) flat: bool,
+    /// The schema compiled for the key-check pass, on first use (a flat schema decoded into the
+    /// struct `#[tool]` generates never needs it).
+    keys: std::sync::OnceLock<KeyTree>,
 }
 
 impl Decoding {
@@ -100,7 +107,94 @@ impl Decoding {
                 .get("properties")
                 .and_then(Value::as_object)
                 .is_some_and(|p| p.values().all(|v| !has_nested_keywords(v, false) && definite(v)));
-        Self { schema, flat }
+        Self { schema, flat, keys: std::sync::OnceLock::new() }
+    }
+
+    /// The schema compiled for the key-check pass (built on the first call).
+    pub(crate) fn keys(&self) -> &KeyTree {
+        self.keys.get_or_init(|| KeyTree::compile(&self.schema))
+    }
+}
+
+/// A schema compiled for the key-check pass: for every schema location the pass can reach (each
+/// node once, so recursive schemas stay finite), what an array and what an object found there
+/// need, with an object's properties in a hash map. Built in one walk of the schema, so the pass
+/// does no `$ref` resolution and no lookup in the schema's own maps.
+#[derive(Debug)]
+pub(crate) struct KeyTree {
+    nodes: Vec<KeyNode>,
+}
+
+/// What the key-check pass does with a value at one schema location.
+#[derive(Debug)]
+struct KeyNode {
+    /// An array here: the node of its items, or `None` when it is left to the full path (a
+    /// tuple, or a `$ref` that does not resolve).
+    items: Option<usize>,
+    object: ObjectRule,
+}
+
+/// What the key-check pass does with an object at one schema location.
+#[derive(Debug)]
+enum ObjectRule {
+    /// Left to the full path: a union, an open object, an object the schema does not describe, a
+    /// `$ref` that does not resolve.
+    Full,
+    /// A map: every value is checked against this node; a key sent twice is left to the full path
+    /// (serde keeps the last of two equal keys of a map).
+    Map(usize),
+    /// A closed struct: its properties' nodes; any other key is left to the full path.
+    Struct(std::collections::HashMap<Box<str>, usize, foldhash::fast::RandomState>),
+}
+
+impl KeyTree {
+    /// The node of a value where the schema says nothing: scalars and arrays of scalars pass, an
+    /// object goes to the full path.
+    const ANY: usize = 0;
+    /// The node of the root.
+    const ROOT: usize = 1;
+
+    pub(crate) fn compile(root: &Value) -> Self {
+        let mut tree = Self { nodes: Vec::new() };
+        let mut seen = std::collections::HashMap::new();
+        let any = tree.node(&ANY, root, &mut seen);
+        let top = tree.node(root, root, &mut seen);
+        debug_assert_eq!((any, top), (Self::ANY, Self::ROOT));
+        tree
+    }
+
+    /// The index of `node`'s compiled form, compiling it (and what it reaches) the first time.
+    fn node(&mut self, node: &Value, root: &Value, seen: &mut std::collections::HashMap<*const Value, usize>) -> usize {
+        if let Some(&index) = seen.get(&std::ptr::from_ref(node)) {
+            return index;
+        }
+        let index = self.nodes.len();
+        self.nodes.push(KeyNode { items: None, object: ObjectRule::Full });
+        seen.insert(std::ptr::from_ref(node), index);
+        let Some(node) = resolve(root, node) else { return index };
+        let items = match node.get("prefixItems") {
+            Some(_) => None,
+            None => Some(self.node(node.get("items").filter(|i| i.is_object()).unwrap_or(&ANY), root, seen)),
+        };
+        let object = if ["oneOf", "anyOf", "allOf"].iter().any(|k| node.get(k).is_some()) {
+            ObjectRule::Full
+        } else {
+            let properties = node.get("properties").and_then(Value::as_object);
+            let additional = node.get("additionalProperties");
+            let closed = additional == Some(&Value::Bool(false));
+            // A map's values (`additionalProperties: {schema}`) are checked against that schema.
+            match (properties, additional.filter(|a| a.is_object())) {
+                (Some(properties), _) if closed => ObjectRule::Struct(
+                    properties.iter().map(|(key, value)| (key.as_str().into(), self.node(value, root, seen))).collect(),
+                ),
+                (None, Some(values)) => ObjectRule::Map(self.node(values, root, seen)),
+                // An open struct, or an object the schema does not describe: the full path alone
+                // decides what a `null` there means.
+                _ => ObjectRule::Full,
+            }
+        };
+        self.nodes[index] = KeyNode { items, object };
+        index
     }
 }
 
@@ -136,16 +230,16 @@ fn has_nested_keywords(node: &Value, root: bool) -> bool {
 
 /// Decodes `raw` into `T` with one instantiation of `T`'s `Deserialize`, serde_json's
 /// `from_str`: first straight from the text when the fast path applies, else from the text the
-/// full path writes. `check_keys: false` skips the key-check pass for a flat schema (see
-/// [`Decoding::flat`]) when `T` refuses unknown fields itself (`#[serde(deny_unknown_fields)]`,
-/// as the arguments struct `#[tool]` generates does).
+/// full path writes. `keys` is `schema` compiled for the key-check pass; `None` skips that pass,
+/// for a flat schema (see [`Decoding::flat`]) when `T` refuses unknown fields itself
+/// (`#[serde(deny_unknown_fields)]`, as the arguments struct `#[tool]` generates does).
 pub(crate) fn decode_with<T: DeserializeOwned>(
     raw: &str,
     schema: &Value,
-    check_keys: bool,
+    keys: Option<&KeyTree>,
 ) -> Result<T, ArgumentError> {
     let text = if raw.trim().is_empty() { "{}" } else { raw };
-    if fast_path_applies(text, schema, check_keys)
+    if fast_path_applies(text, keys)
         && let Ok(decoded) = serde_json::from_str(text)
     {
         return Ok(decoded);
@@ -158,16 +252,14 @@ pub(crate) fn decode_with<T: DeserializeOwned>(
 /// the module docs). Without `check_keys`, the schema is flat and `T` is the struct `#[tool]`
 /// generates, which refuses unknown keys itself and reads `null` as the default of an argument
 /// that has one, so `from_str` alone decides.
-fn fast_path_applies(text: &str, schema: &Value, check_keys: bool) -> bool {
+fn fast_path_applies(text: &str, keys: Option<&KeyTree>) -> bool {
     // Rule 2: serde would take an array for a struct.
     if !text.trim_start().starts_with('{') {
         return false;
     }
-    if !check_keys {
-        return true;
-    }
+    let Some(tree) = keys else { return true };
     let mut checker = serde_json::Deserializer::from_str(text);
-    KeyCheck { node: schema, root: schema }.deserialize(&mut checker).is_ok() && checker.end().is_ok()
+    KeyCheck { tree, node: KeyTree::ROOT }.deserialize(&mut checker).is_ok() && checker.end().is_ok()
 }
 
 /// Parses `text` into a `Value` in one pass, refusing an object that holds a key twice (a `Value`
@@ -267,16 +359,15 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
 }
 
-/// A value where the schema says nothing: scalars and arrays of scalars pass, an object goes to
-/// the full path.
+/// A value where the schema says nothing (see [`KeyTree::ANY`]).
 static ANY: Value = Value::Null;
 
-/// Walks one JSON value beside its schema node and fails on what the fast path leaves to the full
-/// path: a key that a closed object does not list, a `null`, a union node.
+/// Walks one JSON value beside its compiled schema node and fails on what the fast path leaves to
+/// the full path: a key that a closed object does not list, a `null`, a union node.
 #[derive(Clone, Copy)]
-struct KeyCheck<'s> {
-    node: &'s Value,
-    root: &'s Value,
+struct KeyCheck<'t> {
+    tree: &'t KeyTree,
+    node: usize,
 }
 
 impl<'de> DeserializeSeed<'de> for KeyCheck<'_> {
@@ -319,78 +410,59 @@ impl<'de> Visitor<'de> for KeyCheck<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let node = resolve(self.root, self.node).ok_or_else(|| serde::de::Error::custom("unresolved"))?;
-        if node.get("prefixItems").is_some() {
-            return Err(serde::de::Error::custom("a tuple is left to the full path"));
-        }
-        let items = node.get("items").filter(|i| i.is_object()).unwrap_or(&ANY);
-        while seq.next_element_seed(KeyCheck { node: items, root: self.root })?.is_some() {}
+        let Some(items) = self.tree.nodes[self.node].items else {
+            return Err(serde::de::Error::custom("this array is left to the full path"));
+        };
+        while seq.next_element_seed(KeyCheck { tree: self.tree, node: items })?.is_some() {}
         Ok(())
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let node = resolve(self.root, self.node).ok_or_else(|| serde::de::Error::custom("unresolved"))?;
-        if ["oneOf", "anyOf", "allOf"].iter().any(|k| node.get(k).is_some()) {
-            return Err(serde::de::Error::custom("a union is left to the full path"));
-        }
-        let properties = node.get("properties").and_then(Value::as_object);
-        let additional = node.get("additionalProperties");
-        let closed = additional == Some(&Value::Bool(false));
-        // A map's values (`additionalProperties: {schema}`) are checked against that schema.
-        let values = additional.filter(|a| a.is_object());
-        if (properties.is_some() && !closed) || (properties.is_none() && values.is_none()) {
-            // An open struct, or an object the schema does not describe: left to the full path,
-            // which alone decides what a `null` there means.
-            return Err(serde::de::Error::custom("an object without a closed schema is left to the full path"));
-        }
-        if let (None, Some(values)) = (properties, values) {
-            // A map: serde keeps the last of two equal keys (a struct refuses them itself), so a
-            // key sent twice is left to the full path, which names it.
-            let mut seen = std::collections::HashSet::new();
-            while let Some(key) = map.next_key::<String>()? {
-                if !seen.insert(key) {
-                    return Err(serde::de::Error::custom("a key sent twice is left to the full path"));
+        match &self.tree.nodes[self.node].object {
+            ObjectRule::Full => Err(serde::de::Error::custom("this object is left to the full path")),
+            &ObjectRule::Map(values) => {
+                let mut seen = std::collections::HashSet::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if !seen.insert(key) {
+                        return Err(serde::de::Error::custom("a key sent twice is left to the full path"));
+                    }
+                    map.next_value_seed(KeyCheck { tree: self.tree, node: values })?;
                 }
-                map.next_value_seed(KeyCheck { node: values, root: self.root })?;
+                Ok(())
             }
-            return Ok(());
+            ObjectRule::Struct(properties) => {
+                while let Some(node) = map.next_key_seed(KeyLookup { properties })? {
+                    map.next_value_seed(KeyCheck { tree: self.tree, node })?;
+                }
+                Ok(())
+            }
         }
-        while let Some(property) = map.next_key_seed(KeyLookup { properties, closed })? {
-            let node = property.or(values).unwrap_or(&ANY);
-            map.next_value_seed(KeyCheck { node, root: self.root })?;
-        }
-        Ok(())
     }
 }
 
-/// Looks a key up among an object's properties without allocating: the property's schema, `None`
-/// for a key an open object does not list, an error for a key a closed object does not list.
-struct KeyLookup<'s> {
-    properties: Option<&'s Map<String, Value>>,
-    closed: bool,
+/// Looks a key up among a closed struct's properties without allocating: the property's node, or
+/// an error for a key the struct does not list.
+struct KeyLookup<'t> {
+    properties: &'t std::collections::HashMap<Box<str>, usize, foldhash::fast::RandomState>,
 }
 
-impl<'de, 's> DeserializeSeed<'de> for KeyLookup<'s> {
-    type Value = Option<&'s Value>;
+impl<'de> DeserializeSeed<'de> for KeyLookup<'_> {
+    type Value = usize;
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<usize, D::Error> {
         deserializer.deserialize_str(self)
     }
 }
 
-impl<'s> Visitor<'_> for KeyLookup<'s> {
-    type Value = Option<&'s Value>;
+impl Visitor<'_> for KeyLookup<'_> {
+    type Value = usize;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a property name")
     }
 
-    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Self::Value, E> {
-        match self.properties.and_then(|p| p.get(key)) {
-            Some(property) => Ok(Some(property)),
-            None if self.closed => Err(E::custom("an unknown field is left to the full path")),
-            None => Ok(None),
-        }
+    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<usize, E> {
+        self.properties.get(key).copied().ok_or_else(|| E::custom("an unknown field is left to the full path"))
     }
 }
 

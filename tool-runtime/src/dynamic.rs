@@ -36,6 +36,8 @@ type Handler = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolResul
 pub struct DynamicTool {
     definition: ToolDefinition,
     validated: Value,
+    /// `validated` compiled for decoding's key-check pass.
+    keys: crate::decode::KeyTree,
     validator: jsonschema::Validator,
     handler: Arc<Handler>,
 }
@@ -115,7 +117,8 @@ impl DynamicTool {
             strict: None,
             output_schema: None,
         };
-        Ok(Self { definition, validated, validator, handler })
+        let keys = crate::decode::KeyTree::compile(&validated);
+        Ok(Self { definition, validated, keys, validator, handler })
     }
 
     /// Puts the tool in a set (`"fs"`, ...), for [`RegistryBuilder::sets`](crate::RegistryBuilder::sets).
@@ -148,7 +151,7 @@ impl DynamicTool {
     /// # Errors
     /// An [`ArgumentError`] naming the path of the first violation (and listing the others).
     pub fn validate(&self, raw: &str) -> Result<Value, ArgumentError> {
-        let mut value: Value = crate::decode::decode_arguments(raw, || &self.validated)?;
+        let mut value: Value = crate::decode::decode_with(raw, &self.validated, Some(&self.keys))?;
         crate::decode::drop_nulls(&mut value, &self.validated);
         let mut errors: Vec<ArgumentError> = Vec::new();
         for error in self.validator.iter_errors(&value) {

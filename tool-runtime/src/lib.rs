@@ -107,13 +107,15 @@ pub mod __private {
     /// key-check pass is skipped.
     pub fn decode<T: serde::de::DeserializeOwned>(spec: &'static ToolSpec, raw: &str) -> Result<T, ToolError> {
         let decoding = spec.decoding();
-        crate::decode::decode_with(raw, &decoding.schema, !decoding.flat).map_err(|error| invalid(spec, error))
+        let keys = (!decoding.flat).then(|| decoding.keys());
+        crate::decode::decode_with(raw, &decoding.schema, keys).map_err(|error| invalid(spec, error))
     }
 
     /// Decodes a call's arguments for the tool `spec` into its `#[input]` type (the user's own,
     /// which may ignore unknown fields: the keys are always checked against the schema).
     pub fn decode_input<T: serde::de::DeserializeOwned>(spec: &'static ToolSpec, raw: &str) -> Result<T, ToolError> {
-        crate::decode::decode_with(raw, &spec.decoding().schema, true).map_err(|error| invalid(spec, error))
+        let decoding = spec.decoding();
+        crate::decode::decode_with(raw, &decoding.schema, Some(decoding.keys())).map_err(|error| invalid(spec, error))
     }
 
     fn invalid(spec: &ToolSpec, error: crate::ArgumentError) -> ToolError {
