@@ -83,8 +83,14 @@ fn pair(
 }
 
 async fn call(name: &str, arguments: &str) -> ToolMessage {
-    let registry =
-        Registry::builder().tool(numbered::TOOL).tool(open::TOOL).tool(search::TOOL).tool(pair::TOOL).build().unwrap();
+    let registry = Registry::builder()
+        .tool(numbered::TOOL)
+        .tool(open::TOOL)
+        .tool(search::TOOL)
+        .tool(pair::TOOL)
+        .tool(draw::TOOL)
+        .build()
+        .unwrap();
     registry.call(&ToolCall::new("call_1", name, arguments), &ToolContext::new()).await
 }
 
@@ -308,5 +314,49 @@ async fn a_key_with_a_dot_is_quoted_in_the_path_of_an_error() {
     assert_eq!(
         message.text(),
         r#"invalid arguments for `by_file`: unknown field `files["a.rs"].idd`; expected one of `id`"#
+    );
+}
+
+/// A node of a tree: its schema refers to itself.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Node {
+    /// The node's name.
+    name: String,
+    /// Its children.
+    #[serde(default)]
+    children: Vec<Node>,
+}
+
+impl Node {
+    fn render(&self) -> String {
+        if self.children.is_empty() {
+            return self.name.clone();
+        }
+        format!("{}({})", self.name, self.children.iter().map(Node::render).collect::<Vec<_>>().join(" "))
+    }
+}
+
+/// Draws a tree.
+#[tool]
+fn draw(
+    /// The root.
+    tree: Node,
+) -> String {
+    tree.render()
+}
+
+#[tokio::test]
+async fn a_recursive_argument_decodes_at_every_depth() {
+    let arguments = r#"{"tree":{"name":"a","children":[{"name":"b","children":[{"name":"c"}]},{"name":"d"}]}}"#;
+    assert_eq!(call("draw", arguments).await.text(), "a(b(c) d)");
+}
+
+#[tokio::test]
+async fn an_unknown_field_deep_in_a_recursive_argument_names_its_path() {
+    let arguments = r#"{"tree":{"name":"a","children":[{"name":"b","children":[{"name":"c","colour":"red"}]}]}}"#;
+    assert_eq!(
+        call("draw", arguments).await.text(),
+        "invalid arguments for `draw`: unknown field `tree.children[0].children[0].colour`; expected one of `children`, `name`"
     );
 }
