@@ -293,9 +293,31 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
         }
     };
     let call = call(model, blocking, &static_ident, &call_args, private);
+    // A sync function with nothing to await runs in a closure polled once (`lazy`), not in an
+    // `async` block: no state machine to compile. It still runs when the future is first polled,
+    // not when the tool is called, so a panic is caught where an `async` tool's would be.
+    let awaits = model.item.sig.asyncness.is_some() || blocking || !resolves.is_empty();
     let out = quote_spanned!(model.output_span=> __out);
     let convert = conversion(&model.output, &out, private, model.output_span, options.output_schema.is_present());
     let handle = handle(&model.item, &quote!(&#static_ident), name, private);
+    let invoke = if awaits {
+        quote! {
+            ::std::boxed::Box::pin(async move {
+                #destructure = (__TOOL_FNS.1)(__raw)?;
+                #(#resolves)*
+                let __out = #call;
+                #convert
+            })
+        }
+    } else {
+        quote! {
+            ::std::boxed::Box::pin(#private::lazy(move |_| {
+                #destructure = (__TOOL_FNS.1)(__raw)?;
+                let __out = #call;
+                #convert
+            }))
+        }
+    };
     // Spanned on the result type: a type that is not `Serialize + JsonSchema` is reported there.
     let (output_schema_fn, with_output_schema) = match json_result_type(&model.item.sig.output) {
         Some(ty) if options.output_schema.is_present() => (
@@ -347,12 +369,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
             ) -> #private::BoxFuture<'__a, ::core::result::Result<#private::ToolResult, #private::ToolError>> {
                 // Taken before the parameters are bound: a parameter may share the function's name.
                 let __tool_fn = #fn_ident;
-                ::std::boxed::Box::pin(async move {
-                    #destructure = (__TOOL_FNS.1)(__raw)?;
-                    #(#resolves)*
-                    let __out = #call;
-                    #convert
-                })
+                #invoke
             }
 
             #output_schema_fn
