@@ -104,6 +104,9 @@ pub mod __private {
     use crate::DependencyKey;
     pub use crate::{IntoToolResult, Tool, ToolContext, ToolError, ToolMeta, ToolRegistration, ToolResult, ToolSpec};
 
+    /// [`decode`] or [`decode_input`] for one type, as generated code holds it.
+    pub type DecodeFn<T> = fn(&'static ToolSpec, &str) -> Result<T, ToolError>;
+
     /// Decodes a call's arguments for the tool `spec` into its generated arguments struct, which
     /// refuses unknown fields itself (`#[serde(deny_unknown_fields)]`): for a flat schema the
     /// key-check pass is skipped.
