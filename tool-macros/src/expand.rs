@@ -599,7 +599,7 @@ mod tests {
                 ) -> ::tool_runtime::__private::BoxFuture<'__a, ::core::result::Result<::tool_runtime::__private::ToolResult, ::tool_runtime::__private::ToolError>> {
                     let __tool_fn = add;
                     ::std::boxed::Box::pin(async move {
-                        let __ToolArgs { a, } = (__TOOL_FNS.1)(&#static_ident, __raw)?;
+                        let __ToolArgs { a, } = (__TOOL_FNS.1)(&__TOOL_add, __raw)?;
                         let k: u8 = ::tool_runtime::__private::resolve::<u8, _>(__ctx, &K).await?;
                         let __out = __tool_fn(a, k, __ctx);
                         ::tool_runtime::__private::text(__out)
@@ -632,6 +632,28 @@ mod tests {
             }
         };
         assert_tokens(&actual, &expected);
+    }
+
+    #[test]
+    fn a_sync_tool_with_nothing_to_await_runs_in_a_lazy_closure_beside_its_arguments_struct() {
+        let actual = tool(
+            quote!(),
+            quote! {
+                /// Echo.
+                fn echo(text: String) -> String { text }
+            },
+        )
+        .to_string();
+        let lazy = quote! {
+            ::std::boxed::Box::pin(::tool_runtime::__private::lazy(move |_| {
+                let __ToolArgs { text, } = (__TOOL_FNS.1)(&__TOOL_echo, __raw)?;
+                let __out = __tool_fn(text);
+                ::tool_runtime::__private::text(__out)
+            }))
+        };
+        assert!(actual.contains(&lazy.to_string()), "{actual}");
+        assert!(!actual.contains("async"), "{actual}");
+        assert!(!actual.contains("mod __tool_args_echo"), "{actual}");
     }
 
     fn model(item: TokenStream) -> ToolFn {
