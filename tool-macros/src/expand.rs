@@ -254,10 +254,10 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
             Param::Context => call_args.push(quote!(__ctx)),
         }
     }
-    // The schema and the decoder are generic over the argument types, bounded by
-    // `ToolArgument`; they are instantiated with the user's types, spanned on them. A type that is
-    // not `Deserialize + JsonSchema` is reported there, with `ToolArgument`'s message, and the
-    // derives never see it.
+    // `__tool_fns` is generic over the argument types, bounded by `ToolArgument`, and hands out
+    // the runtime's schema and decoder of the arguments struct of those types; it is instantiated
+    // with the user's types, spanned on them. A type that is not `Deserialize + JsonSchema` is
+    // reported there, once, with `ToolArgument`'s message, and the derives never see it.
     // The generated struct refuses unknown fields itself, so that for a flat schema the decoder
     // can skip its key-check pass; an `#[input]` type is the user's own and is always checked.
     let (args_type, args_concrete, decode_fn, args_item, destructure) = match input {
