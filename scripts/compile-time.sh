@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Compile time of 100 tools three ways: `#[tool]` (this repository's tool-runtime), rmcp's
 # `#[tool]` + `#[tool_router]`, and hand-written dispatch (a `match` on the name, `from_str`,
-# `schema_for!`). Each tool takes 3 arguments and has a one-line body.
+# `schema_for!`). Each tool takes 3 arguments and has a one-line body. The `#[tool]` and rmcp
+# tools are `async fn`s, the hand-written ones plain `fn`s; `ours_sync` is the `#[tool]` crate
+# with the same tools as plain `fn`s.
 #
 # Usage: scripts/compile-time.sh [WORK_DIR]
 #   WORK_DIR  where the three crates and their target dir are generated (default: a new
@@ -9,7 +11,7 @@
 #             with the same dir reuses the built dependencies.
 #   RUNS=N    runs per figure (default 3); the table shows each run and the median.
 #   PROFILE   cargo profile (default `dev`, the debug build a developer iterates with).
-#   CRATES    which of `hand ours rmcp_tools` to time (default all three; `hand` is always
+#   CRATES    which of `hand ours ours_sync rmcp_tools` to time (default all; `hand` is always
 #             timed, as the ratios are against it).
 #
 # For each crate: the dependencies are built first (not timed). "cold" is `cargo clean -p CRATE`
@@ -36,7 +38,7 @@ esac
 cat >"$work/Cargo.toml" <<EOF
 [workspace]
 resolver = "3"
-members = ["ours", "rmcp_tools", "hand"]
+members = ["ours", "ours_sync", "rmcp_tools", "hand"]
 
 [profile.dev]
 debug = "line-tables-only"
@@ -62,6 +64,7 @@ EOF
 }
 
 package ours "tool-runtime = { path = \"$repo/tool-runtime\" }"
+package ours_sync "tool-runtime = { path = \"$repo/tool-runtime\" }"
 package rmcp_tools 'rmcp = { version = "3.11", default-features = false, features = ["server", "macros"] }
 serde = { version = "1", features = ["derive"] }
 schemars = "1"'
@@ -72,10 +75,10 @@ schemars = "1"'
 # body N VALUE: the one-line body of tool N; VALUE is what the incremental build changes.
 body() { echo "format!(\"{query} {} {}\", limit.unwrap_or($2), tags.len())"; }
 
-generate() { # value of tool_050's body
-    local changed="$1" i n v
+ours() { # value of tool_050's body, `async ` or nothing
+    local changed="$1" asyncness="$2" i n v
     {
-        echo '//! 100 tools with `#[tool]`.'
+        echo "//! 100 tools with \`#[tool]\`${asyncness:+ (\`async fn\`)}."
         echo 'use tool_runtime::prelude::*;'
         for ((i = 0; i < tools; i++)); do
             n=$(printf '%03d' "$i")
@@ -85,7 +88,7 @@ generate() { # value of tool_050's body
 
 /// Tool $n: search the index.
 #[tool]
-pub async fn tool_$n(
+pub ${asyncness}fn tool_$n(
     /// The text to look for.
     query: String,
     /// At most this many results.
@@ -97,7 +100,13 @@ pub async fn tool_$n(
 }
 EOF
         done
-    } >"$work/ours/src/lib.rs"
+    }
+}
+
+generate() { # value of tool_050's body
+    local changed="$1" i n v
+    ours "$changed" 'async ' >"$work/ours/src/lib.rs"
+    ours "$changed" '' >"$work/ours_sync/src/lib.rs"
 
     {
         echo '//! 100 tools with rmcp'"'"'s `#[tool]` and `#[tool_router]`.'
@@ -196,7 +205,7 @@ cd "$work"
 generate 50
 echo "building the dependencies in $work (not timed) ..." >&2
 crates=(hand)
-for crate in ${CRATES:-ours rmcp_tools}; do
+for crate in ${CRATES:-ours ours_sync rmcp_tools}; do
     [ "$crate" = hand ] || crates+=("$crate")
 done
 cargo build --profile "$profile" --quiet $(printf -- '-p %s ' "${crates[@]}")
@@ -235,8 +244,9 @@ echo "|---|---|---|---|---|---|---|"
 for crate in "${crates[@]}"; do
     case $crate in
     hand) label="hand-written (match, from_str, schema_for!)" ;;
-    ours) label='ours (`#[tool]`)' ;;
-    rmcp_tools) label='rmcp (`#[tool]` + `#[tool_router]`)' ;;
+    ours) label='ours (`#[tool]` on `async fn`s)' ;;
+    ours_sync) label='ours (`#[tool]` on plain `fn`s, as hand-written)' ;;
+    rmcp_tools) label='rmcp (`#[tool]` + `#[tool_router]` on `async fn`s)' ;;
     esac
     printf '| %s | %s | %.2f | %s | %s | %.2f | %s |\n' "$label" \
         "$(printf '%.2f ' ${cold_runs[$crate]})" "${cold_median[$crate]}" \

@@ -186,17 +186,27 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
         None => quote!(::core::option::Option::None),
     };
 
-    // With every argument generic (none has a default, which names the user's type) and a
-    // runtime path that resolves from any module, the arguments struct goes into a module of its
-    // own beside the function: rustc codegens its `Deserialize` and `JsonSchema` code in a codegen
-    // unit of that module (when it is not nested in a function body), which an edit of a tool's
-    // body leaves as it is, so an incremental build re-optimises only the tools' own code.
+    // A sync function with nothing to await runs in a closure polled once (`lazy`), not in an
+    // `async` block: no state machine to compile. It still runs when the future is first polled,
+    // not when the tool is called, so a panic is caught where an `async` tool's would be.
+    let awaits = model.item.sig.asyncness.is_some()
+        || blocking
+        || model.params.iter().any(|p| matches!(p, Param::Depends { .. }));
+    // When the call has an `async` block, with every argument generic (none has a default, which
+    // names the user's type) and a runtime path that resolves from any module, the arguments
+    // struct goes into a module of its own beside the function: rustc codegens its `Deserialize`
+    // and `JsonSchema` code in a codegen unit of that module (when it is not nested in a function
+    // body), which an edit of a tool's body leaves as it is, so an incremental build re-optimises
+    // only the tools' own code and their state machines. A codegen unit costs time of its own in
+    // a cold build: without an `async` block, the unit an edit re-optimises is small enough, and
+    // the struct stays in the function's module (see BENCHMARKS.md, "Compile time").
     let relative_runtime = options
         .krate
         .as_ref()
         .and_then(|path| path.segments.first())
         .is_some_and(|first| first.ident == "self" || first.ident == "super");
-    let in_module = !relative_runtime
+    let in_module = awaits
+        && !relative_runtime
         && model.params.iter().all(|p| match p {
             Param::Arg(arg) => arg.default.is_none(),
             Param::Input { .. } => false,
@@ -244,10 +254,10 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
             Param::Context => call_args.push(quote!(__ctx)),
         }
     }
-    // The schema and the decoder are generic over the argument types, bounded by
-    // `ToolArgument`; they are instantiated with the user's types, spanned on them. A type that is
-    // not `Deserialize + JsonSchema` is reported there, with `ToolArgument`'s message, and the
-    // derives never see it.
+    // `__tool_fns` is generic over the argument types, bounded by `ToolArgument`, and hands out
+    // the runtime's schema and decoder of the arguments struct of those types; it is instantiated
+    // with the user's types, spanned on them. A type that is not `Deserialize + JsonSchema` is
+    // reported there, once, with `ToolArgument`'s message, and the derives never see it.
     // The generated struct refuses unknown fields itself, so that for a flat schema the decoder
     // can skip its key-check pass; an `#[input]` type is the user's own and is always checked.
     let (args_type, args_concrete, decode_fn, args_item, destructure) = match input {
@@ -300,6 +310,24 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     let out = quote_spanned!(model.output_span=> __out);
     let convert = conversion(&model.output, &out, private, model.output_span, options.output_schema.is_present());
     let handle = handle(&model.item, &quote!(&#static_ident), name, private);
+    let invoke = if awaits {
+        quote! {
+            ::std::boxed::Box::pin(async move {
+                #destructure = (__TOOL_FNS.1)(&#static_ident, __raw)?;
+                #(#resolves)*
+                let __out = #call;
+                #convert
+            })
+        }
+    } else {
+        quote! {
+            ::std::boxed::Box::pin(#private::lazy(move |_| {
+                #destructure = (__TOOL_FNS.1)(&#static_ident, __raw)?;
+                let __out = #call;
+                #convert
+            }))
+        }
+    };
     // Spanned on the result type: a type that is not `Serialize + JsonSchema` is reported there.
     let (output_schema_fn, with_output_schema) = match json_result_type(&model.item.sig.output) {
         Some(ty) if options.output_schema.is_present() => (
@@ -321,27 +349,18 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
         #vis static #static_ident: #private::ToolSpec = {
             #args_item
 
-            fn __tool_schema_for<#(#generics: #private::ToolArgument),*>() -> #private::serde_json::Value {
-                #private::schema::<#args_type>()
-            }
-
-            fn __tool_decode_for<#(#generics: #private::ToolArgument),*>(
-                __raw: &str,
-            ) -> ::core::result::Result<#args_type, #private::ToolError> {
-                #private::#decode_fn::<#args_type>(&#static_ident, __raw)
-            }
-
+            // The one place the argument types are checked: the runtime's generic schema and
+            // decoder, taken as function pointers for the arguments struct of these types.
             const fn __tool_fns<#(#generics: #private::ToolArgument),*>() -> (
                 fn() -> #private::serde_json::Value,
-                fn(&str) -> ::core::result::Result<#args_type, #private::ToolError>,
+                #private::DecodeFn<#args_type>,
             ) {
-                (__tool_schema_for::<#(#generics),*>, __tool_decode_for::<#(#generics),*>)
+                (#private::schema::<#args_type>, #private::#decode_fn::<#args_type>)
             }
 
-            // The one place the argument types are checked.
             const __TOOL_FNS: (
                 fn() -> #private::serde_json::Value,
-                fn(&str) -> ::core::result::Result<#args_concrete, #private::ToolError>,
+                #private::DecodeFn<#args_concrete>,
             ) = __tool_fns::<#(#instances),*>();
 
             #[allow(clippy::used_underscore_binding, clippy::unit_arg, clippy::let_unit_value)]
@@ -351,12 +370,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
             ) -> #private::BoxFuture<'__a, ::core::result::Result<#private::ToolResult, #private::ToolError>> {
                 // Taken before the parameters are bound: a parameter may share the function's name.
                 let __tool_fn = #fn_ident;
-                ::std::boxed::Box::pin(async move {
-                    #destructure = (__TOOL_FNS.1)(__raw)?;
-                    #(#resolves)*
-                    let __out = #call;
-                    #convert
-                })
+                #invoke
             }
 
             #output_schema_fn
@@ -571,26 +585,16 @@ mod tests {
             pub static __TOOL_add: ::tool_runtime::__private::ToolSpec = {
                 use __tool_args_add::__ToolArgs;
 
-                fn __tool_schema_for<__A0: ::tool_runtime::__private::ToolArgument>() -> ::tool_runtime::__private::serde_json::Value {
-                    ::tool_runtime::__private::schema::<__ToolArgs<__A0> >()
-                }
-
-                fn __tool_decode_for<__A0: ::tool_runtime::__private::ToolArgument>(
-                    __raw: &str,
-                ) -> ::core::result::Result<__ToolArgs<__A0>, ::tool_runtime::__private::ToolError> {
-                    ::tool_runtime::__private::decode::<__ToolArgs<__A0> >(&__TOOL_add, __raw)
-                }
-
                 const fn __tool_fns<__A0: ::tool_runtime::__private::ToolArgument>() -> (
                     fn() -> ::tool_runtime::__private::serde_json::Value,
-                    fn(&str) -> ::core::result::Result<__ToolArgs<__A0>, ::tool_runtime::__private::ToolError>,
+                    ::tool_runtime::__private::DecodeFn<__ToolArgs<__A0> >,
                 ) {
-                    (__tool_schema_for::<__A0>, __tool_decode_for::<__A0>)
+                    (::tool_runtime::__private::schema::<__ToolArgs<__A0> >, ::tool_runtime::__private::decode::<__ToolArgs<__A0> >)
                 }
 
                 const __TOOL_FNS: (
                     fn() -> ::tool_runtime::__private::serde_json::Value,
-                    fn(&str) -> ::core::result::Result<__ToolArgs<i64>, ::tool_runtime::__private::ToolError>,
+                    ::tool_runtime::__private::DecodeFn<__ToolArgs<i64> >,
                 ) = __tool_fns::<i64>();
 
                 #[allow(clippy::used_underscore_binding, clippy::unit_arg, clippy::let_unit_value)]
@@ -600,7 +604,7 @@ mod tests {
                 ) -> ::tool_runtime::__private::BoxFuture<'__a, ::core::result::Result<::tool_runtime::__private::ToolResult, ::tool_runtime::__private::ToolError>> {
                     let __tool_fn = add;
                     ::std::boxed::Box::pin(async move {
-                        let __ToolArgs { a, } = (__TOOL_FNS.1)(__raw)?;
+                        let __ToolArgs { a, } = (__TOOL_FNS.1)(&__TOOL_add, __raw)?;
                         let k: u8 = ::tool_runtime::__private::resolve::<u8, _>(__ctx, &K).await?;
                         let __out = __tool_fn(a, k, __ctx);
                         ::tool_runtime::__private::text(__out)
@@ -633,6 +637,28 @@ mod tests {
             }
         };
         assert_tokens(&actual, &expected);
+    }
+
+    #[test]
+    fn a_sync_tool_with_nothing_to_await_runs_in_a_lazy_closure_beside_its_arguments_struct() {
+        let actual = tool(
+            quote!(),
+            quote! {
+                /// Echo.
+                fn echo(text: String) -> String { text }
+            },
+        )
+        .to_string();
+        let lazy = quote! {
+            ::std::boxed::Box::pin(::tool_runtime::__private::lazy(move |_| {
+                let __ToolArgs { text, } = (__TOOL_FNS.1)(&__TOOL_echo, __raw)?;
+                let __out = __tool_fn(text);
+                ::tool_runtime::__private::text(__out)
+            }))
+        };
+        assert!(actual.contains(&lazy.to_string()), "{actual}");
+        assert!(!actual.contains("async"), "{actual}");
+        assert!(!actual.contains("mod __tool_args_echo"), "{actual}");
     }
 
     fn model(item: TokenStream) -> ToolFn {

@@ -238,18 +238,35 @@ pub(crate) fn decode_with<T: DeserializeOwned>(
     schema: &Value,
     keys: Option<&KeyTree>,
 ) -> Result<T, ArgumentError> {
+    let mut decoded = None;
+    decode_into(raw, schema, keys, &mut |text| {
+        decoded = Some(serde_json::from_str(text)?);
+        Ok(())
+    })?;
+    // `decode_into` returns `Ok` only after a `parse` that set `decoded`.
+    decoded.ok_or_else(|| ArgumentError::Syntax { message: "the arguments could not be decoded".to_owned() })
+}
+
+/// [`decode_with`] without its type: `parse` runs `from_str` on the text to decode and keeps the
+/// value; `Ok` means the last `parse` succeeded. Only `parse` is compiled once per decoded type
+/// (the code `#[tool]` generates calls this through `__private::decode`); the paths around it are
+/// compiled once.
+pub(crate) fn decode_into(
+    raw: &str,
+    schema: &Value,
+    keys: Option<&KeyTree>,
+    parse: &mut dyn FnMut(&str) -> Result<(), serde_json::Error>,
+) -> Result<(), ArgumentError> {
     let text = if raw.trim().is_empty() { "{}" } else { raw };
-    if fast_path_applies(text, keys)
-        && let Ok(decoded) = serde_json::from_str(text)
-    {
-        return Ok(decoded);
+    if fast_path_applies(text, keys) && parse(text).is_ok() {
+        return Ok(());
     }
     let layout = prepare_slow(text, schema)?;
-    serde_json::from_str(&layout.text).map_err(|error| layout.diagnose(&error, schema))
+    parse(&layout.text).map_err(|error| layout.diagnose(&error, schema))
 }
 
 /// Whether `from_str` on `text` would decode what the full path decodes, when it succeeds (see
-/// the module docs). Without `check_keys`, the schema is flat and `T` is the struct `#[tool]`
+/// the module docs). Without `keys`, the schema is flat and `T` is the struct `#[tool]`
 /// generates, which refuses unknown keys itself and reads `null` as the default of an argument
 /// that has one, so `from_str` alone decides.
 fn fast_path_applies(text: &str, keys: Option<&KeyTree>) -> bool {

@@ -94,6 +94,8 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use futures::future::BoxFuture;
+    /// The future of a sync tool: its closure runs when the future is first polled.
+    pub use futures::future::lazy;
     pub use inventory;
     pub use schemars;
     pub use serde;
@@ -102,20 +104,48 @@ pub mod __private {
     use crate::DependencyKey;
     pub use crate::{IntoToolResult, Tool, ToolContext, ToolError, ToolMeta, ToolRegistration, ToolResult, ToolSpec};
 
+    /// [`decode`] or [`decode_input`] for one type, as generated code holds it.
+    pub type DecodeFn<T> = fn(&'static ToolSpec, &str) -> Result<T, ToolError>;
+
     /// Decodes a call's arguments for the tool `spec` into its generated arguments struct, which
     /// refuses unknown fields itself (`#[serde(deny_unknown_fields)]`): for a flat schema the
     /// key-check pass is skipped.
     pub fn decode<T: serde::de::DeserializeOwned>(spec: &'static ToolSpec, raw: &str) -> Result<T, ToolError> {
-        let decoding = spec.decoding();
-        let keys = (!decoding.flat).then(|| decoding.keys());
-        crate::decode::decode_with(raw, &decoding.schema, keys).map_err(|error| invalid(spec, error))
+        let mut decoded = None;
+        decode_text(spec, raw, false, &mut |text| {
+            decoded = Some(serde_json::from_str(text)?);
+            Ok(())
+        })?;
+        decoded.ok_or_else(|| not_decoded(spec))
     }
 
     /// Decodes a call's arguments for the tool `spec` into its `#[input]` type (the user's own,
     /// which may ignore unknown fields: the keys are always checked against the schema).
     pub fn decode_input<T: serde::de::DeserializeOwned>(spec: &'static ToolSpec, raw: &str) -> Result<T, ToolError> {
+        let mut decoded = None;
+        decode_text(spec, raw, true, &mut |text| {
+            decoded = Some(serde_json::from_str(text)?);
+            Ok(())
+        })?;
+        decoded.ok_or_else(|| not_decoded(spec))
+    }
+
+    /// What [`decode`] and [`decode_input`] share, compiled once: `parse` (the one part compiled
+    /// per type) runs `from_str` on the text to decode and keeps the value; `Ok` means it did.
+    fn decode_text(
+        spec: &'static ToolSpec,
+        raw: &str,
+        input: bool,
+        parse: &mut dyn FnMut(&str) -> Result<(), serde_json::Error>,
+    ) -> Result<(), ToolError> {
         let decoding = spec.decoding();
-        crate::decode::decode_with(raw, &decoding.schema, Some(decoding.keys())).map_err(|error| invalid(spec, error))
+        let keys = (input || !decoding.flat).then(|| decoding.keys());
+        crate::decode::decode_into(raw, &decoding.schema, keys, parse).map_err(|error| invalid(spec, error))
+    }
+
+    /// Cannot happen: [`decode_text`] returns `Ok` only after a `parse` that kept its value.
+    fn not_decoded(spec: &ToolSpec) -> ToolError {
+        invalid(spec, crate::ArgumentError::Syntax { message: "the arguments could not be decoded".to_owned() })
     }
 
     fn invalid(spec: &ToolSpec, error: crate::ArgumentError) -> ToolError {

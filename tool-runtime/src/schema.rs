@@ -77,14 +77,19 @@ pub fn arguments_schema<T: JsonSchema>() -> Value {
 /// [`hoist_union`], so that a union root keeps one closed object per variant (decoding is strict
 /// per variant).
 pub fn decoding_schema<T: JsonSchema>() -> Value {
-    let generator = SchemaSettings::draft07()
+    // Only `into_root_schema_for` is generic: the rest is compiled once, not per type.
+    canonicalize_union(decoding_generator().into_root_schema_for::<T>().to_value())
+}
+
+/// The generator of [`decoding_schema`]: draft-07, subschemas inlined, no `$schema`.
+fn decoding_generator() -> schemars::SchemaGenerator {
+    SchemaSettings::draft07()
         .with(|s| {
             s.inline_subschemas = true;
             s.meta_schema = None;
             s.definitions_path = "/$defs".into();
         })
-        .into_generator();
-    canonicalize_union(generator.into_root_schema_for::<T>().to_value())
+        .into_generator()
 }
 
 /// The JSON Schema of a tool's result value `T` (`#[tool(output_schema)]`): what the value
