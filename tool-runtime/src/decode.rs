@@ -257,10 +257,28 @@ pub(crate) fn decode_into(
     keys: Option<&KeyTree>,
     parse: &mut dyn FnMut(&str) -> Result<(), serde_json::Error>,
 ) -> Result<(), ArgumentError> {
-    let text = if raw.trim().is_empty() { "{}" } else { raw };
-    if fast_path_applies(text, keys) && parse(text).is_ok() {
+    if let Some(text) = fast_text(raw, keys)
+        && parse(text).is_ok()
+    {
         return Ok(());
     }
+    decode_full(raw, schema, parse)
+}
+
+/// The text to decode straight away, when the fast path applies to `raw` (see
+/// [`decode_with`] for `keys`); `None` when only the full path decides.
+pub(crate) fn fast_text<'r>(raw: &'r str, keys: Option<&KeyTree>) -> Option<&'r str> {
+    let text = if raw.trim().is_empty() { "{}" } else { raw };
+    fast_path_applies(text, keys).then_some(text)
+}
+
+/// The full path of [`decode_into`] alone (for arguments the fast path did not decode).
+pub(crate) fn decode_full(
+    raw: &str,
+    schema: &Value,
+    parse: &mut dyn FnMut(&str) -> Result<(), serde_json::Error>,
+) -> Result<(), ArgumentError> {
+    let text = if raw.trim().is_empty() { "{}" } else { raw };
     let layout = prepare_slow(text, schema)?;
     parse(&layout.text).map_err(|error| layout.diagnose(&error, schema))
 }

@@ -111,8 +111,14 @@ pub mod __private {
     /// refuses unknown fields itself (`#[serde(deny_unknown_fields)]`): for a flat schema the
     /// key-check pass is skipped.
     pub fn decode<T: serde::de::DeserializeOwned>(spec: &'static ToolSpec, raw: &str) -> Result<T, ToolError> {
+        // The fast path calls `from_str` itself, as hand-written code does.
+        if let Some(text) = fast_text(spec, raw, false)
+            && let Ok(decoded) = serde_json::from_str(text)
+        {
+            return Ok(decoded);
+        }
         let mut decoded = None;
-        decode_text(spec, raw, false, &mut |text| {
+        decode_full(spec, raw, &mut |text| {
             decoded = Some(serde_json::from_str(text)?);
             Ok(())
         })?;
@@ -122,28 +128,38 @@ pub mod __private {
     /// Decodes a call's arguments for the tool `spec` into its `#[input]` type (the user's own,
     /// which may ignore unknown fields: the keys are always checked against the schema).
     pub fn decode_input<T: serde::de::DeserializeOwned>(spec: &'static ToolSpec, raw: &str) -> Result<T, ToolError> {
+        if let Some(text) = fast_text(spec, raw, true)
+            && let Ok(decoded) = serde_json::from_str(text)
+        {
+            return Ok(decoded);
+        }
         let mut decoded = None;
-        decode_text(spec, raw, true, &mut |text| {
+        decode_full(spec, raw, &mut |text| {
             decoded = Some(serde_json::from_str(text)?);
             Ok(())
         })?;
         decoded.ok_or_else(|| not_decoded(spec))
     }
 
-    /// What [`decode`] and [`decode_input`] share, compiled once: `parse` (the one part compiled
-    /// per type) runs `from_str` on the text to decode and keeps the value; `Ok` means it did.
-    fn decode_text(
-        spec: &'static ToolSpec,
-        raw: &str,
-        input: bool,
-        parse: &mut dyn FnMut(&str) -> Result<(), serde_json::Error>,
-    ) -> Result<(), ToolError> {
+    /// The text [`decode`] (or, with `input`, [`decode_input`]) decodes straight away when the
+    /// fast path applies; compiled once.
+    fn fast_text<'r>(spec: &'static ToolSpec, raw: &'r str, input: bool) -> Option<&'r str> {
         let decoding = spec.decoding();
-        let keys = (input || !decoding.flat).then(|| decoding.keys());
-        crate::decode::decode_into(raw, &decoding.schema, keys, parse).map_err(|error| invalid(spec, error))
+        crate::decode::fast_text(raw, (input || !decoding.flat).then(|| decoding.keys()))
     }
 
-    /// Cannot happen: [`decode_text`] returns `Ok` only after a `parse` that kept its value.
+    /// The full path [`decode`] and [`decode_input`] share, compiled once: `parse` (the one part
+    /// compiled per type) runs `from_str` on the text to decode and keeps the value; `Ok` means it
+    /// did.
+    fn decode_full(
+        spec: &'static ToolSpec,
+        raw: &str,
+        parse: &mut dyn FnMut(&str) -> Result<(), serde_json::Error>,
+    ) -> Result<(), ToolError> {
+        crate::decode::decode_full(raw, &spec.decoding().schema, parse).map_err(|error| invalid(spec, error))
+    }
+
+    /// Cannot happen: [`decode_full`] returns `Ok` only after a `parse` that kept its value.
     fn not_decoded(spec: &ToolSpec) -> ToolError {
         invalid(spec, crate::ArgumentError::Syntax { message: "the arguments could not be decoded".to_owned() })
     }
