@@ -317,8 +317,8 @@ fn search_schema() -> Value {
 }
 
 /// `n` tools named `tool_0000` ... with `search`'s schema (built at run time from schemars'
-/// type information, as `#[tool]` does) and a hand-written invoke; their definitions are not
-/// built yet.
+/// type information, as `#[tool]` does) and a hand-written invoke that reads no context; their
+/// definitions are not built yet.
 pub fn fresh_specs(n: usize) -> Vec<Arc<dyn Tool>> {
     (0..n)
         .map(|i| {
@@ -331,7 +331,9 @@ pub fn fresh_specs(n: usize) -> Vec<Arc<dyn Tool>> {
                 ToolMeta::new(false, false, None, None, &[]),
                 search_schema,
                 search_invoke,
-            );
+            )
+            // As `#[tool]` marks a function that takes no context: `search_invoke` reads none.
+            .context_free();
             Arc::new(spec) as Arc<dyn Tool>
         })
         .collect()
