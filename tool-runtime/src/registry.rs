@@ -429,15 +429,21 @@ impl Registry {
     /// comes with the context its call ran in, when it ran), then the turn budget shared across
     /// them.
     async fn apply_output_to_turn(&self, turn: Turn, calls: &[ToolCall], ctx: &ToolContext) -> Vec<ToolMessage> {
-        let messages: Vec<ToolMessage> = turn.messages.into_iter().flatten().collect();
+        let mut messages: Vec<ToolMessage> = turn.messages.into_iter().flatten().collect();
         let Some(layer) = &self.output else { return messages };
-        let mut finished = Vec::with_capacity(messages.len());
-        let contexts = turn.contexts.into_iter().chain(std::iter::repeat_with(|| None));
-        for ((message, call_ctx), call) in messages.into_iter().zip(contexts).zip(calls) {
-            finished.push(self.finish_output(layer, message, call, ctx, call_ctx).await);
+        let mut contexts = turn.contexts.into_iter();
+        // Looked up once for the turn: the calls that ran without a context of their own share it.
+        let store = self.ready_store(ctx);
+        // Finished in place (a second vector of messages would be a large allocation per turn).
+        for (slot, call) in messages.iter_mut().zip(calls) {
+            let message = std::mem::replace(slot, ToolMessage::error(String::new(), String::new(), String::new()));
+            *slot = match (&store, contexts.next().flatten()) {
+                (Some(store), None) => layer.finish_message(message, &**store),
+                (_, call_ctx) => self.finish_output(layer, message, call, ctx, call_ctx).await,
+            };
         }
-        layer.apply_turn(&mut finished);
-        finished
+        layer.apply_turn(&mut messages);
+        messages
     }
 
     /// Runs the tool calls of one model turn and returns their messages in call order (each keeps
