@@ -167,8 +167,10 @@ impl ResolutionPath {
 ///
 /// The caller builds one context (per session or per turn) and passes it to
 /// [`Registry::call`](crate::Registry::call); the registry derives a fresh per-call context from it
-/// for each call, so call-scoped dependencies are never shared between two calls. Cloning is cheap
-/// (reference counted).
+/// for each call of a tool that reads its context, so call-scoped dependencies are never shared
+/// between two calls (a tool that takes neither a context nor a dependency, see
+/// [`Tool::reads_context`](crate::Tool::reads_context), runs with the caller's context as it is).
+/// Cloning is cheap (reference counted).
 #[derive(Clone, Default)]
 pub struct ToolContext {
     shared: Arc<Shared>,
