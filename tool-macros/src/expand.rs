@@ -66,6 +66,16 @@ fn check_options(model: &ToolFn, options: &ToolOptions, errors: &mut Errors) -> 
             ),
         );
     }
+    // The registration's items (`__tool_invoke`, `__tool_fns`, ...) would shadow the function.
+    if unraw(&sig.ident).starts_with("__") {
+        errors.push(
+            sig.ident.span(),
+            format!(
+                "function names starting with `__` are reserved for the code `#[tool]` generates; rename `{ident}` (the tool's name can stay: `#[tool(name = \"{ident}\")]`)",
+                ident = unraw(&sig.ident)
+            ),
+        );
+    }
     if options.blocking.is_present()
         && let Some(asyncness) = &sig.asyncness
     {
