@@ -228,18 +228,16 @@ fn generated_names(
     raw: u8,
     /// Seven.
     out: u8,
-    /// Eight.
-    spec: u8,
 ) -> String {
-    format!("{decoded}{text}{lazy}{json}{ctx}{raw}{out}{spec}")
+    format!("{decoded}{text}{lazy}{json}{ctx}{raw}{out}")
 }
 
 #[tokio::test]
 async fn arguments_named_like_generated_items_are_passed_as_sent() {
     let mut got: Vec<String> = Vec::new();
-    let args = r#"{"decoded":"d","text":"t","lazy":1,"json":2,"ctx":3,"raw":4,"out":5,"spec":6}"#;
+    let args = r#"{"decoded":"d","text":"t","lazy":1,"json":2,"ctx":3,"raw":4,"out":5}"#;
     got.push(run(generated_names::TOOL, args).await);
-    assert_eq!(got, ["ok: Text(\"dt123456\")"]);
+    assert_eq!(got, ["ok: Text(\"dt12345\")"]);
 }
 
 // ---------------------------------------------------------------------------------------------
