@@ -809,3 +809,74 @@ async fn an_escaped_key_is_the_key_it_spells_for_the_key_check_of_an_input_type(
         ]
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// More sync forms: the context beside an `#[input]`, a non-text panic, boxed errors, a struct
+// with an output schema, and a default computed by a function of the enclosing body.
+
+/// Input and the context.
+#[tool]
+fn input_and_ctx(#[input] leaf: Leaf, ctx: &ToolContext) -> String {
+    format!("{}@{}", leaf.name, ctx.call_id().unwrap_or("none"))
+}
+
+/// Panics with a number.
+#[tool]
+fn panics_with_a_number() -> String {
+    std::panic::panic_any(5_u8)
+}
+
+/// Fails with a boxed error.
+#[tool]
+fn boxed_error() -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
+    Err("no such file".into())
+}
+
+/// A struct with its schema.
+#[tool(output_schema)]
+fn structured_struct() -> Sum {
+    Sum { total: 7 }
+}
+
+#[tokio::test]
+async fn more_sync_forms_answer_as_their_async_counterparts_would() {
+    fn ten() -> u32 {
+        10
+    }
+
+    /// A default from the body.
+    #[tool]
+    fn body_default(
+        /// A count.
+        #[arg(default = ten())]
+        n: u32,
+    ) -> String {
+        n.to_string()
+    }
+
+    let got = [
+        through_registry(input_and_ctx::TOOL, r#"{"name":"a"}"#).await,
+        through_registry(input_and_ctx::TOOL, r#"{"name":"a","x":1}"#).await,
+        through_registry(panics_with_a_number::TOOL, "").await,
+        through_registry(boxed_error::TOOL, "").await,
+        run(structured_struct::TOOL, "").await,
+        run(body_default::TOOL, "").await,
+        run(body_default::TOOL, r#"{"n":null}"#).await,
+    ];
+    assert_eq!(
+        got,
+        [
+            "ok: a@c1",
+            "error: invalid arguments for `input_and_ctx`: unknown field `x`; expected one of `name`",
+            "error: tool `panics_with_a_number` panicked: Box<dyn Any>",
+            "error: no such file",
+            "ok: Json(Object {\"total\": Number(7)})",
+            "ok: Text(\"10\")",
+            "ok: Text(\"10\")"
+        ]
+    );
+    assert_eq!(
+        structured_struct::TOOL.definition().output_schema.as_ref().map(|s| s["properties"]["total"]["type"].clone()),
+        Some(serde_json::json!("integer"))
+    );
+}
