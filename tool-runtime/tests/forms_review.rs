@@ -880,3 +880,59 @@ async fn more_sync_forms_answer_as_their_async_counterparts_would() {
         Some(serde_json::json!("integer"))
     );
 }
+
+/// The flattened part of [`Flat`].
+#[derive(Debug, Deserialize, JsonSchema)]
+#[expect(dead_code, reason = "the fields are read through `Debug`")]
+struct FlatInner {
+    /// A.
+    a: u8,
+}
+
+/// An input with a flattened part and an alias, ignoring unknown fields.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[expect(dead_code, reason = "the fields are read through `Debug`")]
+struct Flat {
+    /// X.
+    #[serde(alias = "ex")]
+    x: u8,
+    /// The rest.
+    #[serde(flatten)]
+    inner: FlatInner,
+}
+
+/// Echoes a flattened input.
+#[tool]
+fn flat_sync(#[input] flat: Flat) -> String {
+    format!("{flat:?}")
+}
+
+/// Echoes a flattened input.
+#[tool]
+async fn flat_async(#[input] flat: Flat) -> String {
+    format!("{flat:?}")
+}
+
+#[tokio::test]
+async fn a_flattened_input_refuses_a_key_sent_twice_an_alias_and_an_unknown_key_sync_and_async_alike() {
+    let inputs = [
+        r#"{"x":1,"a":2}"#,
+        r#"{"x":1,"a":2,"a":3}"#,
+        r#"{"x":1,"x":1,"a":2}"#,
+        r#"{"x":1,"a":2,"b":3}"#,
+        r#"{"ex":1,"a":2}"#,
+        r#"{"x":1,"a":null}"#,
+    ];
+    let answers = twins(flat_sync::TOOL, flat_async::TOOL, &inputs).await;
+    assert_eq!(
+        answers,
+        [
+            "ok: Text(\"Flat { x: 1, inner: FlatInner { a: 2 } }\")",
+            "err: invalid arguments for `flat_sync`: `a`: the field is sent twice; send each field once",
+            "err: invalid arguments for `flat_sync`: `x`: the field is sent twice; send each field once",
+            "err: invalid arguments for `flat_sync`: unknown field `b`; expected one of `a`, `x`",
+            "err: invalid arguments for `flat_sync`: unknown field `ex`; expected one of `a`, `x`",
+            "err: invalid arguments for `flat_sync`: `a`: invalid type: null, expected u8"
+        ]
+    );
+}
