@@ -210,13 +210,15 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     // only the tools' own code and their state machines. A codegen unit costs time of its own in
     // a cold build: without an `async` block, the unit an edit re-optimises is small enough, and
     // the struct stays in the function's module (see BENCHMARKS.md, "Compile time").
-    let relative_runtime = options
-        .krate
-        .as_ref()
-        .and_then(|path| path.segments.first())
-        .is_some_and(|first| first.ident == "self" || first.ident == "super");
+    // A runtime path resolves from the module beside the function only when it is absolute
+    // (`::tool_runtime`, `crate::..`, `$crate::..`): a name such as `rt` may be a `use` alias of
+    // the function's module, which a child module does not see.
+    let absolute_runtime = options.krate.as_ref().is_none_or(|path| {
+        path.leading_colon.is_some()
+            || path.segments.first().is_some_and(|first| first.ident == "crate" || first.ident == "$crate")
+    });
     let in_module = awaits
-        && !relative_runtime
+        && absolute_runtime
         && model.params.iter().all(|p| match p {
             Param::Arg(arg) => arg.default.is_none(),
             Param::Input { .. } => false,

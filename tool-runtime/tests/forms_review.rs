@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use tool_runtime as rt;
 use tool_runtime::ToolSpec;
 use tool_runtime::prelude::*;
 
@@ -933,6 +934,55 @@ async fn a_flattened_input_refuses_a_key_sent_twice_an_alias_and_an_unknown_key_
             "err: invalid arguments for `flat_sync`: unknown field `b`; expected one of `a`, `x`",
             "err: invalid arguments for `flat_sync`: unknown field `ex`; expected one of `a`, `x`",
             "err: invalid arguments for `flat_sync`: `a`: invalid type: null, expected u8"
+        ]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The runtime named through a `use` alias, which a module beside the function does not see.
+
+/// Async, every argument generic, the runtime named by an alias.
+#[tool(crate = rt)]
+async fn aliased_async(
+    /// A.
+    a: u8,
+) -> String {
+    format!("async {a}")
+}
+
+/// Sync, the runtime named by an alias.
+#[tool(crate = rt)]
+fn aliased_sync(
+    /// A.
+    a: u8,
+) -> String {
+    format!("sync {a}")
+}
+
+/// Async, every argument generic, the runtime named by an absolute path.
+#[tool(crate = ::tool_runtime)]
+async fn absolute_async(
+    /// A.
+    a: u8,
+) -> String {
+    format!("absolute {a}")
+}
+
+#[tokio::test]
+async fn the_runtime_named_by_a_use_alias_serves_sync_and_async_tools() {
+    let got = [
+        run(aliased_async::TOOL, r#"{"a":1}"#).await,
+        run(aliased_sync::TOOL, r#"{"a":2}"#).await,
+        run(absolute_async::TOOL, r#"{"a":3}"#).await,
+        run(aliased_async::TOOL, r#"{"a":1,"b":2}"#).await,
+    ];
+    assert_eq!(
+        got,
+        [
+            "ok: Text(\"async 1\")",
+            "ok: Text(\"sync 2\")",
+            "ok: Text(\"absolute 3\")",
+            "err: invalid arguments for `aliased_async`: unknown field `b`; expected one of `a`"
         ]
     );
 }
