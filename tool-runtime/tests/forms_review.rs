@@ -986,3 +986,74 @@ async fn the_runtime_named_by_a_use_alias_serves_sync_and_async_tools() {
         ]
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Schemas of the twins, and renames in the arguments struct's own module.
+
+/// Renamed and raw arguments, sync.
+#[tool]
+fn renamed_sync(
+    /// The kind.
+    #[arg(rename = "type")]
+    kind: String,
+    /// A match.
+    r#match: Option<u8>,
+) -> String {
+    format!("{kind}/{match:?}", match = r#match)
+}
+
+/// Renamed and raw arguments, async: every argument generic, so its struct is in a module.
+#[tool]
+async fn renamed_async(
+    /// The kind.
+    #[arg(rename = "type")]
+    kind: String,
+    /// A match.
+    r#match: Option<u8>,
+) -> String {
+    format!("{kind}/{match:?}", match = r#match)
+}
+
+#[tokio::test]
+async fn renamed_and_raw_arguments_decode_alike_in_the_struct_beside_the_function_and_in_its_module() {
+    let inputs = [r#"{"type":"t","match":1}"#, r#"{"type":"t"}"#, r#"{"kind":"t"}"#, r#"{"type":"t","r#match":1}"#];
+    let answers = twins(renamed_sync::TOOL, renamed_async::TOOL, &inputs).await;
+    assert_eq!(
+        answers,
+        [
+            "ok: Text(\"t/Some(1)\")",
+            "ok: Text(\"t/None\")",
+            "err: invalid arguments for `renamed_sync`: unknown field `kind`; expected one of `match`, `type`",
+            "err: invalid arguments for `renamed_sync`: unknown field `r#match`; expected one of `match`, `type`"
+        ]
+    );
+}
+
+#[test]
+fn sync_and_async_twins_show_the_model_the_same_schema() {
+    let pairs: [(&'static ToolSpec, &'static ToolSpec); 8] = [
+        (borrowed_sync::TOOL, borrowed_async::TOOL),
+        (defaults_sync::TOOL, defaults_async::TOOL),
+        (input_sync::TOOL, input_async::TOOL),
+        (nested_sync::TOOL, nested_async::TOOL),
+        (none_sync::TOOL, none_async::TOOL),
+        (all_defaults_sync::TOOL, all_defaults_async::TOOL),
+        (open_sync::TOOL, open_async::TOOL),
+        (renamed_sync::TOOL, renamed_async::TOOL),
+    ];
+    for (sync, asynchronous) in pairs {
+        assert_eq!(sync.definition().input_schema, asynchronous.definition().input_schema, "{}", sync.name());
+    }
+    assert_eq!(
+        renamed_async::TOOL.definition().input_schema,
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "type": {"description": "The kind.", "type": "string"},
+                "match": {"description": "A match.", "type": "integer", "minimum": 0, "maximum": 255}
+            },
+            "required": ["type"],
+            "additionalProperties": false
+        })
+    );
+}
