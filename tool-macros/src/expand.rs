@@ -318,9 +318,11 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     // registry then skips deriving a per-call one.
     let context_free =
         model.params.iter().all(|p| matches!(p, Param::Arg(_) | Param::Input { .. })).then(|| quote!(.context_free()));
-    let call = call(model, blocking, &static_ident, &call_args, private);
     let out = quote_spanned!(model.output_span=> __out);
     let convert = conversion(&model.output, &out, private, model.output_span, options.output_schema.is_present());
+    let call = call(model, blocking, &static_ident, &call_args, &convert, private);
+    // A blocking call converts its result on the blocking thread (see `call`).
+    let convert = if blocking { quote!(__out) } else { convert };
     let handle = handle(&model.item, &quote!(&#static_ident), name, private);
     let invoke = if awaits {
         quote! {
@@ -409,12 +411,14 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
 }
 
 /// The call of the user's function: awaited when `async`, on the blocking pool (with its own
-/// clone of the context) when `blocking`.
+/// clone of the context) when `blocking`. A blocking call gives the converted result (`convert`
+/// of `__out`, run in the closure, where a result that borrows an argument, `-> &str`, is alive).
 fn call(
     model: &ToolFn,
     blocking: bool,
     static_ident: &syn::Ident,
     call_args: &[TokenStream],
+    convert: &TokenStream,
     private: &TokenStream,
 ) -> TokenStream {
     if blocking {
@@ -423,7 +427,8 @@ fn call(
                 let __ctx = ::core::clone::Clone::clone(__ctx);
                 #private::run_blocking(&#static_ident, move || {
                     let __ctx = &__ctx;
-                    __tool_fn(#(#call_args),*)
+                    let __out = __tool_fn(#(#call_args),*);
+                    #convert
                 })
                 .await?
             }
@@ -687,13 +692,21 @@ mod tests {
                 String::new()
             }
         ));
-        let actual = call(&model, true, &format_ident!("__TOOL_hash"), &[quote!(__ctx)], &quote!(::p));
+        let actual = call(
+            &model,
+            true,
+            &format_ident!("__TOOL_hash"),
+            &[quote!(__ctx)],
+            &quote!(::p::text(__out)),
+            &quote!(::p),
+        );
         let expected = quote! {
             {
                 let __ctx = ::core::clone::Clone::clone(__ctx);
                 ::p::run_blocking(&__TOOL_hash, move || {
                     let __ctx = &__ctx;
-                    __tool_fn(__ctx)
+                    let __out = __tool_fn(__ctx);
+                    ::p::text(__out)
                 })
                 .await?
             }
@@ -707,11 +720,17 @@ mod tests {
         let asynchronous = model(quote!(
             async fn f(a: u8) {}
         ));
-        assert_tokens(&call(&asynchronous, false, &ident, &[quote!(a)], &quote!(::p)), &quote!(__tool_fn(a).await));
+        assert_tokens(
+            &call(&asynchronous, false, &ident, &[quote!(a)], &quote!(), &quote!(::p)),
+            &quote!(__tool_fn(a).await),
+        );
         let synchronous = model(quote!(
             fn f(a: &str) {}
         ));
-        assert_tokens(&call(&synchronous, false, &ident, &[quote!(&a)], &quote!(::p)), &quote!(__tool_fn(&a)));
+        assert_tokens(
+            &call(&synchronous, false, &ident, &[quote!(&a)], &quote!(), &quote!(::p)),
+            &quote!(__tool_fn(&a)),
+        );
     }
 
     #[test]

@@ -1057,3 +1057,68 @@ fn sync_and_async_twins_show_the_model_the_same_schema() {
         })
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// A result that borrows an argument, and a blocking tool's errors, panics and structured result.
+
+/// Echoes its argument as a borrow of it.
+#[tool]
+fn borrow_sync(
+    /// The text.
+    text: &str,
+) -> &str {
+    text
+}
+
+/// Echoes its argument as a borrow of it.
+#[tool]
+async fn borrow_async(
+    /// The text.
+    text: &str,
+) -> &str {
+    text
+}
+
+/// Echoes its argument as a borrow of it, on the blocking pool.
+#[tool(blocking)]
+fn borrow_blocking(
+    /// The text.
+    text: &str,
+) -> Result<&str, Oops> {
+    if text.is_empty() { Err(Oops("empty".to_owned())) } else { Ok(text) }
+}
+
+/// Panics on the blocking pool.
+#[tool(blocking)]
+fn panics_blocking() -> String {
+    panic!("blocked")
+}
+
+/// A structured result from the blocking pool.
+#[tool(blocking, output_schema)]
+fn structured_blocking() -> Sum {
+    Sum { total: 9 }
+}
+
+#[tokio::test]
+async fn a_result_borrowing_an_argument_is_returned_by_sync_async_and_blocking_tools() {
+    let got = [
+        through_registry(borrow_sync::TOOL, r#"{"text":"a"}"#).await,
+        through_registry(borrow_async::TOOL, r#"{"text":"b"}"#).await,
+        through_registry(borrow_blocking::TOOL, r#"{"text":"c"}"#).await,
+        through_registry(borrow_blocking::TOOL, r#"{"text":""}"#).await,
+        through_registry(panics_blocking::TOOL, "").await,
+        run(structured_blocking::TOOL, "").await,
+    ];
+    assert_eq!(
+        got,
+        [
+            "ok: a",
+            "ok: b",
+            "ok: c",
+            "error: oops: empty",
+            "error: tool `panics_blocking` panicked: blocked",
+            "ok: Json(Object {\"total\": Number(9)})"
+        ]
+    );
+}
