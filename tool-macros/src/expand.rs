@@ -66,6 +66,16 @@ fn check_options(model: &ToolFn, options: &ToolOptions, errors: &mut Errors) -> 
             ),
         );
     }
+    // The registration's items (`__tool_invoke`, `__tool_fns`, ...) would shadow the function.
+    if unraw(&sig.ident).starts_with("__") {
+        errors.push(
+            sig.ident.span(),
+            format!(
+                "function names starting with `__` are reserved for the code `#[tool]` generates; rename `{ident}` (the tool's name can stay: `#[tool(name = \"{ident}\")]`)",
+                ident = unraw(&sig.ident)
+            ),
+        );
+    }
     if options.blocking.is_present()
         && let Some(asyncness) = &sig.asyncness
     {
@@ -200,13 +210,15 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     // only the tools' own code and their state machines. A codegen unit costs time of its own in
     // a cold build: without an `async` block, the unit an edit re-optimises is small enough, and
     // the struct stays in the function's module (see BENCHMARKS.md, "Compile time").
-    let relative_runtime = options
-        .krate
-        .as_ref()
-        .and_then(|path| path.segments.first())
-        .is_some_and(|first| first.ident == "self" || first.ident == "super");
+    // A runtime path resolves from the module beside the function only when it is absolute
+    // (`::tool_runtime`, `crate::..`, `$crate::..`): a name such as `rt` may be a `use` alias of
+    // the function's module, which a child module does not see.
+    let absolute_runtime = options.krate.as_ref().is_none_or(|path| {
+        path.leading_colon.is_some()
+            || path.segments.first().is_some_and(|first| first.ident == "crate" || first.ident == "$crate")
+    });
     let in_module = awaits
-        && !relative_runtime
+        && absolute_runtime
         && model.params.iter().all(|p| match p {
             Param::Arg(arg) => arg.default.is_none(),
             Param::Input { .. } => false,
@@ -306,9 +318,11 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     // registry then skips deriving a per-call one.
     let context_free =
         model.params.iter().all(|p| matches!(p, Param::Arg(_) | Param::Input { .. })).then(|| quote!(.context_free()));
-    let call = call(model, blocking, &static_ident, &call_args, private);
     let out = quote_spanned!(model.output_span=> __out);
     let convert = conversion(&model.output, &out, private, model.output_span, options.output_schema.is_present());
+    let call = call(model, blocking, &static_ident, &call_args, &convert, private);
+    // A blocking call converts its result on the blocking thread (see `call`).
+    let convert = if blocking { quote!(__out) } else { convert };
     let handle = handle(&model.item, &quote!(&#static_ident), name, private);
     let invoke = if awaits {
         quote! {
@@ -397,12 +411,14 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
 }
 
 /// The call of the user's function: awaited when `async`, on the blocking pool (with its own
-/// clone of the context) when `blocking`.
+/// clone of the context) when `blocking`. A blocking call gives the converted result (`convert`
+/// of `__out`, run in the closure, where a result that borrows an argument, `-> &str`, is alive).
 fn call(
     model: &ToolFn,
     blocking: bool,
     static_ident: &syn::Ident,
     call_args: &[TokenStream],
+    convert: &TokenStream,
     private: &TokenStream,
 ) -> TokenStream {
     if blocking {
@@ -411,7 +427,8 @@ fn call(
                 let __ctx = ::core::clone::Clone::clone(__ctx);
                 #private::run_blocking(&#static_ident, move || {
                     let __ctx = &__ctx;
-                    __tool_fn(#(#call_args),*)
+                    let __out = __tool_fn(#(#call_args),*);
+                    #convert
                 })
                 .await?
             }
@@ -675,13 +692,21 @@ mod tests {
                 String::new()
             }
         ));
-        let actual = call(&model, true, &format_ident!("__TOOL_hash"), &[quote!(__ctx)], &quote!(::p));
+        let actual = call(
+            &model,
+            true,
+            &format_ident!("__TOOL_hash"),
+            &[quote!(__ctx)],
+            &quote!(::p::text(__out)),
+            &quote!(::p),
+        );
         let expected = quote! {
             {
                 let __ctx = ::core::clone::Clone::clone(__ctx);
                 ::p::run_blocking(&__TOOL_hash, move || {
                     let __ctx = &__ctx;
-                    __tool_fn(__ctx)
+                    let __out = __tool_fn(__ctx);
+                    ::p::text(__out)
                 })
                 .await?
             }
@@ -695,11 +720,17 @@ mod tests {
         let asynchronous = model(quote!(
             async fn f(a: u8) {}
         ));
-        assert_tokens(&call(&asynchronous, false, &ident, &[quote!(a)], &quote!(::p)), &quote!(__tool_fn(a).await));
+        assert_tokens(
+            &call(&asynchronous, false, &ident, &[quote!(a)], &quote!(), &quote!(::p)),
+            &quote!(__tool_fn(a).await),
+        );
         let synchronous = model(quote!(
             fn f(a: &str) {}
         ));
-        assert_tokens(&call(&synchronous, false, &ident, &[quote!(&a)], &quote!(::p)), &quote!(__tool_fn(&a)));
+        assert_tokens(
+            &call(&synchronous, false, &ident, &[quote!(&a)], &quote!(), &quote!(::p)),
+            &quote!(__tool_fn(&a)),
+        );
     }
 
     #[test]

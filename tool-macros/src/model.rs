@@ -401,6 +401,17 @@ fn impl_trait_span(ty: &Type) -> Option<Span> {
 /// as `String`, `&[T]` as `Vec<T>`; other references are refused.
 fn decoded_type(ty: &Type, errors: &mut Errors) -> Option<(Type, bool)> {
     let Type::Reference(reference) = ty else {
+        // A reference inside the type (`Option<&str>`) cannot be decoded for each call either.
+        let mut owned = ty.clone();
+        let mut first = None;
+        make_owned(&mut owned, &mut first);
+        if let Some(span) = first {
+            errors.push(
+                span,
+                format!("`#[tool]` arguments are decoded into owned values: take `{}` instead of `{}` (only a whole `&str` or `&[T]` argument is decoded owned and passed borrowed)", type_text(&owned), type_text(ty)),
+            );
+            return None;
+        }
         return Some((ty.clone(), false));
     };
     if reference.mutability.is_some() {
@@ -424,13 +435,65 @@ fn decoded_type(ty: &Type, errors: &mut Errors) -> Option<(Type, bool)> {
             let elem = &slice.elem;
             Some((syn::parse_quote!(::std::vec::Vec<#elem>), true))
         }
-        elem => {
+        _ => {
+            let mut owned = ty.clone();
+            make_owned(&mut owned, &mut None);
             errors.push(
                 reference.span(),
-                format!("`#[tool]` arguments are decoded into owned values: take `{}` instead of a reference (only `&str` and `&[T]` are decoded owned and passed borrowed)", type_text(elem)),
+                format!("`#[tool]` arguments are decoded into owned values: take `{}` instead of a reference (only `&str` and `&[T]` are decoded owned and passed borrowed)", type_text(&owned)),
             );
             None
         }
+    }
+}
+
+/// Replaces every reference in `ty` by the owned type a user would take instead (`&str` by
+/// `String`, `&[T]` by `Vec<T>`, `&Path` by `PathBuf`, `&OsStr` by `OsString`, `&T` by `T`), for
+/// the suggestion of an error; `first` gets the span of the first reference found.
+fn make_owned(ty: &mut Type, first: &mut Option<Span>) {
+    match ty {
+        Type::Reference(reference) => {
+            first.get_or_insert(reference.span());
+            let mut elem = (*reference.elem).clone();
+            make_owned(&mut elem, first);
+            let owned_name = match &elem {
+                Type::Path(path) if path.qself.is_none() => {
+                    path.path.segments.last().and_then(|last| match last.ident.to_string().as_str() {
+                        "str" => Some(quote::format_ident!("String")),
+                        "Path" => Some(quote::format_ident!("PathBuf")),
+                        "OsStr" => Some(quote::format_ident!("OsString")),
+                        "CStr" => Some(quote::format_ident!("CString")),
+                        _ => None,
+                    })
+                }
+                _ => None,
+            };
+            *ty = match (owned_name, elem) {
+                (Some(name), _) => syn::parse_quote!(#name),
+                (None, Type::Slice(slice)) => {
+                    let item = &slice.elem;
+                    syn::parse_quote!(Vec<#item>)
+                }
+                (None, elem) => elem,
+            };
+        }
+        Type::Path(path) => {
+            for segment in &mut path.path.segments {
+                if let syn::PathArguments::AngleBracketed(args) = &mut segment.arguments {
+                    for arg in &mut args.args {
+                        if let syn::GenericArgument::Type(inner) = arg {
+                            make_owned(inner, first);
+                        }
+                    }
+                }
+            }
+        }
+        Type::Slice(slice) => make_owned(&mut slice.elem, first),
+        Type::Array(array) => make_owned(&mut array.elem, first),
+        Type::Paren(paren) => make_owned(&mut paren.elem, first),
+        Type::Group(group) => make_owned(&mut group.elem, first),
+        Type::Tuple(tuple) => tuple.elems.iter_mut().for_each(|elem| make_owned(elem, first)),
+        _ => {}
     }
 }
 
