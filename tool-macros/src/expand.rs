@@ -359,7 +359,9 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
         #args_module
 
         #[doc(hidden)]
-        #[allow(non_upper_case_globals)]
+        // `deprecated`: the registration calls the function, which may be `#[deprecated]` (a tool
+        // kept for old prompts); the user's own calls still warn.
+        #[allow(non_upper_case_globals, deprecated)]
         #vis static #static_ident: #private::ToolSpec = {
             #args_item
 
@@ -598,7 +600,7 @@ mod tests {
             }
 
             #[doc(hidden)]
-            #[allow(non_upper_case_globals)]
+            #[allow(non_upper_case_globals, deprecated)]
             pub static __TOOL_add: ::tool_runtime::__private::ToolSpec = {
                 use __tool_args_add::__ToolArgs;
 
