@@ -1,7 +1,8 @@
 //! Strict decoding of a tool call's arguments.
 //!
 //! The rules, in order:
-//! 1. `""` or whitespace is `{}` (models send it for tools without arguments).
+//! 1. `""` or whitespace is `{}` (models send it for tools without arguments). A leading byte
+//!    order mark (U+FEFF) is ignored, as RFC 8259 (section 8.1) lets a parser do.
 //! 2. The text must be one JSON object: anything else, or text after it, is an error that gives
 //!    serde_json's 1-based line and column.
 //! 3. `null` for a property the schema does not require is dropped before decoding, at every
@@ -268,8 +269,14 @@ pub(crate) fn decode_into(
 /// The text to decode straight away, when the fast path applies to `raw` (see
 /// [`decode_with`] for `keys`); `None` when only the full path decides.
 pub(crate) fn fast_text<'r>(raw: &'r str, keys: Option<&KeyTree>) -> Option<&'r str> {
-    let text = if raw.trim().is_empty() { "{}" } else { raw };
+    let text = arguments_text(raw);
     fast_path_applies(text, keys).then_some(text)
+}
+
+/// The text rule 1 leaves of `raw`: without a leading byte order mark, and `{}` for nothing.
+fn arguments_text(raw: &str) -> &str {
+    let raw = raw.strip_prefix('\u{feff}').unwrap_or(raw);
+    if raw.trim().is_empty() { "{}" } else { raw }
 }
 
 /// The full path of [`decode_into`] alone (for arguments the fast path did not decode).
@@ -278,8 +285,7 @@ pub(crate) fn decode_full(
     schema: &Value,
     parse: &mut dyn FnMut(&str) -> Result<(), serde_json::Error>,
 ) -> Result<(), ArgumentError> {
-    let text = if raw.trim().is_empty() { "{}" } else { raw };
-    let layout = prepare_slow(text, schema)?;
+    let layout = prepare_slow(arguments_text(raw), schema)?;
     parse(&layout.text).map_err(|error| layout.diagnose(&error, schema))
 }
 

@@ -1,5 +1,6 @@
 //! Arguments at the edges of decoding: maps keyed by integers, untagged unions, keys sent twice,
-//! huge values in error messages, and integers wider than 64 bits.
+//! huge values in error messages, integers wider than 64 bits, recursive arguments and a byte
+//! order mark.
 
 use std::collections::BTreeMap;
 
@@ -358,5 +359,16 @@ async fn an_unknown_field_deep_in_a_recursive_argument_names_its_path() {
     assert_eq!(
         call("draw", arguments).await.text(),
         "invalid arguments for `draw`: unknown field `tree.children[0].children[0].colour`; expected one of `children`, `name`"
+    );
+}
+
+#[tokio::test]
+async fn a_leading_byte_order_mark_is_ignored_and_one_anywhere_else_is_not() {
+    let leading = call("draw", "\u{feff}{\"tree\":{\"name\":\"a\"}}").await;
+    assert_eq!(leading.text(), "a");
+    let inside = call("draw", "{\u{feff}\"tree\":{\"name\":\"a\"}}").await;
+    assert_eq!(
+        inside.text(),
+        "invalid arguments for `draw`: not valid JSON: key must be a string at line 1 column 2; send one JSON object"
     );
 }
