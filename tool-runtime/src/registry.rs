@@ -104,16 +104,16 @@ impl Future for CallFuture<'_> {
         if let CallState::Start = this.state {
             this.state = this.registry.start_call(this.call, this.ctx, cx);
         }
-        match &mut this.state {
-            CallState::Rest(rest) => {
-                let message = std::task::ready!(rest.as_mut().poll(cx));
-                this.state = CallState::Done;
-                std::task::Poll::Ready(message)
-            }
-            CallState::Ready(_) => match std::mem::replace(&mut this.state, CallState::Done) {
-                CallState::Ready(message) => std::task::Poll::Ready(message),
-                _ => unreachable!(),
+        match std::mem::replace(&mut this.state, CallState::Done) {
+            CallState::Ready(message) => std::task::Poll::Ready(message),
+            CallState::Rest(mut rest) => match rest.as_mut().poll(cx) {
+                std::task::Poll::Ready(message) => std::task::Poll::Ready(message),
+                std::task::Poll::Pending => {
+                    this.state = CallState::Rest(rest);
+                    std::task::Poll::Pending
+                }
             },
+            // As an `async fn`'s future does.
             CallState::Start | CallState::Done => panic!("`Registry::call` polled after it finished"),
         }
     }
