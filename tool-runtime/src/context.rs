@@ -313,10 +313,7 @@ impl ToolContext {
     where
         T: Clone + Send + Sync + 'static,
     {
-        if let Some(value) = self.shared.overrides.get(key.id()) {
-            return self.downcast(value, key);
-        }
-        if let Some(value) = self.registry.as_ref().and_then(|r| r.overrides.get(key.id())) {
+        if let Some(value) = self.overridden(self.registry.as_deref(), key.id()) {
             return self.downcast(value, key);
         }
         if self.chain.contains(&key.id()) {
@@ -364,6 +361,11 @@ impl ToolContext {
         self.downcast(value, key)
     }
 
+    /// The override of the key `id`: this context's, else `registry`'s.
+    fn overridden<'a>(&'a self, registry: Option<&'a RegistryScope>, id: &'static str) -> Option<&'a AnyValue> {
+        self.shared.overrides.get(id).or_else(|| registry.and_then(|r| r.overrides.get(id)))
+    }
+
     /// The value a call of the registry with this `registry` scope would get for the
     /// registry-scoped `key` without creating anything: this context's override, the registry's
     /// override, or the value the registry made already. `None` when it would have to be created
@@ -372,7 +374,7 @@ impl ToolContext {
     where
         T: Clone + Send + Sync + 'static,
     {
-        if let Some(value) = self.shared.overrides.get(key.id()).or_else(|| registry.overrides.get(key.id())) {
+        if let Some(value) = self.overridden(Some(registry), key.id()) {
             return value.downcast_ref::<T>().cloned();
         }
         if key.scope() != Scope::Registry {

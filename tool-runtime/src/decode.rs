@@ -145,8 +145,11 @@ enum ObjectRule {
     /// (serde keeps the last of two equal keys of a map).
     Map(usize),
     /// A closed struct: its properties' nodes; any other key is left to the full path.
-    Struct(std::collections::HashMap<Box<str>, usize, foldhash::fast::RandomState>),
+    Struct(Properties),
 }
+
+/// A closed struct's properties: name -> node.
+type Properties = std::collections::HashMap<Box<str>, usize, foldhash::fast::RandomState>;
 
 impl KeyTree {
     /// The node of a value where the schema says nothing: scalars and arrays of scalars pass, an
@@ -484,7 +487,7 @@ impl<'de> Visitor<'de> for KeyCheck<'_> {
 /// Looks a key up among a closed struct's properties without allocating: the property's node, or
 /// an error for a key the struct does not list.
 struct KeyLookup<'t> {
-    properties: &'t std::collections::HashMap<Box<str>, usize, foldhash::fast::RandomState>,
+    properties: &'t Properties,
 }
 
 impl<'de> DeserializeSeed<'de> for KeyLookup<'_> {

@@ -282,10 +282,7 @@ impl Registry {
                 return CallState::Rest(Box::pin(async move {
                     let outcome = Self::wait_running(run, call, ctx).await;
                     let message = self.finish(call, outcome, &tracing::Span::none(), None);
-                    match &self.output {
-                        None => message,
-                        Some(layer) => self.finish_output(layer, message, call, ctx, None).await,
-                    }
+                    self.with_output(message, call, ctx, None).await
                 }));
             }
             Started::NotInline => {
@@ -297,7 +294,7 @@ impl Registry {
             None => CallState::Ready(message),
             Some(layer) => match self.ready_store(ctx) {
                 Some(store) => CallState::Ready(layer.finish_message(message, &*store)),
-                None => CallState::Rest(Box::pin(self.finish_output(layer, message, call, ctx, None))),
+                None => CallState::Rest(Box::pin(self.with_output(message, call, ctx, None))),
             },
         }
     }
@@ -363,10 +360,7 @@ impl Registry {
                 Admission::Stop(reason) => (Err(ToolError::PermissionDenied { tool: call.name.clone(), reason }), None),
             };
             let message = self.finish(call, outcome, &span, started);
-            match &self.output {
-                None => message,
-                Some(layer) => self.finish_output(layer, message, call, ctx, call_ctx).await,
-            }
+            self.with_output(message, call, ctx, call_ctx).await
         };
         if span.is_disabled() { run.await } else { run.instrument(span.clone()).await }
     }
@@ -388,17 +382,18 @@ impl Registry {
         (self.execute(tool, call, &call_ctx, true).await, Some(call_ctx))
     }
 
-    /// The [output layer](RegistryBuilder::output)'s finish of one message: stored in the output
-    /// cache, `output_ref` set, held to the per-message cap. `call_ctx` is the context the call
-    /// ran in; a call that did not run gets one.
-    async fn finish_output(
+    /// The [output layer](RegistryBuilder::output)'s finish of one message, when the registry has
+    /// one: stored in the output cache, `output_ref` set, held to the per-message cap. `call_ctx`
+    /// is the context the call ran in; without one, the store made already is used, or a per-call
+    /// context is made to resolve it.
+    async fn with_output(
         &self,
-        layer: &crate::output::OutputLayer,
         message: ToolMessage,
         call: &ToolCall,
         ctx: &ToolContext,
         call_ctx: Option<ToolContext>,
     ) -> ToolMessage {
+        let Some(layer) = &self.output else { return message };
         let call_ctx = match call_ctx {
             Some(call_ctx) => call_ctx,
             None => match self.ready_store(ctx) {
@@ -425,7 +420,7 @@ impl Registry {
         ctx.for_call(&call.id, name, &self.scope)
     }
 
-    /// With an output layer: every message of a turn as in [`Registry::finish_output`] (each
+    /// With an output layer: every message of a turn as in [`Registry::with_output`] (each
     /// comes with the context its call ran in, when it ran), then the turn budget shared across
     /// them.
     async fn apply_output_to_turn(&self, turn: Turn, calls: &[ToolCall], ctx: &ToolContext) -> Vec<ToolMessage> {
@@ -439,7 +434,7 @@ impl Registry {
             let message = std::mem::replace(slot, ToolMessage::error(String::new(), String::new(), String::new()));
             *slot = match (&store, contexts.next().flatten()) {
                 (Some(store), None) => layer.finish_message(message, &**store),
-                (_, call_ctx) => self.finish_output(layer, message, call, ctx, call_ctx).await,
+                (_, call_ctx) => self.with_output(message, call, ctx, call_ctx).await,
             };
         }
         layer.apply_turn(&mut messages);
