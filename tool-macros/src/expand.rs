@@ -196,9 +196,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
         None => quote!(::core::option::Option::None),
     };
 
-    // A sync function with nothing to await runs in a closure polled once (`lazy`), not in an
-    // `async` block: no state machine to compile. It still runs when the future is first polled,
-    // not when the tool is called, so a panic is caught where an `async` tool's would be.
+    // A sync function with nothing to await gets no `async` block: no state machine to compile.
     let awaits = model.item.sig.asyncness.is_some()
         || blocking
         || model.params.iter().any(|p| matches!(p, Param::Depends { .. }));
@@ -324,24 +322,42 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     // A blocking call converts its result on the blocking thread (see `call`).
     let convert = if blocking { quote!(__out) } else { convert };
     let handle = handle(&model.item, &quote!(&#static_ident), name, private);
+    // A sync function with nothing to await gets a sync invoke (`Invoke::Sync`): no future, no
+    // box; the registry calls it at once (`Tool::call_now`) or, elsewhere, in a future the runtime
+    // makes once for every such tool.
     let invoke = if awaits {
         quote! {
-            ::std::boxed::Box::pin(async move {
-                #destructure = (__TOOL_FNS.1)(&#static_ident, __raw)?;
-                #(#resolves)*
-                let __out = #call;
-                #convert
-            })
+            #[allow(clippy::used_underscore_binding, clippy::unit_arg, clippy::let_unit_value)]
+            fn __tool_invoke<'__a>(
+                __raw: &'__a str,
+                __ctx: &'__a #private::ToolContext,
+            ) -> #private::BoxFuture<'__a, ::core::result::Result<#private::ToolResult, #private::ToolError>> {
+                // Taken before the parameters are bound: a parameter may share the function's name.
+                let __tool_fn = #fn_ident;
+                ::std::boxed::Box::pin(async move {
+                    #destructure = (__TOOL_FNS.1)(&#static_ident, __raw)?;
+                    #(#resolves)*
+                    let __out = #call;
+                    #convert
+                })
+            }
         }
     } else {
         quote! {
-            ::std::boxed::Box::pin(#private::lazy(move |_| {
+            #[allow(clippy::used_underscore_binding, clippy::unit_arg, clippy::let_unit_value)]
+            fn __tool_invoke(
+                __raw: &str,
+                __ctx: &#private::ToolContext,
+            ) -> ::core::result::Result<#private::ToolResult, #private::ToolError> {
+                // Taken before the parameters are bound: a parameter may share the function's name.
+                let __tool_fn = #fn_ident;
                 #destructure = (__TOOL_FNS.1)(&#static_ident, __raw)?;
                 let __out = #call;
                 #convert
-            }))
+            }
         }
     };
+    let invoke_kind = if awaits { quote!(Async) } else { quote!(Sync) };
     // Spanned on the result type: a type that is not `Serialize + JsonSchema` is reported there.
     let (output_schema_fn, with_output_schema) = match json_result_type(&model.item.sig.output) {
         Some(ty) if options.output_schema.is_present() => (
@@ -379,15 +395,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
                 #private::DecodeFn<#args_concrete>,
             ) = __tool_fns::<#(#instances),*>();
 
-            #[allow(clippy::used_underscore_binding, clippy::unit_arg, clippy::let_unit_value)]
-            fn __tool_invoke<'__a>(
-                __raw: &'__a str,
-                __ctx: &'__a #private::ToolContext,
-            ) -> #private::BoxFuture<'__a, ::core::result::Result<#private::ToolResult, #private::ToolError>> {
-                // Taken before the parameters are bound: a parameter may share the function's name.
-                let __tool_fn = #fn_ident;
-                #invoke
-            }
+            #invoke
 
             #output_schema_fn
 
@@ -398,7 +406,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
                 ::core::module_path!(),
                 #private::ToolMeta::new(#blocking, #sequential, #timeout_ms, #strict, &[#(#tags),*]),
                 __TOOL_FNS.0,
-                __tool_invoke,
+                #private::Invoke::#invoke_kind(__tool_invoke),
             )
             #with_output_schema
             #context_free
@@ -637,7 +645,7 @@ mod tests {
                     ::core::module_path!(),
                     ::tool_runtime::__private::ToolMeta::new(false, false, ::core::option::Option::None, ::core::option::Option::None, &[]),
                     __TOOL_FNS.0,
-                    __tool_invoke,
+                    ::tool_runtime::__private::Invoke::Async(__tool_invoke),
                 )
             };
 
@@ -659,7 +667,7 @@ mod tests {
     }
 
     #[test]
-    fn a_sync_tool_with_nothing_to_await_runs_in_a_lazy_closure_beside_its_arguments_struct() {
+    fn a_sync_tool_with_nothing_to_await_gets_a_sync_invoke_beside_its_arguments_struct() {
         let actual = tool(
             quote!(),
             quote! {
@@ -668,15 +676,24 @@ mod tests {
             },
         )
         .to_string();
-        let lazy = quote! {
-            ::std::boxed::Box::pin(::tool_runtime::__private::lazy(move |_| {
+        let invoke = quote! {
+            fn __tool_invoke(
+                __raw: &str,
+                __ctx: &::tool_runtime::__private::ToolContext,
+            ) -> ::core::result::Result<::tool_runtime::__private::ToolResult, ::tool_runtime::__private::ToolError> {
+                let __tool_fn = echo;
                 let __ToolArgs { text, } = (__TOOL_FNS.1)(&__TOOL_echo, __raw)?;
                 let __out = __tool_fn(text);
                 ::tool_runtime::__private::text(__out)
-            }))
+            }
         };
-        assert!(actual.contains(&lazy.to_string()), "{actual}");
+        assert!(actual.contains(&invoke.to_string()), "{actual}");
+        assert!(
+            actual.contains(&quote!(::tool_runtime::__private::Invoke::Sync(__tool_invoke)).to_string()),
+            "{actual}"
+        );
         assert!(!actual.contains("async"), "{actual}");
+        assert!(!actual.contains("Box"), "{actual}");
         assert!(!actual.contains("mod __tool_args_echo"), "{actual}");
     }
 

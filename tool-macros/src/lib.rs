@@ -65,6 +65,12 @@ use proc_macro::TokenStream;
 /// result with `E`'s alternate `Display` text, so `anyhow` chains are kept). The kind is read from
 /// the return type's syntax: a type alias of `Vec<ContentPart>` is sent as JSON.
 ///
+/// How it runs: an `async fn`, or any function with a `#[depends]` parameter, runs in a future the
+/// registry polls; a plain `fn` without dependencies runs at once on the calling thread
+/// (`Tool::call_now`), with no future; `blocking` moves a plain `fn` to the blocking pool. A
+/// plain `fn` must not block the async worker it is called on: use `blocking` for one that waits
+/// on I/O or runs long.
+///
 /// Generated beside the function: a hidden `static __TOOL_<fn>`, its `inventory` submission for
 /// `Registry::discover()`, and a braced struct named like the function whose associated `TOOL`
 /// (`&'static ToolSpec`) is for `Registry::builder().tool(read::TOOL)`. The function stays

@@ -79,7 +79,7 @@ pub use registry::{Registry, RegistryBuilder};
 pub use result::{ContentPart, ImageDetail, IntoToolResult, MessageContent, ToolMessage, ToolResult};
 /// The token that cancels calls ([`ToolContextBuilder::cancellation`]), from `tokio-util`.
 pub use tokio_util::sync::CancellationToken;
-pub use tool::{InvokeFn, Tool, ToolDefinition, ToolMeta, ToolRegistration, ToolSpec};
+pub use tool::{InvokeFn, SyncInvokeFn, Tool, ToolDefinition, ToolMeta, ToolRegistration, ToolSpec};
 pub use tool_macros::tool;
 
 /// Re-exports for tool authors: `use tool_runtime::prelude::*;`.
@@ -94,14 +94,13 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use futures::future::BoxFuture;
-    /// The future of a sync tool: its closure runs when the future is first polled.
-    pub use futures::future::lazy;
     pub use inventory;
     pub use schemars;
     pub use serde;
     pub use serde_json;
 
     use crate::DependencyKey;
+    pub use crate::tool::Invoke;
     pub use crate::{IntoToolResult, Tool, ToolContext, ToolError, ToolMeta, ToolRegistration, ToolResult, ToolSpec};
 
     /// [`decode`] or [`decode_input`] for one type, as generated code holds it.

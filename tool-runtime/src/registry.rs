@@ -40,7 +40,8 @@ use crate::tool::{Tool, ToolDefinition, ToolSpec, registrations};
 /// records the call, the policy answers through [`PermissionPolicy::check_now`] and a
 /// context-free tool without a time limit finishes on its first poll (most do), the whole call
 /// happens in the first poll of the future [`Registry::call`] returns, with nothing allocated
-/// beyond the tool's own future and the message.
+/// beyond the tool's own future and the message; a synchronous tool ([`Tool::call_now`], a
+/// `#[tool]` on a plain `fn`) has no future and runs at once.
 ///
 /// # Lifecycle
 /// [`Registry::close`] (or dropping the registry) closes every tool ([`Tool::close`]) and every
@@ -88,8 +89,6 @@ struct CallFuture<'a> {
 enum CallState<'a> {
     /// Not polled yet.
     Start,
-    /// The message, made on the first poll.
-    Ready(ToolMessage),
     /// The rest of the call.
     Rest(BoxFuture<'a, ToolMessage>),
     /// The message was handed out.
@@ -101,20 +100,23 @@ impl Future for CallFuture<'_> {
 
     fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<ToolMessage> {
         let this = self.get_mut();
-        if let CallState::Start = this.state {
-            this.state = this.registry.start_call(this.call, this.ctx, cx);
-        }
-        match std::mem::replace(&mut this.state, CallState::Done) {
-            CallState::Ready(message) => std::task::Poll::Ready(message),
-            CallState::Rest(mut rest) => match rest.as_mut().poll(cx) {
-                std::task::Poll::Ready(message) => std::task::Poll::Ready(message),
-                std::task::Poll::Pending => {
-                    this.state = CallState::Rest(rest);
-                    std::task::Poll::Pending
-                }
+        let mut rest = match std::mem::replace(&mut this.state, CallState::Done) {
+            // A message made on the first poll goes straight out (it is not stored in the state:
+            // a message is 144 bytes, each move a copy).
+            CallState::Start => match this.registry.start_call(this.call, this.ctx, cx) {
+                Ok(message) => return std::task::Poll::Ready(message),
+                Err(rest) => rest,
             },
+            CallState::Rest(rest) => rest,
             // As an `async fn`'s future does.
-            CallState::Start | CallState::Done => panic!("`Registry::call` polled after it finished"),
+            CallState::Done => panic!("`Registry::call` polled after it finished"),
+        };
+        match rest.as_mut().poll(cx) {
+            std::task::Poll::Ready(message) => std::task::Poll::Ready(message),
+            std::task::Poll::Pending => {
+                this.state = CallState::Rest(rest);
+                std::task::Poll::Pending
+            }
         }
     }
 }
@@ -259,48 +261,49 @@ impl Registry {
     /// The first poll of a call. The common call (no `tracing` subscriber records it, the policy
     /// answers at once through [`PermissionPolicy::check_now`], and the tool can start inline, see
     /// [`Registry::start_inline`]) runs here without a future of its own, and a tool that finishes
-    /// on its first poll (most do) gives the message at once. Anything else continues in a boxed
-    /// future: [`Registry::call_in_full`], the wait for a tool that did not finish on its first
-    /// poll, or the output layer's finish when the output store is not made yet.
+    /// on its first poll (most do) gives the message at once (`Ok`). Anything else continues in
+    /// the boxed future returned as `Err`: [`Registry::call_in_full`], the wait for a tool that did
+    /// not finish on its first poll, or the output layer's finish when the output store is not made
+    /// yet.
     fn start_call<'a>(
         &'a self,
         call: &'a ToolCall,
         ctx: &'a ToolContext,
         cx: &mut std::task::Context<'_>,
-    ) -> CallState<'a> {
+    ) -> Result<ToolMessage, BoxFuture<'a, ToolMessage>> {
         let span = call_span(call, ctx);
         if !span.is_disabled() {
-            return CallState::Rest(Box::pin(self.call_in_full(call, ctx, span, None)));
+            return Err(Box::pin(self.call_in_full(call, ctx, span, None)));
         }
         let admission = self.admit_now(call, ctx);
         let Ok(Admission::Run(index)) = admission else {
-            return CallState::Rest(Box::pin(self.call_in_full(call, ctx, span, Some(admission))));
+            return Err(Box::pin(self.call_in_full(call, ctx, span, Some(admission))));
         };
         let outcome = match self.start_inline(index, call, ctx, &span, cx) {
             Started::Finished(outcome) => outcome,
             Started::Running(run) => {
-                return CallState::Rest(Box::pin(async move {
+                return Err(Box::pin(async move {
                     let outcome = Self::wait_running(run, call, ctx).await;
                     let message = self.finish(call, outcome, &tracing::Span::none(), None);
                     self.with_output(message, call, ctx, None).await
                 }));
             }
             Started::NotInline => {
-                return CallState::Rest(Box::pin(self.call_in_full(call, ctx, span, Some(admission))));
+                return Err(Box::pin(self.call_in_full(call, ctx, span, Some(admission))));
             }
         };
         let message = self.finish(call, outcome, &span, None);
         match &self.output {
-            None => CallState::Ready(message),
+            None => Ok(message),
             Some(layer) => match self.ready_store(ctx) {
-                Some(store) => CallState::Ready(layer.finish_message(message, &*store)),
-                None => CallState::Rest(Box::pin(self.with_output(message, call, ctx, None))),
+                Some(store) => Ok(layer.finish_message(message, &*store)),
+                None => Err(Box::pin(self.with_output(message, call, ctx, None))),
             },
         }
     }
 
-    /// Starts the admitted call of `self.tools[index]` inline, polling the tool's future once in
-    /// `cx`, when nothing else has to happen around it: no `tracing` subscriber records `span`,
+    /// Starts the admitted call of `self.tools[index]` inline, running it at once when the tool
+    /// is synchronous ([`Tool::call_now`]) or polling the tool's future once in `cx`, when nothing else has to happen around it: no `tracing` subscriber records `span`,
     /// the tool does not [read its context](Tool::reads_context) (it runs with `ctx`), there is no
     /// time limit and no argument repair, and the caller's token is not cancelled.
     /// [`Started::NotInline`] otherwise: [`Registry::run_admitted`] runs it in full.
@@ -320,6 +323,12 @@ impl Registry {
             || ctx.is_cancelled()
         {
             return Started::NotInline;
+        }
+        // A synchronous tool runs to its end here, with no future at all.
+        match std::panic::catch_unwind(AssertUnwindSafe(|| tool.call_now(&call.arguments, ctx))) {
+            Ok(Some(outcome)) => return Started::Finished(outcome),
+            Ok(None) => {}
+            Err(payload) => return Started::Finished(caught(call, Err(payload))),
         }
         let mut run = tool_future(tool, &call.arguments, ctx);
         match std::pin::Pin::new(&mut run).poll(cx) {

@@ -127,6 +127,23 @@ pub trait Tool: Send + Sync + 'static {
     /// Any [`ToolError`]; the registry turns it into an error result for the model.
     fn call<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>>;
 
+    /// Runs the call to its end on the calling thread, without a future, when the tool's work is
+    /// synchronous: `Some` with what [`call`](Tool::call)'s future would give. `None` (the
+    /// default) when the tool has no synchronous form; the registry then polls `call`'s future.
+    ///
+    /// `#[tool]` answers here for a plain `fn` that takes no dependency and is not
+    /// `#[tool(blocking)]`. The registry calls it only where its future would be polled once on
+    /// the calling thread anyway: a call with no time limit, no argument repair and no `tracing`
+    /// subscriber recording it, of a tool that does not [read its context](Tool::reads_context).
+    /// A panic here is caught like a panic in `call`'s future.
+    ///
+    /// # Errors
+    /// As [`call`](Tool::call).
+    fn call_now(&self, arguments: &str, ctx: &ToolContext) -> Option<Result<ToolResult, ToolError>> {
+        let _ = (arguments, ctx);
+        None
+    }
+
     /// Releases what the tool holds (a connection, a child process). A registry calls it once,
     /// when it is closed or dropped ([`Registry::close`](crate::Registry::close)); a tool shared by
     /// several registries is closed by each. Default: nothing to release.
@@ -171,6 +188,10 @@ impl<T: Tool + ?Sized> Tool for &'static T {
         (**self).call(arguments, ctx)
     }
 
+    fn call_now(&self, arguments: &str, ctx: &ToolContext) -> Option<Result<ToolResult, ToolError>> {
+        (**self).call_now(arguments, ctx)
+    }
+
     fn close(&self) -> BoxFuture<'_, Result<(), BoxError>> {
         (**self).close()
     }
@@ -179,6 +200,22 @@ impl<T: Tool + ?Sized> Tool for &'static T {
 /// The signature of the function `#[tool]` generates to decode arguments and call the user's
 /// function.
 pub type InvokeFn = for<'a> fn(&'a str, &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>>;
+
+/// The signature of the function `#[tool]` generates for a synchronous tool (a plain `fn` without
+/// dependencies, not `blocking`): decodes the arguments and calls the user's function, with no
+/// future ([`Tool::call_now`]).
+pub type SyncInvokeFn = fn(&str, &ToolContext) -> Result<ToolResult, ToolError>;
+
+/// How a [`ToolSpec`] runs a call: through a future, or synchronously. Used by `#[tool]`.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub enum Invoke {
+    /// An `async` call (an `async fn`, a dependency to resolve, a `blocking` tool).
+    Async(InvokeFn),
+    /// A synchronous call: [`Tool::call`] runs it when its future is first polled, and
+    /// [`Tool::call_now`] runs it at once.
+    Sync(SyncInvokeFn),
+}
 
 /// A tool defined at compile time by `#[tool]`: a `static` with everything the registry needs.
 /// The definition (with the canonical schema) is built on first use and kept for the process.
@@ -193,7 +230,7 @@ pub struct ToolSpec {
     meta: ToolMeta,
     schema: SchemaFn,
     output_schema: Option<fn() -> Value>,
-    invoke: InvokeFn,
+    invoke: Invoke,
     /// See [`Tool::reads_context`].
     reads_context: bool,
     definition: OnceLock<ToolDefinition>,
@@ -223,7 +260,7 @@ impl ToolSpec {
         schema: fn() -> Value,
         invoke: InvokeFn,
     ) -> Self {
-        Self::with_schema(name, description, set, module_path, meta, SchemaFn::Canonical(schema), invoke)
+        Self::with_schema(name, description, set, module_path, meta, SchemaFn::Canonical(schema), Invoke::Async(invoke))
     }
 
     /// Used by `#[tool]`: a spec whose `decoding_schema` gives the schema arguments are decoded
@@ -238,7 +275,7 @@ impl ToolSpec {
         module_path: &'static str,
         meta: ToolMeta,
         decoding_schema: fn() -> Value,
-        invoke: InvokeFn,
+        invoke: Invoke,
     ) -> Self {
         Self::with_schema(name, description, set, module_path, meta, SchemaFn::Decoding(decoding_schema), invoke)
     }
@@ -250,7 +287,7 @@ impl ToolSpec {
         module_path: &'static str,
         meta: ToolMeta,
         schema: SchemaFn,
-        invoke: InvokeFn,
+        invoke: Invoke,
     ) -> Self {
         Self {
             name,
@@ -356,7 +393,18 @@ impl Tool for ToolSpec {
     }
 
     fn call<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>> {
-        (self.invoke)(arguments, ctx)
+        match self.invoke {
+            Invoke::Async(invoke) => invoke(arguments, ctx),
+            // Runs when first polled, as an `async` tool's body does.
+            Invoke::Sync(invoke) => Box::pin(futures::future::lazy(move |_| invoke(arguments, ctx))),
+        }
+    }
+
+    fn call_now(&self, arguments: &str, ctx: &ToolContext) -> Option<Result<ToolResult, ToolError>> {
+        match self.invoke {
+            Invoke::Async(_) => None,
+            Invoke::Sync(invoke) => Some(invoke(arguments, ctx)),
+        }
     }
 }
 

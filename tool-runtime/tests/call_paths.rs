@@ -1380,3 +1380,124 @@ async fn a_context_free_blocking_tool_finishes_after_its_first_poll_in_a_call_an
         ]
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Synchronous tools (`Tool::call_now`)
+// ---------------------------------------------------------------------------------------------
+
+/// Multiplies two numbers; a plain `fn`.
+#[tool]
+fn times(
+    /// The first number.
+    a: i64,
+    /// The second number.
+    b: i64,
+) -> String {
+    (a * b).to_string()
+}
+
+#[tokio::test]
+async fn a_plain_fn_tool_runs_at_once_and_an_async_blocking_or_dependent_one_does_not() {
+    let ctx = ToolContext::new();
+    assert_eq!(times::TOOL.call_now(r#"{"a":6,"b":7}"#, &ctx), Some(Ok(ToolResult::text("42"))));
+    let bad = times::TOOL.call_now(r#"{"a":6}"#, &ctx).expect("a plain fn runs at once").unwrap_err();
+    assert_eq!(bad.to_string(), "invalid arguments for `times`: missing field `b`");
+    // A plain `fn` that takes the context runs at once too (the registry gives it its own first).
+    assert_eq!(call_id::TOOL.call_now("{}", &ctx), Some(Ok(ToolResult::text("none"))));
+    // An `async fn`, a `blocking` one and one with a dependency have a future only.
+    assert_eq!(add::TOOL.call_now(r#"{"a":1,"b":2}"#, &ctx), None);
+    assert_eq!(add_blocking::TOOL.call_now(r#"{"a":1,"b":2}"#, &ctx), None);
+    assert_eq!(greet::TOOL.call_now("{}", &ctx), None);
+    // Their futures give what `call_now` gives.
+    assert_eq!(Tool::call(times::TOOL, r#"{"a":6,"b":7}"#, &ctx).await, Ok(ToolResult::text("42")));
+}
+
+static COUNTED_NOW_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts its runs; a plain `fn`.
+#[tool]
+fn counted_now() -> String {
+    COUNTED_NOW_RUNS.fetch_add(1, Ordering::SeqCst).to_string()
+}
+
+#[tokio::test]
+async fn the_future_of_a_plain_fn_tool_runs_it_when_first_polled_not_when_made() {
+    let ctx = ToolContext::new();
+    let future = Tool::call(counted_now::TOOL, "{}", &ctx);
+    assert_eq!(COUNTED_NOW_RUNS.load(Ordering::SeqCst), 0);
+    assert_eq!(future.await, Ok(ToolResult::text("0")));
+    assert_eq!(COUNTED_NOW_RUNS.load(Ordering::SeqCst), 1);
+}
+
+/// Answers `now` from `call_now` and `future` from `call`'s future, so a test sees which one the
+/// registry took; panics in `call_now` when `panics`.
+struct NowOrFuture {
+    definition: ToolDefinition,
+    reads: bool,
+    panics: bool,
+}
+
+impl NowOrFuture {
+    fn shared(name: &str, reads: bool, panics: bool) -> Arc<dyn Tool> {
+        Arc::new(Self { definition: definition(name), reads, panics })
+    }
+}
+
+impl Tool for NowOrFuture {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn reads_context(&self) -> bool {
+        self.reads
+    }
+
+    fn call<'a>(&'a self, _arguments: &'a str, _ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>> {
+        Box::pin(async { Ok(ToolResult::text("future")) })
+    }
+
+    fn call_now(&self, _arguments: &str, _ctx: &ToolContext) -> Option<Result<ToolResult, ToolError>> {
+        assert!(!self.panics, "boom in call_now");
+        Some(Ok(ToolResult::text("now")))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_registry_runs_a_call_at_once_only_where_nothing_has_to_happen_around_it() {
+    let plain = || {
+        Registry::builder()
+            .tool_dyn(NowOrFuture::shared("free", false, false))
+            .tool_dyn(NowOrFuture::shared("own", true, false))
+    };
+    let registry = plain().build().unwrap();
+    let ctx = ToolContext::new();
+    let free = registry.call(&call_text("call_1", "free", "{}"), &ctx).await;
+    // A tool that reads its context gets one of its own call: the future path.
+    let own = registry.call(&call_text("call_2", "own", "{}"), &ctx).await;
+    let calls = [call_text("call_3", "free", "{}"), call_text("call_4", "own", "{}")];
+    let batch = registry.call_batch(&calls, &ctx).await;
+    assert_eq!(texts(&[[free, own].as_slice(), &batch.messages].concat()), ["now", "future", "now", "future"]);
+
+    // A time limit, or argument repair, takes the future path.
+    let limited = plain().default_timeout(Duration::from_secs(5)).build().unwrap();
+    let repaired = plain().repair(RepairPolicy::all()).build().unwrap();
+    let limited = limited.call(&call_text("call_5", "free", "{}"), &ctx).await;
+    let repaired = repaired.call(&call_text("call_6", "free", "{}"), &ctx).await;
+    assert_eq!(texts(&[limited, repaired]), ["future", "future"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panic_in_call_now_becomes_the_message_of_its_call() {
+    let registry = Registry::builder()
+        .tool_dyn(NowOrFuture::shared("boom", false, true))
+        .tool_dyn(NowOrFuture::shared("fine", false, false))
+        .build()
+        .unwrap();
+    let ctx = ToolContext::new();
+    let one = registry.call(&call_text("call_1", "boom", "{}"), &ctx).await;
+    let calls = [call_text("call_2", "boom", "{}"), call_text("call_3", "fine", "{}")];
+    let batch = registry.call_batch(&calls, &ctx).await;
+    let panicked = "tool `boom` panicked: boom in call_now";
+    assert_eq!(texts(&[[one].as_slice(), &batch.messages].concat()), [panicked, panicked, "now"]);
+    assert_eq!(batch.messages.iter().map(|m| m.is_error).collect::<Vec<_>>(), [true, false]);
+}
