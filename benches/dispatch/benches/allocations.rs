@@ -46,16 +46,18 @@ fn main() {
 
     println!("| tool | hand-written | rmcp | ours core | ours + output layer |");
     println!("|---|---|---|---|---|");
-    for (label, tool, arguments, by_hand) in [
-        ("search", "search", SEARCH_ARGUMENTS, search_by_hand as fn(&str) -> _),
-        ("configure (20 nested)", "configure", NESTED_ARGUMENTS, configure_by_hand),
+    // (row, our tool, rmcp's tool, arguments, hand-written dispatch)
+    for (label, tool, rmcp_tool, arguments, by_hand) in [
+        ("search", "search", "search", SEARCH_ARGUMENTS, search_by_hand as fn(&str) -> _),
+        ("search, a plain `fn` (`search_fn`)", "search_fn", "search", SEARCH_ARGUMENTS, search_by_hand),
+        ("configure (20 nested)", "configure", "configure", NESTED_ARGUMENTS, configure_by_hand),
     ] {
         let call = ToolCall::new("call_1", tool, arguments);
         let hand = per_call(|| {
             black_box(by_hand(black_box(arguments)).expect("decodes"));
         });
         let rmcp = per_call(|| {
-            black_box(rt.block_on(rmcp.call(tool, arguments)));
+            black_box(rt.block_on(rmcp.call(rmcp_tool, arguments)));
         });
         let ours = per_call(|| {
             black_box(rt.block_on(core.call(&call, &ctx)));
@@ -79,6 +81,15 @@ fn main() {
         black_box(rt.block_on(output.call_batch(&calls, &ctx)));
     });
     println!("| batch of 8 `search` | {hand:.1} | {rmcp_batch:.1} | {ours:.1} | {layered:.1} |");
+    let sync_calls: Vec<ToolCall> =
+        (0..8).map(|i| ToolCall::new(format!("call_{i}"), "search_fn", SEARCH_ARGUMENTS)).collect();
+    let ours = per_call(|| {
+        black_box(rt.block_on(core.call_batch(&sync_calls, &ctx)));
+    });
+    let layered = per_call(|| {
+        black_box(rt.block_on(output.call_batch(&sync_calls, &ctx)));
+    });
+    println!("| batch of 8 `search_fn` | {hand:.1} | {rmcp_batch:.1} | {ours:.1} | {layered:.1} |");
 
     println!();
     println!(

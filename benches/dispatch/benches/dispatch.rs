@@ -1,6 +1,7 @@
 //! One tool call, three ways, in the same run: hand-written (`from_str`, the function,
 //! `to_string`), rmcp's `#[tool]`/`#[tool_router]` through a stored `ToolRouter`, and ours
-//! through `Registry::call` (core path, and with the output layer on an in-memory store). Then the
+//! through `Registry::call` (core path, and with the output layer on an in-memory store), for the
+//! tool as an `async fn` and (`_fn` rows) as a plain `fn`. Then the
 //! 20-argument nested tool the same ways, and a batch of 8 calls.
 //!
 //! `cargo bench -p tool-benches --features rmcp --bench dispatch`
@@ -44,6 +45,7 @@ fn one_tool(
     c: &mut Criterion,
     group_name: &str,
     spec: &'static ToolSpec,
+    sync_spec: Option<&'static ToolSpec>,
     arguments: &'static str,
     by_hand: fn(&str) -> Result<String, serde_json::Error>,
 ) {
@@ -77,15 +79,34 @@ fn one_tool(
     group.bench_function("ours_output_layer", |b| {
         b.iter_custom(|iters| time_async(&rt, iters, || output.call(black_box(&call), &ctx)));
     });
+    // The same tool as a plain `fn` (as the hand-written one is): no future.
+    if let Some(sync_spec) = sync_spec {
+        let sync_call = ToolCall::new("call_1", sync_spec.name(), arguments);
+        assert_eq!(rt.block_on(core.call(&sync_call, &ctx)).text(), expected);
+        assert_eq!(rt.block_on(output.call(&sync_call, &ctx)).text(), expected);
+        group.bench_function("ours_core_fn", |b| {
+            b.iter_custom(|iters| time_async(&rt, iters, || core.call(black_box(&sync_call), &ctx)));
+        });
+        group.bench_function("ours_output_layer_fn", |b| {
+            b.iter_custom(|iters| time_async(&rt, iters, || output.call(black_box(&sync_call), &ctx)));
+        });
+    }
     group.finish();
 }
 
 fn search(c: &mut Criterion) {
-    one_tool(c, "search", tool_benches::search::TOOL, SEARCH_ARGUMENTS, search_by_hand);
+    one_tool(
+        c,
+        "search",
+        tool_benches::search::TOOL,
+        Some(tool_benches::search_fn::TOOL),
+        SEARCH_ARGUMENTS,
+        search_by_hand,
+    );
 }
 
 fn nested(c: &mut Criterion) {
-    one_tool(c, "configure_20_nested", tool_benches::configure::TOOL, NESTED_ARGUMENTS, configure_by_hand);
+    one_tool(c, "configure_20_nested", tool_benches::configure::TOOL, None, NESTED_ARGUMENTS, configure_by_hand);
 }
 
 fn batch(c: &mut Criterion) {
@@ -111,6 +132,14 @@ fn batch(c: &mut Criterion) {
     });
     group.bench_function("ours_output_layer", |b| {
         b.iter_custom(|iters| time_async(&rt, iters, || output.call_batch(black_box(&calls), &ctx)));
+    });
+    let sync_calls: Vec<ToolCall> =
+        (0..8).map(|i| ToolCall::new(format!("call_{i}"), "search_fn", SEARCH_ARGUMENTS)).collect();
+    group.bench_function("ours_core_fn", |b| {
+        b.iter_custom(|iters| time_async(&rt, iters, || core.call_batch(black_box(&sync_calls), &ctx)));
+    });
+    group.bench_function("ours_output_layer_fn", |b| {
+        b.iter_custom(|iters| time_async(&rt, iters, || output.call_batch(black_box(&sync_calls), &ctx)));
     });
     group.finish();
 }

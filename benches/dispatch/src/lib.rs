@@ -71,6 +71,20 @@ pub async fn search(
     search_body(&query, limit, &tags)
 }
 
+/// `search` as a plain `fn`, as hand-written dispatch calls it: `#[tool]` gives it a synchronous
+/// invoke (`Tool::call_now`), with no future.
+#[tool]
+pub fn search_fn(
+    /// The text to look for.
+    query: String,
+    /// At most this many results (default 10).
+    limit: Option<u32>,
+    /// Only results with one of these tags.
+    tags: Vec<String>,
+) -> SearchOutput {
+    search_body(&query, limit, &tags)
+}
+
 /// The arguments every nested-arguments benchmark sends to `configure`: 20 arguments, six of
 /// them objects or arrays of objects two levels deep.
 pub const NESTED_ARGUMENTS: &str = r#"{"name":"build","path":"src/lib.rs","pattern":"fn \\w+","limit":50,"offset":0,
@@ -281,22 +295,24 @@ pub async fn configure(
     configure_body(&owner, &filters, &env, &tags)
 }
 
-/// A registry of `search` and `configure` on the core path (no output layer).
+/// A registry of `search`, `search_fn` and `configure` on the core path (no output layer).
 ///
 /// # Panics
-/// Never: the two names differ.
+/// Never: the names differ.
 pub fn core_registry() -> Registry {
-    Registry::builder().tool(search::TOOL).tool(configure::TOOL).build().expect("distinct names")
+    Registry::builder().tool(search::TOOL).tool(search_fn::TOOL).tool(configure::TOOL).build().expect("distinct names")
 }
 
-/// A registry of `search` and `configure` with the default output layer over an in-memory store.
+/// A registry of `search`, `search_fn` and `configure` with the default output layer over an
+/// in-memory store.
 ///
 /// # Panics
-/// Never: the two names differ.
+/// Never: the names differ.
 pub fn output_registry() -> Registry {
     let store: Arc<dyn OutputStore> = Arc::new(MemoryStore::new());
     Registry::builder()
         .tool(search::TOOL)
+        .tool(search_fn::TOOL)
         .tool(configure::TOOL)
         .output(OutputLayer::new())
         .override_dependency(&OUTPUT_STORE, store)
