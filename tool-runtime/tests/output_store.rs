@@ -65,6 +65,32 @@ fn line_n_is_read_through_the_nearest_checkpoint() {
 }
 
 #[test]
+fn the_checkpoint_of_a_line_is_the_last_one_at_or_before_it() {
+    let (_dir, stores) = stores();
+    let text = numbered(5000);
+    let offset = |line: u64| -> u64 { text.split_inclusive('\n').take(line as usize).map(|l| l.len() as u64).sum() };
+    for store in stores {
+        put_text(&*store, "big", &text, &[]).unwrap();
+        put_text(&*store, "small", "a\nb\nc", &[]).unwrap();
+        let got: Vec<(u64, u64)> =
+            [0, 1023, 1024, 4095, 4096, 4999, 100_000].iter().map(|&l| store.checkpoint("big", l).unwrap()).collect();
+        assert_eq!(
+            got,
+            [
+                (0, 0),
+                (0, 0),
+                (1024, offset(1024)),
+                (3072, offset(3072)),
+                (4096, offset(4096)),
+                (4096, offset(4096)),
+                (4096, offset(4096))
+            ]
+        );
+        assert_eq!((store.checkpoint("small", 0).unwrap(), store.checkpoint("small", 5000).unwrap()), ((0, 0), (0, 0)));
+    }
+}
+
+#[test]
 fn a_long_line_is_kept_up_to_the_asked_bytes_at_a_character_boundary() {
     let (_dir, stores) = stores();
     for store in stores {

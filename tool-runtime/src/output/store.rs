@@ -285,12 +285,14 @@ struct IndexBuilder {
     bytes: u64,
     newlines: u64,
     last: Option<u8>,
+    /// The byte offsets of the checkpoints after the first (line 0 at byte 0, implied): a text
+    /// shorter than [`CHECKPOINT_LINES`] lines, most of them, needs no allocation here.
     checkpoints: Vec<u64>,
 }
 
 impl IndexBuilder {
     fn new() -> Self {
-        Self { checkpoints: vec![0], ..Self::default() }
+        Self::default()
     }
 
     fn feed(&mut self, chunk: &[u8]) {
@@ -311,9 +313,14 @@ impl IndexBuilder {
     }
 }
 
-fn checkpoint_of(checkpoints: &[u64], line: u64) -> (u64, u64) {
-    let k = usize::try_from(line / CHECKPOINT_LINES).unwrap_or(usize::MAX).min(checkpoints.len() - 1);
-    (k as u64 * CHECKPOINT_LINES, checkpoints[k])
+/// The checkpoint at or before 0-based `line`: `(its line, its byte offset)`. `later` holds the
+/// byte offsets of the checkpoints after the first (line 0 at byte 0).
+fn checkpoint_of(later: &[u64], line: u64) -> (u64, u64) {
+    let k = usize::try_from(line / CHECKPOINT_LINES).unwrap_or(usize::MAX).min(later.len());
+    match k.checked_sub(1) {
+        Some(i) => (k as u64 * CHECKPOINT_LINES, later[i]),
+        None => (0, 0),
+    }
 }
 
 /// The text of a stored entry, shared with the store (readers outlive a replaced entry).
@@ -333,6 +340,7 @@ pub struct MemoryStore {
 
 struct MemoryEntry {
     text: Vec<u8>,
+    /// See [`IndexBuilder::checkpoints`].
     checkpoints: Vec<u64>,
     info: StoredInfo,
     parts: Vec<ContentPart>,
@@ -497,8 +505,9 @@ impl FileStore {
         }
         out.into_inner().map_err(io::IntoInnerError::into_error)?.sync_all()?;
         let info = StoredInfo { bytes: index.bytes, lines: index.lines(), parts: parts.len() };
-        let mut encoded = Vec::with_capacity(8 * (index.checkpoints.len() + 2));
-        for v in [info.bytes, info.lines, info.parts as u64].iter().chain(&index.checkpoints) {
+        let mut encoded = Vec::with_capacity(8 * (index.checkpoints.len() + 4));
+        // The file keeps the first checkpoint (line 0 at byte 0) too.
+        for v in [info.bytes, info.lines, info.parts as u64, 0].iter().chain(&index.checkpoints) {
             encoded.extend_from_slice(&v.to_le_bytes());
         }
         std::fs::write(temp.join("index"), encoded)?;
@@ -548,7 +557,8 @@ impl OutputStore for FileStore {
     }
 
     fn checkpoint(&self, ref_id: &str, line: u64) -> Result<(u64, u64), StoreError> {
-        Ok(checkpoint_of(&self.read_index(ref_id)?[3..], line))
+        // `read_index` makes sure of at least four numbers: the fourth is the first checkpoint.
+        Ok(checkpoint_of(&self.read_index(ref_id)?[4..], line))
     }
 
     fn parts(&self, ref_id: &str) -> Result<Vec<ContentPart>, StoreError> {
