@@ -292,3 +292,147 @@ fn lines_on_both_sides_of_a_checkpoint_are_read_exactly() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Checkpoints at the edges, the file store's index format, and damaged files.
+// ---------------------------------------------------------------------------------------------
+
+/// The byte offset of the start of 0-based `line` in `text` (its length past the last line).
+fn offset_of(text: &str, line: u64) -> u64 {
+    text.split_inclusive('\n').take(usize::try_from(line).unwrap()).map(|l| l.len() as u64).sum()
+}
+
+/// The little-endian `u64`s of a file store's index file.
+fn index_numbers(dir: &std::path::Path, ref_id: &str) -> Vec<u64> {
+    let bytes = std::fs::read(dir.join("cache").join(ref_id).join("index")).unwrap();
+    bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+#[test]
+fn the_checkpoint_of_every_line_near_a_multiple_of_1024_is_the_last_line_start_recorded_at_or_before_it() {
+    let (_dir, stores) = stores();
+    for store in stores {
+        for (lines, final_newline) in [
+            (0, false),
+            (1, false),
+            (1023, true),
+            (1024, false),
+            (1024, true),
+            (1025, true),
+            (2048, true),
+            (2049, false),
+        ] {
+            let mut text = numbered(lines);
+            if !final_newline {
+                text.pop();
+            }
+            put_text(&*store, "r", &text, &[]).unwrap();
+            let newlines = text.matches('\n').count() as u64;
+            for line in [0, 1, 1022, 1023, 1024, 1025, 2047, 2048, 2049, 3072, u64::MAX] {
+                // A line start is recorded after every 1024th newline, the end of the text included.
+                let at = (line / CHECKPOINT_LINES).min(newlines / CHECKPOINT_LINES) * CHECKPOINT_LINES;
+                assert_eq!(
+                    store.checkpoint("r", line).unwrap(),
+                    (at, offset_of(&text, at)),
+                    "line {line} of {lines} lines (final newline: {final_newline})"
+                );
+                let read =
+                    open_lines(&*store, "r", line).map(|mut c| c.next_line(100).unwrap().map(|l| (l.line, l.text)));
+                let expected = if line < lines as u64 {
+                    Ok(Some((line, format!("line {}", line + 1))))
+                } else if lines == 0 && line == 0 {
+                    Ok(None)
+                } else {
+                    Err(StoreError::LinePastEnd {
+                        ref_id: "r".to_owned(),
+                        line: line.saturating_add(1),
+                        lines: lines as u64,
+                    })
+                };
+                assert_eq!(read, expected, "line {line} of {lines} lines (final newline: {final_newline})");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_file_store_index_holds_the_counts_then_every_checkpoint_from_line_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileStore::new(dir.path().join("cache")).unwrap();
+    let text = numbered(2049);
+    put_text(&store, "big", &text, &[ContentPart::text("p")]).unwrap();
+    put_text(&store, "small", "a\nb", &[]).unwrap();
+    put_text(&store, "empty", "", &[]).unwrap();
+    assert_eq!(
+        [index_numbers(dir.path(), "big"), index_numbers(dir.path(), "small"), index_numbers(dir.path(), "empty")],
+        [
+            vec![text.len() as u64, 2049, 1, 0, offset_of(&text, 1024), offset_of(&text, 2048)],
+            vec![3, 2, 0, 0],
+            vec![0, 0, 0, 0]
+        ]
+    );
+}
+
+#[test]
+fn an_output_written_by_hand_in_the_index_format_is_read_through_its_checkpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cache").join("old");
+    std::fs::create_dir_all(&out).unwrap();
+    let text = numbered(3000);
+    std::fs::write(out.join("text"), &text).unwrap();
+    std::fs::write(out.join("parts.json"), "[]").unwrap();
+    let numbers = [text.len() as u64, 3000, 0, 0, offset_of(&text, 1024), offset_of(&text, 2048)];
+    std::fs::write(out.join("index"), numbers.iter().flat_map(|n| n.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+    let store = FileStore::new(dir.path().join("cache")).unwrap();
+    let lines: Vec<String> = [0, 1023, 1024, 2047, 2048, 2999]
+        .iter()
+        .map(|&line| open_lines(&store, "old", line).unwrap().next_line(100).unwrap().unwrap().text)
+        .collect();
+    assert_eq!(store.info("old").unwrap(), StoredInfo { bytes: text.len() as u64, lines: 3000, parts: 0 });
+    assert_eq!(store.checkpoint("old", 2500).unwrap(), (2048, offset_of(&text, 2048)));
+    assert_eq!(lines, ["line 1", "line 1024", "line 1025", "line 2048", "line 2049", "line 3000"]);
+}
+
+#[test]
+fn an_index_file_too_short_or_cut_mid_number_is_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileStore::new(dir.path().join("cache")).unwrap();
+    put_text(&store, "r", "a\nb", &[]).unwrap();
+    let index = dir.path().join("cache").join("r").join("index");
+    let whole = std::fs::read(&index).unwrap();
+    let mut got = Vec::new();
+    for cut in [0, 24, 31, 33] {
+        let mut bytes = whole.clone();
+        bytes.resize(cut, 0);
+        std::fs::write(&index, bytes).unwrap();
+        got.push(store.checkpoint("r", 0).unwrap_err().to_string());
+        got.push(store.info("r").unwrap_err().to_string());
+    }
+    let damaged =
+        format!("the output cache failed for ref_id `r`: {} is damaged; call the tool again", index.display());
+    assert_eq!(got, vec![damaged; 8]);
+}
+
+#[test]
+fn a_text_shorter_than_its_index_says_is_an_error_when_a_line_past_its_end_is_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileStore::new(dir.path().join("cache")).unwrap();
+    put_text(&store, "r", &numbered(3000), &[]).unwrap();
+    // The text loses its end (the index still counts 3000 lines).
+    std::fs::write(dir.path().join("cache").join("r").join("text"), numbered(10)).unwrap();
+    let got: Vec<String> = [5, 100, 2500]
+        .iter()
+        .map(|&line| match open_lines(&store, "r", line) {
+            Ok(mut cursor) => format!("ok: {}", cursor.next_line(100).unwrap().unwrap().text),
+            Err(error) => format!("error: {error}"),
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "ok: line 6",
+            "error: the output cache failed for ref_id `r`: its text ends before line 101 of the 3000 lines its index counts: it is damaged or was replaced; call the tool again",
+            "error: the output cache failed for ref_id `r`: its text ends before line 2501 of the 3000 lines its index counts: it is damaged or was replaced; call the tool again"
+        ]
+    );
+}

@@ -191,17 +191,32 @@ pub struct LinePrefix {
 ///
 /// # Errors
 /// [`StoreError::LinePastEnd`] (with the 1-based line) when `line` is not below the line count, and
-/// the errors of [`OutputStore::info`].
+/// the errors of [`OutputStore::info`]. [`StoreError::Io`] when the text ends before `line` although
+/// the line count says it is there (a damaged store, or an output replaced while it was opened).
 pub fn open_lines(store: &dyn OutputStore, ref_id: &str, line: u64) -> Result<LineCursor, StoreError> {
     let info = store.info(ref_id)?;
     if line >= info.lines && !(line == 0 && info.lines == 0) {
-        return Err(StoreError::LinePastEnd { ref_id: ref_id.to_owned(), line: line + 1, lines: info.lines });
+        return Err(StoreError::LinePastEnd {
+            ref_id: ref_id.to_owned(),
+            line: line.saturating_add(1),
+            lines: info.lines,
+        });
     }
     let (at, offset) = store.checkpoint(ref_id, line)?;
     let reader = BufReader::with_capacity(64 * 1024, store.open_at(ref_id, offset)?);
     let mut cursor = LineCursor { reader: Box::new(reader), next: at, ref_id: ref_id.to_owned() };
     while cursor.next < line {
-        cursor.skip_line().map_err(|e| StoreError::io(ref_id, e))?;
+        // At the end of the text the cursor stays where it is: stop there, not loop.
+        if !cursor.skip_line().map_err(|e| StoreError::io(ref_id, e))? {
+            return Err(StoreError::io(
+                ref_id,
+                format_args!(
+                    "its text ends before line {} of the {} lines its index counts: it is damaged or was replaced; call the tool again",
+                    line + 1,
+                    info.lines
+                ),
+            ));
+        }
     }
     Ok(cursor)
 }
