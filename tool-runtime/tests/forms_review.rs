@@ -1,7 +1,7 @@
 //! The code `#[tool]` generates for each function form, tried against hostile arguments: a sync
-//! tool (run in a lazy closure) and its `async` twin decode and answer exactly alike, nested and
-//! `#[input]` arguments refuse unknown keys at every depth, and every return form, panic and error
-//! reaches the model as its documented text.
+//! tool (called through its future here; `sync_tools.rs` tries every path) and its `async` twin
+//! decode and answer exactly alike, nested and `#[input]` arguments refuse unknown keys at every
+//! depth, and every return form, panic and error reaches the model as its documented text.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,6 @@
 //! Every form of the code `#[tool]` generates compiles in a crate with the strictest lints: sync
-//! tools run in a lazy closure (with the context, borrowed arguments, defaults, raw identifiers),
+//! tools with a synchronous invoke (with the context, borrowed arguments, a result borrowing one,
+//! defaults, raw identifiers, `#[input]`, `()`, a JSON result with its schema, `#[deprecated]`),
 //! `async` tools whose arguments struct sits in a module of its own (beside the function, and in a
 //! function body), and the runtime named through a `use` alias.
 #![forbid(unsafe_code)]
@@ -46,6 +47,52 @@ pub mod tools {
         Ok(r#type)
     }
 
+    /// The first word of a text, borrowed from it.
+    #[tool]
+    pub fn first_word(
+        /// A text.
+        text: &str,
+    ) -> &str {
+        text.split_whitespace().next().unwrap_or_default()
+    }
+
+    /// What a search asks for.
+    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    pub struct Query {
+        /// The pattern.
+        pub pattern: String,
+    }
+
+    /// A sum.
+    #[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+    pub struct Total {
+        /// The total.
+        pub total: i64,
+    }
+
+    /// Look for nothing, through an alias of the runtime.
+    #[tool(crate = rt)]
+    pub fn look(#[input] _query: Query) {}
+
+    /// Add terms.
+    #[tool(output_schema)]
+    pub fn total(
+        /// The terms.
+        terms: &[i64],
+    ) -> Result<Total, ToolError> {
+        Ok(Total { total: terms.iter().sum() })
+    }
+
+    /// Kept for old prompts.
+    #[deprecated = "use `first_word`"]
+    #[tool]
+    pub fn old_first_word(
+        /// A text.
+        text: String,
+    ) -> String {
+        text
+    }
+
     /// Add asynchronously.
     #[tool]
     pub async fn add(
@@ -82,8 +129,22 @@ fn main() {
         .tool(tools::r#type::TOOL)
         .tool(tools::add::TOOL)
         .tool(tools::add_aliased::TOOL)
+        .tool(tools::first_word::TOOL)
+        .tool(tools::look::TOOL)
+        .tool(tools::total::TOOL)
+        .tool(tools::old_first_word::TOOL)
         .tool(local_add::TOOL)
         .build()
         .unwrap();
-    assert_eq!(registry.names().collect::<Vec<_>>(), ["add", "add_aliased", "echo", "local_add", "type"]);
+    assert_eq!(registry.names().collect::<Vec<_>>(), [
+            "add",
+            "add_aliased",
+            "echo",
+            "first_word",
+            "local_add",
+            "look",
+            "old_first_word",
+            "total",
+            "type"
+        ]);
 }
