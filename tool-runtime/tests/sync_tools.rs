@@ -2,8 +2,8 @@
 //! registry can, and through its future everywhere else. Every form of a plain `fn` is tried
 //! against its `async fn` twin on every path a call can take (the future, `call_now` directly and
 //! through `&'static`, the registry with and without a batch, a time limit, argument repair, a
-//! `tracing` subscriber, a policy that waits, a `sequential` tool), with good and bad arguments:
-//! every path gives the same answer, and the twins give the same answers.
+//! `tracing` subscriber, a policy that waits, a `sequential` tool, an output layer), with good and
+//! bad arguments: every path gives the same answer, and the twins give the same answers.
 
 use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
@@ -17,6 +17,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tool_runtime as rt;
 use tool_runtime::decode::RepairPolicy;
+use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputLayer, OutputStore};
 use tool_runtime::prelude::*;
 use tool_runtime::{CancellationToken, ContentPart, Permission, PermissionPolicy, PermissionRequest, Tool, ToolSpec};
 
@@ -194,6 +195,16 @@ async fn every_path(spec: &'static ToolSpec, arguments: &str) -> BTreeMap<&'stat
     let sequential = Registry::builder().tool_dyn(Arc::new(Sequential(spec))).build().unwrap();
     let calls = [call.clone(), ToolCall::new("c2", name, arguments)];
     got.insert("sequential, batch", said(&sequential.call_batch(&calls, &ctx).await.messages[1]));
+    let store = Arc::new(MemoryStore::new());
+    let output = Registry::builder()
+        .tool(spec)
+        .output(OutputLayer::new())
+        .override_dependency(&OUTPUT_STORE, store.clone() as Arc<dyn OutputStore>)
+        .build()
+        .unwrap();
+    got.insert("output layer", said(&output.call(&call, &ctx).await));
+    got.insert("output layer, batch", said(&output.call_batch(std::slice::from_ref(&call), &ctx).await.messages[0]));
+    assert_eq!(store.len(), 1, "the output layer stored nothing for {arguments:?}");
     let future_only = Registry::builder().tool_dyn(Arc::new(FutureOnly(spec))).build().unwrap();
     got.insert("without call_now", said(&future_only.call(&call, &ctx).await));
 
