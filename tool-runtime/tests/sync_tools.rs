@@ -1239,3 +1239,37 @@ static NUMBER: rt::DependencyKey<u32> = rt::DependencyKey::new("number", |_| Ok(
 fn depends_plain(#[depends(NUMBER)] number: u32) -> String {
     number.to_string()
 }
+
+/// Runs alone, with a time limit of its own.
+#[tool(sequential, timeout_ms = 60000)]
+fn alone_sync(
+    /// A word.
+    word: &str,
+) -> Result<String, String> {
+    if word.is_empty() { Err("the word is empty; send one".to_owned()) } else { Ok(word.repeat(2)) }
+}
+
+/// Runs alone, with a time limit of its own.
+#[tool(sequential, timeout_ms = 60000)]
+async fn alone_async(
+    /// A word.
+    word: &str,
+) -> Result<String, String> {
+    if word.is_empty() { Err("the word is empty; send one".to_owned()) } else { Ok(word.repeat(2)) }
+}
+
+#[tokio::test]
+async fn a_sequential_plain_fn_with_a_time_limit_of_its_own_answers_as_its_async_twin() {
+    assert_eq!(
+        twins(alone_sync::TOOL, alone_async::TOOL, &[r#"{"word":"ab"}"#, r#"{"word":""}"#, "{}"]).await,
+        [
+            "ok: abab",
+            "error: the word is empty; send one",
+            "error: invalid arguments for `alone_sync`: missing field `word`"
+        ]
+    );
+    assert_eq!(
+        (alone_sync::TOOL.meta().sequential, Tool::timeout(alone_sync::TOOL)),
+        (true, Some(Duration::from_secs(60)))
+    );
+}
