@@ -323,8 +323,9 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     let convert = if blocking { quote!(__out) } else { convert };
     let handle = handle(&model.item, &quote!(&#static_ident), name, private);
     // A sync function with nothing to await gets a sync invoke (`Invoke::Sync`): no future, no
-    // box; the registry calls it at once (`Tool::call_now`) or, elsewhere, in a future the runtime
-    // makes once for every such tool.
+    // box in the generated code; the registry calls it at once (`Tool::call_now`) or, elsewhere,
+    // through `ToolSpec::call`, whose future (one piece of runtime code for every such tool)
+    // runs it on its first poll.
     let invoke = if awaits {
         quote! {
             #[allow(clippy::used_underscore_binding, clippy::unit_arg, clippy::let_unit_value)]

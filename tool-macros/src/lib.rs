@@ -54,7 +54,9 @@ use proc_macro::TokenStream;
 /// - `set = "..."`: a group such as `"fs"`, for `RegistryBuilder::sets`.
 /// - `blocking`: a sync function run on tokio's blocking thread pool (not with `async`).
 /// - `sequential`: runs alone, never concurrently with the other calls of a turn.
-/// - `timeout_ms = N`: the call fails after N milliseconds (N at least 1).
+/// - `timeout_ms = N`: the call fails after N milliseconds (N at least 1): an `async fn` is
+///   stopped at its next `.await`, a `blocking` one is left to finish on its thread; a plain `fn`
+///   cannot be stopped once it has started (see "How it runs").
 /// - `strict` / `strict = false`: the OpenAI strict-mode wish, in `ToolDefinition::strict`.
 /// - `tags(read_only, destructive, ...)`: free-form tags in `ToolDefinition::tags`, for
 ///   permission policies and MCP annotations.
@@ -66,10 +68,13 @@ use proc_macro::TokenStream;
 /// the return type's syntax: a type alias of `Vec<ContentPart>` is sent as JSON.
 ///
 /// How it runs: an `async fn`, or any function with a `#[depends]` parameter, runs in a future the
-/// registry polls; a plain `fn` without dependencies runs at once on the calling thread
-/// (`Tool::call_now`), with no future; `blocking` moves a plain `fn` to the blocking pool. A
-/// plain `fn` must not block the async worker it is called on: use `blocking` for one that waits
-/// on I/O or runs long.
+/// registry polls. A plain `fn` without dependencies runs on the thread that polls the call, in
+/// one go: the registry calls it directly (`Tool::call_now`, no future) where nothing has to
+/// happen around the call (see `Tool::call_now`), else through a future that runs it on its first
+/// poll. Once started, a plain `fn` runs to its end: neither `timeout_ms` nor the caller's
+/// cancellation can stop it (both are checked before it starts). `blocking` moves a plain `fn`
+/// to tokio's blocking pool, where a time limit or a cancellation ends the call (the thread
+/// finishes on its own): use it for a function that waits on I/O or runs long.
 ///
 /// Generated beside the function: a hidden `static __TOOL_<fn>`, its `inventory` submission for
 /// `Registry::discover()`, and a braced struct named like the function whose associated `TOOL`

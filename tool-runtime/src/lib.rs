@@ -79,7 +79,7 @@ pub use registry::{Registry, RegistryBuilder};
 pub use result::{ContentPart, ImageDetail, IntoToolResult, MessageContent, ToolMessage, ToolResult};
 /// The token that cancels calls ([`ToolContextBuilder::cancellation`]), from `tokio-util`.
 pub use tokio_util::sync::CancellationToken;
-pub use tool::{InvokeFn, SyncInvokeFn, Tool, ToolDefinition, ToolMeta, ToolRegistration, ToolSpec};
+pub use tool::{InvokeFn, Tool, ToolDefinition, ToolMeta, ToolRegistration, ToolSpec};
 pub use tool_macros::tool;
 
 /// Re-exports for tool authors: `use tool_runtime::prelude::*;`.
@@ -100,7 +100,7 @@ pub mod __private {
     pub use serde_json;
 
     use crate::DependencyKey;
-    pub use crate::tool::Invoke;
+    pub use crate::tool::{Invoke, SyncInvokeFn};
     pub use crate::{IntoToolResult, Tool, ToolContext, ToolError, ToolMeta, ToolRegistration, ToolResult, ToolSpec};
 
     /// [`decode`] or [`decode_input`] for one type, as generated code holds it.

@@ -40,8 +40,8 @@ use crate::tool::{Tool, ToolDefinition, ToolSpec, registrations};
 /// records the call, the policy answers through [`PermissionPolicy::check_now`] and a
 /// context-free tool without a time limit finishes on its first poll (most do), the whole call
 /// happens in the first poll of the future [`Registry::call`] returns, with nothing allocated
-/// beyond the tool's own future and the message; a synchronous tool ([`Tool::call_now`], a
-/// `#[tool]` on a plain `fn`) has no future and runs at once.
+/// beyond the tool's own future and the message. There, a synchronous tool ([`Tool::call_now`], a
+/// `#[tool]` on a plain `fn`) is called directly, with no future of its own.
 ///
 /// # Lifecycle
 /// [`Registry::close`] (or dropping the registry) closes every tool ([`Tool::close`]) and every
@@ -302,11 +302,13 @@ impl Registry {
         }
     }
 
-    /// Starts the admitted call of `self.tools[index]` inline, running it at once when the tool
-    /// is synchronous ([`Tool::call_now`]) or polling the tool's future once in `cx`, when nothing else has to happen around it: no `tracing` subscriber records `span`,
-    /// the tool does not [read its context](Tool::reads_context) (it runs with `ctx`), there is no
-    /// time limit and no argument repair, and the caller's token is not cancelled.
-    /// [`Started::NotInline`] otherwise: [`Registry::run_admitted`] runs it in full.
+    /// Starts the admitted call of `self.tools[index]` inline when nothing else has to happen
+    /// around it: no `tracing` subscriber records `span`, the tool does not [read its
+    /// context](Tool::reads_context) (it runs with `ctx`), there is no time limit and no argument
+    /// repair, and the caller's token is not cancelled. A synchronous tool ([`Tool::call_now`])
+    /// then runs to its end here; any other has its future polled once in `cx`. A panic in either
+    /// becomes [`ToolError::Panicked`]. [`Started::NotInline`] otherwise: [`Registry::run_admitted`]
+    /// runs the call in full.
     fn start_inline<'a>(
         &'a self,
         index: usize,

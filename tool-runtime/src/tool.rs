@@ -128,14 +128,22 @@ pub trait Tool: Send + Sync + 'static {
     fn call<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>>;
 
     /// Runs the call to its end on the calling thread, without a future, when the tool's work is
-    /// synchronous: `Some` with what [`call`](Tool::call)'s future would give. `None` (the
-    /// default) when the tool has no synchronous form; the registry then polls `call`'s future.
+    /// synchronous: `Some` with the outcome, which must be what [`call`](Tool::call)'s future
+    /// gives for the same arguments and context. `None` (the default) when the tool has no
+    /// synchronous form; the registry then polls `call`'s future.
     ///
     /// `#[tool]` answers here for a plain `fn` that takes no dependency and is not
-    /// `#[tool(blocking)]`. The registry calls it only where its future would be polled once on
-    /// the calling thread anyway: a call with no time limit, no argument repair and no `tracing`
-    /// subscriber recording it, of a tool that does not [read its context](Tool::reads_context).
-    /// A panic here is caught like a panic in `call`'s future.
+    /// `#[tool(blocking)]`. The registry calls it only where it would poll `call`'s future once,
+    /// inline, anyway: an admitted call of a tool that does not [read its
+    /// context](Tool::reads_context), with no time limit, no argument repair, no `tracing`
+    /// subscriber recording it and a caller's token that is not cancelled ([`Registry::call`]
+    /// also needs the permission policy to answer through
+    /// [`check_now`](crate::PermissionPolicy::check_now); [`Registry::call_batch`] asks the
+    /// policy before it runs any call). Elsewhere it polls `call`'s future. A panic here is caught
+    /// like a panic in `call`'s future.
+    ///
+    /// [`Registry::call`]: crate::Registry::call
+    /// [`Registry::call_batch`]: crate::Registry::call_batch
     ///
     /// # Errors
     /// As [`call`](Tool::call).
