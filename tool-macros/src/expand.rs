@@ -173,7 +173,6 @@ fn handle(item: &ItemFn, spec: &TokenStream, name: &str, private: &TokenStream) 
 
 fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &TokenStream) -> TokenStream {
     let serde_path = format!("{}", quote!(#private::serde)).replace(' ', "");
-    let schemars_path = format!("{}", quote!(#private::schemars)).replace(' ', "");
 
     let fn_ident = &model.item.sig.ident;
     let vis = &model.item.vis;
@@ -233,16 +232,29 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     let mut resolves = Vec::new();
     let mut call_args = Vec::new();
     let mut input = None;
+    // The schema of each model argument, in order (`ArgumentSchema`s).
+    let mut arguments = Vec::new();
     for param in &model.params {
         match param {
             Param::Arg(arg) => {
+                let decoded = &arg.decoded;
                 let generic = arg.default.is_none().then(|| {
                     let param = format_ident!("__A{}", generics.len());
-                    let decoded = &arg.decoded;
                     generics.push(param.clone());
                     instances.push(quote_spanned!(arg.written.span()=> #decoded));
                     param
                 });
+                // A generic argument's schema function comes from the check below; a defaulted
+                // one (its type is written in its default's function) is checked here.
+                let schema_fn = match &generic {
+                    Some(_) => {
+                        let index = proc_macro2::Literal::usize_unsuffixed(generics.len() - 1);
+                        quote!(__TOOL_FNS.0[#index])
+                    }
+                    None => quote_spanned!(arg.written.span()=> #private::argument::<#decoded>()),
+                };
+                let (wire_name, doc, has_default) = (arg.wire_name(), &arg.doc, arg.default.is_some());
+                arguments.push(quote!(#private::ArgumentSchema::new(#wire_name, #doc, #has_default, #schema_fn)));
                 let (field, default) = field(arg, generic.as_ref(), &field_vis, private);
                 fields.push(field);
                 defaults.extend(default);
@@ -270,6 +282,9 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     // reported there, once, with `ToolArgument`'s message, and the derives never see it.
     // The generated struct refuses unknown fields itself, so that for a flat schema the decoder
     // can skip its key-check pass; an `#[input]` type is the user's own and is always checked.
+    // The struct derives `Deserialize` only: its schema is built at run time from the arguments'
+    // own (`ArgumentSchema`), so that no `JsonSchema` impl, generic over the argument types, is
+    // compiled per tool.
     let (args_type, args_concrete, decode_fn, args_item, destructure) = match input {
         Some((ident, ty)) => {
             generics = vec![format_ident!("__A0")];
@@ -278,9 +293,8 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
         }
         None => {
             let derives = quote! {
-                #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
+                #[derive(#private::serde::Deserialize)]
                 #[serde(crate = #serde_path, deny_unknown_fields)]
-                #[schemars(crate = #schemars_path)]
             };
             let item = if in_module {
                 args_module = Some(quote! {
@@ -311,6 +325,26 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
                 quote!(let __ToolArgs { #(#arg_idents,)* }),
             )
         }
+    };
+    // An `#[input]` type's schema is its own `JsonSchema`; the generated struct's is assembled at
+    // run time from each argument's (`ArgumentSchema`, in a static beside the spec).
+    let (schema_fns_type, schema_fns, arguments_static, decoding_schema) = if input.is_some() {
+        (
+            quote!(fn() -> #private::serde_json::Value),
+            quote!(#private::schema::<__A0>),
+            quote!(),
+            quote!(#private::DecodingSchema::Type(__TOOL_FNS.0)),
+        )
+    } else {
+        let (count, arguments_count) = (generics.len(), arguments.len());
+        (
+            quote!([#private::ArgumentSchemaFn; #count]),
+            quote!([#(#private::argument_schema::<#generics>),*]),
+            quote! {
+                static __TOOL_ARGUMENTS: [#private::ArgumentSchema; #arguments_count] = [#(#arguments),*];
+            },
+            quote!(#private::DecodingSchema::Arguments(&__TOOL_ARGUMENTS)),
+        )
     };
     // A function that takes neither the context nor a dependency never reads the context: the
     // registry then skips deriving a per-call one.
@@ -383,18 +417,20 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
             #args_item
 
             // The one place the argument types are checked: the runtime's generic schema and
-            // decoder, taken as function pointers for the arguments struct of these types.
+            // decoder, taken as function pointers for the arguments of these types.
             const fn __tool_fns<#(#generics: #private::ToolArgument),*>() -> (
-                fn() -> #private::serde_json::Value,
+                #schema_fns_type,
                 #private::DecodeFn<#args_type>,
             ) {
-                (#private::schema::<#args_type>, #private::#decode_fn::<#args_type>)
+                (#schema_fns, #private::#decode_fn::<#args_type>)
             }
 
             const __TOOL_FNS: (
-                fn() -> #private::serde_json::Value,
+                #schema_fns_type,
                 #private::DecodeFn<#args_concrete>,
             ) = __tool_fns::<#(#instances),*>();
+
+            #arguments_static
 
             #invoke
 
@@ -406,7 +442,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
                 #set,
                 ::core::module_path!(),
                 #private::ToolMeta::new(#blocking, #sequential, #timeout_ms, #strict, &[#(#tags),*]),
-                __TOOL_FNS.0,
+                #decoding_schema,
                 #private::Invoke::#invoke_kind(__tool_invoke),
             )
             #with_output_schema
@@ -465,10 +501,6 @@ fn field(
         Some(generic) => quote!(#generic),
         None => quote!(#decoded),
     };
-    let doc = (!arg.doc.is_empty()).then(|| {
-        let doc = &arg.doc;
-        quote!(#[doc = #doc])
-    });
     let rename = arg.rename.as_ref().map(|rename| quote!(#[serde(rename = #rename)]));
     // `null` reads as the default, as an absent argument does (decoding drops a `null` for an
     // argument that is not required; this keeps the same for the one pass over the text).
@@ -516,7 +548,7 @@ fn field(
             }
         },
     };
-    (quote!(#doc #rename #default #vis #ident: #ty), default_fn)
+    (quote!(#rename #default #vis #ident: #ty), default_fn)
 }
 
 /// The description expression: the option, the doc text, or `concat!` of the doc's pieces when
@@ -599,11 +631,9 @@ mod tests {
             #[doc(hidden)]
             #[allow(non_snake_case)]
             mod __tool_args_add {
-                #[derive(::tool_runtime::__private::serde::Deserialize, ::tool_runtime::__private::schemars::JsonSchema)]
+                #[derive(::tool_runtime::__private::serde::Deserialize)]
                 #[serde(crate = "::tool_runtime::__private::serde", deny_unknown_fields)]
-                #[schemars(crate = "::tool_runtime::__private::schemars")]
                 pub(super) struct __ToolArgs<__A0> {
-                    #[doc = "First."]
                     pub(super) a: __A0,
                 }
             }
@@ -614,16 +644,20 @@ mod tests {
                 use __tool_args_add::__ToolArgs;
 
                 const fn __tool_fns<__A0: ::tool_runtime::__private::ToolArgument>() -> (
-                    fn() -> ::tool_runtime::__private::serde_json::Value,
+                    [::tool_runtime::__private::ArgumentSchemaFn; 1usize],
                     ::tool_runtime::__private::DecodeFn<__ToolArgs<__A0> >,
                 ) {
-                    (::tool_runtime::__private::schema::<__ToolArgs<__A0> >, ::tool_runtime::__private::decode::<__ToolArgs<__A0> >)
+                    ([::tool_runtime::__private::argument_schema::<__A0>], ::tool_runtime::__private::decode::<__ToolArgs<__A0> >)
                 }
 
                 const __TOOL_FNS: (
-                    fn() -> ::tool_runtime::__private::serde_json::Value,
+                    [::tool_runtime::__private::ArgumentSchemaFn; 1usize],
                     ::tool_runtime::__private::DecodeFn<__ToolArgs<i64> >,
                 ) = __tool_fns::<i64>();
+
+                static __TOOL_ARGUMENTS: [::tool_runtime::__private::ArgumentSchema; 1usize] = [
+                    ::tool_runtime::__private::ArgumentSchema::new("a", "First.", false, __TOOL_FNS.0[0])
+                ];
 
                 #[allow(clippy::used_underscore_binding, clippy::unit_arg, clippy::let_unit_value)]
                 fn __tool_invoke<'__a>(
@@ -645,7 +679,7 @@ mod tests {
                     ::core::option::Option::Some("demo"),
                     ::core::module_path!(),
                     ::tool_runtime::__private::ToolMeta::new(false, false, ::core::option::Option::None, ::core::option::Option::None, &[]),
-                    __TOOL_FNS.0,
+                    ::tool_runtime::__private::DecodingSchema::Arguments(&__TOOL_ARGUMENTS),
                     ::tool_runtime::__private::Invoke::Async(__tool_invoke),
                 )
             };
@@ -861,14 +895,25 @@ mod tests {
     }
 
     #[test]
-    fn an_argument_without_default_is_a_generic_field_with_its_description() {
+    fn an_argument_without_default_is_a_generic_field_its_description_kept_for_the_schema() {
         let model = model(quote!(
             fn f(#[arg(description = "The page.")] page: &str) {}
         ));
         let (field, default_fn) =
             field(first_arg(&model), Some(&format_ident!("__A0")), &quote!(pub(super)), &quote!(::p));
-        assert_tokens(&field, &quote!(#[doc = "The page."] pub(super) page: __A0));
+        assert_tokens(&field, &quote!(pub(super) page: __A0));
         assert!(default_fn.is_none());
+        let actual = tool(
+            quote!(),
+            quote!(
+                /// Page.
+                fn f(#[arg(description = "The page.")] page: &str) {}
+            ),
+        )
+        .to_string();
+        let argument =
+            quote!(::tool_runtime::__private::ArgumentSchema::new("page", "The page.", false, __TOOL_FNS.0[0]));
+        assert!(actual.contains(&argument.to_string()), "{actual}");
     }
 
     #[test]

@@ -100,7 +100,8 @@ pub mod __private {
     pub use serde_json;
 
     use crate::DependencyKey;
-    pub use crate::tool::{Invoke, SyncInvokeFn};
+    pub use crate::schema::{ArgumentSchema, ArgumentSchemaFn, argument_schema};
+    pub use crate::tool::{DecodingSchema, Invoke, SyncInvokeFn};
     pub use crate::{IntoToolResult, Tool, ToolContext, ToolError, ToolMeta, ToolRegistration, ToolResult, ToolSpec};
 
     /// [`decode`] or [`decode_input`] for one type, as generated code holds it.
@@ -173,6 +174,12 @@ pub mod __private {
     /// [`ToolSpec::decoded`].
     pub fn schema<T: schemars::JsonSchema>() -> serde_json::Value {
         crate::schema::decoding_schema::<T>()
+    }
+
+    /// The [`ArgumentSchemaFn`] of a defaulted argument's type `T` (a generic argument's comes
+    /// from `#[tool]`'s check of all of them at once), checked with `ToolArgument`'s message.
+    pub const fn argument<T: ToolArgument>() -> ArgumentSchemaFn {
+        argument_schema::<T>
     }
 
     /// The schema of a `#[tool(output_schema)]` tool's result type.

@@ -81,6 +81,117 @@ pub fn decoding_schema<T: JsonSchema>() -> Value {
     canonicalize_union(decoding_generator().into_root_schema_for::<T>().to_value())
 }
 
+/// One model argument of a `#[tool]` function, as the schema of its arguments object needs it.
+/// `#[tool]` describes its arguments with these instead of deriving `JsonSchema` for the struct
+/// it decodes them into: that derive, on a struct generic over the argument types, was the
+/// largest part of what `#[tool]` cost a build (BENCHMARKS.md, "Compile time"). Not meant to be
+/// built by hand.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct ArgumentSchema {
+    /// The property name (the parameter's name, or its `#[arg(rename)]`).
+    name: &'static str,
+    /// The description as written in the struct field's `#[doc]`.
+    doc: &'static str,
+    /// `#[arg(default)]`: never required.
+    has_default: bool,
+    schema: ArgumentSchemaFn,
+}
+
+/// The subschema of one argument's type, and whether the type is an `Option` (schemars' own test,
+/// the one its derive asks).
+#[doc(hidden)]
+pub type ArgumentSchemaFn = fn(&mut schemars::SchemaGenerator) -> (schemars::Schema, bool);
+
+impl ArgumentSchema {
+    /// Used by `#[tool]`.
+    pub const fn new(name: &'static str, doc: &'static str, has_default: bool, schema: ArgumentSchemaFn) -> Self {
+        Self { name, doc, has_default, schema }
+    }
+}
+
+/// The [`ArgumentSchemaFn`] of `T`: instantiated once per argument type, not once per tool.
+#[doc(hidden)]
+pub fn argument_schema<T: JsonSchema>(generator: &mut schemars::SchemaGenerator) -> (schemars::Schema, bool) {
+    // `_schemars_private_is_option` is what `#[derive(JsonSchema)]` asks of a field's type to
+    // leave an `Option` out of `required` (a type alias of `Option` included).
+    (generator.subschema_for::<T>(), T::_schemars_private_is_option())
+}
+
+/// The decoding schema of the arguments object that `arguments` describe, in order: the schema
+/// `#[derive(JsonSchema)]` gives a struct with these fields and `#[serde(deny_unknown_fields)]`
+/// (each property's subschema, its description split into `title` and `description` as schemars
+/// splits a doc comment, `required` unless the type is an `Option` or the argument has a
+/// default), made with schemars' own handling of a root schema, then the canonical rules of
+/// [`decoding_schema`].
+#[doc(hidden)]
+pub fn arguments_decoding_schema(arguments: &'static [ArgumentSchema]) -> Value {
+    /// Puts the arguments of an enclosing call back (an argument type's schema could, in
+    /// principle, ask for another tool's).
+    struct Restore(&'static [ArgumentSchema]);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ARGUMENTS.set(self.0);
+        }
+    }
+    let _restore = Restore(ARGUMENTS.replace(arguments));
+    decoding_schema::<GeneratedArguments>()
+}
+
+thread_local! {
+    /// The arguments [`GeneratedArguments::json_schema`] describes: set by
+    /// [`arguments_decoding_schema`] for the time of one call (a `JsonSchema` impl takes no
+    /// value, and schemars' root handling is only reachable through one).
+    static ARGUMENTS: std::cell::Cell<&'static [ArgumentSchema]> = const { std::cell::Cell::new(&[]) };
+}
+
+/// The arguments object of a `#[tool]` function, as [`ARGUMENTS`] describes it.
+struct GeneratedArguments;
+
+impl JsonSchema for GeneratedArguments {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        // The name the derived struct had (the root's `title`, which the canonical rules drop).
+        "__ToolArgs".into()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::GeneratedArguments").into()
+    }
+
+    fn inline_schema() -> bool {
+        false
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use schemars::_private::{
+            get_title_and_description, insert_metadata_property_if_nonempty, insert_object_property,
+        };
+
+        let mut root = Map::new();
+        root.insert("type".to_owned(), Value::from("object"));
+        root.insert("additionalProperties".to_owned(), Value::Bool(false));
+        let mut schema = schemars::Schema::from(root);
+        // The same calls, in the same order, as `#[derive(JsonSchema)]` makes for each field (its
+        // support functions are schemars' own, so that the output cannot drift from the derive's).
+        for argument in ARGUMENTS.get() {
+            let optional = generator.contract().is_deserialize();
+            let (mut subschema, is_option) = (argument.schema)(generator);
+            // The derive takes a doc attribute's text without its one leading space.
+            let doc = argument.doc.strip_prefix(' ').unwrap_or(argument.doc);
+            let (title, description) = get_title_and_description(doc);
+            insert_metadata_property_if_nonempty(&mut subschema, "title", title);
+            insert_metadata_property_if_nonempty(&mut subschema, "description", description);
+            insert_object_property(
+                &mut schema,
+                argument.name,
+                optional && (argument.has_default || is_option),
+                subschema,
+            );
+        }
+        schema
+    }
+}
+
 /// The generator of [`decoding_schema`]: draft-07, subschemas inlined, no `$schema`.
 fn decoding_generator() -> schemars::SchemaGenerator {
     SchemaSettings::draft07()

@@ -252,7 +252,18 @@ enum SchemaFn {
     Canonical(fn() -> Value),
     /// The decoding schema; the input schema is its [`hoist_union`](crate::schema::hoist_union)
     /// ([`ToolSpec::decoded`]).
-    Decoding(fn() -> Value),
+    Decoding(DecodingSchema),
+}
+
+/// Where the decoding schema of a `#[tool]` function comes from. Used by `#[tool]`.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub enum DecodingSchema {
+    /// An `#[input]` type's: its [`decoding_schema`](crate::schema::decoding_schema).
+    Type(fn() -> Value),
+    /// The generated arguments struct's, argument by argument
+    /// ([`arguments_decoding_schema`](crate::schema::arguments_decoding_schema)).
+    Arguments(&'static [crate::schema::ArgumentSchema]),
 }
 
 impl ToolSpec {
@@ -272,7 +283,8 @@ impl ToolSpec {
     }
 
     /// Used by `#[tool]`: a spec whose `decoding_schema` gives the schema arguments are decoded
-    /// against ([`crate::schema::decoding_schema`], which keeps a union root per variant); the
+    /// against ([`crate::schema::decoding_schema`] or
+    /// [`crate::schema::arguments_decoding_schema`], which keep a union root per variant); the
     /// input schema is built from it by [`hoist_union`](crate::schema::hoist_union), so the type's
     /// schema is generated once. Not meant to be called by hand.
     #[doc(hidden)]
@@ -282,7 +294,7 @@ impl ToolSpec {
         set: Option<&'static str>,
         module_path: &'static str,
         meta: ToolMeta,
-        decoding_schema: fn() -> Value,
+        decoding_schema: DecodingSchema,
         invoke: Invoke,
     ) -> Self {
         Self::with_schema(name, description, set, module_path, meta, SchemaFn::Decoding(decoding_schema), invoke)
@@ -354,7 +366,10 @@ impl ToolSpec {
     pub(crate) fn decoding(&self) -> &Decoding {
         self.decoding.get_or_init(|| {
             Decoding::new(match self.schema {
-                SchemaFn::Canonical(schema) | SchemaFn::Decoding(schema) => schema(),
+                SchemaFn::Canonical(schema) | SchemaFn::Decoding(DecodingSchema::Type(schema)) => schema(),
+                SchemaFn::Decoding(DecodingSchema::Arguments(arguments)) => {
+                    crate::schema::arguments_decoding_schema(arguments)
+                }
             })
         })
     }

@@ -15,6 +15,9 @@ use tool_benches::{SEARCH_ARGUMENTS, fresh_specs, registry_of};
 use tool_runtime::prelude::*;
 
 fn definitions(c: &mut Criterion) {
+    // The tools are described as `#[tool]` describes `search`, so they get its schema.
+    let spec = fresh_specs(1).pop().expect("one tool");
+    assert_eq!(spec.definition().input_schema, *tool_benches::search::TOOL.input_schema());
     let mut group = c.benchmark_group("definitions_100");
     group.bench_function("cold", |b| {
         b.iter_batched_ref(|| registry_of(fresh_specs(100)), |r| r.definitions().len(), BatchSize::SmallInput);

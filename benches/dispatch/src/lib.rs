@@ -12,8 +12,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use tool_runtime::__private::{BoxFuture, ToolMeta, ToolSpec};
+use tool_runtime::__private::{ArgumentSchema, BoxFuture, DecodingSchema, Invoke, ToolMeta, ToolSpec, argument_schema};
 use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputLayer, OutputStore};
 use tool_runtime::prelude::*;
 
@@ -328,9 +327,13 @@ fn search_invoke<'a>(raw: &'a str, _ctx: &'a ToolContext) -> BoxFuture<'a, Resul
     })
 }
 
-fn search_schema() -> Value {
-    tool_runtime::schema::arguments_schema::<SearchArgs>()
-}
+/// `search`'s arguments as `#[tool]` describes them: each argument's name, description and type,
+/// the schema assembled from schemars' type information at first use.
+static SEARCH_ARGUMENT_SCHEMAS: [ArgumentSchema; 3] = [
+    ArgumentSchema::new("query", "The text to look for.", false, argument_schema::<String>),
+    ArgumentSchema::new("limit", "At most this many results (default 10).", false, argument_schema::<Option<u32>>),
+    ArgumentSchema::new("tags", "Only results with one of these tags.", false, argument_schema::<Vec<String>>),
+];
 
 /// `n` tools named `tool_0000` ... with `search`'s schema (built at run time from schemars'
 /// type information, as `#[tool]` does) and a hand-written invoke that reads no context; their
@@ -339,14 +342,14 @@ pub fn fresh_specs(n: usize) -> Vec<Arc<dyn Tool>> {
     (0..n)
         .map(|i| {
             let name: &'static str = Box::leak(format!("tool_{i:04}").into_boxed_str());
-            let spec = ToolSpec::new(
+            let spec = ToolSpec::decoded(
                 name,
                 "Search the index.",
                 None,
                 module_path!(),
                 ToolMeta::new(false, false, None, None, &[]),
-                search_schema,
-                search_invoke,
+                DecodingSchema::Arguments(&SEARCH_ARGUMENT_SCHEMAS),
+                Invoke::Async(search_invoke),
             )
             // As `#[tool]` marks a function that takes no context: `search_invoke` reads none.
             .context_free();
