@@ -351,7 +351,7 @@ struct DocForms {
     #[doc = "\nnewline first\n\nthen"]
     newline_first: u8,
     empty: u8,
-    #[doc = "block doc\n      indented line"]
+    #[doc = "block doc\n   indented line"]
     block: u8,
     #[doc = "first\n\nsecond"]
     attributes: u8,
@@ -371,7 +371,7 @@ fn argument_docs_in_every_written_form_are_described_as_the_derive_describes_the
     assert_eq!(description("trailing"), Some(json!("trailing spaces\nand more")));
     assert_eq!(description("leading"), Some(json!("leading space")));
     assert_eq!(description("newline_first"), Some(json!("newline first\n\nthen")));
-    assert_eq!(description("block"), Some(json!("block doc\n      indented line")));
+    assert_eq!(description("block"), Some(json!("block doc\n   indented line")));
     // A doc opening with a markdown heading is schemars' title, folded back before the rest.
     assert_eq!(description("heading"), Some(json!("Heading\n\nBody under it.")));
     assert_eq!(description("sub_heading"), Some(json!("Sub heading\n\ntext")));
