@@ -202,7 +202,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     // When the call has an `async` block, with every argument generic (none has a default, which
     // names the user's type) and a runtime path that resolves from any module, the arguments
     // struct goes into a module of its own beside the function: rustc codegens its `Deserialize`
-    // and `JsonSchema` code in a codegen unit of that module (when it is not nested in a function
+    // code in a codegen unit of that module (when it is not nested in a function
     // body), which an edit of a tool's body leaves as it is, so an incremental build re-optimises
     // only the tools' own code and their state machines. A codegen unit costs time of its own in
     // a cold build: without an `async` block, the unit an edit re-optimises is small enough, and
@@ -277,9 +277,10 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
         }
     }
     // `__tool_fns` is generic over the argument types, bounded by `ToolArgument`, and hands out
-    // the runtime's schema and decoder of the arguments struct of those types; it is instantiated
-    // with the user's types, spanned on them. A type that is not `Deserialize + JsonSchema` is
-    // reported there, once, with `ToolArgument`'s message, and the derives never see it.
+    // the runtime's schema functions of those types and its decoder of the arguments struct; it is
+    // instantiated with the user's types, spanned on them. A type that is not
+    // `Deserialize + JsonSchema` is reported there, once, with `ToolArgument`'s message, and the
+    // derive never sees it.
     // The generated struct refuses unknown fields itself, so that for a flat schema the decoder
     // can skip its key-check pass; an `#[input]` type is the user's own and is always checked.
     // The struct derives `Deserialize` only: its schema is built at run time from the arguments'
@@ -360,36 +361,39 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     // box in the generated code; the registry calls it at once (`Tool::call_now`) or, elsewhere,
     // through `ToolSpec::call`, whose future (one piece of runtime code for every such tool)
     // runs it on its first poll.
-    let invoke = if awaits {
-        quote! {
-            #[allow(clippy::used_underscore_binding, clippy::unit_arg, clippy::let_unit_value)]
-            fn __tool_invoke<'__a>(
-                __raw: &'__a str,
-                __ctx: &'__a #private::ToolContext,
-            ) -> #private::BoxFuture<'__a, ::core::result::Result<#private::ToolResult, #private::ToolError>> {
-                // Taken before the parameters are bound: a parameter may share the function's name.
-                let __tool_fn = #fn_ident;
-                ::std::boxed::Box::pin(async move {
-                    #destructure = (__TOOL_FNS.1)(&#static_ident, __raw)?;
-                    #(#resolves)*
-                    let __out = #call;
-                    #convert
-                })
-            }
-        }
+    let body = quote! {
+        #destructure = (__TOOL_FNS.1)(&#static_ident, __raw)?;
+        #(#resolves)*
+        let __out = #call;
+        #convert
+    };
+    let (signature, body) = if awaits {
+        (
+            quote! {
+                fn __tool_invoke<'__a>(
+                    __raw: &'__a str,
+                    __ctx: &'__a #private::ToolContext,
+                ) -> #private::BoxFuture<'__a, ::core::result::Result<#private::ToolResult, #private::ToolError>>
+            },
+            quote!(::std::boxed::Box::pin(async move { #body })),
+        )
     } else {
-        quote! {
-            #[allow(clippy::used_underscore_binding, clippy::unit_arg, clippy::let_unit_value)]
-            fn __tool_invoke(
-                __raw: &str,
-                __ctx: &#private::ToolContext,
-            ) -> ::core::result::Result<#private::ToolResult, #private::ToolError> {
-                // Taken before the parameters are bound: a parameter may share the function's name.
-                let __tool_fn = #fn_ident;
-                #destructure = (__TOOL_FNS.1)(&#static_ident, __raw)?;
-                let __out = #call;
-                #convert
-            }
+        (
+            quote! {
+                fn __tool_invoke(
+                    __raw: &str,
+                    __ctx: &#private::ToolContext,
+                ) -> ::core::result::Result<#private::ToolResult, #private::ToolError>
+            },
+            body,
+        )
+    };
+    let invoke = quote! {
+        #[allow(clippy::used_underscore_binding, clippy::unit_arg, clippy::let_unit_value)]
+        #signature {
+            // Taken before the parameters are bound: a parameter may share the function's name.
+            let __tool_fn = #fn_ident;
+            #body
         }
     };
     let invoke_kind = if awaits { quote!(Async) } else { quote!(Sync) };

@@ -293,13 +293,10 @@ impl Registry {
             }
         };
         let message = self.finish(call, outcome, &span, None);
-        match &self.output {
-            None => Ok(message),
-            Some(layer) => match self.ready_store(ctx) {
-                Some(store) => Ok(layer.finish_message(message, &*store)),
-                None => Err(Box::pin(self.with_output(message, call, ctx, None))),
-            },
-        }
+        self.finish_output_now(message, ctx).map_err(|message| {
+            let call_ctx = self.context_for(call, ctx);
+            Box::pin(self.with_output(message, call, ctx, Some(call_ctx))) as BoxFuture<'a, ToolMessage>
+        })
     }
 
     /// Starts the admitted call of `self.tools[index]` inline when nothing else has to happen
@@ -405,14 +402,27 @@ impl Registry {
         call_ctx: Option<ToolContext>,
     ) -> ToolMessage {
         let Some(layer) = &self.output else { return message };
-        let call_ctx = match call_ctx {
-            Some(call_ctx) => call_ctx,
-            None => match self.ready_store(ctx) {
-                Some(store) => return layer.finish_message(message, &*store),
-                None => self.context_for(call, ctx),
+        let (message, call_ctx) = match call_ctx {
+            Some(call_ctx) => (message, call_ctx),
+            None => match self.finish_output_now(message, ctx) {
+                Ok(message) => return message,
+                Err(message) => (message, self.context_for(call, ctx)),
             },
         };
         layer.finish(message, &call_ctx).await
+    }
+
+    /// [`Registry::with_output`] when it needs no per-call context: `Ok` with the finished message
+    /// (no output layer, or a store made already or overridden), `Err` with the message as it was
+    /// when the store has to be resolved in a per-call context.
+    // Both sides carry the one message, moved, never boxed (a box would be an allocation a call).
+    #[allow(clippy::result_large_err)]
+    fn finish_output_now(&self, message: ToolMessage, ctx: &ToolContext) -> Result<ToolMessage, ToolMessage> {
+        let Some(layer) = &self.output else { return Ok(message) };
+        match self.ready_store(ctx) {
+            Some(store) => Ok(layer.finish_message(message, &*store)),
+            None => Err(message),
+        }
     }
 
     /// The output store as a call of this registry would resolve it, when that needs no `create`

@@ -176,9 +176,8 @@ impl JsonSchema for GeneratedArguments {
         for argument in ARGUMENTS.get() {
             let optional = generator.contract().is_deserialize();
             let (mut subschema, is_option) = (argument.schema)(generator);
-            // The derive takes a doc attribute's text without its one leading space.
-            let doc = argument.doc.strip_prefix(' ').unwrap_or(argument.doc);
-            let (title, description) = get_title_and_description(doc);
+            // (The derive also drops a doc attribute's one leading space; this trims it anyway.)
+            let (title, description) = get_title_and_description(argument.doc);
             insert_metadata_property_if_nonempty(&mut subschema, "title", title);
             insert_metadata_property_if_nonempty(&mut subschema, "description", description);
             insert_object_property(
