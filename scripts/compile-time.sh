@@ -208,7 +208,12 @@ crates=(hand)
 for crate in ${CRATES:-ours ours_sync rmcp_tools}; do
     [ "$crate" = hand ] || crates+=("$crate")
 done
-cargo build --profile "$profile" --quiet $(printf -- '-p %s ' "${crates[@]}")
+# One crate at a time, as the timed builds are: cargo unifies dependency features only across the
+# packages of one command, so a build of all of them together would leave each crate's own
+# feature set of its dependencies unbuilt, and its first timed build would build them.
+for crate in "${crates[@]}"; do
+    cargo build --profile "$profile" --quiet -p "$crate"
+done
 
 seconds() { # command...: wall-clock seconds of the command
     local start end
@@ -237,7 +242,7 @@ for crate in "${crates[@]}"; do
     incr_median[$crate]=$(median "${incr[@]}")
 done
 
-ratio() { echo "scale=2; $1 / $2" | bc; }
+ratio() { printf '%.2f' "$(echo "scale=4; $1 / $2" | bc)"; }
 echo
 echo "| $tools tools ($profile profile) | cold runs (s) | cold median (s) | vs hand-written | incremental runs (s) | incremental median (s) | vs hand-written |"
 echo "|---|---|---|---|---|---|---|"
