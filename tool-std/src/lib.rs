@@ -9,6 +9,7 @@
 //! | `"web"` | [`web`] | [`webfetch`](web::webfetch()), [`search`](web::search()) (tagged `external`) |
 //! | `"media"` | [`media`] | [`view_image`](media::view_image()) |
 //! | `"control"` | [`control`] | [`done`](control::done()) |
+//! | `"exec"` | [`exec`] | [`bash`](exec::bash()), [`bash_output`](exec::bash_output()), [`bash_kill`](exec::bash_kill()) (tagged `exec`: off unless allowed) |
 //!
 //! File tools resolve every path through a [`Sandbox`](sandbox::Sandbox), the dependency
 //! [`SANDBOX`](sandbox::SANDBOX) (default: the current directory). Todo lists live in session
@@ -35,6 +36,7 @@
 
 pub mod cache;
 pub mod control;
+pub mod exec;
 pub mod fs;
 pub mod media;
 pub mod patch;
@@ -69,4 +71,7 @@ pub fn registry_builder() -> RegistryBuilder {
         .tool(web::search::TOOL)
         .tool(media::view_image::TOOL)
         .tool(control::done::TOOL)
+        .tool(exec::bash::TOOL)
+        .tool(exec::bash_output::TOOL)
+        .tool(exec::bash_kill::TOOL)
 }
