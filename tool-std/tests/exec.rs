@@ -3,7 +3,7 @@
 //! environment, standard input at its end, lossy output, long output, progress and policies.
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
@@ -13,6 +13,11 @@ use tool_runtime::{
 };
 use tool_std::exec::{EXEC_CONFIG, ExecConfig};
 use tool_std::sandbox::{SANDBOX, Sandbox};
+
+#[path = "support/procs.rs"]
+mod procs;
+
+use procs::{gone, pid_in, running};
 
 /// A workspace `ws/`, a temp root for the session dirs `tmp/` and a directory `outside/`, in one
 /// temp directory; a registry of the exec set allowed by the default policy.
@@ -114,34 +119,6 @@ fn status(message: &ToolMessage) -> String {
     line.rsplit_once(" · ").map_or(line, |(status, _)| status).to_owned()
 }
 
-/// `true` while the process runs (a zombie has ended).
-fn running(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|stat| stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')))
-}
-
-/// Asks `check` at most 500 times, 20 ms apart, until it gives a value.
-async fn poll<T>(mut check: impl FnMut() -> Option<T>) -> Option<T> {
-    for _ in 0..500 {
-        if let Some(value) = check() {
-            return Some(value);
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    None
-}
-
-/// Waits for the process to be gone; `true` when it is.
-async fn gone(pid: u32) -> bool {
-    poll(|| (!running(pid)).then_some(())).await.is_some()
-}
-
-/// Waits for a file with a pid to be written; the pid.
-async fn pid_in(path: &Path) -> u32 {
-    let read = || std::fs::read_to_string(path).ok().and_then(|text| text.trim().parse().ok());
-    poll(read).await.unwrap_or_else(|| panic!("no pid in {}", path.display()))
-}
-
 #[tokio::test]
 async fn a_command_that_succeeds_reports_the_sandbox_exit_code_0_and_its_output() {
     let shell = Shell::new();
@@ -186,7 +163,7 @@ async fn a_timeout_stops_the_whole_process_group_and_its_children() {
     assert!(message.is_error);
     assert_eq!(status(&message), "timed out after 300 ms; the process group was stopped (SIGTERM)");
     let child = pid_in(&shell.root.join("child.pid")).await;
-    assert!(gone(child).await, "the child {child} survived the timeout");
+    assert!(gone(&[child]).await, "the child {child} survived the timeout");
 }
 
 #[tokio::test]
@@ -195,7 +172,7 @@ async fn a_child_left_running_when_the_shell_exits_is_stopped() {
     let message = shell.bash("sleep 60 & echo $! > child.pid").await;
     assert_eq!(status(&message), "exit code 0");
     let child = pid_in(&shell.root.join("child.pid")).await;
-    assert!(gone(child).await, "the child {child} outlived its command");
+    assert!(gone(&[child]).await, "the child {child} outlived its command");
 }
 
 #[tokio::test]
@@ -399,7 +376,7 @@ async fn bash_kill_stops_a_background_command_and_its_group() {
         "{}",
         message.text()
     );
-    assert!(gone(child).await);
+    assert!(gone(&[child]).await);
 }
 
 #[tokio::test]
@@ -411,9 +388,7 @@ async fn closing_the_registry_stops_every_background_command() {
     }
     let pids = [pid_in(&shell.root.join("bg0.pid")).await, pid_in(&shell.root.join("bg1.pid")).await];
     shell.registry.close().await.unwrap();
-    for pid in pids {
-        assert!(!running(pid), "{pid} survived the close");
-    }
+    assert!(pids.iter().all(|&pid| !running(pid)), "{pids:?}: one survived the close");
 }
 
 #[tokio::test]

@@ -9,7 +9,7 @@
 //! - `toolbox mcp [--set fs,todo]`: an MCP server on standard input and output (see [`mcp`]).
 //!
 //! Global options (accepted before or after the command): `--root DIR`, `--state-dir DIR`,
-//! `--session ID`, `--allow external`, `-v` (see [`setup`]).
+//! `--session ID`, `--allow external,exec,unconfined-exec`, `-v` (see [`setup`]).
 //!
 //! Exit codes:
 //! - 0: success. For `run`, a tool call that failed is still an answer for the model: it is
@@ -72,7 +72,10 @@ struct Global {
     #[arg(long, global = true, value_name = "ID")]
     session: Option<String>,
     /// Enable tools that are off by default: `external` ones reach outside this machine (web
-    /// fetch, search). Comma-separated or repeated.
+    /// fetch, search); `exec` ones run shell commands in the workspace, confined by Landlock
+    /// (writes only in the workspace and a session temp dir; TCP refused unless `external` is
+    /// allowed too); `unconfined-exec` lets commands run where the kernel has no Landlock.
+    /// Comma-separated or repeated.
     #[arg(long, global = true, value_enum, value_delimiter = ',', value_name = "WHAT")]
     allow: Vec<Permission>,
     /// Log to standard error: `-v` debug, `-vv` trace (default: warnings only).
@@ -88,8 +91,8 @@ enum Command {
         /// entries.
         #[arg(long, value_enum, default_value_t = Format::Canonical)]
         format: Format,
-        /// Only these sets, comma-separated: fs, todo, cache, control, media, web (web needs `--allow
-        /// external`).
+        /// Only these sets, comma-separated: fs, todo, cache, control, media, web, exec (web needs
+        /// `--allow external`, exec `--allow exec`).
         #[arg(long, value_delimiter = ',')]
         set: Vec<String>,
     },
@@ -121,8 +124,8 @@ enum Command {
     /// Progress is sent as notifications to a client that gives a progress token; tools with an
     /// output schema return structured content.
     Mcp {
-        /// Only these sets, comma-separated: fs, todo, cache, control, media, web (web needs `--allow
-        /// external`).
+        /// Only these sets, comma-separated: fs, todo, cache, control, media, web, exec (web needs
+        /// `--allow external`, exec `--allow exec`).
         #[arg(long, value_delimiter = ',')]
         set: Vec<String>,
     },

@@ -13,14 +13,17 @@
 //! - `--session ID` (default: [`default_session`] of the root) is the context's session id: todo
 //!   plans are kept per session. An id is 1 to 128 ASCII letters, digits, `.`, `_` or `-`, not
 //!   starting with `.` or `-` (it will name a file in the state directory).
-//! - `--allow external` turns on tools tagged `external` (see [`Policy`]).
+//! - `--allow external` turns on tools tagged `external`, `--allow exec` those tagged `exec`
+//!   (see [`Policy`]); with both, commands may open TCP connections; `--allow unconfined-exec`
+//!   lets commands run where the kernel has no Landlock.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use tool_runtime::output::{FileStore, OUTPUT_STORE, OutputLayer, OutputStore};
-use tool_runtime::{DefaultPolicy, ImageSupport, Registry, ToolContext, ToolContextBuilder};
+use tool_runtime::{DefaultPolicy, ImageSupport, Registry, RegistryBuilder, ToolContext, ToolContextBuilder};
+use tool_std::exec::{EXEC_CONFIG, ExecConfig};
 use tool_std::sandbox::{SANDBOX, Sandbox};
 use tool_std::session::{FileSessionStore, SESSION_STORE, SessionStore};
 
@@ -106,10 +109,7 @@ impl Setup {
         if with_sandbox {
             builder = builder.override_dependency(&SANDBOX, self.sandbox()?);
         }
-        if self.policy.allows_external() {
-            builder = builder.policy(DefaultPolicy::new().allow_all_external());
-        }
-        builder.build().map_err(|e| e.to_string())
+        self.permissions(builder).build().map_err(|e| e.to_string())
     }
 
     /// As [`Setup::registry`], plus what a call needs from `--state-dir`: the output layer with its
@@ -132,10 +132,26 @@ impl Setup {
         if !sets.is_empty() {
             builder = builder.sets(sets.iter().cloned());
         }
+        self.permissions(builder).build().map_err(|e| e.to_string())
+    }
+
+    /// The runtime's policy and the exec tools' configuration of `--allow`: `external` and `exec`
+    /// tools allowed as given; commands may open TCP connections when both are, and run without
+    /// Landlock with `unconfined-exec`.
+    fn permissions(&self, builder: RegistryBuilder) -> RegistryBuilder {
+        let mut policy = DefaultPolicy::new();
         if self.policy.allows_external() {
-            builder = builder.policy(DefaultPolicy::new().allow_all_external());
+            policy = policy.allow_all_external();
         }
-        builder.build().map_err(|e| e.to_string())
+        if self.policy.allows_exec() {
+            policy = policy.allow_all_exec();
+        }
+        let exec = ExecConfig {
+            network: self.policy.allows_external(),
+            allow_unconfined: self.policy.allows_unconfined(),
+            ..ExecConfig::default()
+        };
+        builder.policy(policy).override_dependency(&EXEC_CONFIG, exec)
     }
 
     /// A context builder with the session id set, for a client that takes images (MCP clients do;
