@@ -38,8 +38,9 @@ use crate::sandbox::{SANDBOX, Sandbox};
 // point, the end report takes its place (1 file: `1/1`; 32 files: `1`, `32/32`; 33 files: `1`,
 // `32`, `33/33`; no file: `0/0`).
 //
-// Cancellation: the token is checked before each file. Once it is seen cancelled, grep reports
-// no more progress and returns `FsError::Cancelled` (a registry answers with its cancelled error).
+// Cancellation: the token is checked before each file and before the end report. Once it is seen
+// cancelled, grep reports no more progress and returns `FsError::Cancelled` (a registry answers
+// with its cancelled error).
 //
 // The tool's own record: a `tracing` debug event with target `tool_std::fs::grep` at each
 // progress point (field `searched`, the files searched so far) and one at the end (fields
@@ -107,8 +108,7 @@ pub fn grep(
     let mut walk = files(&sandbox, &base, overrides, include_ignored.unwrap_or(false)).peekable();
     while let Some(entry) = walk.next() {
         if ctx.is_cancelled() {
-            tracing::debug!(target: RECORD_TARGET, searched, cancelled = true, "grep cancelled");
-            return Err(FsError::Cancelled { tool: "grep" });
+            return Err(cancelled_after(searched));
         }
         let mut sink = FileSink {
             capacity: limit - stored,
@@ -147,6 +147,10 @@ pub fn grep(
             previous = Some(line.number);
         }
     }
+    // Cancelled during the last file: no end report for a cancelled call.
+    if ctx.is_cancelled() {
+        return Err(cancelled_after(searched));
+    }
     tracing::debug!(target: RECORD_TARGET, searched, cancelled = false, "grep ended");
     if ctx.wants_progress() {
         ctx.progress(searched, Some(searched), &searched_message(searched));
@@ -170,6 +174,12 @@ const PROGRESS_EVERY: u64 = 32;
 
 /// The `tracing` target of `grep`'s own record of files searched.
 const RECORD_TARGET: &str = "tool_std::fs::grep";
+
+/// The end of a cancelled `grep`, `searched` files in: recorded, and its error.
+fn cancelled_after(searched: u64) -> FsError {
+    tracing::debug!(target: RECORD_TARGET, searched, cancelled = true, "grep cancelled");
+    FsError::Cancelled { tool: "grep" }
+}
 
 /// The progress message of `grep`: `1 file searched`, `N files searched`.
 fn searched_message(searched: u64) -> String {
