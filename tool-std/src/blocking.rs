@@ -20,3 +20,35 @@ where
         Err(_) => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn work_runs_on_another_thread_than_the_worker() {
+        let worker = std::thread::current().id();
+
+        let ran_on = off_worker(|| std::thread::current().id()).await;
+
+        assert!(ran_on.is_some_and(|id| id != worker));
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_panic_in_the_work_is_a_panic_of_the_caller() {
+        let caller = tokio::spawn(off_worker(|| -> u8 { panic!("disk on fire") }));
+
+        let payload = caller.await.unwrap_err().into_panic();
+
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"disk on fire"));
+    }
+
+    #[test]
+    fn without_a_runtime_the_work_runs_inline() {
+        let here = std::thread::current().id();
+
+        let ran_on = futures::FutureExt::now_or_never(off_worker(|| std::thread::current().id()));
+
+        assert_eq!(ran_on, Some(Some(here)));
+    }
+}
