@@ -414,10 +414,10 @@ async fn a_bad_output_format_is_refused_listing_the_choices() {
 }
 
 #[test]
-fn webfetch_is_tagged_external() {
+fn webfetch_is_tagged_read_only_and_external() {
     let registry = registry();
 
-    assert_eq!(registry.get("webfetch").unwrap().definition().tags, ["external"]);
+    assert_eq!(registry.get("webfetch").unwrap().definition().tags, ["read_only", "external"]);
 }
 
 #[tokio::test]

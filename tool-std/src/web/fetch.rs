@@ -203,7 +203,7 @@ pub(crate) fn build_client(
 /// link-local, documentation and the other special-purpose ranges) are refused. Network
 /// errors start with their class: timeout, dns_error, tls_error, connection_refused,
 /// connection_reset, network_error.
-#[tool(set = "web", tags(external))]
+#[tool(set = "web", tags(read_only, external))]
 pub async fn webfetch(
     /// The absolute http:// or https:// URL.
     url: String,
