@@ -34,6 +34,12 @@
 //! `todo_new`, `todo_patch`, `todo_clear`); `external` on `webfetch` and `search`, which reach
 //! outside the machine (the permission policy of `toolbox` refuses that tag until allowed).
 //! `todo_append` only adds, and adds again when repeated: it has none of these tags.
+//! The exec tools carry `exec`, which the [`DefaultPolicy`](tool_runtime::DefaultPolicy) and
+//! `toolbox` refuse until allowed: `bash` and `bash_kill` are also `destructive`, `bash_output`
+//! is `read_only`. Whether `bash` reaches outside the machine depends on
+//! [`ExecConfig::network`](exec::ExecConfig::network), which a static tag cannot say: an MCP
+//! server that allows the network for commands says so itself (`toolbox` gives the exec tools
+//! `openWorldHint: true` when run with `--allow exec,external`).
 //!
 //! # Getting the tools
 //! `Registry::discover()` finds these tools only when this crate is linked into the binary.

@@ -64,6 +64,7 @@ use self::capture::{Capture, LOSSY_NOTE, Seen};
 use self::job::{End, Finished, Job, Launch};
 use self::state::{Background, SessionExec};
 pub use self::state::{EXEC_STATE, ExecState};
+use crate::blocking::off_worker;
 use crate::sandbox::{SANDBOX, Sandbox};
 pub use config::{EXEC_CONFIG, ExecConfig};
 pub use confine::{Confinement, NetworkConfinement};
@@ -154,8 +155,17 @@ pub async fn bash(
     if timeout_ms == 0 || timeout_ms > config.max_timeout_ms {
         return Err(ToolError::failed(ExecError::Timeout { value: timeout_ms, max: config.max_timeout_ms }));
     }
-    let workdir = resolve_workdir(&sandbox, workdir.as_deref()).map_err(ToolError::failed)?;
-    let session = state.session(ctx, &config).map_err(|e| ToolError::failed(ExecError::Start(e)))?;
+    let id = ctx.session_id().unwrap_or_default().to_owned();
+    let temp_root = config.temp_root.clone();
+    let root = sandbox.root().to_path_buf();
+    let prepared = off_worker(move || -> Result<_, ExecError> {
+        let workdir = resolve_workdir(&sandbox, workdir.as_deref())?;
+        let session = state.session(&id, &temp_root).map_err(ExecError::Start)?;
+        Ok((workdir, session))
+    })
+    .await
+    .ok_or_else(shutting_down)?;
+    let (workdir, session) = prepared.map_err(ToolError::failed)?;
     let mut env = vec![
         ("PATH".to_owned(), config.path.clone()),
         ("LANG".to_owned(), config.lang.clone()),
@@ -166,7 +176,7 @@ pub async fn bash(
         command,
         workdir,
         env,
-        writable: vec![sandbox.root().to_path_buf(), session.home()],
+        writable: vec![root, session.home()],
         network: config.network,
         allow_unconfined: config.allow_unconfined,
         timeout: Duration::from_millis(timeout_ms),
@@ -191,12 +201,12 @@ pub async fn bash_output(
     #[depends(EXEC_STATE)] state: Arc<ExecState>,
     ctx: &ToolContext,
 ) -> Result<String, ExecError> {
-    let (session, background) = find(&state, ctx, &config, &handle)?;
+    let (session, background) = find(&state, ctx, &handle)?;
     // The end is read before the output, so that output written before the end is all there.
     let finished = background.job.finished();
     let text = read_new(&background, &handle, finished, config.read_bytes).await?;
     if text.read_to_end {
-        session.jobs().by_handle.remove(&handle);
+        forget(&session, &handle).await;
     }
     Ok(text.text)
 }
@@ -212,11 +222,12 @@ pub async fn bash_kill(
     #[depends(EXEC_STATE)] state: Arc<ExecState>,
     ctx: &ToolContext,
 ) -> Result<String, ExecError> {
-    let (session, background) = find(&state, ctx, &config, &handle)?;
+    let (session, background) = find(&state, ctx, &handle)?;
     background.job.stop.cancel();
     let finished = background.job.wait().await;
-    session.jobs().by_handle.remove(&handle);
-    Ok(read_new(&background, &handle, Some(finished), config.read_bytes).await?.text)
+    let text = read_new(&background, &handle, Some(finished), config.read_bytes).await?.text;
+    forget(&session, &handle).await;
+    Ok(text)
 }
 
 fn resolve_workdir(sandbox: &Sandbox, workdir: Option<&str>) -> Result<PathBuf, ExecError> {
@@ -228,22 +239,33 @@ fn resolve_workdir(sandbox: &Sandbox, workdir: Option<&str>) -> Result<PathBuf, 
     if path.is_dir() { Ok(path) } else { Err(invalid("is not a directory".to_owned())) }
 }
 
-/// The session of the call and its background command `handle`.
-fn find(
-    state: &ExecState,
-    ctx: &ToolContext,
-    config: &ExecConfig,
-    handle: &str,
-) -> Result<(Arc<SessionExec>, Arc<Background>), ExecError> {
-    let session = state.session(ctx, config).map_err(ExecError::Start)?;
+/// The session of the call and its background command `handle` (a handle is only good in the
+/// session that started it).
+fn find(state: &ExecState, ctx: &ToolContext, handle: &str) -> Result<(Arc<SessionExec>, Arc<Background>), ExecError> {
+    let unknown = |known: String| ExecError::UnknownHandle { handle: handle.to_owned(), known };
+    let session = state.existing(ctx.session_id().unwrap_or_default()).ok_or_else(|| unknown("none".to_owned()))?;
     let found = session.jobs().by_handle.get(handle).cloned();
     match found {
         Some(background) => Ok((session, background)),
         None => {
             let known = handles(&session.jobs().by_handle);
-            Err(ExecError::UnknownHandle { handle: handle.to_owned(), known })
+            Err(unknown(known))
         }
     }
+}
+
+/// Forgets a background command and removes its spill file.
+async fn forget(session: &SessionExec, handle: &str) {
+    let removed = session.jobs().by_handle.remove(handle);
+    if let Some(background) = removed {
+        let capture = background.job.capture.clone();
+        let _ = off_worker(move || std::fs::remove_file(capture.path())).await;
+    }
+}
+
+/// The error of a call whose blocking work could not run.
+fn shutting_down() -> ToolError {
+    ToolError::Failed("the command could not be started: the runtime is shutting down".to_owned())
 }
 
 fn handles(jobs: &std::collections::BTreeMap<String, Arc<Background>>) -> String {
@@ -284,8 +306,13 @@ async fn start(
     progress: Box<dyn Fn(u64) + Send>,
 ) -> Result<(u64, Arc<Job>), ExecError> {
     let (n, path) = session.next_output();
-    let capture = Capture::create(path.clone(), config.preview_bytes)
-        .map_err(|e| ExecError::Start(format!("cannot make the output file {}: {e}", path.display())))?;
+    let preview = config.preview_bytes;
+    let capture = off_worker(move || {
+        Capture::create(path.clone(), preview)
+            .map_err(|e| ExecError::Start(format!("cannot make the output file {}: {e}", path.display())))
+    })
+    .await
+    .ok_or_else(|| ExecError::Start("the runtime is shutting down".to_owned()))??;
     let job = job::start(launch, capture, stop, progress).await.map_err(ExecError::Start)?;
     Ok((n, job))
 }
@@ -309,7 +336,6 @@ async fn run_foreground(
     let seen = job.capture.seen();
     let full_ref = ctx.call_id().and_then(ref_id_for_call).map(|r| format!("{}-full", &r[..r.len().min(123)]));
     let body = body_of(&job, &seen, config, store, full_ref).await;
-    let _ = std::fs::remove_file(job.capture.path());
     let text = render(&job, &finished.to_string(), &body, &seen, Some(finished));
     if finished.end == End::Exited(0) { Ok(text) } else { Err(ToolError::Failed(text)) }
 }
@@ -325,7 +351,12 @@ async fn body_of(
 ) -> String {
     let capture = job.capture.clone();
     if seen.written <= config.inline_bytes {
-        let read = tokio::task::spawn_blocking(move || std::fs::read(capture.path())).await;
+        let read = tokio::task::spawn_blocking(move || {
+            let read = std::fs::read(capture.path());
+            let _ = std::fs::remove_file(capture.path());
+            read
+        })
+        .await;
         return match read {
             Ok(Ok(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
             Ok(Err(error)) => format!("[the output could not be read back: {error}]"),
@@ -338,7 +369,9 @@ async fn body_of(
             let key = ref_id.clone();
             let put = tokio::task::spawn_blocking(move || {
                 let mut file = capture.open_at(0).map_err(|e| e.to_string())?;
-                store.put(&key, &mut file, &[]).map_err(|e| e.to_string())
+                let put = store.put(&key, &mut file, &[]).map_err(|e| e.to_string());
+                let _ = std::fs::remove_file(capture.path());
+                put
             });
             match put.await {
                 Ok(Ok(_)) => format!(
@@ -350,7 +383,10 @@ async fn body_of(
                 Err(error) => format!("the whole output ({} bytes) was not kept: {error}", seen.written),
             }
         }
-        None => format!("the whole output ({} bytes) was not kept: the call has no id to keep it under", seen.written),
+        None => {
+            let _ = off_worker(move || std::fs::remove_file(capture.path())).await;
+            format!("the whole output ({} bytes) was not kept: the call has no id to keep it under", seen.written)
+        }
     };
     let mut body = head;
     if !body.is_empty() && !body.ends_with('\n') {

@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tool_runtime::{BoxError, BoxFuture, DependencyError, DependencyKey, Scope, ToolContext};
 
-use super::config::ExecConfig;
 use super::job::Job;
 
 /// The registry's exec state ([`ExecState`]): closing the registry stops every background
@@ -35,19 +34,24 @@ pub struct ExecState {
 }
 
 impl ExecState {
-    /// The session of `ctx` (made on first use, with its temp dir).
+    /// The session `id` (made on first use, with its temp dir in `temp_root`). Blocking (it
+    /// may make directories): call it off the async workers.
     ///
     /// # Errors
     /// Why the temp dir could not be made.
-    pub(crate) fn session(&self, ctx: &ToolContext, config: &ExecConfig) -> Result<Arc<SessionExec>, String> {
-        let id = ctx.session_id().unwrap_or_default();
+    pub(crate) fn session(&self, id: &str, temp_root: &Path) -> Result<Arc<SessionExec>, String> {
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(session) = sessions.get(id) {
             return Ok(session.clone());
         }
-        let session = Arc::new(SessionExec::new(&config.temp_root)?);
+        let session = Arc::new(SessionExec::new(temp_root)?);
         sessions.insert(id.to_owned(), session.clone());
         Ok(session)
+    }
+
+    /// The session `id` when it has run a command.
+    pub(crate) fn existing(&self, id: &str) -> Option<Arc<SessionExec>> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner).get(id).cloned()
     }
 
     /// Stops every background command of every session and waits for each to end; then the temp
