@@ -167,6 +167,16 @@ async fn a_timeout_stops_the_whole_process_group_and_its_children() {
 }
 
 #[tokio::test]
+async fn a_group_that_ignores_sigterm_gets_sigkill_after_the_grace() {
+    let shell = Shell::with(|config| ExecConfig { kill_grace_ms: 200, ..config });
+    let command = "trap '' TERM; sleep 60 & echo $! > child.pid; wait";
+    let message = shell.call("bash", json!({"command": command, "timeout_ms": 300})).await;
+    assert_eq!(status(&message), "timed out after 300 ms; the process group was stopped (SIGTERM, then SIGKILL)");
+    let child = pid_in(&shell.root.join("child.pid")).await;
+    assert!(gone(&[child]).await, "the child {child} survived SIGKILL");
+}
+
+#[tokio::test]
 async fn a_child_left_running_when_the_shell_exits_is_stopped() {
     let shell = Shell::new();
     let message = shell.bash("sleep 60 & echo $! > child.pid").await;

@@ -120,27 +120,24 @@ pub enum ExecError {
     Start(String),
 }
 
-/// Run a shell command (bash -c) in the workspace and return its exit code (or signal), its
-/// duration and its output as a terminal shows it (stdout and stderr interleaved). Standard input
-/// is empty; the environment holds only PATH, LANG and HOME (a temp dir of the session). The
-/// first line of the result states the sandbox: writes are allowed only inside the workspace and
-/// HOME, and TCP connections are refused unless the network is allowed. timeout_ms defaults to
-/// 120000 (at most 600000); at the limit the whole process group is stopped. With
-/// run_in_background the call returns a handle at once: read new output with bash_output, stop it
-/// with bash_kill (at most 8 per session). Long output is cut to its head and tail; the whole is
-/// kept in the output cache (see the ref in the result).
+/// Run a shell command (bash -c) in the workspace. Returns the exit code or signal, the
+/// duration and the output as a terminal shows it (stdout and stderr interleaved). Stdin is
+/// empty; the environment has only PATH, LANG and HOME (a session temp dir). The first line
+/// states the sandbox: writes only inside the workspace and HOME, TCP refused unless the network
+/// is allowed. At timeout_ms the process group is stopped. run_in_background returns a handle at
+/// once: read it with bash_output, stop it with bash_kill (at most 8 per session). Long output is
+/// cut to head and tail; the whole is in the output cache.
 #[tool(set = "exec", tags(exec, destructive))]
 // Four model arguments, the dependencies and the context: each `#[tool]` parameter is one of these.
 #[allow(clippy::too_many_arguments)]
 pub async fn bash(
-    /// The command line, run by `bash -c`.
+    /// The command line.
     command: String,
-    /// The working directory, relative to the workspace root (default: the root).
+    /// Working directory relative to the workspace root (default: the root).
     workdir: Option<String>,
-    /// Time limit in milliseconds (default 120000, at most 600000); a background command has it
-    /// too, from its start.
+    /// Time limit in ms (default 120000, at most 600000), also in the background.
     timeout_ms: Option<u64>,
-    /// Start the command and return a handle at once (default false).
+    /// Return a handle at once (default false).
     run_in_background: Option<bool>,
     #[depends(EXEC_CONFIG)] config: ExecConfig,
     #[depends(EXEC_STATE)] state: Arc<ExecState>,
@@ -189,13 +186,11 @@ pub async fn bash(
     }
 }
 
-/// Read the new output of a background command started with bash run_in_background: the output
-/// since the last read (at most 256 KiB per call; the result says when more is waiting), whether
-/// it still runs, and its exit code and duration once it ended. A command that ended and whose
-/// output was read to its end is forgotten.
+/// Read a background command's output since the last read (at most 256 KiB a call), whether
+/// it still runs, and its exit code once it ended.
 #[tool(set = "exec", tags(exec, read_only))]
 pub async fn bash_output(
-    /// The handle bash returned (`bash_1`, ...).
+    /// The handle bash returned (bash_1, ...).
     handle: String,
     #[depends(EXEC_CONFIG)] config: ExecConfig,
     #[depends(EXEC_STATE)] state: Arc<ExecState>,
@@ -211,12 +206,11 @@ pub async fn bash_output(
     Ok(text.text)
 }
 
-/// Stop a background command started with bash run_in_background: its whole process group gets
-/// SIGTERM, then SIGKILL after a short grace. Returns how it ended and its output not read yet
-/// (at most 256 KiB). The handle is then forgotten.
+/// Stop a background command: SIGTERM to its process group, SIGKILL after a short grace.
+/// Returns how it ended and its unread output.
 #[tool(set = "exec", tags(exec, destructive))]
 pub async fn bash_kill(
-    /// The handle bash returned (`bash_1`, ...).
+    /// The handle bash returned (bash_1, ...).
     handle: String,
     #[depends(EXEC_CONFIG)] config: ExecConfig,
     #[depends(EXEC_STATE)] state: Arc<ExecState>,
