@@ -37,9 +37,10 @@
 //! The exec tools carry `exec`, which the [`DefaultPolicy`](tool_runtime::DefaultPolicy) and
 //! `toolbox` refuse until allowed: `bash` and `bash_kill` are also `destructive`, `bash_output`
 //! is `read_only`. Whether `bash` reaches outside the machine depends on
-//! [`ExecConfig::network`](exec::ExecConfig::network), which a static tag cannot say: an MCP
-//! server that allows the network for commands says so itself (`toolbox` gives the exec tools
-//! `openWorldHint: true` when run with `--allow exec,external`).
+//! [`ExecConfig::network`](exec::ExecConfig::network), which a static tag cannot say: a
+//! registry whose commands may use the network is built with
+//! [`registry_builder_with_network_exec`], where the exec tools are tagged `external` too (so MCP
+//! servers give them `openWorldHint: true`; `toolbox` does this with `--allow exec,external`).
 //!
 //! # Getting the tools
 //! `Registry::discover()` finds these tools only when this crate is linked into the binary.
@@ -77,6 +78,19 @@ use tool_runtime::{Registry, RegistryBuilder};
 /// list), registered explicitly so that no link-time collection is needed. Add your own tools,
 /// filter with `.sets([...])` and override dependencies before `.build()`.
 pub fn registry_builder() -> RegistryBuilder {
+    without_exec().tool(exec::bash::TOOL).tool(exec::bash_output::TOOL).tool(exec::bash_kill::TOOL)
+}
+
+/// As [`registry_builder`], for a registry whose commands may use the network
+/// ([`ExecConfig::network`](exec::ExecConfig::network)): the exec tools are also tagged
+/// `external` ([`exec::open_world_tools`]), so that policies treat them as reaching outside the
+/// machine and MCP servers give them `openWorldHint: true`.
+pub fn registry_builder_with_network_exec() -> RegistryBuilder {
+    exec::open_world_tools().into_iter().fold(without_exec(), RegistryBuilder::tool_dyn)
+}
+
+/// Every tool but the exec set.
+fn without_exec() -> RegistryBuilder {
     Registry::builder()
         .tool(fs::read::TOOL)
         .tool(fs::read_line::TOOL)
@@ -97,7 +111,4 @@ pub fn registry_builder() -> RegistryBuilder {
         .tool(web::search::TOOL)
         .tool(media::view_image::TOOL)
         .tool(control::done::TOOL)
-        .tool(exec::bash::TOOL)
-        .tool(exec::bash_output::TOOL)
-        .tool(exec::bash_kill::TOOL)
 }

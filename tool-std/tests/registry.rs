@@ -136,6 +136,23 @@ fn every_tool_carries_the_tags_true_of_it() {
 }
 
 #[test]
+fn with_network_exec_the_exec_tools_are_tagged_external_too() {
+    let registry = tool_std::registry_builder_with_network_exec().sets(["exec"]).build().unwrap();
+
+    let tags: Vec<(&str, Vec<&str>)> =
+        registry.definitions().iter().map(|d| (d.name.as_str(), d.tags.iter().map(String::as_str).collect())).collect();
+
+    assert_eq!(
+        tags,
+        [
+            ("bash", vec!["exec", "destructive", "external"]),
+            ("bash_kill", vec!["exec", "destructive", "external"]),
+            ("bash_output", vec!["exec", "read_only", "external"]),
+        ]
+    );
+}
+
+#[test]
 fn only_webfetch_and_search_are_tagged_external() {
     let registry = tool_std::registry_builder().build().unwrap();
 

@@ -102,7 +102,7 @@ impl Setup {
     /// # Errors
     /// As [`Setup::sandbox`], or the registry's own error (two tools with one name).
     pub(crate) fn registry(&self, sets: &[String], with_sandbox: bool) -> Result<Registry, String> {
-        let mut builder = tool_std::registry_builder();
+        let mut builder = self.standard_tools();
         if !sets.is_empty() {
             builder = builder.sets(sets.iter().cloned());
         }
@@ -124,7 +124,8 @@ impl Setup {
             .map_err(|e| format!("cannot use the output cache in {}: {e}", cache_dir.display()))?;
         let layer = OutputLayer::from_env()?;
         let sessions: Arc<dyn SessionStore> = Arc::new(FileSessionStore::new(self.state_dir().join("sessions")));
-        let mut builder = tool_std::registry_builder()
+        let mut builder = self
+            .standard_tools()
             .output(layer)
             .override_dependency(&OUTPUT_STORE, Arc::new(store) as Arc<dyn OutputStore>)
             .override_dependency(&SESSION_STORE, sessions)
@@ -133,6 +134,16 @@ impl Setup {
             builder = builder.sets(sets.iter().cloned());
         }
         self.permissions(builder).build().map_err(|e| e.to_string())
+    }
+
+    /// The standard tools; with `--allow exec,external` the exec tools are also tagged `external`
+    /// (their commands may open TCP connections, so MCP clients see `openWorldHint: true`).
+    fn standard_tools(&self) -> RegistryBuilder {
+        if self.policy.allows_exec() && self.policy.allows_external() {
+            tool_std::registry_builder_with_network_exec()
+        } else {
+            tool_std::registry_builder()
+        }
     }
 
     /// The runtime's policy and the exec tools' configuration of `--allow`: `external` and `exec`

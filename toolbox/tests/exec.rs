@@ -41,6 +41,40 @@ fn the_exec_set_is_listed_only_with_allow_exec() {
     );
 }
 
+/// The MCP annotations of the exec tools as `toolbox list --format mcp` gives them.
+fn annotations(allow: &str, state: &Path) -> Vec<(String, Value)> {
+    let entries = toolbox(&["list", "--format", "mcp", "--set", "exec", "--allow", allow], state);
+    entries
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["name"].as_str().unwrap().to_owned(), e["annotations"].clone()))
+        .collect()
+}
+
+#[test]
+fn the_exec_tools_are_open_world_for_mcp_only_when_the_network_is_allowed() {
+    let state = tempfile::tempdir().unwrap();
+    let closed = annotations("exec", state.path());
+    assert_eq!(
+        closed,
+        [
+            ("bash".to_owned(), json!({"destructiveHint": true, "openWorldHint": false})),
+            ("bash_kill".to_owned(), json!({"destructiveHint": true, "openWorldHint": false})),
+            ("bash_output".to_owned(), json!({"readOnlyHint": true, "openWorldHint": false})),
+        ]
+    );
+    let open = annotations("exec,external", state.path());
+    assert_eq!(
+        open,
+        [
+            ("bash".to_owned(), json!({"destructiveHint": true, "openWorldHint": true})),
+            ("bash_kill".to_owned(), json!({"destructiveHint": true, "openWorldHint": true})),
+            ("bash_output".to_owned(), json!({"readOnlyHint": true, "openWorldHint": true})),
+        ]
+    );
+}
+
 #[test]
 fn a_call_to_bash_without_allow_exec_says_how_to_turn_it_on() {
     let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
@@ -64,6 +98,28 @@ fn a_secret_in_the_environment_of_toolbox_does_not_reach_the_command() {
     assert_eq!(message["is_error"], false, "{message}");
     let text = message["content"].as_str().unwrap();
     assert_eq!(text.splitn(3, '\n').nth(2).unwrap(), "secret=unset\nHOME LANG PATH PWD SHLVL _ ");
+}
+
+/// `toolbox call bash` connecting to a listener on 127.0.0.1 with `--allow ALLOW`: the command's
+/// output and whether the listener got the connection.
+fn connect_with(allow: &str) -> (String, bool) {
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let command = json!({ "command": format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected") });
+    let root = root.path().to_str().unwrap();
+    let message = toolbox(&["call", "bash", &command.to_string(), "--allow", allow, "--root", root], state.path());
+    let text = message["content"].as_str().unwrap().to_owned();
+    (text.splitn(3, '\n').nth(2).unwrap_or_default().to_owned(), listener.accept().is_ok())
+}
+
+#[test]
+fn commands_open_tcp_connections_only_with_allow_exec_and_external() {
+    let (output, accepted) = connect_with("exec");
+    assert!(!accepted);
+    assert!(output.contains("Permission denied"), "{output}");
+    assert_eq!(connect_with("exec,external"), ("connected\n".to_owned(), true));
 }
 
 #[tokio::test]

@@ -51,6 +51,7 @@ mod capture;
 mod config;
 pub mod confine;
 mod job;
+mod open_world;
 mod state;
 
 use std::path::PathBuf;
@@ -68,6 +69,7 @@ use crate::blocking::off_worker;
 use crate::sandbox::{SANDBOX, Sandbox};
 pub use config::{EXEC_CONFIG, ExecConfig};
 pub use confine::{Confinement, NetworkConfinement};
+pub use open_world::open_world_tools;
 
 /// The tag of the exec tools: off unless a permission policy allows them.
 pub const EXEC_TAG: &str = tool_runtime::EXEC_TAG;
