@@ -110,18 +110,28 @@ impl Capture {
 
     /// The first and the last bytes of the output as text (lossy), when the whole is longer
     /// than both: the head cut after its last newline and the tail from after its first one
-    /// (when they have one), and how many bytes lie between them.
-    pub(crate) fn preview(&self) -> (String, u64, String) {
+    /// (when they have one), each at most `max_lines` lines, and how many bytes lie between them.
+    pub(crate) fn preview(&self, max_lines: usize) -> (String, u64, String) {
         let state = self.state();
-        let head = match state.head.iter().rposition(|&b| b == b'\n') {
+        let mut head = match state.head.iter().rposition(|&b| b == b'\n') {
             Some(end) => &state.head[..=end],
             None => &state.head[..],
         };
+        if let Some((end, _)) = head.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(max_lines.saturating_sub(1)) {
+            head = &head[..=end];
+        }
         let tail = &state.tail[state.tail.len().saturating_sub(self.preview)..];
-        let tail = match tail.iter().position(|&b| b == b'\n') {
+        let mut tail = match tail.iter().position(|&b| b == b'\n') {
             Some(start) if start + 1 < tail.len() => &tail[start + 1..],
             _ => tail,
         };
+        // The newline that ends the tail does not start another line.
+        let body = tail.strip_suffix(b"\n").unwrap_or(tail);
+        if let Some((start, _)) =
+            body.iter().enumerate().rev().filter(|(_, b)| **b == b'\n').nth(max_lines.saturating_sub(1))
+        {
+            tail = &tail[start + 1..];
+        }
         let omitted = state.written - head.len() as u64 - tail.len() as u64;
         (String::from_utf8_lossy(head).into_owned(), omitted, String::from_utf8_lossy(tail).into_owned())
     }
@@ -209,12 +219,22 @@ mod tests {
     }
 
     #[test]
+    fn head_and_tail_keep_at_most_max_lines_each() {
+        let dir = tempfile::tempdir().unwrap();
+        let (capture, file) = Capture::create(dir.path().join("out"), 16).unwrap();
+        let text: String = (0..20).map(|n| format!("{}\n", n % 10)).collect();
+        capture.pump(text.as_bytes(), file, &|_| {});
+        let (head, omitted, tail) = capture.preview(3);
+        assert_eq!((head.as_str(), omitted, tail.as_str()), ("0\n1\n2\n", 28, "7\n8\n9\n"));
+    }
+
+    #[test]
     fn head_and_tail_keep_whole_lines_around_the_omitted_bytes() {
         let dir = tempfile::tempdir().unwrap();
         let (capture, file) = Capture::create(dir.path().join("out"), 8).unwrap();
         let text: String = (0..10).map(|n| format!("line{n}\n")).collect();
         capture.pump(text.as_bytes(), file, &|_| {});
-        let (head, omitted, tail) = capture.preview();
+        let (head, omitted, tail) = capture.preview(100);
         assert_eq!((head.as_str(), omitted, tail.as_str()), ("line0\n", 48, "line9\n"));
         assert_eq!(std::fs::read_to_string(capture.path()).unwrap(), text);
     }

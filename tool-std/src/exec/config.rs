@@ -29,14 +29,22 @@ pub struct ExecConfig {
     /// Background commands one session may have at once, running or finished but not yet read
     /// to their end (default 8).
     pub max_background: usize,
-    /// Outputs up to this many bytes are returned whole (the output layer then cuts them and keeps
-    /// the whole in its cache); a larger output is returned as its first and last
-    /// [`preview_bytes`](ExecConfig::preview_bytes) and stored whole in the output cache under
-    /// `<ref>-full` while it streams to disk (default 4 MiB = 4194304).
+    /// Outputs up to this many bytes are returned whole (the output layer then keeps the whole in
+    /// its cache, and cuts it when it is over the layer's cap); a larger output is returned as its
+    /// head and tail ([`preview_bytes`](ExecConfig::preview_bytes),
+    /// [`preview_lines`](ExecConfig::preview_lines)) and stored whole in the output cache under
+    /// `<ref>-full`, read from the file it streamed to (default 48 KiB = 49152, below the output
+    /// layer's default cap of 50 KiB, so that a long output keeps its tail: the end of a build or
+    /// a test run is where its verdict is).
     pub inline_bytes: u64,
-    /// The head and the tail shown of an output over [`inline_bytes`](ExecConfig::inline_bytes),
-    /// each in bytes (default 16 KiB = 16384; whole lines where the lines are short).
+    /// The most bytes of the head, and of the tail, shown of an output over
+    /// [`inline_bytes`](ExecConfig::inline_bytes) (default 16 KiB = 16384; whole lines where the
+    /// lines are short).
     pub preview_bytes: usize,
+    /// The most lines of the head, and of the tail, shown of an output over
+    /// [`inline_bytes`](ExecConfig::inline_bytes) (default 500; with the marker, well within the
+    /// output layer's default cap of 2000 lines).
+    pub preview_lines: usize,
     /// `bash_output`: the most bytes of new output one call returns; the rest waits for the next
     /// call (default 256 KiB = 262144).
     pub read_bytes: usize,
@@ -67,8 +75,9 @@ impl Default for ExecConfig {
             max_timeout_ms: 600_000,
             kill_grace_ms: 2_000,
             max_background: 8,
-            inline_bytes: 4 * 1024 * 1024,
+            inline_bytes: 48 * 1024,
             preview_bytes: 16 * 1024,
+            preview_lines: 500,
             read_bytes: 256 * 1024,
             network: false,
             allow_unconfined: false,

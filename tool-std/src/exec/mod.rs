@@ -23,10 +23,10 @@
 //!   that leaves the group with `setsid` escapes this).
 //! - The output goes to a file as it arrives, only its head and tail are kept in memory, so a
 //!   command printing gigabytes uses a few hundred KiB of memory. Output up to
-//!   [`ExecConfig::inline_bytes`] (4 MiB) is the result's body as a whole, which the output
-//!   layer cuts and keeps whole in its cache under the call's ref; a larger output is shown as
-//!   its first and last [`ExecConfig::preview_bytes`] (16 KiB each) and stored whole, streamed
-//!   from the file, in the output cache under `<ref>-full`. Invalid UTF-8 is shown lossily
+//!   [`ExecConfig::inline_bytes`] (48 KiB) is the result's body as a whole, which the output
+//!   layer keeps in its cache under the call's ref; a larger output is shown as its first and
+//!   last [`ExecConfig::preview_bytes`] (16 KiB, 500 lines each) around a marker, and stored
+//!   whole, read from the file, in the output cache under `<ref>-full`. Invalid UTF-8 is shown lossily
 //!   (U+FFFD) with a note saying so. Progress reports give the bytes of output so far.
 //!
 //! # Confinement
@@ -359,7 +359,7 @@ async fn body_of(
             Err(error) => format!("[the output could not be read back: {error}]"),
         };
     }
-    let (head, omitted, tail) = job.capture.preview();
+    let (head, omitted, tail) = job.capture.preview(config.preview_lines);
     let whole = match full_ref {
         Some(ref_id) => {
             let key = ref_id.clone();
