@@ -463,3 +463,28 @@ async fn a_policy_sees_the_command_text_before_it_runs() {
     assert!(status(&message).starts_with("exit code "), "{}", message.text());
     assert!(message.text().starts_with("[sandbox: landlock "), "{}", message.text());
 }
+
+#[tokio::test]
+async fn bash_output_returns_at_most_read_bytes_of_whole_lines_and_says_what_waits() {
+    let shell = Shell::with(|config| ExecConfig { read_bytes: 10, ..config });
+    let ctx = ToolContext::new();
+    // `seq` writes its 27 bytes at once (a pipe write under PIPE_BUF arrives whole).
+    let handle = start(&shell, &ctx, "seq 1 12").await;
+    let mut reads = Vec::new();
+    for _ in 0..500 {
+        let message = shell.call_in(&ctx, "bash_output", json!({"handle": handle})).await;
+        let ended = message.text().lines().nth(1).unwrap().starts_with("bash_1: ended");
+        let read = body(&message);
+        let more = read.contains("more bytes");
+        if !read.is_empty() {
+            reads.push(read);
+        }
+        if ended && !more {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(reads[0], "1\n2\n3\n4\n5\n[17 more bytes of new output; call bash_output again]");
+    let whole: String = reads.iter().map(|r| r.split('[').next().unwrap()).collect();
+    assert_eq!(whole, (1..=12).map(|n| format!("{n}\n")).collect::<String>());
+}
