@@ -26,8 +26,8 @@
 //!   [`ExecConfig::inline_bytes`] (48 KiB) is the result's body as a whole, which the output
 //!   layer keeps in its cache under the call's ref; a larger output is shown as its first and
 //!   last [`ExecConfig::preview_bytes`] (16 KiB, 500 lines each) around a marker, and stored
-//!   whole, read from the file, in the output cache under `<ref>-full`. Invalid UTF-8 is shown lossily
-//!   (U+FFFD) with a note saying so. Progress reports give the bytes of output so far.
+//!   whole, read from the file, in the output cache under `<ref>-full`. Invalid UTF-8 is shown
+//!   lossily (U+FFFD) with a note saying so. Progress reports give the bytes of output so far.
 //!
 //! # Confinement
 //! On Linux with Landlock, a command reads everywhere but writes only below the workspace root
@@ -328,7 +328,7 @@ async fn run_foreground(
         Box::new(move |bytes: u64| reporter.progress(bytes, None, &format!("{bytes} bytes of output so far")));
     let (_, job) = start(launch, session, config, stop, progress).await.map_err(ToolError::failed)?;
     let finished = job.wait().await;
-    drop(guard);
+    guard.disarm();
     let seen = job.capture.seen();
     let full_ref = ctx.call_id().and_then(ref_id_for_call).map(|r| format!("{}-full", &r[..r.len().min(123)]));
     let body = body_of(&job, &seen, config, store, full_ref).await;
