@@ -177,6 +177,23 @@ async fn a_group_that_ignores_sigterm_gets_sigkill_after_the_grace() {
 }
 
 #[tokio::test]
+async fn cancelling_the_call_stops_the_process_group() {
+    let shell = Shell::new();
+    let token = tool_runtime::CancellationToken::new();
+    let ctx = ToolContext::builder().cancellation(token.clone()).build();
+    let command = "echo $$ > shell.pid; sleep 60 & echo $! > child.pid; wait";
+    let call = shell.call_in(&ctx, "bash", json!({ "command": command }));
+    let watch = async {
+        let pids = [pid_in(&shell.root.join("shell.pid")).await, pid_in(&shell.root.join("child.pid")).await];
+        token.cancel();
+        pids
+    };
+    let (message, pids) = tokio::join!(call, watch);
+    assert_eq!(message.text(), "tool `bash` was cancelled");
+    assert!(gone(&pids).await, "{pids:?}: one survived the cancellation");
+}
+
+#[tokio::test]
 async fn a_child_left_running_when_the_shell_exits_is_stopped() {
     let shell = Shell::new();
     let message = shell.bash("sleep 60 & echo $! > child.pid").await;
