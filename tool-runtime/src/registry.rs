@@ -120,8 +120,8 @@ struct CallFuture<'a> {
 }
 
 enum CallState<'a> {
-    /// Not polled yet; for a call of a batch, its span and what the policy decided.
-    Start(Option<(tracing::Span, Admission)>),
+    /// Not polled yet.
+    Start,
     /// The rest of the call.
     Rest(BoxFuture<'a, ToolMessage>),
     /// The message was handed out.
@@ -136,7 +136,7 @@ impl Future for CallFuture<'_> {
         let mut rest = match std::mem::replace(&mut this.state, CallState::Done) {
             // A message made on the first poll goes straight out (it is not stored in the state:
             // a message is 144 bytes, each move a copy).
-            CallState::Start(admitted) => match this.registry.first_poll(this.call, this.ctx, admitted, cx) {
+            CallState::Start => match this.registry.first_poll(this.call, this.ctx, cx) {
                 Ok(message) => return Poll::Ready(message),
                 Err(rest) => rest,
             },
@@ -152,6 +152,16 @@ impl Future for CallFuture<'_> {
             }
         }
     }
+}
+
+/// What the fast path ([`Registry::fast`]) did with an admitted call.
+enum Fast<'a> {
+    /// The call's message, made in this poll.
+    Done(ToolMessage),
+    /// The tool did not finish in its first poll: the rest of the call, which waits for it.
+    Waiting(BoxFuture<'a, ToolMessage>),
+    /// The fast path does not apply; nothing of the call ran.
+    No,
 }
 
 /// A tool's future under `catch_unwind`, its polls watched ([`on_worker`]).
@@ -299,30 +309,40 @@ impl Registry {
         call: &'a ToolCall,
         ctx: &'a ToolContext,
     ) -> impl Future<Output = ToolMessage> + Send + 'a {
-        CallFuture { registry: self, call, ctx, state: CallState::Start(None) }
+        CallFuture { registry: self, call, ctx, state: CallState::Start }
     }
 
-    /// The first poll of a call: the fast path when it applies (`Ok` with the message, or `Err`
-    /// with the wait for a tool that did not finish in its first poll), else `Err` with the
-    /// general path, [`Registry::run`]. `admitted` is a batch's span and admission of the call;
-    /// without it they are made here.
+    /// The first poll of a call: the fast path ([`Registry::fast`]) when it applies (`Ok` with the
+    /// message, or `Err` with the wait for a tool that did not finish in its first poll), else
+    /// `Err` with the general path, [`Registry::run`].
     fn first_poll<'a>(
         &'a self,
         call: &'a ToolCall,
         ctx: &'a ToolContext,
-        admitted: Option<(tracing::Span, Admission)>,
         cx: &mut std::task::Context<'_>,
     ) -> Result<ToolMessage, BoxFuture<'a, ToolMessage>> {
-        let (span, admission) = match admitted {
-            Some((span, admission)) => (span, Ok(admission)),
-            None => {
-                let span = call_span(call, ctx);
-                let admission = span.in_scope(|| self.admit_now(call, ctx));
-                (span, admission)
+        let span = call_span(call, ctx);
+        let admission = span.in_scope(|| self.admit_now(call, ctx));
+        if let Ok(Admission::Run(index)) = admission {
+            match self.fast(index, call, ctx, &span, cx) {
+                Fast::Done(message) => return Ok(message),
+                Fast::Waiting(rest) => return Err(rest),
+                Fast::No => {}
             }
-        };
-        let general = |span, admission| Err(Box::pin(self.run(call, ctx, span, admission)) as BoxFuture<'a, _>);
-        let Ok(Admission::Run(index)) = admission else { return general(span, admission) };
+        }
+        Err(Box::pin(self.run(call, ctx, span, admission)))
+    }
+
+    /// The fast path ("How a call runs" on [`Registry`]) of the admitted call of
+    /// `self.tools[index]`, in the poll `cx`, when it applies ([`Fast::No`] otherwise).
+    fn fast<'a>(
+        &'a self,
+        index: usize,
+        call: &'a ToolCall,
+        ctx: &'a ToolContext,
+        span: &tracing::Span,
+        cx: &mut std::task::Context<'_>,
+    ) -> Fast<'a> {
         let tool = &*self.tools[index];
         if !span.is_disabled()
             || tool.reads_context()
@@ -330,14 +350,14 @@ impl Registry {
             || !self.repair.is_none()
             || ctx.is_cancelled()
         {
-            return general(span, admission);
+            return Fast::No;
         }
         // The output layer's store, when the message can be finished here too.
         let store = match &self.output {
             None => None,
             Some(_) => match self.ready_store(ctx) {
                 Some(store) if !store.blocks() => Some(store),
-                _ => return general(span, admission),
+                _ => return Fast::No,
             },
         };
         let outcome = match on_worker(&call.name, || {
@@ -350,20 +370,21 @@ impl Registry {
                 match Pin::new(&mut running).poll(cx) {
                     Poll::Ready(outcome) => caught(call, outcome),
                     Poll::Pending => {
-                        return Err(Box::pin(async move {
+                        return Fast::Waiting(Box::pin(async move {
                             let outcome = match Self::wait(running.map(Ok), call, ctx).await {
                                 Ok(outcome) => caught(call, outcome),
                                 Err(cancelled) => Err(cancelled),
                             };
-                            let message = self.finish(call, outcome, &span, None);
+                            // The span is disabled: nothing to record.
+                            let message = self.finish(call, outcome, &tracing::Span::none(), None);
                             self.output(message, call, ctx, None).await
                         }));
                     }
                 }
             }
         };
-        let message = self.finish(call, outcome, &span, None);
-        Ok(match (&self.output, store) {
+        let message = self.finish(call, outcome, span, None);
+        Fast::Done(match (&self.output, store) {
             (Some(layer), Some(store)) => layer.finish_message(message, &*store),
             _ => message,
         })
@@ -592,27 +613,65 @@ impl Registry {
             return Batch::new(self.turn_budget(messages), Some(stop));
         }
 
-        let mut messages = Vec::with_capacity(calls.len());
-        let mut group: Vec<CallFuture<'_>> = Vec::new();
-        for ((call, span), admission) in calls.iter().zip(spans).zip(admissions) {
+        // Each call starts (its first poll) in call order, once the calls before it that it must
+        // wait for have finished; the calls that finish there (most) need no future of their own.
+        let mut messages: Vec<Option<ToolMessage>> = Vec::with_capacity(calls.len());
+        messages.resize_with(calls.len(), || None);
+        let mut running: Vec<(usize, BoxFuture<'_, ToolMessage>)> = Vec::new();
+        for (i, ((call, span), admission)) in calls.iter().zip(spans).zip(admissions).enumerate() {
             let alone = matches!(admission, Admission::Run(tool) if self.tools[tool].sequential());
-            if alone && !group.is_empty() {
-                messages.extend(futures::future::join_all(std::mem::take(&mut group)).await);
-            }
-            group.push(CallFuture { registry: self, call, ctx, state: CallState::Start(Some((span, admission))) });
             if alone {
-                messages.extend(futures::future::join_all(std::mem::take(&mut group)).await);
+                Self::finish_running(std::mem::take(&mut running), &mut messages).await;
+            }
+            let fast = match admission {
+                Admission::Run(index) => {
+                    std::future::poll_fn(|cx| Poll::Ready(self.fast(index, call, ctx, &span, cx))).await
+                }
+                _ => Fast::No,
+            };
+            let mut rest = match fast {
+                Fast::Done(message) => {
+                    messages[i] = Some(message);
+                    continue;
+                }
+                Fast::Waiting(rest) => rest,
+                Fast::No => {
+                    let mut rest = Box::pin(self.run(call, ctx, span, Ok(admission)));
+                    match futures::poll!(rest.as_mut()) {
+                        Poll::Ready(message) => {
+                            messages[i] = Some(message);
+                            continue;
+                        }
+                        Poll::Pending => rest,
+                    }
+                }
+            };
+            if alone {
+                messages[i] = Some(rest.as_mut().await);
+            } else {
+                running.push((i, rest));
             }
         }
-        if !group.is_empty() {
-            messages.extend(futures::future::join_all(group).await);
-        }
+        Self::finish_running(running, &mut messages).await;
+        let messages: Vec<ToolMessage> = messages.into_iter().flatten().collect();
 
         let stop = messages
             .iter()
             .find(|m| m.done)
             .map(|m| TurnStop::Done { tool_call_id: m.tool_call_id.clone(), message: m.text().into_owned() });
         Batch::new(self.turn_budget(messages), stop)
+    }
+
+    /// Waits for the calls of a batch that did not finish on their first poll, together, and puts
+    /// each message at its call's index.
+    async fn finish_running(running: Vec<(usize, BoxFuture<'_, ToolMessage>)>, messages: &mut [Option<ToolMessage>]) {
+        if running.is_empty() {
+            return;
+        }
+        let (indexes, futures): (Vec<usize>, Vec<_>) = running.into_iter().unzip();
+        for (i, message) in indexes.into_iter().zip(futures::future::join_all(futures).await) {
+            messages[i] = Some(message);
+        }
     }
 
     /// The messages of a turn with the output layer's turn budget shared across them, when the
