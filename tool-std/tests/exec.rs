@@ -505,3 +505,25 @@ async fn bash_output_returns_at_most_read_bytes_of_whole_lines_and_says_what_wai
     let whole: String = reads.iter().map(|r| r.split('[').next().unwrap()).collect();
     assert_eq!(whole, (1..=12).map(|n| format!("{n}\n")).collect::<String>());
 }
+
+/// The workdir is resolved off the async worker: in a sandbox rooted at this thread's own
+/// `/proc` entry (`/proc/<pid>/task/<tid>`), `/proc/thread-self/fd` lies inside the root only on
+/// this thread, so resolved on a blocking-pool thread it escapes the workspace.
+#[tokio::test(flavor = "current_thread")]
+async fn the_workdir_is_resolved_on_a_blocking_pool_thread() {
+    let sandbox = Sandbox::new("/proc/thread-self").unwrap();
+    assert!(sandbox.resolve("/proc/thread-self/fd").is_ok(), "on the test thread the path is in the root");
+    let registry = tool_std::registry_builder()
+        .sets(["exec"])
+        .policy(DefaultPolicy::new().allow_all_exec())
+        .override_dependency(&SANDBOX, sandbox)
+        .build()
+        .unwrap();
+    let arguments = json!({"command": "true", "workdir": "/proc/thread-self/fd"}).to_string();
+    let message = registry.call(&ToolCall::new("call_1", "bash", arguments), &ToolContext::new()).await;
+    assert_eq!(
+        message.text(),
+        "workdir `/proc/thread-self/fd` is refused: Path escapes workspace: /proc/thread-self/fd; give a directory \
+         inside the workspace (default: its root)"
+    );
+}
