@@ -327,18 +327,21 @@ async fn a_long_output_shows_head_and_tail_and_is_stored_whole() {
     let shell = Shell::with(|config| ExecConfig { inline_bytes: 1000, preview_bytes: 20, ..config });
     let message = shell.bash("seq 1 10000").await;
     let whole: String = (1..=10000).map(|n| format!("{n}\n")).collect();
+    let body = body(&message);
+    let ref_id = body.split("ref_id `").nth(1).and_then(|rest| rest.split('`').next()).unwrap();
     assert_eq!(
-        body(&message),
+        body,
         format!(
             "1\n2\n3\n4\n5\n6\n7\n8\n9\n[... {} bytes omitted; the whole output ({} bytes) is in the output cache as \
-             ref_id `call_1-full`: page it with tool_output_cache, search it with tool_output_cache_grep ...]\n9998\n\
+             ref_id `{ref_id}`: page it with tool_output_cache, search it with tool_output_cache_grep ...]\n9998\n\
              9999\n10000\n",
             whole.len() - 18 - 16,
             whole.len()
         )
     );
-    let info = shell.store.info("call_1-full").unwrap();
-    assert_eq!((info.bytes, info.lines), (whole.len() as u64, 10000));
+    let mut stored = String::new();
+    std::io::Read::read_to_string(&mut shell.store.open_at(ref_id, 0).unwrap(), &mut stored).unwrap();
+    assert_eq!(stored, whole);
 }
 
 /// Starts a background command; its handle.

@@ -58,7 +58,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tool_runtime::output::{OUTPUT_STORE, OutputStore, ref_id_for_call};
+use tool_runtime::output::{MAX_REF_ID_LEN, OUTPUT_STORE, OutputStore, ref_id_for_call};
 use tool_runtime::{CancellationToken, ToolContext, ToolError, tool};
 
 use self::capture::{Capture, LOSSY_NOTE, Seen};
@@ -330,59 +330,42 @@ async fn run_foreground(
     let finished = job.wait().await;
     guard.disarm();
     let seen = job.capture.seen();
-    let full_ref = ctx.call_id().and_then(ref_id_for_call).map(|r| format!("{}-full", &r[..r.len().min(123)]));
-    let body = body_of(&job, &seen, config, store, full_ref).await;
+    let body = body_of(&job, &seen, config, store, ctx).await;
     let text = render(&job, &finished.to_string(), &body, &seen, Some(finished));
     if finished.end == End::Exited(0) { Ok(text) } else { Err(ToolError::Failed(text)) }
 }
 
 /// The output as the result shows it: whole up to `inline_bytes`, else head, a marker and tail,
-/// the whole stored under `full_ref`.
+/// the whole stored in the output cache ([`store_whole`]). The spill file is removed.
 async fn body_of(
     job: &Job,
     seen: &Seen,
     config: &ExecConfig,
     store: Arc<dyn OutputStore>,
-    full_ref: Option<String>,
+    ctx: &ToolContext,
 ) -> String {
     let capture = job.capture.clone();
     if seen.written <= config.inline_bytes {
-        let read = tokio::task::spawn_blocking(move || {
+        let read = off_worker(move || {
             let read = std::fs::read(capture.path());
             let _ = std::fs::remove_file(capture.path());
             read
         })
         .await;
         return match read {
-            Ok(Ok(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
-            Ok(Err(error)) => format!("[the output could not be read back: {error}]"),
-            Err(error) => format!("[the output could not be read back: {error}]"),
+            Some(Ok(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+            Some(Err(error)) => format!("[the output could not be read back: {error}]"),
+            None => "[the output could not be read back: the runtime is shutting down]".to_owned(),
         };
     }
     let (head, omitted, tail) = job.capture.preview(config.preview_lines);
-    let whole = match full_ref {
-        Some(ref_id) => {
-            let key = ref_id.clone();
-            let put = tokio::task::spawn_blocking(move || {
-                let mut file = capture.open_at(0).map_err(|e| e.to_string())?;
-                let put = store.put(&key, &mut file, &[]).map_err(|e| e.to_string());
-                let _ = std::fs::remove_file(capture.path());
-                put
-            });
-            match put.await {
-                Ok(Ok(_)) => format!(
-                    "the whole output ({} bytes) is in the output cache as ref_id `{ref_id}`: page it with \
-                     tool_output_cache, search it with tool_output_cache_grep",
-                    seen.written
-                ),
-                Ok(Err(error)) => format!("the whole output ({} bytes) was not kept: {error}", seen.written),
-                Err(error) => format!("the whole output ({} bytes) was not kept: {error}", seen.written),
-            }
-        }
-        None => {
-            let _ = off_worker(move || std::fs::remove_file(capture.path())).await;
-            format!("the whole output ({} bytes) was not kept: the call has no id to keep it under", seen.written)
-        }
+    let whole = match store_whole(capture, store, ctx).await {
+        Ok(ref_id) => format!(
+            "the whole output ({} bytes) is in the output cache as ref_id `{ref_id}`: page it with tool_output_cache, \
+             search it with tool_output_cache_grep",
+            seen.written
+        ),
+        Err(error) => format!("the whole output ({} bytes) was not kept: {error}", seen.written),
     };
     let mut body = head;
     if !body.is_empty() && !body.ends_with('\n') {
@@ -391,6 +374,37 @@ async fn body_of(
     body.push_str(&format!("[... {omitted} bytes omitted; {whole} ...]\n"));
     body.push_str(&tail);
     body
+}
+
+/// Stores the whole output, read from its spill file on the blocking pool (the file is removed
+/// after), in the output cache under `<ref>-full`, `<ref>` being the call's own ref id (the output
+/// layer keeps the result's text under `<ref>`); that id.
+///
+/// # Errors
+/// The call has no id, or the store failed; the message says which.
+async fn store_whole(capture: Arc<Capture>, store: Arc<dyn OutputStore>, ctx: &ToolContext) -> Result<String, String> {
+    let ref_id = ctx
+        .call_id()
+        .and_then(ref_id_for_call)
+        .map(|r| format!("{}-full", &r[..r.len().min(MAX_REF_ID_LEN - "-full".len())]));
+    let key = ref_id.clone();
+    let put = off_worker(move || {
+        let put = match &key {
+            Some(key) => capture
+                .open_at(0)
+                .map_err(|e| e.to_string())
+                .and_then(|mut file| store.put(key, &mut file, &[]).map_err(|e| e.to_string())),
+            None => Err("the call has no id to keep it under".to_owned()),
+        };
+        let _ = std::fs::remove_file(capture.path());
+        put
+    })
+    .await;
+    match (put, ref_id) {
+        (Some(Ok(_)), Some(ref_id)) => Ok(ref_id),
+        (Some(Err(error)), _) => Err(error),
+        (Some(Ok(_)), None) | (None, _) => Err("the runtime is shutting down".to_owned()),
+    }
 }
 
 /// A result's text: the confinement, the status line, the output, the notes.
