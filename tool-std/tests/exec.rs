@@ -332,8 +332,8 @@ async fn a_long_output_shows_head_and_tail_and_is_stored_whole() {
     assert_eq!(
         body,
         format!(
-            "1\n2\n3\n4\n5\n6\n7\n8\n9\n[... {} bytes omitted; the whole output ({} bytes) is in the output cache as \
-             ref_id `{ref_id}`: page it with tool_output_cache, search it with tool_output_cache_grep ...]\n9998\n\
+            "1\n2\n3\n4\n5\n6\n7\n8\n9\n[... {} bytes omitted; the output cache holds the whole output ({} bytes) \
+             as ref_id `{ref_id}`: page it with tool_output_cache, search it with tool_output_cache_grep ...]\n9998\n\
              9999\n10000\n",
             whole.len() - 18 - 16,
             whole.len()
@@ -342,6 +342,26 @@ async fn a_long_output_shows_head_and_tail_and_is_stored_whole() {
     let mut stored = String::new();
     std::io::Read::read_to_string(&mut shell.store.open_at(ref_id, 0).unwrap(), &mut stored).unwrap();
     assert_eq!(stored, whole);
+}
+
+#[tokio::test]
+async fn an_output_past_max_output_bytes_keeps_its_first_bytes_and_its_tail_and_says_so() {
+    let shell = Shell::with(|config| ExecConfig { inline_bytes: 5, preview_bytes: 20, max_output_bytes: 10, ..config });
+    let message = shell.bash("seq 1 100").await;
+    let body = body(&message);
+    let ref_id = body.split("ref_id `").nth(1).and_then(|rest| rest.split('`').next()).unwrap();
+    assert_eq!(
+        body,
+        format!(
+            "1\n2\n3\n4\n5\n6\n7\n8\n9\n[... 255 bytes omitted; the output cache holds the first 10 bytes of the \
+             output (292 bytes) as ref_id `{ref_id}`: page it with tool_output_cache, search it with \
+             tool_output_cache_grep ...]\n95\n96\n97\n98\n99\n100\n[note: the output was 292 bytes; only its first 10 \
+             bytes were kept (the cap of the exec tools' configuration, `max_output_bytes`)]"
+        )
+    );
+    let mut stored = String::new();
+    std::io::Read::read_to_string(&mut shell.store.open_at(ref_id, 0).unwrap(), &mut stored).unwrap();
+    assert_eq!(stored, "1\n2\n3\n4\n5\n");
 }
 
 /// Starts a background command; its handle.

@@ -15,19 +15,22 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(200);
 /// The note that ends a result whose output was not valid UTF-8.
 pub(crate) const LOSSY_NOTE: &str = "[note: the output is not valid UTF-8; invalid bytes are shown as U+FFFD]";
 
-/// The output of one command: written whole to a file (the spill file, which the command cannot
-/// write: it lies outside its writable directories), its first and last `preview` bytes kept in
-/// memory. Memory stays at about `3 * preview` bytes plus one read chunk, however long the output.
+/// The output of one command: written to a file (the spill file, which the command cannot
+/// write: it lies outside its writable directories) up to `max_bytes`, its first and last
+/// `preview` bytes kept in memory. Memory stays at about `3 * preview` bytes plus one read chunk,
+/// however long the output.
 #[derive(Debug)]
 pub(crate) struct Capture {
     path: PathBuf,
     preview: usize,
+    max_bytes: u64,
     state: Mutex<State>,
 }
 
 #[derive(Debug, Default)]
 struct State {
     written: u64,
+    kept: u64,
     head: Vec<u8>,
     /// The last bytes; between `preview` and `2 * preview` long once that much has arrived.
     tail: Vec<u8>,
@@ -39,8 +42,11 @@ struct State {
 /// A snapshot of a capture's counters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Seen {
-    /// Bytes written so far.
+    /// Bytes of output so far.
     pub(crate) written: u64,
+    /// Bytes of it in the spill file: all of them, unless the output passed the cap (or writing
+    /// the file failed).
+    pub(crate) kept: u64,
     /// `true` when the pipe reached its end (every process holding it closed it).
     pub(crate) done: bool,
     /// `true` when some of the output so far is not valid UTF-8.
@@ -50,10 +56,10 @@ pub(crate) struct Seen {
 }
 
 impl Capture {
-    /// A capture writing to the new file `path`.
-    pub(crate) fn create(path: PathBuf, preview: usize) -> io::Result<(Self, File)> {
+    /// A capture writing at most `max_bytes` to the new file `path`.
+    pub(crate) fn create(path: PathBuf, preview: usize, max_bytes: u64) -> io::Result<(Self, File)> {
         let file = File::options().write(true).create_new(true).open(&path)?;
-        Ok((Self { path, preview, state: Mutex::new(State::default()) }, file))
+        Ok((Self { path, preview, max_bytes, state: Mutex::new(State::default()) }, file))
     }
 
     /// The spill file.
@@ -68,11 +74,18 @@ impl Capture {
     /// The counters now.
     pub(crate) fn seen(&self) -> Seen {
         let state = self.state();
-        Seen { written: state.written, done: state.done, lossy: state.utf8.invalid, error: state.error.clone() }
+        Seen {
+            written: state.written,
+            kept: state.kept,
+            done: state.done,
+            lossy: state.utf8.invalid,
+            error: state.error.clone(),
+        }
     }
 
-    /// Reads `pipe` to its end into `file`, keeping the head and tail, and calls `progress` with
-    /// the bytes so far after the first chunk, then at most every 200 ms. Blocking: run it on a blocking thread.
+    /// Reads `pipe` to its end into `file` (up to the cap), keeping the head and tail, and calls
+    /// `progress` with the bytes so far after the first chunk, then at most every 200 ms.
+    /// Blocking: run it on a blocking thread.
     pub(crate) fn pump(&self, mut pipe: impl Read, mut file: File, progress: &dyn Fn(u64)) {
         let mut buffer = vec![0; CHUNK_BYTES];
         // The first chunk is reported at once, later ones at most every `PROGRESS_EVERY`.
@@ -90,10 +103,17 @@ impl Capture {
             let chunk = &buffer[..read];
             let written = {
                 let mut state = self.state();
-                if state.error.is_none()
-                    && let Err(error) = file.write_all(chunk)
-                {
-                    state.error = Some(format!("writing the output to {} failed: {error}", self.path.display()));
+                // Past the cap the output is still read (the command never waits on a full pipe),
+                // its tail kept in memory, but no longer written.
+                let room = usize::try_from(self.max_bytes - state.kept).unwrap_or(usize::MAX).min(chunk.len());
+                if state.error.is_none() && room > 0 {
+                    match file.write_all(&chunk[..room]) {
+                        Ok(()) => state.kept += room as u64,
+                        Err(error) => {
+                            state.error =
+                                Some(format!("writing the output to {} failed: {error}", self.path.display()));
+                        }
+                    }
                 }
                 state.keep(chunk, self.preview);
                 state.written
@@ -219,9 +239,20 @@ mod tests {
     }
 
     #[test]
+    fn past_the_cap_the_output_is_counted_and_its_tail_kept_but_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let (capture, file) = Capture::create(dir.path().join("out"), 4, 6).unwrap();
+        capture.pump(&b"one\ntwo\nthree\n"[..], file, &|_| {});
+        let seen = capture.seen();
+        assert_eq!((seen.written, seen.kept), (14, 6));
+        assert_eq!(std::fs::read_to_string(capture.path()).unwrap(), "one\ntw");
+        assert_eq!(capture.preview(10).2, "ree\n");
+    }
+
+    #[test]
     fn head_and_tail_keep_at_most_max_lines_each() {
         let dir = tempfile::tempdir().unwrap();
-        let (capture, file) = Capture::create(dir.path().join("out"), 16).unwrap();
+        let (capture, file) = Capture::create(dir.path().join("out"), 16, u64::MAX).unwrap();
         let text: String = (0..20).map(|n| format!("{}\n", n % 10)).collect();
         capture.pump(text.as_bytes(), file, &|_| {});
         let (head, omitted, tail) = capture.preview(3);
@@ -231,7 +262,7 @@ mod tests {
     #[test]
     fn head_and_tail_keep_whole_lines_around_the_omitted_bytes() {
         let dir = tempfile::tempdir().unwrap();
-        let (capture, file) = Capture::create(dir.path().join("out"), 8).unwrap();
+        let (capture, file) = Capture::create(dir.path().join("out"), 8, u64::MAX).unwrap();
         let text: String = (0..10).map(|n| format!("line{n}\n")).collect();
         capture.pump(text.as_bytes(), file, &|_| {});
         let (head, omitted, tail) = capture.preview(100);

@@ -45,6 +45,10 @@ pub struct ExecConfig {
     /// [`inline_bytes`](ExecConfig::inline_bytes) (default 500; with the marker, well within the
     /// output layer's default cap of 2000 lines).
     pub preview_lines: usize,
+    /// The most bytes of one command's output kept on disk, and so in the output cache (default
+    /// 1 GiB = 1073741824). Past it the output is still read, so the command goes on, and its tail
+    /// is still shown; the result says how much was not kept.
+    pub max_output_bytes: u64,
     /// `bash_output`: the most bytes of new output one call returns; the rest waits for the next
     /// call (default 256 KiB = 262144).
     pub read_bytes: usize,
@@ -78,6 +82,7 @@ impl Default for ExecConfig {
             inline_bytes: 48 * 1024,
             preview_bytes: 16 * 1024,
             preview_lines: 500,
+            max_output_bytes: 1024 * 1024 * 1024,
             read_bytes: 256 * 1024,
             network: false,
             allow_unconfined: false,

@@ -26,7 +26,9 @@
 //!   [`ExecConfig::inline_bytes`] (48 KiB) is the result's body as a whole, which the output
 //!   layer keeps in its cache under the call's ref; a larger output is shown as its first and
 //!   last [`ExecConfig::preview_bytes`] (16 KiB, 500 lines each) around a marker, and stored
-//!   whole, read from the file, in the output cache under `<ref>-full`. Invalid UTF-8 is shown
+//!   whole, read from the file, in the output cache under `<ref>-full`. At most
+//!   [`ExecConfig::max_output_bytes`] (1 GiB) of one output go to disk: past it the output is still
+//!   read and its tail shown, and the result says how much was not kept. Invalid UTF-8 is shown
 //!   lossily (U+FFFD) with a note saying so. Progress reports give the bytes of output so far.
 //!
 //! # Confinement
@@ -302,9 +304,9 @@ async fn start(
     progress: Box<dyn Fn(u64) + Send>,
 ) -> Result<(u64, Arc<Job>), ExecError> {
     let (n, path) = session.next_output();
-    let preview = config.preview_bytes;
+    let (preview, max_bytes) = (config.preview_bytes, config.max_output_bytes);
     let capture = off_worker(move || {
-        Capture::create(path.clone(), preview)
+        Capture::create(path.clone(), preview, max_bytes)
             .map_err(|e| ExecError::Start(format!("cannot make the output file {}: {e}", path.display())))
     })
     .await
@@ -359,11 +361,15 @@ async fn body_of(
         };
     }
     let (head, omitted, tail) = job.capture.preview(config.preview_lines);
+    let kept = if seen.kept < seen.written {
+        format!("the first {} bytes of the output ({} bytes)", seen.kept, seen.written)
+    } else {
+        format!("the whole output ({} bytes)", seen.written)
+    };
     let whole = match store_whole(capture, store, ctx).await {
         Ok(ref_id) => format!(
-            "the whole output ({} bytes) is in the output cache as ref_id `{ref_id}`: page it with tool_output_cache, \
-             search it with tool_output_cache_grep",
-            seen.written
+            "the output cache holds {kept} as ref_id `{ref_id}`: page it with tool_output_cache, search it with \
+             tool_output_cache_grep"
         ),
         Err(error) => format!("the whole output ({} bytes) was not kept: {error}", seen.written),
     };
@@ -421,6 +427,12 @@ fn render(job: &Job, status: &str, body: &str, seen: &Seen, finished: Option<Fin
     }
     if let Some(error) = &seen.error {
         note(&format!("[note: {error}]"));
+    } else if seen.kept < seen.written {
+        note(&format!(
+            "[note: the output was {} bytes; only its first {} bytes were kept (the cap of the exec tools' \
+             configuration, `max_output_bytes`)]",
+            seen.written, seen.kept
+        ));
     }
     let failed = finished.is_some_and(|f| f.end != End::Exited(0));
     if failed && let Confinement::Landlock { writable, .. } = &job.confinement {
@@ -453,7 +465,7 @@ async fn read_new(
 ) -> Result<Read, ExecError> {
     let seen = background.job.capture.seen();
     let from = *background.read.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let available = seen.written - from;
+    let available = seen.kept - from;
     let take = available.min(limit as u64);
     let capture = background.job.capture.clone();
     let bytes = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<u8>> {
@@ -478,12 +490,12 @@ async fn read_new(
         None => format!("{handle}: running · {} bytes of output so far", seen.written),
     };
     let mut body = String::from_utf8_lossy(&bytes).into_owned();
-    if to < seen.written {
+    if to < seen.kept {
         if !body.is_empty() && !body.ends_with('\n') {
             body.push('\n');
         }
-        body.push_str(&format!("[{} more bytes of new output; call bash_output again]", seen.written - to));
+        body.push_str(&format!("[{} more bytes of new output; call bash_output again]", seen.kept - to));
     }
     let text = render(&background.job, &state, &body, &seen, finished);
-    Ok(Read { text, read_to_end: finished.is_some() && to >= seen.written })
+    Ok(Read { text, read_to_end: finished.is_some() && to >= seen.kept })
 }
