@@ -7,7 +7,10 @@
 //!    serde_json's 1-based line and column.
 //! 3. `null` for a property the schema does not require is dropped before decoding, at every
 //!    depth, so that it decodes as absent (serde alone rejects `null` for a `#[serde(default)]`
-//!    `u64`). `null` for a required property stays an error that names it.
+//!    `u64`). `null` for a required property stays an error that names it. In a tagged union,
+//!    `null` for a property of another variant is dropped too: the hoisted schema a model is shown
+//!    lists every variant's properties, and OpenAI's strict mode sends `null` for each one left
+//!    out (`{"action":"read","path":"a","content":null}`).
 //! 4. Fields the tool does not accept, at any depth, are an error naming their paths
 //!    (`filter.nmae`) and the fields accepted there; nothing is silently dropped. A union (an
 //!    internally tagged enum such as `#[serde(tag = "op")]`) is strict per variant: a field of
@@ -329,7 +332,7 @@ fn fast_path_applies(text: &str, keys: Option<&KeyTree>) -> bool {
 
 /// Parses `text` into a `Value` in one pass, refusing an object that holds a key twice (a `Value`
 /// would keep only the last of the two values): the error then names the key's path.
-fn parse_arguments(text: &str) -> Result<Value, ArgumentError> {
+pub(crate) fn parse_arguments(text: &str) -> Result<Value, ArgumentError> {
     let duplicate = std::cell::RefCell::new(None);
     let mut path = Vec::new();
     let mut deserializer = serde_json::Deserializer::from_str(text);
@@ -1181,7 +1184,20 @@ fn drop_optional_nulls(value: &mut Value, node: &Value, root: &Value) {
     let Some(node) = resolve(root, node) else {
         return;
     };
-    let node = select_branch(value, node, root).0;
+    let (branch, tag) = select_branch(value, node, root);
+    // The properties of a tagged union's other variants: the hoisted schema a model is shown
+    // lists them all, and OpenAI's strict mode has it send `null` for each one it leaves out.
+    let others: Vec<&str> = match tag {
+        Some(_) => ["oneOf", "anyOf"]
+            .iter()
+            .filter_map(|k| node.get(*k).and_then(Value::as_array))
+            .flatten()
+            .filter_map(|b| resolve(root, b)?.get("properties")?.as_object())
+            .flat_map(|p| p.keys().map(String::as_str))
+            .collect(),
+        None => Vec::new(),
+    };
+    let node = branch;
     match value {
         Value::Object(map) => {
             let Some(properties) = node.get("properties").and_then(Value::as_object) else {
@@ -1189,7 +1205,8 @@ fn drop_optional_nulls(value: &mut Value, node: &Value, root: &Value) {
             };
             let required = node.get("required").and_then(Value::as_array);
             let is_required = |key: &str| required.is_some_and(|r| r.iter().any(|k| k == key));
-            map.retain(|key, v| !(v.is_null() && properties.contains_key(key) && !is_required(key)));
+            let listed = |key: &str| properties.contains_key(key) || others.contains(&key);
+            map.retain(|key, v| !(v.is_null() && listed(key) && !is_required(key)));
             for (key, v) in map.iter_mut() {
                 if let Some(property) = properties.get(key) {
                     drop_optional_nulls(v, property, root);

@@ -56,10 +56,10 @@ pub struct NewTodo {
     pub content: String,
     /// pending, in_progress, completed or cancelled; at most one item may be in_progress.
     pub status: TodoStatus,
-    /// 1 (most important) to 5; default 3. Values outside are clamped to 1 or 5.
+    /// 1 (most important) to 5; default 3.
     #[serde(default)]
     #[schemars(range(min = 1, max = 5))]
-    pub priority: Option<i64>,
+    pub priority: Option<u8>,
     /// Free notes shown under the item.
     #[serde(default)]
     pub notes: Option<String>,
@@ -84,22 +84,16 @@ pub struct TodoPatch {
     /// New status: pending, in_progress, completed or cancelled; at most one item may be in_progress.
     #[serde(default)]
     pub status: Option<TodoStatus>,
-    /// New priority, 1 (most important) to 5; values outside are clamped.
+    /// New priority, 1 (most important) to 5.
     #[serde(default)]
     #[schemars(range(min = 1, max = 5))]
-    pub priority: Option<i64>,
+    pub priority: Option<u8>,
     /// New notes; an empty string removes them.
     #[serde(default)]
     pub notes: Option<String>,
     /// New present-continuous form; an empty string removes it.
     #[serde(default)]
     pub active_form: Option<String>,
-}
-
-/// `priority` clamped to 1..=5; [`DEFAULT_PRIORITY`] when absent.
-pub fn clamp_priority(priority: Option<i64>) -> u8 {
-    // The clamp makes the value fit.
-    priority.map_or(DEFAULT_PRIORITY, |p| u8::try_from(p.clamp(1, 5)).unwrap_or(DEFAULT_PRIORITY))
 }
 
 /// One stored item of a session's plan.

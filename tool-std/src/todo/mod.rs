@@ -9,8 +9,8 @@
 //! | [`todo_clear()`] | empties the plan |
 //!
 //! Every tool but `todo_clear` returns the plan text of [`render_plan`]. Ids are [`slug`]s of the
-//! given id or of the content, made unique within the plan with `-2`, `-3`. Priorities outside
-//! 1..=5 are clamped. At most one item may be `in_progress`: a change that would make two is
+//! given id or of the content, made unique within the plan with `-2`, `-3`. A priority outside
+//! 1..=5 is refused at decode (the schema states the range). At most one item may be `in_progress`: a change that would make two is
 //! refused with their ids named, and nothing is saved; the same holds for every other refusal
 //! (a call either applies whole or not at all).
 //!
@@ -29,7 +29,7 @@ use std::collections::HashSet;
 
 use tool_runtime::{ToolContext, tool};
 
-pub use item::{DEFAULT_PRIORITY, MAX_SLUG_CHARS, NewTodo, TodoItem, TodoPatch, TodoStatus, clamp_priority, slug};
+pub use item::{DEFAULT_PRIORITY, MAX_SLUG_CHARS, NewTodo, TodoItem, TodoPatch, TodoStatus, slug};
 pub use plan::{EMPTY_PLAN, render_plan};
 pub use store::{session_key, set_todos, todos_in};
 
@@ -197,7 +197,7 @@ pub async fn todo_read(ctx: &ToolContext) -> Result<String, TodoError> {
     Ok(render_plan(&items))
 }
 
-/// Turns the model's items into stored ones: content checked, priority clamped, ids slugged and
+/// Turns the model's items into stored ones: content checked, priority defaulted, ids slugged and
 /// made unique against `taken` and each other.
 fn new_items(todos: Vec<NewTodo>, taken: &HashSet<String>) -> Result<Vec<TodoItem>, TodoError> {
     let mut taken = taken.clone();
@@ -216,7 +216,7 @@ fn new_items(todos: Vec<NewTodo>, taken: &HashSet<String>) -> Result<Vec<TodoIte
             id,
             content: todo.content,
             status: todo.status,
-            priority: clamp_priority(todo.priority),
+            priority: todo.priority.unwrap_or(DEFAULT_PRIORITY),
             notes: todo.notes.filter(|n| !n.is_empty()),
             active_form: todo.active_form.filter(|a| !a.is_empty()),
         });
@@ -251,8 +251,8 @@ fn apply_patch(items: &mut Vec<TodoItem>, index: usize, update: TodoPatch) -> Re
     if let Some(status) = update.status {
         item.status = status;
     }
-    if update.priority.is_some() {
-        item.priority = clamp_priority(update.priority);
+    if let Some(priority) = update.priority {
+        item.priority = priority;
     }
     if let Some(notes) = update.notes {
         item.notes = Some(notes).filter(|n| !n.is_empty());
