@@ -11,7 +11,9 @@
 //!   removed at every depth; unsigned integers keep `minimum: 0`;
 //! - `title` is folded into `description`, and `default` values are removed (they cost tokens and
 //!   OpenAI strict mode refuses them); descriptions are reflowed as rustdoc renders them
-//!   ([`crate::rustdoc::reflow`]: a paragraph's lines joined, list items and code kept);
+//!   ([`crate::rustdoc::reflow`]: a paragraph's lines joined, list items and code kept); a
+//!   type's own doc comment describes a property only when the use site has none (also the
+//!   items of a described list);
 //! - unit-only enums are `{"type":"string","enum":[...]}` with variant docs in the description;
 //! - every struct node has `additionalProperties: false` (maps keep their value schema);
 //! - subschemas are inlined; `$defs` and `$ref` remain only for recursive types;
@@ -395,6 +397,13 @@ fn visit(schema: &mut Value) {
     fold_unit_enum(node);
     if let Some(Value::String(description)) = node.get_mut("description") {
         *description = crate::rustdoc::reflow(description);
+    }
+    // An item schema's description is its type's doc comment (a use site cannot describe the
+    // items of a `Vec<T>`): the list's own description, when it has one, is what the model reads.
+    if node.get("description").and_then(Value::as_str).is_some_and(|d| !d.is_empty())
+        && let Some(Value::Object(items)) = node.get_mut("items")
+    {
+        items.remove("description");
     }
 
     if node.contains_key("properties") && !node.contains_key("additionalProperties") {

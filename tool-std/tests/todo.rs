@@ -177,8 +177,7 @@ fn every_changing_tool_states_the_in_progress_rule_in_its_description() {
     for name in ["todo_new", "todo_append", "todo_patch"] {
         let description =
             registry.get(name).unwrap().definition().description.split_whitespace().collect::<Vec<_>>().join(" ");
-        assert!(description.contains("At most one item may be in_progress"), "{name}: {description}");
-        assert!(description.contains("nothing is saved"), "{name}: {description}");
+        assert!(description.contains("one item may be in_progress"), "{name}: {description}");
     }
 }
 
@@ -232,15 +231,15 @@ async fn an_empty_list_is_refused() {
 
     assert_eq!(
         plans.err("todo_new", json!({"todos": []})).await,
-        "todos must hold at least one item; nothing was saved"
+        "invalid arguments for `todo_new`: `todos`: must hold at least 1 item; got 0"
     );
     assert_eq!(
         plans.err("todo_append", json!({"todos": []})).await,
-        "todos must hold at least one item; nothing was saved"
+        "invalid arguments for `todo_append`: `todos`: must hold at least 1 item; got 0"
     );
     assert_eq!(
         plans.err("todo_patch", json!({"updates": []})).await,
-        "updates must hold at least one item; nothing was saved"
+        "invalid arguments for `todo_patch`: `updates`: must hold at least 1 item; got 0"
     );
 }
 

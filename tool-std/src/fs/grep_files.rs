@@ -16,20 +16,6 @@ use super::text::grapheme_window;
 use super::walk::{files, search_base};
 use crate::sandbox::{SANDBOX, Sandbox};
 
-/// Search file contents for a regex (Rust regex syntax) or, with regex=false, a literal text.
-/// Searches the files below `path` (default: the workspace root), or `path` itself when it is a
-/// file; files listed in .gitignore (and .ignore) are skipped unless include_ignored is true, and
-/// files containing NUL bytes are always skipped.
-///
-/// Output: one line per matching line, `path:line: text` (path relative to the workspace root,
-/// line 1-based), files in path order and lines in file order. With before/after, context lines
-/// are shown as `path-line- text` and groups that are not adjacent are separated by `--`. When
-/// A line longer than 500 graphemes is shown as a window of 200 graphemes around its first match
-/// (context lines: their first 200), cut sides marked `...`, followed by
-/// `[showing columns a-b of n]` (1-based grapheme columns). When
-/// more lines match than `limit` (default 100, max 1000), a footer `[showing N of M matching
-/// lines]` follows. No match is not an error: `No matches for: <pattern>`.
-//
 // (Not part of the description the model sees.) Progress, for a listener of
 // `ToolContext::progress`: files searched so far, without a total (the walk does not count the
 // files first), after the 1st file and every 32nd, and at the end with `total` equal to the
@@ -46,26 +32,32 @@ use crate::sandbox::{SANDBOX, Sandbox};
 // progress point (field `searched`, the files searched so far) and one at the end (fields
 // `searched` and `cancelled`), whether or not anyone listens to progress; a disabled level costs
 // one check.
+/// Search file contents for a regex (Rust syntax) or a literal text; one `path:line: text` per
+/// match. Use glob to find files by name. Files .gitignore or .ignore excludes are skipped unless
+/// include_ignored is set.
 #[tool(set = "fs", blocking, tags(read_only))]
 #[allow(clippy::too_many_arguments)]
 pub fn grep(
-    /// The regex (or, with regex=false, the literal text) to search for; matches within one line.
+    /// The regex, or the text with regex=false; matches within one line.
     pattern: String,
-    /// File or directory to search, relative to the workspace root (default: the root).
+    /// File or directory to search (default: the workspace root).
     path: Option<String>,
-    /// true (default): `pattern` is a regex; false: a literal text.
+    /// true (default): a regex; false: a literal text.
     regex: Option<bool>,
-    /// Match without regard to case (default false).
+    /// Ignore case.
     case_insensitive: Option<bool>,
-    /// Only search files matching this glob, in .gitignore syntax: `*.rs`, `*.{ts,tsx}`, `src/**/*.py`.
+    /// Only files matching this glob (`*.rs`).
     include: Option<String>,
-    /// Context lines to show before each match, 0 to 50 (default 0).
+    /// Context lines before each match.
+    #[arg(range(max = 50))]
     before: Option<usize>,
-    /// Context lines to show after each match, 0 to 50 (default 0).
+    /// Context lines after each match.
+    #[arg(range(max = 50))]
     after: Option<usize>,
-    /// How many matching lines to show, 1 to 1000 (default 100).
+    /// Matching lines to show (default 100).
+    #[arg(range(min = 1, max = 1000))]
     limit: Option<usize>,
-    /// Also search files that .gitignore / .ignore rules exclude (default false).
+    /// Also search ignored files.
     include_ignored: Option<bool>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,

@@ -98,17 +98,12 @@ pub enum TodoError {
     },
 }
 
-/// Write a new plan for this session, replacing the current one: a list of at least one item, in
-/// the order to do them. Ids are made from the given id or the content (lowercase, dashes) and
-/// made unique with -2, -3. Priority 1 (most important) to 5, default 3. At most one item may be
-/// in_progress: a plan with two or more is refused with their ids named, and nothing is saved.
-///
-/// Returns the plan: a counts line, `Next: [id]` (the item in progress, else the first pending
-/// one), and one line per item: `n. [ ]|[>]|[x]|[-] [id] (pN) label` for pending, in_progress,
-/// completed, cancelled.
+/// Write this session's plan for a task of several steps, replacing the current one. At most one
+/// item may be in_progress; a call that breaks a rule saves nothing.
 #[tool(set = "todo", tags(destructive, idempotent))]
 pub async fn todo_new(
-    /// The plan, in order; at least one item.
+    /// The plan, in order.
+    #[arg(length(min = 1))]
     todos: Vec<NewTodo>,
     ctx: &ToolContext,
 ) -> Result<String, TodoError> {
@@ -124,15 +119,11 @@ pub async fn todo_new(
     .await
 }
 
-/// Add items at the end of this session's plan, keeping the current ones. Ids are made from the
-/// given id or the content and made unique with -2, -3 against the whole plan. At most one item
-/// may be in_progress in the plan: adding a second is refused with both ids named, and nothing is
-/// saved.
-///
-/// Returns the whole plan, like todo_read.
+/// Add items to the end of this session's plan; at most one item may be in_progress.
 #[tool(set = "todo")]
 pub async fn todo_append(
-    /// The items to add, in order; at least one.
+    /// The items to add, in order.
+    #[arg(length(min = 1))]
     todos: Vec<NewTodo>,
     ctx: &ToolContext,
 ) -> Result<String, TodoError> {
@@ -150,17 +141,12 @@ pub async fn todo_append(
     .await
 }
 
-/// Change or remove items of this session's plan by id. Each update names an item by its id and
-/// gives only the fields to change: omitted fields keep their values, an empty notes or
-/// active_form clears it, remove=true deletes the item. Updates apply in order, all or nothing.
-/// An unknown id is refused with the existing ids listed. At most one item may be in_progress
-/// after the change: to start the next item, set the current one to completed in the same call;
-/// a change that leaves two in_progress is refused with both ids named, and nothing is saved.
-///
-/// Returns the whole plan, like todo_read.
+/// Change or remove items of this session's plan by id, all or nothing; omitted fields keep their
+/// values. At most one item may be in_progress: complete the current one in the same call.
 #[tool(set = "todo", tags(destructive, idempotent))]
 pub async fn todo_patch(
-    /// The changes, applied in order; at least one.
+    /// The changes, in order.
+    #[arg(length(min = 1))]
     updates: Vec<TodoPatch>,
     ctx: &ToolContext,
 ) -> Result<String, TodoError> {
@@ -179,7 +165,7 @@ pub async fn todo_patch(
     .await
 }
 
-/// Remove every item of this session's plan. Returns how many were removed.
+/// Remove every item of this session's plan.
 #[tool(set = "todo", tags(destructive, idempotent))]
 pub async fn todo_clear(ctx: &ToolContext) -> Result<String, TodoError> {
     edit_plan(ctx, |old| {
@@ -190,8 +176,7 @@ pub async fn todo_clear(ctx: &ToolContext) -> Result<String, TodoError> {
     .await
 }
 
-/// Show this session's plan: a counts line, `Next: [id]`, and one line per item
-/// `n. [ ]|[>]|[x]|[-] [id] (pN) label`.
+/// Show this session's plan.
 #[tool(set = "todo", tags(read_only))]
 pub async fn todo_read(ctx: &ToolContext) -> Result<String, TodoError> {
     let (store, session) = session_store_for(ctx).await.map_err(|e| TodoError::Store { message: e.to_string() })?;
