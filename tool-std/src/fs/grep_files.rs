@@ -93,7 +93,8 @@ pub fn grep(
         .after_context(after)
         .build();
 
-    let mut lines: Vec<String> = Vec::new();
+    // Each output line, and whether it is a matching line (not context or a `--` separator).
+    let mut lines: Vec<(String, bool)> = Vec::new();
     let mut stored = 0;
     let mut total = 0;
     let mut searched: u64 = 0;
@@ -132,10 +133,10 @@ pub fn grep(
         for line in sink.lines {
             let adjacent = previous.is_some_and(|p| p + 1 == line.number);
             if (before > 0 || after > 0) && !adjacent && !lines.is_empty() {
-                lines.push("--".to_owned());
+                lines.push(("--".to_owned(), false));
             }
             let separator = if line.is_match { ':' } else { '-' };
-            lines.push(format!("{shown}{separator}{}{separator} {}", line.number, line.text));
+            lines.push((format!("{shown}{separator}{}{separator} {}", line.number, line.text), line.is_match));
             previous = Some(line.number);
         }
     }
@@ -150,16 +151,43 @@ pub fn grep(
     if total == 0 {
         return Ok(format!("No matches for: {pattern}"));
     }
-    let mut out = lines.join("\n");
-    if total > limit {
-        out.push_str(&format!(
-            "\n\n[showing {limit} of {total} matching lines] Narrow the pattern, path or include, or raise limit \
-             (max {}).",
-            limits.search_max_limit
-        ));
+    // The page stays under the output layer's cut (2000 lines / 50 KiB by default), so that the
+    // footer saying what is left survives it.
+    let mut out = String::new();
+    let (mut shown, mut kept) = (0, 0);
+    for (line, is_match) in &lines {
+        if kept > 0 && (kept >= GREP_MAX_OUTPUT_LINES || out.len() + 1 + line.len() > limits.grep_max_output_bytes) {
+            break;
+        }
+        if kept > 0 {
+            out.push('\n');
+        }
+        out.push_str(line);
+        kept += 1;
+        shown += usize::from(*is_match);
+    }
+    if total > shown {
+        let footer = if shown < limit.min(total) {
+            format!(
+                "[showing {shown} of {total} matching lines: a page stops at {} bytes or {GREP_MAX_OUTPUT_LINES} lines] \
+                 Narrow the pattern, path or include.",
+                limits.grep_max_output_bytes
+            )
+        } else {
+            format!(
+                "[showing {shown} of {total} matching lines] Narrow the pattern, path or include, or raise limit \
+                 (max {}).",
+                limits.search_max_limit
+            )
+        };
+        out.push_str(&format!("\n\n{footer}"));
     }
     Ok(out)
 }
+
+/// The most lines a `grep` page holds, below the output layer's 2000-line cut with room for its
+/// footer.
+const GREP_MAX_OUTPUT_LINES: usize = 1900;
 
 /// How many files between two progress reports of `grep`.
 const PROGRESS_EVERY: u64 = 32;

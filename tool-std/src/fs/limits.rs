@@ -45,6 +45,10 @@ pub struct FsLimits {
     pub read_line_max_graphemes: usize,
     /// `grep`: lines longer than this many graphemes are shown as a window (default 500).
     pub grep_max_line_graphemes: usize,
+    /// `grep`: cap of a page in bytes, its footer not counted (default 40 KiB = 40960, under the
+    /// output layer's 50 KiB cut, so that `[showing N of M matching lines]` survives it). At
+    /// least one line is always shown.
+    pub grep_max_output_bytes: usize,
     /// `grep`: the width of that window in graphemes, around the first match of the line (default 200).
     pub grep_window_graphemes: usize,
     /// Diff previews of `write` and `edit`: at most this many lines (default 120).
@@ -69,6 +73,7 @@ impl Default for FsLimits {
             read_line_default_graphemes: 10_000,
             read_line_max_graphemes: 100_000,
             grep_max_line_graphemes: 500,
+            grep_max_output_bytes: 40 * 1024,
             grep_window_graphemes: 200,
             diff_max_lines: 120,
             diff_max_bytes: 16 * 1024,
