@@ -82,8 +82,8 @@ fn canonical_bytes(definition: &tool_runtime::ToolDefinition) -> usize {
 /// Each standard tool's budget in bytes (`canonical_bytes`), and whether other agent tool sets
 /// have the same tool (the 17 compared side by side; `glob` and `grep` are ours alone).
 const BUDGETS: [(&str, usize, bool); 19] = [
-    ("read", 650, true),
-    ("read_line", 600, true),
+    ("read", 700, true),
+    ("read_line", 650, true),
     ("write", 650, true),
     ("edit", 1500, true),
     ("apply_patch", 950, true),
@@ -92,9 +92,9 @@ const BUDGETS: [(&str, usize, bool); 19] = [
     ("todo_append", 950, true),
     ("todo_patch", 1000, true),
     ("todo_clear", 200, true),
-    ("tool_output_cache", 500, true),
+    ("tool_output_cache", 550, true),
     ("tool_output_cache_grep", 800, true),
-    ("tool_output_cache_line", 600, true),
+    ("tool_output_cache_line", 650, true),
     ("search", 750, true),
     ("webfetch", 850, true),
     ("view_image", 600, true),
@@ -127,5 +127,5 @@ fn every_standard_tool_definition_stays_within_its_byte_budget() {
     println!("the 17 shared tools: {shared} bytes; all 19: {all} bytes");
     assert_eq!(sizes.len(), BUDGETS.len(), "every standard tool has a budget");
     assert_eq!(over, Vec::<String>::new(), "definitions over their budget");
-    assert!(shared <= 11_700 && all <= 13_500, "the 17 shared tools take {shared} bytes, all 19 take {all}");
+    assert!(shared <= 11_900 && all <= 13_700, "the 17 shared tools take {shared} bytes, all 19 take {all}");
 }

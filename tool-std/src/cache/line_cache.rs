@@ -14,9 +14,10 @@ pub fn tool_output_cache_line(
     /// The ref_id of a cached output.
     ref_id: String,
     /// 1-based line number.
-    #[arg(range(min = 1))]
+    #[arg(range(min = 1, max = 9007199254740991))]
     line_number: u64,
     /// 0-based first character.
+    #[arg(range(max = 9007199254740991))]
     char_offset: Option<usize>,
     /// Characters to show (default 10000).
     #[arg(range(min = 1, max = 100000))]

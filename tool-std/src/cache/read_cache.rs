@@ -15,6 +15,7 @@ pub fn tool_output_cache(
     /// The ref_id of a cached output.
     ref_id: String,
     /// 0-based first line.
+    #[arg(range(max = 9007199254740991))]
     offset: Option<u64>,
     /// Lines to show (default 1500).
     #[arg(range(min = 1, max = 100000))]

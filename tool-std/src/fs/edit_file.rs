@@ -64,7 +64,7 @@ pub async fn edit(
     /// How old_string is found (default auto).
     match_mode: Option<MatchMode>,
     /// Exactly this many matches, all replaced.
-    #[arg(range(min = 1))]
+    #[arg(range(min = 1, max = 9007199254740991))]
     expected_replacements: Option<usize>,
     /// Only return the diff.
     dry_run: Option<bool>,

@@ -23,6 +23,7 @@ pub fn read(
     /// Relative to the workspace root.
     file_path: String,
     /// 0-based first line.
+    #[arg(range(max = 9007199254740991))]
     offset: Option<usize>,
     /// Lines to show (default 1500).
     #[arg(range(min = 1, max = 100000))]
@@ -113,9 +114,10 @@ pub fn read_line(
     /// Relative to the workspace root.
     file_path: String,
     /// 1-based line number.
-    #[arg(range(min = 1))]
+    #[arg(range(min = 1, max = 9007199254740991))]
     line_number: usize,
     /// 0-based first character.
+    #[arg(range(max = 9007199254740991))]
     char_offset: Option<usize>,
     /// Characters to show (default 10000).
     #[arg(range(min = 1, max = 100000))]
