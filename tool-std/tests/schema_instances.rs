@@ -123,7 +123,9 @@ async fn every_schema_valid_instance_decodes_and_every_bound_is_refused_one_step
     let (source, target) = (root.join("schemas.json"), root.join("instances.json"));
     std::fs::write(&source, serde_json::to_vec(&tools).unwrap()).unwrap();
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../conformance/instances.py");
+    // Run in the temp dir: hypothesis keeps its caches in `.hypothesis` under the working one.
     let status = std::process::Command::new(python())
+        .current_dir(&root)
         .arg(&script)
         .args([&source, &target])
         .arg(INSTANCES.to_string())
