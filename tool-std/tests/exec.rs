@@ -283,6 +283,18 @@ async fn writes_inside_the_workspace_and_home_are_allowed() {
     assert_eq!(body(&message), "home\n");
 }
 
+#[tokio::test]
+async fn a_command_cannot_signal_a_process_outside_its_sandbox() {
+    let shell = Shell::new();
+    // This test's own process, which started the command but is outside its sandbox.
+    let message = shell.bash(&format!("kill -0 {}", std::process::id())).await;
+    assert!(message.is_error);
+    assert!(body(&message).contains("Operation not permitted"), "{}", message.text());
+    // Its own processes it may signal.
+    let message = shell.bash("sleep 60 & kill $! && wait $!; echo $?").await;
+    assert_eq!(body(&message), "143\n");
+}
+
 /// Connects to a listener on 127.0.0.1 with bash's `/dev/tcp`; whether the listener got it.
 async fn connect_to_loopback(shell: &Shell) -> (ToolMessage, bool) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, LandlockStatus, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetError,
-    RulesetStatus, path_beneath_rules,
+    RulesetStatus, Scope, path_beneath_rules,
 };
 
 /// The newest Landlock ABI whose file system rights the rules name (ABI 5 added `ioctl` on
@@ -77,7 +77,8 @@ impl fmt::Display for Confinement {
 }
 
 /// Restricts the calling thread (and what it spawns later) to reading everywhere, writing below
-/// `writable` (and to a few device files), and, unless `network`, no TCP `connect` or `bind`.
+/// `writable` (and to a few device files), signalling only processes it started (Landlock ABI 6
+/// and up), and, unless `network`, no TCP `connect` or `bind` (ABI 4 and up).
 ///
 /// # Errors
 /// `Err(reason)` when Landlock is not in force: the kernel has none, it is disabled, or a rule
@@ -103,7 +104,9 @@ pub(crate) fn restrict_thread(writable: &[&Path], network: bool) -> Result<Confi
 }
 
 fn build_and_restrict(writable: &[&Path], network: bool) -> Result<landlock::RestrictionStatus, RulesetError> {
-    let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(FS_ABI))?;
+    // Signals (ABI 6 and up): the command may signal its own processes only, not the agent or
+    // anything else outside its sandbox.
+    let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(FS_ABI))?.scope(Scope::Signal)?;
     if !network {
         ruleset = ruleset.handle_access(AccessNet::from_all(NET_ABI))?;
     }

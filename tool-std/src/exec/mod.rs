@@ -35,7 +35,8 @@
 //! On Linux with Landlock, a command reads everywhere but writes only below the workspace root
 //! and its session's temp dir (and to `/dev/null` and a few other device files); unless
 //! [`ExecConfig::network`] it cannot `connect` or `bind` TCP sockets, where the kernel's Landlock
-//! ABI is 4 or more (UDP and Unix sockets are not confined by Landlock). The rules are applied
+//! ABI is 4 or more (UDP and Unix sockets are not confined by Landlock); where it is 6 or more, it
+//! cannot send signals to processes outside its sandbox (the agent, other commands). The rules are applied
 //! to a thread made for the spawn, which the command inherits (see [`confine`]). Where the kernel
 //! has no Landlock, `bash` refuses to run unless [`ExecConfig::allow_unconfined`]. Every result's
 //! first line states the confinement in force ([`Confinement`]).
