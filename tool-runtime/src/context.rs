@@ -82,6 +82,7 @@ pub enum ImageSupport {
 
 struct Shared {
     session_id: Option<String>,
+    principal: Option<String>,
     cancellation: CancellationToken,
     overrides: KeyMap<AnyValue>,
     clock: Arc<dyn Clock>,
@@ -93,6 +94,7 @@ impl Default for Shared {
     fn default() -> Self {
         Self {
             session_id: None,
+            principal: None,
             cancellation: CancellationToken::new(),
             overrides: KeyMap::default(),
             clock: Arc::new(SystemClock),
@@ -197,6 +199,15 @@ impl ToolContext {
     /// The session id, when the caller set one (the key of session state such as the todo list).
     pub fn session_id(&self) -> Option<&str> {
         self.shared.session_id.as_deref()
+    }
+
+    /// Who the call is made for, as the server that received it authenticated them (a user id, an
+    /// API key's owner: whatever the caller put there with [`ToolContextBuilder::principal`]);
+    /// `None` when unknown. The same in every per-call context derived from this one and in its
+    /// clones. A tool or a [permission policy](crate::PermissionPolicy) may key access or state on
+    /// it; nothing in the framework checks it.
+    pub fn principal(&self) -> Option<&str> {
+        self.shared.principal.as_deref()
     }
 
     /// The cancellation token to watch. Inside a call it is the call's own token: cancelled when
@@ -443,6 +454,7 @@ impl fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolContext")
             .field("session_id", &self.session_id())
+            .field("principal", &self.principal())
             .field("call_id", &self.call_id())
             .field("tool_name", &self.tool_name())
             .field("image_support", &self.image_support())
@@ -462,6 +474,14 @@ impl ToolContextBuilder {
     #[must_use]
     pub fn session_id(mut self, id: impl Into<String>) -> Self {
         self.shared.session_id = Some(id.into());
+        self
+    }
+
+    /// Sets who the calls are made for, as the server authenticated them (default: unknown, see
+    /// [`ToolContext::principal`]).
+    #[must_use]
+    pub fn principal(mut self, principal: impl Into<String>) -> Self {
+        self.shared.principal = Some(principal.into());
         self
     }
 
@@ -509,5 +529,19 @@ impl ToolContextBuilder {
     /// The context.
     pub fn build(self) -> ToolContext {
         ToolContext { shared: Arc::new(self.shared), registry: None, call: None, chain: Vec::new(), path: None }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_principal_is_kept_by_clones_and_per_call_contexts() {
+        let ctx = ToolContext::builder().principal("user-7").build();
+        let call = ctx.for_call("c1", Arc::from("read"), &Arc::new(RegistryScope::default()));
+        assert_eq!(ctx.clone().principal(), Some("user-7"));
+        assert_eq!(call.principal(), Some("user-7"));
+        assert_eq!(ToolContext::new().principal(), None);
     }
 }
