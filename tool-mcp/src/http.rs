@@ -85,7 +85,7 @@ impl McpServer {
             result = &mut serving => return result.map_err(|e| ServeError::Stopped(e.to_string())),
             () = shutdown => {}
         }
-        tracing::info!("shutting down: no new connections or calls");
+        tracing::info!("shutting down: no new connections");
         stop_accepting.cancel();
         let drain = async {
             self.drain().await;

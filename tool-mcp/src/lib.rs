@@ -222,7 +222,6 @@ impl McpServer {
             }
             () = &mut shutdown => {}
         }
-        tracing::info!("shutting down: no new calls");
         self.drain().await;
         stop.cancel();
         waiting.await.map_err(|e| ServeError::Stopped(e.to_string()))?;
@@ -239,6 +238,7 @@ impl McpServer {
     pub async fn drain(&self) {
         let inner = &self.inner;
         inner.calls.close();
+        tracing::info!(running = inner.calls.len(), "shutting down: no new calls admitted");
         if tokio::time::timeout(inner.grace, inner.calls.wait()).await.is_err() {
             tracing::info!(
                 running = inner.calls.len(),
@@ -401,31 +401,48 @@ impl std::error::Error for ServeError {
     }
 }
 
-/// Completes on the first SIGTERM (Unix) or Ctrl-C (SIGINT) the process receives. A signal that
-/// cannot be listened to (no signal driver) is logged and never completes.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
+/// Completes on the first SIGTERM or SIGINT (Ctrl-C) the process receives after this call: the
+/// handlers are installed when it is called, not when the future is first polled, so a signal
+/// sent once it returned is never missed. Call it inside a Tokio runtime with signals enabled
+/// (`enable_all`); elsewhere, or when a signal cannot be listened to, a warning is logged and that
+/// signal is not waited for (the future may then never complete).
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let listen = |kind: SignalKind, name: &'static str| {
+            let signal = match tokio::runtime::Handle::try_current() {
+                Ok(_) => signal(kind).map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            async move {
+                match signal {
+                    Ok(mut signal) => {
+                        signal.recv().await;
+                        tracing::info!("{name} received");
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "cannot listen for {name}");
+                        std::future::pending::<()>().await;
+                    }
+                }
+            }
+        };
+        let terminate = listen(SignalKind::terminate(), "SIGTERM");
+        let interrupt = listen(SignalKind::interrupt(), "SIGINT");
+        async move {
+            tokio::select! {
+                () = terminate => {}
+                () = interrupt => {}
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
         if let Err(error) = tokio::signal::ctrl_c().await {
             tracing::warn!(%error, "cannot listen for Ctrl-C");
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(error) => {
-                tracing::warn!(%error, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => tracing::info!("Ctrl-C received"),
-        () = terminate => tracing::info!("SIGTERM received"),
+        tracing::info!("Ctrl-C received");
     }
 }

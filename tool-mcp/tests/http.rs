@@ -3,11 +3,14 @@
 
 use std::net::SocketAddr;
 
+mod common;
+
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tool_mcp::{McpServer, McpServerBuilder};
 use tool_runtime::{Registry, ToolContext, tool};
+
+use common::post;
 
 /// Report two steps.
 #[tool]
@@ -52,67 +55,6 @@ impl Running {
     async fn stop(self) {
         self.stop.send(()).unwrap();
         self.serving.await.unwrap().unwrap();
-    }
-}
-
-/// An HTTP response: status, lowercase header names with their values, and the body (de-chunked).
-#[derive(Debug)]
-struct Response {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Response {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
-    }
-
-    /// The JSON messages of a server-sent event stream, in order.
-    fn events(&self) -> Vec<Value> {
-        self.body.lines().filter_map(|l| l.strip_prefix("data: ")).map(|d| serde_json::from_str(d).unwrap()).collect()
-    }
-}
-
-/// POSTs `body` to `path` with `Host: host` and the extra `headers`, and reads the whole response.
-async fn post(addr: SocketAddr, path: &str, host: &str, headers: &[(&str, &str)], body: &Value) -> Response {
-    let body = body.to_string();
-    let mut request = format!(
-        "POST {path} HTTP/1.1\r\nHost: {host}\r\nAccept: application/json, text/event-stream\r\nContent-Type: \
-         application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(&body);
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut raw = String::new();
-    stream.read_to_string(&mut raw).await.unwrap();
-    let (head, rest) = raw.split_once("\r\n\r\n").unwrap();
-    let mut lines = head.lines();
-    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
-    let headers: Vec<(String, String)> = lines
-        .map(|l| l.split_once(':').unwrap())
-        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect();
-    let chunked = headers.iter().any(|(n, v)| n == "transfer-encoding" && v == "chunked");
-    let body = if chunked { dechunk(rest) } else { rest.to_owned() };
-    Response { status, headers, body }
-}
-
-fn dechunk(mut rest: &str) -> String {
-    let mut body = String::new();
-    loop {
-        let (size, after) = rest.split_once("\r\n").unwrap();
-        let size = usize::from_str_radix(size.trim(), 16).unwrap();
-        if size == 0 {
-            return body;
-        }
-        body.push_str(&after[..size]);
-        rest = &after[size + 2..];
     }
 }
 

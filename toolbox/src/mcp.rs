@@ -71,8 +71,11 @@ pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result
                     .await
                     .map_err(|e| format!("cannot listen on --http {addr}: {e}; give a free local address"))?;
                 let bound = listener.local_addr().map_err(|e| format!("cannot read the bound address: {e}"))?;
+                // Listening for signals before saying the address: a client may stop the server
+                // as soon as it has read it.
+                let shutdown = tool_mcp::shutdown_signal();
                 eprintln!("toolbox: serving MCP on http://{bound}{}", tool_mcp::MCP_PATH);
-                server.serve_http_on(listener, tool_mcp::shutdown_signal()).await.map_err(|e| e.to_string())
+                server.serve_http_on(listener, shutdown).await.map_err(|e| e.to_string())
             }
         }
     });
