@@ -86,3 +86,13 @@ fn the_python_mcp_sdk_drives_the_example_server_over_streamable_http() {
     let log: Vec<String> = BufReader::new(child.stderr.take().unwrap()).lines().map_while(Result::ok).collect();
     assert_eq!(stdout.lines().collect::<Vec<_>>(), CHECKS, "server log:\n{}", log.join("\n"));
 }
+
+#[test]
+fn the_readme_shows_the_example_as_it_is() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let example = std::fs::read_to_string(root.join("examples/mcp_server.rs")).unwrap();
+    let code = &example[example.find("use ").unwrap()..];
+    let section = readme.split("\n## Serve your tools over MCP\n").nth(1).expect("the README has the section");
+    assert!(section.contains(&format!("```rust\n{code}```\n")), "update the README's copy of examples/mcp_server.rs");
+}

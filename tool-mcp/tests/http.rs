@@ -146,3 +146,15 @@ async fn the_context_hook_reads_the_authorization_header() {
     );
     running.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_http_service_mounts_in_an_axum_router_at_any_path() {
+    let app = axum::Router::new().route_service("/tools/mcp", builder().build().http_service());
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let serving = tokio::spawn(async move { axum::serve(listener, app).await });
+    let response = post(addr, "/tools/mcp", "localhost", &[], &call(1, "whoami", false)).await;
+    let message: Value = serde_json::from_str(&response.body).unwrap();
+    assert_eq!(message["result"]["content"], json!([{"type": "text", "text": "nobody"}]));
+    serving.abort();
+}
