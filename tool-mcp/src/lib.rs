@@ -57,7 +57,7 @@
 //!   task; the runtime is the caller's, so run it multi-threaded).
 //!
 //! # The context of a call
-//! Each `tools/call` gets a fresh [`ToolContext`](tool_runtime::ToolContext) built by the
+//! Each `tools/call` gets a fresh [`ToolContext`] built by the
 //! [context hook](McpServerBuilder::context) from what the request carries ([`CallRequest`]: over
 //! HTTP its headers, such as `Authorization`, and anything your middleware put in its
 //! extensions). The hook sets the session id, the [principal](tool_runtime::ToolContext::principal)
