@@ -93,14 +93,26 @@ async fn a_call_that_reports_progress_streams_events_with_the_response_last() {
     running.stop().await;
 }
 
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_keeps_no_session() {
     let running = Running::start(builder().build()).await;
-    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
-    let response = post(running.addr, "/mcp", "localhost", &[], &initialize).await;
+    let response = post(running.addr, "/mcp", "localhost", &[], &initialize()).await;
     assert_eq!(response.status, 200);
     assert_eq!(response.header("mcp-session-id"), None);
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_session_mode_gives_an_older_client_a_session() {
+    let running = Running::start(builder().legacy_session_mode(true).build()).await;
+    let response = post(running.addr, "/mcp", "localhost", &[], &initialize()).await;
+    assert_eq!(response.status, 200);
+    assert!(response.header("mcp-session-id").is_some_and(|id| !id.is_empty()), "{:?}", response.headers);
     running.stop().await;
 }
 
