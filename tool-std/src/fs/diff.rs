@@ -4,6 +4,8 @@ use similar::TextDiff;
 use tool_runtime::ToolContext;
 use tool_runtime::output::{OUTPUT_STORE, put_text, ref_id_for_call};
 
+use crate::blocking::off_worker;
+
 /// Lines of unchanged context around each change in a preview (the unified-diff default).
 pub const DIFF_CONTEXT_LINES: usize = 3;
 
@@ -82,12 +84,11 @@ fn cap_head_tail(text: &str, max_lines: usize, max_bytes: usize) -> (String, boo
 /// that nothing is lost: under the ref id of the call followed by `-diff` (`call_1-diff`), readable
 /// with `tool_output_cache`, `tool_output_cache_grep` and `tool_output_cache_line`. Returns that ref
 /// id; `None` when the store cannot be had or written (the preview is then all there is, and
-/// `diff_truncated` still says so).
-pub(crate) async fn keep_full_diff(full: &str, ctx: &ToolContext) -> Option<String> {
+/// `diff_truncated` still says so). The store is written on the blocking pool.
+pub(crate) async fn keep_full_diff(full: String, ctx: &ToolContext) -> Option<String> {
     let ref_id = format!("{}-diff", ref_id_for_call(ctx.call_id()?)?);
     let store = ctx.resolve(&OUTPUT_STORE).await.ok()?;
-    put_text(&*store, &ref_id, full, &[]).ok()?;
-    Some(ref_id)
+    off_worker(move || put_text(&*store, &ref_id, &full, &[]).ok().map(|_| ref_id)).await.flatten()
 }
 
 #[cfg(test)]
