@@ -53,30 +53,36 @@ fn checks(stdout: &str) -> Vec<&str> {
     stdout.lines().map(|l| l.split(" (").next().unwrap_or(l)).collect()
 }
 
-/// grep's records of the files it searched (`tool_std::fs::grep` debug records): `(searched,
-/// cancelled)` for each grep call, in log order.
-fn grep_records(log: &str) -> Vec<(u64, bool)> {
-    let field = |line: &str, name: &str| {
-        line.split_whitespace().find_map(|w| w.strip_prefix(name)).map(|v| v.trim_matches('"').to_owned())
-    };
+/// grep's own records of the files it searched (`tool_std::fs::grep` debug records), in log
+/// order: `(searched, None)` at a progress point, `(searched, Some(cancelled))` at the end of a call.
+fn grep_records(log: &str) -> Vec<(u64, Option<bool>)> {
+    let field = |line: &str, name: &str| line.split_whitespace().find_map(|w| w.strip_prefix(name)).map(str::to_owned);
     log.lines()
-        .filter(|line| line.contains("tool_std::fs::grep"))
+        .filter(|line| line.contains(" tool_std::fs::grep: "))
         .filter_map(|line| {
-            let searched = field(line, "searched=")?.parse().ok()?;
-            Some((searched, field(line, "cancelled=")? == "true"))
+            Some((field(line, "searched=")?.parse().ok()?, field(line, "cancelled=").map(|c| c == "true")))
         })
         .collect()
 }
 
-/// The cancelled grep stopped before the end of the tree, by the server's own count; the other
-/// greps (one with progress, two with a request sent while they ran) searched every file.
+/// The cancelled grep stopped before the end of the tree, by the server's own count, and its
+/// count stopped growing there (the next record is the next call's first); the other greps (one
+/// with progress, two with a request sent while they ran) searched every file. The script's greps
+/// run one at a time.
 fn assert_the_cancelled_grep_stopped(log: &str) {
     let records = grep_records(log);
-    let cancelled: Vec<u64> = records.iter().filter(|(_, cancelled)| *cancelled).map(|(n, _)| *n).collect();
+    let ends: Vec<usize> = records.iter().enumerate().filter(|(_, r)| r.1.is_some()).map(|(i, _)| i).collect();
+    let cancelled: Vec<usize> = ends.iter().copied().filter(|&i| records[i].1 == Some(true)).collect();
     assert_eq!(cancelled.len(), 1, "grep records (searched, cancelled): {records:?}");
-    assert!(cancelled[0] < BIG_TREE_FILES, "the cancelled grep searched all {} files: {records:?}", cancelled[0]);
-    let finished: Vec<u64> = records.iter().filter(|(_, cancelled)| !*cancelled).map(|(n, _)| *n).collect();
-    assert_eq!(finished, [BIG_TREE_FILES; 4], "grep records (searched, cancelled): {records:?}");
+    let at = cancelled[0];
+    let stopped_at = records[at].0;
+    assert!(stopped_at < BIG_TREE_FILES, "the cancelled grep searched every file: {records:?}");
+    let start = ends.iter().copied().filter(|&i| i < at).max().map_or(0, |i| i + 1);
+    let counts: Vec<u64> = records[start..=at].iter().map(|r| r.0).collect();
+    assert!(counts.windows(2).all(|w| w[0] < w[1] || (w[0] == w[1] && w[1] == stopped_at)), "{counts:?}");
+    assert!(records.get(at + 1).is_none_or(|next| *next == (1, None)), "after the cancel: {:?}", &records[at..]);
+    let finished: Vec<u64> = ends.iter().filter(|&&i| records[i].1 == Some(false)).map(|&i| records[i].0).collect();
+    assert_eq!(finished, [BIG_TREE_FILES; 3], "grep records (searched, cancelled): {records:?}");
 }
 
 #[test]
