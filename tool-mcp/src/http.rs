@@ -2,6 +2,7 @@
 //! [crate docs](crate#streamable-http)).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -13,6 +14,11 @@ use crate::{McpServer, ServeError, shutdown_signal};
 /// The path MCP clients assume for a Streamable HTTP endpoint, where [`McpServer::serve_http`]
 /// serves: `/mcp`.
 pub const MCP_PATH: &str = "/mcp";
+
+/// How long, once every call has answered in a shutdown, [`McpServer::serve_http_on`] lets open
+/// response streams end by themselves before it ends them: 1 000 ms. Stateless responses end with
+/// their call's answer well within it; a legacy session's event stream would stay open.
+pub const STREAM_LINGER: Duration = Duration::from_secs(1);
 
 /// The tower service of [`McpServer::http_service`]: rmcp's Streamable HTTP service over this
 /// server. It answers every path it is given (mount it at [`MCP_PATH`]) and is `Clone`.
@@ -63,8 +69,8 @@ impl McpServer {
     /// As [`McpServer::serve_http`], on a listener already bound (bind `127.0.0.1:0` to get a
     /// free port, and read it from `listener.local_addr()`), shutting down when `shutdown`
     /// completes: the listener stops accepting at once, open connections finish their requests,
-    /// running calls get the grace period ([`McpServer::drain`]), then the response streams still
-    /// open are ended.
+    /// running calls get the grace period ([`McpServer::drain`]), and the event streams still open
+    /// [`STREAM_LINGER`] (1 000 ms) after the last call answered are ended.
     ///
     /// # Errors
     /// [`ServeError::Stopped`] when the HTTP server fails.
@@ -87,9 +93,20 @@ impl McpServer {
         }
         tracing::info!("shutting down: no new connections");
         stop_accepting.cancel();
+        let closed = CancellationToken::new();
+        let serving = async {
+            let result = serving.await;
+            closed.cancel();
+            result
+        };
         let drain = async {
             self.drain().await;
-            streams.cancel();
+            // The calls have answered and their responses are on their way; only streams that
+            // no call ends (a legacy session's event stream) are still open after a while.
+            tokio::select! {
+                () = closed.cancelled() => {}
+                () = tokio::time::sleep(STREAM_LINGER) => streams.cancel(),
+            }
         };
         let (result, ()) = tokio::join!(serving, drain);
         result.map_err(|e| ServeError::Stopped(e.to_string()))

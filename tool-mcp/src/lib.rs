@@ -97,7 +97,7 @@ use tokio_util::task::TaskTracker;
 use tool_runtime::{ImageSupport, Registry, ToolContext, ToolContextBuilder, ToolDefinition};
 
 pub use crate::handler::{call_result, tool_entry};
-pub use crate::http::{HttpService, MCP_PATH};
+pub use crate::http::{HttpService, MCP_PATH, STREAM_LINGER};
 
 /// How long running calls may go on after a shutdown begins before they are cancelled: 10 000 ms.
 /// Long enough for a typical tool call to finish, well inside the 30 s a container orchestrator
