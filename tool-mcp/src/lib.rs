@@ -53,6 +53,10 @@
 //!   or the client closing the call's HTTP response (stateless Streamable HTTP, where closing the
 //!   stream is the cancellation), cancels the call's
 //!   [`cancellation`](tool_runtime::ToolContext::cancellation) token; the call gets no response.
+//!   A `notifications/cancelled` POSTed to the stateless endpoint reaches no call (rmcp accepts
+//!   and drops it: the call runs in another request, maybe in another process), so a client of a
+//!   protocol version before 2026-07-28 cancels there by closing the call's response, or needs
+//!   [legacy sessions](McpServerBuilder::legacy_session_mode).
 //!   `ping`, `tools/list` and other calls are answered while calls run (each request is its own
 //!   task; the runtime is the caller's, so run it multi-threaded).
 //!
@@ -250,9 +254,20 @@ impl McpServer {
         }
     }
 
-    /// The context of one call (see [`McpServerBuilder::context`]).
+    /// The context of one call (see [`McpServerBuilder::context`]); a hook that panics refuses the
+    /// call with the panic's message.
     fn call_context(&self, request: &CallRequest<'_>) -> Result<ToolContextBuilder, String> {
-        (self.inner.context)(request, ToolContext::builder().image_support(ImageSupport::Supported))
+        let builder = ToolContext::builder().image_support(ImageSupport::Supported);
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.inner.context)(request, builder)))
+            .unwrap_or_else(|payload| {
+                let message = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                tracing::error!(tool = request.tool, %message, "the context hook panicked");
+                Err(format!("the server could not prepare the call: its context hook panicked: {message}"))
+            })
     }
 }
 
@@ -290,7 +305,8 @@ impl McpServerBuilder {
     /// server then sets the cancellation token and, when the request has a progress token, the
     /// progress listener (those two set by the hook are replaced). `Err(message)` refuses the call:
     /// the client gets a JSON-RPC error `-32600` (invalid request) with that message and the tool
-    /// does not run. Default: the builder as given (no session id, no principal).
+    /// does not run; a hook that panics refuses it the same way, saying so. Default: the builder
+    /// as given (no session id, no principal).
     ///
     /// ```
     /// # use tool_runtime::Registry;

@@ -171,6 +171,21 @@ async fn a_call_the_context_hook_refuses_is_an_invalid_request_error() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_context_hook_that_panics_refuses_the_call_and_the_server_keeps_serving() {
+    let server = McpServer::builder(Registry::builder().tool(whoami::TOOL).build().unwrap())
+        .context(|_, _| panic!("no key store"))
+        .build();
+    let mut client = connect(server).await;
+    client.call(2, "whoami", json!({}), false).await;
+    assert_eq!(
+        client.recv().await["error"],
+        json!({"code": -32600, "message": "the server could not prepare the call: its context hook panicked: no key store"})
+    );
+    client.ping(3).await;
+    assert_eq!(label(&client.recv().await), "response 3");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_list_filter_hides_tools_from_the_list_and_from_the_unknown_tool_answer() {
     let registry = Registry::builder().tool(hello::TOOL).tool(whoami::TOOL).build().unwrap();
     let server = McpServer::builder(registry).list_filter(|definition| definition.name != "whoami").build();
