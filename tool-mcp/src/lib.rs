@@ -57,8 +57,9 @@
 //!   and drops it: the call runs in another request, maybe in another process), so a client of a
 //!   protocol version before 2026-07-28 cancels there by closing the call's response, or needs
 //!   [legacy sessions](McpServerBuilder::legacy_session_mode).
-//!   `ping`, `tools/list` and other calls are answered while calls run (each request is its own
-//!   task; the runtime is the caller's, so run it multi-threaded).
+//! - `ping` (protocol versions before 2026-07-28, which removed it), `tools/list` and other calls
+//!   are answered while calls run (each request is its own task; the runtime is the caller's, so
+//!   run it multi-threaded).
 //!
 //! # The context of a call
 //! Each `tools/call` gets a fresh [`ToolContext`] built by the
@@ -81,7 +82,8 @@
 //!
 //! # Shutdown
 //! [`McpServer::serve_stdio`] and [`McpServer::serve_http`] stop on SIGTERM or Ctrl-C
-//! ([`shutdown_signal`]); the `_until` forms on any future. Then no new call is admitted (a
+//! ([`shutdown_signal`]); [`McpServer::serve_stdio_until`] and [`McpServer::serve_http_on`] when a
+//! future of yours completes. Then no new call is admitted (a
 //! `tools/call` gets the JSON-RPC error `-32603` saying the server is shutting down; HTTP stops
 //! accepting connections), running calls get the grace period ([`McpServerBuilder::grace_period`],
 //! default [`DEFAULT_GRACE_PERIOD`], 10 000 ms) to finish, then their tokens are cancelled and
