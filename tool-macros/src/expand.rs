@@ -89,6 +89,17 @@ fn check_options(model: &ToolFn, options: &ToolOptions, errors: &mut Errors) -> 
     {
         errors.push(ms.span(), "`timeout_ms` must be a whole number of milliseconds, at least 1");
     }
+    // A plain `fn` runs to its end on the thread that polls the call: no time limit can stop it,
+    // so one would be a promise the registry cannot keep.
+    if let Some(ms) = &options.timeout_ms
+        && sig.asyncness.is_none()
+        && !options.blocking.is_present()
+    {
+        errors.push(
+            ms.span(),
+            "`timeout_ms` cannot stop a plain `fn`: once started it runs to its end on the thread that polls the call; add `blocking` (it then runs on the blocking pool and the call times out) or make it an `async fn`",
+        );
+    }
     if options.output_schema.is_present() && json_result_type(&sig.output).is_none() {
         errors.push(
             options.output_schema.span(),

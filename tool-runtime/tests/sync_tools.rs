@@ -1240,8 +1240,8 @@ fn depends_plain(#[depends(NUMBER)] number: u32) -> String {
     number.to_string()
 }
 
-/// Runs alone, with a time limit of its own.
-#[tool(sequential, timeout_ms = 60000)]
+/// Runs alone.
+#[tool(sequential)]
 fn alone_sync(
     /// A word.
     word: &str,
@@ -1259,7 +1259,7 @@ async fn alone_async(
 }
 
 #[tokio::test]
-async fn a_sequential_plain_fn_with_a_time_limit_of_its_own_answers_as_its_async_twin() {
+async fn a_sequential_plain_fn_answers_as_its_async_twin_with_a_time_limit_of_its_own() {
     assert_eq!(
         twins(alone_sync::TOOL, alone_async::TOOL, &[r#"{"word":"ab"}"#, r#"{"word":""}"#, "{}"]).await,
         [
@@ -1269,7 +1269,26 @@ async fn a_sequential_plain_fn_with_a_time_limit_of_its_own_answers_as_its_async
         ]
     );
     assert_eq!(
-        (alone_sync::TOOL.meta().sequential, Tool::timeout(alone_sync::TOOL)),
-        (true, Some(Duration::from_secs(60)))
+        [
+            (alone_sync::TOOL.meta().sequential, Tool::timeout(alone_sync::TOOL)),
+            (alone_async::TOOL.meta().sequential, Tool::timeout(alone_async::TOOL))
+        ],
+        [(true, None), (true, Some(Duration::from_secs(60)))]
     );
+}
+
+/// Sleeps 5 ms on the thread that calls it, then answers.
+#[tool]
+fn nap_sync() -> &'static str {
+    std::thread::sleep(Duration::from_millis(5));
+    "rested"
+}
+
+#[tokio::test]
+async fn a_default_time_limit_does_not_end_a_plain_fn_that_runs_past_it() {
+    let registry = Registry::builder().tool(nap_sync::TOOL).default_timeout(Duration::from_millis(1)).build().unwrap();
+    let call = ToolCall::new("c1", "nap_sync", "");
+    let one = registry.call(&call, &caller()).await;
+    let batch = registry.call_batch(std::slice::from_ref(&call), &caller()).await;
+    assert_eq!([said(&one), said(&batch.messages[0])], ["ok: rested", "ok: rested"]);
 }

@@ -48,7 +48,6 @@ pub use truncate::{
     truncate_text,
 };
 
-use crate::context::ToolContext;
 use crate::result::{ContentPart, MessageContent, ToolMessage};
 
 /// The names of the tools that read the output cache. Their messages are not stored again (their
@@ -125,20 +124,30 @@ impl OutputLayer {
         self.turn_bytes
     }
 
-    fn is_exempt(&self, tool_name: &str) -> bool {
+    /// `true` for a tool whose messages are left alone ([`OutputLayer::exempt`]).
+    pub(crate) fn is_exempt(&self, tool_name: &str) -> bool {
         self.exempt.iter().any(|n| n == tool_name)
     }
 
-    /// Resolves [`OUTPUT_STORE`] through the call's context and finishes the message with it
-    /// ([`OutputLayer::finish_message`]). When the store cannot be created the message is left
-    /// whole, without `output_ref`.
-    pub(crate) async fn finish(&self, message: ToolMessage, ctx: &ToolContext) -> ToolMessage {
-        if self.is_exempt(&message.tool_name) {
-            return message;
+    /// [`OutputLayer::finish_message`] with `store`, on the calling thread for a store that does
+    /// not [block](OutputStore::blocks), else on tokio's blocking pool (on the calling thread
+    /// outside a tokio runtime). When the runtime shuts down before the blocking pool ran it, the
+    /// message is returned whole, without `output_ref`; a panic of the store goes on unwinding
+    /// here, as it would inline.
+    pub(crate) async fn finish_in(self: &Arc<Self>, message: ToolMessage, store: Arc<dyn OutputStore>) -> ToolMessage {
+        if !store.blocks() {
+            return self.finish_message(message, &*store);
         }
-        match ctx.resolve(&OUTPUT_STORE).await {
-            Ok(store) => self.finish_message(message, &*store),
-            Err(_) => message,
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return self.finish_message(message, &*store);
+        };
+        // Kept for a runtime that shuts down: the disk's work dwarfs the copy.
+        let whole = message.clone();
+        let layer = Arc::clone(self);
+        match runtime.spawn_blocking(move || layer.finish_message(message, &*store)).await {
+            Ok(message) => message,
+            Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+            Err(_) => whole,
         }
     }
 
