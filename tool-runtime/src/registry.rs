@@ -420,7 +420,7 @@ impl Registry {
     fn finish_output_now(&self, message: ToolMessage, ctx: &ToolContext) -> Result<ToolMessage, ToolMessage> {
         let Some(layer) = &self.output else { return Ok(message) };
         match self.ready_store(ctx) {
-            Some(store) => Ok(layer.finish_message(message, &*store)),
+            Some(store) => Ok(layer.finish_message(message, &*store, crate::output::OutputScope::of(ctx))),
             None => Err(message),
         }
     }
@@ -454,7 +454,7 @@ impl Registry {
         for (slot, call) in messages.iter_mut().zip(calls) {
             let message = std::mem::replace(slot, ToolMessage::error(String::new(), String::new(), String::new()));
             *slot = match (&store, contexts.next().flatten()) {
-                (Some(store), None) => layer.finish_message(message, &**store),
+                (Some(store), None) => layer.finish_message(message, &**store, crate::output::OutputScope::of(ctx)),
                 (_, call_ctx) => self.with_output(message, call, ctx, call_ctx).await,
             };
         }

@@ -21,12 +21,14 @@
 
 mod budget;
 mod paging;
+mod scope;
 mod search;
 mod sniff;
 mod spill;
 mod store;
 mod trim;
 mod truncate;
+mod usage;
 
 use std::sync::Arc;
 
@@ -35,18 +37,22 @@ pub use budget::{
     turn_bytes_from_env,
 };
 pub use paging::{PageError, offset_token, page_rows, parse_page};
+pub use scope::{OutputScope, REF_ID_LEN, ScopedStore, mint_ref_id};
 pub use search::{GrepError, GrepHits, GrepLine, GrepQuery, MAX_SEARCH_LINE_BYTES, grep_matcher, grep_stored};
 pub use sniff::{SNIFF_BYTES, binary_reason, detect_image_mime, is_binary};
 pub use spill::{INLINE_RESULT_BYTES, SpilledResult, spill_result};
 pub use store::{
-    CHECKPOINT_LINES, FileStore, LineCursor, LinePrefix, MAX_REF_ID_LEN, MemoryStore, OUTPUT_STORE, OutputStore,
-    StoreError, StoredInfo, default_cache_dir, open_lines, put_text, ref_id_for_call, validate_ref_id,
+    CHECKPOINT_LINES, DEFAULT_OUTPUT_LIMITS, DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_OUTPUT_TTL, FileStore, LineCursor,
+    LinePrefix, MAX_REF_ID_LEN, MemoryStore, OUTPUT_MAX_BYTES_ENV, OUTPUT_STORE, OUTPUT_TTL_ENV, OutputStore,
+    StoreError, StoredInfo, default_cache_dir, limits_from_env, open_lines, output_limits_from_env, put_text,
+    validate_ref_id,
 };
 pub use trim::{HistoryShape, TrimReport, estimate_tokens, trim_context, trimmed_placeholder};
 pub use truncate::{
     MAX_BYTES_ENV, MAX_LINES_ENV, OutputLimits, TruncatedBy, Truncation, split_lines, truncate_head, truncate_tail,
     truncate_text,
 };
+pub use usage::{Dropped, Expiry, Lookup, REMEMBERED_EXPIRIES, StoreLimits, UsageIndex};
 
 use crate::context::ToolContext;
 use crate::result::{ContentPart, MessageContent, ToolMessage};
@@ -137,31 +143,38 @@ impl OutputLayer {
             return message;
         }
         match ctx.resolve(&OUTPUT_STORE).await {
-            Ok(store) => self.finish_message(message, &*store),
+            Ok(store) => self.finish_message(message, &*store, OutputScope::of(ctx)),
             Err(_) => message,
         }
     }
 
-    /// Stores the message's text projection and typed parts under the ref id of its call
-    /// ([`ref_id_for_call`]), sets `output_ref`, and applies the per-message cap: over the cap, the
+    /// Stores the message's text projection and typed parts under a new ref id ([`mint_ref_id`]),
+    /// made in `scope` (the call's session and principal, [`OutputScope::of`] its context), sets
+    /// `output_ref`, and applies the per-message cap: over the cap, the
     /// text keeps whole lines up to it and ends with [`truncated_marker`], and `trimmed` is set.
     /// Images stay in place. When the first line alone is over the byte cap, its longest prefix
     /// within the cap (cut at a character boundary) is kept instead, so the model sees something.
     ///
-    /// Nothing is lost: when the message cannot be stored (empty call id, store failure) it is
-    /// returned whole, without `output_ref`. Messages of exempt tools are returned unchanged.
-    pub fn finish_message(&self, mut message: ToolMessage, store: &dyn OutputStore) -> ToolMessage {
+    /// Nothing is lost: when the message cannot be stored (no ref id could be minted, store
+    /// failure) it is returned whole, without `output_ref`. Messages of exempt tools are returned
+    /// unchanged.
+    pub fn finish_message(
+        &self,
+        mut message: ToolMessage,
+        store: &dyn OutputStore,
+        scope: OutputScope<'_>,
+    ) -> ToolMessage {
         if self.is_exempt(&message.tool_name) {
             return message;
         }
-        let Some(ref_id) = ref_id_for_call(&message.tool_call_id) else { return message };
+        let Ok(ref_id) = mint_ref_id() else { return message };
         let parts: Vec<ContentPart> = match &message.content {
             MessageContent::Text(_) => Vec::new(),
             MessageContent::Parts(parts) => {
                 parts.iter().filter(|p| !matches!(p, ContentPart::Text { .. })).cloned().collect()
             }
         };
-        if put_text(store, &ref_id, &message.text(), &parts).is_err() {
+        if store.put_scoped(scope, &ref_id, &mut message.text().as_bytes(), &parts).is_err() {
             return message;
         }
         // Made only for a cut: most messages fit.
