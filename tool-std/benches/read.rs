@@ -20,6 +20,7 @@ use std::io::Write as _;
 
 use criterion::{BenchmarkId, Criterion};
 use sha2::{Digest as _, Sha256};
+use tool_runtime::ToolContext;
 use tool_std::fs::{FsLimits, read};
 use tool_std::sandbox::Sandbox;
 
@@ -44,15 +45,17 @@ fn bench(c: &mut Criterion) {
         file.flush().unwrap();
         drop(file);
         // The rows measure what they claim: a file over the limit gets the page without a hash.
-        let page = read(name.clone(), None, None, sandbox.clone(), FsLimits::default()).unwrap();
+        let page = read(name.clone(), None, None, sandbox.clone(), FsLimits::default(), &ToolContext::new()).unwrap();
         let over = size as u64 > FsLimits::default().read_whole_file_scan_max_bytes;
         assert_eq!(page.contains("content_sha256 not computed"), over, "{name}");
 
         group.bench_with_input(BenchmarkId::new("first_page", &name), &name, |b, name| {
-            b.iter(|| read(name.clone(), None, None, sandbox.clone(), FsLimits::default()).unwrap())
+            b.iter(|| {
+                read(name.clone(), None, None, sandbox.clone(), FsLimits::default(), &ToolContext::new()).unwrap()
+            })
         });
         group.bench_with_input(BenchmarkId::new("first_page_whole_scan", &name), &name, |b, name| {
-            b.iter(|| read(name.clone(), None, None, sandbox.clone(), whole_scan.clone()).unwrap())
+            b.iter(|| read(name.clone(), None, None, sandbox.clone(), whole_scan.clone(), &ToolContext::new()).unwrap())
         });
         group.bench_with_input(BenchmarkId::new("whole_file_in_memory", &name), &path, |b, path| {
             b.iter(|| {

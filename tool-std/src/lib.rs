@@ -15,6 +15,25 @@
 //! meta, kept by the [`SessionStore`](session::SessionStore) of
 //! [`SESSION_STORE`](session::SESSION_STORE) (default: JSON files in the user's state directory).
 //!
+//! # How they run
+//! No tool holds an async worker thread: every tool that touches the disk or walks a tree runs
+//! its I/O on tokio's blocking thread pool (`#[tool(blocking)]`, or `spawn_blocking` inside an
+//! `async fn`), and the web tools do async I/O. Walks and long reads watch the call's
+//! cancellation token between files or 64 KiB chunks (see [`fs`]); `apply_patch` checks it once
+//! the files are read, before its first write.
+//!
+//! # Tags
+//! Each tool carries the tags that are true of it, which MCP servers turn into hints (`read_only`
+//! → `readOnlyHint`, `destructive` → `destructiveHint`, `idempotent` → `idempotentHint`,
+//! `external` → `openWorldHint`, with the meanings of the MCP specification's `ToolAnnotations`):
+//! `read_only` on every tool that changes nothing (`read`, `read_line`, `glob`, `grep`,
+//! `todo_read`, the cache tools, `view_image`, `done`, `webfetch`, `search`); `destructive` on
+//! those that overwrite or delete (`write`, `edit`, `apply_patch`, `todo_new`, `todo_patch`,
+//! `todo_clear`), with `idempotent` where the same call again changes nothing more (`write`,
+//! `todo_new`, `todo_patch`, `todo_clear`); `external` on `webfetch` and `search`, which reach
+//! outside the machine (the permission policy of `toolbox` refuses that tag until allowed).
+//! `todo_append` only adds, and adds again when repeated: it has none of these tags.
+//!
 //! # Getting the tools
 //! `Registry::discover()` finds these tools only when this crate is linked into the binary.
 //! [`registry_builder`] registers each of them explicitly instead, so it works whether or not
@@ -33,6 +52,7 @@
 //! # }
 //! ```
 
+mod blocking;
 pub mod cache;
 pub mod control;
 pub mod fs;

@@ -72,6 +72,55 @@ fn a_set_filter_keeps_only_that_set() {
     );
 }
 
+/// The tags the MCP hints come from (`read_only` → readOnlyHint, `destructive` → destructiveHint,
+/// `idempotent` → idempotentHint, `external` → openWorldHint). MCP gives destructiveHint and
+/// idempotentHint a meaning only for a tool that is not read-only, so a read-only tool carries
+/// `read_only` alone.
+#[test]
+fn every_tool_carries_the_tags_true_of_it() {
+    let registry = tool_std::registry_builder().build().unwrap();
+
+    let tags: Vec<(&str, Vec<&str>)> =
+        registry.definitions().iter().map(|d| (d.name.as_str(), d.tags.iter().map(String::as_str).collect())).collect();
+
+    assert_eq!(
+        tags,
+        [
+            // Adds, overwrites, deletes and renames files; applied again it fails or adds again.
+            ("apply_patch", vec!["destructive"]),
+            // Returns the completion signal; changes nothing.
+            ("done", vec!["read_only"]),
+            // Overwrites the file; applied again, the old text is gone (or `replace_all` replaces
+            // again where new_string holds old_string).
+            ("edit", vec!["destructive"]),
+            ("glob", vec!["read_only"]),
+            ("grep", vec!["read_only"]),
+            ("read", vec!["read_only"]),
+            ("read_line", vec!["read_only"]),
+            // A GET of a search backend: nothing local changes; it reaches outside the machine.
+            ("search", vec!["read_only", "external"]),
+            // Adds items only; called again it adds them again (as `-2` ids).
+            ("todo_append", vec![]),
+            // Empties the plan; once empty, it stays so.
+            ("todo_clear", vec!["destructive", "idempotent"]),
+            // Replaces the plan with the same items (ids come from the items alone).
+            ("todo_new", vec!["destructive", "idempotent"]),
+            // Sets fields and removes items: again, the fields hold the same values, and a second
+            // removal is refused with nothing saved.
+            ("todo_patch", vec!["destructive", "idempotent"]),
+            ("todo_read", vec!["read_only"]),
+            ("tool_output_cache", vec!["read_only"]),
+            ("tool_output_cache_grep", vec!["read_only"]),
+            ("tool_output_cache_line", vec!["read_only"]),
+            ("view_image", vec!["read_only"]),
+            // A GET of the URL: nothing local changes; it reaches outside the machine.
+            ("webfetch", vec!["read_only", "external"]),
+            // Replaces the whole file; the same content again leaves it as it is.
+            ("write", vec!["destructive", "idempotent"]),
+        ]
+    );
+}
+
 #[test]
 fn only_webfetch_and_search_are_tagged_external() {
     let registry = tool_std::registry_builder().build().unwrap();

@@ -338,8 +338,8 @@ async fn bad_arguments_are_refused() {
 }
 
 #[test]
-fn search_is_tagged_external() {
+fn search_is_tagged_read_only_and_external() {
     let registry = tool_std::registry_builder().sets(["web"]).build().unwrap();
 
-    assert_eq!(registry.get("search").unwrap().definition().tags, ["external"]);
+    assert_eq!(registry.get("search").unwrap().definition().tags, ["read_only", "external"]);
 }

@@ -29,6 +29,15 @@ fn registry_with(config: WebConfig) -> Registry {
         .unwrap()
 }
 
+/// A registry whose policy allows 127.0.0.1 and whose resolver knows only `name`, as `addresses`.
+fn registry_resolving(name: &str, addresses: impl IntoIterator<Item = IpAddr>) -> Registry {
+    registry_with(WebConfig {
+        network: NetworkPolicy::allow([loopback()]),
+        resolver: Arc::new(StaticHosts::new().with(name, addresses)),
+        ..WebConfig::default()
+    })
+}
+
 async fn fetch_with(registry: &Registry, arguments: Value) -> ToolMessage {
     registry.call(&ToolCall::new("call_1", "webfetch", arguments.to_string()), &ToolContext::new()).await
 }
@@ -45,6 +54,14 @@ async fn fetch_err(registry: &Registry, arguments: Value) -> String {
     let message = fetch_with(registry, arguments).await;
     assert!(message.is_error, "expected an error, got: {}", message.text());
     message.text().into_owned()
+}
+
+/// The text of a refused address: `Refused to fetch {url}: {host} is {address}, {kind} address; ...`.
+fn refused(url: &str, host_is_address: &str, kind: &str) -> String {
+    format!(
+        "Refused to fetch {url}: {host_is_address}, {kind} address; webfetch reaches only globally reachable \
+         addresses unless the network policy allows others, so fetch a public URL instead"
+    )
 }
 
 const SCRIPTED: &str = "<script>window.x = 1;</script><style>.a{color:red}</style><p>Text</p>";
@@ -237,8 +254,8 @@ async fn a_redirect_to_a_refused_address_is_refused() {
 
     assert_eq!(
         fetch_err(&registry(), json!({"url": server.url("/")})).await,
-        "Refused to fetch http://127.0.0.2:9/admin: 127.0.0.2 is 127.0.0.2, a loopback address; webfetch does not \
-         reach loopback, private or link-local addresses unless the network policy allows them"
+        "Refused to fetch http://127.0.0.2:9/admin: 127.0.0.2 is 127.0.0.2, a loopback address; webfetch reaches \
+         only globally reachable addresses unless the network policy allows others, so fetch a public URL instead"
     );
 }
 
@@ -275,10 +292,7 @@ async fn loopback_is_refused_by_default() {
 
     assert_eq!(
         fetch_err(&registry_with(WebConfig::default()), json!({"url": url})).await,
-        format!(
-            "Refused to fetch {url}: 127.0.0.1 is 127.0.0.1, a loopback address; webfetch does not reach loopback, \
-             private or link-local addresses unless the network policy allows them"
-        )
+        refused(&url, "127.0.0.1 is 127.0.0.1", "a loopback")
     );
     assert_eq!(server.requests(), []);
 }
@@ -292,8 +306,7 @@ async fn a_name_is_checked_on_the_addresses_it_resolves_to() {
 
     assert_eq!(
         fetch_err(&registry_with(config), json!({"url": "http://intranet.test/wiki"})).await,
-        "Refused to fetch http://intranet.test/wiki: intranet.test is 10.1.2.3, a private address; webfetch does not \
-         reach loopback, private or link-local addresses unless the network policy allows them"
+        refused("http://intranet.test/wiki", "intranet.test is 10.1.2.3", "a private")
     );
 }
 
@@ -312,14 +325,10 @@ async fn localhost_is_refused_after_system_resolution() {
 #[tokio::test]
 async fn a_name_resolving_to_an_allowed_address_is_fetched() {
     let server = Server::start(|_| Reply::ok("text/plain", "docs")).await;
-    let config = WebConfig {
-        network: NetworkPolicy::allow([loopback()]),
-        resolver: Arc::new(StaticHosts::new().with("docs.test", [loopback()])),
-        ..WebConfig::default()
-    };
+    let registry = registry_resolving("docs.test", [loopback()]);
     let url = format!("http://docs.test:{}/", server.addr.port());
 
-    let output = fetch(&registry_with(config), json!({"url": url})).await;
+    let output = fetch(&registry, json!({"url": url})).await;
 
     assert_eq!(output["content"], "docs");
     assert_eq!(server.requests()[0].header("host"), Some(format!("docs.test:{}", server.addr.port()).as_str()));
@@ -405,25 +414,20 @@ async fn a_bad_output_format_is_refused_listing_the_choices() {
 }
 
 #[test]
-fn webfetch_is_tagged_external() {
+fn webfetch_is_tagged_read_only_and_external() {
     let registry = registry();
 
-    assert_eq!(registry.get("webfetch").unwrap().definition().tags, ["external"]);
+    assert_eq!(registry.get("webfetch").unwrap().definition().tags, ["read_only", "external"]);
 }
 
 #[tokio::test]
 async fn a_redirect_to_a_name_of_a_private_address_is_refused() {
     let server = Server::start(|_| Reply::redirect("http://intranet.test/secrets")).await;
-    let config = WebConfig {
-        network: NetworkPolicy::allow([loopback()]),
-        resolver: Arc::new(StaticHosts::new().with("intranet.test", ["192.168.1.10".parse().unwrap()])),
-        ..WebConfig::default()
-    };
+    let registry = registry_resolving("intranet.test", ["192.168.1.10".parse().unwrap()]);
 
     assert_eq!(
-        fetch_err(&registry_with(config), json!({"url": server.url("/")})).await,
-        "Refused to fetch http://intranet.test/secrets: intranet.test is 192.168.1.10, a private address; webfetch \
-         does not reach loopback, private or link-local addresses unless the network policy allows them"
+        fetch_err(&registry, json!({"url": server.url("/")})).await,
+        refused("http://intranet.test/secrets", "intranet.test is 192.168.1.10", "a private")
     );
 }
 
@@ -431,9 +435,7 @@ async fn a_redirect_to_a_name_of_a_private_address_is_refused() {
 async fn the_cloud_metadata_address_is_refused_as_link_local() {
     assert_eq!(
         fetch_err(&registry(), json!({"url": "http://169.254.169.254/latest/meta-data/"})).await,
-        "Refused to fetch http://169.254.169.254/latest/meta-data/: 169.254.169.254 is 169.254.169.254, a link-local \
-         address; webfetch does not reach loopback, private or link-local addresses unless the network policy allows \
-         them"
+        refused("http://169.254.169.254/latest/meta-data/", "169.254.169.254 is 169.254.169.254", "a link-local")
     );
 }
 
@@ -441,8 +443,7 @@ async fn the_cloud_metadata_address_is_refused_as_link_local() {
 async fn ipv6_loopback_is_refused() {
     assert_eq!(
         fetch_err(&registry(), json!({"url": "http://[::1]:8080/"})).await,
-        "Refused to fetch http://[::1]:8080/: [::1] is ::1, a loopback address; webfetch does not reach loopback, \
-         private or link-local addresses unless the network policy allows them"
+        refused("http://[::1]:8080/", "[::1] is ::1", "a loopback")
     );
 }
 
@@ -457,5 +458,88 @@ async fn a_body_over_the_download_cap_is_cut_and_marked_truncated() {
     assert_eq!(
         (&output["content"], &output["truncated"], &output["byte_size"]),
         (&json!("0123456789012345678901234"), &json!(true), &json!(25))
+    );
+}
+
+#[tokio::test]
+async fn a_redirect_to_an_ipv6_form_carrying_a_refused_ipv4_address_is_refused() {
+    let port = 9;
+    let targets = [
+        ("[::ffff:7f00:2]", "::ffff:127.0.0.2", "a loopback"),
+        ("[64:ff9b::7f00:1]", "64:ff9b::7f00:1", "a loopback"),
+        ("[64:ff9b:1::a00:1]", "64:ff9b:1::a00:1", "a private"),
+        ("[2002:7f00:1::]", "2002:7f00:1::", "a loopback"),
+        ("[2001:0:808:808::80ff:fffe]", "2001:0:808:808::80ff:fffe", "a loopback"),
+    ];
+
+    for (host, address, kind) in targets {
+        let location = format!("http://{host}:{port}/admin");
+        let server = Server::start({
+            let location = location.clone();
+            move |_| Reply::redirect(&location)
+        })
+        .await;
+
+        assert_eq!(
+            fetch_err(&registry(), json!({"url": server.url("/")})).await,
+            refused(&location, &format!("{host} is {address}"), kind),
+            "{host}"
+        );
+        assert_eq!(server.requests().len(), 1, "{host}");
+    }
+}
+
+#[tokio::test]
+async fn a_literal_documentation_address_is_refused_before_connecting() {
+    assert_eq!(
+        fetch_err(&registry(), json!({"url": "http://[2001:db8::1]/"})).await,
+        refused("http://[2001:db8::1]/", "[2001:db8::1] is 2001:db8::1", "a documentation")
+    );
+}
+
+#[tokio::test]
+async fn a_name_resolving_to_a_nat64_form_of_a_private_address_is_refused() {
+    let registry = registry_resolving("nat64.test", ["64:ff9b::a00:5".parse().unwrap()]);
+
+    assert_eq!(
+        fetch_err(&registry, json!({"url": "http://nat64.test/"})).await,
+        refused("http://nat64.test/", "nat64.test is 64:ff9b::a00:5", "a private")
+    );
+}
+
+#[tokio::test]
+async fn a_name_whose_every_address_is_refused_is_refused_by_its_first_address() {
+    let addresses = ["198.18.0.1", "240.0.0.1", "fe80::1"].map(|a| a.parse::<IpAddr>().unwrap());
+    let registry = registry_resolving("lab.test", addresses);
+
+    assert_eq!(
+        fetch_err(&registry, json!({"url": "http://lab.test/"})).await,
+        refused("http://lab.test/", "lab.test is 198.18.0.1", "a benchmarking")
+    );
+}
+
+#[tokio::test]
+async fn a_name_resolving_to_a_refused_and_an_allowed_address_connects_only_to_the_allowed_one() {
+    let allowed = Server::start(|_| Reply::ok("text/plain", "allowed")).await;
+    let other = "127.0.0.2".parse::<IpAddr>().unwrap();
+    // A listener on the refused address and the same port: a connection to it would wait in its
+    // backlog (and the fetch would hang, since nothing answers).
+    let refused_listener = std::net::TcpListener::bind((other, allowed.addr.port())).unwrap();
+    refused_listener.set_nonblocking(true).unwrap();
+    let registry = registry_resolving("mixed.test", [other, loopback()]);
+    let url = format!("http://mixed.test:{}/", allowed.addr.port());
+
+    let output = fetch(&registry, json!({"url": url})).await;
+
+    assert_eq!(output["content"], "allowed");
+    assert_eq!(allowed.requests().len(), 1);
+    assert_eq!(refused_listener.accept().map_err(|e| e.kind()).err(), Some(std::io::ErrorKind::WouldBlock));
+}
+
+#[tokio::test]
+async fn a_reason_starting_with_a_vowel_reads_an() {
+    assert_eq!(
+        fetch_err(&registry(), json!({"url": "http://192.0.0.8/"})).await,
+        refused("http://192.0.0.8/", "192.0.0.8 is 192.0.0.8", "an IETF protocol assignment")
     );
 }

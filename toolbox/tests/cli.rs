@@ -375,7 +375,7 @@ fn list_as_mcp_gives_tools_list_entries_with_the_canonical_schema() {
     assert_eq!(names, ["edit", "glob", "grep", "read", "read_line", "write"]);
     assert_eq!(entries[3]["inputSchema"], canonical[3]["input_schema"]);
     assert_eq!(entries[3]["description"], canonical[3]["description"]);
-    assert_eq!(entries[3]["annotations"], json!({"openWorldHint": false}));
+    assert_eq!(entries[3]["annotations"], json!({"readOnlyHint": true, "openWorldHint": false}));
     assert_eq!(entries[3].get("outputSchema"), None);
     assert_eq!(entries[5]["outputSchema"], canonical[5]["output_schema"]);
 }

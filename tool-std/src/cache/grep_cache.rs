@@ -16,7 +16,7 @@ pub const GREP_LINE_BYTES: usize = 1000;
 /// (1-based line numbers), blocks separated by an empty line, "... (truncated)" when more matches
 /// exist than max_matches. `No matches for: <pattern>` when nothing matches. A line too long to
 /// show is shown as a window with a tool_output_cache_line call to read it.
-#[tool(set = "cache", tags(read_only))]
+#[tool(set = "cache", blocking, tags(read_only))]
 // The arguments are the model's search options, each a field of the call's JSON.
 #[allow(clippy::too_many_arguments)]
 pub fn tool_output_cache_grep(

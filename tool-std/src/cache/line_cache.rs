@@ -11,7 +11,7 @@ use super::error::CacheError;
 /// Read one line of a cached tool output (by ref_id, a tool result's output_ref) as a window of
 /// characters (extended grapheme clusters): a header `line_number=N line_length=G char_range=a..b`,
 /// the segment, then "Use char_offset=b to continue." when more of the line remains.
-#[tool(set = "cache", tags(read_only))]
+#[tool(set = "cache", blocking, tags(read_only))]
 pub fn tool_output_cache_line(
     /// The ref id of the cached output (the output_ref of a tool result).
     ref_id: String,

@@ -15,7 +15,7 @@ use super::{MAX_LINE_GRAPHEMES, MAX_OUTPUT_BYTES, line_call};
 /// Lines over 1000 graphemes are cut with "..." and listed in a footer with a tool_output_cache_line
 /// call for the rest. At most 64 KiB of lines per call; a footer then says which offset to continue
 /// from. An offset past the end is an error.
-#[tool(set = "cache", tags(read_only))]
+#[tool(set = "cache", blocking, tags(read_only))]
 pub fn tool_output_cache(
     /// The ref id of the cached output (the output_ref of a tool result).
     ref_id: String,

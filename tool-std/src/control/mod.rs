@@ -21,7 +21,7 @@ pub enum DoneError {
 /// call other tools with it.
 ///
 /// Returns the completion signal with the message unchanged.
-#[tool(set = "control", sequential)]
+#[tool(set = "control", sequential, tags(read_only))]
 pub fn done(
     /// The final answer or summary for the user; not empty.
     message: String,

@@ -4,6 +4,8 @@ use similar::TextDiff;
 use tool_runtime::ToolContext;
 use tool_runtime::output::{OUTPUT_STORE, OutputScope, mint_ref_id};
 
+use crate::blocking::off_worker;
+
 /// Lines of unchanged context around each change in a preview (the unified-diff default).
 pub const DIFF_CONTEXT_LINES: usize = 3;
 
@@ -82,12 +84,17 @@ fn cap_head_tail(text: &str, max_lines: usize, max_bytes: usize) -> (String, boo
 /// that nothing is lost: under a new ref id ([`mint_ref_id`]) in the call's scope, readable with
 /// `tool_output_cache`, `tool_output_cache_grep` and `tool_output_cache_line`. Returns that ref
 /// id; `None` when the store cannot be had or written (the preview is then all there is, and
-/// `diff_truncated` still says so).
-pub(crate) async fn keep_full_diff(full: &str, ctx: &ToolContext) -> Option<String> {
+/// `diff_truncated` still says so). The store is written on the blocking pool.
+pub(crate) async fn keep_full_diff(full: String, ctx: &ToolContext) -> Option<String> {
     let ref_id = mint_ref_id().ok()?;
     let store = ctx.resolve(&OUTPUT_STORE).await.ok()?;
-    store.put_scoped(OutputScope::of(ctx), &ref_id, &mut full.as_bytes(), &[]).ok()?;
-    Some(ref_id)
+    let (session, principal) = (ctx.session_id().map(str::to_owned), ctx.principal().map(str::to_owned));
+    off_worker(move || {
+        let scope = OutputScope { session: session.as_deref(), principal: principal.as_deref() };
+        store.put_scoped(scope, &ref_id, &mut full.as_bytes(), &[]).ok().map(|_| ref_id)
+    })
+    .await
+    .flatten()
 }
 
 #[cfg(test)]

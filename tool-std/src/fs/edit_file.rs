@@ -9,6 +9,7 @@ use super::limits::{FS_LIMITS, FsLimits};
 use super::replace::{MatchMode, ReplaceError, Replacement, replace};
 use super::text::{sha256_hex, sniff_bytes};
 use super::write_file::{atomic_write, check_hash, parse_hash, read_existing};
+use crate::blocking::off_worker;
 use crate::sandbox::{SANDBOX, Sandbox};
 
 /// What `edit` returns (as JSON).
@@ -58,7 +59,7 @@ pub struct EditOutput {
 /// your last read) refuses the edit when the file changed since.
 ///
 /// Output JSON: {summary, file_path, replacements, match_mode, changed, dry_run, content_sha256, diff, diff_truncated, diff_ref when the diff is cut: the ref id of the whole diff for tool_output_cache}.
-#[tool(set = "fs")]
+#[tool(set = "fs", tags(destructive))]
 #[allow(clippy::too_many_arguments)]
 pub async fn edit(
     /// Path of the file, relative to the workspace root.
@@ -81,7 +82,7 @@ pub async fn edit(
     #[depends(FS_LIMITS)] limits: FsLimits,
     ctx: &ToolContext,
 ) -> Result<EditOutput, FsError> {
-    // The body runs as it always did; a cut diff is then kept whole in the output cache.
+    // The body runs on the blocking pool; a cut diff is then kept whole in the output cache.
     let run = move || -> Result<EditOutput, FsError> {
         if expected_replacements == Some(0) {
             return Err(FsError::TooSmall { field: "expected_replacements", value: 0, min: 1 });
@@ -186,9 +187,9 @@ pub async fn edit(
             full_diff: diff.truncated.then(|| diff.full.clone()),
         })
     };
-    let mut output = run()?;
+    let mut output = off_worker(run).await.ok_or(FsError::Cancelled { tool: "edit" })??;
     if let Some(full) = output.full_diff.take() {
-        output.diff_ref = keep_full_diff(&full, ctx).await;
+        output.diff_ref = keep_full_diff(full, ctx).await;
     }
     Ok(output)
 }

@@ -249,6 +249,15 @@ pub enum FsError {
         /// The parser's message.
         message: String,
     },
+    /// The call's cancellation token was cancelled, or the runtime shut down, before the tool
+    /// finished. `glob` and `grep` stop before the next file, `read` and `read_line` before the
+    /// next 64 KiB chunk; `write` and `edit` are cancelled only before they start, so nothing was
+    /// written. (Through a registry the caller gets the registry's cancelled error instead.)
+    #[error("`{tool}` was cancelled before it finished; call it again to run it to its end")]
+    Cancelled {
+        /// The tool's name.
+        tool: &'static str,
+    },
     /// Any other I/O failure.
     #[error("Cannot read {path}: {message}")]
     Io {

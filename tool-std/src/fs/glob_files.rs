@@ -1,7 +1,7 @@
 //! The `glob` tool.
 
 use globset::GlobBuilder;
-use tool_runtime::tool;
+use tool_runtime::{ToolContext, tool};
 
 use super::error::FsError;
 use super::limits::{FS_LIMITS, FsLimits};
@@ -16,7 +16,7 @@ use crate::sandbox::{SANDBOX, Sandbox};
 /// Output: one file per line, relative to the workspace root with `/` separators, in path order.
 /// When more files match than `limit` (default 100, max 1000), the first `limit` are shown and a
 /// footer `[showing N of M files]` follows. No match is not an error: `No matches for: <pattern>`.
-#[tool(set = "fs")]
+#[tool(set = "fs", blocking, tags(read_only))]
 pub fn glob(
     /// Glob pattern, relative to `path`; `**/` matches any number of directories.
     pattern: String,
@@ -28,6 +28,7 @@ pub fn glob(
     include_ignored: Option<bool>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,
+    ctx: &ToolContext,
 ) -> Result<String, FsError> {
     let limit = checked_limit(limit, &limits)?;
     let trimmed = pattern.strip_prefix("./").unwrap_or(&pattern);
@@ -40,10 +41,15 @@ pub fn glob(
     if !is_dir {
         return Err(FsError::NotADirectory { path: path.unwrap_or_default() });
     }
-    let matches: Vec<String> = files(&sandbox, &base, None, include_ignored.unwrap_or(false))
-        .filter(|entry| matcher.is_match(relative_slash_path(&base, entry.path())))
-        .map(|entry| sandbox.display_path(entry.path()))
-        .collect();
+    let mut matches: Vec<String> = Vec::new();
+    for entry in files(&sandbox, &base, None, include_ignored.unwrap_or(false)) {
+        if ctx.is_cancelled() {
+            return Err(FsError::Cancelled { tool: "glob" });
+        }
+        if matcher.is_match(relative_slash_path(&base, entry.path())) {
+            matches.push(sandbox.display_path(entry.path()));
+        }
+    }
     if matches.is_empty() {
         return Ok(format!("No matches for: {pattern}"));
     }

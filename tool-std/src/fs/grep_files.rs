@@ -32,9 +32,21 @@ use crate::sandbox::{SANDBOX, Sandbox};
 //
 // (Not part of the description the model sees.) Progress, for a listener of
 // `ToolContext::progress`: files searched so far, without a total (the walk does not count the
-// files first), after the 1st file and every 32nd, then once more at the end with `total` equal
-// to the number of files searched; message `1 file searched`, `N files searched`.
-#[tool(set = "fs")]
+// files first), after the 1st file and every 32nd, and at the end with `total` equal to the
+// number of files searched; message `1 file searched`, `N files searched`. Values strictly
+// increase (MCP requires it of progress notifications): when the last file falls on a progress
+// point, the end report takes its place (1 file: `1/1`; 32 files: `1`, `32/32`; 33 files: `1`,
+// `32`, `33/33`; no file: `0/0`).
+//
+// Cancellation: the token is checked before each file and before the end report. Once it is seen
+// cancelled, grep reports no more progress and returns `FsError::Cancelled` (a registry answers
+// with its cancelled error).
+//
+// The tool's own record: a `tracing` debug event with target `tool_std::fs::grep` at each
+// progress point (field `searched`, the files searched so far) and one at the end (fields
+// `searched` and `cancelled`), whether or not anyone listens to progress; a disabled level costs
+// one check.
+#[tool(set = "fs", blocking, tags(read_only))]
 #[allow(clippy::too_many_arguments)]
 pub fn grep(
     /// The regex (or, with regex=false, the literal text) to search for; matches within one line.
@@ -93,7 +105,11 @@ pub fn grep(
     let mut stored = 0;
     let mut total = 0;
     let mut searched: u64 = 0;
-    for entry in files(&sandbox, &base, overrides, include_ignored.unwrap_or(false)) {
+    let mut walk = files(&sandbox, &base, overrides, include_ignored.unwrap_or(false)).peekable();
+    while let Some(entry) = walk.next() {
+        if ctx.is_cancelled() {
+            return Err(cancelled_after(searched));
+        }
         let mut sink = FileSink {
             capacity: limit - stored,
             matcher: &matcher,
@@ -107,8 +123,12 @@ pub fn grep(
         };
         let searched_ok = searcher.search_path(&matcher, entry.path(), &mut sink).is_ok();
         searched += 1;
-        if ctx.wants_progress() && (searched == 1 || searched.is_multiple_of(PROGRESS_EVERY)) {
-            ctx.progress(searched, None, &searched_message(searched));
+        // At the last file the end report stands for this one.
+        if (searched == 1 || searched.is_multiple_of(PROGRESS_EVERY)) && walk.peek().is_some() {
+            tracing::debug!(target: RECORD_TARGET, searched, "grep progress");
+            if ctx.wants_progress() {
+                ctx.progress(searched, None, &searched_message(searched));
+            }
         }
         if !searched_ok || sink.binary {
             continue;
@@ -127,6 +147,11 @@ pub fn grep(
             previous = Some(line.number);
         }
     }
+    // Cancelled during the last file: no end report for a cancelled call.
+    if ctx.is_cancelled() {
+        return Err(cancelled_after(searched));
+    }
+    tracing::debug!(target: RECORD_TARGET, searched, cancelled = false, "grep ended");
     if ctx.wants_progress() {
         ctx.progress(searched, Some(searched), &searched_message(searched));
     }
@@ -146,6 +171,15 @@ pub fn grep(
 
 /// How many files between two progress reports of `grep`.
 const PROGRESS_EVERY: u64 = 32;
+
+/// The `tracing` target of `grep`'s own record of files searched.
+const RECORD_TARGET: &str = "tool_std::fs::grep";
+
+/// The end of a cancelled `grep`, `searched` files in: recorded, and its error.
+fn cancelled_after(searched: u64) -> FsError {
+    tracing::debug!(target: RECORD_TARGET, searched, cancelled = true, "grep cancelled");
+    FsError::Cancelled { tool: "grep" }
+}
 
 /// The progress message of `grep`: `1 file searched`, `N files searched`.
 fn searched_message(searched: u64) -> String {

@@ -2,7 +2,7 @@
 
 use std::fs::File;
 
-use tool_runtime::tool;
+use tool_runtime::{ToolContext, tool};
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::error::FsError;
@@ -25,7 +25,7 @@ const READ_KEEP_LINE_BYTES: usize = 1024 * 1024;
 /// read only up to the page, and gets its line count and hash only when the page reaches its end.
 /// An empty file reads as one empty line 1. An offset past the end, a directory and a binary file
 /// are errors.
-#[tool(set = "fs")]
+#[tool(set = "fs", blocking, tags(read_only))]
 pub fn read(
     /// Path of the file, relative to the workspace root.
     file_path: String,
@@ -35,6 +35,7 @@ pub fn read(
     limit: Option<usize>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,
+    ctx: &ToolContext,
 ) -> Result<String, FsError> {
     let offset = offset.unwrap_or(0);
     let limit = limit.unwrap_or(limits.read_default_lines);
@@ -48,7 +49,7 @@ pub fn read(
     let mut cut_lines: Vec<usize> = Vec::new();
     let mut last_shown = offset;
     let mut capped = false;
-    let scanned = scan(&file_path, "read", file, offset, READ_KEEP_LINE_BYTES, stop_early, |line| {
+    let scanned = scan(&file_path, "read", ctx, file, offset, READ_KEEP_LINE_BYTES, stop_early, |line| {
         let number = line.index + 1;
         let text = String::from_utf8_lossy(line.bytes);
         let (shown, cut) = cut_graphemes(&text, limits.read_max_line_graphemes);
@@ -120,7 +121,7 @@ pub fn read(
 /// then after an empty line `Use char_offset=b to continue.` when the line goes on, and
 /// `[read_metadata] content_sha256=<hex>` of the whole file (not computed for a file over 8 MiB,
 /// unless the line is its last). The line's `\n` (and a `\r` before it) is not part of it.
-#[tool(set = "fs")]
+#[tool(set = "fs", blocking, tags(read_only))]
 pub fn read_line(
     /// Path of the file, relative to the workspace root.
     file_path: String,
@@ -132,6 +133,7 @@ pub fn read_line(
     char_limit: Option<usize>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,
+    ctx: &ToolContext,
 ) -> Result<String, FsError> {
     if line_number == 0 {
         return Err(FsError::TooSmall { field: "line_number", value: 0, min: 1 });
@@ -149,7 +151,7 @@ pub fn read_line(
     let (file, size) = open_text_file(&sandbox, &file_path)?;
     let stop_early = size > limits.read_whole_file_scan_max_bytes;
     let mut found: Option<String> = None;
-    let scanned = scan(&file_path, "read", file, line_number - 1, usize::MAX, stop_early, |line| {
+    let scanned = scan(&file_path, "read_line", ctx, file, line_number - 1, usize::MAX, stop_early, |line| {
         found = Some(String::from_utf8_lossy(line.bytes).into_owned());
         false
     })?;
@@ -214,18 +216,22 @@ fn read_metadata(summary: Option<&ScanSummary>, size: u64, limits: &FsLimits) ->
     }
 }
 
-/// [`scan_lines`] with its errors as the model reads them.
+/// [`scan_lines`] for the tool `tool`, stopping at the next chunk once `ctx` is cancelled, with
+/// its errors as the model reads them.
+#[allow(clippy::too_many_arguments)]
 fn scan(
     path: &str,
-    verb: &'static str,
+    tool: &'static str,
+    ctx: &ToolContext,
     file: File,
     from_line: usize,
     keep_bytes: usize,
     stop_early: bool,
     visit: impl FnMut(super::scan::Line<'_>) -> bool,
 ) -> Result<Scanned, FsError> {
-    scan_lines(file, from_line, keep_bytes, stop_early, visit).map_err(|e| match e {
-        ScanError::Binary(reason) => FsError::Binary { verb, path: path.to_owned(), reason },
+    scan_lines(file, from_line, keep_bytes, stop_early, || ctx.is_cancelled(), visit).map_err(|e| match e {
+        ScanError::Binary(reason) => FsError::Binary { verb: "read", path: path.to_owned(), reason },
         ScanError::Io(e) => FsError::io(path, &e),
+        ScanError::Cancelled => FsError::Cancelled { tool },
     })
 }

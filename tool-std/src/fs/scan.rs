@@ -39,6 +39,8 @@ pub(crate) enum ScanError {
     Binary(&'static str),
     /// Reading failed.
     Io(io::Error),
+    /// `cancelled` said so before a chunk was read.
+    Cancelled,
 }
 
 impl From<io::Error> for ScanError {
@@ -68,11 +70,15 @@ pub(crate) struct Line<'a> {
 /// [`Scanned::Whole`] when that line ended the file. A pass whose visitor never stops (an empty
 /// page, a line past the end) always reads to the end. Memory stays at one chunk plus one kept
 /// line.
+///
+/// `cancelled` is asked before each chunk is read; when it says `true` the pass ends with
+/// [`ScanError::Cancelled`].
 pub(crate) fn scan_lines<R: Read>(
     mut reader: R,
     from_line: usize,
     keep_bytes: usize,
     stop_early: bool,
+    cancelled: impl Fn() -> bool,
     mut visit: impl FnMut(Line<'_>) -> bool,
 ) -> Result<Scanned, ScanError> {
     let mut hasher = Sha256::new();
@@ -88,6 +94,9 @@ pub(crate) fn scan_lines<R: Read>(
     let mut last_byte: Option<u8> = None;
     let mut total = 0_usize;
     loop {
+        if cancelled() {
+            return Err(ScanError::Cancelled);
+        }
         let filled = fill(&mut reader, &mut buffer)?;
         if filled == 0 {
             break;
@@ -198,10 +207,17 @@ mod tests {
 
     fn lines_of(bytes: &[u8], from: usize, cap: usize) -> (Vec<(usize, String, bool)>, usize) {
         let mut seen = Vec::new();
-        let scanned = scan_lines(bytes, from, cap, false, |line| {
-            seen.push((line.index, String::from_utf8_lossy(line.bytes).into_owned(), line.whole));
-            true
-        })
+        let scanned = scan_lines(
+            bytes,
+            from,
+            cap,
+            false,
+            || false,
+            |line| {
+                seen.push((line.index, String::from_utf8_lossy(line.bytes).into_owned(), line.whole));
+                true
+            },
+        )
         .unwrap();
         let Scanned::Whole(summary) = scanned else { panic!("a pass that never stops reads to the end") };
         (seen, summary.lines)
@@ -211,10 +227,17 @@ mod tests {
     /// how the pass ended.
     fn stopping_after(bytes: &[u8], pages: usize) -> (Vec<String>, Scanned) {
         let mut seen = Vec::new();
-        let scanned = scan_lines(bytes, 0, 100, true, |line| {
-            seen.push(String::from_utf8_lossy(line.bytes).into_owned());
-            seen.len() < pages
-        })
+        let scanned = scan_lines(
+            bytes,
+            0,
+            100,
+            true,
+            || false,
+            |line| {
+                seen.push(String::from_utf8_lossy(line.bytes).into_owned());
+                seen.len() < pages
+            },
+        )
         .unwrap();
         (seen, scanned)
     }
@@ -271,10 +294,17 @@ mod tests {
     #[test]
     fn counting_goes_on_after_the_visitor_stops() {
         let mut visits = 0;
-        let scanned = scan_lines(&b"1\n2\n3\n4\n"[..], 0, 10, false, |_| {
-            visits += 1;
-            visits < 2
-        })
+        let scanned = scan_lines(
+            &b"1\n2\n3\n4\n"[..],
+            0,
+            10,
+            false,
+            || false,
+            |_| {
+                visits += 1;
+                visits < 2
+            },
+        )
         .unwrap();
         assert_eq!(visits, 2);
         assert_eq!(scanned, Scanned::Whole(ScanSummary { sha256: sha256_hex(b"1\n2\n3\n4\n"), lines: 4 }));
@@ -312,7 +342,7 @@ mod tests {
         let mut text = "1\n".repeat(CHUNK_BYTES);
         text.truncate(CHUNK_BYTES);
         let reader = text.as_bytes().chain(text.as_bytes()).chain(Failing);
-        let scanned = scan_lines(reader, 0, 100, true, |line| line.index < 10).unwrap();
+        let scanned = scan_lines(reader, 0, 100, true, || false, |line| line.index < 10).unwrap();
         assert_eq!(scanned, Scanned::Stopped);
     }
 
@@ -321,6 +351,31 @@ mod tests {
         let (seen, scanned) = stopping_after(b"1\n2\n3", usize::MAX);
         assert_eq!(seen, ["1", "2", "3"]);
         assert_eq!(scanned, Scanned::Whole(ScanSummary { sha256: sha256_hex(b"1\n2\n3"), lines: 3 }));
+    }
+
+    #[test]
+    fn a_cancelled_pass_stops_before_the_next_chunk() {
+        // Cancelled once the first chunk is read: the reader's failing third chunk is never asked.
+        let text = "1\n".repeat(CHUNK_BYTES / 2);
+        let reader = text.as_bytes().chain(text.as_bytes()).chain(Failing);
+        let asked = std::cell::Cell::new(0);
+        let mut seen = 0;
+        let scanned = scan_lines(
+            reader,
+            0,
+            100,
+            false,
+            || {
+                asked.set(asked.get() + 1);
+                asked.get() > 1
+            },
+            |_| {
+                seen += 1;
+                true
+            },
+        );
+        assert!(matches!(scanned, Err(ScanError::Cancelled)));
+        assert_eq!((asked.get(), seen), (2, CHUNK_BYTES / 2));
     }
 
     /// A reader whose every read fails.

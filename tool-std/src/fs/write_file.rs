@@ -11,6 +11,7 @@ use super::diff::{diff_preview, keep_full_diff};
 use super::error::FsError;
 use super::limits::{FS_LIMITS, FsLimits};
 use super::text::sha256_hex;
+use crate::blocking::off_worker;
 use crate::sandbox::{SANDBOX, Sandbox};
 
 /// What `write` returns (as JSON; its JSON Schema is the tool's output schema).
@@ -46,7 +47,7 @@ pub struct WriteOutput {
 /// or when it no longer exists, nothing is written and the error says to read it again.
 ///
 /// Output JSON: {summary "Wrote N bytes to <file_path>", file_path, created, content_sha256, diff, diff_truncated, diff_ref when the diff is cut: the ref id of the whole diff for tool_output_cache}.
-#[tool(set = "fs", output_schema)]
+#[tool(set = "fs", output_schema, tags(destructive, idempotent))]
 pub async fn write(
     /// Path of the file, relative to the workspace root.
     file_path: String,
@@ -59,7 +60,7 @@ pub async fn write(
     #[depends(FS_LIMITS)] limits: FsLimits,
     ctx: &ToolContext,
 ) -> Result<WriteOutput, FsError> {
-    // The body runs as it always did; a cut diff is then kept whole in the output cache.
+    // The body runs on the blocking pool; a cut diff is then kept whole in the output cache.
     let run = move || -> Result<WriteOutput, FsError> {
         let expected = expected_hash.as_deref().map(parse_hash).transpose()?;
         let real = sandbox.resolve(&file_path)?;
@@ -80,9 +81,9 @@ pub async fn write(
             full_diff: diff.truncated.then(|| diff.full.clone()),
         })
     };
-    let mut output = run()?;
+    let mut output = off_worker(run).await.ok_or(FsError::Cancelled { tool: "write" })??;
     if let Some(full) = output.full_diff.take() {
-        output.diff_ref = keep_full_diff(&full, ctx).await;
+        output.diff_ref = keep_full_diff(full, ctx).await;
     }
     Ok(output)
 }

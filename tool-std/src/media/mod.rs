@@ -128,7 +128,7 @@ fn describe_non_image(bytes: &[u8]) -> &'static str {
 /// not its name). Returns a text part `Image loaded: <path> (<width>x<height>, <type>)` and the
 /// image. When the model cannot take images, returns a text description instead. SVG, text,
 /// damaged and other files are errors. max_bytes defaults to 5 MiB (5242880), at most 10 MiB.
-#[tool(set = "media", tags(read_only))]
+#[tool(set = "media", blocking, tags(read_only))]
 pub fn view_image(
     /// Path of the image, relative to the workspace root.
     file_path: String,

@@ -50,7 +50,7 @@ mod seek;
 mod text;
 
 use serde::Serialize;
-use tool_runtime::tool;
+use tool_runtime::{ToolContext, tool};
 
 pub use disk::SandboxFiles;
 pub use memory::MemoryFiles;
@@ -143,8 +143,23 @@ pub fn apply_to_memory(files: &mut MemoryFiles, patch: &str) -> Result<PatchOutp
 /// [`PatchError::WriteFailed`] / [`PatchError::RestoreFailed`] when the file system failed
 /// while writing.
 pub fn apply_patch_in(sandbox: &Sandbox, patch: &str, dry_run: bool) -> Result<PatchOutput, PatchError> {
+    apply_unless_cancelled(sandbox, patch, dry_run, || false)
+}
+
+/// [`apply_patch_in`], asking `cancelled` once the files are read and checked, before the first
+/// write: a patch cancelled by then writes nothing ([`PatchError::Cancelled`]). Once writing has
+/// begun it runs to its end, so that the patch stays all or nothing.
+fn apply_unless_cancelled(
+    sandbox: &Sandbox,
+    patch: &str,
+    dry_run: bool,
+    cancelled: impl Fn() -> bool,
+) -> Result<PatchOutput, PatchError> {
     let parsed = parse_patch(patch)?;
     let plan = plan_patch(&parsed, &SandboxFiles::new(sandbox))?;
+    if cancelled() {
+        return Err(PatchError::Cancelled);
+    }
     if !dry_run {
         disk::commit(&plan.changes)?;
     }
@@ -178,13 +193,14 @@ pub fn apply_patch_in(sandbox: &Sandbox, patch: &str, dry_run: bool) -> Result<P
 /// Returns JSON: summary, file_count, files [{action, file_path, move_to?, summary}], diff
 /// (a unified diff preview) and diff_truncated. With dry_run=true nothing is written and the same
 /// preview is returned.
-#[tool(set = "patch", sequential)]
+#[tool(set = "patch", blocking, sequential, tags(destructive))]
 pub fn apply_patch(
     /// The whole patch text, from `*** Begin Patch` to `*** End Patch`.
     patch: String,
     /// Check the patch and return its preview without writing anything (default false).
     dry_run: Option<bool>,
     #[depends(SANDBOX)] sandbox: Sandbox,
+    ctx: &ToolContext,
 ) -> Result<PatchOutput, PatchError> {
-    apply_patch_in(&sandbox, &patch, dry_run.unwrap_or(false))
+    apply_unless_cancelled(&sandbox, &patch, dry_run.unwrap_or(false), || ctx.is_cancelled())
 }

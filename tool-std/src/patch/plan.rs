@@ -126,6 +126,11 @@ pub enum PatchError {
         /// The operating system's message.
         message: String,
     },
+    /// The call was cancelled after the files were read and checked, before the first write;
+    /// nothing was written. (Through a registry the caller gets the registry's cancelled error
+    /// instead.)
+    #[error("`apply_patch` was cancelled before writing; nothing was written")]
+    Cancelled,
     /// Writing failed and restoring some files failed too.
     #[error(
         "writing {path} failed: {message}; restoring failed for {}: check these files by hand",

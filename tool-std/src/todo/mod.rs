@@ -33,6 +33,7 @@ pub use item::{DEFAULT_PRIORITY, MAX_SLUG_CHARS, NewTodo, TodoItem, TodoPatch, T
 pub use plan::{EMPTY_PLAN, render_plan};
 pub use store::{session_key, set_todos, todos_in};
 
+use crate::blocking::off_worker;
 use crate::session::{SessionError, modify, session_store_for};
 
 /// Why a todo tool refused a change; nothing was saved. The `Display` text is what the model reads.
@@ -88,7 +89,8 @@ pub enum TodoError {
     /// The session could not be read or written.
     #[error(transparent)]
     Session(#[from] SessionError),
-    /// The session store could not be reached (its creation failed, or its worker thread died).
+    /// The session store could not be reached (its creation failed, or the runtime shut down
+    /// before the store was called).
     #[error("the todo list cannot be reached: {message}")]
     Store {
         /// The cause.
@@ -104,7 +106,7 @@ pub enum TodoError {
 /// Returns the plan: a counts line, `Next: [id]` (the item in progress, else the first pending
 /// one), and one line per item: `n. [ ]|[>]|[x]|[-] [id] (pN) label` for pending, in_progress,
 /// completed, cancelled.
-#[tool(set = "todo")]
+#[tool(set = "todo", tags(destructive, idempotent))]
 pub async fn todo_new(
     /// The plan, in order; at least one item.
     todos: Vec<NewTodo>,
@@ -156,7 +158,7 @@ pub async fn todo_append(
 /// a change that leaves two in_progress is refused with both ids named, and nothing is saved.
 ///
 /// Returns the whole plan, like todo_read.
-#[tool(set = "todo")]
+#[tool(set = "todo", tags(destructive, idempotent))]
 pub async fn todo_patch(
     /// The changes, applied in order; at least one.
     updates: Vec<TodoPatch>,
@@ -178,7 +180,7 @@ pub async fn todo_patch(
 }
 
 /// Remove every item of this session's plan. Returns how many were removed.
-#[tool(set = "todo")]
+#[tool(set = "todo", tags(destructive, idempotent))]
 pub async fn todo_clear(ctx: &ToolContext) -> Result<String, TodoError> {
     edit_plan(ctx, |old| {
         let removed = old.map_or(0, |items| items.len());
@@ -190,7 +192,7 @@ pub async fn todo_clear(ctx: &ToolContext) -> Result<String, TodoError> {
 
 /// Show this session's plan: a counts line, `Next: [id]`, and one line per item
 /// `n. [ ]|[>]|[x]|[-] [id] (pN) label`.
-#[tool(set = "todo")]
+#[tool(set = "todo", tags(read_only))]
 pub async fn todo_read(ctx: &ToolContext) -> Result<String, TodoError> {
     let (store, session) = session_store_for(ctx).await.map_err(|e| TodoError::Store { message: e.to_string() })?;
     let items = blocking(move || todos_in(&store.load(&session)?)).await?;
@@ -286,14 +288,13 @@ where
     .await
 }
 
-/// Runs blocking store I/O off the async workers when a tokio runtime is there, inline otherwise.
+/// Runs blocking store I/O off the async workers (see [`off_worker`]).
 async fn blocking<T, F>(work: F) -> Result<T, TodoError>
 where
     T: Send + 'static,
     F: FnOnce() -> Result<T, TodoError> + Send + 'static,
 {
-    if tokio::runtime::Handle::try_current().is_err() {
-        return work();
-    }
-    tokio::task::spawn_blocking(work).await.map_err(|e| TodoError::Store { message: e.to_string() })?
+    off_worker(work)
+        .await
+        .unwrap_or_else(|| Err(TodoError::Store { message: "the runtime is shutting down".to_owned() }))
 }

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use tokio::time::{Duration, Instant};
 use tool_runtime::{DependencyError, DependencyKey, Scope, ToolContext, tool};
 
+use super::address::article;
 use super::config::{WEB_CONFIG, WebConfig};
 use super::html::Document;
 use super::net::{CheckedResolver, Failure, NetErrorClass, NetworkPolicy, classify};
@@ -89,8 +90,9 @@ pub enum FetchError {
     },
     /// The network policy refuses the address (also after a redirect).
     #[error(
-        "Refused to fetch {url}: {host} is {address}, a {reason} address; webfetch does not reach loopback, private \
-         or link-local addresses unless the network policy allows them"
+        "Refused to fetch {url}: {host} is {address}, {} {reason} address; webfetch reaches only globally reachable \
+         addresses unless the network policy allows others, so fetch a public URL instead",
+        article(.reason)
     )]
     AddressRefused {
         /// The URL of the refused hop.
@@ -197,10 +199,11 @@ pub(crate) fn build_client(
 /// status, ok, content_type, output_format, title, content, truncated, byte_size, duration_ms}.
 /// HTML becomes Markdown (default), plain text or cleaned HTML; scripts, styles and comments are
 /// removed before the max_bytes cut. Redirects are followed (up to 5). Non-text content (images,
-/// PDFs, archives) is refused. Loopback, private and link-local addresses are refused. Network
+/// PDFs, archives) is refused. Addresses that are not globally reachable (loopback, private,
+/// link-local, documentation and the other special-purpose ranges) are refused. Network
 /// errors start with their class: timeout, dns_error, tls_error, connection_refused,
 /// connection_reset, network_error.
-#[tool(set = "web", tags(external))]
+#[tool(set = "web", tags(read_only, external))]
 pub async fn webfetch(
     /// The absolute http:// or https:// URL.
     url: String,

@@ -4,22 +4,27 @@ use std::collections::HashMap;
 use std::error::Error as StdError;
 use std::fmt;
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
+use super::address::{article, blocked_reason};
+
 /// Which addresses `webfetch` may connect to beyond the public internet.
 ///
-/// By default none: loopback, private, link-local and the other special ranges of
-/// [`blocked_reason`] are refused. `allow_private` lifts the refusal for all of them;
+/// By default none: every address that is not globally reachable ([`blocked_reason`]: loopback,
+/// private, link-local, documentation and the other special-purpose blocks of the IANA
+/// registries) is refused. `allow_private` lifts the refusal for all of them;
 /// `allowed_addresses` for the listed addresses only.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NetworkPolicy {
     /// Allow every address (for agents that must reach the local network). Default `false`.
     pub allow_private: bool,
     /// Addresses allowed although [`blocked_reason`] refuses them, e.g. `127.0.0.1` for a local
-    /// development server. Compared after unwrapping IPv4-mapped IPv6 addresses.
+    /// development server. Compared after unwrapping IPv4-mapped IPv6 addresses (`::ffff:127.0.0.1`
+    /// is `127.0.0.1`); the other IPv6 forms that carry an IPv4 address (NAT64, 6to4, Teredo)
+    /// reach another host and are not allowed by their IPv4 address.
     pub allowed_addresses: Vec<IpAddr>,
 }
 
@@ -44,56 +49,6 @@ fn canonical(address: IpAddr) -> IpAddr {
     match address {
         IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(address, IpAddr::V4),
         v4 => v4,
-    }
-}
-
-/// Why an address is not on the public internet: `"loopback"`, `"private"`, `"link-local"`,
-/// `"unspecified"`, `"broadcast"`, `"multicast"` or `"shared (carrier-grade NAT)"`; `None` for a
-/// public address. IPv4: 127/8, 10/8, 172.16/12, 192.168/16, 169.254/16, 0/8, 255.255.255.255,
-/// 224/4, 100.64/10. IPv6: ::1, fc00::/7, fe80::/10, ::, ff00::/8, and IPv4-mapped addresses by
-/// their IPv4 rule.
-pub fn blocked_reason(address: IpAddr) -> Option<&'static str> {
-    match canonical(address) {
-        IpAddr::V4(v4) => v4_reason(v4),
-        IpAddr::V6(v6) => v6_reason(v6),
-    }
-}
-
-fn v4_reason(v4: Ipv4Addr) -> Option<&'static str> {
-    let [a, b, ..] = v4.octets();
-    if v4.is_loopback() {
-        Some("loopback")
-    } else if v4.is_private() {
-        Some("private")
-    } else if v4.is_link_local() {
-        Some("link-local")
-    } else if a == 0 {
-        Some("unspecified")
-    } else if v4.is_broadcast() {
-        Some("broadcast")
-    } else if v4.is_multicast() {
-        Some("multicast")
-    } else if a == 100 && (64..128).contains(&b) {
-        Some("shared (carrier-grade NAT)")
-    } else {
-        None
-    }
-}
-
-fn v6_reason(v6: Ipv6Addr) -> Option<&'static str> {
-    let first = v6.segments()[0];
-    if v6.is_loopback() {
-        Some("loopback")
-    } else if v6.is_unspecified() {
-        Some("unspecified")
-    } else if first & 0xfe00 == 0xfc00 {
-        Some("private")
-    } else if first & 0xffc0 == 0xfe80 {
-        Some("link-local")
-    } else if v6.is_multicast() {
-        Some("multicast")
-    } else {
-        None
     }
 }
 
@@ -178,7 +133,7 @@ pub(crate) struct AddressRefused {
 
 impl fmt::Display for AddressRefused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} resolves to {}, a {} address", self.host, self.address, self.reason)
+        write!(f, "{} resolves to {}, {} {} address", self.host, self.address, article(self.reason), self.reason)
     }
 }
 

@@ -415,7 +415,7 @@ fn domain_matches(host: &str, domain: &str) -> bool {
 /// ddg (default, no key) or brave (needs an API key). allowed_domains keeps only results whose
 /// host is one of the domains or a subdomain of one (`docs.rs` keeps `docs.rs` and
 /// `www.docs.rs`). Use webfetch to read a result.
-#[tool(set = "web", tags(external))]
+#[tool(set = "web", tags(read_only, external))]
 pub async fn search(
     /// The words to search for.
     query: String,
