@@ -903,6 +903,10 @@ impl OutputStore for FileStore {
             return Err(StoreError::io(ref_id, format!("cannot publish {}: {e}", target.display())));
         }
         let now = self.clock.now();
+        // The last use on disk is the store's clock, as every later use writes it.
+        if let Ok(file) = File::options().write(true).open(target.join("index")) {
+            let _ = file.set_modified(now);
+        }
         let dropped = self.lock().insert(ref_id, size, FileEntry { scope: Some(owner), stamped: now }, now, now);
         self.delete(dropped);
         Ok(info)
