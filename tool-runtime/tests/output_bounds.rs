@@ -143,8 +143,8 @@ fn an_evicted_ref_of_the_callers_scope_reads_as_evicted_with_what_to_do() {
         assert_eq!(error, StoreError::Expired { ref_id: "old".to_owned(), why: Expiry::SizeCap }, "{}", b.kind);
         assert_eq!(
             error.to_string(),
-            "the tool output under ref_id `old` is no longer cached (the cache was full and it was the least \
-             recently used output); call the tool again to get it"
+            "the tool output under ref_id `old` is no longer cached (evicted as the least recently used when the \
+             store was full); call the tool again to get it"
         );
     }
 }
@@ -180,8 +180,8 @@ fn an_output_not_used_for_longer_than_the_time_to_live_expires() {
         assert_eq!(error, StoreError::Expired { ref_id: "t".to_owned(), why: Expiry::TimeToLive }, "{}", b.kind);
         assert_eq!(
             error.to_string(),
-            "the tool output under ref_id `t` is no longer cached (it was not used for longer than the cache keeps \
-             outputs); call the tool again to get it"
+            "the tool output under ref_id `t` is no longer cached (not used for longer than its time to live); call \
+             the tool again to get it"
         );
         assert_eq!((b.total)(), 0, "{}", b.kind);
     }

@@ -193,23 +193,24 @@ struct RecordingSessionStore {
 }
 
 impl SessionStore for RecordingSessionStore {
-    fn load(&self, session_id: &str) -> Result<SessionMeta, SessionError> {
+    fn load(&self, session_id: &str, principal: Option<&str>) -> Result<SessionMeta, SessionError> {
         self.threads.record();
-        self.inner.load(session_id)
+        self.inner.load(session_id, principal)
     }
 
     fn update(
         &self,
         session_id: &str,
+        principal: Option<&str>,
         edit: &mut dyn FnMut(&mut SessionMeta) -> bool,
     ) -> Result<SessionMeta, SessionError> {
         self.threads.record();
-        self.inner.update(session_id, edit)
+        self.inner.update(session_id, principal, edit)
     }
 
-    fn remove(&self, session_id: &str) -> Result<bool, SessionError> {
+    fn remove(&self, session_id: &str, principal: Option<&str>) -> Result<bool, SessionError> {
         self.threads.record();
-        self.inner.remove(session_id)
+        self.inner.remove(session_id, principal)
     }
 }
 

@@ -37,8 +37,8 @@ pub enum Expiry {
 impl fmt::Display for Expiry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Self::TimeToLive => "it was not used for longer than the cache keeps outputs",
-            Self::SizeCap => "the cache was full and it was the least recently used output",
+            Self::TimeToLive => "not used for longer than its time to live",
+            Self::SizeCap => "evicted as the least recently used when the store was full",
         })
     }
 }

@@ -34,7 +34,7 @@ pub use plan::{EMPTY_PLAN, render_plan};
 pub use store::{session_key, set_todos, todos_in};
 
 use crate::blocking::off_worker;
-use crate::session::{SessionError, modify, session_store_for};
+use crate::session::{SessionError, session_store_for};
 
 /// Why a todo tool refused a change; nothing was saved. The `Display` text is what the model reads.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -194,8 +194,8 @@ pub async fn todo_clear(ctx: &ToolContext) -> Result<String, TodoError> {
 /// `n. [ ]|[>]|[x]|[-] [id] (pN) label`.
 #[tool(set = "todo", tags(read_only))]
 pub async fn todo_read(ctx: &ToolContext) -> Result<String, TodoError> {
-    let (store, session) = session_store_for(ctx).await.map_err(|e| TodoError::Store { message: e.to_string() })?;
-    let items = blocking(move || todos_in(&store.load(&session)?)).await?;
+    let session = session_store_for(ctx).await.map_err(|e| TodoError::Store { message: e.to_string() })?;
+    let items = blocking(move || todos_in(&session.load()?)).await?;
     Ok(render_plan(&items))
 }
 
@@ -277,9 +277,9 @@ async fn edit_plan<F>(ctx: &ToolContext, change: F) -> Result<String, TodoError>
 where
     F: FnOnce(Result<Vec<TodoItem>, TodoError>) -> Result<(Vec<TodoItem>, String), TodoError> + Send + 'static,
 {
-    let (store, session) = session_store_for(ctx).await.map_err(|e| TodoError::Store { message: e.to_string() })?;
+    let session = session_store_for(ctx).await.map_err(|e| TodoError::Store { message: e.to_string() })?;
     blocking(move || {
-        modify(&*store, &session, |meta| {
+        session.modify(|meta| {
             let (items, text) = change(todos_in(meta))?;
             set_todos(meta, &items)?;
             Ok(text)
