@@ -7,7 +7,8 @@
 //!   `TOOL_MAX_BYTES`), whole lines, never a split character.
 //! - [`apply_turn_budget`]: the text results of one turn share 64 KiB (env `TOOL_MAX_TURN_BYTES`) by
 //!   max-min fairness; a cut result keeps a head and a tail around a marker.
-//! - [`spill_result`]: a large result written to a content-addressed, read-only file.
+//! - [`store_stream`] / [`stream_result`]: a result too large for a `String`, read from a stream
+//!   into the store as it arrives, with only the head and tail of its preview in memory.
 //! - [`OutputStore`]: the output cache ([`MemoryStore`], [`FileStore`]), behind the registry-scoped
 //!   dependency [`OUTPUT_STORE`]; [`open_lines`] and [`grep_stored`] stream over it.
 //! - [`trim_context`]: the oldest tool outputs of a history become `[tool output trimmed; ref=ID]`.
@@ -24,8 +25,8 @@ mod paging;
 mod scope;
 mod search;
 mod sniff;
-mod spill;
 mod store;
+mod stream;
 mod trim;
 mod truncate;
 mod usage;
@@ -40,13 +41,13 @@ pub use paging::{PageError, offset_token, page_rows, parse_page};
 pub use scope::{OutputScope, REF_ID_LEN, ScopedStore, mint_ref_id};
 pub use search::{GrepError, GrepHits, GrepLine, GrepQuery, MAX_SEARCH_LINE_BYTES, grep_matcher, grep_stored};
 pub use sniff::{SNIFF_BYTES, binary_reason, detect_image_mime, is_binary};
-pub use spill::{INLINE_RESULT_BYTES, SpilledResult, spill_result};
 pub use store::{
     CHECKPOINT_LINES, DEFAULT_OUTPUT_LIMITS, DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_OUTPUT_TTL, FileStore, LineCursor,
     LinePrefix, MAX_REF_ID_LEN, MemoryStore, OUTPUT_MAX_BYTES_ENV, OUTPUT_STORE, OUTPUT_TTL_ENV, OutputStore,
     StoreError, StoredInfo, default_cache_dir, limits_from_env, open_lines, output_limits_from_env, put_text,
     validate_ref_id,
 };
+pub use stream::{STREAM_PREVIEW_BYTES, StreamedOutput, store_stream, stream_result};
 pub use trim::{HistoryShape, TrimReport, estimate_tokens, trim_context, trimmed_placeholder};
 pub use truncate::{
     MAX_BYTES_ENV, MAX_LINES_ENV, OutputLimits, TruncatedBy, Truncation, split_lines, truncate_head, truncate_tail,
@@ -155,6 +156,9 @@ impl OutputLayer {
     /// Images stay in place. When the first line alone is over the byte cap, its longest prefix
     /// within the cap (cut at a character boundary) is kept instead, so the model sees something.
     ///
+    /// A message of a [`ToolResult::Stored`](crate::ToolResult::Stored) result is in the store
+    /// already: it keeps its `output_ref` and is only capped.
+    ///
     /// Nothing is lost: when the message cannot be stored (no ref id could be minted, store
     /// failure) it is returned whole, without `output_ref`. Messages of exempt tools are returned
     /// unchanged.
@@ -167,16 +171,23 @@ impl OutputLayer {
         if self.is_exempt(&message.tool_name) {
             return message;
         }
-        let Ok(ref_id) = mint_ref_id() else { return message };
-        let parts: Vec<ContentPart> = match &message.content {
-            MessageContent::Text(_) => Vec::new(),
-            MessageContent::Parts(parts) => {
-                parts.iter().filter(|p| !matches!(p, ContentPart::Text { .. })).cloned().collect()
+        let ref_id = match message.output_ref.take() {
+            // Stored already, as it was streamed (`ToolResult::Stored`).
+            Some(ref_id) => ref_id,
+            None => {
+                let Ok(ref_id) = mint_ref_id() else { return message };
+                let parts: Vec<ContentPart> = match &message.content {
+                    MessageContent::Text(_) => Vec::new(),
+                    MessageContent::Parts(parts) => {
+                        parts.iter().filter(|p| !matches!(p, ContentPart::Text { .. })).cloned().collect()
+                    }
+                };
+                if store.put_scoped(scope, &ref_id, &mut message.text().as_bytes(), &parts).is_err() {
+                    return message;
+                }
+                ref_id
             }
         };
-        if store.put_scoped(scope, &ref_id, &mut message.text().as_bytes(), &parts).is_err() {
-            return message;
-        }
         // Made only for a cut: most messages fit.
         let marker = || truncated_marker(&ref_id);
         let mut left = self.limits;
