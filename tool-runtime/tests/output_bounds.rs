@@ -246,3 +246,18 @@ fn an_output_another_process_wrote_is_adopted_on_first_read() {
 fn the_default_limits_are_24_hours_and_256_mib() {
     assert_eq!(DEFAULT_OUTPUT_LIMITS, StoreLimits::new(Duration::from_secs(86_400), 268_435_456));
 }
+
+#[test]
+fn a_temp_directory_left_by_a_write_that_never_finished_is_deleted_once_older_than_the_time_to_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = StoreLimits::new(Duration::from_secs(60), MIB);
+    let left = dir.path().join(".tmp-r1-1-1");
+    std::fs::create_dir(&left).unwrap();
+    let written = std::fs::metadata(&left).unwrap().modified().unwrap();
+    let clock = Arc::new(FixedClock::new(written + Duration::from_secs(30)));
+    FileStore::open(dir.path(), limits, clock.clone()).unwrap();
+    assert!(left.exists(), "30 s old: it may still be being written");
+    clock.set(written + Duration::from_secs(61));
+    FileStore::open(dir.path(), limits, clock).unwrap();
+    assert!(!left.exists());
+}

@@ -10,14 +10,20 @@
 //! - [`store_stream`] / [`stream_result`]: a result too large for a `String`, read from a stream
 //!   into the store as it arrives, with only the head and tail of its preview in memory.
 //! - [`OutputStore`]: the output cache ([`MemoryStore`], [`FileStore`]), behind the registry-scoped
-//!   dependency [`OUTPUT_STORE`]; [`open_lines`] and [`grep_stored`] stream over it.
+//!   dependency [`OUTPUT_STORE`]; [`open_lines`] and [`grep_stored`] stream over it. Every store is
+//!   bounded ([`StoreLimits`]: 24 hours since last use, 256 MiB, env `TOOL_OUTPUT_TTL_SECS`,
+//!   `TOOL_OUTPUT_MAX_BYTES`; least recently used first out, kept by a [`UsageIndex`]).
+//! - Ref ids: minted by the layer ([`mint_ref_id`]: 22 characters, 128 unguessable bits), never a
+//!   provider's call id, and good only in the [`OutputScope`] (session, principal) that made them:
+//!   a reader goes through a [`ScopedStore`], to which a ref of another scope reads exactly as an
+//!   unknown one.
 //! - [`trim_context`]: the oldest tool outputs of a history become `[tool output trimmed; ref=ID]`.
 //! - [`parse_page`], [`page_rows`], [`offset_token`]; [`is_binary`], [`detect_image_mime`];
 //!   [`split_lines`], [`truncate_text`].
 //!
 //! The dispatcher applies an [`OutputLayer`] when the registry is built with one
-//! (`Registry::builder().output(OutputLayer::from_env()?)`): every message is stored under its ref
-//! id and gets its `output_ref`, a message over the per-message cap keeps whole lines and ends with
+//! (`Registry::builder().output(OutputLayer::from_env()?)`): every message is stored under a new
+//! ref id in its call's scope and gets it as `output_ref`, a message over the per-message cap keeps whole lines and ends with
 //! `[tool output truncated; ref=ID]`, and the messages of a batch share the turn budget.
 
 mod budget;

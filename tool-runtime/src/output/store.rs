@@ -111,7 +111,7 @@ pub fn validate_ref_id(ref_id: &str) -> Result<(), StoreError> {
 /// this trait are 0-based. Readers stream: nothing here needs the whole text in memory.
 ///
 /// The reads below ([`info`](OutputStore::info), [`open_at`](OutputStore::open_at), ...) do not
-/// look at scopes: readers on behalf of a caller go through a [`ScopedStore`], which checks
+/// look at scopes: readers on behalf of a caller go through a [`ScopedStore`](super::ScopedStore), which checks
 /// [`check_scope`](OutputStore::check_scope) first.
 pub trait OutputStore: Send + Sync {
     /// Stores the text read from `text` (to its end) and the typed `parts` under `ref_id`, made in
@@ -661,7 +661,8 @@ impl FileStore {
 
     /// A store rooted at `root`, created when missing, bounded by `limits`, reading the time from
     /// `clock`. Scans the root once to fill the usage index, and deletes the outputs that are past
-    /// the time to live or over the cap (least recently used first).
+    /// the time to live or over the cap (least recently used first), and the temp directories of
+    /// writes that never finished once they are older than the time to live.
     ///
     /// # Errors
     /// The I/O error, with the path, when `root` cannot be created or listed.
@@ -674,9 +675,22 @@ impl FileStore {
             io::Error::new(e.kind(), format!("cannot list the output cache directory {}: {e}", root.display()))
         })?;
         let mut found = Vec::new();
+        let now = clock.now();
         for entry in listing.flatten() {
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
+            if name.starts_with(".tmp-") || name.starts_with(".old-") {
+                // Left by a process that stopped while writing: deleted once older than the time
+                // to live (a younger one may still be being written).
+                let stale = entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age > limits.ttl));
+                if stale {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+                continue;
+            }
             if validate_ref_id(name).is_err() {
                 continue;
             }
@@ -687,7 +701,6 @@ impl FileStore {
         // Oldest use first, so that the index's order is the order of last use.
         found.sort();
         let store = Self { root, usage: Arc::new(Mutex::new(UsageIndex::new(limits))), clock };
-        let now = store.clock.now();
         let mut dropped = Vec::new();
         {
             let mut usage = store.lock();

@@ -19,7 +19,10 @@
 //! [`SESSION_STORE`](crate::session::SESSION_STORE) for a context with a session id, so a
 //! resumed session id gets its plan back; in memory for the registry's lifetime for a context
 //! without one. Emptying the plan removes the `todos` key. Each call is one atomic
-//! read-modify-write of the session, so concurrent calls never lose an update.
+//! read-modify-write of the session, so concurrent calls never lose an update. A session belongs
+//! to the principal that made it: every todo tool refuses a session id of another principal
+//! ([`SessionError::OtherPrincipal`]) and changes nothing. A plan not used for the store's time to
+//! live (30 days by default) is gone: `todo_read` says so, and `todo_new` starts again.
 
 mod item;
 mod plan;
