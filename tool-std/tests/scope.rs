@@ -6,8 +6,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::json;
-use tool_runtime::output::{FileStore, MemoryStore, OUTPUT_STORE, OutputLayer, OutputStore};
-use tool_runtime::{Registry, ToolCall, ToolContext, ToolMessage};
+use tool_runtime::output::{FileStore, MemoryStore, OUTPUT_STORE, OutputLayer, OutputStore, StoreLimits};
+use tool_runtime::{FixedClock, Registry, ToolCall, ToolContext, ToolMessage};
 use tool_std::sandbox::{SANDBOX, Sandbox};
 
 /// The three cache tools, each with the arguments that read `ref_id`.
@@ -150,5 +150,36 @@ async fn the_output_of_a_call_is_stored_in_its_scope_and_read_back_in_it() {
         let ref_id = secret_ref(&registry, ws.path(), &ctx).await;
         let again = call(&registry, &ctx, "tool_output_cache", json!({"ref_id": ref_id})).await;
         assert_eq!(again.text().lines().next(), Some("    1      1  the secret is 42"), "{kind}");
+    }
+}
+
+#[tokio::test]
+async fn every_cache_tool_says_a_ref_of_this_scope_expired_and_what_to_do() {
+    let clock = Arc::new(FixedClock::new(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_800_000_000)));
+    let limits = StoreLimits::new(std::time::Duration::from_secs(60), 1024 * 1024);
+    let dir = tempfile::tempdir().unwrap();
+    let stores: [(&str, Arc<dyn OutputStore>); 2] = [
+        ("memory", Arc::new(MemoryStore::with_limits(limits, clock.clone()))),
+        ("file", Arc::new(FileStore::open(dir.path(), limits, clock.clone()).unwrap())),
+    ];
+    for (kind, store) in stores {
+        let ws = tempfile::tempdir().unwrap();
+        let registry = registry(ws.path(), store);
+        let (owner, other) = (context("s1", Some("alice")), context("s1", Some("bob")));
+        let ref_id = secret_ref(&registry, ws.path(), &owner).await;
+        clock.advance(std::time::Duration::from_secs(61));
+        for (tool, arguments) in cache_calls(&ref_id) {
+            let expired = call(&registry, &owner, tool, arguments.clone()).await;
+            assert_eq!(
+                expired.text(),
+                format!(
+                    "the tool output under ref_id `{ref_id}` is no longer cached (not used for longer than its time \
+                     to live); call the tool again to get it"
+                ),
+                "{kind}: {tool}"
+            );
+            let unknown = call(&registry, &other, tool, arguments).await;
+            assert!(unknown.text().starts_with("no tool output is cached under ref_id"), "{kind}: {tool}");
+        }
     }
 }
