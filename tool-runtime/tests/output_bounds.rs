@@ -261,3 +261,34 @@ fn a_temp_directory_left_by_a_write_that_never_finished_is_deleted_once_older_th
     FileStore::open(dir.path(), limits, clock).unwrap();
     assert!(!left.exists());
 }
+
+#[test]
+fn reads_from_another_scope_do_not_keep_an_output_alive() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = clock();
+    for b in bounded(StoreLimits::new(Duration::from_secs(60), MIB), &clock, &dir) {
+        put(&*b.store, ALICE, "mine", "mine\n");
+        for _ in 0..3 {
+            clock.advance(Duration::from_secs(25));
+            let error = ScopedStore::new(&*b.store, BOB).info("mine").unwrap_err();
+            assert_eq!(error, StoreError::NotFound { ref_id: "mine".to_owned() }, "{}", b.kind);
+        }
+        // 75 s after Alice's last use, whatever Bob did.
+        let error = ScopedStore::new(&*b.store, ALICE).info("mine").unwrap_err();
+        assert_eq!(error, StoreError::Expired { ref_id: "mine".to_owned(), why: Expiry::TimeToLive }, "{}", b.kind);
+    }
+}
+
+#[test]
+fn the_least_recently_used_of_several_scopes_goes_first_whatever_its_scope() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = clock();
+    for b in bounded(StoreLimits::new(Duration::from_secs(3600), 2 * 1100), &clock, &dir) {
+        put(&*b.store, ALICE, "a", &"a".repeat(1000));
+        put(&*b.store, BOB, "b", &"b".repeat(1000));
+        put(&*b.store, ALICE, "c", &"c".repeat(1000));
+        assert!(ScopedStore::new(&*b.store, ALICE).info("a").is_err(), "{}", b.kind);
+        assert_eq!(ScopedStore::new(&*b.store, BOB).info("b").unwrap().bytes, 1000, "{}", b.kind);
+        assert_eq!(ScopedStore::new(&*b.store, ALICE).info("c").unwrap().bytes, 1000, "{}", b.kind);
+    }
+}
