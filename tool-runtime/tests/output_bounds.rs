@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
 use tool_runtime::output::{
-    DEFAULT_OUTPUT_LIMITS, Expiry, FileStore, MemoryStore, OutputScope, OutputStore, ScopedStore, StoreError,
-    StoreLimits,
+    DEFAULT_OUTPUT_LIMITS, Expiry, FILE_ENTRY_OVERHEAD, FileStore, MEMORY_ENTRY_OVERHEAD, MemoryStore, OutputScope,
+    OutputStore, ScopedStore, StoreError, StoreLimits,
 };
 use tool_runtime::{Clock, FixedClock};
 
@@ -47,11 +47,13 @@ fn read(store: &dyn OutputStore, ref_id: &str) -> Result<String, StoreError> {
     Ok(text)
 }
 
-/// The bytes of every file under `root` (the file store's entries).
+/// The bytes of every file under `root` (the file store's entries), and
+/// [`FILE_ENTRY_OVERHEAD`] per entry.
 fn bytes_on_disk(root: &std::path::Path) -> u64 {
     let mut total = 0;
     for entry in std::fs::read_dir(root).unwrap() {
         let path = entry.unwrap().path();
+        total += FILE_ENTRY_OVERHEAD;
         for file in std::fs::read_dir(&path).unwrap() {
             total += file.unwrap().metadata().unwrap().len();
         }
@@ -81,8 +83,9 @@ fn two_thousand_outputs_into_a_store_capped_at_1_mib_never_exceed_the_cap_plus_o
             // 1 to 4 KiB of lines each, so that entries differ in size.
             let text: String =
                 (0..(16 + i % 48)).map(|l| format!("output {i:04} line {l:03} {}\n", "x".repeat(40))).collect();
-            // The bytes an entry adds beside its text: index (32), parts (`[]`, 2), scope (under 64).
-            let entry = text.len() as u64 + 32 + 2 + 64;
+            // The bytes an entry adds beside its text: index (32), parts (`[]`, 2), scope (under
+            // 64) and the store's own per entry.
+            let entry = text.len() as u64 + 32 + 2 + 64 + FILE_ENTRY_OVERHEAD.max(MEMORY_ENTRY_OVERHEAD);
             largest = largest.max(entry);
             put(&*b.store, ALICE, &format!("r{i}"), &text);
             let total = (b.total)();
@@ -93,8 +96,8 @@ fn two_thousand_outputs_into_a_store_capped_at_1_mib_never_exceed_the_cap_plus_o
             }
         }
         assert!(largest < 8 * 1024);
-        // The newest outputs, the last 200 (at most 800 KiB), are all there, whole.
-        for i in 1_800..2_000u64 {
+        // The newest outputs, the last 100 (at most 800 KiB), are all there, whole.
+        for i in 1_900..2_000u64 {
             let text = read(&*b.store, &format!("r{i}")).unwrap();
             assert!(text.starts_with(&format!("output {i:04} line 000 ")), "{}: r{i}", b.kind);
             assert_eq!(text.lines().count() as u64, 16 + i % 48);
@@ -108,8 +111,9 @@ fn two_thousand_outputs_into_a_store_capped_at_1_mib_never_exceed_the_cap_plus_o
 fn a_read_makes_an_output_the_last_to_be_evicted() {
     let dir = tempfile::tempdir().unwrap();
     let clock = clock();
-    for b in bounded(StoreLimits::new(Duration::from_secs(3600), 3 * 1100), &clock, &dir) {
-        let text = "y".repeat(1000);
+    // Three outputs of 20,000 bytes fit in either store (with its bytes per entry), four do not.
+    for b in bounded(StoreLimits::new(Duration::from_secs(3600), 75_000), &clock, &dir) {
+        let text = "y".repeat(20_000);
         for r in ["a", "b", "c"] {
             put(&*b.store, ALICE, r, &text);
         }
@@ -283,12 +287,13 @@ fn reads_from_another_scope_do_not_keep_an_output_alive() {
 fn the_least_recently_used_of_several_scopes_goes_first_whatever_its_scope() {
     let dir = tempfile::tempdir().unwrap();
     let clock = clock();
-    for b in bounded(StoreLimits::new(Duration::from_secs(3600), 2 * 1100), &clock, &dir) {
-        put(&*b.store, ALICE, "a", &"a".repeat(1000));
-        put(&*b.store, BOB, "b", &"b".repeat(1000));
-        put(&*b.store, ALICE, "c", &"c".repeat(1000));
+    // Two outputs of 20,000 bytes fit in either store (with its bytes per entry), three do not.
+    for b in bounded(StoreLimits::new(Duration::from_secs(3600), 50_000), &clock, &dir) {
+        put(&*b.store, ALICE, "a", &"a".repeat(20_000));
+        put(&*b.store, BOB, "b", &"b".repeat(20_000));
+        put(&*b.store, ALICE, "c", &"c".repeat(20_000));
         assert!(ScopedStore::new(&*b.store, ALICE).info("a").is_err(), "{}", b.kind);
-        assert_eq!(ScopedStore::new(&*b.store, BOB).info("b").unwrap().bytes, 1000, "{}", b.kind);
-        assert_eq!(ScopedStore::new(&*b.store, ALICE).info("c").unwrap().bytes, 1000, "{}", b.kind);
+        assert_eq!(ScopedStore::new(&*b.store, BOB).info("b").unwrap().bytes, 20_000, "{}", b.kind);
+        assert_eq!(ScopedStore::new(&*b.store, ALICE).info("c").unwrap().bytes, 20_000, "{}", b.kind);
     }
 }

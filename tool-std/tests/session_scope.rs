@@ -8,13 +8,17 @@ use std::time::{Duration, UNIX_EPOCH};
 use serde_json::{Value, json};
 use tool_runtime::output::StoreLimits;
 use tool_runtime::{Clock, FixedClock, Registry, ToolCall, ToolContext, ToolMessage};
-use tool_std::session::{FileSessionStore, MemorySessionStore, SESSION_STORE, SessionError, SessionStore, modify};
+use tool_std::session::{
+    FILE_SESSION_OVERHEAD, FileSessionStore, MEMORY_SESSION_OVERHEAD, MemorySessionStore, SESSION_STORE, SessionError,
+    SessionStore, modify,
+};
 
 /// A store of each kind, named.
 type Stores = Vec<(&'static str, Arc<dyn SessionStore>)>;
 
-/// A store of each kind, named, with how many bytes it holds by its own count.
-type CountedStores = [(&'static str, Arc<dyn SessionStore>, Box<dyn Fn() -> u64>); 2];
+/// A store of each kind, named, with how many bytes it holds by its own count and the bytes it
+/// counts per session beside the session's own.
+type CountedStores = [(&'static str, Arc<dyn SessionStore>, Box<dyn Fn() -> u64>, u64); 2];
 
 fn clock() -> Arc<FixedClock> {
     Arc::new(FixedClock::new(UNIX_EPOCH + Duration::from_secs(1_800_000_000)))
@@ -169,39 +173,44 @@ async fn a_session_not_used_for_longer_than_its_time_to_live_is_gone_and_says_so
 fn sessions_past_the_size_cap_go_least_recently_used_first() {
     let clock = clock();
     let dir = tempfile::tempdir().unwrap();
-    let limits = StoreLimits::new(Duration::from_secs(3600), 16 * 1024);
-    let memory = Arc::new(MemorySessionStore::with_limits(limits, clock.clone()));
-    let file = Arc::new(FileSessionStore::with_limits(dir.path(), limits, clock.clone()));
+    let note = "n".repeat(8000);
+    // Room for six sessions of this note in each store, with the bytes it counts per session.
+    let room = |overhead: u64| 6 * (8000 + 200 + overhead);
+    let limits = |overhead| StoreLimits::new(Duration::from_secs(3600), room(overhead));
+    let memory = Arc::new(MemorySessionStore::with_limits(limits(MEMORY_SESSION_OVERHEAD), clock.clone()));
+    let file = Arc::new(FileSessionStore::with_limits(dir.path(), limits(FILE_SESSION_OVERHEAD), clock.clone()));
     let (m, f) = (memory.clone(), file.clone());
-    let stores: CountedStores =
-        [("memory", memory, Box::new(move || m.total_bytes())), ("file", file, Box::new(move || f.total_bytes()))];
-    for (kind, store, total) in stores {
-        let note = "n".repeat(900);
+    let stores: CountedStores = [
+        ("memory", memory, Box::new(move || m.total_bytes()), MEMORY_SESSION_OVERHEAD),
+        ("file", file, Box::new(move || f.total_bytes()), FILE_SESSION_OVERHEAD),
+    ];
+    for (kind, store, total, overhead) in stores {
         for i in 0..200 {
             let id = format!("s{i}");
             modify(&*store, &id, None, |m| Ok::<_, ()>(m.insert("note".into(), json!(note)))).unwrap().unwrap();
-            if i == 10 {
+            if i == 3 {
                 // A use of s0 makes it the last of the old ones to go.
                 store.load("s0", None).unwrap();
             }
-            if i == 20 {
-                // About 16 sessions fit: s1 to s4 went, s0 (used at 10) stays.
+            if i == 7 {
+                // Eight written, six fit: s1 and s2 went, s0 (used after s3) stays.
                 assert_eq!(store.load("s0", None).unwrap()["note"], json!(note), "{kind}");
                 assert!(matches!(store.load("s1", None), Err(SessionError::Expired { .. })), "{kind}");
+                assert!(matches!(store.load("s2", None), Err(SessionError::Expired { .. })), "{kind}");
+                assert_eq!(store.load("s3", None).unwrap()["note"], json!(note), "{kind}");
             }
             let held = total();
-            // One session: its id and `{"note":"nnn..."}` (a file adds its format's fields).
-            assert!(held <= 16 * 1024 + 1100, "{kind}: {held} bytes after session {i}");
+            assert!(held <= room(overhead) + 8000 + 200 + overhead, "{kind}: {held} bytes after session {i}");
         }
         assert_eq!(store.load("s199", None).unwrap()["note"], json!(note), "{kind}");
         assert_eq!(
-            store.load("s1", None),
-            Err(SessionError::Expired { session_id: "s1".to_owned(), why: tool_runtime::output::Expiry::SizeCap }),
+            store.load("s100", None),
+            Err(SessionError::Expired { session_id: "s100".to_owned(), why: tool_runtime::output::Expiry::SizeCap }),
             "{kind}"
         );
     }
     let files = std::fs::read_dir(dir.path())
         .unwrap()
         .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "json"));
-    assert!(files.count() <= 16, "the file store deleted the files it let go");
+    assert_eq!(files.count(), 6, "the file store deleted the files it let go");
 }

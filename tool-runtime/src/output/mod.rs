@@ -48,10 +48,10 @@ pub use scope::{OutputScope, REF_ID_LEN, ScopedStore, mint_ref_id};
 pub use search::{GrepError, GrepHits, GrepLine, GrepQuery, MAX_SEARCH_LINE_BYTES, grep_matcher, grep_stored};
 pub use sniff::{SNIFF_BYTES, binary_reason, detect_image_mime, is_binary};
 pub use store::{
-    CHECKPOINT_LINES, DEFAULT_OUTPUT_LIMITS, DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_OUTPUT_TTL, FileStore, LineCursor,
-    LinePrefix, MAX_REF_ID_LEN, MemoryStore, OUTPUT_MAX_BYTES_ENV, OUTPUT_STORE, OUTPUT_TTL_ENV, OutputStore,
-    StoreError, StoredInfo, default_cache_dir, limits_from_env, open_lines, output_limits_from_env, put_text,
-    validate_ref_id,
+    CHECKPOINT_LINES, DEFAULT_OUTPUT_LIMITS, DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_OUTPUT_TTL, FILE_ENTRY_OVERHEAD,
+    FileStore, LineCursor, LinePrefix, MAX_REF_ID_LEN, MEMORY_ENTRY_OVERHEAD, MemoryStore, OUTPUT_MAX_BYTES_ENV,
+    OUTPUT_STORE, OUTPUT_TTL_ENV, OutputStore, StoreError, StoredInfo, default_cache_dir, limits_from_env, open_lines,
+    output_limits_from_env, put_text, validate_ref_id,
 };
 pub use stream::{STREAM_PREVIEW_BYTES, StreamedOutput, store_stream, stream_result};
 pub use trim::{HistoryShape, TrimReport, estimate_tokens, trim_context, trimmed_placeholder};

@@ -432,9 +432,20 @@ pub fn limits_from_env(defaults: StoreLimits, ttl_var: &str, bytes_var: &str) ->
     Ok(limits)
 }
 
+/// Bytes a [`MemoryStore`] counts for each output beside its data: its slots in the store's map
+/// and usage index (an estimate of their memory), so that a cap bounds the memory of many small
+/// outputs too.
+pub const MEMORY_ENTRY_OVERHEAD: u64 = 256;
+
+/// Bytes a [`FileStore`] counts for each output beside its files: its directory (one 4 KiB block
+/// on common file systems) and its slot in the usage index, so that a cap bounds the disk and the
+/// index of many small outputs too (256 MiB holds at most 65,536 outputs).
+pub const FILE_ENTRY_OVERHEAD: u64 = 4096;
+
 /// Outputs in memory, for tests and short-lived processes; lost when dropped. Bounded by its
 /// [`StoreLimits`] (default [`DEFAULT_OUTPUT_LIMITS`]): an entry's size is the bytes of its text,
-/// its line index and its typed parts (as JSON) and of its scope's ids.
+/// its line index and its typed parts (as JSON) and of its scope's ids, plus
+/// [`MEMORY_ENTRY_OVERHEAD`].
 pub struct MemoryStore {
     state: Mutex<MemoryState>,
     clock: Arc<dyn Clock>,
@@ -545,7 +556,11 @@ impl OutputStore for MemoryStore {
         index.feed(&bytes);
         let info = StoredInfo { bytes: index.bytes, lines: index.lines(), parts: parts.len() };
         let owner = ScopeKey::of(scope);
-        let size = info.bytes + 8 * index.checkpoints.len() as u64 + parts_bytes(parts) + owner.bytes();
+        let size = info.bytes
+            + 8 * index.checkpoints.len() as u64
+            + parts_bytes(parts)
+            + owner.bytes()
+            + MEMORY_ENTRY_OVERHEAD;
         let entry = MemoryEntry { text: bytes, checkpoints: index.checkpoints, info, parts: parts.to_vec() };
         let now = self.clock.now();
         let mut state = self.lock();
@@ -611,7 +626,8 @@ pub(crate) fn unique() -> u64 {
 /// Bounds ([`StoreLimits`], default [`DEFAULT_OUTPUT_LIMITS`]): the store keeps a usage index in
 /// memory, filled by one scan of the root when it is opened (sizes, and last use from the
 /// modification time of each `index` file) and kept up to date by every write and read, so pruning
-/// never scans the directory again. An entry's size is the bytes of its four files. A read marks
+/// never scans the directory again. An entry's size is the bytes of its four files plus
+/// [`FILE_ENTRY_OVERHEAD`]. A read marks
 /// the entry used in memory at once and on disk (the `index` file's modification time) at most
 /// once a minute. Outputs another process writes into the same root are adopted on first read;
 /// its deletions read as expired. What this process let go is remembered as expired
@@ -858,12 +874,12 @@ impl FileStore {
     }
 }
 
-/// The bytes of an entry's files and its last use (the `index` file's modification time); `None`
-/// when `dir` is not a complete entry.
+/// The size of an entry (the bytes of its files and [`FILE_ENTRY_OVERHEAD`]) and its last use (the
+/// `index` file's modification time); `None` when `dir` is not a complete entry.
 fn entry_usage(dir: &Path) -> Option<(u64, SystemTime)> {
     let index = std::fs::metadata(dir.join("index")).ok()?;
     let used = index.modified().ok()?;
-    let mut bytes = index.len();
+    let mut bytes = index.len() + FILE_ENTRY_OVERHEAD;
     for name in ["text", "parts.json", "scope"] {
         bytes += std::fs::metadata(dir.join(name)).map_or(0, |m| m.len());
     }

@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use tool_runtime::output::{Dropped, Expiry, Lookup, StoreLimits, UsageIndex};
 use tool_runtime::{Clock, SystemClock};
 
-use super::{DEFAULT_SESSION_LIMITS, SessionError, SessionMeta, SessionStore, check_owner};
+use super::{DEFAULT_SESSION_LIMITS, FILE_SESSION_OVERHEAD, SessionError, SessionMeta, SessionStore, check_owner};
 
 /// The format version this build writes (the `version` field of a [`SessionFile`]); it reads
 /// this one and version 1 (the same without `principal`).
@@ -80,7 +80,7 @@ pub struct SessionFile {
 /// - Bounds ([`StoreLimits`], default [`DEFAULT_SESSION_LIMITS`]): a usage index in memory, filled
 ///   by one scan of the directory on first use (each file's size, and its modification time as the
 ///   last use) and kept by every load and save, which also set the file's modification time. Its
-///   size is the file's. Pruning deletes session files (never one being updated: a file whose lock
+///   size is the file's plus [`FILE_SESSION_OVERHEAD`](super::FILE_SESSION_OVERHEAD). Pruning deletes session files (never one being updated: a file whose lock
 ///   is held is left for later) and leaves the empty lock files. Sessions another process saves are
 ///   counted from their first use here.
 #[derive(Debug, Clone)]
@@ -150,7 +150,7 @@ impl FileSessionStore {
             found.sort();
             let now = self.bounds.clock.now();
             for (used, stem, bytes) in found {
-                dropped.extend(index.insert(&stem, bytes, None, used, now));
+                dropped.extend(index.insert(&stem, bytes + FILE_SESSION_OVERHEAD, None, used, now));
             }
             Mutex::new(index)
         });
@@ -194,7 +194,8 @@ impl FileSessionStore {
         if let Ok(file) = File::options().write(true).open(path) {
             let _ = file.set_modified(now);
         }
-        let dropped = self.usage().insert(stem, bytes, Some(principal.map(str::to_owned)), now, now);
+        let size = bytes + FILE_SESSION_OVERHEAD;
+        let dropped = self.usage().insert(stem, size, Some(principal.map(str::to_owned)), now, now);
         self.delete(dropped);
     }
 

@@ -6,13 +6,15 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tool_runtime::output::{Lookup, StoreLimits, UsageIndex};
 use tool_runtime::{Clock, SystemClock};
 
-use super::{DEFAULT_SESSION_LIMITS, SessionError, SessionMeta, SessionStore, check_owner, meta_bytes};
+use super::{
+    DEFAULT_SESSION_LIMITS, MEMORY_SESSION_OVERHEAD, SessionError, SessionMeta, SessionStore, check_owner, meta_bytes,
+};
 
 /// Sessions kept in memory, lost when the store is dropped. One lock guards every session, so
 /// updates are atomic (and serialised across sessions; fine for the small metas tools keep).
 ///
 /// Bounded by its [`StoreLimits`] (default [`DEFAULT_SESSION_LIMITS`]): a session's size is the
-/// bytes of its id and of its meta as compact JSON; a session not used (loaded or updated) for
+/// bytes of its id and of its meta as compact JSON plus [`MEMORY_SESSION_OVERHEAD`]; a session not used (loaded or updated) for
 /// longer than the time to live, or the least recently used one while the total is over the cap,
 /// is dropped.
 pub struct MemorySessionStore {
@@ -132,7 +134,7 @@ impl SessionStore for MemorySessionStore {
             return Ok(old);
         }
         let owner = principal.map(str::to_owned);
-        let size = session_id.len() as u64 + meta_bytes(&meta);
+        let size = session_id.len() as u64 + meta_bytes(&meta) + MEMORY_SESSION_OVERHEAD;
         state.sessions.insert(session_id.to_owned(), Saved { meta: meta.clone(), principal: owner.clone() });
         for dropped in state.usage.insert(session_id, size, owner, now, now) {
             state.sessions.remove(&dropped.key);

@@ -74,6 +74,16 @@ pub fn session_limits_from_env() -> Result<StoreLimits, String> {
     limits_from_env(DEFAULT_SESSION_LIMITS, SESSION_TTL_ENV, SESSION_MAX_BYTES_ENV)
 }
 
+/// Bytes a [`MemorySessionStore`] counts for each session beside its id and meta: its slots in
+/// the store's map and usage index (an estimate of their memory), so that a cap bounds many small
+/// sessions too.
+pub const MEMORY_SESSION_OVERHEAD: u64 = 256;
+
+/// Bytes a [`FileSessionStore`] counts for each session beside its file's: the file's disk block
+/// (4 KiB on common file systems) and its slot in the usage index, so that a cap bounds many small
+/// sessions too (64 MiB holds at most 16,384 sessions).
+pub const FILE_SESSION_OVERHEAD: u64 = 4096;
+
 /// The bytes of a meta as counted against a size cap: its compact JSON.
 pub(crate) fn meta_bytes(meta: &SessionMeta) -> u64 {
     serde_json::to_vec(meta).map_or(0, |v| v.len() as u64)
