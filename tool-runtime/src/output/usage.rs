@@ -1,9 +1,13 @@
 //! The bookkeeping that keeps a store bounded: a time to live since last use, a total size cap,
 //! least recently used first out, and a short memory of what was let go.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
+
+/// The maps' hasher: foldhash, seeded at random per process.
+type Hasher = foldhash::fast::RandomState;
 
 /// The bounds of a store: how long an entry lives without being used, and how many bytes all
 /// entries may take together.
@@ -66,18 +70,20 @@ struct Slot<M> {
 }
 
 /// The usage of the entries of one store, kept in memory: each key's size, last use and owner
-/// data `M`, in least recently used order. Every operation costs `O(log n)` plus the entries it
-/// drops: an expired entry is found at the front of the order, so nothing ever scans the whole
+/// data `M`, in least recently used order. Every operation costs amortised `O(1)` plus the entries
+/// it drops: an expired entry is found at the front of the order, so nothing ever scans the whole
 /// index. The store does the I/O for what the index says to drop.
 pub struct UsageIndex<M> {
     limits: StoreLimits,
-    slots: HashMap<String, Slot<M>>,
-    /// `order` → key, least recently used first.
-    order: BTreeMap<u64, String>,
+    slots: HashMap<Arc<str>, Slot<M>, Hasher>,
+    /// `(order, key)` in order of use, least recently used first. A use appends the key again;
+    /// a pair whose order is no longer its slot's is stale and skipped (and dropped when the
+    /// queue has twice as many pairs as slots).
+    order: VecDeque<(u64, Arc<str>)>,
     next: u64,
     total: u64,
-    gone: HashMap<String, (M, Expiry)>,
-    gone_order: VecDeque<String>,
+    gone: HashMap<Arc<str>, (M, Expiry), Hasher>,
+    gone_order: VecDeque<Arc<str>>,
 }
 
 /// An entry a [`UsageIndex`] dropped: the store deletes its data.
@@ -94,11 +100,11 @@ impl<M: Clone> UsageIndex<M> {
     pub fn new(limits: StoreLimits) -> Self {
         Self {
             limits,
-            slots: HashMap::new(),
-            order: BTreeMap::new(),
+            slots: HashMap::default(),
+            order: VecDeque::new(),
             next: 0,
             total: 0,
-            gone: HashMap::new(),
+            gone: HashMap::default(),
             gone_order: VecDeque::new(),
         }
     }
@@ -129,11 +135,13 @@ impl<M: Clone> UsageIndex<M> {
     pub fn insert(&mut self, key: &str, bytes: u64, meta: M, used: SystemTime, now: SystemTime) -> Vec<Dropped> {
         self.forget(key);
         let order = self.next_order();
-        self.order.insert(order, key.to_owned());
-        self.slots.insert(key.to_owned(), Slot { order, last_used: used, bytes, meta });
+        let key: Arc<str> = Arc::from(key);
+        self.order.push_back((order, key.clone()));
+        self.slots.insert(key.clone(), Slot { order, last_used: used, bytes, meta });
         self.total += bytes;
-        self.gone.remove(key);
-        self.prune(now, Some(key))
+        self.gone.remove(&key);
+        self.compact();
+        self.prune(now, Some(&key))
     }
 
     /// The entry under `key`: live, gone (and why), or unknown. A live entry that `owns` accepts
@@ -164,12 +172,13 @@ impl<M: Clone> UsageIndex<M> {
             }
             Act::Touch => {
                 let order = self.next_order();
-                if let Some(slot) = self.slots.get_mut(key) {
-                    self.order.remove(&slot.order);
+                let shared = self.slots.get_key_value(key).map(|(k, _)| k.clone());
+                if let (Some(shared), Some(slot)) = (shared, self.slots.get_mut(key)) {
                     slot.order = order;
                     slot.last_used = now;
-                    self.order.insert(order, key.to_owned());
+                    self.order.push_back((order, shared));
                 }
+                self.compact();
             }
             Act::Leave => {}
         }
@@ -189,8 +198,8 @@ impl<M: Clone> UsageIndex<M> {
     /// Forgets `key` without remembering it as gone (the store deleted it on purpose).
     pub fn forget(&mut self, key: &str) {
         if let Some(slot) = self.slots.remove(key) {
-            self.order.remove(&slot.order);
             self.total -= slot.bytes;
+            self.compact();
         }
     }
 
@@ -199,22 +208,45 @@ impl<M: Clone> UsageIndex<M> {
     /// `keep` is never dropped for the cap.
     pub fn prune(&mut self, now: SystemTime, keep: Option<&str>) -> Vec<Dropped> {
         let mut dropped = Vec::new();
-        while let Some((_, key)) = self.order.first_key_value() {
-            let Some(slot) = self.slots.get(key) else { break };
-            if !idle_past(slot.last_used, now, self.limits.ttl) {
+        while let Some(key) = self.oldest(None) {
+            let expired = self.slots.get(&key).is_some_and(|slot| idle_past(slot.last_used, now, self.limits.ttl));
+            if !expired {
                 break;
             }
-            let key = key.clone();
             self.drop_entry(&key, Expiry::TimeToLive);
-            dropped.push(Dropped { key, why: Expiry::TimeToLive });
+            dropped.push(Dropped { key: key.to_string(), why: Expiry::TimeToLive });
         }
         while self.total > self.limits.max_bytes {
-            let next = self.order.values().find(|k| Some(k.as_str()) != keep).cloned();
-            let Some(key) = next else { break };
+            let Some(key) = self.oldest(keep) else { break };
             self.drop_entry(&key, Expiry::SizeCap);
-            dropped.push(Dropped { key, why: Expiry::SizeCap });
+            dropped.push(Dropped { key: key.to_string(), why: Expiry::SizeCap });
         }
         dropped
+    }
+
+    /// The least recently used key but `skip`, dropping the stale pairs in front of it.
+    fn oldest(&mut self, skip: Option<&str>) -> Option<Arc<str>> {
+        while let Some((order, key)) = self.order.front() {
+            if self.slots.get(key).is_some_and(|slot| slot.order == *order) {
+                break;
+            }
+            self.order.pop_front();
+        }
+        self.order
+            .iter()
+            .filter(|(order, key)| self.slots.get(key).is_some_and(|slot| slot.order == *order))
+            .map(|(_, key)| key)
+            .find(|key| Some(&***key) != skip)
+            .cloned()
+    }
+
+    /// Drops the stale pairs of the order once they are as many as the live ones (amortised
+    /// `O(1)` per use).
+    fn compact(&mut self) {
+        if self.order.len() > 2 * self.slots.len() + 64 {
+            let slots = &self.slots;
+            self.order.retain(|(order, key)| slots.get(key).is_some_and(|slot| slot.order == *order));
+        }
     }
 
     fn next_order(&mut self) -> u64 {
@@ -223,11 +255,10 @@ impl<M: Clone> UsageIndex<M> {
     }
 
     fn drop_entry(&mut self, key: &str, why: Expiry) {
-        let Some(slot) = self.slots.remove(key) else { return };
-        self.order.remove(&slot.order);
+        let Some((key, slot)) = self.slots.remove_entry(key) else { return };
         self.total -= slot.bytes;
-        if self.gone.insert(key.to_owned(), (slot.meta, why)).is_none() {
-            self.gone_order.push_back(key.to_owned());
+        if self.gone.insert(key.clone(), (slot.meta, why)).is_none() {
+            self.gone_order.push_back(key);
         }
         while self.gone_order.len() > REMEMBERED_EXPIRIES {
             if let Some(old) = self.gone_order.pop_front() {
