@@ -35,14 +35,27 @@ use proc_macro::TokenStream;
 ///   `Default`) or `#[arg(default = expr)]` makes it not required, with that value when absent or
 ///   `null` (a string literal is converted with `From`); `#[arg(rename = "...")]` sets the
 ///   property name; `#[arg(description = "...")]` its description.
+///   Bounds, written as schemars writes them on a field (`#[schemars(range(..), length(..))]`),
+///   go into the schema and are refused at decode with an error naming the argument, the bound
+///   and the value: `#[arg(range(min = 1, max = 1000))]` on a number (`minimum`/`maximum`, both
+///   inclusive, either may be left out; integer or float literals, `-1` allowed);
+///   `#[arg(length(min = 1, max = 80))]` or `length(equal = N)` on a string (`minLength`/
+///   `maxLength`, in Unicode code points) or a sequence (`minItems`/`maxItems`);
+///   `#[arg(pattern = "^[a-z]+$")]` on a string (unanchored, as JSON Schema reads it). A bound
+///   on a type it cannot apply to, `min` above `max`, or a pattern that is not a regular
+///   expression is a compile error. On an `#[input]` type, state bounds with schemars' own
+///   attributes; decoding enforces every bound the schema states.
 /// - `#[input]`: one parameter whose type's fields are the top-level properties (then no other
 ///   model argument).
 /// - `#[depends(KEY)]`: a dependency, resolved from a `DependencyKey<T>` whose `T` is the
 ///   parameter's type (any number).
 /// - `&ToolContext`: the call context (at most one).
 ///
-/// Descriptions: the function's doc comment is the tool description (markdown kept,
-/// `#[doc = include_str!("tool.md")]` allowed, its text taken as is). A rustdoc `# Arguments`
+/// Descriptions: the function's doc comment is the tool description (`#[doc =
+/// include_str!("tool.md")]` allowed), reflowed as rustdoc renders it: the lines of a paragraph
+/// are joined with a space, a blank line separates paragraphs, list items and fenced code blocks
+/// keep their lines (`tool_runtime::rustdoc::reflow`; the same rule for every property's
+/// description). A rustdoc `# Arguments`
 /// section (`` * `name` - text ``) describes parameters and is removed from the description. A
 /// parameter's doc comment wins over the section, and `#[arg(description)]` over both.
 ///
@@ -52,11 +65,13 @@ use proc_macro::TokenStream;
 /// - `description = "..."`: the description (default: the doc comment). A tool without any is
 ///   refused.
 /// - `set = "..."`: a group such as `"fs"`, for `RegistryBuilder::sets`.
-/// - `blocking`: a sync function run on tokio's blocking thread pool (not with `async`).
+/// - `blocking`: a sync function run on tokio's blocking thread pool (not with `async`): for a
+///   function that waits on I/O or computes long (see "How it runs").
 /// - `sequential`: runs alone, never concurrently with the other calls of a turn.
 /// - `timeout_ms = N`: the call fails after N milliseconds (N at least 1): an `async fn` is
-///   stopped at its next `.await`, a `blocking` one is left to finish on its thread; a plain `fn`
-///   cannot be stopped once it has started (see "How it runs").
+///   stopped at its next `.await`, a `blocking` one is left to finish on its thread. On a plain
+///   `fn` without `blocking` it is a compile error: such a function cannot be stopped once it has
+///   started (see "How it runs"); add `blocking` or make it an `async fn`.
 /// - `strict` / `strict = false`: the OpenAI strict-mode wish, in `ToolDefinition::strict`.
 /// - `tags(read_only, destructive, ...)`: free-form tags in `ToolDefinition::tags`, for
 ///   permission policies and MCP annotations.
@@ -69,12 +84,16 @@ use proc_macro::TokenStream;
 ///
 /// How it runs: an `async fn`, or any function with a `#[depends]` parameter, runs in a future the
 /// registry polls. A plain `fn` without dependencies runs on the thread that polls the call, in
-/// one go: the registry calls it directly (`Tool::call_now`, no future) where nothing has to
-/// happen around the call (see `Tool::call_now`), else through a future that runs it on its first
-/// poll. Once started, a plain `fn` runs to its end: neither `timeout_ms` nor the caller's
-/// cancellation can stop it (both are checked before it starts). `blocking` moves a plain `fn`
-/// to tokio's blocking pool, where a time limit or a cancellation ends the call (the thread
-/// finishes on its own): use it for a function that waits on I/O or runs long.
+/// one go, not on a thread pool: the registry calls it directly (`Tool::call_now`, no future)
+/// where nothing has to happen around the call, else through a future that runs it on its first
+/// poll (see "How a call runs" on `Registry`). A hop to the blocking pool would cost microseconds
+/// per call, more than most sync tools compute. Once started, a plain `fn` runs to its end:
+/// neither a time limit nor the caller's cancellation can stop it (the cancellation is checked
+/// before it starts), and while it runs nothing else runs on that thread. `blocking` moves a plain
+/// `fn` to tokio's blocking pool, where a time limit or a cancellation ends the call (the thread
+/// finishes on its own): use it for a function that waits on I/O or runs long. In a debug build,
+/// a call that held the polling thread for more than 10 ms logs a `tracing` warning naming the
+/// tool.
 ///
 /// Generated beside the function: a hidden `static __TOOL_<fn>`, its `inventory` submission for
 /// `Registry::discover()`, and a braced struct named like the function whose associated `TOOL`

@@ -2,8 +2,10 @@
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::task::Poll;
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -27,21 +29,52 @@ use crate::tool::{Tool, ToolDefinition, ToolSpec, registrations};
 /// Built once (by [`Registry::discover`] or [`Registry::builder`]) and shared; every method takes
 /// `&self`. Tools are kept sorted by name; lookup is a hash map.
 ///
-/// # One call
-/// [`Registry::call`] looks the tool up, asks the [permission policy](PermissionPolicy), then
-/// decodes the arguments, resolves the dependencies and runs the body, racing the caller's
-/// cancellation token and the time limit. Whatever happens becomes one [`ToolMessage`]; each call
-/// runs inside a `tracing` span named `tool_call` with the fields `tool`, `call_id`, `session_id`,
-/// `outcome` (`ok`, `done`, `error`, `denied`, `stopped`, `cancelled`, `timed_out`, `panicked`,
-/// `closed`) and `duration_ms` (from the start of the run, on tokio's clock).
+/// # How a call runs
+/// Every call, of [`Registry::call`] or one of a [`Registry::call_batch`], takes one general
+/// path, inside a `tracing` span named `tool_call` with the fields `tool`, `call_id`,
+/// `session_id`, `outcome` (`ok`, `done`, `error`, `denied`, `stopped`, `cancelled`, `timed_out`,
+/// `panicked`, `closed`) and `duration_ms` (from the start of the run, on tokio's clock):
 ///
-/// A tool that does not [read its context](Tool::reads_context) runs with the caller's context as
-/// it is; a tool that does gets a per-call context derived from it. When no `tracing` subscriber
-/// records the call, the policy answers through [`PermissionPolicy::check_now`] and a
-/// context-free tool without a time limit finishes on its first poll (most do), the whole call
-/// happens in the first poll of the future [`Registry::call`] returns, with nothing allocated
-/// beyond the tool's own future and the message. There, a synchronous tool ([`Tool::call_now`], a
-/// `#[tool]` on a plain `fn`) is called directly, with no future of its own.
+/// 1. admission: the tool is looked up, a closed registry refuses, and the [permission
+///    policy](PermissionPolicy) answers through [`PermissionPolicy::check_now`] or, when that
+///    gives `None`, its awaited `check`, raced against the caller's cancellation token;
+/// 2. the run: a tool that [reads its context](Tool::reads_context) gets a per-call context
+///    derived from the caller's (any other runs with the caller's as it is), the arguments are
+///    repaired when the registry [repairs](RegistryBuilder::repair) them, and the tool's future
+///    runs raced against the cancellation token and the time limit (the tool's `timeout_ms`, else
+///    the [default](RegistryBuilder::default_timeout)), with panics caught;
+/// 3. the message: whatever happened becomes one [`ToolMessage`], which the [output
+///    layer](RegistryBuilder::output), when there is one, stores and caps. A store that
+///    [blocks](crate::output::OutputStore::blocks) (a [`FileStore`](crate::output::FileStore)) is
+///    written from tokio's blocking pool, never on the thread that polls the call.
+///
+/// The fast path does the same work in the first poll of the call, without a future of its own,
+/// when nothing around the call can wait: no `tracing` subscriber records the span, the policy
+/// answers through `check_now`, the tool does not read its context, there is no time limit, no
+/// argument repair and no cancelled token, and the output layer, if any, has its store made
+/// already (or overridden) and that store does not block. The tool then starts right there: a
+/// synchronous tool ([`Tool::call_now`], a `#[tool]` on a plain `fn` without dependencies) runs to
+/// its end, any other has its future polled once. A tool that finishes there (most do) gives its
+/// message from that same poll, with nothing allocated beyond the tool's own future and the
+/// message; one that does not goes on in one boxed future that waits for it, raced against the
+/// cancellation token as in step 2.
+///
+/// # Sync tools
+/// A plain `fn` tool runs on the thread that polls the call, as the function would if called
+/// there, not on a thread pool: the hop to tokio's blocking pool and back costs microseconds per
+/// call (BENCHMARKS.md, dispatch), several times the whole fast path, for tools whose work is
+/// typically a few microseconds of computing. A tool that waits on I/O or computes for long must
+/// say so with `#[tool(blocking)]` (it then runs on the blocking pool) or be an `async fn` that
+/// awaits: run inline, it holds its worker thread, and every task of that worker (other calls,
+/// cancellation, progress) waits until it returns. So that this is seen, a build of this crate
+/// with debug assertions (the dev profile) logs a `tracing` warning naming the tool and the
+/// milliseconds when one stretch of a tool's work on the polling thread (a plain `fn`, or one poll
+/// of a tool's future) held it for more than 10 ms.
+///
+/// Once started, a plain `fn` runs to its end: `#[tool(timeout_ms = N)]` on one is a compile
+/// error, and the [default time limit](RegistryBuilder::default_timeout) does not end it (the limit
+/// races the call's future, whose first poll runs the function to its end; with dependencies, it
+/// bounds their resolution). The caller's cancellation is checked before it starts.
 ///
 /// # Lifecycle
 /// [`Registry::close`] (or dropping the registry) closes every tool ([`Tool::close`]) and every
@@ -77,8 +110,8 @@ enum Admission {
 /// gave `None`).
 type AdmittedNow = Result<Admission, usize>;
 
-/// The future [`Registry::call`] returns: the call starts on the first poll
-/// ([`Registry::start_call`]), and what does not finish there goes on in a boxed future.
+/// The future of one call ("How a call runs" on [`Registry`]): the fast path is tried on its
+/// first poll ([`Registry::first_poll`]); what does not finish there goes on in a boxed future.
 struct CallFuture<'a> {
     registry: &'a Registry,
     call: &'a ToolCall,
@@ -98,13 +131,13 @@ enum CallState<'a> {
 impl Future for CallFuture<'_> {
     type Output = ToolMessage;
 
-    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<ToolMessage> {
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<ToolMessage> {
         let this = self.get_mut();
         let mut rest = match std::mem::replace(&mut this.state, CallState::Done) {
             // A message made on the first poll goes straight out (it is not stored in the state:
             // a message is 144 bytes, each move a copy).
-            CallState::Start => match this.registry.start_call(this.call, this.ctx, cx) {
-                Ok(message) => return std::task::Poll::Ready(message),
+            CallState::Start => match this.registry.first_poll(this.call, this.ctx, cx) {
+                Ok(message) => return Poll::Ready(message),
                 Err(rest) => rest,
             },
             CallState::Rest(rest) => rest,
@@ -112,62 +145,82 @@ impl Future for CallFuture<'_> {
             CallState::Done => panic!("`Registry::call` polled after it finished"),
         };
         match rest.as_mut().poll(cx) {
-            std::task::Poll::Ready(message) => std::task::Poll::Ready(message),
-            std::task::Poll::Pending => {
+            Poll::Ready(message) => Poll::Ready(message),
+            Poll::Pending => {
                 this.state = CallState::Rest(rest);
-                std::task::Poll::Pending
+                Poll::Pending
             }
         }
     }
 }
 
-/// The messages of a batch as its calls finish, at their calls' indexes, with the context each
-/// call ran in when an output layer will finish them there.
-struct Turn {
-    messages: Vec<Option<ToolMessage>>,
-    /// Empty without an output layer.
-    contexts: Vec<Option<ToolContext>>,
+/// What the fast path ([`Registry::fast`]) did with an admitted call.
+enum Fast<'a> {
+    /// The call's message, made in this poll.
+    Done(ToolMessage),
+    /// The tool did not finish in its first poll: the rest of the call, which waits for it.
+    Waiting(BoxFuture<'a, ToolMessage>),
+    /// The fast path does not apply; nothing of the call ran.
+    No,
 }
 
-impl Turn {
-    fn new(calls: usize, keep_contexts: bool) -> Self {
-        let mut messages = Vec::with_capacity(calls);
-        messages.resize_with(calls, || None);
-        let mut contexts = Vec::new();
-        if keep_contexts {
-            contexts.resize_with(calls, || None);
-        }
-        Self { messages, contexts }
-    }
-
-    fn put(&mut self, i: usize, message: ToolMessage, call_ctx: Option<ToolContext>) {
-        self.messages[i] = Some(message);
-        if let Some(slot) = self.contexts.get_mut(i) {
-            *slot = call_ctx;
-        }
-    }
-}
-
-/// A tool's future under `catch_unwind`, as [`Registry::start_inline`] polled it.
-type Running<'a> = futures::future::CatchUnwind<AssertUnwindSafe<BoxFuture<'a, Result<ToolResult, ToolError>>>>;
-
-/// What [`Registry::start_inline`] did with a call.
-enum Started<'a> {
-    /// The tool finished on its first poll.
-    Finished(Result<ToolResult, ToolError>),
-    /// The tool's future, polled once, not finished.
-    Running(Running<'a>),
-    /// Not started: the call needs the full path.
-    NotInline,
-}
+/// A tool's future under `catch_unwind`, its polls watched ([`on_worker`]).
+type Running<'a> = futures::future::CatchUnwind<AssertUnwindSafe<Watched<'a>>>;
 
 /// The tool's future for `arguments`, under `catch_unwind`. A tool whose `call` panics before it
 /// returns its future (a tool written by hand may do work there) gets a future that panics on its
 /// first poll instead, so the panic becomes [`ToolError::Panicked`] like any other.
-fn tool_future<'a>(tool: &'a dyn Tool, arguments: &'a str, ctx: &'a ToolContext) -> Running<'a> {
+fn tool_future<'a>(tool: &'a dyn Tool, arguments: &'a str, ctx: &'a ToolContext, name: &'a str) -> Running<'a> {
     let future = std::panic::catch_unwind(AssertUnwindSafe(|| tool.call(arguments, ctx)))
         .unwrap_or_else(|payload| Box::pin(async move { std::panic::resume_unwind(payload) }));
-    AssertUnwindSafe(future).catch_unwind()
+    AssertUnwindSafe(Watched { tool: name, future }).catch_unwind()
+}
+
+/// A tool's future, each poll run through [`on_worker`].
+struct Watched<'a> {
+    tool: &'a str,
+    future: BoxFuture<'a, Result<ToolResult, ToolError>>,
+}
+
+impl Future for Watched<'_> {
+    type Output = Result<ToolResult, ToolError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        on_worker(this.tool, || this.future.as_mut().poll(cx))
+    }
+}
+
+/// How long one stretch of a tool's work may hold the polling thread before a debug build warns
+/// ("Sync tools" on [`Registry`]).
+#[cfg(debug_assertions)]
+const HELD_WARNING: Duration = Duration::from_millis(10);
+
+/// Runs `work`, one stretch of the tool `tool`'s work on the thread that polls its call. With
+/// debug assertions, a stretch over [`HELD_WARNING`] (measured on the system clock) logs a warning
+/// naming the tool and the milliseconds; without, it is `work()`.
+#[inline]
+fn on_worker<T>(tool: &str, work: impl FnOnce() -> T) -> T {
+    #[cfg(debug_assertions)]
+    {
+        let start = std::time::Instant::now();
+        let out = work();
+        let held = start.elapsed();
+        if held > HELD_WARNING {
+            let held_ms = u64::try_from(held.as_millis()).unwrap_or(u64::MAX);
+            tracing::warn!(
+                tool,
+                held_ms,
+                "tool `{tool}` held the thread polling its call for {held_ms} ms, and every task of that thread waited; run a tool that waits on I/O or computes long with `#[tool(blocking)]`, or make it an `async fn` that awaits"
+            );
+        }
+        out
+    }
+    #[cfg(not(debug_assertions))]
+    {
+        let _ = tool;
+        work()
+    }
 }
 
 /// A permission policy's panic as a refusal: a broken policy must not let calls through.
@@ -231,8 +284,9 @@ impl Registry {
         self.tools.is_empty()
     }
 
-    /// Runs one tool call and returns its message. Never fails: every failure becomes a message
-    /// with `is_error: true` whose text says what happened, and the registry keeps serving:
+    /// Runs one tool call and returns its message (see "How a call runs" on [`Registry`]). Never
+    /// fails: every failure becomes a message with `is_error: true` whose text says what
+    /// happened, and the registry keeps serving:
     ///
     /// | failure | message | body ran |
     /// |---|---|---|
@@ -258,62 +312,37 @@ impl Registry {
         CallFuture { registry: self, call, ctx, state: CallState::Start }
     }
 
-    /// The first poll of a call. The common call (no `tracing` subscriber records it, the policy
-    /// answers at once through [`PermissionPolicy::check_now`], and the tool can start inline, see
-    /// [`Registry::start_inline`]) runs here without a future of its own, and a tool that finishes
-    /// on its first poll (most do) gives the message at once (`Ok`). Anything else continues in
-    /// the boxed future returned as `Err`: [`Registry::call_in_full`], the wait for a tool that did
-    /// not finish on its first poll, or the output layer's finish when the output store is not made
-    /// yet.
-    fn start_call<'a>(
+    /// The first poll of a call: the fast path ([`Registry::fast`]) when it applies (`Ok` with the
+    /// message, or `Err` with the wait for a tool that did not finish in its first poll), else
+    /// `Err` with the general path, [`Registry::run`].
+    fn first_poll<'a>(
         &'a self,
         call: &'a ToolCall,
         ctx: &'a ToolContext,
         cx: &mut std::task::Context<'_>,
     ) -> Result<ToolMessage, BoxFuture<'a, ToolMessage>> {
         let span = call_span(call, ctx);
-        if !span.is_disabled() {
-            return Err(Box::pin(self.call_in_full(call, ctx, span, None)));
+        let admission = span.in_scope(|| self.admit_now(call, ctx));
+        if let Ok(Admission::Run(index)) = admission {
+            match self.fast(index, call, ctx, &span, cx) {
+                Fast::Done(message) => return Ok(message),
+                Fast::Waiting(rest) => return Err(rest),
+                Fast::No => {}
+            }
         }
-        let admission = self.admit_now(call, ctx);
-        let Ok(Admission::Run(index)) = admission else {
-            return Err(Box::pin(self.call_in_full(call, ctx, span, Some(admission))));
-        };
-        let outcome = match self.start_inline(index, call, ctx, &span, cx) {
-            Started::Finished(outcome) => outcome,
-            Started::Running(run) => {
-                return Err(Box::pin(async move {
-                    let outcome = Self::wait_running(run, call, ctx).await;
-                    let message = self.finish(call, outcome, &tracing::Span::none(), None);
-                    self.with_output(message, call, ctx, None).await
-                }));
-            }
-            Started::NotInline => {
-                return Err(Box::pin(self.call_in_full(call, ctx, span, Some(admission))));
-            }
-        };
-        let message = self.finish(call, outcome, &span, None);
-        self.finish_output_now(message, ctx).map_err(|message| {
-            let call_ctx = self.context_for(call, ctx);
-            Box::pin(self.with_output(message, call, ctx, Some(call_ctx))) as BoxFuture<'a, ToolMessage>
-        })
+        Err(Box::pin(self.run(call, ctx, span, admission)))
     }
 
-    /// Starts the admitted call of `self.tools[index]` inline when nothing else has to happen
-    /// around it: no `tracing` subscriber records `span`, the tool does not [read its
-    /// context](Tool::reads_context) (it runs with `ctx`), there is no time limit and no argument
-    /// repair, and the caller's token is not cancelled. A synchronous tool ([`Tool::call_now`])
-    /// then runs to its end here; any other has its future polled once in `cx`. A panic in either
-    /// becomes [`ToolError::Panicked`]. [`Started::NotInline`] otherwise: [`Registry::run_admitted`]
-    /// runs the call in full.
-    fn start_inline<'a>(
+    /// The fast path ("How a call runs" on [`Registry`]) of the admitted call of
+    /// `self.tools[index]`, in the poll `cx`, when it applies ([`Fast::No`] otherwise).
+    fn fast<'a>(
         &'a self,
         index: usize,
         call: &'a ToolCall,
         ctx: &'a ToolContext,
         span: &tracing::Span,
         cx: &mut std::task::Context<'_>,
-    ) -> Started<'a> {
+    ) -> Fast<'a> {
         let tool = &*self.tools[index];
         if !span.is_disabled()
             || tool.reads_context()
@@ -321,80 +350,165 @@ impl Registry {
             || !self.repair.is_none()
             || ctx.is_cancelled()
         {
-            return Started::NotInline;
+            return Fast::No;
         }
-        // A synchronous tool runs to its end here, with no future at all.
-        match std::panic::catch_unwind(AssertUnwindSafe(|| tool.call_now(&call.arguments, ctx))) {
-            Ok(Some(outcome)) => return Started::Finished(outcome),
-            Ok(None) => {}
-            Err(payload) => return Started::Finished(caught(call, Err(payload))),
-        }
-        let mut run = tool_future(tool, &call.arguments, ctx);
-        match std::pin::Pin::new(&mut run).poll(cx) {
-            std::task::Poll::Ready(outcome) => Started::Finished(caught(call, outcome)),
-            std::task::Poll::Pending => Started::Running(run),
-        }
+        // The output layer's store, when the message can be finished here too.
+        let store = match &self.output {
+            None => None,
+            Some(_) => match self.ready_store(ctx) {
+                Some(store) if !store.blocks() => Some(store),
+                _ => return Fast::No,
+            },
+        };
+        let outcome = match on_worker(&call.name, || {
+            std::panic::catch_unwind(AssertUnwindSafe(|| tool.call_now(&call.arguments, ctx)))
+        }) {
+            Ok(Some(outcome)) => outcome,
+            Err(payload) => caught(call, Err(payload)),
+            Ok(None) => {
+                let mut running = tool_future(tool, &call.arguments, ctx, &call.name);
+                match Pin::new(&mut running).poll(cx) {
+                    Poll::Ready(outcome) => caught(call, outcome),
+                    Poll::Pending => {
+                        return Fast::Waiting(Box::pin(async move {
+                            let outcome = match Self::wait(running.map(Ok), call, ctx).await {
+                                Ok(outcome) => caught(call, outcome),
+                                Err(cancelled) => Err(cancelled),
+                            };
+                            // The span is disabled: nothing to record.
+                            let message = self.finish(call, outcome, &tracing::Span::none(), None);
+                            self.output(message, call, ctx, None).await
+                        }));
+                    }
+                }
+            }
+        };
+        let message = self.finish(call, outcome, span, None);
+        Fast::Done(match (&self.output, store) {
+            (Some(layer), Some(store)) => layer.finish_message(message, &*store, crate::output::OutputScope::of(ctx)),
+            _ => message,
+        })
     }
 
-    /// Waits for a call [`Registry::start_inline`] started whose tool did not finish on its first
-    /// poll, racing the caller's cancellation token.
-    async fn wait_running(run: Running<'_>, call: &ToolCall, ctx: &ToolContext) -> Result<ToolResult, ToolError> {
-        match Self::wait(run.map(Ok), call, ctx).await {
-            Ok(outcome) => caught(call, outcome),
-            Err(cancelled) => Err(cancelled),
-        }
-    }
-
-    /// [`Registry::call`] for every kind of call, in `span`. `admission` is what
-    /// [`Registry::admit_now`] decided already, if it was asked.
-    async fn call_in_full(
+    /// The general path ("How a call runs" on [`Registry`]), in `span`: the admission
+    /// ([`Registry::admit_now`]'s, the policy awaited when it has to be), the run, the message and
+    /// the output layer.
+    async fn run(
         &self,
         call: &ToolCall,
         ctx: &ToolContext,
         span: tracing::Span,
-        admission: Option<AdmittedNow>,
+        admission: AdmittedNow,
     ) -> ToolMessage {
         // The duration is only measured for someone to see it (two clock reads a call).
         let started = (!span.is_disabled()).then(Instant::now);
-        let run = async {
+        let steps = async {
             let admission = match admission {
-                Some(Ok(admission)) => admission,
-                Some(Err(index)) => self.ask(index, call, ctx).await,
-                None => self.admit(call, ctx).await,
+                Ok(admission) => admission,
+                Err(index) => self.ask(index, call, ctx).await,
             };
             let (outcome, call_ctx) = match admission {
-                Admission::Run(index) => self.run_admitted(index, call, ctx).await,
+                Admission::Run(index) => self.execute(index, call, ctx).await,
                 Admission::Refuse(error) => (Err(error), None),
                 Admission::Stop(reason) => (Err(ToolError::PermissionDenied { tool: call.name.clone(), reason }), None),
             };
             let message = self.finish(call, outcome, &span, started);
-            self.with_output(message, call, ctx, call_ctx).await
+            self.output(message, call, ctx, call_ctx).await
         };
-        if span.is_disabled() { run.await } else { run.instrument(span.clone()).await }
+        if span.is_disabled() { steps.await } else { steps.instrument(span.clone()).await }
     }
 
-    /// Runs the admitted call of `self.tools[index]` in a context of its own, and returns that
-    /// context with the outcome (the output layer finishes the message in it). A tool that does
-    /// not [read its context](Tool::reads_context) runs with `ctx` and gets none.
-    async fn run_admitted(
+    /// Runs the admitted call of `self.tools[index]`: the arguments repaired when the registry
+    /// repairs them, then the tool's future (decoding, dependencies and body) raced against the
+    /// cancellation token and the time limit, with panics caught. A tool that [reads its
+    /// context](Tool::reads_context) runs in a context of its own ([`ToolContext::for_call`]),
+    /// returned with the outcome (the output layer resolves its store there); any other runs with
+    /// `ctx` and gets none.
+    async fn execute(
         &self,
         index: usize,
         call: &ToolCall,
         ctx: &ToolContext,
     ) -> (Result<ToolResult, ToolError>, Option<ToolContext>) {
         let tool = &*self.tools[index];
-        if !tool.reads_context() {
-            return (self.execute(tool, call, ctx, false).await, None);
+        if ctx.is_cancelled() {
+            return (Err(ToolError::Cancelled { tool: call.name.clone() }), None);
         }
-        let call_ctx = ctx.for_call(&call.id, self.names[index].clone(), &self.scope);
-        (self.execute(tool, call, &call_ctx, true).await, Some(call_ctx))
+        let call_ctx = tool.reads_context().then(|| ctx.for_call(&call.id, self.names[index].clone(), &self.scope));
+        let run_ctx = call_ctx.as_ref().unwrap_or(ctx);
+        let repaired = if self.repair.is_none() {
+            None
+        } else {
+            self.repair.apply(&call.name, &call.arguments, &tool.definition().input_schema)
+        };
+        let arguments = repaired.as_deref().unwrap_or(&call.arguments);
+        let outcome = self.limited(tool, call, arguments, run_ctx).await;
+        if let (Some(call_ctx), Err(ToolError::TimedOut { .. })) = (&call_ctx, &outcome) {
+            // Work the tool started on its own (a child process, a blocking thread) sees the end.
+            // (The caller's context is not the call's: a tool that does not read it started
+            // nothing that watches it.)
+            call_ctx.cancel_call();
+        }
+        (outcome, call_ctx)
+    }
+
+    /// The tool's future for `arguments` in `ctx`, raced against the cancellation token and the
+    /// time limit, with panics caught.
+    async fn limited(
+        &self,
+        tool: &dyn Tool,
+        call: &ToolCall,
+        arguments: &str,
+        ctx: &ToolContext,
+    ) -> Result<ToolResult, ToolError> {
+        let mut running = tool_future(tool, arguments, ctx, &call.name);
+        let outcome = match tool.timeout().or(self.default_timeout) {
+            // A tool that finishes on its first poll (most do) never registers with the
+            // cancellation token (waiting on it takes a lock) and never moves into a bigger
+            // future. `execute` saw the token not cancelled just before.
+            None => match futures::poll!(&mut running) {
+                Poll::Ready(outcome) => Ok(outcome),
+                Poll::Pending => Box::pin(Self::wait(running.map(Ok), call, ctx)).await,
+            },
+            Some(limit) => {
+                let limited = async move {
+                    tokio::time::timeout(limit, running).await.map_err(|_| ToolError::TimedOut {
+                        tool: call.name.clone(),
+                        ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
+                    })
+                };
+                Box::pin(Self::wait(limited, call, ctx)).await
+            }
+        };
+        match outcome {
+            Ok(outcome) => caught(call, outcome),
+            // Timed out, or cancelled while running.
+            Err(stopped) => Err(stopped),
+        }
+    }
+
+    /// Waits for a running call, racing the call's cancellation token: `run`'s output, or
+    /// [`ToolError::Cancelled`]. (`run` may itself be a timed wait giving
+    /// [`ToolError::TimedOut`].)
+    async fn wait<T>(
+        run: impl Future<Output = Result<T, ToolError>>,
+        call: &ToolCall,
+        ctx: &ToolContext,
+    ) -> Result<T, ToolError> {
+        tokio::select! {
+            biased;
+            () = ctx.cancellation().cancelled() => Err(ToolError::Cancelled { tool: call.name.clone() }),
+            outcome = run => outcome,
+        }
     }
 
     /// The [output layer](RegistryBuilder::output)'s finish of one message, when the registry has
-    /// one: stored in the output cache, `output_ref` set, held to the per-message cap. `call_ctx`
-    /// is the context the call ran in; without one, the store made already is used, or a per-call
-    /// context is made to resolve it.
-    async fn with_output(
+    /// one ([`OutputLayer::finish_message`](crate::output::OutputLayer::finish_message)): stored
+    /// under its call's ref id, `output_ref` set, held to the per-message cap. The store is the one
+    /// made already (or overridden), else it is resolved in `call_ctx`, the context the call ran
+    /// in, or one made for the call; a store that cannot be made leaves the message whole. A store
+    /// that blocks is written from tokio's blocking pool.
+    async fn output(
         &self,
         message: ToolMessage,
         call: &ToolCall,
@@ -402,27 +516,20 @@ impl Registry {
         call_ctx: Option<ToolContext>,
     ) -> ToolMessage {
         let Some(layer) = &self.output else { return message };
-        let (message, call_ctx) = match call_ctx {
-            Some(call_ctx) => (message, call_ctx),
-            None => match self.finish_output_now(message, ctx) {
-                Ok(message) => return message,
-                Err(message) => (message, self.context_for(call, ctx)),
-            },
-        };
-        layer.finish(message, &call_ctx).await
-    }
-
-    /// [`Registry::with_output`] when it needs no per-call context: `Ok` with the finished message
-    /// (no output layer, or a store made already or overridden), `Err` with the message as it was
-    /// when the store has to be resolved in a per-call context.
-    // Both sides carry the one message, moved, never boxed (a box would be an allocation a call).
-    #[allow(clippy::result_large_err)]
-    fn finish_output_now(&self, message: ToolMessage, ctx: &ToolContext) -> Result<ToolMessage, ToolMessage> {
-        let Some(layer) = &self.output else { return Ok(message) };
-        match self.ready_store(ctx) {
-            Some(store) => Ok(layer.finish_message(message, &*store, crate::output::OutputScope::of(ctx))),
-            None => Err(message),
+        if layer.is_exempt(&message.tool_name) {
+            return message;
         }
+        let store = match self.ready_store(ctx) {
+            Some(store) => store,
+            None => {
+                let call_ctx = call_ctx.unwrap_or_else(|| self.context_for(call, ctx));
+                match call_ctx.resolve(&crate::output::OUTPUT_STORE).await {
+                    Ok(store) => store,
+                    Err(_) => return message,
+                }
+            }
+        };
+        layer.finish_in(message, store, ctx).await
     }
 
     /// The output store as a call of this registry would resolve it, when that needs no `create`
@@ -441,27 +548,6 @@ impl Registry {
         ctx.for_call(&call.id, name, &self.scope)
     }
 
-    /// With an output layer: every message of a turn as in [`Registry::with_output`] (each
-    /// comes with the context its call ran in, when it ran), then the turn budget shared across
-    /// them.
-    async fn apply_output_to_turn(&self, turn: Turn, calls: &[ToolCall], ctx: &ToolContext) -> Vec<ToolMessage> {
-        let mut messages: Vec<ToolMessage> = turn.messages.into_iter().flatten().collect();
-        let Some(layer) = &self.output else { return messages };
-        let mut contexts = turn.contexts.into_iter();
-        // Looked up once for the turn: the calls that ran without a context of their own share it.
-        let store = self.ready_store(ctx);
-        // Finished in place (a second vector of messages would be a large allocation per turn).
-        for (slot, call) in messages.iter_mut().zip(calls) {
-            let message = std::mem::replace(slot, ToolMessage::error(String::new(), String::new(), String::new()));
-            *slot = match (&store, contexts.next().flatten()) {
-                (Some(store), None) => layer.finish_message(message, &**store, crate::output::OutputScope::of(ctx)),
-                (_, call_ctx) => self.with_output(message, call, ctx, call_ctx).await,
-            };
-        }
-        layer.apply_turn(&mut messages);
-        messages
-    }
-
     /// Runs the tool calls of one model turn and returns their messages in call order (each keeps
     /// its `tool_call_id`), with whether the agent loop should stop ([`Batch::stop`]).
     ///
@@ -472,10 +558,15 @@ impl Registry {
     ///    ...``), and the batch reports [`TurnStop::Denied`].
     /// 2. The calls run in call order as groups: consecutive calls of non-`sequential` tools run
     ///    concurrently; a call of a `sequential` tool runs alone, after the calls before it have
-    ///    finished and before the calls after it start.
+    ///    finished and before the calls after it start. Each call of a group starts (its first
+    ///    poll) in call order, each as [`Registry::call`] runs it, fast path included. The
+    ///    calls of a group are polled by the task that awaits the batch: `blocking` tools run in
+    ///    parallel on tokio's blocking pool, and `async fn` tools interleave at their `.await`s.
     /// 3. A call that returns [`ToolResult::Done`] does not cut the other calls of its turn short
     ///    (the model asked for them together); the batch reports [`TurnStop::Done`] with the first
     ///    such call in call order.
+    /// 4. With an output layer, each message is finished as [`Registry::call`] finishes it, then
+    ///    the turn budget is shared across them.
     ///
     /// Each call fails or succeeds on its own as in [`Registry::call`]: a panic or a timeout in one
     /// does not touch the others. Cancelling `ctx`'s token ends the running calls and every call
@@ -484,25 +575,25 @@ impl Registry {
         let spans: Vec<tracing::Span> = calls.iter().map(|call| call_span(call, ctx)).collect();
         let mut admissions = Vec::with_capacity(calls.len());
         let mut denied: Option<(usize, String)> = None;
-        for (i, call) in calls.iter().enumerate() {
+        for (call, span) in calls.iter().zip(&spans) {
+            let admission = if span.is_disabled() {
+                self.admit(call, ctx).await
+            } else {
+                self.admit(call, ctx).instrument(span.clone()).await
+            };
+            if let Admission::Stop(reason) = &admission {
+                denied = Some((admissions.len(), reason.clone()));
+            }
+            admissions.push(admission);
             if denied.is_some() {
                 break;
             }
-            let admission = if spans[i].is_disabled() {
-                self.admit(call, ctx).await
-            } else {
-                self.admit(call, ctx).instrument(spans[i].clone()).await
-            };
-            if let Admission::Stop(reason) = &admission {
-                denied = Some((i, reason.clone()));
-            }
-            admissions.push(admission);
         }
 
         if let Some((stopper, reason)) = denied {
             let denied_tool = calls[stopper].name.clone();
             let mut admissions = admissions.into_iter();
-            let mut turn = Turn::new(calls.len(), false);
+            let mut messages = Vec::with_capacity(calls.len());
             for (i, (call, span)) in calls.iter().zip(&spans).enumerate() {
                 let error = match admissions.next() {
                     _ if i == stopper => {
@@ -515,95 +606,81 @@ impl Registry {
                         reason: reason.clone(),
                     },
                 };
-                turn.put(i, self.finish(call, Err(error), span, None), None);
+                let message = self.finish(call, Err(error), span, None);
+                messages.push(self.output(message, call, ctx, None).await);
             }
             let stop = TurnStop::Denied { tool_call_id: calls[stopper].id.clone(), tool_name: denied_tool, reason };
-            return Batch::new(self.apply_output_to_turn(turn, calls, ctx).await, Some(stop));
+            return Batch::new(self.turn_budget(messages), Some(stop));
         }
 
-        let mut turn = Turn::new(calls.len(), self.output.is_some());
-        let mut group: Vec<(usize, usize)> = Vec::new();
-        for (i, admission) in admissions.into_iter().enumerate() {
-            let error = match admission {
-                Admission::Run(tool) if self.tools[tool].sequential() => {
-                    self.run_group(std::mem::take(&mut group), calls, &spans, ctx, &mut turn).await;
-                    self.run_group(vec![(i, tool)], calls, &spans, ctx, &mut turn).await;
-                    continue;
+        // Each call starts (its first poll) in call order, once the calls before it that it must
+        // wait for have finished; the calls that finish there (most) need no future of their own.
+        let mut messages: Vec<Option<ToolMessage>> = Vec::with_capacity(calls.len());
+        messages.resize_with(calls.len(), || None);
+        let mut running: Vec<(usize, BoxFuture<'_, ToolMessage>)> = Vec::new();
+        for (i, ((call, span), admission)) in calls.iter().zip(spans).zip(admissions).enumerate() {
+            let alone = matches!(admission, Admission::Run(tool) if self.tools[tool].sequential());
+            if alone {
+                Self::finish_running(std::mem::take(&mut running), &mut messages).await;
+            }
+            let fast = match admission {
+                Admission::Run(index) => {
+                    std::future::poll_fn(|cx| Poll::Ready(self.fast(index, call, ctx, &span, cx))).await
                 }
-                Admission::Run(tool) => {
-                    group.push((i, tool));
-                    continue;
-                }
-                Admission::Refuse(error) => error,
-                // Not reached: a stop ends the turn above. Still one message per call.
-                Admission::Stop(reason) => ToolError::PermissionDenied { tool: calls[i].name.clone(), reason },
+                _ => Fast::No,
             };
-            turn.put(i, self.finish(&calls[i], Err(error), &spans[i], None), None);
+            let mut rest = match fast {
+                Fast::Done(message) => {
+                    messages[i] = Some(message);
+                    continue;
+                }
+                Fast::Waiting(rest) => rest,
+                Fast::No => {
+                    let mut rest = Box::pin(self.run(call, ctx, span, Ok(admission)));
+                    match futures::poll!(rest.as_mut()) {
+                        Poll::Ready(message) => {
+                            messages[i] = Some(message);
+                            continue;
+                        }
+                        Poll::Pending => rest,
+                    }
+                }
+            };
+            if alone {
+                messages[i] = Some(rest.as_mut().await);
+            } else {
+                running.push((i, rest));
+            }
         }
-        self.run_group(group, calls, &spans, ctx, &mut turn).await;
+        Self::finish_running(running, &mut messages).await;
+        let messages: Vec<ToolMessage> = messages.into_iter().flatten().collect();
 
-        let stop = turn
-            .messages
+        let stop = messages
             .iter()
-            .flatten()
             .find(|m| m.done)
             .map(|m| TurnStop::Done { tool_call_id: m.tool_call_id.clone(), message: m.text().into_owned() });
-        Batch::new(self.apply_output_to_turn(turn, calls, ctx).await, stop)
+        Batch::new(self.turn_budget(messages), stop)
     }
 
-    /// Runs one group of calls concurrently and stores each message, with the context its call
-    /// ran in, at its call's index. `group` holds (call index, tool index) pairs.
-    ///
-    /// Every call is polled for the first time in call order, inline (the calls that finish there,
-    /// most of them, need no future of their own); the others then run together.
-    async fn run_group(
-        &self,
-        group: Vec<(usize, usize)>,
-        calls: &[ToolCall],
-        spans: &[tracing::Span],
-        ctx: &ToolContext,
-        turn: &mut Turn,
-    ) {
-        type Rest<'a> = BoxFuture<'a, (usize, (ToolMessage, Option<ToolContext>))>;
-        let mut rest: Vec<Rest<'_>> = Vec::new();
-        std::future::poll_fn(|cx| {
-            for &(i, tool) in &group {
-                let (call, span) = (&calls[i], &spans[i]);
-                let mut run: Rest<'_> = match self.start_inline(tool, call, ctx, span, cx) {
-                    Started::Finished(outcome) => {
-                        turn.put(i, self.finish(call, outcome, span, None), None);
-                        continue;
-                    }
-                    Started::Running(run) => {
-                        rest.push(Box::pin(async move {
-                            let outcome = Self::wait_running(run, call, ctx).await;
-                            (i, (self.finish(call, outcome, span, None), None))
-                        }));
-                        continue;
-                    }
-                    Started::NotInline => Box::pin(
-                        async move {
-                            let started = (!span.is_disabled()).then(Instant::now);
-                            let (outcome, call_ctx) = self.run_admitted(tool, call, ctx).await;
-                            (i, (self.finish(call, outcome, span, started), call_ctx))
-                        }
-                        .instrument(span.clone()),
-                    ),
-                };
-                // Its first poll here, in call order like the others.
-                match run.as_mut().poll(cx) {
-                    std::task::Poll::Ready((i, (message, call_ctx))) => turn.put(i, message, call_ctx),
-                    std::task::Poll::Pending => rest.push(run),
-                }
-            }
-            std::task::Poll::Ready(())
-        })
-        .await;
-        if !rest.is_empty() {
-            for (i, (message, call_ctx)) in futures::future::join_all(rest).await {
-                turn.put(i, message, call_ctx);
-            }
+    /// Waits for the calls of a batch that did not finish on their first poll, together, and puts
+    /// each message at its call's index.
+    async fn finish_running(running: Vec<(usize, BoxFuture<'_, ToolMessage>)>, messages: &mut [Option<ToolMessage>]) {
+        if running.is_empty() {
+            return;
         }
+        let (indexes, futures): (Vec<usize>, Vec<_>) = running.into_iter().unzip();
+        for (i, message) in indexes.into_iter().zip(futures::future::join_all(futures).await) {
+            messages[i] = Some(message);
+        }
+    }
+
+    /// The messages of a turn with the output layer's turn budget shared across them, when the
+    /// registry has a layer.
+    fn turn_budget(&self, mut messages: Vec<ToolMessage>) -> Vec<ToolMessage> {
+        if let Some(layer) = &self.output {
+            layer.apply_turn(&mut messages);
+        }
+        messages
     }
 
     /// Looks the tool up and asks the permission policy. Nothing of the call has run yet.
@@ -675,74 +752,6 @@ impl Registry {
                 Admission::Refuse(ToolError::PermissionDenied { tool: call.name.clone(), reason })
             }
             Permission::DenyAndStop(reason) => Admission::Stop(reason),
-        }
-    }
-
-    /// Runs an admitted call: decoding, dependencies and body, racing the cancellation token and
-    /// the time limit, with panics caught.
-    /// `ctx` is the call's own context ([`ToolContext::for_call`]) when `own`, else the caller's
-    /// (for a tool that does not read it).
-    async fn execute(
-        &self,
-        tool: &dyn Tool,
-        call: &ToolCall,
-        ctx: &ToolContext,
-        own: bool,
-    ) -> Result<ToolResult, ToolError> {
-        if ctx.is_cancelled() {
-            return Err(ToolError::Cancelled { tool: call.name.clone() });
-        }
-        let repaired = if self.repair.is_none() {
-            None
-        } else {
-            self.repair.apply(&call.name, &call.arguments, &tool.definition().input_schema)
-        };
-        let arguments = repaired.as_deref().unwrap_or(&call.arguments);
-        let mut run = tool_future(tool, arguments, ctx);
-        let outcome = match tool.timeout().or(self.default_timeout) {
-            // A tool that finishes on its first poll (most do) never registers with the
-            // cancellation token (waiting on it takes a lock) and never moves into a bigger
-            // future. The token was not cancelled just above.
-            None => match futures::poll!(&mut run) {
-                std::task::Poll::Ready(outcome) => Ok(outcome),
-                std::task::Poll::Pending => Box::pin(Self::wait(run.map(Ok), call, ctx)).await,
-            },
-            Some(limit) => {
-                let limited = async move {
-                    tokio::time::timeout(limit, run).await.map_err(|_| ToolError::TimedOut {
-                        tool: call.name.clone(),
-                        ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
-                    })
-                };
-                Box::pin(Self::wait(limited, call, ctx)).await
-            }
-        };
-        let outcome = match outcome {
-            Ok(outcome) => caught(call, outcome),
-            // Timed out, or cancelled while running.
-            Err(stopped) => Err(stopped),
-        };
-        if own && let Err(ToolError::TimedOut { .. }) = outcome {
-            // Work the tool started on its own (a child process, a blocking thread) sees the end.
-            // (The caller's context is not the call's: a tool that does not read it started
-            // nothing that watches it.)
-            ctx.cancel_call();
-        }
-        outcome
-    }
-
-    /// Waits for a running call, racing the call's cancellation token: `run`'s output, or
-    /// [`ToolError::Cancelled`]. (`run` may itself be a timed wait giving
-    /// [`ToolError::TimedOut`].)
-    async fn wait<T>(
-        run: impl Future<Output = Result<T, ToolError>>,
-        call: &ToolCall,
-        ctx: &ToolContext,
-    ) -> Result<T, ToolError> {
-        tokio::select! {
-            biased;
-            () = ctx.cancellation().cancelled() => Err(ToolError::Cancelled { tool: call.name.clone() }),
-            outcome = run => outcome,
         }
     }
 
@@ -919,6 +928,13 @@ impl RegistryBuilder {
 
     /// Sets the time limit of tools that declare none with `#[tool(timeout_ms = N)]` (default:
     /// none). A call over its limit ends with ``tool `x` timed out after N ms``.
+    ///
+    /// The limit races the call's future: it ends an `async fn` at its next `.await` and a
+    /// `blocking` tool's wait for its thread. It does not end a plain `fn` (not `blocking`): that
+    /// one runs to its end in the future's first poll, on the thread that polls the call, and its
+    /// call answers as without a limit (with `#[depends]`, the limit bounds the resolution of its
+    /// dependencies). Such a registry calls every tool through its future, without the fast path
+    /// (see "How a call runs" on [`Registry`]).
     #[must_use]
     pub fn default_timeout(mut self, limit: Duration) -> Self {
         self.default_timeout = Some(limit);

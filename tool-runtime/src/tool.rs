@@ -48,7 +48,8 @@ pub struct ToolMeta {
     pub blocking: bool,
     /// `#[tool(sequential)]`: runs alone, never concurrently with the other calls of a turn.
     pub sequential: bool,
-    /// `#[tool(timeout_ms = N)]`: the call fails after N milliseconds.
+    /// `#[tool(timeout_ms = N)]`: the call fails after N milliseconds (an `async fn` or a
+    /// `blocking` one: on a plain `fn` the option is a compile error).
     pub timeout_ms: Option<u64>,
     /// `#[tool(strict)]` / `#[tool(strict = false)]`: the OpenAI strict-mode wish.
     pub strict: Option<bool>,
@@ -133,17 +134,14 @@ pub trait Tool: Send + Sync + 'static {
     /// synchronous form; the registry then polls `call`'s future.
     ///
     /// `#[tool]` answers here for a plain `fn` that takes no dependency and is not
-    /// `#[tool(blocking)]`. The registry calls it only where it would poll `call`'s future once,
-    /// inline, anyway: an admitted call of a tool that does not [read its
+    /// `#[tool(blocking)]`. The registry calls it only on its fast path, where it would poll
+    /// `call`'s future once, inline, anyway (see "How a call runs" on
+    /// [`Registry`](crate::Registry)): an admitted call of a tool that does not [read its
     /// context](Tool::reads_context), with no time limit, no argument repair, no `tracing`
-    /// subscriber recording it and a caller's token that is not cancelled ([`Registry::call`]
-    /// also needs the permission policy to answer through
-    /// [`check_now`](crate::PermissionPolicy::check_now); [`Registry::call_batch`] asks the
-    /// policy before it runs any call). Elsewhere it polls `call`'s future. A panic here is caught
-    /// like a panic in `call`'s future.
-    ///
-    /// [`Registry::call`]: crate::Registry::call
-    /// [`Registry::call_batch`]: crate::Registry::call_batch
+    /// subscriber recording it, a caller's token that is not cancelled, a permission policy that
+    /// answers through [`check_now`](crate::PermissionPolicy::check_now) and an output store that
+    /// needs nothing that waits. Elsewhere it polls `call`'s future. A panic here is caught like a
+    /// panic in `call`'s future.
     ///
     /// # Errors
     /// As [`call`](Tool::call).
@@ -379,7 +377,7 @@ impl Tool for ToolSpec {
     fn definition(&self) -> &ToolDefinition {
         self.definition.get_or_init(|| ToolDefinition {
             name: self.name.to_owned(),
-            description: self.description.to_owned(),
+            description: crate::rustdoc::reflow(self.description),
             input_schema: match self.schema {
                 SchemaFn::Canonical(schema) => schema(),
                 SchemaFn::Decoding(_) => crate::schema::hoist_union(self.decoding().schema.clone()),

@@ -237,3 +237,130 @@ async fn an_empty_turn_is_an_empty_batch() {
     assert_eq!(batch.messages, []);
     assert_eq!(batch.stop, None);
 }
+
+/// A meeting point for threads: each call arrives, then waits (at most 10 s) for `expected`
+/// arrivals in all.
+struct Rendezvous {
+    arrived: std::sync::Mutex<usize>,
+    changed: std::sync::Condvar,
+}
+
+impl Rendezvous {
+    const fn new() -> Self {
+        Self { arrived: std::sync::Mutex::new(0), changed: std::sync::Condvar::new() }
+    }
+
+    /// Arrives; `true` when `expected` calls were here at once before 10 s went by.
+    fn meet(&self, expected: usize) -> bool {
+        let mut arrived = self.arrived.lock().unwrap();
+        *arrived += 1;
+        self.changed.notify_all();
+        let (_arrived, wait) =
+            self.changed.wait_timeout_while(arrived, Duration::from_secs(10), |arrived| *arrived < expected).unwrap();
+        !wait.timed_out()
+    }
+}
+
+static PAIR: Rendezvous = Rendezvous::new();
+
+/// Waits on its thread for a second call of it; says whether the two met.
+#[tool(blocking)]
+fn pair_up(
+    /// Who is waiting.
+    name: String,
+) -> String {
+    format!("{name}: {}", if PAIR.meet(2) { "together" } else { "alone" })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_blocking_calls_of_one_batch_run_at_the_same_time() {
+    let registry = Registry::builder().tool(pair_up::TOOL).build().unwrap();
+    let calls =
+        [ToolCall::new("c1", "pair_up", r#"{"name":"first"}"#), ToolCall::new("c2", "pair_up", r#"{"name":"second"}"#)];
+    let batch = registry.call_batch(&calls, &ToolContext::new()).await;
+    assert_eq!(texts(&batch), ["first: together", "second: together"]);
+}
+
+/// What a blocking tool of these tests and its test tell each other: the tool says it has
+/// started, then waits (at most 10 s) until the test lets it go.
+struct Gate {
+    started: tokio::sync::Notify,
+    open: std::sync::Mutex<bool>,
+    opened: std::sync::Condvar,
+}
+
+impl Gate {
+    const fn new() -> Self {
+        Self {
+            started: tokio::sync::Notify::const_new(),
+            open: std::sync::Mutex::new(false),
+            opened: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Called by the tool: says it started, then waits for [`Gate::open`].
+    fn hold(&self) {
+        self.started.notify_one();
+        let open = self.open.lock().unwrap();
+        let _open = self.opened.wait_timeout_while(open, Duration::from_secs(10), |open| !*open).unwrap();
+    }
+
+    /// Lets the tool go.
+    fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.opened.notify_all();
+    }
+}
+
+fn texts(messages: &[ToolMessage]) -> Vec<String> {
+    messages.iter().map(|m| m.text().into_owned()).collect()
+}
+
+/// Says hello at once.
+#[tool]
+fn hello() -> &'static str {
+    "hello"
+}
+
+static CANCELLED_GATE: Gate = Gate::new();
+
+/// Holds its thread until the test lets it go.
+#[tool(blocking)]
+fn held_until_cancelled() -> &'static str {
+    CANCELLED_GATE.hold();
+    "released"
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_batch_ends_its_running_blocking_call_and_keeps_the_finished_ones() {
+    let registry = Registry::builder().tool(held_until_cancelled::TOOL).tool(hello::TOOL).build().unwrap();
+    let token = tool_runtime::CancellationToken::new();
+    let ctx = ToolContext::builder().cancellation(token.clone()).build();
+    let calls = [ToolCall::new("c1", "held_until_cancelled", ""), ToolCall::new("c2", "hello", "")];
+    let cancel = async {
+        CANCELLED_GATE.started.notified().await;
+        token.cancel();
+    };
+    let (batch, ()) = tokio::join!(registry.call_batch(&calls, &ctx), cancel);
+    CANCELLED_GATE.open();
+    assert_eq!(texts(&batch), ["tool `held_until_cancelled` was cancelled", "hello"]);
+    assert_eq!(batch.messages.iter().map(|m| m.is_error).collect::<Vec<_>>(), [true, false]);
+}
+
+static TIMED_GATE: Gate = Gate::new();
+
+/// Holds its thread until the test lets it go, with a time limit of 50 ms.
+#[tool(blocking, timeout_ms = 50)]
+fn held_past_its_limit() -> &'static str {
+    TIMED_GATE.hold();
+    "released"
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocking_call_of_a_batch_over_its_time_limit_ends_timed_out_and_the_others_finish() {
+    let registry = Registry::builder().tool(held_past_its_limit::TOOL).tool(hello::TOOL).build().unwrap();
+    let calls = [ToolCall::new("c1", "held_past_its_limit", ""), ToolCall::new("c2", "hello", "")];
+    let batch = registry.call_batch(&calls, &ToolContext::new()).await;
+    TIMED_GATE.open();
+    assert_eq!(texts(&batch), ["tool `held_past_its_limit` timed out after 50 ms", "hello"]);
+}

@@ -7,7 +7,6 @@
 //! hand. Time runs on tokio's paused clock.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::io::Read;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
@@ -789,10 +788,13 @@ async fn a_tool_that_panics_before_returning_its_future_gives_a_panicked_message
 // tracing
 // ---------------------------------------------------------------------------------------------
 
+#[path = "support/fields.rs"]
+mod fields;
+
 mod capture {
-    use super::{BTreeMap, Mutex, fmt};
+    use super::fields::Fields;
+    use super::{BTreeMap, Mutex};
     use std::sync::atomic::{AtomicU64, Ordering};
-    use tracing::field::{Field, Visit};
     use tracing::span::{Attributes, Id, Record};
     use tracing::subscriber::Interest;
     use tracing::{Event, Metadata, Subscriber};
@@ -813,22 +815,6 @@ mod capture {
     /// `sometimes`, so threads without it still see every span disabled.
     #[derive(Clone, Default)]
     pub(crate) struct Capture(pub(crate) std::sync::Arc<Seen>);
-
-    struct Fields<'a>(&'a mut BTreeMap<String, String>);
-
-    impl Visit for Fields<'_> {
-        fn record_str(&mut self, field: &Field, value: &str) {
-            self.0.insert(field.name().to_owned(), value.to_owned());
-        }
-
-        fn record_u64(&mut self, field: &Field, value: u64) {
-            self.0.insert(field.name().to_owned(), value.to_string());
-        }
-
-        fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-            self.0.insert(field.name().to_owned(), format!("{value:?}"));
-        }
-    }
 
     impl Subscriber for Capture {
         fn register_callsite(&self, _metadata: &'static Metadata<'static>) -> Interest {

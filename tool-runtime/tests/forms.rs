@@ -159,7 +159,7 @@ fn a_set_filter_keeps_only_the_tools_of_those_sets() {
 
 /// Deletes everything, slowly.
 #[tool(sequential, timeout_ms = 1500, strict, tags(destructive, external))]
-fn wipe() -> &'static str {
+async fn wipe() -> &'static str {
     "wiped"
 }
 

@@ -233,3 +233,96 @@ fn finish_message_works_without_a_registry() {
     assert_eq!(message.text(), format!("a\n[tool output truncated; ref={}]", minted_ref(&message)));
     assert_eq!(store.len(), 2);
 }
+
+/// A store that records the thread of every `put` and forwards everything to `inner`, `blocks`
+/// included, as a wrapping store should.
+struct ThreadRecording<S> {
+    inner: S,
+    puts: std::sync::Mutex<Vec<std::thread::ThreadId>>,
+}
+
+impl<S: OutputStore> ThreadRecording<S> {
+    fn new(inner: S) -> Arc<Self> {
+        Arc::new(Self { inner, puts: std::sync::Mutex::new(Vec::new()) })
+    }
+
+    /// For each `put` so far, whether it ran on the thread `here`.
+    fn put_on(&self, here: std::thread::ThreadId) -> Vec<bool> {
+        self.puts.lock().unwrap().iter().map(|thread| *thread == here).collect()
+    }
+}
+
+impl<S: OutputStore> OutputStore for ThreadRecording<S> {
+    fn put_scoped(
+        &self,
+        scope: OutputScope<'_>,
+        ref_id: &str,
+        text: &mut dyn std::io::Read,
+        parts: &[ContentPart],
+    ) -> Result<tool_runtime::output::StoredInfo, tool_runtime::output::StoreError> {
+        self.puts.lock().unwrap().push(std::thread::current().id());
+        self.inner.put_scoped(scope, ref_id, text, parts)
+    }
+    fn check_scope(&self, ref_id: &str, scope: OutputScope<'_>) -> Result<(), tool_runtime::output::StoreError> {
+        self.inner.check_scope(ref_id, scope)
+    }
+    fn info(&self, ref_id: &str) -> Result<tool_runtime::output::StoredInfo, tool_runtime::output::StoreError> {
+        self.inner.info(ref_id)
+    }
+    fn open_at(
+        &self,
+        ref_id: &str,
+        offset: u64,
+    ) -> Result<Box<dyn std::io::Read + Send>, tool_runtime::output::StoreError> {
+        self.inner.open_at(ref_id, offset)
+    }
+    fn checkpoint(&self, ref_id: &str, line: u64) -> Result<(u64, u64), tool_runtime::output::StoreError> {
+        self.inner.checkpoint(ref_id, line)
+    }
+    fn parts(&self, ref_id: &str) -> Result<Vec<ContentPart>, tool_runtime::output::StoreError> {
+        self.inner.parts(ref_id)
+    }
+    fn blocks(&self) -> bool {
+        self.inner.blocks()
+    }
+}
+
+/// A call and a batch of two through a registry whose output store is `store`, on the test's
+/// current-thread runtime (the thread that polls every call): the ref of each message.
+async fn three_messages(store: Arc<dyn OutputStore>) -> Vec<Option<String>> {
+    let registry = Registry::builder()
+        .tool(lines::TOOL)
+        .override_dependency(&OUTPUT_STORE, store)
+        .output(OutputLayer::new())
+        .build()
+        .unwrap();
+    let ctx = ToolContext::new();
+    let one = registry.call(&call("c1", "a", 2), &ctx).await;
+    let batch = registry.call_batch(&[call("c2", "b", 2), call("c3", "c", 2)], &ctx).await;
+    [one].iter().chain(&batch.messages).map(|m| m.output_ref.clone()).collect()
+}
+
+#[tokio::test]
+async fn a_file_store_is_written_off_the_thread_that_polls_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = ThreadRecording::new(tool_runtime::output::FileStore::new(dir.path()).unwrap());
+    let refs = three_messages(store.clone()).await;
+    assert_eq!(refs.iter().map(|r| r.as_ref().map(String::len)).collect::<Vec<_>>(), [Some(22); 3]);
+    assert_eq!(store.put_on(std::thread::current().id()), [false, false, false]);
+    assert_eq!(store.info(refs[2].as_deref().unwrap()).unwrap().bytes, 3);
+}
+
+#[tokio::test]
+async fn a_memory_store_is_written_on_the_thread_that_polls_the_call() {
+    let store = ThreadRecording::new(MemoryStore::new());
+    let refs = three_messages(store.clone()).await;
+    assert_eq!(refs.iter().map(|r| r.as_ref().map(String::len)).collect::<Vec<_>>(), [Some(22); 3]);
+    assert_eq!(store.put_on(std::thread::current().id()), [true, true, true]);
+}
+
+#[test]
+fn a_file_store_says_it_blocks_and_a_memory_store_that_it_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = tool_runtime::output::FileStore::new(dir.path()).unwrap();
+    assert_eq!([file.blocks(), MemoryStore::new().blocks()], [true, false]);
+}

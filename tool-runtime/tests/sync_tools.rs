@@ -301,7 +301,7 @@ async fn borrowed_arguments_reach_a_plain_fn_on_every_path_as_they_reach_an_asyn
             "ok: |[]",
             "error: invalid arguments for `borrowed_sync`: `items`: invalid type: string \"[1]\", expected a sequence | repaired: ok: a|[1]",
             "error: invalid arguments for `borrowed_sync`: `items[0]`: invalid type: string \"1\", expected u32 | repaired: ok: a|[1]",
-            "error: invalid arguments for `borrowed_sync`: `items[0]`: invalid value: integer `-1`, expected u32",
+            "error: invalid arguments for `borrowed_sync`: `items[0]`: must be at least 0; got -1",
             "error: invalid arguments for `borrowed_sync`: missing field `items`",
             "error: invalid arguments for `borrowed_sync`: unknown field `x`; expected one of `items`, `text`",
             "error: invalid arguments for `borrowed_sync`: expected a JSON object of arguments, got a string | repaired: ok: b|[3]",
@@ -572,11 +572,7 @@ async fn parts_async(
 async fn a_plain_fn_returning_nothing_or_parts_answers_as_its_async_twin() {
     assert_eq!(
         twins(unit_sync::TOOL, unit_async::TOOL, &["", r#"{"_ignored":null}"#, r#"{"_ignored":256}"#]).await,
-        [
-            "ok: ",
-            "ok: ",
-            "error: invalid arguments for `unit_sync`: `_ignored`: invalid value: integer `256`, expected u8"
-        ]
+        ["ok: ", "ok: ", "error: invalid arguments for `unit_sync`: `_ignored`: must be at most 255; got 256"]
     );
     assert_eq!(twins(parts_sync::TOOL, parts_async::TOOL, &[r#"{"caption":"a cat"}"#]).await, ["ok: a cat\n[image]"]);
 }
@@ -717,7 +713,7 @@ async fn a_plain_fn_with_defaults_answers_as_its_async_twin() {
             "ok: 1|w|2|Some(\"t\")",
             "error: invalid arguments for `defaults_sync`: `n`: invalid type: string \"7\", expected u32 | repaired: ok: 7|x|3|None",
             "error: invalid arguments for `defaults_sync`: unknown field `kind`; expected one of `m`, `n`, `type`, `word`",
-            "error: invalid arguments for `defaults_sync`: `m`: invalid value: integer `-1`, expected u32"
+            "error: invalid arguments for `defaults_sync`: `m`: must be at least 0; got -1"
         ]
     );
 }
@@ -814,7 +810,7 @@ async fn a_plain_fn_naming_the_runtime_through_an_alias_or_a_path_answers_as_its
             format!(
                 "error: invalid arguments for `{name}`: `a`: invalid type: string \"2\", expected u8 | repaired: ok: 4"
             ),
-            format!("error: invalid arguments for `{name}`: `a`: invalid value: integer `300`, expected u8"),
+            format!("error: invalid arguments for `{name}`: `a`: must be at most 255; got 300"),
         ]
     };
     assert_eq!(twins(aliased_sync::TOOL, aliased_async::TOOL, &inputs).await, expected("aliased_sync"));
@@ -1241,8 +1237,8 @@ fn depends_plain(#[depends(NUMBER)] number: u32) -> String {
     number.to_string()
 }
 
-/// Runs alone, with a time limit of its own.
-#[tool(sequential, timeout_ms = 60000)]
+/// Runs alone.
+#[tool(sequential)]
 fn alone_sync(
     /// A word.
     word: &str,
@@ -1260,7 +1256,7 @@ async fn alone_async(
 }
 
 #[tokio::test]
-async fn a_sequential_plain_fn_with_a_time_limit_of_its_own_answers_as_its_async_twin() {
+async fn a_sequential_plain_fn_answers_as_its_async_twin_with_a_time_limit_of_its_own() {
     assert_eq!(
         twins(alone_sync::TOOL, alone_async::TOOL, &[r#"{"word":"ab"}"#, r#"{"word":""}"#, "{}"]).await,
         [
@@ -1270,7 +1266,26 @@ async fn a_sequential_plain_fn_with_a_time_limit_of_its_own_answers_as_its_async
         ]
     );
     assert_eq!(
-        (alone_sync::TOOL.meta().sequential, Tool::timeout(alone_sync::TOOL)),
-        (true, Some(Duration::from_secs(60)))
+        [
+            (alone_sync::TOOL.meta().sequential, Tool::timeout(alone_sync::TOOL)),
+            (alone_async::TOOL.meta().sequential, Tool::timeout(alone_async::TOOL))
+        ],
+        [(true, None), (true, Some(Duration::from_secs(60)))]
     );
+}
+
+/// Sleeps 5 ms on the thread that calls it, then answers.
+#[tool]
+fn nap_sync() -> &'static str {
+    std::thread::sleep(Duration::from_millis(5));
+    "rested"
+}
+
+#[tokio::test]
+async fn a_default_time_limit_does_not_end_a_plain_fn_that_runs_past_it() {
+    let registry = Registry::builder().tool(nap_sync::TOOL).default_timeout(Duration::from_millis(1)).build().unwrap();
+    let call = ToolCall::new("c1", "nap_sync", "");
+    let one = registry.call(&call, &caller()).await;
+    let batch = registry.call_batch(std::slice::from_ref(&call), &caller()).await;
+    assert_eq!([said(&one), said(&batch.messages[0])], ["ok: rested", "ok: rested"]);
 }

@@ -5,16 +5,18 @@
 //! interest is simplest to reason about with a single subscriber in the binary.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tool_runtime::prelude::*;
 use tool_runtime::{BoxError, Permission, PermissionRequest};
-use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
+
+#[path = "support/fields.rs"]
+mod fields;
+use fields::Fields;
 
 /// Field names and their values as text.
 type FieldMap = BTreeMap<String, String>;
@@ -35,22 +37,6 @@ struct Seen {
 
 #[derive(Clone, Default)]
 struct Capture(Arc<Seen>);
-
-struct Fields<'a>(&'a mut BTreeMap<String, String>);
-
-impl Visit for Fields<'_> {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.insert(field.name().to_owned(), value.to_owned());
-    }
-
-    fn record_u64(&mut self, field: &Field, value: u64) {
-        self.0.insert(field.name().to_owned(), value.to_string());
-    }
-
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.0.insert(field.name().to_owned(), format!("{value:?}"));
-    }
-}
 
 impl Subscriber for Capture {
     fn enabled(&self, _metadata: &Metadata<'_>) -> bool {

@@ -1,7 +1,8 @@
 //! One tool call, three ways, in the same run: hand-written (`from_str`, the function,
 //! `to_string`), rmcp's `#[tool]`/`#[tool_router]` through a stored `ToolRouter`, and ours
 //! through `Registry::call` (core path, and with the output layer on an in-memory store), for the
-//! tool as an `async fn` and (`_fn` rows) as a plain `fn`. Then the
+//! tool as an `async fn`, (`_fn` rows) as a plain `fn`, and (`_blocking` row, core path) as a
+//! `#[tool(blocking)]` plain `fn`, which hops to tokio's blocking pool and back. Then the
 //! 20-argument nested tool the same ways, and a batch of 8 calls.
 //!
 //! `cargo bench -p tool-benches --features rmcp --bench dispatch`
@@ -46,6 +47,7 @@ fn one_tool(
     group_name: &str,
     spec: &'static ToolSpec,
     sync_spec: Option<&'static ToolSpec>,
+    blocking_spec: Option<&'static ToolSpec>,
     arguments: &'static str,
     by_hand: fn(&str) -> Result<String, serde_json::Error>,
 ) {
@@ -91,6 +93,14 @@ fn one_tool(
             b.iter_custom(|iters| time_async(&rt, iters, || output.call(black_box(&sync_call), &ctx)));
         });
     }
+    // The same plain `fn` as `#[tool(blocking)]`: the hop to the blocking pool and back.
+    if let Some(blocking_spec) = blocking_spec {
+        let blocking_call = ToolCall::new("call_1", blocking_spec.name(), arguments);
+        assert_eq!(rt.block_on(core.call(&blocking_call, &ctx)).text(), expected);
+        group.bench_function("ours_core_blocking", |b| {
+            b.iter_custom(|iters| time_async(&rt, iters, || core.call(black_box(&blocking_call), &ctx)));
+        });
+    }
     group.finish();
 }
 
@@ -100,13 +110,14 @@ fn search(c: &mut Criterion) {
         "search",
         tool_benches::search::TOOL,
         Some(tool_benches::search_fn::TOOL),
+        Some(tool_benches::search_blocking::TOOL),
         SEARCH_ARGUMENTS,
         search_by_hand,
     );
 }
 
 fn nested(c: &mut Criterion) {
-    one_tool(c, "configure_20_nested", tool_benches::configure::TOOL, None, NESTED_ARGUMENTS, configure_by_hand);
+    one_tool(c, "configure_20_nested", tool_benches::configure::TOOL, None, None, NESTED_ARGUMENTS, configure_by_hand);
 }
 
 fn batch(c: &mut Criterion) {

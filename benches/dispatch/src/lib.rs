@@ -84,6 +84,20 @@ pub fn search_fn(
     search_body(&query, limit, &tags)
 }
 
+/// `search` as a `#[tool(blocking)]` plain `fn`: each call hops to tokio's blocking pool and back,
+/// the cost the `_blocking` row measures beside `search_fn`, which runs inline.
+#[tool(blocking)]
+pub fn search_blocking(
+    /// The text to look for.
+    query: String,
+    /// At most this many results (default 10).
+    limit: Option<u32>,
+    /// Only results with one of these tags.
+    tags: Vec<String>,
+) -> SearchOutput {
+    search_body(&query, limit, &tags)
+}
+
 /// The arguments every nested-arguments benchmark sends to `configure`: 20 arguments, six of
 /// them objects or arrays of objects two levels deep.
 pub const NESTED_ARGUMENTS: &str = r#"{"name":"build","path":"src/lib.rs","pattern":"fn \\w+","limit":50,"offset":0,
@@ -294,12 +308,19 @@ pub async fn configure(
     configure_body(&owner, &filters, &env, &tags)
 }
 
-/// A registry of `search`, `search_fn` and `configure` on the core path (no output layer).
+/// A registry of `search`, `search_fn`, `search_blocking` and `configure` on the core path (no
+/// output layer).
 ///
 /// # Panics
 /// Never: the names differ.
 pub fn core_registry() -> Registry {
-    Registry::builder().tool(search::TOOL).tool(search_fn::TOOL).tool(configure::TOOL).build().expect("distinct names")
+    Registry::builder()
+        .tool(search::TOOL)
+        .tool(search_fn::TOOL)
+        .tool(search_blocking::TOOL)
+        .tool(configure::TOOL)
+        .build()
+        .expect("distinct names")
 }
 
 /// A registry of `search`, `search_fn` and `configure` with the default output layer over an

@@ -138,20 +138,40 @@ impl OutputLayer {
         self.turn_bytes
     }
 
-    fn is_exempt(&self, tool_name: &str) -> bool {
+    /// `true` for a tool whose messages are left alone ([`OutputLayer::exempt`]).
+    pub(crate) fn is_exempt(&self, tool_name: &str) -> bool {
         self.exempt.iter().any(|n| n == tool_name)
     }
 
-    /// Resolves [`OUTPUT_STORE`] through the call's context and finishes the message with it
-    /// ([`OutputLayer::finish_message`]). When the store cannot be created the message is left
-    /// whole, without `output_ref`.
-    pub(crate) async fn finish(&self, message: ToolMessage, ctx: &ToolContext) -> ToolMessage {
-        if self.is_exempt(&message.tool_name) {
-            return message;
+    /// [`OutputLayer::finish_message`] with `store`, in the scope of `ctx` ([`OutputScope::of`]),
+    /// on the calling thread for a store that does not [block](OutputStore::blocks), else on
+    /// tokio's blocking pool (on the calling thread outside a tokio runtime). When the runtime
+    /// shuts down before the blocking pool ran it, the message is returned whole, without
+    /// `output_ref`; a panic of the store goes on unwinding here, as it would inline.
+    pub(crate) async fn finish_in(
+        self: &Arc<Self>,
+        message: ToolMessage,
+        store: Arc<dyn OutputStore>,
+        ctx: &ToolContext,
+    ) -> ToolMessage {
+        if !store.blocks() {
+            return self.finish_message(message, &*store, OutputScope::of(ctx));
         }
-        match ctx.resolve(&OUTPUT_STORE).await {
-            Ok(store) => self.finish_message(message, &*store, OutputScope::of(ctx)),
-            Err(_) => message,
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return self.finish_message(message, &*store, OutputScope::of(ctx));
+        };
+        // Kept for a runtime that shuts down: the disk's work dwarfs the copy.
+        let whole = message.clone();
+        let layer = Arc::clone(self);
+        let (session, principal) = (ctx.session_id().map(str::to_owned), ctx.principal().map(str::to_owned));
+        let finish = move || {
+            let scope = OutputScope { session: session.as_deref(), principal: principal.as_deref() };
+            layer.finish_message(message, &*store, scope)
+        };
+        match runtime.spawn_blocking(finish).await {
+            Ok(message) => message,
+            Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+            Err(_) => whole,
         }
     }
 

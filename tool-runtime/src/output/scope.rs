@@ -170,4 +170,8 @@ impl OutputStore for ScopedStore<'_> {
     fn parts(&self, ref_id: &str) -> Result<Vec<ContentPart>, StoreError> {
         self.read(ref_id, || self.store.parts(ref_id))
     }
+
+    fn blocks(&self) -> bool {
+        self.store.blocks()
+    }
 }

@@ -171,6 +171,15 @@ pub trait OutputStore: Send + Sync {
     /// # Errors
     /// As [`OutputStore::info`].
     fn parts(&self, ref_id: &str) -> Result<Vec<ContentPart>, StoreError>;
+
+    /// `true` when the store's methods do work that waits (disk, network): the registry's output
+    /// layer then calls [`put`](OutputStore::put) from tokio's blocking pool instead of the thread
+    /// that polls the call (the serving rule: no call holds an async worker thread). Default
+    /// `false`, for a store in memory; [`FileStore`] answers `true`, and a store that wraps
+    /// another should answer as the wrapped one does.
+    fn blocks(&self) -> bool {
+        false
+    }
 }
 
 impl fmt::Debug for dyn OutputStore {
@@ -980,6 +989,10 @@ impl OutputStore for FileStore {
         let bytes = std::fs::read(&path).map_err(|e| file_error(ref_id, &path, &e))?;
         serde_json::from_slice(&bytes)
             .map_err(|e| StoreError::io(ref_id, format!("{} is damaged ({e}); call the tool again", path.display())))
+    }
+
+    fn blocks(&self) -> bool {
+        true
     }
 }
 

@@ -67,7 +67,7 @@ pub mod tools {
 
     /// Check a list.
     #[tool(strict, sequential, timeout_ms = 500)]
-    pub(crate) fn check(
+    pub(crate) async fn check(
         /// The entries.
         entries: &[String],
         /// A note.

@@ -2,7 +2,7 @@ use tool_runtime::prelude::*;
 
 /// Reads a file.
 #[tool(timeout_ms = 0)]
-fn read(path: String) -> String {
+async fn read(path: String) -> String {
     path
 }
 
