@@ -8,9 +8,8 @@
 //!   with `isError: true` whose text says what to change. A tool name the server does not have is
 //!   a protocol error (`-32602`, invalid params), as the MCP specification lists it, whose message
 //!   names the available tools. Content is mapped by [`call_result`]. The call id the tool sees
-//!   (also the output cache ref id of its result) is `mcp_`, 8 hex digits that differ between
-//!   server processes, `_` and the JSON-RPC request id (`mcp_1f3a9c0e_7`), so that a server
-//!   started again never overwrites the cached outputs of an earlier one.
+//!   is `mcp_`, 8 hex digits that differ between server processes, `_` and the JSON-RPC request
+//!   id (`mcp_1f3a9c0e_7`); the output cache ref id of its result is one the output layer mints.
 //! - Cancellation: a `notifications/cancelled` for a running call cancels the call's
 //!   `ToolContext::cancellation` token and stops awaiting the tool; no response is sent for it.
 //! - Every call of one server shares one session id (`--session`, else the root's default), so
