@@ -39,10 +39,11 @@
 //!   [`call_result`] maps it, with `structuredContent` beside the text for tools with an output
 //!   schema. A tool name the registry does not have is a JSON-RPC error `-32602` (invalid
 //!   params, as the MCP specification lists it) naming the listed tools.
-//! - Call ids (the id a tool sees, also the output cache ref id of its result): `mcp_`, 8 hex
-//!   digits drawn at random once per process, `_` and a sequence number counted from 1 over every
-//!   server of the process (`mcp_1f3a9c0e_7`): unique within a process, and a server started
-//!   again does not overwrite the cached outputs of an earlier one.
+//! - Call ids (the id a tool sees, [`ToolContext::call_id`](tool_runtime::ToolContext::call_id)):
+//!   `mcp_`, 8 hex digits drawn at random once per process, `_` and a sequence number counted
+//!   from 1 over every server of the process (`mcp_1f3a9c0e_7`): unique within a process, and
+//!   apart from those of other processes serving the same stores. (A JSON-RPC request id is not
+//!   one: every stateless HTTP client counts its own from 1.)
 //! - Progress: when the request's `_meta` carries a `progressToken`, the call's
 //!   [`ToolContext::progress`](tool_runtime::ToolContext::progress) reports are sent as
 //!   `notifications/progress` while the tool runs (`progress` = done, `total` when known,

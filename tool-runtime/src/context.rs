@@ -201,11 +201,9 @@ impl ToolContext {
         self.shared.session_id.as_deref()
     }
 
-    /// Who the call is made for, as the server that received it authenticated them (a user id, an
-    /// API key's owner: whatever the caller put there with [`ToolContextBuilder::principal`]);
-    /// `None` when unknown. The same in every per-call context derived from this one and in its
-    /// clones. A tool or a [permission policy](crate::PermissionPolicy) may key access or state on
-    /// it; nothing in the framework checks it.
+    /// Who the caller is, when the server knows (an authenticated user or client id); `None` when
+    /// nobody said. Kept by clones and by the per-call contexts the registry derives. Stored
+    /// outputs and sessions are only served back to the principal that made them.
     pub fn principal(&self) -> Option<&str> {
         self.shared.principal.as_deref()
     }
@@ -477,8 +475,8 @@ impl ToolContextBuilder {
         self
     }
 
-    /// Sets who the calls are made for, as the server authenticated them (default: unknown, see
-    /// [`ToolContext::principal`]).
+    /// Sets the principal: who the caller is, as the server authenticated it (see
+    /// [`ToolContext::principal`]; default: none).
     #[must_use]
     pub fn principal(mut self, principal: impl Into<String>) -> Self {
         self.shared.principal = Some(principal.into());
@@ -529,19 +527,5 @@ impl ToolContextBuilder {
     /// The context.
     pub fn build(self) -> ToolContext {
         ToolContext { shared: Arc::new(self.shared), registry: None, call: None, chain: Vec::new(), path: None }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_principal_is_kept_by_clones_and_per_call_contexts() {
-        let ctx = ToolContext::builder().principal("user-7").build();
-        let call = ctx.for_call("c1", Arc::from("read"), &Arc::new(RegistryScope::default()));
-        assert_eq!(ctx.clone().principal(), Some("user-7"));
-        assert_eq!(call.principal(), Some("user-7"));
-        assert_eq!(ToolContext::new().principal(), None);
     }
 }

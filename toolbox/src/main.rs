@@ -72,6 +72,22 @@ struct Global {
     /// `root-` and 16 hex digits].
     #[arg(long, global = true, value_name = "ID")]
     session: Option<String>,
+    /// How long a cached tool output is kept after its last use, in seconds [default:
+    /// `TOOL_OUTPUT_TTL_SECS`, else 86400 (24 hours)].
+    #[arg(long, global = true, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    cache_ttl: Option<u64>,
+    /// The bytes all cached tool outputs may take; past it the least recently used go [default:
+    /// `TOOL_OUTPUT_MAX_BYTES`, else 268435456 (256 MiB)].
+    #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    cache_max_bytes: Option<u64>,
+    /// How long a session (its todo plan) is kept after its last use, in seconds [default:
+    /// `TOOL_SESSION_TTL_SECS`, else 2592000 (30 days)].
+    #[arg(long, global = true, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    session_ttl: Option<u64>,
+    /// The bytes all sessions may take; past it the least recently used go [default:
+    /// `TOOL_SESSION_MAX_BYTES`, else 67108864 (64 MiB)].
+    #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    session_max_bytes: Option<u64>,
     /// Enable tools that are off by default: `external` ones reach outside this machine (web
     /// fetch, search). Comma-separated or repeated.
     #[arg(long, global = true, value_enum, value_delimiter = ',', value_name = "WHAT")]
