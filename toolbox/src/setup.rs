@@ -13,7 +13,8 @@
 //! - `--session ID` (default: [`default_session`] of the root) is the context's session id: todo
 //!   plans are kept per session. An id is 1 to 128 ASCII letters, digits, `.`, `_` or `-`, not
 //!   starting with `.` or `-` (it will name a file in the state directory).
-//! - `--allow external` turns on tools tagged `external` (see [`Policy`]).
+//! - `--allow external` turns on tools tagged `external` (see [`Policy`], the registry's permission
+//!   policy).
 //! - `--cache-ttl SECS` / `--cache-max-bytes BYTES` bound the output cache (a flag wins over
 //!   `TOOL_OUTPUT_TTL_SECS` / `TOOL_OUTPUT_MAX_BYTES`, which win over 24 hours / 256 MiB), and
 //!   `--session-ttl SECS` / `--session-max-bytes BYTES` the sessions (over `TOOL_SESSION_TTL_SECS`
@@ -24,7 +25,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use tool_runtime::output::{FileStore, OUTPUT_STORE, OutputLayer, OutputStore, StoreLimits, output_limits_from_env};
-use tool_runtime::{DefaultPolicy, ImageSupport, Registry, SystemClock, ToolContext, ToolContextBuilder};
+use tool_runtime::{ImageSupport, Registry, SystemClock, ToolContext, ToolContextBuilder};
 use tool_std::sandbox::{SANDBOX, Sandbox};
 use tool_std::session::{FileSessionStore, SESSION_STORE, SessionStore, session_limits_from_env};
 
@@ -123,10 +124,7 @@ impl Setup {
         if with_sandbox {
             builder = builder.override_dependency(&SANDBOX, self.sandbox()?);
         }
-        if self.policy.allows_external() {
-            builder = builder.policy(DefaultPolicy::new().allow_all_external());
-        }
-        builder.build().map_err(|e| e.to_string())
+        builder.policy(self.policy.clone()).build().map_err(|e| e.to_string())
     }
 
     /// As [`Setup::registry`], plus what a call needs from `--state-dir`: the output layer with its
@@ -153,10 +151,7 @@ impl Setup {
         if !sets.is_empty() {
             builder = builder.sets(sets.iter().cloned());
         }
-        if self.policy.allows_external() {
-            builder = builder.policy(DefaultPolicy::new().allow_all_external());
-        }
-        builder.build().map_err(|e| e.to_string())
+        builder.policy(self.policy.clone()).build().map_err(|e| e.to_string())
     }
 
     /// A context builder with the session id set, for a client that takes images (MCP clients do;
