@@ -3,8 +3,8 @@
 //! `/proc/self/status`, only grows):
 //!
 //! - `bash_tool`: the `bash` tool through a registry with the output layer and a file output
-//!   cache: the output streams to a spill file (head and tail kept in memory) and from there into
-//!   the cache.
+//!   cache (its cap raised to 4 GiB, and `max_output_bytes` to 1 GiB): the output streams to a
+//!   spill file (head and tail kept in memory) and from there into the cache.
 //! - `collect_in_memory`: `std::process::Command::output()` on the same command, which keeps the
 //!   whole output in memory (what a tool that reads the output to a `String` does).
 //!
@@ -16,10 +16,10 @@
 //! ```
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use tool_runtime::output::{FileStore, OUTPUT_STORE, OutputLayer, OutputStore};
-use tool_runtime::{DefaultPolicy, ToolCall, ToolContext};
+use tool_runtime::output::{FileStore, OUTPUT_STORE, OutputLayer, OutputStore, StoreLimits};
+use tool_runtime::{DefaultPolicy, SystemClock, ToolCall, ToolContext};
 use tool_std::exec::{EXEC_CONFIG, ExecConfig};
 use tool_std::sandbox::{SANDBOX, Sandbox};
 
@@ -75,13 +75,18 @@ fn bash_tool() -> (u64, u64) {
     for d in [&root, &temp] {
         std::fs::create_dir(d).unwrap();
     }
-    let store: Arc<dyn OutputStore> = Arc::new(FileStore::new(&cache).unwrap());
+    // Room for the whole output: the default cap (256 MiB) would drop it for the next output.
+    let limits = StoreLimits::new(Duration::from_secs(3600), 4 * 1024 * 1024 * 1024);
+    let store: Arc<dyn OutputStore> = Arc::new(FileStore::open(&cache, limits, Arc::new(SystemClock)).unwrap());
     let registry = tool_std::registry_builder()
         .sets(["exec"])
         .policy(DefaultPolicy::new().allow_all_exec())
         .output(OutputLayer::new())
         .override_dependency(&SANDBOX, Sandbox::new(&root).unwrap())
-        .override_dependency(&EXEC_CONFIG, ExecConfig { temp_root: temp, ..ExecConfig::default() })
+        .override_dependency(
+            &EXEC_CONFIG,
+            ExecConfig { temp_root: temp, max_output_bytes: 1024 * 1024 * 1024, ..ExecConfig::default() },
+        )
         .override_dependency(&OUTPUT_STORE, store.clone())
         .build()
         .unwrap();
@@ -91,7 +96,9 @@ fn bash_tool() -> (u64, u64) {
     let message = runtime.block_on(registry.call(&ToolCall::new("bench", "bash", arguments), &ToolContext::new()));
     let elapsed = u64::try_from(start.elapsed().as_millis()).unwrap();
     assert!(!message.is_error, "{}", message.text());
-    let stored = store.info("bench-full").unwrap();
+    let text = message.text();
+    let ref_id = text.split("ref_id `").nth(1).and_then(|rest| rest.split('`').next()).unwrap();
+    let stored = store.info(ref_id).unwrap();
     (elapsed, stored.bytes)
 }
 

@@ -5,7 +5,6 @@ use serde_json::Value;
 use tool_runtime::ToolDefinition;
 use tool_runtime::provider::{Provider, Target};
 
-use crate::mcp;
 use crate::setup::Setup;
 
 /// The shapes `list --format` prints.
@@ -53,7 +52,7 @@ pub(crate) fn list(setup: &Setup, format: Format, sets: &[String]) -> Result<Str
         ),
         Format::Anthropic => Value::Array(Provider::Anthropic.render_tools(&definitions)),
         Format::Gemini => Value::Array(Provider::Gemini.render_tools(&definitions)),
-        Format::Mcp => serde_json::to_value(definitions.iter().map(mcp::tool_entry).collect::<Vec<_>>())
+        Format::Mcp => serde_json::to_value(definitions.iter().map(tool_mcp::tool_entry).collect::<Vec<_>>())
             .map_err(|e| e.to_string())?,
     };
     serde_json::to_string_pretty(&value).map_err(|e| e.to_string())

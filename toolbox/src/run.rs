@@ -67,7 +67,7 @@ pub(crate) fn run(setup: &Setup, response: &Path, provider: Option<Provider>) ->
         None => setup.context()?,
     }
     .build();
-    let messages = crate::runtime()?.block_on(setup.policy().call_batch(&registry, &calls, &ctx));
+    let messages = crate::runtime()?.block_on(crate::policy::call_batch(&registry, &calls, &ctx));
     if let Some(bars) = bars {
         bars.clear();
     }

@@ -14,18 +14,22 @@
 //!   plans are kept per session. An id is 1 to 128 ASCII letters, digits, `.`, `_` or `-`, not
 //!   starting with `.` or `-` (it will name a file in the state directory).
 //! - `--allow external` turns on tools tagged `external`, `--allow exec` those tagged `exec`
-//!   (see [`Policy`]); with both, commands may open TCP connections; `--allow unconfined-exec`
-//!   lets commands run where the kernel has no Landlock.
+//!   (see [`Policy`], the registry's permission policy); with both, commands may open TCP
+//!   connections; `--allow unconfined-exec` lets commands run where the kernel has no Landlock.
+//! - `--cache-ttl SECS` / `--cache-max-bytes BYTES` bound the output cache (a flag wins over
+//!   `TOOL_OUTPUT_TTL_SECS` / `TOOL_OUTPUT_MAX_BYTES`, which win over 24 hours / 256 MiB), and
+//!   `--session-ttl SECS` / `--session-max-bytes BYTES` the sessions (over `TOOL_SESSION_TTL_SECS`
+//!   / `TOOL_SESSION_MAX_BYTES`, over 30 days / 64 MiB); see `tool_runtime::output::StoreLimits`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
-use tool_runtime::output::{FileStore, OUTPUT_STORE, OutputLayer, OutputStore};
-use tool_runtime::{DefaultPolicy, ImageSupport, Registry, RegistryBuilder, ToolContext, ToolContextBuilder};
+use tool_runtime::output::{FileStore, OUTPUT_STORE, OutputLayer, OutputStore, StoreLimits, output_limits_from_env};
+use tool_runtime::{ImageSupport, Registry, RegistryBuilder, SystemClock, ToolContext, ToolContextBuilder};
 use tool_std::exec::{EXEC_CONFIG, ExecConfig};
 use tool_std::sandbox::{SANDBOX, Sandbox};
-use tool_std::session::{FileSessionStore, SESSION_STORE, SessionStore};
+use tool_std::session::{FileSessionStore, SESSION_STORE, SessionStore, session_limits_from_env};
 
 use crate::Global;
 use crate::policy::Policy;
@@ -40,6 +44,10 @@ pub(crate) struct Setup {
     state_dir: PathBuf,
     session: Option<String>,
     policy: Policy,
+    /// The output cache's bounds: flags, else environment, else defaults.
+    cache_limits: StoreLimits,
+    /// The sessions' bounds, likewise.
+    session_limits: StoreLimits,
 }
 
 impl Setup {
@@ -59,7 +67,16 @@ impl Setup {
             check_session_id(session)?;
         }
         tracing::debug!(root = %root.display(), state_dir = %state_dir.display(), "resolved the global options");
-        Ok(Self { root, state_dir, session: global.session.clone(), policy: Policy::new(&global.allow) })
+        let cache_limits = with_flags(output_limits_from_env()?, global.cache_ttl, global.cache_max_bytes);
+        let session_limits = with_flags(session_limits_from_env()?, global.session_ttl, global.session_max_bytes);
+        Ok(Self {
+            root,
+            state_dir,
+            session: global.session.clone(),
+            policy: Policy::new(&global.allow),
+            cache_limits,
+            session_limits,
+        })
     }
 
     /// The permission policy of `--allow`.
@@ -120,10 +137,14 @@ impl Setup {
     /// As [`Setup::registry`]; the output cache directory cannot be created.
     pub(crate) fn calling_registry(&self, sets: &[String]) -> Result<Registry, String> {
         let cache_dir = self.state_dir().join("output-cache");
-        let store = FileStore::new(&cache_dir)
+        let store = FileStore::open(&cache_dir, self.cache_limits, Arc::new(SystemClock))
             .map_err(|e| format!("cannot use the output cache in {}: {e}", cache_dir.display()))?;
         let layer = OutputLayer::from_env()?;
-        let sessions: Arc<dyn SessionStore> = Arc::new(FileSessionStore::new(self.state_dir().join("sessions")));
+        let sessions: Arc<dyn SessionStore> = Arc::new(FileSessionStore::with_limits(
+            self.state_dir().join("sessions"),
+            self.session_limits,
+            Arc::new(SystemClock),
+        ));
         let mut builder = self
             .standard_tools()
             .output(layer)
@@ -146,23 +167,16 @@ impl Setup {
         }
     }
 
-    /// The runtime's policy and the exec tools' configuration of `--allow`: `external` and `exec`
-    /// tools allowed as given; commands may open TCP connections when both are, and run without
-    /// Landlock with `unconfined-exec`.
+    /// The registry's permission policy (the [`Policy`] of `--allow`) and the exec tools'
+    /// configuration: commands may open TCP connections when `external` is allowed too, and run
+    /// without Landlock with `unconfined-exec`.
     fn permissions(&self, builder: RegistryBuilder) -> RegistryBuilder {
-        let mut policy = DefaultPolicy::new();
-        if self.policy.allows_external() {
-            policy = policy.allow_all_external();
-        }
-        if self.policy.allows_exec() {
-            policy = policy.allow_all_exec();
-        }
         let exec = ExecConfig {
             network: self.policy.allows_external(),
             allow_unconfined: self.policy.allows_unconfined(),
             ..ExecConfig::default()
         };
-        builder.policy(policy).override_dependency(&EXEC_CONFIG, exec)
+        builder.policy(self.policy.clone()).override_dependency(&EXEC_CONFIG, exec)
     }
 
     /// A context builder with the session id set, for a client that takes images (MCP clients do;
@@ -173,6 +187,17 @@ impl Setup {
     pub(crate) fn context(&self) -> Result<ToolContextBuilder, String> {
         Ok(ToolContext::builder().session_id(self.session()?).image_support(ImageSupport::Supported))
     }
+}
+
+/// `limits` with the time to live (seconds) and the size cap (bytes) of the flags that are given.
+fn with_flags(mut limits: StoreLimits, ttl_secs: Option<u64>, max_bytes: Option<u64>) -> StoreLimits {
+    if let Some(secs) = ttl_secs {
+        limits.ttl = std::time::Duration::from_secs(secs);
+    }
+    if let Some(bytes) = max_bytes {
+        limits.max_bytes = bytes;
+    }
+    limits
 }
 
 /// The default session id of a workspace root: `root-` and the first 16 lowercase hex digits of

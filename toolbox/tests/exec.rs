@@ -83,8 +83,8 @@ fn a_call_to_bash_without_allow_exec_says_how_to_turn_it_on() {
     assert_eq!(message["is_error"], true);
     assert_eq!(
         message["content"],
-        "tool `bash` is tagged `exec` (it runs commands on this machine) and is off; run toolbox with `--allow exec` \
-         to turn it on"
+        "Permission denied: tool `bash` is tagged `exec` (it runs commands on this machine) and is off; run toolbox \
+         with `--allow exec` to turn it on"
     );
 }
 

@@ -2,8 +2,6 @@
 
 use serde_json::Value;
 
-use super::store::ref_id_for_call;
-
 /// The message-history shape [`trim_context`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -35,10 +33,13 @@ pub fn estimate_tokens(bytes: usize) -> usize {
     bytes.div_ceil(4)
 }
 
-/// The placeholder a trimmed output becomes: `[tool output trimmed; ref=ID]`, where ID is the call
-/// id sanitised like the output cache's ref ids ([`ref_id_for_call`]).
-pub fn trimmed_placeholder(tool_call_id: &str) -> String {
-    format!("[tool output trimmed; ref={}]", ref_id_for_call(tool_call_id).unwrap_or_default())
+/// The placeholder a trimmed output becomes: `[tool output trimmed; ref=ID]` with the output's ref
+/// id (its message's `output_ref`), or `[tool output trimmed]` for an output that has none.
+pub fn trimmed_placeholder(output_ref: Option<&str>) -> String {
+    match output_ref {
+        Some(ref_id) => format!("[tool output trimmed; ref={ref_id}]"),
+        None => "[tool output trimmed]".to_owned(),
+    }
 }
 
 /// Where one tool result sits in the history.
@@ -50,14 +51,21 @@ struct Slot {
 }
 
 /// Trims the oldest tool outputs of `history` until the estimate of all tool-output tokens is at
-/// most `budget_tokens` (or nothing is left to trim).
+/// most `budget_tokens` (or nothing is left to trim). `output_ref` gives the ref id of a tool call
+/// id's output (the `output_ref` of the message that answered it; the output layer mints ref ids,
+/// they are not the call ids), `None` when it has none.
 ///
 /// A trimmed result keeps its place, its call id and its error flag; its whole content (text and
 /// images) becomes [`trimmed_placeholder`], a string. The tool call that asked for it is not
 /// touched, so a call and its result stay together: no result without its call, no call without a
 /// result. Results that are already placeholders, or that have no text, are skipped. Results whose
 /// call is not in `history` are trimmed like the others (their pair is already elsewhere).
-pub fn trim_context(history: &mut [Value], shape: HistoryShape, budget_tokens: usize) -> TrimReport {
+pub fn trim_context(
+    history: &mut [Value],
+    shape: HistoryShape,
+    budget_tokens: usize,
+    output_ref: &dyn Fn(&str) -> Option<String>,
+) -> TrimReport {
     let mut slots = Vec::new();
     for (m, message) in history.iter().enumerate() {
         match shape {
@@ -87,7 +95,7 @@ pub fn trim_context(history: &mut [Value], shape: HistoryShape, budget_tokens: u
         if total <= budget_tokens {
             break;
         }
-        let placeholder = trimmed_placeholder(&slot.call_id);
+        let placeholder = trimmed_placeholder(output_ref(&slot.call_id).as_deref());
         let target = match slot.block {
             None => &mut history[slot.message],
             Some(b) => &mut history[slot.message]["content"][b],

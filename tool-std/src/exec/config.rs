@@ -33,7 +33,7 @@ pub struct ExecConfig {
     /// its cache, and cuts it when it is over the layer's cap); a larger output is returned as its
     /// head and tail ([`preview_bytes`](ExecConfig::preview_bytes),
     /// [`preview_lines`](ExecConfig::preview_lines)) and stored whole in the output cache under
-    /// `<ref>-full`, read from the file it streamed to (default 48 KiB = 49152, below the output
+    /// a ref of its own, read from the file it streamed to (default 48 KiB = 49152, below the output
     /// layer's default cap of 50 KiB, so that a long output keeps its tail: the end of a build or
     /// a test run is where its verdict is).
     pub inline_bytes: u64,
@@ -46,8 +46,10 @@ pub struct ExecConfig {
     /// output layer's default cap of 2000 lines).
     pub preview_lines: usize,
     /// The most bytes of one command's output kept on disk, and so in the output cache (default
-    /// 1 GiB = 1073741824). Past it the output is still read, so the command goes on, and its tail
-    /// is still shown; the result says how much was not kept.
+    /// 128 MiB = 134217728: half the output cache's default size cap of 256 MiB, so that one long
+    /// output does not push everything else out and is not itself the next to go; raise both
+    /// together). Past it the output is still read, so the command goes on, and its tail is still
+    /// shown; the result says how much was not kept.
     pub max_output_bytes: u64,
     /// `bash_output`: the most bytes of new output one call returns; the rest waits for the next
     /// call (default 256 KiB = 262144).
@@ -82,7 +84,7 @@ impl Default for ExecConfig {
             inline_bytes: 48 * 1024,
             preview_bytes: 16 * 1024,
             preview_lines: 500,
-            max_output_bytes: 1024 * 1024 * 1024,
+            max_output_bytes: 128 * 1024 * 1024,
             read_bytes: 256 * 1024,
             network: false,
             allow_unconfined: false,

@@ -26,8 +26,8 @@
 //!   [`ExecConfig::inline_bytes`] (48 KiB) is the result's body as a whole, which the output
 //!   layer keeps in its cache under the call's ref; a larger output is shown as its first and
 //!   last [`ExecConfig::preview_bytes`] (16 KiB, 500 lines each) around a marker, and stored
-//!   whole, read from the file, in the output cache under `<ref>-full`. At most
-//!   [`ExecConfig::max_output_bytes`] (1 GiB) of one output go to disk: past it the output is still
+//!   whole, read from the file, in the output cache under a ref of its own, in the call's scope. At most
+//!   [`ExecConfig::max_output_bytes`] (128 MiB) of one output go to disk: past it the output is still
 //!   read and its tail shown, and the result says how much was not kept. Invalid UTF-8 is shown
 //!   lossily (U+FFFD) with a note saying so. Progress reports give the bytes of output so far.
 //!
@@ -61,7 +61,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tool_runtime::output::{MAX_REF_ID_LEN, OUTPUT_STORE, OutputStore, ref_id_for_call};
+use tool_runtime::output::{OUTPUT_STORE, OutputScope, OutputStore, mint_ref_id};
 use tool_runtime::{CancellationToken, ToolContext, ToolError, tool};
 
 use self::capture::{Capture, LOSSY_NOTE, Seen};
@@ -384,33 +384,28 @@ async fn body_of(
 }
 
 /// Stores the whole output, read from its spill file on the blocking pool (the file is removed
-/// after), in the output cache under `<ref>-full`, `<ref>` being the call's own ref id (the output
-/// layer keeps the result's text under `<ref>`); that id.
+/// after), in the output cache under a new ref id ([`mint_ref_id`]) made in the call's scope
+/// ([`OutputScope::of`]: its session and principal), so that the cache tools of the same scope read
+/// it and no other scope does; that id. The output layer keeps the result's own text under the
+/// call's ref.
 ///
 /// # Errors
-/// The call has no id, or the store failed; the message says which.
+/// No ref id could be minted, or the store failed; the message says which.
 async fn store_whole(capture: Arc<Capture>, store: Arc<dyn OutputStore>, ctx: &ToolContext) -> Result<String, String> {
-    let ref_id = ctx
-        .call_id()
-        .and_then(ref_id_for_call)
-        .map(|r| format!("{}-full", &r[..r.len().min(MAX_REF_ID_LEN - "-full".len())]));
-    let key = ref_id.clone();
+    let ref_id = mint_ref_id().map_err(|e| format!("no ref id: {e}"))?;
+    let (key, ctx) = (ref_id.clone(), ctx.clone());
     let put = off_worker(move || {
-        let put = match &key {
-            Some(key) => capture
-                .open_at(0)
-                .map_err(|e| e.to_string())
-                .and_then(|mut file| store.put(key, &mut file, &[]).map_err(|e| e.to_string())),
-            None => Err("the call has no id to keep it under".to_owned()),
-        };
+        let put = capture.open_at(0).map_err(|e| e.to_string()).and_then(|mut file| {
+            store.put_scoped(OutputScope::of(&ctx), &key, &mut file, &[]).map_err(|e| e.to_string())
+        });
         let _ = std::fs::remove_file(capture.path());
         put
     })
     .await;
-    match (put, ref_id) {
-        (Some(Ok(_)), Some(ref_id)) => Ok(ref_id),
-        (Some(Err(error)), _) => Err(error),
-        (Some(Ok(_)), None) | (None, _) => Err("the runtime is shutting down".to_owned()),
+    match put {
+        Some(Ok(_)) => Ok(ref_id),
+        Some(Err(error)) => Err(error),
+        None => Err("the runtime is shutting down".to_owned()),
     }
 }
 
