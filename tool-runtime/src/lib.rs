@@ -74,7 +74,7 @@ pub use error::{ArgumentError, BoxError, CloseError, CloseFailure, DependencyErr
 /// A boxed `Send` future: what `new_async` keys, hand-written [`Tool`]s and
 /// [`PermissionPolicy`] implementations return (from `futures`).
 pub use futures::future::BoxFuture;
-pub use policy::{DefaultPolicy, EXTERNAL_TAG, Permission, PermissionPolicy, PermissionRequest};
+pub use policy::{DefaultPolicy, EXEC_TAG, EXTERNAL_TAG, Permission, PermissionPolicy, PermissionRequest};
 pub use progress::{Progress, ProgressListener};
 pub use registry::{Registry, RegistryBuilder};
 pub use result::{ContentPart, ImageDetail, IntoToolResult, MessageContent, StoredResult, ToolMessage, ToolResult};

@@ -14,6 +14,11 @@ use crate::tool::ToolDefinition;
 /// policy, so it is not in the default allow-list".
 pub const EXTERNAL_TAG: &str = "external";
 
+/// The tag of tools that run commands on this machine (a shell): like [`EXTERNAL_TAG`], the
+/// [`DefaultPolicy`] refuses them unless they are allowed by name or with
+/// [`allow_all_exec`](DefaultPolicy::allow_all_exec).
+pub const EXEC_TAG: &str = "exec";
+
 /// What a [`PermissionPolicy`] decides for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Permission {
@@ -94,14 +99,18 @@ where
 }
 
 /// The policy a registry uses unless told otherwise: every tool may run except those tagged
-/// [`EXTERNAL_TAG`] (`external`), which need an explicit [`allow`](DefaultPolicy::allow) by name.
+/// [`EXTERNAL_TAG`] (`external`) or [`EXEC_TAG`] (`exec`), which need an explicit
+/// [`allow`](DefaultPolicy::allow) by name (or [`allow_all_external`](DefaultPolicy::allow_all_external),
+/// [`allow_all_exec`](DefaultPolicy::allow_all_exec)).
 ///
 /// A refused call reads ``Permission denied: tool `webfetch` reaches outside this machine (tag
-/// `external`) and the permission policy does not allow it``.
+/// `external`) and the permission policy does not allow it``, or ``Permission denied: tool `bash`
+/// runs commands on this machine (tag `exec`) and the permission policy does not allow it``.
 #[derive(Debug, Clone, Default)]
 pub struct DefaultPolicy {
     allowed: BTreeSet<String>,
     all_external: bool,
+    all_exec: bool,
 }
 
 impl DefaultPolicy {
@@ -124,16 +133,33 @@ impl DefaultPolicy {
         self
     }
 
+    /// Allows every tool tagged `exec`.
+    #[must_use]
+    pub fn allow_all_exec(mut self) -> Self {
+        self.all_exec = true;
+        self
+    }
+
     /// The decision, synchronously.
     pub fn decide(&self, definition: &ToolDefinition) -> Permission {
-        let external = definition.tags.iter().any(|t| t == EXTERNAL_TAG);
-        if !external || self.all_external || self.allowed.contains(&definition.name) {
+        let has = |tag: &str| definition.tags.iter().any(|t| t == tag);
+        if self.allowed.contains(&definition.name) {
             return Permission::Allow;
         }
-        Permission::Deny(format!(
-            "tool `{}` reaches outside this machine (tag `{EXTERNAL_TAG}`) and the permission policy does not allow it",
-            definition.name
-        ))
+        if has(EXEC_TAG) && !self.all_exec {
+            return Permission::Deny(format!(
+                "tool `{}` runs commands on this machine (tag `{EXEC_TAG}`) and the permission policy does not allow it",
+                definition.name
+            ));
+        }
+        if has(EXTERNAL_TAG) && !self.all_external {
+            return Permission::Deny(format!(
+                "tool `{}` reaches outside this machine (tag `{EXTERNAL_TAG}`) and the permission policy does not allow \
+                 it",
+                definition.name
+            ));
+        }
+        Permission::Allow
     }
 }
 

@@ -9,6 +9,7 @@
 //! | `"web"` | [`web`] | [`webfetch`](web::webfetch()), [`search`](web::search()) (tagged `external`) |
 //! | `"media"` | [`media`] | [`view_image`](media::view_image()) |
 //! | `"control"` | [`control`] | [`done`](control::done()) |
+//! | `"exec"` | [`exec`] | [`bash`](exec::bash()), [`bash_output`](exec::bash_output()), [`bash_kill`](exec::bash_kill()) (tagged `exec`: off unless allowed) |
 //!
 //! File tools resolve every path through a [`Sandbox`](sandbox::Sandbox), the dependency
 //! [`SANDBOX`](sandbox::SANDBOX) (default: the current directory). Todo lists live in session
@@ -39,6 +40,13 @@
 //! `todo_new`, `todo_patch`, `todo_clear`); `external` on `webfetch` and `search`, which reach
 //! outside the machine (the permission policy of `toolbox` refuses that tag until allowed).
 //! `todo_append` only adds, and adds again when repeated: it has none of these tags.
+//! The exec tools carry `exec`, which the [`DefaultPolicy`](tool_runtime::DefaultPolicy) and
+//! `toolbox` refuse until allowed: `bash` and `bash_kill` are also `destructive`, `bash_output`
+//! is `read_only`. Whether `bash` reaches outside the machine depends on
+//! [`ExecConfig::network`](exec::ExecConfig::network), which a static tag cannot say: a
+//! registry whose commands may use the network is built with
+//! [`registry_builder_with_network_exec`], where the exec tools are tagged `external` too (so MCP
+//! servers give them `openWorldHint: true`; `toolbox` does this with `--allow exec,external`).
 //!
 //! # Getting the tools
 //! `Registry::discover()` finds these tools only when this crate is linked into the binary.
@@ -61,6 +69,7 @@
 mod blocking;
 pub mod cache;
 pub mod control;
+pub mod exec;
 pub mod fs;
 pub mod media;
 pub mod patch;
@@ -75,6 +84,19 @@ use tool_runtime::{Registry, RegistryBuilder};
 /// list), registered explicitly so that no link-time collection is needed. Add your own tools,
 /// filter with `.sets([...])` and override dependencies before `.build()`.
 pub fn registry_builder() -> RegistryBuilder {
+    without_exec().tool(exec::bash::TOOL).tool(exec::bash_output::TOOL).tool(exec::bash_kill::TOOL)
+}
+
+/// As [`registry_builder`], for a registry whose commands may use the network
+/// ([`ExecConfig::network`](exec::ExecConfig::network)): the exec tools are also tagged
+/// `external` ([`exec::open_world_tools`]), so that policies treat them as reaching outside the
+/// machine and MCP servers give them `openWorldHint: true`.
+pub fn registry_builder_with_network_exec() -> RegistryBuilder {
+    exec::open_world_tools().into_iter().fold(without_exec(), RegistryBuilder::tool_dyn)
+}
+
+/// Every tool but the exec set.
+fn without_exec() -> RegistryBuilder {
     Registry::builder()
         .tool(fs::read::TOOL)
         .tool(fs::read_line::TOOL)

@@ -8,6 +8,9 @@ fn registry_builder_registers_every_tool() {
         registry.names().collect::<Vec<_>>(),
         [
             "apply_patch",
+            "bash",
+            "bash_kill",
+            "bash_output",
             "done",
             "edit",
             "glob",
@@ -40,6 +43,9 @@ fn every_tool_belongs_to_its_set() {
         sets,
         [
             ("apply_patch", Some("patch")),
+            ("bash", Some("exec")),
+            ("bash_kill", Some("exec")),
+            ("bash_output", Some("exec")),
             ("done", Some("control")),
             ("edit", Some("fs")),
             ("glob", Some("fs")),
@@ -88,6 +94,14 @@ fn every_tool_carries_the_tags_true_of_it() {
         [
             // Adds, overwrites, deletes and renames files; applied again it fails or adds again.
             ("apply_patch", vec!["destructive"]),
+            // Runs any command (it may change or delete anything it may write); off unless `exec`
+            // is allowed. Whether it reaches outside the machine depends on the configuration
+            // (`ExecConfig::network`), which a static tag cannot say.
+            ("bash", vec!["exec", "destructive"]),
+            // Stops a command (its unread output is gone).
+            ("bash_kill", vec!["exec", "destructive"]),
+            // Reads new output; it advances the read position only.
+            ("bash_output", vec!["exec", "read_only"]),
             // Returns the completion signal; changes nothing.
             ("done", vec!["read_only"]),
             // Overwrites the file; applied again, the old text is gone (or `replace_all` replaces
@@ -117,6 +131,23 @@ fn every_tool_carries_the_tags_true_of_it() {
             ("webfetch", vec!["read_only", "external"]),
             // Replaces the whole file; the same content again leaves it as it is.
             ("write", vec!["destructive", "idempotent"]),
+        ]
+    );
+}
+
+#[test]
+fn with_network_exec_the_exec_tools_are_tagged_external_too() {
+    let registry = tool_std::registry_builder_with_network_exec().sets(["exec"]).build().unwrap();
+
+    let tags: Vec<(&str, Vec<&str>)> =
+        registry.definitions().iter().map(|d| (d.name.as_str(), d.tags.iter().map(String::as_str).collect())).collect();
+
+    assert_eq!(
+        tags,
+        [
+            ("bash", vec!["exec", "destructive", "external"]),
+            ("bash_kill", vec!["exec", "destructive", "external"]),
+            ("bash_output", vec!["exec", "read_only", "external"]),
         ]
     );
 }

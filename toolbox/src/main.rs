@@ -10,7 +10,7 @@
 //!   on Streamable HTTP at `http://ADDR/mcp` (see [`mcp`]).
 //!
 //! Global options (accepted before or after the command): `--root DIR`, `--state-dir DIR`,
-//! `--session ID`, `--allow external`, `-v` (see [`setup`]).
+//! `--session ID`, `--allow external,exec,unconfined-exec`, `-v` (see [`setup`]).
 //!
 //! Exit codes:
 //! - 0: success. For `run`, a tool call that failed is still an answer for the model: it is
@@ -89,7 +89,10 @@ struct Global {
     #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
     session_max_bytes: Option<u64>,
     /// Enable tools that are off by default: `external` ones reach outside this machine (web
-    /// fetch, search). Comma-separated or repeated.
+    /// fetch, search); `exec` ones run shell commands in the workspace, confined by Landlock
+    /// (writes only in the workspace and a session temp dir; TCP refused unless `external` is
+    /// allowed too); `unconfined-exec` lets commands run where the kernel has no Landlock.
+    /// Comma-separated or repeated.
     #[arg(long, global = true, value_enum, value_delimiter = ',', value_name = "WHAT")]
     allow: Vec<Permission>,
     /// Log to standard error: `-v` debug, `-vv` trace (default: warnings only).
@@ -105,8 +108,8 @@ enum Command {
         /// entries.
         #[arg(long, value_enum, default_value_t = Format::Canonical)]
         format: Format,
-        /// Only these sets, comma-separated: fs, todo, cache, control, media, web (web needs `--allow
-        /// external`).
+        /// Only these sets, comma-separated: fs, todo, cache, control, media, web, exec (web needs
+        /// `--allow external`, exec `--allow exec`).
         #[arg(long, value_delimiter = ',')]
         set: Vec<String>,
     },
@@ -139,8 +142,8 @@ enum Command {
     /// gives a progress token; tools with an output schema return structured content. SIGTERM or
     /// Ctrl-C: no new calls, running ones get the grace period, then are cancelled; exit 0.
     Mcp {
-        /// Only these sets, comma-separated: fs, todo, cache, control, media, web (web needs `--allow
-        /// external`).
+        /// Only these sets, comma-separated: fs, todo, cache, control, media, web, exec (web needs
+        /// `--allow external`, exec `--allow exec`).
         #[arg(long, value_delimiter = ',')]
         set: Vec<String>,
         /// Serve stateless Streamable HTTP at `http://ADDR/mcp` instead of standard input and

@@ -13,8 +13,9 @@
 //! - `--session ID` (default: [`default_session`] of the root) is the context's session id: todo
 //!   plans are kept per session. An id is 1 to 128 ASCII letters, digits, `.`, `_` or `-`, not
 //!   starting with `.` or `-` (it will name a file in the state directory).
-//! - `--allow external` turns on tools tagged `external` (see [`Policy`], the registry's permission
-//!   policy).
+//! - `--allow external` turns on tools tagged `external`, `--allow exec` those tagged `exec`
+//!   (see [`Policy`], the registry's permission policy); with both, commands may open TCP
+//!   connections; `--allow unconfined-exec` lets commands run where the kernel has no Landlock.
 //! - `--cache-ttl SECS` / `--cache-max-bytes BYTES` bound the output cache (a flag wins over
 //!   `TOOL_OUTPUT_TTL_SECS` / `TOOL_OUTPUT_MAX_BYTES`, which win over 24 hours / 256 MiB), and
 //!   `--session-ttl SECS` / `--session-max-bytes BYTES` the sessions (over `TOOL_SESSION_TTL_SECS`
@@ -25,7 +26,8 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use tool_runtime::output::{FileStore, OUTPUT_STORE, OutputLayer, OutputStore, StoreLimits, output_limits_from_env};
-use tool_runtime::{ImageSupport, Registry, SystemClock, ToolContext, ToolContextBuilder};
+use tool_runtime::{ImageSupport, Registry, RegistryBuilder, SystemClock, ToolContext, ToolContextBuilder};
+use tool_std::exec::{EXEC_CONFIG, ExecConfig};
 use tool_std::sandbox::{SANDBOX, Sandbox};
 use tool_std::session::{FileSessionStore, SESSION_STORE, SessionStore, session_limits_from_env};
 
@@ -117,14 +119,14 @@ impl Setup {
     /// # Errors
     /// As [`Setup::sandbox`], or the registry's own error (two tools with one name).
     pub(crate) fn registry(&self, sets: &[String], with_sandbox: bool) -> Result<Registry, String> {
-        let mut builder = tool_std::registry_builder();
+        let mut builder = self.standard_tools();
         if !sets.is_empty() {
             builder = builder.sets(sets.iter().cloned());
         }
         if with_sandbox {
             builder = builder.override_dependency(&SANDBOX, self.sandbox()?);
         }
-        builder.policy(self.policy.clone()).build().map_err(|e| e.to_string())
+        self.permissions(builder).build().map_err(|e| e.to_string())
     }
 
     /// As [`Setup::registry`], plus what a call needs from `--state-dir`: the output layer with its
@@ -143,7 +145,8 @@ impl Setup {
             self.session_limits,
             Arc::new(SystemClock),
         ));
-        let mut builder = tool_std::registry_builder()
+        let mut builder = self
+            .standard_tools()
             .output(layer)
             .override_dependency(&OUTPUT_STORE, Arc::new(store) as Arc<dyn OutputStore>)
             .override_dependency(&SESSION_STORE, sessions)
@@ -151,7 +154,29 @@ impl Setup {
         if !sets.is_empty() {
             builder = builder.sets(sets.iter().cloned());
         }
-        builder.policy(self.policy.clone()).build().map_err(|e| e.to_string())
+        self.permissions(builder).build().map_err(|e| e.to_string())
+    }
+
+    /// The standard tools; with `--allow exec,external` the exec tools are also tagged `external`
+    /// (their commands may open TCP connections, so MCP clients see `openWorldHint: true`).
+    fn standard_tools(&self) -> RegistryBuilder {
+        if self.policy.allows_exec() && self.policy.allows_external() {
+            tool_std::registry_builder_with_network_exec()
+        } else {
+            tool_std::registry_builder()
+        }
+    }
+
+    /// The registry's permission policy (the [`Policy`] of `--allow`) and the exec tools'
+    /// configuration: commands may open TCP connections when `external` is allowed too, and run
+    /// without Landlock with `unconfined-exec`.
+    fn permissions(&self, builder: RegistryBuilder) -> RegistryBuilder {
+        let exec = ExecConfig {
+            network: self.policy.allows_external(),
+            allow_unconfined: self.policy.allows_unconfined(),
+            ..ExecConfig::default()
+        };
+        builder.policy(self.policy.clone()).override_dependency(&EXEC_CONFIG, exec)
     }
 
     /// A context builder with the session id set, for a client that takes images (MCP clients do;

@@ -190,7 +190,7 @@ fn run_answers_calls_of_tools_it_does_not_have_with_unknown_tool_results() {
             "content": [{
                 "type": "tool_result",
                 "tool_use_id": "toolu_01YC8RhZeDTZRbb8n1gUFTmb",
-                "content": "unknown tool `memory`; available tools: apply_patch, done, edit, glob, grep, read, read_line, search, todo_append, todo_clear, todo_new, todo_patch, todo_read, tool_output_cache, tool_output_cache_grep, tool_output_cache_line, view_image, webfetch, write",
+                "content": "unknown tool `memory`; available tools: apply_patch, bash, bash_kill, bash_output, done, edit, glob, grep, read, read_line, search, todo_append, todo_clear, todo_new, todo_patch, todo_read, tool_output_cache, tool_output_cache_grep, tool_output_cache_line, view_image, webfetch, write",
                 "is_error": true
             }]
         }])

@@ -1,0 +1,105 @@
+//! The configuration of the exec tools.
+
+use std::path::PathBuf;
+
+use tool_runtime::{DependencyError, DependencyKey, Scope, ToolContext};
+
+/// The `PATH` commands get when the process has none.
+const FALLBACK_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// Limits, environment and confinement of the exec tools. The defaults are those of the shell
+/// tool's specification; change them by overriding [`EXEC_CONFIG`]:
+///
+/// ```
+/// use tool_std::exec::{EXEC_CONFIG, ExecConfig};
+///
+/// let config = ExecConfig { network: true, ..ExecConfig::default() };
+/// let builder = tool_std::registry_builder().override_dependency(&EXEC_CONFIG, config);
+/// # let _ = builder;
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecConfig {
+    /// `bash`: `timeout_ms` when the call gives none, in milliseconds (default 120000).
+    pub default_timeout_ms: u64,
+    /// `bash`: the largest `timeout_ms` a call may ask for, in milliseconds (default 600000).
+    pub max_timeout_ms: u64,
+    /// How long a stopped command's process group has between `SIGTERM` and `SIGKILL`, in
+    /// milliseconds (default 2000).
+    pub kill_grace_ms: u64,
+    /// Background commands one session may have at once, running or finished but not yet read
+    /// to their end (default 8).
+    pub max_background: usize,
+    /// Outputs up to this many bytes are returned whole (the output layer then keeps the whole in
+    /// its cache, and cuts it when it is over the layer's cap); a larger output is returned as its
+    /// head and tail ([`preview_bytes`](ExecConfig::preview_bytes),
+    /// [`preview_lines`](ExecConfig::preview_lines)) and stored whole in the output cache under
+    /// a ref of its own, read from the file it streamed to (default 48 KiB = 49152, below the output
+    /// layer's default cap of 50 KiB, so that a long output keeps its tail: the end of a build or
+    /// a test run is where its verdict is).
+    pub inline_bytes: u64,
+    /// The most bytes of the head, and of the tail, shown of an output over
+    /// [`inline_bytes`](ExecConfig::inline_bytes) (default 16 KiB = 16384; whole lines where the
+    /// lines are short).
+    pub preview_bytes: usize,
+    /// The most lines of the head, and of the tail, shown of an output over
+    /// [`inline_bytes`](ExecConfig::inline_bytes) (default 500; with the marker, well within the
+    /// output layer's default cap of 2000 lines).
+    pub preview_lines: usize,
+    /// The most bytes of one command's output kept on disk, and so in the output cache (default
+    /// 128 MiB = 134217728: half the output cache's default size cap of 256 MiB, so that one long
+    /// output does not push everything else out and is not itself the next to go; raise both
+    /// together). Past it the output is still read, so the command goes on, and its tail is still
+    /// shown; the result says how much was not kept.
+    pub max_output_bytes: u64,
+    /// `bash_output`: the most bytes of new output one call returns; the rest waits for the next
+    /// call (default 256 KiB = 262144).
+    pub read_bytes: usize,
+    /// `true` lets commands open TCP connections and bind TCP ports; `false` (the default) has
+    /// Landlock refuse both where the kernel's Landlock ABI is 4 or more. Turn it on together with
+    /// the permission for `external` tools.
+    pub network: bool,
+    /// `true` runs commands without Landlock where the kernel has none (the result's first line
+    /// says so); `false` (the default) refuses to run them there.
+    pub allow_unconfined: bool,
+    /// The `PATH` of every command (default: this process's `PATH`, else
+    /// `/usr/local/bin:/usr/bin:/bin`).
+    pub path: String,
+    /// The `LANG` of every command (default `C.UTF-8`).
+    pub lang: String,
+    /// More variables every command gets, set by the operator (default none): e.g. `CARGO_HOME`
+    /// and `RUSTUP_HOME`, which are found below `HOME` otherwise. Nothing of this process's
+    /// environment is passed on unless it is named here.
+    pub env: Vec<(String, String)>,
+    /// Where the per-session temp dirs are made (default: [`std::env::temp_dir`]).
+    pub temp_root: PathBuf,
+}
+
+impl Default for ExecConfig {
+    fn default() -> Self {
+        Self {
+            default_timeout_ms: 120_000,
+            max_timeout_ms: 600_000,
+            kill_grace_ms: 2_000,
+            max_background: 8,
+            inline_bytes: 48 * 1024,
+            preview_bytes: 16 * 1024,
+            preview_lines: 500,
+            max_output_bytes: 128 * 1024 * 1024,
+            read_bytes: 256 * 1024,
+            network: false,
+            allow_unconfined: false,
+            path: std::env::var("PATH").unwrap_or_else(|_| FALLBACK_PATH.to_owned()),
+            lang: "C.UTF-8".to_owned(),
+            env: Vec::new(),
+            temp_root: std::env::temp_dir(),
+        }
+    }
+}
+
+/// The exec tools' configuration: [`ExecConfig::default`], once per registry.
+pub static EXEC_CONFIG: DependencyKey<ExecConfig> =
+    DependencyKey::new("exec_config", default_config).with_scope(Scope::Registry);
+
+fn default_config(_ctx: &ToolContext) -> Result<ExecConfig, DependencyError> {
+    Ok(ExecConfig::default())
+}

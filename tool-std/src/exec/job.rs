@@ -1,0 +1,278 @@
+//! One command: spawned confined in its own process group, its output captured, stopped as a
+//! group.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
+use tokio::sync::watch;
+use tool_runtime::CancellationToken;
+
+use super::capture::Capture;
+use super::confine::{Confinement, restrict_thread, unconfined};
+
+/// What a command is run with.
+#[derive(Debug, Clone)]
+pub(crate) struct Launch {
+    /// The command line, run as `bash -c <command>`.
+    pub(crate) command: String,
+    /// The working directory (inside the workspace).
+    pub(crate) workdir: PathBuf,
+    /// The whole environment of the command.
+    pub(crate) env: Vec<(String, String)>,
+    /// The directories the command may write below.
+    pub(crate) writable: Vec<PathBuf>,
+    /// TCP allowed.
+    pub(crate) network: bool,
+    /// Run unconfined where Landlock is not in force.
+    pub(crate) allow_unconfined: bool,
+    /// The time limit.
+    pub(crate) timeout: Duration,
+    /// The time between `SIGTERM` and `SIGKILL` when the group is stopped.
+    pub(crate) grace: Duration,
+}
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum End {
+    /// The shell exited with this code.
+    Exited(i32),
+    /// The shell was killed by this signal (not by us).
+    Signalled(i32),
+    /// The time limit (ms) passed; the group was stopped.
+    TimedOut(u64),
+    /// The call was cancelled, `bash_kill` asked, or the registry closed; the group was stopped.
+    Stopped,
+}
+
+/// A command's end and how long it ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Finished {
+    pub(crate) end: End,
+    /// Milliseconds from the spawn to the end of the output.
+    pub(crate) duration_ms: u64,
+    /// `SIGTERM` was not enough: the group got `SIGKILL` after the grace.
+    pub(crate) killed: bool,
+}
+
+impl fmt::Display for Finished {
+    /// `exit code 0 · 12 ms`, `killed by signal 9 (SIGKILL) · 3 ms`, `timed out after 300 ms; the
+    /// process group was stopped · 310 ms`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let how = if self.killed { "SIGTERM, then SIGKILL" } else { "SIGTERM" };
+        match self.end {
+            End::Exited(code) => write!(f, "exit code {code}")?,
+            End::Signalled(signal) => write!(f, "killed by signal {signal} ({})", signal_name(signal))?,
+            End::TimedOut(ms) => write!(f, "timed out after {ms} ms; the process group was stopped ({how})")?,
+            End::Stopped => write!(f, "stopped before it ended; the process group was stopped ({how})")?,
+        }
+        write!(f, " · {} ms", self.duration_ms)
+    }
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        6 => "SIGABRT",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        14 => "SIGALRM",
+        15 => "SIGTERM",
+        _ => "another signal",
+    }
+}
+
+/// A running (or finished) command, shared by its supervisor and whoever reads it.
+#[derive(Debug)]
+pub(crate) struct Job {
+    /// The confinement it runs under.
+    pub(crate) confinement: Confinement,
+    /// The output.
+    pub(crate) capture: Arc<Capture>,
+    /// Its process group id (the shell's pid).
+    pub(crate) pgid: u32,
+    /// Cancel to stop the command (its group gets `SIGTERM`, then `SIGKILL`).
+    pub(crate) stop: CancellationToken,
+    finished: watch::Receiver<Option<Finished>>,
+}
+
+impl Job {
+    /// The end, once the command has ended and its output is complete.
+    pub(crate) fn finished(&self) -> Option<Finished> {
+        *self.finished.borrow()
+    }
+
+    /// Waits for the end.
+    pub(crate) async fn wait(&self) -> Finished {
+        let mut finished = self.finished.clone();
+        let end = finished.wait_for(Option::is_some).await.map(|end| *end);
+        // An error: the supervisor is gone without a word (the runtime is shutting down).
+        end.ok().flatten().unwrap_or(LOST)
+    }
+}
+
+/// The end reported when the supervisor vanished (its runtime shut down, its group was killed).
+const LOST: Finished = Finished { end: End::Stopped, duration_ms: 0, killed: true };
+
+/// Spawns `launch` (confined: see [`super::confine`]) writing into `capture`, and a supervisor
+/// task that waits for its end, its time limit or `stop`, then stops what is left of its process
+/// group (`SIGTERM`, then `SIGKILL` after the grace) so that nothing it started outlives it.
+/// `progress` gets the output bytes so far while it runs.
+///
+/// # Errors
+/// The refusal to run unconfined, or why the spawn failed, as the model reads it.
+pub(crate) async fn start(
+    launch: Launch,
+    capture: (Capture, std::fs::File),
+    stop: CancellationToken,
+    progress: Box<dyn Fn(u64) + Send>,
+) -> Result<Arc<Job>, String> {
+    let Launch { command, workdir, env, writable, network, allow_unconfined, timeout, grace } = launch;
+    let (capture, spill) = capture;
+    let runtime = tokio::runtime::Handle::current();
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    // A thread of its own: Landlock restricts the thread that asks and what it spawns, for good.
+    std::thread::Builder::new()
+        .name("exec-spawn".to_owned())
+        .spawn(move || {
+            let _runtime = runtime.enter();
+            let _ = sender.send(spawn_confined(&command, &workdir, &env, &writable, network, allow_unconfined));
+        })
+        .map_err(|e| format!("cannot start a thread to spawn the command: {e}"))?;
+    let (mut child, pipe, confinement) =
+        receiver.await.map_err(|_| "the thread spawning the command ended without a word".to_owned())??;
+    let pgid = child.id().unwrap_or_default();
+    let group = i32::try_from(pgid).ok().and_then(Pid::from_raw).map(GroupGuard).ok_or_else(|| {
+        // Cannot happen: a child just spawned has a pid (and a process group of its own).
+        "the command has no process id".to_owned()
+    })?;
+    let capture = Arc::new(capture);
+    let (report, finished) = watch::channel(None);
+    let job = Arc::new(Job { confinement, capture: capture.clone(), pgid, stop: stop.clone(), finished });
+
+    let started = Instant::now();
+    let mut pump = tokio::task::spawn_blocking(move || capture.pump(pipe, spill, &*progress));
+    tokio::spawn(async move {
+        let mut exited = None;
+        let end = tokio::select! {
+            status = child.wait() => {
+                let end = status.map_or(End::Exited(-1), end_of);
+                exited = Some(end);
+                end
+            }
+            () = tokio::time::sleep(timeout) => End::TimedOut(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),
+            () = stop.cancelled() => End::Stopped,
+        };
+        let killed = group.stop(&mut child, exited.is_some(), &mut pump, grace).await;
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let _ = report.send(Some(Finished { end, duration_ms, killed }));
+    });
+    Ok(job)
+}
+
+type Spawned = (tokio::process::Child, std::io::PipeReader, Confinement);
+
+/// On the spawning thread: restricts it, then spawns `bash -c command` in a new process group,
+/// standard input from `/dev/null`, standard output and error into one pipe (so that they
+/// interleave in the order they were written).
+fn spawn_confined(
+    command: &str,
+    workdir: &Path,
+    env: &[(String, String)],
+    writable: &[PathBuf],
+    network: bool,
+    allow_unconfined: bool,
+) -> Result<Spawned, String> {
+    let writable: Vec<&Path> = writable.iter().map(PathBuf::as_path).collect();
+    let confinement = match restrict_thread(&writable, network) {
+        Ok(confinement) => confinement,
+        Err(reason) => unconfined(reason, allow_unconfined)?,
+    };
+    let (reader, writer) = std::io::pipe().map_err(|e| format!("cannot make the output pipe: {e}"))?;
+    let error_writer = writer.try_clone().map_err(|e| format!("cannot make the output pipe: {e}"))?;
+    let mut bash = tokio::process::Command::new("bash");
+    bash.arg("-c")
+        .arg(command)
+        .current_dir(workdir)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(error_writer)
+        .process_group(0)
+        .kill_on_drop(true);
+    let child = bash.spawn().map_err(|e| format!("cannot run `bash`: {e}; is bash on the PATH?"))?;
+    // `bash` (the command) holds the pipe's write ends; ours close with it, so that the output
+    // ends when the last process writing it does.
+    drop(bash);
+    Ok((child, reader, confinement))
+}
+
+fn end_of(status: ExitStatus) -> End {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => End::Exited(code),
+        (None, Some(signal)) => End::Signalled(signal),
+        (None, None) => End::Exited(-1),
+    }
+}
+
+/// A process group to stop. Dropped armed (its supervisor was dropped with the runtime), it
+/// sends `SIGKILL` to the group.
+struct GroupGuard(Pid);
+
+impl GroupGuard {
+    /// Stops whatever is left of the group: `SIGTERM`, a wait of `grace` for the shell (unless
+    /// `exited`) and the output's end, then `SIGKILL` and a last wait. `true` when `SIGKILL` was
+    /// needed.
+    async fn stop(
+        self,
+        child: &mut tokio::process::Child,
+        exited: bool,
+        pump: &mut tokio::task::JoinHandle<()>,
+        grace: Duration,
+    ) -> bool {
+        let group = self.0;
+        let alive = || test_kill_process_group(group).is_ok();
+        if alive() {
+            let _ = kill_process_group(group, Signal::TERM);
+        }
+        let ended = async {
+            if !exited {
+                let _ = child.wait().await;
+            }
+            let _ = (&mut *pump).await;
+        };
+        let mut killed = false;
+        if tokio::time::timeout(grace, ended).await.is_err() {
+            killed = true;
+            let _ = kill_process_group(group, Signal::KILL);
+            // Reaps the shell; the output ends once every process holding the pipe is gone (a
+            // process that left the group with `setsid` may hold it longer: it is not waited for).
+            let _ = tokio::time::timeout(grace, async {
+                let _ = child.wait().await;
+                let _ = (&mut *pump).await;
+            })
+            .await;
+        }
+        if alive() {
+            let _ = kill_process_group(group, Signal::KILL);
+        }
+        std::mem::forget(self);
+        killed
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        let _ = kill_process_group(self.0, Signal::KILL);
+    }
+}

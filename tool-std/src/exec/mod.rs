@@ -1,0 +1,497 @@
+//! The "exec" set: [`bash()`] runs a command in the workspace (in the foreground, or in the
+//! background), [`bash_output()`] reads a background command's new output, [`bash_kill()`] stops
+//! one.
+//!
+//! The tools are tagged `exec`: the [`DefaultPolicy`](tool_runtime::DefaultPolicy) refuses them
+//! unless allowed, and a permission policy sees each command's text (the call's arguments)
+//! before it runs. `bash` and `bash_kill` are also tagged `destructive`; `bash_output` is
+//! `read_only`. Configuration is the registry-scoped dependency [`EXEC_CONFIG`] ([`ExecConfig`]).
+//!
+//! # How a command runs
+//! - As `bash -c <command>` in `workdir` (resolved by the workspace [`Sandbox`], default its
+//!   root), in a process group of its own, with standard input from `/dev/null` (a read gets end
+//!   of file at once) and standard output and error on one pipe, so that they interleave in the
+//!   order they were written, as on a terminal.
+//! - The environment is `PATH` ([`ExecConfig::path`]), `LANG` ([`ExecConfig::lang`]) and `HOME`,
+//!   a temp dir of the session, and the variables the operator names in [`ExecConfig::env`];
+//!   nothing of this process's environment is passed on.
+//! - Time limit `timeout_ms` (default 120000, at most 600000). At the limit, on cancellation of
+//!   the call (a client's cancel over MCP, a dropped call), on `bash_kill` and when the registry
+//!   closes, the whole process group gets `SIGTERM`, and `SIGKILL` after
+//!   [`ExecConfig::kill_grace_ms`] (default 2000 ms). When the shell exits on its own, what it
+//!   left running in its group is stopped the same way: nothing outlives the command (a process
+//!   that leaves the group with `setsid` escapes this).
+//! - The output goes to a file as it arrives, only its head and tail are kept in memory, so a
+//!   command printing gigabytes uses a few hundred KiB of memory. Output up to
+//!   [`ExecConfig::inline_bytes`] (48 KiB) is the result's body as a whole, which the output
+//!   layer keeps in its cache under the call's ref; a larger output is shown as its first and
+//!   last [`ExecConfig::preview_bytes`] (16 KiB, 500 lines each) around a marker, and stored
+//!   whole, read from the file, in the output cache under a ref of its own, in the call's scope. At most
+//!   [`ExecConfig::max_output_bytes`] (128 MiB) of one output go to disk: past it the output is still
+//!   read and its tail shown, and the result says how much was not kept. Invalid UTF-8 is shown
+//!   lossily (U+FFFD) with a note saying so. Progress reports give the bytes of output so far.
+//!
+//! # Confinement
+//! On Linux with Landlock, a command reads everywhere but writes only below the workspace root
+//! and its session's temp dir (and to `/dev/null` and a few other device files); unless
+//! [`ExecConfig::network`] it cannot `connect` or `bind` TCP sockets, where the kernel's Landlock
+//! ABI is 4 or more (UDP and Unix sockets are not confined by Landlock); where it is 6 or more, it
+//! cannot send signals to processes outside its sandbox (the agent, other commands). The rules are applied
+//! to a thread made for the spawn, which the command inherits (see [`confine`]). Where the kernel
+//! has no Landlock, `bash` refuses to run unless [`ExecConfig::allow_unconfined`]. Every result's
+//! first line states the confinement in force ([`Confinement`]).
+//!
+//! # Result
+//! ```text
+//! [sandbox: landlock ABI 7; writes only below /ws, /tmp/tool-exec-x/home; tcp connect/bind refused]
+//! exit code 0 · 12 ms
+//! <output>
+//! ```
+//! A command that exits with another code, is killed by a signal, times out or is stopped is an
+//! error result with the same text.
+
+mod capture;
+mod config;
+pub mod confine;
+mod job;
+mod open_world;
+mod state;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tool_runtime::output::{OUTPUT_STORE, OutputScope, OutputStore, mint_ref_id};
+use tool_runtime::{CancellationToken, ToolContext, ToolError, tool};
+
+use self::capture::{Capture, LOSSY_NOTE, Seen};
+use self::job::{End, Finished, Job, Launch};
+use self::state::{Background, SessionExec};
+pub use self::state::{EXEC_STATE, ExecState};
+use crate::blocking::off_worker;
+use crate::sandbox::{SANDBOX, Sandbox};
+pub use config::{EXEC_CONFIG, ExecConfig};
+pub use confine::{Confinement, NetworkConfinement};
+pub use open_world::open_world_tools;
+
+/// The tag of the exec tools: off unless a permission policy allows them.
+pub const EXEC_TAG: &str = tool_runtime::EXEC_TAG;
+
+/// Why an exec tool refused a call. The `Display` text is what the model reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExecError {
+    /// `command` is empty or blank.
+    #[error("command is empty; give the shell command to run")]
+    EmptyCommand,
+    /// `timeout_ms` is 0 or above the maximum.
+    #[error("timeout_ms must be between 1 and {max}, got {value}")]
+    Timeout {
+        /// The value given.
+        value: u64,
+        /// The largest accepted value ([`ExecConfig::max_timeout_ms`]).
+        max: u64,
+    },
+    /// `workdir` is outside the workspace or not a directory.
+    #[error("workdir `{workdir}` {reason}; give a directory inside the workspace (default: its root)")]
+    Workdir {
+        /// The value given.
+        workdir: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The session already has [`ExecConfig::max_background`] background commands.
+    #[error(
+        "this session already has {max} background commands ({handles}); read finished ones to their end with \
+         bash_output or stop one with bash_kill first"
+    )]
+    TooManyBackground {
+        /// The cap.
+        max: usize,
+        /// Their handles, comma-separated.
+        handles: String,
+    },
+    /// No background command has this handle in the session.
+    #[error("no background command `{handle}` in this session ({known}); use a handle that bash returned here")]
+    UnknownHandle {
+        /// The handle given.
+        handle: String,
+        /// The session's handles, or `none`.
+        known: String,
+    },
+    /// The command could not be started (no Landlock and unconfined commands not allowed, no
+    /// `bash`, no temp dir).
+    #[error("{0}")]
+    Start(String),
+}
+
+/// Run a shell command (bash -c) in the workspace. Returns the exit code or signal, the
+/// duration and the output as a terminal shows it (stdout and stderr interleaved). Stdin is
+/// empty; the environment has only PATH, LANG and HOME (a session temp dir). The first line
+/// states the sandbox: writes only inside the workspace and HOME, TCP refused unless the network
+/// is allowed. At timeout_ms the process group is stopped. run_in_background returns a handle at
+/// once: read it with bash_output, stop it with bash_kill (at most 8 per session). Long output is
+/// cut to head and tail; the whole is in the output cache.
+#[tool(set = "exec", tags(exec, destructive))]
+// Four model arguments, the dependencies and the context: each `#[tool]` parameter is one of these.
+#[allow(clippy::too_many_arguments)]
+pub async fn bash(
+    /// The command line.
+    command: String,
+    /// Working directory relative to the workspace root (default: the root).
+    workdir: Option<String>,
+    /// Time limit in ms (default 120000, at most 600000), also in the background.
+    timeout_ms: Option<u64>,
+    /// Return a handle at once (default false).
+    run_in_background: Option<bool>,
+    #[depends(EXEC_CONFIG)] config: ExecConfig,
+    #[depends(EXEC_STATE)] state: Arc<ExecState>,
+    #[depends(SANDBOX)] sandbox: Sandbox,
+    #[depends(OUTPUT_STORE)] store: Arc<dyn OutputStore>,
+    ctx: &ToolContext,
+) -> Result<String, ToolError> {
+    if command.trim().is_empty() {
+        return Err(ToolError::failed(ExecError::EmptyCommand));
+    }
+    let timeout_ms = timeout_ms.unwrap_or(config.default_timeout_ms);
+    if timeout_ms == 0 || timeout_ms > config.max_timeout_ms {
+        return Err(ToolError::failed(ExecError::Timeout { value: timeout_ms, max: config.max_timeout_ms }));
+    }
+    let id = ctx.session_id().unwrap_or_default().to_owned();
+    let temp_root = config.temp_root.clone();
+    let root = sandbox.root().to_path_buf();
+    let prepared = off_worker(move || -> Result<_, ExecError> {
+        let workdir = resolve_workdir(&sandbox, workdir.as_deref())?;
+        let session = state.session(&id, &temp_root).map_err(ExecError::Start)?;
+        Ok((workdir, session))
+    })
+    .await
+    .ok_or_else(shutting_down)?;
+    let (workdir, session) = prepared.map_err(ToolError::failed)?;
+    let mut env = vec![
+        ("PATH".to_owned(), config.path.clone()),
+        ("LANG".to_owned(), config.lang.clone()),
+        ("HOME".to_owned(), session.home().to_string_lossy().into_owned()),
+    ];
+    env.extend(config.env.iter().cloned());
+    let launch = Launch {
+        command,
+        workdir,
+        env,
+        writable: vec![root, session.home()],
+        network: config.network,
+        allow_unconfined: config.allow_unconfined,
+        timeout: Duration::from_millis(timeout_ms),
+        grace: Duration::from_millis(config.kill_grace_ms),
+    };
+    if run_in_background.unwrap_or(false) {
+        start_background(launch, &session, &config).await.map_err(ToolError::failed)
+    } else {
+        run_foreground(launch, &session, &config, store, ctx).await
+    }
+}
+
+/// Read a background command's output since the last read (at most 256 KiB a call), whether
+/// it still runs, and its exit code once it ended.
+#[tool(set = "exec", tags(exec, read_only))]
+pub async fn bash_output(
+    /// The handle bash returned (bash_1, ...).
+    handle: String,
+    #[depends(EXEC_CONFIG)] config: ExecConfig,
+    #[depends(EXEC_STATE)] state: Arc<ExecState>,
+    ctx: &ToolContext,
+) -> Result<String, ExecError> {
+    let (session, background) = find(&state, ctx, &handle)?;
+    // The end is read before the output, so that output written before the end is all there.
+    let finished = background.job.finished();
+    let text = read_new(&background, &handle, finished, config.read_bytes).await?;
+    if text.read_to_end {
+        forget(&session, &handle).await;
+    }
+    Ok(text.text)
+}
+
+/// Stop a background command: SIGTERM to its process group, SIGKILL after a short grace.
+/// Returns how it ended and its unread output.
+#[tool(set = "exec", tags(exec, destructive))]
+pub async fn bash_kill(
+    /// The handle bash returned (bash_1, ...).
+    handle: String,
+    #[depends(EXEC_CONFIG)] config: ExecConfig,
+    #[depends(EXEC_STATE)] state: Arc<ExecState>,
+    ctx: &ToolContext,
+) -> Result<String, ExecError> {
+    let (session, background) = find(&state, ctx, &handle)?;
+    background.job.stop.cancel();
+    let finished = background.job.wait().await;
+    let text = read_new(&background, &handle, Some(finished), config.read_bytes).await?.text;
+    forget(&session, &handle).await;
+    Ok(text)
+}
+
+fn resolve_workdir(sandbox: &Sandbox, workdir: Option<&str>) -> Result<PathBuf, ExecError> {
+    let Some(given) = workdir.filter(|w| !w.is_empty()) else {
+        return Ok(sandbox.root().to_path_buf());
+    };
+    let invalid = |reason: String| ExecError::Workdir { workdir: given.to_owned(), reason };
+    let path = sandbox.resolve(given).map_err(|e| invalid(format!("is refused: {e}")))?;
+    if path.is_dir() { Ok(path) } else { Err(invalid("is not a directory".to_owned())) }
+}
+
+/// The session of the call and its background command `handle` (a handle is only good in the
+/// session that started it).
+fn find(state: &ExecState, ctx: &ToolContext, handle: &str) -> Result<(Arc<SessionExec>, Arc<Background>), ExecError> {
+    let unknown = |known: String| ExecError::UnknownHandle { handle: handle.to_owned(), known };
+    let session = state.existing(ctx.session_id().unwrap_or_default()).ok_or_else(|| unknown("none".to_owned()))?;
+    let found = session.jobs().by_handle.get(handle).cloned();
+    match found {
+        Some(background) => Ok((session, background)),
+        None => {
+            let known = handles(&session.jobs().by_handle);
+            Err(unknown(known))
+        }
+    }
+}
+
+/// Forgets a background command and removes its spill file.
+async fn forget(session: &SessionExec, handle: &str) {
+    let removed = session.jobs().by_handle.remove(handle);
+    if let Some(background) = removed {
+        let capture = background.job.capture.clone();
+        let _ = off_worker(move || std::fs::remove_file(capture.path())).await;
+    }
+}
+
+/// The error of a call whose blocking work could not run.
+fn shutting_down() -> ToolError {
+    ToolError::Failed("the command could not be started: the runtime is shutting down".to_owned())
+}
+
+fn handles(jobs: &std::collections::BTreeMap<String, Arc<Background>>) -> String {
+    if jobs.is_empty() { "none".to_owned() } else { jobs.keys().cloned().collect::<Vec<_>>().join(", ") }
+}
+
+async fn start_background(
+    launch: Launch,
+    session: &Arc<SessionExec>,
+    config: &ExecConfig,
+) -> Result<String, ExecError> {
+    {
+        let mut jobs = session.jobs();
+        if jobs.by_handle.len() + jobs.starting >= config.max_background {
+            return Err(ExecError::TooManyBackground { max: config.max_background, handles: handles(&jobs.by_handle) });
+        }
+        jobs.starting += 1;
+    }
+    let started = start(launch, session, config, CancellationToken::new(), Box::new(|_| {})).await;
+    let mut jobs = session.jobs();
+    jobs.starting -= 1;
+    let (n, job) = started?;
+    let handle = format!("bash_{n}");
+    let text = format!(
+        "{}\nstarted in the background as `{handle}` (process group {}); read its output with bash_output, stop it \
+         with bash_kill",
+        job.confinement, job.pgid
+    );
+    jobs.by_handle.insert(handle, Arc::new(Background { job, read: std::sync::Mutex::new(0) }));
+    Ok(text)
+}
+
+async fn start(
+    launch: Launch,
+    session: &SessionExec,
+    config: &ExecConfig,
+    stop: CancellationToken,
+    progress: Box<dyn Fn(u64) + Send>,
+) -> Result<(u64, Arc<Job>), ExecError> {
+    let (n, path) = session.next_output();
+    let (preview, max_bytes) = (config.preview_bytes, config.max_output_bytes);
+    let capture = off_worker(move || {
+        Capture::create(path.clone(), preview, max_bytes)
+            .map_err(|e| ExecError::Start(format!("cannot make the output file {}: {e}", path.display())))
+    })
+    .await
+    .ok_or_else(|| ExecError::Start("the runtime is shutting down".to_owned()))??;
+    let job = job::start(launch, capture, stop, progress).await.map_err(ExecError::Start)?;
+    Ok((n, job))
+}
+
+async fn run_foreground(
+    launch: Launch,
+    session: &SessionExec,
+    config: &ExecConfig,
+    store: Arc<dyn OutputStore>,
+    ctx: &ToolContext,
+) -> Result<String, ToolError> {
+    // Stopped when the call is cancelled, and when its future is dropped.
+    let stop = ctx.cancellation().child_token();
+    let guard = stop.clone().drop_guard();
+    let reporter = ctx.clone();
+    let progress =
+        Box::new(move |bytes: u64| reporter.progress(bytes, None, &format!("{bytes} bytes of output so far")));
+    let (_, job) = start(launch, session, config, stop, progress).await.map_err(ToolError::failed)?;
+    let finished = job.wait().await;
+    guard.disarm();
+    let seen = job.capture.seen();
+    let body = body_of(&job, &seen, config, store, ctx).await;
+    let text = render(&job, &finished.to_string(), &body, &seen, Some(finished));
+    if finished.end == End::Exited(0) { Ok(text) } else { Err(ToolError::Failed(text)) }
+}
+
+/// The output as the result shows it: whole up to `inline_bytes`, else head, a marker and tail,
+/// the whole stored in the output cache ([`store_whole`]). The spill file is removed.
+async fn body_of(
+    job: &Job,
+    seen: &Seen,
+    config: &ExecConfig,
+    store: Arc<dyn OutputStore>,
+    ctx: &ToolContext,
+) -> String {
+    let capture = job.capture.clone();
+    if seen.written <= config.inline_bytes {
+        let read = off_worker(move || {
+            let read = std::fs::read(capture.path());
+            let _ = std::fs::remove_file(capture.path());
+            read
+        })
+        .await;
+        return match read {
+            Some(Ok(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+            Some(Err(error)) => format!("[the output could not be read back: {error}]"),
+            None => "[the output could not be read back: the runtime is shutting down]".to_owned(),
+        };
+    }
+    let (head, omitted, tail) = job.capture.preview(config.preview_lines);
+    let kept = if seen.kept < seen.written {
+        format!("the first {} bytes of the output ({} bytes)", seen.kept, seen.written)
+    } else {
+        format!("the whole output ({} bytes)", seen.written)
+    };
+    let whole = match store_whole(capture, store, ctx).await {
+        Ok(ref_id) => format!(
+            "the output cache holds {kept} as ref_id `{ref_id}`: page it with tool_output_cache, search it with \
+             tool_output_cache_grep"
+        ),
+        Err(error) => format!("the whole output ({} bytes) was not kept: {error}", seen.written),
+    };
+    let mut body = head;
+    if !body.is_empty() && !body.ends_with('\n') {
+        body.push('\n');
+    }
+    body.push_str(&format!("[... {omitted} bytes omitted; {whole} ...]\n"));
+    body.push_str(&tail);
+    body
+}
+
+/// Stores the whole output, read from its spill file on the blocking pool (the file is removed
+/// after), in the output cache under a new ref id ([`mint_ref_id`]) made in the call's scope
+/// ([`OutputScope::of`]: its session and principal), so that the cache tools of the same scope read
+/// it and no other scope does; that id. The output layer keeps the result's own text under the
+/// call's ref.
+///
+/// # Errors
+/// No ref id could be minted, or the store failed; the message says which.
+async fn store_whole(capture: Arc<Capture>, store: Arc<dyn OutputStore>, ctx: &ToolContext) -> Result<String, String> {
+    let ref_id = mint_ref_id().map_err(|e| format!("no ref id: {e}"))?;
+    let (key, ctx) = (ref_id.clone(), ctx.clone());
+    let put = off_worker(move || {
+        let put = capture.open_at(0).map_err(|e| e.to_string()).and_then(|mut file| {
+            store.put_scoped(OutputScope::of(&ctx), &key, &mut file, &[]).map_err(|e| e.to_string())
+        });
+        let _ = std::fs::remove_file(capture.path());
+        put
+    })
+    .await;
+    match put {
+        Some(Ok(_)) => Ok(ref_id),
+        Some(Err(error)) => Err(error),
+        None => Err("the runtime is shutting down".to_owned()),
+    }
+}
+
+/// A result's text: the confinement, the status line, the output, the notes.
+fn render(job: &Job, status: &str, body: &str, seen: &Seen, finished: Option<Finished>) -> String {
+    let mut text = format!("{}\n{status}\n{body}", job.confinement);
+    let mut note = |line: &str| {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(line);
+    };
+    if seen.lossy {
+        note(LOSSY_NOTE);
+    }
+    if let Some(error) = &seen.error {
+        note(&format!("[note: {error}]"));
+    } else if seen.kept < seen.written {
+        note(&format!(
+            "[note: the output was {} bytes; only its first {} bytes were kept (the cap of the exec tools' \
+             configuration, `max_output_bytes`)]",
+            seen.written, seen.kept
+        ));
+    }
+    let failed = finished.is_some_and(|f| f.end != End::Exited(0));
+    if failed && let Confinement::Landlock { writable, .. } = &job.confinement {
+        let refused = ["Permission denied", "Operation not permitted", "Read-only file system"];
+        if refused.iter().any(|r| body.contains(r)) {
+            let dirs: Vec<String> = writable.iter().map(|p| p.display().to_string()).collect();
+            note(&format!(
+                "[note: the command runs in a Landlock sandbox: the kernel refuses writes outside {} and, unless the \
+                 network is allowed, TCP connections; a \"Permission denied\" above may come from it]",
+                dirs.join(", ")
+            ));
+        }
+    }
+    text
+}
+
+/// `bash_output`'s text, and whether it read an ended command to its end.
+struct Read {
+    text: String,
+    read_to_end: bool,
+}
+
+/// The new output of a background command (at most `limit` bytes, cut after a newline when one
+/// is in the window), its state line, and the position read to.
+async fn read_new(
+    background: &Arc<Background>,
+    handle: &str,
+    finished: Option<Finished>,
+    limit: usize,
+) -> Result<Read, ExecError> {
+    let seen = background.job.capture.seen();
+    let from = *background.read.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let available = seen.kept - from;
+    let take = available.min(limit as u64);
+    let capture = background.job.capture.clone();
+    let bytes = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<u8>> {
+        use std::io::Read as _;
+        let mut bytes = Vec::new();
+        capture.open_at(from)?.take(take).read_to_end(&mut bytes)?;
+        Ok(bytes)
+    })
+    .await
+    .map_err(|e| ExecError::Start(format!("cannot read the output: {e}")))?
+    .map_err(|e| ExecError::Start(format!("cannot read the output: {e}")))?;
+    let mut bytes = bytes;
+    if (bytes.len() as u64) < available
+        && let Some(end) = bytes.iter().rposition(|&b| b == b'\n')
+    {
+        bytes.truncate(end + 1);
+    }
+    let to = from + bytes.len() as u64;
+    *background.read.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = to;
+    let state = match finished {
+        Some(finished) => format!("{handle}: ended, {finished}"),
+        None => format!("{handle}: running · {} bytes of output so far", seen.written),
+    };
+    let mut body = String::from_utf8_lossy(&bytes).into_owned();
+    if to < seen.kept {
+        if !body.is_empty() && !body.ends_with('\n') {
+            body.push('\n');
+        }
+        body.push_str(&format!("[{} more bytes of new output; call bash_output again]", seen.kept - to));
+    }
+    let text = render(&background.job, &state, &body, &seen, finished);
+    Ok(Read { text, read_to_end: finished.is_some() && to >= seen.kept })
+}

@@ -1,0 +1,564 @@
+//! The exec set on real processes: exit codes and signals, the process group stopped at a time
+//! limit and at the end, background commands, the Landlock sandbox (writes, TCP), the clean
+//! environment, standard input at its end, lossy output, long output, progress and policies.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputStore};
+use tool_runtime::{
+    DefaultPolicy, Permission, PermissionRequest, Progress, Registry, ToolCall, ToolContext, ToolMessage,
+};
+use tool_std::exec::{EXEC_CONFIG, ExecConfig};
+use tool_std::sandbox::{SANDBOX, Sandbox};
+
+#[path = "support/procs.rs"]
+mod procs;
+
+use procs::{gone, pid_in, running};
+
+/// A workspace `ws/`, a temp root for the session dirs `tmp/` and a directory `outside/`, in one
+/// temp directory; a registry of the exec set allowed by the default policy.
+struct Shell {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    temp_root: PathBuf,
+    outside: PathBuf,
+    store: Arc<MemoryStore>,
+    registry: Registry,
+}
+
+impl Shell {
+    fn new() -> Self {
+        Self::with(|config| config)
+    }
+
+    fn with(configure: impl FnOnce(ExecConfig) -> ExecConfig) -> Self {
+        Self::build(configure, |builder| builder.policy(DefaultPolicy::new().allow_all_exec()))
+    }
+
+    fn build(
+        configure: impl FnOnce(ExecConfig) -> ExecConfig,
+        policy: impl FnOnce(tool_runtime::RegistryBuilder) -> tool_runtime::RegistryBuilder,
+    ) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let parent = std::fs::canonicalize(dir.path()).unwrap();
+        let (root, temp_root, outside) = (parent.join("ws"), parent.join("tmp"), parent.join("outside"));
+        for d in [&root, &temp_root, &outside] {
+            std::fs::create_dir(d).unwrap();
+        }
+        let config =
+            configure(ExecConfig { temp_root: temp_root.clone(), kill_grace_ms: 1000, ..ExecConfig::default() });
+        let store = Arc::new(MemoryStore::new());
+        let builder = tool_std::registry_builder()
+            .sets(["exec"])
+            .override_dependency(&SANDBOX, Sandbox::new(&root).unwrap())
+            .override_dependency(&EXEC_CONFIG, config)
+            .override_dependency(&OUTPUT_STORE, store.clone() as Arc<dyn OutputStore>);
+        let registry = policy(builder).build().unwrap();
+        Self { _dir: dir, root, temp_root, outside, store, registry }
+    }
+
+    async fn call_in(&self, ctx: &ToolContext, tool: &str, arguments: Value) -> ToolMessage {
+        self.registry.call(&ToolCall::new("call_1", tool, arguments.to_string()), ctx).await
+    }
+
+    async fn call(&self, tool: &str, arguments: Value) -> ToolMessage {
+        self.call_in(&ToolContext::new(), tool, arguments).await
+    }
+
+    async fn bash(&self, command: &str) -> ToolMessage {
+        self.call("bash", json!({ "command": command })).await
+    }
+
+    /// The session's `HOME` (the one temp dir made so far).
+    fn home(&self) -> PathBuf {
+        let dirs: Vec<PathBuf> = std::fs::read_dir(&self.temp_root).unwrap().map(|e| e.unwrap().path()).collect();
+        assert_eq!(dirs.len(), 1, "one session temp dir: {dirs:?}");
+        dirs[0].join("home")
+    }
+
+    fn sandbox_line(&self, tcp: &str) -> String {
+        format!(
+            "[sandbox: landlock ABI {}; writes only below {}, {}; {tcp}]",
+            landlock_abi(),
+            self.root.display(),
+            self.home().display()
+        )
+    }
+}
+
+/// The kernel's Landlock ABI as the crate uses it (the lower of the kernel's and 10).
+fn landlock_abi() -> i32 {
+    // The `landlock` crate reports it on a restricted thread; a thread made for it here ends
+    // with its restriction.
+    std::thread::spawn(|| {
+        use landlock::RulesetAttr as _;
+        let ruleset = landlock::Ruleset::default().handle_access(landlock::AccessFs::Execute).unwrap();
+        let status = ruleset.create().unwrap().restrict_self().unwrap();
+        match status.landlock {
+            landlock::LandlockStatus::Available { effective_abi, .. } => effective_abi as i32,
+            other => panic!("these tests need Landlock, the kernel says {other:?}"),
+        }
+    })
+    .join()
+    .unwrap()
+}
+
+/// The lines of a message after its first (the sandbox) and second (the status) line.
+fn body(message: &ToolMessage) -> String {
+    message.text().splitn(3, '\n').nth(2).unwrap_or_default().to_owned()
+}
+
+/// The status line of a message without its duration.
+fn status(message: &ToolMessage) -> String {
+    let text = message.text();
+    let line = text.lines().nth(1).unwrap_or_default();
+    line.rsplit_once(" · ").map_or(line, |(status, _)| status).to_owned()
+}
+
+#[tokio::test]
+async fn a_command_that_succeeds_reports_the_sandbox_exit_code_0_and_its_output() {
+    let shell = Shell::new();
+    let message = shell.bash("echo hello").await;
+    assert!(!message.is_error, "{}", message.text());
+    let text = message.text();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], shell.sandbox_line("tcp connect/bind refused"));
+    assert_eq!(status(&message), "exit code 0");
+    assert_eq!(body(&message), "hello\n");
+}
+
+#[tokio::test]
+async fn a_nonzero_exit_code_is_an_error_result_with_the_output() {
+    let shell = Shell::new();
+    let message = shell.bash("echo failing; exit 3").await;
+    assert!(message.is_error);
+    assert_eq!(status(&message), "exit code 3");
+    assert_eq!(body(&message), "failing\n");
+}
+
+#[tokio::test]
+async fn a_shell_killed_by_a_signal_reports_the_signal() {
+    let shell = Shell::new();
+    let message = shell.bash("kill -KILL $$").await;
+    assert!(message.is_error);
+    assert_eq!(status(&message), "killed by signal 9 (SIGKILL)");
+}
+
+#[tokio::test]
+async fn stdout_and_stderr_interleave_in_the_order_they_were_written() {
+    let shell = Shell::new();
+    let message = shell.bash("echo one; echo two >&2; echo three; echo four >&2").await;
+    assert_eq!(body(&message), "one\ntwo\nthree\nfour\n");
+}
+
+#[tokio::test]
+async fn a_timeout_stops_the_whole_process_group_and_its_children() {
+    let shell = Shell::new();
+    let message =
+        shell.call("bash", json!({"command": "sleep 60 & echo $! > child.pid; sleep 60", "timeout_ms": 300})).await;
+    assert!(message.is_error);
+    assert_eq!(status(&message), "timed out after 300 ms; the process group was stopped (SIGTERM)");
+    let child = pid_in(&shell.root.join("child.pid")).await;
+    assert!(gone(&[child]).await, "the child {child} survived the timeout");
+}
+
+#[tokio::test]
+async fn a_group_that_ignores_sigterm_gets_sigkill_after_the_grace() {
+    let shell = Shell::with(|config| ExecConfig { kill_grace_ms: 200, ..config });
+    let command = "trap '' TERM; sleep 60 & echo $! > child.pid; wait";
+    let message = shell.call("bash", json!({"command": command, "timeout_ms": 300})).await;
+    assert_eq!(status(&message), "timed out after 300 ms; the process group was stopped (SIGTERM, then SIGKILL)");
+    let child = pid_in(&shell.root.join("child.pid")).await;
+    assert!(gone(&[child]).await, "the child {child} survived SIGKILL");
+}
+
+#[tokio::test]
+async fn cancelling_the_call_stops_the_process_group() {
+    let shell = Shell::new();
+    let token = tool_runtime::CancellationToken::new();
+    let ctx = ToolContext::builder().cancellation(token.clone()).build();
+    let command = "echo $$ > shell.pid; sleep 60 & echo $! > child.pid; wait";
+    let call = shell.call_in(&ctx, "bash", json!({ "command": command }));
+    let watch = async {
+        let pids = [pid_in(&shell.root.join("shell.pid")).await, pid_in(&shell.root.join("child.pid")).await];
+        token.cancel();
+        pids
+    };
+    let (message, pids) = tokio::join!(call, watch);
+    assert_eq!(message.text(), "tool `bash` was cancelled");
+    assert!(gone(&pids).await, "{pids:?}: one survived the cancellation");
+}
+
+#[tokio::test]
+async fn a_child_left_running_when_the_shell_exits_is_stopped() {
+    let shell = Shell::new();
+    let message = shell.bash("sleep 60 & echo $! > child.pid").await;
+    assert_eq!(status(&message), "exit code 0");
+    let child = pid_in(&shell.root.join("child.pid")).await;
+    assert!(gone(&[child]).await, "the child {child} outlived its command");
+}
+
+#[tokio::test]
+async fn timeout_ms_outside_1_to_600000_is_refused() {
+    let shell = Shell::new();
+    for value in [0, 600_001] {
+        let message = shell.call("bash", json!({"command": "true", "timeout_ms": value})).await;
+        assert!(message.is_error);
+        assert_eq!(message.text(), format!("timeout_ms must be between 1 and 600000, got {value}"));
+    }
+}
+
+#[tokio::test]
+async fn workdir_is_resolved_in_the_workspace_and_may_not_leave_it() {
+    let shell = Shell::new();
+    std::fs::create_dir(shell.root.join("sub")).unwrap();
+    let message = shell.call("bash", json!({"command": "pwd", "workdir": "sub"})).await;
+    assert_eq!(body(&message), format!("{}\n", shell.root.join("sub").display()));
+    let message = shell.call("bash", json!({"command": "pwd", "workdir": "../outside"})).await;
+    assert!(message.is_error);
+    assert_eq!(
+        message.text(),
+        "workdir `../outside` is refused: Path escapes workspace: ../outside; give a directory inside the workspace \
+         (default: its root)"
+    );
+}
+
+#[tokio::test]
+async fn standard_input_is_at_its_end() {
+    let shell = Shell::new();
+    let message = shell.bash("cat; echo \"cat $?\"; read line; echo \"read $?\"").await;
+    assert_eq!(body(&message), "cat 0\nread 1\n");
+}
+
+#[tokio::test]
+async fn the_environment_holds_only_path_lang_and_home() {
+    let shell = Shell::new();
+    // cargo runs this test with its own variables set (CARGO_PKG_NAME, ...): none reaches the command.
+    assert!(std::env::var_os("CARGO_PKG_NAME").is_some());
+    let message = shell.bash("env | cut -d= -f1 | sort | tr '\\n' ' '").await;
+    // PWD, SHLVL and _ are set by bash itself.
+    assert_eq!(body(&message), "HOME LANG PATH PWD SHLVL _ ");
+    let message = shell.bash("echo \"$HOME|$LANG|$PATH\"").await;
+    let path = std::env::var("PATH").unwrap();
+    assert_eq!(body(&message), format!("{}|C.UTF-8|{path}\n", shell.home().display()));
+}
+
+#[tokio::test]
+async fn invalid_utf8_is_shown_lossily_with_a_note() {
+    let shell = Shell::new();
+    let message = shell.bash("printf 'a\\377b\\n'").await;
+    assert_eq!(body(&message), "a\u{FFFD}b\n[note: the output is not valid UTF-8; invalid bytes are shown as U+FFFD]");
+}
+
+#[tokio::test]
+async fn a_write_outside_the_workspace_is_refused_by_the_kernel_and_the_note_names_the_sandbox() {
+    let shell = Shell::new();
+    let target = shell.outside.join("escaped.txt");
+    let message = shell.bash(&format!("echo x > {}", target.display())).await;
+    assert!(message.is_error);
+    assert!(!target.exists());
+    let text = message.text();
+    assert!(text.contains(&format!("{}: Permission denied", target.display())), "{text}");
+    assert!(
+        text.ends_with(&format!(
+            "[note: the command runs in a Landlock sandbox: the kernel refuses writes outside {}, {} and, unless the \
+             network is allowed, TCP connections; a \"Permission denied\" above may come from it]",
+            shell.root.display(),
+            shell.home().display()
+        )),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn writes_inside_the_workspace_and_home_are_allowed() {
+    let shell = Shell::new();
+    let message = shell.bash("echo in > inside.txt && echo home > \"$HOME/h.txt\" && cat \"$HOME/h.txt\"").await;
+    assert_eq!(status(&message), "exit code 0", "{}", message.text());
+    assert_eq!(std::fs::read_to_string(shell.root.join("inside.txt")).unwrap(), "in\n");
+    assert_eq!(body(&message), "home\n");
+}
+
+#[tokio::test]
+async fn a_command_cannot_signal_a_process_outside_its_sandbox() {
+    let shell = Shell::new();
+    // This test's own process, which started the command but is outside its sandbox.
+    let message = shell.bash(&format!("kill -0 {}", std::process::id())).await;
+    assert!(message.is_error);
+    assert!(body(&message).contains("Operation not permitted"), "{}", message.text());
+    // Its own processes it may signal.
+    let message = shell.bash("sleep 60 & kill $! && wait $!; echo $?").await;
+    assert_eq!(body(&message), "143\n");
+}
+
+/// Connects to a listener on 127.0.0.1 with bash's `/dev/tcp`; whether the listener got it.
+async fn connect_to_loopback(shell: &Shell) -> (ToolMessage, bool) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let message = shell.bash(&format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected")).await;
+    (message, listener.accept().is_ok())
+}
+
+#[tokio::test]
+async fn a_tcp_connection_to_loopback_is_refused_when_the_network_is_not_allowed() {
+    let shell = Shell::new();
+    let (message, accepted) = connect_to_loopback(&shell).await;
+    assert!(message.is_error);
+    assert!(!accepted);
+    assert!(body(&message).contains("Permission denied"), "{}", message.text());
+}
+
+#[tokio::test]
+async fn a_tcp_connection_to_loopback_works_when_the_network_is_allowed() {
+    let shell = Shell::with(|config| ExecConfig { network: true, ..config });
+    let (message, accepted) = connect_to_loopback(&shell).await;
+    assert_eq!(body(&message), "connected\n", "{}", message.text());
+    assert!(accepted);
+    assert_eq!(message.text().lines().next().unwrap(), shell.sandbox_line("tcp allowed"));
+}
+
+#[tokio::test]
+async fn progress_reports_the_bytes_of_output_so_far() {
+    let shell = Shell::new();
+    let reports = Arc::new(Mutex::new(Vec::new()));
+    let sink = reports.clone();
+    let ctx = ToolContext::builder().on_progress(move |p: Progress| sink.lock().unwrap().push(p)).build();
+    let message = shell.call_in(&ctx, "bash", json!({"command": "echo hello"})).await;
+    assert_eq!(body(&message), "hello\n");
+    let reports = reports.lock().unwrap();
+    assert_eq!((reports[0].done, reports[0].total, reports[0].message.as_str()), (6, None, "6 bytes of output so far"));
+}
+
+#[tokio::test]
+async fn a_long_output_shows_head_and_tail_and_is_stored_whole() {
+    let shell = Shell::with(|config| ExecConfig { inline_bytes: 1000, preview_bytes: 20, ..config });
+    let message = shell.bash("seq 1 10000").await;
+    let whole: String = (1..=10000).map(|n| format!("{n}\n")).collect();
+    let body = body(&message);
+    let ref_id = body.split("ref_id `").nth(1).and_then(|rest| rest.split('`').next()).unwrap();
+    assert_eq!(
+        body,
+        format!(
+            "1\n2\n3\n4\n5\n6\n7\n8\n9\n[... {} bytes omitted; the output cache holds the whole output ({} bytes) \
+             as ref_id `{ref_id}`: page it with tool_output_cache, search it with tool_output_cache_grep ...]\n9998\n\
+             9999\n10000\n",
+            whole.len() - 18 - 16,
+            whole.len()
+        )
+    );
+    let mut stored = String::new();
+    std::io::Read::read_to_string(&mut shell.store.open_at(ref_id, 0).unwrap(), &mut stored).unwrap();
+    assert_eq!(stored, whole);
+}
+
+#[tokio::test]
+async fn an_output_past_max_output_bytes_keeps_its_first_bytes_and_its_tail_and_says_so() {
+    let shell = Shell::with(|config| ExecConfig { inline_bytes: 5, preview_bytes: 20, max_output_bytes: 10, ..config });
+    let message = shell.bash("seq 1 100").await;
+    let body = body(&message);
+    let ref_id = body.split("ref_id `").nth(1).and_then(|rest| rest.split('`').next()).unwrap();
+    assert_eq!(
+        body,
+        format!(
+            "1\n2\n3\n4\n5\n6\n7\n8\n9\n[... 255 bytes omitted; the output cache holds the first 10 bytes of the \
+             output (292 bytes) as ref_id `{ref_id}`: page it with tool_output_cache, search it with \
+             tool_output_cache_grep ...]\n95\n96\n97\n98\n99\n100\n[note: the output was 292 bytes; only its first 10 \
+             bytes were kept (the cap of the exec tools' configuration, `max_output_bytes`)]"
+        )
+    );
+    let mut stored = String::new();
+    std::io::Read::read_to_string(&mut shell.store.open_at(ref_id, 0).unwrap(), &mut stored).unwrap();
+    assert_eq!(stored, "1\n2\n3\n4\n5\n");
+}
+
+/// Starts a background command; its handle.
+async fn start(shell: &Shell, ctx: &ToolContext, command: &str) -> String {
+    let message = shell.call_in(ctx, "bash", json!({"command": command, "run_in_background": true})).await;
+    assert!(!message.is_error, "{}", message.text());
+    let text = message.text();
+    let line = text.lines().nth(1).unwrap();
+    line.split('`').nth(1).unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_background_command_is_read_twice_and_ends() {
+    let shell = Shell::new();
+    let ctx = ToolContext::new();
+    let handle = start(&shell, &ctx, "echo first; while [ ! -e go ]; do sleep 0.02; done; echo second").await;
+    assert_eq!(handle, "bash_1");
+    let mut first = String::new();
+    for _ in 0..500 {
+        let message = shell.call_in(&ctx, "bash_output", json!({"handle": handle})).await;
+        first.push_str(&body(&message));
+        if first.contains("first") {
+            assert_eq!(message.text().lines().nth(1).unwrap(), "bash_1: running · 6 bytes of output so far");
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(first, "first\n");
+    std::fs::write(shell.root.join("go"), "").unwrap();
+    let mut second = String::new();
+    let mut ended = None;
+    for _ in 0..500 {
+        let message = shell.call_in(&ctx, "bash_output", json!({"handle": handle})).await;
+        second.push_str(&body(&message));
+        let state = message.text().lines().nth(1).unwrap().to_owned();
+        if state.starts_with("bash_1: ended") {
+            ended = Some(state);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(second, "second\n");
+    assert!(ended.unwrap().starts_with("bash_1: ended, exit code 0 · "));
+    // Read to its end, the ended command is forgotten.
+    let message = shell.call_in(&ctx, "bash_output", json!({"handle": handle})).await;
+    assert_eq!(
+        message.text(),
+        "no background command `bash_1` in this session (none); use a handle that bash returned here"
+    );
+}
+
+#[tokio::test]
+async fn bash_kill_stops_a_background_command_and_its_group() {
+    let shell = Shell::new();
+    let ctx = ToolContext::new();
+    let handle = start(&shell, &ctx, "sleep 60 & echo $! > child.pid; wait").await;
+    let child = pid_in(&shell.root.join("child.pid")).await;
+    let message = shell.call_in(&ctx, "bash_kill", json!({"handle": handle})).await;
+    assert_eq!(
+        status(&message),
+        "bash_1: ended, stopped before it ended; the process group was stopped (SIGTERM)",
+        "{}",
+        message.text()
+    );
+    assert!(gone(&[child]).await);
+}
+
+#[tokio::test]
+async fn closing_the_registry_stops_every_background_command() {
+    let shell = Shell::new();
+    let ctx = ToolContext::new();
+    for n in 0..2 {
+        start(&shell, &ctx, &format!("echo $$ > bg{n}.pid; exec sleep 60")).await;
+    }
+    let pids = [pid_in(&shell.root.join("bg0.pid")).await, pid_in(&shell.root.join("bg1.pid")).await];
+    shell.registry.close().await.unwrap();
+    assert!(pids.iter().all(|&pid| !running(pid)), "{pids:?}: one survived the close");
+}
+
+#[tokio::test]
+async fn a_session_has_at_most_8_background_commands() {
+    let shell = Shell::new();
+    let ctx = ToolContext::builder().session_id("s1").build();
+    for _ in 0..8 {
+        start(&shell, &ctx, "sleep 60").await;
+    }
+    let message = shell.call_in(&ctx, "bash", json!({"command": "sleep 60", "run_in_background": true})).await;
+    assert!(message.is_error);
+    assert_eq!(
+        message.text(),
+        "this session already has 8 background commands (bash_1, bash_2, bash_3, bash_4, bash_5, bash_6, bash_7, \
+         bash_8); read finished ones to their end with bash_output or stop one with bash_kill first"
+    );
+    // Another session has its own handles: bash_1 of s1 is not known there.
+    let other = ToolContext::builder().session_id("s2").build();
+    let message = shell.call_in(&other, "bash_output", json!({"handle": "bash_1"})).await;
+    assert_eq!(
+        message.text(),
+        "no background command `bash_1` in this session (none); use a handle that bash returned here"
+    );
+    shell.registry.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_default_policy_refuses_the_exec_tools_unless_allowed() {
+    let shell = Shell::build(|config| config, |builder| builder);
+    let message = shell.bash("echo hi").await;
+    assert!(message.is_error);
+    assert_eq!(
+        message.text(),
+        "Permission denied: tool `bash` runs commands on this machine (tag `exec`) and the permission policy does not \
+         allow it"
+    );
+}
+
+/// Allows `cargo test` (with any arguments) and refuses every other command: the policy reads
+/// the command text from the call's arguments.
+fn cargo_test_only(request: PermissionRequest<'_>) -> Permission {
+    if request.call.name != "bash" {
+        return Permission::Allow;
+    }
+    let arguments: Value = serde_json::from_str(&request.call.arguments).unwrap_or_default();
+    let command = arguments["command"].as_str().unwrap_or_default();
+    if command == "cargo test" || command.starts_with("cargo test ") {
+        Permission::Allow
+    } else {
+        Permission::Deny(format!("only `cargo test` may run, not `{command}`"))
+    }
+}
+
+#[tokio::test]
+async fn a_policy_sees_the_command_text_before_it_runs() {
+    let shell = Shell::build(|config| config, |builder| builder.policy(cargo_test_only));
+    let message = shell.bash("touch made-by-rm-policy-test").await;
+    assert_eq!(message.text(), "Permission denied: only `cargo test` may run, not `touch made-by-rm-policy-test`");
+    assert!(!shell.root.join("made-by-rm-policy-test").exists());
+    // `cargo test` is let through and runs (whatever it finds in an empty workspace).
+    let message = shell.bash("cargo test --offline").await;
+    assert!(status(&message).starts_with("exit code "), "{}", message.text());
+    assert!(message.text().starts_with("[sandbox: landlock "), "{}", message.text());
+}
+
+#[tokio::test]
+async fn bash_output_returns_at_most_read_bytes_of_whole_lines_and_says_what_waits() {
+    let shell = Shell::with(|config| ExecConfig { read_bytes: 10, ..config });
+    let ctx = ToolContext::new();
+    // `seq` writes its 27 bytes at once (a pipe write under PIPE_BUF arrives whole).
+    let handle = start(&shell, &ctx, "seq 1 12").await;
+    let mut reads = Vec::new();
+    for _ in 0..500 {
+        let message = shell.call_in(&ctx, "bash_output", json!({"handle": handle})).await;
+        let ended = message.text().lines().nth(1).unwrap().starts_with("bash_1: ended");
+        let read = body(&message);
+        let more = read.contains("more bytes");
+        if !read.is_empty() {
+            reads.push(read);
+        }
+        if ended && !more {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(reads[0], "1\n2\n3\n4\n5\n[17 more bytes of new output; call bash_output again]");
+    let whole: String = reads.iter().map(|r| r.split('[').next().unwrap()).collect();
+    assert_eq!(whole, (1..=12).map(|n| format!("{n}\n")).collect::<String>());
+}
+
+/// The workdir is resolved off the async worker: in a sandbox rooted at this thread's own
+/// `/proc` entry (`/proc/<pid>/task/<tid>`), `/proc/thread-self/fd` lies inside the root only on
+/// this thread, so resolved on a blocking-pool thread it escapes the workspace.
+#[tokio::test(flavor = "current_thread")]
+async fn the_workdir_is_resolved_on_a_blocking_pool_thread() {
+    let sandbox = Sandbox::new("/proc/thread-self").unwrap();
+    assert!(sandbox.resolve("/proc/thread-self/fd").is_ok(), "on the test thread the path is in the root");
+    let registry = tool_std::registry_builder()
+        .sets(["exec"])
+        .policy(DefaultPolicy::new().allow_all_exec())
+        .override_dependency(&SANDBOX, sandbox)
+        .build()
+        .unwrap();
+    let arguments = json!({"command": "true", "workdir": "/proc/thread-self/fd"}).to_string();
+    let message = registry.call(&ToolCall::new("call_1", "bash", arguments), &ToolContext::new()).await;
+    assert_eq!(
+        message.text(),
+        "workdir `/proc/thread-self/fd` is refused: Path escapes workspace: /proc/thread-self/fd; give a directory \
+         inside the workspace (default: its root)"
+    );
+}
