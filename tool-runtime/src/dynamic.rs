@@ -13,7 +13,7 @@ use crate::context::ToolContext;
 use crate::error::{ArgumentError, ToolError};
 use crate::result::ToolResult;
 use crate::schema::{Segment, accepted_fields, canonicalize, canonicalize_union, format_path};
-use crate::tool::{Tool, ToolDefinition};
+use crate::tool::{Tool, ToolDefinition, ToolOrigin, is_valid_tool_name};
 
 type Handler = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolResult, ToolError>> + Send + Sync;
 
@@ -40,6 +40,8 @@ pub struct DynamicTool {
     keys: crate::decode::KeyTree,
     validator: jsonschema::Validator,
     handler: Arc<Handler>,
+    /// Where [`DynamicTool::new`] was called.
+    origin: ToolOrigin,
 }
 
 /// A schema [`DynamicTool::new`] refuses.
@@ -76,6 +78,7 @@ impl DynamicTool {
     /// # Errors
     /// [`DynamicToolError`] when the name is not accepted by every provider, the root is not an
     /// object schema, or the schema does not compile.
+    #[track_caller]
     pub fn new<F, Fut>(
         name: impl Into<String>,
         description: impl Into<String>,
@@ -86,12 +89,9 @@ impl DynamicTool {
         F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ToolResult, ToolError>> + Send + 'static,
     {
+        let origin = ToolOrigin::of_caller(std::panic::Location::caller());
         let name = name.into();
-        let mut chars = name.chars();
-        let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-            && name.len() <= 64;
-        if !valid {
+        if !is_valid_tool_name(&name) {
             return Err(DynamicToolError::InvalidName { name });
         }
         if schema.get("type").and_then(Value::as_str) != Some("object") {
@@ -118,7 +118,7 @@ impl DynamicTool {
             output_schema: None,
         };
         let keys = crate::decode::KeyTree::compile(&validated);
-        Ok(Self { definition, validated, keys, validator, handler })
+        Ok(Self { definition, validated, keys, validator, handler, origin })
     }
 
     /// Puts the tool in a set (`"fs"`, ...), for [`RegistryBuilder::sets`](crate::RegistryBuilder::sets).
@@ -201,6 +201,11 @@ impl DynamicTool {
 impl Tool for DynamicTool {
     fn definition(&self) -> &ToolDefinition {
         &self.definition
+    }
+
+    /// The file and line of the [`DynamicTool::new`] call that made it.
+    fn origin(&self) -> ToolOrigin {
+        self.origin
     }
 
     fn call<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>> {
