@@ -58,17 +58,6 @@ impl Policy {
         }
         registry.call(call, ctx).await
     }
-
-    /// Runs the calls of one turn concurrently, each through [`Policy::call`]; messages in call
-    /// order.
-    pub(crate) async fn call_batch(
-        &self,
-        registry: &Registry,
-        calls: &[ToolCall],
-        ctx: &ToolContext,
-    ) -> Vec<ToolMessage> {
-        futures::future::join_all(calls.iter().map(|call| self.call(registry, call, ctx))).await
-    }
 }
 
 #[cfg(test)]

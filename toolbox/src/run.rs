@@ -5,8 +5,10 @@ use std::path::Path;
 use clap::ValueEnum;
 use serde_json::Value;
 use tool_runtime::provider::Provider;
+use tool_runtime::{Registry, ToolCall, ToolContext, ToolMessage, TurnStop};
 
 use crate::bars::Bars;
+use crate::policy::Policy;
 use crate::setup::Setup;
 
 /// The providers `--provider` names.
@@ -34,10 +36,18 @@ impl From<ProviderArg> for Provider {
 }
 
 /// Reads the response body at `response` (`-`: standard input), parses its tool calls as
-/// `provider` (default: detected from the body's shape), runs them as one turn (concurrently, in
-/// the session of `setup`) and returns the tool results in the provider's request shape, as
-/// pretty-printed JSON. Progress reports are drawn as one bar per call on standard error when it
-/// is a terminal ([`Bars`]).
+/// `provider` (default: detected from the body's shape), runs them as one turn in the session of
+/// `setup` and returns the tool results in the provider's request shape, as pretty-printed JSON.
+/// Progress reports are drawn as one bar per call on standard error when it is a terminal
+/// ([`Bars`]).
+///
+/// The turn runs through [`Registry::call_batch`](tool_runtime::Registry::call_batch), as an agent
+/// loop runs it: `#[tool(sequential)]` tools run alone, the output layer's turn budget
+/// (`TOOL_MAX_TURN_BYTES`, see [`OutputLayer::from_env`](tool_runtime::output::OutputLayer::from_env))
+/// is shared across the results, and a turn that asks to stop (a `done` call) is reported on
+/// standard error (`toolbox: the turn asks to stop: ...`) after the results are printed. A call of
+/// a tool that is off ([`crate::policy`]) is answered with its refusal and does not enter the
+/// turn.
 ///
 /// # Errors
 /// The file cannot be read or is not JSON, the provider cannot be detected, the calls cannot be
@@ -67,9 +77,49 @@ pub(crate) fn run(setup: &Setup, response: &Path, provider: Option<Provider>) ->
         None => setup.context()?,
     }
     .build();
-    let messages = crate::runtime()?.block_on(setup.policy().call_batch(&registry, &calls, &ctx));
+    let (messages, stop) = crate::runtime()?.block_on(turn(setup.policy(), &registry, &calls, &ctx));
     if let Some(bars) = bars {
         bars.clear();
     }
+    if let Some(stop) = stop {
+        eprintln!("toolbox: the turn asks to stop: {}", describe_stop(&stop));
+    }
     serde_json::to_string_pretty(&provider.render_tool_results(&messages)).map_err(|e| e.to_string())
+}
+
+/// Runs `calls` as one turn: the calls of tools that are off get their refusal, the others go to
+/// [`Registry::call_batch`] together. The messages in call order, and the batch's stop.
+async fn turn(
+    policy: &Policy,
+    registry: &Registry,
+    calls: &[ToolCall],
+    ctx: &ToolContext,
+) -> (Vec<ToolMessage>, Option<TurnStop>) {
+    let refusals: Vec<Option<String>> =
+        calls.iter().map(|call| registry.get(&call.name).and_then(|tool| policy.refusal(tool.definition()))).collect();
+    let allowed: Vec<ToolCall> =
+        calls.iter().zip(&refusals).filter(|(_, refusal)| refusal.is_none()).map(|(call, _)| call.clone()).collect();
+    let batch = registry.call_batch(&allowed, ctx).await;
+    let stop = batch.stop.clone();
+    let mut ran = batch.into_messages().into_iter();
+    let messages = calls
+        .iter()
+        .zip(refusals)
+        .filter_map(|(call, refusal)| match refusal {
+            Some(refusal) => Some(ToolMessage::error(&call.id, &call.name, refusal)),
+            None => ran.next(),
+        })
+        .collect();
+    (messages, stop)
+}
+
+/// The stop of a turn, for standard error.
+fn describe_stop(stop: &TurnStop) -> String {
+    match stop {
+        TurnStop::Done { tool_call_id, message } => format!("call `{tool_call_id}` finished the run: {message}"),
+        TurnStop::Denied { tool_call_id, tool_name, reason } => {
+            format!("call `{tool_call_id}` of `{tool_name}` was denied: {reason}")
+        }
+        other => format!("{other:?}"),
+    }
 }
