@@ -30,7 +30,7 @@ type Handler = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolResul
 ///   crate, draft 2020-12 unless the schema's `$schema` says otherwise). An object with declared
 ///   `properties` is closed, as for `#[tool]`: undeclared fields are refused, not passed on.
 /// - Every violation is reported in the error style of `#[tool]`: unknown fields with the fields
-///   accepted there, a missing field by its path, any other violated constraint (`minimum`,
+///   accepted there, the missing fields of an object together by their paths, any other violated constraint (`minimum`,
 ///   `maxLength`, `enum`, `pattern`, ...) as `` `path`: <what the validator says> ``. All
 ///   violations are listed, one per line (`also: ...`), in the order of the schema's properties.
 pub struct DynamicTool {
@@ -154,6 +154,8 @@ impl DynamicTool {
         let mut value: Value = crate::decode::decode_with(raw, &self.validated, Some(&self.keys))?;
         crate::decode::drop_nulls(&mut value, &self.validated);
         let mut errors: Vec<ArgumentError> = Vec::new();
+        // The missing fields of each object: its path, the index of its error, the field names.
+        let mut missing: Vec<(String, usize, Vec<String>)> = Vec::new();
         for error in self.validator.iter_errors(&value) {
             let path: Vec<Segment> = error
                 .instance_path()
@@ -175,10 +177,21 @@ impl DynamicTool {
                         .collect(),
                     accepted: accepted_fields(&self.validated, &path),
                 },
-                ValidationErrorKind::Required { property } => ArgumentError::Invalid {
-                    path: format_path(&path),
-                    message: format!("missing field `{}`", property.as_str().unwrap_or_default()),
-                },
+                ValidationErrorKind::Required { property } => {
+                    let at = format_path(&path);
+                    let field = property.as_str().unwrap_or_default().to_owned();
+                    match missing.iter_mut().find(|(p, _, _)| *p == at) {
+                        Some((_, index, fields)) => {
+                            fields.push(field);
+                            errors[*index] = missing_error(&at, fields);
+                            continue;
+                        }
+                        None => {
+                            missing.push((at.clone(), errors.len(), vec![field]));
+                            missing_error(&at, &missing[missing.len() - 1].2)
+                        }
+                    }
+                }
                 _ => ArgumentError::Invalid { path: format_path(&path), message: error.to_string() },
             };
             errors.push(converted);
@@ -196,6 +209,14 @@ impl DynamicTool {
             }
         }
     }
+}
+
+/// The error of an object at `path` that lacks `fields` (one or more, in the schema's order):
+/// ``missing field `a` `` or ``missing fields `a`, `b` ``.
+fn missing_error(path: &str, fields: &[String]) -> ArgumentError {
+    let names: Vec<String> = fields.iter().map(|f| format!("`{f}`")).collect();
+    let noun = if fields.len() == 1 { "missing field" } else { "missing fields" };
+    ArgumentError::Invalid { path: path.to_owned(), message: format!("{noun} {}", names.join(", ")) }
 }
 
 impl Tool for DynamicTool {

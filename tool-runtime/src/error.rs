@@ -136,7 +136,9 @@ pub enum ArgumentError {
         /// The fields accepted where the (first) unknown field was found.
         accepted: Vec<String>,
     },
-    /// A value that does not fit the parameter's type, or a missing required field.
+    /// A value that does not fit the parameter's type, or required fields left out: every one the
+    /// object lacks, in the schema's order (``missing field `a` ``, ``missing fields `a`, `b` ``,
+    /// each with its path).
     #[error("{}", describe_invalid(.path, .message))]
     Invalid {
         /// Where (empty for the top level).
@@ -163,6 +165,14 @@ fn describe_invalid(path: &str, message: &str) -> String {
             return format!("missing field `{path}.{rest}");
         }
         return message.to_owned();
+    }
+    // ``missing fields `a`, `b` ``: each name with the path.
+    if let Some(rest) = message.strip_prefix("missing fields ")
+        && !path.is_empty()
+    {
+        let names: Vec<String> =
+            rest.split(", ").map(|name| format!("`{path}.{}", name.trim_start_matches('`'))).collect();
+        return format!("missing fields {}", names.join(", "));
     }
     if path.is_empty() { message.to_owned() } else { format!("`{path}`: {message}") }
 }

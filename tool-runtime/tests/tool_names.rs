@@ -61,14 +61,16 @@ fn tool_dyn_with_a_name_outside_the_rule_fails_the_build_naming_the_line_that_ad
 #[test]
 fn every_name_outside_the_rule_is_reported_at_once_in_registration_order() {
     let long = "a".repeat(65);
-    let line = line!() + 2;
+    let line = line!();
     let builder = Registry::builder()
         .tool_dyn(Named::tool("9lives"))
         .tool_dyn(Named::tool("ok_name"))
         .tool_dyn(Named::tool(&long));
     assert_eq!(
         builder.build().unwrap_err(),
-        RegistryError::InvalidNames { tools: vec![("9lives".to_owned(), here(line)), (long.clone(), here(line))] }
+        RegistryError::InvalidNames {
+            tools: vec![("9lives".to_owned(), here(line + 2)), (long.clone(), here(line + 4))]
+        }
     );
 }
 
