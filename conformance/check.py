@@ -58,6 +58,9 @@ def pydantic_failures(tool, check, error):
 
 def gemini_keys(tool, node, path):
     if isinstance(node, dict):
+        if node.get("type") == "object" and not node.get("properties"):
+            # The API answers "should be non-empty for OBJECT type".
+            fail(tool, "gemini-object", json_path(path), "an OBJECT without properties is refused by the API")
         for key, value in node.items():
             if key not in GEMINI_KEYS:
                 fail(tool, "gemini-keys", json_path(path + [key]), f"key `{key}` is outside Gemini's Schema")
@@ -125,6 +128,17 @@ def check_tool(definition):
             fail(tool, "gemini-round-trip", "/", f"FunctionDeclaration changed it: {json.dumps(back)}")
     except ValidationError as error:
         pydantic_failures(tool, "gemini-FunctionDeclaration", error)
+
+    full = definition["gemini-json-schema"]
+    if "parameters" in full:
+        fail(tool, "gemini-json-schema", "/", "`parameters` and `parametersJsonSchema` are mutually exclusive")
+    try:
+        declaration = genai_types.FunctionDeclaration.model_validate(full)
+        back = declaration.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if back != full:
+            fail(tool, "gemini-json-schema-round-trip", "/", f"FunctionDeclaration changed it: {json.dumps(back)}")
+    except ValidationError as error:
+        pydantic_failures(tool, "gemini-json-schema-FunctionDeclaration", error)
 
     mcp_entry = definition["mcp"]
     try:

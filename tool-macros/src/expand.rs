@@ -6,7 +6,7 @@ use syn::ItemFn;
 use syn::spanned::Spanned;
 
 use crate::docs::{Doc, DocPart};
-use crate::model::{Arg, Errors, Output, Param, ToolFn, classify, unraw};
+use crate::model::{Arg, BoundKind, Errors, Number, Output, Param, ToolFn, classify, unraw};
 use crate::options::ToolOptions;
 
 /// The safe intersection of the tool-name rules of every provider: `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`.
@@ -245,6 +245,8 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     let mut input = None;
     // The schema of each model argument, in order (`ArgumentSchema`s).
     let mut arguments = Vec::new();
+    // `const _: () = range_bound::<T>();` for each bound: its type checked at compile time.
+    let mut bound_checks = Vec::new();
     for param in &model.params {
         match param {
             Param::Arg(arg) => {
@@ -265,7 +267,10 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
                     None => quote_spanned!(arg.written.span()=> #private::argument::<#decoded>()),
                 };
                 let (wire_name, doc, has_default) = (arg.wire_name(), &arg.doc, arg.default.is_some());
-                arguments.push(quote!(#private::ArgumentSchema::new(#wire_name, #doc, #has_default, #schema_fn)));
+                let with_bounds = bounds(arg, decoded, private, &mut bound_checks);
+                arguments.push(
+                    quote!(#private::ArgumentSchema::new(#wire_name, #doc, #has_default, #schema_fn) #with_bounds),
+                );
                 let (field, default) = field(arg, generic.as_ref(), &field_vis, private);
                 fields.push(field);
                 defaults.extend(default);
@@ -447,6 +452,8 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
 
             #arguments_static
 
+            #(#bound_checks)*
+
             #invoke
 
             #output_schema_fn
@@ -565,6 +572,42 @@ fn field(
         },
     };
     (quote!(#rename #default #vis #ident: #ty), default_fn)
+}
+
+/// `.with_bounds(&[..])` for an argument with bounds (nothing for one without), and into `checks`
+/// one compile-time check per kind of bound that the type takes it, spanned on the option.
+fn bounds(arg: &Arg, decoded: &syn::Type, private: &TokenStream, checks: &mut Vec<TokenStream>) -> TokenStream {
+    if arg.bounds.is_empty() {
+        return quote!();
+    }
+    let number = |n: Number| match n {
+        Number::Int(n) => quote!(#private::BoundNumber::Int(#n)),
+        Number::Float(n) => quote!(#private::BoundNumber::Float(#n)),
+    };
+    let mut items = Vec::new();
+    let mut checked = Vec::new();
+    for bound in &arg.bounds {
+        let (item, check) = match &bound.kind {
+            BoundKind::Minimum(n) => {
+                let n = number(*n);
+                (quote!(#private::ArgumentBound::Minimum(#n)), "range_bound")
+            }
+            BoundKind::Maximum(n) => {
+                let n = number(*n);
+                (quote!(#private::ArgumentBound::Maximum(#n)), "range_bound")
+            }
+            BoundKind::MinLength(n) => (quote!(#private::ArgumentBound::MinLength(#n)), "length_bound"),
+            BoundKind::MaxLength(n) => (quote!(#private::ArgumentBound::MaxLength(#n)), "length_bound"),
+            BoundKind::Pattern(p) => (quote!(#private::ArgumentBound::Pattern(#p)), "pattern_bound"),
+        };
+        items.push(item);
+        if !checked.contains(&check) {
+            checked.push(check);
+            let check = format_ident!("{check}");
+            checks.push(quote_spanned!(bound.span=> const _: () = #private::#check::<#decoded>();));
+        }
+    }
+    quote!(.with_bounds(&[#(#items),*]))
 }
 
 /// The description expression: the option, the doc text, or `concat!` of the doc's pieces when

@@ -35,14 +35,27 @@ use proc_macro::TokenStream;
 ///   `Default`) or `#[arg(default = expr)]` makes it not required, with that value when absent or
 ///   `null` (a string literal is converted with `From`); `#[arg(rename = "...")]` sets the
 ///   property name; `#[arg(description = "...")]` its description.
+///   Bounds, written as schemars writes them on a field (`#[schemars(range(..), length(..))]`),
+///   go into the schema and are refused at decode with an error naming the argument, the bound
+///   and the value: `#[arg(range(min = 1, max = 1000))]` on a number (`minimum`/`maximum`, both
+///   inclusive, either may be left out; integer or float literals, `-1` allowed);
+///   `#[arg(length(min = 1, max = 80))]` or `length(equal = N)` on a string (`minLength`/
+///   `maxLength`, in Unicode code points) or a sequence (`minItems`/`maxItems`);
+///   `#[arg(pattern = "^[a-z]+$")]` on a string (unanchored, as JSON Schema reads it). A bound
+///   on a type it cannot apply to, `min` above `max`, or a pattern that is not a regular
+///   expression is a compile error. On an `#[input]` type, state bounds with schemars' own
+///   attributes; decoding enforces every bound the schema states.
 /// - `#[input]`: one parameter whose type's fields are the top-level properties (then no other
 ///   model argument).
 /// - `#[depends(KEY)]`: a dependency, resolved from a `DependencyKey<T>` whose `T` is the
 ///   parameter's type (any number).
 /// - `&ToolContext`: the call context (at most one).
 ///
-/// Descriptions: the function's doc comment is the tool description (markdown kept,
-/// `#[doc = include_str!("tool.md")]` allowed, its text taken as is). A rustdoc `# Arguments`
+/// Descriptions: the function's doc comment is the tool description (`#[doc =
+/// include_str!("tool.md")]` allowed), reflowed as rustdoc renders it: the lines of a paragraph
+/// are joined with a space, a blank line separates paragraphs, list items and fenced code blocks
+/// keep their lines (`tool_runtime::rustdoc::reflow`; the same rule for every property's
+/// description). A rustdoc `# Arguments`
 /// section (`` * `name` - text ``) describes parameters and is removed from the description. A
 /// parameter's doc comment wins over the section, and `#[arg(description)]` over both.
 ///

@@ -39,7 +39,7 @@ pub(crate) const TOOL_OPTIONS: &[&str] =
     &["name", "description", "set", "crate", "blocking", "sequential", "timeout_ms", "strict", "tags", "output_schema"];
 
 /// The option names of `#[arg(...)]`.
-pub(crate) const ARG_OPTIONS: &[&str] = &["default", "rename", "description"];
+pub(crate) const ARG_OPTIONS: &[&str] = &["default", "rename", "description", "range", "length", "pattern"];
 
 impl ToolOptions {
     /// Parses the tokens inside `#[tool(...)]`.
@@ -58,6 +58,29 @@ pub(crate) struct ArgOptions {
     pub(crate) rename: Option<syn::LitStr>,
     /// The property description; wins over the parameter's doc comment.
     pub(crate) description: Option<syn::LitStr>,
+    /// `range(min = N, max = N)`: the schema's `minimum`/`maximum`, both inclusive.
+    pub(crate) range: Option<RangeOption>,
+    /// `length(min = N, max = N)` or `length(equal = N)`: `minLength`/`maxLength` of a string,
+    /// `minItems`/`maxItems` of an array.
+    pub(crate) length: Option<LengthOption>,
+    /// `pattern = "regex"`: the schema's `pattern` (unanchored, as JSON Schema reads it).
+    pub(crate) pattern: Option<syn::LitStr>,
+}
+
+/// `range(min = N, max = N)`, the spelling of schemars' own `#[schemars(range(..))]`; each bound
+/// inclusive and optional, a number literal (`-1`, `0.5`).
+#[derive(Debug, Default, FromMeta)]
+pub(crate) struct RangeOption {
+    pub(crate) min: Option<Expr>,
+    pub(crate) max: Option<Expr>,
+}
+
+/// `length(min = N, max = N, equal = N)`, the spelling of schemars' `#[schemars(length(..))]`.
+#[derive(Debug, Default, FromMeta)]
+pub(crate) struct LengthOption {
+    pub(crate) min: Option<syn::LitInt>,
+    pub(crate) max: Option<syn::LitInt>,
+    pub(crate) equal: Option<syn::LitInt>,
 }
 
 impl ArgOptions {
@@ -67,7 +90,7 @@ impl ArgOptions {
             Meta::List(_) => Self::from_meta(meta).map_err(|e| restyle(e, "#[arg]", ARG_OPTIONS)),
             _ => Err(vec![syn::Error::new_spanned(
                 meta,
-                "expected `#[arg(...)]` with at least one of `default`, `default = expr`, `rename = \"...\"`, `description = \"...\"`",
+                "expected `#[arg(...)]` with at least one of `default`, `default = expr`, `rename = \"...\"`, `description = \"...\"`, `range(min = .., max = ..)`, `length(min = .., max = ..)`, `pattern = \"...\"`",
             )]),
         }
     }
@@ -105,6 +128,15 @@ pub(crate) fn restyle_message(message: &str, what: &str, known: &[&str]) -> Stri
         _ => message,
     };
     let expected = known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+    if let Some(rest) = message.strip_prefix("Unknown field: ")
+        && what == "#[arg]"
+        && ["`minimum`", "`maximum`", "`min`", "`max`"].iter().any(|name| rest.starts_with(name))
+    {
+        let field = rest.split(['.', ' ']).next().unwrap_or(rest);
+        return format!(
+            "unknown `#[arg]` option {field}; write a range as `range(min = 1, max = 1000)` (both bounds inclusive, either may be left out)"
+        );
+    }
     if let Some(rest) = message.strip_prefix("Unknown field: ") {
         let (field, suggestion) = match rest.split_once(". Did you mean ") {
             Some((field, alt)) => (field, Some(alt.trim_end_matches('?'))),
@@ -141,7 +173,7 @@ mod tests {
     fn an_unknown_option_without_a_close_name_lists_the_options() {
         assert_eq!(
             restyle_message("Unknown field: `zzz`", "#[arg]", ARG_OPTIONS),
-            "unknown `#[arg]` option `zzz`; expected one of `default`, `rename`, `description`"
+            "unknown `#[arg]` option `zzz`; expected one of `default`, `rename`, `description`, `range`, `length`, `pattern`"
         );
     }
 

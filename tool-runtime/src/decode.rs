@@ -7,7 +7,10 @@
 //!    serde_json's 1-based line and column.
 //! 3. `null` for a property the schema does not require is dropped before decoding, at every
 //!    depth, so that it decodes as absent (serde alone rejects `null` for a `#[serde(default)]`
-//!    `u64`). `null` for a required property stays an error that names it.
+//!    `u64`). `null` for a required property stays an error that names it. In a tagged union,
+//!    `null` for a property of another variant is dropped too: the hoisted schema a model is shown
+//!    lists every variant's properties, and OpenAI's strict mode sends `null` for each one left
+//!    out (`{"action":"read","path":"a","content":null}`).
 //! 4. Fields the tool does not accept, at any depth, are an error naming their paths
 //!    (`filter.nmae`) and the fields accepted there; nothing is silently dropped. A union (an
 //!    internally tagged enum such as `#[serde(tag = "op")]`) is strict per variant: a field of
@@ -65,8 +68,10 @@ use serde_json::{Map, Value};
 use crate::error::ArgumentError;
 use crate::schema::{Segment, format_path, resolve, union_tag};
 
+mod bounds;
 mod repair;
 
+use bounds::{BOUND_KEYWORDS, Bounds};
 pub use repair::{Repair, RepairPolicy, Repaired};
 
 /// Decodes `raw` arguments into `T` by the module's rules. `schema` gives the schema to decode
@@ -104,6 +109,7 @@ impl Decoding {
     pub(crate) fn new(schema: Value) -> Self {
         let flat = schema.get("additionalProperties") == Some(&Value::Bool(false))
             && !has_nested_keywords(&schema, true)
+            && !states_bounds(&schema)
             && schema
                 .get("properties")
                 .and_then(Value::as_object)
@@ -133,6 +139,8 @@ struct KeyNode {
     /// tuple, or a `$ref` that does not resolve).
     items: Option<usize>,
     object: ObjectRule,
+    /// The bounds stated here: a value outside them is left to the full path, which reports it.
+    bounds: Option<Box<Bounds>>,
 }
 
 /// What the key-check pass does with an object at one schema location.
@@ -173,7 +181,7 @@ impl KeyTree {
             return index;
         }
         let index = self.nodes.len();
-        self.nodes.push(KeyNode { items: None, object: ObjectRule::Full });
+        self.nodes.push(KeyNode { items: None, object: ObjectRule::Full, bounds: None });
         seen.insert(std::ptr::from_ref(node), index);
         let Some(node) = resolve(root, node) else { return index };
         let items = match node.get("prefixItems") {
@@ -197,7 +205,7 @@ impl KeyTree {
                 _ => ObjectRule::Full,
             }
         };
-        self.nodes[index] = KeyNode { items, object };
+        self.nodes[index] = KeyNode { items, object, bounds: Bounds::of(node).map(Box::new) };
         index
     }
 }
@@ -215,6 +223,22 @@ fn definite(node: &Value) -> bool {
         Some(Value::String(kind)) if kind == "array" => node.get("items").is_some_and(definite),
         Some(Value::String(kind)) => scalar(kind),
         Some(Value::Array(kinds)) => kinds.iter().all(|k| k.as_str().is_some_and(scalar)),
+        _ => false,
+    }
+}
+
+/// Whether `node` (a schema) states a bound at any depth (see [`bounds`]).
+fn states_bounds(node: &Value) -> bool {
+    match node {
+        Value::Object(map) => map.iter().any(|(k, v)| match k.as_str() {
+            // Maps of names to schemas: a property named `minimum` is not a bound.
+            "properties" | "patternProperties" | "$defs" | "definitions" => {
+                v.as_object().is_some_and(|m| m.values().any(states_bounds))
+            }
+            "enum" | "const" | "examples" => false,
+            _ => BOUND_KEYWORDS.contains(&k.as_str()) || states_bounds(v),
+        }),
+        Value::Array(items) => items.iter().any(states_bounds),
         _ => false,
     }
 }
@@ -308,7 +332,7 @@ fn fast_path_applies(text: &str, keys: Option<&KeyTree>) -> bool {
 
 /// Parses `text` into a `Value` in one pass, refusing an object that holds a key twice (a `Value`
 /// would keep only the last of the two values): the error then names the key's path.
-fn parse_arguments(text: &str) -> Result<Value, ArgumentError> {
+pub(crate) fn parse_arguments(text: &str) -> Result<Value, ArgumentError> {
     let duplicate = std::cell::RefCell::new(None);
     let mut path = Vec::new();
     let mut deserializer = serde_json::Deserializer::from_str(text);
@@ -433,20 +457,22 @@ impl<'de> Visitor<'de> for KeyCheck<'_> {
         Ok(())
     }
 
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
+    fn visit_i64<E: serde::de::Error>(self, value: i64) -> Result<(), E> {
+        #[allow(clippy::cast_precision_loss)]
+        self.within(|b| b.number(value as f64, &value))
     }
 
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
+    fn visit_u64<E: serde::de::Error>(self, value: u64) -> Result<(), E> {
+        #[allow(clippy::cast_precision_loss)]
+        self.within(|b| b.number(value as f64, &value))
     }
 
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
+    fn visit_f64<E: serde::de::Error>(self, value: f64) -> Result<(), E> {
+        self.within(|b| b.number(value, &value))
     }
 
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
+    fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<(), E> {
+        self.within(|b| b.string(value))
     }
 
     fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
@@ -457,8 +483,11 @@ impl<'de> Visitor<'de> for KeyCheck<'_> {
         let Some(items) = self.tree.nodes[self.node].items else {
             return Err(serde::de::Error::custom("this array is left to the full path"));
         };
-        while seq.next_element_seed(KeyCheck { tree: self.tree, node: items })?.is_some() {}
-        Ok(())
+        let mut count = 0;
+        while seq.next_element_seed(KeyCheck { tree: self.tree, node: items })?.is_some() {
+            count += 1;
+        }
+        self.within(|b| b.items(count))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
@@ -480,6 +509,17 @@ impl<'de> Visitor<'de> for KeyCheck<'_> {
                 }
                 Ok(())
             }
+        }
+    }
+}
+
+impl KeyCheck<'_> {
+    /// `Ok` when the value fits the bounds of this node (`check` says what is wrong with it), an
+    /// error that sends the call down the full path otherwise.
+    fn within<E: serde::de::Error>(self, check: impl FnOnce(&Bounds) -> Option<String>) -> Result<(), E> {
+        match self.tree.nodes[self.node].bounds.as_deref().and_then(check) {
+            Some(_) => Err(E::custom("a value out of bounds is left to the full path")),
+            None => Ok(()),
         }
     }
 }
@@ -531,7 +571,45 @@ fn prepare_slow(text: &str, schema: &Value) -> Result<Layout, ArgumentError> {
             accepted: unknown.accepted,
         });
     }
+    let mut violations = Vec::new();
+    out_of_bounds(&value, schema, schema, &mut Vec::new(), &mut violations);
+    all_of(violations)?;
     Ok(Layout::of(value))
+}
+
+/// `Ok` for no errors, the error for one, and for more the first with the others listed after it
+/// (`` `age`: must be at least 0; got -1\nalso: `name`: ... ``).
+pub(crate) fn all_of(mut errors: Vec<ArgumentError>) -> Result<(), ArgumentError> {
+    match errors.len() {
+        0 => Ok(()),
+        1 => Err(errors.remove(0)),
+        _ => {
+            let first = errors.remove(0);
+            let rest: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            Err(ArgumentError::Invalid {
+                path: String::new(),
+                message: format!("{first}\nalso: {}", rest.join("\nalso: ")),
+            })
+        }
+    }
+}
+
+/// Pushes onto `found` each value of `value` (depth first, in input order) outside the bounds its
+/// schema node states, as an error naming its path, the bound and the value (below a value out of
+/// bounds nothing more is checked). Values whose schema the walk cannot tell (an untagged union's)
+/// are left to the type.
+fn out_of_bounds(value: &Value, node: &Value, root: &Value, path: &mut Vec<Segment>, found: &mut Vec<ArgumentError>) {
+    let Some(node) = resolve(root, node) else { return };
+    let node = select_branch(value, node, root).0;
+    if let Some(message) = Bounds::of(node).and_then(|b| b.check(value)) {
+        found.push(ArgumentError::Invalid { path: format_path(path), message: shorten(message) });
+        return;
+    }
+    for (segment, child, schema) in children(value, node) {
+        path.push(segment);
+        out_of_bounds(child, schema, root, path, found);
+        path.pop();
+    }
 }
 
 /// A cleaned arguments value written back as JSON text in which every value starts on a line of
@@ -662,7 +740,20 @@ fn find_fault(
     if at_fault(value, node) {
         return true;
     }
-    let children: Vec<(Segment, &Value, &Value)> = match value {
+    for (segment, child, schema) in children(value, node) {
+        path.push(segment);
+        if find_fault(child, schema, root, path, at_fault) {
+            return true;
+        }
+        path.pop();
+    }
+    false
+}
+
+/// The members of an object or the items of an array, each with its path segment and its schema
+/// (those the schema says nothing of left out); empty for any other value.
+fn children<'v, 's>(value: &'v Value, node: &'s Value) -> Vec<(Segment, &'v Value, &'s Value)> {
+    match value {
         Value::Object(map) => map
             .iter()
             .filter_map(|(key, v)| Some((Segment::Key(key.clone()), v, property_schema(node, key)?)))
@@ -673,15 +764,7 @@ fn find_fault(
             .filter_map(|(index, item)| Some((Segment::Index(index), item, item_schema(node, index)?)))
             .collect(),
         _ => Vec::new(),
-    };
-    for (segment, child, schema) in children {
-        path.push(segment);
-        if find_fault(child, schema, root, path, at_fault) {
-            return true;
-        }
-        path.pop();
     }
-    false
 }
 
 /// The message naming every required field the object at `path` lacks, in the order of the
@@ -1125,7 +1208,20 @@ fn drop_optional_nulls(value: &mut Value, node: &Value, root: &Value) {
     let Some(node) = resolve(root, node) else {
         return;
     };
-    let node = select_branch(value, node, root).0;
+    let (branch, tag) = select_branch(value, node, root);
+    // The properties of a tagged union's other variants: the hoisted schema a model is shown
+    // lists them all, and OpenAI's strict mode has it send `null` for each one it leaves out.
+    let others: Vec<&str> = match tag {
+        Some(_) => ["oneOf", "anyOf"]
+            .iter()
+            .filter_map(|k| node.get(*k).and_then(Value::as_array))
+            .flatten()
+            .filter_map(|b| resolve(root, b)?.get("properties")?.as_object())
+            .flat_map(|p| p.keys().map(String::as_str))
+            .collect(),
+        None => Vec::new(),
+    };
+    let node = branch;
     match value {
         Value::Object(map) => {
             let Some(properties) = node.get("properties").and_then(Value::as_object) else {
@@ -1133,7 +1229,8 @@ fn drop_optional_nulls(value: &mut Value, node: &Value, root: &Value) {
             };
             let required = node.get("required").and_then(Value::as_array);
             let is_required = |key: &str| required.is_some_and(|r| r.iter().any(|k| k == key));
-            map.retain(|key, v| !(v.is_null() && properties.contains_key(key) && !is_required(key)));
+            let listed = |key: &str| properties.contains_key(key) || others.contains(&key);
+            map.retain(|key, v| !(v.is_null() && listed(key) && !is_required(key)));
             for (key, v) in map.iter_mut() {
                 if let Some(property) = properties.get(key) {
                     drop_optional_nulls(v, property, root);

@@ -196,18 +196,7 @@ impl DynamicTool {
             };
             errors.push(converted);
         }
-        match errors.len() {
-            0 => Ok(value),
-            1 => Err(errors.remove(0)),
-            _ => {
-                let first = errors.remove(0);
-                let rest: Vec<String> = errors.iter().map(ToString::to_string).collect();
-                Err(ArgumentError::Invalid {
-                    path: String::new(),
-                    message: format!("{first}\nalso: {}", rest.join("\nalso: ")),
-                })
-            }
-        }
+        crate::decode::all_of(errors).map(|()| value)
     }
 }
 

@@ -59,6 +59,7 @@ mod progress;
 pub mod provider;
 mod registry;
 mod result;
+pub mod rustdoc;
 pub mod schema;
 mod tool;
 mod waits;
@@ -102,7 +103,7 @@ pub mod __private {
     pub use serde_json;
 
     use crate::DependencyKey;
-    pub use crate::schema::{ArgumentSchema, ArgumentSchemaFn, argument_schema};
+    pub use crate::schema::{ArgumentBound, ArgumentSchema, ArgumentSchemaFn, BoundNumber, argument_schema};
     pub use crate::tool::{DecodingSchema, Invoke, SyncInvokeFn};
     pub use crate::{IntoToolResult, Tool, ToolContext, ToolError, ToolMeta, ToolRegistration, ToolResult, ToolSpec};
 
@@ -212,6 +213,55 @@ pub mod __private {
     pub trait ToolArgument: serde::de::DeserializeOwned + schemars::JsonSchema {}
 
     impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArgument for T {}
+
+    /// What `#[arg(range(..))]` bounds: a number (or an `Option` of one).
+    #[diagnostic::on_unimplemented(
+        message = "`#[arg(range(..))]` bounds a number, and `{Self}` is not an integer or float type",
+        label = "not a number",
+        note = "bound a string's or an array's length with `#[arg(length(min = .., max = ..))]`"
+    )]
+    pub trait RangeBound {}
+
+    /// What `#[arg(length(..))]` bounds: a string (its length in Unicode code points) or a
+    /// sequence (its number of items), or an `Option` of one.
+    #[diagnostic::on_unimplemented(
+        message = "`#[arg(length(..))]` bounds a string or an array, and `{Self}` is neither",
+        label = "not a string or a sequence",
+        note = "bound a number with `#[arg(range(min = .., max = ..))]`"
+    )]
+    pub trait LengthBound {}
+
+    /// What `#[arg(pattern = "..")]` bounds: a string (or an `Option` of one).
+    #[diagnostic::on_unimplemented(
+        message = "`#[arg(pattern = \"..\")]` bounds a string, and `{Self}` is not one",
+        label = "not a string"
+    )]
+    pub trait PatternBound {}
+
+    macro_rules! bound_impls {
+        ($bound:ident: $($ty:ty),*) => { $(impl $bound for $ty {})* };
+    }
+    bound_impls!(RangeBound: u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64);
+    impl LengthBound for String {}
+    impl LengthBound for Box<str> {}
+    impl LengthBound for std::path::PathBuf {}
+    impl PatternBound for String {}
+    impl PatternBound for Box<str> {}
+    impl PatternBound for std::path::PathBuf {}
+    impl<T> LengthBound for Vec<T> {}
+    impl<T> LengthBound for std::collections::VecDeque<T> {}
+    impl<T> LengthBound for std::collections::BTreeSet<T> {}
+    impl<T, S> LengthBound for std::collections::HashSet<T, S> {}
+    impl<T: RangeBound> RangeBound for Option<T> {}
+    impl<T: LengthBound> LengthBound for Option<T> {}
+    impl<T: PatternBound> PatternBound for Option<T> {}
+
+    /// Checks at compile time that `#[arg(range(..))]` is on a number.
+    pub const fn range_bound<T: RangeBound>() {}
+    /// Checks at compile time that `#[arg(length(..))]` is on a string or a sequence.
+    pub const fn length_bound<T: LengthBound>() {}
+    /// Checks at compile time that `#[arg(pattern = "..")]` is on a string.
+    pub const fn pattern_bound<T: PatternBound>() {}
 
     /// A `#[depends(KEY)]` parameter of type `Self` resolved with a key of type `K`.
     #[diagnostic::on_unimplemented(

@@ -35,10 +35,13 @@ pub enum ContentPart {
 pub enum ImageDetail {
     /// Let the provider choose (the default).
     #[default]
+    #[schemars(description = "")]
     Auto,
     /// A low-resolution look (cheaper).
+    #[schemars(description = "cheaper")]
     Low,
     /// Full resolution.
+    #[schemars(description = "full resolution")]
     High,
 }
 

@@ -10,7 +10,10 @@
 //! - `format` values outside the JSON Schema vocabulary (`uint32`, `int64`, `double`, ...) are
 //!   removed at every depth; unsigned integers keep `minimum: 0`;
 //! - `title` is folded into `description`, and `default` values are removed (they cost tokens and
-//!   OpenAI strict mode refuses them);
+//!   OpenAI strict mode refuses them); descriptions are reflowed as rustdoc renders them
+//!   ([`crate::rustdoc::reflow`]: a paragraph's lines joined, list items and code kept); a
+//!   type's own doc comment describes a property only when the use site has none (also the
+//!   items of a described list);
 //! - unit-only enums are `{"type":"string","enum":[...]}` with variant docs in the description;
 //! - every struct node has `additionalProperties: false` (maps keep their value schema);
 //! - subschemas are inlined; `$defs` and `$ref` remain only for recursive types;
@@ -96,6 +99,90 @@ pub struct ArgumentSchema {
     /// `#[arg(default)]`: never required.
     has_default: bool,
     schema: ArgumentSchemaFn,
+    /// The bounds of `#[arg(range(..), length(..), pattern = "..")]`.
+    bounds: &'static [ArgumentBound],
+}
+
+/// A bound stated on a model argument with `#[arg(...)]`, written into its schema (and so
+/// enforced by decoding, which checks every bound the schema states). Not meant to be built by
+/// hand.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ArgumentBound {
+    /// `range(min = N)`: `minimum` (the larger of N and the type's own, such as 0 for `u32`).
+    Minimum(BoundNumber),
+    /// `range(max = N)`: `maximum` (the smaller of N and the type's own, such as 255 for `u8`).
+    Maximum(BoundNumber),
+    /// `length(min = N)`: `minLength` of a string (Unicode code points, as JSON Schema counts),
+    /// `minItems` of an array.
+    MinLength(u64),
+    /// `length(max = N)`: `maxLength` of a string, `maxItems` of an array.
+    MaxLength(u64),
+    /// `pattern = "regex"`: `pattern` of a string (unanchored, as JSON Schema reads it).
+    Pattern(&'static str),
+}
+
+/// A number of an [`ArgumentBound`], kept an integer when written as one.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BoundNumber {
+    /// An integer literal.
+    Int(i64),
+    /// A float literal.
+    Float(f64),
+}
+
+impl BoundNumber {
+    fn to_value(self) -> Value {
+        match self {
+            Self::Int(n) => Value::from(n),
+            Self::Float(n) => Value::from(n),
+        }
+    }
+
+    fn to_f64(self) -> f64 {
+        match self {
+            // Bounds are far below 2^53.
+            #[allow(clippy::cast_precision_loss)]
+            Self::Int(n) => n as f64,
+            Self::Float(n) => n,
+        }
+    }
+}
+
+/// Writes `bounds` into an argument's schema `node`: `minimum`/`maximum` (keeping the type's own
+/// where it is the tighter one), `minLength`/`maxLength` on a string and `minItems`/`maxItems` on
+/// an array, `pattern`.
+fn apply_bounds(node: &mut schemars::Schema, bounds: &[ArgumentBound]) {
+    let has_type = |node: &schemars::Schema, kind: &str| match node.get("type") {
+        Some(Value::String(t)) => t == kind,
+        Some(Value::Array(types)) => types.iter().any(|t| t == kind),
+        _ => false,
+    };
+    for bound in bounds {
+        let (key, value) = match *bound {
+            ArgumentBound::Minimum(n) => {
+                let tighter = node.get("minimum").and_then(Value::as_f64).is_none_or(|own| n.to_f64() > own);
+                if !tighter {
+                    continue;
+                }
+                ("minimum", n.to_value())
+            }
+            ArgumentBound::Maximum(n) => {
+                let tighter = node.get("maximum").and_then(Value::as_f64).is_none_or(|own| n.to_f64() < own);
+                if !tighter {
+                    continue;
+                }
+                ("maximum", n.to_value())
+            }
+            ArgumentBound::MinLength(n) if has_type(node, "array") => ("minItems", Value::from(n)),
+            ArgumentBound::MinLength(n) => ("minLength", Value::from(n)),
+            ArgumentBound::MaxLength(n) if has_type(node, "array") => ("maxItems", Value::from(n)),
+            ArgumentBound::MaxLength(n) => ("maxLength", Value::from(n)),
+            ArgumentBound::Pattern(pattern) => ("pattern", Value::from(pattern)),
+        };
+        node.insert(key.to_owned(), value);
+    }
 }
 
 /// The subschema of one argument's type, and whether the type is an `Option` (schemars' own test,
@@ -106,7 +193,13 @@ pub type ArgumentSchemaFn = fn(&mut schemars::SchemaGenerator) -> (schemars::Sch
 impl ArgumentSchema {
     /// Used by `#[tool]`.
     pub const fn new(name: &'static str, doc: &'static str, has_default: bool, schema: ArgumentSchemaFn) -> Self {
-        Self { name, doc, has_default, schema }
+        Self { name, doc, has_default, schema, bounds: &[] }
+    }
+
+    /// Used by `#[tool]` for an argument with `#[arg(range(..), length(..), pattern = "..")]`.
+    #[must_use]
+    pub const fn with_bounds(self, bounds: &'static [ArgumentBound]) -> Self {
+        Self { bounds, ..self }
     }
 }
 
@@ -176,8 +269,13 @@ impl JsonSchema for GeneratedArguments {
         for argument in ARGUMENTS.get() {
             let optional = generator.contract().is_deserialize();
             let (mut subschema, is_option) = (argument.schema)(generator);
+            apply_bounds(&mut subschema, argument.bounds);
             // (The derive also drops a doc attribute's one leading space; this trims it anyway.)
             let (title, description) = get_title_and_description(argument.doc);
+            if !argument.doc.trim().is_empty() {
+                // The use site describes the argument: the type's own title does not.
+                subschema.remove("title");
+            }
             insert_metadata_property_if_nonempty(&mut subschema, "title", title);
             insert_metadata_property_if_nonempty(&mut subschema, "description", description);
             insert_object_property(
@@ -297,6 +395,16 @@ fn visit(schema: &mut Value) {
         node.insert("description".to_owned(), Value::String(description));
     }
     fold_unit_enum(node);
+    if let Some(Value::String(description)) = node.get_mut("description") {
+        *description = crate::rustdoc::reflow(description);
+    }
+    // An item schema's description is its type's doc comment (a use site cannot describe the
+    // items of a `Vec<T>`): the list's own description, when it has one, is what the model reads.
+    if node.get("description").and_then(Value::as_str).is_some_and(|d| !d.is_empty())
+        && let Some(Value::Object(items)) = node.get_mut("items")
+    {
+        items.remove("description");
+    }
 
     if node.contains_key("properties") && !node.contains_key("additionalProperties") {
         node.insert("additionalProperties".to_owned(), Value::Bool(false));

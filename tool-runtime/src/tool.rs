@@ -437,7 +437,7 @@ impl Tool for ToolSpec {
     fn definition(&self) -> &ToolDefinition {
         self.definition.get_or_init(|| ToolDefinition {
             name: self.name.to_owned(),
-            description: self.description.to_owned(),
+            description: crate::rustdoc::reflow(self.description),
             input_schema: match self.schema {
                 SchemaFn::Canonical(schema) => schema(),
                 SchemaFn::Decoding(_) => crate::schema::hoist_union(self.decoding().schema.clone()),

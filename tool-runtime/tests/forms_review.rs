@@ -101,7 +101,7 @@ async fn sync_and_async_tools_with_borrowed_arguments_decode_alike() {
             "err: invalid arguments for `borrowed_sync`: unknown field `extra`; expected one of `items`, `note`, `path`, `text`",
             "err: invalid arguments for `borrowed_sync`: `text`: the field is sent twice; send each field once",
             "err: invalid arguments for `borrowed_sync`: `text`: invalid type: null, expected a string",
-            "err: invalid arguments for `borrowed_sync`: `items[0]`: invalid value: integer `-1`, expected u32",
+            "err: invalid arguments for `borrowed_sync`: `items[0]`: must be at least 0; got -1",
             "err: invalid arguments for `borrowed_sync`: missing field `path`",
             "err: invalid arguments for `borrowed_sync`: not valid JSON: trailing characters at line 1 column 36; send one JSON object",
             "ok: Text(\"a|[]|p|None\")",
@@ -180,7 +180,7 @@ async fn sync_and_async_tools_with_defaults_and_renames_decode_alike() {
             "err: invalid arguments for `defaults_sync`: unknown field `kind`; expected one of `m`, `n`, `type`, `word`",
             "err: invalid arguments for `defaults_sync`: `type`: the field is sent twice; send each field once",
             "err: invalid arguments for `defaults_sync`: `type`: invalid type: null, expected a string",
-            "err: invalid arguments for `defaults_sync`: `n`: invalid value: integer `-1`, expected u32",
+            "err: invalid arguments for `defaults_sync`: `n`: must be at least 0; got -1",
             "err: invalid arguments for `defaults_sync`: missing field `type`"
         ]
     );

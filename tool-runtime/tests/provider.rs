@@ -665,7 +665,7 @@ fn gemini_schema_inlines_a_ref_and_keeps_the_use_site_description() {
 }
 
 #[test]
-fn gemini_schema_stops_a_recursive_ref_at_the_cycle_with_an_object() {
+fn gemini_schema_stops_a_recursive_ref_at_the_cycle_with_a_string_of_json() {
     let schema = json!({
         "type": "object",
         "properties": {"tree": {"$ref": "#/$defs/Node"}},
@@ -685,7 +685,10 @@ fn gemini_schema_stops_a_recursive_ref_at_the_cycle_with_an_object() {
                 "type": "object",
                 "properties": {
                     "name": {"type": "string"},
-                    "children": {"type": "array", "items": {"type": "object"}},
+                    "children": {"type": "array", "items": {
+                        "type": "string",
+                        "description": "(a JSON object, written as a string)",
+                    }},
                 },
             }},
         })
@@ -756,12 +759,44 @@ fn gemini_schema_notes_an_unsupported_string_format_in_the_description() {
 }
 
 #[test]
-fn gemini_schema_gives_an_unconstrained_property_a_type() {
+fn gemini_schema_gives_an_unconstrained_property_a_type_the_api_accepts() {
+    let text = json!({"type": "string", "description": "(a JSON object, written as a string)"});
     assert_eq!(
         gemini_schema(&json!({"type": "object", "properties": {"value": true, "list": {"items": {}}}})),
         json!({"type": "object", "properties": {
-            "value": {"type": "object"},
-            "list": {"type": "array", "items": {"type": "object"}},
+            "value": text,
+            "list": {"type": "array", "items": text},
+        }})
+    );
+}
+
+#[test]
+fn gemini_schema_gives_an_open_map_a_string_of_json() {
+    assert_eq!(
+        gemini_schema(&json!({"type": "object", "properties": {"counts": {
+            "type": "object",
+            "description": "Counts by name.",
+            "additionalProperties": {"type": "integer"},
+        }}})),
+        json!({"type": "object", "properties": {"counts": {
+            "type": "string",
+            "description": "Counts by name. (a JSON object, written as a string)",
+        }}})
+    );
+}
+
+#[test]
+fn gemini_schema_says_an_exclusive_bound_in_the_description_and_keeps_the_others() {
+    assert_eq!(
+        gemini_schema(&json!({"type": "object", "properties": {"x": {
+            "type": "number",
+            "description": "A ratio.",
+            "exclusiveMinimum": 0,
+            "maximum": 1,
+        }, "s": {"type": "string", "minLength": 1, "maxLength": 8, "pattern": "^a"}}})),
+        json!({"type": "object", "properties": {
+            "x": {"type": "number", "description": "A ratio. (greater than 0)", "maximum": 1},
+            "s": {"type": "string", "minLength": 1, "maxLength": 8, "pattern": "^a"},
         }})
     );
 }

@@ -181,7 +181,7 @@ fn every_argument_is_a_property_and_required_lists_the_others_in_declaration_ord
         json!(["text", "titled", "point", "size", "tree", "counts", "value", "type", "loop", "items", "s"])
     );
     assert_eq!(schema["properties"]["titled"]["description"], json!("Title line.\n\nMore text after a blank line."));
-    assert_eq!(schema["properties"]["lines"]["description"], json!("One line\nand another."));
+    assert_eq!(schema["properties"]["lines"]["description"], json!("One line and another."));
     assert_eq!(schema["additionalProperties"], json!(false));
 }
 
@@ -363,15 +363,15 @@ struct DocForms {
 }
 
 #[test]
-fn argument_docs_in_every_written_form_are_described_as_the_derive_describes_them() {
+fn argument_docs_in_every_written_form_are_described_as_the_derive_describes_them_reflowed() {
     let schema = doc_forms::TOOL.input_schema();
     assert_eq!(schema, &arguments_schema::<DocForms>());
     let description = |name: &str| schema["properties"][name].get("description").cloned();
     assert_eq!(description("indented"), Some(json!("Indented by four.")));
-    assert_eq!(description("trailing"), Some(json!("trailing spaces\nand more")));
+    assert_eq!(description("trailing"), Some(json!("trailing spaces and more")));
     assert_eq!(description("leading"), Some(json!("leading space")));
     assert_eq!(description("newline_first"), Some(json!("newline first\n\nthen")));
-    assert_eq!(description("block"), Some(json!("block doc\n   indented line")));
+    assert_eq!(description("block"), Some(json!("block doc indented line")));
     // A doc opening with a markdown heading is schemars' title, folded back before the rest.
     assert_eq!(description("heading"), Some(json!("Heading\n\nBody under it.")));
     assert_eq!(description("sub_heading"), Some(json!("Sub heading\n\ntext")));

@@ -49,22 +49,22 @@ async fn valid_arguments_reach_the_handler_with_optional_nulls_removed() {
 #[tokio::test]
 async fn a_violated_max_length_names_the_path() {
     let message = call(r#"{"name":"abcdefghij"}"#).await;
-    assert_eq!(
-        message.text(),
-        r#"invalid arguments for `create_user`: `name`: "abcdefghij" is longer than 8 characters"#
-    );
+    assert_eq!(message.text(), r#"invalid arguments for `create_user`: `name`: must be at most 8 characters; got 10"#);
 }
 
 #[tokio::test]
 async fn a_violated_pattern_names_the_path() {
     let message = call(r#"{"name":"Ann"}"#).await;
-    assert_eq!(message.text(), r#"invalid arguments for `create_user`: `name`: "Ann" does not match "^[a-z]+$""#);
+    assert_eq!(
+        message.text(),
+        r#"invalid arguments for `create_user`: `name`: must match the pattern `^[a-z]+$`; got "Ann""#
+    );
 }
 
 #[tokio::test]
 async fn a_violated_minimum_names_the_path() {
     let message = call(r#"{"name":"ann","age":-1}"#).await;
-    assert_eq!(message.text(), "invalid arguments for `create_user`: `age`: -1 is less than the minimum of 0");
+    assert_eq!(message.text(), "invalid arguments for `create_user`: `age`: must be at least 0; got -1");
 }
 
 #[tokio::test]
@@ -81,7 +81,7 @@ async fn a_nested_violation_names_the_nested_path() {
     let message = call(r#"{"name":"ann","address":{"zip":"12"}}"#).await;
     assert_eq!(
         message.text(),
-        r#"invalid arguments for `create_user`: `address.zip`: "12" does not match "^[0-9]{5}$""#
+        r#"invalid arguments for `create_user`: `address.zip`: must match the pattern `^[0-9]{5}$`; got "12""#
     );
 }
 
@@ -105,7 +105,7 @@ async fn several_violations_are_all_listed() {
     let message = call(r#"{"name":"Ann","age":-1}"#).await;
     assert_eq!(
         message.text(),
-        "invalid arguments for `create_user`: `age`: -1 is less than the minimum of 0\nalso: `name`: \"Ann\" does not match \"^[a-z]+$\""
+        "invalid arguments for `create_user`: `age`: must be at least 0; got -1\nalso: `name`: must match the pattern `^[a-z]+$`; got \"Ann\""
     );
 }
 

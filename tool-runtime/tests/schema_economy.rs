@@ -68,3 +68,64 @@ fn no_standard_definition_carries_title_or_default_noise() {
     }
     assert_eq!(found, Vec::<String>::new());
 }
+
+/// The compact JSON of a definition's name, description and canonical parameters, in bytes.
+fn canonical_bytes(definition: &tool_runtime::ToolDefinition) -> usize {
+    let entry = serde_json::json!({
+        "name": definition.name,
+        "description": definition.description,
+        "parameters": definition.input_schema,
+    });
+    serde_json::to_string(&entry).unwrap().len()
+}
+
+/// Each standard tool's budget in bytes (`canonical_bytes`), and whether other agent tool sets
+/// have the same tool (the 17 compared side by side; `glob` and `grep` are ours alone).
+const BUDGETS: [(&str, usize, bool); 19] = [
+    ("read", 700, true),
+    ("read_line", 650, true),
+    ("write", 650, true),
+    ("edit", 1500, true),
+    ("apply_patch", 950, true),
+    ("todo_read", 150, true),
+    ("todo_new", 1000, true),
+    ("todo_append", 950, true),
+    ("todo_patch", 1000, true),
+    ("todo_clear", 200, true),
+    ("tool_output_cache", 550, true),
+    ("tool_output_cache_grep", 800, true),
+    ("tool_output_cache_line", 650, true),
+    ("search", 750, true),
+    ("webfetch", 850, true),
+    ("view_image", 600, true),
+    ("done", 350, true),
+    ("glob", 700, false),
+    ("grep", 1200, false),
+];
+
+#[test]
+fn every_standard_tool_definition_stays_within_its_byte_budget() {
+    let registry = tool_std::registry_builder().build().unwrap();
+    let mut sizes = Vec::new();
+    for definition in registry.definitions() {
+        let bytes = canonical_bytes(definition);
+        println!("{:<24} {bytes:>6} bytes", definition.name);
+        sizes.push((definition.name.clone(), bytes));
+    }
+    let (mut shared, mut all) = (0, 0);
+    let mut over = Vec::new();
+    for (name, budget, common) in BUDGETS {
+        let bytes = sizes.iter().find(|(n, _)| n == name).map(|(_, b)| *b).unwrap_or_else(|| panic!("no tool {name}"));
+        if bytes > budget {
+            over.push(format!("{name}: {bytes} bytes, budget {budget}"));
+        }
+        all += bytes;
+        if common {
+            shared += bytes;
+        }
+    }
+    println!("the 17 shared tools: {shared} bytes; all 19: {all} bytes");
+    assert_eq!(sizes.len(), BUDGETS.len(), "every standard tool has a budget");
+    assert_eq!(over, Vec::<String>::new(), "definitions over their budget");
+    assert!(shared <= 11_900 && all <= 13_700, "the 17 shared tools take {shared} bytes, all 19 take {all}");
+}

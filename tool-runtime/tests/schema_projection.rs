@@ -220,7 +220,10 @@ fn gemini_inlines_refs_cuts_recursion_and_keeps_only_its_subset() {
                                 "type": "object",
                                 "properties": {
                                     "name": {"type": "string", "description": "The name."},
-                                    "children": {"type": "array", "description": "The children.", "items": {"type": "object"}},
+                                    "children": {"type": "array", "description": "The children.", "items": {
+                                        "type": "string",
+                                        "description": "(a JSON object, written as a string)",
+                                    }},
                                 },
                                 "required": ["name", "children"],
                             }},
@@ -228,8 +231,8 @@ fn gemini_inlines_refs_cuts_recursion_and_keeps_only_its_subset() {
                         "required": ["name", "children"],
                     },
                     "level": {"type": "string", "enum": ["low", "high"], "description": "The level.\n- low: Quiet.\n- high: Loud."},
-                    "extra": {"type": "object", "description": "Any value."},
-                    "counts": {"type": "object", "description": "Counts."},
+                    "extra": {"type": "string", "description": "Any value. (a JSON object, written as a string)"},
+                    "counts": {"type": "string", "description": "Counts. (a JSON object, written as a string)"},
                 },
                 "required": ["root", "extra", "counts"],
             },
@@ -343,4 +346,48 @@ fn the_mcp_entry_carries_an_object_output_schema_and_leaves_out_another() {
 fn the_mcp_entry_has_no_annotations_without_a_mapped_tag() {
     let entry = weather::TOOL.definition().for_provider(Target::Mcp).unwrap();
     assert_eq!(entry.get("annotations"), None);
+}
+
+#[test]
+fn gemini_json_schema_sends_the_canonical_schema_as_parameters_json_schema() {
+    let entry = tree::TOOL.definition().for_provider(Target::GeminiJsonSchema).unwrap();
+    assert_eq!(
+        entry,
+        json!({
+            "name": "tree",
+            "description": "A tree.",
+            "parametersJsonSchema": tree::TOOL.definition().input_schema,
+        })
+    );
+}
+
+#[test]
+fn gemini_json_schema_leaves_out_the_schema_of_a_tool_without_properties() {
+    let entry = definition("t", json!({"type":"object","properties":{},"additionalProperties":false}), None)
+        .for_provider(Target::GeminiJsonSchema)
+        .unwrap();
+    assert_eq!(entry, json!({"name": "t", "description": "Does it."}));
+}
+
+#[test]
+fn openai_strict_says_string_lengths_in_the_description_and_keeps_numeric_bounds() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "The name.", "minLength": 1, "maxLength": 80},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 1000},
+            "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
+        },
+        "required": ["name", "limit", "tags"],
+        "additionalProperties": false,
+    });
+    let entry = definition("t", schema, Some(true)).for_provider(Target::OpenAiStrict).unwrap();
+    assert_eq!(
+        entry["function"]["parameters"]["properties"],
+        json!({
+            "name": {"type": "string", "description": "The name. (at least 1 character, at most 80 characters)"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 1000},
+            "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
+        })
+    );
 }

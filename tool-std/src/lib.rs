@@ -15,6 +15,12 @@
 //! meta, kept by the [`SessionStore`](session::SessionStore) of
 //! [`SESSION_STORE`](session::SESSION_STORE) (default: JSON files in the user's state directory).
 //!
+//! # Arguments
+//! Every range a tool checks is stated in its schema (`#[arg(range(..), length(..))]`), so
+//! decoding refuses a value outside it before the tool runs, with the field, the bound and the
+//! value. Offsets and counts without a natural limit are bounded at 2^53 - 1
+//! (9007199254740991), the largest integer every JSON parser reads exactly (RFC 8259, section 6).
+//!
 //! # How they run
 //! No tool holds an async worker thread: every tool that touches the disk or walks a tree runs
 //! its I/O on tokio's blocking thread pool (`#[tool(blocking)]`, or `spawn_blocking` inside an

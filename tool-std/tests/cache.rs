@@ -146,7 +146,7 @@ async fn cache_limit_zero_is_an_error() {
 
     assert_eq!(
         cache.err("tool_output_cache", json!({"ref_id": "r1", "limit": 0})).await,
-        "limit must be between 1 and 100000, got 0"
+        "invalid arguments for `tool_output_cache`: `limit`: must be at least 1; got 0"
     );
 }
 
@@ -216,11 +216,11 @@ async fn grep_without_matches_says_no_matches_for_the_pattern() {
 }
 
 #[tokio::test]
-async fn grep_past_max_matches_ends_with_truncated() {
+async fn grep_past_its_limit_ends_with_truncated() {
     let cache = Cache::files();
     cache.put("r1", &numbered(10));
 
-    let out = cache.ok("tool_output_cache_grep", json!({"ref_id": "r1", "pattern": "line", "max_matches": 2})).await;
+    let out = cache.ok("tool_output_cache_grep", json!({"ref_id": "r1", "pattern": "line", "limit": 2})).await;
 
     assert_eq!(out, "    1: line 1\n    2: line 2\n\n... (truncated)");
 }
@@ -270,15 +270,15 @@ async fn grep_bad_arguments_name_the_field() {
 
     assert_eq!(
         cache.err("tool_output_cache_grep", json!({"ref_id": "r1", "pattern": ""})).await,
-        "pattern must not be empty; give the text (or regex) to search for"
+        "invalid arguments for `tool_output_cache_grep`: `pattern`: must be at least 1 character; got 0"
     );
     assert_eq!(
         cache.err("tool_output_cache_grep", json!({"ref_id": "r1", "pattern": "a", "after": 51})).await,
-        "after must be between 0 and 50, got 51"
+        "invalid arguments for `tool_output_cache_grep`: `after`: must be at most 50; got 51"
     );
     assert_eq!(
-        cache.err("tool_output_cache_grep", json!({"ref_id": "r1", "pattern": "a", "max_matches": 0})).await,
-        "max_matches must be between 1 and 1000, got 0"
+        cache.err("tool_output_cache_grep", json!({"ref_id": "r1", "pattern": "a", "limit": 0})).await,
+        "invalid arguments for `tool_output_cache_grep`: `limit`: must be at least 1; got 0"
     );
 }
 
@@ -328,7 +328,7 @@ async fn line_errors_name_the_bad_value() {
     );
     assert_eq!(
         cache.err("tool_output_cache_line", json!({"ref_id": "r1", "line_number": 0})).await,
-        "line_number must be between 1 and 2, got 0"
+        "invalid arguments for `tool_output_cache_line`: `line_number`: must be at least 1; got 0"
     );
     assert_eq!(
         cache.err("tool_output_cache_line", json!({"ref_id": "r1", "line_number": 1, "char_offset": 3})).await,
@@ -336,7 +336,7 @@ async fn line_errors_name_the_bad_value() {
     );
     assert_eq!(
         cache.err("tool_output_cache_line", json!({"ref_id": "r1", "line_number": 1, "char_limit": 100_001})).await,
-        "char_limit must be between 1 and 100000, got 100001"
+        "invalid arguments for `tool_output_cache_line`: `char_limit`: must be at most 100000; got 100001"
     );
 }
 

@@ -389,7 +389,7 @@ async fn expected_replacements_of_0_is_an_error() {
     assert_eq!(
         ws.err("edit", json!({"file_path": "a.txt", "old_string": "a", "new_string": "b", "expected_replacements": 0}))
             .await,
-        "expected_replacements must be at least 1, got 0"
+        "invalid arguments for `edit`: `expected_replacements`: must be at least 1; got 0"
     );
 }
 

@@ -86,7 +86,7 @@ async fn a_limit_over_1000_is_an_error() {
 
     assert_eq!(
         ws.err("glob", json!({"pattern": "*", "limit": 1001})).await,
-        "limit must be between 1 and 1000, got 1001"
+        "invalid arguments for `glob`: `limit`: must be at most 1000; got 1001"
     );
 }
 

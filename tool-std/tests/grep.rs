@@ -149,7 +149,10 @@ async fn an_invalid_regex_is_an_error_suggesting_regex_false() {
 async fn context_over_50_lines_is_an_error() {
     let ws = Workspace::new();
 
-    assert_eq!(ws.err("grep", json!({"pattern": "x", "before": 51})).await, "before must be between 0 and 50, got 51");
+    assert_eq!(
+        ws.err("grep", json!({"pattern": "x", "before": 51})).await,
+        "invalid arguments for `grep`: `before`: must be at most 50; got 51"
+    );
 }
 
 #[tokio::test]

@@ -86,7 +86,10 @@ async fn a_limit_of_zero_is_an_error() {
     let ws = Workspace::new();
     five_lines(&ws);
 
-    assert_eq!(ws.err("read", json!({"file_path": "five.txt", "limit": 0})).await, "limit must be at least 1, got 0");
+    assert_eq!(
+        ws.err("read", json!({"file_path": "five.txt", "limit": 0})).await,
+        "invalid arguments for `read`: `limit`: must be at least 1; got 0"
+    );
 }
 
 #[tokio::test]
@@ -134,19 +137,19 @@ async fn a_line_of_exactly_1000_graphemes_is_not_cut() {
 }
 
 #[tokio::test]
-async fn output_stops_at_64_kib_with_the_line_to_continue_after() {
+async fn output_stops_at_40_kib_with_the_line_to_continue_after() {
     let ws = Workspace::new();
-    // Each numbered line is 7 + 100 = 107 bytes, 108 with its newline: 606 lines fit in 65536.
+    // Each numbered line is 7 + 100 = 107 bytes, 108 with its newline: 379 lines fit in 40960.
     ws.write("wide.txt", format!("{}\n", "x".repeat(100)).repeat(1000));
 
     let text = ws.ok("read", json!({"file_path": "wide.txt"})).await;
 
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[605], format!("  606  {}", "x".repeat(100)));
-    assert_eq!(lines[606], "");
-    assert_eq!(lines[607], "[output truncated at 65536 bytes] Use offset to read beyond line 606.");
-    assert!(lines[608].starts_with("[read_metadata] content_sha256="));
-    assert_eq!(lines.len(), 609);
+    assert_eq!(lines[378], format!("  379  {}", "x".repeat(100)));
+    assert_eq!(lines[379], "");
+    assert_eq!(lines[380], "[output truncated at 40960 bytes] Use offset to read beyond line 379.");
+    assert!(lines[381].starts_with("[read_metadata] content_sha256="));
+    assert_eq!(lines.len(), 382);
 }
 
 #[tokio::test]
@@ -310,11 +313,11 @@ async fn the_first_page_of_a_file_over_the_scan_limit_names_its_size_and_carries
 
     let text = ws.ok("read", json!({"file_path": "big.txt"})).await;
 
-    let page: Vec<String> = (0..2000).map(|n| format!("{:>5}  line{n:04}", n + 1)).collect();
+    let page: Vec<String> = (0..1500).map(|n| format!("{:>5}  line{n:04}", n + 1)).collect();
     assert_eq!(
         text,
         format!(
-            "{}\n\n[showing lines 1-2000 of a 27000-byte file; more lines follow] Use offset=2000 to read more.\n\
+            "{}\n\n[showing lines 1-1500 of a 27000-byte file; more lines follow] Use offset=1500 to read more.\n\
              [read_metadata] content_sha256 not computed: the file is 27000 bytes, over the 1024-byte whole-file \
              scan limit, and was not read to its end; write and edit work without expected_hash",
             page.join("\n")

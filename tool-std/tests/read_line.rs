@@ -114,7 +114,7 @@ async fn line_number_0_is_an_error() {
 
     assert_eq!(
         ws.err("read_line", json!({"file_path": "a.txt", "line_number": 0})).await,
-        "line_number must be at least 1, got 0"
+        "invalid arguments for `read_line`: `line_number`: must be at least 1; got 0"
     );
 }
 
@@ -136,11 +136,11 @@ async fn char_limit_outside_1_to_100000_is_an_error() {
 
     assert_eq!(
         ws.err("read_line", json!({"file_path": "a.txt", "line_number": 1, "char_limit": 0})).await,
-        "char_limit must be between 1 and 100000, got 0"
+        "invalid arguments for `read_line`: `char_limit`: must be at least 1; got 0"
     );
     assert_eq!(
         ws.err("read_line", json!({"file_path": "a.txt", "line_number": 1, "char_limit": 100_001})).await,
-        "char_limit must be between 1 and 100000, got 100001"
+        "invalid arguments for `read_line`: `char_limit`: must be at most 100000; got 100001"
     );
 }
 

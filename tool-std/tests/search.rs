@@ -320,11 +320,11 @@ async fn bad_arguments_are_refused() {
     assert_eq!(search_err(&registry, json!({"query": " "})).await, "query is empty; give the words to search for");
     assert_eq!(
         search_err(&registry, json!({"query": "q", "max_results": 21})).await,
-        "max_results must be between 1 and 20, got 21"
+        "invalid arguments for `search`: `max_results`: must be at most 20; got 21"
     );
     assert_eq!(
         search_err(&registry, json!({"query": "q", "max_results": 0})).await,
-        "max_results must be between 1 and 20, got 0"
+        "invalid arguments for `search`: `max_results`: must be at least 1; got 0"
     );
     assert_eq!(
         search_err(&registry, json!({"query": "q", "allowed_domains": ["docs.rs", "https://x.com/"]})).await,

@@ -177,8 +177,7 @@ fn every_changing_tool_states_the_in_progress_rule_in_its_description() {
     for name in ["todo_new", "todo_append", "todo_patch"] {
         let description =
             registry.get(name).unwrap().definition().description.split_whitespace().collect::<Vec<_>>().join(" ");
-        assert!(description.contains("At most one item may be in_progress"), "{name}: {description}");
-        assert!(description.contains("nothing is saved"), "{name}: {description}");
+        assert!(description.contains("one item may be in_progress"), "{name}: {description}");
     }
 }
 
@@ -232,46 +231,60 @@ async fn an_empty_list_is_refused() {
 
     assert_eq!(
         plans.err("todo_new", json!({"todos": []})).await,
-        "todos must hold at least one item; nothing was saved"
+        "invalid arguments for `todo_new`: `todos`: must hold at least 1 item; got 0"
     );
     assert_eq!(
         plans.err("todo_append", json!({"todos": []})).await,
-        "todos must hold at least one item; nothing was saved"
+        "invalid arguments for `todo_append`: `todos`: must hold at least 1 item; got 0"
     );
     assert_eq!(
         plans.err("todo_patch", json!({"updates": []})).await,
-        "updates must hold at least one item; nothing was saved"
+        "invalid arguments for `todo_patch`: `updates`: must hold at least 1 item; got 0"
     );
 }
 
 #[tokio::test]
-async fn priorities_outside_1_to_5_are_clamped() {
+async fn priorities_from_1_to_5_are_kept_and_a_missing_one_is_3() {
     let plans = Plans::new();
 
     let plan = plans
         .ok(
             "todo_new",
             json!({"todos": [
-                {"content": "a", "status": "pending", "priority": 0},
-                {"content": "b", "status": "pending", "priority": 9},
-                {"content": "c", "status": "pending", "priority": -4},
-                {"content": "d", "status": "pending", "priority": 4},
-                {"content": "e", "status": "pending"},
+                {"content": "a", "status": "pending", "priority": 1},
+                {"content": "b", "status": "pending", "priority": 5},
+                {"content": "c", "status": "pending"},
             ]}),
         )
         .await;
 
-    assert_eq!(priorities(&plan), ["1", "5", "1", "4", "3"]);
+    assert_eq!(priorities(&plan), ["1", "5", "3"]);
 }
 
 #[tokio::test]
-async fn a_patched_priority_is_clamped() {
+async fn a_priority_outside_1_to_5_is_refused_and_nothing_is_saved() {
+    let plans = Plans::new();
+
+    assert_eq!(
+        plans.err("todo_new", json!({"todos": [{"content": "a", "status": "pending", "priority": 0}]})).await,
+        "invalid arguments for `todo_new`: `todos[0].priority`: must be at least 1; got 0"
+    );
+    assert_eq!(
+        plans.err("todo_new", json!({"todos": [{"content": "a", "status": "pending", "priority": 6}]})).await,
+        "invalid arguments for `todo_new`: `todos[0].priority`: must be at most 5; got 6"
+    );
+    assert_eq!(plans.read().await, "No todos yet. Use todo_new to write a plan.");
+}
+
+#[tokio::test]
+async fn a_patched_priority_outside_1_to_5_is_refused() {
     let plans = Plans::new();
     plans.ok("todo_new", json!({"todos": [item("a", "pending")]})).await;
 
-    let plan = plans.ok("todo_patch", json!({"updates": [{"id": "a", "priority": 12}]})).await;
-
-    assert_eq!(priorities(&plan), ["5"]);
+    assert_eq!(
+        plans.err("todo_patch", json!({"updates": [{"id": "a", "priority": 12}]})).await,
+        "invalid arguments for `todo_patch`: `updates[0].priority`: must be at most 5; got 12"
+    );
 }
 
 #[tokio::test]

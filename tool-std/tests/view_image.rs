@@ -205,7 +205,7 @@ async fn max_bytes_over_10_mib_is_refused() {
 
     assert_eq!(
         images.error(json!({"file_path": "a.png", "max_bytes": 10_485_761})).await.text(),
-        "max_bytes must be between 1 and 10485760, got 10485761"
+        "invalid arguments for `view_image`: `max_bytes`: must be at most 10485760; got 10485761"
     );
 }
 

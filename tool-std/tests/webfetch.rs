@@ -396,11 +396,11 @@ async fn limits_outside_their_range_are_refused() {
 
     assert_eq!(
         fetch_err(&registry, json!({"url": "http://127.0.0.1/", "timeout_ms": 30001})).await,
-        "timeout_ms must be between 1 and 30000, got 30001"
+        "invalid arguments for `webfetch`: `timeout_ms`: must be at most 30000; got 30001"
     );
     assert_eq!(
         fetch_err(&registry, json!({"url": "http://127.0.0.1/", "max_bytes": 0})).await,
-        "max_bytes must be between 1 and 1000000, got 0"
+        "invalid arguments for `webfetch`: `max_bytes`: must be at least 1; got 0"
     );
 }
 

@@ -190,7 +190,8 @@ async fn the_whole_diff_of_a_cut_preview_is_kept_in_the_output_cache() {
     let content: String = (1..=200).map(|n| format!("line {n}\n")).collect();
     ws.ok("write", json!({"file_path": "big.txt", "content": content})).await;
 
-    let found = ws.ok("tool_output_cache_grep", json!({"ref_id": "call_1-diff", "pattern": "+line 100"})).await;
+    let found =
+        ws.ok("tool_output_cache_grep", json!({"ref_id": "call_1-diff", "pattern": "+line 100", "regex": false})).await;
 
     assert_eq!(found, "  103: +line 100");
 }

@@ -96,9 +96,19 @@ fn list_as_openai_strict_sends_every_standard_tool_strict_with_optional_fields_r
         json!({
             "type": "object",
             "properties": {
-                "file_path": {"description": "Path of the file, relative to the workspace root.", "type": "string"},
-                "limit": {"description": "How many lines to show (default 2000).", "minimum": 0, "type": ["integer", "null"]},
-                "offset": {"description": "0-based line to start at (default 0).", "minimum": 0, "type": ["integer", "null"]}
+                "file_path": {"description": "Relative to the workspace root.", "type": "string"},
+                "limit": {
+                    "description": "Lines to show (default 1500).",
+                    "minimum": 1,
+                    "maximum": 100000,
+                    "type": ["integer", "null"]
+                },
+                "offset": {
+                    "description": "0-based first line.",
+                    "minimum": 0,
+                    "maximum": 9007199254740991u64,
+                    "type": ["integer", "null"]
+                }
             },
             "required": ["file_path", "limit", "offset"],
             "additionalProperties": false

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::parse_arguments;
 use crate::schema::{Segment, format_path, resolve};
 
 /// Which repairs to apply to a call's arguments before they are decoded. Off by default
@@ -15,7 +16,8 @@ use crate::schema::{Segment, format_path, resolve};
 /// given to the [`on_repair`](RepairPolicy::on_repair) observer, for logs). A value the schema
 /// types as a string is never touched, even when it looks like JSON; a repair that would be a
 /// guess (a string that is not exactly one JSON value of the wanted kind) is not made, and the
-/// arguments then fail to decode as they would without a policy.
+/// arguments then fail to decode as they would without a policy. A key sent twice is refused
+/// under every policy, as without one: a repair never re-encodes an object that holds one.
 #[derive(Clone, Default)]
 pub struct RepairPolicy {
     unwrap_string: bool,
@@ -84,15 +86,21 @@ impl RepairPolicy {
         if self.is_none() {
             return unchanged();
         }
-        let Ok(mut value) = serde_json::from_str::<Value>(raw) else {
+        // A key sent twice is the decoder's to refuse (a `Value` would keep the last of the two):
+        // text holding one is never re-encoded.
+        let Ok(mut value) = parse_arguments(raw) else {
             return unchanged();
         };
         let mut repairs = Vec::new();
         if self.unwrap_string
             && let Value::String(inner) = &value
-            && let Ok(object @ Value::Object(_)) = serde_json::from_str::<Value>(inner)
+            && serde_json::from_str::<Value>(inner).is_ok_and(|v| v.is_object())
         {
-            value = object;
+            match parse_arguments(inner) {
+                Ok(object) => value = object,
+                // The object as sent, for the decoder to refuse its key sent twice.
+                Err(_) => return Repaired { arguments: inner.clone(), repairs: vec![Repair::UnwrappedString] },
+            }
             repairs.push(Repair::UnwrappedString);
         }
         if value.is_object() {
@@ -128,7 +136,8 @@ impl RepairPolicy {
                 return;
             }
             if self.nested_strings && (types.contains(&"array") || types.contains(&"object")) {
-                if let Ok(parsed) = serde_json::from_str::<Value>(text)
+                // A string holding a key twice is left a string (and refused as one).
+                if let Ok(parsed) = parse_arguments(text)
                     && ((parsed.is_array() && types.contains(&"array"))
                         || (parsed.is_object() && types.contains(&"object")))
                 {

@@ -171,6 +171,7 @@ fn project(node: &Value, root: &Value, inlining: &mut Vec<String>) -> Map<String
             if let Some(description) = node.remove("description") {
                 cut.insert("description".to_owned(), description);
             }
+            object_as_text(&mut cut);
             return cut;
         }
         if let Some(target) = reference.strip_prefix('#').and_then(|pointer| root.pointer(pointer)) {
@@ -334,11 +335,37 @@ fn project(node: &Value, root: &Value, inlining: &mut Vec<String>) -> Map<String
         out.insert("description".to_owned(), Value::String(description));
     }
 
+    // Bounds outside the subset, said in words.
+    let bounds: Vec<String> = ["exclusiveMinimum", "exclusiveMaximum", "multipleOf"]
+        .iter()
+        .filter_map(|k| super::projection::bound_note(k, node.get(*k)?))
+        .collect();
+    super::projection::note_in_description(&mut out, &bounds);
+
     if !out.contains_key("type") && !out.contains_key("anyOf") {
         let kind = if out.contains_key("items") { "array" } else { "object" };
         out.insert("type".to_owned(), json!(kind));
     }
+    object_as_text(&mut out);
     out
+}
+
+/// An OBJECT without `properties` (an open map, `serde_json::Value`, a recursion cut) is refused
+/// by the API ("should be non-empty for OBJECT type"): it becomes a string that holds the object
+/// as JSON text, said in the description. The canonical schema still wants the object, so
+/// [`RepairPolicy::nested_strings`](crate::decode::RepairPolicy::nested_strings) decodes what the
+/// model sends.
+fn object_as_text(out: &mut Map<String, Value>) {
+    let is_object = out.get("type").and_then(Value::as_str) == Some("object");
+    if !is_object || out.get("properties").and_then(Value::as_object).is_some_and(|p| !p.is_empty()) {
+        return;
+    }
+    out.remove("properties");
+    out.remove("required");
+    out.remove("minProperties");
+    out.remove("maxProperties");
+    out.insert("type".to_owned(), json!("string"));
+    super::projection::note_in_description(out, &["a JSON object, written as a string".to_owned()]);
 }
 
 /// Enum values without `null`: strings stay an enum; others become a type, bounds and a note.

@@ -56,8 +56,13 @@ pub enum Target {
     Anthropic,
     /// Gemini: one `functionDeclarations[]` entry, `{"name","description","parameters"}`, the
     /// parameters being [`gemini_schema`] of the canonical schema (left out when the tool has no
-    /// properties).
+    /// properties): the OpenAPI 3.0 subset, for the Live API and older models.
     Gemini,
+    /// Gemini with full JSON Schema: `{"name","description","parametersJsonSchema"}`, the
+    /// canonical schema as it is (`anyOf`, `$ref` and recursion, `additionalProperties`, every
+    /// bound; left out when the tool has no properties). What gemini-cli sends for every tool;
+    /// `parametersJsonSchema` and `parameters` are mutually exclusive.
+    GeminiJsonSchema,
     /// An MCP `tools/list` entry:
     /// `{"name","description","inputSchema","outputSchema"?,"annotations"?}`. `outputSchema` is
     /// the tool's [output schema](ToolDefinition::output_schema) when it has one that is an object
@@ -70,16 +75,18 @@ pub enum Target {
 
 impl Target {
     /// Every target, in declaration order.
-    pub const ALL: [Target; 6] = [
+    pub const ALL: [Target; 7] = [
         Target::OpenAiChat,
         Target::OpenAiResponses,
         Target::OpenAiStrict,
         Target::Anthropic,
         Target::Gemini,
+        Target::GeminiJsonSchema,
         Target::Mcp,
     ];
 
-    /// `"openai-chat"`, `"openai-responses"`, `"openai-strict"`, `"anthropic"`, `"gemini"` or `"mcp"`.
+    /// `"openai-chat"`, `"openai-responses"`, `"openai-strict"`, `"anthropic"`, `"gemini"`,
+    /// `"gemini-json-schema"` or `"mcp"`.
     pub const fn id(self) -> &'static str {
         match self {
             Self::OpenAiChat => "openai-chat",
@@ -87,6 +94,7 @@ impl Target {
             Self::OpenAiStrict => "openai-strict",
             Self::Anthropic => "anthropic",
             Self::Gemini => "gemini",
+            Self::GeminiJsonSchema => "gemini-json-schema",
             Self::Mcp => "mcp",
         }
     }
@@ -159,14 +167,19 @@ impl ToolDefinition {
                 check_anthropic(&self.input_schema).map_err(fail)?;
                 Ok(json!({"name": self.name, "description": self.description, "input_schema": self.input_schema}))
             }
-            Target::Gemini => {
-                let parameters = gemini_schema(&self.input_schema);
-                check_gemini(&parameters, &mut String::new()).map_err(fail)?;
+            Target::Gemini | Target::GeminiJsonSchema => {
+                let (key, parameters) = if target == Target::Gemini {
+                    let parameters = gemini_schema(&self.input_schema);
+                    check_gemini(&parameters, &mut String::new()).map_err(fail)?;
+                    ("parameters", parameters)
+                } else {
+                    ("parametersJsonSchema", self.input_schema.clone())
+                };
                 let mut entry = Map::new();
                 entry.insert("name".to_owned(), json!(self.name));
                 entry.insert("description".to_owned(), json!(self.description));
                 if parameters.get("properties").and_then(Value::as_object).is_some_and(|p| !p.is_empty()) {
-                    entry.insert("parameters".to_owned(), parameters);
+                    entry.insert(key.to_owned(), parameters);
                 }
                 Ok(Value::Object(entry))
             }
@@ -481,6 +494,9 @@ fn strict_node(
                 out.insert("additionalProperties".to_owned(), Value::Bool(false));
             }
             "required" | "additionalProperties" => {}
+            // Not in strict mode's supported keywords (Structured Outputs, "Supported
+            // properties": strings take `pattern` and `format` only): said in the description.
+            "minLength" | "maxLength" => {}
             "items" => {
                 let len = path.len();
                 path.push_str("/items");
@@ -506,7 +522,42 @@ fn strict_node(
     if out.get("type").and_then(Value::as_str) == Some("object") && !out.contains_key("properties") {
         return Err(strict_error(path, "strict mode refuses an object without declared properties"));
     }
+    let notes: Vec<String> = ["minLength", "maxLength"].iter().filter_map(|k| bound_note(k, map.get(*k)?)).collect();
+    note_in_description(&mut out, &notes);
     Ok(Value::Object(out))
+}
+
+/// A bound a consumer cannot take, in words for the description: `at least 1 character`, `at
+/// most 1000`, `greater than 0`.
+pub(super) fn bound_note(key: &str, value: &Value) -> Option<String> {
+    let n = value.as_f64()?;
+    let plural = |noun: &str| if (n - 1.0).abs() < f64::EPSILON { noun.to_owned() } else { format!("{noun}s") };
+    Some(match key {
+        "minimum" => format!("at least {value}"),
+        "maximum" => format!("at most {value}"),
+        "exclusiveMinimum" => format!("greater than {value}"),
+        "exclusiveMaximum" => format!("less than {value}"),
+        "multipleOf" => format!("a multiple of {value}"),
+        "minLength" => format!("at least {value} {}", plural("character")),
+        "maxLength" => format!("at most {value} {}", plural("character")),
+        "minItems" => format!("at least {value} {}", plural("item")),
+        "maxItems" => format!("at most {value} {}", plural("item")),
+        _ => return None,
+    })
+}
+
+/// Appends `notes` to the node's description as one parenthesis: `The name. (at most 80
+/// characters)`.
+pub(super) fn note_in_description(node: &mut Map<String, Value>, notes: &[String]) {
+    if notes.is_empty() {
+        return;
+    }
+    let notes = format!("({})", notes.join(", "));
+    let description = match node.get("description").and_then(Value::as_str) {
+        Some(description) if !description.is_empty() => format!("{description} {notes}"),
+        _ => notes,
+    };
+    node.insert("description".to_owned(), Value::String(description));
 }
 
 /// `schema` that also allows `null` (see [`openai_strict_schema`]).

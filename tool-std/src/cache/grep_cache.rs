@@ -11,25 +11,25 @@ use super::{MAX_OUTPUT_BYTES, line_call};
 /// Bytes of a line shown by `tool_output_cache_grep`; a longer line shows a window of this size.
 pub const GREP_LINE_BYTES: usize = 1000;
 
-/// Search a cached tool output (by ref_id, a tool result's output_ref) for a literal text, or a
-/// regex when regex is true. Prints "N: text" for matching lines and "N- text" for context lines
-/// (1-based line numbers), blocks separated by an empty line, "... (truncated)" when more matches
-/// exist than max_matches. `No matches for: <pattern>` when nothing matches. A line too long to
-/// show is shown as a window with a tool_output_cache_line call to read it.
+/// Search a cached tool output, like grep.
 #[tool(set = "cache", blocking, tags(read_only))]
 pub fn tool_output_cache_grep(
-    /// The ref id of the cached output (the output_ref of a tool result).
+    /// The ref_id of a cached output.
     ref_id: String,
-    /// The text to look for (a regex when `regex` is true).
+    /// The regex, or the text with regex=false; not empty.
+    #[arg(length(min = 1))]
     pattern: String,
-    /// Treat the pattern as a regular expression (default false: a literal).
+    /// true (default): a regex; false: a literal text.
     regex: Option<bool>,
-    /// Context lines before each match (default 0, at most 50).
+    /// Context lines before each match.
+    #[arg(range(max = 50))]
     before: Option<u64>,
-    /// Context lines after each match (default 0, at most 50).
+    /// Context lines after each match.
+    #[arg(range(max = 50))]
     after: Option<u64>,
-    /// Matching lines shown at most (default 50, 1..=1000).
-    max_matches: Option<u64>,
+    /// Matching lines to show (default 100).
+    #[arg(range(min = 1, max = 1000))]
+    limit: Option<u64>,
     #[depends(OUTPUT_STORE)] store: Arc<dyn OutputStore>,
 ) -> Result<String, CacheError> {
     if pattern.is_empty() {
@@ -41,13 +41,13 @@ pub fn tool_output_cache_grep(
     };
     let before = context("before", before)?;
     let after = context("after", after)?;
-    let max_matches = match max_matches.unwrap_or(50) {
+    let max_matches = match limit.unwrap_or(100) {
         v @ 1..=1000 => v as usize,
-        v => return Err(CacheError::OutOfRange { field: "max_matches", value: v, min: 1, max: 1000 }),
+        v => return Err(CacheError::OutOfRange { field: "limit", value: v, min: 1, max: 1000 }),
     };
     let query = GrepQuery {
         pattern: pattern.clone(),
-        regex: regex.unwrap_or(false),
+        regex: regex.unwrap_or(true),
         before,
         after,
         max_matches,

@@ -8,18 +8,19 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use super::error::CacheError;
 
-/// Read one line of a cached tool output (by ref_id, a tool result's output_ref) as a window of
-/// characters (extended grapheme clusters): a header `line_number=N line_length=G char_range=a..b`,
-/// the segment, then "Use char_offset=b to continue." when more of the line remains.
+/// Read part of one line of a cached tool output, like read_line.
 #[tool(set = "cache", blocking, tags(read_only))]
 pub fn tool_output_cache_line(
-    /// The ref id of the cached output (the output_ref of a tool result).
+    /// The ref_id of a cached output.
     ref_id: String,
-    /// The 1-based line number.
+    /// 1-based line number.
+    #[arg(range(min = 1, max = 9007199254740991))]
     line_number: u64,
-    /// 0-based grapheme offset in the line to start at (default 0).
+    /// 0-based first character.
+    #[arg(range(max = 9007199254740991))]
     char_offset: Option<usize>,
-    /// Graphemes to show (default 10000, 1..=100000).
+    /// Characters to show (default 10000).
+    #[arg(range(min = 1, max = 100000))]
     char_limit: Option<usize>,
     #[depends(OUTPUT_STORE)] store: Arc<dyn OutputStore>,
 ) -> Result<String, CacheError> {

@@ -9,24 +9,21 @@ use unicode_segmentation::UnicodeSegmentation;
 use super::error::CacheError;
 use super::{MAX_LINE_GRAPHEMES, MAX_OUTPUT_BYTES, line_call};
 
-/// Read a cached tool output by its ref_id (a tool result's output_ref): lines numbered 1-based,
-/// right-aligned in 5 columns, two spaces, then the text, like read.
-///
-/// Lines over 1000 graphemes are cut with "..." and listed in a footer with a tool_output_cache_line
-/// call for the rest. At most 64 KiB of lines per call; a footer then says which offset to continue
-/// from. An offset past the end is an error.
+/// Read a cached tool output (a cut result, a `diff_ref`) as numbered lines, like read.
 #[tool(set = "cache", blocking, tags(read_only))]
 pub fn tool_output_cache(
-    /// The ref id of the cached output (the output_ref of a tool result).
+    /// The ref_id of a cached output.
     ref_id: String,
-    /// 0-based line to start at (default 0).
+    /// 0-based first line.
+    #[arg(range(max = 9007199254740991))]
     offset: Option<u64>,
-    /// How many lines to show (default 2000, 1..=100000).
+    /// Lines to show (default 1500).
+    #[arg(range(min = 1, max = 100000))]
     limit: Option<u64>,
     #[depends(OUTPUT_STORE)] store: Arc<dyn OutputStore>,
 ) -> Result<ToolResult, CacheError> {
     let offset = offset.unwrap_or(0);
-    let limit = limit.unwrap_or(2000);
+    let limit = limit.unwrap_or(1500);
     if !(1..=100_000).contains(&limit) {
         return Err(CacheError::OutOfRange { field: "limit", value: limit, min: 1, max: 100_000 });
     }

@@ -16,14 +16,12 @@ pub enum DoneError {
     EmptyMessage,
 }
 
-/// Finish the task: call this once, when the work is complete, with the final answer for the user
-/// (what was done, what is left, anything they must know). The run ends after this call; do not
-/// call other tools with it.
-///
-/// Returns the completion signal with the message unchanged.
+/// Finish the task: call once, when the work is complete, with the final answer for the user. The
+/// run ends with this call.
 #[tool(set = "control", sequential, tags(read_only))]
 pub fn done(
-    /// The final answer or summary for the user; not empty.
+    /// The final answer; not empty.
+    #[arg(length(min = 1))]
     message: String,
 ) -> Result<ToolResult, DoneError> {
     if message.trim().is_empty() {

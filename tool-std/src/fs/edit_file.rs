@@ -43,40 +43,32 @@ pub struct EditOutput {
     pub(crate) full_diff: Option<String>,
 }
 
-/// Replace text in a UTF-8 file: old_string becomes new_string.
+/// Replace old_string with new_string in a file you have read (a whole file: write; several files:
+/// apply_patch).
 ///
-/// old_string must match exactly one place unless replace_all is true (or expected_replacements
-/// gives the count); more matches is an error listing their line numbers. match_mode (default
-/// auto) tries exact, then line_trimmed (lines compared with surrounding whitespace trimmed), then
-/// block_anchor (3+ lines: first and last lines match, the lines between are the most similar).
-/// Line breaks may be given as \n in CRLF files: the file stays CRLF, a byte order mark stays,
-/// and the file keeps ending with a newline (or not) as before. In the fuzzy modes, lines you did
-/// not change keep the file's own bytes.
-///
-/// An empty old_string creates the file (with parent directories) or fills an empty file; it is
-/// an error on a file with content (use write). old_string == new_string changes nothing
-/// (`changed: false`). dry_run returns the diff without writing. expected_hash (content_sha256 of
-/// your last read) refuses the edit when the file changed since.
-///
-/// Output JSON: {summary, file_path, replacements, match_mode, changed, dry_run, content_sha256, diff, diff_truncated, diff_ref when the diff is cut: the ref id of the whole diff for tool_output_cache}.
+/// old_string must match one place, else the call fails listing the matches: add surrounding lines,
+/// or set replace_all or expected_replacements. An empty old_string creates a file. With
+/// `expected_hash`, nothing is written if the file changed since. A cut diff's `diff_ref` is a
+/// ref_id for tool_output_cache.
 #[tool(set = "fs", tags(destructive))]
 #[allow(clippy::too_many_arguments)]
 pub async fn edit(
-    /// Path of the file, relative to the workspace root.
+    /// Relative to the workspace root.
     file_path: String,
-    /// The text to replace; empty to create a file or fill an empty one.
+    /// The text to replace; empty to create a file.
     old_string: String,
-    /// The text to put in its place.
+    /// The replacement.
     new_string: String,
-    /// Replace every match instead of requiring exactly one (default false).
+    /// Replace every match.
     replace_all: Option<bool>,
-    /// How to find old_string: exact, line_trimmed, block_anchor or auto (default).
+    /// How old_string is found (default auto).
     match_mode: Option<MatchMode>,
-    /// The number of matches expected (at least 1); all of them are replaced, and any other count is an error.
+    /// Exactly this many matches, all replaced.
+    #[arg(range(min = 1, max = 9007199254740991))]
     expected_replacements: Option<usize>,
-    /// Compute the result and its diff without writing (default false).
+    /// Only return the diff.
     dry_run: Option<bool>,
-    /// The content_sha256 of the file as last read (64 hex digits); refuses the edit when the file changed since.
+    /// content_sha256 of your last read.
     expected_hash: Option<String>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,

@@ -8,23 +8,18 @@ use super::limits::{FS_LIMITS, FsLimits};
 use super::walk::{files, relative_slash_path, search_base};
 use crate::sandbox::{SANDBOX, Sandbox};
 
-/// Find files by glob pattern, e.g. `**/*.rs` or `src/*.{ts,tsx}`. The pattern matches paths
-/// relative to `path` (default: the workspace root): `*` and `?` stay within one path component,
-/// `**/` matches any number of directories. Files listed in .gitignore (and .ignore) are skipped
-/// unless include_ignored is true; `.git` is never searched.
-///
-/// Output: one file per line, relative to the workspace root with `/` separators, in path order.
-/// When more files match than `limit` (default 100, max 1000), the first `limit` are shown and a
-/// footer `[showing N of M files]` follows. No match is not an error: `No matches for: <pattern>`.
+/// Find files by glob pattern (`**/*.rs`, `src/*.{ts,tsx}`); grep searches their contents. Files
+/// .gitignore or .ignore excludes are skipped unless include_ignored is set.
 #[tool(set = "fs", blocking, tags(read_only))]
 pub fn glob(
-    /// Glob pattern, relative to `path`; `**/` matches any number of directories.
+    /// Glob relative to path; `**/` matches any number of directories.
     pattern: String,
-    /// Directory to search below, relative to the workspace root (default: the root).
+    /// Directory to search (default: the workspace root).
     path: Option<String>,
-    /// How many files to show, 1 to 1000 (default 100).
+    /// Files to show (default 100).
+    #[arg(range(min = 1, max = 1000))]
     limit: Option<usize>,
-    /// Also list files that .gitignore / .ignore rules exclude (default false).
+    /// Also list ignored files.
     include_ignored: Option<bool>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,

@@ -16,20 +16,6 @@ use super::text::grapheme_window;
 use super::walk::{files, search_base};
 use crate::sandbox::{SANDBOX, Sandbox};
 
-/// Search file contents for a regex (Rust regex syntax) or, with regex=false, a literal text.
-/// Searches the files below `path` (default: the workspace root), or `path` itself when it is a
-/// file; files listed in .gitignore (and .ignore) are skipped unless include_ignored is true, and
-/// files containing NUL bytes are always skipped.
-///
-/// Output: one line per matching line, `path:line: text` (path relative to the workspace root,
-/// line 1-based), files in path order and lines in file order. With before/after, context lines
-/// are shown as `path-line- text` and groups that are not adjacent are separated by `--`. When
-/// A line longer than 500 graphemes is shown as a window of 200 graphemes around its first match
-/// (context lines: their first 200), cut sides marked `...`, followed by
-/// `[showing columns a-b of n]` (1-based grapheme columns). When
-/// more lines match than `limit` (default 100, max 1000), a footer `[showing N of M matching
-/// lines]` follows. No match is not an error: `No matches for: <pattern>`.
-//
 // (Not part of the description the model sees.) Progress, for a listener of
 // `ToolContext::progress`: files searched so far, without a total (the walk does not count the
 // files first), after the 1st file and every 32nd, and at the end with `total` equal to the
@@ -46,26 +32,32 @@ use crate::sandbox::{SANDBOX, Sandbox};
 // progress point (field `searched`, the files searched so far) and one at the end (fields
 // `searched` and `cancelled`), whether or not anyone listens to progress; a disabled level costs
 // one check.
+/// Search file contents for a regex (Rust syntax) or a literal text; one `path:line: text` per
+/// match. Use glob to find files by name. Files .gitignore or .ignore excludes are skipped unless
+/// include_ignored is set.
 #[tool(set = "fs", blocking, tags(read_only))]
 #[allow(clippy::too_many_arguments)]
 pub fn grep(
-    /// The regex (or, with regex=false, the literal text) to search for; matches within one line.
+    /// The regex, or the text with regex=false; matches within one line.
     pattern: String,
-    /// File or directory to search, relative to the workspace root (default: the root).
+    /// File or directory to search (default: the workspace root).
     path: Option<String>,
-    /// true (default): `pattern` is a regex; false: a literal text.
+    /// true (default): a regex; false: a literal text.
     regex: Option<bool>,
-    /// Match without regard to case (default false).
+    /// Ignore case.
     case_insensitive: Option<bool>,
-    /// Only search files matching this glob, in .gitignore syntax: `*.rs`, `*.{ts,tsx}`, `src/**/*.py`.
+    /// Only files matching this glob (`*.rs`).
     include: Option<String>,
-    /// Context lines to show before each match, 0 to 50 (default 0).
+    /// Context lines before each match.
+    #[arg(range(max = 50))]
     before: Option<usize>,
-    /// Context lines to show after each match, 0 to 50 (default 0).
+    /// Context lines after each match.
+    #[arg(range(max = 50))]
     after: Option<usize>,
-    /// How many matching lines to show, 1 to 1000 (default 100).
+    /// Matching lines to show (default 100).
+    #[arg(range(min = 1, max = 1000))]
     limit: Option<usize>,
-    /// Also search files that .gitignore / .ignore rules exclude (default false).
+    /// Also search ignored files.
     include_ignored: Option<bool>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,
@@ -101,7 +93,8 @@ pub fn grep(
         .after_context(after)
         .build();
 
-    let mut lines: Vec<String> = Vec::new();
+    // Each output line, and whether it is a matching line (not context or a `--` separator).
+    let mut lines: Vec<(String, bool)> = Vec::new();
     let mut stored = 0;
     let mut total = 0;
     let mut searched: u64 = 0;
@@ -140,10 +133,10 @@ pub fn grep(
         for line in sink.lines {
             let adjacent = previous.is_some_and(|p| p + 1 == line.number);
             if (before > 0 || after > 0) && !adjacent && !lines.is_empty() {
-                lines.push("--".to_owned());
+                lines.push(("--".to_owned(), false));
             }
             let separator = if line.is_match { ':' } else { '-' };
-            lines.push(format!("{shown}{separator}{}{separator} {}", line.number, line.text));
+            lines.push((format!("{shown}{separator}{}{separator} {}", line.number, line.text), line.is_match));
             previous = Some(line.number);
         }
     }
@@ -158,16 +151,43 @@ pub fn grep(
     if total == 0 {
         return Ok(format!("No matches for: {pattern}"));
     }
-    let mut out = lines.join("\n");
-    if total > limit {
-        out.push_str(&format!(
-            "\n\n[showing {limit} of {total} matching lines] Narrow the pattern, path or include, or raise limit \
-             (max {}).",
-            limits.search_max_limit
-        ));
+    // The page stays under the output layer's cut (2000 lines / 50 KiB by default), so that the
+    // footer saying what is left survives it.
+    let mut out = String::new();
+    let (mut shown, mut kept) = (0, 0);
+    for (line, is_match) in &lines {
+        if kept > 0 && (kept >= GREP_MAX_OUTPUT_LINES || out.len() + 1 + line.len() > limits.grep_max_output_bytes) {
+            break;
+        }
+        if kept > 0 {
+            out.push('\n');
+        }
+        out.push_str(line);
+        kept += 1;
+        shown += usize::from(*is_match);
+    }
+    if total > shown {
+        let footer = if shown < limit.min(total) {
+            format!(
+                "[showing {shown} of {total} matching lines: a page stops at {} bytes or {GREP_MAX_OUTPUT_LINES} lines] \
+                 Narrow the pattern, path or include.",
+                limits.grep_max_output_bytes
+            )
+        } else {
+            format!(
+                "[showing {shown} of {total} matching lines] Narrow the pattern, path or include, or raise limit \
+                 (max {}).",
+                limits.search_max_limit
+            )
+        };
+        out.push_str(&format!("\n\n{footer}"));
     }
     Ok(out)
 }
+
+/// The most lines a `grep` page holds, below the output layer's 2000-line cut with room for its
+/// footer.
+const GREP_MAX_OUTPUT_LINES: usize = 1900;
 
 /// How many files between two progress reports of `grep`.
 const PROGRESS_EVERY: u64 = 32;

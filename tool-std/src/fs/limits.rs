@@ -22,12 +22,14 @@ pub const READ_WHOLE_FILE_SCAN_MAX_BYTES_ENV: &str = "TOOL_READ_WHOLE_FILE_SCAN_
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FsLimits {
-    /// `read`: lines shown when the call gives no `limit` (default 2000).
+    /// `read`: lines shown when the call gives no `limit` (default 1500: a page and its footers
+    /// stay under the output layer's 2000-line cut).
     pub read_default_lines: usize,
     /// `read`: lines longer than this many grapheme clusters are cut (default 1000).
     pub read_max_line_graphemes: usize,
-    /// `read`: cap of the numbered lines in bytes, footers not counted (default 64 KiB = 65536;
-    /// env `TOOL_READ_MAX_OUTPUT_BYTES`). At least one line is always shown.
+    /// `read`: cap of the numbered lines in bytes, footers not counted (default 40 KiB = 40960,
+    /// so that a page and its footers stay under the output layer's 50 KiB cut and its
+    /// continuation survives; env `TOOL_READ_MAX_OUTPUT_BYTES`). At least one line is always shown.
     pub read_max_output_bytes: usize,
     /// `read` and `read_line`: the whole-file scan limit, in bytes (default 8 MiB = 8388608; env
     /// `TOOL_READ_WHOLE_FILE_SCAN_MAX_BYTES`). A file of at most this many bytes is read to its
@@ -43,6 +45,10 @@ pub struct FsLimits {
     pub read_line_max_graphemes: usize,
     /// `grep`: lines longer than this many graphemes are shown as a window (default 500).
     pub grep_max_line_graphemes: usize,
+    /// `grep`: cap of a page in bytes, its footer not counted (default 40 KiB = 40960, under the
+    /// output layer's 50 KiB cut, so that `[showing N of M matching lines]` survives it). At
+    /// least one line is always shown.
+    pub grep_max_output_bytes: usize,
     /// `grep`: the width of that window in graphemes, around the first match of the line (default 200).
     pub grep_window_graphemes: usize,
     /// Diff previews of `write` and `edit`: at most this many lines (default 120).
@@ -60,13 +66,14 @@ pub struct FsLimits {
 impl Default for FsLimits {
     fn default() -> Self {
         Self {
-            read_default_lines: 2000,
+            read_default_lines: 1500,
             read_max_line_graphemes: 1000,
-            read_max_output_bytes: 64 * 1024,
+            read_max_output_bytes: 40 * 1024,
             read_whole_file_scan_max_bytes: 8 * 1024 * 1024,
             read_line_default_graphemes: 10_000,
             read_line_max_graphemes: 100_000,
             grep_max_line_graphemes: 500,
+            grep_max_output_bytes: 40 * 1024,
             grep_window_graphemes: 200,
             diff_max_lines: 120,
             diff_max_bytes: 16 * 1024,

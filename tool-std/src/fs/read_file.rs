@@ -15,23 +15,18 @@ use crate::sandbox::{SANDBOX, Sandbox};
 /// shows of any realistic text; `read_line` reads lines whole.
 const READ_KEEP_LINE_BYTES: usize = 1024 * 1024;
 
-/// Read a UTF-8 text file. Each line is shown as its 1-based number right-aligned in 5 columns,
-/// two spaces, then the text.
-///
-/// Lines longer than 1000 graphemes are cut with "..." and listed in a `[truncated lines: ...]`
-/// footer with a read_line call for the rest. At most 64 KiB of lines are returned per call; a
-/// footer then says which offset to continue from. The output ends with
-/// `[read_metadata] content_sha256=<hex>`, the SHA-256 of the whole file; a file over 8 MiB is
-/// read only up to the page, and gets its line count and hash only when the page reaches its end.
-/// An empty file reads as one empty line 1. An offset past the end, a directory and a binary file
-/// are errors.
+/// Read a UTF-8 text file as numbered lines (1-based); read before you edit, grep to search many
+/// files. A page holds at most `limit` lines and 40 KiB; its footer gives the `offset` to continue
+/// from and `content_sha256` for `expected_hash`.
 #[tool(set = "fs", blocking, tags(read_only))]
 pub fn read(
-    /// Path of the file, relative to the workspace root.
+    /// Relative to the workspace root.
     file_path: String,
-    /// 0-based line to start at (default 0).
+    /// 0-based first line.
+    #[arg(range(max = 9007199254740991))]
     offset: Option<usize>,
-    /// How many lines to show (default 2000).
+    /// Lines to show (default 1500).
+    #[arg(range(min = 1, max = 100000))]
     limit: Option<usize>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,
@@ -113,23 +108,19 @@ pub fn read(
     Ok(format!("{body}\n\n{}", footers.join("\n")))
 }
 
-/// Read one physical line of a UTF-8 text file by grapheme window, for lines too long for read
-/// (it cuts them at 1000 graphemes).
-///
-/// Output: a header `line_number=N line_length=G char_range=a..b` (G = the line's length in
-/// grapheme clusters; a..b = the 0-based, half-open grapheme range shown), the segment itself,
-/// then after an empty line `Use char_offset=b to continue.` when the line goes on, and
-/// `[read_metadata] content_sha256=<hex>` of the whole file (not computed for a file over 8 MiB,
-/// unless the line is its last). The line's `\n` (and a `\r` before it) is not part of it.
+/// Read part of one line that read cut at 1000 characters (graphemes).
 #[tool(set = "fs", blocking, tags(read_only))]
 pub fn read_line(
-    /// Path of the file, relative to the workspace root.
+    /// Relative to the workspace root.
     file_path: String,
     /// 1-based line number.
+    #[arg(range(min = 1, max = 9007199254740991))]
     line_number: usize,
-    /// 0-based grapheme offset in the line to start at (default 0).
+    /// 0-based first character.
+    #[arg(range(max = 9007199254740991))]
     char_offset: Option<usize>,
-    /// How many graphemes to show, 1 to 100000 (default 10000).
+    /// Characters to show (default 10000).
+    #[arg(range(min = 1, max = 100000))]
     char_limit: Option<usize>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,

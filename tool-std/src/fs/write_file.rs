@@ -39,22 +39,16 @@ pub struct WriteOutput {
     pub(crate) full_diff: Option<String>,
 }
 
-/// Write a UTF-8 text file, replacing it whole (or creating it, with its parent directories).
-///
-/// The write is atomic: the content goes to a temporary file beside it that is then renamed over
-/// the old one, keeping its permissions; readers never see half a file. Give `expected_hash` (the
-/// content_sha256 of your last read) to make sure the file has not changed since: when it has,
-/// or when it no longer exists, nothing is written and the error says to read it again.
-///
-/// Output JSON: {summary "Wrote N bytes to <file_path>", file_path, created, content_sha256, diff, diff_truncated, diff_ref when the diff is cut: the ref id of the whole diff for tool_output_cache}.
+/// Write a whole UTF-8 file, creating it and its directories; atomic. To change part of a file use
+/// edit. With `expected_hash`, nothing is written if the file changed since. A cut diff's
+/// `diff_ref` is a ref_id for tool_output_cache.
 #[tool(set = "fs", output_schema, tags(destructive, idempotent))]
 pub async fn write(
-    /// Path of the file, relative to the workspace root.
+    /// Relative to the workspace root.
     file_path: String,
-    /// The whole new content of the file.
+    /// The whole new content.
     content: String,
-    /// The content_sha256 of the file as last read (64 hex digits); refuses the write when the
-    /// file has changed since.
+    /// content_sha256 of your last read.
     expected_hash: Option<String>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,

@@ -124,17 +124,15 @@ fn describe_non_image(bytes: &[u8]) -> &'static str {
     }
 }
 
-/// Look at a local image file (PNG, JPEG, GIF or WebP; the type is read from the file's bytes,
-/// not its name). Returns a text part `Image loaded: <path> (<width>x<height>, <type>)` and the
-/// image. When the model cannot take images, returns a text description instead. SVG, text,
-/// damaged and other files are errors. max_bytes defaults to 5 MiB (5242880), at most 10 MiB.
+/// Look at a local PNG, JPEG, GIF or WebP image. For text files use read.
 #[tool(set = "media", blocking, tags(read_only))]
 pub fn view_image(
-    /// Path of the image, relative to the workspace root.
+    /// Relative to the workspace root.
     file_path: String,
-    /// auto (default), low or high: how closely to look.
+    /// How closely to look (default auto).
     detail: Option<ImageDetail>,
-    /// Largest file accepted, in bytes (default 5242880 = 5 MiB, at most 10485760 = 10 MiB).
+    /// Largest file accepted in bytes (default 5242880).
+    #[arg(range(min = 1, max = 10485760))]
     max_bytes: Option<u64>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     ctx: &ToolContext,

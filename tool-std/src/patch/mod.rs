@@ -166,38 +166,31 @@ fn apply_unless_cancelled(
     Ok(PatchOutput::new(&plan, dry_run))
 }
 
-/// Apply a patch that adds, deletes, updates and renames files, all or nothing: if any part
-/// fails, no file is changed.
+/// Change several files in one call, all or nothing: add, delete, update and rename. For one
+/// change in one file, use edit.
 ///
-/// Format (each marker on its own line; paths relative to the workspace root):
+/// ```text
 /// *** Begin Patch
 /// *** Add File: path/new.txt
-/// +first line of the new file
+/// +line of the new file
 /// *** Delete File: path/old.txt
 /// *** Update File: path/file.py
-/// *** Move to: path/renamed.py      (optional)
-/// @@ def some_function():           (optional: a whole line to find first)
-///  context line (starts with a space)
-/// -line to remove
-/// +line to add
-/// *** End of File                   (optional: the chunk is at the end of the file)
+/// *** Move to: path/renamed.py
+/// @@ def some_function():
+///  context line
+/// -removed line
+/// +added line
 /// *** End Patch
+/// ```
 ///
-/// Give about 3 lines of context around each change and keep chunks in file order; start each
-/// further chunk with @@. Add fails when the file exists; Update and Delete fail when it does not;
-/// each file may appear in one section only (a Delete and a later Add of the same path is fine).
-/// Lines are matched exactly, then ignoring trailing spaces, then trimmed, then with typographic
-/// quotes and dashes read as ASCII; context lines keep the file's text. Line endings and the
-/// final newline of each file are kept.
-///
-/// Returns JSON: summary, file_count, files [{action, file_path, move_to?, summary}], diff
-/// (a unified diff preview) and diff_truncated. With dry_run=true nothing is written and the same
-/// preview is returned.
+/// Paths are relative to the workspace root; `*** Move to` is optional. `@@` starts each chunk,
+/// optionally with a line to find first. Give about 3 context lines around each change, chunks
+/// in file order. Add fails on an existing file, Update and Delete on a missing one.
 #[tool(set = "patch", blocking, sequential, tags(destructive))]
 pub fn apply_patch(
-    /// The whole patch text, from `*** Begin Patch` to `*** End Patch`.
+    /// The patch text.
     patch: String,
-    /// Check the patch and return its preview without writing anything (default false).
+    /// Return the preview without writing.
     dry_run: Option<bool>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     ctx: &ToolContext,

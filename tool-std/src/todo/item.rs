@@ -10,12 +10,16 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "snake_case")]
 pub enum TodoStatus {
     /// Not started.
+    #[schemars(description = "")]
     Pending,
     /// Being worked on; at most one item of a list.
+    #[schemars(description = "")]
     InProgress,
     /// Done.
+    #[schemars(description = "")]
     Completed,
     /// Dropped.
+    #[schemars(description = "")]
     Cancelled,
 }
 
@@ -45,25 +49,25 @@ impl TodoStatus {
 }
 
 /// One item of a plan as the model writes it (`todo_new`'s `todos`). Unknown keys are refused.
+/// (The list's own description is what the model reads.)
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewTodo {
-    /// Short id; default: made from the content. Made lowercase with dashes (a slug), and unique
-    /// with -2, -3.
+    /// Short id (default: from content).
     #[serde(default)]
     pub id: Option<String>,
-    /// What to do, in the imperative ("Add tests for the parser").
+    /// The task, imperative.
     pub content: String,
-    /// pending, in_progress, completed or cancelled; at most one item may be in_progress.
+    /// The state.
     pub status: TodoStatus,
-    /// 1 (most important) to 5; default 3. Values outside are clamped to 1 or 5.
+    /// 1 (highest) to 5 (default 3).
     #[serde(default)]
     #[schemars(range(min = 1, max = 5))]
-    pub priority: Option<i64>,
-    /// Free notes shown under the item.
+    pub priority: Option<u8>,
+    /// Notes.
     #[serde(default)]
     pub notes: Option<String>,
-    /// The content in the present continuous ("Adding tests for the parser"), shown while in_progress.
+    /// The task in present continuous, shown while in progress.
     #[serde(default)]
     pub active_form: Option<String>,
 }
@@ -73,33 +77,27 @@ pub struct NewTodo {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TodoPatch {
-    /// The id of the item to change, as shown in the plan (`[id]`).
+    /// The item's id.
     pub id: String,
-    /// `true` removes the item (the other fields are then ignored).
+    /// `true` removes the item.
     #[serde(default)]
     pub remove: Option<bool>,
-    /// New text of the task; cannot be empty.
+    /// New task text.
     #[serde(default)]
     pub content: Option<String>,
-    /// New status: pending, in_progress, completed or cancelled; at most one item may be in_progress.
+    /// New status.
     #[serde(default)]
     pub status: Option<TodoStatus>,
-    /// New priority, 1 (most important) to 5; values outside are clamped.
+    /// 1 (highest) to 5.
     #[serde(default)]
     #[schemars(range(min = 1, max = 5))]
-    pub priority: Option<i64>,
-    /// New notes; an empty string removes them.
+    pub priority: Option<u8>,
+    /// "" removes them.
     #[serde(default)]
     pub notes: Option<String>,
-    /// New present-continuous form; an empty string removes it.
+    /// "" removes it.
     #[serde(default)]
     pub active_form: Option<String>,
-}
-
-/// `priority` clamped to 1..=5; [`DEFAULT_PRIORITY`] when absent.
-pub fn clamp_priority(priority: Option<i64>) -> u8 {
-    // The clamp makes the value fit.
-    priority.map_or(DEFAULT_PRIORITY, |p| u8::try_from(p.clamp(1, 5)).unwrap_or(DEFAULT_PRIORITY))
 }
 
 /// One stored item of a session's plan.

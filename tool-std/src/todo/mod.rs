@@ -9,8 +9,8 @@
 //! | [`todo_clear()`] | empties the plan |
 //!
 //! Every tool but `todo_clear` returns the plan text of [`render_plan`]. Ids are [`slug`]s of the
-//! given id or of the content, made unique within the plan with `-2`, `-3`. Priorities outside
-//! 1..=5 are clamped. At most one item may be `in_progress`: a change that would make two is
+//! given id or of the content, made unique within the plan with `-2`, `-3`. A priority outside
+//! 1..=5 is refused at decode (the schema states the range). At most one item may be `in_progress`: a change that would make two is
 //! refused with their ids named, and nothing is saved; the same holds for every other refusal
 //! (a call either applies whole or not at all).
 //!
@@ -29,7 +29,7 @@ use std::collections::HashSet;
 
 use tool_runtime::{ToolContext, tool};
 
-pub use item::{DEFAULT_PRIORITY, MAX_SLUG_CHARS, NewTodo, TodoItem, TodoPatch, TodoStatus, clamp_priority, slug};
+pub use item::{DEFAULT_PRIORITY, MAX_SLUG_CHARS, NewTodo, TodoItem, TodoPatch, TodoStatus, slug};
 pub use plan::{EMPTY_PLAN, render_plan};
 pub use store::{session_key, set_todos, todos_in};
 
@@ -98,17 +98,12 @@ pub enum TodoError {
     },
 }
 
-/// Write a new plan for this session, replacing the current one: a list of at least one item, in
-/// the order to do them. Ids are made from the given id or the content (lowercase, dashes) and
-/// made unique with -2, -3. Priority 1 (most important) to 5, default 3. At most one item may be
-/// in_progress: a plan with two or more is refused with their ids named, and nothing is saved.
-///
-/// Returns the plan: a counts line, `Next: [id]` (the item in progress, else the first pending
-/// one), and one line per item: `n. [ ]|[>]|[x]|[-] [id] (pN) label` for pending, in_progress,
-/// completed, cancelled.
+/// Write this session's plan for a task of several steps, replacing the current one. At most one
+/// item may be in_progress; a call that breaks a rule saves nothing.
 #[tool(set = "todo", tags(destructive, idempotent))]
 pub async fn todo_new(
-    /// The plan, in order; at least one item.
+    /// The plan, in order.
+    #[arg(length(min = 1))]
     todos: Vec<NewTodo>,
     ctx: &ToolContext,
 ) -> Result<String, TodoError> {
@@ -124,15 +119,11 @@ pub async fn todo_new(
     .await
 }
 
-/// Add items at the end of this session's plan, keeping the current ones. Ids are made from the
-/// given id or the content and made unique with -2, -3 against the whole plan. At most one item
-/// may be in_progress in the plan: adding a second is refused with both ids named, and nothing is
-/// saved.
-///
-/// Returns the whole plan, like todo_read.
+/// Add items to the end of this session's plan; at most one item may be in_progress.
 #[tool(set = "todo")]
 pub async fn todo_append(
-    /// The items to add, in order; at least one.
+    /// The items to add, in order.
+    #[arg(length(min = 1))]
     todos: Vec<NewTodo>,
     ctx: &ToolContext,
 ) -> Result<String, TodoError> {
@@ -150,17 +141,12 @@ pub async fn todo_append(
     .await
 }
 
-/// Change or remove items of this session's plan by id. Each update names an item by its id and
-/// gives only the fields to change: omitted fields keep their values, an empty notes or
-/// active_form clears it, remove=true deletes the item. Updates apply in order, all or nothing.
-/// An unknown id is refused with the existing ids listed. At most one item may be in_progress
-/// after the change: to start the next item, set the current one to completed in the same call;
-/// a change that leaves two in_progress is refused with both ids named, and nothing is saved.
-///
-/// Returns the whole plan, like todo_read.
+/// Change or remove items of this session's plan by id, all or nothing; omitted fields keep their
+/// values. At most one item may be in_progress: complete the current one in the same call.
 #[tool(set = "todo", tags(destructive, idempotent))]
 pub async fn todo_patch(
-    /// The changes, applied in order; at least one.
+    /// The changes, in order.
+    #[arg(length(min = 1))]
     updates: Vec<TodoPatch>,
     ctx: &ToolContext,
 ) -> Result<String, TodoError> {
@@ -179,7 +165,7 @@ pub async fn todo_patch(
     .await
 }
 
-/// Remove every item of this session's plan. Returns how many were removed.
+/// Remove every item of this session's plan.
 #[tool(set = "todo", tags(destructive, idempotent))]
 pub async fn todo_clear(ctx: &ToolContext) -> Result<String, TodoError> {
     edit_plan(ctx, |old| {
@@ -190,8 +176,7 @@ pub async fn todo_clear(ctx: &ToolContext) -> Result<String, TodoError> {
     .await
 }
 
-/// Show this session's plan: a counts line, `Next: [id]`, and one line per item
-/// `n. [ ]|[>]|[x]|[-] [id] (pN) label`.
+/// Show this session's plan.
 #[tool(set = "todo", tags(read_only))]
 pub async fn todo_read(ctx: &ToolContext) -> Result<String, TodoError> {
     let (store, session) = session_store_for(ctx).await.map_err(|e| TodoError::Store { message: e.to_string() })?;
@@ -199,7 +184,7 @@ pub async fn todo_read(ctx: &ToolContext) -> Result<String, TodoError> {
     Ok(render_plan(&items))
 }
 
-/// Turns the model's items into stored ones: content checked, priority clamped, ids slugged and
+/// Turns the model's items into stored ones: content checked, priority defaulted, ids slugged and
 /// made unique against `taken` and each other.
 fn new_items(todos: Vec<NewTodo>, taken: &HashSet<String>) -> Result<Vec<TodoItem>, TodoError> {
     let mut taken = taken.clone();
@@ -218,7 +203,7 @@ fn new_items(todos: Vec<NewTodo>, taken: &HashSet<String>) -> Result<Vec<TodoIte
             id,
             content: todo.content,
             status: todo.status,
-            priority: clamp_priority(todo.priority),
+            priority: todo.priority.unwrap_or(DEFAULT_PRIORITY),
             notes: todo.notes.filter(|n| !n.is_empty()),
             active_form: todo.active_form.filter(|a| !a.is_empty()),
         });
@@ -253,8 +238,8 @@ fn apply_patch(items: &mut Vec<TodoItem>, index: usize, update: TodoPatch) -> Re
     if let Some(status) = update.status {
         item.status = status;
     }
-    if update.priority.is_some() {
-        item.priority = clamp_priority(update.priority);
+    if let Some(priority) = update.priority {
+        item.priority = priority;
     }
     if let Some(notes) = update.notes {
         item.notes = Some(notes).filter(|n| !n.is_empty());

@@ -22,10 +22,13 @@ use super::net::{CheckedResolver, Failure, NetErrorClass, NetworkPolicy, classif
 pub enum OutputFormat {
     /// HTML converted to Markdown (the default); other text as it is.
     #[default]
+    #[schemars(description = "")]
     Markdown,
     /// The visible text of HTML, one line per block; other text as it is.
+    #[schemars(description = "visible text, one line per block")]
     Text,
     /// The HTML itself (scripts, styles and comments removed); other text as it is.
+    #[schemars(description = "HTML without scripts, styles and comments")]
     Html,
 }
 
@@ -195,23 +198,19 @@ pub(crate) fn build_client(
         .map_err(|e| DependencyError(format!("cannot build the HTTP client: {e}")))
 }
 
-/// Fetch a web page or other text URL (http/https) and return it as JSON: {url, final_url,
-/// status, ok, content_type, output_format, title, content, truncated, byte_size, duration_ms}.
-/// HTML becomes Markdown (default), plain text or cleaned HTML; scripts, styles and comments are
-/// removed before the max_bytes cut. Redirects are followed (up to 5). Non-text content (images,
-/// PDFs, archives) is refused. Addresses that are not globally reachable (loopback, private,
-/// link-local, documentation and the other special-purpose ranges) are refused. Network
-/// errors start with their class: timeout, dns_error, tls_error, connection_refused,
-/// connection_reset, network_error.
+/// Fetch an http(s) URL and return its text as JSON (HTML as Markdown by default). Non-text content
+/// and non-public addresses (loopback, private) are refused.
 #[tool(set = "web", tags(read_only, external))]
 pub async fn webfetch(
-    /// The absolute http:// or https:// URL.
+    /// An absolute http:// or https:// URL.
     url: String,
-    /// markdown (default), text or html.
+    /// How HTML is returned (default markdown).
     output_format: Option<OutputFormat>,
-    /// Time limit for the whole fetch in milliseconds (default 10000, at most 30000).
+    /// Time limit in milliseconds (default 10000).
+    #[arg(range(min = 1, max = 30000))]
     timeout_ms: Option<u64>,
-    /// Largest content returned, in UTF-8 bytes (default 200000, at most 1000000).
+    /// Most content returned in bytes (default 200000).
+    #[arg(range(min = 1, max = 1000000))]
     max_bytes: Option<u64>,
     #[depends(WEB_CONFIG)] config: WebConfig,
     #[depends(FETCH_CLIENT)] client: reqwest::Client,

@@ -22,8 +22,10 @@ use super::net::{Failure, NetErrorClass, classify};
 pub enum SearchBackendId {
     /// DuckDuckGo's HTML results page (no key needed; the default).
     #[default]
+    #[schemars(description = "DuckDuckGo, no key")]
     Ddg,
     /// The Brave Search API (needs an API key).
+    #[schemars(description = "Brave Search API, needs a key")]
     Brave,
 }
 
@@ -410,20 +412,18 @@ fn domain_matches(host: &str, domain: &str) -> bool {
     host == domain || host.ends_with(&format!(".{domain}"))
 }
 
-/// Search the web and return candidates as JSON: {query, backend, count, results: [{title, url,
-/// snippet, source}]} (source is the result's host). max_results 1 to 20 (default 5). backend
-/// ddg (default, no key) or brave (needs an API key). allowed_domains keeps only results whose
-/// host is one of the domains or a subdomain of one (`docs.rs` keeps `docs.rs` and
-/// `www.docs.rs`). Use webfetch to read a result.
+/// Search the web for pages; returns titles, URLs and snippets as JSON. Read one with webfetch.
 #[tool(set = "web", tags(read_only, external))]
 pub async fn search(
-    /// The words to search for.
+    /// The words to search for; not empty.
+    #[arg(length(min = 1))]
     query: String,
-    /// How many results, 1 to 20 (default 5).
+    /// Results to return (default 5).
+    #[arg(range(min = 1, max = 20))]
     max_results: Option<u64>,
-    /// ddg (default) or brave.
+    /// Search engine (default ddg).
     backend: Option<SearchBackendId>,
-    /// Keep only results from these domains and their subdomains, e.g. ["docs.rs", "github.com"].
+    /// Keep only results from these domains and their subdomains.
     allowed_domains: Option<Vec<String>>,
     #[depends(WEB_CONFIG)] config: WebConfig,
     #[depends(SEARCH_CLIENT)] client: reqwest::Client,

@@ -1,0 +1,216 @@
+//! The bounds a schema states on a value (`minimum`, `maximum`, `exclusiveMinimum`,
+//! `exclusiveMaximum`, `minLength`, `maxLength`, `pattern`, `minItems`, `maxItems`), as decoding
+//! enforces them: whatever states a bound (`#[arg(range(..))]`, `#[schemars(length(..))]`, a
+//! hand-written schema) states it in the schema, and decoding refuses a value outside it.
+//!
+//! Lengths of strings count Unicode code points, as JSON Schema (2020-12, section 6.3.1) does.
+//! Numbers are compared as `f64` (exact for every integer up to 2^53). A `pattern` is a regular
+//! expression of the `regex` crate's syntax (ECMA-262's for what tool schemas use: classes,
+//! anchors, repetition), unanchored as JSON Schema reads it; one that does not compile bounds
+//! nothing.
+
+use serde_json::Value;
+
+/// The keywords read here.
+pub(crate) const BOUND_KEYWORDS: &[&str] = &[
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minItems",
+    "maxItems",
+];
+
+/// The bounds of one schema node.
+#[derive(Debug, Default)]
+pub(crate) struct Bounds {
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+    exclusive_minimum: Option<f64>,
+    exclusive_maximum: Option<f64>,
+    min_length: Option<u64>,
+    max_length: Option<u64>,
+    pattern: Option<regex::Regex>,
+    min_items: Option<u64>,
+    max_items: Option<u64>,
+}
+
+impl Bounds {
+    /// The bounds `node` states; `None` when it states none (the common case, kept cheap).
+    pub(crate) fn of(node: &Value) -> Option<Self> {
+        let map = node.as_object()?;
+        if !BOUND_KEYWORDS.iter().any(|k| map.contains_key(*k)) {
+            return None;
+        }
+        let number = |key: &str| map.get(key).and_then(Value::as_f64);
+        let count = |key: &str| map.get(key).and_then(Value::as_u64);
+        Some(Self {
+            minimum: number("minimum"),
+            maximum: number("maximum"),
+            exclusive_minimum: number("exclusiveMinimum"),
+            exclusive_maximum: number("exclusiveMaximum"),
+            min_length: count("minLength"),
+            max_length: count("maxLength"),
+            pattern: map.get("pattern").and_then(Value::as_str).and_then(|p| regex::Regex::new(p).ok()),
+            min_items: count("minItems"),
+            max_items: count("maxItems"),
+        })
+    }
+
+    /// What is wrong with `value` against these bounds (`must be at most 1000; got 5000`), or
+    /// `None` when it fits. A value of a kind a bound does not apply to fits it (its type is
+    /// checked by decoding).
+    pub(crate) fn check(&self, value: &Value) -> Option<String> {
+        match value {
+            Value::Number(n) => self.number(n.as_f64()?, n),
+            Value::String(text) => self.string(text),
+            Value::Array(items) => self.items(items.len()),
+            _ => None,
+        }
+    }
+
+    /// [`check`](Self::check) for a number; `shown` is how the value is written in the message.
+    pub(crate) fn number(&self, n: f64, shown: &dyn std::fmt::Display) -> Option<String> {
+        let show = number_text;
+        if let Some(min) = self.minimum
+            && n < min
+        {
+            return Some(format!("must be at least {}; got {shown}", show(min)));
+        }
+        if let Some(max) = self.maximum
+            && n > max
+        {
+            return Some(format!("must be at most {}; got {shown}", show(max)));
+        }
+        if let Some(min) = self.exclusive_minimum
+            && n <= min
+        {
+            return Some(format!("must be greater than {}; got {shown}", show(min)));
+        }
+        if let Some(max) = self.exclusive_maximum
+            && n >= max
+        {
+            return Some(format!("must be less than {}; got {shown}", show(max)));
+        }
+        None
+    }
+
+    /// [`check`](Self::check) for a string.
+    pub(crate) fn string(&self, text: &str) -> Option<String> {
+        if self.min_length.is_some() || self.max_length.is_some() {
+            let length = text.chars().count() as u64;
+            if let Some(min) = self.min_length
+                && length < min
+            {
+                return Some(format!("must be at least {min} {}; got {length}", characters(min)));
+            }
+            if let Some(max) = self.max_length
+                && length > max
+            {
+                return Some(format!("must be at most {max} {}; got {length}", characters(max)));
+            }
+        }
+        if let Some(pattern) = &self.pattern
+            && !pattern.is_match(text)
+        {
+            return Some(format!("must match the pattern `{}`; got {}", pattern.as_str(), Value::from(text)));
+        }
+        None
+    }
+
+    /// [`check`](Self::check) for an array of `count` items.
+    pub(crate) fn items(&self, count: usize) -> Option<String> {
+        let count = count as u64;
+        let noun = |n: u64| if n == 1 { "item" } else { "items" };
+        if let Some(min) = self.min_items
+            && count < min
+        {
+            return Some(format!("must hold at least {min} {}; got {count}", noun(min)));
+        }
+        if let Some(max) = self.max_items
+            && count > max
+        {
+            return Some(format!("must hold at most {max} {}; got {count}", noun(max)));
+        }
+        None
+    }
+}
+
+fn characters(n: u64) -> &'static str {
+    if n == 1 { "character" } else { "characters" }
+}
+
+/// A bound as the schema writes it: `1000`, `0.5`.
+fn number_text(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 9.0e15 {
+        // An integral bound below 2^53 converts exactly.
+        #[allow(clippy::cast_possible_truncation)]
+        let integral = n as i64;
+        integral.to_string()
+    } else {
+        n.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn check(schema: Value, value: Value) -> Option<String> {
+        Bounds::of(&schema).and_then(|b| b.check(&value))
+    }
+
+    #[test]
+    fn a_node_without_bounds_has_none() {
+        assert!(Bounds::of(&json!({"type": "integer"})).is_none());
+    }
+
+    #[test]
+    fn numbers_outside_an_inclusive_range_name_the_bound_and_the_value() {
+        let schema = json!({"minimum": 1, "maximum": 1000});
+        assert_eq!(check(schema.clone(), json!(0)), Some("must be at least 1; got 0".to_owned()));
+        assert_eq!(check(schema.clone(), json!(1001)), Some("must be at most 1000; got 1001".to_owned()));
+        assert_eq!(check(schema.clone(), json!(1)), None);
+        assert_eq!(check(schema, json!(1000)), None);
+    }
+
+    #[test]
+    fn exclusive_bounds_refuse_the_bound_itself() {
+        let schema = json!({"exclusiveMinimum": 0.5, "exclusiveMaximum": 2});
+        assert_eq!(check(schema.clone(), json!(0.5)), Some("must be greater than 0.5; got 0.5".to_owned()));
+        assert_eq!(check(schema, json!(2)), Some("must be less than 2; got 2".to_owned()));
+    }
+
+    #[test]
+    fn string_lengths_count_code_points() {
+        let schema = json!({"minLength": 2, "maxLength": 3});
+        assert_eq!(check(schema.clone(), json!("é")), Some("must be at least 2 characters; got 1".to_owned()));
+        assert_eq!(check(schema.clone(), json!("ééé")), None);
+        assert_eq!(check(schema, json!("abcd")), Some("must be at most 3 characters; got 4".to_owned()));
+    }
+
+    #[test]
+    fn a_pattern_is_searched_unanchored() {
+        let schema = json!({"pattern": "[0-9]+"});
+        assert_eq!(check(schema.clone(), json!("ab12")), None);
+        assert_eq!(check(schema, json!("ab")), Some("must match the pattern `[0-9]+`; got \"ab\"".to_owned()));
+    }
+
+    #[test]
+    fn array_sizes_count_items() {
+        let schema = json!({"minItems": 1, "maxItems": 2});
+        assert_eq!(check(schema.clone(), json!([])), Some("must hold at least 1 item; got 0".to_owned()));
+        assert_eq!(check(schema, json!([1, 2, 3])), Some("must hold at most 2 items; got 3".to_owned()));
+    }
+
+    #[test]
+    fn a_bound_does_not_apply_to_another_kind_of_value() {
+        assert_eq!(check(json!({"maximum": 3, "maxLength": 1}), json!(true)), None);
+        assert_eq!(check(json!({"maximum": 3}), json!("12345")), None);
+    }
+}
