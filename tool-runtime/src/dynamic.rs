@@ -23,7 +23,7 @@ type Handler = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolResul
 ///
 /// - The definition's schema is the given schema through the canonical passes
 ///   ([`crate::schema::canonicalize`]), so every projection
-///   ([`ToolDefinition::for_provider`]) treats it like a `#[tool]`'s.
+///   ([`Provider::render_tool`](crate::provider::Provider::render_tool)) treats it like a `#[tool]`'s.
 /// - Arguments are decoded by the rules of [`crate::decode`] (`""` is `{}`; one JSON object and
 ///   nothing after it; `null` for a property that is not required is dropped), then validated
 ///   against the canonical schema before the union hoisting (compiled once, with the `jsonschema`
