@@ -34,7 +34,11 @@ fn the_test_command_installs_the_pinned_python_packages_and_runs_the_whole_suite
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| l.split("==").next().unwrap_or_default())
         .collect();
-    assert_eq!(pinned, ["jsonschema", "openai-agents", "google-genai", "mcp"], "{requirements}");
+    assert_eq!(
+        pinned,
+        ["jsonschema", "openai-agents", "google-genai", "mcp", "hypothesis-jsonschema", "hypothesis"],
+        "{requirements}"
+    );
     assert!(requirements.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()).all(|l| l.contains("==")));
 }
 
