@@ -154,8 +154,14 @@ async fn anthropic_four_parallel_calls_answer_in_one_user_message() {
 #[tokio::test]
 async fn gemini_call_without_an_id_gets_a_generated_one_that_is_not_sent_back() {
     let turn = replay("gemini-function-call-1.json").await;
-    assert_eq!(turn.replay.calls, [ToolCall::new("gemini_call_0", "get_capital", r#"{"country":"France"}"#)]);
-    assert_eq!(turn.replay.messages, [ok("gemini_call_0", "get_capital", "Paris")]);
+    // The response carries no `responseId`: the stem is 22 random URL-safe characters, so that
+    // ids never repeat across turns.
+    let id = turn.replay.calls[0].id.clone();
+    let stem = id.strip_prefix("gemini_").and_then(|rest| rest.strip_suffix("_0")).unwrap_or_default();
+    assert_eq!(stem.len(), 22, "{id}");
+    assert!(stem.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'), "{id}");
+    assert_eq!(turn.replay.calls, [ToolCall::new(id.clone(), "get_capital", r#"{"country":"France"}"#)]);
+    assert_eq!(turn.replay.messages, [ok(&id, "get_capital", "Paris")]);
     assert_eq!(
         turn.replay.rendered,
         [json!({

@@ -82,6 +82,7 @@ pub enum ImageSupport {
 
 struct Shared {
     session_id: Option<String>,
+    principal: Option<String>,
     cancellation: CancellationToken,
     overrides: KeyMap<AnyValue>,
     clock: Arc<dyn Clock>,
@@ -93,6 +94,7 @@ impl Default for Shared {
     fn default() -> Self {
         Self {
             session_id: None,
+            principal: None,
             cancellation: CancellationToken::new(),
             overrides: KeyMap::default(),
             clock: Arc::new(SystemClock),
@@ -197,6 +199,13 @@ impl ToolContext {
     /// The session id, when the caller set one (the key of session state such as the todo list).
     pub fn session_id(&self) -> Option<&str> {
         self.shared.session_id.as_deref()
+    }
+
+    /// Who the caller is, when the server knows (an authenticated user or client id); `None` when
+    /// nobody said. Kept by clones and by the per-call contexts the registry derives. Stored
+    /// outputs and sessions are only served back to the principal that made them.
+    pub fn principal(&self) -> Option<&str> {
+        self.shared.principal.as_deref()
     }
 
     /// The cancellation token to watch. Inside a call it is the call's own token: cancelled when
@@ -443,6 +452,7 @@ impl fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolContext")
             .field("session_id", &self.session_id())
+            .field("principal", &self.principal())
             .field("call_id", &self.call_id())
             .field("tool_name", &self.tool_name())
             .field("image_support", &self.image_support())
@@ -462,6 +472,14 @@ impl ToolContextBuilder {
     #[must_use]
     pub fn session_id(mut self, id: impl Into<String>) -> Self {
         self.shared.session_id = Some(id.into());
+        self
+    }
+
+    /// Sets the principal: who the caller is, as the server authenticated it (see
+    /// [`ToolContext::principal`]; default: none).
+    #[must_use]
+    pub fn principal(mut self, principal: impl Into<String>) -> Self {
+        self.shared.principal = Some(principal.into());
         self
     }
 

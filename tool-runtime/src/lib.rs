@@ -79,7 +79,7 @@ pub use futures::future::BoxFuture;
 pub use policy::{DefaultPolicy, EXTERNAL_TAG, Permission, PermissionPolicy, PermissionRequest};
 pub use progress::{Progress, ProgressListener};
 pub use registry::{Registry, RegistryBuilder};
-pub use result::{ContentPart, ImageDetail, IntoToolResult, MessageContent, ToolMessage, ToolResult};
+pub use result::{ContentPart, ImageDetail, IntoToolResult, MessageContent, StoredResult, ToolMessage, ToolResult};
 /// The token that cancels calls ([`ToolContextBuilder::cancellation`]), from `tokio-util`.
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{InvokeFn, Tool, ToolDefinition, ToolMeta, ToolOrigin, ToolRegistration, ToolSpec, is_valid_tool_name};

@@ -386,7 +386,7 @@ impl Registry {
         };
         let message = self.finish(call, outcome, span, None);
         Fast::Done(match (&self.output, store) {
-            (Some(layer), Some(store)) => layer.finish_message(message, &*store),
+            (Some(layer), Some(store)) => layer.finish_message(message, &*store, crate::output::OutputScope::of(ctx)),
             _ => message,
         })
     }
@@ -530,7 +530,7 @@ impl Registry {
                 }
             }
         };
-        layer.finish_in(message, store).await
+        layer.finish_in(message, store, ctx).await
     }
 
     /// The output store as a call of this registry would resolve it, when that needs no `create`

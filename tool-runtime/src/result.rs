@@ -87,6 +87,21 @@ pub enum ToolResult {
     /// and [`Registry::call_batch`](crate::Registry::call_batch) reports it in
     /// [`Batch::stop`](crate::Batch::stop) so that the agent loop stops.
     Done(String),
+    /// A result already in the output cache (streamed there by
+    /// [`store_stream`](crate::output::store_stream)): the model sees `text`, and the message's
+    /// [`output_ref`](ToolMessage::output_ref) is `ref_id`; the output layer does not store it again.
+    Stored(StoredResult),
+}
+
+/// A result the output layer stored as it was produced ([`ToolResult::Stored`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredResult {
+    /// The ref id of the whole output in the output cache.
+    pub ref_id: String,
+    /// What the model sees: the whole text, or its head and tail around a marker naming `ref_id`.
+    pub text: String,
+    /// `true` when `text` is not the whole output.
+    pub cut: bool,
 }
 
 impl ToolResult {
@@ -154,8 +169,13 @@ impl ToolMessage {
     pub fn success(tool_call_id: impl Into<String>, tool_name: impl Into<String>, result: ToolResult) -> Self {
         let done = matches!(result, ToolResult::Done(_));
         let mut structured_content = None;
+        let (mut output_ref, mut trimmed) = (None, false);
         let content = match result {
             ToolResult::Text(text) | ToolResult::Done(text) => MessageContent::Text(text),
+            ToolResult::Stored(stored) => {
+                (output_ref, trimmed) = (Some(stored.ref_id), stored.cut);
+                MessageContent::Text(stored.text)
+            }
             ToolResult::Parts(parts) => MessageContent::Parts(parts),
             ToolResult::Json(value) => {
                 let text = MessageContent::Text(value.to_string());
@@ -168,8 +188,8 @@ impl ToolMessage {
             tool_name: tool_name.into(),
             content,
             is_error: false,
-            output_ref: None,
-            trimmed: false,
+            output_ref,
+            trimmed,
             done,
             structured_content,
         }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputLayer, OutputLimits, OutputStore, put_text};
+use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputLayer, OutputLimits, OutputScope, OutputStore, put_text};
 use tool_runtime::prelude::*;
 
 /// Repeat a line.
@@ -45,6 +45,14 @@ fn registry(store: &Arc<MemoryStore>, layer: OutputLayer) -> Registry {
         .unwrap()
 }
 
+/// The message's `output_ref`, which must be a minted ref id (not its call id).
+fn minted_ref(message: &ToolMessage) -> String {
+    let ref_id = message.output_ref.clone().expect("an output_ref");
+    assert_eq!(ref_id.len(), tool_runtime::output::REF_ID_LEN, "{ref_id}");
+    assert_ne!(ref_id, message.tool_call_id);
+    ref_id
+}
+
 fn call(id: &str, text: &str, n: usize) -> ToolCall {
     ToolCall::new(id, "lines", serde_json::json!({ "text": text, "n": n }).to_string())
 }
@@ -56,11 +64,9 @@ async fn every_message_gets_its_output_ref_and_is_stored() {
 
     let message = registry.call(&call("call.1", "hi", 2), &ToolContext::new()).await;
 
-    assert_eq!(
-        (message.output_ref.as_deref(), message.text().as_ref(), message.trimmed),
-        (Some("call_1"), "hi\nhi", false)
-    );
-    assert_eq!(store.info("call_1").unwrap().lines, 2);
+    let ref_id = minted_ref(&message);
+    assert_eq!((message.text().as_ref(), message.trimmed), ("hi\nhi", false));
+    assert_eq!(store.info(&ref_id).unwrap().lines, 2);
 }
 
 #[tokio::test]
@@ -71,7 +77,8 @@ async fn errors_are_stored_too() {
     let message = registry.call(&ToolCall::new("c9", "nope", "{}"), &ToolContext::new()).await;
 
     assert!(message.is_error);
-    assert_eq!(message.output_ref.as_deref(), Some("c9"));
+    let ref_id = minted_ref(&message);
+    assert_eq!(store.info(&ref_id).unwrap().bytes, message.text().len() as u64);
 }
 
 #[tokio::test]
@@ -82,9 +89,10 @@ async fn a_message_over_the_cap_keeps_whole_lines_and_ends_with_the_marker() {
 
     let message = registry.call(&call("c1", "abcdef", 10), &ToolContext::new()).await;
 
-    assert_eq!(message.text(), "abcdef\nabcdef\nabcdef\n[tool output truncated; ref=c1]");
+    let ref_id = minted_ref(&message);
+    assert_eq!(message.text(), format!("abcdef\nabcdef\nabcdef\n[tool output truncated; ref={ref_id}]"));
     assert!(message.trimmed);
-    assert_eq!(store.info("c1").unwrap().bytes, 69);
+    assert_eq!(store.info(&ref_id).unwrap().bytes, 69);
 }
 
 #[tokio::test]
@@ -95,7 +103,7 @@ async fn the_line_cap_applies_per_message() {
 
     let message = registry.call(&call("c1", "x", 5), &ToolContext::new()).await;
 
-    assert_eq!(message.text(), "x\nx\nx\n[tool output truncated; ref=c1]");
+    assert_eq!(message.text(), format!("x\nx\nx\n[tool output truncated; ref={}]", minted_ref(&message)));
 }
 
 #[tokio::test]
@@ -106,7 +114,7 @@ async fn a_first_line_over_the_cap_keeps_its_prefix() {
 
     let message = registry.call(&call("c1", "ééééé", 1), &ToolContext::new()).await;
 
-    assert_eq!(message.text(), "ééé\n[tool output truncated; ref=c1]");
+    assert_eq!(message.text(), format!("ééé\n[tool output truncated; ref={}]", minted_ref(&message)));
 }
 
 #[tokio::test]
@@ -117,10 +125,11 @@ async fn images_stay_structured_and_are_stored_as_parts() {
 
     let message = registry.call(&ToolCall::new("p1", "picture", "{}"), &ToolContext::new()).await;
 
+    let ref_id = minted_ref(&message);
     let MessageContent::Parts(parts) = &message.content else { panic!("parts expected: {message:?}") };
-    assert_eq!(parts[0], ContentPart::text("caption caption \n[tool output truncated; ref=p1]"));
+    assert_eq!(parts[0], ContentPart::text(format!("caption caption \n[tool output truncated; ref={ref_id}]")));
     assert!(matches!(&parts[1], ContentPart::Image { media_type, .. } if media_type == "image/png"));
-    assert_eq!(store.parts("p1").unwrap().len(), 1);
+    assert_eq!(store.parts(&ref_id).unwrap().len(), 1);
 }
 
 #[tokio::test]
@@ -152,7 +161,7 @@ async fn a_batch_shares_the_turn_budget_fairly() {
         assert!(m.text().contains("bytes omitted by the turn output budget; read them with tool_output_cache"));
         assert!(m.text().len() <= 251, "{}", m.text().len());
     }
-    assert_eq!(store.info("big1").unwrap().bytes, 1999);
+    assert_eq!(store.info(&minted_ref(&messages[1])).unwrap().bytes, 1999);
 }
 
 #[tokio::test]
@@ -168,13 +177,17 @@ async fn without_a_layer_messages_are_left_as_the_tools_made_them() {
 async fn a_store_that_fails_leaves_the_message_whole() {
     struct Failing;
     impl OutputStore for Failing {
-        fn put(
+        fn put_scoped(
             &self,
+            _: OutputScope<'_>,
             ref_id: &str,
             _: &mut dyn std::io::Read,
             _: &[ContentPart],
         ) -> Result<tool_runtime::output::StoredInfo, tool_runtime::output::StoreError> {
             Err(tool_runtime::output::StoreError::Io { ref_id: ref_id.to_owned(), message: "disk full".to_owned() })
+        }
+        fn check_scope(&self, ref_id: &str, _: OutputScope<'_>) -> Result<(), tool_runtime::output::StoreError> {
+            Err(tool_runtime::output::StoreError::NotFound { ref_id: ref_id.to_owned() })
         }
         fn info(&self, ref_id: &str) -> Result<tool_runtime::output::StoredInfo, tool_runtime::output::StoreError> {
             Err(tool_runtime::output::StoreError::NotFound { ref_id: ref_id.to_owned() })
@@ -211,10 +224,13 @@ fn finish_message_works_without_a_registry() {
     put_text(&store, "other", "kept", &[]).unwrap();
     let message = ToolMessage::success("c1", "t", ToolResult::text("a\nb\nc"));
 
-    let message =
-        OutputLayer::new().limits(OutputLimits { max_lines: 1, max_bytes: 100 }).finish_message(message, &store);
+    let message = OutputLayer::new().limits(OutputLimits { max_lines: 1, max_bytes: 100 }).finish_message(
+        message,
+        &store,
+        OutputScope::NONE,
+    );
 
-    assert_eq!(message.text(), "a\n[tool output truncated; ref=c1]");
+    assert_eq!(message.text(), format!("a\n[tool output truncated; ref={}]", minted_ref(&message)));
     assert_eq!(store.len(), 2);
 }
 
@@ -237,14 +253,18 @@ impl<S: OutputStore> ThreadRecording<S> {
 }
 
 impl<S: OutputStore> OutputStore for ThreadRecording<S> {
-    fn put(
+    fn put_scoped(
         &self,
+        scope: OutputScope<'_>,
         ref_id: &str,
         text: &mut dyn std::io::Read,
         parts: &[ContentPart],
     ) -> Result<tool_runtime::output::StoredInfo, tool_runtime::output::StoreError> {
         self.puts.lock().unwrap().push(std::thread::current().id());
-        self.inner.put(ref_id, text, parts)
+        self.inner.put_scoped(scope, ref_id, text, parts)
+    }
+    fn check_scope(&self, ref_id: &str, scope: OutputScope<'_>) -> Result<(), tool_runtime::output::StoreError> {
+        self.inner.check_scope(ref_id, scope)
     }
     fn info(&self, ref_id: &str) -> Result<tool_runtime::output::StoredInfo, tool_runtime::output::StoreError> {
         self.inner.info(ref_id)
@@ -287,16 +307,16 @@ async fn a_file_store_is_written_off_the_thread_that_polls_the_call() {
     let dir = tempfile::tempdir().unwrap();
     let store = ThreadRecording::new(tool_runtime::output::FileStore::new(dir.path()).unwrap());
     let refs = three_messages(store.clone()).await;
-    assert_eq!(refs, [Some("c1".to_owned()), Some("c2".to_owned()), Some("c3".to_owned())]);
+    assert_eq!(refs.iter().map(|r| r.as_ref().map(String::len)).collect::<Vec<_>>(), [Some(22); 3]);
     assert_eq!(store.put_on(std::thread::current().id()), [false, false, false]);
-    assert_eq!(store.info("c3").unwrap().bytes, 3);
+    assert_eq!(store.info(refs[2].as_deref().unwrap()).unwrap().bytes, 3);
 }
 
 #[tokio::test]
 async fn a_memory_store_is_written_on_the_thread_that_polls_the_call() {
     let store = ThreadRecording::new(MemoryStore::new());
     let refs = three_messages(store.clone()).await;
-    assert_eq!(refs, [Some("c1".to_owned()), Some("c2".to_owned()), Some("c3".to_owned())]);
+    assert_eq!(refs.iter().map(|r| r.as_ref().map(String::len)).collect::<Vec<_>>(), [Some(22); 3]);
     assert_eq!(store.put_on(std::thread::current().id()), [true, true, true]);
 }
 

@@ -1,9 +1,6 @@
-//! Paging tokens, sniffing and spill files.
+//! Paging tokens and sniffing.
 
-use sha2::Digest;
-use tool_runtime::output::{
-    INLINE_RESULT_BYTES, PageError, detect_image_mime, is_binary, offset_token, page_rows, parse_page, spill_result,
-};
+use tool_runtime::output::{PageError, detect_image_mime, is_binary, offset_token, page_rows, parse_page};
 
 #[test]
 fn an_offset_token_is_url_safe_base64_of_the_offset() {
@@ -77,56 +74,4 @@ fn image_formats_are_recognised_by_their_magic_numbers() {
     assert_eq!(detect_image_mime(b"RIFF\x10\0\0\0WEBPVP8 "), Some("image/webp"));
     assert_eq!(detect_image_mime(b"RIFF\x10\0\0\0WAVE"), None);
     assert_eq!(detect_image_mime(b"%PDF-1.7"), None);
-}
-
-#[test]
-fn a_small_result_is_not_spilled() {
-    let dir = tempfile::tempdir().unwrap();
-
-    assert_eq!(spill_result(dir.path(), &"a".repeat(INLINE_RESULT_BYTES)).unwrap(), None);
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
-}
-
-#[test]
-fn a_large_result_is_spilled_to_a_read_only_content_addressed_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let content = format!("{}{}", "h".repeat(20_000), "t".repeat(20_000));
-
-    let spilled = spill_result(dir.path(), &content).unwrap().unwrap();
-
-    let digest = sha2::Sha256::digest(content.as_bytes());
-    let hex: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
-    assert_eq!(spilled.path, dir.path().join(format!("{hex}.txt")));
-    assert_eq!(std::fs::read_to_string(&spilled.path).unwrap(), content);
-    assert!(std::fs::metadata(&spilled.path).unwrap().permissions().readonly());
-    assert_eq!((spilled.head, spilled.tail), ("h".repeat(12_288), "t".repeat(4096)));
-    assert_eq!(spilled.total_bytes, 40_000);
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-}
-
-#[test]
-fn spilling_the_same_content_again_keeps_the_existing_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let content = "x".repeat(20_000);
-    let first = spill_result(dir.path(), &content).unwrap().unwrap();
-    let modified = std::fs::metadata(&first.path).unwrap().modified().unwrap();
-
-    let second = spill_result(dir.path(), &content).unwrap().unwrap();
-
-    assert_eq!(second.path, first.path);
-    assert_eq!(std::fs::metadata(&second.path).unwrap().modified().unwrap(), modified);
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-}
-
-#[test]
-fn the_spill_preview_names_the_file_and_the_omitted_bytes() {
-    let dir = tempfile::tempdir().unwrap();
-    let spilled = spill_result(dir.path(), &"z".repeat(20_000)).unwrap().unwrap();
-
-    let preview = spilled.preview();
-
-    assert!(preview.contains(&format!(
-        "\n[... 3616 bytes omitted; the whole output (20000 bytes) is in {}]\n",
-        spilled.path.display()
-    )));
 }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use tool_runtime::ContentPart;
 use tool_runtime::output::{
-    CHECKPOINT_LINES, FileStore, GrepQuery, MemoryStore, OutputStore, StoreError, StoredInfo, grep_stored, open_lines,
-    put_text, ref_id_for_call, validate_ref_id,
+    CHECKPOINT_LINES, FileStore, GrepQuery, MemoryStore, OutputStore, REF_ID_LEN, StoreError, StoredInfo, grep_stored,
+    mint_ref_id, open_lines, put_text, validate_ref_id,
 };
 
 fn stores() -> (tempfile::TempDir, Vec<Arc<dyn OutputStore>>) {
@@ -120,7 +120,8 @@ fn an_unknown_ref_is_not_found() {
     for store in stores {
         assert_eq!(
             store.info("nope").unwrap_err().to_string(),
-            "no tool output is cached under ref_id `nope`; use the output_ref of a tool result from this session"
+            "no tool output is cached under ref_id `nope` in this session; use the output_ref of a tool result of this \
+             session"
         );
     }
 }
@@ -137,17 +138,26 @@ fn a_ref_id_with_a_path_separator_is_refused() {
 }
 
 #[test]
-fn call_ids_become_ref_ids_by_replacing_other_characters() {
-    assert_eq!(ref_id_for_call("toolu_01A.b/c").as_deref(), Some("toolu_01A_b_c"));
-    assert_eq!(ref_id_for_call("call_Xy-9").as_deref(), Some("call_Xy-9"));
-    assert_eq!(ref_id_for_call("é").as_deref(), Some("_"));
-    assert_eq!(ref_id_for_call(""), None);
+fn a_minted_ref_id_is_22_url_safe_characters() {
+    let ref_id = mint_ref_id().unwrap();
+    assert_eq!(ref_id.len(), REF_ID_LEN);
+    assert_eq!(REF_ID_LEN, 22);
+    assert!(ref_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'), "{ref_id}");
+    assert_eq!(validate_ref_id(&ref_id), Ok(()));
 }
 
 #[test]
-fn a_call_id_longer_than_a_ref_id_is_cut_to_128_bytes() {
-    assert_eq!(ref_id_for_call(&"a".repeat(130)), Some("a".repeat(128)));
-    assert_eq!(ref_id_for_call(&format!("{}.b", "a".repeat(127))), Some(format!("{}_", "a".repeat(127))));
+fn minted_ref_ids_never_repeat() {
+    let ids: std::collections::HashSet<String> = (0..10_000).map(|_| mint_ref_id().unwrap()).collect();
+    assert_eq!(ids.len(), 10_000);
+}
+
+#[test]
+fn minted_ref_ids_share_no_prefix_with_the_next_one() {
+    // Consecutive ids are outputs of a keyed hash: they agree on a leading character 1 time in 64.
+    let ids: Vec<String> = (0..1_000).map(|_| mint_ref_id().unwrap()).collect();
+    let same_start = ids.windows(2).filter(|w| w[0][..4] == w[1][..4]).count();
+    assert_eq!(same_start, 0);
 }
 
 #[test]

@@ -5,6 +5,13 @@ use tool_runtime::output::{HistoryShape, trim_context};
 use tool_runtime::provider::Provider;
 use tool_runtime::{ToolMessage, ToolResult};
 
+/// The output refs of the calls, as the messages that answered them carry them: as long as the
+/// call id (so the token counts are those of the call id) but another text: `call_a` has
+/// `Rk9s_a`, `toolu_1` has `Qm2xw_1`.
+fn refs(call_id: &str) -> Option<String> {
+    Some(call_id.replace("call", "Rk9s").replace("toolu", "Qm2xw"))
+}
+
 fn openai_history() -> Vec<Value> {
     vec![
         json!({"role": "user", "content": "look"}),
@@ -28,11 +35,11 @@ fn openai_history() -> Vec<Value> {
 fn the_oldest_outputs_are_replaced_until_the_estimate_fits() {
     let mut history = openai_history();
 
-    let report = trim_context(&mut history, HistoryShape::OpenAiChat, 200);
+    let report = trim_context(&mut history, HistoryShape::OpenAiChat, 200, &refs);
 
     assert_eq!(report.trimmed, ["call_a", "call_b"]);
     assert_eq!((report.tokens_before, report.tokens_after), (300, 118));
-    assert_eq!(history[2]["content"], "[tool output trimmed; ref=call_a]");
+    assert_eq!(history[2]["content"], "[tool output trimmed; ref=Rk9s_a]");
     assert_eq!(history[5]["content"], "c".repeat(400));
 }
 
@@ -40,7 +47,7 @@ fn the_oldest_outputs_are_replaced_until_the_estimate_fits() {
 fn a_trimmed_result_keeps_its_call_and_its_call_id() {
     let mut history = openai_history();
 
-    trim_context(&mut history, HistoryShape::OpenAiChat, 200);
+    trim_context(&mut history, HistoryShape::OpenAiChat, 200, &refs);
 
     assert_eq!(history[1]["tool_calls"][1]["id"], "call_b");
     assert_eq!(history[3]["tool_call_id"], "call_b");
@@ -51,11 +58,11 @@ fn a_trimmed_result_keeps_its_call_and_its_call_id() {
 fn an_image_result_becomes_a_placeholder_with_the_same_call_id() {
     let mut history = openai_history();
 
-    trim_context(&mut history, HistoryShape::OpenAiChat, 200);
+    trim_context(&mut history, HistoryShape::OpenAiChat, 200, &refs);
 
     assert_eq!(
         history[3],
-        json!({"role": "tool", "tool_call_id": "call_b", "content": "[tool output trimmed; ref=call_b]"})
+        json!({"role": "tool", "tool_call_id": "call_b", "content": "[tool output trimmed; ref=Rk9s_b]"})
     );
 }
 
@@ -64,7 +71,7 @@ fn nothing_is_trimmed_within_the_budget() {
     let mut history = openai_history();
     let before = history.clone();
 
-    let report = trim_context(&mut history, HistoryShape::OpenAiChat, 300);
+    let report = trim_context(&mut history, HistoryShape::OpenAiChat, 300, &refs);
 
     assert!(report.trimmed.is_empty());
     assert_eq!(history, before);
@@ -86,12 +93,12 @@ fn anthropic_tool_results_are_trimmed_in_place_and_keep_is_error() {
         ]}),
     ];
 
-    let report = trim_context(&mut history, HistoryShape::Anthropic, 100);
+    let report = trim_context(&mut history, HistoryShape::Anthropic, 100, &refs);
 
     assert_eq!(report.trimmed, ["toolu_1"]);
     assert_eq!(
         history[1]["content"][0],
-        json!({"type": "tool_result", "tool_use_id": "toolu_1", "is_error": true, "content": "[tool output trimmed; ref=toolu_1]"})
+        json!({"type": "tool_result", "tool_use_id": "toolu_1", "is_error": true, "content": "[tool output trimmed; ref=Qm2xw_1]"})
     );
     assert_eq!(history[1]["content"][1]["content"][1]["type"], "image");
 }
@@ -99,13 +106,22 @@ fn anthropic_tool_results_are_trimmed_in_place_and_keep_is_error() {
 #[test]
 fn trimming_twice_changes_nothing_more() {
     let mut history = openai_history();
-    trim_context(&mut history, HistoryShape::OpenAiChat, 0);
+    trim_context(&mut history, HistoryShape::OpenAiChat, 0, &refs);
     let once = history.clone();
 
-    let report = trim_context(&mut history, HistoryShape::OpenAiChat, 0);
+    let report = trim_context(&mut history, HistoryShape::OpenAiChat, 0, &refs);
 
     assert!(report.trimmed.is_empty());
     assert_eq!(history, once);
+}
+
+#[test]
+fn an_output_without_a_ref_becomes_a_placeholder_without_one() {
+    let mut history = openai_history();
+
+    trim_context(&mut history, HistoryShape::OpenAiChat, 200, &|_| None);
+
+    assert_eq!(history[2]["content"], "[tool output trimmed]");
 }
 
 #[test]
@@ -120,13 +136,13 @@ fn openai_responses_outputs_are_trimmed_in_place_and_keep_their_call_id() {
         ]}),
     ];
 
-    let report = trim_context(&mut history, HistoryShape::OpenAiResponses, 100);
+    let report = trim_context(&mut history, HistoryShape::OpenAiResponses, 100, &refs);
 
     assert_eq!(report.trimmed, ["call_1"]);
     assert_eq!((report.tokens_before, report.tokens_after), (220, 29));
     assert_eq!(
         history[1],
-        json!({"type": "function_call_output", "call_id": "call_1", "output": "[tool output trimmed; ref=call_1]"})
+        json!({"type": "function_call_output", "call_id": "call_1", "output": "[tool output trimmed; ref=Rk9s_1]"})
     );
     assert_eq!(history[3]["output"][1]["type"], "input_image");
 }
@@ -152,7 +168,7 @@ fn gemini_history() -> Vec<Value> {
 fn gemini_function_responses_are_trimmed_in_place_and_keep_their_error_key() {
     let mut history = gemini_history();
 
-    let report = trim_context(&mut history, HistoryShape::Gemini, 150);
+    let report = trim_context(&mut history, HistoryShape::Gemini, 150, &refs);
 
     assert_eq!(report.trimmed, ["fc_1", "grep"]);
     assert_eq!((report.tokens_before, report.tokens_after), (300, 114));
@@ -164,10 +180,10 @@ fn gemini_function_responses_are_trimmed_in_place_and_keep_their_error_key() {
 }
 
 #[test]
-fn a_gemini_response_without_an_id_gets_a_placeholder_without_a_ref_id() {
+fn a_gemini_response_without_an_id_gets_a_placeholder_without_a_ref() {
     let mut history = gemini_history();
 
-    trim_context(&mut history, HistoryShape::Gemini, 150);
+    trim_context(&mut history, HistoryShape::Gemini, 150, &refs);
 
     assert_eq!(
         history[1]["parts"][1],
@@ -181,7 +197,7 @@ fn a_gemini_response_without_output_or_error_is_trimmed_as_a_whole() {
         {"functionResponse": {"name": "stats", "id": "fc_9", "response": {"rows": "x".repeat(400)}}}
     ]})];
 
-    let report = trim_context(&mut history, HistoryShape::Gemini, 10);
+    let report = trim_context(&mut history, HistoryShape::Gemini, 10, &refs);
 
     assert_eq!(report.trimmed, ["fc_9"]);
     assert_eq!(
@@ -200,7 +216,7 @@ fn the_results_every_provider_renders_are_trimmed_oldest_first() {
         .into_iter()
         .map(|provider| {
             let mut history = provider.render_tool_results(&messages);
-            let report = trim_context(&mut history, HistoryShape::from(provider), 100);
+            let report = trim_context(&mut history, HistoryShape::from(provider), 100, &refs);
             (provider.id().to_owned(), report.trimmed)
         })
         .collect();

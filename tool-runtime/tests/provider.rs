@@ -202,13 +202,35 @@ fn anthropic_parallel_fixture_gives_every_tool_use_block_in_order_and_skips_text
 }
 
 #[test]
-fn gemini_fixture_without_response_id_gets_gemini_call_ids() {
+fn gemini_fixture_without_response_id_gets_a_random_stem_and_the_call_index() {
     let response = body(GEMINI_FUNCTION_CALL);
     assert_eq!(Provider::detect(&response), Some(Provider::Gemini));
-    assert_eq!(
-        Provider::Gemini.parse_tool_calls(&response).unwrap(),
-        [call("gemini_call_0", "get_capital", r#"{"country":"France"}"#)]
-    );
+    let calls = Provider::Gemini.parse_tool_calls(&response).unwrap();
+    assert_eq!(calls.len(), 1);
+    let id = &calls[0].id;
+    let stem = id.strip_prefix("gemini_").and_then(|rest| rest.strip_suffix("_0")).unwrap();
+    assert_eq!(stem.len(), 22, "{id}");
+    assert!(stem.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'), "{id}");
+    assert_eq!(calls[0], call(id, "get_capital", r#"{"country":"France"}"#));
+}
+
+#[test]
+fn gemini_calls_without_ids_in_two_turns_never_share_an_id() {
+    let response = body(GEMINI_FUNCTION_CALL);
+    let first = Provider::Gemini.parse_tool_calls(&response).unwrap();
+    let second = Provider::Gemini.parse_tool_calls(&response).unwrap();
+    assert_ne!(first[0].id, second[0].id);
+}
+
+#[test]
+fn gemini_calls_of_one_response_without_an_id_share_a_stem_and_count_up() {
+    let response = json!({"candidates": [{"content": {"parts": [
+        {"functionCall": {"name": "read"}},
+        {"functionCall": {"name": "read"}},
+    ]}}]});
+    let calls = Provider::Gemini.parse_tool_calls(&response).unwrap();
+    let stem = calls[0].id.strip_suffix("_0").unwrap();
+    assert_eq!(calls[1].id, format!("{stem}_1"));
 }
 
 #[test]
@@ -269,17 +291,23 @@ fn gemini_call_with_an_id_keeps_it() {
 
 #[test]
 fn gemini_call_without_args_has_empty_object_arguments() {
-    let response = json!({"candidates": [{"content": {"parts": [{"functionCall": {"name": "done"}}]}}]});
-    assert_eq!(Provider::Gemini.parse_tool_calls(&response).unwrap(), [call("gemini_call_0", "done", "{}")]);
+    let response =
+        json!({"responseId": "r1", "candidates": [{"content": {"parts": [{"functionCall": {"name": "done"}}]}}]});
+    assert_eq!(Provider::Gemini.parse_tool_calls(&response).unwrap(), [call("gemini_r1_0", "done", "{}")]);
 }
 
 #[test]
 fn gemini_generated_ids_count_function_calls_only() {
-    let response = json!({"candidates": [{"content": {"parts": [
+    let response = json!({"responseId": "r1", "candidates": [{"content": {"parts": [
         {"text": "Let me look."},
         {"functionCall": {"name": "read", "args": {}}},
+        {"text": "And here."},
+        {"functionCall": {"name": "read", "args": {}}},
     ]}}]});
-    assert_eq!(Provider::Gemini.parse_tool_calls(&response).unwrap(), [call("gemini_call_0", "read", "{}")]);
+    assert_eq!(
+        Provider::Gemini.parse_tool_calls(&response).unwrap(),
+        [call("gemini_r1_0", "read", "{}"), call("gemini_r1_1", "read", "{}")]
+    );
 }
 
 #[test]

@@ -135,7 +135,8 @@ async fn cache_of_an_unknown_ref_says_what_to_use() {
 
     assert_eq!(
         cache.err("tool_output_cache", json!({"ref_id": "nope"})).await,
-        "no tool output is cached under ref_id `nope`; use the output_ref of a tool result from this session"
+        "no tool output is cached under ref_id `nope` in this session; use the output_ref of a tool result of this \
+         session"
     );
 }
 
@@ -361,10 +362,11 @@ async fn what_the_per_message_cap_cut_is_read_back_by_ref() {
         .unwrap();
     let ctx = ToolContext::new();
     let cut = registry.call(&ToolCall::new("call_9", "many", r#"{"n":5}"#), &ctx).await;
-    assert_eq!(cut.text(), "row 1\nrow 2\n[tool output truncated; ref=call_9]");
+    let ref_id = cut.output_ref.clone().unwrap();
+    assert_eq!(cut.text(), format!("row 1\nrow 2\n[tool output truncated; ref={ref_id}]"));
 
-    let rest =
-        registry.call(&ToolCall::new("call_10", "tool_output_cache", r#"{"ref_id":"call_9","offset":2}"#), &ctx).await;
+    let arguments = json!({"ref_id": ref_id, "offset": 2}).to_string();
+    let rest = registry.call(&ToolCall::new("call_10", "tool_output_cache", arguments), &ctx).await;
 
     assert_eq!(rest.text(), "    3  row 3\n    4  row 4\n    5  row 5");
 }

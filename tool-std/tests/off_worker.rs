@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 
 use serde_json::{Value, json};
-use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputStore, StoreError, StoredInfo, put_text};
+use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputScope, OutputStore, StoreError, StoredInfo, put_text};
 use tool_runtime::{ContentPart, Registry, ToolCall, ToolContext};
 use tool_std::session::{MemorySessionStore, SESSION_STORE, SessionError, SessionMeta, SessionStore};
 
@@ -124,8 +124,19 @@ struct RecordingOutputStore {
 }
 
 impl OutputStore for RecordingOutputStore {
-    fn put(&self, ref_id: &str, text: &mut dyn std::io::Read, parts: &[ContentPart]) -> Result<StoredInfo, StoreError> {
-        self.inner.put(ref_id, text, parts)
+    fn put_scoped(
+        &self,
+        scope: OutputScope<'_>,
+        ref_id: &str,
+        text: &mut dyn std::io::Read,
+        parts: &[ContentPart],
+    ) -> Result<StoredInfo, StoreError> {
+        self.inner.put_scoped(scope, ref_id, text, parts)
+    }
+
+    fn check_scope(&self, ref_id: &str, scope: OutputScope<'_>) -> Result<(), StoreError> {
+        self.threads.record();
+        self.inner.check_scope(ref_id, scope)
     }
 
     fn info(&self, ref_id: &str) -> Result<StoredInfo, StoreError> {
@@ -182,23 +193,24 @@ struct RecordingSessionStore {
 }
 
 impl SessionStore for RecordingSessionStore {
-    fn load(&self, session_id: &str) -> Result<SessionMeta, SessionError> {
+    fn load(&self, session_id: &str, principal: Option<&str>) -> Result<SessionMeta, SessionError> {
         self.threads.record();
-        self.inner.load(session_id)
+        self.inner.load(session_id, principal)
     }
 
     fn update(
         &self,
         session_id: &str,
+        principal: Option<&str>,
         edit: &mut dyn FnMut(&mut SessionMeta) -> bool,
     ) -> Result<SessionMeta, SessionError> {
         self.threads.record();
-        self.inner.update(session_id, edit)
+        self.inner.update(session_id, principal, edit)
     }
 
-    fn remove(&self, session_id: &str) -> Result<bool, SessionError> {
+    fn remove(&self, session_id: &str, principal: Option<&str>) -> Result<bool, SessionError> {
         self.threads.record();
-        self.inner.remove(session_id)
+        self.inner.remove(session_id, principal)
     }
 }
 

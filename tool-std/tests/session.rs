@@ -45,18 +45,18 @@ fn file_names(dir: &Path) -> Vec<String> {
 fn a_session_never_written_has_empty_meta() {
     let dir = tempfile::tempdir().unwrap();
 
-    assert_eq!(MemorySessionStore::new().load("s1").unwrap(), SessionMeta::new());
-    assert_eq!(FileSessionStore::new(dir.path()).load("s1").unwrap(), SessionMeta::new());
+    assert_eq!(MemorySessionStore::new().load("s1", None).unwrap(), SessionMeta::new());
+    assert_eq!(FileSessionStore::new(dir.path()).load("s1", None).unwrap(), SessionMeta::new());
 }
 
 #[test]
 fn the_memory_store_keeps_what_an_update_saves() {
     let store = MemorySessionStore::new();
 
-    store.update("s1", &mut |m| m.insert("k".into(), json!(1)).is_none()).unwrap();
+    store.update("s1", None, &mut |m| m.insert("k".into(), json!(1)).is_none()).unwrap();
 
-    assert_eq!(store.load("s1").unwrap(), meta(json!({"k": 1})));
-    assert_eq!(store.load("s2").unwrap(), SessionMeta::new());
+    assert_eq!(store.load("s1", None).unwrap(), meta(json!({"k": 1})));
+    assert_eq!(store.load("s2", None).unwrap(), SessionMeta::new());
 }
 
 #[test]
@@ -67,13 +67,13 @@ fn an_update_whose_edit_returns_false_saves_nothing() {
 
     for store in [&memory as &dyn SessionStore, &file] {
         let after = store
-            .update("s1", &mut |m| {
+            .update("s1", None, &mut |m| {
                 m.insert("k".into(), json!(1));
                 false
             })
             .unwrap();
         assert_eq!(after, SessionMeta::new());
-        assert_eq!(store.load("s1").unwrap(), SessionMeta::new());
+        assert_eq!(store.load("s1", None).unwrap(), SessionMeta::new());
     }
     assert_eq!(file_names(dir.path()), ["s1.lock"]);
 }
@@ -81,16 +81,16 @@ fn an_update_whose_edit_returns_false_saves_nothing() {
 #[test]
 fn modify_writes_nothing_when_the_change_fails_after_editing_the_meta() {
     let store = MemorySessionStore::new();
-    store.update("s1", &mut |m| m.insert("k".into(), json!("old")).is_none()).unwrap();
+    store.update("s1", None, &mut |m| m.insert("k".into(), json!("old")).is_none()).unwrap();
 
-    let outcome = modify(&store, "s1", |m| {
+    let outcome = modify(&store, "s1", None, |m| {
         m.insert("k".into(), json!("new"));
         Err::<(), _>("refused")
     })
     .unwrap();
 
     assert_eq!(outcome, Err("refused"));
-    assert_eq!(store.load("s1").unwrap(), meta(json!({"k": "old"})));
+    assert_eq!(store.load("s1", None).unwrap(), meta(json!({"k": "old"})));
 }
 
 #[test]
@@ -98,13 +98,43 @@ fn the_session_file_holds_the_format_version_the_id_a_revision_and_the_meta() {
     let dir = tempfile::tempdir().unwrap();
     let store = FileSessionStore::new(dir.path());
 
-    modify(&store, "s1", |m| Ok::<_, ()>(m.insert("a".into(), json!(1)))).unwrap().unwrap();
-    modify(&store, "s1", |m| Ok::<_, ()>(m.insert("b".into(), json!([true])))).unwrap().unwrap();
+    modify(&store, "s1", None, |m| Ok::<_, ()>(m.insert("a".into(), json!(1)))).unwrap().unwrap();
+    modify(&store, "s1", None, |m| Ok::<_, ()>(m.insert("b".into(), json!([true])))).unwrap().unwrap();
 
-    assert_eq!(SESSION_FORMAT_VERSION, 1);
+    assert_eq!(SESSION_FORMAT_VERSION, 2);
     assert_eq!(
         read_json(&dir.path().join("s1.json")),
-        json!({"version": 1, "session_id": "s1", "revision": 2, "meta": {"a": 1, "b": [true]}})
+        json!({"version": 2, "session_id": "s1", "revision": 2, "meta": {"a": 1, "b": [true]}})
+    );
+}
+
+#[test]
+fn the_session_file_of_a_principal_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileSessionStore::new(dir.path());
+
+    modify(&store, "s1", Some("alice"), |m| Ok::<_, ()>(m.insert("a".into(), json!(1)))).unwrap().unwrap();
+
+    assert_eq!(
+        read_json(&dir.path().join("s1.json")),
+        json!({"version": 2, "session_id": "s1", "principal": "alice", "revision": 1, "meta": {"a": 1}})
+    );
+}
+
+#[test]
+fn a_session_file_of_format_version_1_is_read_as_a_session_without_a_principal() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("s1.json"),
+        r#"{"version": 1, "session_id": "s1", "revision": 4, "meta": {"a": 1}}"#,
+    )
+    .unwrap();
+    let store = FileSessionStore::new(dir.path());
+
+    assert_eq!(store.load("s1", None).unwrap(), meta(json!({"a": 1})));
+    assert_eq!(
+        store.load("s1", Some("alice")).unwrap_err(),
+        SessionError::OtherPrincipal { session_id: "s1".to_owned() }
     );
 }
 
@@ -114,7 +144,7 @@ fn writes_leave_no_temporary_file_behind() {
     let store = FileSessionStore::new(dir.path());
 
     for n in 0..3 {
-        modify(&store, "s1", |m| Ok::<_, ()>(m.insert("n".into(), json!(n)))).unwrap().unwrap();
+        modify(&store, "s1", None, |m| Ok::<_, ()>(m.insert("n".into(), json!(n)))).unwrap().unwrap();
     }
 
     assert_eq!(file_names(dir.path()), ["s1.json", "s1.lock"]);
@@ -125,9 +155,9 @@ fn the_directory_is_created_on_the_first_save() {
     let dir = tempfile::tempdir().unwrap();
     let store = FileSessionStore::new(dir.path().join("state/sessions"));
 
-    modify(&store, "s1", |m| Ok::<_, ()>(m.insert("a".into(), json!(1)))).unwrap().unwrap();
+    modify(&store, "s1", None, |m| Ok::<_, ()>(m.insert("a".into(), json!(1)))).unwrap().unwrap();
 
-    assert_eq!(store.load("s1").unwrap(), meta(json!({"a": 1})));
+    assert_eq!(store.load("s1", None).unwrap(), meta(json!({"a": 1})));
 }
 
 #[test]
@@ -154,8 +184,8 @@ fn a_very_long_session_id_is_stored_under_its_hash() {
 fn an_empty_session_id_is_refused() {
     let dir = tempfile::tempdir().unwrap();
 
-    assert_eq!(FileSessionStore::new(dir.path()).load(""), Err(SessionError::EmptyId));
-    assert_eq!(MemorySessionStore::new().load(""), Err(SessionError::EmptyId));
+    assert_eq!(FileSessionStore::new(dir.path()).load("", None), Err(SessionError::EmptyId));
+    assert_eq!(MemorySessionStore::new().load("", None), Err(SessionError::EmptyId));
 }
 
 #[test]
@@ -165,7 +195,7 @@ fn a_damaged_file_is_an_error_naming_it_and_is_not_overwritten() {
     std::fs::write(&path, "{not json").unwrap();
     let store = FileSessionStore::new(dir.path());
 
-    let error = modify(&store, "s1", |m| Ok::<_, ()>(m.insert("a".into(), json!(1)))).unwrap_err();
+    let error = modify(&store, "s1", None, |m| Ok::<_, ()>(m.insert("a".into(), json!(1)))).unwrap_err();
 
     assert_eq!(
         error.to_string(),
@@ -181,14 +211,14 @@ fn a_damaged_file_is_an_error_naming_it_and_is_not_overwritten() {
 fn a_file_of_a_newer_format_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s1.json");
-    std::fs::write(&path, r#"{"version": 2, "session_id": "s1", "revision": 1, "meta": {}}"#).unwrap();
+    std::fs::write(&path, r#"{"version": 3, "session_id": "s1", "revision": 1, "meta": {}}"#).unwrap();
 
-    let error = FileSessionStore::new(dir.path()).load("s1").unwrap_err();
+    let error = FileSessionStore::new(dir.path()).load("s1", None).unwrap_err();
 
     assert_eq!(
         error.to_string(),
         format!(
-            "session file {} has format version 2, this build reads version 1; use a newer build or another state \
+            "session file {} has format version 3, this build reads version 2; use a newer build or another state \
              directory",
             path.display()
         )
@@ -201,7 +231,7 @@ fn a_file_holding_another_session_is_refused() {
     let path = dir.path().join("s1.json");
     std::fs::write(&path, r#"{"version": 1, "session_id": "s9", "revision": 1, "meta": {}}"#).unwrap();
 
-    let error = FileSessionStore::new(dir.path()).load("s1").unwrap_err();
+    let error = FileSessionStore::new(dir.path()).load("s1", None).unwrap_err();
 
     assert_eq!(
         error.to_string(),
@@ -213,11 +243,11 @@ fn a_file_holding_another_session_is_refused() {
 fn remove_forgets_a_session() {
     let dir = tempfile::tempdir().unwrap();
     let store = FileSessionStore::new(dir.path());
-    modify(&store, "s1", |m| Ok::<_, ()>(m.insert("a".into(), json!(1)))).unwrap().unwrap();
+    modify(&store, "s1", None, |m| Ok::<_, ()>(m.insert("a".into(), json!(1)))).unwrap().unwrap();
 
-    assert!(store.remove("s1").unwrap());
-    assert!(!store.remove("s1").unwrap());
-    assert_eq!(store.load("s1").unwrap(), SessionMeta::new());
+    assert!(store.remove("s1", None).unwrap());
+    assert!(!store.remove("s1", None).unwrap());
+    assert_eq!(store.load("s1", None).unwrap(), SessionMeta::new());
 }
 
 #[tokio::test]
@@ -253,12 +283,12 @@ async fn an_empty_plan_removes_the_todos_key() {
     let dir = tempfile::tempdir().unwrap();
     let registry = registry_over(dir.path());
     let store = FileSessionStore::new(dir.path());
-    modify(&store, "s1", |m| Ok::<_, ()>(m.insert("other".into(), json!("kept")))).unwrap().unwrap();
+    modify(&store, "s1", None, |m| Ok::<_, ()>(m.insert("other".into(), json!("kept")))).unwrap().unwrap();
     call(&registry, Some("s1"), "todo_new", json!({"todos": [{"content": "a", "status": "pending"}]})).await;
 
     call(&registry, Some("s1"), "todo_patch", json!({"updates": [{"id": "a", "remove": true}]})).await;
 
-    assert_eq!(store.load("s1").unwrap(), meta(json!({"other": "kept"})));
+    assert_eq!(store.load("s1", None).unwrap(), meta(json!({"other": "kept"})));
 }
 
 #[tokio::test]
@@ -269,7 +299,7 @@ async fn todo_clear_removes_the_todos_key() {
 
     call(&registry, Some("s1"), "todo_clear", json!({})).await;
 
-    assert_eq!(FileSessionStore::new(dir.path()).load("s1").unwrap(), SessionMeta::new());
+    assert_eq!(FileSessionStore::new(dir.path()).load("s1", None).unwrap(), SessionMeta::new());
 }
 
 #[tokio::test]
@@ -287,7 +317,7 @@ async fn a_damaged_todos_value_is_reported_and_todo_new_replaces_it() {
     let dir = tempfile::tempdir().unwrap();
     let registry = registry_over(dir.path());
     let store = FileSessionStore::new(dir.path());
-    modify(&store, "s1", |m| Ok::<_, ()>(m.insert("todos".into(), json!("oops")))).unwrap().unwrap();
+    modify(&store, "s1", None, |m| Ok::<_, ()>(m.insert("todos".into(), json!("oops")))).unwrap().unwrap();
     let ctx = ToolContext::builder().session_id("s1").build();
 
     let read = registry.call(&ToolCall::new("c", "todo_read", "{}"), &ctx).await;
@@ -299,7 +329,7 @@ async fn a_damaged_todos_value_is_reported_and_todo_new_replaces_it() {
         "the saved todo list of this session is damaged (invalid type: string \"oops\", expected a sequence); \
          replace it with todo_new or remove it with todo_clear"
     );
-    assert_eq!(store.load("s1").unwrap()["todos"][0]["id"], "a");
+    assert_eq!(store.load("s1", None).unwrap()["todos"][0]["id"], "a");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -322,7 +352,7 @@ async fn fifty_concurrent_appends_to_one_session_keep_all_fifty_items() {
         assert!(!message.is_error, "{}", message.text());
     }
 
-    let todos = FileSessionStore::new(dir.path()).load("s1").unwrap()["todos"].as_array().unwrap().clone();
+    let todos = FileSessionStore::new(dir.path()).load("s1", None).unwrap()["todos"].as_array().unwrap().clone();
     let mut ids: Vec<String> = todos.iter().map(|t| t["id"].as_str().unwrap().to_owned()).collect();
     ids.sort();
     let mut expected: Vec<String> = (0..50).map(|n| format!("item-{n}")).collect();
@@ -352,5 +382,5 @@ async fn fifty_concurrent_appends_in_memory_keep_all_fifty_items() {
         assert!(!call.await.unwrap().is_error);
     }
 
-    assert_eq!(store.load("s1").unwrap()["todos"].as_array().unwrap().len(), 50);
+    assert_eq!(store.load("s1", None).unwrap()["todos"].as_array().unwrap().len(), 50);
 }

@@ -181,17 +181,18 @@ async fn a_long_diff_is_cut_to_head_and_tail() {
     assert_eq!(lines[61], "+line 142");
     assert_eq!(lines[119], "+line 200");
     assert_eq!(out["diff_truncated"], true);
-    assert_eq!(out["diff_ref"], "call_1-diff");
+    let diff_ref = out["diff_ref"].as_str().unwrap();
+    assert_eq!(diff_ref.len(), tool_runtime::output::REF_ID_LEN, "{diff_ref}");
 }
 
 #[tokio::test]
 async fn the_whole_diff_of_a_cut_preview_is_kept_in_the_output_cache() {
     let ws = Workspace::new();
     let content: String = (1..=200).map(|n| format!("line {n}\n")).collect();
-    ws.ok("write", json!({"file_path": "big.txt", "content": content})).await;
+    let out = json_of(&ws.ok("write", json!({"file_path": "big.txt", "content": content})).await);
 
-    let found =
-        ws.ok("tool_output_cache_grep", json!({"ref_id": "call_1-diff", "pattern": "+line 100", "regex": false})).await;
+    let arguments = json!({"ref_id": out["diff_ref"], "pattern": "+line 100", "regex": false});
+    let found = ws.ok("tool_output_cache_grep", arguments).await;
 
     assert_eq!(found, "  103: +line 100");
 }

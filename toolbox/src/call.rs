@@ -46,7 +46,7 @@ pub(crate) fn call(
     }
     .build();
     let call = ToolCall::new(call_id.unwrap_or_else(|| new_call_id(setup)), name, arguments);
-    let message = crate::runtime()?.block_on(setup.policy().call(&registry, &call, &ctx));
+    let message = crate::runtime()?.block_on(registry.call(&call, &ctx));
     if let Some(bars) = bars {
         bars.clear();
     }

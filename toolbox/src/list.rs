@@ -5,7 +5,6 @@ use serde_json::Value;
 use tool_runtime::ToolDefinition;
 use tool_runtime::provider::{Provider, Rendering, Strict};
 
-use crate::mcp;
 use crate::setup::Setup;
 
 /// The shapes `list --format` prints.
@@ -58,7 +57,7 @@ pub(crate) fn list(setup: &Setup, format: Format, sets: &[String]) -> Result<Str
         Format::OpenaiStrict => rendered(Provider::OpenAiChat, Rendering::DEFAULT.strict(Strict::WherePossible))?,
         Format::Anthropic => rendered(Provider::Anthropic, Rendering::DEFAULT)?,
         Format::Gemini => rendered(Provider::Gemini, Rendering::DEFAULT)?,
-        Format::Mcp => serde_json::to_value(definitions.iter().map(mcp::tool_entry).collect::<Vec<_>>())
+        Format::Mcp => serde_json::to_value(definitions.iter().map(tool_mcp::tool_entry).collect::<Vec<_>>())
             .map_err(|e| e.to_string())?,
     };
     serde_json::to_string_pretty(&value).map_err(|e| e.to_string())

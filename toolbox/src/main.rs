@@ -6,7 +6,8 @@
 //!   report progress (see [`bars`]).
 //! - `toolbox run RESPONSE.json [--provider ID]`: reads a recorded provider response, runs its
 //!   tool calls as one turn and prints the tool results in that provider's request shape.
-//! - `toolbox mcp [--set fs,todo]`: an MCP server on standard input and output (see [`mcp`]).
+//! - `toolbox mcp [--set fs,todo] [--http ADDR]`: an MCP server on standard input and output, or
+//!   on Streamable HTTP at `http://ADDR/mcp` (see [`mcp`]).
 //!
 //! Global options (accepted before or after the command): `--root DIR`, `--state-dir DIR`,
 //! `--session ID`, `--allow external`, `-v` (see [`setup`]).
@@ -20,7 +21,7 @@
 //! - 2: bad command-line usage (clap's code), said on stderr.
 //!
 //! Standard output carries only the JSON result (nothing at all for `mcp`, whose standard output
-//! is the protocol stream); logs go to standard error.
+//! is the protocol stream); logs go to standard error. `mcp` exits 0 after SIGTERM or Ctrl-C.
 
 mod bars;
 mod call;
@@ -71,6 +72,22 @@ struct Global {
     /// `root-` and 16 hex digits].
     #[arg(long, global = true, value_name = "ID")]
     session: Option<String>,
+    /// How long a cached tool output is kept after its last use, in seconds [default:
+    /// `TOOL_OUTPUT_TTL_SECS`, else 86400 (24 hours)].
+    #[arg(long, global = true, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    cache_ttl: Option<u64>,
+    /// The bytes all cached tool outputs may take; past it the least recently used go [default:
+    /// `TOOL_OUTPUT_MAX_BYTES`, else 268435456 (256 MiB)].
+    #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    cache_max_bytes: Option<u64>,
+    /// How long a session (its todo plan) is kept after its last use, in seconds [default:
+    /// `TOOL_SESSION_TTL_SECS`, else 2592000 (30 days)].
+    #[arg(long, global = true, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    session_ttl: Option<u64>,
+    /// The bytes all sessions may take; past it the least recently used go [default:
+    /// `TOOL_SESSION_MAX_BYTES`, else 67108864 (64 MiB)].
+    #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    session_max_bytes: Option<u64>,
     /// Enable tools that are off by default: `external` ones reach outside this machine (web
     /// fetch, search). Comma-separated or repeated.
     #[arg(long, global = true, value_enum, value_delimiter = ',', value_name = "WHAT")]
@@ -117,14 +134,33 @@ enum Command {
         #[arg(long, value_enum)]
         provider: Option<ProviderArg>,
     },
-    /// Serve the tools over MCP on standard input and output until the client closes the stream.
-    /// Progress is sent as notifications to a client that gives a progress token; tools with an
-    /// output schema return structured content.
+    /// Serve the tools over MCP on standard input and output until the client closes the stream,
+    /// or on Streamable HTTP with `--http`. Progress is sent as notifications to a client that
+    /// gives a progress token; tools with an output schema return structured content. SIGTERM or
+    /// Ctrl-C: no new calls, running ones get the grace period, then are cancelled; exit 0.
     Mcp {
         /// Only these sets, comma-separated: fs, todo, cache, control, media, web (web needs `--allow
         /// external`).
         #[arg(long, value_delimiter = ',')]
         set: Vec<String>,
+        /// Serve stateless Streamable HTTP at `http://ADDR/mcp` instead of standard input and
+        /// output, e.g. `127.0.0.1:8080` (port 0: a free port). The bound address is said on
+        /// standard error.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
+        /// With `--http`: also accept requests whose `Host` is HOST (or HOST:PORT), beside
+        /// `localhost`, `127.0.0.1` and `::1`. Repeat for more hosts. Other hosts get 403 (DNS
+        /// rebinding protection).
+        #[arg(long, value_name = "HOST", requires = "http")]
+        allowed_host: Vec<String>,
+        /// With `--http`: also serve clients of protocol versions before 2026-07-28 that need a
+        /// session (`Mcp-Session-Id`, kept in this process).
+        #[arg(long, requires = "http")]
+        legacy_sessions: bool,
+        /// How long running calls may go on after SIGTERM or Ctrl-C before they are cancelled,
+        /// in milliseconds.
+        #[arg(long, value_name = "MS", default_value_t = 10_000)]
+        grace_period_ms: u64,
     },
 }
 
@@ -168,7 +204,15 @@ fn execute(cli: Cli) -> Result<Outcome, String> {
         Command::Run { response, provider } => {
             run::run(&setup, &response, provider.map(Into::into)).map(Outcome::printed)
         }
-        Command::Mcp { set } => mcp::serve(&setup, &set).map(|()| Outcome { stdout: None, code: ExitCode::SUCCESS }),
+        Command::Mcp { set, http, allowed_host, legacy_sessions, grace_period_ms } => {
+            let serving = mcp::Serving {
+                http,
+                allowed_hosts: allowed_host,
+                legacy_sessions,
+                grace: std::time::Duration::from_millis(grace_period_ms),
+            };
+            mcp::serve(&setup, &set, &serving).map(|()| Outcome { stdout: None, code: ExitCode::SUCCESS })
+        }
     }
 }
 
@@ -183,9 +227,10 @@ fn init_logging(verbose: u8) {
     tracing_subscriber::fmt().with_max_level(level).with_writer(std::io::stderr).with_ansi(false).init();
 }
 
-/// A current-thread async runtime: the tools are I/O bound and the binary serves one client.
+/// A multi-threaded async runtime (one worker per core): a long call on one worker leaves the
+/// others to answer `ping`, list tools, forward progress and run the other calls of a batch.
 fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_current_thread()
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))

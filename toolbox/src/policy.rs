@@ -2,13 +2,13 @@
 //! search) are off unless `--allow external` is given.
 //!
 //! A tool that is off is left out of `list` and of the MCP `tools/list`, and a call to it by name
-//! gets an error result saying how to turn it on (it is not run).
+//! gets an error result saying how to turn it on (it is not run): the policy is the registry's
+//! [`PermissionPolicy`], so `call`, `run` and `mcp` refuse alike.
 
 use clap::ValueEnum;
-use tool_runtime::{Registry, ToolCall, ToolContext, ToolDefinition, ToolMessage};
-
-/// The tag of tools that reach outside this machine.
-pub(crate) const EXTERNAL_TAG: &str = "external";
+use tool_runtime::{
+    BoxFuture, EXTERNAL_TAG, Permission as Decision, PermissionPolicy, PermissionRequest, Registry, ToolDefinition,
+};
 
 /// What `--allow` can turn on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -29,11 +29,6 @@ impl Policy {
         Self { allow_external: allowed.contains(&Permission::External) }
     }
 
-    /// `true` when `--allow external` was given.
-    pub(crate) fn allows_external(&self) -> bool {
-        self.allow_external
-    }
-
     /// Why the tool may not run, as the text of its error result; `None` when it may.
     pub(crate) fn refusal(&self, definition: &ToolDefinition) -> Option<String> {
         let external = definition.tags.iter().any(|t| t == EXTERNAL_TAG);
@@ -51,18 +46,25 @@ impl Policy {
         registry.definitions().iter().filter(|d| self.refusal(d).is_none()).collect()
     }
 
-    /// Runs one call through the registry, or answers it with the refusal (see [`Policy::refusal`]).
-    pub(crate) async fn call(&self, registry: &Registry, call: &ToolCall, ctx: &ToolContext) -> ToolMessage {
-        if let Some(refusal) = registry.get(&call.name).and_then(|tool| self.refusal(tool.definition())) {
-            return ToolMessage::error(&call.id, &call.name, refusal);
-        }
-        registry.call(call, ctx).await
+    /// The decision for a tool: [`Policy::refusal`] as a denial.
+    fn decide(&self, definition: &ToolDefinition) -> Decision {
+        self.refusal(definition).map_or(Decision::Allow, Decision::Deny)
+    }
+}
+
+impl PermissionPolicy for Policy {
+    fn check<'a>(&'a self, request: PermissionRequest<'a>) -> BoxFuture<'a, Decision> {
+        Box::pin(std::future::ready(self.decide(request.definition)))
+    }
+
+    fn check_now(&self, request: PermissionRequest<'_>) -> Option<Decision> {
+        Some(self.decide(request.definition))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use tool_runtime::tool;
+    use tool_runtime::{ToolCall, ToolContext, ToolMessage, tool};
 
     use super::*;
 
@@ -85,21 +87,14 @@ mod tests {
         Registry::builder().tool(fetch::TOOL).tool(hello::TOOL).build().unwrap()
     }
 
-    /// The registry as `Setup` builds it: the runtime's policy allows external tools exactly when
-    /// `--allow external` was given.
+    /// The registry as `Setup` builds it: the policy is the registry's.
     fn registry_for(policy: &Policy) -> Registry {
-        let builder = Registry::builder().tool(fetch::TOOL).tool(hello::TOOL);
-        let builder = if policy.allows_external() {
-            builder.policy(tool_runtime::DefaultPolicy::new().allow_all_external())
-        } else {
-            builder
-        };
-        builder.build().unwrap()
+        Registry::builder().tool(fetch::TOOL).tool(hello::TOOL).policy(policy.clone()).build().unwrap()
     }
 
     fn run(policy: &Policy, call: &ToolCall) -> ToolMessage {
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        runtime.block_on(policy.call(&registry_for(policy), call, &ToolContext::new()))
+        runtime.block_on(registry_for(policy).call(call, &ToolContext::new()))
     }
 
     #[test]
@@ -108,8 +103,8 @@ mod tests {
         assert!(message.is_error);
         assert_eq!(
             message.text(),
-            "tool `fetch` is tagged `external` (it reaches outside this machine) and is off; run toolbox with \
-             `--allow external` to turn it on"
+            "Permission denied: tool `fetch` is tagged `external` (it reaches outside this machine) and is off; run \
+             toolbox with `--allow external` to turn it on"
         );
     }
 

@@ -4,11 +4,10 @@ use std::path::Path;
 
 use clap::ValueEnum;
 use serde_json::Value;
+use tool_runtime::TurnStop;
 use tool_runtime::provider::Provider;
-use tool_runtime::{Registry, ToolCall, ToolContext, ToolMessage, TurnStop};
 
 use crate::bars::Bars;
-use crate::policy::Policy;
 use crate::setup::Setup;
 
 /// The providers `--provider` names.
@@ -46,8 +45,7 @@ impl From<ProviderArg> for Provider {
 /// (`TOOL_MAX_TURN_BYTES`, see [`OutputLayer::from_env`](tool_runtime::output::OutputLayer::from_env))
 /// is shared across the results, and a turn that asks to stop (a `done` call) is reported on
 /// standard error (`toolbox: the turn asks to stop: ...`) after the results are printed. A call of
-/// a tool that is off ([`crate::policy`]) is answered with its refusal and does not enter the
-/// turn.
+/// a tool that is off is refused by the registry's policy ([`crate::policy`]).
 ///
 /// # Errors
 /// The file cannot be read or is not JSON, the provider cannot be detected, the calls cannot be
@@ -77,40 +75,14 @@ pub(crate) fn run(setup: &Setup, response: &Path, provider: Option<Provider>) ->
         None => setup.context()?,
     }
     .build();
-    let (messages, stop) = crate::runtime()?.block_on(turn(setup.policy(), &registry, &calls, &ctx));
+    let batch = crate::runtime()?.block_on(registry.call_batch(&calls, &ctx));
     if let Some(bars) = bars {
         bars.clear();
     }
-    if let Some(stop) = stop {
-        eprintln!("toolbox: the turn asks to stop: {}", describe_stop(&stop));
+    if let Some(stop) = &batch.stop {
+        eprintln!("toolbox: the turn asks to stop: {}", describe_stop(stop));
     }
-    serde_json::to_string_pretty(&provider.render_tool_results(&messages)).map_err(|e| e.to_string())
-}
-
-/// Runs `calls` as one turn: the calls of tools that are off get their refusal, the others go to
-/// [`Registry::call_batch`] together. The messages in call order, and the batch's stop.
-async fn turn(
-    policy: &Policy,
-    registry: &Registry,
-    calls: &[ToolCall],
-    ctx: &ToolContext,
-) -> (Vec<ToolMessage>, Option<TurnStop>) {
-    let refusals: Vec<Option<String>> =
-        calls.iter().map(|call| registry.get(&call.name).and_then(|tool| policy.refusal(tool.definition()))).collect();
-    let allowed: Vec<ToolCall> =
-        calls.iter().zip(&refusals).filter(|(_, refusal)| refusal.is_none()).map(|(call, _)| call.clone()).collect();
-    let batch = registry.call_batch(&allowed, ctx).await;
-    let stop = batch.stop.clone();
-    let mut ran = batch.into_messages().into_iter();
-    let messages = calls
-        .iter()
-        .zip(refusals)
-        .filter_map(|(call, refusal)| match refusal {
-            Some(refusal) => Some(ToolMessage::error(&call.id, &call.name, refusal)),
-            None => ran.next(),
-        })
-        .collect();
-    (messages, stop)
+    serde_json::to_string_pretty(&provider.render_tool_results(&batch)).map_err(|e| e.to_string())
 }
 
 /// The stop of a turn, for standard error.

@@ -13,16 +13,21 @@
 //! - `--session ID` (default: [`default_session`] of the root) is the context's session id: todo
 //!   plans are kept per session. An id is 1 to 128 ASCII letters, digits, `.`, `_` or `-`, not
 //!   starting with `.` or `-` (it will name a file in the state directory).
-//! - `--allow external` turns on tools tagged `external` (see [`Policy`]).
+//! - `--allow external` turns on tools tagged `external` (see [`Policy`], the registry's permission
+//!   policy).
+//! - `--cache-ttl SECS` / `--cache-max-bytes BYTES` bound the output cache (a flag wins over
+//!   `TOOL_OUTPUT_TTL_SECS` / `TOOL_OUTPUT_MAX_BYTES`, which win over 24 hours / 256 MiB), and
+//!   `--session-ttl SECS` / `--session-max-bytes BYTES` the sessions (over `TOOL_SESSION_TTL_SECS`
+//!   / `TOOL_SESSION_MAX_BYTES`, over 30 days / 64 MiB); see `tool_runtime::output::StoreLimits`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
-use tool_runtime::output::{FileStore, OUTPUT_STORE, OutputLayer, OutputStore};
-use tool_runtime::{DefaultPolicy, ImageSupport, Registry, ToolContext, ToolContextBuilder};
+use tool_runtime::output::{FileStore, OUTPUT_STORE, OutputLayer, OutputStore, StoreLimits, output_limits_from_env};
+use tool_runtime::{ImageSupport, Registry, SystemClock, ToolContext, ToolContextBuilder};
 use tool_std::sandbox::{SANDBOX, Sandbox};
-use tool_std::session::{FileSessionStore, SESSION_STORE, SessionStore};
+use tool_std::session::{FileSessionStore, SESSION_STORE, SessionStore, session_limits_from_env};
 
 use crate::Global;
 use crate::policy::Policy;
@@ -37,6 +42,10 @@ pub(crate) struct Setup {
     state_dir: PathBuf,
     session: Option<String>,
     policy: Policy,
+    /// The output cache's bounds: flags, else environment, else defaults.
+    cache_limits: StoreLimits,
+    /// The sessions' bounds, likewise.
+    session_limits: StoreLimits,
 }
 
 impl Setup {
@@ -56,7 +65,16 @@ impl Setup {
             check_session_id(session)?;
         }
         tracing::debug!(root = %root.display(), state_dir = %state_dir.display(), "resolved the global options");
-        Ok(Self { root, state_dir, session: global.session.clone(), policy: Policy::new(&global.allow) })
+        let cache_limits = with_flags(output_limits_from_env()?, global.cache_ttl, global.cache_max_bytes);
+        let session_limits = with_flags(session_limits_from_env()?, global.session_ttl, global.session_max_bytes);
+        Ok(Self {
+            root,
+            state_dir,
+            session: global.session.clone(),
+            policy: Policy::new(&global.allow),
+            cache_limits,
+            session_limits,
+        })
     }
 
     /// The permission policy of `--allow`.
@@ -106,10 +124,7 @@ impl Setup {
         if with_sandbox {
             builder = builder.override_dependency(&SANDBOX, self.sandbox()?);
         }
-        if self.policy.allows_external() {
-            builder = builder.policy(DefaultPolicy::new().allow_all_external());
-        }
-        builder.build().map_err(|e| e.to_string())
+        builder.policy(self.policy.clone()).build().map_err(|e| e.to_string())
     }
 
     /// As [`Setup::registry`], plus what a call needs from `--state-dir`: the output layer with its
@@ -120,10 +135,14 @@ impl Setup {
     /// As [`Setup::registry`]; the output cache directory cannot be created.
     pub(crate) fn calling_registry(&self, sets: &[String]) -> Result<Registry, String> {
         let cache_dir = self.state_dir().join("output-cache");
-        let store = FileStore::new(&cache_dir)
+        let store = FileStore::open(&cache_dir, self.cache_limits, Arc::new(SystemClock))
             .map_err(|e| format!("cannot use the output cache in {}: {e}", cache_dir.display()))?;
         let layer = OutputLayer::from_env()?;
-        let sessions: Arc<dyn SessionStore> = Arc::new(FileSessionStore::new(self.state_dir().join("sessions")));
+        let sessions: Arc<dyn SessionStore> = Arc::new(FileSessionStore::with_limits(
+            self.state_dir().join("sessions"),
+            self.session_limits,
+            Arc::new(SystemClock),
+        ));
         let mut builder = tool_std::registry_builder()
             .output(layer)
             .override_dependency(&OUTPUT_STORE, Arc::new(store) as Arc<dyn OutputStore>)
@@ -132,10 +151,7 @@ impl Setup {
         if !sets.is_empty() {
             builder = builder.sets(sets.iter().cloned());
         }
-        if self.policy.allows_external() {
-            builder = builder.policy(DefaultPolicy::new().allow_all_external());
-        }
-        builder.build().map_err(|e| e.to_string())
+        builder.policy(self.policy.clone()).build().map_err(|e| e.to_string())
     }
 
     /// A context builder with the session id set, for a client that takes images (MCP clients do;
@@ -146,6 +162,17 @@ impl Setup {
     pub(crate) fn context(&self) -> Result<ToolContextBuilder, String> {
         Ok(ToolContext::builder().session_id(self.session()?).image_support(ImageSupport::Supported))
     }
+}
+
+/// `limits` with the time to live (seconds) and the size cap (bytes) of the flags that are given.
+fn with_flags(mut limits: StoreLimits, ttl_secs: Option<u64>, max_bytes: Option<u64>) -> StoreLimits {
+    if let Some(secs) = ttl_secs {
+        limits.ttl = std::time::Duration::from_secs(secs);
+    }
+    if let Some(bytes) = max_bytes {
+        limits.max_bytes = bytes;
+    }
+    limits
 }
 
 /// The default session id of a workspace root: `root-` and the first 16 lowercase hex digits of

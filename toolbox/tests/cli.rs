@@ -307,14 +307,17 @@ fn call_prints_the_tool_message_as_json() {
         root.path().to_str().unwrap(),
     ]);
     assert_eq!(output.status.code(), Some(0));
+    let mut message = stdout_json(&output);
+    let output_ref = message["output_ref"].take();
+    assert_eq!(output_ref.as_str().map(str::len), Some(22), "{output_ref}");
     assert_eq!(
-        stdout_json(&output),
+        message,
         json!({
             "tool_call_id": "call_grep_1",
             "tool_name": "grep",
             "content": "src/main.rs:1: fn main() {",
             "is_error": false,
-            "output_ref": "call_grep_1"
+            "output_ref": null
         })
     );
 }
@@ -334,7 +337,7 @@ fn a_ref_id_printed_by_one_call_is_readable_by_the_next() {
         state,
     ]));
     let ref_id = first["output_ref"].as_str().unwrap();
-    assert!(ref_id.starts_with("call_") && ref_id.len() == 21, "{ref_id}");
+    assert_eq!(ref_id.len(), 22, "{ref_id}");
 
     let arguments = json!({"ref_id": ref_id, "pattern": "println"}).to_string();
     let second =
@@ -342,6 +345,57 @@ fn a_ref_id_printed_by_one_call_is_readable_by_the_next() {
     assert_eq!(second["is_error"], false);
     // The cache holds the read's output as the model saw it, line numbers included.
     assert_eq!(second["content"], "    2:     2      println!(\"hello\");");
+}
+
+/// Two `read`s into one state dir with `bounds` (flags), then a grep of the first one's ref.
+fn grep_of_the_first_after_a_second(bounds: &[&str]) -> Value {
+    let root = workspace();
+    let state = tempfile::tempdir().unwrap();
+    let (root, state) = (root.path().to_str().unwrap(), state.path().to_str().unwrap());
+    let read = |path: &str| {
+        let arguments = json!({ "file_path": path }).to_string();
+        let mut args = vec!["call", "read", arguments.as_str(), "--root", root, "--state-dir", state];
+        args.extend_from_slice(bounds);
+        stdout_json(&toolbox(&args))
+    };
+    let first = read("src/main.rs");
+    read("src/main.rs");
+    let arguments = json!({"ref_id": first["output_ref"], "pattern": "println"}).to_string();
+    let grep = toolbox(&["call", "tool_output_cache_grep", &arguments, "--root", root, "--state-dir", state]);
+    serde_json::from_slice(&grep.stdout).unwrap()
+}
+
+#[test]
+fn cache_max_bytes_bounds_the_output_cache_across_calls() {
+    assert_eq!(grep_of_the_first_after_a_second(&[])["is_error"], false);
+    let evicted = grep_of_the_first_after_a_second(&["--cache-max-bytes", "1"]);
+    assert_eq!(evicted["is_error"], true);
+    assert!(evicted["content"].as_str().unwrap().starts_with("no tool output is cached under ref_id"), "{evicted}");
+}
+
+#[test]
+fn a_cache_ttl_of_zero_is_refused_with_exit_2() {
+    let output = toolbox(&["list", "--cache-ttl", "0"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--cache-ttl"));
+}
+
+#[test]
+fn a_bad_store_bound_in_the_environment_is_refused_naming_it() {
+    let output = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["list"])
+        .env("XDG_STATE_HOME", state_home())
+        .env("TOOL_SESSION_MAX_BYTES", "lots")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains(
+            "TOOL_SESSION_MAX_BYTES=\"lots\" is not a positive integer; set it to a whole number above 0 or unset it"
+        ),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 #[test]

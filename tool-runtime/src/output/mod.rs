@@ -7,26 +7,35 @@
 //!   `TOOL_MAX_BYTES`), whole lines, never a split character.
 //! - [`apply_turn_budget`]: the text results of one turn share 64 KiB (env `TOOL_MAX_TURN_BYTES`) by
 //!   max-min fairness; a cut result keeps a head and a tail around a marker.
-//! - [`spill_result`]: a large result written to a content-addressed, read-only file.
+//! - [`store_stream`] / [`stream_result`]: a result too large for a `String`, read from a stream
+//!   into the store as it arrives, with only the head and tail of its preview in memory.
 //! - [`OutputStore`]: the output cache ([`MemoryStore`], [`FileStore`]), behind the registry-scoped
-//!   dependency [`OUTPUT_STORE`]; [`open_lines`] and [`grep_stored`] stream over it.
+//!   dependency [`OUTPUT_STORE`]; [`open_lines`] and [`grep_stored`] stream over it. Every store is
+//!   bounded ([`StoreLimits`]: 24 hours since last use, 256 MiB, env `TOOL_OUTPUT_TTL_SECS`,
+//!   `TOOL_OUTPUT_MAX_BYTES`; least recently used first out, kept by a [`UsageIndex`]).
+//! - Ref ids: minted by the layer ([`mint_ref_id`]: 22 characters, 128 unguessable bits), never a
+//!   provider's call id, and good only in the [`OutputScope`] (session, principal) that made them:
+//!   a reader goes through a [`ScopedStore`], to which a ref of another scope reads exactly as an
+//!   unknown one.
 //! - [`trim_context`]: the oldest tool outputs of a history become `[tool output trimmed; ref=ID]`.
 //! - [`parse_page`], [`page_rows`], [`offset_token`]; [`is_binary`], [`detect_image_mime`];
 //!   [`split_lines`], [`truncate_text`].
 //!
 //! The dispatcher applies an [`OutputLayer`] when the registry is built with one
-//! (`Registry::builder().output(OutputLayer::from_env()?)`): every message is stored under its ref
-//! id and gets its `output_ref`, a message over the per-message cap keeps whole lines and ends with
+//! (`Registry::builder().output(OutputLayer::from_env()?)`): every message is stored under a new
+//! ref id in its call's scope and gets it as `output_ref`, a message over the per-message cap keeps whole lines and ends with
 //! `[tool output truncated; ref=ID]`, and the messages of a batch share the turn budget.
 
 mod budget;
 mod paging;
+mod scope;
 mod search;
 mod sniff;
-mod spill;
 mod store;
+mod stream;
 mod trim;
 mod truncate;
+mod usage;
 
 use std::sync::Arc;
 
@@ -35,19 +44,24 @@ pub use budget::{
     turn_bytes_from_env,
 };
 pub use paging::{PageError, offset_token, page_rows, parse_page};
+pub use scope::{OutputScope, REF_ID_LEN, ScopedStore, mint_ref_id};
 pub use search::{GrepError, GrepHits, GrepLine, GrepQuery, MAX_SEARCH_LINE_BYTES, grep_matcher, grep_stored};
 pub use sniff::{SNIFF_BYTES, binary_reason, detect_image_mime, is_binary};
-pub use spill::{INLINE_RESULT_BYTES, SpilledResult, spill_result};
 pub use store::{
-    CHECKPOINT_LINES, FileStore, LineCursor, LinePrefix, MAX_REF_ID_LEN, MemoryStore, OUTPUT_STORE, OutputStore,
-    StoreError, StoredInfo, default_cache_dir, open_lines, put_text, ref_id_for_call, validate_ref_id,
+    CHECKPOINT_LINES, DEFAULT_OUTPUT_LIMITS, DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_OUTPUT_TTL, FILE_ENTRY_OVERHEAD,
+    FileStore, LineCursor, LinePrefix, MAX_REF_ID_LEN, MEMORY_ENTRY_OVERHEAD, MemoryStore, OUTPUT_MAX_BYTES_ENV,
+    OUTPUT_STORE, OUTPUT_TTL_ENV, OutputStore, StoreError, StoredInfo, default_cache_dir, limits_from_env, open_lines,
+    output_limits_from_env, put_text, validate_ref_id,
 };
+pub use stream::{STREAM_PREVIEW_BYTES, StreamedOutput, store_stream, stream_result};
 pub use trim::{HistoryShape, TrimReport, estimate_tokens, trim_context, trimmed_placeholder};
 pub use truncate::{
     MAX_BYTES_ENV, MAX_LINES_ENV, OutputLimits, TruncatedBy, Truncation, split_lines, truncate_head, truncate_tail,
     truncate_text,
 };
+pub use usage::{Dropped, Expiry, Lookup, REMEMBERED_EXPIRIES, StoreLimits, UsageIndex};
 
+use crate::context::ToolContext;
 use crate::result::{ContentPart, MessageContent, ToolMessage};
 
 /// The names of the tools that read the output cache. Their messages are not stored again (their
@@ -129,50 +143,77 @@ impl OutputLayer {
         self.exempt.iter().any(|n| n == tool_name)
     }
 
-    /// [`OutputLayer::finish_message`] with `store`, on the calling thread for a store that does
-    /// not [block](OutputStore::blocks), else on tokio's blocking pool (on the calling thread
-    /// outside a tokio runtime). When the runtime shuts down before the blocking pool ran it, the
-    /// message is returned whole, without `output_ref`; a panic of the store goes on unwinding
-    /// here, as it would inline.
-    pub(crate) async fn finish_in(self: &Arc<Self>, message: ToolMessage, store: Arc<dyn OutputStore>) -> ToolMessage {
+    /// [`OutputLayer::finish_message`] with `store`, in the scope of `ctx` ([`OutputScope::of`]),
+    /// on the calling thread for a store that does not [block](OutputStore::blocks), else on
+    /// tokio's blocking pool (on the calling thread outside a tokio runtime). When the runtime
+    /// shuts down before the blocking pool ran it, the message is returned whole, without
+    /// `output_ref`; a panic of the store goes on unwinding here, as it would inline.
+    pub(crate) async fn finish_in(
+        self: &Arc<Self>,
+        message: ToolMessage,
+        store: Arc<dyn OutputStore>,
+        ctx: &ToolContext,
+    ) -> ToolMessage {
         if !store.blocks() {
-            return self.finish_message(message, &*store);
+            return self.finish_message(message, &*store, OutputScope::of(ctx));
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return self.finish_message(message, &*store);
+            return self.finish_message(message, &*store, OutputScope::of(ctx));
         };
         // Kept for a runtime that shuts down: the disk's work dwarfs the copy.
         let whole = message.clone();
         let layer = Arc::clone(self);
-        match runtime.spawn_blocking(move || layer.finish_message(message, &*store)).await {
+        let (session, principal) = (ctx.session_id().map(str::to_owned), ctx.principal().map(str::to_owned));
+        let finish = move || {
+            let scope = OutputScope { session: session.as_deref(), principal: principal.as_deref() };
+            layer.finish_message(message, &*store, scope)
+        };
+        match runtime.spawn_blocking(finish).await {
             Ok(message) => message,
             Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
             Err(_) => whole,
         }
     }
 
-    /// Stores the message's text projection and typed parts under the ref id of its call
-    /// ([`ref_id_for_call`]), sets `output_ref`, and applies the per-message cap: over the cap, the
+    /// Stores the message's text projection and typed parts under a new ref id ([`mint_ref_id`]),
+    /// made in `scope` (the call's session and principal, [`OutputScope::of`] its context), sets
+    /// `output_ref`, and applies the per-message cap: over the cap, the
     /// text keeps whole lines up to it and ends with [`truncated_marker`], and `trimmed` is set.
     /// Images stay in place. When the first line alone is over the byte cap, its longest prefix
     /// within the cap (cut at a character boundary) is kept instead, so the model sees something.
     ///
-    /// Nothing is lost: when the message cannot be stored (empty call id, store failure) it is
-    /// returned whole, without `output_ref`. Messages of exempt tools are returned unchanged.
-    pub fn finish_message(&self, mut message: ToolMessage, store: &dyn OutputStore) -> ToolMessage {
+    /// A message of a [`ToolResult::Stored`](crate::ToolResult::Stored) result is in the store
+    /// already: it keeps its `output_ref` and is only capped.
+    ///
+    /// Nothing is lost: when the message cannot be stored (no ref id could be minted, store
+    /// failure) it is returned whole, without `output_ref`. Messages of exempt tools are returned
+    /// unchanged.
+    pub fn finish_message(
+        &self,
+        mut message: ToolMessage,
+        store: &dyn OutputStore,
+        scope: OutputScope<'_>,
+    ) -> ToolMessage {
         if self.is_exempt(&message.tool_name) {
             return message;
         }
-        let Some(ref_id) = ref_id_for_call(&message.tool_call_id) else { return message };
-        let parts: Vec<ContentPart> = match &message.content {
-            MessageContent::Text(_) => Vec::new(),
-            MessageContent::Parts(parts) => {
-                parts.iter().filter(|p| !matches!(p, ContentPart::Text { .. })).cloned().collect()
+        let ref_id = match message.output_ref.take() {
+            // Stored already, as it was streamed (`ToolResult::Stored`).
+            Some(ref_id) => ref_id,
+            None => {
+                let Ok(ref_id) = mint_ref_id() else { return message };
+                let parts: Vec<ContentPart> = match &message.content {
+                    MessageContent::Text(_) => Vec::new(),
+                    MessageContent::Parts(parts) => {
+                        parts.iter().filter(|p| !matches!(p, ContentPart::Text { .. })).cloned().collect()
+                    }
+                };
+                if store.put_scoped(scope, &ref_id, &mut message.text().as_bytes(), &parts).is_err() {
+                    return message;
+                }
+                ref_id
             }
         };
-        if put_text(store, &ref_id, &message.text(), &parts).is_err() {
-            return message;
-        }
         // Made only for a cut: most messages fit.
         let marker = || truncated_marker(&ref_id);
         let mut left = self.limits;

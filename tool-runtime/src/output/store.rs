@@ -6,8 +6,12 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
 
+use super::scope::{OutputScope, ScopeKey};
+use super::usage::{Dropped, Expiry, Lookup, StoreLimits, UsageIndex};
+use crate::clock::{Clock, SystemClock};
 use crate::context::ToolContext;
 use crate::depends::{DependencyKey, Scope};
 use crate::error::DependencyError;
@@ -35,11 +39,24 @@ pub struct StoredInfo {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// No output is stored under this id.
-    #[error("no tool output is cached under ref_id `{ref_id}`; use the output_ref of a tool result from this session")]
+    /// No output is stored under this id for the reader's scope: the id is unknown, or it belongs
+    /// to another session or principal (the two read the same).
+    #[error(
+        "no tool output is cached under ref_id `{ref_id}` in this session; use the output_ref of a tool result of \
+         this session"
+    )]
     NotFound {
         /// The id asked for.
         ref_id: String,
+    },
+    /// The output was stored in the reader's scope but the store let it go (its time to live
+    /// passed, or it was evicted for the size cap).
+    #[error("the tool output under ref_id `{ref_id}` is no longer cached ({why}); call the tool again to get it")]
+    Expired {
+        /// The id asked for.
+        ref_id: String,
+        /// Why it went.
+        why: Expiry,
     },
     /// The id has characters outside `[A-Za-z0-9_-]`, is empty or too long.
     #[error(
@@ -86,36 +103,50 @@ pub fn validate_ref_id(ref_id: &str) -> Result<(), StoreError> {
     if ok { Ok(()) } else { Err(StoreError::InvalidRefId { ref_id: ref_id.to_owned() }) }
 }
 
-/// The ref id of a tool call id: every character outside `[A-Za-z0-9_-]` becomes `_`, cut to 128
-/// bytes; `None` for an empty call id. (`toolu_01A.b` becomes `toolu_01A_b`.)
-pub fn ref_id_for_call(tool_call_id: &str) -> Option<String> {
-    // Most call ids (`call_...`, `toolu_...`) are ref ids already.
-    if validate_ref_id(tool_call_id).is_ok() {
-        return Some(tool_call_id.to_owned());
-    }
-    let id: String = tool_call_id
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
-        .take(MAX_REF_ID_LEN)
-        .collect();
-    (!id.is_empty()).then_some(id)
-}
-
 /// Where tool outputs are kept, by ref id. Implementations: [`MemoryStore`] (tests, short-lived
 /// processes) and [`FileStore`] (the default, files in the user's cache directory). A store shared
 /// by many agent workers implements the same five methods.
 ///
 /// The text is UTF-8 bytes; lines are split at `\n` (see [`StoredInfo::lines`]). Line numbers in
 /// this trait are 0-based. Readers stream: nothing here needs the whole text in memory.
+///
+/// The reads below ([`info`](OutputStore::info), [`open_at`](OutputStore::open_at), ...) do not
+/// look at scopes: readers on behalf of a caller go through a [`ScopedStore`](super::ScopedStore), which checks
+/// [`check_scope`](OutputStore::check_scope) first.
 pub trait OutputStore: Send + Sync {
-    /// Stores the text read from `text` (to its end) and the typed `parts` under `ref_id`, replacing
-    /// what was stored under it. A reader sees the old or the new output, never a mix (a
-    /// [`FileStore`] reader may see [`StoreError::NotFound`] for the instant between the two).
+    /// Stores the text read from `text` (to its end) and the typed `parts` under `ref_id`, made in
+    /// `scope`, replacing what was stored under it. A reader sees the old or the new output, never a
+    /// mix (a [`FileStore`] reader may see [`StoreError::NotFound`] for the instant between the
+    /// two). The store may then let other outputs go to stay within its limits (least recently used
+    /// first), never this one for its size.
     ///
     /// # Errors
     /// [`StoreError::InvalidRefId`], or [`StoreError::Io`] when reading `text` or writing fails
     /// (nothing is then published).
-    fn put(&self, ref_id: &str, text: &mut dyn Read, parts: &[ContentPart]) -> Result<StoredInfo, StoreError>;
+    fn put_scoped(
+        &self,
+        scope: OutputScope<'_>,
+        ref_id: &str,
+        text: &mut dyn Read,
+        parts: &[ContentPart],
+    ) -> Result<StoredInfo, StoreError>;
+
+    /// [`OutputStore::put_scoped`] in [`OutputScope::NONE`] (no session, no principal).
+    ///
+    /// # Errors
+    /// As [`OutputStore::put_scoped`].
+    fn put(&self, ref_id: &str, text: &mut dyn Read, parts: &[ContentPart]) -> Result<StoredInfo, StoreError> {
+        self.put_scoped(OutputScope::NONE, ref_id, text, parts)
+    }
+
+    /// `Ok` when an output made in `scope` is stored under `ref_id` (it then counts as used).
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`] when nothing is stored under it or what is stored was made in
+    /// another scope: the two must not be told apart. [`StoreError::Expired`] when an output of
+    /// `scope` was stored under it and was let go (as far as the store remembers; after that, not
+    /// found). [`StoreError::InvalidRefId`], [`StoreError::Io`].
+    fn check_scope(&self, ref_id: &str, scope: OutputScope<'_>) -> Result<(), StoreError>;
 
     /// What is stored under `ref_id`.
     ///
@@ -356,10 +387,82 @@ impl AsRef<[u8]> for EntryText {
     }
 }
 
-/// Outputs in memory, for tests and short-lived processes; lost when dropped.
-#[derive(Default)]
+/// The time to live of stored outputs by default: 24 hours since last use. An output is worth
+/// keeping while the conversation that made it goes on, and few go on for longer without a pause
+/// long enough to run the tool again.
+pub const DEFAULT_OUTPUT_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The size cap of a store of outputs by default: 256 MiB (268,435,456 bytes). Room for
+/// thousands of typical outputs and for hundreds of the large ones worth a ref, small beside the
+/// disk of a cache directory and affordable in memory for a [`MemoryStore`].
+pub const DEFAULT_OUTPUT_MAX_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The environment variable overriding [`DEFAULT_OUTPUT_TTL`], in whole seconds.
+pub const OUTPUT_TTL_ENV: &str = "TOOL_OUTPUT_TTL_SECS";
+
+/// The environment variable overriding [`DEFAULT_OUTPUT_MAX_BYTES`], in bytes.
+pub const OUTPUT_MAX_BYTES_ENV: &str = "TOOL_OUTPUT_MAX_BYTES";
+
+/// The default limits of an output store: [`DEFAULT_OUTPUT_TTL`] and [`DEFAULT_OUTPUT_MAX_BYTES`].
+pub const DEFAULT_OUTPUT_LIMITS: StoreLimits = StoreLimits::new(DEFAULT_OUTPUT_TTL, DEFAULT_OUTPUT_MAX_BYTES);
+
+/// [`DEFAULT_OUTPUT_LIMITS`] with `TOOL_OUTPUT_TTL_SECS` and `TOOL_OUTPUT_MAX_BYTES` applied.
+///
+/// # Errors
+/// A message naming the variable when one is set but not a positive integer.
+pub fn output_limits_from_env() -> Result<StoreLimits, String> {
+    limits_from_env(DEFAULT_OUTPUT_LIMITS, OUTPUT_TTL_ENV, OUTPUT_MAX_BYTES_ENV)
+}
+
+/// `defaults` with the time to live (whole seconds) of `ttl_var` and the size cap (bytes) of
+/// `bytes_var` applied, when they are set.
+///
+/// # Errors
+/// A message naming the variable when one is set but not a positive integer.
+pub fn limits_from_env(defaults: StoreLimits, ttl_var: &str, bytes_var: &str) -> Result<StoreLimits, String> {
+    let read = |var: &str| -> Result<Option<u64>, String> {
+        match std::env::var(var) {
+            Err(_) => Ok(None),
+            Ok(v) => match v.trim().parse::<u64>() {
+                Ok(n) if n > 0 => Ok(Some(n)),
+                _ => {
+                    Err(format!("{var}={v:?} is not a positive integer; set it to a whole number above 0 or unset it"))
+                }
+            },
+        }
+    };
+    let mut limits = defaults;
+    if let Some(secs) = read(ttl_var)? {
+        limits.ttl = Duration::from_secs(secs);
+    }
+    if let Some(bytes) = read(bytes_var)? {
+        limits.max_bytes = bytes;
+    }
+    Ok(limits)
+}
+
+/// Bytes a [`MemoryStore`] counts for each output beside its data: its slots in the store's map
+/// and usage index (an estimate of their memory), so that a cap bounds the memory of many small
+/// outputs too.
+pub const MEMORY_ENTRY_OVERHEAD: u64 = 256;
+
+/// Bytes a [`FileStore`] counts for each output beside its files: its directory (one 4 KiB block
+/// on common file systems) and its slot in the usage index, so that a cap bounds the disk and the
+/// index of many small outputs too (256 MiB holds at most 65,536 outputs).
+pub const FILE_ENTRY_OVERHEAD: u64 = 4096;
+
+/// Outputs in memory, for tests and short-lived processes; lost when dropped. Bounded by its
+/// [`StoreLimits`] (default [`DEFAULT_OUTPUT_LIMITS`]): an entry's size is the bytes of its text,
+/// its line index and its typed parts (as JSON) and of its scope's ids, plus
+/// [`MEMORY_ENTRY_OVERHEAD`].
 pub struct MemoryStore {
-    entries: RwLock<HashMap<String, Arc<MemoryEntry>>>,
+    state: Mutex<MemoryState>,
+    clock: Arc<dyn Clock>,
+}
+
+struct MemoryState {
+    entries: HashMap<String, Arc<MemoryEntry>>,
+    usage: UsageIndex<ScopeKey>,
 }
 
 struct MemoryEntry {
@@ -370,15 +473,30 @@ struct MemoryEntry {
     parts: Vec<ContentPart>,
 }
 
+impl Default for MemoryStore {
+    fn default() -> Self {
+        Self::with_limits(DEFAULT_OUTPUT_LIMITS, Arc::new(SystemClock))
+    }
+}
+
 impl MemoryStore {
-    /// An empty store.
+    /// An empty store with [`DEFAULT_OUTPUT_LIMITS`] and the system clock.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// An empty store with these limits, reading the time (for last use) from `clock`.
+    pub fn with_limits(limits: StoreLimits, clock: Arc<dyn Clock>) -> Self {
+        Self { state: Mutex::new(MemoryState { entries: HashMap::new(), usage: UsageIndex::new(limits) }), clock }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, MemoryState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// The number of stored outputs.
     pub fn len(&self) -> usize {
-        self.entries.read().unwrap_or_else(PoisonError::into_inner).len()
+        self.lock().entries.len()
     }
 
     /// `true` when nothing is stored.
@@ -386,14 +504,22 @@ impl MemoryStore {
         self.len() == 0
     }
 
+    /// The bytes the stored outputs take, as counted against the size cap.
+    pub fn total_bytes(&self) -> u64 {
+        self.lock().usage.total_bytes()
+    }
+
     fn entry(&self, ref_id: &str) -> Result<Arc<MemoryEntry>, StoreError> {
         validate_ref_id(ref_id)?;
-        self.entries
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(ref_id)
-            .cloned()
-            .ok_or_else(|| StoreError::NotFound { ref_id: ref_id.to_owned() })
+        let now = self.clock.now();
+        let mut state = self.lock();
+        let (lookup, dropped) = state.usage.lookup(ref_id, now, |_| true);
+        let live = matches!(lookup, Lookup::Live(_));
+        if let Some(dropped) = dropped {
+            state.entries.remove(&dropped.key);
+        }
+        let entry = if live { state.entries.get(ref_id).cloned() } else { None };
+        entry.ok_or_else(|| StoreError::NotFound { ref_id: ref_id.to_owned() })
     }
 }
 
@@ -403,17 +529,67 @@ impl fmt::Debug for MemoryStore {
     }
 }
 
+/// The bytes of typed parts as counted against a size cap: their JSON.
+fn parts_bytes(parts: &[ContentPart]) -> u64 {
+    if parts.is_empty() { 0 } else { serde_json::to_vec(parts).map_or(0, |v| v.len() as u64) }
+}
+
+/// What a scope check makes of an index lookup (see [`OutputStore::check_scope`]); `owner` is the
+/// scope an entry's data records, `None` when it is not known.
+fn scope_verdict<M>(
+    ref_id: &str,
+    lookup: &Lookup<'_, M>,
+    owner: impl Fn(&M) -> Option<&ScopeKey>,
+    scope: OutputScope<'_>,
+) -> Result<(), StoreError> {
+    let owns = |meta: &M| owner(meta).is_some_and(|o| o.matches(scope));
+    match lookup {
+        Lookup::Live(meta) if owns(meta) => Ok(()),
+        Lookup::Gone(meta, why) if owns(meta) => Err(StoreError::Expired { ref_id: ref_id.to_owned(), why: *why }),
+        _ => Err(not_found(ref_id)),
+    }
+}
+
 impl OutputStore for MemoryStore {
-    fn put(&self, ref_id: &str, text: &mut dyn Read, parts: &[ContentPart]) -> Result<StoredInfo, StoreError> {
+    fn put_scoped(
+        &self,
+        scope: OutputScope<'_>,
+        ref_id: &str,
+        text: &mut dyn Read,
+        parts: &[ContentPart],
+    ) -> Result<StoredInfo, StoreError> {
         validate_ref_id(ref_id)?;
         let mut bytes = Vec::new();
         text.read_to_end(&mut bytes).map_err(|e| StoreError::io(ref_id, e))?;
         let mut index = IndexBuilder::new();
         index.feed(&bytes);
         let info = StoredInfo { bytes: index.bytes, lines: index.lines(), parts: parts.len() };
+        let owner = ScopeKey::of(scope);
+        let size = info.bytes
+            + 8 * index.checkpoints.len() as u64
+            + parts_bytes(parts)
+            + owner.bytes()
+            + MEMORY_ENTRY_OVERHEAD;
         let entry = MemoryEntry { text: bytes, checkpoints: index.checkpoints, info, parts: parts.to_vec() };
-        self.entries.write().unwrap_or_else(PoisonError::into_inner).insert(ref_id.to_owned(), Arc::new(entry));
+        let now = self.clock.now();
+        let mut state = self.lock();
+        state.entries.insert(ref_id.to_owned(), Arc::new(entry));
+        for dropped in state.usage.insert(ref_id, size, owner, now, now) {
+            state.entries.remove(&dropped.key);
+        }
         Ok(info)
+    }
+
+    fn check_scope(&self, ref_id: &str, scope: OutputScope<'_>) -> Result<(), StoreError> {
+        validate_ref_id(ref_id)?;
+        let now = self.clock.now();
+        let mut state = self.lock();
+        let (lookup, dropped) = state.usage.lookup(ref_id, now, |owner| owner.matches(scope));
+        let verdict = scope_verdict(ref_id, &lookup, |o: &ScopeKey| Some(o), scope);
+        if let Some(dropped) = dropped {
+            state.entries.remove(&dropped.key);
+        }
+        verdict
     }
 
     fn info(&self, ref_id: &str) -> Result<StoredInfo, StoreError> {
@@ -447,14 +623,48 @@ pub(crate) fn unique() -> u64 {
 /// The default store: one directory per output under a root directory.
 ///
 /// Layout: `<root>/<ref_id>/text` (the UTF-8 text), `<root>/<ref_id>/index` (little-endian `u64`s:
-/// bytes, lines, number of parts, then the byte offset of every [`CHECKPOINT_LINES`]th line start, beginning with
-/// line 0) and `<root>/<ref_id>/parts.json` (the typed parts, a JSON array). An output is written
-/// into a temp directory `<root>/.tmp-*` and published by renaming it; a replaced output is renamed
-/// away first and then deleted, so a reader never sees a mix (for that instant, not found). Texts stream in and out in 64 KiB
-/// pieces: storing, reading a line and searching never hold the whole text in memory.
-#[derive(Debug, Clone)]
+/// bytes, lines, number of parts, then the byte offset of every [`CHECKPOINT_LINES`]th line start,
+/// beginning with line 0), `<root>/<ref_id>/parts.json` (the typed parts, a JSON array) and
+/// `<root>/<ref_id>/scope` (the [`OutputScope`] it was made in, a JSON object
+/// `{"session":..,"principal":..}` without the keys that are `None`; an entry without one belongs
+/// to [`OutputScope::NONE`]). An output is written into a temp directory `<root>/.tmp-*` and
+/// published by renaming it; a replaced output is renamed away first and then deleted, so a reader
+/// never sees a mix (for that instant, not found). Texts stream in and out in 64 KiB pieces:
+/// storing, reading a line and searching never hold the whole text in memory.
+///
+/// Bounds ([`StoreLimits`], default [`DEFAULT_OUTPUT_LIMITS`]): the store keeps a usage index in
+/// memory, filled by one scan of the root when it is opened (sizes, and last use from the
+/// modification time of each `index` file) and kept up to date by every write and read, so pruning
+/// never scans the directory again. An entry's size is the bytes of its four files plus
+/// [`FILE_ENTRY_OVERHEAD`]. A read marks
+/// the entry used in memory at once and on disk (the `index` file's modification time) at most
+/// once a minute. Outputs another process writes into the same root are adopted on first read;
+/// its deletions read as expired. What this process let go is remembered as expired
+/// ([`REMEMBERED_EXPIRIES`](super::REMEMBERED_EXPIRIES) entries) until it ends; after a restart such a ref reads as unknown.
+#[derive(Clone)]
 pub struct FileStore {
     root: PathBuf,
+    usage: Arc<Mutex<UsageIndex<FileEntry>>>,
+    clock: Arc<dyn Clock>,
+}
+
+/// What the usage index of a [`FileStore`] keeps per entry.
+#[derive(Debug, Clone)]
+struct FileEntry {
+    /// Read from the `scope` file on first need (the scan at open reads no file contents).
+    scope: Option<ScopeKey>,
+    /// The last use written to disk.
+    stamped: SystemTime,
+}
+
+/// How often a read writes an entry's last use to disk, at most.
+const STAMP_EVERY: Duration = Duration::from_secs(60);
+
+impl fmt::Debug for FileStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let usage = self.usage.lock().unwrap_or_else(PoisonError::into_inner);
+        f.debug_struct("FileStore").field("root", &self.root).field("usage", &*usage).finish()
+    }
 }
 
 /// The directory of the default store under the user's cache directory:
@@ -465,16 +675,66 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 }
 
 impl FileStore {
-    /// A store rooted at `root`, created when missing.
+    /// A store rooted at `root`, created when missing, with [`DEFAULT_OUTPUT_LIMITS`] and the
+    /// system clock ([`FileStore::open`]).
     ///
     /// # Errors
-    /// The I/O error, with the path, when `root` cannot be created.
+    /// As [`FileStore::open`].
     pub fn new(root: impl Into<PathBuf>) -> io::Result<Self> {
+        Self::open(root, DEFAULT_OUTPUT_LIMITS, Arc::new(SystemClock))
+    }
+
+    /// A store rooted at `root`, created when missing, bounded by `limits`, reading the time from
+    /// `clock`. Scans the root once to fill the usage index, and deletes the outputs that are past
+    /// the time to live or over the cap (least recently used first), and the temp directories of
+    /// writes that never finished once they are older than the time to live.
+    ///
+    /// # Errors
+    /// The I/O error, with the path, when `root` cannot be created or listed.
+    pub fn open(root: impl Into<PathBuf>, limits: StoreLimits, clock: Arc<dyn Clock>) -> io::Result<Self> {
         let root = root.into();
         std::fs::create_dir_all(&root).map_err(|e| {
             io::Error::new(e.kind(), format!("cannot create the output cache directory {}: {e}", root.display()))
         })?;
-        Ok(Self { root })
+        let listing = std::fs::read_dir(&root).map_err(|e| {
+            io::Error::new(e.kind(), format!("cannot list the output cache directory {}: {e}", root.display()))
+        })?;
+        let mut found = Vec::new();
+        let now = clock.now();
+        for entry in listing.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if name.starts_with(".tmp-") || name.starts_with(".old-") {
+                // Left by a process that stopped while writing: deleted once older than the time
+                // to live (a younger one may still be being written).
+                let stale = entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age > limits.ttl));
+                if stale {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+                continue;
+            }
+            if validate_ref_id(name).is_err() {
+                continue;
+            }
+            if let Some((bytes, used)) = entry_usage(&entry.path()) {
+                found.push((used, name.to_owned(), bytes));
+            }
+        }
+        // Oldest use first, so that the index's order is the order of last use.
+        found.sort();
+        let store = Self { root, usage: Arc::new(Mutex::new(UsageIndex::new(limits))), clock };
+        let mut dropped = Vec::new();
+        {
+            let mut usage = store.lock();
+            for (used, name, bytes) in found {
+                dropped.extend(usage.insert(&name, bytes, FileEntry { scope: None, stamped: used }, used, now));
+            }
+        }
+        store.delete(dropped);
+        Ok(store)
     }
 
     /// A store in [`default_cache_dir`].
@@ -497,22 +757,103 @@ impl FileStore {
         &self.root
     }
 
+    /// The number of outputs the usage index holds.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// `true` when the usage index holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes the outputs take, as counted against the size cap.
+    pub fn total_bytes(&self) -> u64 {
+        self.lock().total_bytes()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, UsageIndex<FileEntry>> {
+        self.usage.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Deletes the directories of outputs the index let go.
+    fn delete(&self, dropped: impl IntoIterator<Item = Dropped>) {
+        for dropped in dropped {
+            let _ = std::fs::remove_dir_all(self.root.join(&dropped.key));
+        }
+    }
+
+    /// Adopts an output the index does not know that is on disk (written by another process);
+    /// `true` when there was one.
+    fn adopt(&self, ref_id: &str) -> bool {
+        let Some((bytes, used)) = entry_usage(&self.root.join(ref_id)) else { return false };
+        let now = self.clock.now();
+        let dropped = self.lock().insert(ref_id, bytes, FileEntry { scope: None, stamped: used }, used, now);
+        let adopted = !dropped.iter().any(|d| d.key == ref_id);
+        self.delete(dropped);
+        adopted
+    }
+
+    /// The entry's directory, marking it used; [`StoreError::NotFound`] when it is not stored.
     fn dir(&self, ref_id: &str) -> Result<PathBuf, StoreError> {
         validate_ref_id(ref_id)?;
+        let now = self.clock.now();
+        let mut usage = self.lock();
+        let (lookup, dropped) = usage.lookup(ref_id, now, |_| true);
+        let (live, stamp) = match lookup {
+            Lookup::Live(entry) => {
+                let stamp = now.duration_since(entry.stamped).is_ok_and(|d| d >= STAMP_EVERY);
+                if stamp {
+                    entry.stamped = now;
+                }
+                (true, stamp)
+            }
+            Lookup::Gone(..) => (false, false),
+            Lookup::Unknown => {
+                drop(usage);
+                return if self.adopt(ref_id) { Ok(self.root.join(ref_id)) } else { Err(not_found(ref_id)) };
+            }
+        };
+        drop(usage);
+        self.delete(dropped);
         let dir = self.root.join(ref_id);
-        if dir.is_dir() { Ok(dir) } else { Err(StoreError::NotFound { ref_id: ref_id.to_owned() }) }
+        if !live {
+            return Err(not_found(ref_id));
+        }
+        if stamp && let Ok(file) = File::options().write(true).open(dir.join("index")) {
+            let _ = file.set_modified(now);
+        }
+        Ok(dir)
+    }
+
+    /// The scope of a live entry, read from its `scope` file when not known yet.
+    fn load_scope(&self, ref_id: &str) {
+        let known = self.lock().meta_mut(ref_id).is_none_or(|e| e.scope.is_some());
+        if known {
+            return;
+        }
+        let scope = match std::fs::read(self.root.join(ref_id).join("scope")) {
+            Ok(bytes) => serde_json::from_slice(&bytes).ok(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Some(ScopeKey::default()),
+            Err(_) => None,
+        };
+        // A damaged scope file belongs to no reader: it reads as not found for everyone.
+        let scope = scope.unwrap_or_else(ScopeKey::unreadable);
+        if let Some(entry) = self.lock().meta_mut(ref_id) {
+            entry.scope = Some(scope);
+        }
     }
 
     fn read_index(&self, ref_id: &str) -> Result<Vec<u64>, StoreError> {
         let path = self.dir(ref_id)?.join("index");
-        let bytes = std::fs::read(&path).map_err(|e| StoreError::io(ref_id, format!("{}: {e}", path.display())))?;
+        let bytes = std::fs::read(&path).map_err(|e| file_error(ref_id, &path, &e))?;
         if bytes.len() < 32 || !bytes.len().is_multiple_of(8) {
             return Err(StoreError::io(ref_id, format!("{} is damaged; call the tool again", path.display())));
         }
         Ok(bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default())).collect())
     }
 
-    fn write_new(temp: &Path, text: &mut dyn Read, parts: &[ContentPart]) -> io::Result<StoredInfo> {
+    fn write_new(temp: &Path, scope: &ScopeKey, text: &mut dyn Read, parts: &[ContentPart]) -> io::Result<StoredInfo> {
         std::fs::create_dir(temp)?;
         let mut out = io::BufWriter::with_capacity(64 * 1024, File::create(temp.join("text"))?);
         let mut index = IndexBuilder::new();
@@ -537,22 +878,56 @@ impl FileStore {
         std::fs::write(temp.join("index"), encoded)?;
         let parts = serde_json::to_vec(parts).map_err(io::Error::other)?;
         std::fs::write(temp.join("parts.json"), parts)?;
+        std::fs::write(temp.join("scope"), serde_json::to_vec(scope).map_err(io::Error::other)?)?;
         Ok(info)
     }
 }
 
+/// The size of an entry (the bytes of its files and [`FILE_ENTRY_OVERHEAD`]) and its last use (the
+/// `index` file's modification time); `None` when `dir` is not a complete entry.
+fn entry_usage(dir: &Path) -> Option<(u64, SystemTime)> {
+    let index = std::fs::metadata(dir.join("index")).ok()?;
+    let used = index.modified().ok()?;
+    let mut bytes = index.len() + FILE_ENTRY_OVERHEAD;
+    for name in ["text", "parts.json", "scope"] {
+        bytes += std::fs::metadata(dir.join(name)).map_or(0, |m| m.len());
+    }
+    Some((bytes, used))
+}
+
+fn not_found(ref_id: &str) -> StoreError {
+    StoreError::NotFound { ref_id: ref_id.to_owned() }
+}
+
+/// A file of an entry could not be read: gone (deleted by another process) reads as not found.
+fn file_error(ref_id: &str, path: &Path, e: &io::Error) -> StoreError {
+    if e.kind() == io::ErrorKind::NotFound {
+        not_found(ref_id)
+    } else {
+        StoreError::io(ref_id, format!("{}: {e}", path.display()))
+    }
+}
+
 impl OutputStore for FileStore {
-    fn put(&self, ref_id: &str, text: &mut dyn Read, parts: &[ContentPart]) -> Result<StoredInfo, StoreError> {
+    fn put_scoped(
+        &self,
+        scope: OutputScope<'_>,
+        ref_id: &str,
+        text: &mut dyn Read,
+        parts: &[ContentPart],
+    ) -> Result<StoredInfo, StoreError> {
         validate_ref_id(ref_id)?;
         let tag = format!("{}-{}-{}", ref_id, std::process::id(), unique());
         let temp = self.root.join(format!(".tmp-{tag}"));
-        let info = match Self::write_new(&temp, text, parts) {
+        let owner = ScopeKey::of(scope);
+        let info = match Self::write_new(&temp, &owner, text, parts) {
             Ok(info) => info,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&temp);
                 return Err(StoreError::io(ref_id, format!("cannot write {}: {e}", temp.display())));
             }
         };
+        let size = entry_usage(&temp).map_or(info.bytes, |(bytes, _)| bytes);
         let target = self.root.join(ref_id);
         let old = self.root.join(format!(".old-{tag}"));
         let moved_away = std::fs::rename(&target, &old).is_ok();
@@ -562,9 +937,33 @@ impl OutputStore for FileStore {
         }
         if let Err(e) = published {
             let _ = std::fs::remove_dir_all(&temp);
+            self.lock().forget(ref_id);
             return Err(StoreError::io(ref_id, format!("cannot publish {}: {e}", target.display())));
         }
+        let now = self.clock.now();
+        // The last use on disk is the store's clock, as every later use writes it.
+        if let Ok(file) = File::options().write(true).open(target.join("index")) {
+            let _ = file.set_modified(now);
+        }
+        let dropped = self.lock().insert(ref_id, size, FileEntry { scope: Some(owner), stamped: now }, now, now);
+        self.delete(dropped);
         Ok(info)
+    }
+
+    fn check_scope(&self, ref_id: &str, scope: OutputScope<'_>) -> Result<(), StoreError> {
+        validate_ref_id(ref_id)?;
+        let unknown = self.lock().meta_mut(ref_id).is_none();
+        if unknown {
+            self.adopt(ref_id);
+        }
+        self.load_scope(ref_id);
+        let now = self.clock.now();
+        let mut usage = self.lock();
+        let (lookup, dropped) = usage.lookup(ref_id, now, |e| e.scope.as_ref().is_some_and(|s| s.matches(scope)));
+        let verdict = scope_verdict(ref_id, &lookup, |e: &FileEntry| e.scope.as_ref(), scope);
+        drop(usage);
+        self.delete(dropped);
+        verdict
     }
 
     fn info(&self, ref_id: &str) -> Result<StoredInfo, StoreError> {
@@ -575,8 +974,8 @@ impl OutputStore for FileStore {
 
     fn open_at(&self, ref_id: &str, offset: u64) -> Result<Box<dyn Read + Send>, StoreError> {
         let path = self.dir(ref_id)?.join("text");
-        let mut file = File::open(&path).map_err(|e| StoreError::io(ref_id, format!("{}: {e}", path.display())))?;
-        file.seek(SeekFrom::Start(offset)).map_err(|e| StoreError::io(ref_id, format!("{}: {e}", path.display())))?;
+        let mut file = File::open(&path).map_err(|e| file_error(ref_id, &path, &e))?;
+        file.seek(SeekFrom::Start(offset)).map_err(|e| file_error(ref_id, &path, &e))?;
         Ok(Box::new(file))
     }
 
@@ -587,7 +986,7 @@ impl OutputStore for FileStore {
 
     fn parts(&self, ref_id: &str) -> Result<Vec<ContentPart>, StoreError> {
         let path = self.dir(ref_id)?.join("parts.json");
-        let bytes = std::fs::read(&path).map_err(|e| StoreError::io(ref_id, format!("{}: {e}", path.display())))?;
+        let bytes = std::fs::read(&path).map_err(|e| file_error(ref_id, &path, &e))?;
         serde_json::from_slice(&bytes)
             .map_err(|e| StoreError::io(ref_id, format!("{} is damaged ({e}); call the tool again", path.display())))
     }
@@ -599,13 +998,20 @@ impl OutputStore for FileStore {
 
 /// The output cache store of a registry: the dispatcher's output layer writes through it and the
 /// `tool_output_cache*` tools read through it. Registry-scoped; the default is a [`FileStore`] in
-/// [`default_cache_dir`]. Apps override it, e.g. with a [`MemoryStore`] in tests:
+/// [`default_cache_dir`] bounded by [`output_limits_from_env`]. Apps override it, e.g. with a [`MemoryStore`] in tests:
 /// `RegistryBuilder::override_dependency(&OUTPUT_STORE, Arc::new(MemoryStore::new()))`.
 pub static OUTPUT_STORE: DependencyKey<Arc<dyn OutputStore>> =
     DependencyKey::new("output_store", default_store).with_scope(Scope::Registry);
 
 fn default_store(_ctx: &ToolContext) -> Result<Arc<dyn OutputStore>, DependencyError> {
-    FileStore::in_user_cache_dir()
+    let limits = output_limits_from_env().map_err(DependencyError)?;
+    let dir = default_cache_dir().ok_or_else(|| {
+        DependencyError(
+            "no user cache directory is known on this platform; set XDG_CACHE_HOME or give the store a directory"
+                .to_owned(),
+        )
+    })?;
+    FileStore::open(dir, limits, Arc::new(SystemClock))
         .map(|s| Arc::new(s) as Arc<dyn OutputStore>)
         .map_err(|e| DependencyError(e.to_string()))
 }

@@ -2,7 +2,6 @@
 
 use serde_json::Value;
 
-use super::store::ref_id_for_call;
 use crate::provider::Provider;
 
 /// The message-history shape [`trim_context`] reads: the four the [provider
@@ -58,10 +57,13 @@ pub fn estimate_tokens(bytes: usize) -> usize {
     bytes.div_ceil(4)
 }
 
-/// The placeholder a trimmed output becomes: `[tool output trimmed; ref=ID]`, where ID is the call
-/// id sanitised like the output cache's ref ids ([`ref_id_for_call`]).
-pub fn trimmed_placeholder(tool_call_id: &str) -> String {
-    format!("[tool output trimmed; ref={}]", ref_id_for_call(tool_call_id).unwrap_or_default())
+/// The placeholder a trimmed output becomes: `[tool output trimmed; ref=ID]` with the output's ref
+/// id (its message's `output_ref`), or `[tool output trimmed]` for an output that has none.
+pub fn trimmed_placeholder(output_ref: Option<&str>) -> String {
+    match output_ref {
+        Some(ref_id) => format!("[tool output trimmed; ref={ref_id}]"),
+        None => "[tool output trimmed]".to_owned(),
+    }
 }
 
 /// Where one tool result sits in the history.
@@ -79,7 +81,9 @@ struct Slot {
 }
 
 /// Trims the oldest tool outputs of `history` until the estimate of all tool-output tokens is at
-/// most `budget_tokens` (or nothing is left to trim).
+/// most `budget_tokens` (or nothing is left to trim). `output_ref` gives the ref id of a tool call
+/// id's output (the `output_ref` of the message that answered it; the output layer mints ref ids,
+/// they are not the call ids), `None` when it has none.
 ///
 /// A trimmed result keeps its place, its call id and its error flag (Anthropic's `is_error`,
 /// Gemini's `error` key); its whole content (text and images) becomes [`trimmed_placeholder`], a
@@ -88,11 +92,15 @@ struct Slot {
 /// or that have no text, are skipped. Results whose call is not in `history` are trimmed like the
 /// others (their pair is already elsewhere).
 ///
-/// A Gemini result without `id` (the Gemini API gives none today, and
-/// [`Provider::render_tool_results`] leaves the generated ones out) has no ref id to name: its
-/// placeholder is `[tool output trimmed]`, and [`TrimReport::trimmed`] names it by its function
-/// name.
-pub fn trim_context(history: &mut [Value], shape: HistoryShape, budget_tokens: usize) -> TrimReport {
+/// A Gemini result without `id` ([`Provider::render_tool_results`] leaves out the ids it did not
+/// get from the model) cannot be matched to its call id: its placeholder is
+/// `[tool output trimmed]`, and [`TrimReport::trimmed`] names it by its function name.
+pub fn trim_context(
+    history: &mut [Value],
+    shape: HistoryShape,
+    budget_tokens: usize,
+    output_ref: &dyn Fn(&str) -> Option<String>,
+) -> TrimReport {
     let mut slots = Vec::new();
     for (m, message) in history.iter().enumerate() {
         match shape {
@@ -137,10 +145,7 @@ pub fn trim_context(history: &mut [Value], shape: HistoryShape, budget_tokens: u
         if total <= budget_tokens {
             break;
         }
-        let placeholder = match &slot.call_id {
-            Some(id) => trimmed_placeholder(id),
-            None => "[tool output trimmed]".to_owned(),
-        };
+        let placeholder = trimmed_placeholder(slot.call_id.as_deref().and_then(output_ref).as_deref());
         let Some(target) = history[slot.message].pointer_mut(&slot.pointer) else { continue };
         let trimmed = if slot.whole_response {
             serde_json::json!({"output": placeholder})

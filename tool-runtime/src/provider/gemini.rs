@@ -51,6 +51,8 @@ pub(super) fn parse_tool_calls(response: &Value) -> Result<Vec<ToolCall>, Provid
         return Ok(Vec::new());
     };
     let mut calls = Vec::new();
+    // Made once per response, for the calls that come without an id.
+    let mut generated: Option<String> = None;
     for part in parts.elements()? {
         let Some(call) = part.object()?.optional("functionCall") else {
             continue;
@@ -63,14 +65,29 @@ pub(super) fn parse_tool_calls(response: &Value) -> Result<Vec<ToolCall>, Provid
         };
         let id = match call.optional("id") {
             Some(id) => id.str()?.to_owned(),
-            None => match response_id {
-                Some(response_id) => format!("{GENERATED_ID_PREFIX}{response_id}_{}", calls.len()),
-                None => format!("{GENERATED_ID_PREFIX}call_{}", calls.len()),
-            },
+            None => {
+                let stem = generated.get_or_insert_with(|| match response_id {
+                    Some(response_id) => response_id.to_owned(),
+                    None => response_stem(),
+                });
+                format!("{GENERATED_ID_PREFIX}{stem}_{}", calls.len())
+            }
         };
         calls.push(ToolCall::new(id, name, arguments));
     }
     Ok(calls)
+}
+
+/// The stem of the ids of one response that has no `responseId`: a new
+/// [`mint_ref_id`](crate::output::mint_ref_id), so ids never repeat across turns. Should the random
+/// source fail, the time in nanoseconds and a process-wide count stand in (unique, if guessable:
+/// call ids are the provider's, they guard nothing).
+fn response_stem() -> String {
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    crate::output::mint_ref_id().unwrap_or_else(|_| {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        format!("t{nanos}n{}", COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    })
 }
 
 /// One `{"role":"user","parts":[{"functionResponse":..}, ...]}` content; none for no results.

@@ -119,9 +119,11 @@ impl Provider {
     /// - Anthropic: the `content[]` blocks with `type: "tool_use"`; `input` (an object) becomes
     ///   its compact JSON text. Other blocks (`text`, `thinking`, ...) are skipped.
     /// - Gemini: the `candidates[0].content.parts[]` with a `functionCall: {name, args?, id?}`;
-    ///   `args` missing means `{}`. A call without `id` (the Gemini API gives none today) gets a
-    ///   deterministic one: `gemini_<responseId>_<n>`, or `gemini_call_<n>` when the response has no
-    ///   `responseId`, with `n` the 0-based index among the response's function calls.
+    ///   `args` missing means `{}`. A call without `id` (the Gemini API gives none today) gets one
+    ///   unique across turns: `gemini_<responseId>_<n>`, or `gemini_<stem>_<n>` when the response
+    ///   has no `responseId`, `<stem>` being 22 random characters of `[A-Za-z0-9_-]` made once per
+    ///   response ([`mint_ref_id`](crate::output::mint_ref_id)), with `n` the 0-based index among the
+    ///   response's function calls.
     ///   [`Provider::render_tool_results`] leaves such ids out again. A candidate without
     ///   `content` or `parts` (Gemini omits them, e.g. after a safety stop) has no calls.
     ///

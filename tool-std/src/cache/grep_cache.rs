@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use tool_runtime::output::{GrepQuery, OUTPUT_STORE, OutputStore, grep_stored};
-use tool_runtime::tool;
+use tool_runtime::output::{GrepQuery, OUTPUT_STORE, OutputScope, OutputStore, ScopedStore, grep_stored};
+use tool_runtime::{ToolContext, tool};
 
 use super::error::CacheError;
 use super::{MAX_OUTPUT_BYTES, line_call};
@@ -13,6 +13,8 @@ pub const GREP_LINE_BYTES: usize = 1000;
 
 /// Search a cached tool output, like grep.
 #[tool(set = "cache", blocking, tags(read_only))]
+// The arguments are the model's search options, each a field of the call's JSON.
+#[allow(clippy::too_many_arguments)]
 pub fn tool_output_cache_grep(
     /// The ref_id of a cached output.
     ref_id: String,
@@ -30,8 +32,10 @@ pub fn tool_output_cache_grep(
     /// Matching lines to show (default 100).
     #[arg(range(min = 1, max = 1000))]
     limit: Option<u64>,
+    ctx: &ToolContext,
     #[depends(OUTPUT_STORE)] store: Arc<dyn OutputStore>,
 ) -> Result<String, CacheError> {
+    let store = ScopedStore::new(&*store, OutputScope::of(ctx));
     if pattern.is_empty() {
         return Err(CacheError::EmptyPattern);
     }
@@ -53,7 +57,7 @@ pub fn tool_output_cache_grep(
         max_matches,
         max_line_bytes: GREP_LINE_BYTES,
     };
-    let hits = grep_stored(&*store, &ref_id, &query)?;
+    let hits = grep_stored(&store, &ref_id, &query)?;
     if hits.matches == 0 {
         return Ok(format!("No matches for: {pattern}"));
     }

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use tool_runtime::output::{OUTPUT_STORE, OutputStore, StoreError, open_lines};
-use tool_runtime::tool;
+use tool_runtime::output::{OUTPUT_STORE, OutputScope, OutputStore, ScopedStore, StoreError, open_lines};
+use tool_runtime::{ToolContext, tool};
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::error::CacheError;
@@ -22,8 +22,10 @@ pub fn tool_output_cache_line(
     /// Characters to show (default 10000).
     #[arg(range(min = 1, max = 100000))]
     char_limit: Option<usize>,
+    ctx: &ToolContext,
     #[depends(OUTPUT_STORE)] store: Arc<dyn OutputStore>,
 ) -> Result<String, CacheError> {
+    let store = ScopedStore::new(&*store, OutputScope::of(ctx));
     let offset = char_offset.unwrap_or(0);
     let limit = char_limit.unwrap_or(10_000);
     if !(1..=100_000).contains(&limit) {
@@ -36,7 +38,7 @@ pub fn tool_output_cache_line(
         }
         return Err(StoreError::LinePastEnd { ref_id, line: line_number, lines: info.lines }.into());
     }
-    let mut cursor = open_lines(&*store, &ref_id, line_number - 1)?;
+    let mut cursor = open_lines(&store, &ref_id, line_number - 1)?;
     let mut window = GraphemeWindow { from: offset, to: offset.saturating_add(limit), ..GraphemeWindow::default() };
     cursor.stream_line(|piece| window.feed(piece, false)).map_err(|e| CacheError::io(&ref_id, &e))?;
     window.feed(&[], true);

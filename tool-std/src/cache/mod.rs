@@ -1,8 +1,12 @@
 //! The "cache" set: read back what the output layer stored.
 //!
-//! Every tool message the dispatcher finishes is stored in the output cache under its ref id (the
-//! message's `output_ref`, the tool call id with characters outside `[A-Za-z0-9_-]` turned into
-//! `_`); see `tool_runtime::output`. These tools read it through the store of the registry, the
+//! Every tool message the dispatcher finishes is stored in the output cache under a ref id the
+//! output layer mints (the message's `output_ref`: 22 random characters of `[A-Za-z0-9_-]`), in
+//! the scope of its call: its session and principal; see `tool_runtime::output`. A ref reads only
+//! in the scope that made it: asked for a ref of another session or principal, these tools answer
+//! exactly as for an unknown ref, and for a ref of this scope that the store let go (its time to
+//! live passed, or the size cap evicted it) they say so and ask to run the tool again. They read
+//! through the store of the registry, the
 //! registry-scoped dependency [`OUTPUT_STORE`](tool_runtime::output::OUTPUT_STORE) (default: files
 //! in the user's cache directory; override it to choose another store). They stream: a 1 GB output
 //! is paged, read line by line and searched without loading it whole. Their own messages are not

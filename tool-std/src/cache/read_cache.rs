@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use tool_runtime::output::{OUTPUT_STORE, OutputStore, open_lines};
-use tool_runtime::{ContentPart, ToolResult, tool};
+use tool_runtime::output::{OUTPUT_STORE, OutputScope, OutputStore, ScopedStore, open_lines};
+use tool_runtime::{ContentPart, ToolContext, ToolResult, tool};
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::error::CacheError;
@@ -20,8 +20,10 @@ pub fn tool_output_cache(
     /// Lines to show (default 1500).
     #[arg(range(min = 1, max = 100000))]
     limit: Option<u64>,
+    ctx: &ToolContext,
     #[depends(OUTPUT_STORE)] store: Arc<dyn OutputStore>,
 ) -> Result<ToolResult, CacheError> {
+    let store = ScopedStore::new(&*store, OutputScope::of(ctx));
     let offset = offset.unwrap_or(0);
     let limit = limit.unwrap_or(1500);
     if !(1..=100_000).contains(&limit) {
@@ -34,7 +36,7 @@ pub fn tool_output_cache(
     if offset >= info.lines {
         return Err(CacheError::OffsetPastEnd { ref_id, offset, lines: info.lines });
     }
-    let mut cursor = open_lines(&*store, &ref_id, offset)?;
+    let mut cursor = open_lines(&store, &ref_id, offset)?;
     let end = offset.saturating_add(limit).min(info.lines);
     let mut body = String::new();
     let mut cut_lines: Vec<u64> = Vec::new();

@@ -2,7 +2,7 @@
 
 use similar::TextDiff;
 use tool_runtime::ToolContext;
-use tool_runtime::output::{OUTPUT_STORE, put_text, ref_id_for_call};
+use tool_runtime::output::{OUTPUT_STORE, OutputScope, mint_ref_id};
 
 use crate::blocking::off_worker;
 
@@ -81,14 +81,20 @@ fn cap_head_tail(text: &str, max_lines: usize, max_bytes: usize) -> (String, boo
 }
 
 /// Keeps the whole diff of a cut preview (`full`, [`DiffPreview::full`]) in the output cache, so
-/// that nothing is lost: under the ref id of the call followed by `-diff` (`call_1-diff`), readable
-/// with `tool_output_cache`, `tool_output_cache_grep` and `tool_output_cache_line`. Returns that ref
+/// that nothing is lost: under a new ref id ([`mint_ref_id`]) in the call's scope, readable with
+/// `tool_output_cache`, `tool_output_cache_grep` and `tool_output_cache_line`. Returns that ref
 /// id; `None` when the store cannot be had or written (the preview is then all there is, and
 /// `diff_truncated` still says so). The store is written on the blocking pool.
 pub(crate) async fn keep_full_diff(full: String, ctx: &ToolContext) -> Option<String> {
-    let ref_id = format!("{}-diff", ref_id_for_call(ctx.call_id()?)?);
+    let ref_id = mint_ref_id().ok()?;
     let store = ctx.resolve(&OUTPUT_STORE).await.ok()?;
-    off_worker(move || put_text(&*store, &ref_id, &full, &[]).ok().map(|_| ref_id)).await.flatten()
+    let (session, principal) = (ctx.session_id().map(str::to_owned), ctx.principal().map(str::to_owned));
+    off_worker(move || {
+        let scope = OutputScope { session: session.as_deref(), principal: principal.as_deref() };
+        store.put_scoped(scope, &ref_id, &mut full.as_bytes(), &[]).ok().map(|_| ref_id)
+    })
+    .await
+    .flatten()
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ pub struct WriteOutput {
     pub diff: String,
     /// `true` when `diff` is cut.
     pub diff_truncated: bool,
-    /// When `diff` is cut: the output cache ref id of the whole diff (`<call id>-diff`), for
+    /// When `diff` is cut: the output cache ref id of the whole diff (a ref of its own), for
     /// `tool_output_cache`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff_ref: Option<String>,

@@ -17,14 +17,26 @@
 //!
 //! Updates are read-modify-write steps ([`SessionStore::update`]): two concurrent updates of one
 //! session never lose either change.
+//!
+//! A session belongs to the principal that made it (`ToolContext::principal` of the call that
+//! first saved it; none when the server knows none): any other caller using its id is refused
+//! ([`SessionError::OtherPrincipal`]), and cannot read, change or remove it.
+//!
+//! Both stores are bounded ([`StoreLimits`], default [`DEFAULT_SESSION_LIMITS`], overridden by
+//! `TOOL_SESSION_TTL_SECS` and `TOOL_SESSION_MAX_BYTES` for [`SESSION_STORE`]'s default): a
+//! session not used for longer than the time to live is dropped, and while the sessions together
+//! are over the size cap the least recently used ones are. Loading a session that was dropped
+//! says so to its owner ([`SessionError::Expired`]); saving to it starts it again.
 
 mod file;
 mod memory;
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
-use tool_runtime::{DependencyError, DependencyKey, Scope, ToolContext, ToolError};
+use tool_runtime::output::{Expiry, StoreLimits, limits_from_env};
+use tool_runtime::{DependencyError, DependencyKey, Scope, SystemClock, ToolContext, ToolError};
 
 pub use file::{FileSessionStore, SESSION_FORMAT_VERSION, STATE_DIR_ENV, SessionFile, default_sessions_dir};
 pub use memory::MemorySessionStore;
@@ -35,6 +47,52 @@ pub type SessionMeta = serde_json::Map<String, serde_json::Value>;
 
 /// The key the todo tools keep their list under in [`SessionMeta`].
 pub const TODOS_KEY: &str = "todos";
+
+/// The time to live of a session by default: 30 days since last use. A plan is resumed over days
+/// (a task put down on Friday and taken up again on Monday, or after a holiday), and a session
+/// takes little room.
+pub const DEFAULT_SESSION_TTL: Duration = Duration::from_secs(30 * 24 * 60 * 60);
+
+/// The size cap of a session store by default: 64 MiB (67,108,864 bytes) of session metas. A
+/// todo plan is a few KiB, so this holds ten thousand sessions and more.
+pub const DEFAULT_SESSION_MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The default limits of a session store: [`DEFAULT_SESSION_TTL`] and [`DEFAULT_SESSION_MAX_BYTES`].
+pub const DEFAULT_SESSION_LIMITS: StoreLimits = StoreLimits::new(DEFAULT_SESSION_TTL, DEFAULT_SESSION_MAX_BYTES);
+
+/// The environment variable overriding [`DEFAULT_SESSION_TTL`], in whole seconds.
+pub const SESSION_TTL_ENV: &str = "TOOL_SESSION_TTL_SECS";
+
+/// The environment variable overriding [`DEFAULT_SESSION_MAX_BYTES`], in bytes.
+pub const SESSION_MAX_BYTES_ENV: &str = "TOOL_SESSION_MAX_BYTES";
+
+/// [`DEFAULT_SESSION_LIMITS`] with `TOOL_SESSION_TTL_SECS` and `TOOL_SESSION_MAX_BYTES` applied.
+///
+/// # Errors
+/// A message naming the variable when one is set but not a positive integer.
+pub fn session_limits_from_env() -> Result<StoreLimits, String> {
+    limits_from_env(DEFAULT_SESSION_LIMITS, SESSION_TTL_ENV, SESSION_MAX_BYTES_ENV)
+}
+
+/// Bytes a [`MemorySessionStore`] counts for each session beside its id and meta: its slots in
+/// the store's map and usage index (an estimate of their memory), so that a cap bounds many small
+/// sessions too.
+pub const MEMORY_SESSION_OVERHEAD: u64 = 256;
+
+/// Bytes a [`FileSessionStore`] counts for each session beside its file's: the file's disk block
+/// (4 KiB on common file systems) and its slot in the usage index, so that a cap bounds many small
+/// sessions too (64 MiB holds at most 16,384 sessions).
+pub const FILE_SESSION_OVERHEAD: u64 = 4096;
+
+/// The bytes of a meta as counted against a size cap: its compact JSON.
+pub(crate) fn meta_bytes(meta: &SessionMeta) -> u64 {
+    serde_json::to_vec(meta).map_or(0, |v| v.len() as u64)
+}
+
+/// `Ok` when `caller` may use a session made by `owner` (the same principal, or both none).
+pub(crate) fn check_owner(session_id: &str, owner: Option<&str>, caller: Option<&str>) -> Result<(), SessionError> {
+    if owner == caller { Ok(()) } else { Err(SessionError::OtherPrincipal { session_id: session_id.to_owned() }) }
+}
 
 /// Why a session could not be read or written. Nothing was changed when one of these is returned.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -70,6 +128,24 @@ pub enum SessionError {
     /// A store returned from [`SessionStore::update`] without calling `edit` (a broken store).
     #[error("the session store did not apply the change; nothing was saved")]
     EditNotApplied,
+    /// The session was made by another principal (or by a caller without one, or this caller has
+    /// none): it is not this caller's to use.
+    #[error(
+        "session `{session_id}` cannot be used by this caller: it belongs to another principal; use a session id of \
+         your own"
+    )]
+    OtherPrincipal {
+        /// The session id given.
+        session_id: String,
+    },
+    /// The session was dropped by the store's bounds (see the [module docs](self)).
+    #[error("session `{session_id}` is no longer kept ({why}); its state is gone, and saving to it starts it again")]
+    Expired {
+        /// The session id given.
+        session_id: String,
+        /// Why it went.
+        why: Expiry,
+    },
     /// A session file was written by a newer format.
     #[error(
         "session file {path} has format version {found}, this build reads version {supported}; use a newer build \
@@ -91,30 +167,37 @@ pub enum SessionError {
 /// the latest saved one, and no other update of that session is saved between the read and the
 /// write. Methods block (file or database I/O); async callers run them with
 /// `tokio::task::spawn_blocking`, as the standard tools do.
+///
+/// `principal` is the caller's ([`ToolContext::principal`]): the first save of a session records
+/// it, and every later call must give the same one (else [`SessionError::OtherPrincipal`]).
 pub trait SessionStore: Send + Sync + fmt::Debug {
     /// The session's meta; the empty object for a session never written.
     ///
     /// # Errors
-    /// A [`SessionError`] when the stored state cannot be read.
-    fn load(&self, session_id: &str) -> Result<SessionMeta, SessionError>;
+    /// [`SessionError::OtherPrincipal`]; [`SessionError::Expired`] for a session of this principal
+    /// that the store let go (as far as it remembers); a [`SessionError`] when the stored state
+    /// cannot be read.
+    fn load(&self, session_id: &str, principal: Option<&str>) -> Result<SessionMeta, SessionError>;
 
-    /// One read-modify-write step. `edit` is called exactly once with a copy of the current meta;
-    /// when it returns `true` the copy is saved, when it returns `false` nothing is written.
-    /// Returns the meta as stored afterwards.
+    /// One read-modify-write step. `edit` is called exactly once with a copy of the current meta
+    /// (the empty object for a session never written or let go); when it returns `true` the copy
+    /// is saved, when it returns `false` nothing is written. Returns the meta as stored afterwards.
     ///
     /// # Errors
-    /// A [`SessionError`] when the state cannot be read or written; nothing is saved then.
+    /// [`SessionError::OtherPrincipal`] (`edit` is not called); a [`SessionError`] when the state
+    /// cannot be read or written; nothing is saved then.
     fn update(
         &self,
         session_id: &str,
+        principal: Option<&str>,
         edit: &mut dyn FnMut(&mut SessionMeta) -> bool,
     ) -> Result<SessionMeta, SessionError>;
 
     /// Forgets the session. Returns `true` when there was something to forget.
     ///
     /// # Errors
-    /// A [`SessionError`] when the stored state cannot be removed.
-    fn remove(&self, session_id: &str) -> Result<bool, SessionError>;
+    /// [`SessionError::OtherPrincipal`]; a [`SessionError`] when the stored state cannot be removed.
+    fn remove(&self, session_id: &str, principal: Option<&str>) -> Result<bool, SessionError>;
 }
 
 /// Runs `change` on the session's meta as one [`SessionStore::update`]: the meta is saved when
@@ -126,11 +209,12 @@ pub trait SessionStore: Send + Sync + fmt::Debug {
 pub fn modify<T, E>(
     store: &dyn SessionStore,
     session_id: &str,
+    principal: Option<&str>,
     change: impl FnOnce(&mut SessionMeta) -> Result<T, E>,
 ) -> Result<Result<T, E>, SessionError> {
     let mut change = Some(change);
     let mut outcome = None;
-    store.update(session_id, &mut |meta| {
+    store.update(session_id, principal, &mut |meta| {
         let Some(change) = change.take() else { return false };
         let result = change(meta);
         let save = result.is_ok();
@@ -158,7 +242,8 @@ pub static SESSION_STORE: DependencyKey<Arc<dyn SessionStore>> =
 
 fn default_store(_ctx: &ToolContext) -> Result<Arc<dyn SessionStore>, DependencyError> {
     let dir = default_sessions_dir().map_err(|e| DependencyError(e.to_string()))?;
-    Ok(Arc::new(FileSessionStore::new(dir)))
+    let limits = session_limits_from_env().map_err(DependencyError)?;
+    Ok(Arc::new(FileSessionStore::with_limits(dir, limits, Arc::new(SystemClock))))
 }
 
 /// Where calls without a session id keep their state: memory, per registry.
@@ -172,15 +257,50 @@ fn unnamed_store(_ctx: &ToolContext) -> Result<Arc<dyn SessionStore>, Dependency
 /// The session id used for calls whose context has none.
 pub const UNNAMED_SESSION: &str = "default";
 
-/// The store and session id a call's state lives in: [`SESSION_STORE`] and the context's session
-/// id when it has one; otherwise an in-memory store of the registry and [`UNNAMED_SESSION`], so
-/// that state of calls that cannot be resumed is never written to disk.
+/// A call's session: the store it lives in, its id, and the caller's principal.
+#[derive(Debug, Clone)]
+pub struct CallSession {
+    /// The store.
+    pub store: Arc<dyn SessionStore>,
+    /// The session id.
+    pub id: String,
+    /// The caller's principal ([`ToolContext::principal`]).
+    pub principal: Option<String>,
+}
+
+impl CallSession {
+    /// [`SessionStore::load`] of this session.
+    ///
+    /// # Errors
+    /// As [`SessionStore::load`].
+    pub fn load(&self) -> Result<SessionMeta, SessionError> {
+        self.store.load(&self.id, self.principal.as_deref())
+    }
+
+    /// [`modify`] of this session.
+    ///
+    /// # Errors
+    /// As [`modify`].
+    pub fn modify<T, E>(
+        &self,
+        change: impl FnOnce(&mut SessionMeta) -> Result<T, E>,
+    ) -> Result<Result<T, E>, SessionError> {
+        modify(&*self.store, &self.id, self.principal.as_deref(), change)
+    }
+}
+
+/// The session a call's state lives in: [`SESSION_STORE`] and the context's session id when it
+/// has one; otherwise an in-memory store of the registry and [`UNNAMED_SESSION`], so that state of
+/// calls that cannot be resumed is never written to disk. The principal is the context's in both.
 ///
 /// # Errors
 /// A dependency error when [`SESSION_STORE`] cannot be created.
-pub async fn session_store_for(ctx: &ToolContext) -> Result<(Arc<dyn SessionStore>, String), ToolError> {
+pub async fn session_store_for(ctx: &ToolContext) -> Result<CallSession, ToolError> {
+    let principal = ctx.principal().map(str::to_owned);
     match ctx.session_id() {
-        Some(id) => Ok((ctx.resolve(&SESSION_STORE).await?, id.to_owned())),
-        None => Ok((ctx.resolve(&UNNAMED_SESSIONS).await?, UNNAMED_SESSION.to_owned())),
+        Some(id) => Ok(CallSession { store: ctx.resolve(&SESSION_STORE).await?, id: id.to_owned(), principal }),
+        None => {
+            Ok(CallSession { store: ctx.resolve(&UNNAMED_SESSIONS).await?, id: UNNAMED_SESSION.to_owned(), principal })
+        }
     }
 }

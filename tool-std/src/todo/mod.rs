@@ -19,7 +19,10 @@
 //! [`SESSION_STORE`](crate::session::SESSION_STORE) for a context with a session id, so a
 //! resumed session id gets its plan back; in memory for the registry's lifetime for a context
 //! without one. Emptying the plan removes the `todos` key. Each call is one atomic
-//! read-modify-write of the session, so concurrent calls never lose an update.
+//! read-modify-write of the session, so concurrent calls never lose an update. A session belongs
+//! to the principal that made it: every todo tool refuses a session id of another principal
+//! ([`SessionError::OtherPrincipal`]) and changes nothing. A plan not used for the store's time to
+//! live (30 days by default) is gone: `todo_read` says so, and `todo_new` starts again.
 
 mod item;
 mod plan;
@@ -34,7 +37,7 @@ pub use plan::{EMPTY_PLAN, render_plan};
 pub use store::{session_key, set_todos, todos_in};
 
 use crate::blocking::off_worker;
-use crate::session::{SessionError, modify, session_store_for};
+use crate::session::{SessionError, session_store_for};
 
 /// Why a todo tool refused a change; nothing was saved. The `Display` text is what the model reads.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -179,8 +182,8 @@ pub async fn todo_clear(ctx: &ToolContext) -> Result<String, TodoError> {
 /// Show this session's plan.
 #[tool(set = "todo", tags(read_only))]
 pub async fn todo_read(ctx: &ToolContext) -> Result<String, TodoError> {
-    let (store, session) = session_store_for(ctx).await.map_err(|e| TodoError::Store { message: e.to_string() })?;
-    let items = blocking(move || todos_in(&store.load(&session)?)).await?;
+    let session = session_store_for(ctx).await.map_err(|e| TodoError::Store { message: e.to_string() })?;
+    let items = blocking(move || todos_in(&session.load()?)).await?;
     Ok(render_plan(&items))
 }
 
@@ -262,9 +265,9 @@ async fn edit_plan<F>(ctx: &ToolContext, change: F) -> Result<String, TodoError>
 where
     F: FnOnce(Result<Vec<TodoItem>, TodoError>) -> Result<(Vec<TodoItem>, String), TodoError> + Send + 'static,
 {
-    let (store, session) = session_store_for(ctx).await.map_err(|e| TodoError::Store { message: e.to_string() })?;
+    let session = session_store_for(ctx).await.map_err(|e| TodoError::Store { message: e.to_string() })?;
     blocking(move || {
-        modify(&*store, &session, |meta| {
+        session.modify(|meta| {
             let (items, text) = change(todos_in(meta))?;
             set_todos(meta, &items)?;
             Ok(text)

@@ -1,0 +1,473 @@
+//! The MCP requests: `initialize`, `tools/list`, `tools/call` (see the [crate docs](crate)).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, Implementation, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::{Peer, RequestContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tool_runtime::{
+    ContentPart, EXTERNAL_TAG, MessageContent, Progress, ToolCall, ToolDefinition, ToolError, ToolMessage,
+};
+
+use crate::{CallRequest, McpServer};
+
+/// The MCP tool entry of a definition.
+///
+/// - `name`, `description`; `inputSchema` is the canonical schema unchanged (MCP takes plain
+///   JSON Schema); a hand-written tool whose schema is not an object gets `{"type":"object"}` and
+///   a warning in the log.
+/// - `annotations` from the tags: `read_only` → `readOnlyHint: true`, `destructive` →
+///   `destructiveHint: true`, `idempotent` → `idempotentHint: true`, each left out when the tag
+///   is absent (MCP's defaults apply); `openWorldHint` is always given, `true` exactly for tools
+///   tagged `external` ([`EXTERNAL_TAG`]: in this framework that tag is what marks a tool reaching
+///   outside the machine, and the default permission policy relies on it).
+/// - `outputSchema`: the definition's output schema, for a tool that declares one
+///   (`#[tool(output_schema)]`) and whose schema is an object schema (`"type": "object"`, as MCP
+///   requires); otherwise left out, with a warning in the log for a non-object one.
+pub fn tool_entry(definition: &ToolDefinition) -> Tool {
+    let has = |tag: &str| definition.tags.iter().any(|t| t == tag);
+    let schema: JsonObject = match &definition.input_schema {
+        Value::Object(schema) => schema.clone(),
+        other => {
+            tracing::warn!(tool = %definition.name, schema = %other, "the input schema is not an object; serving {{\"type\":\"object\"}}");
+            JsonObject::from_iter([("type".to_owned(), Value::from("object"))])
+        }
+    };
+    let mut annotations = ToolAnnotations::new().open_world(has(EXTERNAL_TAG));
+    if has("read_only") {
+        annotations = annotations.read_only(true);
+    }
+    if has("destructive") {
+        annotations = annotations.destructive(true);
+    }
+    if has("idempotent") {
+        annotations = annotations.idempotent(true);
+    }
+    let tool = Tool::new(definition.name.clone(), definition.description.clone(), Arc::new(schema))
+        .with_annotations(annotations);
+    match &definition.output_schema {
+        Some(Value::Object(output)) if output.get("type").and_then(Value::as_str) == Some("object") => {
+            tool.with_raw_output_schema(Arc::new(output.clone()))
+        }
+        Some(other) => {
+            tracing::warn!(tool = %definition.name, schema = %other, "the output schema is not an object schema; serving none");
+            tool
+        }
+        None => tool,
+    }
+}
+
+/// The `tools/call` result of a message.
+///
+/// - Text becomes one text block; parts become text and image blocks in order (an image part's
+///   `detail` has no MCP equivalent and is left out).
+/// - `isError` is the message's `is_error`.
+/// - `_meta` carries `output_ref` (the ref id of the full output in the output cache) and
+///   `trimmed: true` when the output layer shortened the text; left out when neither applies.
+/// - `structured`: the tool declares an output schema; then a successful message's JSON object
+///   value is also given as `structuredContent`, beside the text (the same value as JSON text),
+///   for clients that read only `content`.
+pub fn call_result(message: &ToolMessage, structured: bool) -> CallToolResult {
+    let content = match &message.content {
+        MessageContent::Text(text) => vec![ContentBlock::text(text.clone())],
+        MessageContent::Parts(parts) => parts
+            .iter()
+            .map(|part| match part {
+                ContentPart::Text { text } => ContentBlock::text(text.clone()),
+                ContentPart::Image { data, media_type, .. } => ContentBlock::image(data.clone(), media_type.clone()),
+            })
+            .collect(),
+    };
+    let mut result = if message.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
+    let mut meta = JsonObject::new();
+    if let Some(output_ref) = &message.output_ref {
+        meta.insert("output_ref".to_owned(), Value::from(output_ref.clone()));
+    }
+    if message.trimmed {
+        meta.insert("trimmed".to_owned(), Value::Bool(true));
+    }
+    if !meta.is_empty() {
+        result.meta = Some(meta.into());
+    }
+    if structured && !message.is_error {
+        result.structured_content = message.structured_content.clone().filter(Value::is_object);
+    }
+    result
+}
+
+impl McpServer {
+    fn unknown_tool(&self, name: &str) -> ErrorData {
+        let available = self.inner.tools.iter().map(|t| t.name.to_string()).collect();
+        ErrorData::invalid_params(ToolError::UnknownTool { name: name.to_owned(), available }.to_string(), None)
+    }
+
+    /// `true` when the tool is listed with an output schema.
+    fn is_structured(&self, name: &str) -> bool {
+        self.inner.tools.iter().any(|tool| tool.name == name && tool.output_schema.is_some())
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let inner = &self.inner;
+        let config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(inner.name.clone(), inner.version.clone()));
+        match &inner.instructions {
+            Some(instructions) => config.with_instructions(instructions.clone()),
+            None => config,
+        }
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.inner.tools.iter().find(|tool| tool.name == name).cloned()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let inner = &self.inner;
+        let name: &str = &request.name;
+        if inner.registry.get(name).is_none() {
+            return Err(self.unknown_tool(name));
+        }
+        if inner.calls.is_closed() {
+            return Err(ErrorData::new(
+                ErrorCode::INTERNAL_ERROR,
+                "the server is shutting down and takes no new calls; send the call again to a running server",
+                None,
+            ));
+        }
+        let call_id = next_call_id();
+        let http = context.extensions.get::<::http::request::Parts>();
+        let builder = self
+            .call_context(&CallRequest { tool: name, call_id: &call_id, http })
+            .map_err(|message| ErrorData::invalid_request(message, None))?;
+        // Cancelled by the client (the request's token), or at the end of a shutdown's grace.
+        let token = inner.stop.child_token();
+        let mut builder = builder.cancellation(token.clone());
+        let mut forwarding = None;
+        if let Some(progress_token) = context.meta.get_progress_token() {
+            let (sender, receiver) = mpsc::unbounded_channel();
+            // The listener lives in the context (and its clones); see `Forwarder::run` for the end.
+            builder = builder.on_progress(move |progress: Progress| {
+                let _ = sender.send(progress);
+            });
+            let (finished, finished_receiver) = oneshot::channel();
+            let forwarder = Forwarder {
+                token: progress_token,
+                peer: context.peer.clone(),
+                cancelled: [token.clone(), context.ct.clone()],
+                last: None,
+            };
+            forwarding = Some((finished, tokio::spawn(forwarder.run(receiver, finished_receiver))));
+        }
+        let ctx = builder.build();
+        let arguments = request.arguments.map(|args| Value::Object(args).to_string()).unwrap_or_default();
+        let call = ToolCall::new(call_id, name, arguments);
+        tracing::debug!(tool = name, call_id = %call.id, progress = forwarding.is_some(), "tools/call");
+        let running = inner.calls.track_future(async {
+            tokio::select! {
+                message = inner.registry.call(&call, &ctx) => Some(message),
+                () = context.ct.cancelled() => None,
+            }
+        });
+        let Some(message) = running.await else {
+            tracing::debug!(call_id = %call.id, "cancelled by the client");
+            token.cancel();
+            if let Some((_, forwarding)) = forwarding {
+                forwarding.abort();
+            }
+            return Err(ErrorData::internal_error("the client cancelled the call", None));
+        };
+        drop(ctx);
+        if let Some((finished, forwarding)) = forwarding {
+            let _ = finished.send(());
+            // Every report reaches the client before the result does: a client forgets the
+            // progress token of a request once it has its response.
+            if let Err(error) = forwarding.await {
+                tracing::warn!(%error, "the progress forwarding task failed");
+            }
+        }
+        Ok(call_result(&message, self.is_structured(name)).into())
+    }
+}
+
+/// Sends the progress reports of one call as `notifications/progress` with the client's token.
+struct Forwarder {
+    token: ProgressToken,
+    peer: Peer<RoleServer>,
+    /// Nothing more is sent once either is cancelled (the call's token, the request's).
+    cancelled: [CancellationToken; 2],
+    /// The `done` of the last report sent.
+    last: Option<u64>,
+}
+
+impl Forwarder {
+    /// Sends every report as it comes, until every sender is dropped or, once `finished` fires
+    /// (the call is over), after sending the reports already made. A report that does not
+    /// increase `done` is dropped; a notification that cannot be sent (the client is gone) is
+    /// logged and the rest are dropped.
+    async fn run(mut self, mut receiver: mpsc::UnboundedReceiver<Progress>, mut finished: oneshot::Receiver<()>) {
+        loop {
+            tokio::select! {
+                biased;
+                report = receiver.recv() => match report {
+                    Some(report) => if !self.send(&report).await {
+                        return;
+                    },
+                    None => return,
+                },
+                _ = &mut finished => break,
+            }
+        }
+        // The call is over: send what it reported, even if a clone of its context is still alive.
+        receiver.close();
+        while let Some(report) = receiver.recv().await {
+            if !self.send(&report).await {
+                return;
+            }
+        }
+    }
+
+    /// Sends one report unless it does not increase; `false` when nothing more may be sent.
+    async fn send(&mut self, report: &Progress) -> bool {
+        if self.cancelled.iter().any(CancellationToken::is_cancelled) {
+            return false;
+        }
+        if self.last.is_some_and(|last| report.done <= last) {
+            tracing::trace!(done = report.done, last = self.last, "dropping a progress report that does not increase");
+            return true;
+        }
+        self.last = Some(report.done);
+        if let Err(error) = self.peer.notify_progress(progress_notification(self.token.clone(), report)).await {
+            tracing::debug!(%error, "cannot send a progress notification; dropping the rest");
+            return false;
+        }
+        true
+    }
+}
+
+/// The `notifications/progress` parameters of a report (see [`Forwarder`]).
+fn progress_notification(token: ProgressToken, report: &Progress) -> ProgressNotificationParam {
+    // Counts stay exact as f64 up to 2^53 units.
+    #[allow(clippy::cast_precision_loss)]
+    let mut param = ProgressNotificationParam::new(token, report.done as f64);
+    if let Some(total) = report.total {
+        #[allow(clippy::cast_precision_loss)]
+        let total = total as f64;
+        param = param.with_total(total);
+    }
+    if !report.message.is_empty() {
+        param = param.with_message(report.message.clone());
+    }
+    param
+}
+
+/// A new call id: `mcp_`, the process's tag, `_` and the next number of the process's sequence.
+fn next_call_id() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    format!("mcp_{}_{}", process_tag(), NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// 8 hex digits drawn once per process (from the standard library's randomly keyed hasher, over
+/// the start time and the process id).
+fn process_tag() -> &'static str {
+    static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TAG.get_or_init(|| {
+        use std::hash::BuildHasher;
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let hash = std::hash::RandomState::new().hash_one((nanos, std::process::id()));
+        format!("{:08x}", hash & 0xffff_ffff)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::OnceLock;
+
+    use rmcp::model::{ClientRequest, Request};
+    use rmcp::service::PeerRequestOptions;
+    use serde_json::json;
+    use tokio::sync::Notify;
+    use tokio_util::sync::CancellationToken;
+    use tool_runtime::{Registry, tool};
+
+    use rmcp::ServiceExt;
+
+    use super::*;
+
+    /// The cancellation token of the running `wait_for_cancel` call, and the signal that it started.
+    static WAITING: OnceLock<CancellationToken> = OnceLock::new();
+    static STARTED: Notify = Notify::const_new();
+
+    /// Wait until the call is cancelled.
+    #[tool]
+    async fn wait_for_cancel(ctx: &tool_runtime::ToolContext) -> String {
+        WAITING.set(ctx.cancellation().clone()).expect("called once");
+        STARTED.notify_one();
+        ctx.cancellation().cancelled().await;
+        "cancelled".to_owned()
+    }
+
+    /// Say hello.
+    #[tool]
+    fn hello() -> String {
+        "hello".to_owned()
+    }
+
+    // Paused clock: were the token never cancelled, the idle runtime would jump to the timeout and
+    // fail the test at once instead of hanging.
+    #[tokio::test(start_paused = true)]
+    async fn a_cancelled_notification_cancels_the_calls_token_and_the_server_keeps_serving() {
+        let registry = Registry::builder().tool(wait_for_cancel::TOOL).tool(hello::TOOL).build().unwrap();
+        let server = McpServer::builder(registry).build();
+        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+        let serving = tokio::spawn(async move { server.serve(server_io).await.unwrap().waiting().await });
+        let client = ().serve(client_io).await.unwrap();
+
+        let request = ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new("wait_for_cancel")));
+        let handle = client.peer().send_cancellable_request(request, PeerRequestOptions::no_options()).await.unwrap();
+        STARTED.notified().await;
+        handle.cancel(Some("the user pressed stop".to_owned())).await.unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(3600), WAITING.get().unwrap().cancelled())
+            .await
+            .expect("the call's cancellation token was not cancelled");
+
+        let result = client.call_tool(CallToolRequestParams::new("hello")).await.unwrap();
+        assert_eq!(serde_json::to_value(&result.content).unwrap(), json!([{"type": "text", "text": "hello"}]));
+        client.cancel().await.unwrap();
+        serving.await.unwrap().unwrap();
+    }
+
+    fn definition(tags: &[&str]) -> ToolDefinition {
+        ToolDefinition {
+            name: "edit".to_owned(),
+            description: "Edit a file.".to_owned(),
+            input_schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+            set: Some("fs".to_owned()),
+            tags: tags.iter().map(|t| (*t).to_owned()).collect(),
+            strict: None,
+            output_schema: None,
+        }
+    }
+
+    #[test]
+    fn a_tool_entry_keeps_the_canonical_schema_and_says_it_is_closed_world() {
+        assert_eq!(
+            serde_json::to_value(tool_entry(&definition(&[]))).unwrap(),
+            json!({
+                "name": "edit",
+                "description": "Edit a file.",
+                "inputSchema": {"type": "object", "properties": {}, "additionalProperties": false},
+                "annotations": {"openWorldHint": false}
+            })
+        );
+    }
+
+    #[test]
+    fn tags_become_annotations() {
+        let entry = tool_entry(&definition(&["read_only", "destructive", "idempotent", "external", "other"]));
+        assert_eq!(
+            serde_json::to_value(entry.annotations).unwrap(),
+            json!({"readOnlyHint": true, "destructiveHint": true, "idempotentHint": true, "openWorldHint": true})
+        );
+    }
+
+    #[test]
+    fn an_object_output_schema_is_served_as_output_schema_and_another_is_left_out() {
+        let mut with = definition(&[]);
+        with.output_schema = Some(json!({"type": "object", "properties": {"n": {"type": "integer"}}}));
+        assert_eq!(
+            serde_json::to_value(tool_entry(&with).output_schema).unwrap(),
+            json!({"type": "object", "properties": {"n": {"type": "integer"}}})
+        );
+        with.output_schema = Some(json!({"type": "array"}));
+        assert_eq!(tool_entry(&with).output_schema, None);
+    }
+
+    #[test]
+    fn a_json_result_of_a_tool_with_an_output_schema_is_structured_content_beside_its_text() {
+        let message = ToolMessage::success("c1", "write", tool_runtime::ToolResult::Json(json!({"created": true})));
+        assert_eq!(
+            serde_json::to_value(call_result(&message, true)).unwrap(),
+            json!({
+                "resultType": "complete",
+                "content": [{"type": "text", "text": "{\"created\":true}"}],
+                "structuredContent": {"created": true},
+                "isError": false
+            })
+        );
+        assert_eq!(serde_json::to_value(call_result(&message, false)).unwrap().get("structuredContent"), None);
+    }
+
+    #[test]
+    fn parts_become_text_and_image_blocks_in_order() {
+        let message = ToolMessage::success(
+            "c1",
+            "view_image",
+            tool_runtime::ToolResult::Parts(vec![
+                ContentPart::text("a.png (1x1)"),
+                ContentPart::Image {
+                    data: "iVBORw0KGgo=".to_owned(),
+                    media_type: "image/png".to_owned(),
+                    detail: None,
+                },
+            ]),
+        );
+        assert_eq!(
+            serde_json::to_value(call_result(&message, false)).unwrap(),
+            json!({
+                "resultType": "complete",
+                "content": [
+                    {"type": "text", "text": "a.png (1x1)"},
+                    {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+                ],
+                "isError": false
+            })
+        );
+    }
+
+    #[test]
+    fn the_output_ref_and_trimmed_flag_go_in_meta() {
+        let mut message =
+            ToolMessage::success("c1", "grep", tool_runtime::ToolResult::text("a\n[tool output trimmed; ref=c1]"));
+        message.output_ref = Some("c1".to_owned());
+        message.trimmed = true;
+        assert_eq!(
+            serde_json::to_value(call_result(&message, false)).unwrap(),
+            json!({
+                "resultType": "complete",
+                "content": [{"type": "text", "text": "a\n[tool output trimmed; ref=c1]"}],
+                "isError": false,
+                "_meta": {"output_ref": "c1", "trimmed": true}
+            })
+        );
+    }
+
+    #[test]
+    fn an_error_message_is_an_is_error_result() {
+        let message = ToolMessage::error("c1", "read", "File not found: a.txt");
+        assert_eq!(
+            serde_json::to_value(call_result(&message, false)).unwrap(),
+            json!({"resultType": "complete", "content": [{"type": "text", "text": "File not found: a.txt"}], "isError": true})
+        );
+    }
+}

@@ -1,0 +1,467 @@
+//! Serve a tool [`Registry`] over MCP (the Model Context Protocol), on
+//! [rmcp](https://docs.rs/rmcp): on standard input and output, on a TCP address with Streamable
+//! HTTP, or as a tower service mounted in your own axum or hyper server.
+//!
+//! ```no_run
+//! use tool_runtime::{Registry, tool};
+//!
+//! /// Add two numbers.
+//! #[tool]
+//! fn add(
+//!     /// The first number.
+//!     a: i64,
+//!     /// The second number.
+//!     b: i64,
+//! ) -> i64 {
+//!     a + b
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let registry = Registry::builder().tool(add::TOOL).build()?;
+//! let server = tool_mcp::McpServer::builder(registry).name("calculator", "1.0.0").build();
+//! server.serve_stdio().await?; // or: server.serve_http("127.0.0.1:8080").await?
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # What a client sees
+//! - `initialize`: the server's name and version ([`McpServerBuilder::name`]; default `tool-mcp`
+//!   and this crate's version), the tools capability, and the instructions when given
+//!   ([`McpServerBuilder::instructions`]).
+//! - `tools/list`: every tool the [listing filter](McpServerBuilder::list_filter) keeps (default:
+//!   all), sorted by name, in one page, each as [`tool_entry`] gives it: the canonical input
+//!   schema, annotations from the tags, `outputSchema` for a tool that declares one.
+//! - `tools/call`: the arguments object goes through [`Registry::call`], so decoding follows the
+//!   framework's rules (unknown fields refused and named) and the registry's
+//!   [permission policy](tool_runtime::PermissionPolicy) decides what runs (it sees the call's
+//!   context, principal included). Every failure the model can fix (bad arguments, a tool error, a
+//!   refused tool) is a result with `isError: true` whose text says what to change; content as
+//!   [`call_result`] maps it, with `structuredContent` beside the text for tools with an output
+//!   schema. A tool name the registry does not have is a JSON-RPC error `-32602` (invalid
+//!   params, as the MCP specification lists it) naming the listed tools.
+//! - Call ids (the id a tool sees, [`ToolContext::call_id`](tool_runtime::ToolContext::call_id)):
+//!   `mcp_`, 8 hex digits drawn at random once per process, `_` and a sequence number counted
+//!   from 1 over every server of the process (`mcp_1f3a9c0e_7`): unique within a process, and
+//!   apart from those of other processes serving the same stores. (A JSON-RPC request id is not
+//!   one: every stateless HTTP client counts its own from 1.)
+//! - Progress: when the request's `_meta` carries a `progressToken`, the call's
+//!   [`ToolContext::progress`](tool_runtime::ToolContext::progress) reports are sent as
+//!   `notifications/progress` while the tool runs (`progress` = done, `total` when known,
+//!   `message` when not empty). A report whose `done` is not greater than the last one sent is
+//!   dropped (MCP: progress MUST increase). All are sent before the response; none is sent once
+//!   the call is cancelled.
+//! - Cancellation: `notifications/cancelled` (standard input and output, legacy HTTP sessions),
+//!   or the client closing the call's HTTP response (stateless Streamable HTTP, where closing the
+//!   stream is the cancellation), cancels the call's
+//!   [`cancellation`](tool_runtime::ToolContext::cancellation) token; the call gets no response.
+//!   A `notifications/cancelled` POSTed to the stateless endpoint reaches no call (rmcp accepts
+//!   and drops it: the call runs in another request, maybe in another process), so a client of a
+//!   protocol version before 2026-07-28 cancels there by closing the call's response, or needs
+//!   [legacy sessions](McpServerBuilder::legacy_session_mode).
+//! - `ping` (protocol versions before 2026-07-28, which removed it), `tools/list` and other calls
+//!   are answered while calls run (each request is its own task; the runtime is the caller's, so
+//!   run it multi-threaded).
+//!
+//! # The context of a call
+//! Each `tools/call` gets a fresh [`ToolContext`] built by the
+//! [context hook](McpServerBuilder::context) from what the request carries ([`CallRequest`]: over
+//! HTTP its headers, such as `Authorization`, and anything your middleware put in its
+//! extensions). The hook sets the session id, the [principal](tool_runtime::ToolContext::principal)
+//! and dependency overrides, or refuses the call. The server then sets the cancellation token and
+//! the progress listener.
+//!
+//! # Streamable HTTP
+//! Stateless (MCP 2026-07-28, served by rmcp): each POST is served on its own and nothing a later
+//! request needs is kept in the process, so any worker behind a load balancer can answer any
+//! request (state a tool keeps belongs in the stores its dependencies give). A call that sends no
+//! notification gets a plain `application/json` response; one that streams progress gets
+//! `text/event-stream`. The endpoint is [`MCP_PATH`] (`/mcp`). The `Host` header must be in the
+//! allow-list ([`McpServerBuilder::allow_host`]; default `localhost`, `127.0.0.1` and `::1`, any
+//! port), against DNS rebinding: any other host gets `403 Forbidden`. Legacy sessions
+//! (`Mcp-Session-Id`, for clients of protocol versions before 2026-07-28) only when asked:
+//! [`McpServerBuilder::legacy_session_mode`].
+//!
+//! # Shutdown
+//! [`McpServer::serve_stdio`] and [`McpServer::serve_http`] stop on SIGTERM or Ctrl-C
+//! ([`shutdown_signal`]); [`McpServer::serve_stdio_until`] and [`McpServer::serve_http_on`] when a
+//! future of yours completes. Then no new call is admitted (a
+//! `tools/call` gets the JSON-RPC error `-32603` saying the server is shutting down; HTTP stops
+//! accepting connections), running calls get the grace period ([`McpServerBuilder::grace_period`],
+//! default [`DEFAULT_GRACE_PERIOD`], 10 000 ms) to finish, then their tokens are cancelled and
+//! they answer ``tool `x` was cancelled``; the serve call returns `Ok(())`. For a tower service
+//! mounted in your own server, call [`McpServer::drain`] from your shutdown path.
+
+mod handler;
+mod http;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::Tool;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tool_runtime::{ImageSupport, Registry, ToolContext, ToolContextBuilder, ToolDefinition};
+
+pub use crate::handler::{call_result, tool_entry};
+pub use crate::http::{HttpService, MCP_PATH, STREAM_LINGER};
+
+/// How long running calls may go on after a shutdown begins before they are cancelled: 10 000 ms.
+/// Long enough for a typical tool call to finish, well inside the 30 s a container orchestrator
+/// (Kubernetes' default `terminationGracePeriodSeconds`) waits before it kills the process.
+pub const DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(10);
+
+/// What a `tools/call` request carries, for the [context hook](McpServerBuilder::context).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct CallRequest<'a> {
+    /// The tool the call names (a tool of the registry: unknown names are answered before the
+    /// hook runs).
+    pub tool: &'a str,
+    /// The call id the tool will see (see the [crate docs](crate)).
+    pub call_id: &'a str,
+    /// Over HTTP, the request line, headers and extensions of the POST that carried the call (the
+    /// body is consumed). `None` on standard input and output, where the caller is the process
+    /// that started the server.
+    pub http: Option<&'a ::http::request::Parts>,
+}
+
+/// The context hook: the builder it is given already says the client takes images
+/// ([`ImageSupport::Supported`]); `Err(message)` refuses the call.
+type ContextHook = dyn Fn(&CallRequest<'_>, ToolContextBuilder) -> Result<ToolContextBuilder, String> + Send + Sync;
+
+/// An MCP server over a [`Registry`]; cheap to clone (every clone is the same server: same
+/// running calls, same shutdown). Built by [`McpServer::builder`]. It implements rmcp's
+/// [`ServerHandler`](rmcp::ServerHandler), so it can also be served on any other rmcp transport
+/// with [`rmcp::ServiceExt::serve`].
+#[derive(Clone)]
+pub struct McpServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    registry: Arc<Registry>,
+    /// The listed tools, in the registry's order (by name).
+    tools: Vec<Tool>,
+    name: String,
+    version: String,
+    instructions: Option<String>,
+    context: Box<ContextHook>,
+    allowed_hosts: Vec<String>,
+    legacy_sessions: bool,
+    grace: Duration,
+    /// The running calls; closed when a shutdown begins (then no call is admitted).
+    calls: TaskTracker,
+    /// The parent of every call's cancellation token: cancelled when the grace period is over.
+    stop: CancellationToken,
+}
+
+/// Builds an [`McpServer`]; every setting has a default.
+pub struct McpServerBuilder {
+    registry: Arc<Registry>,
+    name: String,
+    version: String,
+    instructions: Option<String>,
+    filter: Box<dyn Fn(&ToolDefinition) -> bool>,
+    context: Box<ContextHook>,
+    allowed_hosts: Vec<String>,
+    legacy_sessions: bool,
+    grace: Duration,
+}
+
+impl McpServer {
+    /// A builder over `registry` (a [`Registry`] or an `Arc<Registry>` shared with other code).
+    pub fn builder(registry: impl Into<Arc<Registry>>) -> McpServerBuilder {
+        McpServerBuilder {
+            registry: registry.into(),
+            name: "tool-mcp".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            instructions: None,
+            filter: Box::new(|_| true),
+            context: Box::new(|_, builder| Ok(builder)),
+            allowed_hosts: vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()],
+            legacy_sessions: false,
+            grace: DEFAULT_GRACE_PERIOD,
+        }
+    }
+
+    /// The registry served.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.inner.registry
+    }
+
+    /// The tools `tools/list` gives, in order.
+    pub fn tools(&self) -> &[Tool] {
+        &self.inner.tools
+    }
+
+    /// Serves one client on standard input and output until it closes the stream, or until
+    /// SIGTERM or Ctrl-C ([`shutdown_signal`], then as the [crate docs](crate#shutdown) say).
+    /// Standard output carries only the protocol: log to standard error.
+    ///
+    /// # Errors
+    /// [`ServeError::Initialize`] when the first messages are not an MCP initialization;
+    /// [`ServeError::Stopped`] when the service task failed.
+    pub async fn serve_stdio(&self) -> Result<(), ServeError> {
+        self.serve_stdio_until(shutdown_signal()).await
+    }
+
+    /// As [`McpServer::serve_stdio`], shutting down when `shutdown` completes instead of on a
+    /// signal.
+    ///
+    /// # Errors
+    /// As [`McpServer::serve_stdio`].
+    pub async fn serve_stdio_until(&self, shutdown: impl Future<Output = ()> + Send) -> Result<(), ServeError> {
+        let mut shutdown = std::pin::pin!(shutdown);
+        let service = tokio::select! {
+            service = self.clone().serve(rmcp::transport::stdio_pipes()) => {
+                service.map_err(|e| ServeError::Initialize(e.to_string()))?
+            }
+            () = &mut shutdown => return Ok(()),
+        };
+        let stop = service.cancellation_token();
+        let mut waiting = std::pin::pin!(service.waiting());
+        tokio::select! {
+            reason = &mut waiting => {
+                let reason = reason.map_err(|e| ServeError::Stopped(e.to_string()))?;
+                tracing::debug!(?reason, "the MCP client closed the stream");
+                return Ok(());
+            }
+            () = &mut shutdown => {}
+        }
+        self.drain().await;
+        stop.cancel();
+        waiting.await.map_err(|e| ServeError::Stopped(e.to_string()))?;
+        Ok(())
+    }
+
+    /// Stops admitting calls, gives the running ones the grace period to finish, then cancels
+    /// those still running and waits until they have answered (the registry stops awaiting a
+    /// cancelled call at once). Returns when no call runs. A server that has drained admits no
+    /// call again: a `tools/call` gets the JSON-RPC error `-32603` saying it is shutting down.
+    ///
+    /// [`McpServer::serve_stdio`] and [`McpServer::serve_http`] call it on shutdown; call it
+    /// yourself when you mount [`McpServer::http_service`] in your own server.
+    pub async fn drain(&self) {
+        let inner = &self.inner;
+        inner.calls.close();
+        tracing::info!(running = inner.calls.len(), "shutting down: no new calls admitted");
+        if tokio::time::timeout(inner.grace, inner.calls.wait()).await.is_err() {
+            tracing::info!(
+                running = inner.calls.len(),
+                grace_ms = inner.grace.as_millis(),
+                "cancelling the calls still running"
+            );
+            inner.stop.cancel();
+            inner.calls.wait().await;
+        }
+    }
+
+    /// The context of one call (see [`McpServerBuilder::context`]); a hook that panics refuses the
+    /// call with the panic's message.
+    fn call_context(&self, request: &CallRequest<'_>) -> Result<ToolContextBuilder, String> {
+        let builder = ToolContext::builder().image_support(ImageSupport::Supported);
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.inner.context)(request, builder)))
+            .unwrap_or_else(|payload| {
+                let message = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                tracing::error!(tool = request.tool, %message, "the context hook panicked");
+                Err(format!("the server could not prepare the call: its context hook panicked: {message}"))
+            })
+    }
+}
+
+impl McpServerBuilder {
+    /// The name and version `initialize` gives as the server's (default: `tool-mcp` and this
+    /// crate's version).
+    #[must_use]
+    pub fn name(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.name = name.into();
+        self.version = version.into();
+        self
+    }
+
+    /// The instructions `initialize` gives the client (default: none), e.g. what the tools work
+    /// on.
+    #[must_use]
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Which tools `tools/list` gives (default: every tool of the registry). The filter only
+    /// decides what is listed: what may run is the registry's
+    /// [permission policy](tool_runtime::RegistryBuilder::policy), so hide exactly what the
+    /// policy refuses (a call to a hidden tool still reaches the policy, whose refusal says why).
+    #[must_use]
+    pub fn list_filter(mut self, filter: impl Fn(&ToolDefinition) -> bool + 'static) -> Self {
+        self.filter = Box::new(filter);
+        self
+    }
+
+    /// The context hook: turns what a `tools/call` request carries ([`CallRequest`]) into the
+    /// call's context. It gets a [`ToolContextBuilder`] that already says the client takes images
+    /// and returns it with the session id, the principal and any dependency overrides set; the
+    /// server then sets the cancellation token and, when the request has a progress token, the
+    /// progress listener (those two set by the hook are replaced). `Err(message)` refuses the call:
+    /// the client gets a JSON-RPC error `-32600` (invalid request) with that message and the tool
+    /// does not run; a hook that panics refuses it the same way, saying so. Default: the builder
+    /// as given (no session id, no principal).
+    ///
+    /// ```
+    /// # use tool_runtime::Registry;
+    /// let server = tool_mcp::McpServer::builder(Registry::builder().build().unwrap())
+    ///     .context(|request, ctx| {
+    ///         let Some(parts) = request.http else {
+    ///             return Ok(ctx.session_id("local")); // stdio: the user who started the process
+    ///         };
+    ///         let key = parts.headers.get("authorization").and_then(|v| v.to_str().ok());
+    ///         match key.and_then(|v| v.strip_prefix("Bearer ")) {
+    ///             Some("secret-of-ana") => Ok(ctx.principal("ana").session_id("ana")),
+    ///             _ => Err("send `Authorization: Bearer <key>` with a known key".to_owned()),
+    ///         }
+    ///     })
+    ///     .build();
+    /// # drop(server);
+    /// ```
+    #[must_use]
+    pub fn context(
+        mut self,
+        hook: impl Fn(&CallRequest<'_>, ToolContextBuilder) -> Result<ToolContextBuilder, String> + Send + Sync + 'static,
+    ) -> Self {
+        self.context = Box::new(hook);
+        self
+    }
+
+    /// Adds a host (`example.com`, or `example.com:8443` for that port only) to the `Host`
+    /// allow-list of Streamable HTTP, which starts as `localhost`, `127.0.0.1` and `::1`.
+    /// Needed when clients reach the server by another name, e.g. behind a reverse proxy.
+    #[must_use]
+    pub fn allow_host(mut self, host: impl Into<String>) -> Self {
+        self.allowed_hosts.push(host.into());
+        self
+    }
+
+    /// Also serve clients of protocol versions before 2026-07-28 that rely on sessions
+    /// (`Mcp-Session-Id`, kept in this process: such a client must always reach the same
+    /// process). Default `false`: every request is served statelessly (old clients that do not
+    /// need a session still work).
+    #[must_use]
+    pub fn legacy_session_mode(mut self, on: bool) -> Self {
+        self.legacy_sessions = on;
+        self
+    }
+
+    /// How long running calls may go on once a shutdown begins before they are cancelled
+    /// (default [`DEFAULT_GRACE_PERIOD`], 10 000 ms). See [`McpServer::drain`].
+    #[must_use]
+    pub fn grace_period(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// The server. The tool list is computed here, once: it is fixed for the life of the server.
+    pub fn build(self) -> McpServer {
+        let tools = self.registry.definitions().iter().filter(|d| (self.filter)(d)).map(tool_entry).collect();
+        McpServer {
+            inner: Arc::new(Inner {
+                registry: self.registry,
+                tools,
+                name: self.name,
+                version: self.version,
+                instructions: self.instructions,
+                context: self.context,
+                allowed_hosts: self.allowed_hosts,
+                legacy_sessions: self.legacy_sessions,
+                grace: self.grace,
+                calls: TaskTracker::new(),
+                stop: CancellationToken::new(),
+            }),
+        }
+    }
+}
+
+/// Why serving stopped with an error.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The client's first messages on standard input were not an MCP initialization.
+    Initialize(String),
+    /// The address could not be bound (in use, not local, no permission).
+    Bind {
+        /// The address as given.
+        addr: String,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The service or the HTTP server stopped on an error.
+    Stopped(String),
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Initialize(e) => write!(f, "the MCP client did not initialize the session: {e}"),
+            Self::Bind { addr, source } => write!(f, "cannot listen on {addr}: {source}; give a free local address"),
+            Self::Stopped(e) => write!(f, "the MCP server stopped: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ServeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Bind { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// Completes on the first SIGTERM or SIGINT (Ctrl-C) the process receives after this call: the
+/// handlers are installed when it is called, not when the future is first polled, so a signal
+/// sent once it returned is never missed. Call it inside a Tokio runtime with signals enabled
+/// (`enable_all`); elsewhere, or when a signal cannot be listened to, a warning is logged and that
+/// signal is not waited for (the future may then never complete).
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let listen = |kind: SignalKind, name: &'static str| {
+            let signal = match tokio::runtime::Handle::try_current() {
+                Ok(_) => signal(kind).map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            async move {
+                match signal {
+                    Ok(mut signal) => {
+                        signal.recv().await;
+                        tracing::info!("{name} received");
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "cannot listen for {name}");
+                        std::future::pending::<()>().await;
+                    }
+                }
+            }
+        };
+        let terminate = listen(SignalKind::terminate(), "SIGTERM");
+        let interrupt = listen(SignalKind::interrupt(), "SIGINT");
+        async move {
+            tokio::select! {
+                () = terminate => {}
+                () = interrupt => {}
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::warn!(%error, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+        tracing::info!("Ctrl-C received");
+    }
+}

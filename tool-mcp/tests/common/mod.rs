@@ -1,0 +1,132 @@
+//! Raw clients, so that tests see every message the server sends, in order: JSON-RPC over
+//! newline-delimited messages (the stdio transport), and HTTP/1.1 POSTs.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::net::SocketAddr;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, Lines};
+use tokio::net::TcpStream;
+
+/// One side of a stdio MCP connection.
+pub struct RawClient<R, W> {
+    lines: Lines<BufReader<R>>,
+    writer: W,
+}
+
+impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> RawClient<R, W> {
+    /// Initializes the session (protocol 2025-06-18, which has `ping`) and returns the client.
+    pub async fn initialize(reader: R, writer: W) -> Self {
+        let mut client = Self { lines: BufReader::new(reader).lines(), writer };
+        client
+            .send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}))
+            .await;
+        let response = client.recv().await;
+        assert_eq!(response["id"], 0, "{response}");
+        client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        client
+    }
+
+    pub async fn send(&mut self, message: Value) {
+        self.writer.write_all(format!("{message}\n").as_bytes()).await.unwrap();
+        self.writer.flush().await.unwrap();
+    }
+
+    /// The next message; panics when the server closed the stream.
+    pub async fn recv(&mut self) -> Value {
+        let line = self.lines.next_line().await.unwrap().expect("the server closed the stream");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// The next message, or `None` once the server closed the stream.
+    pub async fn try_recv(&mut self) -> Option<Value> {
+        let line = self.lines.next_line().await.unwrap()?;
+        Some(serde_json::from_str(&line).unwrap())
+    }
+
+    /// Sends `tools/call` of `name` with `arguments` as request `id`, with a progress token
+    /// (`"p<id>"`) when `progress`.
+    pub async fn call(&mut self, id: u64, name: &str, arguments: Value, progress: bool) {
+        let mut params = json!({"name": name, "arguments": arguments});
+        if progress {
+            params["_meta"] = json!({"progressToken": format!("p{id}")});
+        }
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})).await;
+    }
+
+    pub async fn ping(&mut self, id: u64) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "ping"})).await;
+    }
+}
+
+/// A message as a short label: `response N`, `error N`, or the notification's method.
+pub fn label(message: &Value) -> String {
+    match message.get("method") {
+        Some(method) => method.as_str().unwrap().to_owned(),
+        None if message.get("error").is_some() => format!("error {}", message["id"]),
+        None => format!("response {}", message["id"]),
+    }
+}
+
+/// An HTTP response: status, lowercase header names with their values, and the body (de-chunked).
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The JSON messages of a server-sent event stream, in order.
+    pub fn events(&self) -> Vec<Value> {
+        self.body.lines().filter_map(|l| l.strip_prefix("data: ")).map(|d| serde_json::from_str(d).unwrap()).collect()
+    }
+}
+
+/// POSTs `body` to `path` with `Host: host` and the extra `headers`, and reads the whole response.
+pub async fn post(addr: SocketAddr, path: &str, host: &str, headers: &[(&str, &str)], body: &Value) -> Response {
+    let body = body.to_string();
+    let mut request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nAccept: application/json, text/event-stream\r\nContent-Type: \
+         application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).await.unwrap();
+    let (head, rest) = raw.split_once("\r\n\r\n").unwrap();
+    let mut lines = head.lines();
+    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let headers: Vec<(String, String)> = lines
+        .map(|l| l.split_once(':').unwrap())
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let chunked = headers.iter().any(|(n, v)| n == "transfer-encoding" && v == "chunked");
+    let body = if chunked { dechunk(rest) } else { rest.to_owned() };
+    Response { status, headers, body }
+}
+
+fn dechunk(mut rest: &str) -> String {
+    let mut body = String::new();
+    loop {
+        let (size, after) = rest.split_once("\r\n").unwrap();
+        let size = usize::from_str_radix(size.trim(), 16).unwrap();
+        if size == 0 {
+            return body;
+        }
+        body.push_str(&after[..size]);
+        rest = &after[size + 2..];
+    }
+}

@@ -1,0 +1,177 @@
+//! Ref ids the output layer mints, and the scope a stored output belongs to.
+
+use std::io::{self, Read};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::store::{OutputStore, StoreError, StoredInfo};
+use crate::context::ToolContext;
+use crate::result::ContentPart;
+
+/// The length of a minted ref id: 22 characters (128 bits in unpadded URL-safe base64).
+pub const REF_ID_LEN: usize = 22;
+
+/// The key of this process's ref ids: 32 bytes from the operating system's random source, drawn
+/// once; `Err` with the reason when the source failed.
+fn process_key() -> Result<&'static [u8; 32], io::Error> {
+    static KEY: OnceLock<Result<[u8; 32], String>> = OnceLock::new();
+    let key = KEY.get_or_init(|| {
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).map(|()| key).map_err(|e| e.to_string())
+    });
+    key.as_ref().map_err(|e| io::Error::other(format!("the random source of ref ids failed: {e}")))
+}
+
+/// A new ref id: 22 characters of `[A-Za-z0-9_-]` (unpadded URL-safe base64 of 128 bits), never
+/// the same twice and not guessable from other ids.
+///
+/// The bits are the first 16 bytes of SHA-256 over a 32-byte key drawn once per process from the
+/// operating system's random source, followed by a per-process counter (little-endian `u64`): a
+/// keyed pseudo-random function, so an id tells nothing about the next, and ids of two processes
+/// (two keys) collide with probability 2^-128.
+///
+/// # Errors
+/// When the operating system's random source failed on first use (the error says so).
+pub fn mint_ref_id() -> io::Result<String> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let key = process_key()?;
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mut hasher = Sha256::new();
+    hasher.update(key);
+    hasher.update(n.to_le_bytes());
+    let digest = hasher.finalize();
+    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&digest[..16]))
+}
+
+/// The scope a stored output was made in: the session id and the principal of the call's context
+/// ([`ToolContext::session_id`], [`ToolContext::principal`]), each `None` when the caller set none.
+/// A stored output is served only to a reader of the same scope (both ids equal, `None` equal to
+/// `None` only); to any other it reads exactly like an unknown ref.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct OutputScope<'a> {
+    /// The session id.
+    pub session: Option<&'a str>,
+    /// The principal.
+    pub principal: Option<&'a str>,
+}
+
+impl<'a> OutputScope<'a> {
+    /// No session, no principal: what [`OutputStore::put`] stores under, and the scope of a
+    /// context built without either.
+    pub const NONE: OutputScope<'static> = OutputScope { session: None, principal: None };
+
+    /// The scope of a call's context.
+    pub fn of(ctx: &'a ToolContext) -> Self {
+        Self { session: ctx.session_id(), principal: ctx.principal() }
+    }
+}
+
+/// An [`OutputScope`] as a store keeps it; on disk (`scope` of a [`FileStore`](super::FileStore)
+/// entry) it is the JSON object `{"session":..,"principal":..}`, a missing key standing for `None`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ScopeKey {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    session: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    principal: Option<String>,
+    /// Set for an owner that could not be read back: it matches no scope.
+    #[serde(skip)]
+    unreadable: bool,
+}
+
+impl ScopeKey {
+    pub(crate) fn of(scope: OutputScope<'_>) -> Self {
+        Self {
+            session: scope.session.map(str::to_owned),
+            principal: scope.principal.map(str::to_owned),
+            unreadable: false,
+        }
+    }
+
+    /// The owner of an entry whose scope could not be read: no reader's.
+    pub(crate) fn unreadable() -> Self {
+        Self { unreadable: true, ..Self::default() }
+    }
+
+    pub(crate) fn matches(&self, scope: OutputScope<'_>) -> bool {
+        !self.unreadable && self.session.as_deref() == scope.session && self.principal.as_deref() == scope.principal
+    }
+
+    /// Bytes it takes, roughly (its ids).
+    pub(crate) fn bytes(&self) -> u64 {
+        (self.session.as_ref().map_or(0, String::len) + self.principal.as_ref().map_or(0, String::len)) as u64
+    }
+}
+
+/// A store seen from one scope: every read first asks the store whether the ref belongs to the
+/// scope ([`OutputStore::check_scope`]), so a ref of another scope reads exactly as an unknown one
+/// (the same [`StoreError::NotFound`]), and a ref of this scope that the store let go reads as
+/// [`StoreError::Expired`], also when it goes between the check and the read. Writes go to the
+/// scope of the view.
+#[derive(Clone, Copy)]
+pub struct ScopedStore<'a> {
+    store: &'a dyn OutputStore,
+    scope: OutputScope<'a>,
+}
+
+impl<'a> ScopedStore<'a> {
+    /// `store` as `scope` sees it.
+    pub fn new(store: &'a dyn OutputStore, scope: OutputScope<'a>) -> Self {
+        Self { store, scope }
+    }
+
+    fn read<T>(&self, ref_id: &str, read: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+        self.store.check_scope(ref_id, self.scope)?;
+        read().map_err(|e| match e {
+            StoreError::NotFound { ref_id } => StoreError::Expired { ref_id, why: super::Expiry::SizeCap },
+            other => other,
+        })
+    }
+}
+
+impl std::fmt::Debug for ScopedStore<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScopedStore").field("scope", &self.scope).finish_non_exhaustive()
+    }
+}
+
+impl OutputStore for ScopedStore<'_> {
+    fn put_scoped(
+        &self,
+        _scope: OutputScope<'_>,
+        ref_id: &str,
+        text: &mut dyn Read,
+        parts: &[ContentPart],
+    ) -> Result<StoredInfo, StoreError> {
+        self.store.put_scoped(self.scope, ref_id, text, parts)
+    }
+
+    fn check_scope(&self, ref_id: &str, _scope: OutputScope<'_>) -> Result<(), StoreError> {
+        self.store.check_scope(ref_id, self.scope)
+    }
+
+    fn info(&self, ref_id: &str) -> Result<StoredInfo, StoreError> {
+        self.read(ref_id, || self.store.info(ref_id))
+    }
+
+    fn open_at(&self, ref_id: &str, offset: u64) -> Result<Box<dyn Read + Send>, StoreError> {
+        self.read(ref_id, || self.store.open_at(ref_id, offset))
+    }
+
+    fn checkpoint(&self, ref_id: &str, line: u64) -> Result<(u64, u64), StoreError> {
+        self.read(ref_id, || self.store.checkpoint(ref_id, line))
+    }
+
+    fn parts(&self, ref_id: &str) -> Result<Vec<ContentPart>, StoreError> {
+        self.read(ref_id, || self.store.parts(ref_id))
+    }
+
+    fn blocks(&self) -> bool {
+        self.store.blocks()
+    }
+}
