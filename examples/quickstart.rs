@@ -361,9 +361,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("== {} tools discovered ==", registry.len());
     println!("{}\n", registry.names().collect::<Vec<_>>().join(", "));
     println!("-- as OpenAI Chat Completions `tools` --");
-    println!("{}\n", pretty(&Provider::OpenAiChat.render_tools(registry.definitions())));
+    println!("{}\n", pretty(&Provider::OpenAiChat.render_tools(registry.definitions())?));
     println!("-- as Anthropic Messages `tools` --");
-    println!("{}\n", pretty(&Provider::Anthropic.render_tools(registry.definitions())));
+    println!("{}\n", pretty(&Provider::Anthropic.render_tools(registry.definitions())?));
 
     println!("== replaying {} recorded provider responses ==", FIXTURES.len());
     for (fixture, body) in FIXTURES {

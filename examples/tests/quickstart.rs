@@ -203,8 +203,8 @@ fn the_declared_tools_are_discovered_and_rendered_for_openai_and_anthropic() {
     let workspace = tempfile::tempdir().unwrap();
     let registry = quickstart::registry(workspace.path()).unwrap();
     assert_eq!(registry.names().collect::<Vec<_>>().join(", "), AVAILABLE);
-    let openai = Provider::OpenAiChat.render_tools(registry.definitions());
-    let anthropic = Provider::Anthropic.render_tools(registry.definitions());
+    let openai = Provider::OpenAiChat.render_tools(registry.definitions()).unwrap();
+    let anthropic = Provider::Anthropic.render_tools(registry.definitions()).unwrap();
     assert_eq!(openai.len(), 11);
     assert_eq!(anthropic.len(), 11);
     let capital_schema = json!({

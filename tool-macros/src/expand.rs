@@ -467,6 +467,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
                 #decoding_schema,
                 #private::Invoke::#invoke_kind(__tool_invoke),
             )
+            .defined_at(::core::file!(), ::core::line!())
             #with_output_schema
             #context_free
         };
@@ -740,6 +741,7 @@ mod tests {
                     ::tool_runtime::__private::DecodingSchema::Arguments(&__TOOL_ARGUMENTS),
                     ::tool_runtime::__private::Invoke::Async(__tool_invoke),
                 )
+                .defined_at(::core::file!(), ::core::line!())
             };
 
             ::tool_runtime::__private::inventory::submit! {

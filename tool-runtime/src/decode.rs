@@ -717,6 +717,9 @@ impl Layout {
             if find_fault(at, node, schema, &mut below, &|value, node| lacks(value, node, field)) {
                 path = below;
             }
+            if let Some(missing) = missing_fields(&self.value, schema, &path, field) {
+                message = missing;
+            }
         }
         ArgumentError::Invalid { path: format_path(&path), message: shorten(message) }
     }
@@ -762,6 +765,27 @@ fn children<'v, 's>(value: &'v Value, node: &'s Value) -> Vec<(Segment, &'v Valu
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// The message naming every required field the object at `path` lacks, in the order of the
+/// schema's `required`, when it lacks more than `field` (serde stops at the first one):
+/// ``missing fields `a`, `b`, `c` ``. `None` when `field` is the only one, or the schema does not
+/// say.
+fn missing_fields(value: &Value, schema: &Value, path: &[Segment], field: &str) -> Option<String> {
+    let object = value_at(value, path)?.as_object()?;
+    let node =
+        select_branch(value_at(value, path)?, resolve(schema, schema_at(value, schema, schema, path)?)?, schema).0;
+    let missing: Vec<&str> = node
+        .get("required")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|name| !object.contains_key(*name))
+        .collect();
+    (missing.len() > 1 && missing.contains(&field)).then(|| {
+        let names: Vec<String> = missing.iter().map(|name| format!("`{name}`")).collect();
+        format!("missing fields {}", names.join(", "))
+    })
 }
 
 /// Whether `value` is an object that lacks `field` although its schema `node` requires it.

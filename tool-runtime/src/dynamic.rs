@@ -13,7 +13,7 @@ use crate::context::ToolContext;
 use crate::error::{ArgumentError, ToolError};
 use crate::result::ToolResult;
 use crate::schema::{Segment, accepted_fields, canonicalize, canonicalize_union, format_path};
-use crate::tool::{Tool, ToolDefinition};
+use crate::tool::{Tool, ToolDefinition, ToolOrigin, is_valid_tool_name};
 
 type Handler = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolResult, ToolError>> + Send + Sync;
 
@@ -23,14 +23,14 @@ type Handler = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolResul
 ///
 /// - The definition's schema is the given schema through the canonical passes
 ///   ([`crate::schema::canonicalize`]), so every projection
-///   ([`ToolDefinition::for_provider`]) treats it like a `#[tool]`'s.
+///   ([`Provider::render_tool`](crate::provider::Provider::render_tool)) treats it like a `#[tool]`'s.
 /// - Arguments are decoded by the rules of [`crate::decode`] (`""` is `{}`; one JSON object and
 ///   nothing after it; `null` for a property that is not required is dropped), then validated
 ///   against the canonical schema before the union hoisting (compiled once, with the `jsonschema`
 ///   crate, draft 2020-12 unless the schema's `$schema` says otherwise). An object with declared
 ///   `properties` is closed, as for `#[tool]`: undeclared fields are refused, not passed on.
 /// - Every violation is reported in the error style of `#[tool]`: unknown fields with the fields
-///   accepted there, a missing field by its path, any other violated constraint (`minimum`,
+///   accepted there, the missing fields of an object together by their paths, any other violated constraint (`minimum`,
 ///   `maxLength`, `enum`, `pattern`, ...) as `` `path`: <what the validator says> ``. All
 ///   violations are listed, one per line (`also: ...`), in the order of the schema's properties.
 pub struct DynamicTool {
@@ -40,6 +40,8 @@ pub struct DynamicTool {
     keys: crate::decode::KeyTree,
     validator: jsonschema::Validator,
     handler: Arc<Handler>,
+    /// Where [`DynamicTool::new`] was called.
+    origin: ToolOrigin,
 }
 
 /// A schema [`DynamicTool::new`] refuses.
@@ -76,6 +78,7 @@ impl DynamicTool {
     /// # Errors
     /// [`DynamicToolError`] when the name is not accepted by every provider, the root is not an
     /// object schema, or the schema does not compile.
+    #[track_caller]
     pub fn new<F, Fut>(
         name: impl Into<String>,
         description: impl Into<String>,
@@ -86,12 +89,9 @@ impl DynamicTool {
         F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<ToolResult, ToolError>> + Send + 'static,
     {
+        let origin = ToolOrigin::of_caller(std::panic::Location::caller());
         let name = name.into();
-        let mut chars = name.chars();
-        let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-            && name.len() <= 64;
-        if !valid {
+        if !is_valid_tool_name(&name) {
             return Err(DynamicToolError::InvalidName { name });
         }
         if schema.get("type").and_then(Value::as_str) != Some("object") {
@@ -118,7 +118,7 @@ impl DynamicTool {
             output_schema: None,
         };
         let keys = crate::decode::KeyTree::compile(&validated);
-        Ok(Self { definition, validated, keys, validator, handler })
+        Ok(Self { definition, validated, keys, validator, handler, origin })
     }
 
     /// Puts the tool in a set (`"fs"`, ...), for [`RegistryBuilder::sets`](crate::RegistryBuilder::sets).
@@ -154,6 +154,8 @@ impl DynamicTool {
         let mut value: Value = crate::decode::decode_with(raw, &self.validated, Some(&self.keys))?;
         crate::decode::drop_nulls(&mut value, &self.validated);
         let mut errors: Vec<ArgumentError> = Vec::new();
+        // The missing fields of each object: its path, the index of its error, the field names.
+        let mut missing: Vec<(String, usize, Vec<String>)> = Vec::new();
         for error in self.validator.iter_errors(&value) {
             let path: Vec<Segment> = error
                 .instance_path()
@@ -175,10 +177,21 @@ impl DynamicTool {
                         .collect(),
                     accepted: accepted_fields(&self.validated, &path),
                 },
-                ValidationErrorKind::Required { property } => ArgumentError::Invalid {
-                    path: format_path(&path),
-                    message: format!("missing field `{}`", property.as_str().unwrap_or_default()),
-                },
+                ValidationErrorKind::Required { property } => {
+                    let at = format_path(&path);
+                    let field = property.as_str().unwrap_or_default().to_owned();
+                    match missing.iter_mut().find(|(p, _, _)| *p == at) {
+                        Some((_, index, fields)) => {
+                            fields.push(field);
+                            errors[*index] = missing_error(&at, fields);
+                            continue;
+                        }
+                        None => {
+                            missing.push((at.clone(), errors.len(), vec![field]));
+                            missing_error(&at, &missing[missing.len() - 1].2)
+                        }
+                    }
+                }
                 _ => ArgumentError::Invalid { path: format_path(&path), message: error.to_string() },
             };
             errors.push(converted);
@@ -187,9 +200,22 @@ impl DynamicTool {
     }
 }
 
+/// The error of an object at `path` that lacks `fields` (one or more, in the schema's order):
+/// ``missing field `a` `` or ``missing fields `a`, `b` ``.
+fn missing_error(path: &str, fields: &[String]) -> ArgumentError {
+    let names: Vec<String> = fields.iter().map(|f| format!("`{f}`")).collect();
+    let noun = if fields.len() == 1 { "missing field" } else { "missing fields" };
+    ArgumentError::Invalid { path: path.to_owned(), message: format!("{noun} {}", names.join(", ")) }
+}
+
 impl Tool for DynamicTool {
     fn definition(&self) -> &ToolDefinition {
         &self.definition
+    }
+
+    /// The file and line of the [`DynamicTool::new`] call that made it.
+    fn origin(&self) -> ToolOrigin {
+        self.origin
     }
 
     fn call<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>> {

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::tool::ToolOrigin;
+
 /// Why a tool call failed. Its `Display` text is what the model reads in the error result.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -134,7 +136,9 @@ pub enum ArgumentError {
         /// The fields accepted where the (first) unknown field was found.
         accepted: Vec<String>,
     },
-    /// A value that does not fit the parameter's type, or a missing required field.
+    /// A value that does not fit the parameter's type, or required fields left out: every one the
+    /// object lacks, in the schema's order (``missing field `a` ``, ``missing fields `a`, `b` ``,
+    /// each with its path).
     #[error("{}", describe_invalid(.path, .message))]
     Invalid {
         /// Where (empty for the top level).
@@ -162,23 +166,78 @@ fn describe_invalid(path: &str, message: &str) -> String {
         }
         return message.to_owned();
     }
+    // ``missing fields `a`, `b` ``: each name with the path.
+    if let Some(rest) = message.strip_prefix("missing fields ")
+        && !path.is_empty()
+    {
+        let names: Vec<String> =
+            rest.split(", ").map(|name| format!("`{path}.{}", name.trim_start_matches('`'))).collect();
+        return format!("missing fields {}", names.join(", "));
+    }
     if path.is_empty() { message.to_owned() } else { format!("`{path}`: {message}") }
 }
 
-/// A registry that cannot be built: a programmer error, reported before any call is served.
+/// A registry that cannot be built: a programmer error, reported before any call is served. Each
+/// variant lists every case found, not only the first.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RegistryError {
-    /// Two tools share a name. The first registered keeps it.
-    #[error("tool name `{name}` is registered twice: by `{first}` and by `{second}`")]
-    DuplicateName {
-        /// The shared name.
-        name: String,
-        /// Where the first one is defined (module path).
-        first: String,
-        /// Where the second one is defined (module path).
-        second: String,
+    /// Tools share a name: every shared name, in name order, with every definition of it, in
+    /// registration order (for [`Registry::discover`](crate::Registry::discover): module path,
+    /// then file and line). The same tool registered twice (one `#[tool]`'s `TOOL`, or one
+    /// `Arc<dyn Tool>`) is not a clash: it is kept once.
+    #[error("{}", describe_clashes(.clashes))]
+    DuplicateNames {
+        /// One entry per shared name.
+        clashes: Vec<NameClash>,
     },
+    /// Tools whose name breaks the rule `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`
+    /// ([`is_valid_tool_name`](crate::is_valid_tool_name)): a tool added with
+    /// [`tool_dyn`](crate::RegistryBuilder::tool_dyn) or written by hand (`#[tool]` checks the
+    /// rule at compile time). Every such tool, in registration order.
+    #[error("{}", describe_invalid_names(.tools))]
+    InvalidNames {
+        /// Each refused name and where that tool is defined (or registered).
+        tools: Vec<(String, ToolOrigin)>,
+    },
+    /// [`Registry::discover`](crate::Registry::discover) (or
+    /// [`RegistryBuilder::discover`](crate::RegistryBuilder::discover)) found no `#[tool]` linked
+    /// into the binary: the crate that defines the tools is not linked, because nothing in the
+    /// binary refers to it.
+    #[error(
+        "discovery found no `#[tool]` linked into this binary; a crate of tools is linked only when the binary refers to it: add `use my_tools as _;` (with your crate's name) to the binary, or register the tools with `Registry::builder().tool(my_tools::my_tool::TOOL)`"
+    )]
+    NothingDiscovered,
+}
+
+/// One tool name given to several definitions ([`RegistryError::DuplicateNames`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameClash {
+    /// The shared name.
+    pub name: String,
+    /// Where each tool of that name is defined (or registered, when the tool does not say), in
+    /// registration order: two or more.
+    pub origins: Vec<ToolOrigin>,
+}
+
+fn describe_clashes(clashes: &[NameClash]) -> String {
+    let each: Vec<String> = clashes
+        .iter()
+        .map(|clash| {
+            let origins: Vec<String> = clash.origins.iter().map(|o| format!("by {o}")).collect();
+            format!("tool name `{}` is registered {} times: {}", clash.name, clash.origins.len(), origins.join(", "))
+        })
+        .collect();
+    format!("{}; give each tool its own name (`#[tool(name = \"...\")]`) or register only one of them", each.join("; "))
+}
+
+fn describe_invalid_names(tools: &[(String, ToolOrigin)]) -> String {
+    let each: Vec<String> = tools.iter().map(|(name, origin)| format!("`{name}` (by {origin})")).collect();
+    let (noun, verb) = if tools.len() == 1 { ("tool name", "is") } else { ("tool names", "are") };
+    format!(
+        "{noun} {} {verb} not accepted by every provider; use a name matching `^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$` (a letter or `_`, then at most 63 letters, digits, `_` or `-`)",
+        each.join(", ")
+    )
 }
 
 /// The error a dependency's `create` returns; its text reaches the model inside

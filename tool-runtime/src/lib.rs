@@ -70,7 +70,9 @@ pub use clock::{Clock, FixedClock, SystemClock};
 pub use context::{ImageSupport, ToolContext, ToolContextBuilder};
 pub use depends::{DependencyKey, Scope};
 pub use dynamic::{DynamicTool, DynamicToolError};
-pub use error::{ArgumentError, BoxError, CloseError, CloseFailure, DependencyError, RegistryError, ToolError};
+pub use error::{
+    ArgumentError, BoxError, CloseError, CloseFailure, DependencyError, NameClash, RegistryError, ToolError,
+};
 /// A boxed `Send` future: what `new_async` keys, hand-written [`Tool`]s and
 /// [`PermissionPolicy`] implementations return (from `futures`).
 pub use futures::future::BoxFuture;
@@ -80,7 +82,7 @@ pub use registry::{Registry, RegistryBuilder};
 pub use result::{ContentPart, ImageDetail, IntoToolResult, MessageContent, StoredResult, ToolMessage, ToolResult};
 /// The token that cancels calls ([`ToolContextBuilder::cancellation`]), from `tokio-util`.
 pub use tokio_util::sync::CancellationToken;
-pub use tool::{InvokeFn, Tool, ToolDefinition, ToolMeta, ToolRegistration, ToolSpec};
+pub use tool::{InvokeFn, Tool, ToolDefinition, ToolMeta, ToolOrigin, ToolRegistration, ToolSpec, is_valid_tool_name};
 pub use tool_macros::tool;
 
 /// Re-exports for tool authors: `use tool_runtime::prelude::*;`.

@@ -18,11 +18,11 @@ use crate::call::ToolCall;
 use crate::context::{RegistryScope, ToolContext};
 use crate::decode::RepairPolicy;
 use crate::depends::DependencyKey;
-use crate::error::{CloseError, RegistryError, ToolError};
+use crate::error::{CloseError, NameClash, RegistryError, ToolError};
 use crate::lifecycle::{self, Closer};
 use crate::policy::{DefaultPolicy, Permission, PermissionPolicy, PermissionRequest};
 use crate::result::{ToolMessage, ToolResult};
-use crate::tool::{Tool, ToolDefinition, ToolSpec, registrations};
+use crate::tool::{Tool, ToolDefinition, ToolOrigin, ToolSpec, is_valid_tool_name, registrations};
 
 /// The tools an agent can call, by name, and the dispatcher that runs a model's tool calls.
 ///
@@ -243,11 +243,12 @@ impl Registry {
     /// A registry of every `#[tool]` linked into the binary.
     ///
     /// `inventory` only sees crates that are linked: a crate of tools that nothing else references
-    /// must be referenced (for example `use my_tools as _;`) or registered through
+    /// must be referenced (for example `use my_tools as _;` in the binary) or registered through
     /// [`Registry::builder`].
     ///
     /// # Errors
-    /// [`RegistryError::DuplicateName`] when two tools share a name.
+    /// As [`RegistryBuilder::build`]: [`RegistryError::NothingDiscovered`] when no `#[tool]` is
+    /// linked into the binary, [`RegistryError::DuplicateNames`] when tools share a name.
     pub fn discover() -> Result<Self, RegistryError> {
         Self::builder().discover().build()
     }
@@ -862,7 +863,9 @@ impl std::fmt::Debug for Registry {
 /// Builds a [`Registry`].
 #[derive(Default)]
 pub struct RegistryBuilder {
-    tools: Vec<Arc<dyn Tool>>,
+    tools: Vec<Added>,
+    /// `true` when [`RegistryBuilder::discover`] ran and found no `#[tool]`.
+    discovered_nothing: bool,
     sets: Option<Vec<String>>,
     scope: RegistryScope,
     policy: Option<Arc<dyn PermissionPolicy>>,
@@ -871,28 +874,68 @@ pub struct RegistryBuilder {
     output: crate::output::SharedLayer,
 }
 
+/// A tool added to a [`RegistryBuilder`].
+struct Added {
+    tool: Arc<dyn Tool>,
+    /// The `#[tool]` static behind `tool`, to know the same one added twice.
+    spec: Option<&'static ToolSpec>,
+    /// Where the tool was added, named for a tool that does not know its [origin](Tool::origin).
+    added_at: &'static std::panic::Location<'static>,
+}
+
+impl Added {
+    /// What is the same for the same tool added twice: the address of its `#[tool]` static, or
+    /// of what its `Arc` points to.
+    fn identity(&self) -> *const () {
+        match self.spec {
+            Some(spec) => std::ptr::from_ref(spec).cast(),
+            None => Arc::as_ptr(&self.tool).cast(),
+        }
+    }
+
+    /// The tool's origin, or the place it was added when the tool does not say.
+    fn origin(&self) -> ToolOrigin {
+        let origin = self.tool.origin();
+        if origin == ToolOrigin::default() { ToolOrigin::of_caller(self.added_at) } else { origin }
+    }
+}
+
 impl RegistryBuilder {
-    /// Adds every `#[tool]` linked into the binary (see [`Registry::discover`]).
+    /// Adds every `#[tool]` linked into the binary (see [`Registry::discover`]). A tool added
+    /// already (by [`tool`](RegistryBuilder::tool), or by an earlier `discover`) is kept once.
+    ///
+    /// When it finds no `#[tool]` at all, [`build`](RegistryBuilder::build) fails with
+    /// [`RegistryError::NothingDiscovered`].
     #[must_use]
+    #[track_caller]
     pub fn discover(mut self) -> Self {
         let mut specs: Vec<&'static ToolSpec> = registrations().collect();
-        // inventory's order is unspecified: sort so that "the first one keeps the name" is stable.
+        // inventory's order is unspecified: sort so that the registration order is stable.
         specs.sort_by(|a, b| (a.name(), a.origin()).cmp(&(b.name(), b.origin())));
-        self.tools.extend(specs.into_iter().map(|s| Arc::new(s) as Arc<dyn Tool>));
+        self.discovered_nothing |= specs.is_empty();
+        let added_at = std::panic::Location::caller();
+        self.tools.extend(specs.into_iter().map(|spec| Added { tool: Arc::new(spec), spec: Some(spec), added_at }));
         self
     }
 
-    /// Adds one `#[tool]` function's tool: `.tool(read::TOOL)`.
+    /// Adds one `#[tool]` function's tool: `.tool(read::TOOL)`. Adding the same one twice (also
+    /// through [`discover`](RegistryBuilder::discover)) keeps it once.
     #[must_use]
+    #[track_caller]
     pub fn tool(mut self, spec: &'static ToolSpec) -> Self {
-        self.tools.push(Arc::new(spec));
+        self.tools.push(Added { tool: Arc::new(spec), spec: Some(spec), added_at: std::panic::Location::caller() });
         self
     }
 
-    /// Adds a tool implemented by hand.
+    /// Adds a tool implemented by hand, or a [`DynamicTool`](crate::DynamicTool). Its name must
+    /// follow the rule of `#[tool]` names, `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`
+    /// ([`RegistryError::InvalidNames`] otherwise). Adding the same `Arc` twice keeps it once. A
+    /// tool whose [`origin`](Tool::origin) says nothing is named in errors by the file and line
+    /// of this call.
     #[must_use]
+    #[track_caller]
     pub fn tool_dyn(mut self, tool: Arc<dyn Tool>) -> Self {
-        self.tools.push(tool);
+        self.tools.push(Added { tool, spec: None, added_at: std::panic::Location::caller() });
         self
     }
 
@@ -961,28 +1004,50 @@ impl RegistryBuilder {
     /// The registry, sorted by tool name.
     ///
     /// # Errors
-    /// [`RegistryError::DuplicateName`] naming both definitions when two tools share a name (the
-    /// one added first keeps it).
+    /// Every problem of the first kind found, in this order:
+    /// - [`RegistryError::NothingDiscovered`] when [`discover`](RegistryBuilder::discover) found
+    ///   no `#[tool]` in the binary;
+    /// - [`RegistryError::InvalidNames`] listing every tool whose name breaks
+    ///   `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`;
+    /// - [`RegistryError::DuplicateNames`] listing every name that two or more different tools
+    ///   share, each with where every one of them is defined.
     pub fn build(self) -> Result<Registry, RegistryError> {
-        let mut tools: Vec<Arc<dyn Tool>> = match &self.sets {
-            Some(sets) => {
-                self.tools.into_iter().filter(|t| t.set().is_some_and(|s| sets.iter().any(|x| x == s))).collect()
-            }
-            None => self.tools,
-        };
-        let mut seen: HashMap<String, usize> = HashMap::new();
-        for (i, tool) in tools.iter().enumerate() {
-            let name = tool.name();
-            if let Some(&first) = seen.get(name) {
-                return Err(RegistryError::DuplicateName {
-                    name: name.to_owned(),
-                    first: tools[first].origin().to_owned(),
-                    second: tool.origin().to_owned(),
-                });
-            }
-            seen.insert(name.to_owned(), i);
+        if self.discovered_nothing {
+            return Err(RegistryError::NothingDiscovered);
         }
-        tools.sort_by(|a, b| a.name().cmp(b.name()));
+        let mut seen = std::collections::HashSet::with_capacity(self.tools.len());
+        let mut added: Vec<Added> = Vec::with_capacity(self.tools.len());
+        for entry in self.tools {
+            let selected = match &self.sets {
+                Some(sets) => entry.tool.set().is_some_and(|s| sets.iter().any(|x| x == s)),
+                None => true,
+            };
+            if selected && seen.insert(entry.identity()) {
+                added.push(entry);
+            }
+        }
+        let invalid: Vec<(String, ToolOrigin)> = added
+            .iter()
+            .filter(|a| !is_valid_tool_name(a.tool.name()))
+            .map(|a| (a.tool.name().to_owned(), a.origin()))
+            .collect();
+        if !invalid.is_empty() {
+            return Err(RegistryError::InvalidNames { tools: invalid });
+        }
+        // A stable sort keeps the registration order among tools of one name.
+        added.sort_by(|a, b| a.tool.name().cmp(b.tool.name()));
+        let clashes: Vec<NameClash> = added
+            .chunk_by(|a, b| a.tool.name() == b.tool.name())
+            .filter(|group| group.len() > 1)
+            .map(|group| NameClash {
+                name: group[0].tool.name().to_owned(),
+                origins: group.iter().map(Added::origin).collect(),
+            })
+            .collect();
+        if !clashes.is_empty() {
+            return Err(RegistryError::DuplicateNames { clashes });
+        }
+        let tools: Vec<Arc<dyn Tool>> = added.into_iter().map(|a| a.tool).collect();
         let names: Vec<Arc<str>> = tools.iter().map(|t| Arc::from(t.name())).collect();
         let index = names.iter().enumerate().map(|(i, name)| (name.clone(), i)).collect();
         Ok(Registry {

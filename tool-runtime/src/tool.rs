@@ -40,6 +40,49 @@ pub struct ToolDefinition {
     pub output_schema: Option<Value>,
 }
 
+/// Where a tool is defined, as [`Tool::origin`] reports it: what a registry error names.
+///
+/// `Display` writes ``` `module::path` (src/file.rs:12) ```, leaving out what is not known:
+/// `src/file.rs:12` without a module path, ``` `module::path` ``` without a file, and
+/// `an unknown place` when nothing is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct ToolOrigin {
+    /// The module path (`my_tools::notes`), as `module_path!()` writes it.
+    pub module_path: Option<&'static str>,
+    /// The source file, as `file!()` writes it (relative to the package that compiled it).
+    pub file: Option<&'static str>,
+    /// The 1-based line in `file` (0 when `file` is `None`).
+    pub line: u32,
+}
+
+impl ToolOrigin {
+    /// The place of a caller, as `#[track_caller]` gives it: a file and a line, no module path.
+    pub fn of_caller(location: &'static std::panic::Location<'static>) -> Self {
+        Self { module_path: None, file: Some(location.file()), line: location.line() }
+    }
+}
+
+impl std::fmt::Display for ToolOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.module_path, self.file) {
+            (Some(module), Some(file)) => write!(f, "`{module}` ({file}:{})", self.line),
+            (Some(module), None) => write!(f, "`{module}`"),
+            (None, Some(file)) => write!(f, "{file}:{}", self.line),
+            (None, None) => f.write_str("an unknown place"),
+        }
+    }
+}
+
+/// Whether `name` follows the tool-name rule `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, the intersection of
+/// the tool-name rules of every provider ([`ToolDefinition::name`]): the rule `#[tool]` checks at
+/// compile time, and the registry and [`DynamicTool`](crate::DynamicTool) at run time.
+pub fn is_valid_tool_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && name.len() <= 64
+}
+
 /// How a tool wants to be run and described, from the options of `#[tool(...)]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -99,9 +142,11 @@ pub trait Tool: Send + Sync + 'static {
         self.definition().set.as_deref()
     }
 
-    /// Where the tool is defined (a module path), for error messages such as duplicate names.
-    fn origin(&self) -> &str {
-        ""
+    /// Where the tool is defined, for error messages such as duplicate names. Default: nothing
+    /// known ([`ToolOrigin::default`]); the registry then names the place the tool was
+    /// registered.
+    fn origin(&self) -> ToolOrigin {
+        ToolOrigin::default()
     }
 
     /// `true` when the tool must run alone, not concurrently with the other calls of a turn.
@@ -174,7 +219,7 @@ impl<T: Tool + ?Sized> Tool for &'static T {
         (**self).set()
     }
 
-    fn origin(&self) -> &str {
+    fn origin(&self) -> ToolOrigin {
         (**self).origin()
     }
 
@@ -233,6 +278,9 @@ pub struct ToolSpec {
     description: &'static str,
     set: Option<&'static str>,
     module_path: &'static str,
+    /// The source file and 1-based line of the `#[tool]` ([`ToolSpec::defined_at`]).
+    file: Option<&'static str>,
+    line: u32,
     meta: ToolMeta,
     schema: SchemaFn,
     output_schema: Option<fn() -> Value>,
@@ -312,6 +360,8 @@ impl ToolSpec {
             description,
             set,
             module_path,
+            file: None,
+            line: 0,
             meta,
             schema,
             output_schema: None,
@@ -320,6 +370,16 @@ impl ToolSpec {
             definition: OnceLock::new(),
             decoding: OnceLock::new(),
         }
+    }
+
+    /// Used by `#[tool]`: the source file (as `file!()` writes it) and the 1-based line of the
+    /// function, which [`Tool::origin`] reports; not meant to be called by hand.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn defined_at(mut self, file: &'static str, line: u32) -> Self {
+        self.file = Some(file);
+        self.line = line;
+        self
     }
 
     /// Used by `#[tool(output_schema)]`: the function giving the result's schema
@@ -397,8 +457,8 @@ impl Tool for ToolSpec {
         self.set
     }
 
-    fn origin(&self) -> &str {
-        self.module_path
+    fn origin(&self) -> ToolOrigin {
+        ToolOrigin { module_path: Some(self.module_path), file: self.file, line: self.line }
     }
 
     fn sequential(&self) -> bool {

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tool_runtime::prelude::*;
-use tool_runtime::provider::Target;
+use tool_runtime::provider::{Provider, Rendering, Strict};
 
 /// A file operation.
 #[allow(dead_code)] // Read through `Debug`, in the tool's text.
@@ -43,7 +43,9 @@ async fn call(arguments: &str) -> String {
 
 #[test]
 fn strict_mode_makes_every_variants_field_required_and_nullable() {
-    let entry = file::TOOL.definition().for_provider(Target::OpenAiStrict).unwrap();
+    let entry = Provider::OpenAiChat
+        .render_tool_with(file::TOOL.definition(), Rendering::DEFAULT.strict(Strict::WherePossible))
+        .unwrap();
     assert_eq!(entry["function"]["strict"], json!(true));
     assert_eq!(entry["function"]["parameters"]["required"], json!(["action", "content", "parents", "path"]));
     assert_eq!(entry["function"]["parameters"]["properties"]["content"]["type"], json!(["string", "null"]));

@@ -107,7 +107,7 @@ async fn sync_and_async_tools_with_borrowed_arguments_decode_alike() {
             "ok: Text(\"a|[]|p|None\")",
             "err: invalid arguments for `borrowed_sync`: expected a JSON object of arguments, got an array",
             "err: invalid arguments for `borrowed_sync`: expected a JSON object of arguments, got null",
-            "err: invalid arguments for `borrowed_sync`: missing field `text`"
+            "err: invalid arguments for `borrowed_sync`: missing fields `text`, `items`, `path`"
         ]
     );
 }

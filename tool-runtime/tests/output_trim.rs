@@ -1,7 +1,9 @@
-//! Context trimming over OpenAI-chat-like and Anthropic-like histories.
+//! Context trimming over the four history shapes of the provider module.
 
 use serde_json::{Value, json};
 use tool_runtime::output::{HistoryShape, trim_context};
+use tool_runtime::provider::Provider;
+use tool_runtime::{ToolMessage, ToolResult};
 
 /// The output refs of the calls, as the messages that answered them carry them: as long as the
 /// call id (so the token counts are those of the call id) but another text: `call_a` has
@@ -120,4 +122,108 @@ fn an_output_without_a_ref_becomes_a_placeholder_without_one() {
     trim_context(&mut history, HistoryShape::OpenAiChat, 200, &|_| None);
 
     assert_eq!(history[2]["content"], "[tool output trimmed]");
+}
+
+#[test]
+fn openai_responses_outputs_are_trimmed_in_place_and_keep_their_call_id() {
+    let mut history = vec![
+        json!({"type": "function_call", "call_id": "call_1", "name": "read", "arguments": "{}"}),
+        json!({"type": "function_call_output", "call_id": "call_1", "output": "r".repeat(800)}),
+        json!({"type": "function_call", "call_id": "call_2", "name": "read", "arguments": "{}"}),
+        json!({"type": "function_call_output", "call_id": "call_2", "output": [
+            {"type": "input_text", "text": "s".repeat(80)},
+            {"type": "input_image", "image_url": "data:image/png;base64,iVBO"}
+        ]}),
+    ];
+
+    let report = trim_context(&mut history, HistoryShape::OpenAiResponses, 100, &refs);
+
+    assert_eq!(report.trimmed, ["call_1"]);
+    assert_eq!((report.tokens_before, report.tokens_after), (220, 29));
+    assert_eq!(
+        history[1],
+        json!({"type": "function_call_output", "call_id": "call_1", "output": "[tool output trimmed; ref=Rk9s_1]"})
+    );
+    assert_eq!(history[3]["output"][1]["type"], "input_image");
+}
+
+fn gemini_history() -> Vec<Value> {
+    vec![
+        json!({"role": "model", "parts": [
+            {"functionCall": {"name": "read", "id": "fc_1", "args": {}}},
+            {"functionCall": {"name": "grep", "args": {}}}
+        ]}),
+        json!({"role": "user", "parts": [
+            {"functionResponse": {"name": "read", "id": "fc_1", "response": {"error": "e".repeat(400)}}},
+            {"functionResponse": {"name": "grep", "response": {"output": "g".repeat(400)}}}
+        ]}),
+        json!({"role": "model", "parts": [{"functionCall": {"name": "read", "id": "fc_3", "args": {}}}]}),
+        json!({"role": "user", "parts": [
+            {"functionResponse": {"name": "read", "id": "fc_3", "response": {"output": "h".repeat(400)}}}
+        ]}),
+    ]
+}
+
+#[test]
+fn gemini_function_responses_are_trimmed_in_place_and_keep_their_error_key() {
+    let mut history = gemini_history();
+
+    let report = trim_context(&mut history, HistoryShape::Gemini, 150, &refs);
+
+    assert_eq!(report.trimmed, ["fc_1", "grep"]);
+    assert_eq!((report.tokens_before, report.tokens_after), (300, 114));
+    assert_eq!(
+        history[1]["parts"][0],
+        json!({"functionResponse": {"name": "read", "id": "fc_1", "response": {"error": "[tool output trimmed; ref=fc_1]"}}})
+    );
+    assert_eq!(history[3]["parts"][0]["functionResponse"]["response"]["output"], "h".repeat(400));
+}
+
+#[test]
+fn a_gemini_response_without_an_id_gets_a_placeholder_without_a_ref() {
+    let mut history = gemini_history();
+
+    trim_context(&mut history, HistoryShape::Gemini, 150, &refs);
+
+    assert_eq!(
+        history[1]["parts"][1],
+        json!({"functionResponse": {"name": "grep", "response": {"output": "[tool output trimmed]"}}})
+    );
+}
+
+#[test]
+fn a_gemini_response_without_output_or_error_is_trimmed_as_a_whole() {
+    let mut history = vec![json!({"role": "user", "parts": [
+        {"functionResponse": {"name": "stats", "id": "fc_9", "response": {"rows": "x".repeat(400)}}}
+    ]})];
+
+    let report = trim_context(&mut history, HistoryShape::Gemini, 10, &refs);
+
+    assert_eq!(report.trimmed, ["fc_9"]);
+    assert_eq!(
+        history[0]["parts"][0]["functionResponse"]["response"],
+        json!({"output": "[tool output trimmed; ref=fc_9]"})
+    );
+}
+
+#[test]
+fn the_results_every_provider_renders_are_trimmed_oldest_first() {
+    let messages = [
+        ToolMessage::success("call_old", "read", ToolResult::text("o".repeat(800))),
+        ToolMessage::success("call_new", "read", ToolResult::text("n".repeat(80))),
+    ];
+    let trimmed: Vec<(String, Vec<String>)> = Provider::ALL
+        .into_iter()
+        .map(|provider| {
+            let mut history = provider.render_tool_results(&messages);
+            let report = trim_context(&mut history, HistoryShape::from(provider), 100, &refs);
+            (provider.id().to_owned(), report.trimmed)
+        })
+        .collect();
+
+    let expected: Vec<(String, Vec<String>)> = ["openai-chat", "openai-responses", "anthropic", "gemini"]
+        .into_iter()
+        .map(|id| (id.to_owned(), vec!["call_old".to_owned()]))
+        .collect();
+    assert_eq!(trimmed, expected);
 }

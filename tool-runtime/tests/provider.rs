@@ -2,7 +2,7 @@
 //! projection, and the errors for malformed bodies.
 
 use serde_json::{Value, json};
-use tool_runtime::provider::{Provider, ProviderError, gemini_schema};
+use tool_runtime::provider::{GeminiParameters, Provider, ProviderError, Rendering, Strict, gemini_schema};
 use tool_runtime::{ContentPart, ToolCall, ToolDefinition, ToolMessage, ToolResult};
 
 const OPENAI_CHAT_SINGLE: &str = include_str!("../../fixtures/provider-responses/openai-chat-single-1.json");
@@ -604,7 +604,7 @@ fn gemini_renders_no_results_as_no_content() {
 #[test]
 fn openai_chat_renders_a_function_tool_with_the_canonical_schema_non_strict() {
     assert_eq!(
-        Provider::OpenAiChat.render_tools(&[read_definition()]),
+        Provider::OpenAiChat.render_tools(&[read_definition()]).unwrap(),
         [json!({
             "type": "function",
             "function": {
@@ -620,7 +620,7 @@ fn openai_chat_renders_a_function_tool_with_the_canonical_schema_non_strict() {
 #[test]
 fn openai_responses_renders_a_flat_function_tool_non_strict() {
     assert_eq!(
-        Provider::OpenAiResponses.render_tools(&[read_definition()]),
+        Provider::OpenAiResponses.render_tools(&[read_definition()]).unwrap(),
         [json!({
             "type": "function",
             "name": "read",
@@ -634,7 +634,7 @@ fn openai_responses_renders_a_flat_function_tool_non_strict() {
 #[test]
 fn anthropic_renders_name_description_and_input_schema() {
     assert_eq!(
-        Provider::Anthropic.render_tools(&[read_definition()]),
+        Provider::Anthropic.render_tools(&[read_definition()]).unwrap(),
         [json!({"name": "read", "description": "Read a file.", "input_schema": read_definition().input_schema})]
     );
 }
@@ -642,7 +642,7 @@ fn anthropic_renders_name_description_and_input_schema() {
 #[test]
 fn gemini_renders_one_entry_of_function_declarations_with_projected_parameters() {
     assert_eq!(
-        Provider::Gemini.render_tools(&[read_definition(), no_argument_definition()]),
+        Provider::Gemini.render_tools(&[read_definition(), no_argument_definition()]).unwrap(),
         [json!({"functionDeclarations": [
             {
                 "name": "read",
@@ -660,7 +660,78 @@ fn gemini_renders_one_entry_of_function_declarations_with_projected_parameters()
 
 #[test]
 fn gemini_renders_no_definitions_as_no_entry() {
-    assert_eq!(Provider::Gemini.render_tools(&[]), Vec::<Value>::new());
+    assert_eq!(Provider::Gemini.render_tools(&[]).unwrap(), Vec::<Value>::new());
+}
+
+/// `read_definition` with `#[tool(strict)]`'s wish, or none.
+fn strict_read(strict: Option<bool>) -> ToolDefinition {
+    ToolDefinition { strict, ..read_definition() }
+}
+
+/// `read_definition`'s schema in OpenAI strict form (every property required already).
+fn strict_read_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"path": {"type": "string", "description": "The path."}},
+        "required": ["path"],
+        "additionalProperties": false,
+    })
+}
+
+#[test]
+fn render_tools_sends_a_tool_that_asks_for_strict_mode_strict_for_both_openai_apis() {
+    let chat = Provider::OpenAiChat.render_tools(&[strict_read(Some(true))]).unwrap();
+    let responses = Provider::OpenAiResponses.render_tools(&[strict_read(Some(true))]).unwrap();
+    assert_eq!(
+        (chat[0]["function"]["strict"].clone(), chat[0]["function"]["parameters"].clone()),
+        (json!(true), strict_read_schema())
+    );
+    assert_eq!(
+        (responses[0]["strict"].clone(), responses[0]["parameters"].clone()),
+        (json!(true), strict_read_schema())
+    );
+}
+
+#[test]
+fn render_tools_fails_for_a_tool_that_asks_for_strict_mode_its_schema_cannot_take() {
+    let definition = ToolDefinition {
+        input_schema: json!({"type": "object", "properties": {"meta": {"type": "object", "additionalProperties": {"type": "string"}}}}),
+        ..strict_read(Some(true))
+    };
+    let error = Provider::OpenAiChat.render_tools(&[definition]).unwrap_err();
+    assert_eq!(
+        (error.tool.as_str(), error.target, error.error.path.as_str()),
+        ("read", "openai-chat", "/properties/meta/additionalProperties")
+    );
+}
+
+#[test]
+fn strict_where_possible_sends_a_complying_tool_strict_unless_it_refuses() {
+    let rendering = Rendering::DEFAULT.strict(Strict::WherePossible);
+    let entries =
+        Provider::OpenAiChat.render_tools_with(&[strict_read(None), strict_read(Some(false))], rendering).unwrap();
+    let strict: Vec<&Value> = entries.iter().map(|e| &e["function"]["strict"]).collect();
+    assert_eq!(strict, [&json!(true), &json!(false)]);
+}
+
+#[test]
+fn render_tool_is_one_entry_of_render_tools_for_every_provider() {
+    let definition = strict_read(Some(true));
+    for provider in Provider::ALL {
+        let tools = provider.render_tools(std::slice::from_ref(&definition)).unwrap();
+        let one = provider.render_tool(&definition).unwrap();
+        let listed = if provider == Provider::Gemini { &tools[0]["functionDeclarations"][0] } else { &tools[0] };
+        assert_eq!(listed, &one, "{provider}");
+    }
+}
+
+#[test]
+fn gemini_json_schema_sends_the_canonical_schema_as_parameters_json_schema() {
+    let rendering = Rendering::DEFAULT.gemini(GeminiParameters::JsonSchema);
+    assert_eq!(
+        Provider::Gemini.render_tool_with(&read_definition(), rendering).unwrap(),
+        json!({"name": "read", "description": "Read a file.", "parametersJsonSchema": read_definition().input_schema})
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -16,8 +16,12 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tool_runtime::prelude::*;
-use tool_runtime::provider::Target;
 use tool_runtime::{DynamicTool, ToolResult};
+
+#[path = "support/forms.rs"]
+mod forms;
+
+use forms::{Entry, FORMS};
 
 // ---- the zoo ------------------------------------------------------------------------------
 
@@ -769,11 +773,11 @@ async fn write_definitions(dir: &Path) -> usize {
         entry.insert("tool".to_owned(), json!(definition.name));
         entry.insert("canonical".to_owned(), definition.input_schema.clone());
         entry.insert("decoding".to_owned(), decoding);
-        for target in Target::ALL {
+        for target in FORMS {
             let projected = definition
-                .for_provider(target)
+                .entry(target)
                 .unwrap_or_else(|e| panic!("the zoo's definitions project for every target: {e}"));
-            entry.insert(target.id().to_owned(), projected);
+            entry.insert(target.to_owned(), projected);
         }
         entry.insert("cases".to_owned(), Value::Array(verdicts.remove(&definition.name).unwrap_or_default()));
         let path = dir.join(format!("{}.json", definition.name));

@@ -5,8 +5,12 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tool_runtime::prelude::*;
-use tool_runtime::provider::Target;
 use tool_runtime::{DynamicTool, DynamicToolError};
+
+#[path = "support/forms.rs"]
+mod forms;
+
+use forms::{Entry, FORMS};
 
 fn schema() -> Value {
     json!({
@@ -145,11 +149,11 @@ fn the_definition_goes_through_the_canonical_passes() {
 #[test]
 fn the_definition_projects_for_every_target() {
     let tool = create_user().with_tags(["destructive"]);
-    for target in Target::ALL {
-        let entry = tool.definition().for_provider(target).unwrap();
+    for target in FORMS {
+        let entry = tool.definition().entry(target).unwrap();
         assert!(entry.to_string().contains("Lowercase login."), "{target}: {entry}");
     }
-    assert_eq!(tool.definition().for_provider(Target::Mcp).unwrap()["annotations"], json!({"destructiveHint": true}));
+    assert_eq!(tool.definition().entry("mcp").unwrap()["annotations"], json!({"destructiveHint": true}));
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! `ToolDefinition::for_provider`: the whole tool entry for each target, or an error naming the
+//! `Provider::render_tool` and `ToolDefinition::mcp_entry`: the whole tool entry for each form, or an error naming the
 //! tool and the schema path.
 
 use std::collections::HashMap;
@@ -7,7 +7,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_runtime::prelude::*;
-use tool_runtime::provider::{SchemaError, Target, openai_strict_schema};
+use tool_runtime::provider::{SchemaError, openai_strict_schema};
+
+#[path = "support/forms.rs"]
+mod forms;
+
+use forms::{Entry, FORMS};
 
 fn definition(name: &str, input_schema: Value, strict: Option<bool>) -> ToolDefinition {
     ToolDefinition {
@@ -34,7 +39,7 @@ fn weather(
 
 #[test]
 fn strict_mode_makes_every_field_required_and_optional_ones_nullable() {
-    let entry = weather::TOOL.definition().for_provider(Target::OpenAiChat).unwrap();
+    let entry = weather::TOOL.definition().entry("openai-chat").unwrap();
     assert_eq!(
         entry,
         json!({
@@ -68,7 +73,7 @@ async fn null_sent_back_for_a_nullable_strict_field_decodes_as_absent() {
 #[test]
 fn the_responses_entry_is_flat() {
     let entry = definition("t", json!({"type":"object","properties":{},"additionalProperties":false}), None)
-        .for_provider(Target::OpenAiResponses)
+        .entry("openai-responses")
         .unwrap();
     assert_eq!(
         entry,
@@ -87,16 +92,16 @@ fn open_map_schema() -> Value {
 
 #[test]
 fn explicit_strict_refuses_an_incompatible_schema_naming_the_tool_and_the_path() {
-    let error = definition("tally", open_map_schema(), Some(true)).for_provider(Target::OpenAiStrict).unwrap_err();
+    let error = definition("tally", open_map_schema(), Some(true)).entry("openai-strict").unwrap_err();
     assert_eq!(
         error.to_string(),
-        "tool `tally` cannot be sent to openai-strict: `/properties/counts/additionalProperties`: strict mode refuses an open map (an object with `additionalProperties`); use a list of key/value objects"
+        "tool `tally` cannot be sent to openai-chat: `/properties/counts/additionalProperties`: strict mode refuses an open map (an object with `additionalProperties`); use a list of key/value objects"
     );
 }
 
 #[test]
 fn auto_strict_sends_an_incompatible_schema_non_strict() {
-    let entry = definition("tally", open_map_schema(), None).for_provider(Target::OpenAiStrict).unwrap();
+    let entry = definition("tally", open_map_schema(), None).entry("openai-strict").unwrap();
     assert_eq!(entry["function"]["strict"], json!(false));
     assert_eq!(entry["function"]["parameters"], open_map_schema());
 }
@@ -105,7 +110,7 @@ fn auto_strict_sends_an_incompatible_schema_non_strict() {
 fn auto_strict_sends_a_compatible_schema_strict() {
     let schema =
         json!({"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false});
-    let entry = definition("find", schema.clone(), None).for_provider(Target::OpenAiStrict).unwrap();
+    let entry = definition("find", schema.clone(), None).entry("openai-strict").unwrap();
     assert_eq!(entry["function"]["strict"], json!(true));
     assert_eq!(entry["function"]["parameters"], schema);
 }
@@ -113,7 +118,7 @@ fn auto_strict_sends_a_compatible_schema_strict() {
 #[test]
 fn a_tool_that_refuses_strict_is_sent_non_strict_by_the_strict_target() {
     let schema = json!({"type":"object","properties":{"q":{"type":"string"}},"additionalProperties":false});
-    let entry = definition("find", schema.clone(), Some(false)).for_provider(Target::OpenAiStrict).unwrap();
+    let entry = definition("find", schema.clone(), Some(false)).entry("openai-strict").unwrap();
     assert_eq!(entry["function"]["strict"], json!(false));
     assert_eq!(entry["function"]["parameters"], schema);
 }
@@ -202,7 +207,7 @@ enum Level {
 
 #[test]
 fn gemini_inlines_refs_cuts_recursion_and_keeps_only_its_subset() {
-    let entry = tree::TOOL.definition().for_provider(Target::Gemini).unwrap();
+    let entry = tree::TOOL.definition().entry("gemini").unwrap();
     assert_eq!(
         entry,
         json!({
@@ -252,7 +257,7 @@ fn gemini_projects_const_to_a_string_enum_and_integer_sets_to_bounds() {
         "required": ["kind", "size"],
         "additionalProperties": false,
     });
-    let entry = definition("t", schema, None).for_provider(Target::Gemini).unwrap();
+    let entry = definition("t", schema, None).entry("gemini").unwrap();
     assert_eq!(
         entry["parameters"]["properties"],
         json!({
@@ -266,14 +271,14 @@ fn gemini_projects_const_to_a_string_enum_and_integer_sets_to_bounds() {
 #[test]
 fn gemini_leaves_out_the_parameters_of_a_tool_without_properties() {
     let entry = definition("t", json!({"type":"object","properties":{},"additionalProperties":false}), None)
-        .for_provider(Target::Gemini)
+        .entry("gemini")
         .unwrap();
     assert_eq!(entry, json!({"name": "t", "description": "Does it."}));
 }
 
 #[test]
 fn anthropic_gets_the_canonical_schema_as_input_schema() {
-    let entry = weather::TOOL.definition().for_provider(Target::Anthropic).unwrap();
+    let entry = weather::TOOL.definition().entry("anthropic").unwrap();
     assert_eq!(
         entry,
         json!({"name": "weather", "description": "Weather.", "input_schema": weather::TOOL.definition().input_schema})
@@ -283,7 +288,7 @@ fn anthropic_gets_the_canonical_schema_as_input_schema() {
 #[test]
 fn anthropic_refuses_a_property_name_outside_its_pattern_naming_the_path() {
     let schema = json!({"type":"object","properties":{"a b":{"type":"string"}},"additionalProperties":false});
-    let error = definition("t", schema, None).for_provider(Target::Anthropic).unwrap_err();
+    let error = definition("t", schema, None).entry("anthropic").unwrap_err();
     assert_eq!(
         error.to_string(),
         "tool `t` cannot be sent to anthropic: `/properties/a b`: property name `a b` is not accepted by Anthropic (`^[a-zA-Z0-9_.-]{1,64}$`); rename it"
@@ -293,14 +298,14 @@ fn anthropic_refuses_a_property_name_outside_its_pattern_naming_the_path() {
 #[test]
 fn anthropic_refuses_a_root_union() {
     let schema = json!({"type":"object","oneOf":[{"type":"object","properties":{}}]});
-    let error = definition("t", schema, None).for_provider(Target::Anthropic).unwrap_err();
+    let error = definition("t", schema, None).entry("anthropic").unwrap_err();
     assert_eq!(error.error.path, "/oneOf");
 }
 
 #[test]
 fn every_target_refuses_a_root_that_is_not_an_object() {
-    for target in Target::ALL {
-        let error = definition("t", json!({"type": "string"}), None).for_provider(target).unwrap_err();
+    for target in FORMS {
+        let error = definition("t", json!({"type": "string"}), None).entry(target).unwrap_err();
         assert_eq!(error.error.path, "", "{target}");
         assert_eq!(error.tool, "t");
     }
@@ -317,7 +322,7 @@ fn lookup(
 
 #[test]
 fn the_mcp_entry_carries_annotations_from_tags() {
-    let entry = lookup::TOOL.definition().for_provider(Target::Mcp).unwrap();
+    let entry = lookup::TOOL.definition().entry("mcp").unwrap();
     assert_eq!(
         entry,
         json!({
@@ -332,25 +337,25 @@ fn the_mcp_entry_carries_annotations_from_tags() {
 #[test]
 fn the_mcp_entry_carries_an_object_output_schema_and_leaves_out_another() {
     let mut definition = weather::TOOL.definition().clone();
-    assert_eq!(definition.for_provider(Target::Mcp).unwrap().get("outputSchema"), None);
+    assert_eq!(definition.entry("mcp").unwrap().get("outputSchema"), None);
     definition.output_schema = Some(json!({"type": "object", "properties": {"n": {"type": "integer"}}}));
     assert_eq!(
-        definition.for_provider(Target::Mcp).unwrap()["outputSchema"],
+        definition.entry("mcp").unwrap()["outputSchema"],
         json!({"type": "object", "properties": {"n": {"type": "integer"}}})
     );
     definition.output_schema = Some(json!({"type": "array"}));
-    assert_eq!(definition.for_provider(Target::Mcp).unwrap().get("outputSchema"), None);
+    assert_eq!(definition.entry("mcp").unwrap().get("outputSchema"), None);
 }
 
 #[test]
 fn the_mcp_entry_has_no_annotations_without_a_mapped_tag() {
-    let entry = weather::TOOL.definition().for_provider(Target::Mcp).unwrap();
+    let entry = weather::TOOL.definition().entry("mcp").unwrap();
     assert_eq!(entry.get("annotations"), None);
 }
 
 #[test]
 fn gemini_json_schema_sends_the_canonical_schema_as_parameters_json_schema() {
-    let entry = tree::TOOL.definition().for_provider(Target::GeminiJsonSchema).unwrap();
+    let entry = tree::TOOL.definition().entry("gemini-json-schema").unwrap();
     assert_eq!(
         entry,
         json!({
@@ -364,7 +369,7 @@ fn gemini_json_schema_sends_the_canonical_schema_as_parameters_json_schema() {
 #[test]
 fn gemini_json_schema_leaves_out_the_schema_of_a_tool_without_properties() {
     let entry = definition("t", json!({"type":"object","properties":{},"additionalProperties":false}), None)
-        .for_provider(Target::GeminiJsonSchema)
+        .entry("gemini-json-schema")
         .unwrap();
     assert_eq!(entry, json!({"name": "t", "description": "Does it."}));
 }
@@ -381,7 +386,7 @@ fn openai_strict_says_string_lengths_in_the_description_and_keeps_numeric_bounds
         "required": ["name", "limit", "tags"],
         "additionalProperties": false,
     });
-    let entry = definition("t", schema, Some(true)).for_provider(Target::OpenAiStrict).unwrap();
+    let entry = definition("t", schema, Some(true)).entry("openai-strict").unwrap();
     assert_eq!(
         entry["function"]["parameters"]["properties"],
         json!({

@@ -305,7 +305,7 @@ async fn borrowed_arguments_reach_a_plain_fn_on_every_path_as_they_reach_an_asyn
             "error: invalid arguments for `borrowed_sync`: missing field `items`",
             "error: invalid arguments for `borrowed_sync`: unknown field `x`; expected one of `items`, `text`",
             "error: invalid arguments for `borrowed_sync`: expected a JSON object of arguments, got a string | repaired: ok: b|[3]",
-            "error: invalid arguments for `borrowed_sync`: missing field `text`",
+            "error: invalid arguments for `borrowed_sync`: missing fields `text`, `items`",
             "error: invalid arguments for `borrowed_sync`: not valid JSON: EOF while parsing an object at line 1 column 1; send one JSON object",
         ]
     );

@@ -81,8 +81,9 @@ pub mod web;
 use tool_runtime::{Registry, RegistryBuilder};
 
 /// A registry builder holding every tool of this crate (see the [crate docs](crate) for the
-/// list), registered explicitly so that no link-time collection is needed. Add your own tools,
-/// filter with `.sets([...])` and override dependencies before `.build()`.
+/// list), registered explicitly so that no link-time collection is needed. Add your own tools
+/// (`.discover()` adds every `#[tool]` of the binary and keeps those of this crate once), filter
+/// with `.sets([...])` and override dependencies before `.build()`.
 pub fn registry_builder() -> RegistryBuilder {
     without_exec().tool(exec::bash::TOOL).tool(exec::bash_output::TOOL).tool(exec::bash_kill::TOOL)
 }

@@ -180,3 +180,11 @@ async fn the_default_policy_refuses_the_external_tools_until_allowed() {
          policy does not allow it"
     );
 }
+
+#[test]
+fn discover_on_the_registry_builder_keeps_each_standard_tool_once() {
+    let explicit: Vec<String> = tool_std::registry_builder().build().unwrap().names().map(str::to_owned).collect();
+    let registry = tool_std::registry_builder().discover().build().unwrap();
+
+    assert_eq!(registry.names().collect::<Vec<_>>(), explicit);
+}

@@ -3,7 +3,7 @@
 use clap::ValueEnum;
 use serde_json::Value;
 use tool_runtime::ToolDefinition;
-use tool_runtime::provider::{Provider, Target};
+use tool_runtime::provider::{Provider, Rendering, Strict};
 
 use crate::setup::Setup;
 
@@ -12,9 +12,10 @@ use crate::setup::Setup;
 pub(crate) enum Format {
     /// The canonical `ToolDefinition`s.
     Canonical,
-    /// OpenAI Chat Completions `tools`.
+    /// OpenAI Chat Completions `tools`: `strict: true` for a tool that asks for strict mode
+    /// (`#[tool(strict)]`), `strict: false` for the others.
     OpenaiChat,
-    /// OpenAI Responses `tools`.
+    /// OpenAI Responses `tools`, strict mode as for `openai-chat`.
     OpenaiResponses,
     /// OpenAI Chat Completions `tools` with strict mode wherever possible: a tool whose schema
     /// complies is sent `strict: true` with the strict form of its schema; one that does not, or
@@ -34,24 +35,28 @@ pub(crate) enum Format {
 /// pretty-printed JSON.
 ///
 /// # Errors
-/// The registry's error (two tools with one name); for `openai-strict`, a tool that asks for strict
-/// mode but whose schema does not comply (the tool and the schema path are named).
+/// The registry's error (two tools with one name); a tool the provider cannot take (the tool and
+/// the schema path are named), for OpenAI a tool that asks for strict mode (`#[tool(strict)]`) but
+/// whose schema does not comply. Every OpenAI format honours `#[tool(strict)]`.
 pub(crate) fn list(setup: &Setup, format: Format, sets: &[String]) -> Result<String, String> {
     let registry = setup.registry(sets, false)?;
     let definitions: Vec<ToolDefinition> = setup.policy().visible(&registry).into_iter().cloned().collect();
+    // A rendering error: for OpenAI, a tool that asks for strict mode its schema cannot take.
+    let rendered = |provider: Provider, rendering: Rendering| {
+        provider.render_tools_with(&definitions, rendering).map(Value::Array).map_err(|e| match provider {
+            Provider::OpenAiChat | Provider::OpenAiResponses => {
+                format!("{e}; remove `strict` from its `#[tool]` options or make the schema comply")
+            }
+            _ => e.to_string(),
+        })
+    };
     let value = match format {
         Format::Canonical => serde_json::to_value(&definitions).map_err(|e| e.to_string())?,
-        Format::OpenaiChat => Value::Array(Provider::OpenAiChat.render_tools(&definitions)),
-        Format::OpenaiResponses => Value::Array(Provider::OpenAiResponses.render_tools(&definitions)),
-        Format::OpenaiStrict => Value::Array(
-            definitions
-                .iter()
-                .map(|definition| definition.for_provider(Target::OpenAiStrict))
-                .collect::<Result<_, _>>()
-                .map_err(|e| format!("{e}; remove `strict` from its `#[tool]` options or make the schema comply"))?,
-        ),
-        Format::Anthropic => Value::Array(Provider::Anthropic.render_tools(&definitions)),
-        Format::Gemini => Value::Array(Provider::Gemini.render_tools(&definitions)),
+        Format::OpenaiChat => rendered(Provider::OpenAiChat, Rendering::DEFAULT)?,
+        Format::OpenaiResponses => rendered(Provider::OpenAiResponses, Rendering::DEFAULT)?,
+        Format::OpenaiStrict => rendered(Provider::OpenAiChat, Rendering::DEFAULT.strict(Strict::WherePossible))?,
+        Format::Anthropic => rendered(Provider::Anthropic, Rendering::DEFAULT)?,
+        Format::Gemini => rendered(Provider::Gemini, Rendering::DEFAULT)?,
         Format::Mcp => serde_json::to_value(definitions.iter().map(tool_mcp::tool_entry).collect::<Vec<_>>())
             .map_err(|e| e.to_string())?,
     };

@@ -9,8 +9,7 @@
 
 use clap::ValueEnum;
 use tool_runtime::{
-    BoxFuture, EXTERNAL_TAG, Permission as Decision, PermissionPolicy, PermissionRequest, Registry, ToolCall,
-    ToolContext, ToolDefinition, ToolMessage,
+    BoxFuture, EXTERNAL_TAG, Permission as Decision, PermissionPolicy, PermissionRequest, Registry, ToolDefinition,
 };
 
 /// The tag of tools that run commands on this machine.
@@ -100,15 +99,9 @@ impl PermissionPolicy for Policy {
     }
 }
 
-/// Runs the calls of one turn concurrently through the registry (whose policy is the
-/// [`Policy`]); messages in call order.
-pub(crate) async fn call_batch(registry: &Registry, calls: &[ToolCall], ctx: &ToolContext) -> Vec<ToolMessage> {
-    futures::future::join_all(calls.iter().map(|call| registry.call(call, ctx))).await
-}
-
 #[cfg(test)]
 mod tests {
-    use tool_runtime::tool;
+    use tool_runtime::{ToolCall, ToolContext, ToolMessage, tool};
 
     use super::*;
 

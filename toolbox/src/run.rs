@@ -4,6 +4,7 @@ use std::path::Path;
 
 use clap::ValueEnum;
 use serde_json::Value;
+use tool_runtime::TurnStop;
 use tool_runtime::provider::Provider;
 
 use crate::bars::Bars;
@@ -34,10 +35,17 @@ impl From<ProviderArg> for Provider {
 }
 
 /// Reads the response body at `response` (`-`: standard input), parses its tool calls as
-/// `provider` (default: detected from the body's shape), runs them as one turn (concurrently, in
-/// the session of `setup`) and returns the tool results in the provider's request shape, as
-/// pretty-printed JSON. Progress reports are drawn as one bar per call on standard error when it
-/// is a terminal ([`Bars`]).
+/// `provider` (default: detected from the body's shape), runs them as one turn in the session of
+/// `setup` and returns the tool results in the provider's request shape, as pretty-printed JSON.
+/// Progress reports are drawn as one bar per call on standard error when it is a terminal
+/// ([`Bars`]).
+///
+/// The turn runs through [`Registry::call_batch`](tool_runtime::Registry::call_batch), as an agent
+/// loop runs it: `#[tool(sequential)]` tools run alone, the output layer's turn budget
+/// (`TOOL_MAX_TURN_BYTES`, see [`OutputLayer::from_env`](tool_runtime::output::OutputLayer::from_env))
+/// is shared across the results, and a turn that asks to stop (a `done` call) is reported on
+/// standard error (`toolbox: the turn asks to stop: ...`) after the results are printed. A call of
+/// a tool that is off is refused by the registry's policy ([`crate::policy`]).
 ///
 /// # Errors
 /// The file cannot be read or is not JSON, the provider cannot be detected, the calls cannot be
@@ -67,9 +75,23 @@ pub(crate) fn run(setup: &Setup, response: &Path, provider: Option<Provider>) ->
         None => setup.context()?,
     }
     .build();
-    let messages = crate::runtime()?.block_on(crate::policy::call_batch(&registry, &calls, &ctx));
+    let batch = crate::runtime()?.block_on(registry.call_batch(&calls, &ctx));
     if let Some(bars) = bars {
         bars.clear();
     }
-    serde_json::to_string_pretty(&provider.render_tool_results(&messages)).map_err(|e| e.to_string())
+    if let Some(stop) = &batch.stop {
+        eprintln!("toolbox: the turn asks to stop: {}", describe_stop(stop));
+    }
+    serde_json::to_string_pretty(&provider.render_tool_results(&batch)).map_err(|e| e.to_string())
+}
+
+/// The stop of a turn, for standard error.
+fn describe_stop(stop: &TurnStop) -> String {
+    match stop {
+        TurnStop::Done { tool_call_id, message } => format!("call `{tool_call_id}` finished the run: {message}"),
+        TurnStop::Denied { tool_call_id, tool_name, reason } => {
+            format!("call `{tool_call_id}` of `{tool_name}` was denied: {reason}")
+        }
+        other => format!("{other:?}"),
+    }
 }

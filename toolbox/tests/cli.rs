@@ -472,3 +472,76 @@ fn allow_takes_only_known_permissions() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("invalid value 'network' for '--allow <WHAT>'"));
 }
+
+fn toolbox_with_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(args)
+        .env("XDG_STATE_HOME", state_home())
+        .envs(env.iter().copied())
+        .output()
+        .expect("the toolbox binary runs")
+}
+
+/// A workspace with `notes.txt`: 40 lines `note NN`, 320 bytes (`read` numbers them and adds the
+/// metadata line: 696 bytes).
+fn notes_workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (1..=40).map(|n| format!("note {n:02}\n")).collect();
+    std::fs::write(dir.path().join("notes.txt"), text).unwrap();
+    dir
+}
+
+fn contents(output: &Output) -> Vec<String> {
+    stdout_json(output).as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap().to_owned()).collect()
+}
+
+#[test]
+fn run_shares_the_turn_budget_of_tool_max_turn_bytes_across_a_replayed_turn() {
+    let root = notes_workspace();
+    let args =
+        ["run", &repo_file("toolbox/tests/data/openai-chat-two-reads.json"), "--root", root.path().to_str().unwrap()];
+
+    let whole = contents(&toolbox_with_env(&args, &[]));
+    let cut: Vec<String> = contents(&toolbox_with_env(&args, &[("TOOL_MAX_TURN_BYTES", "400")]))
+        .iter()
+        .map(|c| without_ref_id(c))
+        .collect();
+
+    assert_eq!(whole.iter().map(String::len).collect::<Vec<_>>(), [696, 696]);
+    let cut_text = "    1  note 01\n    2 \n[... 655 bytes omitted by the turn output budget; read them with \
+                    tool_output_cache {\"ref_id\":\"<ref>\"} or search with tool_output_cache_grep]\n\
+                    c18233403e9b5368323f";
+    assert_eq!(cut, [cut_text, cut_text]);
+}
+
+/// `text` with the ref id of its marker (22 characters of `[A-Za-z0-9_-]`, minted by the output
+/// cache for each result) written `<ref>`.
+fn without_ref_id(text: &str) -> String {
+    let (head, rest) = text.split_once("{\"ref_id\":\"").expect("the marker names a ref id");
+    let (ref_id, tail) = rest.split_once('"').expect("the ref id is quoted");
+    assert_eq!(ref_id.len(), 22, "{ref_id}");
+    assert!(ref_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'), "{ref_id}");
+    format!("{head}{{\"ref_id\":\"<ref>\"{tail}")
+}
+
+#[test]
+fn run_reports_a_turn_that_asks_to_stop_on_stderr_after_printing_every_result() {
+    let root = workspace();
+    let output = toolbox(&[
+        "run",
+        &repo_file("toolbox/tests/data/openai-chat-done.json"),
+        "--root",
+        root.path().to_str().unwrap(),
+    ]);
+    assert_eq!(
+        stdout_json(&output),
+        json!([
+            {"role": "tool", "tool_call_id": "call_grep", "content": "src/main.rs:2:     println!(\"hello\");"},
+            {"role": "tool", "tool_call_id": "call_done", "content": "said hello"}
+        ])
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "toolbox: the turn asks to stop: call `call_done` finished the run: said hello\n"
+    );
+}

@@ -2,7 +2,11 @@
 
 use serde_json::Value;
 
-/// The message-history shape [`trim_context`] reads.
+use crate::provider::Provider;
+
+/// The message-history shape [`trim_context`] reads: the four the [provider
+/// module](crate::provider) renders results in ([`Provider::render_tool_results`]), one per
+/// [`Provider`] (`HistoryShape::from(provider)`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HistoryShape {
@@ -10,10 +14,30 @@ pub enum HistoryShape {
     /// `{"role":"tool","tool_call_id":..,"content":..}` messages; `content` is a string or an array
     /// of parts (`{"type":"text","text":..}`, `{"type":"image_url",..}`).
     OpenAiChat,
+    /// OpenAI Responses: `input` items `{"type":"function_call","call_id":..}`, answered by
+    /// `{"type":"function_call_output","call_id":..,"output":..}` items; `output` is a string or an
+    /// array of parts (`{"type":"input_text","text":..}`, `{"type":"input_image",..}`).
+    OpenAiResponses,
     /// Anthropic Messages: an `assistant` message with `{"type":"tool_use","id":..}` blocks, answered
     /// by `{"type":"tool_result","tool_use_id":..,"content":..}` blocks in a `user` message;
     /// `content` is a string or an array of `text` / `image` blocks.
     Anthropic,
+    /// Gemini `contents`: a `model` content with `{"functionCall":{..}}` parts, answered by
+    /// `{"functionResponse":{"name":..,"id"?:..,"response":{"output":..}}}` parts in a `user`
+    /// content (`"error"` instead of `"output"` for an error). The result is the value of `output`
+    /// (or `error`); a `response` with neither counts and is trimmed as a whole.
+    Gemini,
+}
+
+impl From<Provider> for HistoryShape {
+    fn from(provider: Provider) -> Self {
+        match provider {
+            Provider::OpenAiChat => Self::OpenAiChat,
+            Provider::OpenAiResponses => Self::OpenAiResponses,
+            Provider::Anthropic => Self::Anthropic,
+            Provider::Gemini => Self::Gemini,
+        }
+    }
 }
 
 /// What [`trim_context`] did.
@@ -45,8 +69,14 @@ pub fn trimmed_placeholder(output_ref: Option<&str>) -> String {
 /// Where one tool result sits in the history.
 struct Slot {
     message: usize,
-    block: Option<usize>,
-    call_id: String,
+    /// The JSON Pointer, from the message, of the value the placeholder replaces.
+    pointer: String,
+    /// The call id; `None` for a Gemini result without `id`.
+    call_id: Option<String>,
+    /// What the report names: the call id, or a Gemini result's function name.
+    label: String,
+    /// A Gemini `response` with neither `output` nor `error`: it becomes `{"output": placeholder}`.
+    whole_response: bool,
     tokens: usize,
 }
 
@@ -55,11 +85,16 @@ struct Slot {
 /// id's output (the `output_ref` of the message that answered it; the output layer mints ref ids,
 /// they are not the call ids), `None` when it has none.
 ///
-/// A trimmed result keeps its place, its call id and its error flag; its whole content (text and
-/// images) becomes [`trimmed_placeholder`], a string. The tool call that asked for it is not
-/// touched, so a call and its result stay together: no result without its call, no call without a
-/// result. Results that are already placeholders, or that have no text, are skipped. Results whose
-/// call is not in `history` are trimmed like the others (their pair is already elsewhere).
+/// A trimmed result keeps its place, its call id and its error flag (Anthropic's `is_error`,
+/// Gemini's `error` key); its whole content (text and images) becomes [`trimmed_placeholder`], a
+/// string. The tool call that asked for it is not touched, so a call and its result stay together:
+/// no result without its call, no call without a result. Results that are already placeholders,
+/// or that have no text, are skipped. Results whose call is not in `history` are trimmed like the
+/// others (their pair is already elsewhere).
+///
+/// A Gemini result without `id` ([`Provider::render_tool_results`] leaves out the ids it did not
+/// get from the model) cannot be matched to its call id: its placeholder is
+/// `[tool output trimmed]`, and [`TrimReport::trimmed`] names it by its function name.
 pub fn trim_context(
     history: &mut [Value],
     shape: HistoryShape,
@@ -71,18 +106,33 @@ pub fn trim_context(
         match shape {
             HistoryShape::OpenAiChat => {
                 if message.get("role").and_then(Value::as_str) == Some("tool") {
-                    let call_id = message.get("tool_call_id").and_then(Value::as_str).unwrap_or_default();
-                    let tokens = estimate_tokens(text_bytes(message.get("content")));
-                    slots.push(Slot { message: m, block: None, call_id: call_id.to_owned(), tokens });
+                    slots.push(Slot::of(m, "/content".to_owned(), message, "tool_call_id", message.get("content")));
+                }
+            }
+            HistoryShape::OpenAiResponses => {
+                if message.get("type").and_then(Value::as_str) == Some("function_call_output") {
+                    slots.push(Slot::of(m, "/output".to_owned(), message, "call_id", message.get("output")));
                 }
             }
             HistoryShape::Anthropic => {
                 let Some(blocks) = message.get("content").and_then(Value::as_array) else { continue };
                 for (b, block) in blocks.iter().enumerate() {
                     if block.get("type").and_then(Value::as_str) == Some("tool_result") {
-                        let call_id = block.get("tool_use_id").and_then(Value::as_str).unwrap_or_default();
-                        let tokens = estimate_tokens(text_bytes(block.get("content")));
-                        slots.push(Slot { message: m, block: Some(b), call_id: call_id.to_owned(), tokens });
+                        slots.push(Slot::of(
+                            m,
+                            format!("/content/{b}/content"),
+                            block,
+                            "tool_use_id",
+                            block.get("content"),
+                        ));
+                    }
+                }
+            }
+            HistoryShape::Gemini => {
+                let Some(parts) = message.get("parts").and_then(Value::as_array) else { continue };
+                for (p, part) in parts.iter().enumerate() {
+                    if let Some(slot) = Slot::gemini(m, p, part) {
+                        slots.push(slot);
                     }
                 }
             }
@@ -95,33 +145,68 @@ pub fn trim_context(
         if total <= budget_tokens {
             break;
         }
-        let placeholder = trimmed_placeholder(output_ref(&slot.call_id).as_deref());
-        let target = match slot.block {
-            None => &mut history[slot.message],
-            Some(b) => &mut history[slot.message]["content"][b],
+        let placeholder = trimmed_placeholder(slot.call_id.as_deref().and_then(output_ref).as_deref());
+        let Some(target) = history[slot.message].pointer_mut(&slot.pointer) else { continue };
+        let trimmed = if slot.whole_response {
+            serde_json::json!({"output": placeholder})
+        } else {
+            Value::String(placeholder.clone())
         };
-        if slot.tokens == 0 || target.get("content").and_then(Value::as_str) == Some(placeholder.as_str()) {
+        if slot.tokens == 0 || *target == trimmed {
             continue;
         }
         let new_tokens = estimate_tokens(placeholder.len());
         if new_tokens >= slot.tokens {
             continue;
         }
-        target["content"] = Value::String(placeholder);
+        *target = trimmed;
         total = total - slot.tokens + new_tokens;
-        report.trimmed.push(slot.call_id.clone());
+        report.trimmed.push(slot.label.clone());
     }
     report.tokens_after = total;
     report
 }
 
-/// Bytes of text in a result's content: a string, or the `text` of its text parts.
+impl Slot {
+    /// The result at `pointer` of message `message`, whose call id is `holder[id_key]`, its
+    /// content `content`.
+    fn of(message: usize, pointer: String, holder: &Value, id_key: &str, content: Option<&Value>) -> Self {
+        let call_id = holder.get(id_key).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let tokens = estimate_tokens(text_bytes(content));
+        Self { message, pointer, label: call_id.clone(), call_id: Some(call_id), whole_response: false, tokens }
+    }
+
+    /// The result of the Gemini part `parts[part]` of message `message`, when it is a
+    /// `functionResponse`.
+    fn gemini(message: usize, part: usize, value: &Value) -> Option<Self> {
+        let response = value.get("functionResponse")?;
+        let call_id = response.get("id").and_then(Value::as_str).map(str::to_owned);
+        let label = call_id
+            .clone()
+            .unwrap_or_else(|| response.get("name").and_then(Value::as_str).unwrap_or_default().to_owned());
+        let body = response.get("response");
+        let key = ["output", "error"].into_iter().find(|k| body.and_then(|b| b.get(k)).is_some());
+        let (pointer, content) = match key {
+            Some(key) => (format!("/parts/{part}/functionResponse/response/{key}"), body.and_then(|b| b.get(key))),
+            None => (format!("/parts/{part}/functionResponse/response"), body),
+        };
+        let bytes = match content {
+            Some(Value::String(text)) => text.len(),
+            Some(other) => serde_json::to_string(other).map_or(0, |text| text.len()),
+            None => 0,
+        };
+        Some(Self { message, pointer, call_id, label, whole_response: key.is_none(), tokens: estimate_tokens(bytes) })
+    }
+}
+
+/// Bytes of text in a result's content: a string, or the `text` of its text parts (`text`,
+/// OpenAI Responses' `input_text`).
 fn text_bytes(content: Option<&Value>) -> usize {
     match content {
         Some(Value::String(s)) => s.len(),
         Some(Value::Array(parts)) => parts
             .iter()
-            .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+            .filter(|p| matches!(p.get("type").and_then(Value::as_str), Some("text" | "input_text")))
             .filter_map(|p| p.get("text").and_then(Value::as_str))
             .map(str::len)
             .sum(),

@@ -7,7 +7,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{At, ProviderError};
-use crate::{ContentPart, MessageContent, ToolCall, ToolDefinition, ToolMessage};
+use crate::{ContentPart, MessageContent, ToolCall, ToolMessage};
 
 /// The `content[]` blocks of `type: "tool_use"`: `{id, name, input}`.
 pub(super) fn parse_tool_calls(response: &Value) -> Result<Vec<ToolCall>, ProviderError> {
@@ -56,18 +56,4 @@ fn block(part: &ContentPart) -> Value {
             json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
         }
     }
-}
-
-/// `{"name","description","input_schema"}`.
-pub(super) fn render_tools(definitions: &[ToolDefinition]) -> Vec<Value> {
-    definitions
-        .iter()
-        .map(|definition| {
-            json!({
-                "name": definition.name,
-                "description": definition.description,
-                "input_schema": definition.input_schema,
-            })
-        })
-        .collect()
 }

@@ -8,7 +8,7 @@
 use serde_json::{Map, Number, Value, json};
 
 use super::{At, ProviderError};
-use crate::{ToolCall, ToolDefinition, ToolMessage};
+use crate::{ToolCall, ToolMessage};
 
 /// The prefix of the call ids generated for calls the model sent without one.
 const GENERATED_ID_PREFIX: &str = "gemini_";
@@ -110,27 +110,6 @@ pub(super) fn render_tool_results(messages: &[ToolMessage]) -> Vec<Value> {
         })
         .collect();
     vec![json!({"role": "user", "parts": parts})]
-}
-
-/// One `{"functionDeclarations":[..]}` entry; none for no definitions.
-pub(super) fn render_tools(definitions: &[ToolDefinition]) -> Vec<Value> {
-    if definitions.is_empty() {
-        return Vec::new();
-    }
-    let declarations: Vec<Value> = definitions
-        .iter()
-        .map(|definition| {
-            let mut declaration = Map::new();
-            declaration.insert("name".to_owned(), json!(definition.name));
-            declaration.insert("description".to_owned(), json!(definition.description));
-            let parameters = gemini_schema(&definition.input_schema);
-            if parameters.get("properties").and_then(Value::as_object).is_some_and(|p| !p.is_empty()) {
-                declaration.insert("parameters".to_owned(), parameters);
-            }
-            Value::Object(declaration)
-        })
-        .collect();
-    vec![json!({"functionDeclarations": declarations})]
 }
 
 /// Projects a JSON Schema (the canonical schema of a tool's arguments) onto the OpenAPI 3.0

@@ -7,7 +7,11 @@
 //!   [`ToolCall`]s, in the order the model emitted them;
 //! - [`Provider::render_tool_results`] turns [`ToolMessage`]s into the message(s) or item(s) to
 //!   append to the conversation;
-//! - [`Provider::render_tools`] turns [`ToolDefinition`]s into the request's `tools` array.
+//! - [`Provider::render_tools`] turns [`ToolDefinition`]s into the request's `tools` array
+//!   ([`Provider::render_tool`]: one tool's entry), honouring each tool's OpenAI strict-mode wish
+//!   (`#[tool(strict)]`) and checking the schema rules of the provider;
+//!   [`Provider::render_tools_with`] takes a [`Rendering`] for strict mode wherever possible and
+//!   Gemini's JSON Schema form.
 //!
 //! | provider | calls in the response | results in the next request | `tools[]` entry |
 //! |---|---|---|---|
@@ -16,9 +20,8 @@
 //! | [`Anthropic`](Provider::Anthropic) | `content[]` blocks of `type: "tool_use"` | one `role: "user"` message of `tool_result` blocks | `{"name","description","input_schema"}` |
 //! | [`Gemini`](Provider::Gemini) | `candidates[0].content.parts[].functionCall` | one `role: "user"` content of `functionResponse` parts | one `{"functionDeclarations":[..]}` |
 //!
-//! One tool's entry alone, for any of these providers, OpenAI strict mode or an MCP `tools/list`
-//! reply, with the schema rules each consumer needs checked: [`ToolDefinition::for_provider`]
-//! with a [`Target`].
+//! An MCP `tools/list` entry: [`ToolDefinition::mcp_entry`]. (`ToolDefinition::for_provider`
+//! with a `Target` is the former form of both, kept deprecated.)
 //!
 //! Sources: the providers' API references (OpenAI "Chat Completions" and "Responses", Anthropic
 //! "Messages" and "Tool use", Google "Function calling" and the `Schema` reference of the Gemini
@@ -43,7 +46,10 @@ use std::str::FromStr;
 use serde_json::Value;
 
 pub use gemini::gemini_schema;
-pub use projection::{ProjectionError, SchemaError, Target, openai_strict_schema};
+#[allow(deprecated)]
+pub use projection::Target;
+use projection::{Form, project};
+pub use projection::{ProjectionError, SchemaError, openai_strict_schema};
 
 use crate::{ToolCall, ToolDefinition, ToolMessage};
 
@@ -160,24 +166,126 @@ impl Provider {
         }
     }
 
-    /// The request's `tools` array for these definitions, in their order.
+    /// The request's `tools` array for these definitions, in their order, each tool as
+    /// [`Provider::render_tool`] renders it (with [`Rendering::DEFAULT`]). For Gemini: one
+    /// `{"functionDeclarations":[..]}` entry holding every tool's declaration (none when there
+    /// are no definitions).
     ///
-    /// - OpenAI Chat: `{"type":"function","function":{"name","description","parameters","strict":false}}`
-    ///   with the canonical schema as `parameters`.
-    /// - OpenAI Responses: `{"type":"function","name","description","parameters","strict":false}`.
-    /// - Anthropic: `{"name","description","input_schema"}`.
-    /// - Gemini: one `{"functionDeclarations":[{"name","description","parameters"}, ...]}` entry
-    ///   (none when there are no definitions), `parameters` being [`gemini_schema`] of the
-    ///   canonical schema and left out for a tool without properties (Gemini refuses an object
-    ///   schema with empty `properties`).
-    pub fn render_tools(self, definitions: &[ToolDefinition]) -> Vec<Value> {
-        match self {
-            Self::OpenAiChat => openai_chat::render_tools(definitions),
-            Self::OpenAiResponses => openai_responses::render_tools(definitions),
-            Self::Anthropic => anthropic::render_tools(definitions),
-            Self::Gemini => gemini::render_tools(definitions),
-        }
+    /// # Errors
+    /// The [`ProjectionError`] of the first tool that cannot be sent (see
+    /// [`Provider::render_tool`]).
+    pub fn render_tools(self, definitions: &[ToolDefinition]) -> Result<Vec<Value>, ProjectionError> {
+        self.render_tools_with(definitions, Rendering::DEFAULT)
     }
+
+    /// [`Provider::render_tools`] with the choices of `rendering`.
+    ///
+    /// # Errors
+    /// As [`Provider::render_tools`].
+    pub fn render_tools_with(
+        self,
+        definitions: &[ToolDefinition],
+        rendering: Rendering,
+    ) -> Result<Vec<Value>, ProjectionError> {
+        let entries: Vec<Value> =
+            definitions.iter().map(|d| self.render_tool_with(d, rendering)).collect::<Result<_, _>>()?;
+        Ok(match self {
+            Self::Gemini if entries.is_empty() => Vec::new(),
+            Self::Gemini => vec![serde_json::json!({"functionDeclarations": entries})],
+            _ => entries,
+        })
+    }
+
+    /// One tool's entry in the request's `tools` array (for Gemini, one `functionDeclarations[]`
+    /// entry), with [`Rendering::DEFAULT`]:
+    ///
+    /// - OpenAI Chat: `{"type":"function","function":{"name","description","parameters","strict"}}`;
+    ///   OpenAI Responses: `{"type":"function","name","description","parameters","strict"}`. A
+    ///   tool that asks for strict mode (`#[tool(strict)]`) is sent `strict: true` with
+    ///   [`openai_strict_schema`] of its schema; any other is sent `strict: false` with the
+    ///   canonical schema (see [`Strict`] for strict mode wherever possible).
+    /// - Anthropic: `{"name","description","input_schema"}`.
+    /// - Gemini: `{"name","description","parameters"}`, `parameters` being [`gemini_schema`] of the
+    ///   canonical schema (the OpenAPI 3.0 subset) and left out for a tool without properties
+    ///   (Gemini refuses an object schema with empty `properties`); see [`GeminiParameters`] for
+    ///   `parametersJsonSchema`.
+    ///
+    /// # Errors
+    /// A [`ProjectionError`] naming the tool and the schema path when the schema cannot be
+    /// expressed for the provider: OpenAI strict mode asked for by a tool whose schema does not
+    /// comply (see [`openai_strict_schema`]); for Anthropic, a union root or a property name
+    /// outside `^[a-zA-Z0-9_.-]{1,64}$`; for Gemini's subset, a required property left without any
+    /// schema. A schema that is not an object (`type` other than `object`) fails for every
+    /// provider.
+    pub fn render_tool(self, definition: &ToolDefinition) -> Result<Value, ProjectionError> {
+        self.render_tool_with(definition, Rendering::DEFAULT)
+    }
+
+    /// [`Provider::render_tool`] with the choices of `rendering`.
+    ///
+    /// # Errors
+    /// As [`Provider::render_tool`].
+    pub fn render_tool_with(self, definition: &ToolDefinition, rendering: Rendering) -> Result<Value, ProjectionError> {
+        project(definition, Form::of(self, rendering))
+    }
+}
+
+/// The choices of [`Provider::render_tools_with`] beyond the provider: each applies to the
+/// providers it names and is ignored by the others. [`Rendering::DEFAULT`] (also `Default`) is
+/// what [`Provider::render_tools`] uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Rendering {
+    /// OpenAI strict mode (OpenAI Chat and Responses).
+    pub strict: Strict,
+    /// The form of Gemini's parameters (Gemini).
+    pub gemini: GeminiParameters,
+}
+
+impl Rendering {
+    /// Strict mode as each tool declares it, Gemini's OpenAPI subset.
+    pub const DEFAULT: Rendering = Rendering { strict: Strict::AsDeclared, gemini: GeminiParameters::OpenApiSubset };
+
+    /// These choices with `strict`.
+    #[must_use]
+    pub const fn strict(mut self, strict: Strict) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// These choices with `gemini`.
+    #[must_use]
+    pub const fn gemini(mut self, gemini: GeminiParameters) -> Self {
+        self.gemini = gemini;
+        self
+    }
+}
+
+/// When an OpenAI tool entry is sent in strict mode (`strict: true`, with
+/// [`openai_strict_schema`] of the tool's schema; OpenAI Structured Outputs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Strict {
+    /// As the tool declares ([`ToolDefinition::strict`]): `#[tool(strict)]` is strict (and a
+    /// [`ProjectionError`] when its schema does not comply); any other tool is `strict: false`
+    /// with its canonical schema. The default.
+    #[default]
+    AsDeclared,
+    /// Wherever possible: a tool that asks for strict mode gets it or the rendering fails; a tool
+    /// that refuses it (`#[tool(strict = false)]`) is sent non-strict; any other tool is strict
+    /// when its schema complies ([`ToolDefinition::is_openai_strict`]) and non-strict otherwise.
+    WherePossible,
+}
+
+/// The form of a Gemini declaration's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum GeminiParameters {
+    /// `parameters`: [`gemini_schema`] of the canonical schema, the OpenAPI 3.0 subset (the Live
+    /// API and older models take only this). The default.
+    #[default]
+    OpenApiSubset,
+    /// `parametersJsonSchema`: the canonical schema as it is (`anyOf`, `$ref` and recursion,
+    /// `additionalProperties`, every bound), what gemini-cli sends for every tool; left out for a
+    /// tool without properties. `parametersJsonSchema` and `parameters` are mutually exclusive.
+    JsonSchema,
 }
 
 impl fmt::Display for Provider {

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::{At, ProviderError};
-use crate::{ContentPart, MessageContent, ToolCall, ToolDefinition, ToolMessage};
+use crate::{ContentPart, MessageContent, ToolCall, ToolMessage};
 
 /// `choices[0].message.tool_calls[]`: `{id, type: "function", function: {name, arguments}}`.
 pub(super) fn parse_tool_calls(response: &Value) -> Result<Vec<ToolCall>, ProviderError> {
@@ -50,24 +50,6 @@ pub(super) fn render_tool_results(messages: &[ToolMessage]) -> Vec<Value> {
                 }
             };
             json!({"role": "tool", "tool_call_id": message.tool_call_id, "content": content})
-        })
-        .collect()
-}
-
-/// `{"type":"function","function":{"name","description","parameters","strict":false}}`.
-pub(super) fn render_tools(definitions: &[ToolDefinition]) -> Vec<Value> {
-    definitions
-        .iter()
-        .map(|definition| {
-            json!({
-                "type": "function",
-                "function": {
-                    "name": definition.name,
-                    "description": definition.description,
-                    "parameters": definition.input_schema,
-                    "strict": false,
-                },
-            })
         })
         .collect()
 }

@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use super::{At, ProviderError};
-use crate::{ContentPart, MessageContent, ToolCall, ToolDefinition, ToolMessage};
+use crate::{ContentPart, MessageContent, ToolCall, ToolMessage};
 
 /// The `output[]` items of `type: "function_call"`: `{call_id, name, arguments}`.
 pub(super) fn parse_tool_calls(response: &Value) -> Result<Vec<ToolCall>, ProviderError> {
@@ -50,20 +50,4 @@ fn part(part: &ContentPart) -> Value {
             image
         }
     }
-}
-
-/// `{"type":"function","name","description","parameters","strict":false}`.
-pub(super) fn render_tools(definitions: &[ToolDefinition]) -> Vec<Value> {
-    definitions
-        .iter()
-        .map(|definition| {
-            json!({
-                "type": "function",
-                "name": definition.name,
-                "description": definition.description,
-                "parameters": definition.input_schema,
-                "strict": false,
-            })
-        })
-        .collect()
 }

@@ -1,4 +1,6 @@
-//! One tool definition, projected for each consumer: [`ToolDefinition::for_provider`].
+//! One tool definition, projected for each consumer: [`Provider::render_tool`] (and
+//! [`Provider::render_tools`]) for a provider's request, [`ToolDefinition::mcp_entry`] for an MCP
+//! `tools/list` reply.
 //!
 //! Every projection starts from the canonical schema (see [`crate::schema`]) and is a separate,
 //! fail-loud pass: a schema a consumer cannot take is a [`ProjectionError`] naming the tool and
@@ -11,6 +13,7 @@ use std::fmt;
 use serde_json::{Map, Value, json};
 
 use super::gemini::gemini_schema;
+use super::{GeminiParameters, Provider, Rendering, Strict};
 use crate::ToolDefinition;
 
 /// The `format` values OpenAI strict mode accepts (Structured Outputs, "Supported schemas").
@@ -38,6 +41,9 @@ const STRICT_MAX_ENUM_VALUES: usize = 1000;
 
 /// Who a definition is for: one entry of a provider's request `tools` array, or an MCP
 /// `tools/list` entry.
+#[deprecated(
+    note = "use `Provider::render_tool` / `Provider::render_tools` (`render_tools_with` and a `Rendering` for `OpenAiStrict` and `GeminiJsonSchema`) or `ToolDefinition::mcp_entry`"
+)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Target {
     /// OpenAI Chat Completions: `{"type":"function","function":{"name","description","parameters","strict"}}`.
@@ -73,6 +79,7 @@ pub enum Target {
     Mcp,
 }
 
+#[allow(deprecated)]
 impl Target {
     /// Every target, in declaration order.
     pub const ALL: [Target; 7] = [
@@ -100,6 +107,54 @@ impl Target {
     }
 }
 
+#[allow(deprecated)]
+impl Target {
+    /// The form of [`project`] this target names.
+    fn form(self) -> Form {
+        match self {
+            Self::OpenAiChat => Form::OpenAi(Provider::OpenAiChat, Strict::AsDeclared),
+            Self::OpenAiResponses => Form::OpenAi(Provider::OpenAiResponses, Strict::AsDeclared),
+            Self::OpenAiStrict => Form::OpenAi(Provider::OpenAiChat, Strict::WherePossible),
+            Self::Anthropic => Form::Anthropic,
+            Self::Gemini => Form::Gemini(GeminiParameters::OpenApiSubset),
+            Self::GeminiJsonSchema => Form::Gemini(GeminiParameters::JsonSchema),
+            Self::Mcp => Form::Mcp,
+        }
+    }
+}
+
+/// One entry shape [`project`] makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Form {
+    /// An OpenAI provider (Chat Completions or Responses), with its strict-mode choice.
+    OpenAi(Provider, Strict),
+    Anthropic,
+    Gemini(GeminiParameters),
+    Mcp,
+}
+
+impl Form {
+    /// The form of `provider`'s entries.
+    pub(super) fn of(provider: Provider, rendering: Rendering) -> Self {
+        match provider {
+            Provider::OpenAiChat | Provider::OpenAiResponses => Self::OpenAi(provider, rendering.strict),
+            Provider::Anthropic => Self::Anthropic,
+            Provider::Gemini => Self::Gemini(rendering.gemini),
+        }
+    }
+
+    /// The consumer's id, as [`ProjectionError::target`] names it.
+    fn id(self) -> &'static str {
+        match self {
+            Self::OpenAi(provider, _) => provider.id(),
+            Self::Anthropic => Provider::Anthropic.id(),
+            Self::Gemini(_) => Provider::Gemini.id(),
+            Self::Mcp => "mcp",
+        }
+    }
+}
+
+#[allow(deprecated)]
 impl fmt::Display for Target {
     /// Writes the target's [`id`](Target::id).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -124,8 +179,8 @@ pub struct SchemaError {
 pub struct ProjectionError {
     /// The tool's name.
     pub tool: String,
-    /// Where it was to be sent.
-    pub target: Target,
+    /// Where it was to be sent: a [`Provider::id`] (`openai-chat`, ...) or `mcp`.
+    pub target: &'static str,
     /// The node and the reason.
     pub error: SchemaError,
 }
@@ -135,88 +190,105 @@ impl ToolDefinition {
     /// shape), not just the schema.
     ///
     /// # Errors
-    /// A [`ProjectionError`] naming the tool and the schema path when the schema cannot be
-    /// expressed for `target`: OpenAI strict mode asked for (`#[tool(strict)]`) by a tool whose
-    /// schema does not comply (see [`openai_strict_schema`]); for Anthropic, a union root or a
-    /// property name outside `^[a-zA-Z0-9_.-]{1,64}$`; for Gemini, a required property left
-    /// without any schema. A schema that is not an object (`type` other than `object`) fails for
-    /// every target.
+    /// As [`Provider::render_tool`].
+    #[deprecated(
+        note = "use `Provider::render_tool` (`render_tool_with` and a `Rendering` for `Target::OpenAiStrict` and `Target::GeminiJsonSchema`) or `ToolDefinition::mcp_entry`"
+    )]
+    #[allow(deprecated)]
     pub fn for_provider(&self, target: Target) -> Result<Value, ProjectionError> {
-        let fail = |error: SchemaError| ProjectionError { tool: self.name.clone(), target, error };
-        check_object_root(&self.input_schema).map_err(fail)?;
-        match target {
-            Target::OpenAiChat | Target::OpenAiResponses => {
-                let (parameters, strict) = match self.strict {
-                    Some(true) => (openai_strict_schema(&self.input_schema).map_err(fail)?, true),
-                    _ => (self.input_schema.clone(), false),
-                };
-                Ok(openai_entry(self, target == Target::OpenAiChat, parameters, strict))
-            }
-            Target::OpenAiStrict => {
-                let (parameters, strict) = match self.strict {
-                    Some(false) => (self.input_schema.clone(), false),
-                    Some(true) => (openai_strict_schema(&self.input_schema).map_err(fail)?, true),
-                    None => match openai_strict_schema(&self.input_schema) {
-                        Ok(strict) => (strict, true),
-                        Err(_) => (self.input_schema.clone(), false),
-                    },
-                };
-                Ok(openai_entry(self, true, parameters, strict))
-            }
-            Target::Anthropic => {
-                check_anthropic(&self.input_schema).map_err(fail)?;
-                Ok(json!({"name": self.name, "description": self.description, "input_schema": self.input_schema}))
-            }
-            Target::Gemini | Target::GeminiJsonSchema => {
-                let (key, parameters) = if target == Target::Gemini {
-                    let parameters = gemini_schema(&self.input_schema);
-                    check_gemini(&parameters, &mut String::new()).map_err(fail)?;
-                    ("parameters", parameters)
-                } else {
-                    ("parametersJsonSchema", self.input_schema.clone())
-                };
-                let mut entry = Map::new();
-                entry.insert("name".to_owned(), json!(self.name));
-                entry.insert("description".to_owned(), json!(self.description));
-                if parameters.get("properties").and_then(Value::as_object).is_some_and(|p| !p.is_empty()) {
-                    entry.insert(key.to_owned(), parameters);
-                }
-                Ok(Value::Object(entry))
-            }
-            Target::Mcp => {
-                let mut entry = Map::new();
-                entry.insert("name".to_owned(), json!(self.name));
-                entry.insert("description".to_owned(), json!(self.description));
-                entry.insert("inputSchema".to_owned(), self.input_schema.clone());
-                if let Some(output) = &self.output_schema
-                    && output.get("type").and_then(Value::as_str) == Some("object")
-                {
-                    entry.insert("outputSchema".to_owned(), output.clone());
-                }
-                let mut annotations = Map::new();
-                for (tag, hint) in [
-                    ("read_only", "readOnlyHint"),
-                    ("destructive", "destructiveHint"),
-                    ("idempotent", "idempotentHint"),
-                    ("external", "openWorldHint"),
-                ] {
-                    if self.tags.iter().any(|t| t == tag) {
-                        annotations.insert(hint.to_owned(), Value::Bool(true));
-                    }
-                }
-                if !annotations.is_empty() {
-                    entry.insert("annotations".to_owned(), Value::Object(annotations));
-                }
-                Ok(Value::Object(entry))
-            }
-        }
+        project(self, target.form())
     }
 
-    /// `true` when [`Target::OpenAiStrict`] sends this tool with `strict: true`.
+    /// The entry of this tool in an MCP `tools/list` reply:
+    /// `{"name","description","inputSchema","outputSchema"?,"annotations"?}`. `outputSchema` is
+    /// the tool's [output schema](ToolDefinition::output_schema) when it has one that is an object
+    /// schema (`"type": "object"`, which MCP requires of it); another one is left out. The
+    /// annotations come from the tool's tags: `read_only` → `readOnlyHint`, `destructive` →
+    /// `destructiveHint`, `idempotent` → `idempotentHint`, `external` → `openWorldHint` (each
+    /// `true`; absent when no tag maps).
+    ///
+    /// # Errors
+    /// A [`ProjectionError`] when the input schema is not an object schema.
+    pub fn mcp_entry(&self) -> Result<Value, ProjectionError> {
+        project(self, Form::Mcp)
+    }
+
+    /// `true` when [`Strict::WherePossible`] sends this tool with `strict: true`.
     pub fn is_openai_strict(&self) -> bool {
         match self.strict {
             Some(false) => false,
             _ => openai_strict_schema(&self.input_schema).is_ok(),
+        }
+    }
+}
+
+/// `definition` as the consumer of `form` takes it: the whole tool entry.
+///
+/// # Errors
+/// See [`Provider::render_tool`] and [`ToolDefinition::mcp_entry`].
+pub(super) fn project(definition: &ToolDefinition, form: Form) -> Result<Value, ProjectionError> {
+    let this = definition;
+    let fail = |error: SchemaError| ProjectionError { tool: this.name.clone(), target: form.id(), error };
+    check_object_root(&this.input_schema).map_err(fail)?;
+    match form {
+        Form::OpenAi(provider, choice) => {
+            let strict_schema = || openai_strict_schema(&this.input_schema);
+            let (parameters, strict) = match (this.strict, choice) {
+                (Some(true), _) => (strict_schema().map_err(fail)?, true),
+                (None, Strict::WherePossible) => match strict_schema() {
+                    Ok(strict) => (strict, true),
+                    Err(_) => (this.input_schema.clone(), false),
+                },
+                _ => (this.input_schema.clone(), false),
+            };
+            Ok(openai_entry(this, provider == Provider::OpenAiChat, parameters, strict))
+        }
+        Form::Anthropic => {
+            check_anthropic(&this.input_schema).map_err(fail)?;
+            Ok(json!({"name": this.name, "description": this.description, "input_schema": this.input_schema}))
+        }
+        Form::Gemini(form) => {
+            let (key, parameters) = match form {
+                GeminiParameters::OpenApiSubset => {
+                    let parameters = gemini_schema(&this.input_schema);
+                    check_gemini(&parameters, &mut String::new()).map_err(fail)?;
+                    ("parameters", parameters)
+                }
+                GeminiParameters::JsonSchema => ("parametersJsonSchema", this.input_schema.clone()),
+            };
+            let mut entry = Map::new();
+            entry.insert("name".to_owned(), json!(this.name));
+            entry.insert("description".to_owned(), json!(this.description));
+            if parameters.get("properties").and_then(Value::as_object).is_some_and(|p| !p.is_empty()) {
+                entry.insert(key.to_owned(), parameters);
+            }
+            Ok(Value::Object(entry))
+        }
+        Form::Mcp => {
+            let mut entry = Map::new();
+            entry.insert("name".to_owned(), json!(this.name));
+            entry.insert("description".to_owned(), json!(this.description));
+            entry.insert("inputSchema".to_owned(), this.input_schema.clone());
+            if let Some(output) = &this.output_schema
+                && output.get("type").and_then(Value::as_str) == Some("object")
+            {
+                entry.insert("outputSchema".to_owned(), output.clone());
+            }
+            let mut annotations = Map::new();
+            for (tag, hint) in [
+                ("read_only", "readOnlyHint"),
+                ("destructive", "destructiveHint"),
+                ("idempotent", "idempotentHint"),
+                ("external", "openWorldHint"),
+            ] {
+                if this.tags.iter().any(|t| t == tag) {
+                    annotations.insert(hint.to_owned(), Value::Bool(true));
+                }
+            }
+            if !annotations.is_empty() {
+                entry.insert("annotations".to_owned(), Value::Object(annotations));
+            }
+            Ok(Value::Object(entry))
         }
     }
 }
