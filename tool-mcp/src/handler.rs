@@ -13,9 +13,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
-use tool_runtime::{
-    ContentPart, EXTERNAL_TAG, MessageContent, Progress, ToolCall, ToolDefinition, ToolError, ToolMessage,
-};
+use tool_runtime::{ContentPart, MessageContent, Progress, ToolCall, ToolDefinition, ToolError, ToolMessage};
 
 use crate::{CallRequest, McpServer};
 
@@ -24,16 +22,14 @@ use crate::{CallRequest, McpServer};
 /// - `name`, `description`; `inputSchema` is the canonical schema unchanged (MCP takes plain
 ///   JSON Schema); a hand-written tool whose schema is not an object gets `{"type":"object"}` and
 ///   a warning in the log.
-/// - `annotations` from the tags: `read_only` → `readOnlyHint: true`, `destructive` →
-///   `destructiveHint: true`, `idempotent` → `idempotentHint: true`, each left out when the tag
-///   is absent (MCP's defaults apply); `openWorldHint` is always given, `true` exactly for tools
-///   tagged `external` ([`EXTERNAL_TAG`]: in this framework that tag is what marks a tool reaching
-///   outside the machine, and the default permission policy relies on it).
+/// - `annotations` from the tags, as `tool_runtime::provider::mcp_annotations` gives them
+///   (`read_only` → `readOnlyHint`, `destructive` → `destructiveHint`, `false` for a tool that
+///   is neither; `idempotent` → `idempotentHint`; `openWorldHint` always, `true` exactly for
+///   tools tagged `external` (`tool_runtime::EXTERNAL_TAG`), which the default permission policy relies on).
 /// - `outputSchema`: the definition's output schema, for a tool that declares one
 ///   (`#[tool(output_schema)]`) and whose schema is an object schema (`"type": "object"`, as MCP
 ///   requires); otherwise left out, with a warning in the log for a non-object one.
 pub fn tool_entry(definition: &ToolDefinition) -> Tool {
-    let has = |tag: &str| definition.tags.iter().any(|t| t == tag);
     let schema: JsonObject = match &definition.input_schema {
         Value::Object(schema) => schema.clone(),
         other => {
@@ -41,16 +37,10 @@ pub fn tool_entry(definition: &ToolDefinition) -> Tool {
             JsonObject::from_iter([("type".to_owned(), Value::from("object"))])
         }
     };
-    let mut annotations = ToolAnnotations::new().open_world(has(EXTERNAL_TAG));
-    if has("read_only") {
-        annotations = annotations.read_only(true);
-    }
-    if has("destructive") {
-        annotations = annotations.destructive(true);
-    }
-    if has("idempotent") {
-        annotations = annotations.idempotent(true);
-    }
+    // The one mapping of tags to hints, shared with `ToolDefinition::mcp_entry`.
+    let annotations: ToolAnnotations =
+        serde_json::from_value(Value::Object(tool_runtime::provider::mcp_annotations(definition)))
+            .expect("the hints are booleans under the names `ToolAnnotations` reads");
     let tool = Tool::new(definition.name.clone(), definition.description.clone(), Arc::new(schema))
         .with_annotations(annotations);
     match &definition.output_schema {
@@ -377,7 +367,7 @@ mod tests {
                 "name": "edit",
                 "description": "Edit a file.",
                 "inputSchema": {"type": "object", "properties": {}, "additionalProperties": false},
-                "annotations": {"openWorldHint": false}
+                "annotations": {"destructiveHint": false, "openWorldHint": false}
             })
         );
     }

@@ -30,7 +30,7 @@ fn every_standard_tool_carries_the_hints_that_are_true_of_it() {
         ("read", closed(json!({"readOnlyHint": true}))),
         ("read_line", closed(json!({"readOnlyHint": true}))),
         ("search", json!({"readOnlyHint": true, "openWorldHint": true})),
-        ("todo_append", closed(json!({}))),
+        ("todo_append", closed(json!({"destructiveHint": false}))),
         ("todo_clear", closed(json!({"destructiveHint": true, "idempotentHint": true}))),
         ("todo_new", closed(json!({"destructiveHint": true, "idempotentHint": true}))),
         ("todo_patch", closed(json!({"destructiveHint": true, "idempotentHint": true}))),

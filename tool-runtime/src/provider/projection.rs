@@ -73,9 +73,8 @@ pub enum Target {
     /// `{"name","description","inputSchema","outputSchema"?,"annotations"?}`. `outputSchema` is
     /// the tool's [output schema](ToolDefinition::output_schema) when it has one that is an object
     /// schema (`"type": "object"`, which MCP requires of it); another one is left out. The
-    /// annotations come from the tool's tags: `read_only` → `readOnlyHint`, `destructive` →
-    /// `destructiveHint`, `idempotent` → `idempotentHint`, `external` → `openWorldHint` (each
-    /// `true`; absent when no tag maps).
+    /// annotations come from the tool's tags, as [`mcp_annotations`](super::mcp_annotations)
+    /// gives them.
     Mcp,
 }
 
@@ -203,9 +202,8 @@ impl ToolDefinition {
     /// `{"name","description","inputSchema","outputSchema"?,"annotations"?}`. `outputSchema` is
     /// the tool's [output schema](ToolDefinition::output_schema) when it has one that is an object
     /// schema (`"type": "object"`, which MCP requires of it); another one is left out. The
-    /// annotations come from the tool's tags: `read_only` → `readOnlyHint`, `destructive` →
-    /// `destructiveHint`, `idempotent` → `idempotentHint`, `external` → `openWorldHint` (each
-    /// `true`; absent when no tag maps).
+    /// annotations come from the tool's tags, as [`mcp_annotations`](super::mcp_annotations)
+    /// gives them.
     ///
     /// # Errors
     /// A [`ProjectionError`] when the input schema is not an object schema.
@@ -274,23 +272,39 @@ pub(super) fn project(definition: &ToolDefinition, form: Form) -> Result<Value, 
             {
                 entry.insert("outputSchema".to_owned(), output.clone());
             }
-            let mut annotations = Map::new();
-            for (tag, hint) in [
-                ("read_only", "readOnlyHint"),
-                ("destructive", "destructiveHint"),
-                ("idempotent", "idempotentHint"),
-                ("external", "openWorldHint"),
-            ] {
-                if this.tags.iter().any(|t| t == tag) {
-                    annotations.insert(hint.to_owned(), Value::Bool(true));
-                }
-            }
-            if !annotations.is_empty() {
-                entry.insert("annotations".to_owned(), Value::Object(annotations));
-            }
+            entry.insert("annotations".to_owned(), Value::Object(mcp_annotations(this)));
             Ok(Value::Object(entry))
         }
     }
+}
+
+/// The MCP `annotations` of a tool, from its tags (the one mapping: [`ToolDefinition::mcp_entry`]
+/// and an MCP server's `tools/list` both use it):
+/// - `readOnlyHint: true` for a tool tagged `read_only`;
+/// - `destructiveHint: true` for one tagged `destructive`, `false` for any other tool that is not
+///   read-only (MCP's default for an absent `destructiveHint` is `true`, so a tool that only adds
+///   would read as destructive);
+/// - `idempotentHint: true` for one tagged `idempotent`;
+/// - `openWorldHint`, always given: `true` exactly for a tool tagged `external` (the tag that marks
+///   a tool reaching outside the machine; MCP's default for an absent hint is `true`).
+///
+/// An absent `readOnlyHint` or `idempotentHint` means `false`, as in MCP.
+pub fn mcp_annotations(definition: &ToolDefinition) -> Map<String, Value> {
+    let has = |tag: &str| definition.tags.iter().any(|t| t == tag);
+    let mut annotations = Map::new();
+    if has("read_only") {
+        annotations.insert("readOnlyHint".to_owned(), Value::Bool(true));
+    }
+    if has("destructive") {
+        annotations.insert("destructiveHint".to_owned(), Value::Bool(true));
+    } else if !has("read_only") {
+        annotations.insert("destructiveHint".to_owned(), Value::Bool(false));
+    }
+    if has("idempotent") {
+        annotations.insert("idempotentHint".to_owned(), Value::Bool(true));
+    }
+    annotations.insert("openWorldHint".to_owned(), Value::Bool(has("external")));
+    annotations
 }
 
 fn openai_entry(definition: &ToolDefinition, chat: bool, parameters: Value, strict: bool) -> Value {
