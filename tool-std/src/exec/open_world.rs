@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tool_runtime::{
-    BoxError, BoxFuture, EXTERNAL_TAG, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, ToolSpec,
+    BoxError, BoxFuture, EXTERNAL_TAG, Tool, ToolContext, ToolDefinition, ToolError, ToolOrigin, ToolResult, ToolSpec,
 };
 
 /// A standard tool with one more tag in its definition; everything else is the tool's own.
@@ -43,7 +43,7 @@ impl Tool for Tagged {
         self.spec.set()
     }
 
-    fn origin(&self) -> &str {
+    fn origin(&self) -> ToolOrigin {
         self.spec.origin()
     }
 
