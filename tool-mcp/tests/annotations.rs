@@ -23,6 +23,9 @@ fn every_standard_tool_carries_the_hints_that_are_true_of_it() {
     };
     let expected: Vec<(String, Value)> = [
         ("apply_patch", closed(json!({"destructiveHint": true}))),
+        ("bash", closed(json!({"destructiveHint": true}))),
+        ("bash_kill", closed(json!({"destructiveHint": true}))),
+        ("bash_output", closed(json!({"readOnlyHint": true}))),
         ("done", closed(json!({"readOnlyHint": true}))),
         ("edit", closed(json!({"destructiveHint": true}))),
         ("glob", closed(json!({"readOnlyHint": true}))),

@@ -153,7 +153,10 @@ fn the_definition_projects_for_every_target() {
         let entry = tool.definition().entry(target).unwrap();
         assert!(entry.to_string().contains("Lowercase login."), "{target}: {entry}");
     }
-    assert_eq!(tool.definition().entry("mcp").unwrap()["annotations"], json!({"destructiveHint": true}));
+    assert_eq!(
+        tool.definition().entry("mcp").unwrap()["annotations"],
+        json!({"destructiveHint": true, "openWorldHint": false})
+    );
 }
 
 #[test]

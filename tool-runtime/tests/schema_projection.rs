@@ -348,9 +348,10 @@ fn the_mcp_entry_carries_an_object_output_schema_and_leaves_out_another() {
 }
 
 #[test]
-fn the_mcp_entry_has_no_annotations_without_a_mapped_tag() {
+fn the_mcp_entry_of_a_tool_without_tags_says_it_is_not_destructive_and_closed_world() {
+    // MCP's defaults for absent hints are `destructiveHint: true` and `openWorldHint: true`.
     let entry = weather::TOOL.definition().entry("mcp").unwrap();
-    assert_eq!(entry.get("annotations"), None);
+    assert_eq!(entry["annotations"], json!({"destructiveHint": false, "openWorldHint": false}));
 }
 
 #[test]
