@@ -63,6 +63,7 @@ pub mod rustdoc;
 pub mod schema;
 mod tool;
 mod waits;
+mod worker;
 
 pub use batch::{Batch, TurnStop};
 pub use call::ToolCall;
@@ -84,6 +85,7 @@ pub use result::{ContentPart, ImageDetail, IntoToolResult, MessageContent, Store
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{InvokeFn, Tool, ToolDefinition, ToolMeta, ToolOrigin, ToolRegistration, ToolSpec, is_valid_tool_name};
 pub use tool_macros::tool;
+pub use worker::off_worker;
 
 /// Re-exports for tool authors: `use tool_runtime::prelude::*;`.
 pub mod prelude {

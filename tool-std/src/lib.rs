@@ -66,7 +66,6 @@
 //! # }
 //! ```
 
-mod blocking;
 pub mod cache;
 pub mod control;
 pub mod exec;

@@ -157,9 +157,6 @@ impl OutputLayer {
         if !store.blocks() {
             return self.finish_message(message, &*store, OutputScope::of(ctx));
         }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return self.finish_message(message, &*store, OutputScope::of(ctx));
-        };
         // Kept for a runtime that shuts down: the disk's work dwarfs the copy.
         let whole = message.clone();
         let layer = Arc::clone(self);
@@ -168,11 +165,7 @@ impl OutputLayer {
             let scope = OutputScope { session: session.as_deref(), principal: principal.as_deref() };
             layer.finish_message(message, &*store, scope)
         };
-        match runtime.spawn_blocking(finish).await {
-            Ok(message) => message,
-            Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
-            Err(_) => whole,
-        }
+        crate::off_worker(finish).await.unwrap_or(whole)
     }
 
     /// Stores the message's text projection and typed parts under a new ref id ([`mint_ref_id`]),

@@ -149,8 +149,5 @@ pub async fn stream_result(ctx: &ToolContext, reader: impl Read + Send + 'static
         let scope = OutputScope { session: session.as_deref(), principal: principal.as_deref() };
         store_stream(&*store, scope, &mut reader, STREAM_PREVIEW_BYTES).map(|s| s.result)
     };
-    if tokio::runtime::Handle::try_current().is_err() {
-        return work();
-    }
-    tokio::task::spawn_blocking(work).await.map_err(|e| io(e.to_string()))?
+    crate::off_worker(work).await.unwrap_or_else(|| Err(io("the runtime is shutting down".to_owned())))
 }

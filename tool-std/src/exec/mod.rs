@@ -68,11 +68,11 @@ use self::capture::{Capture, LOSSY_NOTE, Seen};
 use self::job::{End, Finished, Job, Launch};
 use self::state::{Background, SessionExec};
 pub use self::state::{EXEC_STATE, ExecState};
-use crate::blocking::off_worker;
 use crate::sandbox::{SANDBOX, Sandbox};
 pub use config::{EXEC_CONFIG, ExecConfig};
 pub use confine::{Confinement, NetworkConfinement};
 pub use open_world::open_world_tools;
+use tool_runtime::off_worker;
 
 /// The tag of the exec tools: off unless a permission policy allows them.
 pub const EXEC_TAG: &str = tool_runtime::EXEC_TAG;
@@ -464,14 +464,14 @@ async fn read_new(
     let available = seen.kept - from;
     let take = available.min(limit as u64);
     let capture = background.job.capture.clone();
-    let bytes = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<u8>> {
+    let bytes = off_worker(move || -> std::io::Result<Vec<u8>> {
         use std::io::Read as _;
         let mut bytes = Vec::new();
         capture.open_at(from)?.take(take).read_to_end(&mut bytes)?;
         Ok(bytes)
     })
     .await
-    .map_err(|e| ExecError::Start(format!("cannot read the output: {e}")))?
+    .unwrap_or_else(|| Err(std::io::Error::other("the runtime is shutting down")))
     .map_err(|e| ExecError::Start(format!("cannot read the output: {e}")))?;
     let mut bytes = bytes;
     if (bytes.len() as u64) < available

@@ -4,7 +4,7 @@ use similar::TextDiff;
 use tool_runtime::ToolContext;
 use tool_runtime::output::{OUTPUT_STORE, OutputScope, mint_ref_id};
 
-use crate::blocking::off_worker;
+use tool_runtime::off_worker;
 
 /// Lines of unchanged context around each change in a preview (the unified-diff default).
 pub const DIFF_CONTEXT_LINES: usize = 3;

@@ -9,8 +9,8 @@ use super::limits::{FS_LIMITS, FsLimits};
 use super::replace::{MatchMode, ReplaceError, Replacement, replace};
 use super::text::{sha256_hex, sniff_bytes};
 use super::write_file::{atomic_write, check_hash, parse_hash, read_existing};
-use crate::blocking::off_worker;
 use crate::sandbox::{SANDBOX, Sandbox};
+use tool_runtime::off_worker;
 
 /// What `edit` returns (as JSON).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

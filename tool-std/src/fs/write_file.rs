@@ -11,8 +11,8 @@ use super::diff::{diff_preview, keep_full_diff};
 use super::error::FsError;
 use super::limits::{FS_LIMITS, FsLimits};
 use super::text::sha256_hex;
-use crate::blocking::off_worker;
 use crate::sandbox::{SANDBOX, Sandbox};
+use tool_runtime::off_worker;
 
 /// What `write` returns (as JSON; its JSON Schema is the tool's output schema).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]

@@ -36,8 +36,8 @@ pub use item::{DEFAULT_PRIORITY, MAX_SLUG_CHARS, NewTodo, TodoItem, TodoPatch, T
 pub use plan::{EMPTY_PLAN, render_plan};
 pub use store::{session_key, set_todos, todos_in};
 
-use crate::blocking::off_worker;
 use crate::session::{SessionError, session_store_for};
+use tool_runtime::off_worker;
 
 /// Why a todo tool refused a change; nothing was saved. The `Display` text is what the model reads.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

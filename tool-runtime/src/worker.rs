@@ -1,4 +1,5 @@
-//! Blocking work off the async workers.
+//! Blocking work off the async workers: the one helper the output layer, the file-backed stores
+//! and the standard tools use.
 
 /// Runs `work` on tokio's blocking thread pool and waits for it, so that disk I/O never holds an
 /// async worker thread; runs it inline when no tokio runtime is running (a caller that drives the
@@ -6,7 +7,7 @@
 /// reports it as the tool's panic.
 ///
 /// Returns `None` when the runtime shut down before `work` ran.
-pub(crate) async fn off_worker<T, F>(work: F) -> Option<T>
+pub async fn off_worker<T, F>(work: F) -> Option<T>
 where
     T: Send + 'static,
     F: FnOnce() -> T + Send + 'static,
