@@ -66,12 +66,13 @@ use serde::de::{DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor
 use serde_json::{Map, Value};
 
 use crate::error::ArgumentError;
-use crate::schema::{Segment, format_path, resolve, union_tag};
+use crate::schema::{Canonical, Segment, format_path, resolve, union_tag};
 
 mod bounds;
 mod repair;
 
-use bounds::{BOUND_KEYWORDS, Bounds};
+use bounds::Bounds;
+pub(crate) use bounds::{states_any, states_beyond};
 pub use repair::{Repair, RepairPolicy, Repaired};
 
 /// Decodes `raw` arguments into `T` by the module's rules. `schema` gives the schema to decode
@@ -97,8 +98,9 @@ pub(crate) struct Decoding {
     /// The schema arguments are decoded against.
     pub(crate) schema: Value,
     /// The root is a closed object whose properties are all scalars, enums or arrays of them (see
-    /// `definite`; no nested `properties`, `additionalProperties`, `$ref` or union): only the
-    /// root's keys need checking.
+    /// `definite`; no nested `properties`, `additionalProperties`, `$ref` or union), and no bound
+    /// is stated beyond what the properties' types refuse themselves: only the root's keys need
+    /// checking.
     pub(crate) flat: bool,
     /// The schema compiled for the key-check pass, on first use (a flat schema decoded into the
     /// struct `#[tool]` generates never needs it).
@@ -106,10 +108,13 @@ pub(crate) struct Decoding {
 }
 
 impl Decoding {
-    pub(crate) fn new(schema: Value) -> Self {
+    /// The decoding of a schema, with whether it states a bound its Rust types do not enforce
+    /// themselves ([`Canonical::states_bounds`]): such a schema is not flat, since the key-check
+    /// pass is what sends a value out of bounds to the full path that reports it.
+    pub(crate) fn new(Canonical { schema, states_bounds }: Canonical) -> Self {
         let flat = schema.get("additionalProperties") == Some(&Value::Bool(false))
             && !has_nested_keywords(&schema, true)
-            && !states_bounds(&schema)
+            && !states_bounds
             && schema
                 .get("properties")
                 .and_then(Value::as_object)
@@ -223,22 +228,6 @@ fn definite(node: &Value) -> bool {
         Some(Value::String(kind)) if kind == "array" => node.get("items").is_some_and(definite),
         Some(Value::String(kind)) => scalar(kind),
         Some(Value::Array(kinds)) => kinds.iter().all(|k| k.as_str().is_some_and(scalar)),
-        _ => false,
-    }
-}
-
-/// Whether `node` (a schema) states a bound at any depth (see [`bounds`]).
-fn states_bounds(node: &Value) -> bool {
-    match node {
-        Value::Object(map) => map.iter().any(|(k, v)| match k.as_str() {
-            // Maps of names to schemas: a property named `minimum` is not a bound.
-            "properties" | "patternProperties" | "$defs" | "definitions" => {
-                v.as_object().is_some_and(|m| m.values().any(states_bounds))
-            }
-            "enum" | "const" | "examples" => false,
-            _ => BOUND_KEYWORDS.contains(&k.as_str()) || states_bounds(v),
-        }),
-        Value::Array(items) => items.iter().any(states_bounds),
         _ => false,
     }
 }
@@ -1256,5 +1245,87 @@ fn kind_of(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::Decoding;
+    use crate::schema::{ArgumentBound, ArgumentSchema, BoundNumber, Canonical, argument_schema, arguments_decoding};
+
+    fn flat(arguments: &'static [ArgumentSchema]) -> bool {
+        Decoding::new(arguments_decoding(arguments)).flat
+    }
+
+    #[test]
+    fn integer_types_own_bounds_keep_the_flat_path() {
+        static ARGUMENTS: [ArgumentSchema; 7] = [
+            ArgumentSchema::new("a", "", false, argument_schema::<u32>),
+            ArgumentSchema::new("b", "", false, argument_schema::<Option<u64>>),
+            ArgumentSchema::new("c", "", false, argument_schema::<u8>),
+            ArgumentSchema::new("d", "", false, argument_schema::<i16>),
+            ArgumentSchema::new("e", "", false, argument_schema::<Vec<usize>>),
+            ArgumentSchema::new("f", "", false, argument_schema::<i64>),
+            ArgumentSchema::new("g", "", false, argument_schema::<String>),
+        ];
+        // What the model is shown still says each type's range.
+        let schema = arguments_decoding(&ARGUMENTS).schema;
+        assert_eq!(schema["properties"]["a"], json!({"type": "integer", "minimum": 0}));
+        assert_eq!(schema["properties"]["c"], json!({"type": "integer", "minimum": 0, "maximum": 255}));
+        assert_eq!(schema["properties"]["d"], json!({"type": "integer", "minimum": -32768, "maximum": 32767}));
+        assert!(flat(&ARGUMENTS));
+    }
+
+    #[test]
+    fn a_range_argument_tighter_than_its_type_turns_the_flat_path_off() {
+        static MINIMUM: [ArgumentSchema; 1] = [ArgumentSchema::new("a", "", false, argument_schema::<u32>)
+            .with_bounds(&[ArgumentBound::Minimum(BoundNumber::Int(1))])];
+        static MAXIMUM: [ArgumentSchema; 1] = [ArgumentSchema::new("a", "", false, argument_schema::<u8>)
+            .with_bounds(&[ArgumentBound::Maximum(BoundNumber::Int(100))])];
+        assert!(!flat(&MINIMUM));
+        assert!(!flat(&MAXIMUM));
+    }
+
+    #[test]
+    fn a_range_argument_equal_to_its_type_keeps_the_flat_path() {
+        static ZERO: [ArgumentSchema; 1] = [ArgumentSchema::new("a", "", false, argument_schema::<u32>)
+            .with_bounds(&[ArgumentBound::Minimum(BoundNumber::Int(0))])];
+        assert!(flat(&ZERO));
+    }
+
+    #[test]
+    fn a_stated_minimum_of_zero_on_a_signed_integer_turns_the_flat_path_off() {
+        // The same `minimum: 0` an unsigned integer shows, but stated: `i64` takes `-1`.
+        static SIGNED: [ArgumentSchema; 1] = [ArgumentSchema::new("a", "", false, argument_schema::<i64>)
+            .with_bounds(&[ArgumentBound::Minimum(BoundNumber::Int(0))])];
+        assert_eq!(arguments_decoding(&SIGNED).schema["properties"]["a"], json!({"type": "integer", "minimum": 0}));
+        assert!(!flat(&SIGNED));
+    }
+
+    #[test]
+    fn a_length_or_pattern_argument_turns_the_flat_path_off() {
+        static LENGTH: [ArgumentSchema; 1] =
+            [ArgumentSchema::new("a", "", false, argument_schema::<String>)
+                .with_bounds(&[ArgumentBound::MaxLength(3)])];
+        static ITEMS: [ArgumentSchema; 1] = [ArgumentSchema::new("a", "", false, argument_schema::<Vec<u32>>)
+            .with_bounds(&[ArgumentBound::MinLength(1)])];
+        static PATTERN: [ArgumentSchema; 1] =
+            [ArgumentSchema::new("a", "", false, argument_schema::<String>)
+                .with_bounds(&[ArgumentBound::Pattern("^a")])];
+        assert!(!flat(&LENGTH));
+        assert!(!flat(&ITEMS));
+        assert!(!flat(&PATTERN));
+    }
+
+    #[test]
+    fn every_bound_of_a_schema_made_elsewhere_turns_the_flat_path_off() {
+        let closed = |property| json!({"type": "object", "properties": {"a": property}, "additionalProperties": false});
+        let decoding = |schema| Decoding::new(Canonical::made_elsewhere(schema)).flat;
+        assert!(decoding(closed(json!({"type": "integer"}))));
+        // Without the format, `minimum: 0` may be stated on any integer.
+        assert!(!decoding(closed(json!({"type": "integer", "minimum": 0}))));
+        assert!(!decoding(closed(json!({"type": "array", "items": {"type": "string", "maxLength": 2}}))));
     }
 }

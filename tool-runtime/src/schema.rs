@@ -219,6 +219,11 @@ pub fn argument_schema<T: JsonSchema>(generator: &mut schemars::SchemaGenerator)
 /// [`decoding_schema`].
 #[doc(hidden)]
 pub fn arguments_decoding_schema(arguments: &'static [ArgumentSchema]) -> Value {
+    arguments_decoding(arguments).schema
+}
+
+/// [`arguments_decoding_schema`], with what the pass knew of its bounds.
+pub(crate) fn arguments_decoding(arguments: &'static [ArgumentSchema]) -> Canonical {
     /// Puts the arguments of an enclosing call back (an argument type's schema could, in
     /// principle, ask for another tool's).
     struct Restore(&'static [ArgumentSchema]);
@@ -228,7 +233,7 @@ pub fn arguments_decoding_schema(arguments: &'static [ArgumentSchema]) -> Value 
         }
     }
     let _restore = Restore(ARGUMENTS.replace(arguments));
-    decoding_schema::<GeneratedArguments>()
+    canonical(decoding_generator().into_root_schema_for::<GeneratedArguments>().to_value())
 }
 
 thread_local! {
@@ -330,7 +335,35 @@ pub fn canonicalize(schema: Value) -> Value {
 }
 
 /// [`canonicalize`] without [`hoist_union`]: a union root keeps its `oneOf`/`anyOf`.
-pub fn canonicalize_union(mut schema: Value) -> Value {
+pub fn canonicalize_union(schema: Value) -> Value {
+    canonical(schema).schema
+}
+
+/// A canonical decoding schema, with what the schema pass knew of its bounds that the schema no
+/// longer says.
+#[derive(Debug)]
+pub(crate) struct Canonical {
+    pub(crate) schema: Value,
+    /// Whether `schema` states a bound (`#[arg(range(..))]`, `length`, `pattern`, a schemars
+    /// attribute, a hand-written schema) beyond what the Rust type of the value refuses by itself.
+    /// The pass removes an integer type's `format` (`uint32`, `int8`, ...): the `minimum: 0` of an
+    /// unsigned integer and schemars' full range of an `i8`, `i16`, `u8` or `u16` are implied by
+    /// that format ([`integer_range`]) and do not count. The format is read as the type's own
+    /// statement: a hand-written `JsonSchema` that says `uint32` must refuse what `u32` refuses.
+    pub(crate) states_bounds: bool,
+}
+
+impl Canonical {
+    /// A schema the pass did not make (already canonical, or written by hand): its integer types
+    /// are not known, so every bound it states counts.
+    pub(crate) fn made_elsewhere(schema: Value) -> Self {
+        let states_bounds = crate::decode::states_any(&schema);
+        Self { schema, states_bounds }
+    }
+}
+
+/// [`canonicalize_union`], with what the pass knew of the schema's bounds.
+pub(crate) fn canonical(mut schema: Value) -> Canonical {
     if let Value::Bool(_) = schema {
         schema = Value::Object(Map::new());
     }
@@ -349,7 +382,8 @@ pub fn canonicalize_union(mut schema: Value) -> Value {
             root.remove("additionalProperties");
         }
     }
-    visit(&mut schema);
+    let mut states_bounds = false;
+    visit(&mut schema, &mut states_bounds);
     if let Value::Object(root) = &mut schema
         && (root.contains_key("oneOf") || root.contains_key("anyOf"))
         && !root.contains_key("properties")
@@ -362,21 +396,44 @@ pub fn canonicalize_union(mut schema: Value) -> Value {
             root.remove("required");
         }
     }
-    schema
+    Canonical { schema, states_bounds }
 }
 
-fn visit(schema: &mut Value) {
+/// The inclusive range of the integer type a schemars `format` names (`uint8`: 0 to 255; `uint`
+/// and `int` are `usize` and `isize`), as decoding that type enforces it; an end is infinite
+/// where the type's is beyond what an `f64` bound compares exactly (64 and 128 bits). `None` for
+/// any other format.
+pub(crate) fn integer_range(format: &str) -> Option<(f64, f64)> {
+    Some(match format {
+        "uint8" => (0.0, f64::from(u8::MAX)),
+        "uint16" => (0.0, f64::from(u16::MAX)),
+        "uint32" => (0.0, f64::from(u32::MAX)),
+        "uint64" | "uint128" | "uint" => (0.0, f64::INFINITY),
+        "int8" => (f64::from(i8::MIN), f64::from(i8::MAX)),
+        "int16" => (f64::from(i16::MIN), f64::from(i16::MAX)),
+        "int32" => (f64::from(i32::MIN), f64::from(i32::MAX)),
+        "int64" | "int128" | "int" => (f64::NEG_INFINITY, f64::INFINITY),
+        _ => return None,
+    })
+}
+
+/// Applies the canonical rules to one node and, through the subschemas, to all below it; sets
+/// `states_bounds` when a node states a bound beyond its type (see [`Canonical::states_bounds`]).
+fn visit(schema: &mut Value, states_bounds: &mut bool) {
     let Value::Object(node) = schema else { return };
 
+    let mut range = None;
     if let Some(format) = node.get("format").and_then(Value::as_str)
         && !STANDARD_FORMATS.contains(&format)
     {
         let unsigned = format.starts_with("uint");
+        range = integer_range(format);
         node.remove("format");
         if unsigned && !node.contains_key("minimum") {
             node.insert("minimum".to_owned(), Value::from(0));
         }
     }
+    *states_bounds = *states_bounds || crate::decode::states_beyond(node, range);
     node.remove("default");
     node.remove("writeOnly");
     node.remove("readOnly");
@@ -424,20 +481,20 @@ fn visit(schema: &mut Value) {
 
     for key in SCHEMA_MAPS {
         if let Some(Value::Object(map)) = node.get_mut(*key) {
-            map.values_mut().for_each(visit);
+            map.values_mut().for_each(|v| visit(v, states_bounds));
         }
     }
     for key in SCHEMA_VALUES {
         if let Some(value) = node.get_mut(*key) {
             match value {
-                Value::Array(items) => items.iter_mut().for_each(visit),
-                other => visit(other),
+                Value::Array(items) => items.iter_mut().for_each(|v| visit(v, states_bounds)),
+                other => visit(other, states_bounds),
             }
         }
     }
     for key in SCHEMA_ARRAYS {
         if let Some(Value::Array(items)) = node.get_mut(*key) {
-            items.iter_mut().for_each(visit);
+            items.iter_mut().for_each(|v| visit(v, states_bounds));
         }
     }
 }

@@ -424,9 +424,12 @@ impl ToolSpec {
     pub(crate) fn decoding(&self) -> &Decoding {
         self.decoding.get_or_init(|| {
             Decoding::new(match self.schema {
-                SchemaFn::Canonical(schema) | SchemaFn::Decoding(DecodingSchema::Type(schema)) => schema(),
+                // (An `#[input]` type's keys are always checked, so whether it is flat is moot.)
+                SchemaFn::Canonical(schema) | SchemaFn::Decoding(DecodingSchema::Type(schema)) => {
+                    crate::schema::Canonical::made_elsewhere(schema())
+                }
                 SchemaFn::Decoding(DecodingSchema::Arguments(arguments)) => {
-                    crate::schema::arguments_decoding_schema(arguments)
+                    crate::schema::arguments_decoding(arguments)
                 }
             })
         })

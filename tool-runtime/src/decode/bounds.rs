@@ -24,6 +24,41 @@ pub(crate) const BOUND_KEYWORDS: &[&str] = &[
     "maxItems",
 ];
 
+/// Whether `node` (one schema node) states a bound that a value of its Rust type could break.
+/// `range` is the inclusive range of the node's integer type (see
+/// [`integer_range`](crate::schema::integer_range)), `None` when its type is not known to be an
+/// integer type: a `minimum` at or below the range's start and a `maximum` at or above its end say
+/// only what decoding the type refuses anyway (serde refuses `-1` for a `u32`, `256` for a `u8`);
+/// every other bound keyword counts.
+pub(crate) fn states_beyond(node: &serde_json::Map<String, Value>, range: Option<(f64, f64)>) -> bool {
+    BOUND_KEYWORDS.iter().any(|&keyword| match (node.get(keyword), range) {
+        (None, _) => false,
+        (Some(bound), Some((min, _))) if keyword == "minimum" => bound.as_f64().is_none_or(|b| b > min),
+        (Some(bound), Some((_, max))) if keyword == "maximum" => bound.as_f64().is_none_or(|b| b < max),
+        (Some(_), _) => true,
+    })
+}
+
+/// Whether `node` (a schema whose integer types are not known, such as one written by hand)
+/// states a bound at any depth: every bound keyword counts.
+pub(crate) fn states_any(node: &Value) -> bool {
+    match node {
+        Value::Object(map) => {
+            states_beyond(map, None)
+                || map.iter().any(|(k, v)| match k.as_str() {
+                    // Maps of names to schemas: a property named `minimum` is not a bound.
+                    "properties" | "patternProperties" | "$defs" | "definitions" => {
+                        v.as_object().is_some_and(|m| m.values().any(states_any))
+                    }
+                    "enum" | "const" | "examples" => false,
+                    _ => states_any(v),
+                })
+        }
+        Value::Array(items) => items.iter().any(states_any),
+        _ => false,
+    }
+}
+
 /// The bounds of one schema node.
 #[derive(Debug, Default)]
 pub(crate) struct Bounds {
