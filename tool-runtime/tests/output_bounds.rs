@@ -125,14 +125,63 @@ fn a_read_makes_an_output_the_last_to_be_evicted() {
 }
 
 #[test]
-fn an_output_larger_than_the_cap_is_kept_alone() {
+fn an_output_larger_than_the_cap_stays_while_smaller_outputs_come_and_go_beside_it() {
     let dir = tempfile::tempdir().unwrap();
     let clock = clock();
-    for b in bounded(StoreLimits::new(Duration::from_secs(3600), 1000), &clock, &dir) {
+    // A cap of 20,000 bytes: an output of 50,000 is larger, one of 500 (with the store's bytes
+    // per entry, up to 4,096 for a file) is not.
+    for b in bounded(StoreLimits::new(Duration::from_secs(3600), 20_000), &clock, &dir) {
         put(&*b.store, ALICE, "small", "s\n");
-        put(&*b.store, ALICE, "big", &"b".repeat(5000));
-        assert_eq!(read(&*b.store, "big").unwrap().len(), 5000, "{}", b.kind);
-        assert!(read(&*b.store, "small").is_err(), "{}", b.kind);
+        put(&*b.store, ALICE, "big", &"b".repeat(50_000));
+        let with_big = (b.total)();
+        // What the calls that page the big output store: each small, together over the cap.
+        for i in 0..60 {
+            put(&*b.store, ALICE, &format!("page{i}"), &"p".repeat(500));
+            assert!((b.total)() <= 20_000 + with_big, "{}: {} bytes after page {i}", b.kind, (b.total)());
+        }
+        assert_eq!(read(&*b.store, "big").unwrap().len(), 50_000, "{}", b.kind);
+        assert_eq!(read(&*b.store, "page59").unwrap().len(), 500, "{}", b.kind);
+        // The small outputs were evicted among themselves, oldest first.
+        let error = ScopedStore::new(&*b.store, ALICE).info("small").unwrap_err();
+        assert_eq!(error, StoreError::Expired { ref_id: "small".to_owned(), why: Expiry::SizeCap }, "{}", b.kind);
+        assert!(read(&*b.store, "page0").is_err(), "{}", b.kind);
+    }
+}
+
+#[test]
+fn a_second_output_larger_than_the_cap_replaces_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = clock();
+    for b in bounded(StoreLimits::new(Duration::from_secs(3600), 20_000), &clock, &dir) {
+        put(&*b.store, ALICE, "first", &"1".repeat(50_000));
+        put(&*b.store, ALICE, "small", "s\n");
+        put(&*b.store, ALICE, "second", &"2".repeat(30_000));
+        let error = ScopedStore::new(&*b.store, ALICE).info("first").unwrap_err();
+        assert_eq!(error, StoreError::Expired { ref_id: "first".to_owned(), why: Expiry::SizeCap }, "{}", b.kind);
+        assert_eq!(read(&*b.store, "second").unwrap().len(), 30_000, "{}", b.kind);
+        assert_eq!(read(&*b.store, "small").unwrap(), "s\n", "{}", b.kind);
+        // The disk holds the second and the small one only.
+        if let Some(root) = &b.root {
+            assert_eq!(bytes_on_disk(root), (b.total)(), "{}", b.kind);
+        }
+    }
+}
+
+#[test]
+fn an_output_larger_than_the_cap_expires_after_its_time_to_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = clock();
+    for b in bounded(StoreLimits::new(Duration::from_secs(60), 20_000), &clock, &dir) {
+        let start = clock.now();
+        put(&*b.store, ALICE, "big", &"b".repeat(50_000));
+        clock.set(start + Duration::from_secs(61));
+        let error = ScopedStore::new(&*b.store, ALICE).info("big").unwrap_err();
+        assert_eq!(error, StoreError::Expired { ref_id: "big".to_owned(), why: Expiry::TimeToLive }, "{}", b.kind);
+        assert_eq!((b.total)(), 0, "{}", b.kind);
+        // The next output larger than the cap is held again.
+        put(&*b.store, ALICE, "big2", &"c".repeat(50_000));
+        put(&*b.store, ALICE, "small", "s\n");
+        assert_eq!(read(&*b.store, "big2").unwrap().len(), 50_000, "{}", b.kind);
     }
 }
 

@@ -17,7 +17,12 @@ pub struct StoreLimits {
     pub ttl: Duration,
     /// The entries' bytes together (for an output: its text, typed parts and index); past it,
     /// the least recently used entries are dropped until the rest fit. The entry just written is
-    /// never dropped for the cap, so a store holds at most this plus one entry.
+    /// never dropped for the cap. One entry larger than the cap by itself (a command's whole
+    /// output of 1 GB beside a cap of 256 MiB) is held outside it: it is not counted against the
+    /// cap, and the others come and go beside it as if it were not there, until another entry
+    /// larger than the cap is written (which replaces it, dropped as [`Expiry::SizeCap`]) or its
+    /// time to live passes. So a store holds at most this plus one entry, and an output that
+    /// alone passes the cap stays readable while the outputs of the calls that page it are stored.
     pub max_bytes: u64,
 }
 
@@ -84,6 +89,9 @@ pub struct UsageIndex<M> {
     total: u64,
     gone: HashMap<Arc<str>, (M, Expiry), Hasher>,
     gone_order: VecDeque<Arc<str>>,
+    /// The one entry larger than the cap by itself, held outside it (see
+    /// [`StoreLimits::max_bytes`]): its key and bytes, which `total` includes.
+    oversize: Option<(Arc<str>, u64)>,
 }
 
 /// An entry a [`UsageIndex`] dropped: the store deletes its data.
@@ -106,6 +114,7 @@ impl<M: Clone> UsageIndex<M> {
             total: 0,
             gone: HashMap::default(),
             gone_order: VecDeque::new(),
+            oversize: None,
         }
     }
 
@@ -131,17 +140,33 @@ impl<M: Clone> UsageIndex<M> {
 
     /// Records an entry of `bytes` written (or found) with last use `used`, replacing one under
     /// the same key, then drops what the limits say must go (see [`UsageIndex::prune`]); `key`
-    /// itself is only dropped when `used` is already past the time to live.
+    /// itself is only dropped when `used` is already past the time to live. An entry larger than
+    /// the cap becomes the one held outside it, and the one held there before is dropped (see
+    /// [`StoreLimits::max_bytes`]).
     pub fn insert(&mut self, key: &str, bytes: u64, meta: M, used: SystemTime, now: SystemTime) -> Vec<Dropped> {
         self.forget(key);
-        let order = self.next_order();
+        let mut dropped = Vec::new();
         let key: Arc<str> = Arc::from(key);
+        if bytes > self.limits.max_bytes {
+            if let Some((previous, _)) = self.oversize.take() {
+                self.drop_entry(&previous, Expiry::SizeCap);
+                dropped.push(Dropped { key: previous.to_string(), why: Expiry::SizeCap });
+            }
+            self.oversize = Some((key.clone(), bytes));
+        }
+        let order = self.next_order();
         self.order.push_back((order, key.clone()));
         self.slots.insert(key.clone(), Slot { order, last_used: used, bytes, meta });
         self.total += bytes;
         self.gone.remove(&key);
         self.compact();
-        self.prune(now, Some(&key))
+        dropped.extend(self.prune(now, Some(&key)));
+        dropped
+    }
+
+    /// The bytes counted against the cap: all but the entry held outside it.
+    fn counted(&self) -> u64 {
+        self.total - self.oversize.as_ref().map_or(0, |(_, bytes)| *bytes)
     }
 
     /// The entry under `key`: live, gone (and why), or unknown. A live entry that `owns` accepts
@@ -199,16 +224,18 @@ impl<M: Clone> UsageIndex<M> {
     pub fn forget(&mut self, key: &str) {
         if let Some(slot) = self.slots.remove(key) {
             self.total -= slot.bytes;
+            self.release_oversize(key);
             self.compact();
         }
     }
 
     /// Drops the entries past their time to live (least recently used first, stopping at the first
     /// one still alive), then, while the total is over the cap, the least recently used ones;
-    /// `keep` is never dropped for the cap.
+    /// `keep` is never dropped for the cap, nor is the entry held outside it (which the total does
+    /// not count).
     pub fn prune(&mut self, now: SystemTime, keep: Option<&str>) -> Vec<Dropped> {
         let mut dropped = Vec::new();
-        while let Some(key) = self.oldest(None) {
+        while let Some(key) = self.oldest(None, None) {
             let expired = self.slots.get(&key).is_some_and(|slot| idle_past(slot.last_used, now, self.limits.ttl));
             if !expired {
                 break;
@@ -216,16 +243,17 @@ impl<M: Clone> UsageIndex<M> {
             self.drop_entry(&key, Expiry::TimeToLive);
             dropped.push(Dropped { key: key.to_string(), why: Expiry::TimeToLive });
         }
-        while self.total > self.limits.max_bytes {
-            let Some(key) = self.oldest(keep) else { break };
+        while self.counted() > self.limits.max_bytes {
+            let oversize = self.oversize.as_ref().map(|(key, _)| key.clone());
+            let Some(key) = self.oldest(keep, oversize.as_deref()) else { break };
             self.drop_entry(&key, Expiry::SizeCap);
             dropped.push(Dropped { key: key.to_string(), why: Expiry::SizeCap });
         }
         dropped
     }
 
-    /// The least recently used key but `skip`, dropping the stale pairs in front of it.
-    fn oldest(&mut self, skip: Option<&str>) -> Option<Arc<str>> {
+    /// The least recently used key but `skip` and `also`, dropping the stale pairs in front of it.
+    fn oldest(&mut self, skip: Option<&str>, also: Option<&str>) -> Option<Arc<str>> {
         while let Some((order, key)) = self.order.front() {
             if self.slots.get(key).is_some_and(|slot| slot.order == *order) {
                 break;
@@ -236,7 +264,7 @@ impl<M: Clone> UsageIndex<M> {
             .iter()
             .filter(|(order, key)| self.slots.get(key).is_some_and(|slot| slot.order == *order))
             .map(|(_, key)| key)
-            .find(|key| Some(&***key) != skip)
+            .find(|key| Some(&***key) != skip && Some(&***key) != also)
             .cloned()
     }
 
@@ -257,6 +285,7 @@ impl<M: Clone> UsageIndex<M> {
     fn drop_entry(&mut self, key: &str, why: Expiry) {
         let Some((key, slot)) = self.slots.remove_entry(key) else { return };
         self.total -= slot.bytes;
+        self.release_oversize(&key);
         if self.gone.insert(key.clone(), (slot.meta, why)).is_none() {
             self.gone_order.push_back(key);
         }
@@ -264,6 +293,15 @@ impl<M: Clone> UsageIndex<M> {
             if let Some(old) = self.gone_order.pop_front() {
                 self.gone.remove(&old);
             }
+        }
+    }
+}
+
+impl<M> UsageIndex<M> {
+    /// `key` is no longer held: when it was the entry held outside the cap, none is now.
+    fn release_oversize(&mut self, key: &str) {
+        if self.oversize.as_ref().is_some_and(|(held, _)| &**held == key) {
+            self.oversize = None;
         }
     }
 }
