@@ -3,8 +3,9 @@
 //! `/proc/self/status`, only grows):
 //!
 //! - `bash_tool`: the `bash` tool through a registry with the output layer and a file output
-//!   cache (its cap raised to 4 GiB, and `max_output_bytes` to 1 GiB): the output streams to a
-//!   spill file (head and tail kept in memory) and from there into the cache.
+//!   cache, both with their default limits (the cache's size cap 256 MiB, `max_output_bytes`
+//!   1 GiB): the output streams into the cache as it arrives (head and tail kept in memory), and
+//!   the cache keeps it whole, as the one entry larger than its cap.
 //! - `collect_in_memory`: `std::process::Command::output()` on the same command, which keeps the
 //!   whole output in memory (what a tool that reads the output to a `String` does).
 //!
@@ -16,9 +17,9 @@
 //! ```
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use tool_runtime::output::{FileStore, OUTPUT_STORE, OutputLayer, OutputStore, StoreLimits};
+use tool_runtime::output::{DEFAULT_OUTPUT_LIMITS, FileStore, OUTPUT_STORE, OutputLayer, OutputStore};
 use tool_runtime::{DefaultPolicy, SystemClock, ToolCall, ToolContext};
 use tool_std::exec::{EXEC_CONFIG, ExecConfig};
 use tool_std::sandbox::{SANDBOX, Sandbox};
@@ -75,18 +76,14 @@ fn bash_tool() -> (u64, u64) {
     for d in [&root, &temp] {
         std::fs::create_dir(d).unwrap();
     }
-    // Room for the whole output: the default cap (256 MiB) would drop it for the next output.
-    let limits = StoreLimits::new(Duration::from_secs(3600), 4 * 1024 * 1024 * 1024);
-    let store: Arc<dyn OutputStore> = Arc::new(FileStore::open(&cache, limits, Arc::new(SystemClock)).unwrap());
+    let store: Arc<dyn OutputStore> =
+        Arc::new(FileStore::open(&cache, DEFAULT_OUTPUT_LIMITS, Arc::new(SystemClock)).unwrap());
     let registry = tool_std::registry_builder()
         .sets(["exec"])
         .policy(DefaultPolicy::new().allow_all_exec())
         .output(OutputLayer::new())
         .override_dependency(&SANDBOX, Sandbox::new(&root).unwrap())
-        .override_dependency(
-            &EXEC_CONFIG,
-            ExecConfig { temp_root: temp, max_output_bytes: 1024 * 1024 * 1024, ..ExecConfig::default() },
-        )
+        .override_dependency(&EXEC_CONFIG, ExecConfig { temp_root: temp, ..ExecConfig::default() })
         .override_dependency(&OUTPUT_STORE, store.clone())
         .build()
         .unwrap();
@@ -96,8 +93,12 @@ fn bash_tool() -> (u64, u64) {
     let message = runtime.block_on(registry.call(&ToolCall::new("bench", "bash", arguments), &ToolContext::new()));
     let elapsed = u64::try_from(start.elapsed().as_millis()).unwrap();
     assert!(!message.is_error, "{}", message.text());
-    let text = message.text();
-    let ref_id = text.split("ref_id `").nth(1).and_then(|rest| rest.split('`').next()).unwrap();
+    let ref_id = message.output_ref.as_deref().unwrap();
+    assert!(message.text().contains(&format!("the whole output (1073741824 bytes) as ref_id `{ref_id}`")));
+    // The next result stored beside it leaves it in the cache.
+    let after = runtime
+        .block_on(registry.call(&ToolCall::new("next", "bash", r#"{"command":"echo next"}"#), &ToolContext::new()));
+    assert!(!after.is_error, "{}", after.text());
     let stored = store.info(ref_id).unwrap();
     (elapsed, stored.bytes)
 }

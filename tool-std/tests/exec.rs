@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputStore};
+use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputLayer, OutputStore, StoreLimits};
 use tool_runtime::{
     DefaultPolicy, Permission, PermissionRequest, Progress, Registry, ToolCall, ToolContext, ToolMessage,
 };
@@ -43,6 +43,22 @@ impl Shell {
         configure: impl FnOnce(ExecConfig) -> ExecConfig,
         policy: impl FnOnce(tool_runtime::RegistryBuilder) -> tool_runtime::RegistryBuilder,
     ) -> Self {
+        Self::build_with(configure, policy, MemoryStore::new())
+    }
+
+    /// A shell whose registry has the output layer, over `store`.
+    fn with_output_layer(store: MemoryStore) -> Self {
+        let policy = |builder: tool_runtime::RegistryBuilder| {
+            builder.policy(DefaultPolicy::new().allow_all_exec()).output(OutputLayer::new())
+        };
+        Self::build_with(|config| config, policy, store)
+    }
+
+    fn build_with(
+        configure: impl FnOnce(ExecConfig) -> ExecConfig,
+        policy: impl FnOnce(tool_runtime::RegistryBuilder) -> tool_runtime::RegistryBuilder,
+        store: MemoryStore,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let parent = std::fs::canonicalize(dir.path()).unwrap();
         let (root, temp_root, outside) = (parent.join("ws"), parent.join("tmp"), parent.join("outside"));
@@ -51,7 +67,7 @@ impl Shell {
         }
         let config =
             configure(ExecConfig { temp_root: temp_root.clone(), kill_grace_ms: 1000, ..ExecConfig::default() });
-        let store = Arc::new(MemoryStore::new());
+        let store = Arc::new(store);
         let builder = tool_std::registry_builder()
             .sets(["exec"])
             .override_dependency(&SANDBOX, Sandbox::new(&root).unwrap())
@@ -374,6 +390,110 @@ async fn an_output_past_max_output_bytes_keeps_its_first_bytes_and_its_tail_and_
     let mut stored = String::new();
     std::io::Read::read_to_string(&mut shell.store.open_at(ref_id, 0).unwrap(), &mut stored).unwrap();
     assert_eq!(stored, "1\n2\n3\n4\n5\n");
+}
+
+fn stored(store: &MemoryStore, ref_id: &str) -> String {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut store.open_at(ref_id, 0).unwrap(), &mut text).unwrap();
+    text
+}
+
+#[tokio::test]
+async fn the_output_of_a_command_is_stored_once_under_the_results_output_ref() {
+    let shell = Shell::with_output_layer(MemoryStore::new());
+    let message = shell.bash("seq 1 3").await;
+    assert_eq!(body(&message), "1\n2\n3\n");
+    let ref_id = message.output_ref.clone().unwrap();
+    // The command's output itself, as it streamed into the cache; the layer did not store the
+    // result again.
+    assert_eq!(stored(&shell.store, &ref_id), "1\n2\n3\n");
+    assert_eq!(shell.store.len(), 1);
+    assert!(!message.trimmed);
+}
+
+#[tokio::test]
+async fn a_long_output_is_a_trimmed_result_whose_output_ref_is_the_whole_output() {
+    let shell = Shell::with_output_layer(MemoryStore::new());
+    let message = shell.bash("seq 1 100000").await;
+    let whole: String = (1..=100_000).map(|n| format!("{n}\n")).collect();
+    let ref_id = message.output_ref.clone().unwrap();
+    assert!(message.trimmed);
+    assert!(body(&message).contains(&format!("as ref_id `{ref_id}`: page it with tool_output_cache")));
+    assert_eq!(stored(&shell.store, &ref_id), whole);
+}
+
+#[tokio::test]
+async fn an_output_larger_than_the_caches_cap_stays_readable_while_later_results_are_stored() {
+    // A cache of 64 KiB and an output of 588,895 bytes (the 1 GB output beside the 256 MiB
+    // default, scaled down).
+    let limits = StoreLimits::new(std::time::Duration::from_secs(3600), 64 * 1024);
+    let shell = Shell::with_output_layer(MemoryStore::with_limits(limits, Arc::new(tool_runtime::SystemClock)));
+    let big = shell.bash("seq 1 100000").await.output_ref.unwrap();
+    let mut small = Vec::new();
+    for n in 0..40 {
+        // Each about 2 KiB with its sandbox and status lines: together over the cap.
+        let message = shell.bash(&format!("printf '%02000d\\n' {n}")).await;
+        small.push(message.output_ref.unwrap());
+    }
+    assert_eq!(stored(&shell.store, &big).len(), 588_895);
+    assert_eq!(stored(&shell.store, small.last().unwrap()), format!("{:02000}\n", 39));
+    // The small ones went oldest first, among themselves.
+    assert!(shell.store.open_at(&small[0], 0).is_err());
+    // A second output over the cap takes the place of the first.
+    let second = shell.bash("seq 1 90000").await.output_ref.unwrap();
+    assert!(shell.store.open_at(&big, 0).is_err());
+    assert_eq!(stored(&shell.store, &second).lines().count(), 90_000);
+}
+
+#[tokio::test]
+async fn without_landlock_a_command_is_refused_with_the_reason_and_how_to_allow_it() {
+    // `max_landlock_abi: 0` confines as on a kernel without Landlock.
+    let shell = Shell::with(|config| ExecConfig { max_landlock_abi: Some(0), ..config });
+    let message = shell.bash("echo ran > ran.txt").await;
+    assert!(message.is_error);
+    assert_eq!(
+        message.text(),
+        "refused to run the command: Landlock is off in the exec configuration (`max_landlock_abi` is 0), as on a \
+         kernel without it, so it cannot be confined to the workspace; the operator can allow unconfined commands \
+         (`ExecConfig::allow_unconfined`, toolbox `--allow unconfined-exec`)"
+    );
+    assert!(!shell.root.join("ran.txt").exists());
+}
+
+#[tokio::test]
+async fn without_landlock_an_allowed_command_runs_unconfined_and_its_first_line_says_so() {
+    let shell = Shell::with(|config| ExecConfig { max_landlock_abi: Some(0), allow_unconfined: true, ..config });
+    let target = shell.outside.join("unconfined.txt");
+    let message = shell.bash(&format!("echo x > {}", target.display())).await;
+    assert_eq!(status(&message), "exit code 0", "{}", message.text());
+    assert_eq!(
+        message.text().lines().next().unwrap(),
+        "[sandbox: none (Landlock is off in the exec configuration (`max_landlock_abi` is 0), as on a kernel without \
+         it); the command is not confined]"
+    );
+    // Not confined indeed: the write outside the workspace went through.
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "x\n");
+}
+
+#[tokio::test]
+async fn below_landlock_abi_4_tcp_is_not_confined_and_the_first_line_says_so() {
+    let shell = Shell::with(|config| ExecConfig { max_landlock_abi: Some(3), ..config });
+    let (message, accepted) = connect_to_loopback(&shell).await;
+    assert_eq!(body(&message), "connected\n", "{}", message.text());
+    assert!(accepted);
+    assert_eq!(
+        message.text().lines().next().unwrap(),
+        format!(
+            "[sandbox: landlock ABI 3; writes only below {}, {}; tcp not confined (needs Landlock ABI 4)]",
+            shell.root.display(),
+            shell.home().display()
+        )
+    );
+    // Writes are still confined.
+    let target = shell.outside.join("escaped.txt");
+    let message = shell.bash(&format!("echo x > {}", target.display())).await;
+    assert!(message.is_error);
+    assert!(!target.exists());
 }
 
 /// Starts a background command; its handle.

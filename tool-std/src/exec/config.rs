@@ -29,13 +29,13 @@ pub struct ExecConfig {
     /// Background commands one session may have at once, running or finished but not yet read
     /// to their end (default 8).
     pub max_background: usize,
-    /// Outputs up to this many bytes are returned whole (the output layer then keeps the whole in
-    /// its cache, and cuts it when it is over the layer's cap); a larger output is returned as its
-    /// head and tail ([`preview_bytes`](ExecConfig::preview_bytes),
-    /// [`preview_lines`](ExecConfig::preview_lines)) and stored whole in the output cache under
-    /// a ref of its own, read from the file it streamed to (default 48 KiB = 49152, below the output
-    /// layer's default cap of 50 KiB, so that a long output keeps its tail: the end of a build or
-    /// a test run is where its verdict is).
+    /// Outputs up to this many bytes are returned whole (held in memory until the command ends;
+    /// the output layer cuts one over its own cap); a larger output is returned as its head and
+    /// tail ([`preview_bytes`](ExecConfig::preview_bytes),
+    /// [`preview_lines`](ExecConfig::preview_lines)). Either way the whole output is in the output
+    /// cache under the result's `output_ref`, stored as it arrived (default 48 KiB = 49152, below
+    /// the output layer's default cap of 50 KiB, so that a long output keeps its tail: the end of
+    /// a build or a test run is where its verdict is).
     pub inline_bytes: u64,
     /// The most bytes of the head, and of the tail, shown of an output over
     /// [`inline_bytes`](ExecConfig::inline_bytes) (default 16 KiB = 16384; whole lines where the
@@ -45,11 +45,13 @@ pub struct ExecConfig {
     /// [`inline_bytes`](ExecConfig::inline_bytes) (default 500; with the marker, well within the
     /// output layer's default cap of 2000 lines).
     pub preview_lines: usize,
-    /// The most bytes of one command's output kept on disk, and so in the output cache (default
-    /// 128 MiB = 134217728: half the output cache's default size cap of 256 MiB, so that one long
-    /// output does not push everything else out and is not itself the next to go; raise both
-    /// together). Past it the output is still read, so the command goes on, and its tail is still
-    /// shown; the result says how much was not kept.
+    /// The most bytes of one command's output kept: in the output cache (a foreground command)
+    /// or in its spill file (a background one). Default 1 GiB = 1073741824, so that a command
+    /// printing 1 GB is kept whole: beyond the output cache's default size cap of 256 MiB, which
+    /// holds one output larger than itself beside the others until another such output replaces
+    /// it (see [`StoreLimits::max_bytes`](tool_runtime::output::StoreLimits::max_bytes)). Past it
+    /// the output is still read, so the command goes on, and its tail is still shown; the result
+    /// says how much was not kept.
     pub max_output_bytes: u64,
     /// `bash_output`: the most bytes of new output one call returns; the rest waits for the next
     /// call (default 256 KiB = 262144).
@@ -61,6 +63,13 @@ pub struct ExecConfig {
     /// `true` runs commands without Landlock where the kernel has none (the result's first line
     /// says so); `false` (the default) refuses to run them there.
     pub allow_unconfined: bool,
+    /// The highest Landlock ABI whose rules commands are confined by (default `None`: the
+    /// kernel's). A lower value confines as an older kernel would: below 6 a command may signal
+    /// processes outside its sandbox, below 4 its TCP is not confined (the first line says so),
+    /// and 0 treats the kernel as having no Landlock, so that commands are refused unless
+    /// [`allow_unconfined`](ExecConfig::allow_unconfined). For running under the rules a fleet of
+    /// older kernels shares, and for testing those fallbacks on a newer kernel.
+    pub max_landlock_abi: Option<i32>,
     /// The `PATH` of every command (default: this process's `PATH`, else
     /// `/usr/local/bin:/usr/bin:/bin`).
     pub path: String,
@@ -84,10 +93,11 @@ impl Default for ExecConfig {
             inline_bytes: 48 * 1024,
             preview_bytes: 16 * 1024,
             preview_lines: 500,
-            max_output_bytes: 128 * 1024 * 1024,
+            max_output_bytes: 1024 * 1024 * 1024,
             read_bytes: 256 * 1024,
             network: false,
             allow_unconfined: false,
+            max_landlock_abi: None,
             path: std::env::var("PATH").unwrap_or_else(|_| FALLBACK_PATH.to_owned()),
             lang: "C.UTF-8".to_owned(),
             env: Vec::new(),

@@ -21,6 +21,9 @@ const FS_ABI: ABI = ABI::V5;
 /// The Landlock ABI that added TCP `connect` and `bind` rights.
 const NET_ABI: ABI = ABI::V4;
 
+/// The Landlock ABI that added scoping signals to the sandbox.
+const SIGNAL_ABI: ABI = ABI::V6;
+
 /// Device files every command may write (and read): the ones shells and build tools open.
 const WRITABLE_DEVICES: [&str; 6] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"];
 
@@ -78,15 +81,23 @@ impl fmt::Display for Confinement {
 
 /// Restricts the calling thread (and what it spawns later) to reading everywhere, writing below
 /// `writable` (and to a few device files), signalling only processes it started (Landlock ABI 6
-/// and up), and, unless `network`, no TCP `connect` or `bind` (ABI 4 and up).
+/// and up), and, unless `network`, no TCP `connect` or `bind` (ABI 4 and up). `max_abi` caps the
+/// ABI whose rules are asked for, as on an older kernel
+/// ([`ExecConfig::max_landlock_abi`](super::ExecConfig::max_landlock_abi); `None`: the kernel's).
 ///
 /// # Errors
-/// `Err(reason)` when Landlock is not in force: the kernel has none, it is disabled, or a rule
-/// could not be made. The thread is then not restricted.
-pub(crate) fn restrict_thread(writable: &[&Path], network: bool) -> Result<Confinement, String> {
-    let status = build_and_restrict(writable, network).map_err(|e| format!("landlock failed: {e}"))?;
+/// `Err(reason)` when Landlock is not in force: the kernel has none, it is disabled, `max_abi` is
+/// 0, or a rule could not be made. The thread is then not restricted.
+pub(crate) fn restrict_thread(writable: &[&Path], network: bool, max_abi: Option<i32>) -> Result<Confinement, String> {
+    let cap = max_abi.map_or(ABI::V10, ABI::from);
+    if cap == ABI::Unsupported {
+        return Err(
+            "Landlock is off in the exec configuration (`max_landlock_abi` is 0), as on a kernel without it".to_owned()
+        );
+    }
+    let status = build_and_restrict(writable, network, cap).map_err(|e| format!("landlock failed: {e}"))?;
     let abi = match status.landlock {
-        LandlockStatus::Available { effective_abi, .. } => effective_abi as i32,
+        LandlockStatus::Available { effective_abi, .. } => (effective_abi as i32).min(cap as i32),
         LandlockStatus::NotEnabled => return Err("the kernel has Landlock but it is not enabled".to_owned()),
         LandlockStatus::NotImplemented => return Err("the kernel has no Landlock".to_owned()),
     };
@@ -103,18 +114,27 @@ pub(crate) fn restrict_thread(writable: &[&Path], network: bool) -> Result<Confi
     Ok(Confinement::Landlock { abi, writable: writable.iter().map(|p| p.to_path_buf()).collect(), network })
 }
 
-fn build_and_restrict(writable: &[&Path], network: bool) -> Result<landlock::RestrictionStatus, RulesetError> {
+/// The rules of [`restrict_thread`], asked for up to the ABI `cap` (at least 1).
+fn build_and_restrict(
+    writable: &[&Path],
+    network: bool,
+    cap: ABI,
+) -> Result<landlock::RestrictionStatus, RulesetError> {
+    let fs = FS_ABI.min(cap);
+    let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(fs))?;
     // Signals (ABI 6 and up): the command may signal its own processes only, not the agent or
     // anything else outside its sandbox.
-    let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(FS_ABI))?.scope(Scope::Signal)?;
-    if !network {
+    if cap >= SIGNAL_ABI {
+        ruleset = ruleset.scope(Scope::Signal)?;
+    }
+    if !network && cap >= NET_ABI {
         ruleset = ruleset.handle_access(AccessNet::from_all(NET_ABI))?;
     }
     ruleset
         .create()?
-        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(FS_ABI)))?
-        .add_rules(path_beneath_rules(writable, AccessFs::from_all(FS_ABI)))?
-        .add_rules(path_beneath_rules(WRITABLE_DEVICES, AccessFs::from_all(FS_ABI)))?
+        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(fs)))?
+        .add_rules(path_beneath_rules(writable, AccessFs::from_all(fs)))?
+        .add_rules(path_beneath_rules(WRITABLE_DEVICES, AccessFs::from_all(fs)))?
         .restrict_self()
 }
 

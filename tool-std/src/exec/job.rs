@@ -11,7 +11,7 @@ use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 use tokio::sync::watch;
 use tool_runtime::CancellationToken;
 
-use super::capture::Capture;
+use super::capture::{Capture, Sink};
 use super::confine::{Confinement, restrict_thread, unconfined};
 
 /// What a command is run with.
@@ -29,6 +29,8 @@ pub(crate) struct Launch {
     pub(crate) network: bool,
     /// Run unconfined where Landlock is not in force.
     pub(crate) allow_unconfined: bool,
+    /// The highest Landlock ABI to ask rules of (`None`: the kernel's).
+    pub(crate) max_landlock_abi: Option<i32>,
     /// The time limit.
     pub(crate) timeout: Duration,
     /// The time between `SIGTERM` and `SIGKILL` when the group is stopped.
@@ -131,12 +133,13 @@ const LOST: Finished = Finished { end: End::Stopped, duration_ms: 0, killed: tru
 /// The refusal to run unconfined, or why the spawn failed, as the model reads it.
 pub(crate) async fn start(
     launch: Launch,
-    capture: (Capture, std::fs::File),
+    capture: (Capture, Sink),
     stop: CancellationToken,
     progress: Box<dyn Fn(u64) + Send>,
 ) -> Result<Arc<Job>, String> {
-    let Launch { command, workdir, env, writable, network, allow_unconfined, timeout, grace } = launch;
-    let (capture, spill) = capture;
+    let Launch { command, workdir, env, writable, network, allow_unconfined, max_landlock_abi, timeout, grace } =
+        launch;
+    let (capture, sink) = capture;
     let runtime = tokio::runtime::Handle::current();
     let (sender, receiver) = tokio::sync::oneshot::channel();
     // A thread of its own: Landlock restricts the thread that asks and what it spawns, for good.
@@ -144,7 +147,8 @@ pub(crate) async fn start(
         .name("exec-spawn".to_owned())
         .spawn(move || {
             let _runtime = runtime.enter();
-            let _ = sender.send(spawn_confined(&command, &workdir, &env, &writable, network, allow_unconfined));
+            let confine = (network, allow_unconfined, max_landlock_abi);
+            let _ = sender.send(spawn_confined(&command, &workdir, &env, &writable, confine));
         })
         .map_err(|e| format!("cannot start a thread to spawn the command: {e}"))?;
     let (mut child, pipe, confinement) =
@@ -159,7 +163,7 @@ pub(crate) async fn start(
     let job = Arc::new(Job { confinement, capture: capture.clone(), pgid, stop: stop.clone(), finished });
 
     let started = Instant::now();
-    let mut pump = tokio::task::spawn_blocking(move || capture.pump(pipe, spill, &*progress));
+    let mut pump = tokio::task::spawn_blocking(move || capture.pump(pipe, sink, &*progress));
     tokio::spawn(async move {
         let mut exited = None;
         let end = tokio::select! {
@@ -188,11 +192,10 @@ fn spawn_confined(
     workdir: &Path,
     env: &[(String, String)],
     writable: &[PathBuf],
-    network: bool,
-    allow_unconfined: bool,
+    (network, allow_unconfined, max_abi): (bool, bool, Option<i32>),
 ) -> Result<Spawned, String> {
     let writable: Vec<&Path> = writable.iter().map(PathBuf::as_path).collect();
-    let confinement = match restrict_thread(&writable, network) {
+    let confinement = match restrict_thread(&writable, network, max_abi) {
         Ok(confinement) => confinement,
         Err(reason) => unconfined(reason, allow_unconfined)?,
     };

@@ -21,15 +21,22 @@
 //!   [`ExecConfig::kill_grace_ms`] (default 2000 ms). When the shell exits on its own, what it
 //!   left running in its group is stopped the same way: nothing outlives the command (a process
 //!   that leaves the group with `setsid` escapes this).
-//! - The output goes to a file as it arrives, only its head and tail are kept in memory, so a
-//!   command printing gigabytes uses a few hundred KiB of memory. Output up to
-//!   [`ExecConfig::inline_bytes`] (48 KiB) is the result's body as a whole, which the output
-//!   layer keeps in its cache under the call's ref; a larger output is shown as its first and
-//!   last [`ExecConfig::preview_bytes`] (16 KiB, 500 lines each) around a marker, and stored
-//!   whole, read from the file, in the output cache under a ref of its own, in the call's scope. At most
-//!   [`ExecConfig::max_output_bytes`] (128 MiB) of one output go to disk: past it the output is still
-//!   read and its tail shown, and the result says how much was not kept. Invalid UTF-8 is shown
-//!   lossily (U+FFFD) with a note saying so. Progress reports give the bytes of output so far.
+//! - The output of a command in the foreground goes to the output cache as it arrives, through
+//!   the output layer's streaming path ([`store_stream`](tool_runtime::output::store_stream)),
+//!   under a new ref id in the call's scope (its session and principal); only its head and tail
+//!   are kept in memory, so a command printing gigabytes uses a few hundred KiB of memory. The
+//!   result is a [`ToolResult::Stored`]: its `output_ref` is that ref, and the output layer does
+//!   not store the result again. Output up to [`ExecConfig::inline_bytes`] (48 KiB) is the
+//!   result's body as a whole; a larger output is shown as its first and last
+//!   [`ExecConfig::preview_bytes`] (16 KiB, 500 lines each) around a marker naming the ref. At
+//!   most [`ExecConfig::max_output_bytes`] (1 GiB) of one output are kept: past it the output is
+//!   still read and its tail shown, and the result says how much was not kept. (The output cache
+//!   holds one output larger than its own size cap beside the others: see
+//!   [`StoreLimits::max_bytes`](tool_runtime::output::StoreLimits::max_bytes).) A command that
+//!   fails is an error result with the same text (the body names the ref of a long output). A
+//!   background command's output goes to a spill file in the session's temp dir as it arrives
+//!   (up to the same cap), which `bash_output` reads. Invalid UTF-8 is shown lossily (U+FFFD)
+//!   with a note saying so. Progress reports give the bytes of output so far.
 //!
 //! # Confinement
 //! On Linux with Landlock, a command reads everywhere but writes only below the workspace root
@@ -61,10 +68,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tool_runtime::output::{OUTPUT_STORE, OutputScope, OutputStore, mint_ref_id};
-use tool_runtime::{CancellationToken, ToolContext, ToolError, tool};
+use tool_runtime::output::{OUTPUT_STORE, OutputStore};
+use tool_runtime::{CancellationToken, StoredResult, ToolContext, ToolError, ToolResult, tool};
 
-use self::capture::{Capture, LOSSY_NOTE, Seen};
+use self::capture::{Capture, LOSSY_NOTE, Seen, Sink};
 use self::job::{End, Finished, Job, Launch};
 use self::state::{Background, SessionExec};
 pub use self::state::{EXEC_STATE, ExecState};
@@ -149,7 +156,7 @@ pub async fn bash(
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(OUTPUT_STORE)] store: Arc<dyn OutputStore>,
     ctx: &ToolContext,
-) -> Result<String, ToolError> {
+) -> Result<ToolResult, ToolError> {
     if command.trim().is_empty() {
         return Err(ToolError::failed(ExecError::EmptyCommand));
     }
@@ -181,13 +188,14 @@ pub async fn bash(
         writable: vec![root, session.home()],
         network: config.network,
         allow_unconfined: config.allow_unconfined,
+        max_landlock_abi: config.max_landlock_abi,
         timeout: Duration::from_millis(timeout_ms),
         grace: Duration::from_millis(config.kill_grace_ms),
     };
     if run_in_background.unwrap_or(false) {
-        start_background(launch, &session, &config).await.map_err(ToolError::failed)
+        start_background(launch, &session, &config).await.map(ToolResult::Text).map_err(ToolError::failed)
     } else {
-        run_foreground(launch, &session, &config, store, ctx).await
+        run_foreground(launch, &config, store, ctx).await
     }
 }
 
@@ -258,7 +266,7 @@ async fn forget(session: &SessionExec, handle: &str) {
     let removed = session.jobs().by_handle.remove(handle);
     if let Some(background) = removed {
         let capture = background.job.capture.clone();
-        let _ = off_worker(move || std::fs::remove_file(capture.path())).await;
+        let _ = off_worker(move || capture.path().map(std::fs::remove_file)).await;
     }
 }
 
@@ -283,7 +291,7 @@ async fn start_background(
         }
         jobs.starting += 1;
     }
-    let started = start(launch, session, config, CancellationToken::new(), Box::new(|_| {})).await;
+    let started = start_spilled(launch, session, config).await;
     let mut jobs = session.jobs();
     jobs.starting -= 1;
     let (n, job) = started?;
@@ -297,69 +305,69 @@ async fn start_background(
     Ok(text)
 }
 
-async fn start(
+/// Starts a background command, its output into a new spill file; its number in the session.
+async fn start_spilled(
     launch: Launch,
     session: &SessionExec,
     config: &ExecConfig,
-    stop: CancellationToken,
-    progress: Box<dyn Fn(u64) + Send>,
 ) -> Result<(u64, Arc<Job>), ExecError> {
     let (n, path) = session.next_output();
     let (preview, max_bytes) = (config.preview_bytes, config.max_output_bytes);
     let capture = off_worker(move || {
-        Capture::create(path.clone(), preview, max_bytes)
+        Capture::to_file(path.clone(), preview, max_bytes)
             .map_err(|e| ExecError::Start(format!("cannot make the output file {}: {e}", path.display())))
     })
     .await
     .ok_or_else(|| ExecError::Start("the runtime is shutting down".to_owned()))??;
-    let job = job::start(launch, capture, stop, progress).await.map_err(ExecError::Start)?;
+    let job =
+        job::start(launch, capture, CancellationToken::new(), Box::new(|_| {})).await.map_err(ExecError::Start)?;
     Ok((n, job))
 }
 
+/// Runs a command in the foreground, its output into the output cache as it arrives; the result
+/// (see the module docs).
 async fn run_foreground(
     launch: Launch,
-    session: &SessionExec,
     config: &ExecConfig,
     store: Arc<dyn OutputStore>,
     ctx: &ToolContext,
-) -> Result<String, ToolError> {
+) -> Result<ToolResult, ToolError> {
     // Stopped when the call is cancelled, and when its future is dropped.
     let stop = ctx.cancellation().child_token();
     let guard = stop.clone().drop_guard();
     let reporter = ctx.clone();
     let progress =
         Box::new(move |bytes: u64| reporter.progress(bytes, None, &format!("{bytes} bytes of output so far")));
-    let (_, job) = start(launch, session, config, stop, progress).await.map_err(ToolError::failed)?;
+    let sink = Sink::Store {
+        store,
+        session: ctx.session_id().map(str::to_owned),
+        principal: ctx.principal().map(str::to_owned),
+    };
+    let inline = usize::try_from(config.inline_bytes).unwrap_or(usize::MAX);
+    let capture = Capture::to_store(sink, config.preview_bytes, inline, config.max_output_bytes);
+    let job = job::start(launch, capture, stop, progress).await.map_err(|e| ToolError::failed(ExecError::Start(e)))?;
     let finished = job.wait().await;
     guard.disarm();
     let seen = job.capture.seen();
-    let body = body_of(&job, &seen, config, store, ctx).await;
+    let (body, whole) = body_of(&job, &seen, config);
     let text = render(&job, &finished.to_string(), &body, &seen, Some(finished));
-    if finished.end == End::Exited(0) { Ok(text) } else { Err(ToolError::Failed(text)) }
+    if finished.end != End::Exited(0) {
+        return Err(ToolError::Failed(text));
+    }
+    Ok(match &seen.stored {
+        Some(Ok(ref_id)) => ToolResult::Stored(StoredResult { ref_id: ref_id.clone(), text, cut: !whole }),
+        // Not in the cache: the output layer keeps the text as it keeps any other.
+        _ => ToolResult::Text(text),
+    })
 }
 
-/// The output as the result shows it: whole up to `inline_bytes`, else head, a marker and tail,
-/// the whole stored in the output cache ([`store_whole`]). The spill file is removed.
-async fn body_of(
-    job: &Job,
-    seen: &Seen,
-    config: &ExecConfig,
-    store: Arc<dyn OutputStore>,
-    ctx: &ToolContext,
-) -> String {
-    let capture = job.capture.clone();
-    if seen.written <= config.inline_bytes {
-        let read = off_worker(move || {
-            let read = std::fs::read(capture.path());
-            let _ = std::fs::remove_file(capture.path());
-            read
-        })
-        .await;
-        return match read {
-            Some(Ok(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
-            Some(Err(error)) => format!("[the output could not be read back: {error}]"),
-            None => "[the output could not be read back: the runtime is shutting down]".to_owned(),
-        };
+/// The output as the result shows it: whole up to `inline_bytes` (then `true`), else head, a
+/// marker naming the ref of the whole in the output cache, and tail.
+fn body_of(job: &Job, seen: &Seen, config: &ExecConfig) -> (String, bool) {
+    if seen.written <= config.inline_bytes
+        && let Some(whole) = job.capture.whole()
+    {
+        return (whole, seen.kept == seen.written);
     }
     let (head, omitted, tail) = job.capture.preview(config.preview_lines);
     let kept = if seen.kept < seen.written {
@@ -367,12 +375,17 @@ async fn body_of(
     } else {
         format!("the whole output ({} bytes)", seen.written)
     };
-    let whole = match store_whole(capture, store, ctx).await {
-        Ok(ref_id) => format!(
+    let whole = match &seen.stored {
+        Some(Ok(ref_id)) => format!(
             "the output cache holds {kept} as ref_id `{ref_id}`: page it with tool_output_cache, search it with \
              tool_output_cache_grep"
         ),
-        Err(error) => format!("the whole output ({} bytes) was not kept: {error}", seen.written),
+        Some(Err(error)) => format!("the whole output ({} bytes) was not kept: {error}", seen.written),
+        None => format!(
+            "the whole output ({} bytes) was not kept: it had not ended when the command was stopped (a process that \
+             left the command's process group still holds it)",
+            seen.written
+        ),
     };
     let mut body = head;
     if !body.is_empty() && !body.ends_with('\n') {
@@ -380,33 +393,7 @@ async fn body_of(
     }
     body.push_str(&format!("[... {omitted} bytes omitted; {whole} ...]\n"));
     body.push_str(&tail);
-    body
-}
-
-/// Stores the whole output, read from its spill file on the blocking pool (the file is removed
-/// after), in the output cache under a new ref id ([`mint_ref_id`]) made in the call's scope
-/// ([`OutputScope::of`]: its session and principal), so that the cache tools of the same scope read
-/// it and no other scope does; that id. The output layer keeps the result's own text under the
-/// call's ref.
-///
-/// # Errors
-/// No ref id could be minted, or the store failed; the message says which.
-async fn store_whole(capture: Arc<Capture>, store: Arc<dyn OutputStore>, ctx: &ToolContext) -> Result<String, String> {
-    let ref_id = mint_ref_id().map_err(|e| format!("no ref id: {e}"))?;
-    let (key, ctx) = (ref_id.clone(), ctx.clone());
-    let put = off_worker(move || {
-        let put = capture.open_at(0).map_err(|e| e.to_string()).and_then(|mut file| {
-            store.put_scoped(OutputScope::of(&ctx), &key, &mut file, &[]).map_err(|e| e.to_string())
-        });
-        let _ = std::fs::remove_file(capture.path());
-        put
-    })
-    .await;
-    match put {
-        Some(Ok(_)) => Ok(ref_id),
-        Some(Err(error)) => Err(error),
-        None => Err("the runtime is shutting down".to_owned()),
-    }
+    (body, false)
 }
 
 /// A result's text: the confinement, the status line, the output, the notes.
