@@ -1,22 +1,30 @@
 //! Tool calls over Streamable HTTP: the `tool-mcp` server beside rmcp's own `#[tool_router]`
 //! server on `StreamableHttpService`, the same trivial tool, the same load generator, one run.
 //!
-//! Both servers are tower services served by the same hyper connection loop on a free loopback
-//! port, stateless (MCP 2026-07-28: no `initialize`, no session) with plain JSON responses. The
-//! load generator is a set of clients, each with its own keep-alive connection (one `reqwest`
-//! client each), sending `tools/call` requests one after the other for a fixed time; it reports
-//! calls per second over all clients and the p50 and p99 latency of one call, at 1, 16 and 64
-//! clients.
+//! Both servers are tower services served by the same hyper connection loop on free loopback
+//! ports, stateless (MCP 2026-07-28: no `initialize`, no session) with plain JSON responses, in one
+//! server process. The load generator runs in processes of its own: a set of clients, each with its
+//! own keep-alive connection (one `reqwest` client each), sending `tools/call` requests one after
+//! the other for a fixed time; a measurement gives calls per second over all clients and the p50
+//! and p99 latency of one call. Where `taskset` is
+//! there and the machine has two CPUs or more, the server process is pinned to CPU 0 (its runtime
+//! has one worker thread, `--server-threads`) and the load generator to CPU 1, so that the two
+//! do not take each other's time slices.
+//!
+//! One load generator process measures each row (1, 16, 64 clients): its clients hold a
+//! connection to each server and measure the two in turn, `--seconds` (default 0.5) each, for
+//! `--pairs` pairs (default 20), ours first in even pairs and rmcp first in odd ones, so that a
+//! change of the machine's load between slices hits both alike. Each pair gives one ratio
+//! ours/rmcp; the table reports the median ratio and its spread (lowest and highest), and the
+//! calls per second and p50/p99 of all slices of each server together.
 //!
 //! Head of line: the p50 latency of the same fast call while four long calls (each a
-//! `#[tool_runtime::tool(blocking)]` tool sleeping 3 s on the blocking pool) are in flight, beside its p50 on an
-//! idle server.
+//! `#[tool_runtime::tool(blocking)]` tool sleeping 3 s on the blocking pool) are in flight, beside
+//! its p50 on an idle server.
 //!
-//! Each row measures each server twice for half of `--seconds`, in the order ours, rmcp, rmcp,
-//! ours, and reports both halves together.
-//!
-//! Run: `cargo bench -p tool-benches --features http --bench http` (release profile). Optional
-//! arguments: `--seconds N` (measuring time per server and row, default 3), `--clients 1,16,64`.
+//! Run: `cargo bench -p tool-benches --features http --bench http -- --pairs 20 --seconds 0.5`
+//! (release profile). Options: `--pairs N` (default 20), `--seconds N` (one slice, default 0.5),
+//! `--clients 1,16,64`, `--server-threads N` (default 1).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -183,16 +191,20 @@ impl Row {
 }
 
 /// `clients` clients call `add` one call after the other for `seconds` (after a warm-up of
-/// 0.5 s that is not counted).
+/// 0.5 s that is not counted), each on a connection of its own.
 async fn measure(address: SocketAddr, path: &str, clients: usize, seconds: f64) -> Row {
+    let clients: Vec<Arc<Client>> = (0..clients).map(|_| Arc::new(Client::new(address, path))).collect();
+    measure_with(&clients, Duration::from_millis(500), seconds).await
+}
+
+/// [`measure`] with clients made already (their connections kept between measurements).
+async fn measure_with(clients: &[Arc<Client>], warm_up: Duration, seconds: f64) -> Row {
     let arguments = serde_json::json!({"a": 2, "b": 3});
-    let warm_up = Duration::from_millis(500);
     let window = Duration::from_secs_f64(seconds);
     let start = Instant::now();
     let mut tasks = Vec::new();
-    for c in 0..clients {
-        let client = Client::new(address, path);
-        let arguments = arguments.clone();
+    for (c, client) in clients.iter().enumerate() {
+        let (client, arguments) = (client.clone(), arguments.clone());
         tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::new();
             let mut id = (c as u64) << 32;
@@ -221,78 +233,285 @@ fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
 
-/// The command-line options: `--seconds N`, `--clients a,b,c`; cargo's own `--bench` is ignored.
-fn options() -> (f64, Vec<usize>) {
-    let mut seconds = 3.0;
-    let mut clients = vec![1, 16, 64];
+/// The environment variable that makes this binary a server process (`serve`) or a load
+/// generator (`generate`, `alternate`) of the run that started it.
+const ROLE: &str = "TOOL_HTTP_BENCH_ROLE";
+/// A load generator's servers (`ours`, and for `alternate` also `rmcp`), client count, seconds
+/// (of a slice, for `alternate`), pairs of slices and number of long calls.
+const OURS: &str = "TOOL_HTTP_BENCH_OURS";
+const RMCP: &str = "TOOL_HTTP_BENCH_RMCP";
+const CLIENTS: &str = "TOOL_HTTP_BENCH_CLIENTS";
+const SECONDS: &str = "TOOL_HTTP_BENCH_SECONDS";
+const PAIRS: &str = "TOOL_HTTP_BENCH_PAIRS";
+const LONG: &str = "TOOL_HTTP_BENCH_LONG";
+/// The server's worker threads.
+const THREADS: &str = "TOOL_HTTP_BENCH_THREADS";
+
+fn env<T: std::str::FromStr>(name: &str) -> T {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{name} is not set"))
+}
+
+/// The command-line options: `--pairs N`, `--seconds N`, `--clients a,b,c`, `--server-threads N`;
+/// cargo's own `--bench` is ignored.
+struct Options {
+    pairs: usize,
+    seconds: f64,
+    clients: Vec<usize>,
+    server_threads: usize,
+}
+
+fn options() -> Options {
+    let mut options = Options { pairs: 20, seconds: 0.5, clients: vec![1, 16, 64], server_threads: 1 };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
+        let mut value = || args.next().unwrap_or_else(|| panic!("{arg} takes a value"));
         match arg.as_str() {
-            "--seconds" => seconds = args.next().and_then(|s| s.parse().ok()).expect("--seconds takes a number"),
+            "--pairs" => options.pairs = value().parse().expect("--pairs takes a number"),
+            "--seconds" => options.seconds = value().parse().expect("--seconds takes a number"),
+            "--server-threads" => options.server_threads = value().parse().expect("--server-threads takes a number"),
             "--clients" => {
-                clients = args
-                    .next()
-                    .map(|s| s.split(',').map(|n| n.parse().expect("--clients takes numbers")).collect())
-                    .expect("--clients takes a list")
+                options.clients = value().split(',').map(|n| n.parse().expect("--clients takes numbers")).collect();
             }
             _ => {}
         }
     }
-    (seconds, clients)
+    options
 }
 
 fn main() {
-    let (seconds, client_counts) = options();
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a runtime");
+    match std::env::var(ROLE).as_deref() {
+        Ok("serve") => serve_both(env(THREADS)),
+        Ok("generate") => generate(env(OURS), env(CLIENTS), env(SECONDS), env(LONG)),
+        Ok("alternate") => alternate(env(OURS), env(RMCP), env(CLIENTS), env(SECONDS), env(PAIRS)),
+        _ => compare(&options()),
+    }
+}
+
+/// The server process: both servers on one runtime of `threads` workers; prints their
+/// addresses (`ours ADDR`, `rmcp ADDR`) and serves until its standard input ends (the run that
+/// started it closes it, or ends).
+fn serve_both(threads: usize) {
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build().expect("a runtime");
     runtime.block_on(async {
         let config = StreamableHttpServerConfig::default().with_json_response(true).with_legacy_session_mode(false);
         let rmcp = StreamableHttpService::new(|| Ok(RmcpServer), Arc::new(LocalSessionManager::default()), config);
         let rmcp_address = serve(rmcp).await;
-
         let registry = Registry::builder().tool(add::TOOL).tool(slow::TOOL).build().expect("unique names");
         let ours = tool_mcp::McpServer::builder(registry).build().http_service();
         let our_address = serve(ours).await;
+        println!("ours {our_address}\nrmcp {rmcp_address}");
+        let stdin = tokio::task::spawn_blocking(|| std::io::copy(&mut std::io::stdin(), &mut std::io::sink()));
+        let _ = stdin.await;
+    });
+}
 
-        println!("Streamable HTTP, `add` (stateless, JSON responses), {seconds} s per row");
-        println!("| clients | ours calls/s | rmcp calls/s | ours/rmcp | ours p50 / p99 (ms) | rmcp p50 / p99 (ms) |");
-        println!("|---|---|---|---|---|---|");
-        for &clients in &client_counts {
-            // Each server measured twice, in the order ours, rmcp, rmcp, ours, so that neither
-            // gains from going first (a warmer machine, a quieter neighbour).
-            let ours_first = measure(our_address, "/", clients, seconds / 2.0).await;
-            let theirs_first = measure(rmcp_address, "/", clients, seconds / 2.0).await;
-            let mut theirs = theirs_first.and(measure(rmcp_address, "/", clients, seconds / 2.0).await);
-            let mut ours = measure(our_address, "/", clients, seconds / 2.0).await.and(ours_first);
-            println!(
-                "| {clients} | {:.0} | {:.0} | {:.2} | {:.3} / {:.3} | {:.3} / {:.3} |",
-                ours.calls_per_second(),
-                theirs.calls_per_second(),
-                ours.calls_per_second() / theirs.calls_per_second(),
-                ms(ours.percentile(0.50)),
-                ms(ours.percentile(0.99)),
-                ms(theirs.percentile(0.50)),
-                ms(theirs.percentile(0.99)),
-            );
-        }
+/// Prints a row's result as `calls seconds p50_ns p99_ns`.
+fn print_row(mut row: Row) {
+    let (p50, p99) = (row.percentile(0.50), row.percentile(0.99));
+    println!("{} {} {} {}", row.latencies.len(), row.seconds, p50.as_nanos(), p99.as_nanos());
+}
 
-        let mut idle = measure(our_address, "/", 1, 1.5).await;
-        let long: Vec<_> = (0..4)
+/// A load generator process for the head-of-line figure: `clients` clients call `add` on `address`
+/// for `seconds`, while `long` calls of `slow` are in flight (started 200 ms before); prints the
+/// row ([`print_row`]).
+fn generate(address: SocketAddr, clients: usize, seconds: f64, long: u64) {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a runtime");
+    runtime.block_on(async {
+        let long: Vec<_> = (0..long)
             .map(|i| {
-                let client = Client::new(our_address, "/");
+                let client = Client::new(address, "/");
                 tokio::spawn(async move { client.call(1_000 + i, "slow", &serde_json::json!({}), "done").await })
             })
             .collect();
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        let mut busy = measure(our_address, "/", 1, 1.5).await;
+        if !long.is_empty() {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let row = measure(address, "/", clients, seconds).await;
         for call in long {
             call.await.expect("a long call");
         }
-        println!();
-        println!(
-            "Head of line: `add` p50 {:.3} ms idle, {:.3} ms while 4 long calls run: {:+.3} ms",
-            ms(idle.percentile(0.50)),
-            ms(busy.percentile(0.50)),
-            ms(busy.percentile(0.50)) - ms(idle.percentile(0.50))
-        );
+        print_row(row);
     });
+}
+
+/// A load generator process for one row of the table: `clients` clients on each server, their
+/// connections kept, measure the two in turn for `seconds` each, `pairs` times, ours first in even
+/// pairs and rmcp first in odd ones (after a warm-up of 0.5 s on each). Prints the ratio ours/rmcp
+/// of each pair on one line (`ratios r1 r2 ...`), then ours' and rmcp's rows of all their slices
+/// ([`print_row`]).
+fn alternate(ours: SocketAddr, rmcp: SocketAddr, clients: usize, seconds: f64, pairs: usize) {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a runtime");
+    runtime.block_on(async {
+        let connect = |address| (0..clients).map(|_| Arc::new(Client::new(address, "/"))).collect::<Vec<_>>();
+        let (our_clients, rmcp_clients) = (connect(ours), connect(rmcp));
+        let warm_up = Duration::from_millis(500);
+        let mut ours_all = measure_with(&our_clients, warm_up, 0.0).await;
+        let mut rmcp_all = measure_with(&rmcp_clients, warm_up, 0.0).await;
+        let mut ratios = Vec::new();
+        for pair in 0..pairs {
+            let (o, r) = if pair % 2 == 0 {
+                let o = measure_with(&our_clients, Duration::ZERO, seconds).await;
+                (o, measure_with(&rmcp_clients, Duration::ZERO, seconds).await)
+            } else {
+                let r = measure_with(&rmcp_clients, Duration::ZERO, seconds).await;
+                (measure_with(&our_clients, Duration::ZERO, seconds).await, r)
+            };
+            ratios.push(o.calls_per_second() / r.calls_per_second());
+            ours_all = ours_all.and(o);
+            rmcp_all = rmcp_all.and(r);
+        }
+        let ratios: Vec<String> = ratios.iter().map(ToString::to_string).collect();
+        println!("ratios {}", ratios.join(" "));
+        print_row(ours_all);
+        print_row(rmcp_all);
+    });
+}
+
+/// What one load generator row measured.
+#[derive(Clone, Copy)]
+struct Run {
+    calls_per_second: f64,
+    p50: Duration,
+    p99: Duration,
+}
+
+impl Run {
+    /// A row as [`print_row`] prints it.
+    fn parse(line: &str) -> Self {
+        let fields: Vec<f64> = line.split_whitespace().map(|f| f.parse().expect("a number")).collect();
+        let [calls, seconds, p50, p99] = fields[..] else { panic!("unexpected load generator output: {line}") };
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let nanos = |n: f64| Duration::from_nanos(n as u64);
+        Self { calls_per_second: calls / seconds, p50: nanos(p50), p99: nanos(p99) }
+    }
+}
+
+/// How the run pins its processes: `taskset -c CPU` where it can, else nothing.
+struct Pinning {
+    taskset: bool,
+}
+
+impl Pinning {
+    fn detect() -> Self {
+        let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        let taskset = cpus >= 2
+            && std::process::Command::new("taskset")
+                .arg("-V")
+                .stdout(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+        Self { taskset }
+    }
+
+    /// This binary as a process of `role`, on `cpu` when pinned.
+    fn command(&self, cpu: usize, role: &str) -> std::process::Command {
+        let exe = std::env::current_exe().expect("this binary");
+        let mut command = if self.taskset {
+            let mut taskset = std::process::Command::new("taskset");
+            taskset.arg("-c").arg(cpu.to_string()).arg(exe);
+            taskset
+        } else {
+            std::process::Command::new(exe)
+        };
+        command.env(ROLE, role);
+        command
+    }
+
+    /// Runs a load generator of `role` on CPU 1 with `vars`; its output lines.
+    fn generator(&self, role: &str, vars: &[(&str, String)]) -> Vec<String> {
+        let mut command = self.command(1, role);
+        command.envs(vars.iter().map(|(k, v)| (*k, v))).stderr(std::process::Stdio::inherit());
+        let output = command.output().expect("a load generator");
+        assert!(output.status.success(), "the load generator failed");
+        String::from_utf8(output.stdout).expect("text").lines().map(str::to_owned).collect()
+    }
+}
+
+/// The median of `values` (the mean of the two middle ones for an even count).
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 { values[n / 2] } else { f64::midpoint(values[n / 2 - 1], values[n / 2]) }
+}
+
+/// Starts the server process, runs a load generator per row and prints the table.
+fn compare(options: &Options) {
+    let pinning = Pinning::detect();
+    let mut server = pinning
+        .command(0, "serve")
+        .env(THREADS, options.server_threads.to_string())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the server process");
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(server.stdout.take().expect("its output")));
+    let mut address = |name: &str| -> SocketAddr {
+        let line = lines.next().expect("an address line").expect("text");
+        line.strip_prefix(name).and_then(|a| a.trim().parse().ok()).unwrap_or_else(|| panic!("not {name}: {line}"))
+    };
+    let (ours, rmcp) = (address("ours"), address("rmcp"));
+    let Options { pairs, seconds, .. } = *options;
+    println!(
+        "Streamable HTTP, `add` (stateless, JSON responses): per row {pairs} pairs of {seconds} s on each server, \
+         {}",
+        if pinning.taskset {
+            format!("server process on CPU 0 ({} worker thread(s)), load generator on CPU 1", options.server_threads)
+        } else {
+            "not pinned (no `taskset` or one CPU)".to_owned()
+        }
+    );
+    println!(
+        "| clients | ours calls/s | rmcp calls/s | ours/rmcp (median of {pairs} pairs) | lowest - highest | ours p50 / \
+         p99 (ms) | rmcp p50 / p99 (ms) |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for &clients in &options.clients {
+        let vars = [
+            (OURS, ours.to_string()),
+            (RMCP, rmcp.to_string()),
+            (CLIENTS, clients.to_string()),
+            (SECONDS, seconds.to_string()),
+            (PAIRS, pairs.to_string()),
+        ];
+        let out = pinning.generator("alternate", &vars);
+        let ratios: Vec<f64> = out[0]
+            .strip_prefix("ratios")
+            .expect("a ratios line")
+            .split_whitespace()
+            .map(|r| r.parse().expect("a number"))
+            .collect();
+        let (o, r) = (Run::parse(&out[1]), Run::parse(&out[2]));
+        let (low, high) = ratios.iter().fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
+        println!(
+            "| {clients} | {:.0} | {:.0} | {:.3} | {low:.3} - {high:.3} | {:.3} / {:.3} | {:.3} / {:.3} |",
+            o.calls_per_second,
+            r.calls_per_second,
+            median(ratios),
+            ms(o.p50),
+            ms(o.p99),
+            ms(r.p50),
+            ms(r.p99),
+        );
+    }
+    let head_of_line = |long: u64| {
+        let vars = [
+            (OURS, ours.to_string()),
+            (CLIENTS, "1".to_owned()),
+            (SECONDS, "1.5".to_owned()),
+            (LONG, long.to_string()),
+        ];
+        Run::parse(&pinning.generator("generate", &vars)[0])
+    };
+    let (idle, busy) = (head_of_line(0), head_of_line(4));
+    println!();
+    println!(
+        "Head of line: `add` p50 {:.3} ms idle, {:.3} ms while 4 long calls run: {:+.3} ms",
+        ms(idle.p50),
+        ms(busy.p50),
+        ms(busy.p50) - ms(idle.p50)
+    );
+    // Its input closed, the server process ends; it is waited for.
+    drop(server.stdin.take());
+    let _ = server.wait();
 }
