@@ -8,7 +8,9 @@
 //! - `Option<T>` fields are the schema of `T` and not required (no `["T","null"]` type arrays, no
 //!   `null` branch); `#[serde(default)]` fields are not required;
 //! - `format` values outside the JSON Schema vocabulary (`uint32`, `int64`, `double`, ...) are
-//!   removed at every depth; unsigned integers keep `minimum: 0`;
+//!   removed at every depth; unsigned integers keep `minimum: 0`. The pass tells decoding which
+//!   `minimum`/`maximum` only restate an integer type's own range: those do not cost a tool the
+//!   decoder's flat path, since serde refuses what they refuse;
 //! - `title` is folded into `description`, and `default` values are removed (they cost tokens and
 //!   OpenAI strict mode refuses them); descriptions are reflowed as rustdoc renders them
 //!   ([`crate::rustdoc::reflow`]: a paragraph's lines joined, list items and code kept); a
