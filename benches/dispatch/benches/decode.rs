@@ -15,24 +15,30 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tool_benches::{ConfigureArgs, NESTED_ARGUMENTS, SEARCH_ARGUMENTS, SearchArgs};
-use tool_runtime::__private::{BoxFuture, ToolMeta, ToolSpec};
+use tool_benches::{ConfigureArgs, NESTED_ARGUMENTS, SEARCH_ARGUMENT_SCHEMAS, SEARCH_ARGUMENTS, SearchArgs};
+use tool_runtime::__private::{BoxFuture, DecodingSchema, Invoke, ToolMeta, ToolSpec};
 use tool_runtime::prelude::*;
 
 fn never_called<'a>(_: &'a str, _: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>> {
     Box::pin(async { Err(ToolError::Failed("not called by the decode benchmarks".to_owned())) })
 }
 
-fn search_schema() -> Value {
-    tool_runtime::schema::arguments_schema::<SearchArgs>()
-}
-
 fn configure_schema() -> Value {
     tool_runtime::schema::arguments_schema::<ConfigureArgs>()
 }
 
-static SEARCH: ToolSpec =
-    ToolSpec::new("search", "Search.", None, module_path!(), ToolMeta::DEFAULT, search_schema, never_called);
+/// `search` with its arguments described as `#[tool]` describes them, so that the decoder knows
+/// what `#[tool]`'s spec knows (the `minimum: 0` of `limit` is the type's own: the arguments are
+/// flat).
+static SEARCH: ToolSpec = ToolSpec::decoded(
+    "search",
+    "Search.",
+    None,
+    module_path!(),
+    ToolMeta::DEFAULT,
+    DecodingSchema::Arguments(&SEARCH_ARGUMENT_SCHEMAS),
+    Invoke::Async(never_called),
+);
 static CONFIGURE: ToolSpec =
     ToolSpec::new("configure", "Configure.", None, module_path!(), ToolMeta::DEFAULT, configure_schema, never_called);
 

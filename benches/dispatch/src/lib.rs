@@ -350,7 +350,7 @@ fn search_invoke<'a>(raw: &'a str, _ctx: &'a ToolContext) -> BoxFuture<'a, Resul
 
 /// `search`'s arguments as `#[tool]` describes them: each argument's name, description and type,
 /// the schema assembled from schemars' type information at first use.
-static SEARCH_ARGUMENT_SCHEMAS: [ArgumentSchema; 3] = [
+pub static SEARCH_ARGUMENT_SCHEMAS: [ArgumentSchema; 3] = [
     ArgumentSchema::new("query", "The text to look for.", false, argument_schema::<String>),
     ArgumentSchema::new("limit", "At most this many results (default 10).", false, argument_schema::<Option<u32>>),
     ArgumentSchema::new("tags", "Only results with one of these tags.", false, argument_schema::<Vec<String>>),
