@@ -308,8 +308,8 @@ fn call_prints_the_tool_message_as_json() {
     ]);
     assert_eq!(output.status.code(), Some(0));
     let mut message = stdout_json(&output);
-    let output_ref = message["output_ref"].take();
-    assert_eq!(output_ref.as_str().map(str::len), Some(22), "{output_ref}");
+    let ref_id = message["ref_id"].take();
+    assert_eq!(ref_id.as_str().map(str::len), Some(22), "{ref_id}");
     assert_eq!(
         message,
         json!({
@@ -317,7 +317,7 @@ fn call_prints_the_tool_message_as_json() {
             "tool_name": "grep",
             "content": "src/main.rs:1: fn main() {",
             "is_error": false,
-            "output_ref": null
+            "ref_id": null
         })
     );
 }
@@ -336,7 +336,7 @@ fn a_ref_id_printed_by_one_call_is_readable_by_the_next() {
         "--state-dir",
         state,
     ]));
-    let ref_id = first["output_ref"].as_str().unwrap();
+    let ref_id = first["ref_id"].as_str().unwrap();
     assert_eq!(ref_id.len(), 22, "{ref_id}");
 
     let arguments = json!({"ref_id": ref_id, "pattern": "println"}).to_string();
@@ -360,7 +360,7 @@ fn grep_of_the_first_after_a_second(bounds: &[&str]) -> Value {
     };
     let first = read("src/main.rs");
     read("src/main.rs");
-    let arguments = json!({"ref_id": first["output_ref"], "pattern": "println"}).to_string();
+    let arguments = json!({"ref_id": first["ref_id"], "pattern": "println"}).to_string();
     let grep = toolbox(&["call", "tool_output_cache_grep", &arguments, "--root", root, "--state-dir", state]);
     serde_json::from_slice(&grep.stdout).unwrap()
 }

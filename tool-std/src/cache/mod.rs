@@ -1,7 +1,7 @@
 //! The "cache" set: read back what the output layer stored.
 //!
 //! Every tool message the dispatcher finishes is stored in the output cache under a ref id the
-//! output layer mints (the message's `output_ref`: 22 random characters of `[A-Za-z0-9_-]`), in
+//! output layer mints (the message's `ref_id`: 22 random characters of `[A-Za-z0-9_-]`), in
 //! the scope of its call: its session and principal; see `tool_runtime::output`. A ref reads only
 //! in the scope that made it: asked for a ref of another session or principal, these tools answer
 //! exactly as for an unknown ref, and for a ref of this scope that the store let go (its time to

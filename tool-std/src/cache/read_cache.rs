@@ -9,7 +9,7 @@ use unicode_segmentation::UnicodeSegmentation;
 use super::error::CacheError;
 use super::{MAX_LINE_GRAPHEMES, MAX_OUTPUT_BYTES, line_call};
 
-/// Read a cached tool output (a cut result, a `diff_ref`) as numbered lines, like read.
+/// Read a cached tool output (a cut result, a `ref_id`) as numbered lines, like read.
 #[tool(set = "cache", blocking, tags(read_only))]
 pub fn tool_output_cache(
     /// The ref_id of a cached output.

@@ -37,7 +37,7 @@ pub struct EditOutput {
     /// When `diff` is cut: the output cache ref id of the whole diff (a ref of its own), for
     /// `tool_output_cache`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub diff_ref: Option<String>,
+    pub ref_id: Option<String>,
     /// The whole diff while the tool runs, kept in the output cache when `diff` is cut.
     #[serde(skip)]
     pub(crate) full_diff: Option<String>,
@@ -48,7 +48,7 @@ pub struct EditOutput {
 ///
 /// old_string must match one place, else the call fails listing the matches: add surrounding lines,
 /// or set replace_all or expected_replacements. An empty old_string creates a file. With
-/// `expected_hash`, nothing is written if the file changed since. A cut diff's `diff_ref` is a
+/// `expected_hash`, nothing is written if the file changed since. A cut diff's `ref_id` is a
 /// ref_id for tool_output_cache.
 #[tool(set = "fs", tags(destructive))]
 #[allow(clippy::too_many_arguments)]
@@ -107,7 +107,7 @@ pub async fn edit(
                 content_sha256: sha256_hex(new_string.as_bytes()),
                 diff: diff.preview,
                 diff_truncated: diff.truncated,
-                diff_ref: None,
+                ref_id: None,
                 full_diff: diff.truncated.then(|| diff.full.clone()),
             });
         };
@@ -125,7 +125,7 @@ pub async fn edit(
                 content_sha256: sha256_hex(&current),
                 diff: String::new(),
                 diff_truncated: false,
-                diff_ref: None,
+                ref_id: None,
                 full_diff: None,
             });
         }
@@ -175,13 +175,13 @@ pub async fn edit(
             content_sha256: sha256_hex(&done.bytes),
             diff: diff.preview,
             diff_truncated: diff.truncated,
-            diff_ref: None,
+            ref_id: None,
             full_diff: diff.truncated.then(|| diff.full.clone()),
         })
     };
     let mut output = off_worker(run).await.ok_or(FsError::Cancelled { tool: "edit" })??;
     if let Some(full) = output.full_diff.take() {
-        output.diff_ref = keep_full_diff(full, ctx).await;
+        output.ref_id = keep_full_diff(full, ctx).await;
     }
     Ok(output)
 }
