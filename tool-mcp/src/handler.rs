@@ -436,7 +436,7 @@ mod tests {
     }
 
     #[test]
-    fn the_output_ref_and_trimmed_flag_go_in_meta() {
+    fn the_ref_id_and_trimmed_flag_go_in_meta() {
         let mut message =
             ToolMessage::success("c1", "grep", tool_runtime::ToolResult::text("a\n[tool output trimmed; ref_id=c1]"));
         message.ref_id = Some("c1".to_owned());

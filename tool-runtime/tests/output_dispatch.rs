@@ -58,7 +58,7 @@ fn call(id: &str, text: &str, n: usize) -> ToolCall {
 }
 
 #[tokio::test]
-async fn every_message_gets_its_output_ref_and_is_stored() {
+async fn every_message_gets_its_ref_id_and_is_stored() {
     let store = Arc::new(MemoryStore::new());
     let registry = registry(&store, OutputLayer::new());
 

@@ -198,7 +198,7 @@ async fn the_whole_diff_of_a_cut_preview_is_kept_in_the_output_cache() {
 }
 
 #[tokio::test]
-async fn a_whole_preview_has_no_diff_ref() {
+async fn a_whole_preview_has_no_ref_id() {
     let ws = Workspace::new();
 
     let out = json_of(&ws.ok("write", json!({"file_path": "small.txt", "content": "one\n"})).await);

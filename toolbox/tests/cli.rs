@@ -145,6 +145,21 @@ fn list_as_gemini_is_one_entry_of_function_declarations_without_additional_prope
 }
 
 #[test]
+fn list_as_gemini_json_schema_gives_each_tool_its_canonical_schema_as_parameters_json_schema() {
+    let tools = stdout_json(&toolbox(&["list", "--format", "gemini-json-schema", "--set", "todo"]));
+    let canonical = stdout_json(&toolbox(&["list", "--set", "todo"]));
+    let declarations = tools[0]["functionDeclarations"].as_array().unwrap();
+    let names: Vec<&str> = declarations.iter().map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["todo_append", "todo_clear", "todo_new", "todo_patch", "todo_read"]);
+    assert_eq!(tools.as_array().unwrap().len(), 1);
+    assert_eq!(declarations[0]["parametersJsonSchema"], canonical[0]["input_schema"]);
+    assert_eq!(declarations[0]["parametersJsonSchema"]["additionalProperties"], false);
+    assert_eq!(declarations[0].get("parameters"), None);
+    // todo_clear takes no parameters: neither key is sent.
+    assert_eq!(declarations[1], json!({"name": "todo_clear", "description": canonical[1]["description"]}));
+}
+
+#[test]
 fn run_dispatches_a_parallel_turn_and_prints_the_results_in_the_provider_shape() {
     let root = workspace();
     let output = toolbox(&[
