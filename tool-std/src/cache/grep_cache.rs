@@ -16,12 +16,11 @@ pub const GREP_LINE_BYTES: usize = 1000;
 // The arguments are the model's search options, each a field of the call's JSON.
 #[allow(clippy::too_many_arguments)]
 pub fn tool_output_cache_grep(
-    /// The ref_id of a cached output.
     ref_id: String,
-    /// The regex, or the text with regex=false; not empty.
+    /// A regex (Rust syntax), or a literal text with regex=false.
     #[arg(length(min = 1))]
     pattern: String,
-    /// true (default): a regex; false: a literal text.
+    /// Default true.
     regex: Option<bool>,
     /// Context lines before each match.
     #[arg(range(max = 50))]

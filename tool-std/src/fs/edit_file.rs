@@ -47,9 +47,7 @@ pub struct EditOutput {
 /// apply_patch).
 ///
 /// old_string must match one place, else the call fails listing the matches: add surrounding lines,
-/// or set replace_all or expected_replacements. An empty old_string creates a file. With
-/// `expected_hash`, nothing is written if the file changed since. A cut diff's `ref_id` is a
-/// ref_id for tool_output_cache.
+/// or set replace_all or expected_replacements.
 #[tool(set = "fs", tags(destructive))]
 #[allow(clippy::too_many_arguments)]
 pub async fn edit(
@@ -57,18 +55,16 @@ pub async fn edit(
     file_path: String,
     /// The text to replace; empty to create a file.
     old_string: String,
-    /// The replacement.
     new_string: String,
-    /// Replace every match.
     replace_all: Option<bool>,
     /// How old_string is found (default auto).
     match_mode: Option<MatchMode>,
     /// Exactly this many matches, all replaced.
     #[arg(range(min = 1, max = 9007199254740991))]
     expected_replacements: Option<usize>,
-    /// Only return the diff.
+    /// Only return the diff; write nothing.
     dry_run: Option<bool>,
-    /// content_sha256 of your last read.
+    /// content_sha256 of your last read; nothing is written if the file changed since.
     expected_hash: Option<String>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,

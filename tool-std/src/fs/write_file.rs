@@ -40,15 +40,14 @@ pub struct WriteOutput {
 }
 
 /// Write a whole UTF-8 file, creating it and its directories; atomic. To change part of a file use
-/// edit. With `expected_hash`, nothing is written if the file changed since. A cut diff's
-/// `ref_id` is a ref_id for tool_output_cache.
+/// edit.
 #[tool(set = "fs", output_schema, tags(destructive, idempotent))]
 pub async fn write(
     /// Relative to the workspace root.
     file_path: String,
     /// The whole new content.
     content: String,
-    /// content_sha256 of your last read.
+    /// content_sha256 of your last read; nothing is written if the file changed since.
     expected_hash: Option<String>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,

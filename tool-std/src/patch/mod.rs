@@ -182,12 +182,12 @@ fn apply_unless_cancelled(
 ///
 /// ```text
 /// *** Begin Patch
-/// *** Add File: path/new.txt
-/// +line of the new file
-/// *** Delete File: path/old.txt
-/// *** Update File: path/file.py
-/// *** Move to: path/renamed.py
-/// @@ def some_function():
+/// *** Add File: src/new.txt
+/// +first line
+/// *** Delete File: old.txt
+/// *** Update File: a.py
+/// *** Move to: b.py
+/// @@ def f():
 ///  context line
 /// -removed line
 /// +added line
@@ -199,9 +199,8 @@ fn apply_unless_cancelled(
 /// in file order. Add fails on an existing file, Update and Delete on a missing one.
 #[tool(set = "patch", sequential, tags(destructive))]
 pub async fn apply_patch(
-    /// The patch text.
     patch: String,
-    /// Return the preview without writing.
+    /// Only return the diff; write nothing.
     dry_run: Option<bool>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     ctx: &ToolContext,
