@@ -106,7 +106,7 @@ const BUDGETS: [(&str, usize, Kind); 22] = [
     ("view_image", 570, Kind::Shared),
     ("done", 310, Kind::Shared),
     ("glob", 630, Kind::Ours),
-    ("grep", 1040, Kind::Ours),
+    ("grep", 1050, Kind::Ours),
     ("bash", 1150, Kind::Exec),
     ("bash_output", 400, Kind::Exec),
     ("bash_kill", 400, Kind::Exec),

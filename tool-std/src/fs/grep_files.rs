@@ -37,6 +37,7 @@ use crate::sandbox::{SANDBOX, Sandbox};
 #[allow(clippy::too_many_arguments)]
 pub fn grep(
     /// A regex (Rust syntax), or a literal text with regex=false; matches within one line.
+    #[arg(length(min = 1))]
     pattern: String,
     /// File or directory to search (default: the workspace root).
     path: Option<String>,
