@@ -64,9 +64,9 @@ pub struct NewTodo {
     /// The state.
     #[schemars(description = "")]
     pub status: TodoStatus,
-    /// 1 (highest) to 5 (default 3).
+    /// 1 (highest) to 5 (default 3); the schema states the range, its description the rest.
     #[serde(default)]
-    #[schemars(range(min = 1, max = 5))]
+    #[schemars(range(min = 1, max = 5), description = "1 is highest (default 3).")]
     pub priority: Option<u8>,
     /// Free notes.
     #[serde(default)]
@@ -95,9 +95,9 @@ pub struct TodoPatch {
     #[serde(default)]
     #[schemars(description = "")]
     pub status: Option<TodoStatus>,
-    /// 1 (highest) to 5.
+    /// 1 (highest) to 5; the schema states the range, its description the rest.
     #[serde(default)]
-    #[schemars(range(min = 1, max = 5))]
+    #[schemars(range(min = 1, max = 5), description = "1 is highest.")]
     pub priority: Option<u8>,
     /// "" removes them.
     #[serde(default)]
