@@ -16,7 +16,9 @@
 //! - Ref ids: minted by the layer ([`mint_ref_id`]: 22 characters, 128 unguessable bits), never a
 //!   provider's call id, and good only in the [`OutputScope`] (session, principal) that made them:
 //!   a reader goes through a [`ScopedStore`], to which a ref of another scope reads exactly as an
-//!   unknown one.
+//!   unknown one. A ref has one name wherever a model or a client meets it: `ref_id`, the cache
+//!   tools' parameter, is also [`ToolMessage::ref_id`], MCP's `_meta` key, the `ref_id=ID` of the
+//!   markers and the field of a tool result that names its own cached part (a cut diff).
 //! - [`trim_context`]: the oldest tool outputs of a history become `[tool output trimmed; ref_id=ID]`.
 //! - [`parse_page`], [`page_rows`], [`offset_token`]; [`is_binary`], [`detect_image_mime`];
 //!   [`split_lines`], [`truncate_text`].
