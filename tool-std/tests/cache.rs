@@ -255,6 +255,50 @@ async fn grep_shows_a_window_of_a_huge_matching_line_and_points_to_the_line_tool
 }
 
 #[tokio::test]
+async fn grep_with_case_insensitive_matches_a_regex_in_any_case() {
+    let cache = Cache::memory();
+    cache.put("r1", "Error one\nok\nERROR two\nerr\n");
+
+    let out = cache
+        .ok("tool_output_cache_grep", json!({"ref_id": "r1", "pattern": "^error", "case_insensitive": true}))
+        .await;
+
+    assert_eq!(out, "    1: Error one\n\n    3: ERROR two");
+}
+
+#[tokio::test]
+async fn grep_with_case_insensitive_matches_a_literal_text_in_any_case_and_nothing_else() {
+    let cache = Cache::memory();
+    cache.put("r1", "A.B\naXb\na.b\n");
+
+    let arguments = json!({"ref_id": "r1", "pattern": "a.b", "regex": false, "case_insensitive": true});
+    let out = cache.ok("tool_output_cache_grep", arguments).await;
+
+    assert_eq!(out, "    1: A.B\n\n    3: a.b");
+}
+
+#[tokio::test]
+async fn grep_without_case_insensitive_keeps_case() {
+    let cache = Cache::memory();
+    cache.put("r1", "Error one\nerror two\n");
+
+    let out = cache.ok("tool_output_cache_grep", json!({"ref_id": "r1", "pattern": "error"})).await;
+
+    assert_eq!(out, "    2: error two");
+}
+
+#[tokio::test]
+async fn an_invalid_regex_with_case_insensitive_is_named_as_given() {
+    let cache = Cache::memory();
+    cache.put("r1", "a");
+
+    let arguments = json!({"ref_id": "r1", "pattern": "(", "regex": true, "case_insensitive": true});
+    let error = cache.err("tool_output_cache_grep", arguments).await;
+
+    assert!(error.starts_with("invalid regex `(`: "), "{error}");
+}
+
+#[tokio::test]
 async fn grep_with_an_invalid_regex_is_an_error() {
     let cache = Cache::memory();
     cache.put("r1", "a");

@@ -20,9 +20,11 @@
 //!   documents gives them back as parts after the text of the first page (offset 0).
 //! - [`tool_output_cache_grep()`]: `{n:>5}: text` for a matching line, `{n:>5}- text` for a context
 //!   line; blocks of adjacent lines separated by one empty line; `... (truncated)` after the last
-//!   block when more than `max_matches` lines match or the 64 KiB cap is reached; the success text
+//!   block when more than `limit` lines match or the 64 KiB cap is reached; the success text
 //!   `No matches for: <pattern>` when nothing matches. A line over 1000 bytes shows a window around
-//!   its first match and a `tool_output_cache_line` call that starts at that window.
+//!   its first match and a `tool_output_cache_line` call that starts at that window. Its
+//!   parameters are `grep`'s where the two tools meet (`pattern`, `regex` (default true),
+//!   `case_insensitive`, `before`, `after`, `limit` (default 100)), with one schema each.
 //! - [`tool_output_cache_line()`]: one line by grapheme window, header
 //!   `line_number=N line_length=G char_range=a..b`, the segment, then
 //!   `Use char_offset=b to continue.` when more of the line remains.
