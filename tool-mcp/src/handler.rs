@@ -60,7 +60,7 @@ pub fn tool_entry(definition: &ToolDefinition) -> Tool {
 /// - Text becomes one text block; parts become text and image blocks in order (an image part's
 ///   `detail` has no MCP equivalent and is left out).
 /// - `isError` is the message's `is_error`.
-/// - `_meta` carries `output_ref` (the ref id of the full output in the output cache) and
+/// - `_meta` carries `ref_id` (the ref id of the full output in the output cache) and
 ///   `trimmed: true` when the output layer shortened the text; left out when neither applies.
 /// - `structured`: the tool declares an output schema; then a successful message's JSON object
 ///   value is also given as `structuredContent`, beside the text (the same value as JSON text),
@@ -78,8 +78,8 @@ pub fn call_result(message: &ToolMessage, structured: bool) -> CallToolResult {
     };
     let mut result = if message.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
     let mut meta = JsonObject::new();
-    if let Some(output_ref) = &message.output_ref {
-        meta.insert("output_ref".to_owned(), Value::from(output_ref.clone()));
+    if let Some(ref_id) = &message.ref_id {
+        meta.insert("ref_id".to_owned(), Value::from(ref_id.clone()));
     }
     if message.trimmed {
         meta.insert("trimmed".to_owned(), Value::Bool(true));
@@ -436,18 +436,18 @@ mod tests {
     }
 
     #[test]
-    fn the_output_ref_and_trimmed_flag_go_in_meta() {
+    fn the_ref_id_and_trimmed_flag_go_in_meta() {
         let mut message =
-            ToolMessage::success("c1", "grep", tool_runtime::ToolResult::text("a\n[tool output trimmed; ref=c1]"));
-        message.output_ref = Some("c1".to_owned());
+            ToolMessage::success("c1", "grep", tool_runtime::ToolResult::text("a\n[tool output trimmed; ref_id=c1]"));
+        message.ref_id = Some("c1".to_owned());
         message.trimmed = true;
         assert_eq!(
             serde_json::to_value(call_result(&message, false)).unwrap(),
             json!({
                 "resultType": "complete",
-                "content": [{"type": "text", "text": "a\n[tool output trimmed; ref=c1]"}],
+                "content": [{"type": "text", "text": "a\n[tool output trimmed; ref_id=c1]"}],
                 "isError": false,
-                "_meta": {"output_ref": "c1", "trimmed": true}
+                "_meta": {"ref_id": "c1", "trimmed": true}
             })
         );
     }

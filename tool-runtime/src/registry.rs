@@ -505,7 +505,7 @@ impl Registry {
 
     /// The [output layer](RegistryBuilder::output)'s finish of one message, when the registry has
     /// one ([`OutputLayer::finish_message`](crate::output::OutputLayer::finish_message)): stored
-    /// under its call's ref id, `output_ref` set, held to the per-message cap. The store is the one
+    /// under its call's ref id, `ref_id` set, held to the per-message cap. The store is the one
     /// made already (or overridden), else it is resolved in `call_ctx`, the context the call ran
     /// in, or one made for the call; a store that cannot be made leaves the message whole. A store
     /// that blocks is written from tokio's blocking pool.

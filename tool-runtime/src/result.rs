@@ -89,7 +89,7 @@ pub enum ToolResult {
     Done(String),
     /// A result already in the output cache (streamed there by
     /// [`store_stream`](crate::output::store_stream)): the model sees `text`, and the message's
-    /// [`output_ref`](ToolMessage::output_ref) is `ref_id`; the output layer does not store it again.
+    /// [`ref_id`](ToolMessage::ref_id) is its `ref_id`; the output layer does not store it again.
     Stored(StoredResult),
 }
 
@@ -143,8 +143,8 @@ pub struct ToolMessage {
     pub is_error: bool,
     /// The id under which the full output is kept in the output cache, when one is attached.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_ref: Option<String>,
-    /// `true` when the content was cut by the output layer (the full text is under `output_ref`).
+    pub ref_id: Option<String>,
+    /// `true` when the content was cut by the output layer (the full text is under `ref_id`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub trimmed: bool,
     /// `true` when the tool ended the run ([`ToolResult::Done`]); the content is the final message.
@@ -169,11 +169,11 @@ impl ToolMessage {
     pub fn success(tool_call_id: impl Into<String>, tool_name: impl Into<String>, result: ToolResult) -> Self {
         let done = matches!(result, ToolResult::Done(_));
         let mut structured_content = None;
-        let (mut output_ref, mut trimmed) = (None, false);
+        let (mut ref_id, mut trimmed) = (None, false);
         let content = match result {
             ToolResult::Text(text) | ToolResult::Done(text) => MessageContent::Text(text),
             ToolResult::Stored(stored) => {
-                (output_ref, trimmed) = (Some(stored.ref_id), stored.cut);
+                (ref_id, trimmed) = (Some(stored.ref_id), stored.cut);
                 MessageContent::Text(stored.text)
             }
             ToolResult::Parts(parts) => MessageContent::Parts(parts),
@@ -188,7 +188,7 @@ impl ToolMessage {
             tool_name: tool_name.into(),
             content,
             is_error: false,
-            output_ref,
+            ref_id,
             trimmed,
             done,
             structured_content,
@@ -202,7 +202,7 @@ impl ToolMessage {
             tool_name: tool_name.into(),
             content: MessageContent::Text(text.into()),
             is_error: true,
-            output_ref: None,
+            ref_id: None,
             trimmed: false,
             done: false,
             structured_content: None,

@@ -622,10 +622,10 @@ async fn a_pending_context_free_call_future_can_be_dropped_and_the_registry_keep
 // The output layer
 // ---------------------------------------------------------------------------------------------
 
-/// The `output_ref`s of `messages`, in order; each must be a minted ref id (22 characters of
+/// The `ref_id`s of `messages`, in order; each must be a minted ref id (22 characters of
 /// `[A-Za-z0-9_-]`, not the call id) and no two alike.
 fn minted_refs(messages: &[ToolMessage]) -> Vec<String> {
-    let refs: Vec<String> = messages.iter().map(|m| m.output_ref.clone().expect("an output_ref")).collect();
+    let refs: Vec<String> = messages.iter().map(|m| m.ref_id.clone().expect("a ref_id")).collect();
     for (r, m) in refs.iter().zip(messages) {
         assert_eq!(tool_runtime::output::validate_ref_id(r), Ok(()));
         assert_eq!(r.len(), tool_runtime::output::REF_ID_LEN, "{r}");
@@ -1062,9 +1062,9 @@ fn child_makes_the_output_store_on_first_use() {
     let ctx = ToolContext::new();
     let refs = std::cell::RefCell::new(Vec::new());
     let report = |what: &str, message: &ToolMessage| {
-        let shown = message.output_ref.as_ref().map(|r| format!("minted({})", r.len()));
+        let shown = message.ref_id.as_ref().map(|r| format!("minted({})", r.len()));
         println!("STORE {what}: {} ref={} root={}", message.text(), shown.unwrap_or("none".to_owned()), root.is_dir());
-        refs.borrow_mut().extend(message.output_ref.clone());
+        refs.borrow_mut().extend(message.ref_id.clone());
     };
     let exempt = runtime.block_on(registry.call(&call_text("call_0", "tool_output_cache", r#"{"ref_id":"x"}"#), &ctx));
     report("exempt", &exempt);
@@ -1141,7 +1141,7 @@ fn the_first_context_free_call_makes_the_output_store_and_an_exempt_call_does_no
 fn a_turn_exactly_at_its_budget_is_left_whole_and_one_byte_over_is_cut() {
     let message = |id: &str, text: &str| {
         let mut message = ToolMessage::success(id, "add", ToolResult::text(text));
-        message.output_ref = Some(id.to_owned());
+        message.ref_id = Some(id.to_owned());
         message
     };
     let parts = ToolMessage::success(

@@ -96,7 +96,7 @@ async fn a_valid_call_returns_the_tool_text() {
             tool_name: "search".to_owned(),
             content: MessageContent::Text("name=x limit=Some(3)".to_owned()),
             is_error: false,
-            output_ref: None,
+            ref_id: None,
             trimmed: false,
             done: false,
             structured_content: None,

@@ -1,4 +1,4 @@
-//! The dispatcher with an output layer: output_ref, the per-message cap, the turn budget.
+//! The dispatcher with an output layer: ref_id, the per-message cap, the turn budget.
 
 use std::sync::Arc;
 
@@ -45,9 +45,9 @@ fn registry(store: &Arc<MemoryStore>, layer: OutputLayer) -> Registry {
         .unwrap()
 }
 
-/// The message's `output_ref`, which must be a minted ref id (not its call id).
+/// The message's `ref_id`, which must be a minted ref id (not its call id).
 fn minted_ref(message: &ToolMessage) -> String {
-    let ref_id = message.output_ref.clone().expect("an output_ref");
+    let ref_id = message.ref_id.clone().expect("a ref_id");
     assert_eq!(ref_id.len(), tool_runtime::output::REF_ID_LEN, "{ref_id}");
     assert_ne!(ref_id, message.tool_call_id);
     ref_id
@@ -58,7 +58,7 @@ fn call(id: &str, text: &str, n: usize) -> ToolCall {
 }
 
 #[tokio::test]
-async fn every_message_gets_its_output_ref_and_is_stored() {
+async fn every_message_gets_its_ref_id_and_is_stored() {
     let store = Arc::new(MemoryStore::new());
     let registry = registry(&store, OutputLayer::new());
 
@@ -90,7 +90,7 @@ async fn a_message_over_the_cap_keeps_whole_lines_and_ends_with_the_marker() {
     let message = registry.call(&call("c1", "abcdef", 10), &ToolContext::new()).await;
 
     let ref_id = minted_ref(&message);
-    assert_eq!(message.text(), format!("abcdef\nabcdef\nabcdef\n[tool output truncated; ref={ref_id}]"));
+    assert_eq!(message.text(), format!("abcdef\nabcdef\nabcdef\n[tool output truncated; ref_id={ref_id}]"));
     assert!(message.trimmed);
     assert_eq!(store.info(&ref_id).unwrap().bytes, 69);
 }
@@ -103,7 +103,7 @@ async fn the_line_cap_applies_per_message() {
 
     let message = registry.call(&call("c1", "x", 5), &ToolContext::new()).await;
 
-    assert_eq!(message.text(), format!("x\nx\nx\n[tool output truncated; ref={}]", minted_ref(&message)));
+    assert_eq!(message.text(), format!("x\nx\nx\n[tool output truncated; ref_id={}]", minted_ref(&message)));
 }
 
 #[tokio::test]
@@ -114,7 +114,7 @@ async fn a_first_line_over_the_cap_keeps_its_prefix() {
 
     let message = registry.call(&call("c1", "ééééé", 1), &ToolContext::new()).await;
 
-    assert_eq!(message.text(), format!("ééé\n[tool output truncated; ref={}]", minted_ref(&message)));
+    assert_eq!(message.text(), format!("ééé\n[tool output truncated; ref_id={}]", minted_ref(&message)));
 }
 
 #[tokio::test]
@@ -127,7 +127,7 @@ async fn images_stay_structured_and_are_stored_as_parts() {
 
     let ref_id = minted_ref(&message);
     let MessageContent::Parts(parts) = &message.content else { panic!("parts expected: {message:?}") };
-    assert_eq!(parts[0], ContentPart::text(format!("caption caption \n[tool output truncated; ref={ref_id}]")));
+    assert_eq!(parts[0], ContentPart::text(format!("caption caption \n[tool output truncated; ref_id={ref_id}]")));
     assert!(matches!(&parts[1], ContentPart::Image { media_type, .. } if media_type == "image/png"));
     assert_eq!(store.parts(&ref_id).unwrap().len(), 1);
 }
@@ -141,7 +141,7 @@ async fn cache_tools_are_not_stored_again_nor_capped() {
     let message =
         registry.call(&ToolCall::new("r1", "tool_output_cache", r#"{"ref_id":"a"}"#), &ToolContext::new()).await;
 
-    assert_eq!((message.output_ref.as_deref(), message.text().len()), (None, 2000));
+    assert_eq!((message.ref_id.as_deref(), message.text().len()), (None, 2000));
     assert!(store.is_empty());
 }
 
@@ -170,7 +170,7 @@ async fn without_a_layer_messages_are_left_as_the_tools_made_them() {
 
     let message = registry.call(&call("c1", "x", 3), &ToolContext::new()).await;
 
-    assert_eq!((message.output_ref, message.trimmed), (None, false));
+    assert_eq!((message.ref_id, message.trimmed), (None, false));
 }
 
 #[tokio::test]
@@ -215,7 +215,7 @@ async fn a_store_that_fails_leaves_the_message_whole() {
 
     let message = registry.call(&call("c1", "x", 3), &ToolContext::new()).await;
 
-    assert_eq!((message.text().as_ref(), message.output_ref.as_deref(), message.trimmed), ("x\nx\nx", None, false));
+    assert_eq!((message.text().as_ref(), message.ref_id.as_deref(), message.trimmed), ("x\nx\nx", None, false));
 }
 
 #[test]
@@ -230,7 +230,7 @@ fn finish_message_works_without_a_registry() {
         OutputScope::NONE,
     );
 
-    assert_eq!(message.text(), format!("a\n[tool output truncated; ref={}]", minted_ref(&message)));
+    assert_eq!(message.text(), format!("a\n[tool output truncated; ref_id={}]", minted_ref(&message)));
     assert_eq!(store.len(), 2);
 }
 
@@ -299,7 +299,7 @@ async fn three_messages(store: Arc<dyn OutputStore>) -> Vec<Option<String>> {
     let ctx = ToolContext::new();
     let one = registry.call(&call("c1", "a", 2), &ctx).await;
     let batch = registry.call_batch(&[call("c2", "b", 2), call("c3", "c", 2)], &ctx).await;
-    [one].iter().chain(&batch.messages).map(|m| m.output_ref.clone()).collect()
+    [one].iter().chain(&batch.messages).map(|m| m.ref_id.clone()).collect()
 }
 
 #[tokio::test]

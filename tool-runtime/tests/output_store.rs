@@ -120,7 +120,7 @@ fn an_unknown_ref_is_not_found() {
     for store in stores {
         assert_eq!(
             store.info("nope").unwrap_err().to_string(),
-            "no tool output is cached under ref_id `nope` in this session; use the output_ref of a tool result of this \
+            "no tool output is cached under ref_id `nope` in this session; use the ref_id of a tool result of this \
              session"
         );
     }

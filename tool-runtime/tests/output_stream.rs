@@ -146,7 +146,7 @@ async fn a_streamed_result_reaches_the_model_as_its_preview_with_the_ref_of_the_
 
     let message = registry.call(&ToolCall::new("c1", "dump", r#"{"lines":100000}"#), &ctx).await;
 
-    let ref_id = message.output_ref.clone().unwrap();
+    let ref_id = message.ref_id.clone().unwrap();
     assert!(message.trimmed);
     assert_eq!(store.len(), 1, "stored once, not again by the layer");
     assert_eq!(store.info(&ref_id).unwrap().bytes, 1_500_000);

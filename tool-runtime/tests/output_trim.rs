@@ -39,7 +39,7 @@ fn the_oldest_outputs_are_replaced_until_the_estimate_fits() {
 
     assert_eq!(report.trimmed, ["call_a", "call_b"]);
     assert_eq!((report.tokens_before, report.tokens_after), (300, 118));
-    assert_eq!(history[2]["content"], "[tool output trimmed; ref=Rk9s_a]");
+    assert_eq!(history[2]["content"], "[tool output trimmed; ref_id=Rk9s_a]");
     assert_eq!(history[5]["content"], "c".repeat(400));
 }
 
@@ -62,7 +62,7 @@ fn an_image_result_becomes_a_placeholder_with_the_same_call_id() {
 
     assert_eq!(
         history[3],
-        json!({"role": "tool", "tool_call_id": "call_b", "content": "[tool output trimmed; ref=Rk9s_b]"})
+        json!({"role": "tool", "tool_call_id": "call_b", "content": "[tool output trimmed; ref_id=Rk9s_b]"})
     );
 }
 
@@ -98,7 +98,7 @@ fn anthropic_tool_results_are_trimmed_in_place_and_keep_is_error() {
     assert_eq!(report.trimmed, ["toolu_1"]);
     assert_eq!(
         history[1]["content"][0],
-        json!({"type": "tool_result", "tool_use_id": "toolu_1", "is_error": true, "content": "[tool output trimmed; ref=Qm2xw_1]"})
+        json!({"type": "tool_result", "tool_use_id": "toolu_1", "is_error": true, "content": "[tool output trimmed; ref_id=Qm2xw_1]"})
     );
     assert_eq!(history[1]["content"][1]["content"][1]["type"], "image");
 }
@@ -142,7 +142,7 @@ fn openai_responses_outputs_are_trimmed_in_place_and_keep_their_call_id() {
     assert_eq!((report.tokens_before, report.tokens_after), (220, 29));
     assert_eq!(
         history[1],
-        json!({"type": "function_call_output", "call_id": "call_1", "output": "[tool output trimmed; ref=Rk9s_1]"})
+        json!({"type": "function_call_output", "call_id": "call_1", "output": "[tool output trimmed; ref_id=Rk9s_1]"})
     );
     assert_eq!(history[3]["output"][1]["type"], "input_image");
 }
@@ -171,10 +171,10 @@ fn gemini_function_responses_are_trimmed_in_place_and_keep_their_error_key() {
     let report = trim_context(&mut history, HistoryShape::Gemini, 150, &refs);
 
     assert_eq!(report.trimmed, ["fc_1", "grep"]);
-    assert_eq!((report.tokens_before, report.tokens_after), (300, 114));
+    assert_eq!((report.tokens_before, report.tokens_after), (300, 115));
     assert_eq!(
         history[1]["parts"][0],
-        json!({"functionResponse": {"name": "read", "id": "fc_1", "response": {"error": "[tool output trimmed; ref=fc_1]"}}})
+        json!({"functionResponse": {"name": "read", "id": "fc_1", "response": {"error": "[tool output trimmed; ref_id=fc_1]"}}})
     );
     assert_eq!(history[3]["parts"][0]["functionResponse"]["response"]["output"], "h".repeat(400));
 }
@@ -202,7 +202,7 @@ fn a_gemini_response_without_output_or_error_is_trimmed_as_a_whole() {
     assert_eq!(report.trimmed, ["fc_9"]);
     assert_eq!(
         history[0]["parts"][0]["functionResponse"]["response"],
-        json!({"output": "[tool output trimmed; ref=fc_9]"})
+        json!({"output": "[tool output trimmed; ref_id=fc_9]"})
     );
 }
 

@@ -135,7 +135,7 @@ async fn cache_of_an_unknown_ref_says_what_to_use() {
 
     assert_eq!(
         cache.err("tool_output_cache", json!({"ref_id": "nope"})).await,
-        "no tool output is cached under ref_id `nope` in this session; use the output_ref of a tool result of this \
+        "no tool output is cached under ref_id `nope` in this session; use the ref_id of a tool result of this \
          session"
     );
 }
@@ -170,7 +170,7 @@ async fn the_cache_tools_own_messages_are_not_cached_again() {
 
     let message = cache.call("tool_output_cache", json!({"ref_id": "r1"})).await;
 
-    assert_eq!(message.output_ref, None);
+    assert_eq!(message.ref_id, None);
     assert!(matches!(cache.store.info("c1"), Err(tool_runtime::output::StoreError::NotFound { .. })));
 }
 
@@ -190,7 +190,7 @@ async fn cache_tools_are_exempt_from_the_per_message_cap() {
             &ToolContext::new(),
         )
         .await;
-    assert_eq!(first.output_ref, None);
+    assert_eq!(first.ref_id, None);
     assert_eq!(first.text(), "    1: line 1\n    2: line 2\n    3: line 3");
 }
 
@@ -252,6 +252,50 @@ async fn grep_shows_a_window_of_a_huge_matching_line_and_points_to_the_line_tool
             "b".repeat(744)
         )
     );
+}
+
+#[tokio::test]
+async fn grep_with_case_insensitive_matches_a_regex_in_any_case() {
+    let cache = Cache::memory();
+    cache.put("r1", "Error one\nok\nERROR two\nerr\n");
+
+    let out = cache
+        .ok("tool_output_cache_grep", json!({"ref_id": "r1", "pattern": "^error", "case_insensitive": true}))
+        .await;
+
+    assert_eq!(out, "    1: Error one\n\n    3: ERROR two");
+}
+
+#[tokio::test]
+async fn grep_with_case_insensitive_matches_a_literal_text_in_any_case_and_nothing_else() {
+    let cache = Cache::memory();
+    cache.put("r1", "A.B\naXb\na.b\n");
+
+    let arguments = json!({"ref_id": "r1", "pattern": "a.b", "regex": false, "case_insensitive": true});
+    let out = cache.ok("tool_output_cache_grep", arguments).await;
+
+    assert_eq!(out, "    1: A.B\n\n    3: a.b");
+}
+
+#[tokio::test]
+async fn grep_without_case_insensitive_keeps_case() {
+    let cache = Cache::memory();
+    cache.put("r1", "Error one\nerror two\n");
+
+    let out = cache.ok("tool_output_cache_grep", json!({"ref_id": "r1", "pattern": "error"})).await;
+
+    assert_eq!(out, "    2: error two");
+}
+
+#[tokio::test]
+async fn an_invalid_regex_with_case_insensitive_is_named_as_given() {
+    let cache = Cache::memory();
+    cache.put("r1", "a");
+
+    let arguments = json!({"ref_id": "r1", "pattern": "(", "regex": true, "case_insensitive": true});
+    let error = cache.err("tool_output_cache_grep", arguments).await;
+
+    assert!(error.starts_with("invalid regex `(`: "), "{error}");
 }
 
 #[tokio::test]
@@ -347,7 +391,7 @@ async fn a_bad_ref_id_says_which_characters_are_allowed() {
 
     assert_eq!(
         cache.err("tool_output_cache_line", json!({"ref_id": "../etc", "line_number": 1})).await,
-        "ref_id `../etc` is not valid: use 1 to 128 of the characters A-Z a-z 0-9 _ - (the output_ref of a tool result)"
+        "ref_id `../etc` is not valid: use 1 to 128 of the characters A-Z a-z 0-9 _ - (the ref_id of a tool result)"
     );
 }
 
@@ -362,8 +406,8 @@ async fn what_the_per_message_cap_cut_is_read_back_by_ref() {
         .unwrap();
     let ctx = ToolContext::new();
     let cut = registry.call(&ToolCall::new("call_9", "many", r#"{"n":5}"#), &ctx).await;
-    let ref_id = cut.output_ref.clone().unwrap();
-    assert_eq!(cut.text(), format!("row 1\nrow 2\n[tool output truncated; ref={ref_id}]"));
+    let ref_id = cut.ref_id.clone().unwrap();
+    assert_eq!(cut.text(), format!("row 1\nrow 2\n[tool output truncated; ref_id={ref_id}]"));
 
     let arguments = json!({"ref_id": ref_id, "offset": 2}).to_string();
     let rest = registry.call(&ToolCall::new("call_10", "tool_output_cache", arguments), &ctx).await;

@@ -51,12 +51,12 @@ fn a_cancelled_read_line_stops_before_its_first_chunk() {
     assert_eq!(result, Err(FsError::Cancelled { tool: "read_line" }));
 }
 
-#[test]
-fn a_patch_cancelled_before_its_first_write_writes_nothing() {
+#[tokio::test]
+async fn a_patch_cancelled_before_its_first_write_writes_nothing() {
     let (dir, sandbox) = workspace();
     let patch = "*** Begin Patch\n*** Add File: c.txt\n+gamma\n*** Delete File: b.txt\n*** End Patch";
 
-    let result = apply_patch(patch.to_owned(), None, sandbox, &cancelled());
+    let result = apply_patch(patch.to_owned(), None, sandbox, &cancelled()).await;
 
     assert_eq!(result.unwrap_err(), PatchError::Cancelled);
     assert!(!dir.path().join("c.txt").exists());

@@ -219,13 +219,29 @@ async fn a_child_left_running_when_the_shell_exits_is_stopped() {
 }
 
 #[tokio::test]
-async fn timeout_ms_outside_1_to_600000_is_refused() {
+async fn timeout_ms_outside_1_to_600000_is_refused_at_decode() {
     let shell = Shell::new();
+    let mut refused = Vec::new();
     for value in [0, 600_001] {
         let message = shell.call("bash", json!({"command": "true", "timeout_ms": value})).await;
-        assert!(message.is_error);
-        assert_eq!(message.text(), format!("timeout_ms must be between 1 and 600000, got {value}"));
+        refused.push((message.is_error, message.text().into_owned()));
     }
+    assert_eq!(
+        refused,
+        [
+            (true, "invalid arguments for `bash`: `timeout_ms`: must be at least 1; got 0".to_owned()),
+            (true, "invalid arguments for `bash`: `timeout_ms`: must be at most 600000; got 600001".to_owned()),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_timeout_ms_over_a_configured_lower_maximum_is_refused_when_the_call_runs() {
+    let shell = Shell::with(|config| ExecConfig { max_timeout_ms: 1000, ..config });
+
+    let message = shell.call("bash", json!({"command": "true", "timeout_ms": 1001})).await;
+
+    assert_eq!((message.is_error, message.text().as_ref()), (true, "timeout_ms must be between 1 and 1000, got 1001"));
 }
 
 #[tokio::test]

@@ -146,6 +146,17 @@ async fn an_invalid_regex_is_an_error_suggesting_regex_false() {
 }
 
 #[tokio::test]
+async fn an_empty_pattern_is_refused_at_decode_as_tool_output_cache_grep_refuses_it() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "one\n");
+
+    assert_eq!(
+        ws.err("grep", json!({"pattern": ""})).await,
+        "invalid arguments for `grep`: `pattern`: must be at least 1 character; got 0"
+    );
+}
+
+#[tokio::test]
 async fn context_over_50_lines_is_an_error() {
     let ws = Workspace::new();
 

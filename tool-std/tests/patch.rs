@@ -819,4 +819,43 @@ async fn a_long_diff_preview_is_capped_with_head_and_tail() {
     assert!(diff.contains("\n+line 57\n...[84 lines omitted]...\n+line 142\n"), "{diff}");
     assert!(diff.ends_with("+line 200\n"));
     assert_eq!(read(&ws, "big.txt").lines().count(), 200);
+    let ref_id = output["ref_id"].as_str().unwrap();
+    assert_eq!(ref_id.len(), tool_runtime::output::REF_ID_LEN, "{ref_id}");
+}
+
+#[tokio::test]
+async fn the_whole_diff_of_a_cut_preview_is_kept_under_its_ref_id() {
+    let ws = Workspace::new();
+    let lines: String = (1..=200).map(|i| format!("+line {i}\n")).collect();
+    let output = apply(&ws, &format!("*** Begin Patch\n*** Add File: big.txt\n{lines}*** End Patch\n")).await;
+
+    let arguments = json!({"ref_id": output["ref_id"], "pattern": "+line 100", "regex": false});
+    let found = ws.ok("tool_output_cache_grep", arguments).await;
+
+    // Line 103 of the whole diff: the two file headers and the hunk header come first.
+    assert_eq!(found, "  103: +line 100");
+}
+
+#[tokio::test]
+async fn a_dry_run_keeps_the_whole_diff_of_a_cut_preview_too() {
+    let ws = Workspace::new();
+    let lines: String = (1..=200).map(|i| format!("+line {i}\n")).collect();
+    let patch = format!("*** Begin Patch\n*** Add File: big.txt\n{lines}*** End Patch\n");
+    let output: Value =
+        serde_json::from_str(&ws.ok("apply_patch", json!({"patch": patch, "dry_run": true})).await).unwrap();
+
+    let arguments = json!({"ref_id": output["ref_id"], "offset": 202});
+    let last = ws.ok("tool_output_cache", arguments).await;
+
+    assert!(!ws.root.join("big.txt").exists());
+    assert_eq!(last, "  203  +line 200");
+}
+
+#[tokio::test]
+async fn a_whole_diff_preview_has_no_ref_id() {
+    let ws = Workspace::new();
+
+    let output = apply(&ws, "*** Begin Patch\n*** Add File: small.txt\n+one\n*** End Patch\n").await;
+
+    assert_eq!((&output["diff_truncated"], output.get("ref_id")), (&json!(false), None));
 }

@@ -188,3 +188,46 @@ fn discover_on_the_registry_builder_keeps_each_standard_tool_once() {
 
     assert_eq!(registry.names().collect::<Vec<_>>(), explicit);
 }
+
+/// The parameters of `tool` (its schema's `properties`).
+fn properties(registry: &tool_runtime::Registry, tool: &str) -> serde_json::Map<String, serde_json::Value> {
+    let definition = registry.definitions().iter().find(|d| d.name == tool).unwrap_or_else(|| panic!("no tool {tool}"));
+    definition.input_schema["properties"].as_object().cloned().unwrap_or_default()
+}
+
+#[test]
+fn similar_tools_give_a_shared_parameter_one_schema_its_name_type_bounds_default_and_description() {
+    let registry = tool_std::registry_builder().build().unwrap();
+    let pairs: [(&str, &str, &[&str]); 7] = [
+        ("read", "tool_output_cache", &["offset", "limit"]),
+        ("read_line", "tool_output_cache_line", &["line_number", "char_offset", "char_limit"]),
+        ("grep", "tool_output_cache_grep", &["pattern", "regex", "case_insensitive", "before", "after", "limit"]),
+        ("write", "edit", &["file_path", "expected_hash"]),
+        ("edit", "apply_patch", &["dry_run"]),
+        ("read", "view_image", &["file_path"]),
+        ("read", "read_line", &["file_path"]),
+    ];
+    let mut differ = Vec::new();
+    for (a, b, shared) in pairs {
+        let (left, right) = (properties(&registry, a), properties(&registry, b));
+        for name in shared {
+            if left.get(*name).is_none() || left.get(*name) != right.get(*name) {
+                differ.push(format!("{a}.{name}: {:?} / {b}.{name}: {:?}", left.get(*name), right.get(*name)));
+            }
+        }
+    }
+    assert_eq!(differ, Vec::<String>::new());
+}
+
+#[test]
+fn glob_and_grep_bound_their_limit_alike_and_say_what_it_counts() {
+    let registry = tool_std::registry_builder().build().unwrap();
+    let (glob, grep) = (&properties(&registry, "glob")["limit"], &properties(&registry, "grep")["limit"]);
+    let bounds = |s: &serde_json::Value| (s["type"].clone(), s["minimum"].clone(), s["maximum"].clone());
+
+    assert_eq!(bounds(glob), bounds(grep));
+    assert_eq!(
+        (glob["description"].as_str(), grep["description"].as_str()),
+        (Some("Files to show (default 100)."), Some("Matching lines to show (default 100)."))
+    );
+}

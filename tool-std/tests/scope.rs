@@ -54,7 +54,7 @@ async fn secret_ref(registry: &Registry, root: &Path, owner: &ToolContext) -> St
     std::fs::write(root.join("secret.txt"), "the secret is 42\n").unwrap();
     let read = call(registry, owner, "read", json!({"file_path": "secret.txt"})).await;
     assert!(!read.is_error, "{}", read.text());
-    read.output_ref.clone().unwrap()
+    read.ref_id.clone().unwrap()
 }
 
 /// What every cache tool answers `reader` for `ref_id` when nothing at all is stored under it:
@@ -91,7 +91,7 @@ async fn assert_only_owner_reads(
         assert_eq!(
             other.text(),
             format!(
-                "no tool output is cached under ref_id `{ref_id}` in this session; use the output_ref of a tool \
+                "no tool output is cached under ref_id `{ref_id}` in this session; use the ref_id of a tool \
                  result of this session"
             )
         );

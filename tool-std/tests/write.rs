@@ -181,8 +181,8 @@ async fn a_long_diff_is_cut_to_head_and_tail() {
     assert_eq!(lines[61], "+line 142");
     assert_eq!(lines[119], "+line 200");
     assert_eq!(out["diff_truncated"], true);
-    let diff_ref = out["diff_ref"].as_str().unwrap();
-    assert_eq!(diff_ref.len(), tool_runtime::output::REF_ID_LEN, "{diff_ref}");
+    let ref_id = out["ref_id"].as_str().unwrap();
+    assert_eq!(ref_id.len(), tool_runtime::output::REF_ID_LEN, "{ref_id}");
 }
 
 #[tokio::test]
@@ -191,20 +191,20 @@ async fn the_whole_diff_of_a_cut_preview_is_kept_in_the_output_cache() {
     let content: String = (1..=200).map(|n| format!("line {n}\n")).collect();
     let out = json_of(&ws.ok("write", json!({"file_path": "big.txt", "content": content})).await);
 
-    let arguments = json!({"ref_id": out["diff_ref"], "pattern": "+line 100", "regex": false});
+    let arguments = json!({"ref_id": out["ref_id"], "pattern": "+line 100", "regex": false});
     let found = ws.ok("tool_output_cache_grep", arguments).await;
 
     assert_eq!(found, "  103: +line 100");
 }
 
 #[tokio::test]
-async fn a_whole_preview_has_no_diff_ref() {
+async fn a_whole_preview_has_no_ref_id() {
     let ws = Workspace::new();
 
     let out = json_of(&ws.ok("write", json!({"file_path": "small.txt", "content": "one\n"})).await);
 
     assert_eq!(out["diff_truncated"], false);
-    assert_eq!(out.get("diff_ref"), None);
+    assert_eq!(out.get("ref_id"), None);
 }
 
 #[tokio::test]

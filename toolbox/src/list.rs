@@ -3,7 +3,7 @@
 use clap::ValueEnum;
 use serde_json::Value;
 use tool_runtime::ToolDefinition;
-use tool_runtime::provider::{Provider, Rendering, Strict};
+use tool_runtime::provider::{GeminiParameters, Provider, Rendering, Strict};
 
 use crate::setup::Setup;
 
@@ -25,8 +25,13 @@ pub(crate) enum Format {
     OpenaiStrict,
     /// Anthropic Messages `tools`.
     Anthropic,
-    /// Gemini `tools` (one `functionDeclarations` entry).
+    /// Gemini `tools` (one `functionDeclarations` entry), each tool's `parameters` in the OpenAPI
+    /// 3.0 subset the Gemini API takes.
     Gemini,
+    /// Gemini `tools` as `gemini` but with `parametersJsonSchema`: the canonical JSON Schema as
+    /// it is (`anyOf`, `$ref`, `additionalProperties`, every bound), what gemini-cli sends; left
+    /// out for a tool without parameters.
+    GeminiJsonSchema,
     /// The `tools` of an MCP `tools/list` result, as `toolbox mcp` serves them.
     Mcp,
 }
@@ -57,6 +62,9 @@ pub(crate) fn list(setup: &Setup, format: Format, sets: &[String]) -> Result<Str
         Format::OpenaiStrict => rendered(Provider::OpenAiChat, Rendering::DEFAULT.strict(Strict::WherePossible))?,
         Format::Anthropic => rendered(Provider::Anthropic, Rendering::DEFAULT)?,
         Format::Gemini => rendered(Provider::Gemini, Rendering::DEFAULT)?,
+        Format::GeminiJsonSchema => {
+            rendered(Provider::Gemini, Rendering::DEFAULT.gemini(GeminiParameters::JsonSchema))?
+        }
         Format::Mcp => serde_json::to_value(definitions.iter().map(tool_mcp::tool_entry).collect::<Vec<_>>())
             .map_err(|e| e.to_string())?,
     };

@@ -145,6 +145,21 @@ fn list_as_gemini_is_one_entry_of_function_declarations_without_additional_prope
 }
 
 #[test]
+fn list_as_gemini_json_schema_gives_each_tool_its_canonical_schema_as_parameters_json_schema() {
+    let tools = stdout_json(&toolbox(&["list", "--format", "gemini-json-schema", "--set", "todo"]));
+    let canonical = stdout_json(&toolbox(&["list", "--set", "todo"]));
+    let declarations = tools[0]["functionDeclarations"].as_array().unwrap();
+    let names: Vec<&str> = declarations.iter().map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["todo_append", "todo_clear", "todo_new", "todo_patch", "todo_read"]);
+    assert_eq!(tools.as_array().unwrap().len(), 1);
+    assert_eq!(declarations[0]["parametersJsonSchema"], canonical[0]["input_schema"]);
+    assert_eq!(declarations[0]["parametersJsonSchema"]["additionalProperties"], false);
+    assert_eq!(declarations[0].get("parameters"), None);
+    // todo_clear takes no parameters: neither key is sent.
+    assert_eq!(declarations[1], json!({"name": "todo_clear", "description": canonical[1]["description"]}));
+}
+
+#[test]
 fn run_dispatches_a_parallel_turn_and_prints_the_results_in_the_provider_shape() {
     let root = workspace();
     let output = toolbox(&[
@@ -308,8 +323,8 @@ fn call_prints_the_tool_message_as_json() {
     ]);
     assert_eq!(output.status.code(), Some(0));
     let mut message = stdout_json(&output);
-    let output_ref = message["output_ref"].take();
-    assert_eq!(output_ref.as_str().map(str::len), Some(22), "{output_ref}");
+    let ref_id = message["ref_id"].take();
+    assert_eq!(ref_id.as_str().map(str::len), Some(22), "{ref_id}");
     assert_eq!(
         message,
         json!({
@@ -317,7 +332,7 @@ fn call_prints_the_tool_message_as_json() {
             "tool_name": "grep",
             "content": "src/main.rs:1: fn main() {",
             "is_error": false,
-            "output_ref": null
+            "ref_id": null
         })
     );
 }
@@ -336,7 +351,7 @@ fn a_ref_id_printed_by_one_call_is_readable_by_the_next() {
         "--state-dir",
         state,
     ]));
-    let ref_id = first["output_ref"].as_str().unwrap();
+    let ref_id = first["ref_id"].as_str().unwrap();
     assert_eq!(ref_id.len(), 22, "{ref_id}");
 
     let arguments = json!({"ref_id": ref_id, "pattern": "println"}).to_string();
@@ -360,7 +375,7 @@ fn grep_of_the_first_after_a_second(bounds: &[&str]) -> Value {
     };
     let first = read("src/main.rs");
     read("src/main.rs");
-    let arguments = json!({"ref_id": first["output_ref"], "pattern": "println"}).to_string();
+    let arguments = json!({"ref_id": first["ref_id"], "pattern": "println"}).to_string();
     let grep = toolbox(&["call", "tool_output_cache_grep", &arguments, "--root", root, "--state-dir", state]);
     serde_json::from_slice(&grep.stdout).unwrap()
 }

@@ -284,12 +284,12 @@ async def toolbox_checks(target: Target, workspace: Path) -> None:
     async def read_note(client: Client, c: int, i: int):
         k = c * 10 + i
         result = await client.call_tool("read", {"file_path": f"n{k}.txt"})
-        return k, text_of(result), result.meta["output_ref"]
+        return k, text_of(result), result.meta["ref_id"]
 
     results = await concurrently(target, 5, 10, read_note)
     for k, text, _ in results:
         assert text.startswith(f"    1  note {k}\n\n[read_metadata]"), (k, text)
-    refs = [output_ref for _, _, output_ref in results]
+    refs = [ref_id for _, _, ref_id in results]
     assert len(set(refs)) == 50, refs
     print("ok 50 concurrent calls from 5 clients each get their own result and call id")
 

@@ -30,8 +30,8 @@ async fn list_and_call(args: &[&str], call: &str) -> (Vec<String>, serde_json::V
     assert!(child.wait().await.unwrap().success());
     let mut result = serde_json::to_value(result).unwrap();
     // The ref id differs between server processes: check its shape, then compare the rest.
-    let output_ref = result["_meta"]["output_ref"].as_str().unwrap_or_default().to_owned();
-    assert_eq!(output_ref.len(), 22, "{output_ref}");
+    let ref_id = result["_meta"]["ref_id"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(ref_id.len(), 22, "{ref_id}");
     result.as_object_mut().unwrap().remove("_meta");
     (names, result)
 }

@@ -16,15 +16,17 @@
 //! - Ref ids: minted by the layer ([`mint_ref_id`]: 22 characters, 128 unguessable bits), never a
 //!   provider's call id, and good only in the [`OutputScope`] (session, principal) that made them:
 //!   a reader goes through a [`ScopedStore`], to which a ref of another scope reads exactly as an
-//!   unknown one.
-//! - [`trim_context`]: the oldest tool outputs of a history become `[tool output trimmed; ref=ID]`.
+//!   unknown one. A ref has one name wherever a model or a client meets it: `ref_id`, the cache
+//!   tools' parameter, is also [`ToolMessage::ref_id`], MCP's `_meta` key, the `ref_id=ID` of the
+//!   markers and the field of a tool result that names its own cached part (a cut diff).
+//! - [`trim_context`]: the oldest tool outputs of a history become `[tool output trimmed; ref_id=ID]`.
 //! - [`parse_page`], [`page_rows`], [`offset_token`]; [`is_binary`], [`detect_image_mime`];
 //!   [`split_lines`], [`truncate_text`].
 //!
 //! The dispatcher applies an [`OutputLayer`] when the registry is built with one
 //! (`Registry::builder().output(OutputLayer::from_env()?)`): every message is stored under a new
-//! ref id in its call's scope and gets it as `output_ref`, a message over the per-message cap keeps whole lines and ends with
-//! `[tool output truncated; ref=ID]`, and the messages of a batch share the turn budget.
+//! ref id in its call's scope and gets it as `ref_id`, a message over the per-message cap keeps whole lines and ends with
+//! `[tool output truncated; ref_id=ID]`, and the messages of a batch share the turn budget.
 
 mod budget;
 mod paging;
@@ -66,12 +68,12 @@ use crate::result::{ContentPart, MessageContent, ToolMessage};
 
 /// The names of the tools that read the output cache. Their messages are not stored again (their
 /// text is already in the cache under the ref they read) and not capped per message (they page
-/// themselves); they get no `output_ref`.
+/// themselves); they get no `ref_id`.
 pub const CACHE_TOOLS: [&str; 3] = ["tool_output_cache", "tool_output_cache_grep", "tool_output_cache_line"];
 
 /// The marker that ends a message cut by the per-message cap.
 pub fn truncated_marker(ref_id: &str) -> String {
-    format!("[tool output truncated; ref={ref_id}]")
+    format!("[tool output truncated; ref_id={ref_id}]")
 }
 
 /// The output policy the dispatcher applies to every message and every batch.
@@ -147,7 +149,7 @@ impl OutputLayer {
     /// on the calling thread for a store that does not [block](OutputStore::blocks), else on
     /// tokio's blocking pool (on the calling thread outside a tokio runtime). When the runtime
     /// shuts down before the blocking pool ran it, the message is returned whole, without
-    /// `output_ref`; a panic of the store goes on unwinding here, as it would inline.
+    /// `ref_id`; a panic of the store goes on unwinding here, as it would inline.
     pub(crate) async fn finish_in(
         self: &Arc<Self>,
         message: ToolMessage,
@@ -170,16 +172,16 @@ impl OutputLayer {
 
     /// Stores the message's text projection and typed parts under a new ref id ([`mint_ref_id`]),
     /// made in `scope` (the call's session and principal, [`OutputScope::of`] its context), sets
-    /// `output_ref`, and applies the per-message cap: over the cap, the
+    /// `ref_id`, and applies the per-message cap: over the cap, the
     /// text keeps whole lines up to it and ends with [`truncated_marker`], and `trimmed` is set.
     /// Images stay in place. When the first line alone is over the byte cap, its longest prefix
     /// within the cap (cut at a character boundary) is kept instead, so the model sees something.
     ///
     /// A message of a [`ToolResult::Stored`](crate::ToolResult::Stored) result is in the store
-    /// already: it keeps its `output_ref` and is only capped.
+    /// already: it keeps its `ref_id` and is only capped.
     ///
     /// Nothing is lost: when the message cannot be stored (no ref id could be minted, store
-    /// failure) it is returned whole, without `output_ref`. Messages of exempt tools are returned
+    /// failure) it is returned whole, without `ref_id`. Messages of exempt tools are returned
     /// unchanged.
     pub fn finish_message(
         &self,
@@ -190,7 +192,7 @@ impl OutputLayer {
         if self.is_exempt(&message.tool_name) {
             return message;
         }
-        let ref_id = match message.output_ref.take() {
+        let ref_id = match message.ref_id.take() {
             // Stored already, as it was streamed (`ToolResult::Stored`).
             Some(ref_id) => ref_id,
             None => {
@@ -245,14 +247,14 @@ impl OutputLayer {
         if cut {
             message.trimmed = true;
         }
-        message.output_ref = Some(ref_id);
+        message.ref_id = Some(ref_id);
         message
     }
 
     /// Applies the turn budget to the messages of one batch, in call order: every text (a text
     /// message, or each text part of a parts message) is one entry of [`apply_turn_budget`]; images
     /// stay in place and are not counted. A cut message gets `trimmed`; its marker names its
-    /// `output_ref` when it has one.
+    /// `ref_id` when it has one.
     pub fn apply_turn(&self, messages: &mut [ToolMessage]) {
         let mut entries: Vec<(usize, Option<usize>)> = Vec::new();
         for (m, message) in messages.iter().enumerate() {
@@ -280,7 +282,7 @@ impl OutputLayer {
         }
         let outputs: Vec<TurnOutput<'_>> = entries
             .iter()
-            .map(|&(m, p)| TurnOutput { text: text_of(&messages[m], p), ref_id: messages[m].output_ref.as_deref() })
+            .map(|&(m, p)| TurnOutput { text: text_of(&messages[m], p), ref_id: messages[m].ref_id.as_deref() })
             .collect();
         let results = apply_turn_budget(&outputs, self.turn_bytes);
         drop(outputs);

@@ -42,7 +42,7 @@ pub enum StoreError {
     /// No output is stored under this id for the reader's scope: the id is unknown, or it belongs
     /// to another session or principal (the two read the same).
     #[error(
-        "no tool output is cached under ref_id `{ref_id}` in this session; use the output_ref of a tool result of \
+        "no tool output is cached under ref_id `{ref_id}` in this session; use the ref_id of a tool result of \
          this session"
     )]
     NotFound {
@@ -60,7 +60,7 @@ pub enum StoreError {
     },
     /// The id has characters outside `[A-Za-z0-9_-]`, is empty or too long.
     #[error(
-        "ref_id `{ref_id}` is not valid: use 1 to 128 of the characters A-Z a-z 0-9 _ - (the output_ref of a tool result)"
+        "ref_id `{ref_id}` is not valid: use 1 to 128 of the characters A-Z a-z 0-9 _ - (the ref_id of a tool result)"
     )]
     InvalidRefId {
         /// The id as given.

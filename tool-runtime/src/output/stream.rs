@@ -93,7 +93,7 @@ fn preview(head: &[u8], tail: &[u8], bytes: u64, ref_id: &str) -> (String, bool)
 /// last 1/4 of `preview_bytes`; returns the result the model sees ([`ToolResult::Stored`]).
 ///
 /// This is the one path for a result too large for a `String`: the output layer does not store a
-/// stored result again (its message keeps the ref id as `output_ref`), and caps its preview like
+/// stored result again (its message keeps the ref id as `ref_id`), and caps its preview like
 /// any other text.
 ///
 /// # Errors

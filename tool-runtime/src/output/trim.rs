@@ -57,11 +57,11 @@ pub fn estimate_tokens(bytes: usize) -> usize {
     bytes.div_ceil(4)
 }
 
-/// The placeholder a trimmed output becomes: `[tool output trimmed; ref=ID]` with the output's ref
-/// id (its message's `output_ref`), or `[tool output trimmed]` for an output that has none.
-pub fn trimmed_placeholder(output_ref: Option<&str>) -> String {
-    match output_ref {
-        Some(ref_id) => format!("[tool output trimmed; ref={ref_id}]"),
+/// The placeholder a trimmed output becomes: `[tool output trimmed; ref_id=ID]` with the output's ref
+/// id (its message's `ref_id`), or `[tool output trimmed]` for an output that has none.
+pub fn trimmed_placeholder(ref_id: Option<&str>) -> String {
+    match ref_id {
+        Some(ref_id) => format!("[tool output trimmed; ref_id={ref_id}]"),
         None => "[tool output trimmed]".to_owned(),
     }
 }
@@ -81,8 +81,8 @@ struct Slot {
 }
 
 /// Trims the oldest tool outputs of `history` until the estimate of all tool-output tokens is at
-/// most `budget_tokens` (or nothing is left to trim). `output_ref` gives the ref id of a tool call
-/// id's output (the `output_ref` of the message that answered it; the output layer mints ref ids,
+/// most `budget_tokens` (or nothing is left to trim). `ref_of` gives the ref id of a tool call
+/// id's output (the `ref_id` of the message that answered it; the output layer mints ref ids,
 /// they are not the call ids), `None` when it has none.
 ///
 /// A trimmed result keeps its place, its call id and its error flag (Anthropic's `is_error`,
@@ -99,7 +99,7 @@ pub fn trim_context(
     history: &mut [Value],
     shape: HistoryShape,
     budget_tokens: usize,
-    output_ref: &dyn Fn(&str) -> Option<String>,
+    ref_of: &dyn Fn(&str) -> Option<String>,
 ) -> TrimReport {
     let mut slots = Vec::new();
     for (m, message) in history.iter().enumerate() {
@@ -145,7 +145,7 @@ pub fn trim_context(
         if total <= budget_tokens {
             break;
         }
-        let placeholder = trimmed_placeholder(slot.call_id.as_deref().and_then(output_ref).as_deref());
+        let placeholder = trimmed_placeholder(slot.call_id.as_deref().and_then(ref_of).as_deref());
         let Some(target) = history[slot.message].pointer_mut(&slot.pointer) else { continue };
         let trimmed = if slot.whole_response {
             serde_json::json!({"output": placeholder})

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use tool_runtime::output::{GrepQuery, OUTPUT_STORE, OutputScope, OutputStore, ScopedStore, grep_stored};
+use tool_runtime::output::{GrepError, GrepQuery, OUTPUT_STORE, OutputScope, OutputStore, ScopedStore, grep_stored};
 use tool_runtime::{ToolContext, tool};
 
 use super::error::CacheError;
@@ -16,13 +16,13 @@ pub const GREP_LINE_BYTES: usize = 1000;
 // The arguments are the model's search options, each a field of the call's JSON.
 #[allow(clippy::too_many_arguments)]
 pub fn tool_output_cache_grep(
-    /// The ref_id of a cached output.
     ref_id: String,
-    /// The regex, or the text with regex=false; not empty.
+    /// A regex (Rust syntax), or a literal text with regex=false; matches within one line.
     #[arg(length(min = 1))]
     pattern: String,
-    /// true (default): a regex; false: a literal text.
+    /// Default true.
     regex: Option<bool>,
+    case_insensitive: Option<bool>,
     /// Context lines before each match.
     #[arg(range(max = 50))]
     before: Option<u64>,
@@ -49,15 +49,13 @@ pub fn tool_output_cache_grep(
         v @ 1..=1000 => v as usize,
         v => return Err(CacheError::OutOfRange { field: "limit", value: v, min: 1, max: 1000 }),
     };
-    let query = GrepQuery {
-        pattern: pattern.clone(),
-        regex: regex.unwrap_or(true),
-        before,
-        after,
-        max_matches,
-        max_line_bytes: GREP_LINE_BYTES,
-    };
-    let hits = grep_stored(&store, &ref_id, &query)?;
+    let (searched, regex) = case_folded(&pattern, regex.unwrap_or(true), case_insensitive.unwrap_or(false));
+    let query = GrepQuery { pattern: searched, regex, before, after, max_matches, max_line_bytes: GREP_LINE_BYTES };
+    // An invalid regex is reported as the model wrote it, without the case flag added here.
+    let hits = grep_stored(&store, &ref_id, &query).map_err(|e| match e {
+        GrepError::InvalidRegex { message, .. } => GrepError::InvalidRegex { pattern: pattern.clone(), message },
+        other => other,
+    })?;
     if hits.matches == 0 {
         return Ok(format!("No matches for: {pattern}"));
     }
@@ -102,4 +100,16 @@ pub fn tool_output_cache_grep(
         out.push_str("\n\n... (truncated)");
     }
     Ok(out)
+}
+
+/// The pattern and regex flag that search for `pattern` (a regex when `regex`, else a literal
+/// text), ignoring case when `case_insensitive`: the regex gets the `(?i)` flag, a literal text is
+/// escaped into a regex first. Case folding is then the regex engine's (Unicode simple case
+/// folding), as in `grep`.
+fn case_folded(pattern: &str, regex: bool, case_insensitive: bool) -> (String, bool) {
+    match (case_insensitive, regex) {
+        (false, _) => (pattern.to_owned(), regex),
+        (true, true) => (format!("(?i){pattern}"), true),
+        (true, false) => (format!("(?i){}", regex::escape(pattern)), true),
+    }
 }

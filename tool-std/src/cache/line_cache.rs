@@ -11,9 +11,8 @@ use super::error::CacheError;
 /// Read part of one line of a cached tool output, like read_line.
 #[tool(set = "cache", blocking, tags(read_only))]
 pub fn tool_output_cache_line(
-    /// The ref_id of a cached output.
     ref_id: String,
-    /// 1-based line number.
+    /// 1-based.
     #[arg(range(min = 1, max = 9007199254740991))]
     line_number: u64,
     /// 0-based first character.

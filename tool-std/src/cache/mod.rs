@@ -1,7 +1,7 @@
 //! The "cache" set: read back what the output layer stored.
 //!
 //! Every tool message the dispatcher finishes is stored in the output cache under a ref id the
-//! output layer mints (the message's `output_ref`: 22 random characters of `[A-Za-z0-9_-]`), in
+//! output layer mints (the message's `ref_id`: 22 random characters of `[A-Za-z0-9_-]`), in
 //! the scope of its call: its session and principal; see `tool_runtime::output`. A ref reads only
 //! in the scope that made it: asked for a ref of another session or principal, these tools answer
 //! exactly as for an unknown ref, and for a ref of this scope that the store let go (its time to
@@ -20,9 +20,11 @@
 //!   documents gives them back as parts after the text of the first page (offset 0).
 //! - [`tool_output_cache_grep()`]: `{n:>5}: text` for a matching line, `{n:>5}- text` for a context
 //!   line; blocks of adjacent lines separated by one empty line; `... (truncated)` after the last
-//!   block when more than `max_matches` lines match or the 64 KiB cap is reached; the success text
+//!   block when more than `limit` lines match or the 64 KiB cap is reached; the success text
 //!   `No matches for: <pattern>` when nothing matches. A line over 1000 bytes shows a window around
-//!   its first match and a `tool_output_cache_line` call that starts at that window.
+//!   its first match and a `tool_output_cache_line` call that starts at that window. Its
+//!   parameters are `grep`'s where the two tools meet (`pattern`, `regex` (default true),
+//!   `case_insensitive`, `before`, `after`, `limit` (default 100)), with one schema each.
 //! - [`tool_output_cache_line()`]: one line by grapheme window, header
 //!   `line_number=N line_length=G char_range=a..b`, the segment, then
 //!   `Use char_offset=b to continue.` when more of the line remains.

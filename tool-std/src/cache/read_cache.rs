@@ -9,10 +9,9 @@ use unicode_segmentation::UnicodeSegmentation;
 use super::error::CacheError;
 use super::{MAX_LINE_GRAPHEMES, MAX_OUTPUT_BYTES, line_call};
 
-/// Read a cached tool output (a cut result, a `diff_ref`) as numbered lines, like read.
+/// Read a cached tool output (the `ref_id` of a cut result or diff) as numbered lines, like read.
 #[tool(set = "cache", blocking, tags(read_only))]
 pub fn tool_output_cache(
-    /// The ref_id of a cached output.
     ref_id: String,
     /// 0-based first line.
     #[arg(range(max = 9007199254740991))]

@@ -16,11 +16,10 @@ pub enum DoneError {
     EmptyMessage,
 }
 
-/// Finish the task: call once, when the work is complete, with the final answer for the user. The
-/// run ends with this call.
+/// Finish the task: call once, when the work is complete; the run ends with this call.
 #[tool(set = "control", sequential, tags(read_only))]
 pub fn done(
-    /// The final answer; not empty.
+    /// The final answer for the user.
     #[arg(length(min = 1))]
     message: String,
 ) -> Result<ToolResult, DoneError> {

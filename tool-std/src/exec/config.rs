@@ -21,7 +21,9 @@ const FALLBACK_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 pub struct ExecConfig {
     /// `bash`: `timeout_ms` when the call gives none, in milliseconds (default 120000).
     pub default_timeout_ms: u64,
-    /// `bash`: the largest `timeout_ms` a call may ask for, in milliseconds (default 600000).
+    /// `bash`: the largest `timeout_ms` a call may ask for, in milliseconds (default 600000). The
+    /// tool's schema states 1 to 600000 and decoding refuses what lies outside, so a larger value
+    /// here allows nothing more; a smaller one refuses more, when the call runs.
     pub max_timeout_ms: u64,
     /// How long a stopped command's process group has between `SIGTERM` and `SIGKILL`, in
     /// milliseconds (default 2000).

@@ -147,7 +147,8 @@ pub async fn bash(
     command: String,
     /// Working directory relative to the workspace root (default: the root).
     workdir: Option<String>,
-    /// Time limit in ms (default 120000, at most 600000), also in the background.
+    /// Time limit in ms (default 120000), also in the background.
+    #[arg(range(min = 1, max = 600000))]
     timeout_ms: Option<u64>,
     /// Return a handle at once (default false).
     run_in_background: Option<bool>,

@@ -37,7 +37,7 @@ pub struct EditOutput {
     /// When `diff` is cut: the output cache ref id of the whole diff (a ref of its own), for
     /// `tool_output_cache`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub diff_ref: Option<String>,
+    pub ref_id: Option<String>,
     /// The whole diff while the tool runs, kept in the output cache when `diff` is cut.
     #[serde(skip)]
     pub(crate) full_diff: Option<String>,
@@ -47,9 +47,7 @@ pub struct EditOutput {
 /// apply_patch).
 ///
 /// old_string must match one place, else the call fails listing the matches: add surrounding lines,
-/// or set replace_all or expected_replacements. An empty old_string creates a file. With
-/// `expected_hash`, nothing is written if the file changed since. A cut diff's `diff_ref` is a
-/// ref_id for tool_output_cache.
+/// or set replace_all or expected_replacements.
 #[tool(set = "fs", tags(destructive))]
 #[allow(clippy::too_many_arguments)]
 pub async fn edit(
@@ -57,18 +55,16 @@ pub async fn edit(
     file_path: String,
     /// The text to replace; empty to create a file.
     old_string: String,
-    /// The replacement.
     new_string: String,
-    /// Replace every match.
     replace_all: Option<bool>,
     /// How old_string is found (default auto).
     match_mode: Option<MatchMode>,
     /// Exactly this many matches, all replaced.
     #[arg(range(min = 1, max = 9007199254740991))]
     expected_replacements: Option<usize>,
-    /// Only return the diff.
+    /// Only return the diff; write nothing.
     dry_run: Option<bool>,
-    /// content_sha256 of your last read.
+    /// content_sha256 of your last read; nothing is written if the file changed since.
     expected_hash: Option<String>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,
@@ -107,7 +103,7 @@ pub async fn edit(
                 content_sha256: sha256_hex(new_string.as_bytes()),
                 diff: diff.preview,
                 diff_truncated: diff.truncated,
-                diff_ref: None,
+                ref_id: None,
                 full_diff: diff.truncated.then(|| diff.full.clone()),
             });
         };
@@ -125,7 +121,7 @@ pub async fn edit(
                 content_sha256: sha256_hex(&current),
                 diff: String::new(),
                 diff_truncated: false,
-                diff_ref: None,
+                ref_id: None,
                 full_diff: None,
             });
         }
@@ -175,13 +171,13 @@ pub async fn edit(
             content_sha256: sha256_hex(&done.bytes),
             diff: diff.preview,
             diff_truncated: diff.truncated,
-            diff_ref: None,
+            ref_id: None,
             full_diff: diff.truncated.then(|| diff.full.clone()),
         })
     };
     let mut output = off_worker(run).await.ok_or(FsError::Cancelled { tool: "edit" })??;
     if let Some(full) = output.full_diff.take() {
-        output.diff_ref = keep_full_diff(full, ctx).await;
+        output.ref_id = keep_full_diff(full, ctx).await;
     }
     Ok(output)
 }

@@ -8,8 +8,7 @@ use super::limits::{FS_LIMITS, FsLimits};
 use super::walk::{files, relative_slash_path, search_base};
 use crate::sandbox::{SANDBOX, Sandbox};
 
-/// Find files by glob pattern (`**/*.rs`, `src/*.{ts,tsx}`); grep searches their contents. Files
-/// .gitignore or .ignore excludes are skipped unless include_ignored is set.
+/// Find files by glob pattern (`**/*.rs`, `src/*.{ts,tsx}`); grep searches their contents.
 #[tool(set = "fs", blocking, tags(read_only))]
 pub fn glob(
     /// Glob relative to path; `**/` matches any number of directories.
@@ -19,7 +18,7 @@ pub fn glob(
     /// Files to show (default 100).
     #[arg(range(min = 1, max = 1000))]
     limit: Option<usize>,
-    /// Also list ignored files.
+    /// Also list files .gitignore or .ignore excludes.
     include_ignored: Option<bool>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,

@@ -32,19 +32,17 @@ use crate::sandbox::{SANDBOX, Sandbox};
 // progress point (field `searched`, the files searched so far) and one at the end (fields
 // `searched` and `cancelled`), whether or not anyone listens to progress; a disabled level costs
 // one check.
-/// Search file contents for a regex (Rust syntax) or a literal text; one `path:line: text` per
-/// match. Use glob to find files by name. Files .gitignore or .ignore excludes are skipped unless
-/// include_ignored is set.
+/// Search file contents for a regex or a literal text. Use glob to find files by name.
 #[tool(set = "fs", blocking, tags(read_only))]
 #[allow(clippy::too_many_arguments)]
 pub fn grep(
-    /// The regex, or the text with regex=false; matches within one line.
+    /// A regex (Rust syntax), or a literal text with regex=false; matches within one line.
+    #[arg(length(min = 1))]
     pattern: String,
     /// File or directory to search (default: the workspace root).
     path: Option<String>,
-    /// true (default): a regex; false: a literal text.
+    /// Default true.
     regex: Option<bool>,
-    /// Ignore case.
     case_insensitive: Option<bool>,
     /// Only files matching this glob (`*.rs`).
     include: Option<String>,
@@ -57,7 +55,7 @@ pub fn grep(
     /// Matching lines to show (default 100).
     #[arg(range(min = 1, max = 1000))]
     limit: Option<usize>,
-    /// Also search ignored files.
+    /// Also search files .gitignore or .ignore excludes.
     include_ignored: Option<bool>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,

@@ -58,7 +58,7 @@
 //! context, at most 120 lines / 16 KiB, head and tail kept around `...[N lines omitted]...`, and
 //! `diff_truncated: true` then). The rules of the replacement are those of [`replace`].
 //! The full diff of a cut preview ([`DiffPreview::full`]) is kept in the output cache
-//! (`OUTPUT_STORE`) under a ref id of its own in the call's scope, named by `diff_ref` in the output,
+//! (`OUTPUT_STORE`) under a ref id of its own in the call's scope, named by `ref_id` in the output,
 //! so the model can read all of it with `tool_output_cache`.
 //!
 //! # `glob` and `grep`
@@ -88,6 +88,7 @@ pub(crate) mod text;
 mod walk;
 mod write_file;
 
+pub(crate) use diff::keep_full_diff;
 pub use diff::{DIFF_CONTEXT_LINES, DiffPreview, diff_preview};
 pub use edit_file::*;
 pub use error::FsError;

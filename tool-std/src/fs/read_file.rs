@@ -15,9 +15,8 @@ use crate::sandbox::{SANDBOX, Sandbox};
 /// shows of any realistic text; `read_line` reads lines whole.
 const READ_KEEP_LINE_BYTES: usize = 1024 * 1024;
 
-/// Read a UTF-8 text file as numbered lines (1-based); read before you edit, grep to search many
-/// files. A page holds at most `limit` lines and 40 KiB; its footer gives the `offset` to continue
-/// from and `content_sha256` for `expected_hash`.
+/// Read a UTF-8 text file as numbered lines, at most `limit` lines and 40 KiB a page. Read before
+/// you edit; grep searches many files.
 #[tool(set = "fs", blocking, tags(read_only))]
 pub fn read(
     /// Relative to the workspace root.
@@ -113,7 +112,7 @@ pub fn read(
 pub fn read_line(
     /// Relative to the workspace root.
     file_path: String,
-    /// 1-based line number.
+    /// 1-based.
     #[arg(range(min = 1, max = 9007199254740991))]
     line_number: usize,
     /// 0-based first character.

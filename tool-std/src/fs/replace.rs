@@ -14,7 +14,7 @@ pub const BLOCK_ANCHOR_MIN_SIMILARITY: f32 = 0.5;
 #[serde(rename_all = "snake_case")]
 pub enum MatchMode {
     /// The exact text (line breaks compared without `\r`: `a\nb` finds `a\r\nb`).
-    #[schemars(description = "as given")]
+    #[schemars(description = "")]
     Exact,
     /// Whole lines whose text equals old_string's lines once leading and trailing whitespace is
     /// trimmed from both.
@@ -23,11 +23,11 @@ pub enum MatchMode {
     /// A block of lines whose first and last lines equal old_string's first and last lines
     /// (trimmed) and whose lines between are the most similar (at least 50%); old_string must
     /// have 3 lines or more. Replaces one block only.
-    #[schemars(description = "3+ lines: first and last match, the middle is the most similar")]
+    #[schemars(description = "3+ lines: first and last match, the middle the most similar")]
     BlockAnchor,
     /// exact, else line_trimmed, else block_anchor (the default).
     #[default]
-    #[schemars(description = "each of the above in turn")]
+    #[schemars(description = "the others in turn")]
     Auto,
 }
 

@@ -33,22 +33,21 @@ pub struct WriteOutput {
     /// When `diff` is cut: the output cache ref id of the whole diff (a ref of its own), for
     /// `tool_output_cache`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub diff_ref: Option<String>,
+    pub ref_id: Option<String>,
     /// The whole diff while the tool runs, kept in the output cache when `diff` is cut.
     #[serde(skip)]
     pub(crate) full_diff: Option<String>,
 }
 
 /// Write a whole UTF-8 file, creating it and its directories; atomic. To change part of a file use
-/// edit. With `expected_hash`, nothing is written if the file changed since. A cut diff's
-/// `diff_ref` is a ref_id for tool_output_cache.
+/// edit.
 #[tool(set = "fs", output_schema, tags(destructive, idempotent))]
 pub async fn write(
     /// Relative to the workspace root.
     file_path: String,
     /// The whole new content.
     content: String,
-    /// content_sha256 of your last read.
+    /// content_sha256 of your last read; nothing is written if the file changed since.
     expected_hash: Option<String>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     #[depends(FS_LIMITS)] limits: FsLimits,
@@ -71,13 +70,13 @@ pub async fn write(
             content_sha256: sha256_hex(content.as_bytes()),
             diff: diff.preview,
             diff_truncated: diff.truncated,
-            diff_ref: None,
+            ref_id: None,
             full_diff: diff.truncated.then(|| diff.full.clone()),
         })
     };
     let mut output = off_worker(run).await.ok_or(FsError::Cancelled { tool: "write" })??;
     if let Some(full) = output.full_diff.take() {
-        output.diff_ref = keep_full_diff(full, ctx).await;
+        output.ref_id = keep_full_diff(full, ctx).await;
     }
     Ok(output)
 }

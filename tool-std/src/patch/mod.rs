@@ -38,8 +38,10 @@
 //! [`PatchOutput`] as JSON: `summary` (`Applied patch to N file(s)`, or with `dry_run`
 //! `Patch preview ready for N file(s)`), `file_count`, `files` (one [`FileSummary`] per
 //! section: `A p`, `D p`, `M p`, `R p -> q`), `diff` (unified, 3 lines of context, capped at
-//! 120 lines / 16 KiB keeping head and tail around `...[N lines omitted]...`) and
-//! `diff_truncated`. Not yet: the full diff in the output cache (the cache set does not exist yet).
+//! 120 lines / 16 KiB keeping head and tail around `...[N lines omitted]...`), `diff_truncated`
+//! and, when the diff is cut, `ref_id`: the whole diff kept in the output cache (`OUTPUT_STORE`)
+//! under a ref id of its own in the call's scope, as `write` and `edit` keep theirs, for
+//! `tool_output_cache`, `tool_output_cache_grep` and `tool_output_cache_line`.
 
 mod disk;
 mod memory;
@@ -50,7 +52,7 @@ mod seek;
 mod text;
 
 use serde::Serialize;
-use tool_runtime::{ToolContext, tool};
+use tool_runtime::{ToolContext, off_worker, tool};
 
 pub use disk::SandboxFiles;
 pub use memory::MemoryFiles;
@@ -59,6 +61,7 @@ pub use plan::{Entry, FileAction, FileChange, FileSet, PatchError, PatchPlan, Se
 use preview::{cap_preview, file_diff};
 pub use seek::MatchLevel;
 
+use crate::fs::keep_full_diff;
 use crate::sandbox::{SANDBOX, Sandbox};
 
 /// What [`apply_patch()`] returns (as JSON).
@@ -75,6 +78,13 @@ pub struct PatchOutput {
     pub diff: String,
     /// `true` when `diff` was cut.
     pub diff_truncated: bool,
+    /// When `diff` is cut: the output cache ref id of the whole diff (a ref of its own), for
+    /// `tool_output_cache`; absent when the diff is whole or the cache could not be written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ref_id: Option<String>,
+    /// The whole diff while the tool runs, kept in the output cache when `diff` is cut.
+    #[serde(skip)]
+    pub(crate) full_diff: Option<String>,
 }
 
 /// One section of a [`PatchOutput`].
@@ -112,14 +122,15 @@ impl PatchOutput {
                 summary,
             });
         }
-        let (diff, diff_truncated) = cap_preview(&diff);
+        let (preview, diff_truncated) = cap_preview(&diff);
         let count = files.len();
         let summary = if dry_run {
             format!("Patch preview ready for {count} file(s)")
         } else {
             format!("Applied patch to {count} file(s)")
         };
-        Self { summary, file_count: count, files, diff, diff_truncated }
+        let full_diff = diff_truncated.then_some(diff);
+        Self { summary, file_count: count, files, diff: preview, diff_truncated, ref_id: None, full_diff }
     }
 }
 
@@ -171,12 +182,12 @@ fn apply_unless_cancelled(
 ///
 /// ```text
 /// *** Begin Patch
-/// *** Add File: path/new.txt
-/// +line of the new file
-/// *** Delete File: path/old.txt
-/// *** Update File: path/file.py
-/// *** Move to: path/renamed.py
-/// @@ def some_function():
+/// *** Add File: src/new.txt
+/// +first line
+/// *** Delete File: old.txt
+/// *** Update File: a.py
+/// *** Move to: b.py
+/// @@ def f():
 ///  context line
 /// -removed line
 /// +added line
@@ -186,14 +197,21 @@ fn apply_unless_cancelled(
 /// Paths are relative to the workspace root; `*** Move to` is optional. `@@` starts each chunk,
 /// optionally with a line to find first. Give about 3 context lines around each change, chunks
 /// in file order. Add fails on an existing file, Update and Delete on a missing one.
-#[tool(set = "patch", blocking, sequential, tags(destructive))]
-pub fn apply_patch(
-    /// The patch text.
+#[tool(set = "patch", sequential, tags(destructive))]
+pub async fn apply_patch(
     patch: String,
-    /// Return the preview without writing.
+    /// Only return the diff; write nothing.
     dry_run: Option<bool>,
     #[depends(SANDBOX)] sandbox: Sandbox,
     ctx: &ToolContext,
 ) -> Result<PatchOutput, PatchError> {
-    apply_unless_cancelled(&sandbox, &patch, dry_run.unwrap_or(false), || ctx.is_cancelled())
+    // The patch is read, checked and written on the blocking pool; a cut diff is then kept whole
+    // in the output cache. A runtime that shut down before the work ran wrote nothing.
+    let token = ctx.cancellation().clone();
+    let run = move || apply_unless_cancelled(&sandbox, &patch, dry_run.unwrap_or(false), || token.is_cancelled());
+    let mut output = off_worker(run).await.ok_or(PatchError::Cancelled)??;
+    if let Some(full) = output.full_diff.take() {
+        output.ref_id = keep_full_diff(full, ctx).await;
+    }
+    Ok(output)
 }

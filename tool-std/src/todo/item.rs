@@ -5,9 +5,11 @@ use std::collections::HashSet;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The state of a todo item. In JSON: `pending`, `in_progress`, `completed`, `cancelled`.
+/// The state of a todo item. In JSON: `pending`, `in_progress`, `completed`, `cancelled`. (The
+/// schema lists these values and says nothing more.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(description = "")]
 pub enum TodoStatus {
     /// Not started.
     #[schemars(description = "")]
@@ -49,7 +51,8 @@ impl TodoStatus {
 }
 
 /// One item of a plan as the model writes it (`todo_new`'s `todos`). Unknown keys are refused.
-/// (The list's own description is what the model reads.)
+/// (The list's own description is what the model reads; fields whose name and type say it all
+/// carry no description in the schema.)
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewTodo {
@@ -59,13 +62,15 @@ pub struct NewTodo {
     /// The task, imperative.
     pub content: String,
     /// The state.
+    #[schemars(description = "")]
     pub status: TodoStatus,
-    /// 1 (highest) to 5 (default 3).
+    /// 1 (highest) to 5 (default 3); the schema states the range, its description the rest.
     #[serde(default)]
-    #[schemars(range(min = 1, max = 5))]
+    #[schemars(range(min = 1, max = 5), description = "1 is highest (default 3).")]
     pub priority: Option<u8>,
-    /// Notes.
+    /// Free notes.
     #[serde(default)]
+    #[schemars(description = "")]
     pub notes: Option<String>,
     /// The task in present continuous, shown while in progress.
     #[serde(default)]
@@ -81,16 +86,18 @@ pub struct TodoPatch {
     pub id: String,
     /// `true` removes the item.
     #[serde(default)]
+    #[schemars(description = "")]
     pub remove: Option<bool>,
     /// New task text.
     #[serde(default)]
     pub content: Option<String>,
     /// New status.
     #[serde(default)]
+    #[schemars(description = "")]
     pub status: Option<TodoStatus>,
-    /// 1 (highest) to 5.
+    /// 1 (highest) to 5; the schema states the range, its description the rest.
     #[serde(default)]
-    #[schemars(range(min = 1, max = 5))]
+    #[schemars(range(min = 1, max = 5), description = "1 is highest.")]
     pub priority: Option<u8>,
     /// "" removes them.
     #[serde(default)]

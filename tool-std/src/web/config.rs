@@ -23,7 +23,9 @@ pub struct WebConfig {
     pub user_agent: String,
     /// `webfetch`: `timeout_ms` when the call gives none (default 10000).
     pub default_timeout_ms: u64,
-    /// `webfetch`: the largest `timeout_ms` a call may ask for (default 30000).
+    /// `webfetch`: the largest `timeout_ms` a call may ask for (default 30000). The tool's schema
+    /// states 1 to 30000 and decoding refuses what lies outside, so a larger value here allows
+    /// nothing more; a smaller one refuses more, when the call runs.
     pub max_timeout_ms: u64,
     /// `webfetch`: `max_bytes` when the call gives none (default 200000).
     pub default_max_bytes: usize,

@@ -198,11 +198,11 @@ pub(crate) fn build_client(
         .map_err(|e| DependencyError(format!("cannot build the HTTP client: {e}")))
 }
 
-/// Fetch an http(s) URL and return its text as JSON (HTML as Markdown by default). Non-text content
-/// and non-public addresses (loopback, private) are refused.
+/// Fetch the text of an http(s) URL. Non-text content and non-public addresses (loopback,
+/// private) are refused.
 #[tool(set = "web", tags(read_only, external))]
 pub async fn webfetch(
-    /// An absolute http:// or https:// URL.
+    /// An absolute URL.
     url: String,
     /// How HTML is returned (default markdown).
     output_format: Option<OutputFormat>,

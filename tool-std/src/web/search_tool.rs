@@ -412,12 +412,10 @@ fn domain_matches(host: &str, domain: &str) -> bool {
     host == domain || host.ends_with(&format!(".{domain}"))
 }
 
-/// Search the web for pages; returns titles, URLs and snippets as JSON. Read one with webfetch.
+/// Search the web; read a result with webfetch.
 #[tool(set = "web", tags(read_only, external))]
 pub async fn search(
-    /// The words to search for; not empty.
-    #[arg(length(min = 1))]
-    query: String,
+    #[arg(length(min = 1))] query: String,
     /// Results to return (default 5).
     #[arg(range(min = 1, max = 20))]
     max_results: Option<u64>,
