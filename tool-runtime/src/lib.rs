@@ -57,6 +57,8 @@ pub mod output;
 mod policy;
 mod progress;
 pub mod provider;
+#[cfg(feature = "redis")]
+pub mod redis;
 mod registry;
 mod result;
 pub mod rustdoc;
