@@ -158,17 +158,43 @@ impl RedisConnection {
         T: Send + 'static,
         F: Future<Output = Result<T, RedisError>> + Send + 'static,
     {
-        let Some(runtime) = &self.inner.runtime else {
-            return Err(io::Error::other("the redis connection is closed").into());
-        };
+        self.start(command).wait()
+    }
+
+    /// Starts `command` on the connection's thread without waiting: [`Pending::wait`] gets its
+    /// result. Lets a caller overlap its own work (reading the next chunk) with the command.
+    pub fn start<T, F>(&self, command: impl FnOnce(ConnectionManager) -> F) -> Pending<T>
+    where
+        T: Send + 'static,
+        F: Future<Output = Result<T, RedisError>> + Send + 'static,
+    {
         let (tx, rx) = mpsc::sync_channel(1);
-        let future = command(self.inner.manager.clone());
-        runtime.spawn(async move {
-            let _ = tx.send(future.await);
-        });
-        match rx.recv_timeout(CALL_WAIT) {
+        if let Some(runtime) = &self.inner.runtime {
+            let future = command(self.inner.manager.clone());
+            runtime.spawn(async move {
+                let _ = tx.send(future.await);
+            });
+        }
+        Pending(rx)
+    }
+}
+
+/// A command started with [`RedisConnection::start`].
+#[derive(Debug)]
+pub struct Pending<T>(mpsc::Receiver<Result<T, RedisError>>);
+
+impl<T> Pending<T> {
+    /// Waits for the command's result (at most 30 seconds).
+    ///
+    /// # Errors
+    /// As [`RedisConnection::run`].
+    pub fn wait(self) -> Result<T, RedisError> {
+        match self.0.recv_timeout(CALL_WAIT) {
             Ok(result) => result,
-            Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, "no answer within 30 s").into()),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                Err(io::Error::new(io::ErrorKind::TimedOut, "no answer within 30 s").into())
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(io::Error::other("the redis connection is closed").into()),
         }
     }
 }
@@ -440,8 +466,13 @@ impl RedisEntries {
     /// # Errors
     /// The Redis error.
     pub fn write_sub_key(&self, key: String, value: Vec<u8>) -> Result<(), RedisError> {
+        self.start_sub_key(key, value).wait()
+    }
+
+    /// [`RedisEntries::write_sub_key`] without waiting for it.
+    pub fn start_sub_key(&self, key: String, value: Vec<u8>) -> Pending<()> {
         let ttl = self.ttl_ms();
-        self.conn.run(move |mut con| async move {
+        self.conn.start(move |mut con| async move {
             redis::cmd("SET").arg(key).arg(value).arg("PX").arg(ttl).query_async::<()>(&mut con).await
         })
     }
@@ -492,6 +523,20 @@ impl RedisEntries {
     /// # Errors
     /// The Redis error.
     pub fn publish(&self, id: &str, entry: &NewEntry<'_>) -> Result<Published, RedisError> {
+        self.publish_with(id, entry, Vec::new())
+    }
+
+    /// [`RedisEntries::publish`], writing `sub_keys` (key, value) first, in the same trip to the
+    /// connection's thread (a pipeline, then the script).
+    ///
+    /// # Errors
+    /// The Redis error (nothing is published when a sub-key could not be written).
+    pub fn publish_with(
+        &self,
+        id: &str,
+        entry: &NewEntry<'_>,
+        sub_keys: Vec<(String, Vec<u8>)>,
+    ) -> Result<Published, RedisError> {
         let args = (
             self.namespace.to_string(),
             id.to_owned(),
@@ -505,6 +550,13 @@ impl RedisEntries {
         let guard = if entry.same_owner_only { "1" } else { "0" };
         let (now, ttl, max) = (unix_us(self.clock.now()), self.ttl_ms(), self.limits.max_bytes);
         let answer: Vec<Vec<u8>> = self.conn.run(move |mut con| async move {
+            if !sub_keys.is_empty() {
+                let mut pipe = redis::pipe();
+                for (key, value) in sub_keys {
+                    pipe.cmd("SET").arg(key).arg(value).arg("PX").arg(ttl).ignore();
+                }
+                pipe.query_async::<()>(&mut con).await?;
+            }
             let mut call = PUBLISH_SCRIPT.prepare_invoke();
             call.arg(args.0).arg(args.1).arg(args.2).arg(args.3).arg(args.4).arg(args.5).arg(args.6);
             call.arg(now).arg(ttl).arg(max).arg(expect).arg(guard);
@@ -566,6 +618,9 @@ impl RedisEntries {
 
 /// The default namespace of [`RedisStore`].
 pub const OUTPUT_NAMESPACE: &str = "tool:out";
+
+/// How many chunk writes of one output may be under way at once.
+const CHUNKS_IN_FLIGHT: usize = 4;
 
 /// Sub-key of an output's line index.
 const INDEX_SUB: u64 = 0;
@@ -653,30 +708,40 @@ impl RedisStore {
     }
 
     /// Streams `text` into chunk keys of `generation`; returns the line index built on the way.
+    ///
+    /// The write of a chunk overlaps the reading of the next: at most [`CHUNKS_IN_FLIGHT`] are
+    /// being written at once, so at most that many and one more chunk are in memory.
     fn write_chunks(&self, ref_id: &str, generation: &str, text: &mut dyn Read) -> Result<IndexBuilder, StoreError> {
         let mut index = IndexBuilder::new();
-        let mut chunk = 0u64;
-        loop {
+        let mut in_flight = std::collections::VecDeque::new();
+        let wait = |pending: Pending<()>| pending.wait().map_err(|e| self.failed(ref_id, &e));
+        for chunk in 0u64.. {
             let mut buf = Vec::with_capacity(REDIS_CHUNK_BYTES);
             let read = text
                 .take(REDIS_CHUNK_BYTES as u64)
                 .read_to_end(&mut buf)
                 .map_err(|e| StoreError::Io { ref_id: ref_id.to_owned(), message: e.to_string() })?;
-            if read == 0 {
-                return Ok(index);
+            if read > 0 {
+                index.feed(&buf);
+                if in_flight.len() == CHUNKS_IN_FLIGHT
+                    && let Some(oldest) = in_flight.pop_front()
+                {
+                    wait(oldest)?;
+                }
+                let key = self.entries.sub_key(ref_id, generation, FIRST_CHUNK_SUB + chunk);
+                in_flight.push_back(self.entries.start_sub_key(key, buf));
             }
-            index.feed(&buf);
-            let key = self.entries.sub_key(ref_id, generation, FIRST_CHUNK_SUB + chunk);
-            self.entries.write_sub_key(key, buf).map_err(|e| self.failed(ref_id, &e))?;
-            chunk += 1;
             if read < REDIS_CHUNK_BYTES {
-                return Ok(index);
+                break;
             }
         }
+        in_flight.into_iter().try_for_each(wait)?;
+        Ok(index)
     }
 }
 
-/// Reads a stored text chunk by chunk.
+/// Reads a stored text chunk by chunk, fetching the next chunk while the current one is read (so
+/// at most two chunks are in memory).
 struct ChunkReader {
     entries: RedisEntries,
     /// `NS:ID:GEN:` — a chunk's key is this and its sub-key number.
@@ -688,6 +753,32 @@ struct ChunkReader {
     skip: usize,
     buf: Vec<u8>,
     pos: usize,
+    /// The fetch of chunk `next_chunk`, when started.
+    ahead: Option<Pending<Option<Vec<u8>>>>,
+}
+
+impl ChunkReader {
+    /// Starts fetching chunk `chunk`, `skip` bytes into it; `None` (the key's value) when it is
+    /// gone.
+    fn fetch(&self, chunk: u64, skip: usize) -> Pending<Option<Vec<u8>>> {
+        let key = format!("{}{}", self.key_base, FIRST_CHUNK_SUB + chunk);
+        self.entries.connection().start(move |mut con| async move {
+            if skip == 0 {
+                redis::cmd("GET").arg(key).query_async(&mut con).await
+            } else {
+                let (found, exists): (Vec<u8>, bool) = redis::pipe()
+                    .cmd("GETRANGE")
+                    .arg(&key)
+                    .arg(skip)
+                    .arg(-1)
+                    .cmd("EXISTS")
+                    .arg(&key)
+                    .query_async(&mut con)
+                    .await?;
+                Ok(exists.then_some(found))
+            }
+        })
+    }
 }
 
 impl Read for ChunkReader {
@@ -696,22 +787,12 @@ impl Read for ChunkReader {
             if self.next_chunk >= self.chunks {
                 return Ok(0);
             }
-            let key = format!("{}{}", self.key_base, FIRST_CHUNK_SUB + self.next_chunk);
             let skip = std::mem::take(&mut self.skip);
-            let chunk: Option<Vec<u8>> = self
-                .entries
-                .connection()
-                .run(move |mut con| async move {
-                    if skip == 0 {
-                        redis::cmd("GET").arg(key).query_async(&mut con).await
-                    } else {
-                        let found: Vec<u8> =
-                            redis::cmd("GETRANGE").arg(&key).arg(skip).arg(-1).query_async(&mut con).await?;
-                        let exists: bool = redis::cmd("EXISTS").arg(&key).query_async(&mut con).await?;
-                        Ok(exists.then_some(found))
-                    }
-                })
-                .map_err(|e| io::Error::other(self.entries.failure("output store", &e)))?;
+            let pending = match self.ahead.take() {
+                Some(pending) => pending,
+                None => self.fetch(self.next_chunk, skip),
+            };
+            let chunk = pending.wait().map_err(|e| io::Error::other(self.entries.failure("output store", &e)))?;
             let Some(chunk) = chunk else {
                 return Err(io::Error::other(format!(
                     "the cached output under ref_id `{}` was replaced or expired while it was read; call the tool again",
@@ -721,6 +802,9 @@ impl Read for ChunkReader {
             self.buf = chunk;
             self.pos = 0;
             self.next_chunk += 1;
+            if self.next_chunk < self.chunks {
+                self.ahead = Some(self.fetch(self.next_chunk, 0));
+            }
             if self.buf.is_empty() {
                 return Ok(0);
             }
@@ -756,10 +840,10 @@ impl OutputStore for RedisStore {
             + ScopeKey::of(scope).bytes()
             + REDIS_ENTRY_OVERHEAD;
         let chunks = info.bytes.div_ceil(REDIS_CHUNK_BYTES as u64);
-        for (sub, value) in [(INDEX_SUB, checkpoints), (PARTS_SUB, parts_json)] {
-            let key = self.entries.sub_key(ref_id, &generation, sub);
-            self.entries.write_sub_key(key, value).map_err(|e| self.failed(ref_id, &e))?;
-        }
+        let sub_keys = vec![
+            (self.entries.sub_key(ref_id, &generation, INDEX_SUB), checkpoints),
+            (self.entries.sub_key(ref_id, &generation, PARTS_SUB), parts_json),
+        ];
         let data = OutputData { info, checkpoints: index.checkpoints.len() as u64 }.encode();
         let entry = NewEntry {
             owner: &owner,
@@ -770,7 +854,7 @@ impl OutputStore for RedisStore {
             expect_rev: None,
             same_owner_only: false,
         };
-        self.entries.publish(ref_id, &entry).map_err(|e| self.failed(ref_id, &e))?;
+        self.entries.publish_with(ref_id, &entry, sub_keys).map_err(|e| self.failed(ref_id, &e))?;
         Ok(info)
     }
 
@@ -803,6 +887,7 @@ impl OutputStore for RedisStore {
             skip: usize::try_from(offset % chunk_bytes).unwrap_or(0),
             buf: Vec::new(),
             pos: 0,
+            ahead: None,
         }))
     }
 
