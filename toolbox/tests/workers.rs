@@ -218,3 +218,16 @@ fn a_redis_that_is_down_fails_only_the_tools_that_need_the_store() {
     assert!(content.starts_with(&prefix), "{content}");
     assert!(content.ends_with("check that redis-server runs there and accepts connections, or choose another store with `--store` or `TOOL_STORE`"), "{content}");
 }
+
+/// A `toolbox mcp --http` worker whose Redis is down keeps serving: the Python SDK's `read` and
+/// `glob` are answered, `todo_read` is an error naming the store and what to check.
+#[test]
+fn a_server_whose_redis_is_down_keeps_serving_the_tools_that_need_no_store() {
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("notes.txt"), "needle 0000\n").unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let store = format!("redis://127.0.0.1:{}/0", redis_server::closed_port());
+    let worker = Worker::start(&store, workspace.path(), state.path());
+    let stdout = run_client(&["down", &worker.url, &store]);
+    assert_eq!(stdout.trim(), "ok with redis down, read and glob answer and todo_read names the store");
+}

@@ -3,6 +3,10 @@ SDK sees them.
 
 Usage:
     python workers_client.py BALANCER_URL WORKER1_URL WORKER2_URL WORKER1_PID
+    python workers_client.py down WORKER_URL STORE_URL
+
+The second form checks a worker whose Redis is down: `read` works, `todo_read` answers an error
+naming the store at STORE_URL.
 
 Run by `toolbox/tests/workers.rs`, which starts redis-server, the two workers (both with
 `--store redis://...` and `--session plan-1`) and haproxy (round-robin), and reads the workers'
@@ -153,7 +157,24 @@ async def calls_while_a_worker_dies(balancer: str, worker1_pid: int) -> None:
         print(f"failure: {failure.splitlines()[0]}")
 
 
+async def with_redis_down(worker: str, store: str) -> None:
+    async with Client(worker) as client:
+        with anyio.fail_after(BOUND):
+            read = await client.call_tool("read", {"file_path": "notes.txt", "limit": 1})
+            assert read.is_error is False, read
+            assert "needle 0000" in text_of(read), text_of(read)
+            todo = await client.call_tool("todo_read", {})
+            assert todo.is_error is True, todo
+            assert text_of(todo).startswith(f"the redis session store at {store} failed ("), text_of(todo)
+            again = await client.call_tool("glob", {"pattern": "*.txt"})
+            assert again.is_error is False and "notes.txt" in text_of(again), again
+    print("ok with redis down, read and glob answer and todo_read names the store")
+
+
 async def main(argv: list[str]) -> None:
+    if argv[0] == "down":
+        await with_redis_down(argv[1], argv[2])
+        return
     balancer, worker1, worker2, worker1_pid = argv[0], argv[1], argv[2], int(argv[3])
     with anyio.fail_after(BOUND):
         await one_plan_across_workers(balancer)
@@ -163,7 +184,7 @@ async def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 5:
+    if len(sys.argv) not in (4, 5):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
     anyio.run(main, sys.argv[1:])
