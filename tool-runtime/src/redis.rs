@@ -108,10 +108,12 @@ fn shown_url(url: &str) -> String {
 }
 
 impl RedisConnection {
-    /// A connection to the Redis at `url` (`redis://HOST:PORT/DB`, `redis://:PASSWORD@HOST:PORT/DB`,
-    /// `rediss://` for TLS is not built in). Connects lazily: this succeeds while Redis is down,
-    /// and every command then fails until it answers (after which the connection reconnects by
-    /// itself whenever it is lost). Starts the connection's thread (`redis-io`).
+    /// A connection to the Redis at `url` (`redis://HOST:PORT/DB` or
+    /// `redis://:PASSWORD@HOST:PORT/DB`; TLS, `rediss://`, is not built in). Connects lazily: this
+    /// succeeds while Redis is down, and every command then fails until it answers; a lost
+    /// connection is made again by itself. A connection attempt gives up after 2 seconds (one
+    /// retry, at most 500 ms later), a command after 10 seconds. Messages show the URL without its
+    /// password. Starts the connection's thread (`redis-io`).
     ///
     /// # Errors
     /// A message naming the URL when it is not a Redis URL, or the thread cannot start.
@@ -927,5 +929,17 @@ impl OutputStore for RedisStore {
 
     fn blocks(&self) -> bool {
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown_url;
+
+    #[test]
+    fn a_url_is_shown_without_its_password() {
+        assert_eq!(shown_url("redis://:hunter2@10.0.0.5:6379/1"), "redis://***@10.0.0.5:6379/1");
+        assert_eq!(shown_url("redis://user:pw@h:1/0"), "redis://***@h:1/0");
+        assert_eq!(shown_url("redis://127.0.0.1:6379/0"), "redis://127.0.0.1:6379/0");
     }
 }
