@@ -32,8 +32,9 @@
 //! `NS-lru` (sorted set, member ID, score the last use in Unix microseconds, made strictly
 //! increasing so that two uses in one microsecond keep their order), `NS-entries` (hash,
 //! ID to `SIZE\tOWNER`), `NS-total` (the bytes of all entries) and `NS-gone:ID` (`WHY\tOWNER`,
-//! `WHY` being `ttl` or `cap`). The scripts name keys they compute, so this needs a single Redis
-//! (or a primary with replicas), not Redis Cluster.
+//! `WHY` being `ttl` or `cap`; kept for the time to live). The three store-wide keys have no time
+//! to live: they hold the live entries and those a later write prunes. The scripts name keys they
+//! compute, so this needs a single Redis (or a primary with replicas), not Redis Cluster.
 
 use std::fmt;
 use std::future::Future;
