@@ -8,20 +8,15 @@
 
 use std::time::Instant;
 
-use tool_runtime::output::{FileStore, GrepQuery, OutputStore, grep_stored, open_lines};
+use tool_runtime::output::{FileStore, OutputStore};
 
 #[path = "common/lines.rs"]
 mod lines;
 use lines::Lines;
 
-fn status_kib(field: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
+#[path = "common/search_memory.rs"]
+mod search_memory;
+use search_memory::{search_and_report, status_kib};
 
 fn main() {
     // `cargo bench` passes `--bench`; a filter that does not name this bench skips it.
@@ -40,36 +35,5 @@ fn main() {
         status_kib("VmHWM:")
     );
 
-    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
-    println!("peak RSS reset: {reset}; RSS now {} KiB", status_kib("VmRSS:"));
-    let dyn_store: &dyn OutputStore = &store;
-    for (pattern, regex) in [("NEEDLE_7f3a", false), (r"ERR[0-9]{4}Z", true)] {
-        let query = GrepQuery {
-            pattern: pattern.to_owned(),
-            regex,
-            before: 2,
-            after: 2,
-            max_matches: 50,
-            max_line_bytes: 1000,
-        };
-        let started = Instant::now();
-        let hits = grep_stored(dyn_store, "huge", &query).unwrap();
-        println!(
-            "grep {pattern:?} (regex={regex}): {} matches in {:.2?}; peak RSS {} KiB",
-            hits.matches,
-            started.elapsed(),
-            status_kib("VmHWM:")
-        );
-    }
-    let started = Instant::now();
-    let target = info.lines - 10;
-    let line = open_lines(dyn_store, "huge", target).unwrap().next_line(200).unwrap().unwrap();
-    println!(
-        "line {} ({} bytes) read in {:.2?}; peak RSS {} KiB",
-        line.line + 1,
-        line.len,
-        started.elapsed(),
-        status_kib("VmHWM:")
-    );
-    println!("peak RSS of the search and line phase: {} KiB", status_kib("VmHWM:"));
+    search_and_report(&store, "huge", info);
 }

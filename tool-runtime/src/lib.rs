@@ -43,6 +43,11 @@
 //! cancellation, each failure (a panic too) an error result for the model. [`Batch::stop`] tells
 //! the agent loop when to stop: a tool returned [`ToolResult::done`], or the policy stopped the
 //! turn. [`Registry::close`] releases what tools and registry-scoped dependencies hold.
+//!
+//! Cargo feature `redis` (off by default): the module `redis`, an [`output::OutputStore`] on
+//! Redis and the connection and bookkeeping that `tool-std`'s Redis session store shares, for
+//! state shared by many server processes. It lives here, beside the store trait it implements,
+//! so that the default build has no Redis client at all.
 
 mod batch;
 mod call;
@@ -57,6 +62,8 @@ pub mod output;
 mod policy;
 mod progress;
 pub mod provider;
+#[cfg(feature = "redis")]
+pub mod redis;
 mod registry;
 mod result;
 pub mod rustdoc;

@@ -1,6 +1,7 @@
 //! A ref id is only good in the scope that made it: the session and the principal of the call.
 //! Asked for a ref of another session, principal or workspace, every cache tool answers exactly
-//! as for an unknown ref; in both built-in stores.
+//! as for an unknown ref; in both built-in stores, and with the `redis` feature in the Redis store
+//! (a real redis-server started by the test).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -9,6 +10,21 @@ use serde_json::json;
 use tool_runtime::output::{FileStore, MemoryStore, OUTPUT_STORE, OutputLayer, OutputStore, StoreLimits};
 use tool_runtime::{FixedClock, Registry, ToolCall, ToolContext, ToolMessage};
 use tool_std::sandbox::{SANDBOX, Sandbox};
+
+#[cfg(feature = "redis")]
+#[path = "../../tool-runtime/tests/support/redis_server.rs"]
+mod redis_server;
+
+/// What keeps a store's backing alive: its temp dir, or its redis-server.
+type Guard = Box<dyn std::any::Any>;
+
+/// A Redis output store on `server`, in its own namespace.
+#[cfg(feature = "redis")]
+fn redis_store(server: &redis_server::RedisServer) -> Arc<dyn OutputStore> {
+    let conn = tool_runtime::redis::RedisConnection::open(&server.url(0)).unwrap();
+    let limits = tool_runtime::output::DEFAULT_OUTPUT_LIMITS;
+    Arc::new(tool_runtime::redis::RedisStore::with_limits(conn, "t:out", limits, Arc::new(tool_runtime::SystemClock)))
+}
 
 /// The three cache tools, each with the arguments that read `ref_id`.
 fn cache_calls(ref_id: &str) -> [(&'static str, serde_json::Value); 3] {
@@ -42,11 +58,20 @@ async fn call(registry: &Registry, ctx: &ToolContext, tool: &str, arguments: ser
     registry.call(&ToolCall::new("call_0", tool, arguments.to_string()), ctx).await
 }
 
-/// The two built-in stores, fresh; the temp dir keeps the file store's root alive.
-fn stores() -> Vec<(&'static str, Arc<dyn OutputStore>, Option<tempfile::TempDir>)> {
+/// The two built-in stores, fresh, and the Redis store with the `redis` feature; the guard keeps
+/// the file store's root or the redis-server alive.
+fn stores() -> Vec<(&'static str, Arc<dyn OutputStore>, Option<Guard>)> {
     let dir = tempfile::tempdir().unwrap();
     let files = FileStore::new(dir.path().join("cache")).unwrap();
-    vec![("memory", Arc::new(MemoryStore::new()), None), ("file", Arc::new(files), Some(dir))]
+    #[allow(unused_mut)]
+    let mut stores: Vec<(&'static str, Arc<dyn OutputStore>, Option<Guard>)> =
+        vec![("memory", Arc::new(MemoryStore::new()), None), ("file", Arc::new(files), Some(Box::new(dir)))];
+    #[cfg(feature = "redis")]
+    {
+        let server = redis_server::RedisServer::start();
+        stores.push(("redis", redis_store(&server), Some(Box::new(server))));
+    }
+    stores
 }
 
 /// A workspace holding `secret.txt`, and the ref of its `read` made in `owner`'s scope.
@@ -61,8 +86,12 @@ async fn secret_ref(registry: &Registry, root: &Path, owner: &ToolContext) -> St
 /// the same calls to a registry with an empty store of the same kind.
 async fn unknown_answers(kind: &str, root: &Path, reader: &ToolContext, ref_id: &str) -> Vec<ToolMessage> {
     let dir = tempfile::tempdir().unwrap();
+    #[cfg(feature = "redis")]
+    let server = redis_server::RedisServer::start();
     let empty: Arc<dyn OutputStore> = match kind {
         "memory" => Arc::new(MemoryStore::new()),
+        #[cfg(feature = "redis")]
+        "redis" => redis_store(&server),
         _ => Arc::new(FileStore::new(dir.path()).unwrap()),
     };
     let registry = registry(root, empty);

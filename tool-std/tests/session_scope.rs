@@ -1,6 +1,7 @@
 //! A session id is only usable by the principal that made it, sessions and workspaces do not see
-//! each other's plans, and both built-in session stores stay bounded (time to live since last use,
-//! size cap, least recently used first out).
+//! each other's plans (in both built-in session stores, and with the `redis` feature in the Redis
+//! store on a real redis-server started by the test), and both built-in session stores stay bounded
+//! (time to live since last use, size cap, least recently used first out).
 
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
@@ -30,6 +31,29 @@ fn stores(limits: StoreLimits, clock: &Arc<FixedClock>) -> (tempfile::TempDir, S
     let file = FileSessionStore::with_limits(dir.path().join("sessions"), limits, clock.clone());
     let memory = MemorySessionStore::with_limits(limits, clock.clone());
     (dir, vec![("memory", Arc::new(memory)), ("file", Arc::new(file))])
+}
+
+#[cfg(feature = "redis")]
+#[path = "../../tool-runtime/tests/support/redis_server.rs"]
+mod redis_server;
+
+/// What keeps the stores' backing alive: the file store's temp dir, the redis-server.
+type Guards = Vec<Box<dyn std::any::Any>>;
+
+/// [`stores`] with [`roomy`] limits, and the Redis store with the `redis` feature.
+fn all_stores(clock: &Arc<FixedClock>) -> (Guards, Stores) {
+    let (dir, stores) = stores(roomy(), clock);
+    #[allow(unused_mut)]
+    let (mut guards, mut stores): (Guards, Stores) = (vec![Box::new(dir)], stores);
+    #[cfg(feature = "redis")]
+    {
+        let server = redis_server::RedisServer::start();
+        let conn = tool_runtime::redis::RedisConnection::open(&server.url(0)).unwrap();
+        let redis = tool_std::session::RedisSessionStore::with_limits(conn, "t:sess", roomy(), clock.clone());
+        stores.push(("redis", Arc::new(redis)));
+        guards.push(Box::new(server));
+    }
+    (guards, stores)
 }
 
 fn roomy() -> StoreLimits {
@@ -73,7 +97,7 @@ async fn plan_of_alice(registry: &Registry, alice: &ToolContext) {
 #[tokio::test]
 async fn every_todo_tool_refuses_a_session_of_another_principal_and_changes_nothing() {
     let clock = clock();
-    let (_dir, stores) = stores(roomy(), &clock);
+    let (_guards, stores) = all_stores(&clock);
     for (kind, store) in stores {
         let registry = todo_registry(store);
         let alice = context("s1", Some("alice"));
@@ -97,7 +121,7 @@ async fn every_todo_tool_refuses_a_session_of_another_principal_and_changes_noth
 #[tokio::test]
 async fn a_session_made_without_a_principal_is_refused_to_one_with_a_principal() {
     let clock = clock();
-    let (_dir, stores) = stores(roomy(), &clock);
+    let (_guards, stores) = all_stores(&clock);
     for (kind, store) in stores {
         let registry = todo_registry(store);
         plan_of_alice(&registry, &context("s1", None)).await;
@@ -109,7 +133,7 @@ async fn a_session_made_without_a_principal_is_refused_to_one_with_a_principal()
 #[tokio::test]
 async fn two_sessions_of_one_principal_keep_two_plans() {
     let clock = clock();
-    let (_dir, stores) = stores(roomy(), &clock);
+    let (_guards, stores) = all_stores(&clock);
     for (kind, store) in stores {
         let registry = todo_registry(store);
         let (s1, s2) = (context("s1", Some("alice")), context("s2", Some("alice")));
@@ -126,7 +150,7 @@ async fn two_sessions_of_one_principal_keep_two_plans() {
 #[tokio::test]
 async fn two_workspaces_sharing_a_session_store_keep_two_plans() {
     let clock = clock();
-    let (_dir, stores) = stores(roomy(), &clock);
+    let (_guards, stores) = all_stores(&clock);
     for (kind, store) in stores {
         // Two servers of two workspaces, each with the session its root gives it.
         let (a, b) = (todo_registry(store.clone()), todo_registry(store.clone()));

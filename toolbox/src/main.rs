@@ -10,7 +10,8 @@
 //!   on Streamable HTTP at `http://ADDR/mcp` (see [`mcp`]).
 //!
 //! Global options (accepted before or after the command): `--root DIR`, `--state-dir DIR`,
-//! `--session ID`, `--allow external,exec,unconfined-exec`, `-v` (see [`setup`]).
+//! `--session ID`, `--store file|redis://HOST:PORT/DB`, `--allow external,exec,unconfined-exec`,
+//! `-v` (see [`setup`]).
 //!
 //! Exit codes:
 //! - 0: success. For `run`, a tool call that failed is still an answer for the model: it is
@@ -88,6 +89,10 @@ struct Global {
     /// `TOOL_SESSION_MAX_BYTES`, else 67108864 (64 MiB)].
     #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
     session_max_bytes: Option<u64>,
+    /// Where the output cache and the sessions are kept: `file` (in `--state-dir`) or a Redis
+    /// shared by many servers, `redis://HOST:PORT/DB` [default: `TOOL_STORE`, else `file`].
+    #[arg(long, global = true, value_name = "STORE")]
+    store: Option<String>,
     /// Enable tools that are off by default: `external` ones reach outside this machine (web
     /// fetch, search); `exec` ones run shell commands in the workspace, confined by Landlock
     /// (writes only in the workspace and a session temp dir; TCP refused unless `external` is

@@ -20,22 +20,67 @@
 //!   `TOOL_OUTPUT_TTL_SECS` / `TOOL_OUTPUT_MAX_BYTES`, which win over 24 hours / 256 MiB), and
 //!   `--session-ttl SECS` / `--session-max-bytes BYTES` the sessions (over `TOOL_SESSION_TTL_SECS`
 //!   / `TOOL_SESSION_MAX_BYTES`, over 30 days / 64 MiB); see `tool_runtime::output::StoreLimits`.
+//! - `--store STORE` (else `TOOL_STORE`, else `file`): `file` keeps the output cache and the
+//!   sessions in the state directory; `redis://HOST:PORT/DB` keeps both in that Redis
+//!   (`tool_runtime::redis`), so that many `toolbox mcp` workers behind one load balancer share
+//!   todo plans and cached outputs. A Redis that is down does not stop the server: the tools that
+//!   need a store answer with an error naming it and what to check, the others work as usual.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use tool_runtime::output::{FileStore, OUTPUT_STORE, OutputLayer, OutputStore, StoreLimits, output_limits_from_env};
+use tool_runtime::redis::{OUTPUT_NAMESPACE, RedisConnection, RedisStore};
 use tool_runtime::{ImageSupport, Registry, RegistryBuilder, SystemClock, ToolContext, ToolContextBuilder};
 use tool_std::exec::{EXEC_CONFIG, ExecConfig};
 use tool_std::sandbox::{SANDBOX, Sandbox};
-use tool_std::session::{FileSessionStore, SESSION_STORE, SessionStore, session_limits_from_env};
+use tool_std::session::{
+    FileSessionStore, RedisSessionStore, SESSION_NAMESPACE, SESSION_STORE, SessionStore, session_limits_from_env,
+};
 
 use crate::Global;
 use crate::policy::Policy;
 
 /// The longest session id accepted, in bytes (ASCII characters).
 const MAX_SESSION_ID: usize = 128;
+
+/// The environment variable naming the store when `--store` is not given.
+pub(crate) const STORE_ENV: &str = "TOOL_STORE";
+
+/// Where the output cache and the sessions are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StoreChoice {
+    /// In the state directory.
+    File,
+    /// In the Redis at this URL.
+    Redis(String),
+}
+
+impl StoreChoice {
+    /// `--store`, else `TOOL_STORE`, else [`StoreChoice::File`].
+    ///
+    /// # Errors
+    /// A message naming the option or variable when the value is neither `file` nor a
+    /// `redis://` URL.
+    fn resolve(flag: Option<&str>, env: Option<&str>) -> Result<Self, String> {
+        let (value, from) = match (flag, env) {
+            (Some(flag), _) => (flag, "--store"),
+            (None, Some(env)) if !env.is_empty() => (env, STORE_ENV),
+            _ => return Ok(Self::File),
+        };
+        if value == "file" {
+            Ok(Self::File)
+        } else if value.starts_with("redis://") {
+            Ok(Self::Redis(value.to_owned()))
+        } else {
+            Err(format!("{from} {value:?} is not a store; use `file` or `redis://HOST:PORT/DB`"))
+        }
+    }
+}
+
+/// The output store and the session store of a registry.
+type Stores = (Arc<dyn OutputStore>, Arc<dyn SessionStore>);
 
 /// The resolved global options.
 #[derive(Debug)]
@@ -48,6 +93,8 @@ pub(crate) struct Setup {
     cache_limits: StoreLimits,
     /// The sessions' bounds, likewise.
     session_limits: StoreLimits,
+    /// `--store`.
+    store: StoreChoice,
 }
 
 impl Setup {
@@ -69,6 +116,7 @@ impl Setup {
         tracing::debug!(root = %root.display(), state_dir = %state_dir.display(), "resolved the global options");
         let cache_limits = with_flags(output_limits_from_env()?, global.cache_ttl, global.cache_max_bytes);
         let session_limits = with_flags(session_limits_from_env()?, global.session_ttl, global.session_max_bytes);
+        let store = StoreChoice::resolve(global.store.as_deref(), std::env::var(STORE_ENV).ok().as_deref())?;
         Ok(Self {
             root,
             state_dir,
@@ -76,6 +124,7 @@ impl Setup {
             policy: Policy::new(&global.allow),
             cache_limits,
             session_limits,
+            store,
         })
     }
 
@@ -129,32 +178,53 @@ impl Setup {
         self.permissions(builder).build().map_err(|e| e.to_string())
     }
 
-    /// As [`Setup::registry`], plus what a call needs from `--state-dir`: the output layer with its
-    /// cache in `STATE_DIR/output-cache` (so a ref id printed by one `toolbox call` is readable by the
-    /// next) and the sessions in `STATE_DIR/sessions` (so a todo plan outlives the process).
+    /// As [`Setup::registry`], plus the stores of `--store`: the output layer with its cache in
+    /// `STATE_DIR/output-cache` (so a ref id printed by one `toolbox call` is readable by the
+    /// next) and the sessions in `STATE_DIR/sessions` (so a todo plan outlives the process), or
+    /// both in Redis.
     ///
     /// # Errors
-    /// As [`Setup::registry`]; the output cache directory cannot be created.
+    /// As [`Setup::registry`]; the output cache directory cannot be created; the Redis URL is not one.
     pub(crate) fn calling_registry(&self, sets: &[String]) -> Result<Registry, String> {
-        let cache_dir = self.state_dir().join("output-cache");
-        let store = FileStore::open(&cache_dir, self.cache_limits, Arc::new(SystemClock))
-            .map_err(|e| format!("cannot use the output cache in {}: {e}", cache_dir.display()))?;
+        let (store, sessions) = self.stores()?;
         let layer = OutputLayer::from_env()?;
-        let sessions: Arc<dyn SessionStore> = Arc::new(FileSessionStore::with_limits(
-            self.state_dir().join("sessions"),
-            self.session_limits,
-            Arc::new(SystemClock),
-        ));
         let mut builder = self
             .standard_tools()
             .output(layer)
-            .override_dependency(&OUTPUT_STORE, Arc::new(store) as Arc<dyn OutputStore>)
+            .override_dependency(&OUTPUT_STORE, store)
             .override_dependency(&SESSION_STORE, sessions)
             .override_dependency(&SANDBOX, self.sandbox()?);
         if !sets.is_empty() {
             builder = builder.sets(sets.iter().cloned());
         }
         self.permissions(builder).build().map_err(|e| e.to_string())
+    }
+
+    /// The output store and the session store of `--store`, bounded by their limits.
+    ///
+    /// # Errors
+    /// The output cache directory cannot be created; the Redis URL cannot be used.
+    fn stores(&self) -> Result<Stores, String> {
+        match &self.store {
+            StoreChoice::File => {
+                let cache_dir = self.state_dir().join("output-cache");
+                let store = FileStore::open(&cache_dir, self.cache_limits, Arc::new(SystemClock))
+                    .map_err(|e| format!("cannot use the output cache in {}: {e}", cache_dir.display()))?;
+                let sessions = FileSessionStore::with_limits(
+                    self.state_dir().join("sessions"),
+                    self.session_limits,
+                    Arc::new(SystemClock),
+                );
+                Ok((Arc::new(store), Arc::new(sessions)))
+            }
+            StoreChoice::Redis(url) => {
+                let conn = RedisConnection::open(url).map_err(|e| format!("cannot use --store: {e}"))?;
+                let clock = Arc::new(SystemClock);
+                let store = RedisStore::with_limits(conn.clone(), OUTPUT_NAMESPACE, self.cache_limits, clock.clone());
+                let sessions = RedisSessionStore::with_limits(conn, SESSION_NAMESPACE, self.session_limits, clock);
+                Ok((Arc::new(store), Arc::new(sessions)))
+            }
+        }
     }
 
     /// The standard tools; with `--allow exec,external` the exec tools are also tagged `external`
@@ -249,6 +319,28 @@ mod tests {
     fn the_default_session_is_root_and_16_hex_digits_of_the_roots_sha256() {
         // `printf /work | sha256sum` = 0c9a453fad615c83c57d...
         assert_eq!(default_session(Path::new("/work")), "root-0c9a453fad615c83");
+    }
+
+    #[test]
+    fn the_store_is_the_flag_else_the_environment_else_file() {
+        let redis = |url: &str| StoreChoice::Redis(url.to_owned());
+        assert_eq!(StoreChoice::resolve(None, None), Ok(StoreChoice::File));
+        assert_eq!(StoreChoice::resolve(None, Some("")), Ok(StoreChoice::File));
+        assert_eq!(StoreChoice::resolve(None, Some("redis://127.0.0.1:7/1")), Ok(redis("redis://127.0.0.1:7/1")));
+        assert_eq!(StoreChoice::resolve(Some("file"), Some("redis://127.0.0.1:7/1")), Ok(StoreChoice::File));
+        assert_eq!(StoreChoice::resolve(Some("redis://h:1/0"), None), Ok(redis("redis://h:1/0")));
+    }
+
+    #[test]
+    fn a_store_that_is_neither_file_nor_a_redis_url_is_refused_naming_where_it_came_from() {
+        assert_eq!(
+            StoreChoice::resolve(Some("memcached://h"), None).unwrap_err(),
+            "--store \"memcached://h\" is not a store; use `file` or `redis://HOST:PORT/DB`"
+        );
+        assert_eq!(
+            StoreChoice::resolve(None, Some("/tmp/x")).unwrap_err(),
+            "TOOL_STORE \"/tmp/x\" is not a store; use `file` or `redis://HOST:PORT/DB`"
+        );
     }
 
     #[test]

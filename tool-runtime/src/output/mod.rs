@@ -30,10 +30,10 @@
 
 mod budget;
 mod paging;
-mod scope;
+pub(crate) mod scope;
 mod search;
 mod sniff;
-mod store;
+pub(crate) mod store;
 mod stream;
 mod trim;
 mod truncate;

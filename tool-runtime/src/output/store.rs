@@ -336,21 +336,21 @@ impl LineCursor {
 
 /// Builds the line count and the checkpoints while the text streams in.
 #[derive(Debug, Default)]
-struct IndexBuilder {
-    bytes: u64,
+pub(crate) struct IndexBuilder {
+    pub(crate) bytes: u64,
     newlines: u64,
     last: Option<u8>,
     /// The byte offsets of the checkpoints after the first (line 0 at byte 0, implied): a text
     /// shorter than [`CHECKPOINT_LINES`] lines, most of them, needs no allocation here.
-    checkpoints: Vec<u64>,
+    pub(crate) checkpoints: Vec<u64>,
 }
 
 impl IndexBuilder {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
-    fn feed(&mut self, chunk: &[u8]) {
+    pub(crate) fn feed(&mut self, chunk: &[u8]) {
         for i in memchr::memchr_iter(b'\n', chunk) {
             self.newlines += 1;
             if self.newlines.is_multiple_of(CHECKPOINT_LINES) {
@@ -363,7 +363,7 @@ impl IndexBuilder {
         }
     }
 
-    fn lines(&self) -> u64 {
+    pub(crate) fn lines(&self) -> u64 {
         self.newlines + u64::from(self.last.is_some_and(|b| b != b'\n'))
     }
 }
@@ -530,7 +530,7 @@ impl fmt::Debug for MemoryStore {
 }
 
 /// The bytes of typed parts as counted against a size cap: their JSON.
-fn parts_bytes(parts: &[ContentPart]) -> u64 {
+pub(crate) fn parts_bytes(parts: &[ContentPart]) -> u64 {
     if parts.is_empty() { 0 } else { serde_json::to_vec(parts).map_or(0, |v| v.len() as u64) }
 }
 

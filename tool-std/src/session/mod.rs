@@ -9,6 +9,9 @@
 //! - [`FileSessionStore`]: one JSON file per session in a directory (by default the user's state
 //!   directory, see [`default_sessions_dir`]); writes are atomic and every file carries a format
 //!   `version`.
+//! - `RedisSessionStore` (feature `redis`): sessions in a Redis shared by many server processes,
+//!   with the same rules; it lives here beside the [`SessionStore`] trait, on the connection and
+//!   bookkeeping of `tool_runtime::redis`.
 //!
 //! [`SESSION_STORE`] is the store the standard tools use: by default one [`FileSessionStore`]
 //! per registry in [`default_sessions_dir`]. Calls whose context has no session id cannot be
@@ -30,6 +33,8 @@
 
 mod file;
 mod memory;
+#[cfg(feature = "redis")]
+mod redis;
 
 use std::fmt;
 use std::sync::Arc;
@@ -40,6 +45,8 @@ use tool_runtime::{DependencyError, DependencyKey, Scope, SystemClock, ToolConte
 
 pub use file::{FileSessionStore, SESSION_FORMAT_VERSION, STATE_DIR_ENV, SessionFile, default_sessions_dir};
 pub use memory::MemorySessionStore;
+#[cfg(feature = "redis")]
+pub use redis::{MAX_UPDATE_ATTEMPTS, REDIS_SESSION_OVERHEAD, RedisSessionStore, SESSION_NAMESPACE};
 
 /// The metadata of one session: a JSON object whose keys belong to the tools that wrote them
 /// (`todos` for the todo tools). A session never written is the empty object.
@@ -146,6 +153,13 @@ pub enum SessionError {
         /// Why it went.
         why: Expiry,
     },
+    /// A shared store (Redis) failed or could not be reached; the message names it and what to
+    /// check.
+    #[error("{message}")]
+    Store {
+        /// What failed, where, and what to check.
+        message: String,
+    },
     /// A session file was written by a newer format.
     #[error(
         "session file {path} has format version {found}, this build reads version {supported}; use a newer build \
@@ -163,9 +177,9 @@ pub enum SessionError {
 
 /// Where session metadata is kept.
 ///
-/// Implementations must make [`update`](Self::update) atomic per session: the meta `edit` sees is
-/// the latest saved one, and no other update of that session is saved between the read and the
-/// write. Methods block (file or database I/O); async callers run them with
+/// Implementations must make [`update`](Self::update) atomic per session: the meta saved is the
+/// result of `edit` on the latest saved one, and no other update of that session is saved between
+/// the read and the write (a store may lock, or retry on a conflict). Methods block (file or database I/O); async callers run them with
 /// `tokio::task::spawn_blocking`, as the standard tools do.
 ///
 /// `principal` is the caller's ([`ToolContext::principal`]): the first save of a session records
@@ -179,9 +193,12 @@ pub trait SessionStore: Send + Sync + fmt::Debug {
     /// cannot be read.
     fn load(&self, session_id: &str, principal: Option<&str>) -> Result<SessionMeta, SessionError>;
 
-    /// One read-modify-write step. `edit` is called exactly once with a copy of the current meta
-    /// (the empty object for a session never written or let go); when it returns `true` the copy
-    /// is saved, when it returns `false` nothing is written. Returns the meta as stored afterwards.
+    /// One read-modify-write step. `edit` is called with a copy of the current meta (the empty
+    /// object for a session never written or let go); when it returns `true` the copy is saved,
+    /// when it returns `false` nothing is written. A store that locks the session calls it once;
+    /// one that saves by compare-and-set (the Redis store) calls it again, on a fresh
+    /// copy of the newer meta, each time another process saved first. Returns the meta as stored
+    /// afterwards.
     ///
     /// # Errors
     /// [`SessionError::OtherPrincipal`] (`edit` is not called); a [`SessionError`] when the state
@@ -202,7 +219,8 @@ pub trait SessionStore: Send + Sync + fmt::Debug {
 
 /// Runs `change` on the session's meta as one [`SessionStore::update`]: the meta is saved when
 /// `change` returns `Ok`, and nothing is written when it returns `Err`, whatever it changed in the
-/// meta before.
+/// meta before. `change` may run more than once (see [`SessionStore::update`]): the result is the
+/// last run's.
 ///
 /// # Errors
 /// The outer `Err` is the store's failure; the inner result is `change`'s.
@@ -210,12 +228,10 @@ pub fn modify<T, E>(
     store: &dyn SessionStore,
     session_id: &str,
     principal: Option<&str>,
-    change: impl FnOnce(&mut SessionMeta) -> Result<T, E>,
+    mut change: impl FnMut(&mut SessionMeta) -> Result<T, E>,
 ) -> Result<Result<T, E>, SessionError> {
-    let mut change = Some(change);
     let mut outcome = None;
     store.update(session_id, principal, &mut |meta| {
-        let Some(change) = change.take() else { return false };
         let result = change(meta);
         let save = result.is_ok();
         outcome = Some(result);
@@ -283,7 +299,7 @@ impl CallSession {
     /// As [`modify`].
     pub fn modify<T, E>(
         &self,
-        change: impl FnOnce(&mut SessionMeta) -> Result<T, E>,
+        change: impl FnMut(&mut SessionMeta) -> Result<T, E>,
     ) -> Result<Result<T, E>, SessionError> {
         modify(&*self.store, &self.id, self.principal.as_deref(), change)
     }

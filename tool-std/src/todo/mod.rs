@@ -117,7 +117,7 @@ pub async fn todo_new(
     check_in_progress(&items)?;
     edit_plan(ctx, move |_old| {
         let text = render_plan(&items);
-        Ok((items, text))
+        Ok((items.clone(), text))
     })
     .await
 }
@@ -136,7 +136,7 @@ pub async fn todo_append(
     edit_plan(ctx, move |old| {
         let mut items = old?;
         let taken: HashSet<String> = items.iter().map(|i| i.id.clone()).collect();
-        items.extend(new_items(todos, &taken)?);
+        items.extend(new_items(todos.clone(), &taken)?);
         check_in_progress(&items)?;
         let text = render_plan(&items);
         Ok((items, text))
@@ -158,7 +158,7 @@ pub async fn todo_patch(
     }
     edit_plan(ctx, move |old| {
         let mut items = old?;
-        for (index, update) in updates.into_iter().enumerate() {
+        for (index, update) in updates.iter().cloned().enumerate() {
             apply_patch(&mut items, index, update)?;
         }
         check_in_progress(&items)?;
@@ -260,10 +260,10 @@ fn check_in_progress(items: &[TodoItem]) -> Result<(), TodoError> {
 
 /// One atomic change of the call's plan. `change` gets the current plan (or why it cannot be
 /// read) and returns the new plan and the tool's text; the new plan is saved only when it returns
-/// `Ok`.
-async fn edit_plan<F>(ctx: &ToolContext, change: F) -> Result<String, TodoError>
+/// `Ok`. It runs again on the newer plan when a shared store saw another process save first.
+async fn edit_plan<F>(ctx: &ToolContext, mut change: F) -> Result<String, TodoError>
 where
-    F: FnOnce(Result<Vec<TodoItem>, TodoError>) -> Result<(Vec<TodoItem>, String), TodoError> + Send + 'static,
+    F: FnMut(Result<Vec<TodoItem>, TodoError>) -> Result<(Vec<TodoItem>, String), TodoError> + Send + 'static,
 {
     let session = session_store_for(ctx).await.map_err(|e| TodoError::Store { message: e.to_string() })?;
     blocking(move || {

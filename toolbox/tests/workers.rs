@@ -1,0 +1,233 @@
+//! Many workers, one state: a real `redis-server`, two `toolbox mcp --http` workers with
+//! `--store redis://...`, and haproxy round-robin in front (its config written here into a temp
+//! dir, loopback only), driven by the official Python MCP SDK (`workers_client.py` beside this
+//! file). The workers' own logs (`-v`: one `tools/call` record per call) show which worker served
+//! which call, so the test proves that a plan written on one worker is read on the other, and that
+//! a ref cut on one is grepped on the other. Worker 1 is killed with SIGKILL half way through 200
+//! calls; every call is answered or fails with an error, its retry succeeds, and no todo item is
+//! lost. Every process started here is stopped here (Drop guards); every loop is bounded.
+//!
+//! Needs `redis-server` and `haproxy` (`.ci/run` installs both with apt-get) and the Python SDK
+//! in `$TOOL_CONFORMANCE_PYTHON` (scripts/test.sh sets it); without them the test fails saying so.
+
+#[path = "../../tool-runtime/tests/support/redis_server.rs"]
+mod redis_server;
+
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use redis_server::RedisServer;
+
+/// A child process killed (and waited for) on drop.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A worker: its process, its URL, and its log lines (read on a thread until it ends).
+struct Worker {
+    process: Running,
+    url: String,
+    log: mpsc::Receiver<String>,
+}
+
+impl Worker {
+    fn start(store: &str, root: &Path, state_dir: &Path) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+            .args(["mcp", "-v", "--http", "127.0.0.1:0", "--store", store, "--session", "plan-1", "--root"])
+            .arg(root)
+            .arg("--state-dir")
+            .arg(state_dir)
+            // Messages over 8 KiB are cut with a ref to the whole (a grep page is 40 KiB).
+            .env("TOOL_MAX_BYTES", "8192")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (lines, log) = mpsc::channel();
+        let stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if lines.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let url = log
+            .iter()
+            .find_map(|line| line.strip_prefix("toolbox: serving MCP on ").map(str::to_owned))
+            .expect("the worker ended without saying its address");
+        Self { process: Running(child), url, log }
+    }
+
+    fn port(&self) -> &str {
+        self.url.trim_start_matches("http://127.0.0.1:").trim_end_matches("/mcp")
+    }
+
+    /// The tools this worker was asked to call, in order, from its log so far.
+    fn calls(&self) -> Vec<String> {
+        self.log
+            .try_iter()
+            .filter(|line| line.contains("tools/call"))
+            .filter_map(|line| {
+                line.split_whitespace().find_map(|w| w.strip_prefix("tool=")).map(|t| t.trim_matches('"').to_owned())
+            })
+            .collect()
+    }
+}
+
+/// haproxy in the foreground with a config written into `dir`: `mode http`, `balance roundrobin`
+/// over the two workers, bound to a free loopback port; `retries 3` and `option redispatch` send a
+/// request whose worker refuses the connection to the other one.
+fn start_haproxy(dir: &Path, workers: [&str; 2]) -> (Running, String) {
+    let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).unwrap().port();
+    let config = format!(
+        "global\n  nbthread 1\n\ndefaults\n  mode http\n  timeout connect 2s\n  timeout client 120s\n  timeout server \
+         120s\n  retries 3\n  option redispatch 1\n\nfrontend mcp\n  bind 127.0.0.1:{port}\n  default_backend \
+         workers\n\nbackend workers\n  balance roundrobin\n  server w1 127.0.0.1:{}\n  server w2 127.0.0.1:{}\n",
+        workers[0], workers[1]
+    );
+    let path = dir.join("haproxy.cfg");
+    std::fs::write(&path, config).unwrap();
+    let child = Command::new("haproxy").arg("-db").arg("-f").arg(&path).stdin(Stdio::null()).spawn().unwrap_or_else(|e| {
+        panic!("cannot start haproxy ({e}): this test needs it; install it with `apt-get install -y haproxy` (.ci/run does this in CI)")
+    });
+    let running = Running(child);
+    for _ in 0..400 {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return (running, format!("http://127.0.0.1:{port}/mcp"));
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    panic!("haproxy never listened on port {port}");
+}
+
+/// Runs `workers_client.py` with `args`; returns its standard output.
+fn run_client(args: &[&str]) -> String {
+    let python = std::env::var("TOOL_CONFORMANCE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workers_client.py");
+    let output = Command::new(&python).arg(&script).args(args).output().unwrap_or_else(|e| {
+        panic!("cannot run `{python}` ({e}); run scripts/test.sh, or set TOOL_CONFORMANCE_PYTHON to a python with `mcp` installed")
+    });
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if output.status.code() == Some(3) {
+        panic!("{stderr}");
+    }
+    assert!(
+        output.status.success(),
+        "workers_client.py failed ({}).\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        output.status
+    );
+    stdout
+}
+
+#[test]
+fn two_workers_behind_haproxy_share_plans_and_refs_and_survive_one_killed() {
+    let redis = RedisServer::start();
+    let workspace = tempfile::tempdir().unwrap();
+    let notes: String = (0..1000).map(|n| format!("needle {n:04} {}\n", "x".repeat(100))).collect();
+    std::fs::write(workspace.path().join("notes.txt"), notes).unwrap();
+    let (state1, state2, haproxy_dir) =
+        (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let store = redis.url(0);
+    let worker1 = Worker::start(&store, workspace.path(), state1.path());
+    let worker2 = Worker::start(&store, workspace.path(), state2.path());
+    let (_haproxy, balancer) = start_haproxy(haproxy_dir.path(), [worker1.port(), worker2.port()]);
+
+    let pid = worker1.process.0.id().to_string();
+    let stdout = run_client(&[&balancer, &worker1.url, &worker2.url, &pid]);
+    println!("{stdout}");
+    let checks: Vec<&str> =
+        stdout.lines().filter(|l| l.starts_with("ok ")).map(|l| l.split(" (").next().unwrap()).collect();
+    assert_eq!(
+        checks,
+        [
+            "ok todo_new then todo_read through the balancer see one plan",
+            "ok a grep result cut on one worker is read with tool_output_cache_grep on the other",
+            "ok 50 concurrent todo_append on two workers leave all 50 items, each once",
+            "ok 200 calls while worker 1 is killed half way: nothing lost",
+        ],
+        "{stdout}"
+    );
+
+    // Which worker served which call, by their own logs (each in call order). The first check's
+    // calls come before any grep in each worker's log (each worker serves one of the three calls
+    // of the second check).
+    let calls = [worker1.calls(), worker2.calls()];
+    let first_check: Vec<&[String]> =
+        calls.iter().map(|c| &c[..c.iter().position(|t| t.contains("grep")).unwrap_or(c.len())]).collect();
+    let (writer, reader) = only_one_has(&first_check, "todo_new");
+    // Round robin: the write and the second read on one worker, the first read on the other.
+    assert_eq!(first_check[writer], ["todo_new", "todo_read"], "{calls:?}");
+    assert_eq!(first_check[reader], ["todo_read"], "the plan was not read on the other worker: {calls:?}");
+    let greps: Vec<Vec<&String>> = calls.iter().map(|c| c.iter().filter(|t| t.contains("grep")).collect()).collect();
+    let cutter = (0..2).find(|&w| greps[w].first().is_some_and(|t| *t == "grep")).expect("a grep call");
+    assert_eq!(greps[1 - cutter], ["tool_output_cache_grep"], "the ref was not read on the other worker: {calls:?}");
+    // The 50 concurrent appends went to each worker directly, 25 each, before the 200 calls.
+    assert!(calls.iter().all(|c| c.iter().filter(|t| *t == "todo_append").count() >= 25), "{calls:?}");
+}
+
+/// The index of the only log among two whose calls include `tool`, and the other's.
+fn only_one_has(calls: &[&[String]], tool: &str) -> (usize, usize) {
+    let has = |w: usize| calls[w].iter().filter(|c| *c == tool).count();
+    assert_eq!(has(0) + has(1), 1, "{tool} calls: {calls:?}");
+    if has(0) == 1 { (0, 1) } else { (1, 0) }
+}
+
+/// `toolbox call` with `--store` (or `TOOL_STORE`) naming a Redis nobody listens on: the read
+/// works, the todo tool answers an error naming the store and what to check, and nothing panics.
+#[test]
+fn a_redis_that_is_down_fails_only_the_tools_that_need_the_store() {
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("a.txt"), "hello\n").unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let url = format!("redis://127.0.0.1:{}/0", redis_server::closed_port());
+    let call = |tool: &str, args: &str| {
+        let output = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+            .arg("--root")
+            .arg(workspace.path())
+            .arg("--state-dir")
+            .arg(state.path())
+            .args(["call", tool, args])
+            .env("TOOL_STORE", &url)
+            .output()
+            .unwrap();
+        let message: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        (
+            output.status.code(),
+            message["is_error"].as_bool(),
+            message["content"].as_str().unwrap_or_default().to_owned(),
+        )
+    };
+    let (code, is_error, content) = call("read", r#"{"file_path":"a.txt"}"#);
+    assert_eq!((code, is_error), (Some(0), Some(false)), "{content}");
+    assert!(content.contains("hello"), "{content}");
+    let (code, is_error, content) = call("todo_read", "{}");
+    assert_eq!((code, is_error), (Some(1), Some(true)), "{content}");
+    let prefix = format!("the redis session store at {url} failed (");
+    assert!(content.starts_with(&prefix), "{content}");
+    assert!(content.ends_with("check that redis-server runs there and accepts connections, or choose another store with `--store` or `TOOL_STORE`"), "{content}");
+}
+
+/// A `toolbox mcp --http` worker whose Redis is down keeps serving: the Python SDK's `read` and
+/// `glob` are answered, `todo_read` is an error naming the store and what to check.
+#[test]
+fn a_server_whose_redis_is_down_keeps_serving_the_tools_that_need_no_store() {
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("notes.txt"), "needle 0000\n").unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let store = format!("redis://127.0.0.1:{}/0", redis_server::closed_port());
+    let worker = Worker::start(&store, workspace.path(), state.path());
+    let stdout = run_client(&["down", &worker.url, &store]);
+    assert_eq!(stdout.trim(), "ok with redis down, read and glob answer and todo_read names the store");
+}
