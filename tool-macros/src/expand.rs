@@ -205,6 +205,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
         Some(set) => quote!(::core::option::Option::Some(#set)),
         None => quote!(::core::option::Option::None),
     };
+    let deferred = if options.defer.is_present() { quote!(.deferred()) } else { quote!() };
 
     // A sync function with nothing to await gets no `async` block: no state machine to compile.
     let awaits = model.item.sig.asyncness.is_some()
@@ -469,6 +470,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
             )
             .defined_at(::core::file!(), ::core::line!())
             #with_output_schema
+            #deferred
             #context_free
         };
 
