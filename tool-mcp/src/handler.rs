@@ -135,7 +135,9 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let inner = &self.inner;
         let name: &str = &request.name;
-        if inner.registry.get(name).is_none() {
+        let meta = inner.registry.has_deferred()
+            && (name == tool_runtime::search::SEARCH_TOOL || name == tool_runtime::search::CALL_TOOL);
+        if !meta && inner.registry.get(name).is_none() {
             return Err(self.unknown_tool(name));
         }
         if inner.calls.is_closed() {
@@ -175,7 +177,7 @@ impl ServerHandler for McpServer {
         tracing::debug!(tool = name, call_id = %call.id, progress = forwarding.is_some(), "tools/call");
         let running = inner.calls.track_future(async {
             tokio::select! {
-                message = inner.registry.call(&call, &ctx) => Some(message),
+                message = inner.registry.call_with_search(&call, &ctx) => Some(message),
                 () = context.ct.cancelled() => None,
             }
         });

@@ -31,6 +31,12 @@
 //! - `tools/list`: every tool the [listing filter](McpServerBuilder::list_filter) keeps (default:
 //!   all), sorted by name, in one page, each as [`tool_entry`] gives it: the canonical input
 //!   schema, annotations from the tags, `outputSchema` for a tool that declares one.
+//! - Deferred tools ([`Registry::is_deferred`](tool_runtime::Registry::is_deferred)): when the
+//!   registry defers any, `tools/list` gives the tools not deferred and the two meta-tools
+//!   `search_tools` (its result: the `tools/list` entries of the best matches) and `call_tool`
+//!   (runs a tool by name with its arguments object), as
+//!   [`Registry::call_with_search`](tool_runtime::Registry::call_with_search) answers them.
+//!   A deferred tool is also called by its own name, as any tool.
 //! - `tools/call`: the arguments object goes through [`Registry::call`], so decoding follows the
 //!   framework's rules (unknown fields refused and named) and the registry's
 //!   [permission policy](tool_runtime::PermissionPolicy) decides what runs (it sees the call's
@@ -365,7 +371,11 @@ impl McpServerBuilder {
 
     /// The server. The tool list is computed here, once: it is fixed for the life of the server.
     pub fn build(self) -> McpServer {
-        let tools = self.registry.definitions().iter().filter(|d| (self.filter)(d)).map(tool_entry).collect();
+        // Deferred tools are reached through the two meta-tools instead of the list.
+        let meta: &[tool_runtime::ToolDefinition] =
+            if self.registry.has_deferred() { tool_runtime::search::meta_tool_definitions() } else { &[] };
+        let tools =
+            self.registry.loaded_definitions().filter(|d| (self.filter)(d)).chain(meta).map(tool_entry).collect();
         McpServer {
             inner: Arc::new(Inner {
                 registry: self.registry,
