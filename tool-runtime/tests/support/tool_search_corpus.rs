@@ -10,9 +10,14 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use tool_runtime::{DynamicTool, RegistryBuilder, Tool, ToolResult};
 
-/// The folder of the word list and the queries.
+/// The folder of the word list and the queries: `fixtures/tool-search` in the workspace root,
+/// the first folder above the compiling package that has it.
 pub fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/tool-search")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|dir| dir.join("fixtures/tool-search"))
+        .find(|dir| dir.is_dir())
+        .expect("fixtures/tool-search in a folder above the package")
 }
 
 struct Verb {
