@@ -277,3 +277,16 @@ fn chat_and_gemini_have_no_search_calls_of_their_own() {
     assert_eq!(Provider::OpenAiChat.parse_search_calls(&chat).unwrap(), []);
     assert_eq!(Provider::OpenAiChat.parse_tool_calls(&chat).unwrap()[0].name, "search_tools");
 }
+
+#[tokio::test]
+async fn gemini_gets_call_tools_arguments_as_json_text_and_call_tool_reads_that_text() {
+    let tools = Provider::Gemini.render_tools(&meta_tool_definitions()[1..]).unwrap();
+    let arguments = &tools[0]["functionDeclarations"][0]["parameters"]["properties"]["arguments"];
+    assert_eq!(arguments["type"], "string");
+    let response = json!({"candidates": [{"content": {"parts": [
+        {"functionCall": {"name": "call_tool", "args": {"name": "send_email", "arguments": "{\"to\":\"a@b.c\"}"}}}
+    ]}}]});
+    let calls = Provider::Gemini.parse_tool_calls(&response).unwrap();
+    let message = registry().call_with_search(&calls[0], &ToolContext::default()).await;
+    assert_eq!(message.content, tool_runtime::MessageContent::Text("sent to a@b.c".to_owned()));
+}
