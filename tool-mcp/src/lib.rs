@@ -369,11 +369,17 @@ impl McpServerBuilder {
         self
     }
 
-    /// The server. The tool list is computed here, once: it is fixed for the life of the server.
+    /// The server. The tool list is computed here, once: it is fixed for the life of the server
+    /// (with deferred tools, the registry's search index is built here too).
     pub fn build(self) -> McpServer {
         // Deferred tools are reached through the two meta-tools instead of the list.
-        let meta: &[tool_runtime::ToolDefinition] =
-            if self.registry.has_deferred() { tool_runtime::search::meta_tool_definitions() } else { &[] };
+        let meta: &[tool_runtime::ToolDefinition] = if self.registry.has_deferred() {
+            // Built here, not by the first `search_tools` call on an async worker.
+            self.registry.search_index();
+            tool_runtime::search::meta_tool_definitions()
+        } else {
+            &[]
+        };
         let tools =
             self.registry.loaded_definitions().filter(|d| (self.filter)(d)).chain(meta).map(tool_entry).collect();
         McpServer {
