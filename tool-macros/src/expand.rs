@@ -676,6 +676,17 @@ mod tests {
     }
 
     #[test]
+    fn a_deferred_tool_marks_its_spec_deferred_and_another_does_not() {
+        let item = quote! {
+            /// Hi.
+            fn hi() -> String { String::new() }
+        };
+        let deferred = tool(quote!(defer), item.clone()).to_string();
+        let plain = tool(quote!(), item).to_string();
+        assert_eq!((deferred.matches(". deferred ()").count(), plain.matches(". deferred ()").count()), (1, 0));
+    }
+
+    #[test]
     fn a_tool_expands_to_its_function_its_spec_its_submission_and_its_handle() {
         let actual = tool(
             quote!(set = "demo"),
