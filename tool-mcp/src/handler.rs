@@ -175,9 +175,10 @@ impl ServerHandler for McpServer {
         let arguments = request.arguments.map(|args| Value::Object(args).to_string()).unwrap_or_default();
         let call = ToolCall::new(call_id, name, arguments);
         tracing::debug!(tool = name, call_id = %call.id, progress = forwarding.is_some(), "tools/call");
+        let listed = |d: &ToolDefinition| !inner.hidden.contains(&d.name);
         let running = inner.calls.track_future(async {
             tokio::select! {
-                message = inner.registry.call_with_search(&call, &ctx) => Some(message),
+                message = inner.registry.call_with_search_where(&call, &ctx, &listed) => Some(message),
                 () = context.ct.cancelled() => None,
             }
         });

@@ -35,7 +35,9 @@
 //!   registry defers any, `tools/list` gives the tools not deferred and the two meta-tools
 //!   `search_tools` (its result: the `tools/list` entries of the best matches) and `call_tool`
 //!   (runs a tool by name with its arguments object), as
-//!   [`Registry::call_with_search`](tool_runtime::Registry::call_with_search) answers them.
+//!   [`Registry::call_with_search_where`](tool_runtime::Registry::call_with_search_where)
+//!   answers them; a deferred tool the [listing filter](McpServerBuilder::list_filter) hides is
+//!   not found either.
 //!   A deferred tool is also called by its own name, as any tool.
 //! - `tools/call`: the arguments object goes through [`Registry::call`], so decoding follows the
 //!   framework's rules (unknown fields refused and named) and the registry's
@@ -149,6 +151,8 @@ struct Inner {
     registry: Arc<Registry>,
     /// The listed tools, in the registry's order (by name).
     tools: Vec<Tool>,
+    /// The names of the deferred tools the listing filter hides.
+    hidden: std::collections::HashSet<String>,
     name: String,
     version: String,
     instructions: Option<String>,
@@ -382,10 +386,14 @@ impl McpServerBuilder {
         };
         let tools =
             self.registry.loaded_definitions().filter(|d| (self.filter)(d)).chain(meta).map(tool_entry).collect();
+        // The deferred tools the filter hides: `search_tools` does not find them either.
+        let hidden =
+            self.registry.deferred_definitions().filter(|d| !(self.filter)(d)).map(|d| d.name.clone()).collect();
         McpServer {
             inner: Arc::new(Inner {
                 registry: self.registry,
                 tools,
+                hidden,
                 name: self.name,
                 version: self.version,
                 instructions: self.instructions,

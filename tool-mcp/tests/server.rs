@@ -278,3 +278,22 @@ async fn a_registry_with_deferred_tools_lists_the_loaded_ones_and_the_meta_tools
     client.call(4, "goodbye", json!({}), false).await;
     assert_eq!(client.recv().await["result"]["content"][0]["text"], "goodbye");
 }
+
+/// Say goodbye loudly.
+#[tool(defer)]
+fn goodbye_loudly() -> String {
+    "GOODBYE".to_owned()
+}
+
+#[tokio::test]
+async fn search_tools_does_not_find_a_deferred_tool_the_listing_filter_hides() {
+    let registry =
+        Registry::builder().tool(hello::TOOL).tool(goodbye::TOOL).tool(goodbye_loudly::TOOL).build().unwrap();
+    let server = McpServer::builder(registry).list_filter(|d| d.name != "goodbye_loudly").build();
+    let mut client = connect(server).await;
+    client.call(2, "search_tools", json!({"query": "goodbye loudly"}), false).await;
+    let found: Value =
+        serde_json::from_str(client.recv().await["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    let names: Vec<&str> = found["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["goodbye"]);
+}

@@ -320,7 +320,17 @@ impl Registry {
     /// [`SearchError`]: a limit of 0 or over 50; a query without words or over 1,000
     /// characters; a regex pattern that is empty, over 200 characters or invalid.
     pub fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>, SearchError> {
-        self.search_index().search(query, |i| !query.deferred_only || self.deferred[i])
+        self.search_where(query, |_| true)
+    }
+
+    /// [`Registry::search`] among the tools whose definition `keep` keeps.
+    pub(crate) fn search_where(
+        &self,
+        query: &SearchQuery,
+        keep: impl Fn(&ToolDefinition) -> bool,
+    ) -> Result<Vec<SearchHit>, SearchError> {
+        let definitions = self.definitions();
+        self.search_index().search(query, |i| (!query.deferred_only || self.deferred[i]) && keep(&definitions[i]))
     }
 
     /// The search index of every tool ([`Registry::search`]'s), built on the first call (about

@@ -52,8 +52,8 @@ impl From<ProviderArg> for Provider {
 /// `tool_reference` blocks in the same user message as the other results, an OpenAI Responses
 /// `tool_search_call` (client execution) with a `tool_search_output` item, and the meta-tool
 /// calls (`search_tools`, `call_tool`) of the other providers by
-/// `Registry::call_with_search`, one after another, outside the batch (its turn budget covers
-/// the other calls).
+/// `Registry::call_with_search_where` (its search finds only tools the policy lets run), one
+/// after another, outside the batch (its turn budget covers the other calls).
 ///
 /// # Errors
 /// The file cannot be read or is not JSON, the provider cannot be detected, the calls cannot be
@@ -94,7 +94,7 @@ pub(crate) fn run(setup: &Setup, response: &Path, provider: Option<Provider>) ->
         let batch = registry.call_batch(&plain, &ctx).await;
         let mut answers = Vec::with_capacity(meta.len());
         for call in &meta {
-            answers.push(registry.call_with_search(call, &ctx).await);
+            answers.push(registry.call_with_search_where(call, &ctx, &|d| setup.policy().refusal(d).is_none()).await);
         }
         (batch, answers)
     });

@@ -128,8 +128,20 @@ impl Registry {
     ///
     /// Each error a model can fix is a message with `is_error: true`; this never fails.
     pub async fn call_with_search(&self, call: &ToolCall, ctx: &ToolContext) -> ToolMessage {
+        self.call_with_search_where(call, ctx, &|_| true).await
+    }
+
+    /// [`Registry::call_with_search`] whose searches find only the tools `listed` keeps: a
+    /// server's listing filter, so that a tool it hides is not found either (a call by name
+    /// still reaches the permission policy, which says why a tool does not run).
+    pub async fn call_with_search_where(
+        &self,
+        call: &ToolCall,
+        ctx: &ToolContext,
+        listed: &(dyn Fn(&ToolDefinition) -> bool + Sync),
+    ) -> ToolMessage {
         match call.name.as_str() {
-            SEARCH_TOOL => self.answer_search(call),
+            SEARCH_TOOL => self.answer_search(call, listed),
             CALL_TOOL => {
                 let inner = match arguments_value(&call.arguments)
                     .and_then(|v| serde_json::from_value::<CallArguments>(v).map_err(|e| e.to_string()))
@@ -164,12 +176,12 @@ impl Registry {
     }
 
     /// The answer to a [`SEARCH_TOOL`] call.
-    fn answer_search(&self, call: &ToolCall) -> ToolMessage {
+    fn answer_search(&self, call: &ToolCall, listed: &(dyn Fn(&ToolDefinition) -> bool + Sync)) -> ToolMessage {
         let query = match arguments_value(&call.arguments).and_then(SearchArguments::read) {
             Ok(query) => query.deferred_only(self.has_deferred()),
             Err(error) => return invalid(call, &error),
         };
-        match self.search(&query) {
+        match self.search_where(&query, listed) {
             Ok(hits) => {
                 let tools: Vec<Value> = hits
                     .iter()
