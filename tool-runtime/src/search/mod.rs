@@ -3,7 +3,8 @@
 //! [`Registry::search`](crate::Registry::search) finds tools by what they do, in one of two
 //! [modes](SearchMode):
 //!
-//! - **BM25** (the default): the query's words are scored against each tool's words with Okapi
+//! - **BM25** (the default): the query's distinct words (a word given twice counts once, at most
+//!   1,000 characters of query) are scored against each tool's words with Okapi
 //!   BM25, `k1 = 1.2`, `b = 0.75`, and Lucene's IDF `ln(1 + (N - n + 0.5) / (n + 0.5))` (`N`
 //!   tools, `n` of them holding the word), so a word most tools hold still counts a little.
 //!   A tool's words come from four fields, each word counted with its field's weight (BM25F
