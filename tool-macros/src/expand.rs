@@ -205,6 +205,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
         Some(set) => quote!(::core::option::Option::Some(#set)),
         None => quote!(::core::option::Option::None),
     };
+    let deferred = if options.defer.is_present() { quote!(.deferred()) } else { quote!() };
 
     // A sync function with nothing to await gets no `async` block: no state machine to compile.
     let awaits = model.item.sig.asyncness.is_some()
@@ -469,6 +470,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
             )
             .defined_at(::core::file!(), ::core::line!())
             #with_output_schema
+            #deferred
             #context_free
         };
 
@@ -671,6 +673,17 @@ mod tests {
 
     fn assert_tokens(actual: &TokenStream, expected: &TokenStream) {
         assert_eq!(actual.to_string(), expected.to_string());
+    }
+
+    #[test]
+    fn a_deferred_tool_marks_its_spec_deferred_and_another_does_not() {
+        let item = quote! {
+            /// Hi.
+            fn hi() -> String { String::new() }
+        };
+        let deferred = tool(quote!(defer), item.clone()).to_string();
+        let plain = tool(quote!(), item).to_string();
+        assert_eq!((deferred.matches(". deferred ()").count(), plain.matches(". deferred ()").count()), (1, 0));
     }
 
     #[test]

@@ -76,6 +76,8 @@ use proc_macro::TokenStream;
 /// - `tags(read_only, destructive, ...)`: free-form tags in `ToolDefinition::tags`, for
 ///   permission policies and MCP annotations.
 /// - `crate = path`: where `tool_runtime` is, for re-exports (default `::tool_runtime`).
+/// - `defer`: the tool is deferred, listed only through tool search and called by name like any
+///   other (`Tool::deferred`; a registry may defer more tools by set or name).
 ///
 /// Returns: `String`, `&'static str`, `()` (empty text), `ToolResult`, `Vec<ContentPart>`, any
 /// `Serialize` type (sent as JSON), or `Result<T, E: Display>` of these (`Err` becomes an error

@@ -7,7 +7,7 @@ use proc_macro2::TokenStream;
 use syn::{Expr, Meta};
 
 /// `#[tool(name = "...", description = "...", set = "...", crate = path, blocking, sequential,
-/// timeout_ms = N, strict, tags(...), output_schema)]`.
+/// timeout_ms = N, strict, tags(...), output_schema, defer)]`.
 #[derive(Debug, Default, FromMeta)]
 pub(crate) struct ToolOptions {
     /// The tool name; default: the function name.
@@ -32,11 +32,24 @@ pub(crate) struct ToolOptions {
     pub(crate) tags: darling::util::PathList,
     /// Record the JSON Schema of the (Ok) return type as the definition's `output_schema`.
     pub(crate) output_schema: darling::util::Flag,
+    /// Deferred: listed only through tool search, called by name like any other.
+    pub(crate) defer: darling::util::Flag,
 }
 
 /// The option names of `#[tool(...)]`, in the order the docs list them.
-pub(crate) const TOOL_OPTIONS: &[&str] =
-    &["name", "description", "set", "crate", "blocking", "sequential", "timeout_ms", "strict", "tags", "output_schema"];
+pub(crate) const TOOL_OPTIONS: &[&str] = &[
+    "name",
+    "description",
+    "set",
+    "crate",
+    "blocking",
+    "sequential",
+    "timeout_ms",
+    "strict",
+    "tags",
+    "output_schema",
+    "defer",
+];
 
 /// The option names of `#[arg(...)]`.
 pub(crate) const ARG_OPTIONS: &[&str] = &["default", "rename", "description", "range", "length", "pattern"];

@@ -135,7 +135,9 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let inner = &self.inner;
         let name: &str = &request.name;
-        if inner.registry.get(name).is_none() {
+        let meta = inner.registry.has_deferred()
+            && (name == tool_runtime::search::SEARCH_TOOL || name == tool_runtime::search::CALL_TOOL);
+        if !meta && inner.registry.get(name).is_none() {
             return Err(self.unknown_tool(name));
         }
         if inner.calls.is_closed() {
@@ -173,9 +175,10 @@ impl ServerHandler for McpServer {
         let arguments = request.arguments.map(|args| Value::Object(args).to_string()).unwrap_or_default();
         let call = ToolCall::new(call_id, name, arguments);
         tracing::debug!(tool = name, call_id = %call.id, progress = forwarding.is_some(), "tools/call");
+        let listed = |d: &ToolDefinition| !inner.hidden.contains(&d.name);
         let running = inner.calls.track_future(async {
             tokio::select! {
-                message = inner.registry.call(&call, &ctx) => Some(message),
+                message = inner.registry.call_with_search_where(&call, &ctx, &listed) => Some(message),
                 () = context.ct.cancelled() => None,
             }
         });

@@ -31,6 +31,14 @@
 //! - `tools/list`: every tool the [listing filter](McpServerBuilder::list_filter) keeps (default:
 //!   all), sorted by name, in one page, each as [`tool_entry`] gives it: the canonical input
 //!   schema, annotations from the tags, `outputSchema` for a tool that declares one.
+//! - Deferred tools ([`Registry::is_deferred`](tool_runtime::Registry::is_deferred)): when the
+//!   registry defers any, `tools/list` gives the tools not deferred and the two meta-tools
+//!   `search_tools` (its result: the `tools/list` entries of the best matches) and `call_tool`
+//!   (runs a tool by name with its arguments object), as
+//!   [`Registry::call_with_search_where`](tool_runtime::Registry::call_with_search_where)
+//!   answers them; a deferred tool the [listing filter](McpServerBuilder::list_filter) hides is
+//!   not found either.
+//!   A deferred tool is also called by its own name, as any tool.
 //! - `tools/call`: the arguments object goes through [`Registry::call`], so decoding follows the
 //!   framework's rules (unknown fields refused and named) and the registry's
 //!   [permission policy](tool_runtime::PermissionPolicy) decides what runs (it sees the call's
@@ -143,6 +151,8 @@ struct Inner {
     registry: Arc<Registry>,
     /// The listed tools, in the registry's order (by name).
     tools: Vec<Tool>,
+    /// The names of the deferred tools the listing filter hides.
+    hidden: std::collections::HashSet<String>,
     name: String,
     version: String,
     instructions: Option<String>,
@@ -363,13 +373,27 @@ impl McpServerBuilder {
         self
     }
 
-    /// The server. The tool list is computed here, once: it is fixed for the life of the server.
+    /// The server. The tool list is computed here, once: it is fixed for the life of the server
+    /// (with deferred tools, the registry's search index is built here too).
     pub fn build(self) -> McpServer {
-        let tools = self.registry.definitions().iter().filter(|d| (self.filter)(d)).map(tool_entry).collect();
+        // Deferred tools are reached through the two meta-tools instead of the list.
+        let meta: &[tool_runtime::ToolDefinition] = if self.registry.has_deferred() {
+            // Built here, not by the first `search_tools` call on an async worker.
+            self.registry.search_index();
+            tool_runtime::search::meta_tool_definitions()
+        } else {
+            &[]
+        };
+        let tools =
+            self.registry.loaded_definitions().filter(|d| (self.filter)(d)).chain(meta).map(tool_entry).collect();
+        // The deferred tools the filter hides: `search_tools` does not find them either.
+        let hidden =
+            self.registry.deferred_definitions().filter(|d| !(self.filter)(d)).map(|d| d.name.clone()).collect();
         McpServer {
             inner: Arc::new(Inner {
                 registry: self.registry,
                 tools,
+                hidden,
                 name: self.name,
                 version: self.version,
                 instructions: self.instructions,

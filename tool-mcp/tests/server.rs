@@ -255,3 +255,45 @@ async fn a_drain_cancels_the_calls_still_running_when_the_grace_period_ends() {
     assert_eq!(response["result"]["isError"], true);
     assert_eq!(response["result"]["content"], json!([{"type": "text", "text": "tool `forever` was cancelled"}]));
 }
+
+/// Say goodbye.
+#[tool(defer)]
+fn goodbye() -> String {
+    "goodbye".to_owned()
+}
+
+#[tokio::test]
+async fn a_registry_with_deferred_tools_lists_the_loaded_ones_and_the_meta_tools_and_answers_them() {
+    let registry = Registry::builder().tool(hello::TOOL).tool(goodbye::TOOL).build().unwrap();
+    let server = server_of(registry);
+    let listed: Vec<&str> = server.tools().iter().map(|t| &*t.name).collect();
+    assert_eq!(listed, ["hello", "search_tools", "call_tool"]);
+    let mut client = connect(server).await;
+    client.call(2, "search_tools", json!({"query": "goodbye"}), false).await;
+    let found: Value =
+        serde_json::from_str(client.recv().await["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(found["tools"][0]["name"], "goodbye");
+    client.call(3, "call_tool", json!({"name": "goodbye"}), false).await;
+    assert_eq!(client.recv().await["result"]["content"][0]["text"], "goodbye");
+    client.call(4, "goodbye", json!({}), false).await;
+    assert_eq!(client.recv().await["result"]["content"][0]["text"], "goodbye");
+}
+
+/// Say goodbye loudly.
+#[tool(defer)]
+fn goodbye_loudly() -> String {
+    "GOODBYE".to_owned()
+}
+
+#[tokio::test]
+async fn search_tools_does_not_find_a_deferred_tool_the_listing_filter_hides() {
+    let registry =
+        Registry::builder().tool(hello::TOOL).tool(goodbye::TOOL).tool(goodbye_loudly::TOOL).build().unwrap();
+    let server = McpServer::builder(registry).list_filter(|d| d.name != "goodbye_loudly").build();
+    let mut client = connect(server).await;
+    client.call(2, "search_tools", json!({"query": "goodbye loudly"}), false).await;
+    let found: Value =
+        serde_json::from_str(client.recv().await["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    let names: Vec<&str> = found["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["goodbye"]);
+}

@@ -208,6 +208,49 @@ pub enum RegistryError {
         "discovery found no `#[tool]` linked into this binary; a crate of tools is linked only when the binary refers to it: add `use my_tools as _;` (with your crate's name) to the binary, or register the tools with `Registry::builder().tool(my_tools::my_tool::TOOL)`"
     )]
     NothingDiscovered,
+    /// Deferral named what the registry does not have: tool names given to
+    /// [`defer_tools`](crate::RegistryBuilder::defer_tools) that no tool has, sets given to
+    /// [`defer_sets`](crate::RegistryBuilder::defer_sets) that no tool is in.
+    #[error("{}", describe_unknown_deferred(.names, .sets, .available_sets))]
+    UnknownDeferred {
+        /// The tool names no tool has, as given.
+        names: Vec<String>,
+        /// The sets no tool is in, as given.
+        sets: Vec<String>,
+        /// The sets the registry's tools are in, sorted.
+        available_sets: Vec<String>,
+    },
+    /// Tools are deferred, and these tools are named like the meta-tools that reach deferred
+    /// tools (`search_tools`, `call_tool`; see [`crate::search::meta_tool_definitions`]).
+    #[error(
+        "{} named like a tool-search meta-tool (`search_tools`, `call_tool`) while tools are deferred; rename {}",
+        describe_names(.names), if .names.len() == 1 { "it" } else { "them" }
+    )]
+    ReservedNames {
+        /// The names, sorted.
+        names: Vec<String>,
+    },
+}
+
+fn describe_names(names: &[String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match quoted.len() {
+        1 => format!("the tool {} is", quoted[0]),
+        _ => format!("the tools {} are", quoted.join(", ")),
+    }
+}
+
+fn describe_unknown_deferred(names: &[String], sets: &[String], available: &[String]) -> String {
+    let quoted = |items: &[String]| items.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+    let mut parts = Vec::new();
+    if !names.is_empty() {
+        parts.push(format!("no tool is named {}", quoted(names)));
+    }
+    if !sets.is_empty() {
+        let known = if available.is_empty() { "none".to_owned() } else { quoted(available) };
+        parts.push(format!("no tool is in the set {} (the sets: {known})", quoted(sets)));
+    }
+    format!("cannot defer: {}; give the names and sets of registered tools", parts.join("; "))
 }
 
 /// One tool name given to several definitions ([`RegistryError::DuplicateNames`]).

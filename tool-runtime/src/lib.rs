@@ -68,6 +68,7 @@ mod registry;
 mod result;
 pub mod rustdoc;
 pub mod schema;
+pub mod search;
 mod tool;
 mod waits;
 mod worker;

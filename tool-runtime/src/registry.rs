@@ -22,6 +22,7 @@ use crate::error::{CloseError, NameClash, RegistryError, ToolError};
 use crate::lifecycle::{self, Closer};
 use crate::policy::{DefaultPolicy, Permission, PermissionPolicy, PermissionRequest};
 use crate::result::{ToolMessage, ToolResult};
+use crate::search::{CALL_TOOL, SEARCH_TOOL, SearchError, SearchHit, SearchQuery, ToolIndex};
 use crate::tool::{Tool, ToolDefinition, ToolOrigin, ToolSpec, is_valid_tool_name, registrations};
 
 /// The tools an agent can call, by name, and the dispatcher that runs a model's tool calls.
@@ -88,6 +89,10 @@ pub struct Registry {
     /// nothing here and SipHash would be most of the lookup's cost.
     index: HashMap<Arc<str>, usize, foldhash::fast::RandomState>,
     definitions: OnceLock<Vec<ToolDefinition>>,
+    /// `deferred[i]`: `tools[i]` is listed only through tool search.
+    deferred: Vec<bool>,
+    /// The search index over `tools`, built on the first search.
+    search_index: OnceLock<ToolIndex>,
     scope: Arc<RegistryScope>,
     policy: Arc<dyn PermissionPolicy>,
     default_timeout: Option<Duration>,
@@ -273,6 +278,66 @@ impl Registry {
     /// The tool with this name.
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
         self.index.get(name).map(|&i| &*self.tools[i])
+    }
+
+    /// The definition of the tool with this name.
+    pub fn definition(&self, name: &str) -> Option<&ToolDefinition> {
+        self.index.get(name).map(|&i| &self.definitions()[i])
+    }
+
+    /// `true` when the tool `name` is deferred: listed only through tool search, by its own wish
+    /// ([`Tool::deferred`], `#[tool(defer)]`) or the builder's
+    /// ([`defer_sets`](RegistryBuilder::defer_sets), [`defer_tools`](RegistryBuilder::defer_tools)).
+    /// Deferral changes what is listed, never what runs: a deferred tool is called by name like
+    /// any other. `false` for a name the registry does not have.
+    pub fn is_deferred(&self, name: &str) -> bool {
+        self.index.get(name).is_some_and(|&i| self.deferred[i])
+    }
+
+    /// `true` when at least one tool is deferred.
+    pub fn has_deferred(&self) -> bool {
+        self.deferred.contains(&true)
+    }
+
+    /// The definitions of the tools that are not deferred, sorted by name: what a first request
+    /// lists in full (see [`crate::provider::Deferral`]).
+    pub fn loaded_definitions(&self) -> impl Iterator<Item = &ToolDefinition> {
+        self.definitions().iter().zip(&self.deferred).filter(|(_, deferred)| !**deferred).map(|(d, _)| d)
+    }
+
+    /// The definitions of the deferred tools, sorted by name.
+    pub fn deferred_definitions(&self) -> impl Iterator<Item = &ToolDefinition> {
+        self.definitions().iter().zip(&self.deferred).filter(|(_, deferred)| **deferred).map(|(d, _)| d)
+    }
+
+    /// The tools that match `query` (BM25 over names, descriptions, parameter names and
+    /// descriptions, or a regex over the same; see [`crate::search`] for the tokenizer, the
+    /// weights and BM25's parameters), best first, ties broken by name, at most `query.limit`.
+    /// With [`SearchQuery::deferred_only`], only deferred tools are results. The index is built
+    /// on the first search, then kept.
+    ///
+    /// # Errors
+    /// [`SearchError`]: a limit of 0 or over 50; a query without words or over 1,000
+    /// characters; a regex pattern that is empty, over 200 characters or invalid.
+    pub fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>, SearchError> {
+        self.search_where(query, |_| true)
+    }
+
+    /// [`Registry::search`] among the tools whose definition `keep` keeps.
+    pub(crate) fn search_where(
+        &self,
+        query: &SearchQuery,
+        keep: impl Fn(&ToolDefinition) -> bool,
+    ) -> Result<Vec<SearchHit>, SearchError> {
+        let definitions = self.definitions();
+        self.search_index().search(query, |i| (!query.deferred_only || self.deferred[i]) && keep(&definitions[i]))
+    }
+
+    /// The search index of every tool ([`Registry::search`]'s), built on the first call (about
+    /// 5 ms for 1,000 tools in a release build, BENCHMARKS.md), then the same one. A server calls
+    /// it before serving, so that no request pays for the build on an async worker.
+    pub fn search_index(&self) -> &ToolIndex {
+        self.search_index.get_or_init(|| ToolIndex::new(self.definitions()))
     }
 
     /// The number of tools.
@@ -867,6 +932,8 @@ pub struct RegistryBuilder {
     /// `true` when [`RegistryBuilder::discover`] ran and found no `#[tool]`.
     discovered_nothing: bool,
     sets: Option<Vec<String>>,
+    defer_sets: Vec<String>,
+    defer_tools: Vec<String>,
     scope: RegistryScope,
     policy: Option<Arc<dyn PermissionPolicy>>,
     default_timeout: Option<Duration>,
@@ -950,6 +1017,30 @@ impl RegistryBuilder {
         self
     }
 
+    /// Defers every tool of these sets: they are listed only through tool search and called by
+    /// name like any other (see [`Registry::is_deferred`]). Adds to earlier calls.
+    #[must_use]
+    pub fn defer_sets<I, S>(mut self, sets: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.defer_sets.extend(sets.into_iter().map(Into::into));
+        self
+    }
+
+    /// Defers the tools of these names (see [`RegistryBuilder::defer_sets`]). Adds to earlier
+    /// calls.
+    #[must_use]
+    pub fn defer_tools<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.defer_tools.extend(names.into_iter().map(Into::into));
+        self
+    }
+
     /// Overrides a dependency for every call this registry serves (a call's own context override
     /// still wins).
     #[must_use]
@@ -1010,7 +1101,12 @@ impl RegistryBuilder {
     /// - [`RegistryError::InvalidNames`] listing every tool whose name breaks
     ///   `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`;
     /// - [`RegistryError::DuplicateNames`] listing every name that two or more different tools
-    ///   share, each with where every one of them is defined.
+    ///   share, each with where every one of them is defined;
+    /// - [`RegistryError::UnknownDeferred`] listing every name given to
+    ///   [`defer_tools`](RegistryBuilder::defer_tools) that no tool has, and every set given to
+    ///   [`defer_sets`](RegistryBuilder::defer_sets) that no tool is in;
+    /// - [`RegistryError::ReservedNames`] when tools are deferred and a tool is named like a
+    ///   meta-tool (`search_tools`, `call_tool`).
     pub fn build(self) -> Result<Registry, RegistryError> {
         if self.discovered_nothing {
             return Err(RegistryError::NothingDiscovered);
@@ -1048,6 +1144,7 @@ impl RegistryBuilder {
             return Err(RegistryError::DuplicateNames { clashes });
         }
         let tools: Vec<Arc<dyn Tool>> = added.into_iter().map(|a| a.tool).collect();
+        let deferred = deferral(&tools, &self.defer_sets, &self.defer_tools)?;
         let names: Vec<Arc<str>> = tools.iter().map(|t| Arc::from(t.name())).collect();
         let index = names.iter().enumerate().map(|(i, name)| (name.clone(), i)).collect();
         Ok(Registry {
@@ -1055,6 +1152,8 @@ impl RegistryBuilder {
             names,
             index,
             definitions: OnceLock::new(),
+            deferred,
+            search_index: OnceLock::new(),
             scope: Arc::new(self.scope),
             policy: self.policy.unwrap_or_else(|| Arc::new(DefaultPolicy::new())),
             default_timeout: self.default_timeout,
@@ -1063,4 +1162,44 @@ impl RegistryBuilder {
             closed: AtomicBool::new(false),
         })
     }
+}
+
+/// Which tools are deferred: by their own wish, their set or their name.
+///
+/// # Errors
+/// [`RegistryError::UnknownDeferred`], [`RegistryError::ReservedNames`] (see
+/// [`RegistryBuilder::build`]).
+fn deferral(tools: &[Arc<dyn Tool>], sets: &[String], names: &[String]) -> Result<Vec<bool>, RegistryError> {
+    let unknown_names: Vec<String> = names.iter().filter(|n| !tools.iter().any(|t| t.name() == *n)).cloned().collect();
+    let unknown_sets: Vec<String> =
+        sets.iter().filter(|s| !tools.iter().any(|t| t.set() == Some(s.as_str()))).cloned().collect();
+    if !unknown_names.is_empty() || !unknown_sets.is_empty() {
+        return Err(RegistryError::UnknownDeferred {
+            names: unknown_names,
+            sets: unknown_sets,
+            available_sets: {
+                let mut all: Vec<String> = tools.iter().filter_map(|t| t.set().map(str::to_owned)).collect();
+                all.sort();
+                all.dedup();
+                all
+            },
+        });
+    }
+    let deferred: Vec<bool> = tools
+        .iter()
+        .map(|t| {
+            t.deferred() || t.set().is_some_and(|s| sets.iter().any(|x| x == s)) || names.iter().any(|n| n == t.name())
+        })
+        .collect();
+    if deferred.contains(&true) {
+        let reserved: Vec<String> = tools
+            .iter()
+            .filter(|t| t.name() == SEARCH_TOOL || t.name() == CALL_TOOL)
+            .map(|t| t.name().to_owned())
+            .collect();
+        if !reserved.is_empty() {
+            return Err(RegistryError::ReservedNames { names: reserved });
+        }
+    }
+    Ok(deferred)
 }

@@ -98,12 +98,15 @@ pub struct ToolMeta {
     pub strict: Option<bool>,
     /// `#[tool(tags(read_only, external))]`.
     pub tags: &'static [&'static str],
+    /// `#[tool(defer)]`: the tool is deferred, listed only through tool search (see
+    /// [`Tool::deferred`]).
+    pub defer: bool,
 }
 
 impl ToolMeta {
     /// No option set.
     pub const DEFAULT: ToolMeta =
-        ToolMeta { blocking: false, sequential: false, timeout_ms: None, strict: None, tags: &[] };
+        ToolMeta { blocking: false, sequential: false, timeout_ms: None, strict: None, tags: &[], defer: false };
 
     /// Used by `#[tool]`.
     #[doc(hidden)]
@@ -114,7 +117,7 @@ impl ToolMeta {
         strict: Option<bool>,
         tags: &'static [&'static str],
     ) -> Self {
-        Self { blocking, sequential, timeout_ms, strict, tags }
+        Self { blocking, sequential, timeout_ms, strict, tags, defer: false }
     }
 }
 
@@ -157,6 +160,15 @@ pub trait Tool: Send + Sync + 'static {
     /// The tool's own time limit, if any.
     fn timeout(&self) -> Option<Duration> {
         None
+    }
+
+    /// `true` when the tool asks to be deferred (`#[tool(defer)]`): a registry then lists it only
+    /// through tool search ([`Registry::search`](crate::Registry::search) and the projections of
+    /// [`crate::provider::Deferral`]), and still calls it by name like any other. A registry may
+    /// defer more tools ([`RegistryBuilder::defer_sets`](crate::RegistryBuilder::defer_sets),
+    /// [`defer_tools`](crate::RegistryBuilder::defer_tools)). Default `false`.
+    fn deferred(&self) -> bool {
+        false
     }
 
     /// `false` when the tool never reads the context it is called with (no `&ToolContext`
@@ -229,6 +241,10 @@ impl<T: Tool + ?Sized> Tool for &'static T {
 
     fn timeout(&self) -> Option<Duration> {
         (**self).timeout()
+    }
+
+    fn deferred(&self) -> bool {
+        (**self).deferred()
     }
 
     fn reads_context(&self) -> bool {
@@ -382,6 +398,15 @@ impl ToolSpec {
         self
     }
 
+    /// Used by `#[tool(defer)]`: the tool asks to be deferred ([`Tool::deferred`]); not meant to
+    /// be called by hand.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn deferred(mut self) -> Self {
+        self.meta.defer = true;
+        self
+    }
+
     /// Used by `#[tool(output_schema)]`: the function giving the result's schema
     /// ([`ToolDefinition::output_schema`]); not meant to be called by hand.
     #[doc(hidden)]
@@ -470,6 +495,10 @@ impl Tool for ToolSpec {
 
     fn timeout(&self) -> Option<Duration> {
         self.meta.timeout_ms.map(Duration::from_millis)
+    }
+
+    fn deferred(&self) -> bool {
+        self.meta.defer
     }
 
     fn reads_context(&self) -> bool {

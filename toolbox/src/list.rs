@@ -3,7 +3,8 @@
 use clap::ValueEnum;
 use serde_json::Value;
 use tool_runtime::ToolDefinition;
-use tool_runtime::provider::{GeminiParameters, Provider, Rendering, Strict};
+use tool_runtime::provider::{Deferral, GeminiParameters, Provider, Rendering, Strict};
+use tool_runtime::search::meta_tool_definitions;
 
 use crate::setup::Setup;
 
@@ -37,7 +38,9 @@ pub(crate) enum Format {
 }
 
 /// The definitions of the tools that may run (see [`crate::policy`]), of the given sets, as
-/// pretty-printed JSON.
+/// pretty-printed JSON. With `--defer`, each provider format is the first request's `tools`
+/// (`tool_runtime::provider::Provider::render_deferred_tools`, client-run search), `mcp` lists
+/// the tools not deferred and the two meta-tools, and `canonical` still lists every tool.
 ///
 /// # Errors
 /// The registry's error (two tools with one name); a tool the provider cannot take (the tool and
@@ -46,9 +49,11 @@ pub(crate) enum Format {
 pub(crate) fn list(setup: &Setup, format: Format, sets: &[String]) -> Result<String, String> {
     let registry = setup.registry(sets, false)?;
     let definitions: Vec<ToolDefinition> = setup.policy().visible(&registry).into_iter().cloned().collect();
+    let deferred = |name: &str| registry.is_deferred(name);
     // A rendering error: for OpenAI, a tool that asks for strict mode its schema cannot take.
     let rendered = |provider: Provider, rendering: Rendering| {
-        provider.render_tools_with(&definitions, rendering).map(Value::Array).map_err(|e| match provider {
+        let tools = provider.render_deferred_tools(&definitions, deferred, rendering, &Deferral::default());
+        tools.map(Value::Array).map_err(|e| match provider {
             Provider::OpenAiChat | Provider::OpenAiResponses => {
                 format!("{e}; remove `strict` from its `#[tool]` options or make the schema comply")
             }
@@ -65,8 +70,11 @@ pub(crate) fn list(setup: &Setup, format: Format, sets: &[String]) -> Result<Str
         Format::GeminiJsonSchema => {
             rendered(Provider::Gemini, Rendering::DEFAULT.gemini(GeminiParameters::JsonSchema))?
         }
-        Format::Mcp => serde_json::to_value(definitions.iter().map(tool_mcp::tool_entry).collect::<Vec<_>>())
-            .map_err(|e| e.to_string())?,
+        Format::Mcp => {
+            let meta: &[ToolDefinition] = if registry.has_deferred() { meta_tool_definitions() } else { &[] };
+            let listed = definitions.iter().filter(|d| !deferred(&d.name)).chain(meta);
+            serde_json::to_value(listed.map(tool_mcp::tool_entry).collect::<Vec<_>>()).map_err(|e| e.to_string())?
+        }
     };
     serde_json::to_string_pretty(&value).map_err(|e| e.to_string())
 }

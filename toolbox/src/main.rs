@@ -100,6 +100,12 @@ struct Global {
     /// Comma-separated or repeated.
     #[arg(long, global = true, value_enum, value_delimiter = ',', value_name = "WHAT")]
     allow: Vec<Permission>,
+    /// Defer the tools of these sets, comma-separated: they are left out of the first request
+    /// (`list`, `mcp`) and found through tool search (Anthropic `defer_loading` with a search
+    /// tool, OpenAI Responses `tool_search`, else the `search_tools` and `call_tool`
+    /// meta-tools); `run` answers the searches. Deferred tools stay callable by name.
+    #[arg(long, global = true, value_delimiter = ',', value_name = "SETS")]
+    defer: Vec<String>,
     /// Log to standard error: `-v` debug, `-vv` trace (default: warnings only).
     #[arg(short, long, global = true, action = ArgAction::Count)]
     verbose: u8,

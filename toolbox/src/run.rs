@@ -4,8 +4,9 @@ use std::path::Path;
 
 use clap::ValueEnum;
 use serde_json::Value;
-use tool_runtime::TurnStop;
-use tool_runtime::provider::Provider;
+use tool_runtime::provider::{Provider, Rendering};
+use tool_runtime::search::{CALL_TOOL, SEARCH_TOOL};
+use tool_runtime::{ToolCall, ToolMessage, TurnStop};
 
 use crate::bars::Bars;
 use crate::setup::Setup;
@@ -47,6 +48,13 @@ impl From<ProviderArg> for Provider {
 /// standard error (`toolbox: the turn asks to stop: ...`) after the results are printed. A call of
 /// a tool that is off is refused by the registry's policy ([`crate::policy`]).
 ///
+/// Tool search (see `--defer`): an Anthropic `tool_use` of `search_tools` is answered with
+/// `tool_reference` blocks in the same user message as the other results, an OpenAI Responses
+/// `tool_search_call` (client execution) with a `tool_search_output` item, and the meta-tool
+/// calls (`search_tools`, `call_tool`) of the other providers by
+/// `Registry::call_with_search_where` (its search finds only tools the policy lets run), one
+/// after another, outside the batch (its turn budget covers the other calls).
+///
 /// # Errors
 /// The file cannot be read or is not JSON, the provider cannot be detected, the calls cannot be
 /// read from the body (the JSON path is named), or the root is unusable.
@@ -67,7 +75,14 @@ pub(crate) fn run(setup: &Setup, response: &Path, provider: Option<Provider>) ->
             )
         })?,
     };
-    let calls = provider.parse_tool_calls(&body).map_err(|e| e.to_string())?;
+    let searches = provider.parse_search_calls(&body).map_err(|e| e.to_string())?;
+    let mut calls = provider.parse_tool_calls(&body).map_err(|e| e.to_string())?;
+    if provider == Provider::Anthropic {
+        // Its client search calls are answered as searches, with `tool_reference` blocks.
+        calls.retain(|call| call.name != SEARCH_TOOL);
+    }
+    let is_meta = |call: &ToolCall| call.name == SEARCH_TOOL || call.name == CALL_TOOL;
+    let (meta, plain): (Vec<ToolCall>, Vec<ToolCall>) = calls.iter().cloned().partition(is_meta);
     let registry = setup.calling_registry(&[])?;
     let bars = Bars::for_stderr();
     let ctx = match &bars {
@@ -75,14 +90,29 @@ pub(crate) fn run(setup: &Setup, response: &Path, provider: Option<Provider>) ->
         None => setup.context()?,
     }
     .build();
-    let batch = crate::runtime()?.block_on(registry.call_batch(&calls, &ctx));
+    let (batch, meta) = crate::runtime()?.block_on(async {
+        let batch = registry.call_batch(&plain, &ctx).await;
+        let mut answers = Vec::with_capacity(meta.len());
+        for call in &meta {
+            answers.push(registry.call_with_search_where(call, &ctx, &|d| setup.policy().refusal(d).is_none()).await);
+        }
+        (batch, answers)
+    });
     if let Some(bars) = bars {
         bars.clear();
     }
     if let Some(stop) = &batch.stop {
         eprintln!("toolbox: the turn asks to stop: {}", describe_stop(stop));
     }
-    serde_json::to_string_pretty(&provider.render_tool_results(&batch)).map_err(|e| e.to_string())
+    // The messages in the order of the calls.
+    let (mut plain_messages, mut meta_messages) = (batch.messages.into_iter(), meta.into_iter());
+    let messages: Vec<ToolMessage> = calls
+        .iter()
+        .filter_map(|call| if is_meta(call) { meta_messages.next() } else { plain_messages.next() })
+        .collect();
+    let results =
+        provider.render_turn_results(&registry, Rendering::DEFAULT, &searches, &messages).map_err(|e| e.to_string())?;
+    serde_json::to_string_pretty(&results).map_err(|e| e.to_string())
 }
 
 /// The stop of a turn, for standard error.

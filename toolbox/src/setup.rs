@@ -16,6 +16,8 @@
 //! - `--allow external` turns on tools tagged `external`, `--allow exec` those tagged `exec`
 //!   (see [`Policy`], the registry's permission policy); with both, commands may open TCP
 //!   connections; `--allow unconfined-exec` lets commands run where the kernel has no Landlock.
+//! - `--defer SETS` defers the tools of those sets (see `tool_runtime::RegistryBuilder::defer_sets`):
+//!   a set no selected tool is in is an error naming the sets there are.
 //! - `--cache-ttl SECS` / `--cache-max-bytes BYTES` bound the output cache (a flag wins over
 //!   `TOOL_OUTPUT_TTL_SECS` / `TOOL_OUTPUT_MAX_BYTES`, which win over 24 hours / 256 MiB), and
 //!   `--session-ttl SECS` / `--session-max-bytes BYTES` the sessions (over `TOOL_SESSION_TTL_SECS`
@@ -95,6 +97,8 @@ pub(crate) struct Setup {
     session_limits: StoreLimits,
     /// `--store`.
     store: StoreChoice,
+    /// `--defer`: the sets whose tools are deferred.
+    defer: Vec<String>,
 }
 
 impl Setup {
@@ -125,6 +129,7 @@ impl Setup {
             cache_limits,
             session_limits,
             store,
+            defer: global.defer.clone(),
         })
     }
 
@@ -229,12 +234,14 @@ impl Setup {
 
     /// The standard tools; with `--allow exec,external` the exec tools are also tagged `external`
     /// (their commands may open TCP connections, so MCP clients see `openWorldHint: true`).
+    /// The sets of `--defer` are deferred.
     fn standard_tools(&self) -> RegistryBuilder {
-        if self.policy.allows_exec() && self.policy.allows_external() {
+        let builder = if self.policy.allows_exec() && self.policy.allows_external() {
             tool_std::registry_builder_with_network_exec()
         } else {
             tool_std::registry_builder()
-        }
+        };
+        builder.defer_sets(self.defer.iter().cloned())
     }
 
     /// The registry's permission policy (the [`Policy`] of `--allow`) and the exec tools'

@@ -560,3 +560,104 @@ fn run_reports_a_turn_that_asks_to_stop_on_stderr_after_printing_every_result() 
         "toolbox: the turn asks to stop: call `call_done` finished the run: said hello\n"
     );
 }
+
+fn names(tools: &Value) -> Vec<&str> {
+    tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn list_with_defer_as_mcp_gives_the_tools_not_deferred_then_the_two_meta_tools() {
+    let tools = stdout_json(&toolbox(&["list", "--format", "mcp", "--set", "fs,todo", "--defer", "fs"]));
+    assert_eq!(
+        names(&tools),
+        ["todo_append", "todo_clear", "todo_new", "todo_patch", "todo_read", "search_tools", "call_tool"]
+    );
+}
+
+#[test]
+fn list_with_defer_as_anthropic_marks_the_deferred_tools_and_ends_with_the_search_tool() {
+    let tools = stdout_json(&toolbox(&["list", "--format", "anthropic", "--set", "fs,todo", "--defer", "fs"]));
+    let deferred: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["defer_loading"] == json!(true))
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(deferred, ["edit", "glob", "grep", "read", "read_line", "write"]);
+    assert_eq!(names(&tools).last(), Some(&"search_tools"));
+}
+
+#[test]
+fn list_with_defer_as_openai_responses_ends_with_a_client_tool_search() {
+    let tools = stdout_json(&toolbox(&["list", "--format", "openai-responses", "--set", "fs", "--defer", "fs"]));
+    let last = tools.as_array().unwrap().last().unwrap();
+    assert_eq!((&last["type"], &last["execution"]), (&json!("tool_search"), &json!("client")));
+}
+
+#[test]
+fn deferring_a_set_no_selected_tool_is_in_exits_1_naming_the_sets_there_are() {
+    let output = toolbox(&["list", "--set", "todo", "--defer", "fs"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "toolbox: cannot defer: no tool is in the set `fs` (the sets: `todo`); give the names and sets of registered tools\n"
+    );
+}
+
+#[test]
+fn run_answers_an_anthropic_search_with_tool_references_in_the_user_message_of_the_other_results() {
+    let root = workspace();
+    let output = toolbox(&[
+        "run",
+        &repo_file("toolbox/tests/data/anthropic-tool-search.json"),
+        "--defer",
+        "fs",
+        "--root",
+        root.path().to_str().unwrap(),
+    ]);
+    let turn = stdout_json(&output);
+    let content = turn[0]["content"].as_array().unwrap();
+    assert_eq!(
+        content[0],
+        json!({"type": "tool_result", "tool_use_id": "toolu_search", "content": [{"type": "tool_reference", "tool_name": "read"}]})
+    );
+    assert_eq!((&content[1]["tool_use_id"], content.len()), (&json!("toolu_read"), 2));
+    assert!(content[1]["content"].as_str().unwrap().starts_with("    1  fn main() {"), "{content:?}");
+}
+
+#[test]
+fn run_answers_an_openai_client_tool_search_call_with_the_function_definitions_found() {
+    let output = toolbox(&["run", &repo_file("toolbox/tests/data/openai-responses-tool-search.json"), "--defer", "fs"]);
+    let items = stdout_json(&output);
+    let glob = stdout_json(&toolbox(&["list", "--format", "openai-responses", "--set", "fs"]))
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "glob")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        items,
+        json!([{"type": "tool_search_output", "call_id": "call_search", "execution": "client", "status": "completed", "tools": [glob]}])
+    );
+}
+
+#[test]
+fn run_answers_the_meta_tool_calls_of_openai_chat_in_call_order() {
+    let root = workspace();
+    let output = toolbox(&[
+        "run",
+        &repo_file("toolbox/tests/data/openai-chat-meta-tools.json"),
+        "--defer",
+        "fs",
+        "--root",
+        root.path().to_str().unwrap(),
+    ]);
+    let messages = stdout_json(&output);
+    let ids: Vec<&str> = messages.as_array().unwrap().iter().map(|m| m["tool_call_id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["call_search", "call_todo", "call_grep"]);
+    let found: Value = serde_json::from_str(messages[0]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(names(&found["tools"]), ["read_line"]);
+    assert_eq!(messages[2]["content"], "src/main.rs:2:     println!(\"hello\");");
+}

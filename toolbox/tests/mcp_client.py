@@ -3,11 +3,15 @@
 Usage:
     python mcp_client.py toolbox stdio TOOLBOX_BINARY WORKSPACE_DIR STATE_DIR
     python mcp_client.py toolbox http URL WORKSPACE_DIR
+    python mcp_client.py toolbox-search stdio TOOLBOX_BINARY WORKSPACE_DIR STATE_DIR
+    python mcp_client.py toolbox-search http URL WORKSPACE_DIR
     python mcp_client.py example stdio EXAMPLE_BINARY NOTES_FILE
     python mcp_client.py example http URL
 
 `toolbox` checks `toolbox mcp` (started here with `-v` for stdio; already serving at URL for
-http, started with `--root WORKSPACE_DIR`); `example` checks `examples/mcp_server.rs`, the
+http, started with `--root WORKSPACE_DIR`); `toolbox-search` checks `toolbox mcp --defer fs --set
+fs,todo` (the same way), whose deferred file tools are reached through `search_tools` and
+`call_tool` and by their own names; `example` checks `examples/mcp_server.rs`, the
 notebook a user serves with tool-mcp. Run by `toolbox/tests/mcp_client.rs` and
 `examples/tests/mcp_server.rs`, which start and stop the HTTP servers and read the servers' logs.
 
@@ -326,6 +330,64 @@ async def example_checks(target: Target) -> None:
     print("ok 50 concurrent add_note calls from 5 clients, each answered and kept once")
 
 
+# The tools of the `fs` set, all deferred by `--defer fs`.
+FS_TOOLS = {"edit", "glob", "grep", "read", "read_line", "write"}
+
+
+def valid_entry(entry: dict) -> types.Tool:
+    """An entry validates as an MCP Tool whose input schema is a valid JSON Schema object."""
+    tool = types.Tool.model_validate(entry)
+    jsonschema.validators.validator_for(tool.input_schema).check_schema(tool.input_schema)
+    assert tool.input_schema["type"] == "object", tool.input_schema
+    return tool
+
+
+async def search_checks(client: Client, workspace: Path) -> None:
+    """`toolbox mcp --defer fs --set fs,todo`: the deferred tools reached through the meta-tools."""
+    (workspace / "notes.txt").write_text("first line\nsecond line\n")
+    with anyio.fail_after(BOUND):
+        listed = await client.list_tools()
+        names = {tool.name for tool in listed.tools}
+        assert {"search_tools", "call_tool"} <= names, names
+        assert not names & FS_TOOLS, names
+        assert any(name.startswith("todo_") for name in names), names
+        for tool in listed.tools:
+            valid_entry(tool.model_dump(by_alias=True, exclude_none=True))
+        print("ok list_tools gives the loaded tools and the two meta-tools, no deferred tool")
+
+        found = await client.call_tool("search_tools", {"query": "read a file with line numbers", "limit": 3})
+        assert found.is_error is False, found
+        tools = [valid_entry(entry) for entry in json.loads(text_of(found))["tools"]]
+        assert "read" in [tool.name for tool in tools], [tool.name for tool in tools]
+        assert all(tool.name in FS_TOOLS for tool in tools), [tool.name for tool in tools]
+        print("ok search_tools returns the definitions of deferred tools, read among them")
+
+        regex = await client.call_tool("search_tools", {"query": "^read_line$", "mode": "regex"})
+        assert [entry["name"] for entry in json.loads(text_of(regex))["tools"]] == ["read_line"], regex
+        too_long = await client.call_tool("search_tools", {"query": "a" * 201, "mode": "regex"})
+        assert too_long.is_error is True, too_long
+        assert text_of(too_long) == (
+            "invalid arguments for `search_tools`: the pattern is 201 characters long; "
+            "give a pattern of at most 200 characters"
+        ), text_of(too_long)
+        print("ok search_tools in regex mode, and a pattern over 200 characters refused")
+
+        read = await client.call_tool("call_tool", {"name": "read", "arguments": {"file_path": "notes.txt"}})
+        assert read.is_error is False, read
+        assert "second line" in text_of(read), text_of(read)
+        print("ok call_tool runs the deferred read")
+
+        typo = await client.call_tool("call_tool", {"name": "read", "arguments": {"file_pth": "notes.txt"}})
+        assert typo.is_error is True, typo
+        assert "file_pth" in text_of(typo) and "file_path" in text_of(typo), text_of(typo)
+        print("ok call_tool applies read's strict decoding")
+
+        direct = await client.call_tool("read", {"file_path": "notes.txt"})
+        assert direct.is_error is False, direct
+        assert text_of(direct) == text_of(read)
+        print("ok the deferred read is callable by its own name")
+
+
 async def main(argv: list[str]) -> None:
     server, transport = argv[0], argv[1]
     if server == "toolbox" and transport == "stdio":
@@ -334,6 +396,14 @@ async def main(argv: list[str]) -> None:
         await toolbox_checks(Target("stdio", binary, args), workspace)
     elif server == "toolbox" and transport == "http":
         await toolbox_checks(Target("http", argv[2], []), Path(argv[3]))
+    elif server == "toolbox-search" and transport == "stdio":
+        binary, workspace, state_dir = argv[2], Path(argv[3]), argv[4]
+        args = ["mcp", "--defer", "fs", "--set", "fs,todo", "--root", str(workspace), "--state-dir", state_dir]
+        async with Client(StdioServerParameters(command=binary, args=args)) as client:
+            await search_checks(client, workspace)
+    elif server == "toolbox-search" and transport == "http":
+        async with Client(argv[2]) as client:
+            await search_checks(client, Path(argv[3]))
     elif server == "example" and transport == "stdio":
         env = dict(os.environ, NOTES_FILE=argv[3])
         await example_checks(Target("stdio", argv[2], ["stdio"], env))

@@ -182,3 +182,47 @@ fn the_http_server_refuses_a_host_outside_the_allow_list_unless_allowed_host_nam
     assert_eq!(status_for("localhost"), "HTTP/1.1 200 OK");
     stop(child, log);
 }
+
+/// The checks `mcp_client.py toolbox-search ...` prints, in order, when all pass.
+const SEARCH_CHECKS: [&str; 6] = [
+    "ok list_tools gives the loaded tools and the two meta-tools, no deferred tool",
+    "ok search_tools returns the definitions of deferred tools, read among them",
+    "ok search_tools in regex mode, and a pattern over 200 characters refused",
+    "ok call_tool runs the deferred read",
+    "ok call_tool applies read's strict decoding",
+    "ok the deferred read is callable by its own name",
+];
+
+#[test]
+fn the_python_mcp_sdk_reaches_deferred_tools_through_the_meta_tools_over_stdio() {
+    let workspace = tempfile::tempdir().unwrap();
+    let state_dir = tempfile::tempdir().unwrap();
+    let (stdout, stderr) = run_client(&[
+        "toolbox-search",
+        "stdio",
+        env!("CARGO_BIN_EXE_toolbox"),
+        workspace.path().to_str().unwrap(),
+        state_dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(checks(&stdout), SEARCH_CHECKS, "stderr:\n{stderr}");
+}
+
+#[test]
+fn the_python_mcp_sdk_reaches_deferred_tools_through_the_meta_tools_over_streamable_http() {
+    let workspace = tempfile::tempdir().unwrap();
+    let state_dir = tempfile::tempdir().unwrap();
+    let root = workspace.path().to_str().unwrap();
+    let (child, url, log) = start_http_server(&[
+        "--defer",
+        "fs",
+        "--set",
+        "fs,todo",
+        "--root",
+        root,
+        "--state-dir",
+        state_dir.path().to_str().unwrap(),
+    ]);
+    let (stdout, stderr) = run_client(&["toolbox-search", "http", &url, root]);
+    stop(child, log);
+    assert_eq!(checks(&stdout), SEARCH_CHECKS, "stderr:\n{stderr}");
+}

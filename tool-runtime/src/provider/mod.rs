@@ -20,6 +20,10 @@
 //! | [`Anthropic`](Provider::Anthropic) | `content[]` blocks of `type: "tool_use"` | one `role: "user"` message of `tool_result` blocks | `{"name","description","input_schema"}` |
 //! | [`Gemini`](Provider::Gemini) | `candidates[0].content.parts[].functionCall` | one `role: "user"` content of `functionResponse` parts | one `{"functionDeclarations":[..]}` |
 //!
+//! Registries with deferred tools (listed only through tool search): [`Provider::render_deferred_tools`]
+//! for the first request's `tools`, [`Provider::parse_search_calls`] and
+//! [`Provider::render_turn_results`] for the searches a model makes (see [`Deferral`]).
+//!
 //! An MCP `tools/list` entry: [`ToolDefinition::mcp_entry`]. (`ToolDefinition::for_provider`
 //! with a `Target` is the former form of both, kept deprecated.)
 //!
@@ -39,6 +43,7 @@ mod gemini;
 mod openai_chat;
 mod openai_responses;
 mod projection;
+mod search;
 
 use std::fmt;
 use std::str::FromStr;
@@ -50,6 +55,7 @@ pub use gemini::gemini_schema;
 pub use projection::Target;
 use projection::{Form, project};
 pub use projection::{ProjectionError, SchemaError, mcp_annotations, openai_strict_schema};
+pub use search::{AnthropicSearch, Deferral, OpenAiSearch, SearchCall};
 
 use crate::{ToolCall, ToolDefinition, ToolMessage};
 
