@@ -93,6 +93,8 @@
 
 mod handler;
 mod http;
+#[cfg(feature = "client")]
+pub mod import;
 
 use std::sync::Arc;
 use std::time::Duration;
