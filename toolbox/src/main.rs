@@ -10,7 +10,9 @@
 //!   on Streamable HTTP at `http://ADDR/mcp` (see [`mcp`]).
 //!
 //! Global options (accepted before or after the command): `--root DIR`, `--state-dir DIR`,
-//! `--session ID`, `--allow external,exec,unconfined-exec`, `-v` (see [`setup`]).
+//! `--session ID`, `--allow external,exec,unconfined-exec`, `--config FILE` (the tools of the
+//! MCP servers of an `mcpServers` file join the standard ones: `toolbox mcp --config FILE` is a
+//! gateway), `-v` (see [`setup`]).
 //!
 //! Exit codes:
 //! - 0: success. For `run`, a tool call that failed is still an answer for the model: it is
@@ -95,6 +97,11 @@ struct Global {
     /// Comma-separated or repeated.
     #[arg(long, global = true, value_enum, value_delimiter = ',', value_name = "WHAT")]
     allow: Vec<Permission>,
+    /// An `mcpServers` JSON file (as MCP clients read): the tools of every server in it are
+    /// added to the standard ones, named `<server>_<tool>` unless the entry gives a `prefix`.
+    /// Their `openWorldHint` (true when absent) makes them `external`.
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
     /// Log to standard error: `-v` debug, `-vv` trace (default: warnings only).
     #[arg(short, long, global = true, action = ArgAction::Count)]
     verbose: u8,

@@ -44,6 +44,8 @@ pub(crate) struct Serving {
 /// client's first messages are not an MCP initialization, or the server stops on a transport
 /// error.
 pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result<(), String> {
+    let runtime = crate::runtime()?;
+    setup.connect_imports(&runtime)?;
     let registry = setup.calling_registry(sets)?;
     let instructions = format!(
         "The file tools work inside the workspace {}; give paths relative to it.",
@@ -62,9 +64,8 @@ pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result
         builder = builder.allow_host(host.clone());
     }
     let server = builder.build();
-    let runtime = crate::runtime()?;
     let served = runtime.block_on(async {
-        match &serving.http {
+        let served = match &serving.http {
             None => server.serve_stdio().await.map_err(|e| e.to_string()),
             Some(addr) => {
                 let listener = tokio::net::TcpListener::bind(addr.as_str())
@@ -77,7 +78,9 @@ pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result
                 eprintln!("toolbox: serving MCP on http://{bound}{}", tool_mcp::MCP_PATH);
                 server.serve_http_on(listener, shutdown).await.map_err(|e| e.to_string())
             }
-        }
+        };
+        setup.close_imports().await;
+        served
     });
     // A read of standard input still pending on a blocking thread must not hold the exit.
     runtime.shutdown_background();

@@ -68,6 +68,8 @@ pub(crate) fn run(setup: &Setup, response: &Path, provider: Option<Provider>) ->
         })?,
     };
     let calls = provider.parse_tool_calls(&body).map_err(|e| e.to_string())?;
+    let runtime = crate::runtime()?;
+    setup.connect_imports(&runtime)?;
     let registry = setup.calling_registry(&[])?;
     let bars = Bars::for_stderr();
     let ctx = match &bars {
@@ -75,7 +77,11 @@ pub(crate) fn run(setup: &Setup, response: &Path, provider: Option<Provider>) ->
         None => setup.context()?,
     }
     .build();
-    let batch = crate::runtime()?.block_on(registry.call_batch(&calls, &ctx));
+    let batch = runtime.block_on(async {
+        let batch = registry.call_batch(&calls, &ctx).await;
+        setup.close_imports().await;
+        batch
+    });
     if let Some(bars) = bars {
         bars.clear();
     }

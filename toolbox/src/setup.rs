@@ -20,11 +20,17 @@
 //!   `TOOL_OUTPUT_TTL_SECS` / `TOOL_OUTPUT_MAX_BYTES`, which win over 24 hours / 256 MiB), and
 //!   `--session-ttl SECS` / `--session-max-bytes BYTES` the sessions (over `TOOL_SESSION_TTL_SECS`
 //!   / `TOOL_SESSION_MAX_BYTES`, over 30 days / 64 MiB); see `tool_runtime::output::StoreLimits`.
+//! - `--config FILE` names an `mcpServers` file (`tool_mcp::import::McpServersConfig`): every
+//!   server in it is connected by [`Setup::connect_imports`] and its tools join the standard ones
+//!   (each named with its prefix, default `<server>_`; its set is the server's name). The
+//!   permission policy applies to them as to the standard tools: a tool whose `openWorldHint` is
+//!   true or absent is tagged `external`, so it is off unless `--allow external` is given.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
+use tool_mcp::import::{ImportedServer, McpServersConfig};
 use tool_runtime::output::{FileStore, OUTPUT_STORE, OutputLayer, OutputStore, StoreLimits, output_limits_from_env};
 use tool_runtime::{ImageSupport, Registry, RegistryBuilder, SystemClock, ToolContext, ToolContextBuilder};
 use tool_std::exec::{EXEC_CONFIG, ExecConfig};
@@ -48,6 +54,10 @@ pub(crate) struct Setup {
     cache_limits: StoreLimits,
     /// The sessions' bounds, likewise.
     session_limits: StoreLimits,
+    /// `--config`: the `mcpServers` file.
+    config: Option<PathBuf>,
+    /// The servers of `--config`, once connected.
+    imported: std::sync::OnceLock<Vec<ImportedServer>>,
 }
 
 impl Setup {
@@ -76,7 +86,38 @@ impl Setup {
             policy: Policy::new(&global.allow),
             cache_limits,
             session_limits,
+            config: global.config.clone(),
+            imported: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Connects every server of `--config` on `runtime` (which must outlive the registries
+    /// built after), so that the registries include their tools; nothing without `--config`.
+    ///
+    /// # Errors
+    /// The file cannot be read or used, or a server cannot be connected or listed; the message
+    /// names the file or the server.
+    pub(crate) fn connect_imports(&self, runtime: &tokio::runtime::Runtime) -> Result<(), String> {
+        let Some(path) = &self.config else {
+            return Ok(());
+        };
+        let config = McpServersConfig::read(path).map_err(|e| format!("--config {e}"))?;
+        let servers = runtime.block_on(async {
+            let mut servers = Vec::new();
+            for import in config.imports() {
+                servers.push(import.connect().await.map_err(|e| e.to_string())?);
+            }
+            Ok::<_, String>(servers)
+        })?;
+        let _ = self.imported.set(servers);
+        Ok(())
+    }
+
+    /// Closes the connections of [`Setup::connect_imports`] (stdio servers exit).
+    pub(crate) async fn close_imports(&self) {
+        for server in self.imported.get().into_iter().flatten() {
+            server.close().await;
+        }
     }
 
     /// The permission policy of `--allow`.
@@ -119,7 +160,7 @@ impl Setup {
     /// # Errors
     /// As [`Setup::sandbox`], or the registry's own error (two tools with one name).
     pub(crate) fn registry(&self, sets: &[String], with_sandbox: bool) -> Result<Registry, String> {
-        let mut builder = self.standard_tools();
+        let mut builder = self.standard_tools()?;
         if !sets.is_empty() {
             builder = builder.sets(sets.iter().cloned());
         }
@@ -146,7 +187,7 @@ impl Setup {
             Arc::new(SystemClock),
         ));
         let mut builder = self
-            .standard_tools()
+            .standard_tools()?
             .output(layer)
             .override_dependency(&OUTPUT_STORE, Arc::new(store) as Arc<dyn OutputStore>)
             .override_dependency(&SESSION_STORE, sessions)
@@ -158,13 +199,22 @@ impl Setup {
     }
 
     /// The standard tools; with `--allow exec,external` the exec tools are also tagged `external`
-    /// (their commands may open TCP connections, so MCP clients see `openWorldHint: true`).
-    fn standard_tools(&self) -> RegistryBuilder {
-        if self.policy.allows_exec() && self.policy.allows_external() {
+    /// (their commands may open TCP connections, so MCP clients see `openWorldHint: true`); and
+    /// the tools of the connected `--config` servers.
+    ///
+    /// # Errors
+    /// A server's tool that the registry cannot take (its schema, its name), naming both.
+    fn standard_tools(&self) -> Result<RegistryBuilder, String> {
+        let builder = if self.policy.allows_exec() && self.policy.allows_external() {
             tool_std::registry_builder_with_network_exec()
         } else {
             tool_std::registry_builder()
-        }
+        };
+        self.imported
+            .get()
+            .into_iter()
+            .flatten()
+            .try_fold(builder, |builder, server| server.add_to(builder).map_err(|e| e.to_string()))
     }
 
     /// The registry's permission policy (the [`Policy`] of `--allow`) and the exec tools'
