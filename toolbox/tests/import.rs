@@ -131,7 +131,7 @@ async fn the_tools_of_a_python_server_over_http_are_registered_with_the_prefix()
     let registry = registry(&[&imported]);
     assert_eq!(
         registry.names().collect::<Vec<_>>(),
-        ["py_counts", "py_echo", "py_lookup", "py_unannotated", "py_wait"]
+        ["py_counts", "py_echo", "py_grow", "py_lookup", "py_unannotated", "py_wait"]
     );
     assert_eq!(registry.definitions()[1].set.as_deref(), Some("py"));
 }
@@ -242,7 +242,19 @@ async fn a_schema_the_registry_cannot_take_is_a_registry_error_naming_the_server
     assert!(error.to_string().starts_with("MCP server `py` offers a tool this registry cannot take: `bad_schema`: "));
     // Left out, the others register.
     let imported = McpImport::http("py", &server.url).exclude("bad_schema").connect().await.unwrap();
-    assert_eq!(imported.tools().unwrap().len(), 5);
+    assert_eq!(imported.tools().unwrap().len(), 6);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_that_wants_a_bearer_token_is_refused_without_it_and_served_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = PyServer::start(0, &dir.path().join("counts.json"), &["--token=s3cret"]);
+    let error = McpImport::http("py", &server.url).connect().await.unwrap_err();
+    let ImportError::Connect { server: name, message } = &error else { panic!("{error:?}") };
+    assert_eq!(name, "py");
+    assert!(message.starts_with(&format!("{} did not initialize an MCP session: ", server.url)), "{message}");
+    let imported = McpImport::http("py", &server.url).bearer_token("s3cret").prefix("py_").connect().await.unwrap();
+    assert_eq!(text(&call(&registry(&[&imported]), "py_echo", json!({"text": "hi"})).await), "hi");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -419,7 +431,18 @@ fn toolbox_list_with_a_config_lists_the_imported_tools_the_policy_lets_run() {
     // `py_lookup` and `py_unannotated` are open-world: off without `--allow external`.
     assert_eq!(
         names,
-        ["py_counts", "py_echo", "py_wait", "tb_edit", "tb_glob", "tb_grep", "tb_read", "tb_read_line", "tb_write"]
+        [
+            "py_counts",
+            "py_echo",
+            "py_grow",
+            "py_wait",
+            "tb_edit",
+            "tb_glob",
+            "tb_grep",
+            "tb_read",
+            "tb_read_line",
+            "tb_write"
+        ]
     );
 }
 
@@ -469,4 +492,52 @@ fn the_python_mcp_sdk_drives_the_gateway_end_to_end() {
     );
     assert_eq!(gateway.counts()["echo"], 1);
     assert_eq!(gateway.counts()["lookup"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_change_on_the_server_lists_the_tools_again() {
+    let (_dir, _server, imported) = python_import().await;
+    let before = registry(&[&imported]);
+    let mut changes = imported.changes();
+    assert_eq!(text(&call(&before, "py_grow", json!({})).await), "grown");
+    // Bounded: a missed notification fails here instead of hanging.
+    tokio::time::timeout(std::time::Duration::from_secs(120), changes.changed()).await.unwrap().unwrap();
+    assert_eq!(imported.remote_tools(), ["lookup", "unannotated", "counts", "wait", "grow", "extra"]);
+    // The registry built before keeps its tools; the one removed on the server says so.
+    assert_eq!(
+        text(&call(&before, "py_echo", json!({"text": "hi"})).await),
+        "MCP server `py` no longer offers `echo` (its tool list changed); call another tool"
+    );
+    let after = registry(&[&imported]);
+    assert_eq!(
+        after.names().collect::<Vec<_>>(),
+        ["py_counts", "py_extra", "py_grow", "py_lookup", "py_unannotated", "py_wait"]
+    );
+    assert_eq!(text(&call(&after, "py_extra", json!({"word": "new"})).await), "extra new");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_call_is_cancelled_on_the_stdio_server_which_keeps_serving() {
+    let (workspace, _state, imported) = toolbox_import("fs,exec").await;
+    let registry = Arc::new(registry(&[&imported]));
+    let pid = imported.child_pid().unwrap();
+    let token = tool_runtime::CancellationToken::new();
+    let ctx = ToolContext::builder().cancellation(token.clone()).build();
+    let arguments = json!({"command": "echo $$ > started.tmp && mv started.tmp started && exec sleep 600"}).to_string();
+    let running = tokio::spawn({
+        let registry = registry.clone();
+        async move { registry.call(&ToolCall::new("c1", "tb_bash", arguments), &ctx).await }
+    });
+    let started = workspace.path().join("started");
+    until("the command to start", || started.exists()).await;
+    let sleeper = std::fs::read_to_string(&started).unwrap().trim().to_owned();
+    token.cancel();
+    assert_eq!(text(&running.await.unwrap()), "tool `tb_bash` was cancelled");
+    // The server stops the command's process group when its call is cancelled.
+    let alive = || Command::new("kill").args(["-0", &sleeper]).stderr(Stdio::null()).status().unwrap().success();
+    until("the cancelled command to stop", || !alive()).await;
+    let message = call(&registry, "tb_write", json!({"file_path": "c.txt", "content": "three\n"})).await;
+    assert!(!message.is_error, "{message:?}");
+    assert_eq!(imported.child_pid(), Some(pid));
+    imported.close().await;
 }

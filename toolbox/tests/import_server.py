@@ -2,7 +2,7 @@
 tools an import reaches over Streamable HTTP. Run by `toolbox/tests/import.rs`.
 
 Usage:
-    python import_server.py PORT COUNTS_FILE [--bad]
+    python import_server.py PORT COUNTS_FILE [--bad] [--token=TOKEN]
 
 Serves http://127.0.0.1:PORT/mcp (PORT 0: a free port) and prints `listening on <url>` once it
 accepts connections. Every call of a tool is counted in COUNTS_FILE (JSON, rewritten after each
@@ -19,6 +19,11 @@ Tools:
   output schema.
 - `wait(marker)`: read-only, closed world; reports progress 1 of 2, then waits for 600 s (the
   test kills the process or cancels the call first); a cancelled wait writes the file `marker`.
+- `grow()`: closed world; adds the tool `extra(word)` (returns `extra <word>`), removes
+  `echo`, and says the list changed (to `subscriptions/listen` streams, and unscoped to
+  clients of earlier protocol versions). Not counted.
+
+With `--token=TOKEN`, every HTTP request without `Authorization: Bearer TOKEN` gets 401.
 
 With `--bad`, a tool whose input schema an import must refuse: `bad_schema` (`minimum` is not a
 number). (The SDK refuses to list a schema whose root is not an object, so that case is tested
@@ -109,6 +114,21 @@ async def wait(marker: str, ctx: Context) -> str:
     return "waited"
 
 
+def extra(word: str) -> str:
+    """A tool added while the server runs."""
+    return f"extra {word}"
+
+
+@server.tool(annotations=ToolAnnotations(openWorldHint=False))
+async def grow(ctx: Context) -> str:
+    """Add a tool, remove one, and say so."""
+    server.add_tool(extra, annotations=READ_ONLY_LOCAL)
+    server.remove_tool("echo")
+    await ctx.notify_tools_changed()
+    await ctx.session.send_tool_list_changed()
+    return "grown"
+
+
 if "--bad" in sys.argv[3:]:
 
     @server.tool()
@@ -120,6 +140,20 @@ if "--bad" in sys.argv[3:]:
     tools["bad_schema"].parameters = {"type": "object", "properties": {"x": {"type": "integer", "minimum": "zero"}}}
 
 
+def needs_token(inner, expected: bytes):
+    """`inner` behind a check of the `Authorization` header (401 without the token)."""
+
+    async def app(scope, receive, send):
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:
+            headers = [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")]
+            await send({"type": "http.response.start", "status": 401, "headers": headers})
+            await send({"type": "http.response.body", "body": b"send the bearer token"})
+            return
+        await inner(scope, receive, send)
+
+    return app
+
+
 async def main() -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -127,6 +161,9 @@ async def main() -> None:
     sock.listen(64)
     bound = sock.getsockname()[1]
     app = server.streamable_http_app(host="127.0.0.1")
+    token = next((arg.split("=", 1)[1] for arg in sys.argv[3:] if arg.startswith("--token=")), None)
+    if token is not None:
+        app = needs_token(app, f"Bearer {token}".encode())
     config = uvicorn.Config(app, log_level="warning")
     runner = uvicorn.Server(config)
     async with anyio.create_task_group() as group:

@@ -16,9 +16,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tool_runtime::{ContentPart, ToolContext, ToolError, ToolResult};
 
-use super::{
-    CONNECT_TIMEOUT, Compiled, ImportError, RESTART_BACKOFF_MAX, RESTART_BACKOFF_START, RemoteTool, Transport, compile,
-};
+use super::{CONNECT_TIMEOUT, Compiled, ImportError, RemoteTool, Transport, compile, restart_wait};
 
 /// What the import knows of one server.
 pub(super) struct Shared {
@@ -156,8 +154,8 @@ impl Shared {
             return Ok(service.peer().clone());
         }
         self.drop_service(link).await;
-        if link.failures > 0 {
-            let wait = RESTART_BACKOFF_START.saturating_mul(1 << (link.failures - 1).min(16)).min(RESTART_BACKOFF_MAX);
+        let wait = restart_wait(link.failures);
+        if !wait.is_zero() {
             tracing::info!(server = %self.name, wait_ms = wait.as_millis(), "waiting before connecting again");
             tokio::time::sleep(wait).await;
         }
@@ -228,15 +226,14 @@ impl Shared {
         Ok(peer)
     }
 
-    /// On a server that says `tools.listChanged`, opens a `subscriptions/listen` stream for list
-    /// changes (protocol 2026-07-28); a server that does not take it sends them unscoped
+    /// On a session of protocol 2026-07-28 or later, opens a `subscriptions/listen` stream for
+    /// tool list changes, also when the server's `tools.listChanged` says `false` (servers send
+    /// them anyway); on earlier versions servers send them unscoped
     /// ([`Client::on_tool_list_changed`]).
     fn listen_for_changes(&self, peer: &Peer<RoleClient>) {
-        let announces = peer
-            .peer_info()
-            .and_then(|info| info.capabilities.tools.as_ref().and_then(|tools| tools.list_changed))
-            .unwrap_or(false);
-        if !announces {
+        // The versions are dates, so their text sorts as they do.
+        let modern = peer.peer_info().is_some_and(|info| info.protocol_version.as_str() >= "2026-07-28");
+        if !modern {
             return;
         }
         let peer = peer.clone();

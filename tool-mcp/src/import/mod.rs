@@ -50,9 +50,9 @@
 //!   succeeds resets the wait. The wait is cut short when the call is cancelled.
 //!
 //! # When the server's tools change
-//! On `notifications/tools/list_changed` (sent unscoped by servers of protocol versions before
-//! 2026-07-28, or on a `subscriptions/listen` stream, which the import opens when the server says
-//! `tools.listChanged`) the tools are listed again: calls then validate against the new schemas,
+//! On `notifications/tools/list_changed` (sent unscoped on sessions of protocol versions before
+//! 2026-07-28, or on a `subscriptions/listen` stream, which the import opens on sessions of
+//! 2026-07-28 or later) the tools are listed again: calls then validate against the new schemas,
 //! a tool the server no longer offers answers that it is gone, and [`ImportedServer::changes`]
 //! ticks. A registry's set of tools is fixed when it is built, so a new remote tool is only
 //! callable in a registry built after the change ([`ImportedServer::add_to`] again).
@@ -86,6 +86,16 @@ pub const RESTART_BACKOFF_START: Duration = Duration::from_millis(250);
 
 /// The longest wait before a new start: 30 000 ms.
 pub const RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+/// The wait before a new connection after `failures` failed starts or lost connections in a row:
+/// none after none, then [`RESTART_BACKOFF_START`] doubled per further failure, at most
+/// [`RESTART_BACKOFF_MAX`].
+pub fn restart_wait(failures: u32) -> Duration {
+    match failures {
+        0 => Duration::ZERO,
+        n => RESTART_BACKOFF_START.saturating_mul(1 << (n - 1).min(16)).min(RESTART_BACKOFF_MAX),
+    }
+}
 
 /// How long a server may take to answer the MCP initialization (a stdio server: from its start):
 /// 30 000 ms; past it the connection fails ([`ImportError::Connect`], or an error result for a
@@ -462,6 +472,13 @@ mod tests {
 
     fn compiled(schema: Value) -> Result<DynamicTool, String> {
         compile_one(&std::sync::Weak::new(), "srv", "s_", &remote(schema, json!({})))
+    }
+
+    #[test]
+    fn the_wait_before_a_new_start_doubles_from_250_ms_up_to_30_s() {
+        let waits: Vec<u128> =
+            [0, 1, 2, 3, 7, 8, 40, u32::MAX].into_iter().map(|n| restart_wait(n).as_millis()).collect();
+        assert_eq!(waits, [0, 250, 500, 1000, 16_000, 30_000, 30_000, 30_000]);
     }
 
     #[test]
