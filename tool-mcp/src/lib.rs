@@ -91,6 +91,12 @@
 //! they answer ``tool `x` was cancelled``; the serve call returns `Ok(())`. For a tower service
 //! mounted in your own server, call [`McpServer::drain`] from your shutdown path.
 
+//!
+//! # Importing
+//! With the feature `client`, the module `import` does the other way round: the tools of other MCP servers,
+//! over stdio or Streamable HTTP, become run-time tools of a registry, decoded and validated like
+//! your own before a call leaves the process.
+
 mod handler;
 mod http;
 #[cfg(feature = "client")]
