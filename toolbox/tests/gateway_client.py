@@ -3,13 +3,16 @@ as the official Python MCP SDK sees it over stdio. Run by `toolbox/tests/import.
 the imported Python server and writes FILE with it (`py`) and a second `toolbox mcp` (`tb`).
 
 Usage:
-    python gateway_client.py TOOLBOX_BINARY ARGS...
+    python gateway_client.py MARKER TOOLBOX_BINARY ARGS...
+
+MARKER is the file the imported `py_wait` writes when it is cancelled on the Python server.
 
 Prints one line per check (`ok <check>`) and exits 0; a failed check raises, so the process
 exits non-zero with the traceback on stderr. Every wait is bounded (`anyio.fail_after`).
 """
 
 import sys
+from pathlib import Path
 
 try:
     import anyio
@@ -29,7 +32,8 @@ def text_of(result: types.CallToolResult) -> str:
 
 
 async def main() -> None:
-    params = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:])
+    marker = Path(sys.argv[1])
+    params = StdioServerParameters(command=sys.argv[2], args=sys.argv[3:])
     with anyio.fail_after(BOUND):
         async with Client(params) as client:
             listed = await client.list_tools()
@@ -74,6 +78,23 @@ async def main() -> None:
             expected = {"counts": 1, "echo": 1, "lookup": 0, "unannotated": 0, "wait": 0}
             assert result.structured_content == expected, result
             print("ok call py_counts gives structured content")
+
+            # The imported server's progress reaches this client through the gateway; cancelling
+            # the call here cancels it on the imported server.
+            reports = []
+
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                reports.append((progress, total, message))
+                scope.cancel()
+
+            with anyio.CancelScope() as scope:
+                await client.call_tool("py_wait", {"marker": str(marker)}, progress_callback=on_progress)
+                raise AssertionError("the cancelled wait answered")
+            assert reports == [(1.0, 2.0, "started")], reports
+            while not marker.exists():
+                await anyio.sleep(0.02)
+            assert marker.read_text() == "cancelled"
+            print("ok py_wait reports progress to this client, and cancelling it cancels it on the server")
 
 
 anyio.run(main)

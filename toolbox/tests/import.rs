@@ -41,9 +41,17 @@ impl PyServer {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap_or_else(|e| panic!("cannot run `{}` ({e}); run scripts/test.sh", python()));
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        // Read on a thread, so that the wait for the first line is bounded.
+        let stdout = child.stdout.take().unwrap();
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = sender.send(line);
+        });
+        let line = receiver.recv_timeout(std::time::Duration::from_secs(120)).unwrap_or_default();
         let Some(url) = line.trim().strip_prefix("listening on ") else {
+            let _ = child.kill();
             let status = child.wait().unwrap();
             panic!("import_server.py did not start ({status}; exit 3: the `mcp` package is missing): {line:?}");
         };
@@ -470,8 +478,10 @@ fn the_python_mcp_sdk_drives_the_gateway_end_to_end() {
     let root = tempfile::tempdir().unwrap();
     std::fs::write(gateway.remote_root.path().join("remote.txt"), "from the remote workspace\n").unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/gateway_client.py");
+    let marker = gateway.dir.path().join("cancelled");
     let output = Command::new(python())
         .arg(&script)
+        .arg(&marker)
         .arg(env!("CARGO_BIN_EXE_toolbox"))
         .args(["mcp", "--root", root.path().to_str().unwrap()])
         .args(gateway.options())
@@ -488,6 +498,7 @@ fn the_python_mcp_sdk_drives_the_gateway_end_to_end() {
             "ok call py_echo with an unknown field is an error result",
             "ok call py_lookup is refused",
             "ok call py_counts gives structured content",
+            "ok py_wait reports progress to this client, and cancelling it cancels it on the server",
         ]
     );
     assert_eq!(gateway.counts()["echo"], 1);
@@ -540,4 +551,52 @@ async fn a_cancelled_call_is_cancelled_on_the_stdio_server_which_keeps_serving()
     assert!(!message.is_error, "{message:?}");
     assert_eq!(imported.child_pid(), Some(pid));
     imported.close().await;
+}
+
+#[test]
+fn a_config_file_that_cannot_be_read_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.json");
+    let output = toolbox(&["list", "--config", missing.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "toolbox: --config cannot read the MCP servers file {}: No such file or directory (os error 2)\n",
+            missing.display()
+        )
+    );
+}
+
+#[test]
+fn a_config_entry_with_an_unknown_key_is_an_error_naming_the_server_and_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("servers.json");
+    std::fs::write(&file, r#"{"mcpServers": {"a": {"command": "x", "autoApprove": ["read"]}}}"#).unwrap();
+    let output = toolbox(&["list", "--config", file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "toolbox: --config {}: server `a`: unknown key `autoApprove`; the keys read are `args`, `command`, `cwd`, `disabled`, `env`, `exclude`, `headers`, `prefix`, `type`, `url`\n",
+            file.display()
+        )
+    );
+}
+
+#[test]
+fn a_config_server_that_cannot_start_is_an_error_naming_it_and_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("servers.json");
+    let missing = dir.path().join("no-such-server");
+    std::fs::write(&file, json!({"mcpServers": {"a": {"command": missing}}}).to_string()).unwrap();
+    let output = toolbox(&["list", "--config", file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "toolbox: cannot connect to MCP server `a`: cannot start `{}`: No such file or directory (os error 2); check the command and that it is on PATH\n",
+            missing.display()
+        )
+    );
 }
