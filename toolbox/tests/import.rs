@@ -553,30 +553,37 @@ async fn a_cancelled_call_is_cancelled_on_the_stdio_server_which_keeps_serving()
     imported.close().await;
 }
 
+/// `toolbox list --config FILE`, FILE holding `config` unless it is `None` (no file); asserts
+/// exit 1 and returns the file's path and standard error.
+fn list_failing(config: Option<&str>) -> (tempfile::TempDir, PathBuf, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("servers.json");
+    if let Some(config) = config {
+        std::fs::write(&file, config).unwrap();
+    }
+    let output = toolbox(&["list", "--config", file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    (dir, file, String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
 #[test]
 fn a_config_file_that_cannot_be_read_is_an_error_naming_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let missing = dir.path().join("missing.json");
-    let output = toolbox(&["list", "--config", missing.to_str().unwrap()]);
-    assert_eq!(output.status.code(), Some(1));
+    let (_dir, file, stderr) = list_failing(None);
     assert_eq!(
-        String::from_utf8_lossy(&output.stderr),
+        stderr,
         format!(
             "toolbox: --config cannot read the MCP servers file {}: No such file or directory (os error 2)\n",
-            missing.display()
+            file.display()
         )
     );
 }
 
 #[test]
 fn a_config_entry_with_an_unknown_key_is_an_error_naming_the_server_and_the_key() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("servers.json");
-    std::fs::write(&file, r#"{"mcpServers": {"a": {"command": "x", "autoApprove": ["read"]}}}"#).unwrap();
-    let output = toolbox(&["list", "--config", file.to_str().unwrap()]);
-    assert_eq!(output.status.code(), Some(1));
+    let (_dir, file, stderr) =
+        list_failing(Some(r#"{"mcpServers": {"a": {"command": "x", "autoApprove": ["read"]}}}"#));
     assert_eq!(
-        String::from_utf8_lossy(&output.stderr),
+        stderr,
         format!(
             "toolbox: --config {}: server `a`: unknown key `autoApprove`; the keys read are `args`, `command`, `cwd`, `disabled`, `env`, `exclude`, `headers`, `prefix`, `type`, `url`\n",
             file.display()
@@ -586,17 +593,12 @@ fn a_config_entry_with_an_unknown_key_is_an_error_naming_the_server_and_the_key(
 
 #[test]
 fn a_config_server_that_cannot_start_is_an_error_naming_it_and_the_command() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("servers.json");
-    let missing = dir.path().join("no-such-server");
-    std::fs::write(&file, json!({"mcpServers": {"a": {"command": missing}}}).to_string()).unwrap();
-    let output = toolbox(&["list", "--config", file.to_str().unwrap()]);
-    assert_eq!(output.status.code(), Some(1));
+    let missing = "/nonexistent/no-such-server";
+    let (_dir, _file, stderr) = list_failing(Some(&json!({"mcpServers": {"a": {"command": missing}}}).to_string()));
     assert_eq!(
-        String::from_utf8_lossy(&output.stderr),
+        stderr,
         format!(
-            "toolbox: cannot connect to MCP server `a`: cannot start `{}`: No such file or directory (os error 2); check the command and that it is on PATH\n",
-            missing.display()
+            "toolbox: cannot connect to MCP server `a`: cannot start `{missing}`: No such file or directory (os error 2); check the command and that it is on PATH\n"
         )
     );
 }
