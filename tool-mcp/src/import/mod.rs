@@ -44,10 +44,11 @@
 //!   block (audio, a resource link, a binary resource) is passed on as its JSON text, so nothing
 //!   is dropped.
 //! - A server that dies or stops answering during a call gives an error result naming the server
-//!   and the tool; the next call opens a new connection (a stdio server is started again). After
-//!   a failed start or a connection lost again, each new start waits longer:
-//!   [`RESTART_BACKOFF_START`] doubled per failure, at most [`RESTART_BACKOFF_MAX`]; a call that
-//!   succeeds resets the wait. The wait is cut short when the call is cancelled.
+//!   and the tool; the next call opens a new connection (a stdio server is started again), first
+//!   waiting [`restart_wait`] of the failures in a row (lost connections and failed starts):
+//!   [`RESTART_BACKOFF_START`] (250 ms) after one, doubled per further one, at most
+//!   [`RESTART_BACKOFF_MAX`] (30 000 ms). A call that succeeds resets the count; a cancelled call
+//!   stops waiting.
 //!
 //! # When the server's tools change
 //! On `notifications/tools/list_changed` (sent unscoped on sessions of protocol versions before
@@ -134,6 +135,8 @@ pub struct McpImport {
     transport: Transport,
     prefix: String,
     exclude: BTreeSet<String>,
+    /// A setting that does not fit the transport (see [`ImportError::Misused`]).
+    misused: Option<&'static str>,
 }
 
 impl McpImport {
@@ -160,7 +163,7 @@ impl McpImport {
 
     /// A server reached by `transport`.
     pub fn new(name: impl Into<String>, transport: Transport) -> Self {
-        Self { name: name.into(), transport, prefix: String::new(), exclude: BTreeSet::new() }
+        Self { name: name.into(), transport, prefix: String::new(), exclude: BTreeSet::new(), misused: None }
     }
 
     /// Puts `prefix` before every remote tool's name (default: none), e.g. `files_` makes `read`
@@ -179,20 +182,28 @@ impl McpImport {
         self
     }
 
-    /// Adds an environment variable for a stdio server (ignored for HTTP).
+    /// Adds an environment variable for a stdio server. On an HTTP import,
+    /// [`connect`](McpImport::connect) fails with [`ImportError::Misused`].
     #[must_use]
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        if let Transport::Stdio { env, .. } = &mut self.transport {
-            env.insert(key.into(), value.into());
+        match &mut self.transport {
+            Transport::Stdio { env, .. } => {
+                env.insert(key.into(), value.into());
+            }
+            Transport::Http { .. } => self.misused = Some("`env` is for stdio servers, not for a `url`"),
         }
         self
     }
 
-    /// Sets the bearer token sent to an HTTP server (ignored for stdio).
+    /// Sets the bearer token sent to an HTTP server as `Authorization: Bearer <token>`. On a
+    /// stdio import, [`connect`](McpImport::connect) fails with [`ImportError::Misused`].
     #[must_use]
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
-        if let Transport::Http { bearer_token, .. } = &mut self.transport {
-            *bearer_token = Some(token.into());
+        match &mut self.transport {
+            Transport::Http { bearer_token, .. } => *bearer_token = Some(token.into()),
+            Transport::Stdio { .. } => {
+                self.misused = Some("a bearer token is for HTTP servers; give a stdio server its secrets with `env`");
+            }
         }
         self
     }
@@ -205,10 +216,13 @@ impl McpImport {
     /// Connects (starts a stdio server), initializes the MCP session and lists the tools.
     ///
     /// # Errors
-    /// [`ImportError::InvalidPrefix`]; [`ImportError::Connect`] when the command cannot be
+    /// [`ImportError::InvalidPrefix`]; [`ImportError::Misused`]; [`ImportError::Connect`] when the command cannot be
     /// started, the URL cannot be reached or the server does not complete the initialization;
     /// [`ImportError::List`] when `tools/list` fails.
     pub async fn connect(self) -> Result<ImportedServer, ImportError> {
+        if let Some(message) = self.misused {
+            return Err(ImportError::Misused { server: self.name, message: message.to_owned() });
+        }
         if !self.prefix.is_empty() && !is_valid_tool_name(&self.prefix) {
             return Err(ImportError::InvalidPrefix { server: self.name, prefix: self.prefix });
         }
@@ -230,6 +244,15 @@ pub enum ImportError {
         server: String,
         /// The prefix as given.
         prefix: String,
+    },
+    /// A builder setting that does not fit the transport (`env` on an HTTP import, a bearer token
+    /// on a stdio one).
+    #[error("the import of MCP server `{server}` is misconfigured: {message}")]
+    Misused {
+        /// The server's name.
+        server: String,
+        /// What does not fit.
+        message: String,
     },
     /// The server could not be started or reached, or did not initialize.
     #[error("cannot connect to MCP server `{server}`: {message}")]
@@ -479,6 +502,18 @@ mod tests {
         let waits: Vec<u128> =
             [0, 1, 2, 3, 7, 8, 40, u32::MAX].into_iter().map(|n| restart_wait(n).as_millis()).collect();
         assert_eq!(waits, [0, 250, 500, 1000, 16_000, 30_000, 30_000, 30_000]);
+    }
+
+    #[tokio::test]
+    async fn a_setting_for_the_other_transport_is_refused_at_connect() {
+        assert_eq!(
+            McpImport::http("web", "http://127.0.0.1:9/mcp").env("KEY", "v").connect().await.unwrap_err().to_string(),
+            "the import of MCP server `web` is misconfigured: `env` is for stdio servers, not for a `url`"
+        );
+        assert_eq!(
+            McpImport::stdio("files", "toolbox", ["mcp"]).bearer_token("t").connect().await.unwrap_err().to_string(),
+            "the import of MCP server `files` is misconfigured: a bearer token is for HTTP servers; give a stdio server its secrets with `env`"
+        );
     }
 
     #[test]
