@@ -116,7 +116,8 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Canonical)]
         format: Format,
         /// Only these sets, comma-separated: fs, todo, cache, control, media, web, exec (web needs
-        /// `--allow external`, exec `--allow exec`).
+        /// `--allow external`, exec `--allow exec`), or the name of a `--config` server (its
+        /// tools).
         #[arg(long, value_delimiter = ',')]
         set: Vec<String>,
     },
@@ -150,7 +151,8 @@ enum Command {
     /// Ctrl-C: no new calls, running ones get the grace period, then are cancelled; exit 0.
     Mcp {
         /// Only these sets, comma-separated: fs, todo, cache, control, media, web, exec (web needs
-        /// `--allow external`, exec `--allow exec`).
+        /// `--allow external`, exec `--allow exec`), or the name of a `--config` server (its
+        /// tools).
         #[arg(long, value_delimiter = ',')]
         set: Vec<String>,
         /// Serve stateless Streamable HTTP at `http://ADDR/mcp` instead of standard input and
