@@ -602,3 +602,18 @@ fn a_config_server_that_cannot_start_is_an_error_naming_it_and_the_command() {
         )
     );
 }
+
+#[test]
+fn a_config_server_with_a_tool_the_registry_cannot_take_is_an_error_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = PyServer::start(0, &dir.path().join("counts.json"), &["--bad"]);
+    let config = json!({"mcpServers": {"py": {"url": server.url}}}).to_string();
+    let (_dir, _file, stderr) = list_failing(Some(&config));
+    assert!(
+        stderr.starts_with(
+            "toolbox: MCP server `py` offers a tool this registry cannot take: `bad_schema`: its `inputSchema` is not a valid JSON Schema: "
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.ends_with("; fix the tool on the server, or leave it out of the import (`exclude`)\n"), "{stderr}");
+}
