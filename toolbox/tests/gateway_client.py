@@ -1,9 +1,10 @@
 """`toolbox mcp --config FILE` (a gateway: the standard tools plus those of the servers in FILE)
-as the official Python MCP SDK sees it over stdio. Run by `toolbox/tests/import.rs`, which starts
+as the official Python MCP SDK sees it, over stdio or Streamable HTTP. Run by `toolbox/tests/import.rs`, which starts
 the imported Python server and writes FILE with it (`py`) and a second `toolbox mcp` (`tb`).
 
 Usage:
-    python gateway_client.py MARKER TOOLBOX_BINARY ARGS...
+    python gateway_client.py MARKER TOOLBOX_BINARY ARGS...   (stdio: the client starts it)
+    python gateway_client.py MARKER URL                      (Streamable HTTP: already serving)
 
 MARKER is the file the imported `py_wait` writes when it is cancelled on the Python server.
 
@@ -33,7 +34,10 @@ def text_of(result: types.CallToolResult) -> str:
 
 async def main() -> None:
     marker = Path(sys.argv[1])
-    params = StdioServerParameters(command=sys.argv[2], args=sys.argv[3:])
+    if sys.argv[2].startswith("http://"):
+        params = sys.argv[2]
+    else:
+        params = StdioServerParameters(command=sys.argv[2], args=sys.argv[3:])
     with anyio.fail_after(BOUND):
         async with Client(params) as client:
             listed = await client.list_tools()

@@ -472,37 +472,80 @@ fn toolbox_call_with_a_config_runs_an_imported_tool_and_refuses_an_open_world_on
     assert_eq!(gateway.counts()["lookup"], 0);
 }
 
-#[test]
-fn the_python_mcp_sdk_drives_the_gateway_end_to_end() {
-    let gateway = Gateway::start();
-    let root = tempfile::tempdir().unwrap();
+/// The checks `gateway_client.py` prints, in order, when all pass.
+const GATEWAY_CHECKS: [&str; 7] = [
+    "ok tools/list: the standard tools and the imported ones the policy lets run",
+    "ok call py_echo",
+    "ok call tb_read reads the remote workspace",
+    "ok call py_echo with an unknown field is an error result",
+    "ok call py_lookup is refused",
+    "ok call py_counts gives structured content",
+    "ok py_wait reports progress to this client, and cancelling it cancels it on the server",
+];
+
+/// Runs `gateway_client.py` against `target` (a command and its arguments, or a URL) after
+/// writing the file the remote toolbox reads; asserts every check passed and what reached the
+/// Python server.
+fn drive_gateway(gateway: &Gateway, target: &[&str]) {
     std::fs::write(gateway.remote_root.path().join("remote.txt"), "from the remote workspace\n").unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/gateway_client.py");
-    let marker = gateway.dir.path().join("cancelled");
-    let output = Command::new(python())
-        .arg(&script)
-        .arg(&marker)
-        .arg(env!("CARGO_BIN_EXE_toolbox"))
-        .args(["mcp", "--root", root.path().to_str().unwrap()])
-        .args(gateway.options())
-        .output()
-        .unwrap();
+    let output =
+        Command::new(python()).arg(&script).arg(gateway.dir.path().join("cancelled")).args(target).output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "stdout:\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&output.stderr));
-    assert_eq!(
-        stdout.lines().collect::<Vec<_>>(),
-        [
-            "ok tools/list: the standard tools and the imported ones the policy lets run",
-            "ok call py_echo",
-            "ok call tb_read reads the remote workspace",
-            "ok call py_echo with an unknown field is an error result",
-            "ok call py_lookup is refused",
-            "ok call py_counts gives structured content",
-            "ok py_wait reports progress to this client, and cancelling it cancels it on the server",
-        ]
-    );
+    assert_eq!(stdout.lines().collect::<Vec<_>>(), GATEWAY_CHECKS);
     assert_eq!(gateway.counts()["echo"], 1);
     assert_eq!(gateway.counts()["lookup"], 0);
+}
+
+#[test]
+fn the_python_mcp_sdk_drives_the_gateway_over_stdio() {
+    let gateway = Gateway::start();
+    let root = tempfile::tempdir().unwrap();
+    let toolbox = env!("CARGO_BIN_EXE_toolbox");
+    drive_gateway(
+        &gateway,
+        &[&[toolbox, "mcp", "--root", root.path().to_str().unwrap()], &gateway.options()[..]].concat(),
+    );
+}
+
+/// A child process killed on drop.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_python_mcp_sdk_drives_the_gateway_over_streamable_http() {
+    let gateway = Gateway::start();
+    let root = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["mcp", "--http", "127.0.0.1:0", "--root", root.path().to_str().unwrap()])
+        .args(gateway.options())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut gateway_process = Killed(child);
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix("toolbox: serving MCP on ") {
+                let _ = sender.send(url.to_owned());
+            }
+        }
+    });
+    let url = receiver.recv_timeout(std::time::Duration::from_secs(120)).expect("the gateway said no address");
+    drive_gateway(&gateway, &[&url]);
+    let pid = gateway_process.0.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    assert_eq!(gateway_process.0.wait().unwrap().code(), Some(0));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
