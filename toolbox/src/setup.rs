@@ -113,6 +113,11 @@ impl Setup {
         Ok(())
     }
 
+    /// A receiver of each server of [`Setup::connect_imports`] that moves when its tools change.
+    pub(crate) fn import_changes(&self) -> Vec<tokio::sync::watch::Receiver<u64>> {
+        self.imported.get().into_iter().flatten().map(ImportedServer::changes).collect()
+    }
+
     /// Closes the connections of [`Setup::connect_imports`] (stdio servers exit).
     pub(crate) async fn close_imports(&self) {
         for server in self.imported.get().into_iter().flatten() {

@@ -100,5 +100,18 @@ async def main() -> None:
             assert marker.read_text() == "cancelled"
             print("ok py_wait reports progress to this client, and cancelling it cancels it on the server")
 
+            # `py_grow` adds `extra` and removes `echo` on the imported server: the gateway lists
+            # its tools again, serves the new registry and says so on this client's listen stream.
+            async with client.listen(tools_list_changed=True) as subscription:
+                result = await client.call_tool("py_grow", {})
+                assert result.is_error is False and text_of(result) == "grown", result
+                async for _event in subscription:
+                    break
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            assert "py_extra" in names and "py_echo" not in names, names
+            result = await client.call_tool("py_extra", {"word": "new"})
+            assert result.is_error is False and text_of(result) == "extra new", result
+            print("ok a tool list change on the imported server reaches this client through the gateway")
+
 
 anyio.run(main)

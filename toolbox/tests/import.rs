@@ -473,7 +473,7 @@ fn toolbox_call_with_a_config_runs_an_imported_tool_and_refuses_an_open_world_on
 }
 
 /// The checks `gateway_client.py` prints, in order, when all pass.
-const GATEWAY_CHECKS: [&str; 7] = [
+const GATEWAY_CHECKS: [&str; 8] = [
     "ok tools/list: the standard tools and the imported ones the policy lets run",
     "ok call py_echo",
     "ok call tb_read reads the remote workspace",
@@ -481,6 +481,7 @@ const GATEWAY_CHECKS: [&str; 7] = [
     "ok call py_lookup is refused",
     "ok call py_counts gives structured content",
     "ok py_wait reports progress to this client, and cancelling it cancels it on the server",
+    "ok a tool list change on the imported server reaches this client through the gateway",
 ];
 
 /// Runs `gateway_client.py` against `target` (a command and its arguments, or a URL) after
