@@ -98,11 +98,11 @@ impl McpServer {
         let available = self.served().tools.iter().map(|t| t.name.to_string()).collect();
         ErrorData::invalid_params(ToolError::UnknownTool { name: name.to_owned(), available }.to_string(), None)
     }
+}
 
-    /// `true` when the tool is listed with an output schema.
-    fn is_structured(&self, name: &str) -> bool {
-        self.served().tools.iter().any(|tool| tool.name == name && tool.output_schema.is_some())
-    }
+/// `true` when `name` is listed in `tools` with an output schema.
+fn is_structured(tools: &[Tool], name: &str) -> bool {
+    tools.iter().any(|tool| tool.name == name && tool.output_schema.is_some())
 }
 
 impl ServerHandler for McpServer {
@@ -165,7 +165,8 @@ impl ServerHandler for McpServer {
         let inner = &self.inner;
         let name: &str = &request.name;
         // The registry of this call, also if another is set while it runs.
-        let registry = self.served().registry.clone();
+        let served = self.served();
+        let registry = &served.registry;
         if registry.get(name).is_none() {
             return Err(self.unknown_tool(name));
         }
@@ -227,7 +228,7 @@ impl ServerHandler for McpServer {
                 tracing::warn!(%error, "the progress forwarding task failed");
             }
         }
-        Ok(call_result(&message, self.is_structured(name)).into())
+        Ok(call_result(&message, is_structured(&served.tools, name)).into())
     }
 }
 
