@@ -103,8 +103,8 @@ pub fn restart_wait(failures: u32) -> Duration {
 /// call that reconnects).
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How to reach a server.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How to reach a server. Its `Debug` form hides the bearer token and the values of `env`.
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Transport {
     /// A command started as a child process, speaking MCP on its standard input and output (its
@@ -126,6 +126,25 @@ pub enum Transport {
         /// Sent as `Authorization: Bearer <token>` with every request.
         bearer_token: Option<String>,
     },
+}
+
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Stdio { command, args, env, cwd } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &env.keys().collect::<Vec<_>>())
+                .field("cwd", cwd)
+                .finish(),
+            Self::Http { url, bearer_token } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field("bearer_token", &bearer_token.as_ref().map(|_| "<hidden>"))
+                .finish(),
+        }
+    }
 }
 
 /// What to import from one server; [`McpImport::connect`] connects and lists its tools.
@@ -502,6 +521,20 @@ mod tests {
         let waits: Vec<u128> =
             [0, 1, 2, 3, 7, 8, 40, u32::MAX].into_iter().map(|n| restart_wait(n).as_millis()).collect();
         assert_eq!(waits, [0, 250, 500, 1000, 16_000, 30_000, 30_000, 30_000]);
+    }
+
+    #[test]
+    fn the_debug_form_hides_secrets() {
+        let http = McpImport::http("web", "http://127.0.0.1:9/mcp").bearer_token("s3cret");
+        assert_eq!(
+            format!("{:?}", http.transport),
+            r#"Http { url: "http://127.0.0.1:9/mcp", bearer_token: Some("<hidden>") }"#
+        );
+        let stdio = McpImport::stdio("files", "toolbox", ["mcp"]).env("API_KEY", "s3cret");
+        assert_eq!(
+            format!("{:?}", stdio.transport),
+            r#"Stdio { command: "toolbox", args: ["mcp"], env: ["API_KEY"], cwd: None }"#
+        );
     }
 
     #[tokio::test]
