@@ -113,5 +113,23 @@ async def main() -> None:
             assert result.is_error is False and text_of(result) == "extra new", result
             print("ok a tool list change on the imported server reaches this client through the gateway")
 
+    if isinstance(params, str):
+        return
+    # Over stdio, a client of a version before 2026-07-28 (the initialize handshake) is told of a
+    # change without a listen stream. (Its own gateway process: `py_grow` runs again there.)
+    changed = anyio.Event()
+
+    async def on_message(message) -> None:
+        inner = getattr(message, "root", message)
+        if getattr(inner, "method", None) == "notifications/tools/list_changed":
+            changed.set()
+
+    with anyio.fail_after(BOUND):
+        async with Client(params, mode="legacy", message_handler=on_message) as legacy:
+            result = await legacy.call_tool("py_grow", {})
+            assert result.is_error is False and text_of(result) == "grown", result
+            await changed.wait()
+    print("ok a stdio client before 2026-07-28 is told of the change unscoped")
+
 
 anyio.run(main)

@@ -485,16 +485,16 @@ const GATEWAY_CHECKS: [&str; 8] = [
 ];
 
 /// Runs `gateway_client.py` against `target` (a command and its arguments, or a URL) after
-/// writing the file the remote toolbox reads; asserts every check passed and what reached the
-/// Python server.
-fn drive_gateway(gateway: &Gateway, target: &[&str]) {
+/// writing the file the remote toolbox reads; asserts that the checks passed ([`GATEWAY_CHECKS`],
+/// then `more`) and what reached the Python server.
+fn drive_gateway(gateway: &Gateway, target: &[&str], more: &[&str]) {
     std::fs::write(gateway.remote_root.path().join("remote.txt"), "from the remote workspace\n").unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/gateway_client.py");
     let output =
         Command::new(python()).arg(&script).arg(gateway.dir.path().join("cancelled")).args(target).output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "stdout:\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&output.stderr));
-    assert_eq!(stdout.lines().collect::<Vec<_>>(), GATEWAY_CHECKS);
+    assert_eq!(stdout.lines().collect::<Vec<_>>(), [&GATEWAY_CHECKS[..], more].concat());
     assert_eq!(gateway.counts()["echo"], 1);
     assert_eq!(gateway.counts()["lookup"], 0);
 }
@@ -507,6 +507,7 @@ fn the_python_mcp_sdk_drives_the_gateway_over_stdio() {
     drive_gateway(
         &gateway,
         &[&[toolbox, "mcp", "--root", root.path().to_str().unwrap()], &gateway.options()[..]].concat(),
+        &["ok a stdio client before 2026-07-28 is told of the change unscoped"],
     );
 }
 
@@ -543,7 +544,7 @@ fn the_python_mcp_sdk_drives_the_gateway_over_streamable_http() {
         }
     });
     let url = receiver.recv_timeout(std::time::Duration::from_secs(120)).expect("the gateway said no address");
-    drive_gateway(&gateway, &[&url]);
+    drive_gateway(&gateway, &[&url], &[]);
     let pid = gateway_process.0.id().to_string();
     assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
     assert_eq!(gateway_process.0.wait().unwrap().code(), Some(0));

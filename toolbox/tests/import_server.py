@@ -19,8 +19,8 @@ Tools:
   output schema.
 - `wait(marker)`: read-only, closed world; reports progress 1 of 2, then waits for 600 s (the
   test kills the process or cancels the call first); a cancelled wait writes the file `marker`.
-- `grow()`: closed world; adds the tool `extra(word)` (returns `extra <word>`), removes
-  `echo`, and says the list changed (to `subscriptions/listen` streams, and unscoped to
+- `grow()`: closed world; adds the tool `extra(word)` (returns `extra <word>`) and removes
+  `echo` (when not done yet), and says the list changed (to `subscriptions/listen` streams, and unscoped to
   clients of earlier protocol versions). Not counted.
 
 With `--token=TOKEN`, every HTTP request without `Authorization: Bearer TOKEN` gets 401.
@@ -122,8 +122,10 @@ def extra(word: str) -> str:
 @server.tool(annotations=ToolAnnotations(openWorldHint=False))
 async def grow(ctx: Context) -> str:
     """Add a tool, remove one, and say so."""
-    server.add_tool(extra, annotations=READ_ONLY_LOCAL)
-    server.remove_tool("echo")
+    if server._tool_manager.get_tool("extra") is None:
+        server.add_tool(extra, annotations=READ_ONLY_LOCAL)
+    if server._tool_manager.get_tool("echo") is not None:
+        server.remove_tool("echo")
     await ctx.notify_tools_changed()
     await ctx.session.send_tool_list_changed()
     return "grown"
