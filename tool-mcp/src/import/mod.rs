@@ -56,7 +56,9 @@
 //! 2026-07-28 or later) the tools are listed again: calls then validate against the new schemas,
 //! a tool the server no longer offers answers that it is gone, and [`ImportedServer::changes`]
 //! ticks. A registry's set of tools is fixed when it is built, so a new remote tool is only
-//! callable in a registry built after the change ([`ImportedServer::add_to`] again).
+//! callable in a registry built after the change ([`ImportedServer::add_to`] again); an
+//! [`McpServer`](crate::McpServer) serves such a registry with
+//! [`set_registry`](crate::McpServer::set_registry), as `toolbox mcp --config` does.
 //!
 //! # Building
 //! The feature `client` of `tool-mcp` adds rmcp's client with its child-process and Streamable
