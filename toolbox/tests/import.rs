@@ -662,3 +662,21 @@ fn a_config_server_with_a_tool_the_registry_cannot_take_is_an_error_naming_both(
     );
     assert!(stderr.ends_with("; fix the tool on the server, or leave it out of the import (`exclude`)\n"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_change_reaches_an_import_of_the_gateway_itself() {
+    // The import's session is of protocol 2025-11-25 (rmcp's client initializes), so the gateway
+    // says it unscoped.
+    let gateway = Gateway::start();
+    let root = tempfile::tempdir().unwrap();
+    let args = [&["mcp", "--root", root.path().to_str().unwrap()], &gateway.options()[..]].concat();
+    let imported = McpImport::stdio("gw", env!("CARGO_BIN_EXE_toolbox"), args).prefix("gw_").connect().await.unwrap();
+    let mut changes = imported.changes();
+    let registry = registry(&[&imported]);
+    assert_eq!(text(&call(&registry, "gw_py_grow", json!({})).await), "grown");
+    // Bounded: a missed notification fails here instead of hanging.
+    tokio::time::timeout(std::time::Duration::from_secs(120), changes.changed()).await.unwrap().unwrap();
+    let tools = imported.remote_tools();
+    assert!(tools.iter().any(|t| t == "py_extra") && !tools.iter().any(|t| t == "py_echo"), "{tools:?}");
+    imported.close().await;
+}
