@@ -43,6 +43,8 @@ pub(super) struct Shared {
 struct Link {
     service: Option<RunningService<RoleClient, Client>>,
     failures: u32,
+    /// Counts the connections opened, so that a call that lost one drops that one only.
+    opened: u64,
 }
 
 /// The client side of the MCP session: progress and list changes.
@@ -132,7 +134,7 @@ impl Shared {
     /// Lists the tools now, connecting first when no connection is open; `tick`: count the
     /// listing as a change.
     pub(super) async fn list_now(&self, tick: bool) -> Result<(), ImportError> {
-        let peer = {
+        let (peer, _) = {
             let mut link = self.link.lock().await;
             self.peer(&mut link).await?
         };
@@ -144,14 +146,14 @@ impl Shared {
         Ok(())
     }
 
-    /// The open connection's peer, opening one when there is none or it is closed; a start after
-    /// a failure first waits the backoff.
-    async fn peer(&self, link: &mut Link) -> Result<Peer<RoleClient>, ImportError> {
+    /// The open connection's peer and number, opening one when there is none or it is closed; a
+    /// start after a failure first waits the backoff.
+    async fn peer(&self, link: &mut Link) -> Result<(Peer<RoleClient>, u64), ImportError> {
         if let Some(service) = &link.service
             && !service.is_transport_closed()
             && !service.is_closed()
         {
-            return Ok(service.peer().clone());
+            return Ok((service.peer().clone(), link.opened));
         }
         self.drop_service(link).await;
         let wait = restart_wait(link.failures);
@@ -159,7 +161,8 @@ impl Shared {
             tracing::info!(server = %self.name, wait_ms = wait.as_millis(), "waiting before connecting again");
             tokio::time::sleep(wait).await;
         }
-        self.open(link).await
+        let peer = self.open(link).await?;
+        Ok((peer, link.opened))
     }
 
     /// Starts the server (stdio) or opens the HTTP transport, and initializes the session.
@@ -223,6 +226,7 @@ impl Shared {
         let peer = service.peer().clone();
         self.listen_for_changes(&peer);
         link.service = Some(service);
+        link.opened += 1;
         Ok(peer)
     }
 
@@ -283,7 +287,7 @@ impl Shared {
 
     /// Forwards one validated call of the remote tool `tool`.
     pub(super) async fn call(&self, tool: &str, arguments: Value, ctx: &ToolContext) -> Result<ToolResult, ToolError> {
-        let peer = {
+        let (peer, opened) = {
             let mut link = tokio::select! {
                 link = self.link.lock() => link,
                 () = ctx.cancellation().cancelled() => return Err(cancelled(ctx, tool)),
@@ -300,7 +304,7 @@ impl Shared {
         let request = ClientRequest::CallToolRequest(Request::new(params));
         let handle = match peer.send_request_with_option(request, PeerRequestOptions::no_options()).await {
             Ok(handle) => handle,
-            Err(error) => return Err(self.lost(tool, &error).await),
+            Err(error) => return Err(self.lost(tool, &error, opened).await),
         };
         let key = token_key(&handle.progress_token);
         let _listening = Listening::new(self, key, ctx);
@@ -324,17 +328,19 @@ impl Shared {
                 "MCP server `{}` refused the call of `{tool}`: {}",
                 self.name, error.message
             ))),
-            Err(error) => Err(self.lost(tool, &error).await),
+            Err(error) => Err(self.lost(tool, &error, opened).await),
         }
     }
 
-    /// The error of a call whose connection failed; the connection is dropped, so the next call
-    /// opens a new one.
-    async fn lost(&self, tool: &str, error: &ServiceError) -> ToolError {
+    /// The error of a call whose connection (number `opened`) failed; that connection is dropped,
+    /// unless another call did it already, so the next call opens a new one.
+    async fn lost(&self, tool: &str, error: &ServiceError, opened: u64) -> ToolError {
         tracing::warn!(server = %self.name, tool, %error, "lost the connection to an imported MCP server during a call");
         let mut link = self.link.lock().await;
-        self.drop_service(&mut link).await;
-        link.failures = link.failures.saturating_add(1);
+        if link.opened == opened && link.service.is_some() {
+            self.drop_service(&mut link).await;
+            link.failures = link.failures.saturating_add(1);
+        }
         ToolError::Failed(format!(
             "MCP server `{}` stopped answering during the call of `{tool}` ({error}); the call may or may not have taken effect there; the next call connects again",
             self.name
