@@ -200,6 +200,11 @@ impl Shared {
                 if !url.starts_with("http://") && !url.starts_with("https://") {
                     return Err(connect_error(format!("the URL `{url}` is not an `http://` or `https://` URL")));
                 }
+                if url.starts_with("https://") && !cfg!(feature = "client-tls") {
+                    return Err(connect_error(format!(
+                        "`{url}` needs TLS, which this build leaves out; build tool-mcp with the feature `client-tls`"
+                    )));
+                }
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 if let Some(token) = bearer_token {
                     config = config.auth_header(token.clone());

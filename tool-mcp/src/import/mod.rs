@@ -551,6 +551,25 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn a_url_that_is_not_http_is_refused() {
+        let error = McpImport::http("web", "ftp://127.0.0.1/mcp").connect().await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "cannot connect to MCP server `web`: the URL `ftp://127.0.0.1/mcp` is not an `http://` or `https://` URL"
+        );
+    }
+
+    #[cfg(not(feature = "client-tls"))]
+    #[tokio::test]
+    async fn an_https_url_without_the_tls_feature_says_which_feature_to_build_with() {
+        let error = McpImport::http("web", "https://127.0.0.1/mcp").connect().await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "cannot connect to MCP server `web`: `https://127.0.0.1/mcp` needs TLS, which this build leaves out; build tool-mcp with the feature `client-tls`"
+        );
+    }
+
     #[test]
     fn a_schema_whose_root_is_not_an_object_is_refused() {
         assert_eq!(
