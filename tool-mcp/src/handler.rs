@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, Implementation, JsonObject,
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    ServerConfig, SubscriptionFilter, Tool, ToolAnnotations,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -95,20 +95,21 @@ pub fn call_result(message: &ToolMessage, structured: bool) -> CallToolResult {
 
 impl McpServer {
     fn unknown_tool(&self, name: &str) -> ErrorData {
-        let available = self.inner.tools.iter().map(|t| t.name.to_string()).collect();
+        let available = self.served().tools.iter().map(|t| t.name.to_string()).collect();
         ErrorData::invalid_params(ToolError::UnknownTool { name: name.to_owned(), available }.to_string(), None)
     }
+}
 
-    /// `true` when the tool is listed with an output schema.
-    fn is_structured(&self, name: &str) -> bool {
-        self.inner.tools.iter().any(|tool| tool.name == name && tool.output_schema.is_some())
-    }
+/// `true` when `name` is listed in `tools` with an output schema.
+fn is_structured(tools: &[Tool], name: &str) -> bool {
+    tools.iter().any(|tool| tool.name == name && tool.output_schema.is_some())
 }
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         let inner = &self.inner;
-        let config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        let config = ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(inner.name.clone(), inner.version.clone()));
         match &inner.instructions {
             Some(instructions) => config.with_instructions(instructions.clone()),
@@ -117,7 +118,35 @@ impl ServerHandler for McpServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.inner.tools.iter().find(|tool| tool.name == name).cloned()
+        self.served().tools.iter().find(|tool| tool.name == name).cloned()
+    }
+
+    /// `subscriptions/listen` (2026-07-28): tool list changes, when asked for.
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed.filter(|wanted| *wanted);
+        Some(accepted)
+    }
+
+    /// Sends `notifications/tools/list_changed` on the stream at each
+    /// [`McpServer::set_registry`] until the client closes it.
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.inner.changed.subscribe();
+        let wants = subscription.accepted().tools_list_changed == Some(true);
+        loop {
+            tokio::select! {
+                () = subscription.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    if wants && let Err(error) = subscription.sink().notify_tool_list_changed().await {
+                        tracing::debug!(%error, "cannot say that the tools changed on a listen stream");
+                        return Ok(());
+                    }
+                }
+            }
+        }
     }
 
     async fn list_tools(
@@ -125,7 +154,7 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+        Ok(ListToolsResult::with_all_items(self.served().tools.clone()))
     }
 
     async fn call_tool(
@@ -135,9 +164,12 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let inner = &self.inner;
         let name: &str = &request.name;
-        let meta = inner.registry.has_deferred()
+        // The registry of this call, also if another is set while it runs.
+        let served = self.served();
+        let registry = &served.registry;
+        let meta = registry.has_deferred()
             && (name == tool_runtime::search::SEARCH_TOOL || name == tool_runtime::search::CALL_TOOL);
-        if !meta && inner.registry.get(name).is_none() {
+        if !meta && registry.get(name).is_none() {
             return Err(self.unknown_tool(name));
         }
         if inner.calls.is_closed() {
@@ -175,10 +207,10 @@ impl ServerHandler for McpServer {
         let arguments = request.arguments.map(|args| Value::Object(args).to_string()).unwrap_or_default();
         let call = ToolCall::new(call_id, name, arguments);
         tracing::debug!(tool = name, call_id = %call.id, progress = forwarding.is_some(), "tools/call");
-        let listed = |d: &ToolDefinition| !inner.hidden.contains(&d.name);
+        let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name);
         let running = inner.calls.track_future(async {
             tokio::select! {
-                message = inner.registry.call_with_search_where(&call, &ctx, &listed) => Some(message),
+                message = registry.call_with_search_where(&call, &ctx, &listed) => Some(message),
                 () = context.ct.cancelled() => None,
             }
         });
@@ -199,7 +231,7 @@ impl ServerHandler for McpServer {
                 tracing::warn!(%error, "the progress forwarding task failed");
             }
         }
-        Ok(call_result(&message, self.is_structured(name)).into())
+        Ok(call_result(&message, is_structured(&served.tools, name)).into())
     }
 }
 
@@ -346,6 +378,35 @@ mod tests {
 
         let result = client.call_tool(CallToolRequestParams::new("hello")).await.unwrap();
         assert_eq!(serde_json::to_value(&result.content).unwrap(), json!([{"type": "text", "text": "hello"}]));
+        client.cancel().await.unwrap();
+        serving.await.unwrap().unwrap();
+    }
+
+    /// Say goodbye.
+    #[tool]
+    fn goodbye() -> String {
+        "goodbye".to_owned()
+    }
+
+    #[tokio::test]
+    async fn a_registry_set_while_serving_is_listed_and_called_and_the_capability_says_so() {
+        let server = McpServer::builder(Registry::builder().tool(hello::TOOL).build().unwrap()).build();
+        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+        let serving = tokio::spawn({
+            let server = server.clone();
+            async move { server.serve(server_io).await.unwrap().waiting().await }
+        });
+        let client = ().serve(client_io).await.unwrap();
+        let info = client.peer().peer_info().unwrap();
+        assert_eq!(info.capabilities.tools.as_ref().and_then(|tools| tools.list_changed), Some(true));
+        let names = |tools: Vec<Tool>| tools.into_iter().map(|t| t.name.to_string()).collect::<Vec<_>>();
+        assert_eq!(names(client.list_all_tools().await.unwrap()), ["hello"]);
+
+        server.set_registry(Registry::builder().tool(hello::TOOL).tool(goodbye::TOOL).build().unwrap());
+        assert_eq!(names(client.list_all_tools().await.unwrap()), ["goodbye", "hello"]);
+        let result = client.call_tool(CallToolRequestParams::new("goodbye")).await.unwrap();
+        assert_eq!(serde_json::to_value(&result.content).unwrap(), json!([{"type": "text", "text": "goodbye"}]));
+        assert_eq!(server.tools().len(), 2);
         client.cancel().await.unwrap();
         serving.await.unwrap().unwrap();
     }

@@ -26,8 +26,8 @@
 //!
 //! # What a client sees
 //! - `initialize`: the server's name and version ([`McpServerBuilder::name`]; default `tool-mcp`
-//!   and this crate's version), the tools capability, and the instructions when given
-//!   ([`McpServerBuilder::instructions`]).
+//!   and this crate's version), the tools capability with `listChanged: true`, and the
+//!   instructions when given ([`McpServerBuilder::instructions`]).
 //! - `tools/list`: every tool the [listing filter](McpServerBuilder::list_filter) keeps (default:
 //!   all), sorted by name, in one page, each as [`tool_entry`] gives it: the canonical input
 //!   schema, annotations from the tags, `outputSchema` for a tool that declares one.
@@ -66,6 +66,9 @@
 //!   and drops it: the call runs in another request, maybe in another process), so a client of a
 //!   protocol version before 2026-07-28 cancels there by closing the call's response, or needs
 //!   [legacy sessions](McpServerBuilder::legacy_session_mode).
+//! - Tool list changes ([`McpServer::set_registry`]): `notifications/tools/list_changed` on every
+//!   `subscriptions/listen` stream that asks for them (2026-07-28), and unscoped to a standard
+//!   input and output client of an earlier version.
 //! - `ping` (protocol versions before 2026-07-28, which removed it), `tools/list` and other calls
 //!   are answered while calls run (each request is its own task; the runtime is the caller's, so
 //!   run it multi-threaded).
@@ -99,8 +102,16 @@
 //! they answer ``tool `x` was cancelled``; the serve call returns `Ok(())`. For a tower service
 //! mounted in your own server, call [`McpServer::drain`] from your shutdown path.
 
+//!
+//! # Importing
+//! With the feature `client`, the module `import` does the other way round: the tools of other MCP servers,
+//! over stdio or Streamable HTTP, become run-time tools of a registry, decoded and validated like
+//! your own before a call leaves the process.
+
 mod handler;
 mod http;
+#[cfg(feature = "client")]
+pub mod import;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -148,11 +159,12 @@ pub struct McpServer {
 }
 
 struct Inner {
-    registry: Arc<Registry>,
-    /// The listed tools, in the registry's order (by name).
-    tools: Vec<Tool>,
-    /// The names of the deferred tools the listing filter hides.
-    hidden: std::collections::HashSet<String>,
+    /// The registry served and its listed tools; replaced by [`McpServer::set_registry`].
+    served: std::sync::RwLock<Arc<Served>>,
+    /// The listing filter, kept for a new registry.
+    filter: Box<dyn Fn(&ToolDefinition) -> bool + Send + Sync>,
+    /// Counts the registries set after the first, for the listeners of list changes.
+    changed: tokio::sync::watch::Sender<u64>,
     name: String,
     version: String,
     instructions: Option<String>,
@@ -172,7 +184,7 @@ pub struct McpServerBuilder {
     name: String,
     version: String,
     instructions: Option<String>,
-    filter: Box<dyn Fn(&ToolDefinition) -> bool>,
+    filter: Box<dyn Fn(&ToolDefinition) -> bool + Send + Sync>,
     context: Box<ContextHook>,
     allowed_hosts: Vec<String>,
     legacy_sessions: bool,
@@ -195,14 +207,30 @@ impl McpServer {
         }
     }
 
-    /// The registry served.
-    pub fn registry(&self) -> &Arc<Registry> {
-        &self.inner.registry
+    /// The registry served now.
+    pub fn registry(&self) -> Arc<Registry> {
+        self.served().registry.clone()
     }
 
-    /// The tools `tools/list` gives, in order.
-    pub fn tools(&self) -> &[Tool] {
-        &self.inner.tools
+    /// The tools `tools/list` gives now, in order.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.served().tools.clone()
+    }
+
+    /// Serves `registry` from now on (e.g. rebuilt after the tools of an imported server
+    /// changed): new requests see it, calls already running finish on the one they started with.
+    /// The listing filter applies to it as to the first. Clients are told with
+    /// `notifications/tools/list_changed`: on their `subscriptions/listen` streams (protocol
+    /// 2026-07-28), and unscoped to a standard input and output client of an earlier version.
+    pub fn set_registry(&self, registry: impl Into<Arc<Registry>>) {
+        let served = Arc::new(Served::new(registry.into(), &self.inner.filter));
+        *self.inner.served.write().unwrap_or_else(std::sync::PoisonError::into_inner) = served;
+        self.inner.changed.send_modify(|n| *n += 1);
+    }
+
+    /// The registry served now and its tools.
+    fn served(&self) -> Arc<Served> {
+        self.inner.served.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
     /// Serves one client on standard input and output until it closes the stream, or until
@@ -230,15 +258,18 @@ impl McpServer {
             () = &mut shutdown => return Ok(()),
         };
         let stop = service.cancellation_token();
+        let announcing = tokio::spawn(announce_unscoped(self.inner.changed.subscribe(), service.peer().clone()));
         let mut waiting = std::pin::pin!(service.waiting());
         tokio::select! {
             reason = &mut waiting => {
+                announcing.abort();
                 let reason = reason.map_err(|e| ServeError::Stopped(e.to_string()))?;
                 tracing::debug!(?reason, "the MCP client closed the stream");
                 return Ok(());
             }
             () = &mut shutdown => {}
         }
+        announcing.abort();
         self.drain().await;
         stop.cancel();
         waiting.await.map_err(|e| ServeError::Stopped(e.to_string()))?;
@@ -307,7 +338,7 @@ impl McpServerBuilder {
     /// [permission policy](tool_runtime::RegistryBuilder::policy), so hide exactly what the
     /// policy refuses (a call to a hidden tool still reaches the policy, whose refusal says why).
     #[must_use]
-    pub fn list_filter(mut self, filter: impl Fn(&ToolDefinition) -> bool + 'static) -> Self {
+    pub fn list_filter(mut self, filter: impl Fn(&ToolDefinition) -> bool + Send + Sync + 'static) -> Self {
         self.filter = Box::new(filter);
         self
     }
@@ -373,27 +404,15 @@ impl McpServerBuilder {
         self
     }
 
-    /// The server. The tool list is computed here, once: it is fixed for the life of the server
-    /// (with deferred tools, the registry's search index is built here too).
+    /// The server. The tool list is computed here, and again for each registry
+    /// [`McpServer::set_registry`] gives.
     pub fn build(self) -> McpServer {
-        // Deferred tools are reached through the two meta-tools instead of the list.
-        let meta: &[tool_runtime::ToolDefinition] = if self.registry.has_deferred() {
-            // Built here, not by the first `search_tools` call on an async worker.
-            self.registry.search_index();
-            tool_runtime::search::meta_tool_definitions()
-        } else {
-            &[]
-        };
-        let tools =
-            self.registry.loaded_definitions().filter(|d| (self.filter)(d)).chain(meta).map(tool_entry).collect();
-        // The deferred tools the filter hides: `search_tools` does not find them either.
-        let hidden =
-            self.registry.deferred_definitions().filter(|d| !(self.filter)(d)).map(|d| d.name.clone()).collect();
+        let served = Served::new(self.registry, &self.filter);
         McpServer {
             inner: Arc::new(Inner {
-                registry: self.registry,
-                tools,
-                hidden,
+                served: std::sync::RwLock::new(Arc::new(served)),
+                filter: self.filter,
+                changed: tokio::sync::watch::channel(0).0,
                 name: self.name,
                 version: self.version,
                 instructions: self.instructions,
@@ -405,6 +424,34 @@ impl McpServerBuilder {
                 stop: CancellationToken::new(),
             }),
         }
+    }
+}
+
+/// A registry and the tools `tools/list` gives of it.
+struct Served {
+    registry: Arc<Registry>,
+    /// The listed tools, in the registry's order (by name).
+    tools: Vec<Tool>,
+    /// The names of the deferred tools the listing filter hides.
+    hidden: std::collections::HashSet<String>,
+}
+
+impl Served {
+    /// The listing of `registry`: with deferred tools, the loaded ones and the two meta-tools
+    /// (the registry's search index is built here, not by the first `search_tools` call on an
+    /// async worker).
+    fn new(registry: Arc<Registry>, filter: &(dyn Fn(&ToolDefinition) -> bool + Send + Sync)) -> Self {
+        // Deferred tools are reached through the two meta-tools instead of the list.
+        let meta: &[ToolDefinition] = if registry.has_deferred() {
+            registry.search_index();
+            tool_runtime::search::meta_tool_definitions()
+        } else {
+            &[]
+        };
+        let tools = registry.loaded_definitions().filter(|d| filter(d)).chain(meta).map(tool_entry).collect();
+        // The deferred tools the filter hides: `search_tools` does not find them either.
+        let hidden = registry.deferred_definitions().filter(|d| !filter(d)).map(|d| d.name.clone()).collect();
+        Self { registry, tools, hidden }
     }
 }
 
@@ -440,6 +487,23 @@ impl std::error::Error for ServeError {
         match self {
             Self::Bind { source, .. } => Some(source),
             _ => None,
+        }
+    }
+}
+
+/// Sends `notifications/tools/list_changed` to a client of a protocol version before 2026-07-28
+/// (which takes them unscoped) on every change, until the server goes; newer clients get them on
+/// their `subscriptions/listen` streams only.
+async fn announce_unscoped(
+    mut changes: tokio::sync::watch::Receiver<u64>,
+    peer: rmcp::service::Peer<rmcp::RoleServer>,
+) {
+    while changes.changed().await.is_ok() {
+        // The versions are dates, so their text sorts as they do.
+        let legacy = peer.peer_info().is_some_and(|info| info.protocol_version.as_str() < "2026-07-28");
+        if legacy && let Err(error) = peer.notify_tool_list_changed().await {
+            tracing::debug!(%error, "cannot say that the tools changed; the client is gone");
+            return;
         }
     }
 }

@@ -139,6 +139,16 @@ impl DynamicTool {
         self
     }
 
+    /// Declares the JSON Schema of the tool's results (see [`ToolDefinition::output_schema`]): MCP
+    /// serves it as `outputSchema` when it is an object schema, and a [`ToolResult::Json`] object
+    /// the handler returns is then sent as `structuredContent`. It is not checked here: it
+    /// describes what the handler returns.
+    #[must_use]
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.definition.output_schema = Some(schema);
+        self
+    }
+
     /// Sets the OpenAI strict-mode wish (see [`ToolDefinition::strict`]).
     #[must_use]
     pub fn with_strict(mut self, strict: bool) -> Self {

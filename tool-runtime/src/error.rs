@@ -200,6 +200,16 @@ pub enum RegistryError {
         /// Each refused name and where that tool is defined (or registered).
         tools: Vec<(String, ToolOrigin)>,
     },
+    /// Tools of an imported MCP server that cannot be registered: an input schema whose root is
+    /// not an object schema or that is not a valid JSON Schema, or a name (with its prefix) that
+    /// breaks the name rule. Every such tool of that server, in the server's order.
+    #[error("{}", describe_imported(.server, .tools))]
+    ImportedTools {
+        /// The server's name (as the import names it, e.g. the `mcpServers` key).
+        server: String,
+        /// Each refused tool: its name as the server gives it, and why it is refused.
+        tools: Vec<(String, String)>,
+    },
     /// [`Registry::discover`](crate::Registry::discover) (or
     /// [`RegistryBuilder::discover`](crate::RegistryBuilder::discover)) found no `#[tool]` linked
     /// into the binary: the crate that defines the tools is not linked, because nothing in the
@@ -251,6 +261,15 @@ fn describe_unknown_deferred(names: &[String], sets: &[String], available: &[Str
         parts.push(format!("no tool is in the set {} (the sets: {known})", quoted(sets)));
     }
     format!("cannot defer: {}; give the names and sets of registered tools", parts.join("; "))
+}
+
+fn describe_imported(server: &str, tools: &[(String, String)]) -> String {
+    let each: Vec<String> = tools.iter().map(|(tool, why)| format!("`{tool}`: {why}")).collect();
+    format!(
+        "MCP server `{server}` offers {} this registry cannot take: {}; fix the tool on the server, or leave it out of the import (`exclude`)",
+        if tools.len() == 1 { "a tool" } else { "tools" },
+        each.join("; ")
+    )
 }
 
 /// One tool name given to several definitions ([`RegistryError::DuplicateNames`]).

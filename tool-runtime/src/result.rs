@@ -87,6 +87,17 @@ pub enum ToolResult {
     /// and [`Registry::call_batch`](crate::Registry::call_batch) reports it in
     /// [`Batch::stop`](crate::Batch::stop) so that the agent loop stops.
     Done(String),
+    /// Content for the model together with a JSON value for programs, as an MCP tool with an
+    /// output schema answers (`content` and `structuredContent`, e.g. a tool imported from another
+    /// MCP server): the model sees `content` (one text part as plain text; with no part at all,
+    /// the compact JSON text of `value`), and an object `value` is kept as the message's
+    /// [`structured_content`](ToolMessage::structured_content).
+    Structured {
+        /// What the model sees.
+        content: Vec<ContentPart>,
+        /// The structured value.
+        value: serde_json::Value,
+    },
     /// A result already in the output cache (streamed there by
     /// [`store_stream`](crate::output::store_stream)): the model sees `text`, and the message's
     /// [`ref_id`](ToolMessage::ref_id) is its `ref_id`; the output layer does not store it again.
@@ -181,6 +192,18 @@ impl ToolMessage {
                 let text = MessageContent::Text(value.to_string());
                 structured_content = value.is_object().then_some(value);
                 text
+            }
+            ToolResult::Structured { mut content, value } => {
+                let shown = match content.len() {
+                    0 => MessageContent::Text(value.to_string()),
+                    1 if matches!(content[0], ContentPart::Text { .. }) => match content.remove(0) {
+                        ContentPart::Text { text } => MessageContent::Text(text),
+                        image @ ContentPart::Image { .. } => MessageContent::Parts(vec![image]),
+                    },
+                    _ => MessageContent::Parts(content),
+                };
+                structured_content = value.is_object().then_some(value);
+                shown
             }
         };
         Self {

@@ -38,6 +38,8 @@ pub(crate) fn call(
         Some(text) => text.to_owned(),
         None => String::new(),
     };
+    let runtime = crate::runtime()?;
+    setup.connect_imports(&runtime)?;
     let registry = setup.calling_registry(&[])?;
     let bars = Bars::for_stderr();
     let ctx = match &bars {
@@ -46,7 +48,11 @@ pub(crate) fn call(
     }
     .build();
     let call = ToolCall::new(call_id.unwrap_or_else(|| new_call_id(setup)), name, arguments);
-    let message = crate::runtime()?.block_on(registry.call(&call, &ctx));
+    let message = runtime.block_on(async {
+        let message = registry.call(&call, &ctx).await;
+        setup.close_imports().await;
+        message
+    });
     if let Some(bars) = bars {
         bars.clear();
     }

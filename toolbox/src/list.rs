@@ -47,7 +47,11 @@ pub(crate) enum Format {
 /// the schema path are named), for OpenAI a tool that asks for strict mode (`#[tool(strict)]`) but
 /// whose schema does not comply. Every OpenAI format honours `#[tool(strict)]`.
 pub(crate) fn list(setup: &Setup, format: Format, sets: &[String]) -> Result<String, String> {
-    let registry = setup.registry(sets, false)?;
+    let runtime = crate::runtime()?;
+    setup.connect_imports(&runtime)?;
+    let registry = setup.registry(sets, false);
+    runtime.block_on(setup.close_imports());
+    let registry = registry?;
     let definitions: Vec<ToolDefinition> = setup.policy().visible(&registry).into_iter().cloned().collect();
     let deferred = |name: &str| registry.is_deferred(name);
     // A rendering error: for OpenAI, a tool that asks for strict mode its schema cannot take.

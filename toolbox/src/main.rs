@@ -11,7 +11,8 @@
 //!
 //! Global options (accepted before or after the command): `--root DIR`, `--state-dir DIR`,
 //! `--session ID`, `--store file|redis://HOST:PORT/DB`, `--allow external,exec,unconfined-exec`,
-//! `-v` (see [`setup`]).
+//! `--config FILE` (the tools of the MCP servers of an `mcpServers` file join the standard ones:
+//! `toolbox mcp --config FILE` is a gateway), `-v` (see [`setup`]).
 //!
 //! Exit codes:
 //! - 0: success. For `run`, a tool call that failed is still an answer for the model: it is
@@ -106,6 +107,11 @@ struct Global {
     /// meta-tools); `run` answers the searches. Deferred tools stay callable by name.
     #[arg(long, global = true, value_delimiter = ',', value_name = "SETS")]
     defer: Vec<String>,
+    /// An `mcpServers` JSON file (as MCP clients read): the tools of every server in it are
+    /// added to the standard ones, named `<server>_<tool>` unless the entry gives a `prefix`.
+    /// Their `openWorldHint` (true when absent) makes them `external`.
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
     /// Log to standard error: `-v` debug, `-vv` trace (default: warnings only).
     #[arg(short, long, global = true, action = ArgAction::Count)]
     verbose: u8,
@@ -120,7 +126,8 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Canonical)]
         format: Format,
         /// Only these sets, comma-separated: fs, todo, cache, control, media, web, exec (web needs
-        /// `--allow external`, exec `--allow exec`).
+        /// `--allow external`, exec `--allow exec`), or the name of a `--config` server (its
+        /// tools).
         #[arg(long, value_delimiter = ',')]
         set: Vec<String>,
     },
@@ -154,7 +161,8 @@ enum Command {
     /// Ctrl-C: no new calls, running ones get the grace period, then are cancelled; exit 0.
     Mcp {
         /// Only these sets, comma-separated: fs, todo, cache, control, media, web, exec (web needs
-        /// `--allow external`, exec `--allow exec`).
+        /// `--allow external`, exec `--allow exec`), or the name of a `--config` server (its
+        /// tools).
         #[arg(long, value_delimiter = ',')]
         set: Vec<String>,
         /// Serve stateless Streamable HTTP at `http://ADDR/mcp` instead of standard input and

@@ -12,6 +12,9 @@
 //! - Every call shares one session id (`--session`, else the root's default), so `todo_new` then
 //!   `todo_read` see the same plan, over both transports: the plans live in the state directory,
 //!   not in the server.
+//! - `--config FILE`: the tools of the servers of an `mcpServers` file are served beside the
+//!   standard ones (see [`crate::setup`]); when a server's tools change, the registry is built
+//!   again and served (`tool_mcp::McpServer::set_registry`), and clients are told.
 //! - `initialize`: the server's name is `toolbox`, its version the crate's; the instructions
 //!   name the workspace root the file tools are confined to.
 //!
@@ -36,6 +39,34 @@ pub(crate) struct Serving {
     pub(crate) grace: Duration,
 }
 
+/// Rebuilds the registry each time the tools of a `--config` server change and serves the new one
+/// (calls already running finish on the old); a registry that cannot be built is logged and the
+/// old one kept. Never returns.
+async fn refresh(setup: &Setup, sets: &[String], server: &McpServer) -> std::convert::Infallible {
+    let mut changes = setup.import_changes();
+    loop {
+        if changes.is_empty() {
+            return std::future::pending().await;
+        }
+        let (changed, index, _) = futures::future::select_all(changes.iter_mut().map(|c| Box::pin(c.changed()))).await;
+        if changed.is_err() {
+            // That import is gone: nothing more will change there.
+            changes.swap_remove(index);
+            continue;
+        }
+        // Opening the output cache reads the disk: off the async workers.
+        match tokio::task::block_in_place(|| setup.calling_registry(sets)) {
+            Ok(registry) => {
+                tracing::info!(tools = registry.len(), "the tools of an imported MCP server changed; serving them");
+                server.set_registry(registry);
+            }
+            Err(error) => {
+                tracing::warn!(%error, "the tools of an imported MCP server changed and cannot be served; keeping the old ones");
+            }
+        }
+    }
+}
+
 /// Serves the standard tools of `sets` (all when empty) as `serving` says, until the client closes
 /// the stream (stdio), or SIGTERM or Ctrl-C.
 ///
@@ -44,6 +75,8 @@ pub(crate) struct Serving {
 /// client's first messages are not an MCP initialization, or the server stops on a transport
 /// error.
 pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result<(), String> {
+    let runtime = crate::runtime()?;
+    setup.connect_imports(&runtime)?;
     let registry = setup.calling_registry(sets)?;
     let instructions = format!(
         "The file tools work inside the workspace {}; give paths relative to it.",
@@ -62,22 +95,29 @@ pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result
         builder = builder.allow_host(host.clone());
     }
     let server = builder.build();
-    let runtime = crate::runtime()?;
     let served = runtime.block_on(async {
-        match &serving.http {
-            None => server.serve_stdio().await.map_err(|e| e.to_string()),
-            Some(addr) => {
-                let listener = tokio::net::TcpListener::bind(addr.as_str())
-                    .await
-                    .map_err(|e| format!("cannot listen on --http {addr}: {e}; give a free local address"))?;
-                let bound = listener.local_addr().map_err(|e| format!("cannot read the bound address: {e}"))?;
-                // Listening for signals before saying the address: a client may stop the server
-                // as soon as it has read it.
-                let shutdown = tool_mcp::shutdown_signal();
-                eprintln!("toolbox: serving MCP on http://{bound}{}", tool_mcp::MCP_PATH);
-                server.serve_http_on(listener, shutdown).await.map_err(|e| e.to_string())
+        let serving_future = async {
+            match &serving.http {
+                None => server.serve_stdio().await.map_err(|e| e.to_string()),
+                Some(addr) => {
+                    let listener = tokio::net::TcpListener::bind(addr.as_str())
+                        .await
+                        .map_err(|e| format!("cannot listen on --http {addr}: {e}; give a free local address"))?;
+                    let bound = listener.local_addr().map_err(|e| format!("cannot read the bound address: {e}"))?;
+                    // Listening for signals before saying the address: a client may stop the server
+                    // as soon as it has read it.
+                    let shutdown = tool_mcp::shutdown_signal();
+                    eprintln!("toolbox: serving MCP on http://{bound}{}", tool_mcp::MCP_PATH);
+                    server.serve_http_on(listener, shutdown).await.map_err(|e| e.to_string())
+                }
             }
-        }
+        };
+        let served = tokio::select! {
+            served = serving_future => served,
+            never = refresh(setup, sets, &server) => match never {},
+        };
+        setup.close_imports().await;
+        served
     });
     // A read of standard input still pending on a blocking thread must not hold the exit.
     runtime.shutdown_background();

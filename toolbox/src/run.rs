@@ -83,6 +83,8 @@ pub(crate) fn run(setup: &Setup, response: &Path, provider: Option<Provider>) ->
     }
     let is_meta = |call: &ToolCall| call.name == SEARCH_TOOL || call.name == CALL_TOOL;
     let (meta, plain): (Vec<ToolCall>, Vec<ToolCall>) = calls.iter().cloned().partition(is_meta);
+    let runtime = crate::runtime()?;
+    setup.connect_imports(&runtime)?;
     let registry = setup.calling_registry(&[])?;
     let bars = Bars::for_stderr();
     let ctx = match &bars {
@@ -90,12 +92,13 @@ pub(crate) fn run(setup: &Setup, response: &Path, provider: Option<Provider>) ->
         None => setup.context()?,
     }
     .build();
-    let (batch, meta) = crate::runtime()?.block_on(async {
+    let (batch, meta) = runtime.block_on(async {
         let batch = registry.call_batch(&plain, &ctx).await;
         let mut answers = Vec::with_capacity(meta.len());
         for call in &meta {
             answers.push(registry.call_with_search_where(call, &ctx, &|d| setup.policy().refusal(d).is_none()).await);
         }
+        setup.close_imports().await;
         (batch, answers)
     });
     if let Some(bars) = bars {

@@ -27,11 +27,17 @@
 //!   (`tool_runtime::redis`), so that many `toolbox mcp` workers behind one load balancer share
 //!   todo plans and cached outputs. A Redis that is down does not stop the server: the tools that
 //!   need a store answer with an error naming it and what to check, the others work as usual.
+//! - `--config FILE` names an `mcpServers` file (`tool_mcp::import::McpServersConfig`): every
+//!   server in it is connected by [`Setup::connect_imports`] and its tools join the standard ones
+//!   (each named with its prefix, default `<server>_`; its set is the server's name). The
+//!   permission policy applies to them as to the standard tools: a tool whose `openWorldHint` is
+//!   true or absent is tagged `external`, so it is off unless `--allow external` is given.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
+use tool_mcp::import::{ImportedServer, McpServersConfig};
 use tool_runtime::output::{FileStore, OUTPUT_STORE, OutputLayer, OutputStore, StoreLimits, output_limits_from_env};
 use tool_runtime::redis::{OUTPUT_NAMESPACE, RedisConnection, RedisStore};
 use tool_runtime::{ImageSupport, Registry, RegistryBuilder, SystemClock, ToolContext, ToolContextBuilder};
@@ -99,6 +105,10 @@ pub(crate) struct Setup {
     store: StoreChoice,
     /// `--defer`: the sets whose tools are deferred.
     defer: Vec<String>,
+    /// `--config`: the `mcpServers` file.
+    config: Option<PathBuf>,
+    /// The servers of `--config`, once connected.
+    imported: std::sync::OnceLock<Vec<ImportedServer>>,
 }
 
 impl Setup {
@@ -130,7 +140,43 @@ impl Setup {
             session_limits,
             store,
             defer: global.defer.clone(),
+            config: global.config.clone(),
+            imported: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Connects every server of `--config` on `runtime` (which must outlive the registries
+    /// built after), so that the registries include their tools; nothing without `--config`.
+    ///
+    /// # Errors
+    /// The file cannot be read or used, or a server cannot be connected or listed; the message
+    /// names the file or the server.
+    pub(crate) fn connect_imports(&self, runtime: &tokio::runtime::Runtime) -> Result<(), String> {
+        let Some(path) = &self.config else {
+            return Ok(());
+        };
+        let config = McpServersConfig::read(path).map_err(|e| format!("--config {e}"))?;
+        let servers = runtime.block_on(async {
+            let mut servers = Vec::new();
+            for import in config.imports() {
+                servers.push(import.connect().await.map_err(|e| e.to_string())?);
+            }
+            Ok::<_, String>(servers)
+        })?;
+        let _ = self.imported.set(servers);
+        Ok(())
+    }
+
+    /// A receiver of each server of [`Setup::connect_imports`] that moves when its tools change.
+    pub(crate) fn import_changes(&self) -> Vec<tokio::sync::watch::Receiver<u64>> {
+        self.imported.get().into_iter().flatten().map(ImportedServer::changes).collect()
+    }
+
+    /// Closes the connections of [`Setup::connect_imports`] (stdio servers exit).
+    pub(crate) async fn close_imports(&self) {
+        for server in self.imported.get().into_iter().flatten() {
+            server.close().await;
+        }
     }
 
     /// The permission policy of `--allow`.
@@ -173,7 +219,7 @@ impl Setup {
     /// # Errors
     /// As [`Setup::sandbox`], or the registry's own error (two tools with one name).
     pub(crate) fn registry(&self, sets: &[String], with_sandbox: bool) -> Result<Registry, String> {
-        let mut builder = self.standard_tools();
+        let mut builder = self.standard_tools()?;
         if !sets.is_empty() {
             builder = builder.sets(sets.iter().cloned());
         }
@@ -194,7 +240,7 @@ impl Setup {
         let (store, sessions) = self.stores()?;
         let layer = OutputLayer::from_env()?;
         let mut builder = self
-            .standard_tools()
+            .standard_tools()?
             .output(layer)
             .override_dependency(&OUTPUT_STORE, store)
             .override_dependency(&SESSION_STORE, sessions)
@@ -233,15 +279,23 @@ impl Setup {
     }
 
     /// The standard tools; with `--allow exec,external` the exec tools are also tagged `external`
-    /// (their commands may open TCP connections, so MCP clients see `openWorldHint: true`).
-    /// The sets of `--defer` are deferred.
-    fn standard_tools(&self) -> RegistryBuilder {
+    /// (their commands may open TCP connections, so MCP clients see `openWorldHint: true`); and
+    /// the tools of the connected `--config` servers. The sets of `--defer` are deferred.
+    ///
+    /// # Errors
+    /// A server's tool that the registry cannot take (its schema, its name), naming both.
+    fn standard_tools(&self) -> Result<RegistryBuilder, String> {
         let builder = if self.policy.allows_exec() && self.policy.allows_external() {
             tool_std::registry_builder_with_network_exec()
         } else {
             tool_std::registry_builder()
         };
-        builder.defer_sets(self.defer.iter().cloned())
+        self.imported
+            .get()
+            .into_iter()
+            .flatten()
+            .try_fold(builder, |builder, server| server.add_to(builder).map_err(|e| e.to_string()))
+            .map(|builder| builder.defer_sets(self.defer.iter().cloned()))
     }
 
     /// The registry's permission policy (the [`Policy`] of `--allow`) and the exec tools'

@@ -54,7 +54,7 @@ pub use gemini::gemini_schema;
 #[allow(deprecated)]
 pub use projection::Target;
 use projection::{Form, project};
-pub use projection::{ProjectionError, SchemaError, mcp_annotations, openai_strict_schema};
+pub use projection::{ProjectionError, SchemaError, mcp_annotations, openai_strict_schema, tags_from_mcp_annotations};
 pub use search::{AnthropicSearch, Deferral, OpenAiSearch, SearchCall};
 
 use crate::{ToolCall, ToolDefinition, ToolMessage};

@@ -307,6 +307,37 @@ pub fn mcp_annotations(definition: &ToolDefinition) -> Map<String, Value> {
     annotations
 }
 
+/// The tags of a tool imported from an MCP server, from its `annotations` (the way back of
+/// [`mcp_annotations`]), with MCP's defaults for absent hints (MCP specification, `ToolAnnotations`:
+/// `readOnlyHint` false, `destructiveHint` true, `idempotentHint` false, `openWorldHint` true):
+/// - `read_only` when `readOnlyHint` is `true`;
+/// - `destructive` when the tool is not read-only and `destructiveHint` is `true` or absent (MCP
+///   reads `destructiveHint` only for tools that are not read-only);
+/// - `idempotent` when `idempotentHint` is `true`;
+/// - `external` (the tag the [`DefaultPolicy`](crate::DefaultPolicy) refuses) when `openWorldHint`
+///   is `true` or absent: a tool that does not say it stays on this machine is taken to reach
+///   outside it.
+///
+/// A hint that is not a boolean counts as absent. The tags come in this order; for the tags of a
+/// tool that has any of the four, `tags_from_mcp_annotations(&mcp_annotations(d))` gives them back.
+pub fn tags_from_mcp_annotations(annotations: &Map<String, Value>) -> Vec<String> {
+    let hint = |name: &str, default: bool| annotations.get(name).and_then(Value::as_bool).unwrap_or(default);
+    let read_only = hint("readOnlyHint", false);
+    let mut tags = Vec::new();
+    if read_only {
+        tags.push("read_only".to_owned());
+    } else if hint("destructiveHint", true) {
+        tags.push("destructive".to_owned());
+    }
+    if hint("idempotentHint", false) {
+        tags.push("idempotent".to_owned());
+    }
+    if hint("openWorldHint", true) {
+        tags.push(crate::EXTERNAL_TAG.to_owned());
+    }
+    tags
+}
+
 fn openai_entry(definition: &ToolDefinition, chat: bool, parameters: Value, strict: bool) -> Value {
     if chat {
         json!({

@@ -1,0 +1,449 @@
+//! The connection to one imported server: starting and restarting it, listing its tools, and
+//! forwarding calls with their progress and cancellation.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+
+use rmcp::model::{
+    CallToolRequestParams, CancelledNotificationParam, ClientRequest, ProgressNotificationParam, Request, RequestId,
+    ServerNotification, ServerResult, SubscriptionFilter,
+};
+use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService, ServiceError};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio::sync::watch;
+use tool_runtime::{ContentPart, ToolContext, ToolError, ToolResult};
+
+use super::{CONNECT_TIMEOUT, Compiled, ImportError, RemoteTool, Transport, compile, restart_wait};
+
+/// What the import knows of one server.
+pub(super) struct Shared {
+    pub(super) name: String,
+    transport: Transport,
+    prefix: String,
+    pub(super) exclude: BTreeSet<String>,
+    /// The open connection, if any; locked while a connection is opened.
+    link: tokio::sync::Mutex<Link>,
+    /// The stdio child's process id, readable without waiting for `link`.
+    pid: Mutex<Option<u32>>,
+    /// The latest listing and what it compiles to.
+    tools: RwLock<(Arc<Vec<RemoteTool>>, Arc<Compiled>)>,
+    /// The progress listeners of the running calls, by the progress token each was sent with.
+    progress: Mutex<HashMap<String, ToolContext>>,
+    /// Counts listings (0: the first).
+    pub(super) generation: watch::Sender<u64>,
+    /// Weak, for the tools' handlers and the client handler (the connection holds the latter).
+    this: Weak<Shared>,
+}
+
+/// The connection, and the failures in a row that set the wait before the next start.
+#[derive(Default)]
+struct Link {
+    service: Option<RunningService<RoleClient, Client>>,
+    failures: u32,
+    /// Counts the connections opened, so that a call that lost one drops that one only.
+    opened: u64,
+}
+
+/// The client side of the MCP session: progress and list changes.
+struct Client {
+    shared: Weak<Shared>,
+}
+
+impl ClientHandler for Client {
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        if let Some(shared) = self.shared.upgrade() {
+            shared.forward_progress(&params);
+        }
+    }
+
+    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        if let Some(shared) = self.shared.upgrade() {
+            shared.relist(&context.peer).await;
+        }
+    }
+}
+
+/// The call ids of an MCP progress token (its JSON text: a number or a string).
+fn token_key(token: &rmcp::model::ProgressToken) -> String {
+    serde_json::to_string(token).unwrap_or_default()
+}
+
+impl Shared {
+    /// Opens the first connection and lists the tools.
+    pub(super) async fn connect(
+        name: String,
+        transport: Transport,
+        prefix: String,
+        exclude: BTreeSet<String>,
+    ) -> Result<Arc<Self>, ImportError> {
+        let shared = Arc::new_cyclic(|this| Self {
+            name,
+            transport,
+            prefix,
+            exclude,
+            link: tokio::sync::Mutex::new(Link::default()),
+            pid: Mutex::new(None),
+            tools: RwLock::new((Arc::new(Vec::new()), Arc::new(HashMap::new()))),
+            progress: Mutex::new(HashMap::new()),
+            generation: watch::channel(0).0,
+            this: this.clone(),
+        });
+        shared.list_now(false).await?;
+        Ok(shared)
+    }
+
+    /// The latest listing.
+    pub(super) fn listing(&self) -> Arc<Vec<RemoteTool>> {
+        self.tools.read().unwrap_or_else(std::sync::PoisonError::into_inner).0.clone()
+    }
+
+    /// What the remote tool `name` of the latest listing compiles to (`None`: not listed).
+    pub(super) fn compiled(&self, name: &str) -> Option<Result<Arc<tool_runtime::DynamicTool>, String>> {
+        self.tools.read().unwrap_or_else(std::sync::PoisonError::into_inner).1.get(name).cloned()
+    }
+
+    pub(super) fn child_pid(&self) -> Option<u32> {
+        *self.pid.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn set_listing(&self, listed: &[rmcp::model::Tool], tick: bool) {
+        let listing: Vec<RemoteTool> = listed.iter().map(RemoteTool::from_listed).collect();
+        let compiled = compile(&self.this, &self.name, &self.prefix, &listing);
+        *self.tools.write().unwrap_or_else(std::sync::PoisonError::into_inner) =
+            (Arc::new(listing), Arc::new(compiled));
+        if tick {
+            self.generation.send_modify(|n| *n += 1);
+        }
+        tracing::debug!(server = %self.name, tools = listed.len(), "listed the tools of an imported MCP server");
+    }
+
+    /// Lists the tools again on `peer` after a change notification; a failure is logged and the
+    /// old listing kept.
+    async fn relist(&self, peer: &Peer<RoleClient>) {
+        match peer.list_all_tools().await {
+            Ok(listed) => self.set_listing(&listed, true),
+            Err(error) => {
+                tracing::warn!(server = %self.name, %error, "cannot list the tools again after a change; keeping the old list");
+            }
+        }
+    }
+
+    /// Lists the tools now, connecting first when no connection is open; `tick`: count the
+    /// listing as a change.
+    pub(super) async fn list_now(&self, tick: bool) -> Result<(), ImportError> {
+        let (peer, _) = {
+            let mut link = self.link.lock().await;
+            self.peer(&mut link).await?
+        };
+        let listed = peer
+            .list_all_tools()
+            .await
+            .map_err(|e| ImportError::List { server: self.name.clone(), message: e.to_string() })?;
+        self.set_listing(&listed, tick);
+        Ok(())
+    }
+
+    /// The open connection's peer and number, opening one when there is none or it is closed; a
+    /// start after a failure first waits the backoff.
+    async fn peer(&self, link: &mut Link) -> Result<(Peer<RoleClient>, u64), ImportError> {
+        if let Some(service) = &link.service
+            && !service.is_transport_closed()
+            && !service.is_closed()
+        {
+            return Ok((service.peer().clone(), link.opened));
+        }
+        self.drop_service(link).await;
+        let wait = restart_wait(link.failures);
+        if !wait.is_zero() {
+            tracing::info!(server = %self.name, wait_ms = wait.as_millis(), "waiting before connecting again");
+            tokio::time::sleep(wait).await;
+        }
+        let peer = self.open(link).await?;
+        Ok((peer, link.opened))
+    }
+
+    /// Starts the server (stdio) or opens the HTTP transport, and initializes the session.
+    async fn open(&self, link: &mut Link) -> Result<Peer<RoleClient>, ImportError> {
+        let client = Client { shared: self.this.clone() };
+        let connect_error = |message: String| ImportError::Connect { server: self.name.clone(), message };
+        let started = match &self.transport {
+            Transport::Stdio { command, args, env, cwd } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args).envs(env);
+                if let Some(cwd) = cwd {
+                    cmd.current_dir(cwd);
+                }
+                let child = TokioChildProcess::new(cmd).map_err(|e| {
+                    connect_error(format!("cannot start `{command}`: {e}; check the command and that it is on PATH"))
+                });
+                match child {
+                    Ok(child) => {
+                        let pid = child.id();
+                        match tokio::time::timeout(CONNECT_TIMEOUT, client.serve(child)).await {
+                            Ok(Ok(service)) => Ok((service, pid)),
+                            Ok(Err(e)) => {
+                                Err(connect_error(format!("`{command}` did not initialize an MCP session: {e}")))
+                            }
+                            Err(_) => Err(connect_error(format!(
+                                "`{command}` did not answer the MCP initialization within {} ms",
+                                CONNECT_TIMEOUT.as_millis()
+                            ))),
+                        }
+                    }
+                    Err(error) => Err(error),
+                }
+            }
+            Transport::Http { url, bearer_token } => {
+                if !url.starts_with("http://") && !url.starts_with("https://") {
+                    return Err(connect_error(format!("the URL `{url}` is not an `http://` or `https://` URL")));
+                }
+                if url.starts_with("https://") && !cfg!(feature = "client-tls") {
+                    return Err(connect_error(format!(
+                        "`{url}` needs TLS, which this build leaves out; build tool-mcp with the feature `client-tls`"
+                    )));
+                }
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                if let Some(token) = bearer_token {
+                    config = config.auth_header(token.clone());
+                }
+                let transport = StreamableHttpClientTransport::from_config(config);
+                match tokio::time::timeout(CONNECT_TIMEOUT, client.serve(transport)).await {
+                    Ok(Ok(service)) => Ok((service, None)),
+                    Ok(Err(e)) => Err(connect_error(format!("{url} did not initialize an MCP session: {e}"))),
+                    Err(_) => Err(connect_error(format!(
+                        "{url} did not answer the MCP initialization within {} ms",
+                        CONNECT_TIMEOUT.as_millis()
+                    ))),
+                }
+            }
+        };
+        let (service, pid) = match started {
+            Ok(started) => started,
+            Err(error) => {
+                link.failures = link.failures.saturating_add(1);
+                return Err(error);
+            }
+        };
+        *self.pid.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = pid;
+        let peer = service.peer().clone();
+        self.listen_for_changes(&peer);
+        link.service = Some(service);
+        link.opened += 1;
+        Ok(peer)
+    }
+
+    /// On a session of protocol 2026-07-28 or later, opens a `subscriptions/listen` stream for
+    /// tool list changes, also when the server's `tools.listChanged` says `false` (servers send
+    /// them anyway); on earlier versions servers send them unscoped
+    /// ([`Client::on_tool_list_changed`]).
+    fn listen_for_changes(&self, peer: &Peer<RoleClient>) {
+        // The versions are dates, so their text sorts as they do.
+        let modern = peer.peer_info().is_some_and(|info| info.protocol_version.as_str() >= "2026-07-28");
+        if !modern {
+            return;
+        }
+        let peer = peer.clone();
+        let shared = self.this.clone();
+        tokio::spawn(async move {
+            let filter = SubscriptionFilter::builder().tools_list_changed().build();
+            let mut subscription = match peer.listen(filter).await {
+                Ok(subscription) => subscription,
+                Err(error) => {
+                    tracing::debug!(%error, "the server takes no `subscriptions/listen`; waiting for unscoped list changes");
+                    return;
+                }
+            };
+            while let Ok(Some(notification)) = subscription.next().await {
+                if matches!(notification, ServerNotification::ToolListChangedNotification(_)) {
+                    let Some(shared) = shared.upgrade() else { return };
+                    shared.relist(&peer).await;
+                }
+            }
+        });
+    }
+
+    /// Drops the connection (a stdio child is killed when its transport is dropped).
+    async fn drop_service(&self, link: &mut Link) {
+        if let Some(mut service) = link.service.take() {
+            let _ = service.close().await;
+        }
+        *self.pid.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    }
+
+    pub(super) async fn disconnect(&self) {
+        let mut link = self.link.lock().await;
+        self.drop_service(&mut link).await;
+    }
+
+    /// Sends a report of the call that sent `params.progress_token` to its context.
+    fn forward_progress(&self, params: &ProgressNotificationParam) {
+        let key = token_key(&params.progress_token);
+        let ctx = self.progress.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&key).cloned();
+        if let Some(ctx) = ctx {
+            // Whole units: MCP progress may be fractional, the registry's is counted.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let units = |x: f64| x.max(0.0) as u64;
+            ctx.progress(units(params.progress), params.total.map(units), params.message.as_deref().unwrap_or(""));
+        }
+    }
+
+    /// Forwards one validated call of the remote tool `tool`.
+    pub(super) async fn call(&self, tool: &str, arguments: Value, ctx: &ToolContext) -> Result<ToolResult, ToolError> {
+        let (peer, opened) = {
+            let mut link = tokio::select! {
+                link = self.link.lock() => link,
+                () = ctx.cancellation().cancelled() => return Err(cancelled(ctx, tool)),
+            };
+            tokio::select! {
+                peer = self.peer(&mut link) => peer.map_err(|e| ToolError::Failed(format!("{e}; try the call again later")))?,
+                () = ctx.cancellation().cancelled() => return Err(cancelled(ctx, tool)),
+            }
+        };
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let Value::Object(map) = arguments {
+            params.arguments = Some(map);
+        }
+        let request = ClientRequest::CallToolRequest(Request::new(params));
+        let handle = match peer.send_request_with_option(request, PeerRequestOptions::no_options()).await {
+            Ok(handle) => handle,
+            Err(error) => return Err(self.lost(tool, &error, opened).await),
+        };
+        let key = token_key(&handle.progress_token);
+        let _listening = Listening::new(self, key, ctx);
+        let mut pending = Pending { peer: Some(peer), id: handle.id.clone() };
+        let response = tokio::select! {
+            response = handle.await_response() => response,
+            () = ctx.cancellation().cancelled() => return Err(cancelled(ctx, tool)),
+        };
+        pending.peer = None;
+        match response {
+            Ok(ServerResult::CallToolResult(result)) => {
+                self.link.lock().await.failures = 0;
+                let value = serde_json::to_value(&result).unwrap_or(Value::Null);
+                to_result(&self.name, tool, &value)
+            }
+            Ok(_) => Err(ToolError::Failed(format!(
+                "MCP server `{}` answered the call of `{tool}` with something other than a tool result",
+                self.name
+            ))),
+            Err(ServiceError::McpError(error)) => Err(ToolError::Failed(format!(
+                "MCP server `{}` refused the call of `{tool}`: {}",
+                self.name, error.message
+            ))),
+            Err(error) => Err(self.lost(tool, &error, opened).await),
+        }
+    }
+
+    /// The error of a call whose connection (number `opened`) failed; that connection is dropped,
+    /// unless another call did it already, so the next call opens a new one.
+    async fn lost(&self, tool: &str, error: &ServiceError, opened: u64) -> ToolError {
+        tracing::warn!(server = %self.name, tool, %error, "lost the connection to an imported MCP server during a call");
+        let mut link = self.link.lock().await;
+        if link.opened == opened && link.service.is_some() {
+            self.drop_service(&mut link).await;
+            link.failures = link.failures.saturating_add(1);
+        }
+        ToolError::Failed(format!(
+            "MCP server `{}` stopped answering during the call of `{tool}` ({error}); the call may or may not have taken effect there; the next call connects again",
+            self.name
+        ))
+    }
+}
+
+fn cancelled(ctx: &ToolContext, tool: &str) -> ToolError {
+    ToolError::Cancelled { tool: ctx.tool_name().unwrap_or(tool).to_owned() }
+}
+
+/// Routes the progress of one call to its context while it runs.
+struct Listening<'a> {
+    shared: &'a Shared,
+    key: String,
+}
+
+impl<'a> Listening<'a> {
+    fn new(shared: &'a Shared, key: String, ctx: &ToolContext) -> Self {
+        if ctx.wants_progress() {
+            shared.progress.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(key.clone(), ctx.clone());
+        }
+        Self { shared, key }
+    }
+}
+
+impl Drop for Listening<'_> {
+    fn drop(&mut self) {
+        self.shared.progress.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&self.key);
+    }
+}
+
+/// A request sent and not answered: dropped before its answer (the call was cancelled, or the
+/// registry stopped awaiting it), it sends `notifications/cancelled` for it.
+struct Pending {
+    peer: Option<Peer<RoleClient>>,
+    id: RequestId,
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        let Some(peer) = self.peer.take() else { return };
+        let param =
+            CancelledNotificationParam::new(Some(self.id.clone()), Some("the caller cancelled the call".to_owned()));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(error) = peer.notify_cancelled(param).await {
+                    tracing::debug!(%error, "cannot send `notifications/cancelled` to the imported MCP server");
+                }
+            });
+        }
+    }
+}
+
+/// The registry result of a `tools/call` result (as JSON).
+fn to_result(server: &str, tool: &str, result: &Value) -> Result<ToolResult, ToolError> {
+    let blocks = result.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let parts: Vec<ContentPart> = blocks.iter().map(content_part).collect();
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        let text: Vec<String> = parts
+            .iter()
+            .map(|part| match part {
+                ContentPart::Text { text } => text.clone(),
+                ContentPart::Image { media_type, .. } => format!("[an image, {media_type}]"),
+            })
+            .collect();
+        let text = if text.is_empty() {
+            format!("MCP server `{server}` says the call of `{tool}` failed")
+        } else {
+            text.join("\n")
+        };
+        return Err(ToolError::Failed(text));
+    }
+    if let Some(value @ Value::Object(_)) = result.get("structuredContent") {
+        return Ok(ToolResult::Structured { content: parts, value: value.clone() });
+    }
+    Ok(match parts.as_slice() {
+        [] => ToolResult::Text(String::new()),
+        [ContentPart::Text { text }] => ToolResult::Text(text.clone()),
+        _ => ToolResult::Parts(parts),
+    })
+}
+
+/// One content block: text, an image, an embedded text resource's text, or any other block as its
+/// JSON text.
+fn content_part(block: &Value) -> ContentPart {
+    let field = |key: &str| block.get(key).and_then(Value::as_str);
+    match field("type") {
+        Some("text") => ContentPart::text(field("text").unwrap_or_default()),
+        Some("image") => ContentPart::Image {
+            data: field("data").unwrap_or_default().to_owned(),
+            media_type: field("mimeType").unwrap_or("application/octet-stream").to_owned(),
+            detail: None,
+        },
+        Some("resource") => match block.pointer("/resource/text").and_then(Value::as_str) {
+            Some(text) => ContentPart::text(text),
+            None => ContentPart::text(block.to_string()),
+        },
+        _ => ContentPart::text(block.to_string()),
+    }
+}

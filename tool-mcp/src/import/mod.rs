@@ -1,0 +1,610 @@
+//! Import the tools of other MCP servers into a [`RegistryBuilder`] (feature `client`): each
+//! remote tool becomes a run-time tool of the registry, decoded and validated as strictly as a
+//! `#[tool]` before the call leaves the process, and under the registry's permission policy,
+//! output layer and turn budget like any other tool.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use tool_mcp::import::McpImport;
+//!
+//! let files = McpImport::stdio("files", "toolbox", ["mcp", "--set", "fs"]).prefix("files_").connect().await?;
+//! let search = McpImport::http("search", "http://127.0.0.1:8931/mcp").bearer_token("secret").connect().await?;
+//! let builder = tool_runtime::Registry::builder();
+//! let builder = files.add_to(builder)?;
+//! let registry = search.add_to(builder)?.build()?;
+//! # drop(registry);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # How a remote tool is registered
+//! - Name: the import's [prefix](McpImport::prefix) (default none) and the remote name; the whole
+//!   must follow the registry's name rule, `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`.
+//! - `inputSchema`: goes through the passes of a [`DynamicTool`]: its root must be an object
+//!   schema and it must compile as a JSON Schema. A tool that breaks either, or the name rule, is
+//!   a [`RegistryError::ImportedTools`] naming the server and every such tool (leave one out with
+//!   [`McpImport::exclude`]).
+//! - Arguments are decoded by the rules of [`tool_runtime::decode`] and validated against that
+//!   schema before anything is sent; an object with declared `properties` is closed, so a field
+//!   the schema does not declare is refused here, with the accepted fields, and the server never
+//!   sees the call (most servers would accept it silently).
+//! - Tags from `annotations` ([`tags_from_mcp_annotations`]): `readOnlyHint` gives `read_only`,
+//!   `openWorldHint` (true when absent, as in MCP) gives `external`, which the
+//!   [`DefaultPolicy`](tool_runtime::DefaultPolicy) refuses unless allowed by name.
+//! - The tool's set is the server's name (for [`RegistryBuilder::sets`]).
+//! - `outputSchema` is kept as the definition's output schema, and a result's `structuredContent`
+//!   object beside its content ([`ToolResult::Structured`]), so both are served again over MCP.
+//!
+//! # A call
+//! - The registry's context reaches the server: `notifications/progress` the server sends for the
+//!   call become [`ToolContext::progress`] reports (fractions of a unit are cut: `done` and `total`
+//!   are whole units), and cancelling the call's token sends `notifications/cancelled` for it.
+//! - A result with `isError: true` is an error result with the server's text. Content blocks: text
+//!   stays text, images stay images, an embedded text resource becomes its text, and any other
+//!   block (audio, a resource link, a binary resource) is passed on as its JSON text, so nothing
+//!   is dropped.
+//! - A server that dies or stops answering during a call gives an error result naming the server
+//!   and the tool; the next call opens a new connection (a stdio server is started again), first
+//!   waiting [`restart_wait`] of the failures in a row (lost connections and failed starts):
+//!   [`RESTART_BACKOFF_START`] (250 ms) after one, doubled per further one, at most
+//!   [`RESTART_BACKOFF_MAX`] (30 000 ms). A call that succeeds resets the count; a cancelled call
+//!   stops waiting.
+//!
+//! # When the server's tools change
+//! On `notifications/tools/list_changed` (sent unscoped on sessions of protocol versions before
+//! 2026-07-28, or on a `subscriptions/listen` stream, which the import opens on sessions of
+//! 2026-07-28 or later) the tools are listed again: calls then validate against the new schemas,
+//! a tool the server no longer offers answers that it is gone, and [`ImportedServer::changes`]
+//! ticks. A registry's set of tools is fixed when it is built, so a new remote tool is only
+//! callable in a registry built after the change ([`ImportedServer::add_to`] again); an
+//! [`McpServer`](crate::McpServer) serves such a registry with
+//! [`set_registry`](crate::McpServer::set_registry), as `toolbox mcp --config` does.
+//!
+//! # Building
+//! The feature `client` of `tool-mcp` adds rmcp's client with its child-process and Streamable
+//! HTTP (reqwest) transports; a build that only serves leaves it off. It speaks plain `http://`;
+//! the feature `client-tls` adds `https://` (rustls, whose crypto provider builds C code).
+
+mod config;
+mod connection;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tool_runtime::provider::tags_from_mcp_annotations;
+use tool_runtime::{
+    BoxFuture, DynamicTool, DynamicToolError, RegistryBuilder, RegistryError, Tool, ToolContext, ToolDefinition,
+    ToolError, ToolResult, is_valid_tool_name,
+};
+
+pub use self::config::{ConfigError, McpServersConfig, ServerEntry};
+use self::connection::Shared;
+
+/// The wait before a stdio server is started again after its first failure: 250 ms; it doubles
+/// with each further failure in a row.
+pub const RESTART_BACKOFF_START: Duration = Duration::from_millis(250);
+
+/// The longest wait before a new start: 30 000 ms.
+pub const RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+/// The wait before a new connection after `failures` failed starts or lost connections in a row:
+/// none after none, then [`RESTART_BACKOFF_START`] doubled per further failure, at most
+/// [`RESTART_BACKOFF_MAX`].
+pub fn restart_wait(failures: u32) -> Duration {
+    match failures {
+        0 => Duration::ZERO,
+        n => RESTART_BACKOFF_START.saturating_mul(1 << (n - 1).min(16)).min(RESTART_BACKOFF_MAX),
+    }
+}
+
+/// How long a server may take to answer the MCP initialization (a stdio server: from its start):
+/// 30 000 ms; past it the connection fails ([`ImportError::Connect`], or an error result for a
+/// call that reconnects).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How to reach a server. Its `Debug` form hides the bearer token and the values of `env`.
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Transport {
+    /// A command started as a child process, speaking MCP on its standard input and output (its
+    /// standard error is this process's).
+    Stdio {
+        /// The program, found on `PATH` when it has no `/`.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Variables added to the environment it inherits.
+        env: BTreeMap<String, String>,
+        /// Its working directory (default: this process's).
+        cwd: Option<PathBuf>,
+    },
+    /// Streamable HTTP at a URL (`http://host:port/mcp`).
+    Http {
+        /// The endpoint.
+        url: String,
+        /// Sent as `Authorization: Bearer <token>` with every request.
+        bearer_token: Option<String>,
+    },
+}
+
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Stdio { command, args, env, cwd } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &env.keys().collect::<Vec<_>>())
+                .field("cwd", cwd)
+                .finish(),
+            Self::Http { url, bearer_token } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field("bearer_token", &bearer_token.as_ref().map(|_| "<hidden>"))
+                .finish(),
+        }
+    }
+}
+
+/// What to import from one server; [`McpImport::connect`] connects and lists its tools.
+#[derive(Debug, Clone)]
+pub struct McpImport {
+    name: String,
+    transport: Transport,
+    prefix: String,
+    exclude: BTreeSet<String>,
+    /// A setting that does not fit the transport (see [`ImportError::Misused`]).
+    misused: Option<&'static str>,
+}
+
+impl McpImport {
+    /// A server started as `command args...` (a child process on standard input and output).
+    /// `name` names the server in errors and is the set of its tools.
+    pub fn stdio<I, S>(name: impl Into<String>, command: impl Into<String>, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let transport = Transport::Stdio {
+            command: command.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            env: BTreeMap::new(),
+            cwd: None,
+        };
+        Self::new(name, transport)
+    }
+
+    /// A server at a Streamable HTTP endpoint (`http://127.0.0.1:8931/mcp`).
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
+        Self::new(name, Transport::Http { url: url.into(), bearer_token: None })
+    }
+
+    /// A server reached by `transport`.
+    pub fn new(name: impl Into<String>, transport: Transport) -> Self {
+        Self { name: name.into(), transport, prefix: String::new(), exclude: BTreeSet::new(), misused: None }
+    }
+
+    /// Puts `prefix` before every remote tool's name (default: none), e.g. `files_` makes `read`
+    /// `files_read`. The prefix must itself start a valid name: a letter or `_`, then letters,
+    /// digits, `_` or `-` ([`ImportError::InvalidPrefix`] otherwise).
+    #[must_use]
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// Leaves the remote tool `name` (as the server names it) out of the import.
+    #[must_use]
+    pub fn exclude(mut self, name: impl Into<String>) -> Self {
+        self.exclude.insert(name.into());
+        self
+    }
+
+    /// Adds an environment variable for a stdio server. On an HTTP import,
+    /// [`connect`](McpImport::connect) fails with [`ImportError::Misused`].
+    #[must_use]
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        match &mut self.transport {
+            Transport::Stdio { env, .. } => {
+                env.insert(key.into(), value.into());
+            }
+            Transport::Http { .. } => self.misused = Some("`env` is for stdio servers, not for a `url`"),
+        }
+        self
+    }
+
+    /// Sets the bearer token sent to an HTTP server as `Authorization: Bearer <token>`. On a
+    /// stdio import, [`connect`](McpImport::connect) fails with [`ImportError::Misused`].
+    #[must_use]
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        match &mut self.transport {
+            Transport::Http { bearer_token, .. } => *bearer_token = Some(token.into()),
+            Transport::Stdio { .. } => {
+                self.misused = Some("a bearer token is for HTTP servers; give a stdio server its secrets with `env`");
+            }
+        }
+        self
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Connects (starts a stdio server), initializes the MCP session and lists the tools.
+    ///
+    /// # Errors
+    /// [`ImportError::InvalidPrefix`]; [`ImportError::Misused`]; [`ImportError::Connect`] when the command cannot be
+    /// started, the URL cannot be reached or the server does not complete the initialization;
+    /// [`ImportError::List`] when `tools/list` fails.
+    pub async fn connect(self) -> Result<ImportedServer, ImportError> {
+        if let Some(message) = self.misused {
+            return Err(ImportError::Misused { server: self.name, message: message.to_owned() });
+        }
+        if !self.prefix.is_empty() && !is_valid_tool_name(&self.prefix) {
+            return Err(ImportError::InvalidPrefix { server: self.name, prefix: self.prefix });
+        }
+        let shared = Shared::connect(self.name, self.transport, self.prefix, self.exclude).await?;
+        Ok(ImportedServer { shared })
+    }
+}
+
+/// Why a server could not be imported.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImportError {
+    /// The prefix cannot start a tool name.
+    #[error(
+        "the tool name prefix `{prefix}` of MCP server `{server}` cannot start a tool name; use a letter or `_`, then letters, digits, `_` or `-` (at most 64 in all)"
+    )]
+    InvalidPrefix {
+        /// The server's name.
+        server: String,
+        /// The prefix as given.
+        prefix: String,
+    },
+    /// A builder setting that does not fit the transport (`env` on an HTTP import, a bearer token
+    /// on a stdio one).
+    #[error("the import of MCP server `{server}` is misconfigured: {message}")]
+    Misused {
+        /// The server's name.
+        server: String,
+        /// What does not fit.
+        message: String,
+    },
+    /// The server could not be started or reached, or did not initialize.
+    #[error("cannot connect to MCP server `{server}`: {message}")]
+    Connect {
+        /// The server's name.
+        server: String,
+        /// What failed, with what to check.
+        message: String,
+    },
+    /// `tools/list` failed.
+    #[error("MCP server `{server}` did not list its tools: {message}")]
+    List {
+        /// The server's name.
+        server: String,
+        /// The error.
+        message: String,
+    },
+}
+
+/// A connected server whose tools can be added to registries; cheap to clone (clones share the
+/// connection). The connection closes when the last clone, and every tool made from it, is
+/// dropped, or at [`ImportedServer::close`].
+#[derive(Clone)]
+pub struct ImportedServer {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for ImportedServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImportedServer").field("name", &self.shared.name).finish_non_exhaustive()
+    }
+}
+
+impl ImportedServer {
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// The names of the tools the server lists now, as it names them (excluded ones too), in its
+    /// order.
+    pub fn remote_tools(&self) -> Vec<String> {
+        self.shared.listing().iter().map(|tool| tool.name.clone()).collect()
+    }
+
+    /// A run-time tool for each remote tool the server lists now (see the
+    /// [module docs](self)), in the server's order, excluded ones left out.
+    ///
+    /// # Errors
+    /// [`RegistryError::ImportedTools`] naming the server and every tool whose schema or name
+    /// cannot be taken.
+    pub fn tools(&self) -> Result<Vec<Arc<dyn Tool>>, RegistryError> {
+        let listing = self.shared.listing();
+        let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+        let mut refused = Vec::new();
+        for remote in listing.iter().filter(|tool| !self.shared.exclude.contains(&tool.name)) {
+            match self.shared.compiled(&remote.name) {
+                Some(Ok(compiled)) => tools.push(Arc::new(ImportedTool {
+                    definition: compiled.definition().clone(),
+                    remote_name: remote.name.clone(),
+                    shared: self.shared.clone(),
+                })),
+                Some(Err(why)) => refused.push((remote.name.clone(), why)),
+                None => {}
+            }
+        }
+        if refused.is_empty() {
+            Ok(tools)
+        } else {
+            Err(RegistryError::ImportedTools { server: self.shared.name.clone(), tools: refused })
+        }
+    }
+
+    /// `builder` with [`ImportedServer::tools`] added.
+    ///
+    /// # Errors
+    /// As [`ImportedServer::tools`].
+    #[track_caller]
+    pub fn add_to(&self, builder: RegistryBuilder) -> Result<RegistryBuilder, RegistryError> {
+        Ok(self.tools()?.into_iter().fold(builder, RegistryBuilder::tool_dyn))
+    }
+
+    /// Lists the tools again now (as a `notifications/tools/list_changed` would).
+    ///
+    /// # Errors
+    /// [`ImportError::Connect`] when a lost connection cannot be opened again,
+    /// [`ImportError::List`] when `tools/list` fails.
+    pub async fn refresh(&self) -> Result<(), ImportError> {
+        self.shared.list_now(true).await
+    }
+
+    /// A counter of listings, starting at 0 for the one [`McpImport::connect`] made; it moves on
+    /// each new listing, so an application can rebuild its registry when the tools change.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.shared.generation.subscribe()
+    }
+
+    /// The process id of a stdio server's current child process (`None` for HTTP, or while no
+    /// child runs).
+    pub fn child_pid(&self) -> Option<u32> {
+        self.shared.child_pid()
+    }
+
+    /// Closes the connection now (a stdio child is asked to exit by closing its input, then
+    /// killed); a later call opens a new one.
+    pub async fn close(&self) {
+        self.shared.disconnect().await;
+    }
+}
+
+/// One remote tool in a registry.
+struct ImportedTool {
+    /// As first listed (a registry's definitions are fixed).
+    definition: ToolDefinition,
+    remote_name: String,
+    shared: Arc<Shared>,
+}
+
+impl Tool for ImportedTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn call<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>> {
+        // The schema of the latest listing: it may have changed since the registry was built.
+        let current = self.shared.compiled(&self.remote_name);
+        Box::pin(async move {
+            match current {
+                Some(Ok(tool)) => tool.call(arguments, ctx).await,
+                Some(Err(why)) => Err(ToolError::Failed(format!(
+                    "MCP server `{}` now lists `{}` with a definition this registry cannot take ({why}); call another tool",
+                    self.shared.name, self.remote_name
+                ))),
+                None => Err(ToolError::Failed(format!(
+                    "MCP server `{}` no longer offers `{}` (its tool list changed); call another tool",
+                    self.shared.name, self.remote_name
+                ))),
+            }
+        })
+    }
+}
+
+/// What a remote tool's listing compiles to: the run-time tool, or why it is refused.
+type Compiled = HashMap<String, Result<Arc<DynamicTool>, String>>;
+
+/// Compiles each listed tool (see [`ImportedServer::tools`] for the rules).
+fn compile(shared: &std::sync::Weak<Shared>, name: &str, prefix: &str, listing: &[RemoteTool]) -> Compiled {
+    listing
+        .iter()
+        .map(|remote| {
+            let compiled = compile_one(shared, name, prefix, remote).map(Arc::new);
+            (remote.name.clone(), compiled)
+        })
+        .collect()
+}
+
+fn compile_one(
+    shared: &std::sync::Weak<Shared>,
+    server: &str,
+    prefix: &str,
+    remote: &RemoteTool,
+) -> Result<DynamicTool, String> {
+    let local = format!("{prefix}{}", remote.name);
+    if !is_valid_tool_name(&local) {
+        return Err(format!(
+            "the name `{local}` breaks the rule `^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$` (a letter or `_`, then at most 63 letters, digits, `_` or `-`)"
+        ));
+    }
+    let shared = shared.clone();
+    let remote_name = remote.name.clone();
+    let handler = move |arguments: Value, ctx: ToolContext| {
+        let shared = shared.upgrade();
+        let remote_name = remote_name.clone();
+        async move {
+            match shared {
+                Some(shared) => shared.call(&remote_name, arguments, &ctx).await,
+                None => Err(ToolError::Failed("the MCP import was closed; build the registry again".to_owned())),
+            }
+        }
+    };
+    let tool =
+        DynamicTool::new(local, remote.description.clone(), remote.input_schema.clone(), handler).map_err(|error| {
+            match error {
+                DynamicToolError::NotAnObject { .. } => {
+                    "its `inputSchema` is not an object schema (`\"type\": \"object\"` at the root)".to_owned()
+                }
+                DynamicToolError::InvalidSchema { message, .. } => {
+                    format!("its `inputSchema` is not a valid JSON Schema: {message}")
+                }
+                other => other.to_string(),
+            }
+        })?;
+    let tool = tool.with_set(server).with_tags(tags_from_mcp_annotations(&remote.annotations));
+    Ok(match &remote.output_schema {
+        Some(schema) => tool.with_output_schema(schema.clone()),
+        None => tool,
+    })
+}
+
+/// A tool as the server lists it.
+#[derive(Debug, Clone)]
+struct RemoteTool {
+    name: String,
+    description: String,
+    input_schema: Value,
+    output_schema: Option<Value>,
+    annotations: serde_json::Map<String, Value>,
+}
+
+impl RemoteTool {
+    /// From a `tools/list` entry (read as JSON, so that every field the server sent is seen).
+    fn from_listed(tool: &rmcp::model::Tool) -> Self {
+        let value = serde_json::to_value(tool).unwrap_or(Value::Null);
+        let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+        Self {
+            name: tool.name.to_string(),
+            description: text("description").or_else(|| text("title")).unwrap_or_default(),
+            input_schema: value.get("inputSchema").cloned().unwrap_or(Value::Null),
+            output_schema: value.get("outputSchema").cloned(),
+            annotations: value.get("annotations").and_then(Value::as_object).cloned().unwrap_or_default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn remote(schema: Value, annotations: Value) -> RemoteTool {
+        RemoteTool {
+            name: "find".to_owned(),
+            description: "Find things.".to_owned(),
+            input_schema: schema,
+            output_schema: None,
+            annotations: annotations.as_object().cloned().unwrap_or_default(),
+        }
+    }
+
+    fn compiled(schema: Value) -> Result<DynamicTool, String> {
+        compile_one(&std::sync::Weak::new(), "srv", "s_", &remote(schema, json!({})))
+    }
+
+    #[test]
+    fn the_wait_before_a_new_start_doubles_from_250_ms_up_to_30_s() {
+        let waits: Vec<u128> =
+            [0, 1, 2, 3, 7, 8, 40, u32::MAX].into_iter().map(|n| restart_wait(n).as_millis()).collect();
+        assert_eq!(waits, [0, 250, 500, 1000, 16_000, 30_000, 30_000, 30_000]);
+    }
+
+    #[test]
+    fn the_debug_form_hides_secrets() {
+        let http = McpImport::http("web", "http://127.0.0.1:9/mcp").bearer_token("s3cret");
+        assert_eq!(
+            format!("{:?}", http.transport),
+            r#"Http { url: "http://127.0.0.1:9/mcp", bearer_token: Some("<hidden>") }"#
+        );
+        let stdio = McpImport::stdio("files", "toolbox", ["mcp"]).env("API_KEY", "s3cret");
+        assert_eq!(
+            format!("{:?}", stdio.transport),
+            r#"Stdio { command: "toolbox", args: ["mcp"], env: ["API_KEY"], cwd: None }"#
+        );
+    }
+
+    #[tokio::test]
+    async fn a_setting_for_the_other_transport_is_refused_at_connect() {
+        assert_eq!(
+            McpImport::http("web", "http://127.0.0.1:9/mcp").env("KEY", "v").connect().await.unwrap_err().to_string(),
+            "the import of MCP server `web` is misconfigured: `env` is for stdio servers, not for a `url`"
+        );
+        assert_eq!(
+            McpImport::stdio("files", "toolbox", ["mcp"]).bearer_token("t").connect().await.unwrap_err().to_string(),
+            "the import of MCP server `files` is misconfigured: a bearer token is for HTTP servers; give a stdio server its secrets with `env`"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_url_that_is_not_http_is_refused() {
+        let error = McpImport::http("web", "ftp://127.0.0.1/mcp").connect().await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "cannot connect to MCP server `web`: the URL `ftp://127.0.0.1/mcp` is not an `http://` or `https://` URL"
+        );
+    }
+
+    #[cfg(not(feature = "client-tls"))]
+    #[tokio::test]
+    async fn an_https_url_without_the_tls_feature_says_which_feature_to_build_with() {
+        let error = McpImport::http("web", "https://127.0.0.1/mcp").connect().await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "cannot connect to MCP server `web`: `https://127.0.0.1/mcp` needs TLS, which this build leaves out; build tool-mcp with the feature `client-tls`"
+        );
+    }
+
+    #[test]
+    fn a_schema_whose_root_is_not_an_object_is_refused() {
+        assert_eq!(
+            compiled(json!({"type": "array", "items": {"type": "string"}})).unwrap_err(),
+            "its `inputSchema` is not an object schema (`\"type\": \"object\"` at the root)"
+        );
+    }
+
+    #[test]
+    fn a_schema_that_does_not_compile_is_refused_with_the_validators_message() {
+        let error = compiled(json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": "zero"}}}))
+            .unwrap_err();
+        assert!(error.starts_with("its `inputSchema` is not a valid JSON Schema: "), "{error}");
+        assert!(error.contains("zero"), "{error}");
+    }
+
+    #[test]
+    fn a_tool_is_named_with_the_prefix_set_by_the_server_and_tagged_from_its_annotations() {
+        let tool = compile_one(
+            &std::sync::Weak::new(),
+            "srv",
+            "s_",
+            &remote(json!({"type": "object", "properties": {}}), json!({"readOnlyHint": true, "openWorldHint": false})),
+        )
+        .unwrap();
+        let definition = tool.definition();
+        assert_eq!(definition.name, "s_find");
+        assert_eq!(definition.set.as_deref(), Some("srv"));
+        assert_eq!(definition.tags, ["read_only"]);
+    }
+
+    #[tokio::test]
+    async fn a_call_after_the_import_is_dropped_says_so() {
+        let tool = compiled(json!({"type": "object", "properties": {}})).unwrap();
+        let error = tool.call("{}", &ToolContext::new()).await.unwrap_err();
+        assert_eq!(error.to_string(), "the MCP import was closed; build the registry again");
+    }
+}
