@@ -208,6 +208,39 @@ pub enum RegistryError {
         "discovery found no `#[tool]` linked into this binary; a crate of tools is linked only when the binary refers to it: add `use my_tools as _;` (with your crate's name) to the binary, or register the tools with `Registry::builder().tool(my_tools::my_tool::TOOL)`"
     )]
     NothingDiscovered,
+    /// Tools ask with `#[depends(KEY)]` for [provided](crate::DependencyKey::provided) keys that
+    /// were given no value: every such key, in id order, with the tools that ask for it, in name
+    /// order.
+    #[error("{}", describe_missing(.missing))]
+    MissingDependencies {
+        /// Each key without a value and the tools that ask for it.
+        missing: Vec<MissingDependency>,
+    },
+}
+
+/// A [provided](crate::DependencyKey::provided) key no value was given for
+/// ([`RegistryError::MissingDependencies`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingDependency {
+    /// The key's id.
+    pub key: String,
+    /// The tools that ask for it, sorted: one or more.
+    pub tools: Vec<String>,
+}
+
+fn describe_missing(missing: &[MissingDependency]) -> String {
+    let keys: Vec<String> = missing
+        .iter()
+        .map(|m| {
+            let tools: Vec<String> = m.tools.iter().map(|t| format!("`{t}`")).collect();
+            format!("`{}` (asked for by {})", m.key, tools.join(", "))
+        })
+        .collect();
+    let (noun, verb) = if missing.len() == 1 { ("key", "has") } else { ("keys", "have") };
+    format!(
+        "the dependency {noun} {} {verb} no value: these keys are declared with `DependencyKey::provided`, so the registry must be given one with `RegistryBuilder::provide(&KEY, value)`",
+        keys.join(", ")
+    )
 }
 
 /// One tool name given to several definitions ([`RegistryError::DuplicateNames`]).

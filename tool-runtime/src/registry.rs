@@ -18,7 +18,7 @@ use crate::call::ToolCall;
 use crate::context::{RegistryScope, ToolContext};
 use crate::decode::RepairPolicy;
 use crate::depends::DependencyKey;
-use crate::error::{CloseError, NameClash, RegistryError, ToolError};
+use crate::error::{CloseError, MissingDependency, NameClash, RegistryError, ToolError};
 use crate::lifecycle::{self, Closer};
 use crate::policy::{DefaultPolicy, Permission, PermissionPolicy, PermissionRequest};
 use crate::result::{ToolMessage, ToolResult};
@@ -927,6 +927,19 @@ impl RegistryBuilder {
         self
     }
 
+    /// Adds the tools of a `#[tools]` impl block, the `#[tool]` methods of `S`, served on
+    /// `instance`: every call of one of them gets `&instance` (the registry keeps the `Arc` until
+    /// it is dropped; the instance belongs to the program and is never closed by the registry).
+    /// One instance per type: a second `tools_of` of the same type replaces the instance, and its
+    /// tools are kept once. Discovery never finds these tools (it has no instance).
+    #[must_use]
+    #[track_caller]
+    pub fn tools_of<S: crate::ToolMethods>(mut self, instance: Arc<S>) -> Self {
+        let added_at = std::panic::Location::caller();
+        self.tools.extend(S::tools().iter().map(|&spec| Added { tool: Arc::new(spec), spec: Some(spec), added_at }));
+        self.provide(S::instance_key(), instance)
+    }
+
     /// Adds a tool implemented by hand, or a [`DynamicTool`](crate::DynamicTool). Its name must
     /// follow the rule of `#[tool]` names, `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`
     /// ([`RegistryError::InvalidNames`] otherwise). Adding the same `Arc` twice keeps it once. A
@@ -948,6 +961,18 @@ impl RegistryBuilder {
     {
         self.sets = Some(sets.into_iter().map(Into::into).collect());
         self
+    }
+
+    /// Hands in the value of a [provided](DependencyKey::provided) key (one made in `main`, such
+    /// as an open database): every call this registry serves gets a clone of it (a call's own
+    /// context override still wins). The value belongs to the program: the registry never closes
+    /// it. Works for any key (then it is [`override_dependency`](RegistryBuilder::override_dependency)).
+    #[must_use]
+    pub fn provide<T>(self, key: &DependencyKey<T>, value: T) -> Self
+    where
+        T: Clone + Send + Sync + 'static,
+    {
+        self.override_dependency(key, value)
     }
 
     /// Overrides a dependency for every call this registry serves (a call's own context override
@@ -1010,7 +1035,10 @@ impl RegistryBuilder {
     /// - [`RegistryError::InvalidNames`] listing every tool whose name breaks
     ///   `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`;
     /// - [`RegistryError::DuplicateNames`] listing every name that two or more different tools
-    ///   share, each with where every one of them is defined.
+    ///   share, each with where every one of them is defined;
+    /// - [`RegistryError::MissingDependencies`] listing every [provided](DependencyKey::provided)
+    ///   key a `#[tool]` asks for and no [`provide`](RegistryBuilder::provide) gave a value, with
+    ///   the tools that ask for it (only the tools kept by [`sets`](RegistryBuilder::sets) count).
     pub fn build(self) -> Result<Registry, RegistryError> {
         if self.discovered_nothing {
             return Err(RegistryError::NothingDiscovered);
@@ -1046,6 +1074,22 @@ impl RegistryBuilder {
             .collect();
         if !clashes.is_empty() {
             return Err(RegistryError::DuplicateNames { clashes });
+        }
+        let mut missing: std::collections::BTreeMap<&'static str, Vec<String>> = std::collections::BTreeMap::new();
+        for entry in &added {
+            for key in entry.spec.into_iter().flat_map(ToolSpec::provided_keys) {
+                if !self.scope.overrides.contains_key(key) {
+                    let tools = missing.entry(key).or_default();
+                    if !tools.iter().any(|t| t == entry.tool.name()) {
+                        tools.push(entry.tool.name().to_owned());
+                    }
+                }
+            }
+        }
+        if !missing.is_empty() {
+            let missing =
+                missing.into_iter().map(|(key, tools)| MissingDependency { key: key.to_owned(), tools }).collect();
+            return Err(RegistryError::MissingDependencies { missing });
         }
         let tools: Vec<Arc<dyn Tool>> = added.into_iter().map(|a| a.tool).collect();
         let names: Vec<Arc<str>> = tools.iter().map(|t| Arc::from(t.name())).collect();

@@ -28,7 +28,7 @@ pub mod tools {
     }
 
     /// The greeting dependency.
-    pub static GREETING: DependencyKey<Greeting> = DependencyKey::new("greeting", open_greeting);
+    pub static GREETING: DependencyKey<Greeting> = DependencyKey::per_call("greeting", open_greeting);
 
     /// A filter.
     #[derive(Debug, Deserialize, JsonSchema)]
