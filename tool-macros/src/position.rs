@@ -4,23 +4,27 @@
 //! beside the function (a static, a struct, an `inventory` submission) cannot live in an `impl`
 //! block, and rustc reports each of those items with its own error in generated names. So the
 //! macro looks at the source: the file and position of the `fn` token (`proc_macro::Span`), and
-//! the blocks that enclose that position, found by a scan of the file that skips comments,
-//! strings and character literals. When anything is unknown (no file, a position that is not an
-//! `fn` token, as in code a `macro_rules!` wrote), the answer is "not in a block" and the
-//! expansion is as before.
+//! the positions of the file's associated functions, found once per file by a scan that tracks
+//! the blocks `{ .. }` open and skips comments, strings and character literals. When anything is
+//! unknown (no file, a position that is not one of those `fn` tokens, as in code a
+//! `macro_rules!` wrote), the answer is "not in a block" and the expansion is as before.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::rc::Rc;
 
 thread_local! {
-    /// The files read so far by this compilation's expansions, by path.
-    static FILES: RefCell<HashMap<PathBuf, Option<Rc<str>>>> = RefCell::new(HashMap::new());
+    /// For each file scanned by this compilation's expansions, the positions of its associated
+    /// functions ([`associated_fns`]); `None` for a file that could not be read.
+    static FILES: RefCell<HashMap<PathBuf, Option<Rc<HashSet<Position>>>>> = RefCell::new(HashMap::new());
 }
 
+/// A 1-based line and a 1-based column, in characters, as `proc_macro::Span` gives them.
+type Position = (usize, usize);
+
 /// `true` when the `fn` token at `span` is directly inside the body of an `impl` or `trait`
-/// block of its source file.
+/// block of its source file. Each file is read and scanned once per compilation.
 pub(crate) fn in_impl_block(span: proc_macro2::Span) -> bool {
     if !proc_macro::is_available() {
         return false;
@@ -29,57 +33,62 @@ pub(crate) fn in_impl_block(span: proc_macro2::Span) -> bool {
     let Some(path) = span.local_file() else {
         return false;
     };
-    let text = FILES.with(|files| {
+    let associated = FILES.with(|files| {
         files
             .borrow_mut()
             .entry(path.clone())
-            .or_insert_with(|| std::fs::read_to_string(&path).ok().map(Rc::from))
+            .or_insert_with(|| std::fs::read_to_string(&path).ok().map(|text| Rc::new(associated_fns(&text))))
             .clone()
     });
-    text.is_some_and(|text| enclosing_block(&text, span.line(), span.column()) == Some(Block::Impl))
+    associated.is_some_and(|positions| positions.contains(&(span.line(), span.column())))
 }
 
 /// What a `{` opens, from the first item keyword since the previous `;`, `{` or `}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Block {
+enum Block {
     /// `impl ... {` or `trait ... {`.
     Impl,
     /// A function body, a module, a type's fields, an expression block.
     Other,
 }
 
-/// The block that directly encloses the `fn` token at the 1-based `line` and 1-based `column`
-/// (in characters) of `text`; `None` when no `fn` token is there or it is at the top level.
-pub(crate) fn enclosing_block(text: &str, line: usize, column: usize) -> Option<Block> {
-    let line_start: usize = text.split_inclusive('\n').take(line.checked_sub(1)?).map(str::len).sum();
-    let target =
-        line_start + text[line_start..].chars().take(column.checked_sub(1)?).map(char::len_utf8).sum::<usize>();
-    if !text.get(target..)?.starts_with("fn") {
-        return None;
-    }
+/// The positions of the `fn` tokens of `text` directly inside an `impl` or `trait` block: a
+/// function inside a method's body, or one returning `impl Trait`, is not one of them.
+pub(crate) fn associated_fns(text: &str) -> HashSet<Position> {
     let bytes = text.as_bytes();
+    let mut found = HashSet::new();
     let mut stack: Vec<Block> = Vec::new();
     let mut keyword: Option<Block> = None;
+    let (mut line, mut line_start) = (1, 0);
     let mut i = 0;
-    while i < target {
-        let c = bytes[i];
-        match c {
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' => {
+                line += 1;
+                line_start = i + 1;
+            }
             b'/' if bytes.get(i + 1) == Some(&b'/') => {
                 i = text[i..].find('\n').map_or(bytes.len(), |end| i + end);
                 continue;
             }
             b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                i = skip_block_comment(bytes, i);
+                let end = skip_block_comment(bytes, i);
+                (line, line_start) = count_lines(text, i, end, line, line_start);
+                i = end;
                 continue;
             }
             b'"' => {
-                i = skip_string(bytes, i + 1, 0);
+                let end = skip_string(bytes, i + 1, 0);
+                (line, line_start) = count_lines(text, i, end, line, line_start);
+                i = end;
                 continue;
             }
             b'r' if !ident_before(bytes, i) && matches!(bytes.get(i + 1), Some(b'"' | b'#')) => {
                 let hashes = bytes[i + 1..].iter().take_while(|&&b| b == b'#').count();
                 if bytes.get(i + 1 + hashes) == Some(&b'"') {
-                    i = skip_string(bytes, i + 2 + hashes, hashes);
+                    let end = skip_string(bytes, i + 2 + hashes, hashes);
+                    (line, line_start) = count_lines(text, i, end, line, line_start);
+                    i = end;
                     continue;
                 }
             }
@@ -87,9 +96,7 @@ pub(crate) fn enclosing_block(text: &str, line: usize, column: usize) -> Option<
                 i = skip_char(text, i);
                 continue;
             }
-            b'{' => {
-                stack.push(keyword.take().unwrap_or(Block::Other));
-            }
+            b'{' => stack.push(keyword.take().unwrap_or(Block::Other)),
             b'}' => {
                 stack.pop();
                 keyword = None;
@@ -97,8 +104,12 @@ pub(crate) fn enclosing_block(text: &str, line: usize, column: usize) -> Option<
             b';' => keyword = None,
             c if (c.is_ascii_alphabetic() || c == b'_') && !ident_before(bytes, i) => {
                 let end = i + bytes[i..].iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
+                let word = &text[i..end];
+                if word == "fn" && keyword.is_none() && stack.last() == Some(&Block::Impl) {
+                    found.insert((line, text[line_start..i].chars().count() + 1));
+                }
                 if keyword.is_none() {
-                    keyword = match &text[i..end] {
+                    keyword = match word {
                         "impl" | "trait" => Some(Block::Impl),
                         "fn" | "mod" | "struct" | "enum" | "union" => Some(Block::Other),
                         _ => None,
@@ -111,7 +122,16 @@ pub(crate) fn enclosing_block(text: &str, line: usize, column: usize) -> Option<
         }
         i += 1;
     }
-    stack.last().copied()
+    found
+}
+
+/// The line and line start after the text from `from` to `to`, which may span lines.
+fn count_lines(text: &str, from: usize, to: usize, line: usize, line_start: usize) -> (usize, usize) {
+    let skipped = &text[from..to.min(text.len())];
+    match skipped.rfind('\n') {
+        Some(last) => (line + skipped.matches('\n').count(), from + last + 1),
+        None => (line, line_start),
+    }
 }
 
 /// `true` when the byte before `i` continues an identifier (so `i` is not the start of a word).
@@ -177,45 +197,47 @@ fn skip_char(text: &str, start: usize) -> usize {
 mod tests {
     use super::*;
 
-    fn at_fn(text: &str, nth: usize) -> Option<Block> {
+    /// The position of the `nth` `fn ` of `text`.
+    fn fn_at(text: &str, nth: usize) -> Position {
         let offset = text.match_indices("fn ").nth(nth).unwrap().0;
         let line = text[..offset].matches('\n').count() + 1;
-        let column = text[..offset].rsplit('\n').next().unwrap().chars().count() + 1;
-        enclosing_block(text, line, column)
+        (line, text[..offset].rsplit('\n').next().unwrap().chars().count() + 1)
+    }
+
+    fn associated(text: &str) -> Vec<Position> {
+        let mut positions: Vec<Position> = associated_fns(text).into_iter().collect();
+        positions.sort_unstable();
+        positions
     }
 
     #[test]
-    fn a_function_of_a_module_is_in_no_impl_block() {
-        let text = "use x;\n\n#[tool]\nasync fn add() {}\nmod m {\n    fn inner() {}\n}\n";
-        assert_eq!(at_fn(text, 0), None);
-        assert_eq!(at_fn(text, 1), Some(Block::Other));
+    fn a_function_of_a_module_or_a_function_body_is_not_associated() {
+        let text = "use x;\n\n#[tool]\nasync fn add() {}\nmod m {\n    fn inner() {}\n}\nfn f() { fn g() {} }\n";
+        assert_eq!(associated(text), []);
     }
 
     #[test]
-    fn an_associated_function_is_in_its_impl_or_trait_block() {
+    fn an_associated_function_is_found_in_its_impl_or_trait_block() {
         let text = "impl<T> Notes<T> where T: Clone {\n    fn first() -> impl Iterator { a }\n    #[tool]\n    fn count() {}\n}\ntrait T { fn d() {} }\n";
-        assert_eq!(at_fn(text, 0), Some(Block::Impl));
-        assert_eq!(at_fn(text, 1), Some(Block::Impl));
-        assert_eq!(at_fn(text, 2), Some(Block::Impl));
+        assert_eq!(associated(text), [fn_at(text, 0), fn_at(text, 1), fn_at(text, 2)]);
+        assert_eq!(fn_at(text, 1), (4, 5));
     }
 
     #[test]
     fn a_function_in_a_method_body_or_returning_impl_trait_is_not_associated() {
         let text = "impl Notes {\n    fn outer(&self) {\n        fn inner() {}\n    }\n}\nfn free() -> impl Fn() { || {} }\nfn after() {}\n";
-        assert_eq!(at_fn(text, 1), Some(Block::Other));
-        assert_eq!(at_fn(text, 3), None);
+        assert_eq!(associated(text), [fn_at(text, 0)]);
     }
 
     #[test]
-    fn braces_in_comments_strings_and_chars_are_skipped() {
-        let text = "// impl X {\n/* { /* nested } */ */\nconst A: &str = \"impl {\\\" {\";\nconst B: &str = r#\"}\" {\"#;\nconst C: char = '{';\nconst D: char = '\\'';\nfn f<'a>(x: &'a str) {}\nfn g() {}\n";
-        assert_eq!(at_fn(text, 0), None);
-        assert_eq!(at_fn(text, 1), None);
+    fn braces_in_comments_strings_and_chars_are_skipped_and_lines_still_counted() {
+        let text = "// impl X {\n/* { /* nested\n } */ */\nconst A: &str = \"impl {\\\" {\n\";\nconst B: &str = r#\"}\" {\"#;\nconst C: char = '{';\nconst D: char = '\\'';\nimpl Y {\n    fn f<'a>(x: &'a str) {}\n}\n";
+        assert_eq!(associated(text), [(10, 5)]);
     }
 
     #[test]
-    fn a_position_without_an_fn_token_is_unknown() {
-        assert_eq!(enclosing_block("impl X {\n    const A: u8 = 0;\n}\n", 2, 5), None);
-        assert_eq!(enclosing_block("fn a() {}\n", 9, 1), None);
+    fn columns_count_characters_not_bytes() {
+        let text = "impl Ünïcode { /* é */ fn a() {} }\n";
+        assert_eq!(associated(text), [(1, 24)]);
     }
 }
