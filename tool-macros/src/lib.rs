@@ -141,7 +141,9 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// (model arguments, `#[input]`, `#[depends(KEY)]`, `&ToolContext`), with every `#[tool(...)]`
 /// option. The block stays as written (without the `#[tool]` attributes), so the methods remain
 /// callable. Generated beside it: one `ToolSpec` static per method and an implementation of
-/// `tool_runtime::ToolMethods` for the type, whose `tools()` lists them in the block's order.
+/// `tool_runtime::ToolMethods` for the type, whose `tools()` lists them in the block's order. A
+/// type has one `#[tools]` block (a second would implement `ToolMethods` twice); its other
+/// `impl` blocks are plain.
 ///
 /// The registry keeps the instance (an `Arc<Self>`, under a provided dependency key named after
 /// the type's module path and name) and lends it to every call: `RegistryBuilder::tools_of`.

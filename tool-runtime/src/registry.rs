@@ -244,11 +244,16 @@ impl Registry {
     ///
     /// `inventory` only sees crates that are linked: a crate of tools that nothing else references
     /// must be referenced (for example `use my_tools as _;` in the binary) or registered through
-    /// [`Registry::builder`].
+    /// [`Registry::builder`]. The `#[tool]` methods of a `#[tools]` impl block are never
+    /// discovered: they need an instance, which only
+    /// [`RegistryBuilder::tools_of`] gives (`Registry::builder().discover().tools_of(server)`).
     ///
     /// # Errors
     /// As [`RegistryBuilder::build`]: [`RegistryError::NothingDiscovered`] when no `#[tool]` is
-    /// linked into the binary, [`RegistryError::DuplicateNames`] when tools share a name.
+    /// linked into the binary, [`RegistryError::DuplicateNames`] when tools share a name,
+    /// [`RegistryError::MissingDependencies`] when a tool asks for a
+    /// [provided](DependencyKey::provided) key (give it with
+    /// `Registry::builder().discover().provide(&KEY, value)`).
     pub fn discover() -> Result<Self, RegistryError> {
         Self::builder().discover().build()
     }
@@ -901,8 +906,10 @@ impl Added {
 }
 
 impl RegistryBuilder {
-    /// Adds every `#[tool]` linked into the binary (see [`Registry::discover`]). A tool added
-    /// already (by [`tool`](RegistryBuilder::tool), or by an earlier `discover`) is kept once.
+    /// Adds every `#[tool]` function linked into the binary (see [`Registry::discover`]; not the
+    /// methods of a `#[tools]` block, which [`tools_of`](RegistryBuilder::tools_of) adds with
+    /// their instance). A tool added already (by [`tool`](RegistryBuilder::tool), or by an earlier
+    /// `discover`) is kept once.
     ///
     /// When it finds no `#[tool]` at all, [`build`](RegistryBuilder::build) fails with
     /// [`RegistryError::NothingDiscovered`].
