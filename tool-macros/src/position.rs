@@ -83,15 +83,6 @@ pub(crate) fn associated_fns(text: &str) -> HashSet<Position> {
                 i = end;
                 continue;
             }
-            b'r' if !ident_before(bytes, i) && matches!(bytes.get(i + 1), Some(b'"' | b'#')) => {
-                let hashes = bytes[i + 1..].iter().take_while(|&&b| b == b'#').count();
-                if bytes.get(i + 1 + hashes) == Some(&b'"') {
-                    let end = skip_string(bytes, i + 2 + hashes, hashes);
-                    (line, line_start) = count_lines(text, i, end, line, line_start);
-                    i = end;
-                    continue;
-                }
-            }
             b'\'' => {
                 i = skip_char(text, i);
                 continue;
@@ -105,6 +96,14 @@ pub(crate) fn associated_fns(text: &str) -> HashSet<Position> {
             c if (c.is_ascii_alphabetic() || c == b'_') && !ident_before(bytes, i) => {
                 let end = i + bytes[i..].iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
                 let word = &text[i..end];
+                // A raw string: `r"..."`, `br#"..."#`, `cr"..."`.
+                let hashes = bytes[end..].iter().take_while(|&&b| b == b'#').count();
+                if matches!(word, "r" | "br" | "cr") && bytes.get(end + hashes) == Some(&b'"') {
+                    let after = skip_string(bytes, end + hashes + 1, hashes);
+                    (line, line_start) = count_lines(text, i, after, line, line_start);
+                    i = after;
+                    continue;
+                }
                 if word == "fn" && keyword.is_none() && stack.last() == Some(&Block::Impl) {
                     found.insert((line, text[line_start..i].chars().count() + 1));
                 }
@@ -231,7 +230,7 @@ mod tests {
 
     #[test]
     fn braces_in_comments_strings_and_chars_are_skipped_and_lines_still_counted() {
-        let text = "// impl X {\n/* { /* nested\n } */ */\nconst A: &str = \"impl {\\\" {\n\";\nconst B: &str = r#\"}\" {\"#;\nconst C: char = '{';\nconst D: char = '\\'';\nimpl Y {\n    fn f<'a>(x: &'a str) {}\n}\n";
+        let text = "// impl X {\n/* { /* nested\n } */ */\nconst A: &str = \"impl {\\\" {\n\";\nconst B: &[u8] = br#\"}\\\" {\"#;\nconst C: char = '{';\nconst D: char = '\\'';\nimpl Y {\n    fn f<'a>(x: &'a str) {}\n}\n";
         assert_eq!(associated(text), [(10, 5)]);
     }
 
