@@ -23,6 +23,9 @@ pub(crate) fn valid_tool_name(name: &str) -> bool {
 /// The whole expansion: the user's function, always, plus either the registration or the errors
 /// (with a stand-in `TOOL` so that code naming `f::TOOL` reports nothing more).
 pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    if attr.to_string() == METHOD_DONE {
+        return method_done(item);
+    }
     let mut errors = Errors::default();
     let options = ToolOptions::parse(attr).unwrap_or_else(|errs| {
         errors.extend(errs);
@@ -53,6 +56,23 @@ pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
     let registration = registration(&model, &options, &name, &private, None);
     quote! { #item #registration }
+}
+
+/// The option `#[tools]` leaves on a method it has registered (`#[tool(__method)]`), so that the
+/// user's `tool` import is used; reserved, like every name starting with `__`.
+const METHOD_DONE: &str = "__method";
+
+/// `#[tool(__method)]`: the method as it is (its `#[tools]` block registered it); on anything but
+/// a method taking `self`, an error.
+fn method_done(item: TokenStream) -> TokenStream {
+    match syn::parse2::<syn::ImplItemFn>(item.clone()) {
+        Ok(method) if method.sig.receiver().is_some() => item,
+        _ => {
+            let message = "`__method` is reserved for the methods of a `#[tools]` block; remove it";
+            let error = syn::Error::new(Span::call_site(), message).to_compile_error();
+            quote! { #error #item }
+        }
+    }
 }
 
 /// The error for `#[tool]` on an associated function: the forms `#[tool]` supports.
@@ -964,6 +984,32 @@ mod tests {
             /// Count.
             fn count(&self) {}
             ::core::compile_error! { "`#[tool]` on a method needs its `impl` block marked `#[tools]` (`#[tools] impl Server { #[tool] async fn add(&self, ..) }`), whose instance a registry takes with `RegistryBuilder::tools_of`; or make it a free function" }
+        };
+        assert_tokens(&actual, &expected);
+    }
+
+    #[test]
+    fn a_method_its_tools_block_registered_is_emitted_unchanged() {
+        let method = quote!(
+            /// Count.
+            fn count(&self) -> usize {
+                0
+            }
+        );
+        assert_tokens(&tool(quote!(__method), method.clone()), &method);
+    }
+
+    #[test]
+    fn the_method_marker_on_a_free_function_is_an_error() {
+        let actual = tool(
+            quote!(__method),
+            quote!(
+                fn count() {}
+            ),
+        );
+        let expected = quote! {
+            ::core::compile_error! { "`__method` is reserved for the methods of a `#[tools]` block; remove it" }
+            fn count() {}
         };
         assert_tokens(&actual, &expected);
     }

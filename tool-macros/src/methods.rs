@@ -86,6 +86,10 @@ pub(crate) fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
         };
         found = true;
         let attribute = function.attrs.remove(position);
+        // The attribute stays on the emitted method, marked as done, so that the user's import of
+        // `tool` is used; `#[tool(__method)]` expands to the method unchanged.
+        let path = attribute.path().clone();
+        let done: syn::Attribute = syn::parse_quote!(#[#path(__method)]);
         let mut method_errors = Errors::default();
         let tokens = match &attribute.meta {
             Meta::Path(_) => TokenStream::new(),
@@ -121,6 +125,9 @@ pub(crate) fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
         let name = check_options(&model, &options, &mut method_errors);
         // The method as emitted: its parameters without the attributes `#[tool]` reads.
         function.sig.inputs = model.item.sig.inputs.clone();
+        if function.sig.receiver().is_some() {
+            function.attrs.insert(position, done);
+        }
         if method_errors.is_empty() {
             replace_self(&mut model, &self_ty);
             statics.push(format_ident!("__TOOL_{}_{}", type_name, unraw(&function.sig.ident)));
