@@ -172,13 +172,15 @@ impl<T: 'static> DependencyKey<T> {
         Self::per_call_async(id, create)
     }
 
-    /// The same key with another scope. A key without a `create` stays [`Scope::Provided`].
+    /// The same key with another scope. A key without a `create` stays [`Scope::Provided`], and a
+    /// key with one cannot become provided (`scope` [`Scope::Provided`] leaves it as it is).
     #[deprecated(note = "declare the key with the constructor of its lifetime: `per_call`, `shared` or `provided`")]
     #[must_use]
     pub const fn with_scope(self, scope: Scope) -> Self {
-        match self.create {
-            Create::None => self,
-            _ => Self { scope, ..self },
+        if matches!(self.create, Create::None) || matches!(scope, Scope::Provided) {
+            self
+        } else {
+            Self { scope, ..self }
         }
     }
 

@@ -146,3 +146,15 @@ fn each_constructor_states_its_scope() {
     assert!(DATABASE.is_provided());
     assert!(!DependencyKey::shared("b", none).is_provided());
 }
+
+#[test]
+#[allow(deprecated)]
+fn the_deprecated_constructors_keep_their_meaning() {
+    fn none(_: &ToolContext) -> Result<u8, DependencyError> {
+        Ok(0)
+    }
+    assert_eq!(DependencyKey::new("a", none).scope(), Scope::Call);
+    assert_eq!(DependencyKey::new("a", none).with_scope(Scope::Registry).scope(), Scope::Registry);
+    assert_eq!(DependencyKey::new("a", none).with_scope(Scope::Provided).scope(), Scope::Call);
+    assert_eq!(DependencyKey::<u8>::provided("b").with_scope(Scope::Registry).scope(), Scope::Provided);
+}
