@@ -14,17 +14,21 @@ use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::rc::Rc;
 
+/// What identifies one version of a file: its path, length and modification time. A long-lived
+/// expansion process (an editor's) sees edited files again.
+type FileVersion = (PathBuf, u64, Option<std::time::SystemTime>);
+
 thread_local! {
-    /// For each file scanned by this compilation's expansions, the positions of its associated
-    /// functions ([`associated_fns`]); `None` for a file that could not be read.
-    static FILES: RefCell<HashMap<PathBuf, Option<Rc<HashSet<Position>>>>> = RefCell::new(HashMap::new());
+    /// For each file version scanned by this process's expansions, the positions of its
+    /// associated functions ([`associated_fns`]); `None` for a file that could not be read.
+    static FILES: RefCell<HashMap<FileVersion, Option<Rc<HashSet<Position>>>>> = RefCell::new(HashMap::new());
 }
 
 /// A 1-based line and a 1-based column, in characters, as `proc_macro::Span` gives them.
 type Position = (usize, usize);
 
 /// `true` when the `fn` token at `span` is directly inside the body of an `impl` or `trait`
-/// block of its source file. Each file is read and scanned once per compilation.
+/// block of its source file. Each version of a file is read and scanned once per process.
 pub(crate) fn in_impl_block(span: proc_macro2::Span) -> bool {
     if !proc_macro::is_available() {
         return false;
@@ -33,12 +37,19 @@ pub(crate) fn in_impl_block(span: proc_macro2::Span) -> bool {
     let Some(path) = span.local_file() else {
         return false;
     };
+    let Ok(metadata) = std::fs::metadata(&path) else {
+        return false;
+    };
+    let version = (path, metadata.len(), metadata.modified().ok());
     let associated = FILES.with(|files| {
-        files
-            .borrow_mut()
-            .entry(path.clone())
-            .or_insert_with(|| std::fs::read_to_string(&path).ok().map(|text| Rc::new(associated_fns(&text))))
-            .clone()
+        let mut files = files.borrow_mut();
+        if let Some(found) = files.get(&version) {
+            return found.clone();
+        }
+        let scanned = std::fs::read_to_string(&version.0).ok().map(|text| Rc::new(associated_fns(&text)));
+        files.retain(|(path, _, _), _| *path != version.0);
+        files.insert(version, scanned.clone());
+        scanned
     });
     associated.is_some_and(|positions| positions.contains(&(span.line(), span.column())))
 }
