@@ -76,7 +76,7 @@ fn method_done(item: TokenStream) -> TokenStream {
 }
 
 /// The error for `#[tool]` on an associated function: the forms `#[tool]` supports.
-const ASSOCIATED_FN: &str = "`#[tool]` cannot register an associated function of an `impl` block; it goes on a free function (`#[tool] async fn add(..)`, in a module or a function body) or on a method taking `&self` in an `impl` block marked `#[tools]` (`#[tools] impl Server { #[tool] async fn add(&self, ..) }`): move this function out of the block, or give it `&self` and mark the block `#[tools]`";
+const ASSOCIATED_FN: &str = "`#[tool]` cannot register an associated function of an `impl` or `trait` block; it goes on a free function (`#[tool] async fn add(..)`, in a module or a function body) or on a method taking `&self` in an `impl` block marked `#[tools]` (`#[tools] impl Server { #[tool] async fn add(&self, ..) }`): move this function out of the block, or give it `&self` and mark the block `#[tools]`";
 
 /// Checks the options against the function; returns the tool name.
 pub(crate) fn check_options(model: &ToolFn, options: &ToolOptions, errors: &mut Errors) -> String {
