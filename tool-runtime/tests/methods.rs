@@ -35,7 +35,7 @@ impl NotesServer {
         notes.len().to_string()
     }
 
-    /// Every note, quoted, with the call's id.
+    /// Every note, quoted, and the length of the call's id as the call count.
     #[tool(name = "list-notes", set = "notes")]
     fn list(&self, #[depends(PREFIX)] prefix: String, ctx: &ToolContext) -> Self {
         let notes = self.notes.lock().unwrap().iter().map(|n| format!("{prefix}{n}")).collect();
@@ -54,9 +54,14 @@ impl NotesServer {
     }
 }
 
+/// The notes and the call count, as `list-notes` sends them.
 impl serde::Serialize for NotesServer {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.notes.lock().unwrap().serialize(serializer)
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("notes", &*self.notes.lock().unwrap())?;
+        map.serialize_entry("calls", &self.calls.load(Ordering::SeqCst))?;
+        map.end()
     }
 }
 
@@ -79,7 +84,7 @@ async fn a_method_takes_dependencies_the_context_and_returns_json() {
     let server = Arc::new(NotesServer::default());
     server.notes.lock().unwrap().push("milk".to_owned());
     let registry = Registry::builder().tools_of(server).build().unwrap();
-    assert_eq!(call(&registry, "list-notes", "{}").await.text(), r#"["> milk"]"#);
+    assert_eq!(call(&registry, "list-notes", "{}").await.text(), r#"{"notes":["> milk"],"calls":6}"#);
 }
 
 #[tokio::test]
