@@ -3,12 +3,14 @@
 //! Run it with `cargo run -p examples --example dependency_injection`. It serves a few calls of two
 //! small tools and prints, after each step, how many times each key's `create` ran:
 //!
-//! - `POOL` is registry-scoped: created once on first use (even by concurrent calls), shared by
-//!   every later call, closed when the registry is closed.
-//! - `REQUEST_LOG` is call-scoped (the default): created at most once per call, although the tool
-//!   asks for it directly and the `AUDITOR` asks for it again while being created.
-//! - `NOTES_ROOT` has no sensible default: the application overrides it on the registry (as a
-//!   CLI does with its workspace root); `USER` is overridden for one session on its context.
+//! - `POOL` is shared (`DependencyKey::shared_async`): created once on first use (even by
+//!   concurrent calls), shared by every later call, closed when the registry is closed.
+//! - `REQUEST_LOG` is per call (`DependencyKey::per_call`): created at most once per call,
+//!   although the tool asks for it directly and the `AUDITOR` asks for it again while being
+//!   created.
+//! - `NOTES_ROOT` has no sensible default (`DependencyKey::provided`): `main` hands the value in
+//!   with `RegistryBuilder::provide` (as a CLI does with its workspace root), and the registry
+//!   would not build without it; `USER` is overridden for one session on its context.
 //! - `API_TOKEN`'s `create` fails: the tool body never runs and the model is told which
 //!   dependency failed and why.
 
@@ -43,8 +45,7 @@ fn disconnect(pool: &Arc<Pool>) -> Result<(), BoxError> {
 }
 
 /// The pool: one per registry, closed with it.
-pub static POOL: DependencyKey<Arc<Pool>> =
-    DependencyKey::new_async("pool", connect).with_scope(Scope::Registry).on_close(disconnect);
+pub static POOL: DependencyKey<Arc<Pool>> = DependencyKey::shared_async("pool", connect).on_close(disconnect);
 
 /// What one call did, in order.
 pub type RequestLog = Arc<Mutex<Vec<String>>>;
@@ -54,8 +55,8 @@ fn new_log(ctx: &ToolContext) -> Result<RequestLog, DependencyError> {
     Ok(Arc::new(Mutex::new(vec![format!("call {}", ctx.call_id().unwrap_or("?"))])))
 }
 
-/// The log of one call (call-scoped, the default).
-pub static REQUEST_LOG: DependencyKey<RequestLog> = DependencyKey::new("request_log", new_log);
+/// The log of one call.
+pub static REQUEST_LOG: DependencyKey<RequestLog> = DependencyKey::per_call("request_log", new_log);
 
 /// Writes audit lines into the call's log.
 #[derive(Debug, Clone)]
@@ -78,21 +79,17 @@ fn new_auditor(ctx: &ToolContext) -> BoxFuture<'_, Result<Auditor, DependencyErr
 }
 
 /// The auditor of one call.
-pub static AUDITOR: DependencyKey<Auditor> = DependencyKey::new_async("auditor", new_auditor);
+pub static AUDITOR: DependencyKey<Auditor> = DependencyKey::per_call_async("auditor", new_auditor);
 
-fn no_root(_ctx: &ToolContext) -> Result<String, DependencyError> {
-    Err(DependencyError::new("no notes root: override `notes_root` on the registry"))
-}
-
-/// Where the notes live; the application must override it.
-pub static NOTES_ROOT: DependencyKey<String> = DependencyKey::new("notes_root", no_root);
+/// Where the notes live; the application provides it.
+pub static NOTES_ROOT: DependencyKey<String> = DependencyKey::provided("notes_root");
 
 fn anonymous(_ctx: &ToolContext) -> Result<String, DependencyError> {
     Ok("anonymous".to_owned())
 }
 
 /// Who is asking; a session overrides it on its context.
-pub static USER: DependencyKey<String> = DependencyKey::new("user", anonymous);
+pub static USER: DependencyKey<String> = DependencyKey::per_call("user", anonymous);
 
 fn token_from_env(_ctx: &ToolContext) -> Result<String, DependencyError> {
     std::env::var("NOTES_EXAMPLE_API_TOKEN")
@@ -100,7 +97,7 @@ fn token_from_env(_ctx: &ToolContext) -> Result<String, DependencyError> {
 }
 
 /// The token for publishing, from the environment.
-pub static API_TOKEN: DependencyKey<String> = DependencyKey::new("api_token", token_from_env);
+pub static API_TOKEN: DependencyKey<String> = DependencyKey::per_call("api_token", token_from_env);
 
 /// Reads a note.
 #[tool]
@@ -150,7 +147,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = Registry::builder()
         .tool(read_note::TOOL)
         .tool(publish_note::TOOL)
-        .override_dependency(&NOTES_ROOT, "/srv/notes".to_owned())
+        .provide(&NOTES_ROOT, "/srv/notes".to_owned())
         .build()?;
 
     println!("one turn of three calls (they share one new pool; each call has its own log):");

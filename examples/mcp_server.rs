@@ -9,7 +9,7 @@ use tool_runtime::prelude::*;
 
 /// The notes file, one note per line: `$NOTES_FILE`, else `notes.txt`.
 static NOTES_FILE: DependencyKey<String> =
-    DependencyKey::new("notes_file", |_| Ok(std::env::var("NOTES_FILE").unwrap_or("notes.txt".into())));
+    DependencyKey::per_call("notes_file", |_| Ok(std::env::var("NOTES_FILE").unwrap_or("notes.txt".into())));
 
 /// Add a note to the notebook.
 #[tool]

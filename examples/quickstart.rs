@@ -42,7 +42,7 @@ fn no_workspace(_ctx: &ToolContext) -> Result<Workspace, DependencyError> {
 }
 
 /// The workspace of the file tools; the quickstart overrides it with a temporary directory.
-pub static WORKSPACE: DependencyKey<Workspace> = DependencyKey::new("workspace", no_workspace);
+pub static WORKSPACE: DependencyKey<Workspace> = DependencyKey::per_call("workspace", no_workspace);
 
 /// An in-memory file tree for the memory tool: path -> contents.
 pub type MemoryFiles = Arc<Mutex<BTreeMap<String, String>>>;
@@ -52,15 +52,14 @@ fn new_memory(_ctx: &ToolContext) -> Result<MemoryFiles, DependencyError> {
 }
 
 /// The memory tool's files, one tree per registry.
-pub static MEMORY: DependencyKey<MemoryFiles> = DependencyKey::new("memory", new_memory).with_scope(Scope::Registry);
+pub static MEMORY: DependencyKey<MemoryFiles> = DependencyKey::shared("memory", new_memory);
 
 fn new_deck(_ctx: &ToolContext) -> Result<Arc<AtomicUsize>, DependencyError> {
     Ok(Arc::new(AtomicUsize::new(0)))
 }
 
 /// How many topics were dealt so far, one counter per registry.
-pub static TOPIC_DECK: DependencyKey<Arc<AtomicUsize>> =
-    DependencyKey::new("topic_deck", new_deck).with_scope(Scope::Registry);
+pub static TOPIC_DECK: DependencyKey<Arc<AtomicUsize>> = DependencyKey::shared("topic_deck", new_deck);
 
 // ---------------------------------------------------------------------------------------------
 // Tools (the ones the recorded requests declared)

@@ -23,6 +23,9 @@ pub(crate) fn valid_tool_name(name: &str) -> bool {
 /// The whole expansion: the user's function, always, plus either the registration or the errors
 /// (with a stand-in `TOOL` so that code naming `f::TOOL` reports nothing more).
 pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    if attr.to_string() == METHOD_DONE {
+        return method_done(item);
+    }
     let mut errors = Errors::default();
     let options = ToolOptions::parse(attr).unwrap_or_else(|errs| {
         errors.extend(errs);
@@ -37,6 +40,10 @@ pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
             return quote! { #error #item };
         }
     };
+    if item.sig.receiver().is_none() && crate::position::in_impl_block(item.sig.fn_token.span) {
+        let error = syn::Error::new(item.sig.ident.span(), ASSOCIATED_FN).to_compile_error();
+        return quote! { #item #error };
+    }
     let model = ToolFn::from_item(item, &mut errors);
     let name = check_options(&model, &options, &mut errors);
     let private = private_path(&options);
@@ -47,12 +54,32 @@ pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
         let stand_in = (!has_receiver).then(|| handle(item, &quote!(&#private::UNAVAILABLE), &name, &private));
         return quote! { #item #errors #stand_in };
     }
-    let registration = registration(&model, &options, &name, &private);
+    let registration = registration(&model, &options, &name, &private, None);
     quote! { #item #registration }
 }
 
+/// The option `#[tools]` leaves on a method it has registered (`#[tool(__method)]`), so that the
+/// user's `tool` import is used; reserved, like every name starting with `__`.
+const METHOD_DONE: &str = "__method";
+
+/// `#[tool(__method)]`: the method as it is (its `#[tools]` block registered it); on anything but
+/// a method taking `self`, an error.
+fn method_done(item: TokenStream) -> TokenStream {
+    match syn::parse2::<syn::ImplItemFn>(item.clone()) {
+        Ok(method) if method.sig.receiver().is_some() => item,
+        _ => {
+            let message = "`__method` is reserved for the methods of a `#[tools]` block; remove it";
+            let error = syn::Error::new(Span::call_site(), message).to_compile_error();
+            quote! { #error #item }
+        }
+    }
+}
+
+/// The error for `#[tool]` on an associated function: the forms `#[tool]` supports.
+const ASSOCIATED_FN: &str = "`#[tool]` cannot register an associated function of an `impl` or `trait` block; it goes on a free function (`#[tool] async fn add(..)`, in a module or a function body) or on a method taking `&self` in an `impl` block marked `#[tools]` (`#[tools] impl Server { #[tool] async fn add(&self, ..) }`): move this function out of the block, or give it `&self` and mark the block `#[tools]`";
+
 /// Checks the options against the function; returns the tool name.
-fn check_options(model: &ToolFn, options: &ToolOptions, errors: &mut Errors) -> String {
+pub(crate) fn check_options(model: &ToolFn, options: &ToolOptions, errors: &mut Errors) -> String {
     let sig = &model.item.sig;
     let (name, span) = match &options.name {
         Some(name) => (name.value(), name.span()),
@@ -154,7 +181,7 @@ fn json_result_type(output: &syn::ReturnType) -> Option<&syn::Type> {
     }
 }
 
-fn private_path(options: &ToolOptions) -> TokenStream {
+pub(crate) fn private_path(options: &ToolOptions) -> TokenStream {
     match &options.krate {
         Some(path) => quote!(#path::__private),
         None => quote!(::tool_runtime::__private),
@@ -182,12 +209,27 @@ fn handle(item: &ItemFn, spec: &TokenStream, name: &str, private: &TokenStream) 
     }
 }
 
-fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &TokenStream) -> TokenStream {
+/// A `#[tool]` method of a `#[tools]` impl block: the type, and the static of its instance key.
+pub(crate) struct Method<'a> {
+    pub(crate) self_ty: &'a syn::Type,
+    /// The type's name, which prefixes the generated items (`__TOOL_Notes_add`).
+    pub(crate) type_name: String,
+    pub(crate) instance_key: &'a syn::Ident,
+}
+
+pub(crate) fn registration(
+    model: &ToolFn,
+    options: &ToolOptions,
+    name: &str,
+    private: &TokenStream,
+    method: Option<&Method<'_>>,
+) -> TokenStream {
     let serde_path = format!("{}", quote!(#private::serde)).replace(' ', "");
 
     let fn_ident = &model.item.sig.ident;
     let vis = &model.item.vis;
-    let static_ident = format_ident!("__TOOL_{}", unraw(fn_ident));
+    let prefix = method.map_or_else(String::new, |m| format!("{}_", m.type_name));
+    let static_ident = format_ident!("__TOOL_{}{}", prefix, unraw(fn_ident));
     let description = description(model, options, private);
     let blocking = options.blocking.is_present();
     let sequential = options.sequential.is_present();
@@ -210,7 +252,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     // A sync function with nothing to await gets no `async` block: no state machine to compile.
     let awaits = model.item.sig.asyncness.is_some()
         || blocking
-        || model.params.iter().any(|p| matches!(p, Param::Depends { .. }));
+        || model.params.iter().any(|p| matches!(p, Param::Depends { .. } | Param::Receiver));
     // When the call has an `async` block, with every argument generic (none has a default, which
     // names the user's type) and a runtime path that resolves from any module, the arguments
     // struct goes into a module of its own beside the function: rustc codegens its `Deserialize`
@@ -231,10 +273,10 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
         && model.params.iter().all(|p| match p {
             Param::Arg(arg) => arg.default.is_none(),
             Param::Input { .. } => false,
-            Param::Depends { .. } | Param::Context => true,
+            Param::Depends { .. } | Param::Context | Param::Receiver => true,
         });
     let field_vis = if in_module { quote!(pub(super)) } else { quote!() };
-    let module_ident = format_ident!("__tool_args_{}", unraw(fn_ident));
+    let module_ident = format_ident!("__tool_args_{}{}", prefix, unraw(fn_ident));
     let mut args_module = None;
     let mut fields = Vec::new();
     let mut generics = Vec::new();
@@ -248,6 +290,8 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     let mut arguments = Vec::new();
     // `const _: () = range_bound::<T>();` for each bound: its type checked at compile time.
     let mut bound_checks = Vec::new();
+    // What each `#[depends(KEY)]` records of its key, for the registry's check of provided keys.
+    let mut key_uses = Vec::new();
     for param in &model.params {
         match param {
             Param::Arg(arg) => {
@@ -289,15 +333,27 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
                 };
                 resolves.push(quote!(let #ident: #ty = #resolve.await?;));
                 call_args.push(quote!(#ident));
+                key_uses.push(quote!(|| #private::key_use(&#key)));
             }
             Param::Context => call_args.push(quote!(__ctx)),
+            Param::Receiver => {
+                // Checked by `#[tools]`: only methods have a receiver.
+                if let Some(method) = method {
+                    let (self_ty, key) = (method.self_ty, method.instance_key);
+                    resolves.push(quote! {
+                        let __self: ::std::sync::Arc<#self_ty> = #private::resolve::<::std::sync::Arc<#self_ty>, _>(__ctx, &#key).await?;
+                    });
+                    call_args.push(quote!(&*__self));
+                    key_uses.push(quote!(|| #private::key_use(&#key)));
+                }
+            }
         }
     }
-    // `__tool_fns` is generic over the argument types, bounded by `ToolArgument`, and hands out
-    // the runtime's schema functions of those types and its decoder of the arguments struct; it is
-    // instantiated with the user's types, spanned on them. A type that is not
-    // `Deserialize + JsonSchema` is reported there, once, with `ToolArgument`'s message, and the
-    // derive never sees it.
+    // `__tool_fns` is generic over the argument types, bounded by `ArgumentDecode` and
+    // `ArgumentSchemaOf`, and hands out the runtime's schema functions of those types and its
+    // decoder of the arguments struct; it is instantiated with the user's types, spanned on them.
+    // A type that is not `Deserialize + JsonSchema` is reported there, once per missing trait,
+    // with that trait's message, and the derive never sees it.
     // The generated struct refuses unknown fields itself, so that for a flat schema the decoder
     // can skip its key-check pass; an `#[input]` type is the user's own and is always checked.
     // The struct derives `Deserialize` only: its schema is built at run time from the arguments'
@@ -368,12 +424,48 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
     // registry then skips deriving a per-call one.
     let context_free =
         model.params.iter().all(|p| matches!(p, Param::Arg(_) | Param::Input { .. })).then(|| quote!(.context_free()));
+    let (dependencies_static, with_dependencies) = if key_uses.is_empty() {
+        (quote!(), quote!())
+    } else {
+        let count = key_uses.len();
+        (
+            quote! {
+                static __TOOL_DEPENDENCIES: [fn() -> #private::DependencyUse; #count] = [#(#key_uses),*];
+            },
+            quote!(.with_dependencies(&__TOOL_DEPENDENCIES)),
+        )
+    };
     let out = quote_spanned!(model.output_span=> __out);
     let convert = conversion(&model.output, &out, private, model.output_span, options.output_schema.is_present());
     let call = call(model, blocking, &static_ident, &call_args, &convert, private);
     // A blocking call converts its result on the blocking thread (see `call`).
     let convert = if blocking { quote!(__out) } else { convert };
-    let handle = handle(&model.item, &quote!(&#static_ident), name, private);
+    // A method's tool is reached through its type's `ToolMethods`, and found only with an
+    // instance: no handle, no submission to discovery.
+    let (handle, submission) = match method {
+        Some(_) => (quote!(), quote!()),
+        None => (
+            handle(&model.item, &quote!(&#static_ident), name, private),
+            quote! {
+                #private::inventory::submit! {
+                    #private::ToolRegistration::new(&#static_ident)
+                }
+            },
+        ),
+    };
+    let fn_path = match method {
+        Some(method) => {
+            let self_ty = method.self_ty;
+            quote!(<#self_ty>::#fn_ident)
+        }
+        None => quote!(#fn_ident),
+    };
+    // The line of the `#[tool]` attribute; of a method's name (the attribute's span would be the
+    // `#[tools]` block's).
+    let line = match method {
+        Some(_) => quote_spanned!(fn_ident.span()=> ::core::line!()),
+        None => quote!(::core::line!()),
+    };
     // A sync function with nothing to await gets a sync invoke (`Invoke::Sync`): no future, no
     // box in the generated code; the registry calls it at once (`Tool::call_now`) or, elsewhere,
     // through `ToolSpec::call`, whose future (one piece of runtime code for every such tool)
@@ -409,7 +501,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
         #[allow(clippy::used_underscore_binding, clippy::unit_arg, clippy::let_unit_value)]
         #signature {
             // Taken before the parameters are bound: a parameter may share the function's name.
-            let __tool_fn = #fn_ident;
+            let __tool_fn = #fn_path;
             #body
         }
     };
@@ -439,7 +531,7 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
 
             // The one place the argument types are checked: the runtime's generic schema and
             // decoder, taken as function pointers for the arguments of these types.
-            const fn __tool_fns<#(#generics: #private::ToolArgument),*>() -> (
+            const fn __tool_fns<#(#generics: #private::ArgumentDecode + #private::ArgumentSchemaOf),*>() -> (
                 #schema_fns_type,
                 #private::DecodeFn<#args_type>,
             ) {
@@ -452,6 +544,8 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
             ) = __tool_fns::<#(#instances),*>();
 
             #arguments_static
+
+            #dependencies_static
 
             #(#bound_checks)*
 
@@ -468,15 +562,14 @@ fn registration(model: &ToolFn, options: &ToolOptions, name: &str, private: &Tok
                 #decoding_schema,
                 #private::Invoke::#invoke_kind(__tool_invoke),
             )
-            .defined_at(::core::file!(), ::core::line!())
+            .defined_at(::core::file!(), #line)
             #with_output_schema
             #deferred
+            #with_dependencies
             #context_free
         };
 
-        #private::inventory::submit! {
-            #private::ToolRegistration::new(&#static_ident)
-        }
+        #submission
 
         #handle
     }
@@ -715,7 +808,7 @@ mod tests {
             pub static __TOOL_add: ::tool_runtime::__private::ToolSpec = {
                 use __tool_args_add::__ToolArgs;
 
-                const fn __tool_fns<__A0: ::tool_runtime::__private::ToolArgument>() -> (
+                const fn __tool_fns<__A0: ::tool_runtime::__private::ArgumentDecode + ::tool_runtime::__private::ArgumentSchemaOf>() -> (
                     [::tool_runtime::__private::ArgumentSchemaFn; 1usize],
                     ::tool_runtime::__private::DecodeFn<__ToolArgs<__A0> >,
                 ) {
@@ -729,6 +822,10 @@ mod tests {
 
                 static __TOOL_ARGUMENTS: [::tool_runtime::__private::ArgumentSchema; 1usize] = [
                     ::tool_runtime::__private::ArgumentSchema::new("a", "First.", false, __TOOL_FNS.0[0])
+                ];
+
+                static __TOOL_DEPENDENCIES: [fn() -> ::tool_runtime::__private::DependencyUse; 1usize] = [
+                    || ::tool_runtime::__private::key_use(&K)
                 ];
 
                 #[allow(clippy::used_underscore_binding, clippy::unit_arg, clippy::let_unit_value)]
@@ -755,6 +852,7 @@ mod tests {
                     ::tool_runtime::__private::Invoke::Async(__tool_invoke),
                 )
                 .defined_at(::core::file!(), ::core::line!())
+                .with_dependencies(&__TOOL_DEPENDENCIES)
             };
 
             ::tool_runtime::__private::inventory::submit! {
@@ -898,7 +996,33 @@ mod tests {
         let expected = quote! {
             /// Count.
             fn count(&self) {}
-            ::core::compile_error! { "`#[tool]` functions cannot take `self`; make it a free function" }
+            ::core::compile_error! { "`#[tool]` on a method needs its `impl` block marked `#[tools]` (`#[tools] impl Server { #[tool] async fn add(&self, ..) }`), whose instance a registry takes with `RegistryBuilder::tools_of`; or make it a free function" }
+        };
+        assert_tokens(&actual, &expected);
+    }
+
+    #[test]
+    fn a_method_its_tools_block_registered_is_emitted_unchanged() {
+        let method = quote!(
+            /// Count.
+            fn count(&self) -> usize {
+                0
+            }
+        );
+        assert_tokens(&tool(quote!(__method), method.clone()), &method);
+    }
+
+    #[test]
+    fn the_method_marker_on_a_free_function_is_an_error() {
+        let actual = tool(
+            quote!(__method),
+            quote!(
+                fn count() {}
+            ),
+        );
+        let expected = quote! {
+            ::core::compile_error! { "`__method` is reserved for the methods of a `#[tools]` block; remove it" }
+            fn count() {}
         };
         assert_tokens(&actual, &expected);
     }

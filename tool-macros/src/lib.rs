@@ -8,8 +8,10 @@
 
 mod docs;
 mod expand;
+mod methods;
 mod model;
 mod options;
+mod position;
 
 use proc_macro::TokenStream;
 
@@ -45,10 +47,16 @@ use proc_macro::TokenStream;
 ///   on a type it cannot apply to, `min` above `max`, or a pattern that is not a regular
 ///   expression is a compile error. On an `#[input]` type, state bounds with schemars' own
 ///   attributes; decoding enforces every bound the schema states.
+///   A parameter whose type is state the program hands in, not data a model sends (`Arc`, `Rc`,
+///   `Weak`, `Mutex`, `RwLock`, `RefCell`, `Cell`, `OnceCell`, `OnceLock`, `LazyLock`, atomics,
+///   channel `Sender`/`Receiver` types, `JoinHandle`, or an `Option` of one, recognised by the
+///   last segment of the type's path) is a compile error saying to mark it `#[depends(KEY)]`;
+///   `#[arg(from_model)]` keeps it a model argument.
 /// - `#[input]`: one parameter whose type's fields are the top-level properties (then no other
 ///   model argument).
 /// - `#[depends(KEY)]`: a dependency, resolved from a `DependencyKey<T>` whose `T` is the
-///   parameter's type (any number).
+///   parameter's type (any number); the key's constructor says how long the value lives
+///   (`shared`, `per_call`, `provided`).
 /// - `&ToolContext`: the call context (at most one).
 ///
 /// Descriptions: the function's doc comment is the tool description (`#[doc =
@@ -60,7 +68,8 @@ use proc_macro::TokenStream;
 /// parameter's doc comment wins over the section, and `#[arg(description)]` over both.
 ///
 /// Options of `#[tool(...)]`:
-/// - `name = "..."`: the tool name (default: the function name); must match
+/// - `name = "..."`: the tool name (default: the function name; a string literal, as for every
+///   option below that takes text); must match
 ///   `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, what every provider accepts.
 /// - `description = "..."`: the description (default: the doc comment). A tool without any is
 ///   refused.
@@ -102,10 +111,53 @@ use proc_macro::TokenStream;
 /// (`&'static ToolSpec`) is for `Registry::builder().tool(read::TOOL)`. The function stays
 /// callable as written.
 ///
-/// Limits: `#[tool]` works on free functions (in a module or a function body), not on methods in
-/// an `impl` block. Any mistake is a compile error on the token at fault; all of them are
-/// reported at once.
+/// Methods: in an `impl` block marked [`#[tools]`](macro@tools), `#[tool]` goes on methods taking
+/// `&self`, with every option and parameter form above. Elsewhere `#[tool]` works on free
+/// functions (in a module or a function body). Any mistake is a compile error on the token at
+/// fault; all of them are reported at once.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::tool(attr.into(), item.into()).into()
+}
+
+/// Makes the `#[tool]` methods of an inherent `impl` block tools of an instance.
+///
+/// ```ignore
+/// #[derive(Default)]
+/// struct NotesServer {
+///     notes: Mutex<Vec<String>>,
+/// }
+///
+/// #[tools]
+/// impl NotesServer {
+///     /// Add a note; returns its 1-based number.
+///     #[tool]
+///     async fn add(&self, /// The note.
+///         text: String) -> String { ... }
+/// }
+///
+/// let registry = Registry::builder().tools_of(Arc::new(NotesServer::default())).build()?;
+/// ```
+///
+/// Each `#[tool]` method takes `&self` first, then any parameters a `#[tool]` function takes
+/// (model arguments, `#[input]`, `#[depends(KEY)]`, `&ToolContext`), with every `#[tool(...)]`
+/// option. The block stays as written (without the `#[tool]` attributes), so the methods remain
+/// callable. Generated beside it: one `ToolSpec` static per method and an implementation of
+/// `tool_runtime::ToolMethods` for the type, whose `tools()` lists them in the block's order. A
+/// type has one `#[tools]` block (a second would implement `ToolMethods` twice); its other
+/// `impl` blocks are plain.
+///
+/// The registry keeps the instance (an `Arc<Self>`, under a provided dependency key named after
+/// the type's module path and name) and lends it to every call: `RegistryBuilder::tools_of`.
+/// The methods are not submitted to discovery: `Registry::discover()` cannot call a method
+/// without an instance, so it never finds them.
+///
+/// Errors, one each: `&mut self` (calls of one instance run at the same time: keep what changes
+/// behind a `Mutex`), `self` by value or `self: Arc<Self>` (take `&self`), a `#[tool]` associated
+/// function without `self` (make it a free function), a generic block or one implementing a
+/// trait, a block without `#[tool]` method; and a `#[tool]` method whose block is not marked
+/// `#[tools]`. Option: `crate = path`, as for `#[tool]`.
+#[proc_macro_attribute]
+pub fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
+    methods::tools(attr.into(), item.into()).into()
 }

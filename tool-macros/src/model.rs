@@ -26,6 +26,10 @@ impl Errors {
         self.0.is_empty()
     }
 
+    pub(crate) fn into_errors(self) -> Vec<syn::Error> {
+        self.0
+    }
+
     pub(crate) fn to_compile_errors(&self) -> proc_macro2::TokenStream {
         self.0.iter().map(syn::Error::to_compile_error).collect()
     }
@@ -193,6 +197,8 @@ pub(crate) enum Param {
     Depends { ident: Ident, ty: Type, key: Expr },
     /// `&ToolContext`.
     Context,
+    /// `&self` of a method in a `#[tools]` impl block: the instance, resolved from the registry.
+    Receiver,
 }
 
 /// How the return value becomes a `ToolResult`.
@@ -222,7 +228,16 @@ const PARAM_ATTRIBUTES: &[&str] = &["depends", "arg", "input"];
 
 impl ToolFn {
     /// Builds the model, stripping parameter attributes from `item` (so that it can always be emitted).
-    pub(crate) fn from_item(mut item: ItemFn, errors: &mut Errors) -> Self {
+    pub(crate) fn from_item(item: ItemFn, errors: &mut Errors) -> Self {
+        Self::build(item, false, errors)
+    }
+
+    /// [`ToolFn::from_item`] for a method of a `#[tools]` impl block, which takes `&self`.
+    pub(crate) fn from_method(item: ItemFn, errors: &mut Errors) -> Self {
+        Self::build(item, true, errors)
+    }
+
+    fn build(mut item: ItemFn, method: bool, errors: &mut Errors) -> Self {
         let mut doc = doc_of(&item.attrs);
         let mut section = Vec::new();
         if let Doc::Text(text) = &doc {
@@ -236,7 +251,11 @@ impl ToolFn {
         for input in &mut item.sig.inputs {
             let typed = match input {
                 FnArg::Receiver(receiver) => {
-                    errors.push(receiver.span(), "`#[tool]` functions cannot take `self`; make it a free function");
+                    if let Some(message) = receiver_error(receiver, method) {
+                        errors.push(receiver.span(), message);
+                    } else {
+                        params.push(Param::Receiver);
+                    }
                     continue;
                 }
                 FnArg::Typed(typed) => typed,
@@ -377,6 +396,18 @@ impl ToolFn {
                 continue;
             };
             let options = arg.map(|a| a.0).unwrap_or_default();
+            if !options.from_model.is_present()
+                && let Some(kind) = state_type(&ty)
+            {
+                errors.push(
+                    typed.span(),
+                    format!(
+                        "`{ident}` cannot come from the model: `{kind}` holds state the program hands in; mark the parameter `#[depends(KEY)]` with a `DependencyKey<{}>`, or add `#[arg(from_model)]` if the model does send it",
+                        type_text(&ty)
+                    ),
+                );
+                continue;
+            }
             if let Some(default) = &options.default
                 && is_option(&ty)
             {
@@ -467,6 +498,28 @@ impl ToolFn {
             ReturnType::Type(_, ty) => (classify(ty), ty.span()),
         };
         Self { item, params, output, output_span, doc }
+    }
+}
+
+/// What is wrong with a `self` parameter: anything outside a `#[tools]` impl block, and there
+/// anything but `&self`.
+fn receiver_error(receiver: &syn::Receiver, method: bool) -> Option<&'static str> {
+    if !method {
+        return Some(
+            "`#[tool]` on a method needs its `impl` block marked `#[tools]` (`#[tools] impl Server { #[tool] async fn add(&self, ..) }`), whose instance a registry takes with `RegistryBuilder::tools_of`; or make it a free function",
+        );
+    }
+    match &receiver.kind {
+        syn::ReceiverKind::Reference(_, _, None) => None,
+        syn::ReceiverKind::Reference(_, _, Some(_)) => Some(
+            "a tool method takes `&self`, not `&mut self`: calls of one instance run at the same time; keep what changes behind a `Mutex` or an atomic in a field",
+        ),
+        syn::ReceiverKind::Value => Some(
+            "a tool method takes `&self`, not `self`: the registry keeps the instance in an `Arc` that every call shares, so no call can take it by value",
+        ),
+        _ => Some(
+            "a tool method takes `&self`: the registry keeps the instance in an `Arc` and lends it to each call; write `&self`",
+        ),
     }
 }
 
@@ -654,6 +707,62 @@ pub(crate) fn type_text(ty: &Type) -> String {
     out
 }
 
+/// The types a model cannot send, recognised by the last segment of their path (of the type, or of
+/// the type inside an `Option`): shared or interior-mutable state, channels, handles. A
+/// parameter of such a type is almost always a forgotten `#[depends(KEY)]`.
+const STATE_TYPES: &[&str] = &[
+    "Arc",
+    "Rc",
+    "Weak",
+    "Mutex",
+    "RwLock",
+    "RefCell",
+    "Cell",
+    "OnceCell",
+    "OnceLock",
+    "LazyLock",
+    "LazyCell",
+    "Sender",
+    "SyncSender",
+    "Receiver",
+    "UnboundedSender",
+    "UnboundedReceiver",
+    "WeakSender",
+    "WeakUnboundedSender",
+    "JoinHandle",
+    "AtomicBool",
+    "AtomicU8",
+    "AtomicU16",
+    "AtomicU32",
+    "AtomicU64",
+    "AtomicUsize",
+    "AtomicI8",
+    "AtomicI16",
+    "AtomicI32",
+    "AtomicI64",
+    "AtomicIsize",
+    "AtomicPtr",
+];
+
+/// The name of the state type `ty` is (see [`STATE_TYPES`]), if it is one.
+fn state_type(ty: &Type) -> Option<&'static str> {
+    match ty {
+        Type::Paren(inner) => state_type(&inner.elem),
+        Type::Group(inner) => state_type(&inner.elem),
+        Type::Path(path) if path.qself.is_none() => {
+            let last = path.path.segments.last()?;
+            if last.ident == "Option"
+                && let syn::PathArguments::AngleBracketed(args) = &last.arguments
+                && let Some(syn::GenericArgument::Type(inner)) = args.args.first()
+            {
+                return state_type(inner);
+            }
+            STATE_TYPES.iter().find(|name| last.ident == name).copied()
+        }
+        _ => None,
+    }
+}
+
 fn is_option(ty: &Type) -> bool {
     matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Option"))
 }
@@ -709,6 +818,26 @@ mod tests {
     fn types_are_written_without_token_spacing() {
         let ty: Type = syn::parse_quote!(&std::collections::HashMap<String, Vec<(u8, [i64; 2])>>);
         assert_eq!(type_text(&ty), "&std::collections::HashMap<String, Vec<(u8, [i64; 2])>>");
+    }
+
+    #[test]
+    fn state_types_are_recognised_by_the_last_segment_of_their_path() {
+        let state: Vec<Type> = vec![
+            syn::parse_quote!(Arc<Mutex<HashMap<u64, String>>>),
+            syn::parse_quote!(std::rc::Rc<str>),
+            syn::parse_quote!(tokio::sync::mpsc::UnboundedSender<Job>),
+            syn::parse_quote!(Option<std::sync::atomic::AtomicUsize>),
+            syn::parse_quote!((RefCell<u8>)),
+        ];
+        let names: Vec<_> = state.iter().map(state_type).collect();
+        assert_eq!(names, [Some("Arc"), Some("Rc"), Some("UnboundedSender"), Some("AtomicUsize"), Some("RefCell")]);
+        let data: Vec<Type> = vec![
+            syn::parse_quote!(Vec<Arc<str>>),
+            syn::parse_quote!(String),
+            syn::parse_quote!(my::Archive),
+            syn::parse_quote!(Option<u32>),
+        ];
+        assert!(data.iter().all(|ty| state_type(ty).is_none()));
     }
 
     #[test]

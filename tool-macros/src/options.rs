@@ -51,8 +51,12 @@ pub(crate) const TOOL_OPTIONS: &[&str] = &[
     "defer",
 ];
 
+/// The options of `#[tool(...)]` and `#[arg(...)]` whose value is a string literal.
+const STRING_OPTIONS: &[&str] = &["name", "description", "set", "rename", "pattern"];
+
 /// The option names of `#[arg(...)]`.
-pub(crate) const ARG_OPTIONS: &[&str] = &["default", "rename", "description", "range", "length", "pattern"];
+pub(crate) const ARG_OPTIONS: &[&str] =
+    &["default", "rename", "description", "range", "length", "pattern", "from_model"];
 
 impl ToolOptions {
     /// Parses the tokens inside `#[tool(...)]`.
@@ -78,6 +82,9 @@ pub(crate) struct ArgOptions {
     pub(crate) length: Option<LengthOption>,
     /// `pattern = "regex"`: the schema's `pattern` (unanchored, as JSON Schema reads it).
     pub(crate) pattern: Option<syn::LitStr>,
+    /// `from_model`: the model sends this argument although its type (`Arc`, `Mutex`, ...) looks
+    /// like state the program hands in.
+    pub(crate) from_model: darling::util::Flag,
 }
 
 /// `range(min = N, max = N)`, the spelling of schemars' own `#[schemars(range(..))]`; each bound
@@ -103,7 +110,7 @@ impl ArgOptions {
             Meta::List(_) => Self::from_meta(meta).map_err(|e| restyle(e, "#[arg]", ARG_OPTIONS)),
             _ => Err(vec![syn::Error::new_spanned(
                 meta,
-                "expected `#[arg(...)]` with at least one of `default`, `default = expr`, `rename = \"...\"`, `description = \"...\"`, `range(min = .., max = ..)`, `length(min = .., max = ..)`, `pattern = \"...\"`",
+                "expected `#[arg(...)]` with at least one of `default`, `default = expr`, `rename = \"...\"`, `description = \"...\"`, `range(min = .., max = ..)`, `length(min = .., max = ..)`, `pattern = \"...\"`, `from_model`",
             )]),
         }
     }
@@ -160,6 +167,14 @@ pub(crate) fn restyle_message(message: &str, what: &str, known: &[&str]) -> Stri
             None => format!("unknown `{what}` option {field}; expected one of {expected}"),
         };
     }
+    // An option that takes a string, given a path or another literal: `name = read_file`.
+    if let Some(rest) =
+        message.strip_prefix("Unexpected type `").or_else(|| message.strip_prefix("Unexpected literal type `"))
+        && let Some((_, field)) = rest.split_once("` at ")
+        && STRING_OPTIONS.contains(&field)
+    {
+        return format!("expected a string literal: write `{field} = \"...\"`");
+    }
     if let Some(field) = message.strip_prefix("Duplicate field ") {
         return format!("the `{what}` option {field} is given twice; keep one");
     }
@@ -186,7 +201,19 @@ mod tests {
     fn an_unknown_option_without_a_close_name_lists_the_options() {
         assert_eq!(
             restyle_message("Unknown field: `zzz`", "#[arg]", ARG_OPTIONS),
-            "unknown `#[arg]` option `zzz`; expected one of `default`, `rename`, `description`, `range`, `length`, `pattern`"
+            "unknown `#[arg]` option `zzz`; expected one of `default`, `rename`, `description`, `range`, `length`, `pattern`, `from_model`"
+        );
+    }
+
+    #[test]
+    fn a_string_option_given_a_path_asks_for_a_string_literal() {
+        assert_eq!(
+            restyle_message("Unexpected type `path` at name", "#[tool]", TOOL_OPTIONS),
+            "expected a string literal: write `name = \"...\"`"
+        );
+        assert_eq!(
+            restyle_message("Unexpected literal type `int` at set", "#[tool]", TOOL_OPTIONS),
+            "expected a string literal: write `set = \"...\"`"
         );
     }
 

@@ -306,8 +306,9 @@ impl ToolContext {
         }
     }
 
-    /// Resolves a dependency: the context's override, else the registry's override, else the value
-    /// memoised for the key's [`Scope`], else the key's `create` (whose value is then memoised).
+    /// Resolves a dependency: the context's override, else the registry's value (given with
+    /// `provide` or `override_dependency`), else the value memoised for the key's [`Scope`], else
+    /// the key's `create` (whose value is then memoised).
     ///
     /// Memoised values are created once even when several resolutions ask at the same time (the
     /// others wait for the first). Outside a call there is no memo: each resolution creates.
@@ -333,6 +334,8 @@ impl ToolContext {
         let (memo, registry) = match key.scope() {
             Scope::Call => (self.call.as_ref().map(|c| &c.memo), None),
             Scope::Registry => (self.registry.as_ref().map(|r| &r.memo), self.registry.as_ref()),
+            // Nothing to create or memoise: without a value given above, `create` says so.
+            Scope::Provided => (None, None),
         };
         // A value made already is handed out as it is (one lock), without a nested context or a
         // resolution path.

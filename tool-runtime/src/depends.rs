@@ -13,19 +13,27 @@ use crate::lifecycle::Closer;
 /// A type-erased dependency value, shared between the overrides, the memo tables and the callers.
 pub(crate) type AnyValue = Arc<dyn Any + Send + Sync>;
 
-/// How long a created dependency value lives.
+/// How long a dependency value lives, chosen by the constructor that declares the key:
+/// [`DependencyKey::per_call`] (and `per_call_async`), [`DependencyKey::shared`] (and
+/// `shared_async`), or [`DependencyKey::provided`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Scope {
     /// Created at most once per tool call, however many parameters or nested dependencies ask for
-    /// it (the default).
+    /// it, and dropped when the call ends: two calls never see the same value.
     Call,
     /// Created once per [`Registry`](crate::Registry) on first use and shared by every later call;
     /// concurrent first uses create it once.
     Registry,
+    /// Never created: the value is made by the program (in `main`, say) and handed to the
+    /// registry with [`RegistryBuilder::provide`](crate::RegistryBuilder::provide); every call
+    /// of that registry gets a clone of it.
+    Provided,
 }
 
 enum Create<T> {
+    /// A [`Scope::Provided`] key: nothing to create.
+    None,
     Sync(fn(&ToolContext) -> Result<T, DependencyError>),
     Async(for<'a> fn(&'a ToolContext) -> BoxFuture<'a, Result<T, DependencyError>>),
 }
@@ -43,31 +51,59 @@ impl<T> Clone for Close<T> {
 
 impl<T> Copy for Close<T> {}
 
-/// A dependency a tool can ask for with `#[depends(KEY)]`: a stable id and a way to create the value.
+/// A dependency a tool can ask for with `#[depends(KEY)]`: a stable id, a lifetime ([`Scope`])
+/// and, unless the value is handed in, a way to create it.
 ///
-/// Resolution order for one call: an override on the call's [`ToolContext`] wins, then an override
-/// on the [`Registry`](crate::Registry), then the key's [`Scope`] memo, then `create`. `create` gets
-/// the call's context and may resolve other keys through it; a key that (indirectly) asks for itself
-/// is an error naming the chain (`a -> b -> a`), never a hang.
+/// The lifetime is part of the declaration, one constructor each, so that a reader of the key
+/// sees it:
+/// - [`DependencyKey::shared`] (`shared_async`): made once per registry on first use and shared by
+///   every call. A store that must keep what calls put into it (notes, a cache, a connection
+///   pool) is declared this way.
+/// - [`DependencyKey::per_call`] (`per_call_async`): made afresh for each call (at most once in
+///   it) and dropped when the call ends. Declare per-call state this way (a request log, a
+///   transaction); a store declared per call starts empty on every call.
+/// - [`DependencyKey::provided`]: no `create`; the program makes the value (a database opened in
+///   `main`) and hands it in with
+///   [`RegistryBuilder::provide`](crate::RegistryBuilder::provide). A registry with a `#[tool]`
+///   that asks for a provided key nobody provided does not build
+///   ([`RegistryError::MissingDependencies`](crate::RegistryError::MissingDependencies), naming
+///   the key and the tools).
+///
+/// Resolution order for one call: an override on the call's [`ToolContext`] wins, then a value
+/// given to the [`Registry`](crate::Registry) (`provide` or `override_dependency`), then the
+/// value memoised for the key's [`Scope`], then `create`. `create` gets the call's context and
+/// may resolve other keys through it; a key that (indirectly) asks for itself is an error naming
+/// the chain (`a -> b -> a`), never a hang.
 ///
 /// The value type must be `Clone + Send + Sync + 'static`: each parameter receives a clone of the
-/// memoised value (wrap expensive state in an `Arc`).
+/// memoised value (wrap expensive or mutable state in an `Arc`, an `Arc<Mutex<..>>` for a store
+/// that calls change).
 ///
-/// A registry-scoped value that holds a resource (a connection pool, a child process) declares how
-/// to release it with [`on_close`](DependencyKey::on_close); the registry runs it once when it is
-/// closed or dropped (see [`Registry::close`](crate::Registry::close)). Call-scoped values are
-/// dropped when their call ends: release them in `Drop`.
+/// A shared value that holds a resource (a connection pool, a child process) declares how to
+/// release it with [`on_close`](DependencyKey::on_close); the registry runs it once when it is
+/// closed or dropped (see [`Registry::close`](crate::Registry::close)). Per-call values are
+/// dropped when their call ends: release them in `Drop`. A provided value belongs to the program
+/// that made it and is never closed by the registry.
 ///
 /// ```
-/// use tool_runtime::{DependencyError, DependencyKey, ToolContext};
+/// use std::collections::BTreeMap;
+/// use std::sync::{Arc, Mutex};
 ///
-/// fn greeting(_ctx: &ToolContext) -> Result<String, DependencyError> {
-///     Ok("hello".to_owned())
+/// use tool_runtime::{DependencyError, DependencyKey, Scope, ToolContext};
+///
+/// type Notes = Arc<Mutex<BTreeMap<u64, String>>>;
+///
+/// fn empty_notes(_ctx: &ToolContext) -> Result<Notes, DependencyError> {
+///     Ok(Notes::default())
 /// }
 ///
-/// /// The greeting every tool uses.
-/// static GREETING: DependencyKey<String> = DependencyKey::new("greeting", greeting);
-/// assert_eq!(GREETING.id(), "greeting");
+/// /// One notes store per registry, kept between calls.
+/// static NOTES: DependencyKey<Notes> = DependencyKey::shared("notes", empty_notes);
+/// /// The database `main` opens, handed in with `RegistryBuilder::provide(&DATABASE, ..)`.
+/// static DATABASE: DependencyKey<Arc<String>> = DependencyKey::provided("database");
+///
+/// assert_eq!(NOTES.scope(), Scope::Registry);
+/// assert_eq!(DATABASE.scope(), Scope::Provided);
 /// ```
 pub struct DependencyKey<T: 'static> {
     id: &'static str,
@@ -77,30 +113,81 @@ pub struct DependencyKey<T: 'static> {
 }
 
 impl<T: 'static> DependencyKey<T> {
-    /// A call-scoped key whose value is created by a synchronous function.
-    pub const fn new(id: &'static str, create: fn(&ToolContext) -> Result<T, DependencyError>) -> Self {
+    /// A key whose value a synchronous `create` makes afresh for each call ([`Scope::Call`]): at
+    /// most once per call, dropped when the call ends.
+    pub const fn per_call(id: &'static str, create: fn(&ToolContext) -> Result<T, DependencyError>) -> Self {
         Self { id, create: Create::Sync(create), scope: Scope::Call, close: None }
     }
 
-    /// A call-scoped key whose value is created by an async function (return `Box::pin(async
-    /// move { ... })`).
-    pub const fn new_async(
+    /// A key whose value an async `create` (return `Box::pin(async move { ... })`) makes afresh
+    /// for each call ([`Scope::Call`]).
+    pub const fn per_call_async(
         id: &'static str,
         create: for<'a> fn(&'a ToolContext) -> BoxFuture<'a, Result<T, DependencyError>>,
     ) -> Self {
         Self { id, create: Create::Async(create), scope: Scope::Call, close: None }
     }
 
-    /// The same key with another scope.
+    /// A key whose value a synchronous `create` makes once per registry, on first use, and every
+    /// later call of that registry shares ([`Scope::Registry`]).
+    pub const fn shared(id: &'static str, create: fn(&ToolContext) -> Result<T, DependencyError>) -> Self {
+        Self { id, create: Create::Sync(create), scope: Scope::Registry, close: None }
+    }
+
+    /// A key whose value an async `create` (return `Box::pin(async move { ... })`) makes once per
+    /// registry and every later call shares ([`Scope::Registry`]).
+    pub const fn shared_async(
+        id: &'static str,
+        create: for<'a> fn(&'a ToolContext) -> BoxFuture<'a, Result<T, DependencyError>>,
+    ) -> Self {
+        Self { id, create: Create::Async(create), scope: Scope::Registry, close: None }
+    }
+
+    /// A key without a `create` ([`Scope::Provided`]): the program hands the value in with
+    /// [`RegistryBuilder::provide`](crate::RegistryBuilder::provide). Building a registry whose
+    /// `#[tool]` functions ask for it without a value fails with
+    /// [`RegistryError::MissingDependencies`](crate::RegistryError::MissingDependencies); a
+    /// resolution that still finds no value (a hand-written tool, another key's `create`) is a
+    /// [`ToolError::Dependency`](crate::ToolError::Dependency) saying to provide it.
+    pub const fn provided(id: &'static str) -> Self {
+        Self { id, create: Create::None, scope: Scope::Provided, close: None }
+    }
+
+    /// A per-call key with a synchronous `create`.
+    #[deprecated(
+        note = "say the lifetime where the key is declared: `DependencyKey::per_call` or `DependencyKey::shared`"
+    )]
+    pub const fn new(id: &'static str, create: fn(&ToolContext) -> Result<T, DependencyError>) -> Self {
+        Self::per_call(id, create)
+    }
+
+    /// A per-call key with an async `create`.
+    #[deprecated(
+        note = "say the lifetime where the key is declared: `DependencyKey::per_call_async` or `DependencyKey::shared_async`"
+    )]
+    pub const fn new_async(
+        id: &'static str,
+        create: for<'a> fn(&'a ToolContext) -> BoxFuture<'a, Result<T, DependencyError>>,
+    ) -> Self {
+        Self::per_call_async(id, create)
+    }
+
+    /// The same key with another scope. A key without a `create` stays [`Scope::Provided`], and a
+    /// key with one cannot become provided (`scope` [`Scope::Provided`] leaves it as it is).
+    #[deprecated(note = "declare the key with the constructor of its lifetime: `per_call`, `shared` or `provided`")]
     #[must_use]
     pub const fn with_scope(self, scope: Scope) -> Self {
-        Self { scope, ..self }
+        if matches!(self.create, Create::None) || matches!(scope, Scope::Provided) {
+            self
+        } else {
+            Self { scope, ..self }
+        }
     }
 
     /// The same key with a synchronous close: the registry calls `close` with the value it created
     /// when it is closed or dropped. Only [`Scope::Registry`] values are closed this way (a
-    /// call-scoped value is dropped when its call ends); an overriding value belongs to whoever
-    /// set it and is never closed by the registry.
+    /// per-call value is dropped when its call ends); a provided or overriding value belongs to
+    /// whoever made it and is never closed by the registry.
     #[must_use]
     pub const fn on_close(self, close: fn(&T) -> Result<(), BoxError>) -> Self {
         Self { close: Some(Close::Sync(close)), ..self }
@@ -123,8 +210,17 @@ impl<T: 'static> DependencyKey<T> {
         self.scope
     }
 
+    /// `true` for a key without a `create` ([`DependencyKey::provided`]).
+    pub const fn is_provided(&self) -> bool {
+        matches!(self.create, Create::None)
+    }
+
     pub(crate) async fn create(&self, ctx: &ToolContext) -> Result<T, DependencyError> {
         match &self.create {
+            Create::None => Err(DependencyError(format!(
+                "no value was provided: hand one in with `RegistryBuilder::provide(&KEY, value)` (the key `{}` has no `create`)",
+                self.id
+            ))),
             Create::Sync(create) => create(ctx),
             Create::Async(create) => create(ctx).await,
         }
@@ -154,5 +250,22 @@ impl<T: 'static> DependencyKey<T> {
 impl<T> fmt::Debug for DependencyKey<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DependencyKey").field("id", &self.id).field("scope", &self.scope).finish()
+    }
+}
+
+/// One `#[depends(KEY)]` of a `#[tool]` function, as its [`ToolSpec`](crate::ToolSpec) records
+/// it for the registry's check that every [provided](DependencyKey::provided) key has a value.
+/// Used by `#[tool]`.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DependencyUse {
+    pub(crate) id: &'static str,
+    pub(crate) provided: bool,
+}
+
+impl DependencyUse {
+    /// The use of `key`.
+    pub const fn of<T>(key: &DependencyKey<T>) -> Self {
+        Self { id: key.id, provided: key.is_provided() }
     }
 }

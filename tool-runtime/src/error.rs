@@ -240,6 +240,14 @@ pub enum RegistryError {
         /// The names, sorted.
         names: Vec<String>,
     },
+    /// Tools ask with `#[depends(KEY)]` for [provided](crate::DependencyKey::provided) keys that
+    /// were given no value: every such key, in id order, with the tools that ask for it, in name
+    /// order.
+    #[error("{}", describe_missing(.missing))]
+    MissingDependencies {
+        /// Each key without a value and the tools that ask for it.
+        missing: Vec<MissingDependency>,
+    },
 }
 
 fn describe_names(names: &[String]) -> String {
@@ -269,6 +277,31 @@ fn describe_imported(server: &str, tools: &[(String, String)]) -> String {
         "MCP server `{server}` offers {} this registry cannot take: {}; fix the tool on the server, or leave it out of the import (`exclude`)",
         if tools.len() == 1 { "a tool" } else { "tools" },
         each.join("; ")
+    )
+}
+
+/// A [provided](crate::DependencyKey::provided) key no value was given for
+/// ([`RegistryError::MissingDependencies`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingDependency {
+    /// The key's id.
+    pub key: String,
+    /// The tools that ask for it, sorted: one or more.
+    pub tools: Vec<String>,
+}
+
+fn describe_missing(missing: &[MissingDependency]) -> String {
+    let keys: Vec<String> = missing
+        .iter()
+        .map(|m| {
+            let tools: Vec<String> = m.tools.iter().map(|t| format!("`{t}`")).collect();
+            format!("`{}` (asked for by {})", m.key, tools.join(", "))
+        })
+        .collect();
+    let (noun, verb) = if missing.len() == 1 { ("key", "has") } else { ("keys", "have") };
+    format!(
+        "the dependency {noun} {} {verb} no value: these keys are declared with `DependencyKey::provided`, so the registry must be given one with `RegistryBuilder::provide(&KEY, value)`",
+        keys.join(", ")
     )
 }
 

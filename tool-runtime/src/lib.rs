@@ -29,8 +29,10 @@
 //! # }
 //! ```
 //!
-//! `#[tool]` works on free functions, in a module or inside a function body (not on methods of an
-//! `impl` block). Beside the function it generates `add::TOOL`, the tool's `&'static ToolSpec`,
+//! `#[tool]` works on free functions, in a module or inside a function body, and on `&self`
+//! methods of an `impl` block marked [`#[tools]`](tools), whose tools a registry serves on one
+//! instance ([`RegistryBuilder::tools_of`]; discovery never finds them). Beside a function it
+//! generates `add::TOOL`, the tool's `&'static ToolSpec`,
 //! and an `inventory` submission for [`Registry::discover`]. Both compile under
 //! `#![forbid(unsafe_code)]`, `#![deny(warnings)]` and clippy's pedantic lints in the user's crate;
 //! registering with [`Registry::builder`] needs no link-time collection at all. Every form and
@@ -58,6 +60,7 @@ mod depends;
 mod dynamic;
 mod error;
 mod lifecycle;
+mod methods;
 pub mod output;
 mod policy;
 mod progress;
@@ -80,11 +83,13 @@ pub use context::{ImageSupport, ToolContext, ToolContextBuilder};
 pub use depends::{DependencyKey, Scope};
 pub use dynamic::{DynamicTool, DynamicToolError};
 pub use error::{
-    ArgumentError, BoxError, CloseError, CloseFailure, DependencyError, NameClash, RegistryError, ToolError,
+    ArgumentError, BoxError, CloseError, CloseFailure, DependencyError, MissingDependency, NameClash, RegistryError,
+    ToolError,
 };
-/// A boxed `Send` future: what `new_async` keys, hand-written [`Tool`]s and
+/// A boxed `Send` future: what `per_call_async` and `shared_async` keys, hand-written [`Tool`]s and
 /// [`PermissionPolicy`] implementations return (from `futures`).
 pub use futures::future::BoxFuture;
+pub use methods::ToolMethods;
 pub use policy::{DefaultPolicy, EXEC_TAG, EXTERNAL_TAG, Permission, PermissionPolicy, PermissionRequest};
 pub use progress::{Progress, ProgressListener};
 pub use registry::{Registry, RegistryBuilder};
@@ -92,14 +97,14 @@ pub use result::{ContentPart, ImageDetail, IntoToolResult, MessageContent, Store
 /// The token that cancels calls ([`ToolContextBuilder::cancellation`]), from `tokio-util`.
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{InvokeFn, Tool, ToolDefinition, ToolMeta, ToolOrigin, ToolRegistration, ToolSpec, is_valid_tool_name};
-pub use tool_macros::tool;
+pub use tool_macros::{tool, tools};
 pub use worker::off_worker;
 
 /// Re-exports for tool authors: `use tool_runtime::prelude::*;`.
 pub mod prelude {
     pub use crate::{
         Batch, ContentPart, DependencyError, DependencyKey, MessageContent, Permission, Registry, Scope, Tool,
-        ToolCall, ToolContext, ToolDefinition, ToolError, ToolMessage, ToolResult, TurnStop, tool,
+        ToolCall, ToolContext, ToolDefinition, ToolError, ToolMessage, ToolMethods, ToolResult, TurnStop, tool, tools,
     };
 }
 
@@ -112,9 +117,10 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
-    use crate::DependencyKey;
+    pub use crate::depends::DependencyUse;
     pub use crate::schema::{ArgumentBound, ArgumentSchema, ArgumentSchemaFn, BoundNumber, argument_schema};
     pub use crate::tool::{DecodingSchema, Invoke, SyncInvokeFn};
+    pub use crate::{DependencyKey, ToolMethods};
     pub use crate::{IntoToolResult, Tool, ToolContext, ToolError, ToolMeta, ToolRegistration, ToolResult, ToolSpec};
 
     /// [`decode`] or [`decode_input`] for one type, as generated code holds it.
@@ -190,8 +196,9 @@ pub mod __private {
     }
 
     /// The [`ArgumentSchemaFn`] of a defaulted argument's type `T` (a generic argument's comes
-    /// from `#[tool]`'s check of all of them at once), checked with `ToolArgument`'s message.
-    pub const fn argument<T: ToolArgument>() -> ArgumentSchemaFn {
+    /// from `#[tool]`'s check of all of them at once), checked with [`ArgumentDecode`]'s and
+    /// [`ArgumentSchemaOf`]'s messages.
+    pub const fn argument<T: ArgumentDecode + ArgumentSchemaOf>() -> ArgumentSchemaFn {
         argument_schema::<T>
     }
 
@@ -211,18 +218,33 @@ pub mod __private {
 
     impl<T: serde::Serialize + schemars::JsonSchema + ?Sized> ToolOutput for T {}
 
-    /// What a model argument's type must be: decodable from JSON and describable as JSON Schema.
-    /// The generated schema and decoder are generic over the argument types with this bound and
+    /// What a model argument's type must be: decodable from JSON (this trait) and describable as
+    /// JSON Schema ([`ArgumentSchemaOf`]).
+    /// The generated schema and decoder are generic over the argument types with both bounds and
     /// are instantiated with the user's types, spanned on them: a wrong type is reported there,
-    /// with this message, and nowhere else.
+    /// once per missing trait, with its message. `do_not_recommend` keeps the error on this trait
+    /// (with the one note saying what to derive) instead of serde's `Deserialize` and rustc's list
+    /// of the types that implement it.
     #[diagnostic::on_unimplemented(
-        message = "`{Self}` cannot be a `#[tool]` argument: it must implement `serde::Deserialize` and `schemars::JsonSchema`",
-        label = "not `Deserialize + JsonSchema`",
-        note = "derive both (`#[derive(Deserialize, JsonSchema)]`), or take it as `#[depends(KEY)]` if the runtime provides it"
+        message = "`{Self}` cannot be a `#[tool]` argument: it does not implement `serde::Deserialize`",
+        label = "not `Deserialize`",
+        note = "add `#[derive(serde::Deserialize)]` to `{Self}` (a type of another crate: wrap it in a newtype that derives it), or mark the parameter `#[depends(KEY)]` if the program hands the value in"
     )]
-    pub trait ToolArgument: serde::de::DeserializeOwned + schemars::JsonSchema {}
+    pub trait ArgumentDecode: serde::de::DeserializeOwned {}
 
-    impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArgument for T {}
+    #[diagnostic::do_not_recommend]
+    impl<T: serde::de::DeserializeOwned> ArgumentDecode for T {}
+
+    /// A model argument's type has a JSON Schema (see [`ArgumentDecode`] for the diagnostic).
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a `#[tool]` argument: it does not implement `schemars::JsonSchema`",
+        label = "not `JsonSchema`",
+        note = "add `#[derive(schemars::JsonSchema)]` to `{Self}` (a type of another crate: wrap it in a newtype that derives it), or mark the parameter `#[depends(KEY)]` if the program hands the value in"
+    )]
+    pub trait ArgumentSchemaOf: schemars::JsonSchema {}
+
+    #[diagnostic::do_not_recommend]
+    impl<T: schemars::JsonSchema> ArgumentSchemaOf for T {}
 
     /// What `#[arg(range(..))]` bounds: a number (or an `Option` of one).
     #[diagnostic::on_unimplemented(
@@ -303,6 +325,30 @@ pub mod __private {
         ) -> BoxFuture<'a, Result<Self, ToolError>> {
             Box::pin(ctx.resolve(*key))
         }
+    }
+
+    /// A dependency key, named directly or through references, as `#[tool]` records it
+    /// ([`DependencyUse`]).
+    pub trait KeyUse {
+        /// The use of the key.
+        fn key_use(&self) -> DependencyUse;
+    }
+
+    impl<T> KeyUse for DependencyKey<T> {
+        fn key_use(&self) -> DependencyUse {
+            DependencyUse::of(self)
+        }
+    }
+
+    impl<K: KeyUse + ?Sized> KeyUse for &K {
+        fn key_use(&self) -> DependencyUse {
+            (**self).key_use()
+        }
+    }
+
+    /// What a `#[depends(KEY)]` parameter records of its key.
+    pub fn key_use<K: KeyUse>(key: &K) -> DependencyUse {
+        key.key_use()
     }
 
     /// Resolves a `#[depends(KEY)]` parameter of type `T`: `K` is inferred from the key, so that a

@@ -18,7 +18,7 @@ use crate::call::ToolCall;
 use crate::context::{RegistryScope, ToolContext};
 use crate::decode::RepairPolicy;
 use crate::depends::DependencyKey;
-use crate::error::{CloseError, NameClash, RegistryError, ToolError};
+use crate::error::{CloseError, MissingDependency, NameClash, RegistryError, ToolError};
 use crate::lifecycle::{self, Closer};
 use crate::policy::{DefaultPolicy, Permission, PermissionPolicy, PermissionRequest};
 use crate::result::{ToolMessage, ToolResult};
@@ -249,11 +249,16 @@ impl Registry {
     ///
     /// `inventory` only sees crates that are linked: a crate of tools that nothing else references
     /// must be referenced (for example `use my_tools as _;` in the binary) or registered through
-    /// [`Registry::builder`].
+    /// [`Registry::builder`]. The `#[tool]` methods of a `#[tools]` impl block are never
+    /// discovered: they need an instance, which only
+    /// [`RegistryBuilder::tools_of`] gives (`Registry::builder().discover().tools_of(server)`).
     ///
     /// # Errors
     /// As [`RegistryBuilder::build`]: [`RegistryError::NothingDiscovered`] when no `#[tool]` is
-    /// linked into the binary, [`RegistryError::DuplicateNames`] when tools share a name.
+    /// linked into the binary, [`RegistryError::DuplicateNames`] when tools share a name,
+    /// [`RegistryError::MissingDependencies`] when a tool asks for a
+    /// [provided](DependencyKey::provided) key (give it with
+    /// `Registry::builder().discover().provide(&KEY, value)`).
     pub fn discover() -> Result<Self, RegistryError> {
         Self::builder().discover().build()
     }
@@ -968,8 +973,10 @@ impl Added {
 }
 
 impl RegistryBuilder {
-    /// Adds every `#[tool]` linked into the binary (see [`Registry::discover`]). A tool added
-    /// already (by [`tool`](RegistryBuilder::tool), or by an earlier `discover`) is kept once.
+    /// Adds every `#[tool]` function linked into the binary (see [`Registry::discover`]; not the
+    /// methods of a `#[tools]` block, which [`tools_of`](RegistryBuilder::tools_of) adds with
+    /// their instance). A tool added already (by [`tool`](RegistryBuilder::tool), or by an earlier
+    /// `discover`) is kept once.
     ///
     /// When it finds no `#[tool]` at all, [`build`](RegistryBuilder::build) fails with
     /// [`RegistryError::NothingDiscovered`].
@@ -992,6 +999,19 @@ impl RegistryBuilder {
     pub fn tool(mut self, spec: &'static ToolSpec) -> Self {
         self.tools.push(Added { tool: Arc::new(spec), spec: Some(spec), added_at: std::panic::Location::caller() });
         self
+    }
+
+    /// Adds the tools of a `#[tools]` impl block, the `#[tool]` methods of `S`, served on
+    /// `instance`: every call of one of them gets `&instance` (the registry keeps the `Arc` until
+    /// it is dropped; the instance belongs to the program and is never closed by the registry).
+    /// One instance per type: a second `tools_of` of the same type replaces the instance, and its
+    /// tools are kept once. Discovery never finds these tools (it has no instance).
+    #[must_use]
+    #[track_caller]
+    pub fn tools_of<S: crate::ToolMethods>(mut self, instance: Arc<S>) -> Self {
+        let added_at = std::panic::Location::caller();
+        self.tools.extend(S::tools().iter().map(|&spec| Added { tool: Arc::new(spec), spec: Some(spec), added_at }));
+        self.provide(S::instance_key(), instance)
     }
 
     /// Adds a tool implemented by hand, or a [`DynamicTool`](crate::DynamicTool). Its name must
@@ -1039,6 +1059,18 @@ impl RegistryBuilder {
     {
         self.defer_tools.extend(names.into_iter().map(Into::into));
         self
+    }
+
+    /// Hands in the value of a [provided](DependencyKey::provided) key (one made in `main`, such
+    /// as an open database): every call this registry serves gets a clone of it (a call's own
+    /// context override still wins). The value belongs to the program: the registry never closes
+    /// it. Works for any key (then it is [`override_dependency`](RegistryBuilder::override_dependency)).
+    #[must_use]
+    pub fn provide<T>(self, key: &DependencyKey<T>, value: T) -> Self
+    where
+        T: Clone + Send + Sync + 'static,
+    {
+        self.override_dependency(key, value)
     }
 
     /// Overrides a dependency for every call this registry serves (a call's own context override
@@ -1107,6 +1139,9 @@ impl RegistryBuilder {
     ///   [`defer_sets`](RegistryBuilder::defer_sets) that no tool is in;
     /// - [`RegistryError::ReservedNames`] when tools are deferred and a tool is named like a
     ///   meta-tool (`search_tools`, `call_tool`).
+    /// - [`RegistryError::MissingDependencies`] listing every [provided](DependencyKey::provided)
+    ///   key a `#[tool]` asks for and no [`provide`](RegistryBuilder::provide) gave a value, with
+    ///   the tools that ask for it (only the tools kept by [`sets`](RegistryBuilder::sets) count).
     pub fn build(self) -> Result<Registry, RegistryError> {
         if self.discovered_nothing {
             return Err(RegistryError::NothingDiscovered);
@@ -1142,6 +1177,22 @@ impl RegistryBuilder {
             .collect();
         if !clashes.is_empty() {
             return Err(RegistryError::DuplicateNames { clashes });
+        }
+        let mut missing: std::collections::BTreeMap<&'static str, Vec<String>> = std::collections::BTreeMap::new();
+        for entry in &added {
+            for key in entry.spec.into_iter().flat_map(ToolSpec::provided_keys) {
+                if !self.scope.overrides.contains_key(key) {
+                    let tools = missing.entry(key).or_default();
+                    if !tools.iter().any(|t| t == entry.tool.name()) {
+                        tools.push(entry.tool.name().to_owned());
+                    }
+                }
+            }
+        }
+        if !missing.is_empty() {
+            let missing =
+                missing.into_iter().map(|(key, tools)| MissingDependency { key: key.to_owned(), tools }).collect();
+            return Err(RegistryError::MissingDependencies { missing });
         }
         let tools: Vec<Arc<dyn Tool>> = added.into_iter().map(|a| a.tool).collect();
         let deferred = deferral(&tools, &self.defer_sets, &self.defer_tools)?;

@@ -303,6 +303,8 @@ pub struct ToolSpec {
     invoke: Invoke,
     /// See [`Tool::reads_context`].
     reads_context: bool,
+    /// The keys of its `#[depends(KEY)]` parameters ([`ToolSpec::with_dependencies`]).
+    dependencies: &'static [fn() -> crate::depends::DependencyUse],
     definition: OnceLock<ToolDefinition>,
     decoding: OnceLock<Decoding>,
 }
@@ -383,6 +385,7 @@ impl ToolSpec {
             output_schema: None,
             invoke,
             reads_context: true,
+            dependencies: &[],
             definition: OnceLock::new(),
             decoding: OnceLock::new(),
         }
@@ -423,6 +426,22 @@ impl ToolSpec {
     pub const fn context_free(mut self) -> Self {
         self.reads_context = false;
         self
+    }
+
+    /// Used by `#[tool]`: the keys of the function's `#[depends(KEY)]` parameters, which
+    /// [`RegistryBuilder::build`](crate::RegistryBuilder::build) checks for provided keys without
+    /// a value; not meant to be called by hand.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn with_dependencies(mut self, dependencies: &'static [fn() -> crate::depends::DependencyUse]) -> Self {
+        self.dependencies = dependencies;
+        self
+    }
+
+    /// The ids of the [provided](crate::DependencyKey::provided) keys the tool's `#[depends]`
+    /// parameters ask for, in parameter order.
+    pub(crate) fn provided_keys(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.dependencies.iter().map(|of| of()).filter(|used| used.provided).map(|used| used.id)
     }
 
     /// The options the tool was declared with.

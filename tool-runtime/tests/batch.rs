@@ -25,7 +25,7 @@ fn no_journal(_ctx: &ToolContext) -> Result<Arc<Journal>, DependencyError> {
     Err(DependencyError::new("override `journal`"))
 }
 
-static JOURNAL: DependencyKey<Arc<Journal>> = DependencyKey::new("journal", no_journal);
+static JOURNAL: DependencyKey<Arc<Journal>> = DependencyKey::per_call("journal", no_journal);
 
 /// Two calls of this tool meet at a barrier: they finish only when both run at the same time.
 static MEETING: std::sync::LazyLock<tokio::sync::Barrier> = std::sync::LazyLock::new(|| tokio::sync::Barrier::new(2));

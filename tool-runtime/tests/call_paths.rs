@@ -523,8 +523,7 @@ fn make_shared_slowly(_ctx: &ToolContext) -> BoxFuture<'_, Result<Arc<String>, D
 
 /// A registry-scoped value that takes 30 ms to make (only the concurrency tests use it, one
 /// registry each).
-static SHARED: DependencyKey<Arc<String>> =
-    DependencyKey::new_async("review_shared", make_shared_slowly).with_scope(Scope::Registry);
+static SHARED: DependencyKey<Arc<String>> = DependencyKey::shared_async("review_shared", make_shared_slowly);
 
 /// Reads the shared value.
 #[tool]
@@ -1182,7 +1181,7 @@ fn make_per_call_slowly(_ctx: &ToolContext) -> BoxFuture<'_, Result<usize, Depen
 }
 
 /// A call-scoped number that takes 10 ms to make.
-static PER_CALL: DependencyKey<usize> = DependencyKey::new_async("review_per_call", make_per_call_slowly);
+static PER_CALL: DependencyKey<usize> = DependencyKey::per_call_async("review_per_call", make_per_call_slowly);
 
 /// Resolves `PER_CALL` twice at the same time, then once more.
 #[tool]
@@ -1275,7 +1274,7 @@ fn hello(_ctx: &ToolContext) -> Result<String, DependencyError> {
     Ok("hello".to_owned())
 }
 
-static GREETING: DependencyKey<String> = DependencyKey::new("greeting", hello);
+static GREETING: DependencyKey<String> = DependencyKey::per_call("greeting", hello);
 
 /// Greets with the greeting dependency (and takes no context).
 #[tool]

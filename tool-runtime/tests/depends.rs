@@ -31,7 +31,7 @@ fn no_creates(_ctx: &ToolContext) -> Result<Arc<Creates>, DependencyError> {
 }
 
 /// The test's counter of `create` calls.
-static CREATES: DependencyKey<Arc<Creates>> = DependencyKey::new("creates", no_creates);
+static CREATES: DependencyKey<Arc<Creates>> = DependencyKey::per_call("creates", no_creates);
 
 fn make_counter(ctx: &ToolContext) -> BoxFuture<'_, Result<Arc<AtomicUsize>, DependencyError>> {
     Box::pin(async move {
@@ -41,7 +41,7 @@ fn make_counter(ctx: &ToolContext) -> BoxFuture<'_, Result<Arc<AtomicUsize>, Dep
 }
 
 /// A counter created once per call.
-static COUNTER: DependencyKey<Arc<AtomicUsize>> = DependencyKey::new_async("counter", make_counter);
+static COUNTER: DependencyKey<Arc<AtomicUsize>> = DependencyKey::per_call_async("counter", make_counter);
 
 fn make_prefix(ctx: &ToolContext) -> BoxFuture<'_, Result<String, DependencyError>> {
     Box::pin(async move {
@@ -51,7 +51,7 @@ fn make_prefix(ctx: &ToolContext) -> BoxFuture<'_, Result<String, DependencyErro
 }
 
 /// A prefix created asynchronously from the context.
-static PREFIX: DependencyKey<String> = DependencyKey::new_async("prefix", make_prefix);
+static PREFIX: DependencyKey<String> = DependencyKey::per_call_async("prefix", make_prefix);
 
 fn make_report(ctx: &ToolContext) -> BoxFuture<'_, Result<String, DependencyError>> {
     Box::pin(async move {
@@ -63,7 +63,7 @@ fn make_report(ctx: &ToolContext) -> BoxFuture<'_, Result<String, DependencyErro
 }
 
 /// A dependency whose `create` asks for [`COUNTER`].
-static REPORT: DependencyKey<String> = DependencyKey::new_async("report", make_report);
+static REPORT: DependencyKey<String> = DependencyKey::per_call_async("report", make_report);
 
 fn make_connection(ctx: &ToolContext) -> BoxFuture<'_, Result<usize, DependencyError>> {
     Box::pin(async move {
@@ -75,8 +75,7 @@ fn make_connection(ctx: &ToolContext) -> BoxFuture<'_, Result<usize, DependencyE
 }
 
 /// A registry-scoped connection number (1 for the first connection made).
-static CONNECTION: DependencyKey<usize> =
-    DependencyKey::new_async("connection", make_connection).with_scope(Scope::Registry);
+static CONNECTION: DependencyKey<usize> = DependencyKey::shared_async("connection", make_connection);
 
 fn make_flaky(ctx: &ToolContext) -> BoxFuture<'_, Result<usize, DependencyError>> {
     Box::pin(async move {
@@ -86,21 +85,21 @@ fn make_flaky(ctx: &ToolContext) -> BoxFuture<'_, Result<usize, DependencyError>
 }
 
 /// A registry-scoped value whose first `create` fails.
-static FLAKY: DependencyKey<usize> = DependencyKey::new_async("flaky", make_flaky).with_scope(Scope::Registry);
+static FLAKY: DependencyKey<usize> = DependencyKey::shared_async("flaky", make_flaky);
 
 fn broken(_ctx: &ToolContext) -> Result<String, DependencyError> {
     Err(DependencyError::new("database unreachable"))
 }
 
 /// A dependency that cannot be created.
-static BROKEN: DependencyKey<String> = DependencyKey::new("database", broken);
+static BROKEN: DependencyKey<String> = DependencyKey::per_call("database", broken);
 
 fn make_repository(ctx: &ToolContext) -> BoxFuture<'_, Result<String, DependencyError>> {
     Box::pin(async move { Ok(format!("repository on {}", ctx.resolve(&BROKEN).await?)) })
 }
 
 /// A dependency that needs the broken one.
-static REPOSITORY: DependencyKey<String> = DependencyKey::new_async("repository", make_repository);
+static REPOSITORY: DependencyKey<String> = DependencyKey::per_call_async("repository", make_repository);
 
 fn make_a(ctx: &ToolContext) -> BoxFuture<'_, Result<String, DependencyError>> {
     Box::pin(async move { Ok(ctx.resolve(&CYCLE_B).await?) })
@@ -115,18 +114,18 @@ fn make_c(ctx: &ToolContext) -> BoxFuture<'_, Result<String, DependencyError>> {
 }
 
 /// A third of a cycle.
-static CYCLE_A: DependencyKey<String> = DependencyKey::new_async("a", make_a);
+static CYCLE_A: DependencyKey<String> = DependencyKey::per_call_async("a", make_a);
 /// A third of a cycle.
-static CYCLE_B: DependencyKey<String> = DependencyKey::new_async("b", make_b);
+static CYCLE_B: DependencyKey<String> = DependencyKey::per_call_async("b", make_b);
 /// A third of a cycle, registry-scoped (a cycle through a shared value must not hang either).
-static CYCLE_C: DependencyKey<String> = DependencyKey::new_async("c", make_c).with_scope(Scope::Registry);
+static CYCLE_C: DependencyKey<String> = DependencyKey::shared_async("c", make_c);
 
 fn make_selfish(ctx: &ToolContext) -> BoxFuture<'_, Result<String, DependencyError>> {
     Box::pin(async move { Ok(ctx.resolve(&SELFISH).await?) })
 }
 
 /// A key that asks for itself.
-static SELFISH: DependencyKey<String> = DependencyKey::new_async("selfish", make_selfish);
+static SELFISH: DependencyKey<String> = DependencyKey::per_call_async("selfish", make_selfish);
 
 fn make_x(ctx: &ToolContext) -> BoxFuture<'_, Result<String, DependencyError>> {
     Box::pin(async move {
@@ -143,9 +142,9 @@ fn make_y(ctx: &ToolContext) -> BoxFuture<'_, Result<String, DependencyError>> {
 }
 
 /// A registry-scoped half of a cycle whose `create` takes a while.
-static SHARED_X: DependencyKey<String> = DependencyKey::new_async("x", make_x).with_scope(Scope::Registry);
+static SHARED_X: DependencyKey<String> = DependencyKey::shared_async("x", make_x);
 /// The other half.
-static SHARED_Y: DependencyKey<String> = DependencyKey::new_async("y", make_y).with_scope(Scope::Registry);
+static SHARED_Y: DependencyKey<String> = DependencyKey::shared_async("y", make_y);
 
 static BODY_RAN: AtomicUsize = AtomicUsize::new(0);
 

@@ -41,15 +41,15 @@ fn make_link(ctx: &ToolContext) -> BoxFuture<'_, Result<u32, DependencyError>> {
 }
 
 /// The session meta store.
-static META: DependencyKey<Arc<Meta>> = DependencyKey::new("meta", no_meta).with_scope(Scope::Registry);
+static META: DependencyKey<Arc<Meta>> = DependencyKey::shared("meta", no_meta);
 /// The directory notes are written to.
-static WORKDIR: DependencyKey<PathBuf> = DependencyKey::new("workdir", no_workdir);
+static WORKDIR: DependencyKey<PathBuf> = DependencyKey::per_call("workdir", no_workdir);
 /// The notes lock (its `create` fails unless overridden).
-static LOCK: DependencyKey<u32> = DependencyKey::new("lock", lock_held);
+static LOCK: DependencyKey<u32> = DependencyKey::per_call("lock", lock_held);
 /// Half of a cycle.
-static RING: DependencyKey<u32> = DependencyKey::new_async("ring", make_ring);
+static RING: DependencyKey<u32> = DependencyKey::per_call_async("ring", make_ring);
 /// The other half.
-static LINK: DependencyKey<u32> = DependencyKey::new_async("link", make_link);
+static LINK: DependencyKey<u32> = DependencyKey::per_call_async("link", make_link);
 
 fn write_note(ctx: &ToolContext, workdir: &std::path::Path, meta: &Meta, name: &str, text: &str) -> String {
     std::fs::write(workdir.join(name), text).unwrap();

@@ -210,13 +210,13 @@ fn open_index(_: &ToolContext) -> Result<Index, DependencyError> {
     Ok(Index(vec!["alpha", "beta", "alphabet"]))
 }
 
-static INDEX: DependencyKey<Index> = DependencyKey::new("index", open_index);
+static INDEX: DependencyKey<Index> = DependencyKey::per_call("index", open_index);
 
 fn open_suffix(_: &ToolContext) -> Result<String, DependencyError> {
     Ok("!".to_owned())
 }
 
-static SUFFIX: DependencyKey<String> = DependencyKey::new("suffix", open_suffix);
+static SUFFIX: DependencyKey<String> = DependencyKey::per_call("suffix", open_suffix);
 
 /// Searches the index.
 #[tool]

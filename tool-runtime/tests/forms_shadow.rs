@@ -7,7 +7,7 @@ fn make_pipe(_ctx: &ToolContext) -> Result<String, DependencyError> {
 }
 
 /// The pipe.
-static PIPE: DependencyKey<String> = DependencyKey::new("pipe", make_pipe);
+static PIPE: DependencyKey<String> = DependencyKey::per_call("pipe", make_pipe);
 
 /// Reads from the pipe.
 #[tool]

@@ -26,7 +26,7 @@ fn no_journal(_ctx: &ToolContext) -> Result<Arc<Journal>, DependencyError> {
     Err(DependencyError::new("override `journal`"))
 }
 
-static JOURNAL: DependencyKey<Arc<Journal>> = DependencyKey::new("journal", no_journal);
+static JOURNAL: DependencyKey<Arc<Journal>> = DependencyKey::per_call("journal", no_journal);
 
 /// A resource that notes when it is closed.
 #[derive(Clone, Debug)]
@@ -99,20 +99,20 @@ fn close_with_a_panic(_resource: &Resource) -> Result<(), BoxError> {
 
 /// A registry-scoped database with a synchronous close.
 static DATABASE: DependencyKey<Resource> =
-    DependencyKey::new_async("database", open_database).with_scope(Scope::Registry).on_close(close_quietly);
+    DependencyKey::shared_async("database", open_database).on_close(close_quietly);
 /// A registry-scoped browser whose close fails.
 static BROWSER: DependencyKey<Resource> =
-    DependencyKey::new_async("browser", open_browser).with_scope(Scope::Registry).on_close(close_with_an_error);
+    DependencyKey::shared_async("browser", open_browser).on_close(close_with_an_error);
 /// A registry-scoped cache with an asynchronous close.
 static CACHE: DependencyKey<Resource> =
-    DependencyKey::new_async("cache", open_cache).with_scope(Scope::Registry).on_close_async(close_after_a_wait);
+    DependencyKey::shared_async("cache", open_cache).on_close_async(close_after_a_wait);
 /// A registry-scoped socket whose close panics.
 static SOCKET: DependencyKey<Resource> =
-    DependencyKey::new_async("socket", open_socket).with_scope(Scope::Registry).on_close(close_with_a_panic);
+    DependencyKey::shared_async("socket", open_socket).on_close(close_with_a_panic);
 
 /// A registry-scoped pipe whose close waits for another thread.
 static PIPE: DependencyKey<Resource> =
-    DependencyKey::new_async("pipe", open_pipe).with_scope(Scope::Registry).on_close_async(close_through_a_thread);
+    DependencyKey::shared_async("pipe", open_pipe).on_close_async(close_through_a_thread);
 
 /// Uses the pipe.
 #[tool]

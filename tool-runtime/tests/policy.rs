@@ -26,7 +26,7 @@ fn no_runs(_ctx: &ToolContext) -> Result<Arc<Runs>, DependencyError> {
     Err(DependencyError::new("override `runs`"))
 }
 
-static RUNS: DependencyKey<Arc<Runs>> = DependencyKey::new("runs", no_runs);
+static RUNS: DependencyKey<Arc<Runs>> = DependencyKey::per_call("runs", no_runs);
 
 /// Fetches a web page.
 #[tool(tags(external, read_only))]

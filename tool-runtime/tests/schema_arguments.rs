@@ -562,7 +562,7 @@ fn open_store(_: &ToolContext) -> Result<Vec<u8>, DependencyError> {
     Ok(vec![1, 2])
 }
 
-static STORE: DependencyKey<Vec<u8>> = DependencyKey::new("store", open_store);
+static STORE: DependencyKey<Vec<u8>> = DependencyKey::per_call("store", open_store);
 
 /// Model arguments between the context and a dependency, defaulted ones among them.
 #[tool]

@@ -1229,7 +1229,7 @@ fn blocking_plain(
     word.to_uppercase()
 }
 
-static NUMBER: rt::DependencyKey<u32> = rt::DependencyKey::new("number", |_| Ok(5));
+static NUMBER: rt::DependencyKey<u32> = rt::DependencyKey::per_call("number", |_| Ok(5));
 
 /// Says a dependency.
 #[tool]

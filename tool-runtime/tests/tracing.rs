@@ -110,8 +110,7 @@ fn close_handle(_handle: &u32) -> Result<(), BoxError> {
 }
 
 /// A registry-scoped handle whose close fails.
-static HANDLE: DependencyKey<u32> =
-    DependencyKey::new("handle", open_handle).with_scope(Scope::Registry).on_close(close_handle);
+static HANDLE: DependencyKey<u32> = DependencyKey::shared("handle", open_handle).on_close(close_handle);
 
 /// Uses the handle.
 #[tool]

@@ -138,7 +138,7 @@ impl Sandbox {
 /// The workspace of the file tools. `create` uses the process's current directory with the
 /// containment check on; applications set their own root with
 /// `RegistryBuilder::override_dependency(&SANDBOX, Sandbox::new(root)?)`.
-pub static SANDBOX: DependencyKey<Sandbox> = DependencyKey::new("sandbox", sandbox_from_current_dir);
+pub static SANDBOX: DependencyKey<Sandbox> = DependencyKey::per_call("sandbox", sandbox_from_current_dir);
 
 fn sandbox_from_current_dir(_ctx: &ToolContext) -> Result<Sandbox, DependencyError> {
     std::env::current_dir()

@@ -22,7 +22,11 @@ fn every_defining_tools_example_is_compiled_by_a_pass_test() {
         .map(|path| fs::read_to_string(path).unwrap())
         .collect();
     let blocks = defining_tools_blocks();
-    assert_eq!(blocks.len(), 5, "the section's examples: parameters, input, options, returns, registration");
+    assert_eq!(
+        blocks.len(),
+        8,
+        "the section's examples: parameters, dependencies (shared, provided), input, options, returns, registration, methods"
+    );
     for block in blocks {
         assert!(
             sources.iter().any(|source| source.contains(&block)),

@@ -13,7 +13,7 @@ use super::scope::{OutputScope, ScopeKey};
 use super::usage::{Dropped, Expiry, Lookup, StoreLimits, UsageIndex};
 use crate::clock::{Clock, SystemClock};
 use crate::context::ToolContext;
-use crate::depends::{DependencyKey, Scope};
+use crate::depends::DependencyKey;
 use crate::error::DependencyError;
 use crate::result::ContentPart;
 
@@ -1000,8 +1000,7 @@ impl OutputStore for FileStore {
 /// `tool_output_cache*` tools read through it. Registry-scoped; the default is a [`FileStore`] in
 /// [`default_cache_dir`] bounded by [`output_limits_from_env`]. Apps override it, e.g. with a [`MemoryStore`] in tests:
 /// `RegistryBuilder::override_dependency(&OUTPUT_STORE, Arc::new(MemoryStore::new()))`.
-pub static OUTPUT_STORE: DependencyKey<Arc<dyn OutputStore>> =
-    DependencyKey::new("output_store", default_store).with_scope(Scope::Registry);
+pub static OUTPUT_STORE: DependencyKey<Arc<dyn OutputStore>> = DependencyKey::shared("output_store", default_store);
 
 fn default_store(_ctx: &ToolContext) -> Result<Arc<dyn OutputStore>, DependencyError> {
     let limits = output_limits_from_env().map_err(DependencyError)?;

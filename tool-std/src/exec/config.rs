@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use tool_runtime::{DependencyError, DependencyKey, Scope, ToolContext};
+use tool_runtime::{DependencyError, DependencyKey, ToolContext};
 
 /// The `PATH` commands get when the process has none.
 const FALLBACK_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -109,8 +109,7 @@ impl Default for ExecConfig {
 }
 
 /// The exec tools' configuration: [`ExecConfig::default`], once per registry.
-pub static EXEC_CONFIG: DependencyKey<ExecConfig> =
-    DependencyKey::new("exec_config", default_config).with_scope(Scope::Registry);
+pub static EXEC_CONFIG: DependencyKey<ExecConfig> = DependencyKey::shared("exec_config", default_config);
 
 fn default_config(_ctx: &ToolContext) -> Result<ExecConfig, DependencyError> {
     Ok(ExecConfig::default())

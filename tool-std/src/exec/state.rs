@@ -5,14 +5,14 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tool_runtime::{BoxError, BoxFuture, DependencyError, DependencyKey, Scope, ToolContext};
+use tool_runtime::{BoxError, BoxFuture, DependencyError, DependencyKey, ToolContext};
 
 use super::job::Job;
 
 /// The registry's exec state ([`ExecState`]): closing the registry stops every background
 /// command and removes the session temp dirs.
 pub static EXEC_STATE: DependencyKey<Arc<ExecState>> =
-    DependencyKey::new("exec_state", new_state).with_scope(Scope::Registry).on_close_async(close_state);
+    DependencyKey::shared("exec_state", new_state).on_close_async(close_state);
 
 fn new_state(_ctx: &ToolContext) -> Result<Arc<ExecState>, DependencyError> {
     Ok(Arc::new(ExecState::default()))

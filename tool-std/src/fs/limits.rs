@@ -1,6 +1,6 @@
 //! The configurable limits of the fs tools.
 
-use tool_runtime::{DependencyError, DependencyKey, Scope, ToolContext};
+use tool_runtime::{DependencyError, DependencyKey, ToolContext};
 
 /// The environment variable that sets [`FsLimits::read_max_output_bytes`] (a positive integer,
 /// in bytes).
@@ -118,8 +118,7 @@ fn positive<T: std::str::FromStr + Default + PartialOrd>(name: &str, value: &str
 }
 
 /// The limits the fs tools use: [`FsLimits::from_env`], created once per registry.
-pub static FS_LIMITS: DependencyKey<FsLimits> =
-    DependencyKey::new("fs_limits", limits_from_env).with_scope(Scope::Registry);
+pub static FS_LIMITS: DependencyKey<FsLimits> = DependencyKey::shared("fs_limits", limits_from_env);
 
 fn limits_from_env(_ctx: &ToolContext) -> Result<FsLimits, DependencyError> {
     FsLimits::from_env().map_err(DependencyError)

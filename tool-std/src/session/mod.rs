@@ -41,7 +41,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tool_runtime::output::{Expiry, StoreLimits, limits_from_env};
-use tool_runtime::{DependencyError, DependencyKey, Scope, SystemClock, ToolContext, ToolError};
+use tool_runtime::{DependencyError, DependencyKey, SystemClock, ToolContext, ToolError};
 
 pub use file::{FileSessionStore, SESSION_FORMAT_VERSION, STATE_DIR_ENV, SessionFile, default_sessions_dir};
 pub use memory::MemorySessionStore;
@@ -240,10 +240,10 @@ pub fn modify<T, E>(
     outcome.ok_or(SessionError::EditNotApplied)
 }
 
-/// The session store of the standard tools, one per registry ([`Scope::Registry`]): by default a
-/// [`FileSessionStore`] in [`default_sessions_dir`] (created on first use; the error
-/// [`SessionError::NoStateDir`] when there is no such directory). Override it to keep sessions
-/// elsewhere:
+/// The session store of the standard tools, one per registry
+/// ([`Scope::Registry`](tool_runtime::Scope::Registry)): by default a [`FileSessionStore`] in
+/// [`default_sessions_dir`] (created on first use; the error [`SessionError::NoStateDir`] when
+/// there is no such directory). Override it to keep sessions elsewhere:
 ///
 /// ```
 /// use std::sync::Arc;
@@ -253,8 +253,7 @@ pub fn modify<T, E>(
 /// let builder = tool_std::registry_builder().override_dependency(&SESSION_STORE, store);
 /// # let _ = builder;
 /// ```
-pub static SESSION_STORE: DependencyKey<Arc<dyn SessionStore>> =
-    DependencyKey::new("session_store", default_store).with_scope(Scope::Registry);
+pub static SESSION_STORE: DependencyKey<Arc<dyn SessionStore>> = DependencyKey::shared("session_store", default_store);
 
 fn default_store(_ctx: &ToolContext) -> Result<Arc<dyn SessionStore>, DependencyError> {
     let dir = default_sessions_dir().map_err(|e| DependencyError(e.to_string()))?;
@@ -264,7 +263,7 @@ fn default_store(_ctx: &ToolContext) -> Result<Arc<dyn SessionStore>, Dependency
 
 /// Where calls without a session id keep their state: memory, per registry.
 static UNNAMED_SESSIONS: DependencyKey<Arc<dyn SessionStore>> =
-    DependencyKey::new("unnamed_session_store", unnamed_store).with_scope(Scope::Registry);
+    DependencyKey::shared("unnamed_session_store", unnamed_store);
 
 fn unnamed_store(_ctx: &ToolContext) -> Result<Arc<dyn SessionStore>, DependencyError> {
     Ok(Arc::new(MemorySessionStore::new()))

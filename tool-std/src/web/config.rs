@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use tool_runtime::{DependencyError, DependencyKey, Scope, ToolContext};
+use tool_runtime::{DependencyError, DependencyKey, ToolContext};
 
 use super::net::{HostResolver, NetworkPolicy, SystemResolver};
 use super::search_tool::SearchConfig;
@@ -62,8 +62,7 @@ impl Default for WebConfig {
 }
 
 /// The web tools' configuration: [`WebConfig::default`], once per registry.
-pub static WEB_CONFIG: DependencyKey<WebConfig> =
-    DependencyKey::new("web_config", default_config).with_scope(Scope::Registry);
+pub static WEB_CONFIG: DependencyKey<WebConfig> = DependencyKey::shared("web_config", default_config);
 
 fn default_config(_ctx: &ToolContext) -> Result<WebConfig, DependencyError> {
     Ok(WebConfig::default())

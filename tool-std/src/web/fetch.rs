@@ -9,7 +9,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, LOCATION};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::time::{Duration, Instant};
-use tool_runtime::{DependencyError, DependencyKey, Scope, ToolContext, tool};
+use tool_runtime::{DependencyError, DependencyKey, ToolContext, tool};
 
 use super::address::article;
 use super::config::{WEB_CONFIG, WebConfig};
@@ -174,8 +174,7 @@ fn network_text(class: NetErrorClass, url: &str, detail: &str, timeout_ms: u64, 
 
 /// The HTTP client of `webfetch`, per registry: no automatic redirects, no proxy, the
 /// configured resolver filtered by the network policy.
-static FETCH_CLIENT: DependencyKey<reqwest::Client> =
-    DependencyKey::new_async("webfetch_client", fetch_client).with_scope(Scope::Registry);
+static FETCH_CLIENT: DependencyKey<reqwest::Client> = DependencyKey::shared_async("webfetch_client", fetch_client);
 
 fn fetch_client(ctx: &ToolContext) -> BoxFuture<'_, Result<reqwest::Client, DependencyError>> {
     Box::pin(async move {

@@ -9,7 +9,7 @@ use reqwest::header::ACCEPT;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::time::Duration;
-use tool_runtime::{DependencyError, DependencyKey, Scope, ToolContext, tool};
+use tool_runtime::{DependencyError, DependencyKey, ToolContext, tool};
 
 use super::config::{WEB_CONFIG, WebConfig};
 use super::fetch::build_client;
@@ -376,8 +376,7 @@ fn network(backend: SearchBackendId, error: &reqwest::Error) -> SearchError {
 
 /// The HTTP client of `search`, per registry (the configured resolver, no address policy: the
 /// base URLs are the operator's choice).
-static SEARCH_CLIENT: DependencyKey<reqwest::Client> =
-    DependencyKey::new_async("search_client", search_client).with_scope(Scope::Registry);
+static SEARCH_CLIENT: DependencyKey<reqwest::Client> = DependencyKey::shared_async("search_client", search_client);
 
 fn search_client(ctx: &ToolContext) -> BoxFuture<'_, Result<reqwest::Client, DependencyError>> {
     Box::pin(async move {

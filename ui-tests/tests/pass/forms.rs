@@ -1,5 +1,6 @@
 //! Forms not shown in the README: an included doc file, a tool inside a function body, every
-//! text-like return type, a dependency key given by reference, several dependencies.
+//! text-like return type, a dependency key given by reference, several dependencies, a state-like
+//! type that the model does send (`#[arg(from_model)]`).
 
 use std::borrow::Cow;
 
@@ -22,8 +23,8 @@ fn open_width(_: &ToolContext) -> Result<usize, DependencyError> {
     Ok(80)
 }
 
-static PREFIX: DependencyKey<String> = DependencyKey::new("prefix", open_prefix);
-static WIDTH: DependencyKey<usize> = DependencyKey::new("width", open_width);
+static PREFIX: DependencyKey<String> = DependencyKey::per_call("prefix", open_prefix);
+static WIDTH: DependencyKey<usize> = DependencyKey::per_call("width", open_width);
 
 /// Quote a text.
 #[tool]
@@ -48,6 +49,16 @@ fn refuse() -> Result<(), String> {
     Err("refused".to_owned())
 }
 
+/// Start a tally at a number.
+#[tool]
+fn tally(
+    /// Where to start.
+    #[arg(from_model)]
+    start: std::cell::Cell<u32>,
+) -> String {
+    (start.get() + 1).to_string()
+}
+
 fn main() {
     assert_eq!(
         summarise::TOOL.definition().description,
@@ -67,4 +78,5 @@ fn main() {
     assert_eq!(quote::TOOL.definition().input_schema["required"], serde_json::json!(["text"]));
     assert_eq!(fixed(), "fixed");
     assert_eq!(refuse(), Err("refused".to_owned()));
+    assert_eq!(tally::TOOL.definition().input_schema["properties"]["start"]["type"], "integer");
 }

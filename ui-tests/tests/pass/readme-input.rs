@@ -20,7 +20,7 @@ fn open_index(_: &ToolContext) -> Result<Index, DependencyError> {
     Ok(Index(vec!["alpha".to_owned(), "beta".to_owned()]))
 }
 
-static INDEX: DependencyKey<Index> = DependencyKey::new("index", open_index);
+static INDEX: DependencyKey<Index> = DependencyKey::per_call("index", open_index);
 
 /// Search the index.
 #[tool]

@@ -28,7 +28,7 @@ pub mod tools {
     }
 
     /// The greeting dependency.
-    pub static GREETING: DependencyKey<Greeting> = DependencyKey::new("greeting", open_greeting);
+    pub static GREETING: DependencyKey<Greeting> = DependencyKey::per_call("greeting", open_greeting);
 
     /// A filter.
     #[derive(Debug, Deserialize, JsonSchema)]
@@ -82,6 +82,26 @@ pub mod tools {
     pub(crate) fn noop() {}
 }
 
+/// Tools as methods, with the attributes imported by name (each import is used).
+pub mod server {
+    use tool_runtime::{tool, tools};
+
+    /// A counter whose tools are methods.
+    #[derive(Debug, Default)]
+    pub struct Counter {
+        count: std::sync::atomic::AtomicUsize,
+    }
+
+    #[tools]
+    impl Counter {
+        /// Count one more; returns the count.
+        #[tool]
+        pub fn bump(&self) -> String {
+            (self.count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1).to_string()
+        }
+    }
+}
+
 fn main() {
     /// Answer inside a function body.
     #[tool_runtime::tool]
@@ -95,8 +115,9 @@ fn main() {
         .tool(tools::check::TOOL)
         .tool(tools::noop::TOOL)
         .tool(local::TOOL)
+        .tools_of(std::sync::Arc::new(server::Counter::default()))
         .build()
         .unwrap();
-    assert_eq!(registry.names().collect::<Vec<_>>(), ["check", "count", "greet", "local", "no-op"]);
+    assert_eq!(registry.names().collect::<Vec<_>>(), ["bump", "check", "count", "greet", "local", "no-op"]);
     assert_eq!(local(), "local");
 }

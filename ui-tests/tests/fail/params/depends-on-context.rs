@@ -4,7 +4,7 @@ fn open(_: &ToolContext) -> Result<String, DependencyError> {
     Ok(String::new())
 }
 
-static NAME: DependencyKey<String> = DependencyKey::new("name", open);
+static NAME: DependencyKey<String> = DependencyKey::per_call("name", open);
 
 /// Reads the call id.
 #[tool]

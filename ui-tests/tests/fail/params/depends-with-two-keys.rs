@@ -4,8 +4,8 @@ fn open(_: &ToolContext) -> Result<String, DependencyError> {
     Ok(String::new())
 }
 
-static FIRST: DependencyKey<String> = DependencyKey::new("first", open);
-static SECOND: DependencyKey<String> = DependencyKey::new("second", open);
+static FIRST: DependencyKey<String> = DependencyKey::per_call("first", open);
+static SECOND: DependencyKey<String> = DependencyKey::per_call("second", open);
 
 /// Reads the name.
 #[tool]

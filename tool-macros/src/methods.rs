@@ -1,0 +1,214 @@
+//! `#[tools]` on an `impl` block: its `#[tool]` methods, taking `&self`, become tools of an
+//! instance that the registry holds (`RegistryBuilder::tools_of`).
+
+use darling::FromMeta;
+use darling::ast::NestedMeta;
+use proc_macro2::{Group, TokenStream, TokenTree};
+use quote::{format_ident, quote};
+use syn::spanned::Spanned;
+use syn::{ImplItem, ItemFn, ItemImpl, Meta, Type};
+
+use crate::expand::{Method, check_options, private_path, registration};
+use crate::model::{Errors, Param, ToolFn, unraw};
+use crate::options::{ToolOptions, restyle};
+
+/// `#[tools(crate = path)]`.
+#[derive(Debug, Default, FromMeta)]
+struct ToolsOptions {
+    /// The path of the runtime crate; default `::tool_runtime`.
+    #[darling(rename = "crate")]
+    krate: Option<syn::Path>,
+}
+
+const FORM: &str = "`#[tools] impl Server { #[tool] async fn add(&self, ..) }`";
+
+/// The whole expansion: the impl block without the `#[tool]` attributes, always, then the errors,
+/// one tool spec per method without errors, the instance key and the type's `ToolMethods`.
+pub(crate) fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let tools_options = NestedMeta::parse_meta_list(attr)
+        .map_err(|e| vec![e])
+        .and_then(|items| ToolsOptions::from_list(&items).map_err(|e| restyle(e, "#[tools]", &["crate"])))
+        .unwrap_or_else(|errs| {
+            errors.extend(errs);
+            ToolsOptions::default()
+        });
+    let mut block: ItemImpl = match syn::parse2(item.clone()) {
+        Ok(block) => block,
+        Err(_) => {
+            let message = format!("`#[tools]` goes on an `impl` block whose methods are tools: {FORM}");
+            let error = syn::Error::new(proc_macro2::Span::call_site(), message).to_compile_error();
+            return quote! { #error #item };
+        }
+    };
+    if let Some((path, _)) = &block.trait_ {
+        errors.push(
+            path.span(),
+            format!("`#[tools]` goes on an inherent `impl` block, not on an implementation of a trait: {FORM}"),
+        );
+    }
+    if !block.generics.params.is_empty() || block.generics.where_clause.is_some() {
+        errors.push(
+            block.generics.span(),
+            "a `#[tools]` impl block cannot be generic: each tool's schema is built from concrete types",
+        );
+    }
+    let type_name = match &*block.self_ty {
+        Type::Path(path) if path.qself.is_none() => path.path.segments.last().map(|s| unraw(&s.ident)),
+        _ => None,
+    };
+    if type_name.is_none() {
+        errors.push(block.self_ty.span(), format!("`#[tools]` goes on the `impl` block of a named type: {FORM}"));
+    }
+    let Some(type_name) = type_name.filter(|_| errors.is_empty()) else {
+        // The block as written, without the attributes that would report more errors.
+        for impl_item in &mut block.items {
+            if let ImplItem::Fn(function) = impl_item {
+                function.attrs.retain(|attribute| !is_tool_attribute(attribute));
+            }
+        }
+        let errors = errors.to_compile_errors();
+        return quote! { #block #errors };
+    };
+    let private = private_path(&ToolOptions { krate: tools_options.krate.clone(), ..ToolOptions::default() });
+    let instance_key = format_ident!("__TOOLS_INSTANCE_{}", type_name);
+    let self_ty = (*block.self_ty).clone();
+    let method = Method { self_ty: &self_ty, type_name: type_name.clone(), instance_key: &instance_key };
+    let mut registrations = Vec::new();
+    let mut statics = Vec::new();
+    let mut found = false;
+    for impl_item in &mut block.items {
+        let ImplItem::Fn(function) = impl_item else {
+            continue;
+        };
+        let Some(position) = function.attrs.iter().position(is_tool_attribute) else {
+            continue;
+        };
+        found = true;
+        let attribute = function.attrs.remove(position);
+        // The attribute stays on the emitted method, marked as done, so that the user's import of
+        // `tool` is used; `#[tool(__method)]` expands to the method unchanged.
+        let path = attribute.path().clone();
+        let done: syn::Attribute = syn::parse_quote!(#[#path(__method)]);
+        let mut method_errors = Errors::default();
+        let tokens = match &attribute.meta {
+            Meta::Path(_) => TokenStream::new(),
+            Meta::List(list) => list.tokens.clone(),
+            Meta::NameValue(value) => {
+                method_errors.push(value.span(), "expected `#[tool]` or `#[tool(...)]`");
+                TokenStream::new()
+            }
+        };
+        let mut options = ToolOptions::parse(tokens).unwrap_or_else(|errs| {
+            method_errors.extend(errs);
+            ToolOptions::default()
+        });
+        if options.krate.is_none() {
+            options.krate.clone_from(&tools_options.krate);
+        }
+        let item = ItemFn {
+            attrs: function.attrs.clone(),
+            vis: function.vis.clone(),
+            modifiers: function.modifiers.clone(),
+            sig: function.sig.clone(),
+            block: Box::new(function.block.clone()),
+        };
+        let mut model = ToolFn::from_method(item, &mut method_errors);
+        if function.sig.receiver().is_none() {
+            method_errors.push(
+                function.sig.ident.span(),
+                format!(
+                    "a `#[tool]` in a `#[tools]` impl block is a method taking `&self`: {FORM}; move an associated function without `self` out of the block, as a free `#[tool]` function"
+                ),
+            );
+        }
+        let name = check_options(&model, &options, &mut method_errors);
+        // The method as emitted: its parameters without the attributes `#[tool]` reads.
+        function.sig.inputs = model.item.sig.inputs.clone();
+        if function.sig.receiver().is_some() {
+            function.attrs.insert(position, done);
+        }
+        if method_errors.is_empty() {
+            replace_self(&mut model, &self_ty);
+            statics.push(format_ident!("__TOOL_{}_{}", type_name, unraw(&function.sig.ident)));
+            registrations.push(registration(&model, &options, &name, &private, Some(&method)));
+        } else {
+            errors.extend(method_errors.into_errors());
+        }
+    }
+    if !found {
+        errors.push(
+            block.impl_token.span,
+            format!("this `#[tools]` impl block has no `#[tool]` method: mark each tool method `#[tool]`: {FORM}"),
+        );
+    }
+    let errors = errors.to_compile_errors();
+    let count = statics.len();
+    let key_doc = format!("The instance of `{type_name}` whose `#[tool]` methods a registry serves.");
+    quote! {
+        #block
+
+        #errors
+
+        #[doc = #key_doc]
+        #[allow(non_upper_case_globals)]
+        static #instance_key: #private::DependencyKey<::std::sync::Arc<#self_ty>> =
+            #private::DependencyKey::provided(::core::concat!(::core::module_path!(), "::", #type_name));
+
+        #(#registrations)*
+
+        impl #private::ToolMethods for #self_ty {
+            fn tools() -> &'static [&'static #private::ToolSpec] {
+                static __TOOLS: [&'static #private::ToolSpec; #count] = [#(&#statics),*];
+                &__TOOLS
+            }
+
+            fn instance_key() -> &'static #private::DependencyKey<::std::sync::Arc<Self>> {
+                &#instance_key
+            }
+        }
+    }
+}
+
+/// `#[tool]` or a path ending in `tool` (`#[tool_runtime::tool]`).
+fn is_tool_attribute(attribute: &syn::Attribute) -> bool {
+    attribute.path().segments.last().is_some_and(|segment| segment.ident == "tool")
+}
+
+/// Replaces `Self` by the block's type in every type the registration names, which is generated
+/// outside the impl block.
+fn replace_self(model: &mut ToolFn, self_ty: &Type) {
+    let replace = |ty: &mut Type| {
+        if let Ok(replaced) = syn::parse2(replace_tokens(quote!(#ty), self_ty)) {
+            *ty = replaced;
+        }
+    };
+    for param in &mut model.params {
+        match param {
+            Param::Arg(arg) => {
+                replace(&mut arg.decoded);
+                replace(&mut arg.written);
+            }
+            Param::Input { ty, .. } | Param::Depends { ty, .. } => replace(ty),
+            Param::Context | Param::Receiver => {}
+        }
+    }
+    if let syn::ReturnType::Type(_, ty) = &mut model.item.sig.output {
+        replace(ty);
+    }
+}
+
+fn replace_tokens(tokens: TokenStream, self_ty: &Type) -> TokenStream {
+    tokens
+        .into_iter()
+        .flat_map(|token| match token {
+            TokenTree::Ident(ident) if ident == "Self" => quote!(#self_ty).into_iter().collect::<Vec<_>>(),
+            TokenTree::Group(group) => {
+                let mut replaced = Group::new(group.delimiter(), replace_tokens(group.stream(), self_ty));
+                replaced.set_span(group.span());
+                vec![TokenTree::Group(replaced)]
+            }
+            other => vec![other],
+        })
+        .collect()
+}

@@ -1,0 +1,160 @@
+//! Keys without a `create` (`DependencyKey::provided`): the value is made by the program and
+//! handed to the builder; a registry missing one does not build.
+
+use std::sync::{Arc, Mutex};
+
+use tool_runtime::prelude::*;
+use tool_runtime::{MissingDependency, RegistryError};
+
+/// A database the program opens before it builds the registry.
+#[derive(Debug, Default)]
+struct Database {
+    rows: Mutex<Vec<String>>,
+}
+
+static DATABASE: DependencyKey<Arc<Database>> = DependencyKey::provided("database");
+static API_KEY: DependencyKey<String> = DependencyKey::provided("api_key");
+
+/// Insert a row.
+#[tool]
+async fn insert(
+    /// The row.
+    row: String,
+    #[depends(DATABASE)] db: Arc<Database>,
+) -> String {
+    let mut rows = db.rows.lock().unwrap();
+    rows.push(row);
+    rows.len().to_string()
+}
+
+/// Count the rows.
+#[tool(set = "read")]
+async fn count(#[depends(DATABASE)] db: Arc<Database>) -> String {
+    db.rows.lock().unwrap().len().to_string()
+}
+
+/// Publish the rows.
+#[tool(set = "publish")]
+async fn publish(#[depends(&API_KEY)] key: String, #[depends(DATABASE)] db: Arc<Database>) -> String {
+    format!("{} rows with a key of {} bytes", db.rows.lock().unwrap().len(), key.len())
+}
+
+async fn call(registry: &Registry, name: &str, arguments: &str) -> ToolMessage {
+    registry.call(&ToolCall::new("c", name, arguments), &ToolContext::new()).await
+}
+
+#[tokio::test]
+async fn a_value_made_in_main_is_handed_to_every_call_with_one_provide() {
+    let db = Arc::new(Database::default());
+    let registry =
+        Registry::builder().tool(insert::TOOL).tool(count::TOOL).provide(&DATABASE, db.clone()).build().unwrap();
+    assert_eq!(call(&registry, "insert", r#"{"row":"a"}"#).await.text(), "1");
+    assert_eq!(call(&registry, "insert", r#"{"row":"b"}"#).await.text(), "2");
+    assert_eq!(call(&registry, "count", "{}").await.text(), "2");
+    assert_eq!(*db.rows.lock().unwrap(), ["a", "b"]);
+}
+
+#[test]
+fn a_registry_whose_tool_needs_a_key_nobody_provided_fails_to_build_naming_the_key_and_the_tool() {
+    let error = Registry::builder().tool(insert::TOOL).build().unwrap_err();
+    assert_eq!(
+        error,
+        RegistryError::MissingDependencies {
+            missing: vec![MissingDependency { key: "database".to_owned(), tools: vec!["insert".to_owned()] }]
+        }
+    );
+    assert_eq!(
+        error.to_string(),
+        "the dependency key `database` (asked for by `insert`) has no value: these keys are declared with `DependencyKey::provided`, so the registry must be given one with `RegistryBuilder::provide(&KEY, value)`"
+    );
+}
+
+#[test]
+fn every_missing_key_is_reported_at_once_with_every_tool_that_asks_for_it() {
+    let error = Registry::builder().tool(publish::TOOL).tool(insert::TOOL).tool(count::TOOL).build().unwrap_err();
+    assert_eq!(
+        error,
+        RegistryError::MissingDependencies {
+            missing: vec![
+                MissingDependency { key: "api_key".to_owned(), tools: vec!["publish".to_owned()] },
+                MissingDependency {
+                    key: "database".to_owned(),
+                    tools: vec!["count".to_owned(), "insert".to_owned(), "publish".to_owned()]
+                },
+            ]
+        }
+    );
+    assert!(error.to_string().starts_with(
+        "the dependency keys `api_key` (asked for by `publish`), `database` (asked for by `count`, `insert`, `publish`) have no value"
+    ));
+}
+
+#[test]
+fn a_key_given_a_value_is_no_longer_missing() {
+    let error =
+        Registry::builder().tool(publish::TOOL).provide(&DATABASE, Arc::new(Database::default())).build().unwrap_err();
+    assert_eq!(
+        error,
+        RegistryError::MissingDependencies {
+            missing: vec![MissingDependency { key: "api_key".to_owned(), tools: vec!["publish".to_owned()] }]
+        }
+    );
+}
+
+#[test]
+fn a_tool_left_out_by_sets_does_not_need_its_keys() {
+    let registry = Registry::builder()
+        .tool(publish::TOOL)
+        .tool(count::TOOL)
+        .sets(["read"])
+        .provide(&DATABASE, Arc::new(Database::default()))
+        .build()
+        .unwrap();
+    assert_eq!(registry.names().collect::<Vec<_>>(), ["count"]);
+}
+
+#[tokio::test]
+async fn resolving_a_provided_key_without_a_value_says_to_provide_it() {
+    let error = ToolContext::new().resolve(&API_KEY).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "tool `` could not run: dependency `api_key` failed: no value was provided: hand one in with `RegistryBuilder::provide(&KEY, value)` (the key `api_key` has no `create`)"
+    );
+}
+
+#[tokio::test]
+async fn a_context_override_wins_over_the_provided_value() {
+    let registry = Registry::builder()
+        .tool(publish::TOOL)
+        .provide(&DATABASE, Arc::new(Database::default()))
+        .provide(&API_KEY, "key".to_owned())
+        .build()
+        .unwrap();
+    let ctx = ToolContext::builder().override_dependency(&API_KEY, "longer key".to_owned()).build();
+    let message = registry.call(&ToolCall::new("c", "publish", "{}"), &ctx).await;
+    assert_eq!(message.text(), "0 rows with a key of 10 bytes");
+}
+
+#[test]
+fn each_constructor_states_its_scope() {
+    fn none(_: &ToolContext) -> Result<u8, DependencyError> {
+        Ok(0)
+    }
+    assert_eq!(DependencyKey::per_call("a", none).scope(), Scope::Call);
+    assert_eq!(DependencyKey::shared("b", none).scope(), Scope::Registry);
+    assert_eq!(DATABASE.scope(), Scope::Provided);
+    assert!(DATABASE.is_provided());
+    assert!(!DependencyKey::shared("b", none).is_provided());
+}
+
+#[test]
+#[allow(deprecated)]
+fn the_deprecated_constructors_keep_their_meaning() {
+    fn none(_: &ToolContext) -> Result<u8, DependencyError> {
+        Ok(0)
+    }
+    assert_eq!(DependencyKey::new("a", none).scope(), Scope::Call);
+    assert_eq!(DependencyKey::new("a", none).with_scope(Scope::Registry).scope(), Scope::Registry);
+    assert_eq!(DependencyKey::new("a", none).with_scope(Scope::Provided).scope(), Scope::Call);
+    assert_eq!(DependencyKey::<u8>::provided("b").with_scope(Scope::Registry).scope(), Scope::Provided);
+}
