@@ -266,7 +266,8 @@ fn goodbye() -> String {
 async fn a_registry_with_deferred_tools_lists_the_loaded_ones_and_the_meta_tools_and_answers_them() {
     let registry = Registry::builder().tool(hello::TOOL).tool(goodbye::TOOL).build().unwrap();
     let server = server_of(registry);
-    let listed: Vec<&str> = server.tools().iter().map(|t| &*t.name).collect();
+    let tools = server.tools();
+    let listed: Vec<&str> = tools.iter().map(|t| &*t.name).collect();
     assert_eq!(listed, ["hello", "search_tools", "call_tool"]);
     let mut client = connect(server).await;
     client.call(2, "search_tools", json!({"query": "goodbye"}), false).await;

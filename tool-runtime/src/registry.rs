@@ -1138,7 +1138,7 @@ impl RegistryBuilder {
     ///   [`defer_tools`](RegistryBuilder::defer_tools) that no tool has, and every set given to
     ///   [`defer_sets`](RegistryBuilder::defer_sets) that no tool is in;
     /// - [`RegistryError::ReservedNames`] when tools are deferred and a tool is named like a
-    ///   meta-tool (`search_tools`, `call_tool`).
+    ///   meta-tool (`search_tools`, `call_tool`);
     /// - [`RegistryError::MissingDependencies`] listing every [provided](DependencyKey::provided)
     ///   key a `#[tool]` asks for and no [`provide`](RegistryBuilder::provide) gave a value, with
     ///   the tools that ask for it (only the tools kept by [`sets`](RegistryBuilder::sets) count).

@@ -93,7 +93,7 @@ fn bash_tool() -> (u64, u64) {
     let message = runtime.block_on(registry.call(&ToolCall::new("bench", "bash", arguments), &ToolContext::new()));
     let elapsed = u64::try_from(start.elapsed().as_millis()).unwrap();
     assert!(!message.is_error, "{}", message.text());
-    let ref_id = message.output_ref.as_deref().unwrap();
+    let ref_id = message.ref_id.as_deref().unwrap();
     assert!(message.text().contains(&format!("the whole output (1073741824 bytes) as ref_id `{ref_id}`")));
     // The next result stored beside it leaves it in the cache.
     let after = runtime

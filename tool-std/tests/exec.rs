@@ -415,11 +415,11 @@ fn stored(store: &MemoryStore, ref_id: &str) -> String {
 }
 
 #[tokio::test]
-async fn the_output_of_a_command_is_stored_once_under_the_results_output_ref() {
+async fn the_output_of_a_command_is_stored_once_under_the_results_ref_id() {
     let shell = Shell::with_output_layer(MemoryStore::new());
     let message = shell.bash("seq 1 3").await;
     assert_eq!(body(&message), "1\n2\n3\n");
-    let ref_id = message.output_ref.clone().unwrap();
+    let ref_id = message.ref_id.clone().unwrap();
     // The command's output itself, as it streamed into the cache; the layer did not store the
     // result again.
     assert_eq!(stored(&shell.store, &ref_id), "1\n2\n3\n");
@@ -428,11 +428,11 @@ async fn the_output_of_a_command_is_stored_once_under_the_results_output_ref() {
 }
 
 #[tokio::test]
-async fn a_long_output_is_a_trimmed_result_whose_output_ref_is_the_whole_output() {
+async fn a_long_output_is_a_trimmed_result_whose_ref_id_is_the_whole_output() {
     let shell = Shell::with_output_layer(MemoryStore::new());
     let message = shell.bash("seq 1 100000").await;
     let whole: String = (1..=100_000).map(|n| format!("{n}\n")).collect();
-    let ref_id = message.output_ref.clone().unwrap();
+    let ref_id = message.ref_id.clone().unwrap();
     assert!(message.trimmed);
     assert!(body(&message).contains(&format!("as ref_id `{ref_id}`: page it with tool_output_cache")));
     assert_eq!(stored(&shell.store, &ref_id), whole);
@@ -444,19 +444,19 @@ async fn an_output_larger_than_the_caches_cap_stays_readable_while_later_results
     // default, scaled down).
     let limits = StoreLimits::new(std::time::Duration::from_secs(3600), 64 * 1024);
     let shell = Shell::with_output_layer(MemoryStore::with_limits(limits, Arc::new(tool_runtime::SystemClock)));
-    let big = shell.bash("seq 1 100000").await.output_ref.unwrap();
+    let big = shell.bash("seq 1 100000").await.ref_id.unwrap();
     let mut small = Vec::new();
     for n in 0..40 {
         // Each about 2 KiB with its sandbox and status lines: together over the cap.
         let message = shell.bash(&format!("printf '%02000d\\n' {n}")).await;
-        small.push(message.output_ref.unwrap());
+        small.push(message.ref_id.unwrap());
     }
     assert_eq!(stored(&shell.store, &big).len(), 588_895);
     assert_eq!(stored(&shell.store, small.last().unwrap()), format!("{:02000}\n", 39));
     // The small ones went oldest first, among themselves.
     assert!(shell.store.open_at(&small[0], 0).is_err());
     // A second output over the cap takes the place of the first.
-    let second = shell.bash("seq 1 90000").await.output_ref.unwrap();
+    let second = shell.bash("seq 1 90000").await.ref_id.unwrap();
     assert!(shell.store.open_at(&big, 0).is_err());
     assert_eq!(stored(&shell.store, &second).lines().count(), 90_000);
 }

@@ -35,7 +35,7 @@ pub struct ExecConfig {
     /// the output layer cuts one over its own cap); a larger output is returned as its head and
     /// tail ([`preview_bytes`](ExecConfig::preview_bytes),
     /// [`preview_lines`](ExecConfig::preview_lines)). Either way the whole output is in the output
-    /// cache under the result's `output_ref`, stored as it arrived (default 48 KiB = 49152, below
+    /// cache under the result's `ref_id`, stored as it arrived (default 48 KiB = 49152, below
     /// the output layer's default cap of 50 KiB, so that a long output keeps its tail: the end of
     /// a build or a test run is where its verdict is).
     pub inline_bytes: u64,

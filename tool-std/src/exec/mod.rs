@@ -25,7 +25,7 @@
 //!   the output layer's streaming path ([`store_stream`](tool_runtime::output::store_stream)),
 //!   under a new ref id in the call's scope (its session and principal); only its head and tail
 //!   are kept in memory, so a command printing gigabytes uses a few hundred KiB of memory. The
-//!   result is a [`ToolResult::Stored`]: its `output_ref` is that ref, and the output layer does
+//!   result is a [`ToolResult::Stored`]: its `ref_id` is that ref, and the output layer does
 //!   not store the result again. Output up to [`ExecConfig::inline_bytes`] (48 KiB) is the
 //!   result's body as a whole; a larger output is shown as its first and last
 //!   [`ExecConfig::preview_bytes`] (16 KiB, 500 lines each) around a marker naming the ref. At
