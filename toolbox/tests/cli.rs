@@ -555,10 +555,12 @@ fn run_reports_a_turn_that_asks_to_stop_on_stderr_after_printing_every_result() 
             {"role": "tool", "tool_call_id": "call_done", "content": "said hello"}
         ])
     );
-    assert_eq!(
-        String::from_utf8_lossy(&output.stderr),
-        "toolbox: the turn asks to stop: call `call_done` finished the run: said hello\n"
-    );
+    // A debug build may also warn that a poll held its thread over 10 ms (wall clock: a busy
+    // machine can preempt any poll); that warning is not what this test is about.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let reported: String =
+        stderr.lines().filter(|l| !l.contains("held the thread polling its call")).map(|l| format!("{l}\n")).collect();
+    assert_eq!(reported, "toolbox: the turn asks to stop: call `call_done` finished the run: said hello\n");
 }
 
 fn names(tools: &Value) -> Vec<&str> {

@@ -70,7 +70,7 @@ async def cut_grep_read_on_another_worker(balancer: str) -> None:
     async with Client(balancer) as client:
         result = await client.call_tool("grep", {"pattern": "needle", "path": "notes.txt", "limit": 1000})
         text = text_of(result)
-        found = re.search(r"\[tool output truncated; ref=([A-Za-z0-9_-]+)\]", text)
+        found = re.search(r"\[tool output truncated; ref_id=([A-Za-z0-9_-]+)\]", text)
         assert found, text[-300:]
         assert "needle 0300 " not in text
         for _ in range(2):
