@@ -43,7 +43,8 @@ use proc_macro::TokenStream;
 ///   inclusive, either may be left out; integer or float literals, `-1` allowed);
 ///   `#[arg(length(min = 1, max = 80))]` or `length(equal = N)` on a string (`minLength`/
 ///   `maxLength`, in Unicode code points) or a sequence (`minItems`/`maxItems`);
-///   `#[arg(pattern = "^[a-z]+$")]` on a string (unanchored, as JSON Schema reads it). A bound
+///   `#[arg(pattern = "^[a-z]+$")]` on a string (unanchored, as JSON Schema reads it; the
+///   `regex-lite` crate's syntax: `\d`, `\w`, `\s` ASCII, no `\p{..}` classes). A bound
 ///   on a type it cannot apply to, `min` above `max`, or a pattern that is not a regular
 ///   expression is a compile error. On an `#[input]` type, state bounds with schemars' own
 ///   attributes; decoding enforces every bound the schema states.

@@ -5,9 +5,10 @@
 //!
 //! Lengths of strings count Unicode code points, as JSON Schema (2020-12, section 6.3.1) does.
 //! Numbers are compared as `f64` (exact for every integer up to 2^53). A `pattern` is a regular
-//! expression of the `regex` crate's syntax (ECMA-262's for what tool schemas use: classes,
-//! anchors, repetition), unanchored as JSON Schema reads it; one that does not compile bounds
-//! nothing.
+//! expression of the `regex-lite` crate's syntax (ECMA-262's for what tool schemas use: classes,
+//! anchors, repetition; `\d`, `\w`, `\s` and `\b` are ASCII, as ECMA-262's `\d` and `\w` are;
+//! no `\p{..}` classes), unanchored as JSON Schema reads it; one that does not compile bounds
+//! nothing (`#[arg(pattern)]` is checked with the same engine at compile time).
 
 use serde_json::Value;
 
@@ -68,7 +69,7 @@ pub(crate) struct Bounds {
     exclusive_maximum: Option<f64>,
     min_length: Option<u64>,
     max_length: Option<u64>,
-    pattern: Option<regex::Regex>,
+    pattern: Option<regex_lite::Regex>,
     min_items: Option<u64>,
     max_items: Option<u64>,
 }
@@ -89,7 +90,7 @@ impl Bounds {
             exclusive_maximum: number("exclusiveMaximum"),
             min_length: count("minLength"),
             max_length: count("maxLength"),
-            pattern: map.get("pattern").and_then(Value::as_str).and_then(|p| regex::Regex::new(p).ok()),
+            pattern: map.get("pattern").and_then(Value::as_str).and_then(|p| regex_lite::Regex::new(p).ok()),
             min_items: count("minItems"),
             max_items: count("maxItems"),
         })

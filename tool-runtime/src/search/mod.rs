@@ -13,9 +13,9 @@
 //!   `properties` at every depth (also inside `items` and `anyOf`/`oneOf`/`allOf`, down to 8
 //!   levels).
 //! - **Regex**: a pattern (at most [`MAX_PATTERN_CHARS`] characters, as Anthropic's regex tool
-//!   search allows) searched, unanchored, in the same fields; Rust `regex` syntax, which is
-//!   Python's `re` without look-around or back-references; case-sensitive unless the pattern
-//!   says `(?i)`. A tool's score is the sum of the weights of the fields that match.
+//!   search allows) searched, unanchored, in the same fields; the `regex-lite` crate's syntax,
+//!   which is Python's `re` without look-around or back-references, `\d`, `\w`, `\s` and `\b`
+//!   ASCII and no `\p{..}` classes; case-sensitive unless the pattern says `(?i)` (ASCII case). A tool's score is the sum of the weights of the fields that match.
 //!
 //! The tokenizer (queries and tools alike): split at every character that is not alphanumeric
 //! (Unicode) and inside camelCase words (`readFile`: `read`, `file`); lowercased; the stop words
@@ -32,7 +32,7 @@
 mod bm25;
 pub(crate) mod meta;
 
-use regex::RegexBuilder;
+use regex_lite::RegexBuilder;
 use serde::{Deserialize, Serialize};
 
 use crate::ToolDefinition;
@@ -146,7 +146,7 @@ pub enum SearchError {
     InvalidPattern {
         /// The pattern as given.
         pattern: String,
-        /// What the `regex` crate says, on one line.
+        /// What the `regex-lite` crate says, on one line.
         reason: String,
     },
     /// A limit of 0 or over [`MAX_LIMIT`].
