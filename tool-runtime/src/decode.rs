@@ -1187,6 +1187,7 @@ fn unknown_in_variants(
 }
 
 /// Removes `null` values of properties that `schema` does not require (rule 3), at every depth.
+#[cfg(feature = "dynamic")]
 pub(crate) fn drop_nulls(value: &mut Value, schema: &Value) {
     drop_optional_nulls(value, schema, schema);
 }

@@ -21,6 +21,9 @@ type Handler = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolResul
 /// closure. It registers in the same [`Registry`](crate::Registry) as `#[tool]` functions
 /// (through [`RegistryBuilder::tool_dyn`](crate::RegistryBuilder::tool_dyn)).
 ///
+/// Needs the cargo feature `dynamic` (off by default; `tool-mcp` turns it on), which brings the
+/// `jsonschema` crate; without it this type and [`DynamicToolError`] are absent.
+///
 /// - The definition's schema is the given schema through the canonical passes
 ///   ([`crate::schema::canonicalize`]), so every projection
 ///   ([`Provider::render_tool`](crate::provider::Provider::render_tool)) treats it like a `#[tool]`'s.

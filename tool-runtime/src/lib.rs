@@ -46,10 +46,22 @@
 //! the agent loop when to stop: a tool returned [`ToolResult::done`], or the policy stopped the
 //! turn. [`Registry::close`] releases what tools and registry-scoped dependencies hold.
 //!
-//! Cargo feature `redis` (off by default): the module `redis`, an [`output::OutputStore`] on
-//! Redis and the connection and bookkeeping that `tool-std`'s Redis session store shares, for
-//! state shared by many server processes. It lives here, beside the store trait it implements,
-//! so that the default build has no Redis client at all.
+//! # Cargo features
+//!
+//! All off by default: a crate with `#[tool]` fns and a [`Registry`] builds none of them, and pays
+//! nothing for them. An item a feature brings is absent without it (a use of it is a compile
+//! error, never a run-time one), and its doc names the feature.
+//!
+//! | feature | turns on | brings | turned on by |
+//! |---|---|---|---|
+//! | `dynamic` | `DynamicTool`, `DynamicToolError`: tools whose JSON Schema arrives at run time | `jsonschema` | `tool-mcp` (feature `client`: imported tools) |
+//! | `grep` | `output::grep_stored`, `output::grep_matcher` and their types: regex search over a stored output | `grep-searcher`, `grep-regex`, `unicode-segmentation` | `tool-std` (`tool_output_cache_grep`) |
+//! | `file-store` | `output::FileStore`, `output::default_cache_dir`; the default [`output::OUTPUT_STORE`] becomes a `FileStore` in the user's cache directory (a [`output::MemoryStore`] without it) | `dirs` | `tool-std`, `toolbox` |
+//! | `paging` | `output::parse_page`, `output::page_rows`, `output::offset_token`: opaque page tokens for tools that list rows page by page | `base64` | none in this workspace (a tool author who pages) |
+//! | `redis` | the module `redis`: an [`output::OutputStore`] on Redis, and the connection and bookkeeping that `tool-std`'s Redis session store shares, for state shared by many server processes | `redis` | `tool-std`'s feature `redis`; `toolbox` |
+//!
+//! The `redis` store lives here, beside the store trait it implements, so that the default build
+//! has no Redis client at all.
 
 mod batch;
 mod call;
@@ -57,6 +69,7 @@ mod clock;
 mod context;
 pub mod decode;
 mod depends;
+#[cfg(feature = "dynamic")]
 mod dynamic;
 mod error;
 mod lifecycle;
@@ -81,6 +94,7 @@ pub use call::ToolCall;
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use context::{ImageSupport, ToolContext, ToolContextBuilder};
 pub use depends::{DependencyKey, Scope};
+#[cfg(feature = "dynamic")]
 pub use dynamic::{DynamicTool, DynamicToolError};
 pub use error::{
     ArgumentError, BoxError, CloseError, CloseFailure, DependencyError, MissingDependency, NameClash, RegistryError,

@@ -1014,7 +1014,7 @@ impl RegistryBuilder {
         self.provide(S::instance_key(), instance)
     }
 
-    /// Adds a tool implemented by hand, or a [`DynamicTool`](crate::DynamicTool). Its name must
+    /// Adds a tool implemented by hand, or a `DynamicTool` (cargo feature `dynamic`). Its name must
     /// follow the rule of `#[tool]` names, `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`
     /// ([`RegistryError::InvalidNames`] otherwise). Adding the same `Arc` twice keeps it once. A
     /// tool whose [`origin`](Tool::origin) says nothing is named in errors by the file and line

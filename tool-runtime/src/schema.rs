@@ -581,6 +581,7 @@ fn fold_unit_enum(node: &mut Map<String, Value>) {
 
 /// The names of the properties accepted at `path` (segments: object keys, or `None` for an array
 /// element), following `$ref`s into `$defs`. Empty when the path leaves the schema.
+#[cfg(feature = "dynamic")]
 pub(crate) fn accepted_fields(root: &Value, path: &[Segment]) -> Vec<String> {
     let mut node = resolve(root, root);
     for segment in path {

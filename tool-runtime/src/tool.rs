@@ -75,7 +75,7 @@ impl std::fmt::Display for ToolOrigin {
 
 /// Whether `name` follows the tool-name rule `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, the intersection of
 /// the tool-name rules of every provider ([`ToolDefinition::name`]): the rule `#[tool]` checks at
-/// compile time, and the registry and [`DynamicTool`](crate::DynamicTool) at run time.
+/// compile time, and the registry and `DynamicTool` (cargo feature `dynamic`) at run time.
 pub fn is_valid_tool_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')

@@ -9,8 +9,9 @@
 //!   max-min fairness; a cut result keeps a head and a tail around a marker.
 //! - [`store_stream`] / [`stream_result`]: a result too large for a `String`, read from a stream
 //!   into the store as it arrives, with only the head and tail of its preview in memory.
-//! - [`OutputStore`]: the output cache ([`MemoryStore`], [`FileStore`]), behind the registry-scoped
-//!   dependency [`OUTPUT_STORE`]; [`open_lines`] and [`grep_stored`] stream over it. Every store is
+//! - [`OutputStore`]: the output cache ([`MemoryStore`], `FileStore` with the cargo feature
+//!   `file-store`), behind the registry-scoped dependency [`OUTPUT_STORE`]; [`open_lines`] and
+//!   `grep_stored` (cargo feature `grep`) stream over it. Every store is
 //!   bounded ([`StoreLimits`]: 24 hours since last use, 256 MiB, env `TOOL_OUTPUT_TTL_SECS`,
 //!   `TOOL_OUTPUT_MAX_BYTES`; least recently used first out, kept by a [`UsageIndex`]).
 //! - Ref ids: minted by the layer ([`mint_ref_id`]: 22 characters, 128 unguessable bits), never a
@@ -20,7 +21,7 @@
 //!   tools' parameter, is also [`ToolMessage::ref_id`], MCP's `_meta` key, the `ref_id=ID` of the
 //!   markers and the field of a tool result that names its own cached part (a cut diff).
 //! - [`trim_context`]: the oldest tool outputs of a history become `[tool output trimmed; ref_id=ID]`.
-//! - [`parse_page`], [`page_rows`], [`offset_token`]; [`is_binary`], [`detect_image_mime`];
+//! - `parse_page`, `page_rows`, `offset_token` (cargo feature `paging`); [`is_binary`], [`detect_image_mime`];
 //!   [`split_lines`], [`truncate_text`].
 //!
 //! The dispatcher applies an [`OutputLayer`] when the registry is built with one
@@ -29,8 +30,10 @@
 //! `[tool output truncated; ref_id=ID]`, and the messages of a batch share the turn budget.
 
 mod budget;
+#[cfg(feature = "paging")]
 mod paging;
 pub(crate) mod scope;
+#[cfg(feature = "grep")]
 mod search;
 mod sniff;
 pub(crate) mod store;
@@ -45,16 +48,20 @@ pub use budget::{
     DEFAULT_TURN_BYTES, MAX_TURN_BYTES_ENV, TurnBudgetResult, TurnOutput, apply_turn_budget, fair_shares,
     turn_bytes_from_env,
 };
+#[cfg(feature = "paging")]
 pub use paging::{PageError, offset_token, page_rows, parse_page};
 pub use scope::{OutputScope, REF_ID_LEN, ScopedStore, mint_ref_id};
+#[cfg(feature = "grep")]
 pub use search::{GrepError, GrepHits, GrepLine, GrepQuery, MAX_SEARCH_LINE_BYTES, grep_matcher, grep_stored};
 pub use sniff::{SNIFF_BYTES, binary_reason, detect_image_mime, is_binary};
 pub use store::{
     CHECKPOINT_LINES, DEFAULT_OUTPUT_LIMITS, DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_OUTPUT_TTL, FILE_ENTRY_OVERHEAD,
-    FileStore, LineCursor, LinePrefix, MAX_REF_ID_LEN, MEMORY_ENTRY_OVERHEAD, MemoryStore, OUTPUT_MAX_BYTES_ENV,
-    OUTPUT_STORE, OUTPUT_TTL_ENV, OutputStore, StoreError, StoredInfo, default_cache_dir, limits_from_env, open_lines,
-    output_limits_from_env, put_text, validate_ref_id,
+    LineCursor, LinePrefix, MAX_REF_ID_LEN, MEMORY_ENTRY_OVERHEAD, MemoryStore, OUTPUT_MAX_BYTES_ENV, OUTPUT_STORE,
+    OUTPUT_TTL_ENV, OutputStore, StoreError, StoredInfo, limits_from_env, open_lines, output_limits_from_env, put_text,
+    validate_ref_id,
 };
+#[cfg(feature = "file-store")]
+pub use store::{FileStore, default_cache_dir};
 pub use stream::{STREAM_PREVIEW_BYTES, StreamedOutput, store_stream, stream_result};
 pub use trim::{HistoryShape, TrimReport, estimate_tokens, trim_context, trimmed_placeholder};
 pub use truncate::{

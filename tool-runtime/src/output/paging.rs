@@ -1,4 +1,5 @@
-//! Opaque page tokens for tools that list rows page by page.
+//! Opaque page tokens for tools that list rows page by page. Cargo feature `paging` (off by
+//! default): without it the items here are absent.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -27,7 +28,7 @@ pub enum PageError {
 
 /// The page token for a resume offset (0-based row index): URL-safe base64 without padding of the
 /// offset's decimal digits, e.g. `offset_token(100) == "MTAw"`. Tokens are opaque to clients;
-/// [`parse_page`] decodes them. Source: the Go seed's `OffsetToken`.
+/// [`parse_page`] decodes them. Source: the Go seed's `OffsetToken`. Cargo feature `paging`.
 pub fn offset_token(offset: usize) -> String {
     URL_SAFE_NO_PAD.encode(offset.to_string())
 }
@@ -35,7 +36,7 @@ pub fn offset_token(offset: usize) -> String {
 /// The page size and 0-based offset of a request.
 ///
 /// `page_size`: `None` means `default_size`; otherwise it must be `1..=max_size`. `page_token`:
-/// empty means offset 0; otherwise a token from [`offset_token`] / [`page_rows`].
+/// empty means offset 0; otherwise a token from [`offset_token`] / [`page_rows`]. Cargo feature `paging`.
 ///
 /// # Errors
 /// [`PageError::BadSize`] for a size of 0 or over `max_size`; [`PageError::BadToken`] for a token
@@ -65,7 +66,7 @@ pub fn parse_page(
 
 /// The rows of one page, `rows[offset..offset + limit]` (clamped to the end), and the token of the
 /// next page when rows remain after it (`None` on the last page). An offset past the end gives an
-/// empty page and no token. Source: the Go seed's `PageRows`.
+/// empty page and no token. Source: the Go seed's `PageRows`. Cargo feature `paging`.
 pub fn page_rows<T>(rows: &[T], limit: usize, offset: usize) -> (&[T], Option<String>) {
     let start = offset.min(rows.len());
     let end = start.saturating_add(limit).min(rows.len());

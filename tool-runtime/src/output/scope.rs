@@ -1,12 +1,9 @@
 //! Ref ids the output layer mints, and the scope a stored output belongs to.
 
 use std::io::{self, Read};
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 
-use base64::Engine as _;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::store::{OutputStore, StoreError, StoredInfo};
 use crate::context::ToolContext;
@@ -15,36 +12,64 @@ use crate::result::ContentPart;
 /// The length of a minted ref id: 22 characters (128 bits in unpadded URL-safe base64).
 pub const REF_ID_LEN: usize = 22;
 
-/// The key of this process's ref ids: 32 bytes from the operating system's random source, drawn
-/// once; `Err` with the reason when the source failed.
-fn process_key() -> Result<&'static [u8; 32], io::Error> {
-    static KEY: OnceLock<Result<[u8; 32], String>> = OnceLock::new();
-    let key = KEY.get_or_init(|| {
-        let mut key = [0u8; 32];
-        getrandom::fill(&mut key).map(|()| key).map_err(|e| e.to_string())
-    });
-    key.as_ref().map_err(|e| io::Error::other(format!("the random source of ref ids failed: {e}")))
+/// The bytes of one ref id: 128 bits.
+const REF_ID_BYTES: usize = 16;
+
+/// Ref ids drawn from the operating system's random source at a time: one draw of 4 KiB serves
+/// 256 ids.
+const IDS_PER_DRAW: usize = 256;
+
+/// Random bytes drawn ahead for ref ids, and how many of them are handed out.
+struct RandomPool {
+    bytes: [u8; REF_ID_BYTES * IDS_PER_DRAW],
+    used: usize,
 }
 
-/// A new ref id: 22 characters of `[A-Za-z0-9_-]` (unpadded URL-safe base64 of 128 bits), never
-/// the same twice and not guessable from other ids.
+/// 128 bits from the operating system's random source (through the `getrandom` crate), drawn
+/// [`IDS_PER_DRAW`] ids at a time; bytes handed out are wiped from the pool.
+fn random_bits() -> io::Result<[u8; REF_ID_BYTES]> {
+    const SIZE: usize = REF_ID_BYTES * IDS_PER_DRAW;
+    static POOL: Mutex<RandomPool> = Mutex::new(RandomPool { bytes: [0; SIZE], used: SIZE });
+    let mut pool = POOL.lock().unwrap_or_else(PoisonError::into_inner);
+    if pool.used == SIZE {
+        getrandom::fill(&mut pool.bytes)
+            .map_err(|e| io::Error::other(format!("the random source of ref ids failed: {e}")))?;
+        pool.used = 0;
+    }
+    let range = pool.used..pool.used + REF_ID_BYTES;
+    let mut bits = [0; REF_ID_BYTES];
+    bits.copy_from_slice(&pool.bytes[range.clone()]);
+    pool.bytes[range].fill(0);
+    pool.used += REF_ID_BYTES;
+    Ok(bits)
+}
+
+/// `bits` in unpadded URL-safe base64 (RFC 4648, section 5): 22 characters, each 6 bits, read
+/// from the most significant bit on; the last one holds the 2 lowest bits and 4 zero bits.
+fn url_safe_base64(bits: [u8; REF_ID_BYTES]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let n = u128::from_be_bytes(bits);
+    (0..REF_ID_LEN)
+        .map(|i| {
+            let sextet = if i + 1 < REF_ID_LEN { n >> (122 - 6 * i) } else { n << 4 };
+            char::from(ALPHABET[(sextet & 0x3f) as usize])
+        })
+        .collect()
+}
+
+/// A new ref id: 22 characters of `[A-Za-z0-9_-]` (unpadded URL-safe base64 of 128 bits), not
+/// guessable from other ids.
 ///
-/// The bits are the first 16 bytes of SHA-256 over a 32-byte key drawn once per process from the
-/// operating system's random source, followed by a per-process counter (little-endian `u64`): a
-/// keyed pseudo-random function, so an id tells nothing about the next, and ids of two processes
-/// (two keys) collide with probability 2^-128.
+/// The bits come straight from the operating system's random source (drawn 4 KiB at a time,
+/// for 256 ids), so an id tells nothing about any other, and two ids (of one process or of two)
+/// are the same with probability 2^-128: among 2^32 ids, any two alike with probability under
+/// 2^-64.
 ///
 /// # Errors
-/// When the operating system's random source failed on first use (the error says so).
+/// When the operating system's random source failed (the error says so); a later call draws
+/// again.
 pub fn mint_ref_id() -> io::Result<String> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let key = process_key()?;
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let mut hasher = Sha256::new();
-    hasher.update(key);
-    hasher.update(n.to_le_bytes());
-    let digest = hasher.finalize();
-    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&digest[..16]))
+    random_bits().map(url_safe_base64)
 }
 
 /// The scope a stored output was made in: the session id and the principal of the call's context
@@ -94,6 +119,7 @@ impl ScopeKey {
     }
 
     /// The owner of an entry whose scope could not be read: no reader's.
+    #[cfg(feature = "file-store")]
     pub(crate) fn unreadable() -> Self {
         Self { unreadable: true, ..Self::default() }
     }
@@ -173,5 +199,19 @@ impl OutputStore for ScopedStore<'_> {
 
     fn blocks(&self) -> bool {
         self.store.blocks()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::url_safe_base64;
+
+    #[test]
+    fn ref_id_bits_are_written_as_unpadded_url_safe_base64() {
+        // The vectors are what RFC 4648's URL-safe alphabet, without padding, gives for these bytes.
+        let counting: [u8; 16] = std::array::from_fn(|i| i as u8);
+        assert_eq!(url_safe_base64(counting), "AAECAwQFBgcICQoLDA0ODw");
+        assert_eq!(url_safe_base64([0xff; 16]), "_____________________w");
+        assert_eq!(url_safe_base64([0; 16]), "AAAAAAAAAAAAAAAAAAAAAA");
     }
 }

@@ -1,4 +1,6 @@
-//! Searching a stored output, streaming, with ripgrep's searcher.
+//! Searching a stored output, streaming, with ripgrep's searcher. Cargo feature `grep` (off by
+//! default; `tool-std` turns it on for `tool_output_cache_grep`): without it the items here are
+//! absent.
 
 use std::io;
 
@@ -75,7 +77,8 @@ pub enum GrepError {
     Store(#[from] StoreError),
 }
 
-/// The matcher for a query: line-oriented, case-sensitive, `^`/`$` at line boundaries.
+/// The matcher for a query: line-oriented, case-sensitive, `^`/`$` at line boundaries. Cargo
+/// feature `grep`.
 ///
 /// # Errors
 /// [`GrepError::InvalidRegex`].
@@ -98,7 +101,7 @@ pub fn grep_matcher(pattern: &str, regex: bool) -> Result<RegexMatcher, GrepErro
 
 /// Searches the output stored under `ref_id`, streaming it through ripgrep's searcher in 64 KiB
 /// pieces: memory stays bounded by the longest line (at most [`MAX_SEARCH_LINE_BYTES`]) and the kept
-/// lines, however large the output.
+/// lines, however large the output. Cargo feature `grep` (off by default; `tool-std` turns it on).
 ///
 /// # Errors
 /// [`GrepError::InvalidRegex`]; [`GrepError::Store`] when the ref is unknown, reading fails, or a

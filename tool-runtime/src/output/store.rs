@@ -2,15 +2,22 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::io::{self, BufRead, BufReader, Read};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
+#[cfg(feature = "file-store")]
+use std::{
+    fs::File,
+    io::{Seek, SeekFrom, Write},
+    path::{Path, PathBuf},
+    sync::atomic::{AtomicU64, Ordering},
+    time::SystemTime,
+};
 
 use super::scope::{OutputScope, ScopeKey};
-use super::usage::{Dropped, Expiry, Lookup, StoreLimits, UsageIndex};
+#[cfg(feature = "file-store")]
+use super::usage::Dropped;
+use super::usage::{Expiry, Lookup, StoreLimits, UsageIndex};
 use crate::clock::{Clock, SystemClock};
 use crate::context::ToolContext;
 use crate::depends::DependencyKey;
@@ -613,14 +620,17 @@ impl OutputStore for MemoryStore {
     }
 }
 
+#[cfg(feature = "file-store")]
 static UNIQUE: AtomicU64 = AtomicU64::new(0);
 
 /// A number unique within this process, for temp names.
+#[cfg(feature = "file-store")]
 pub(crate) fn unique() -> u64 {
     UNIQUE.fetch_add(1, Ordering::Relaxed)
 }
 
-/// The default store: one directory per output under a root directory.
+/// The default store with the cargo feature `file-store` (off by default; `tool-std` turns it on):
+/// one directory per output under a root directory. Without the feature this type is absent.
 ///
 /// Layout: `<root>/<ref_id>/text` (the UTF-8 text), `<root>/<ref_id>/index` (little-endian `u64`s:
 /// bytes, lines, number of parts, then the byte offset of every [`CHECKPOINT_LINES`]th line start,
@@ -641,6 +651,7 @@ pub(crate) fn unique() -> u64 {
 /// once a minute. Outputs another process writes into the same root are adopted on first read;
 /// its deletions read as expired. What this process let go is remembered as expired
 /// ([`REMEMBERED_EXPIRIES`](super::REMEMBERED_EXPIRIES) entries) until it ends; after a restart such a ref reads as unknown.
+#[cfg(feature = "file-store")]
 #[derive(Clone)]
 pub struct FileStore {
     root: PathBuf,
@@ -649,6 +660,7 @@ pub struct FileStore {
 }
 
 /// What the usage index of a [`FileStore`] keeps per entry.
+#[cfg(feature = "file-store")]
 #[derive(Debug, Clone)]
 struct FileEntry {
     /// Read from the `scope` file on first need (the scan at open reads no file contents).
@@ -658,8 +670,10 @@ struct FileEntry {
 }
 
 /// How often a read writes an entry's last use to disk, at most.
+#[cfg(feature = "file-store")]
 const STAMP_EVERY: Duration = Duration::from_secs(60);
 
+#[cfg(feature = "file-store")]
 impl fmt::Debug for FileStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let usage = self.usage.lock().unwrap_or_else(PoisonError::into_inner);
@@ -669,11 +683,14 @@ impl fmt::Debug for FileStore {
 
 /// The directory of the default store under the user's cache directory:
 /// `<cache dir>/tool-runtime/output-cache` (on Linux `$XDG_CACHE_HOME` or `~/.cache`; on macOS
-/// `~/Library/Caches`; on Windows `%LOCALAPPDATA%`), from the `dirs` crate.
+/// `~/Library/Caches`; on Windows `%LOCALAPPDATA%`), from the `dirs` crate. Cargo feature
+/// `file-store`.
+#[cfg(feature = "file-store")]
 pub fn default_cache_dir() -> Option<PathBuf> {
     dirs::cache_dir().map(|d| d.join("tool-runtime").join("output-cache"))
 }
 
+#[cfg(feature = "file-store")]
 impl FileStore {
     /// A store rooted at `root`, created when missing, with [`DEFAULT_OUTPUT_LIMITS`] and the
     /// system clock ([`FileStore::open`]).
@@ -885,6 +902,7 @@ impl FileStore {
 
 /// The size of an entry (the bytes of its files and [`FILE_ENTRY_OVERHEAD`]) and its last use (the
 /// `index` file's modification time); `None` when `dir` is not a complete entry.
+#[cfg(feature = "file-store")]
 fn entry_usage(dir: &Path) -> Option<(u64, SystemTime)> {
     let index = std::fs::metadata(dir.join("index")).ok()?;
     let used = index.modified().ok()?;
@@ -900,6 +918,7 @@ fn not_found(ref_id: &str) -> StoreError {
 }
 
 /// A file of an entry could not be read: gone (deleted by another process) reads as not found.
+#[cfg(feature = "file-store")]
 fn file_error(ref_id: &str, path: &Path, e: &io::Error) -> StoreError {
     if e.kind() == io::ErrorKind::NotFound {
         not_found(ref_id)
@@ -908,6 +927,7 @@ fn file_error(ref_id: &str, path: &Path, e: &io::Error) -> StoreError {
     }
 }
 
+#[cfg(feature = "file-store")]
 impl OutputStore for FileStore {
     fn put_scoped(
         &self,
@@ -997,11 +1017,14 @@ impl OutputStore for FileStore {
 }
 
 /// The output cache store of a registry: the dispatcher's output layer writes through it and the
-/// `tool_output_cache*` tools read through it. Registry-scoped; the default is a [`FileStore`] in
-/// [`default_cache_dir`] bounded by [`output_limits_from_env`]. Apps override it, e.g. with a [`MemoryStore`] in tests:
+/// `tool_output_cache*` tools read through it. Registry-scoped; the default is bounded by
+/// [`output_limits_from_env`] and is, with the cargo feature `file-store` (which `tool-std` turns
+/// on), a `FileStore` in `default_cache_dir()`, and without it a [`MemoryStore`] (nothing on disk).
+/// Apps override it, e.g. with a [`MemoryStore`] in tests:
 /// `RegistryBuilder::override_dependency(&OUTPUT_STORE, Arc::new(MemoryStore::new()))`.
 pub static OUTPUT_STORE: DependencyKey<Arc<dyn OutputStore>> = DependencyKey::shared("output_store", default_store);
 
+#[cfg(feature = "file-store")]
 fn default_store(_ctx: &ToolContext) -> Result<Arc<dyn OutputStore>, DependencyError> {
     let limits = output_limits_from_env().map_err(DependencyError)?;
     let dir = default_cache_dir().ok_or_else(|| {
@@ -1013,4 +1036,10 @@ fn default_store(_ctx: &ToolContext) -> Result<Arc<dyn OutputStore>, DependencyE
     FileStore::open(dir, limits, Arc::new(SystemClock))
         .map(|s| Arc::new(s) as Arc<dyn OutputStore>)
         .map_err(|e| DependencyError(e.to_string()))
+}
+
+#[cfg(not(feature = "file-store"))]
+fn default_store(_ctx: &ToolContext) -> Result<Arc<dyn OutputStore>, DependencyError> {
+    let limits = output_limits_from_env().map_err(DependencyError)?;
+    Ok(Arc::new(MemoryStore::with_limits(limits, Arc::new(SystemClock))))
 }
