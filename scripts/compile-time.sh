@@ -19,20 +19,12 @@
 # `cargo build -p CRATE`. Times are wall-clock seconds from `date +%s.%N`.
 set -euo pipefail
 
-repo="$(cd "$(dirname "$0")/.." && pwd)"
-work="${1:-$(mktemp -d -t compile-time.XXXXXX)}"
+# shellcheck source=scripts/lib.sh
+source "$(dirname "$0")/lib.sh"
+work_dir compile-time "${1:-}"
 runs="${RUNS:-3}"
 profile="${PROFILE:-dev}"
 tools=100
-
-mkdir -p "$work"
-work="$(cd "$work" && pwd)"
-case "$work/" in
-"$repo"/*)
-    echo "compile-time.sh: the work dir $work is inside the repository; pass a dir outside it" >&2
-    exit 2
-    ;;
-esac
 
 # The same profile settings as the repository's workspace, so the numbers match its builds.
 cat >"$work/Cargo.toml" <<EOF
@@ -40,28 +32,10 @@ cat >"$work/Cargo.toml" <<EOF
 resolver = "3"
 members = ["ours", "ours_sync", "rmcp_tools", "hand"]
 
-[profile.dev]
-debug = "line-tables-only"
-
-[profile.dev.package."*"]
-debug = false
+$(profile_settings)
 EOF
 # Start from the repository's lock file: the same dependency versions as its own builds.
 [ -f "$work/Cargo.lock" ] || cp "$repo/Cargo.lock" "$work/Cargo.lock"
-
-package() { # name, dependencies
-    mkdir -p "$work/$1/src"
-    cat >"$work/$1/Cargo.toml" <<EOF
-[package]
-name = "$1"
-version = "0.1.0"
-edition = "2024"
-publish = false
-
-[dependencies]
-$2
-EOF
-}
 
 package ours "tool-runtime = { path = \"$repo/tool-runtime\" }"
 package ours_sync "tool-runtime = { path = \"$repo/tool-runtime\" }"
@@ -214,16 +188,6 @@ done
 for crate in "${crates[@]}"; do
     cargo build --profile "$profile" --quiet -p "$crate"
 done
-
-seconds() { # command...: wall-clock seconds of the command
-    local start end
-    start=$(date +%s.%N)
-    "$@" >/dev/null 2>&1
-    end=$(date +%s.%N)
-    echo "$end - $start" | bc
-}
-
-median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 declare -A cold_runs incr_runs cold_median incr_median
 value=50
