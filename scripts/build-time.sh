@@ -9,6 +9,10 @@
 #             this repository). Each run's target dir is made under it and deleted after the run.
 #   RUNS=N    runs per crate (default 3), alternating ours / rmcp; the table shows each run and
 #             the median.
+#   MAX_LOAD=L before each run, waits until the load average over 1 minute is under L (checked
+#             every 10 s), at most WAIT_SECS seconds (default 900) in all, then runs anyway and
+#             says so; unset (the default), runs at once. A run's own build raises the load, so
+#             with MAX_LOAD each run also waits for the one before it to fade.
 #   TIMINGS=1 passes `--timings` to the last run of each crate and keeps its HTML report in
 #             WORK_DIR/timings-CRATE.html (what lies on the critical path).
 #
@@ -140,9 +144,23 @@ build() {
 # A build stopped half way leaves no target dir behind.
 trap 'rm -rf "$work"/target-*' EXIT
 
+# quiet: with MAX_LOAD set, waits until the 1-minute load average is under it (see the usage).
+deadline=$(($(date +%s) + ${WAIT_SECS:-900}))
+quiet() {
+    [ -n "${MAX_LOAD:-}" ] || return 0
+    while [ "$(echo "$(cut -d' ' -f1 /proc/loadavg) >= $MAX_LOAD" | bc)" = 1 ]; do
+        if [ "$(date +%s)" -ge "$deadline" ]; then
+            echo "build-time.sh: the load stayed at or over $MAX_LOAD for ${WAIT_SECS:-900} s; running anyway" >&2
+            return 0
+        fi
+        sleep 10
+    done
+}
+
 declare -A secs counts loads
 for ((r = 0; r < runs; r++)); do
     for crate in "${crates[@]}"; do
+        quiet
         load=$(cut -d' ' -f1 /proc/loadavg)
         echo "run $((r + 1))/$runs: $crate (load average over 1 minute: $load) ..." >&2
         result=$(build "$crate" "$r")

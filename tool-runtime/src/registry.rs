@@ -46,7 +46,7 @@ use crate::tool::{Tool, ToolDefinition, ToolOrigin, ToolSpec, is_valid_tool_name
 ///    the [default](RegistryBuilder::default_timeout)), with panics caught;
 /// 3. the message: whatever happened becomes one [`ToolMessage`], which the [output
 ///    layer](RegistryBuilder::output), when there is one, stores and caps. A store that
-///    [blocks](crate::output::OutputStore::blocks) (a [`FileStore`](crate::output::FileStore)) is
+///    [blocks](crate::output::OutputStore::blocks) (a `FileStore`) is
 ///    written from tokio's blocking pool, never on the thread that polls the call.
 ///
 /// The fast path does the same work in the first poll of the call, without a future of its own,

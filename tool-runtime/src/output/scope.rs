@@ -1,7 +1,7 @@
 //! Ref ids the output layer mints, and the scope a stored output belongs to.
 
+use std::cell::RefCell;
 use std::io::{self, Read};
-use std::sync::{Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
@@ -19,7 +19,8 @@ const REF_ID_BYTES: usize = 16;
 /// 256 ids.
 const IDS_PER_DRAW: usize = 256;
 
-/// Random bytes drawn ahead for ref ids, and how many of them are handed out.
+/// Random bytes drawn ahead for ref ids (one pool per thread, so minting takes no lock), and how
+/// many of them are handed out.
 struct RandomPool {
     bytes: [u8; REF_ID_BYTES * IDS_PER_DRAW],
     used: usize,
@@ -29,19 +30,22 @@ struct RandomPool {
 /// [`IDS_PER_DRAW`] ids at a time; bytes handed out are wiped from the pool.
 fn random_bits() -> io::Result<[u8; REF_ID_BYTES]> {
     const SIZE: usize = REF_ID_BYTES * IDS_PER_DRAW;
-    static POOL: Mutex<RandomPool> = Mutex::new(RandomPool { bytes: [0; SIZE], used: SIZE });
-    let mut pool = POOL.lock().unwrap_or_else(PoisonError::into_inner);
-    if pool.used == SIZE {
-        getrandom::fill(&mut pool.bytes)
-            .map_err(|e| io::Error::other(format!("the random source of ref ids failed: {e}")))?;
-        pool.used = 0;
+    thread_local! {
+        static POOL: RefCell<RandomPool> = const { RefCell::new(RandomPool { bytes: [0; SIZE], used: SIZE }) };
     }
-    let range = pool.used..pool.used + REF_ID_BYTES;
-    let mut bits = [0; REF_ID_BYTES];
-    bits.copy_from_slice(&pool.bytes[range.clone()]);
-    pool.bytes[range].fill(0);
-    pool.used += REF_ID_BYTES;
-    Ok(bits)
+    POOL.with_borrow_mut(|pool| {
+        if pool.used == SIZE {
+            getrandom::fill(&mut pool.bytes)
+                .map_err(|e| io::Error::other(format!("the random source of ref ids failed: {e}")))?;
+            pool.used = 0;
+        }
+        let range = pool.used..pool.used + REF_ID_BYTES;
+        let mut bits = [0; REF_ID_BYTES];
+        bits.copy_from_slice(&pool.bytes[range.clone()]);
+        pool.bytes[range].fill(0);
+        pool.used += REF_ID_BYTES;
+        Ok(bits)
+    })
 }
 
 /// `bits` in unpadded URL-safe base64 (RFC 4648, section 5): 22 characters, each 6 bits, read
@@ -49,19 +53,19 @@ fn random_bits() -> io::Result<[u8; REF_ID_BYTES]> {
 fn url_safe_base64(bits: [u8; REF_ID_BYTES]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let n = u128::from_be_bytes(bits);
-    (0..REF_ID_LEN)
-        .map(|i| {
-            let sextet = if i + 1 < REF_ID_LEN { n >> (122 - 6 * i) } else { n << 4 };
-            char::from(ALPHABET[(sextet & 0x3f) as usize])
-        })
-        .collect()
+    let mut text = String::with_capacity(REF_ID_LEN);
+    for i in 0..REF_ID_LEN {
+        let sextet = if i + 1 < REF_ID_LEN { n >> (122 - 6 * i) } else { n << 4 };
+        text.push(char::from(ALPHABET[(sextet & 0x3f) as usize]));
+    }
+    text
 }
 
 /// A new ref id: 22 characters of `[A-Za-z0-9_-]` (unpadded URL-safe base64 of 128 bits), not
 /// guessable from other ids.
 ///
 /// The bits come straight from the operating system's random source (drawn 4 KiB at a time,
-/// for 256 ids), so an id tells nothing about any other, and two ids (of one process or of two)
+/// for 256 ids, by each thread that mints), so an id tells nothing about any other, and two ids (of one process or of two)
 /// are the same with probability 2^-128: among 2^32 ids, any two alike with probability under
 /// 2^-64.
 ///
@@ -95,7 +99,7 @@ impl<'a> OutputScope<'a> {
     }
 }
 
-/// An [`OutputScope`] as a store keeps it; on disk (`scope` of a [`FileStore`](super::FileStore)
+/// An [`OutputScope`] as a store keeps it; on disk (`scope` of a `FileStore`
 /// entry) it is the JSON object `{"session":..,"principal":..}`, a missing key standing for `None`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -111,7 +111,8 @@ pub fn validate_ref_id(ref_id: &str) -> Result<(), StoreError> {
 }
 
 /// Where tool outputs are kept, by ref id. Implementations: [`MemoryStore`] (tests, short-lived
-/// processes) and [`FileStore`] (the default, files in the user's cache directory). A store shared
+/// processes; the default without the cargo feature `file-store`) and `FileStore` (with it, the
+/// default: files in the user's cache directory). A store shared
 /// by many agent workers implements the same five methods.
 ///
 /// The text is UTF-8 bytes; lines are split at `\n` (see [`StoredInfo::lines`]). Line numbers in
@@ -123,7 +124,7 @@ pub fn validate_ref_id(ref_id: &str) -> Result<(), StoreError> {
 pub trait OutputStore: Send + Sync {
     /// Stores the text read from `text` (to its end) and the typed `parts` under `ref_id`, made in
     /// `scope`, replacing what was stored under it. A reader sees the old or the new output, never a
-    /// mix (a [`FileStore`] reader may see [`StoreError::NotFound`] for the instant between the
+    /// mix (a `FileStore` reader may see [`StoreError::NotFound`] for the instant between the
     /// two). The store may then let other outputs go to stay within its limits (least recently used
     /// first), never this one for its size.
     ///
@@ -182,7 +183,7 @@ pub trait OutputStore: Send + Sync {
     /// `true` when the store's methods do work that waits (disk, network): the registry's output
     /// layer then calls [`put`](OutputStore::put) from tokio's blocking pool instead of the thread
     /// that polls the call (the serving rule: no call holds an async worker thread). Default
-    /// `false`, for a store in memory; [`FileStore`] answers `true`, and a store that wraps
+    /// `false`, for a store in memory; `FileStore` answers `true`, and a store that wraps
     /// another should answer as the wrapped one does.
     fn blocks(&self) -> bool {
         false
@@ -453,7 +454,7 @@ pub fn limits_from_env(defaults: StoreLimits, ttl_var: &str, bytes_var: &str) ->
 /// outputs too.
 pub const MEMORY_ENTRY_OVERHEAD: u64 = 256;
 
-/// Bytes a [`FileStore`] counts for each output beside its files: its directory (one 4 KiB block
+/// Bytes a `FileStore` counts for each output beside its files: its directory (one 4 KiB block
 /// on common file systems) and its slot in the usage index, so that a cap bounds the disk and the
 /// index of many small outputs too (256 MiB holds at most 65,536 outputs).
 pub const FILE_ENTRY_OVERHEAD: u64 = 4096;

@@ -22,7 +22,7 @@ pub struct StreamedOutput {
     pub bytes: u64,
     /// The most bytes of the text held in memory at once while storing it (head and tail): at
     /// most the preview size, whatever the stream's length. The store's own buffers are not
-    /// counted (a [`FileStore`](super::FileStore) streams in 64 KiB pieces; a
+    /// counted (a `FileStore` streams in 64 KiB pieces; a
     /// [`MemoryStore`](super::MemoryStore) holds the whole text by design).
     pub peak_held_bytes: usize,
 }
