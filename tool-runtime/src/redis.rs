@@ -637,9 +637,9 @@ const FIRST_CHUNK_SUB: u64 = 2;
 /// other stores (a ref of another scope reads as unknown). Bounded by its [`StoreLimits`]
 /// (default [`DEFAULT_OUTPUT_LIMITS`]): an entry's size is the bytes of its text, its line index,
 /// its typed parts (as JSON) and its scope's ids, plus [`REDIS_ENTRY_OVERHEAD`]. A use is a scope
-/// check ([`OutputStore::check_scope`], which every scoped read does first): it sets the time to
-/// live of every key of the entry again. An output replaced while it is read makes the reader
-/// fail with an error saying so.
+/// check ([`OutputStore::check_scope`], which a [`ScopedStore`](crate::output::ScopedStore) does
+/// at its first read of a ref): it sets the time to live of every key of the entry again. An
+/// output replaced while it is read makes the reader fail with an error saying so.
 ///
 /// The entry's data is `BYTES LINES PARTS CHECKPOINTS` (decimal, space-separated); the line index
 /// sub-key holds the byte offset of every [`CHECKPOINT_LINES`]th line start after line 0, as

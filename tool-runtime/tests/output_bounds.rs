@@ -7,9 +7,9 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use tool_runtime::output::{
     DEFAULT_OUTPUT_LIMITS, Expiry, FILE_ENTRY_OVERHEAD, FileStore, MEMORY_ENTRY_OVERHEAD, MemoryStore, OutputScope,
-    OutputStore, ScopedStore, StoreError, StoreLimits,
+    OutputStore, ScopedStore, StoreError, StoreLimits, StoredInfo,
 };
-use tool_runtime::{Clock, FixedClock};
+use tool_runtime::{Clock, ContentPart, FixedClock};
 
 const MIB: u64 = 1024 * 1024;
 
@@ -345,4 +345,116 @@ fn the_least_recently_used_of_several_scopes_goes_first_whatever_its_scope() {
         assert_eq!(ScopedStore::new(&*b.store, BOB).info("b").unwrap().bytes, 20_000, "{}", b.kind);
         assert_eq!(ScopedStore::new(&*b.store, ALICE).info("c").unwrap().bytes, 20_000, "{}", b.kind);
     }
+}
+
+/// A memory store that counts the scope checks asked of it.
+struct CountingChecks {
+    inner: MemoryStore,
+    checks: std::sync::atomic::AtomicUsize,
+}
+
+impl CountingChecks {
+    fn new() -> Self {
+        Self::with_limits(DEFAULT_OUTPUT_LIMITS)
+    }
+
+    fn with_limits(limits: StoreLimits) -> Self {
+        Self { inner: MemoryStore::with_limits(limits, clock()), checks: 0.into() }
+    }
+
+    fn checks(&self) -> usize {
+        self.checks.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl OutputStore for CountingChecks {
+    fn put_scoped(
+        &self,
+        scope: OutputScope<'_>,
+        ref_id: &str,
+        text: &mut dyn Read,
+        parts: &[ContentPart],
+    ) -> Result<StoredInfo, StoreError> {
+        self.inner.put_scoped(scope, ref_id, text, parts)
+    }
+
+    fn check_scope(&self, ref_id: &str, scope: OutputScope<'_>) -> Result<(), StoreError> {
+        self.checks.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.check_scope(ref_id, scope)
+    }
+
+    fn info(&self, ref_id: &str) -> Result<StoredInfo, StoreError> {
+        self.inner.info(ref_id)
+    }
+
+    fn open_at(&self, ref_id: &str, offset: u64) -> Result<Box<dyn Read + Send>, StoreError> {
+        self.inner.open_at(ref_id, offset)
+    }
+
+    fn checkpoint(&self, ref_id: &str, line: u64) -> Result<(u64, u64), StoreError> {
+        self.inner.checkpoint(ref_id, line)
+    }
+
+    fn parts(&self, ref_id: &str) -> Result<Vec<ContentPart>, StoreError> {
+        self.inner.parts(ref_id)
+    }
+}
+
+#[test]
+fn a_view_checks_a_ref_once_however_many_reads_it_makes_of_it() {
+    let store = CountingChecks::new();
+    put(&store, ALICE, "a", "one\ntwo\n");
+    put(&store, ALICE, "b", "three\n");
+    let view = ScopedStore::new(&store, ALICE);
+    assert_eq!(view.info("a").unwrap().lines, 2);
+    assert_eq!(view.checkpoint("a", 1).unwrap(), (0, 0));
+    assert_eq!(read(&view, "a").unwrap(), "one\ntwo\n");
+    assert_eq!(store.checks(), 1);
+    assert_eq!(read(&view, "b").unwrap(), "three\n");
+    assert_eq!(store.checks(), 2);
+    // A new view (the next tool call) checks again: that check is the ref's use.
+    assert_eq!(ScopedStore::new(&store, ALICE).info("a").unwrap().bytes, 8);
+    assert_eq!(store.checks(), 3);
+}
+
+#[test]
+fn a_view_never_remembers_a_failed_check() {
+    let store = CountingChecks::new();
+    put(&store, ALICE, "a", "mine\n");
+    let view = ScopedStore::new(&store, BOB);
+    for _ in 0..2 {
+        assert_eq!(view.info("a"), Err(StoreError::NotFound { ref_id: "a".to_owned() }));
+    }
+    assert_eq!(store.checks(), 2);
+}
+
+#[test]
+fn a_view_remembers_at_most_eight_refs_and_checks_the_others_each_time() {
+    let store = CountingChecks::new();
+    let ids: Vec<String> = (0..10).map(|i| format!("r{i}")).collect();
+    for id in &ids {
+        put(&store, ALICE, id, "x\n");
+    }
+    let view = ScopedStore::new(&store, ALICE);
+    for _ in 0..2 {
+        for id in &ids {
+            assert_eq!(view.info(id).unwrap().bytes, 2);
+        }
+    }
+    assert_eq!(ScopedStore::REMEMBERED, 8);
+    // 10 checks on the first pass, then 2 for the refs beyond the eight remembered.
+    assert_eq!(store.checks(), 12);
+}
+
+#[test]
+fn a_ref_let_go_after_its_check_reads_as_expired_in_the_same_view() {
+    // Room for one 10-byte output: the second evicts the first.
+    let cap = MEMORY_ENTRY_OVERHEAD + 10 + ALICE.session.unwrap().len() as u64 + ALICE.principal.unwrap().len() as u64;
+    let store = CountingChecks::with_limits(StoreLimits::new(Duration::from_secs(3600), cap));
+    put(&store, ALICE, "a", "gone soon\n");
+    let view = ScopedStore::new(&store, ALICE);
+    assert_eq!(view.info("a").unwrap().bytes, 10);
+    put(&store, ALICE, "b", "the next\n\n");
+    assert_eq!(view.info("a"), Err(StoreError::Expired { ref_id: "a".to_owned(), why: Expiry::SizeCap }));
+    assert_eq!(store.checks(), 1);
 }

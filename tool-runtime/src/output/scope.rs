@@ -2,6 +2,7 @@
 
 use std::cell::RefCell;
 use std::io::{self, Read};
+use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
@@ -138,25 +139,51 @@ impl ScopeKey {
     }
 }
 
-/// A store seen from one scope: every read first asks the store whether the ref belongs to the
-/// scope ([`OutputStore::check_scope`]), so a ref of another scope reads exactly as an unknown one
-/// (the same [`StoreError::NotFound`]), and a ref of this scope that the store let go reads as
-/// [`StoreError::Expired`], also when it goes between the check and the read. Writes go to the
+/// A store seen from one scope: the first read of a ref asks the store whether the ref belongs to
+/// the scope ([`OutputStore::check_scope`], which is also the ref's use: a store with a time to
+/// live starts it again), so a ref of another scope reads exactly as an unknown one (the same
+/// [`StoreError::NotFound`]), and a ref of this scope that the store let go reads as
+/// [`StoreError::Expired`], also when it goes between the check and a read. Writes go to the
 /// scope of the view.
-#[derive(Clone, Copy)]
+///
+/// A view is made for one tool call: a ref whose check passed is not checked again by the same
+/// view (a call that reads a ref's size, a checkpoint and its lines uses it once, and a shared
+/// store answers one scope check instead of three). It remembers at most
+/// [`ScopedStore::REMEMBERED`] refs; a failed check is never remembered.
 pub struct ScopedStore<'a> {
     store: &'a dyn OutputStore,
     scope: OutputScope<'a>,
+    /// The refs whose scope check passed in this view.
+    checked: Mutex<Vec<String>>,
+}
+
+impl Clone for ScopedStore<'_> {
+    fn clone(&self) -> Self {
+        Self { store: self.store, scope: self.scope, checked: Mutex::new(self.lock_checked().clone()) }
+    }
 }
 
 impl<'a> ScopedStore<'a> {
+    /// How many refs whose check passed a view remembers: 8 (a tool call reads one or two).
+    pub const REMEMBERED: usize = 8;
+
     /// `store` as `scope` sees it.
     pub fn new(store: &'a dyn OutputStore, scope: OutputScope<'a>) -> Self {
-        Self { store, scope }
+        Self { store, scope, checked: Mutex::new(Vec::new()) }
+    }
+
+    fn lock_checked(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.checked.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn read<T>(&self, ref_id: &str, read: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
-        self.store.check_scope(ref_id, self.scope)?;
+        if !self.lock_checked().iter().any(|checked| checked == ref_id) {
+            self.store.check_scope(ref_id, self.scope)?;
+            let mut checked = self.lock_checked();
+            if checked.len() < Self::REMEMBERED {
+                checked.push(ref_id.to_owned());
+            }
+        }
         read().map_err(|e| match e {
             StoreError::NotFound { ref_id } => StoreError::Expired { ref_id, why: super::Expiry::SizeCap },
             other => other,
