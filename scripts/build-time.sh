@@ -19,7 +19,7 @@
 # Prints a Markdown table: each run's wall seconds, the median, the crates compiled per run, the
 # ratio of the medians to rmcp's, and the load average over 1 minute before each run (a busy
 # machine shows there; wait for a quiet one before taking figures). Each run's build log stays in
-# WORK_DIR/build-CRATE-RUN.log.
+# WORK_DIR/build-CRATE-RUN.log. Each run's binary is run once and must print the tool's result.
 #
 # The dependencies are fetched once first (`cargo fetch`, the only step that may use the network);
 # the timed builds run `--offline`. Both crates start from the repository's Cargo.lock, so the
@@ -119,6 +119,8 @@ fn main() {
 EOF
 
 crates=(ours rmcp_one)
+# What each binary prints: the tool's result (and for rmcp, first, the number of tools listed).
+declare -A expected=([ours]="milk 3 0" [rmcp_one]="1 milk 3 0")
 for crate in "${crates[@]}"; do
     echo "fetching the dependencies of $crate ..." >&2
     (cd "$work/$crate" && cargo fetch --quiet)
@@ -137,7 +139,14 @@ build() {
     }
     end=$(date +%s.%N)
     if [ ${#timings[@]} -gt 0 ]; then cp "$target"/cargo-timings/cargo-timing.html "$work/timings-$crate.html"; fi
+    # The binary does what it says: what is timed is a working build.
+    local printed
+    printed=$("$target/debug/$crate" 2>&1) || true
     rm -rf "$target"
+    if [ "$printed" != "${expected[$crate]}" ]; then
+        echo "build-time.sh: $crate printed \`$printed\`, not \`${expected[$crate]}\`" >&2
+        exit 1
+    fi
     echo "$(echo "$end - $start" | bc) $(grep -c '^ *Compiling ' "$log")"
 }
 
