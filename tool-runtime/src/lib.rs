@@ -374,6 +374,23 @@ pub mod __private {
         T::from_dependency(ctx, key)
     }
 
+    /// The call of an `async fn` tool whose arguments are decoded: awaits the user's `future`,
+    /// then `convert`s its output. One generic `async` body in this crate for every such tool, so
+    /// a tool's own code has no `async` block of its own (no second state machine to check and
+    /// build per tool).
+    pub fn finish<'a, F, C>(future: F, convert: C) -> BoxFuture<'a, Result<ToolResult, ToolError>>
+    where
+        F: std::future::Future + Send + 'a,
+        C: FnOnce(F::Output) -> Result<ToolResult, ToolError> + Send + 'a,
+    {
+        Box::pin(async move { convert(future.await) })
+    }
+
+    /// The call of an `async fn` tool whose arguments could not be decoded: `error`, at once.
+    pub fn fail_now<'a>(error: ToolError) -> BoxFuture<'a, Result<ToolResult, ToolError>> {
+        Box::pin(std::future::ready(Err(error)))
+    }
+
     /// Runs a `#[tool(blocking)]` function on tokio's blocking thread pool. A panic becomes
     /// [`ToolError::Panicked`] with the tool's name, as for any tool.
     pub async fn run_blocking<F, R>(spec: &'static ToolSpec, f: F) -> Result<R, ToolError>
