@@ -254,9 +254,9 @@ pub(crate) fn registration(
         || blocking
         || model.params.iter().any(|p| matches!(p, Param::Depends { .. } | Param::Receiver));
     // An `async fn` with nothing else to await (no dependency, no receiver, not blocking) and
-    // no borrowed argument: its arguments are decoded before its future is made, and the
-    // runtime's one generic `async` body (`finish`) awaits it and converts its output, so the
-    // tool has no `async` block of its own.
+    // no borrowed argument: the runtime's one generic `async` body (`finish`) runs a closure that
+    // decodes the arguments and calls the function, awaits its future and converts its output,
+    // so the tool has no `async` block of its own.
     let plain_async = model.item.sig.asyncness.is_some()
         && !blocking
         && model.params.iter().all(|p| match p {
@@ -501,11 +501,13 @@ pub(crate) fn registration(
                 ) -> #private::BoxFuture<'__a, ::core::result::Result<#private::ToolResult, #private::ToolError>>
             },
             quote! {
-                #destructure = match (__TOOL_FNS.1)(&#static_ident, __raw) {
-                    ::core::result::Result::Ok(__args) => __args,
-                    ::core::result::Result::Err(__error) => return #private::fail_now(__error),
-                };
-                #private::finish(#call_now, |__out| #convert)
+                #private::finish(
+                    move || {
+                        #destructure = (__TOOL_FNS.1)(&#static_ident, __raw)?;
+                        ::core::result::Result::Ok(#call_now)
+                    },
+                    |__out| #convert,
+                )
             },
         )
     } else if awaits {
@@ -983,8 +985,8 @@ mod tests {
             ),
         )
         .to_string();
-        assert!(plain.contains(":: finish (__tool_fn (a) , | __out |"), "{plain}");
-        assert!(plain.contains(":: fail_now (__error)"), "{plain}");
+        assert!(plain.contains(":: core :: result :: Result :: Ok (__tool_fn (a))"), "{plain}");
+        assert!(plain.contains(":: finish (move || {"), "{plain}");
         assert!(!plain.contains("async move"), "{plain}");
         assert!(!plain.contains("mod __tool_args_f"), "{plain}");
         for other in [

@@ -374,21 +374,18 @@ pub mod __private {
         T::from_dependency(ctx, key)
     }
 
-    /// The call of an `async fn` tool whose arguments are decoded: awaits the user's `future`,
-    /// then `convert`s its output. One generic `async` body in this crate for every such tool, so
-    /// a tool's own code has no `async` block of its own (no second state machine to check and
-    /// build per tool).
-    pub fn finish<'a, F, C>(future: F, convert: C) -> BoxFuture<'a, Result<ToolResult, ToolError>>
+    /// The call of an `async fn` tool: on its first poll, `start` decodes the arguments and
+    /// calls the user's function, whose future is then awaited and its output `convert`ed. One
+    /// generic `async` body in this crate for every such tool, so a tool's own code has no `async`
+    /// block of its own (no second state machine to check and build per tool); the arguments are
+    /// decoded when the call's future is first polled, as in a tool with an `async` block.
+    pub fn finish<'a, S, F, C>(start: S, convert: C) -> BoxFuture<'a, Result<ToolResult, ToolError>>
     where
+        S: FnOnce() -> Result<F, ToolError> + Send + 'a,
         F: std::future::Future + Send + 'a,
         C: FnOnce(F::Output) -> Result<ToolResult, ToolError> + Send + 'a,
     {
-        Box::pin(async move { convert(future.await) })
-    }
-
-    /// The call of an `async fn` tool whose arguments could not be decoded: `error`, at once.
-    pub fn fail_now<'a>(error: ToolError) -> BoxFuture<'a, Result<ToolResult, ToolError>> {
-        Box::pin(std::future::ready(Err(error)))
+        Box::pin(async move { convert(start()?.await) })
     }
 
     /// Runs a `#[tool(blocking)]` function on tokio's blocking thread pool. A panic becomes
