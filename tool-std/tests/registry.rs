@@ -153,6 +153,27 @@ fn with_network_exec_the_exec_tools_are_tagged_external_too() {
 }
 
 #[test]
+fn the_open_world_exec_tools_answer_every_question_as_the_tools_they_tag() {
+    use tool_runtime::Tool;
+    let tagged = tool_std::exec::open_world_tools();
+    let own = [tool_std::exec::bash::TOOL, tool_std::exec::bash_output::TOOL, tool_std::exec::bash_kill::TOOL];
+    assert_eq!(tagged.len(), own.len());
+    for (tagged, own) in tagged.iter().zip(own) {
+        let name = Tool::name(own);
+        assert_eq!(tagged.name(), name);
+        assert_eq!(tagged.set(), Tool::set(own), "{name}");
+        assert_eq!(format!("{:?}", tagged.origin()), format!("{:?}", Tool::origin(own)), "{name}");
+        assert_eq!(tagged.sequential(), Tool::sequential(own), "{name}");
+        assert_eq!(tagged.timeout(), Tool::timeout(own), "{name}");
+        assert_eq!(tagged.deferred(), Tool::deferred(own), "{name}");
+        assert_eq!(tagged.reads_context(), Tool::reads_context(own), "{name}");
+        let mut definition = Tool::definition(own).clone();
+        definition.tags.push("external".to_owned());
+        assert_eq!(tagged.definition(), &definition, "{name}");
+    }
+}
+
+#[test]
 fn only_webfetch_and_search_are_tagged_external() {
     let registry = tool_std::registry_builder().build().unwrap();
 

@@ -55,6 +55,10 @@ impl Tool for Tagged {
         self.spec.timeout()
     }
 
+    fn deferred(&self) -> bool {
+        Tool::deferred(self.spec)
+    }
+
     fn reads_context(&self) -> bool {
         self.spec.reads_context()
     }
