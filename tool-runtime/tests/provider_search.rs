@@ -3,7 +3,10 @@
 
 use serde_json::{Value, json};
 use tool_runtime::prelude::*;
-use tool_runtime::provider::{AnthropicSearch, Deferral, OpenAiSearch, Provider, ProviderError, Rendering, SearchCall};
+use tool_runtime::provider::{
+    AnthropicSearch, Deferral, MAX_ANTHROPIC_DEFERRED, OpenAiSearch, ProjectionError, Provider, ProviderError,
+    Rendering, SchemaError, SearchCall,
+};
 use tool_runtime::search::{SearchQuery, meta_tool_definitions};
 
 /// Read a UTF-8 file.
@@ -151,6 +154,50 @@ fn a_registry_without_deferred_tools_renders_as_render_tools() {
             .unwrap();
         assert_eq!(tools, provider.render_tools(registry.definitions()).unwrap(), "{provider}");
     }
+}
+
+/// `count` copies of `send_email`, named `tool_0` .. , all deferred.
+fn many_deferred(count: usize) -> Vec<ToolDefinition> {
+    let registry = registry();
+    let one = registry.definition("send_email").unwrap();
+    (0..count)
+        .map(|n| {
+            let mut definition = one.clone();
+            definition.name = format!("tool_{n}");
+            definition
+        })
+        .collect()
+}
+
+#[test]
+fn anthropic_takes_ten_thousand_deferred_tools_and_refuses_one_more_naming_it() {
+    let render = |definitions: &[ToolDefinition], provider: Provider| {
+        provider.render_deferred_tools(definitions, |_| true, Rendering::DEFAULT, &Deferral::default())
+    };
+    let at_limit = many_deferred(MAX_ANTHROPIC_DEFERRED);
+    // Every deferred tool, then the search tool.
+    assert_eq!(render(&at_limit, Provider::Anthropic).unwrap().len(), 10_001);
+
+    let past = many_deferred(MAX_ANTHROPIC_DEFERRED + 2);
+    let error = render(&past, Provider::Anthropic).unwrap_err();
+    assert_eq!(
+        error,
+        ProjectionError {
+            tool: "tool_10000".to_owned(),
+            target: "anthropic",
+            error: SchemaError {
+                path: String::new(),
+                message: "anthropic takes at most 10000 deferred tools (`defer_loading`) in one request, and this is deferred tool 10001 of 10002: defer fewer tools, or render fewer of them".to_owned(),
+            },
+        }
+    );
+    assert_eq!(
+        error.to_string(),
+        "tool `tool_10000` cannot be sent to anthropic: ``: anthropic takes at most 10000 deferred tools (`defer_loading`) in one request, and this is deferred tool 10001 of 10002: defer fewer tools, or render fewer of them"
+    );
+    // The others state no such limit.
+    assert_eq!(render(&past, Provider::OpenAiResponses).unwrap().len(), 10_003);
+    assert_eq!(render(&past, Provider::OpenAiChat).unwrap().len(), 2);
 }
 
 fn anthropic_response() -> Value {

@@ -55,7 +55,7 @@ pub use gemini::gemini_schema;
 pub use projection::Target;
 use projection::{Form, project};
 pub use projection::{ProjectionError, SchemaError, mcp_annotations, openai_strict_schema, tags_from_mcp_annotations};
-pub use search::{AnthropicSearch, Deferral, OpenAiSearch, SearchCall};
+pub use search::{AnthropicSearch, Deferral, MAX_ANTHROPIC_DEFERRED, OpenAiSearch, SearchCall};
 
 use crate::{ToolCall, ToolDefinition, ToolMessage};
 

@@ -12,10 +12,14 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{At, ProjectionError, Provider, ProviderError, Rendering};
+use super::{At, ProjectionError, Provider, ProviderError, Rendering, SchemaError};
 use crate::search::meta::SearchArguments;
 use crate::search::{SEARCH_TOOL, SearchQuery, meta_tool_definitions};
 use crate::{Registry, ToolDefinition, ToolMessage};
+
+/// The most tools one Anthropic request may defer (`"defer_loading": true`), Anthropic's limit
+/// for tool search. [`Provider::render_deferred_tools`] refuses a longer list for Anthropic.
+pub const MAX_ANTHROPIC_DEFERRED: usize = 10_000;
 
 /// How deferred tools are offered to a model (see [`Provider::render_deferred_tools`]).
 /// `Default`: Anthropic and OpenAI search run by the client (this crate answers them), no
@@ -89,7 +93,9 @@ impl Provider {
     /// When no tool is deferred, the array is [`Provider::render_tools_with`]'s.
     ///
     /// # Errors
-    /// The [`ProjectionError`] of the first tool that cannot be sent.
+    /// The [`ProjectionError`] of the first tool that cannot be sent. For Anthropic, more than
+    /// [`MAX_ANTHROPIC_DEFERRED`] deferred tools is an error too, naming the first deferred tool
+    /// past the limit (its `path` is empty: the whole entry).
     pub fn render_deferred_tools(
         self,
         definitions: &[ToolDefinition],
@@ -113,6 +119,20 @@ impl Provider {
         let held = || definitions.iter().filter(|d| is_deferred(d));
         match self {
             Self::Anthropic => {
+                let count = held().count();
+                if let Some(past) = held().nth(MAX_ANTHROPIC_DEFERRED) {
+                    return Err(ProjectionError {
+                        tool: past.name.clone(),
+                        target: self.id(),
+                        error: SchemaError {
+                            path: String::new(),
+                            message: format!(
+                                "anthropic takes at most {MAX_ANTHROPIC_DEFERRED} deferred tools (`defer_loading`) in one request, and this is deferred tool {} of {count}: defer fewer tools, or render fewer of them",
+                                MAX_ANTHROPIC_DEFERRED + 1
+                            ),
+                        },
+                    });
+                }
                 let mut tools: Vec<Value> =
                     definitions.iter().map(|d| render(d, is_deferred(d))).collect::<Result<_, _>>()?;
                 tools.push(match deferral.anthropic {
