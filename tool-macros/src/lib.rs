@@ -6,11 +6,14 @@
 //! `expand` generates code; errors from every step are collected and reported together, and the
 //! user's function is always emitted so that one mistake does not cascade.
 
+// The pattern rule of `tool-runtime`, compiled here too so that both hold patterns to one rule.
 mod docs;
 mod expand;
 mod methods;
 mod model;
 mod options;
+#[path = "../../tool-runtime/src/pattern_syntax.rs"]
+mod pattern_syntax;
 mod position;
 
 use proc_macro::TokenStream;
@@ -44,9 +47,11 @@ use proc_macro::TokenStream;
 ///   `#[arg(length(min = 1, max = 80))]` or `length(equal = N)` on a string (`minLength`/
 ///   `maxLength`, in Unicode code points) or a sequence (`minItems`/`maxItems`);
 ///   `#[arg(pattern = "^[a-z]+$")]` on a string (unanchored, as JSON Schema reads it; the
-///   `regex-lite` crate's syntax: `\d`, `\w`, `\s` ASCII, no `\p{..}` classes). A bound
-///   on a type it cannot apply to, `min` above `max`, or a pattern that is not a regular
-///   expression is a compile error. On an `#[input]` type, state bounds with schemars' own
+///   part of ECMA-262's syntax that the decoder's engine, `regex-lite`, reads alike: classes,
+///   anchors, groups `(..)`, `(?:..)`, `(?<name>..)`, repetition; `\d`, `\w`, `\s` and `\b`
+///   ASCII; no `\p{..}` classes, look-around, backreferences, inline flags such as `(?i)`,
+///   POSIX classes, `\A`/`\z`). A bound on a type it cannot apply to, `min` above `max`, or a
+///   pattern outside that syntax is a compile error that says what to write instead. On an `#[input]` type, state bounds with schemars' own
 ///   attributes; decoding enforces every bound the schema states.
 ///   A parameter whose type is state the program hands in, not data a model sends (`Arc`, `Rc`,
 ///   `Weak`, `Mutex`, `RwLock`, `RefCell`, `Cell`, `OnceCell`, `OnceLock`, `LazyLock`, atomics,

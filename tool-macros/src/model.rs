@@ -166,14 +166,10 @@ fn bounds_of(options: &ArgOptions, errors: &mut Errors) -> Vec<Bound> {
         bounds.extend(max.map(|(n, span)| Bound { kind: BoundKind::MaxLength(n), span }));
     }
     if let Some(pattern) = &options.pattern {
-        // The same engine as decoding's check, so that a pattern accepted here is one it enforces.
-        match regex_lite::Regex::new(&pattern.value()) {
-            Ok(_) => bounds.push(Bound { kind: BoundKind::Pattern(pattern.value()), span: pattern.span() }),
-            Err(error) => {
-                let reason =
-                    error.to_string().lines().rfind(|l| !l.trim().is_empty()).unwrap_or_default().trim().to_owned();
-                errors.push(pattern.span(), format!("`pattern` is not a valid regular expression: {reason}"));
-            }
+        // The rule decoding's check is held to at registry build, from the same source file.
+        match crate::pattern_syntax::pattern_problem(&pattern.value()) {
+            None => bounds.push(Bound { kind: BoundKind::Pattern(pattern.value()), span: pattern.span() }),
+            Some(problem) => errors.push(pattern.span(), format!("`pattern` {problem}")),
         }
     }
     bounds

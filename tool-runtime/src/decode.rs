@@ -68,7 +68,7 @@ use serde_json::{Map, Value};
 use crate::error::ArgumentError;
 use crate::schema::{Canonical, Segment, format_path, resolve, union_tag};
 
-mod bounds;
+pub(crate) mod bounds;
 mod repair;
 
 use bounds::Bounds;

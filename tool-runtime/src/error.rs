@@ -240,6 +240,18 @@ pub enum RegistryError {
         /// The names, sorted.
         names: Vec<String>,
     },
+    /// `#[tool]` schemas state a `pattern` that decoding cannot enforce as JSON Schema reads it:
+    /// one that is not a regular expression, or whose ECMA-262 reading (the dialect of JSON
+    /// Schema's `pattern`, the one a model and a validator use) differs from that of the
+    /// decoder's engine (`regex-lite`), such as `(?i)`, `[[:alpha:]]` or `\p{L}`. Such a pattern
+    /// comes from an `#[input]` type's `#[schemars(regex(pattern = ..))]` (`#[arg(pattern)]` is
+    /// held to the same rule at compile time). Every such pattern, in tool name order, then
+    /// schema order.
+    #[error("{}", describe_patterns(.patterns))]
+    UnsupportedPatterns {
+        /// Each pattern refused.
+        patterns: Vec<UnsupportedPattern>,
+    },
     /// Tools ask with `#[depends(KEY)]` for [provided](crate::DependencyKey::provided) keys that
     /// were given no value: every such key, in id order, with the tools that ask for it, in name
     /// order.
@@ -302,6 +314,32 @@ fn describe_missing(missing: &[MissingDependency]) -> String {
     format!(
         "the dependency {noun} {} {verb} no value: these keys are declared with `DependencyKey::provided`, so the registry must be given one with `RegistryBuilder::provide(&KEY, value)`",
         keys.join(", ")
+    )
+}
+
+/// A `pattern` a tool's schema states and decoding cannot enforce as JSON Schema reads it
+/// ([`RegistryError::UnsupportedPatterns`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnsupportedPattern {
+    /// The tool's name.
+    pub tool: String,
+    /// The JSON Pointer of the `pattern` keyword in the tool's input schema
+    /// (`/properties/name/pattern`).
+    pub path: String,
+    /// The pattern as the schema states it.
+    pub pattern: String,
+    /// Why, and what to write instead.
+    pub problem: String,
+}
+
+fn describe_patterns(patterns: &[UnsupportedPattern]) -> String {
+    let each: Vec<String> =
+        patterns.iter().map(|p| format!("tool `{}`, `{}`: `{}` {}", p.tool, p.path, p.pattern, p.problem)).collect();
+    format!(
+        "{} decoding cannot enforce as JSON Schema reads {}: {}",
+        if patterns.len() == 1 { "a schema states a `pattern`" } else { "schemas state patterns" },
+        if patterns.len() == 1 { "it" } else { "them" },
+        each.join("; ")
     )
 }
 

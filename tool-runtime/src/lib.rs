@@ -75,6 +75,7 @@ mod error;
 mod lifecycle;
 mod methods;
 pub mod output;
+mod pattern_syntax;
 mod policy;
 mod progress;
 pub mod provider;
@@ -98,7 +99,7 @@ pub use depends::{DependencyKey, Scope};
 pub use dynamic::{DynamicTool, DynamicToolError};
 pub use error::{
     ArgumentError, BoxError, CloseError, CloseFailure, DependencyError, MissingDependency, NameClash, RegistryError,
-    ToolError,
+    ToolError, UnsupportedPattern,
 };
 /// A boxed `Send` future: what `per_call_async` and `shared_async` keys, hand-written [`Tool`]s and
 /// [`PermissionPolicy`] implementations return (from `futures`).

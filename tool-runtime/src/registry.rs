@@ -18,7 +18,7 @@ use crate::call::ToolCall;
 use crate::context::{RegistryScope, ToolContext};
 use crate::decode::RepairPolicy;
 use crate::depends::DependencyKey;
-use crate::error::{CloseError, MissingDependency, NameClash, RegistryError, ToolError};
+use crate::error::{CloseError, MissingDependency, NameClash, RegistryError, ToolError, UnsupportedPattern};
 use crate::lifecycle::{self, Closer};
 use crate::policy::{DefaultPolicy, Permission, PermissionPolicy, PermissionRequest};
 use crate::result::{ToolMessage, ToolResult};
@@ -1139,6 +1139,8 @@ impl RegistryBuilder {
     ///   [`defer_sets`](RegistryBuilder::defer_sets) that no tool is in;
     /// - [`RegistryError::ReservedNames`] when tools are deferred and a tool is named like a
     ///   meta-tool (`search_tools`, `call_tool`);
+    /// - [`RegistryError::UnsupportedPatterns`] listing every `pattern` of a `#[tool]`'s schema
+    ///   that decoding cannot enforce as JSON Schema reads it (from an `#[input]` type);
     /// - [`RegistryError::MissingDependencies`] listing every [provided](DependencyKey::provided)
     ///   key a `#[tool]` asks for and no [`provide`](RegistryBuilder::provide) gave a value, with
     ///   the tools that ask for it (only the tools kept by [`sets`](RegistryBuilder::sets) count).
@@ -1177,6 +1179,25 @@ impl RegistryBuilder {
             .collect();
         if !clashes.is_empty() {
             return Err(RegistryError::DuplicateNames { clashes });
+        }
+        let unsupported: Vec<UnsupportedPattern> = added
+            .iter()
+            .filter_map(|a| a.spec)
+            .flat_map(|spec| {
+                let mut found = Vec::new();
+                crate::decode::bounds::patterns(&spec.definition().input_schema, "", &mut found);
+                found.into_iter().filter_map(|(path, pattern)| {
+                    crate::pattern_syntax::pattern_problem(pattern).map(|problem| UnsupportedPattern {
+                        tool: spec.name().to_owned(),
+                        path,
+                        pattern: pattern.to_owned(),
+                        problem,
+                    })
+                })
+            })
+            .collect();
+        if !unsupported.is_empty() {
+            return Err(RegistryError::UnsupportedPatterns { patterns: unsupported });
         }
         let mut missing: std::collections::BTreeMap<&'static str, Vec<String>> = std::collections::BTreeMap::new();
         for entry in &added {

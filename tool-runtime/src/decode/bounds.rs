@@ -4,11 +4,12 @@
 //! hand-written schema) states it in the schema, and decoding refuses a value outside it.
 //!
 //! Lengths of strings count Unicode code points, as JSON Schema (2020-12, section 6.3.1) does.
-//! Numbers are compared as `f64` (exact for every integer up to 2^53). A `pattern` is a regular
-//! expression of the `regex-lite` crate's syntax (ECMA-262's for what tool schemas use: classes,
-//! anchors, repetition; `\d`, `\w`, `\s` and `\b` are ASCII, as ECMA-262's `\d` and `\w` are;
-//! no `\p{..}` classes), unanchored as JSON Schema reads it; one that does not compile bounds
-//! nothing (`#[arg(pattern)]` is checked with the same engine at compile time).
+//! Numbers are compared as `f64` (exact for every integer up to 2^53). A `pattern` is searched
+//! unanchored, as JSON Schema reads it, with the `regex-lite` engine; the patterns of `#[tool]`
+//! schemas are held to the part of ECMA-262's syntax that both read alike (`pattern_syntax`, at
+//! compile time for `#[arg(pattern)]`, at registry build for `#[input]` types), so what decoding
+//! enforces is what the schema says. Hand-written schemas decoded here (a `Canonical` made
+//! elsewhere) are not checked: a pattern of theirs that does not compile bounds nothing.
 
 use serde_json::Value;
 
@@ -57,6 +58,43 @@ pub(crate) fn states_any(node: &Value) -> bool {
         }
         Value::Array(items) => items.iter().any(states_any),
         _ => false,
+    }
+}
+
+/// Every `pattern` keyword of the schema `node` at any depth, with its JSON Pointer below `path`
+/// (the pointer of `node` itself), in schema order. Names of properties and definitions, and the
+/// values of `enum`, `const`, `default` and `examples`, are not keywords.
+pub(crate) fn patterns<'a>(node: &'a Value, path: &str, out: &mut Vec<(String, &'a str)>) {
+    let pointer = |key: &str| format!("{path}/{}", key.replace('~', "~0").replace('/', "~1"));
+    match node {
+        Value::Object(map) => {
+            for (key, value) in map {
+                match key.as_str() {
+                    "pattern" => {
+                        if let Some(pattern) = value.as_str() {
+                            out.push((pointer(key), pattern));
+                        }
+                    }
+                    "properties" | "patternProperties" | "$defs" | "definitions" => {
+                        for (name, schema) in value.as_object().into_iter().flatten() {
+                            patterns(
+                                schema,
+                                &format!("{}/{}", pointer(key), name.replace('~', "~0").replace('/', "~1")),
+                                out,
+                            );
+                        }
+                    }
+                    "enum" | "const" | "default" | "examples" => {}
+                    _ => patterns(value, &pointer(key), out),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                patterns(item, &format!("{path}/{index}"), out);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -248,5 +286,80 @@ mod tests {
     fn a_bound_does_not_apply_to_another_kind_of_value() {
         assert_eq!(check(json!({"maximum": 3, "maxLength": 1}), json!(true)), None);
         assert_eq!(check(json!({"maximum": 3}), json!("12345")), None);
+    }
+
+    #[test]
+    fn patterns_are_found_at_every_depth_with_their_pointer_and_names_are_not_keywords() {
+        let schema = json!({
+            "properties": {
+                "pattern": {"type": "string", "pattern": "^a$"},
+                "a/b": {"items": {"pattern": "^b$"}},
+                "c": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/C"}]},
+                "d": {"type": "string", "default": {"pattern": "not a keyword"}, "enum": [{"pattern": "no"}]}
+            },
+            "$defs": {"C": {"properties": {"e": {"pattern": "^e$"}}}}
+        });
+        let mut found = Vec::new();
+        patterns(&schema, "", &mut found);
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                ("/$defs/C/properties/e/pattern".to_owned(), "^e$"),
+                ("/properties/a~1b/items/pattern".to_owned(), "^b$"),
+                ("/properties/pattern/pattern".to_owned(), "^a$"),
+            ]
+        );
+    }
+
+    /// The rule of `pattern_syntax`: each pattern with what it says of it.
+    #[test]
+    fn patterns_are_held_to_what_ecma_262_and_regex_lite_read_alike() {
+        use crate::pattern_syntax::pattern_problem;
+        let fine = [
+            r"^[a-z]+$",
+            r"\d{4}-\d{2}",
+            r"(?:ab)+",
+            r"(?<year>\d{4})",
+            r"a*?b+?c??d{2,}?",
+            r"(a+)+",
+            r"[^\]a-z]",
+            r"[\[]",
+            r"\bword\b",
+            r"\x41\u0041",
+            r"^$",
+        ];
+        for pattern in fine {
+            assert_eq!(pattern_problem(pattern), None, "{pattern}");
+        }
+        let flag = "uses `(?` followed by an inline flag or a group form of its own (`(?i)`, `(?P<name>..)`), which ECMA-262 (the syntax of JSON Schema's `pattern`) reads otherwise; write the group as `(..)`, `(?:..)` or `(?<name>..)`, and the letters of both cases in a class (`[aA]`)";
+        let posix = "uses a `[` inside a character class (a POSIX class such as `[[:alpha:]]`, or a nested class), which ECMA-262 (the syntax of JSON Schema's `pattern`) reads otherwise; list the characters or ranges (`[a-zA-Z]`), or escape the bracket as `\\[`";
+        let twice = "uses a quantifier applied to a quantifier, which ECMA-262 (the syntax of JSON Schema's `pattern`) reads otherwise; group the repeated part: `(?:a+)+`";
+        let twice_counted = "uses a quantifier applied to a quantifier, which ECMA-262 (the syntax of JSON Schema's `pattern`) reads otherwise; group the repeated part: `(?:a{2}){3}`";
+        let refused = [
+            (r"(?i)^[a-z]+$", flag.to_owned()),
+            (r"(?P<n>a)", flag.to_owned()),
+            (r"(?s:.)", flag.to_owned()),
+            (r"^[[:alpha:]]+$", posix.to_owned()),
+            (r"[^[:digit:]]", posix.to_owned()),
+            (r"a++", twice.to_owned()),
+            (r"a*?+", twice.to_owned()),
+            (r"\d{2}+", twice.to_owned()),
+            (r"a{2}{3}", twice_counted.to_owned()),
+            (r"[]a]", "uses a `]` first in a character class, which ECMA-262 (the syntax of JSON Schema's `pattern`) reads otherwise; escape it as `\\]`".to_owned()),
+            (r"[^]a]", "uses a `]` first in a character class, which ECMA-262 (the syntax of JSON Schema's `pattern`) reads otherwise; escape it as `\\]`".to_owned()),
+            (r"\Aab\z", "uses `\\A`, which ECMA-262 (the syntax of JSON Schema's `pattern`) reads otherwise; anchor with `^` and `$`".to_owned()),
+            (r"ab\z", "uses `\\z`, which ECMA-262 (the syntax of JSON Schema's `pattern`) reads otherwise; anchor with `^` and `$`".to_owned()),
+            (r"\<a", "uses `\\<`, which ECMA-262 (the syntax of JSON Schema's `pattern`) reads otherwise; write the word boundary as `\\b`".to_owned()),
+            (r"\b{start}a", "uses `\\b{..}`, which ECMA-262 (the syntax of JSON Schema's `pattern`) reads otherwise; write the word boundary as `\\b`".to_owned()),
+            (r"\x{41}", "uses `\\x{..}`, which ECMA-262 (the syntax of JSON Schema's `pattern`) reads otherwise; write the character as `\\xHH` or `\\uHHHH`".to_owned()),
+            (r"\u{41}", "uses `\\u{..}`, which ECMA-262 (the syntax of JSON Schema's `pattern`) reads otherwise; write the character as `\\xHH` or `\\uHHHH`".to_owned()),
+            (r"^\p{L}+$", "is not a valid regular expression: Unicode character classes are not supported".to_owned()),
+            (r"(?=a)", "is not a valid regular expression: look-around is not supported".to_owned()),
+            (r"(a)\1", "is not a valid regular expression: backreferences are not supported".to_owned()),
+        ];
+        for (pattern, problem) in refused {
+            assert_eq!(pattern_problem(pattern), Some(problem), "{pattern}");
+        }
     }
 }
