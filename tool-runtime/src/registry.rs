@@ -1219,6 +1219,10 @@ impl RegistryBuilder {
         let deferred = deferral(&tools, &self.defer_sets, &self.defer_tools)?;
         let names: Vec<Arc<str>> = tools.iter().map(|t| Arc::from(t.name())).collect();
         let index = names.iter().enumerate().map(|(i, name)| (name.clone(), i)).collect();
+        let output = self.output.map(|layer| match layer.for_tools(names.iter().map(|n| &**n)) {
+            Some(adjusted) => Arc::new(adjusted),
+            None => layer,
+        });
         Ok(Registry {
             tools,
             names,
@@ -1230,7 +1234,7 @@ impl RegistryBuilder {
             policy: self.policy.unwrap_or_else(|| Arc::new(DefaultPolicy::new())),
             default_timeout: self.default_timeout,
             repair: self.repair,
-            output: self.output,
+            output,
             closed: AtomicBool::new(false),
         })
     }

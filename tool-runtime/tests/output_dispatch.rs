@@ -145,6 +145,36 @@ async fn cache_tools_are_not_stored_again_nor_capped() {
     assert!(store.is_empty());
 }
 
+/// The turn-budget marker of the second call of a batch of two 1,000-byte results with a budget
+/// of 600, in a registry of `lines` and the cache tools `readers`.
+async fn budget_marker(readers: &[&'static tool_runtime::ToolSpec]) -> String {
+    let store = Arc::new(MemoryStore::new());
+    let registry = readers
+        .iter()
+        .fold(Registry::builder().tool(lines::TOOL), |builder, spec| builder.tool(spec))
+        .override_dependency(&OUTPUT_STORE, store.clone() as Arc<dyn OutputStore>)
+        .output(OutputLayer::new().turn_bytes(600))
+        .build()
+        .unwrap();
+    let messages = registry.call_batch(&[call("a1", "a", 500), call("b1", "b", 500)], &ToolContext::new()).await;
+    let text = messages[1].text();
+    let start = text.find("\n[...").unwrap();
+    let end = text[start..].find("]\n").unwrap() + start + 2;
+    text[start..end].replace(&minted_ref(&messages[1]), "REF")
+}
+
+#[tokio::test]
+async fn the_turn_budget_marker_names_only_the_cache_tools_the_registry_has() {
+    assert_eq!(
+        budget_marker(&[]).await,
+        "\n[... 824 bytes omitted by the turn output budget; narrow the call (a smaller limit or a more specific pattern) to see them]\n"
+    );
+    assert_eq!(
+        budget_marker(&[tool_output_cache::TOOL]).await,
+        "\n[... 820 bytes omitted by the turn output budget; read them with tool_output_cache {\"ref_id\":\"REF\"}]\n"
+    );
+}
+
 #[tokio::test]
 async fn a_batch_shares_the_turn_budget_fairly() {
     let store = Arc::new(MemoryStore::new());

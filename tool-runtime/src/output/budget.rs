@@ -75,14 +75,36 @@ pub fn fair_shares(sizes: &[usize], budget: usize) -> Vec<usize> {
     shares
 }
 
-/// The marker of a cut result.
-fn marker(omitted: usize, ref_id: Option<&str>) -> String {
-    let how = match ref_id {
-        Some(id) => format!(
+/// The cache tools a marker may name: those of the registry ([`OutputLayer::apply_turn`]).
+///
+/// [`OutputLayer::apply_turn`]: super::OutputLayer::apply_turn
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Readers {
+    /// `tool_output_cache` is registered.
+    pub(crate) read: bool,
+    /// `tool_output_cache_grep` is registered.
+    pub(crate) grep: bool,
+}
+
+impl Readers {
+    /// Both cache tools.
+    pub(crate) const BOTH: Self = Self { read: true, grep: true };
+}
+
+/// The marker of a cut result: how to read what it omits with the cache tools `readers` has, or,
+/// with none of them (or no ref id), to narrow the call.
+fn marker(omitted: usize, ref_id: Option<&str>, readers: Readers) -> String {
+    let id = |id: &str| serde_json::Value::String(id.to_owned());
+    let how = match (ref_id, readers.read, readers.grep) {
+        (Some(ref_id), true, true) => format!(
             "read them with tool_output_cache {{\"ref_id\":{}}} or search with tool_output_cache_grep",
-            serde_json::Value::String(id.to_owned())
+            id(ref_id)
         ),
-        None => "narrow the call (a smaller limit or a more specific pattern) to see them".to_owned(),
+        (Some(ref_id), true, false) => format!("read them with tool_output_cache {{\"ref_id\":{}}}", id(ref_id)),
+        (Some(ref_id), false, true) => {
+            format!("search them with tool_output_cache_grep {{\"ref_id\":{}}}", id(ref_id))
+        }
+        _ => "narrow the call (a smaller limit or a more specific pattern) to see them".to_owned(),
     };
     format!("\n[... {omitted} bytes omitted by the turn output budget; {how}]\n")
 }
@@ -95,7 +117,20 @@ fn marker(omitted: usize, ref_id: Option<&str>) -> String {
 /// Every cut result keeps its whole marker, even when the budget is too small to hold it: a cut
 /// result takes `max(share, marker)` bytes, so the total is at most `budget` plus the markers.
 /// Source: the Go seed's `ApplyTurnOutputBudget`; the marker wording is ours.
+///
+/// The marker names the cache tools `tool_output_cache` and `tool_output_cache_grep`; a
+/// registry without them gets [`OutputLayer::apply_turn`](super::OutputLayer::apply_turn)'s
+/// marker, which names only those it has.
 pub fn apply_turn_budget(outputs: &[TurnOutput<'_>], budget: usize) -> Vec<TurnBudgetResult> {
+    apply_turn_budget_naming(outputs, budget, Readers::BOTH)
+}
+
+/// [`apply_turn_budget`] with markers that name only the cache tools of `readers`.
+pub(crate) fn apply_turn_budget_naming(
+    outputs: &[TurnOutput<'_>],
+    budget: usize,
+    readers: Readers,
+) -> Vec<TurnBudgetResult> {
     let sizes: Vec<usize> = outputs.iter().map(|o| o.text.len()).collect();
     let shares = fair_shares(&sizes, budget);
     outputs
@@ -114,7 +149,7 @@ pub fn apply_turn_budget(outputs: &[TurnOutput<'_>], budget: usize) -> Vec<TurnB
                 };
             }
             // The marker for the most bytes that could be omitted is at least as long as the real one.
-            let room = share.saturating_sub(marker(text.len(), output.ref_id).len());
+            let room = share.saturating_sub(marker(text.len(), output.ref_id, readers).len());
             let mut head_end = room - room / 2;
             while !text.is_char_boundary(head_end) {
                 head_end -= 1;
@@ -125,7 +160,7 @@ pub fn apply_turn_budget(outputs: &[TurnOutput<'_>], budget: usize) -> Vec<TurnB
             }
             let (head, tail) = (&text[..head_end], &text[tail_start..]);
             let omitted = text.len() - head.len() - tail.len();
-            let marker = marker(omitted, output.ref_id);
+            let marker = marker(omitted, output.ref_id, readers);
             TurnBudgetResult {
                 content: format!("{head}{marker}{tail}"),
                 head: head.to_owned(),

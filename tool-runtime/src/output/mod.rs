@@ -89,6 +89,8 @@ pub struct OutputLayer {
     limits: OutputLimits,
     turn_bytes: usize,
     exempt: Vec<String>,
+    /// The cache tools of the registry the layer serves (set when the registry is built).
+    readers: budget::Readers,
 }
 
 impl Default for OutputLayer {
@@ -98,6 +100,7 @@ impl Default for OutputLayer {
             limits: OutputLimits::default(),
             turn_bytes: DEFAULT_TURN_BYTES,
             exempt: CACHE_TOOLS.iter().map(|s| (*s).to_owned()).collect(),
+            readers: budget::Readers::BOTH,
         }
     }
 }
@@ -128,6 +131,16 @@ impl OutputLayer {
     pub fn turn_bytes(mut self, bytes: usize) -> Self {
         self.turn_bytes = bytes;
         self
+    }
+
+    /// This layer for a registry of the tools `names`: its turn-budget markers name only the
+    /// cache tools among them.
+    pub(crate) fn for_tools<'a>(&self, mut names: impl Iterator<Item = &'a str> + Clone) -> Option<Self> {
+        let readers = budget::Readers {
+            read: names.clone().any(|n| n == CACHE_TOOLS[0]),
+            grep: names.any(|n| n == CACHE_TOOLS[1]),
+        };
+        (readers != self.readers).then(|| Self { readers, ..self.clone() })
     }
 
     /// Adds a tool whose messages are left alone (not stored, not capped), like [`CACHE_TOOLS`].
@@ -260,8 +273,10 @@ impl OutputLayer {
 
     /// Applies the turn budget to the messages of one batch, in call order: every text (a text
     /// message, or each text part of a parts message) is one entry of [`apply_turn_budget`]; images
-    /// stay in place and are not counted. A cut message gets `trimmed`; its marker names its
-    /// `ref_id` when it has one.
+    /// stay in place and are not counted. A cut message gets `trimmed`; when it has a `ref_id`,
+    /// its marker names it with the cache tools that read it, `tool_output_cache` and
+    /// `tool_output_cache_grep`, as far as the registry has them (a layer not given to a registry
+    /// names both); with neither, or no `ref_id`, the marker says to narrow the call instead.
     pub fn apply_turn(&self, messages: &mut [ToolMessage]) {
         let mut entries: Vec<(usize, Option<usize>)> = Vec::new();
         for (m, message) in messages.iter().enumerate() {
@@ -291,7 +306,7 @@ impl OutputLayer {
             .iter()
             .map(|&(m, p)| TurnOutput { text: text_of(&messages[m], p), ref_id: messages[m].ref_id.as_deref() })
             .collect();
-        let results = apply_turn_budget(&outputs, self.turn_bytes);
+        let results = budget::apply_turn_budget_naming(&outputs, self.turn_bytes, self.readers);
         drop(outputs);
         for ((m, p), result) in entries.into_iter().zip(results) {
             if !result.truncated {
