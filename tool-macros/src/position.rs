@@ -61,6 +61,9 @@ enum Block {
     Impl,
     /// A function body, a module, a type's fields, an expression block.
     Other,
+    /// A block inside an item's header, before the item's own `{` (a const generic argument,
+    /// `impl X<{ N }>`): the header's keyword still holds after it.
+    InHeader,
 }
 
 /// The positions of the `fn` tokens of `text` directly inside an `impl` or `trait` block: a
@@ -70,6 +73,9 @@ pub(crate) fn associated_fns(text: &str) -> HashSet<Position> {
     let mut found = HashSet::new();
     let mut stack: Vec<Block> = Vec::new();
     let mut keyword: Option<Block> = None;
+    // The `(`, `[` and (in an `impl` or `trait` header) `<` open since `keyword`: a `;` or `{`
+    // inside them (`impl S<[u8; 4]>`, `impl S<{ N }>`) does not end the header.
+    let mut nest = 0usize;
     let (mut line, mut line_start) = (1, 0);
     let mut i = 0;
     while i < bytes.len() {
@@ -98,12 +104,23 @@ pub(crate) fn associated_fns(text: &str) -> HashSet<Position> {
                 i = skip_char(text, i);
                 continue;
             }
-            b'{' => stack.push(keyword.take().unwrap_or(Block::Other)),
-            b'}' => {
-                stack.pop();
-                keyword = None;
+            b'{' if keyword.is_some() && nest > 0 => stack.push(Block::InHeader),
+            b'{' => {
+                stack.push(keyword.take().unwrap_or(Block::Other));
+                nest = 0;
             }
-            b';' => keyword = None,
+            b'}' => {
+                let closed = stack.pop();
+                if closed != Some(Block::InHeader) {
+                    (keyword, nest) = (None, 0);
+                }
+            }
+            b'(' | b'[' if keyword.is_some() => nest += 1,
+            b'<' if keyword == Some(Block::Impl) => nest += 1,
+            b')' | b']' => nest = nest.saturating_sub(1),
+            // `->` in a header (`impl X for Y where F: Fn() -> u8`) closes nothing.
+            b'>' if keyword == Some(Block::Impl) && i > 0 && bytes[i - 1] != b'-' => nest = nest.saturating_sub(1),
+            b';' if nest == 0 => keyword = None,
             c if (c.is_ascii_alphabetic() || c == b'_') && !ident_before(bytes, i) => {
                 let end = i + bytes[i..].iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
                 let word = &text[i..end];
@@ -243,6 +260,12 @@ mod tests {
     fn braces_in_comments_strings_and_chars_are_skipped_and_lines_still_counted() {
         let text = "// impl X {\n/* { /* nested\n } */ */\nconst A: &str = \"impl {\\\" {\n\";\nconst B: &[u8] = br#\"}\\\" {\"#;\nconst C: char = '{';\nconst D: char = '\\'';\nimpl Y {\n    fn f<'a>(x: &'a str) {}\n}\n";
         assert_eq!(associated(text), [(10, 5)]);
+    }
+
+    #[test]
+    fn a_semicolon_or_a_block_inside_an_impl_header_does_not_end_it() {
+        let text = "impl Server<[u8; 4]> {\n    fn a() {}\n}\nimpl<const N: usize> S<{ N + 1 }> where F: Fn([u8; 2]) -> u8 {\n    fn b() {}\n}\nfn f(x: [u8; 4]) { fn g() {} }\ntrait T { fn c() -> [u8; 2]; fn d() {} }\n";
+        assert_eq!(associated(text), [fn_at(text, 0), fn_at(text, 1), fn_at(text, 4), fn_at(text, 5)]);
     }
 
     #[test]
