@@ -710,7 +710,51 @@ impl Layout {
                 message = missing;
             }
         }
+        // serde_json's word for a value an enum of unit variants cannot start with (a number,
+        // a boolean, an array): say what was sent and what is taken.
+        if message == "expected value"
+            && let Some(at) = value_at(&self.value, &path)
+            && let Some(node) = schema_at(&self.value, schema, schema, &path)
+            && let Some(names) = enum_names(node, schema)
+        {
+            message = format!("invalid type: {}, expected one of {names}", unexpected(at));
+        }
         ArgumentError::Invalid { path: format_path(&path), message: shorten(message) }
+    }
+}
+
+/// The string values of an `enum` node (or of the `enum` branches of an `anyOf` / `oneOf`, as
+/// an `Option` of an enum has), quoted and joined: `` `low`, `high` ``; `None` when it has none.
+fn enum_names(node: &Value, root: &Value) -> Option<String> {
+    let mut names = Vec::new();
+    let mut collect = |node: &Value| {
+        for value in node.get("enum").and_then(Value::as_array).into_iter().flatten() {
+            if let Some(name) = value.as_str() {
+                names.push(format!("`{name}`"));
+            }
+        }
+    };
+    collect(node);
+    for key in ["anyOf", "oneOf"] {
+        for branch in node.get(key).and_then(Value::as_array).into_iter().flatten() {
+            if let Some(branch) = resolve(root, branch) {
+                collect(branch);
+            }
+        }
+    }
+    (!names.is_empty()).then(|| names.join(", "))
+}
+
+/// `value` as serde names an unexpected value: ``integer `1` ``, ``boolean `true` ``, `map`, ...
+fn unexpected(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => format!("boolean `{b}`"),
+        Value::Number(n) if n.is_f64() => format!("floating point `{n}`"),
+        Value::Number(n) => format!("integer `{n}`"),
+        Value::String(text) => format!("string {text:?}"),
+        Value::Array(_) => "sequence".to_owned(),
+        Value::Object(_) => "map".to_owned(),
     }
 }
 

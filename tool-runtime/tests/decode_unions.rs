@@ -166,6 +166,17 @@ fn act(
     format!("{op:?}")
 }
 
+/// Sets a pace.
+#[tool]
+fn pace(
+    /// How fast.
+    speed: Speed,
+    /// How fast later.
+    later: Option<Speed>,
+) -> String {
+    format!("{speed:?} {later:?}")
+}
+
 /// Takes items by file name.
 #[tool]
 fn files(
@@ -182,6 +193,7 @@ async fn call(name: &str, arguments: &str) -> String {
         .tool(defaults::TOOL)
         .tool(untagged::TOOL)
         .tool(act::TOOL)
+        .tool(pace::TOOL)
         .tool(files::TOOL)
         .build()
         .unwrap();
@@ -256,4 +268,19 @@ async fn a_key_with_a_backtick_is_quoted_in_a_path() {
         call("files", r#"{"files":{"a`b":{"id":1,"idd":2}}}"#).await,
         r#"invalid arguments for `files`: unknown field `files["a`b"].idd`; expected one of `id`"#
     );
+}
+
+#[tokio::test]
+async fn an_enum_of_names_sent_a_number_a_boolean_or_an_array_says_what_it_takes() {
+    let cases = [
+        (r#"{"speed":1}"#, "`speed`: invalid type: integer `1`, expected one of `fast`, `slow`"),
+        (r#"{"speed":true}"#, "`speed`: invalid type: boolean `true`, expected one of `fast`, `slow`"),
+        (r#"{"speed":1.5}"#, "`speed`: invalid type: floating point `1.5`, expected one of `fast`, `slow`"),
+        (r#"{"speed":["fast"]}"#, "`speed`: invalid type: sequence, expected one of `fast`, `slow`"),
+        (r#"{"speed":"fast","later":2}"#, "`later`: invalid type: integer `2`, expected one of `fast`, `slow`"),
+    ];
+    for (arguments, error) in cases {
+        assert_eq!(call("pace", arguments).await, format!("invalid arguments for `pace`: {error}"), "{arguments}");
+    }
+    assert_eq!(call("pace", r#"{"speed":"slow","later":"fast"}"#).await, "Slow Some(Fast)");
 }
