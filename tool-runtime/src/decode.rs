@@ -719,7 +719,36 @@ impl Layout {
         {
             message = format!("invalid type: {}, expected one of {names}", unexpected(at));
         }
+        if let Some(start) = message.rfind(", expected ").map(|at| at + ", expected ".len())
+            && let Some(words) = primitive_in_words(&message[start..])
+        {
+            message.truncate(start);
+            message.push_str(&words);
+        }
         ArgumentError::Invalid { path: format_path(&path), message: shorten(message) }
+    }
+}
+
+/// serde's name of a primitive type it expected (the end of ``invalid type: string "x",
+/// expected u32``) in the words of JSON Schema: an integer type with its range, a float type as a
+/// number; `None` for another expectation.
+fn primitive_in_words(rust: &str) -> Option<String> {
+    fn range<T: std::fmt::Display>(min: T, max: T) -> Option<String> {
+        Some(format!("an integer from {min} to {max}"))
+    }
+    match rust {
+        "u8" => range(u8::MIN, u8::MAX),
+        "u16" => range(u16::MIN, u16::MAX),
+        "u32" => range(u32::MIN, u32::MAX),
+        "u64" => range(u64::MIN, u64::MAX),
+        "usize" => range(usize::MIN, usize::MAX),
+        "i8" => range(i8::MIN, i8::MAX),
+        "i16" => range(i16::MIN, i16::MAX),
+        "i32" => range(i32::MIN, i32::MAX),
+        "i64" => range(i64::MIN, i64::MAX),
+        "isize" => range(isize::MIN, isize::MAX),
+        "f32" | "f64" => Some("a number".to_owned()),
+        _ => None,
     }
 }
 

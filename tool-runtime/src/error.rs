@@ -143,7 +143,9 @@ pub enum ArgumentError {
     Invalid {
         /// Where (empty for the top level).
         path: String,
-        /// serde's message, e.g. ``invalid type: string "x", expected u32``.
+        /// serde's message, with a primitive type it expected named in JSON Schema's words
+        /// (`u32` as `an integer from 0 to 4294967295`, `f64` as `a number`), e.g.
+        /// ``invalid type: string "x", expected an integer from 0 to 4294967295``.
         message: String,
     },
 }

@@ -1349,7 +1349,7 @@ async fn a_context_free_blocking_tool_finishes_after_its_first_poll_in_a_call_an
             "2",
             "call_3",
             "1",
-            "invalid arguments for `add_blocking`: `a`: invalid type: string \"x\", expected i64"
+            "invalid arguments for `add_blocking`: `a`: invalid type: string \"x\", expected an integer from -9223372036854775808 to 9223372036854775807"
         ]
     );
 }

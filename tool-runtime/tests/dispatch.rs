@@ -156,7 +156,7 @@ async fn a_value_of_the_wrong_type_names_its_path() {
     let message = call("count", r#"{"items":[{"id":"one"}]}"#).await;
     assert_eq!(
         message.text(),
-        "invalid arguments for `count`: `items[0].id`: invalid type: string \"one\", expected u32"
+        "invalid arguments for `count`: `items[0].id`: invalid type: string \"one\", expected an integer from 0 to 4294967295"
     );
 }
 

@@ -786,10 +786,10 @@ async fn open_values_unions_escaped_keys_and_numbers_decode_alike_sync_and_async
             "err: invalid arguments for `open_sync`: `op.content`: unknown field for `op` = `Read`; `Read` accepts `op`, `path`",
             "err: invalid arguments for `open_sync`: `op.op`: unknown variant `Delete`, expected `Read` or `Write`",
             "ok: Text(\"1|None|2\")",
-            "err: invalid arguments for `open_sync`: `n`: invalid type: floating point `1.0`, expected u32",
-            "err: invalid arguments for `open_sync`: `n`: invalid type: floating point `100.0`, expected u32",
-            "err: invalid arguments for `open_sync`: `n`: invalid value: integer `4294967296`, expected u32",
-            "err: invalid arguments for `open_sync`: `n`: invalid type: string \"3\", expected u32",
+            "err: invalid arguments for `open_sync`: `n`: invalid type: floating point `1.0`, expected an integer from 0 to 4294967295",
+            "err: invalid arguments for `open_sync`: `n`: invalid type: floating point `100.0`, expected an integer from 0 to 4294967295",
+            "err: invalid arguments for `open_sync`: `n`: invalid value: integer `4294967296`, expected an integer from 0 to 4294967295",
+            "err: invalid arguments for `open_sync`: `n`: invalid type: string \"3\", expected an integer from 0 to 4294967295",
             "err: invalid arguments for `open_sync`: not valid JSON: recursion limit exceeded at line 1 column 136; send one JSON object"
         ]
     );
@@ -933,7 +933,7 @@ async fn a_flattened_input_refuses_a_key_sent_twice_an_alias_and_an_unknown_key_
             "err: invalid arguments for `flat_sync`: `x`: the field is sent twice; send each field once",
             "err: invalid arguments for `flat_sync`: unknown field `b`; expected one of `a`, `x`",
             "err: invalid arguments for `flat_sync`: unknown field `ex`; expected one of `a`, `x`",
-            "err: invalid arguments for `flat_sync`: `a`: invalid type: null, expected u8"
+            "err: invalid arguments for `flat_sync`: `a`: invalid type: null, expected an integer from 0 to 255"
         ]
     );
 }

@@ -300,7 +300,7 @@ async fn borrowed_arguments_reach_a_plain_fn_on_every_path_as_they_reach_an_asyn
             "ok: a|[1, 2]",
             "ok: |[]",
             "error: invalid arguments for `borrowed_sync`: `items`: invalid type: string \"[1]\", expected a sequence | repaired: ok: a|[1]",
-            "error: invalid arguments for `borrowed_sync`: `items[0]`: invalid type: string \"1\", expected u32 | repaired: ok: a|[1]",
+            "error: invalid arguments for `borrowed_sync`: `items[0]`: invalid type: string \"1\", expected an integer from 0 to 4294967295 | repaired: ok: a|[1]",
             "error: invalid arguments for `borrowed_sync`: `items[0]`: must be at least 0; got -1",
             "error: invalid arguments for `borrowed_sync`: missing field `items`",
             "error: invalid arguments for `borrowed_sync`: unknown field `x`; expected one of `items`, `text`",
@@ -461,7 +461,7 @@ async fn a_plain_fn_returning_serialize_answers_as_its_async_twin_with_and_witho
         [
             r#"ok: {"total":3,"terms":[1,2]}"#,
             "error: oops: no terms: the whole chain",
-            "error: invalid arguments for `sum_json_sync`: `terms[0]`: invalid type: string \"3\", expected i64 | repaired: ok: {\"total\":3,\"terms\":[3]}",
+            "error: invalid arguments for `sum_json_sync`: `terms[0]`: invalid type: string \"3\", expected an integer from -9223372036854775808 to 9223372036854775807 | repaired: ok: {\"total\":3,\"terms\":[3]}",
             "error: invalid arguments for `sum_json_sync`: `terms`: invalid type: integer `1`, expected a sequence"
         ]
     );
@@ -470,7 +470,7 @@ async fn a_plain_fn_returning_serialize_answers_as_its_async_twin_with_and_witho
         [
             r#"ok: {"terms":[1,2],"total":3} +structured {"terms":[1,2],"total":3}"#,
             "error: oops: no terms: the whole chain",
-            "error: invalid arguments for `sum_structured_sync`: `terms[0]`: invalid type: string \"3\", expected i64 | repaired: ok: {\"terms\":[3],\"total\":3} +structured {\"terms\":[3],\"total\":3}",
+            "error: invalid arguments for `sum_structured_sync`: `terms[0]`: invalid type: string \"3\", expected an integer from -9223372036854775808 to 9223372036854775807 | repaired: ok: {\"terms\":[3],\"total\":3} +structured {\"terms\":[3],\"total\":3}",
             "error: invalid arguments for `sum_structured_sync`: `terms`: invalid type: integer `1`, expected a sequence"
         ]
     );
@@ -645,7 +645,7 @@ async fn a_plain_fn_with_an_input_type_answers_as_its_async_twin() {
         twins(input_sync::TOOL, input_async::TOOL, &inputs).await,
         [
             "ok: p|None|all",
-            "error: invalid arguments for `input_sync`: `limit`: invalid type: string \"5\", expected u32 | repaired: ok: p|Some(5)|dir src",
+            "error: invalid arguments for `input_sync`: `limit`: invalid type: string \"5\", expected an integer from 0 to 4294967295 | repaired: ok: p|Some(5)|dir src",
             "error: invalid arguments for `input_sync`: invalid type: unit variant, expected struct variant",
             "error: invalid arguments for `input_sync`: unknown field `scope.dir.x`; expected one of `path`",
             "error: invalid arguments for `input_sync`: missing field `pattern`"
@@ -711,7 +711,7 @@ async fn a_plain_fn_with_defaults_answers_as_its_async_twin() {
             "ok: 0|x|3|None",
             "ok: 0|x|3|None",
             "ok: 1|w|2|Some(\"t\")",
-            "error: invalid arguments for `defaults_sync`: `n`: invalid type: string \"7\", expected u32 | repaired: ok: 7|x|3|None",
+            "error: invalid arguments for `defaults_sync`: `n`: invalid type: string \"7\", expected an integer from 0 to 4294967295 | repaired: ok: 7|x|3|None",
             "error: invalid arguments for `defaults_sync`: unknown field `kind`; expected one of `m`, `n`, `type`, `word`",
             "error: invalid arguments for `defaults_sync`: `m`: must be at least 0; got -1"
         ]
@@ -808,7 +808,7 @@ async fn a_plain_fn_naming_the_runtime_through_an_alias_or_a_path_answers_as_its
         [
             "ok: 144".to_owned(),
             format!(
-                "error: invalid arguments for `{name}`: `a`: invalid type: string \"2\", expected u8 | repaired: ok: 4"
+                "error: invalid arguments for `{name}`: `a`: invalid type: string \"2\", expected an integer from 0 to 255 | repaired: ok: 4"
             ),
             format!("error: invalid arguments for `{name}`: `a`: must be at most 255; got 300"),
         ]
