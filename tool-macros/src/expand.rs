@@ -672,33 +672,30 @@ fn field(
     };
     let (default, default_fn) = match &arg.default {
         None => (None, None),
-        Some(default) => match &default.expr {
-            None => (
-                Some(quote!(#[serde(default, deserialize_with = #null_fn_name)])),
-                Some(null_default(quote!(unwrap_or_default()))),
-            ),
-            Some(expr) => {
-                let fn_ident = format_ident!("__default_{}", unraw(ident));
-                let fn_name = fn_ident.to_string();
+        Some(default) => {
+            let fn_ident = format_ident!("__default_{}", unraw(ident));
+            let fn_name = fn_ident.to_string();
+            let value = match &default.expr {
+                // The type's `Default`, through a trait whose message says what to do, spanned on
+                // the type: one error there when it has none.
+                None => quote_spanned!(decoded.span()=> <#decoded as #private::ArgumentDefault>::argument_default()),
                 // A string literal converts into the argument's type (`String`, `PathBuf`, ...).
-                let value = match expr {
-                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(_), .. }) => {
-                        quote_spanned!(expr.span()=> ::core::convert::From::from(#expr))
+                Some(expr @ syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(_), .. })) => {
+                    quote_spanned!(expr.span()=> ::core::convert::From::from(#expr))
+                }
+                Some(expr) => quote!(#expr),
+            };
+            let null_default = null_default(quote!(unwrap_or_else(#fn_ident)));
+            (
+                Some(quote!(#[serde(default = #fn_name, deserialize_with = #null_fn_name)])),
+                Some(quote! {
+                    fn #fn_ident() -> #ty {
+                        #value
                     }
-                    _ => quote!(#expr),
-                };
-                let null_default = null_default(quote!(unwrap_or_else(#fn_ident)));
-                (
-                    Some(quote!(#[serde(default = #fn_name, deserialize_with = #null_fn_name)])),
-                    Some(quote! {
-                        fn #fn_ident() -> #ty {
-                            #value
-                        }
-                        #null_default
-                    }),
-                )
-            }
-        },
+                    #null_default
+                }),
+            )
+        }
     };
     (quote!(#rename #default #vis #ident: #ty), default_fn)
 }

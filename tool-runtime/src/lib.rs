@@ -261,6 +261,24 @@ pub mod __private {
     #[diagnostic::do_not_recommend]
     impl<T: schemars::JsonSchema> ArgumentSchemaOf for T {}
 
+    /// What `#[arg(default)]` (without a value) takes the default of: a type with `Default`.
+    #[diagnostic::on_unimplemented(
+        message = "`#[arg(default)]` takes the argument's `Default` value, and `{Self}` does not implement `Default`",
+        label = "not `Default`",
+        note = "derive or implement `Default` for `{Self}`, or give the value: `#[arg(default = expr)]`"
+    )]
+    pub trait ArgumentDefault: Sized {
+        /// `Default::default()`.
+        fn argument_default() -> Self;
+    }
+
+    #[diagnostic::do_not_recommend]
+    impl<T: Default> ArgumentDefault for T {
+        fn argument_default() -> Self {
+            T::default()
+        }
+    }
+
     /// What `#[arg(range(..))]` bounds: a number (or an `Option` of one).
     #[diagnostic::on_unimplemented(
         message = "`#[arg(range(..))]` bounds a number, and `{Self}` is not an integer or float type",
