@@ -20,7 +20,13 @@
 //!    buffers before decoding it (an internally or adjacently tagged enum, a `#[serde(flatten)]`
 //!    struct), whose errors serde reports at the enclosing value or at none: there the schema
 //!    finds the value at fault (the first whose JSON type, `minimum`/`maximum`, `enum` or `const`
-//!    it refuses) and the object that lacks a missing field. A message over 400 bytes
+//!    it refuses) and the object that lacks a missing field. serde stops at its first error;
+//!    after it, every other value whose JSON type, `enum`, `const`, `minimum` or `maximum` the
+//!    schema refuses, and every object that lacks required fields, is listed in the same error
+//!    (`` `body`: invalid type: integer `3`, expected a string\nalso: missing field `tags` ``),
+//!    depth first in key order. A primitive type serde expected is named in JSON Schema's words
+//!    (`an integer from 0 to 4294967295` for `u32`, `a number` for `f64`), and an enum of names
+//!    sent a number, a boolean or an array says the names it takes. A message over 400 bytes
 //!    (serde quotes the value at fault, which may be a whole file) keeps its first 200 and last
 //!    120 bytes around `…[N bytes cut]…`.
 //! 6. A key sent twice in one object is an error naming its path (a JSON object with equal keys
@@ -302,7 +308,13 @@ pub(crate) fn decode_full(
     parse: &mut dyn FnMut(&str) -> Result<(), serde_json::Error>,
 ) -> Result<(), ArgumentError> {
     let layout = prepare_slow(arguments_text(raw), schema)?;
-    parse(&layout.text).map_err(|error| layout.diagnose(&error, schema))
+    parse(&layout.text).map_err(|error| {
+        let (path, message) = layout.locate(&error, schema);
+        let missing = message.starts_with("missing field");
+        let mut errors = vec![ArgumentError::Invalid { path: format_path(&path), message: shorten(message) }];
+        other_faults(&layout.value, schema, schema, &mut Vec::new(), (&path, missing), &mut errors);
+        all_of(errors).err().unwrap_or(ArgumentError::Syntax { message: String::new() })
+    })
 }
 
 /// Whether `from_str` on `text` would decode what the full path decodes, when it succeeds (see
@@ -648,8 +660,9 @@ impl Layout {
         Self { value, text }
     }
 
-    /// The error of decoding [`Layout::text`], with the path serde_json's line points to.
-    fn diagnose(&self, error: &serde_json::Error, schema: &Value) -> ArgumentError {
+    /// The error of decoding [`Layout::text`]: the path serde_json's line points to, and the
+    /// message.
+    fn locate(&self, error: &serde_json::Error, schema: &Value) -> (Vec<Segment>, String) {
         let line = error.line();
         let mut message = error.to_string();
         if line != 0 {
@@ -725,8 +738,98 @@ impl Layout {
             message.truncate(start);
             message.push_str(&words);
         }
-        ArgumentError::Invalid { path: format_path(&path), message: shorten(message) }
+        (path, message)
     }
+}
+
+/// After serde's first error (at `first.0`; `first.1` when it is a missing field), each other
+/// value the schema refuses by its `type`, `enum`, `const`, `minimum` or `maximum`, and each
+/// object that lacks required fields, depth first in key order, pushed onto `found`: serde
+/// stops at its first error, and a model would otherwise learn of the others one call at a time.
+/// The value serde named is not visited again (its object's other fields are, after a missing
+/// field); values whose schema the walk cannot tell (an untagged union's) are left out.
+fn other_faults(
+    value: &Value,
+    node: &Value,
+    root: &Value,
+    path: &mut Vec<Segment>,
+    first: (&[Segment], bool),
+    found: &mut Vec<ArgumentError>,
+) {
+    let Some(node) = resolve(root, node) else { return };
+    let node = select_branch(value, node, root).0;
+    let at_first = path.as_slice() == first.0;
+    if at_first && !first.1 {
+        return;
+    }
+    if let Some(message) = refusal(value, node) {
+        found.push(ArgumentError::Invalid { path: format_path(path), message: shorten(message) });
+        return;
+    }
+    if let (Value::Object(map), Some(required)) = (value, node.get("required").and_then(Value::as_array))
+        && !at_first
+    {
+        let lacking: Vec<String> = required
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|field| !map.contains_key(*field))
+            .map(|field| format!("`{field}`"))
+            .collect();
+        if !lacking.is_empty() {
+            let noun = if lacking.len() == 1 { "field" } else { "fields" };
+            found.push(ArgumentError::Invalid {
+                path: format_path(path),
+                message: format!("missing {noun} {}", lacking.join(", ")),
+            });
+        }
+    }
+    for (segment, child, schema) in children(value, node) {
+        path.push(segment);
+        other_faults(child, schema, root, path, first, found);
+        path.pop();
+    }
+}
+
+/// Why the schema `node` refuses `value` by its `type`, `enum`, `const`, `minimum` or
+/// `maximum`, in serde's words (``invalid type: integer `3`, expected a string``); `None` when
+/// it does not, or the node says none of these.
+fn refusal(value: &Value, node: &Value) -> Option<String> {
+    if fits(value, node) {
+        return None;
+    }
+    let kinds: Vec<&str> = match node.get("type") {
+        Some(Value::String(kind)) => vec![kind.as_str()],
+        Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let range = match (node.get("minimum").filter(|n| n.is_number()), node.get("maximum").filter(|n| n.is_number())) {
+        (Some(min), Some(max)) => format!(" from {min} to {max}"),
+        (Some(min), None) => format!(" of at least {min}"),
+        (None, Some(max)) => format!(" of at most {max}"),
+        (None, None) => String::new(),
+    };
+    let words: Vec<String> = kinds
+        .iter()
+        .map(|kind| match *kind {
+            "integer" => format!("an integer{range}"),
+            "number" => format!("a number{range}"),
+            "array" | "object" => format!("an {kind}"),
+            "null" => "null".to_owned(),
+            other => format!("a {other}"),
+        })
+        .collect();
+    if !type_allows(value, node) {
+        return Some(format!("invalid type: {}, expected {}", unexpected(value), words.join(" or ")));
+    }
+    if let Some(values) = node.get("enum").and_then(Value::as_array) {
+        let listed: Vec<String> =
+            values.iter().map(|v| format!("`{}`", v.as_str().map_or_else(|| v.to_string(), str::to_owned))).collect();
+        return Some(format!("invalid value: {}, expected one of {}", unexpected(value), listed.join(", ")));
+    }
+    if let Some(constant) = node.get("const") {
+        return Some(format!("invalid value: {}, expected `{constant}`", unexpected(value)));
+    }
+    (!words.is_empty()).then(|| format!("invalid value: {}, expected {}", unexpected(value), words.join(" or ")))
 }
 
 /// serde's name of a primitive type it expected (the end of ``invalid type: string "x",
@@ -902,21 +1005,7 @@ fn names_value(message: &str, value: &Value) -> bool {
 /// Whether `value` has a JSON type the node's `type` allows, lies within its `minimum` and
 /// `maximum`, and is one of its `enum` / its `const`. A node without these allows anything.
 fn fits(value: &Value, node: &Value) -> bool {
-    let kind_fits = |kind: &str| match kind {
-        "null" => value.is_null(),
-        "boolean" => value.is_boolean(),
-        "integer" => value.is_i64() || value.is_u64(),
-        "number" => value.is_number(),
-        "string" => value.is_string(),
-        "array" => value.is_array(),
-        "object" => value.is_object(),
-        _ => true,
-    };
-    let type_fits = match node.get("type") {
-        Some(Value::String(kind)) => kind_fits(kind),
-        Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).any(kind_fits),
-        _ => true,
-    };
+    let type_fits = type_allows(value, node);
     let number = value.as_f64();
     let above_minimum = match (number, node.get("minimum").and_then(Value::as_f64)) {
         (Some(n), Some(min)) => n >= min,
@@ -929,6 +1018,25 @@ fn fits(value: &Value, node: &Value) -> bool {
     let listed = node.get("enum").and_then(Value::as_array).is_none_or(|values| values.contains(value));
     let constant = node.get("const").is_none_or(|c| c == value);
     type_fits && above_minimum && below_maximum && listed && constant
+}
+
+/// Whether `value` has a JSON type the node's `type` allows (any, when it has none).
+fn type_allows(value: &Value, node: &Value) -> bool {
+    let kind_fits = |kind: &str| match kind {
+        "null" => value.is_null(),
+        "boolean" => value.is_boolean(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "string" => value.is_string(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        _ => true,
+    };
+    match node.get("type") {
+        Some(Value::String(kind)) => kind_fits(kind),
+        Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).any(kind_fits),
+        _ => true,
+    }
 }
 
 /// The longest error message kept whole, in bytes: serde quotes the value at fault

@@ -89,3 +89,39 @@ async fn a_run_time_tool_names_every_missing_field_in_one_line() {
     let tool = DynamicTool::new("abc", "Takes three.", schema, |_, _| async { Ok(ToolResult::text("ran")) }).unwrap();
     assert_eq!(tool.validate(r#"{"b":"x"}"#).unwrap_err().to_string(), "missing fields `a`, `c`");
 }
+
+#[tokio::test]
+async fn a_wrong_type_is_told_with_every_other_wrong_value_and_missing_field() {
+    // serde's own error first, then the others in key order (the layout's), depth first.
+    assert_eq!(
+        call(note::TOOL, r#"{"title":12,"body":3}"#).await,
+        "invalid arguments for `note`: `body`: invalid type: integer `3`, expected a string\n\
+         also: missing field `tags`\n\
+         also: `title`: invalid type: integer `12`, expected a string"
+    );
+    assert_eq!(
+        call(note::TOOL, r#"{"title":"t","body":"b","tags":["a",2,false],"copies":"two"}"#).await,
+        "invalid arguments for `note`: `copies`: invalid type: string \"two\", expected an integer from 0 to 4294967295\n\
+         also: `tags[1]`: invalid type: integer `2`, expected a string\n\
+         also: `tags[2]`: invalid type: boolean `false`, expected a string"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_field_is_told_with_the_wrong_values_beside_it_and_below() {
+    assert_eq!(
+        call(place::TOOL, r#"{"at":{"city":5,"number":"7"}}"#).await,
+        "invalid arguments for `place`: `at.city`: invalid type: integer `5`, expected a string\n\
+         also: missing field `label`\n\
+         also: missing field `at.street`\n\
+         also: `at.number`: invalid type: string \"7\", expected an integer of at least 0"
+    );
+}
+
+#[tokio::test]
+async fn one_wrong_value_alone_is_one_error() {
+    assert_eq!(
+        call(note::TOOL, r#"{"title":"t","body":"b","tags":"x"}"#).await,
+        "invalid arguments for `note`: `tags`: invalid type: string \"x\", expected a sequence"
+    );
+}
