@@ -50,8 +50,10 @@ use proc_macro::TokenStream;
 ///   part of ECMA-262's syntax that the decoder's engine, `regex-lite`, reads alike: classes,
 ///   anchors, groups `(..)`, `(?:..)`, `(?<name>..)`, repetition; `\d`, `\w`, `\s` and `\b`
 ///   ASCII; no `\p{..}` classes, look-around, backreferences, inline flags such as `(?i)`,
-///   POSIX classes, `\A`/`\z`). A bound on a type it cannot apply to, `min` above `max`, or a
-///   pattern outside that syntax is a compile error that says what to write instead. On an `#[input]` type, state bounds with schemars' own
+///   POSIX classes, `\A`/`\z`, nor escapes of characters that need none, such as `\-` outside
+///   a class, which ECMA-262 refuses in the Unicode mode JSON Schema asks for). A bound on a
+///   type it cannot apply to, `min` above `max`, or a pattern outside that syntax is a compile
+///   error that says what to write instead. On an `#[input]` type, state bounds with schemars' own
 ///   attributes; decoding enforces every bound the schema states.
 ///   A parameter whose type is state the program hands in, not data a model sends (`Arc`, `Rc`,
 ///   `Weak`, `Mutex`, `RwLock`, `RefCell`, `Cell`, `OnceCell`, `OnceLock`, `LazyLock`, atomics,

@@ -116,10 +116,18 @@ pub(crate) fn associated_fns(text: &str) -> HashSet<Position> {
                 }
             }
             b'(' | b'[' if keyword.is_some() => nest += 1,
-            b'<' if keyword == Some(Block::Impl) => nest += 1,
+            // Angle brackets of the header's generics; inside a block of the header (`{ N < 1 }`)
+            // they are comparisons and shifts.
+            b'<' if keyword == Some(Block::Impl) && stack.last() != Some(&Block::InHeader) => nest += 1,
             b')' | b']' => nest = nest.saturating_sub(1),
             // `->` in a header (`impl X for Y where F: Fn() -> u8`) closes nothing.
-            b'>' if keyword == Some(Block::Impl) && i > 0 && bytes[i - 1] != b'-' => nest = nest.saturating_sub(1),
+            b'>' if keyword == Some(Block::Impl)
+                && stack.last() != Some(&Block::InHeader)
+                && i > 0
+                && bytes[i - 1] != b'-' =>
+            {
+                nest = nest.saturating_sub(1);
+            }
             b';' if nest == 0 => keyword = None,
             c if (c.is_ascii_alphabetic() || c == b'_') && !ident_before(bytes, i) => {
                 let end = i + bytes[i..].iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
@@ -266,6 +274,9 @@ mod tests {
     fn a_semicolon_or_a_block_inside_an_impl_header_does_not_end_it() {
         let text = "impl Server<[u8; 4]> {\n    fn a() {}\n}\nimpl<const N: usize> S<{ N + 1 }> where F: Fn([u8; 2]) -> u8 {\n    fn b() {}\n}\nfn f(x: [u8; 4]) { fn g() {} }\ntrait T { fn c() -> [u8; 2]; fn d() {} }\n";
         assert_eq!(associated(text), [fn_at(text, 0), fn_at(text, 1), fn_at(text, 4), fn_at(text, 5)]);
+        // Comparisons and shifts inside a block of the header are not angle brackets.
+        let text = "impl S<{ N < 1 }> { fn a() {} }\nimpl S<{ 1 << N }> { fn b() {} }\nimpl S<{ if N > 1 { 2 } else { 3 } }> { fn c() {} }\nimpl T { fn d() {} }\nfn e() {}\n";
+        assert_eq!(associated(text), [fn_at(text, 0), fn_at(text, 1), fn_at(text, 2), fn_at(text, 3)]);
     }
 
     #[test]

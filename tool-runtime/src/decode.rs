@@ -21,8 +21,8 @@
 //!    struct), whose errors serde reports at the enclosing value or at none: there the schema
 //!    finds the value at fault (the first whose JSON type, `minimum`/`maximum`, `enum` or `const`
 //!    it refuses) and the object that lacks a missing field. serde stops at its first error;
-//!    after it, every other value whose JSON type, `enum`, `const`, `minimum` or `maximum` the
-//!    schema refuses, and every object that lacks required fields, is listed in the same error
+//!    after it, every other value whose JSON type, `minimum` or `maximum` the schema refuses,
+//!    and every closed object that lacks required fields, is listed in the same error
 //!    (`` `body`: invalid type: integer `3`, expected a string\nalso: missing field `tags` ``),
 //!    depth first in key order. A primitive type serde expected is named in JSON Schema's words
 //!    (`an integer from 0 to 4294967295` for `u32`, `a number` for `f64`), and an enum of names
@@ -743,8 +743,8 @@ impl Layout {
 }
 
 /// After serde's first error (at `first.0`; `first.1` when it is a missing field), each other
-/// value the schema refuses by its `type`, `enum`, `const`, `minimum` or `maximum`, and each
-/// object that lacks required fields, depth first in key order, pushed onto `found`: serde
+/// value the schema refuses by its `type`, `minimum` or `maximum`, and each closed object that
+/// lacks required fields, depth first in key order, pushed onto `found`: serde
 /// stops at its first error, and a model would otherwise learn of the others one call at a time.
 /// The value serde named is not visited again (its object's other fields are, after a missing
 /// field); values whose schema the walk cannot tell (an untagged union's) are left out.
@@ -766,7 +766,11 @@ fn other_faults(
         found.push(ArgumentError::Invalid { path: format_path(path), message: shorten(message) });
         return;
     }
+    // Only a closed object's fields are all its schema's: an open one may take a field under
+    // another name (`#[serde(alias)]`).
+    let closed = node.get("additionalProperties") == Some(&Value::Bool(false));
     if let (Value::Object(map), Some(required)) = (value, node.get("required").and_then(Value::as_array))
+        && closed
         && !at_first
     {
         let lacking: Vec<String> = required
@@ -783,6 +787,10 @@ fn other_faults(
             });
         }
     }
+    // With several key patterns, which one a key falls under is the type's to say.
+    if node.get("patternProperties").and_then(Value::as_object).is_some_and(|p| p.len() > 1) {
+        return;
+    }
     for (segment, child, schema) in children(value, node) {
         path.push(segment);
         other_faults(child, schema, root, path, first, found);
@@ -790,9 +798,9 @@ fn other_faults(
     }
 }
 
-/// Why the schema `node` refuses `value` by its `type`, `enum`, `const`, `minimum` or
-/// `maximum`, in serde's words (``invalid type: integer `3`, expected a string``); `None` when
-/// it does not, or the node says none of these.
+/// Why the schema `node` refuses `value` by its `type`, `minimum` or `maximum`, in serde's
+/// words (``invalid type: integer `3`, expected a string``); `None` when it does not, or the node
+/// says none of these.
 fn refusal(value: &Value, node: &Value) -> Option<String> {
     if fits(value, node) {
         return None;
@@ -821,15 +829,13 @@ fn refusal(value: &Value, node: &Value) -> Option<String> {
     if !type_allows(value, node) {
         return Some(format!("invalid type: {}, expected {}", unexpected(value), words.join(" or ")));
     }
-    if let Some(values) = node.get("enum").and_then(Value::as_array) {
-        let listed: Vec<String> =
-            values.iter().map(|v| format!("`{}`", v.as_str().map_or_else(|| v.to_string(), str::to_owned))).collect();
-        return Some(format!("invalid value: {}, expected one of {}", unexpected(value), listed.join(", ")));
-    }
-    if let Some(constant) = node.get("const") {
-        return Some(format!("invalid value: {}, expected `{constant}`", unexpected(value)));
-    }
-    (!words.is_empty()).then(|| format!("invalid value: {}, expected {}", unexpected(value), words.join(" or ")))
+    // A value outside an `enum` or a `const` is left to serde, which may take it
+    // (`#[serde(other)]`, a variant's `#[serde(alias)]`): only a number out of range is told.
+    let number = value.as_f64();
+    let below = |key: &str| node.get(key).and_then(Value::as_f64).zip(number).is_some_and(|(min, n)| n < min);
+    let above = |key: &str| node.get(key).and_then(Value::as_f64).zip(number).is_some_and(|(max, n)| n > max);
+    (below("minimum") || above("maximum"))
+        .then(|| format!("invalid value: {}, expected {}", unexpected(value), words.join(" or ")))
 }
 
 /// serde's name of a primitive type it expected (the end of ``invalid type: string "x",
@@ -855,26 +861,36 @@ fn primitive_in_words(rust: &str) -> Option<String> {
     }
 }
 
-/// The string values of an `enum` node (or of the `enum` branches of an `anyOf` / `oneOf`, as
-/// an `Option` of an enum has), quoted and joined: `` `low`, `high` ``; `None` when it has none.
+/// The names an enum of unit variants takes, quoted and joined (`` `low`, `high` ``): the
+/// strings of the node's `enum` or `const`, or of every branch of its `anyOf` / `oneOf` (schemars
+/// writes a variant with a doc comment as a `const` branch; an `Option` adds a `null` branch).
+/// `None` when a branch takes something else (a variant with data), or there are no names.
 fn enum_names(node: &Value, root: &Value) -> Option<String> {
-    let mut names = Vec::new();
-    let mut collect = |node: &Value| {
-        for value in node.get("enum").and_then(Value::as_array).into_iter().flatten() {
-            if let Some(name) = value.as_str() {
+    fn collect(node: &Value, root: &Value, depth: usize, names: &mut Vec<String>) -> bool {
+        let Some(node) = resolve(root, node).filter(|_| depth < 8) else { return false };
+        if let Some(values) = node.get("enum").and_then(Value::as_array) {
+            return values.iter().all(|value| match value {
+                Value::String(name) => {
+                    names.push(format!("`{name}`"));
+                    true
+                }
+                other => other.is_null(),
+            });
+        }
+        if let Some(constant) = node.get("const") {
+            if let Some(name) = constant.as_str() {
                 names.push(format!("`{name}`"));
             }
+            return constant.is_string();
         }
-    };
-    collect(node);
-    for key in ["anyOf", "oneOf"] {
-        for branch in node.get(key).and_then(Value::as_array).into_iter().flatten() {
-            if let Some(branch) = resolve(root, branch) {
-                collect(branch);
-            }
+        if node.get("type").and_then(Value::as_str) == Some("null") {
+            return true;
         }
+        let branches = ["anyOf", "oneOf"].iter().find_map(|key| node.get(*key).and_then(Value::as_array));
+        branches.is_some_and(|branches| branches.iter().all(|branch| collect(branch, root, depth + 1, names)))
     }
-    (!names.is_empty()).then(|| names.join(", "))
+    let mut names = Vec::new();
+    (collect(node, root, 0, &mut names) && !names.is_empty()).then(|| names.join(", "))
 }
 
 /// `value` as serde names an unexpected value: ``integer `1` ``, ``boolean `true` ``, `map`, ...

@@ -7,15 +7,19 @@
 //! compiles the same file for `#[arg(pattern)]` at compile time.
 
 /// Why `pattern` cannot be enforced as JSON Schema reads it, as a lowercase phrase that says
-/// what to write instead (`` `(?i)` (an inline flag) is not ECMA-262 syntax, ... ``); `None`
-/// when it can. Refused:
+/// what to write instead (`` uses `(?i)` ... ``); `None` when it can. ECMA-262 is read with the
+/// `u` flag (Unicode mode), as JSON Schema 2020-12 (section 6.4) asks of `pattern`. Refused:
 /// - what `regex-lite` does not compile (`\p{..}` classes, look-around, backreferences, ...),
 ///   with its reason;
 /// - what it compiles and ECMA-262 reads otherwise or refuses: inline flags and groups other
-///   than `(?:..)` and `(?<name>..)` (`(?i)`, `(?P<name>..)`), the escapes `\A`, `\z`, `\<`,
-///   `\>`, `\b{..}`, `\x{..}` and `\u{..}`, a `[` inside a character class (POSIX classes
-///   `[[:alpha:]]`, nested classes), a `]` first in a class (`[]a]`), and a quantifier applied
-///   to a quantifier (`a++`, `a{2}{3}`; a lazy `a*?` is fine).
+///   than `(?:..)` and `(?<name>..)` (`(?i)`, `(?P<name>..)`), a group name that is not an
+///   identifier, the escapes `\A`, `\z`, `\<`, `\>`, `\a`, `\U..`, `\b{..}`, `\x{..}`, `\u{..}`
+///   and any other letter escape but `\d \D \w \W \s \S \b \B \n \r \t \f \v \xHH \uHHHH`, an
+///   escaped character that needs no escape (`\#`, `\_`, `\-` outside a class), a `[` inside a
+///   character class (POSIX classes `[[:alpha:]]`, nested classes), a `]` first in a class
+///   (`[]a]`), a `]` or `}` that closes nothing, spaces inside a counted repetition (`a{ 2}`), a
+///   quantifier on a quantifier (`a++`, `a{2}{3}`; a lazy `a*?` is fine) or on an anchor or word
+///   boundary (`^*`, `\b?`).
 ///
 /// What stays different, and is documented where patterns are described: `\d`, `\w`, `\s` and
 /// `\b` are ASCII (ECMA-262's `\s` also matches Unicode spaces), and `.` matches `\r`, U+2028
@@ -30,33 +34,54 @@ pub(crate) fn pattern_problem(pattern: &str) -> Option<String> {
     let not_ecma = |what: &str, instead: &str| {
         Some(format!("uses {what}, which ECMA-262 (the syntax of JSON Schema's `pattern`) reads otherwise; {instead}"))
     };
+    // What the last token was, for the quantifier that may follow it.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Last {
+        /// A character, a class, a group: a quantifier may follow.
+        Atom,
+        /// `^`, `$`, `\b`, `\B`: nothing may repeat them.
+        Assertion,
+        /// A quantifier, and whether it already took its lazy `?`.
+        Quantifier { lazy: bool },
+        /// The start, `(` or `|`.
+        Start,
+    }
+    let mut last = Last::Start;
     let mut i = 0;
     // Inside `[..]`, and whether the next character is the class's first (after `[` or `[^`).
     let (mut in_class, mut class_first) = (false, false);
-    // The last token was a quantifier, and whether it already took its lazy `?`.
-    let (mut quantified, mut lazy) = (false, false);
     while i < chars.len() {
         let c = chars[i];
         let next = chars.get(i + 1).copied();
         if c == '\\' {
             let after = chars.get(i + 2).copied();
-            match next {
-                Some(e @ ('A' | 'z')) => {
-                    return not_ecma(&format!("`\\{e}`"), "anchor with `^` and `$`");
-                }
-                Some(e @ ('<' | '>')) => {
-                    return not_ecma(&format!("`\\{e}`"), "write the word boundary as `\\b`");
-                }
-                Some('b') if after == Some('{') && !in_class => {
+            let escaped = next.unwrap_or_default();
+            let shown = format!("`\\{escaped}`");
+            match escaped {
+                'A' | 'z' => return not_ecma(&shown, "anchor with `^` and `$`"),
+                '<' | '>' => return not_ecma(&shown, "write the word boundary as `\\b`"),
+                'b' if after == Some('{') && !in_class => {
                     return not_ecma("`\\b{..}`", "write the word boundary as `\\b`");
                 }
-                Some(e @ ('x' | 'u')) if after == Some('{') => {
-                    return not_ecma(&format!("`\\{e}{{..}}`"), "write the character as `\\xHH` or `\\uHHHH`");
+                'x' | 'u' if after == Some('{') => {
+                    return not_ecma(&format!("`\\{escaped}{{..}}`"), "write the character as `\\xHH` or `\\uHHHH`");
                 }
-                _ => {}
+                'd' | 'D' | 'w' | 'W' | 's' | 'S' | 'n' | 'r' | 't' | 'f' | 'v' | 'x' | 'u' => last = Last::Atom,
+                'b' | 'B' => last = if in_class { Last::Atom } else { Last::Assertion },
+                'a' => return not_ecma(&shown, "write the bell character as `\\x07`"),
+                e if e.is_ascii_alphanumeric() => return not_ecma(&shown, "write the character itself"),
+                '^' | '$' | '\\' | '.' | '*' | '+' | '?' | '(' | ')' | '[' | ']' | '{' | '}' | '|' | '/' => {
+                    last = Last::Atom;
+                }
+                '-' if in_class => last = Last::Atom,
+                e => {
+                    return Some(format!(
+                        "uses {shown}, an escape of a character that needs none, which ECMA-262 in Unicode mode (the syntax of JSON Schema's `pattern`) refuses; write `{e}` alone"
+                    ));
+                }
             }
             i += 2;
-            (quantified, class_first) = (false, false);
+            class_first = false;
             continue;
         }
         if in_class {
@@ -73,44 +98,71 @@ pub(crate) fn pattern_problem(pattern: &str) -> Option<String> {
             i += 1;
             continue;
         }
-        let counted = c == '{' && chars[i + 1..].iter().take_while(|d| d.is_ascii_digit() || **d == ',').count() > 0;
+        let quantifier = |last: Last| match last {
+            Last::Assertion => not_ecma("a quantifier on an anchor or a word boundary", "remove the quantifier"),
+            Last::Quantifier { .. } => {
+                not_ecma("a quantifier applied to a quantifier", "group the repeated part: `(?:a+)+`")
+            }
+            Last::Atom | Last::Start => None,
+        };
         match c {
             '[' => {
                 // A negated class's first character comes after its `^`.
                 if next == Some('^') {
                     i += 1;
                 }
-                (in_class, class_first, quantified) = (true, true, false);
+                (in_class, class_first, last) = (true, true, Last::Atom);
             }
-            '(' if next == Some('?') => {
-                let named = chars.get(i + 2) == Some(&'<') && !matches!(chars.get(i + 3), Some('=' | '!'));
-                if chars.get(i + 2) != Some(&':') && !named {
-                    return not_ecma(
-                        "`(?` followed by an inline flag or a group form of its own (`(?i)`, `(?P<name>..)`)",
-                        "write the group as `(..)`, `(?:..)` or `(?<name>..)`, and the letters of both cases in a class (`[aA]`)",
-                    );
+            '(' => {
+                if next == Some('?') {
+                    let named = chars.get(i + 2) == Some(&'<') && !matches!(chars.get(i + 3), Some('=' | '!'));
+                    if chars.get(i + 2) != Some(&':') && !named {
+                        return not_ecma(
+                            "`(?` followed by an inline flag or a group form of its own (`(?i)`, `(?P<name>..)`)",
+                            "write the group as `(..)`, `(?:..)` or `(?<name>..)`, and the letters of both cases in a class (`[aA]`)",
+                        );
+                    }
+                    if named {
+                        let name: String = chars[i + 3..].iter().take_while(|c| **c != '>').collect();
+                        let identifier = name.chars().enumerate().all(|(n, c)| {
+                            c == '_' || c == '$' || c.is_ascii_alphabetic() || (n > 0 && c.is_ascii_digit())
+                        });
+                        if !identifier {
+                            return not_ecma(
+                                &format!("a group name that is not an identifier (`{name}`)"),
+                                "name the group with letters, digits and `_` (`(?<year>..)`)",
+                            );
+                        }
+                    }
                 }
-                quantified = false;
+                last = Last::Start;
             }
-            '*' | '+' | '?' => {
-                if quantified && c == '?' && !lazy {
-                    lazy = true;
-                } else if quantified {
-                    return not_ecma("a quantifier applied to a quantifier", "group the repeated part: `(?:a+)+`");
-                } else {
-                    (quantified, lazy) = (true, false);
+            '|' => last = Last::Start,
+            '^' | '$' => last = Last::Assertion,
+            '*' | '+' | '?' => match last {
+                Last::Quantifier { lazy: false } if c == '?' => last = Last::Quantifier { lazy: true },
+                _ => {
+                    if let Some(problem) = quantifier(last) {
+                        return Some(problem);
+                    }
+                    last = Last::Quantifier { lazy: false };
                 }
+            },
+            '{' => {
+                let inside: String = chars[i + 1..].iter().take_while(|c| **c != '}').collect();
+                if inside.contains(char::is_whitespace) {
+                    return not_ecma("spaces inside a counted repetition (`a{ 2}`)", "write it without them: `a{2}`");
+                }
+                if let Some(problem) = quantifier(last) {
+                    return Some(problem);
+                }
+                i += inside.chars().count() + 1;
+                last = Last::Quantifier { lazy: false };
             }
-            '{' if counted => {
-                if quantified {
-                    return not_ecma("a quantifier applied to a quantifier", "group the repeated part: `(?:a{2}){3}`");
-                }
-                while i < chars.len() && chars[i] != '}' {
-                    i += 1;
-                }
-                (quantified, lazy) = (true, false);
+            ']' | '}' => {
+                return not_ecma(&format!("a `{c}` that closes nothing"), &format!("escape it as `\\{c}`"));
             }
-            _ => quantified = false,
+            _ => last = Last::Atom,
         }
         i += 1;
     }

@@ -166,6 +166,24 @@ fn act(
     format!("{op:?}")
 }
 
+/// A level; one variant has a doc comment of its own.
+#[derive(Debug, Deserialize, JsonSchema)]
+enum Level {
+    /// The lowest.
+    Low,
+    High,
+    Mid,
+}
+
+/// Sets a level.
+#[tool]
+fn level(
+    /// The level.
+    level: Level,
+) -> String {
+    format!("{level:?}")
+}
+
 /// Sets a pace.
 #[tool]
 fn pace(
@@ -194,6 +212,7 @@ async fn call(name: &str, arguments: &str) -> String {
         .tool(untagged::TOOL)
         .tool(act::TOOL)
         .tool(pace::TOOL)
+        .tool(level::TOOL)
         .tool(files::TOOL)
         .build()
         .unwrap();
@@ -283,4 +302,12 @@ async fn an_enum_of_names_sent_a_number_a_boolean_or_an_array_says_what_it_takes
         assert_eq!(call("pace", arguments).await, format!("invalid arguments for `pace`: {error}"), "{arguments}");
     }
     assert_eq!(call("pace", r#"{"speed":"slow","later":"fast"}"#).await, "Slow Some(Fast)");
+}
+
+#[tokio::test]
+async fn an_enum_whose_variants_are_described_apart_names_every_variant() {
+    assert_eq!(
+        call("level", r#"{"level":3}"#).await,
+        "invalid arguments for `level`: `level`: invalid type: integer `3`, expected one of `High`, `Mid`, `Low`"
+    );
 }
