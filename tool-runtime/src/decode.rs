@@ -21,8 +21,9 @@
 //!    struct), whose errors serde reports at the enclosing value or at none: there the schema
 //!    finds the value at fault (the first whose JSON type, `minimum`/`maximum`, `enum` or `const`
 //!    it refuses) and the object that lacks a missing field. serde stops at its first error;
-//!    after it, every other value whose JSON type, `minimum` or `maximum` the schema refuses,
-//!    and every closed object that lacks required fields, is listed in the same error
+//!    after it (or after the values out of their bounds, which are found before serde runs),
+//!    every other value whose JSON type, `minimum` or `maximum` the schema refuses, and every
+//!    closed object that lacks required fields, is listed in the same error
 //!    (`` `body`: invalid type: integer `3`, expected a string\nalso: missing field `tags` ``),
 //!    depth first in key order. A primitive type serde expected is named in JSON Schema's words
 //!    (`an integer from 0 to 4294967295` for `u32`, `a number` for `f64`), and an enum of names
@@ -307,14 +308,39 @@ pub(crate) fn decode_full(
     schema: &Value,
     parse: &mut dyn FnMut(&str) -> Result<(), serde_json::Error>,
 ) -> Result<(), ArgumentError> {
-    let layout = prepare_slow(arguments_text(raw), schema)?;
-    parse(&layout.text).map_err(|error| {
-        let (path, message) = layout.locate(&error, schema);
-        let missing = message.starts_with("missing field");
-        let mut errors = vec![ArgumentError::Invalid { path: format_path(&path), message: shorten(message) }];
-        other_faults(&layout.value, schema, schema, &mut Vec::new(), (&path, missing), &mut errors);
-        all_of(errors).err().unwrap_or(ArgumentError::Syntax { message: String::new() })
-    })
+    let (layout, violations) = prepare_slow(arguments_text(raw), schema)?;
+    let first = if violations.is_empty() {
+        match parse(&layout.text) {
+            Ok(()) => return Ok(()),
+            Err(error) => Some(layout.locate(&error, schema)),
+        }
+    } else {
+        None
+    };
+    // Values out of bounds are told once, with their bound, and nothing below them.
+    let skip: Vec<String> = violations
+        .iter()
+        .filter_map(|v| match v {
+            ArgumentError::Invalid { path, .. } => Some(path.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut errors = violations;
+    let at = first.as_ref().map(|(path, message)| (path.as_slice(), message.starts_with("missing field")));
+    if let Some((path, message)) = &first {
+        errors.push(ArgumentError::Invalid { path: format_path(path), message: shorten(message.clone()) });
+    }
+    other_faults(&layout.value, schema, schema, &mut Vec::new(), Faults { first: at, skip: &skip }, &mut errors);
+    all_of(errors)
+}
+
+/// What [`other_faults`] leaves out: the value of serde's first error (with `true` when it is a
+/// missing field, whose object's other fields are still visited), and the paths of values out
+/// of bounds, already told.
+#[derive(Clone, Copy)]
+struct Faults<'a> {
+    first: Option<(&'a [Segment], bool)>,
+    skip: &'a [String],
 }
 
 /// Whether `from_str` on `text` would decode what the full path decodes, when it succeeds (see
@@ -555,8 +581,9 @@ impl Visitor<'_> for KeyLookup<'_> {
 /// twice, rule 6), checks it is an
 /// object (rule 2), drops optional nulls (rule 3) and finds unknown fields by the schema (rule 4),
 /// then writes the cleaned value back as text in the [`Layout`] that maps serde_json's error
-/// line to a path (rule 5).
-fn prepare_slow(text: &str, schema: &Value) -> Result<Layout, ArgumentError> {
+/// line to a path (rule 5); beside it, the values out of the bounds their schema states, which
+/// [`decode_full`] reports (with the other faults) instead of decoding.
+fn prepare_slow(text: &str, schema: &Value) -> Result<(Layout, Vec<ArgumentError>), ArgumentError> {
     let mut value = parse_arguments(text)?;
     if !value.is_object() {
         return Err(ArgumentError::NotAnObject { found: kind_of(&value) });
@@ -574,8 +601,7 @@ fn prepare_slow(text: &str, schema: &Value) -> Result<Layout, ArgumentError> {
     }
     let mut violations = Vec::new();
     out_of_bounds(&value, schema, schema, &mut Vec::new(), &mut violations);
-    all_of(violations)?;
-    Ok(Layout::of(value))
+    Ok((Layout::of(value), violations))
 }
 
 /// `Ok` for no errors, the error for one, and for more the first with the others listed after it
@@ -742,9 +768,9 @@ impl Layout {
     }
 }
 
-/// After serde's first error (at `first.0`; `first.1` when it is a missing field), each other
-/// value the schema refuses by its `type`, `minimum` or `maximum`, and each closed object that
-/// lacks required fields, depth first in key order, pushed onto `found`: serde
+/// Beside serde's first error or the values out of bounds (`leave`), each other value the schema
+/// refuses by its `type`, `minimum` or `maximum`, and each closed object that lacks required
+/// fields, depth first in key order, pushed onto `found`: serde
 /// stops at its first error, and a model would otherwise learn of the others one call at a time.
 /// The value serde named is not visited again (its object's other fields are, after a missing
 /// field); values whose schema the walk cannot tell (an untagged union's) are left out.
@@ -753,13 +779,15 @@ fn other_faults(
     node: &Value,
     root: &Value,
     path: &mut Vec<Segment>,
-    first: (&[Segment], bool),
+    leave: Faults<'_>,
     found: &mut Vec<ArgumentError>,
 ) {
     let Some(node) = resolve(root, node) else { return };
     let node = select_branch(value, node, root).0;
-    let at_first = path.as_slice() == first.0;
-    if at_first && !first.1 {
+    let at_first = leave.first.is_some_and(|(first, _)| path.as_slice() == first);
+    if (at_first && !leave.first.is_some_and(|(_, missing)| missing))
+        || (!leave.skip.is_empty() && leave.skip.contains(&format_path(path)))
+    {
         return;
     }
     if let Some(message) = refusal(value, node) {
@@ -793,7 +821,7 @@ fn other_faults(
     }
     for (segment, child, schema) in children(value, node) {
         path.push(segment);
-        other_faults(child, schema, root, path, first, found);
+        other_faults(child, schema, root, path, leave, found);
         path.pop();
     }
 }

@@ -191,3 +191,18 @@ async fn schemars_bounds_take_values_inside_them() {
         r#"Query { code: "ABC", filter: Filter { max: 50, word: Some("abcd") } }"#
     );
 }
+
+#[tokio::test]
+async fn a_value_out_of_bounds_is_told_with_the_wrong_values_and_missing_fields_beside_it() {
+    assert_eq!(
+        call("page", r#"{"limit":5000,"name":5,"scale":9}"#).await,
+        "invalid arguments for `page`: `limit`: must be at most 1000; got 5000\n\
+         also: `scale`: must be at most 2.5; got 9\n\
+         also: `name`: invalid type: integer `5`, expected a string"
+    );
+    assert_eq!(
+        call("page", r#"{"limit":0,"tags":[1]}"#).await,
+        "invalid arguments for `page`: `limit`: must be at least 1; got 0\n\
+         also: `tags[0]`: invalid type: integer `1`, expected a string"
+    );
+}
