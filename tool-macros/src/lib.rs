@@ -6,12 +6,12 @@
 //! `expand` generates code; errors from every step are collected and reported together, and the
 //! user's function is always emitted so that one mistake does not cascade.
 
-// The pattern rule of `tool-runtime`, compiled here too so that both hold patterns to one rule.
 mod docs;
 mod expand;
 mod methods;
 mod model;
 mod options;
+// The pattern rule of `tool-runtime`, compiled here too so that both hold patterns to one rule.
 #[path = "../../tool-runtime/src/pattern_syntax.rs"]
 mod pattern_syntax;
 mod position;

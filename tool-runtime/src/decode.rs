@@ -797,22 +797,13 @@ fn other_faults(
     // Only a closed object's fields are all its schema's: an open one may take a field under
     // another name (`#[serde(alias)]`).
     let closed = node.get("additionalProperties") == Some(&Value::Bool(false));
-    if let (Value::Object(map), Some(required)) = (value, node.get("required").and_then(Value::as_array))
+    if let Value::Object(map) = value
         && closed
         && !at_first
     {
-        let lacking: Vec<String> = required
-            .iter()
-            .filter_map(Value::as_str)
-            .filter(|field| !map.contains_key(*field))
-            .map(|field| format!("`{field}`"))
-            .collect();
-        if !lacking.is_empty() {
-            let noun = if lacking.len() == 1 { "field" } else { "fields" };
-            found.push(ArgumentError::Invalid {
-                path: format_path(path),
-                message: format!("missing {noun} {}", lacking.join(", ")),
-            });
+        let missing = lacking(map, node);
+        if !missing.is_empty() {
+            found.push(ArgumentError::Invalid { path: format_path(path), message: missing_message(&missing) });
         }
     }
     // With several key patterns, which one a key falls under is the type's to say.
@@ -830,9 +821,15 @@ fn other_faults(
 /// words (``invalid type: integer `3`, expected a string``); `None` when it does not, or the node
 /// says none of these.
 fn refusal(value: &Value, node: &Value) -> Option<String> {
-    if fits(value, node) {
+    // A value outside an `enum` or a `const` is left to serde, which may take it
+    // (`#[serde(other)]`, a variant's `#[serde(alias)]`).
+    let wrong = if !type_allows(value, node) {
+        "invalid type"
+    } else if !in_range(value, node) {
+        "invalid value"
+    } else {
         return None;
-    }
+    };
     let kinds: Vec<&str> = match node.get("type") {
         Some(Value::String(kind)) => vec![kind.as_str()],
         Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).collect(),
@@ -854,16 +851,8 @@ fn refusal(value: &Value, node: &Value) -> Option<String> {
             other => format!("a {other}"),
         })
         .collect();
-    if !type_allows(value, node) {
-        return Some(format!("invalid type: {}, expected {}", unexpected(value), words.join(" or ")));
-    }
-    // A value outside an `enum` or a `const` is left to serde, which may take it
-    // (`#[serde(other)]`, a variant's `#[serde(alias)]`): only a number out of range is told.
-    let number = value.as_f64();
-    let below = |key: &str| node.get(key).and_then(Value::as_f64).zip(number).is_some_and(|(min, n)| n < min);
-    let above = |key: &str| node.get(key).and_then(Value::as_f64).zip(number).is_some_and(|(max, n)| n > max);
-    (below("minimum") || above("maximum"))
-        .then(|| format!("invalid value: {}, expected {}", unexpected(value), words.join(" or ")))
+    // A range with no type to name: nothing to say the value should be.
+    (!words.is_empty()).then(|| format!("{wrong}: {}, expected {}", unexpected(value), words.join(" or ")))
 }
 
 /// serde's name of a primitive type it expected (the end of ``invalid type: string "x",
@@ -984,17 +973,20 @@ fn missing_fields(value: &Value, schema: &Value, path: &[Segment], field: &str) 
     let object = value_at(value, path)?.as_object()?;
     let node =
         select_branch(value_at(value, path)?, resolve(schema, schema_at(value, schema, schema, path)?)?, schema).0;
-    let missing: Vec<&str> = node
-        .get("required")?
-        .as_array()?
-        .iter()
-        .filter_map(Value::as_str)
-        .filter(|name| !object.contains_key(*name))
-        .collect();
-    (missing.len() > 1 && missing.contains(&field)).then(|| {
-        let names: Vec<String> = missing.iter().map(|name| format!("`{name}`")).collect();
-        format!("missing fields {}", names.join(", "))
-    })
+    let missing = lacking(object, node);
+    (missing.len() > 1 && missing.contains(&field)).then(|| missing_message(&missing))
+}
+
+/// The fields the schema `node` requires that `object` lacks, in the order of `required`.
+fn lacking<'n>(object: &Map<String, Value>, node: &'n Value) -> Vec<&'n str> {
+    let required = node.get("required").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    required.iter().filter_map(Value::as_str).filter(|name| !object.contains_key(*name)).collect()
+}
+
+/// ``missing field `a` `` or ``missing fields `a`, `b` ``.
+fn missing_message(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
+    format!("missing {} {}", if names.len() == 1 { "field" } else { "fields" }, quoted.join(", "))
 }
 
 /// Whether `value` is an object that lacks `field` although its schema `node` requires it.
@@ -1034,34 +1026,28 @@ fn item_schema(node: &Value, index: usize) -> Option<&Value> {
 /// Whether serde's `message` names `value` as the one it did not expect (`invalid type: string
 /// "x"`, `invalid value: integer `300``, `unknown variant `x``, `invalid type: map`, ...).
 fn names_value(message: &str, value: &Value) -> bool {
-    let renderings = match value {
-        Value::String(text) => vec![format!("string {text:?}"), format!("unknown variant `{text}`")],
-        Value::Number(n) if n.is_f64() => vec![format!("floating point `{n}`")],
-        Value::Number(n) => vec![format!("integer `{n}`")],
-        Value::Bool(b) => vec![format!("boolean `{b}`")],
-        Value::Null => vec!["invalid type: null".to_owned()],
-        Value::Object(_) => vec!["invalid type: map".to_owned()],
-        Value::Array(_) => vec!["invalid type: sequence".to_owned()],
-    };
-    renderings.iter().any(|r| message.contains(r.as_str()))
+    let shown = unexpected(value);
+    match value {
+        Value::String(text) => message.contains(&shown) || message.contains(&format!("unknown variant `{text}`")),
+        // `null`, `map` and `sequence` alone could be words of the message.
+        Value::Null | Value::Object(_) | Value::Array(_) => message.contains(&format!("invalid type: {shown}")),
+        Value::Bool(_) | Value::Number(_) => message.contains(&shown),
+    }
 }
 
 /// Whether `value` has a JSON type the node's `type` allows, lies within its `minimum` and
 /// `maximum`, and is one of its `enum` / its `const`. A node without these allows anything.
 fn fits(value: &Value, node: &Value) -> bool {
-    let type_fits = type_allows(value, node);
-    let number = value.as_f64();
-    let above_minimum = match (number, node.get("minimum").and_then(Value::as_f64)) {
-        (Some(n), Some(min)) => n >= min,
-        _ => true,
-    };
-    let below_maximum = match (number, node.get("maximum").and_then(Value::as_f64)) {
-        (Some(n), Some(max)) => n <= max,
-        _ => true,
-    };
     let listed = node.get("enum").and_then(Value::as_array).is_none_or(|values| values.contains(value));
     let constant = node.get("const").is_none_or(|c| c == value);
-    type_fits && above_minimum && below_maximum && listed && constant
+    type_allows(value, node) && in_range(value, node) && listed && constant
+}
+
+/// Whether a number lies within the node's `minimum` and `maximum` (anything else does).
+fn in_range(value: &Value, node: &Value) -> bool {
+    let Some(n) = value.as_f64() else { return true };
+    node.get("minimum").and_then(Value::as_f64).is_none_or(|min| n >= min)
+        && node.get("maximum").and_then(Value::as_f64).is_none_or(|max| n <= max)
 }
 
 /// Whether `value` has a JSON type the node's `type` allows (any, when it has none).

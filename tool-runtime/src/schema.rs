@@ -609,6 +609,12 @@ pub(crate) enum Segment {
     Index(usize),
 }
 
+/// `key` as one reference token of a JSON Pointer (RFC 6901, section 3): `~` as `~0`, `/` as
+/// `~1`.
+pub(crate) fn pointer_escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
 /// Formats a path as `filter.name`, `items[2].id`; a key holding `.`, `[`, `]`, `"`, a backtick or a
 /// control character (or empty)
 /// is written as a quoted JSON string in brackets: `files["a.rs"].id`.

@@ -13,6 +13,8 @@
 
 use serde_json::Value;
 
+use crate::schema::pointer_escape;
+
 /// The keywords read here.
 pub(crate) const BOUND_KEYWORDS: &[&str] = &[
     "minimum",
@@ -65,7 +67,7 @@ pub(crate) fn states_any(node: &Value) -> bool {
 /// (the pointer of `node` itself), in schema order. Names of properties and definitions, and the
 /// values of `enum`, `const`, `default` and `examples`, are not keywords.
 pub(crate) fn patterns<'a>(node: &'a Value, path: &str, out: &mut Vec<(String, &'a str)>) {
-    let pointer = |key: &str| format!("{path}/{}", key.replace('~', "~0").replace('/', "~1"));
+    let pointer = |key: &str| format!("{path}/{}", pointer_escape(key));
     match node {
         Value::Object(map) => {
             for (key, value) in map {
@@ -77,11 +79,7 @@ pub(crate) fn patterns<'a>(node: &'a Value, path: &str, out: &mut Vec<(String, &
                     }
                     "properties" | "patternProperties" | "$defs" | "definitions" => {
                         for (name, schema) in value.as_object().into_iter().flatten() {
-                            patterns(
-                                schema,
-                                &format!("{}/{}", pointer(key), name.replace('~', "~0").replace('/', "~1")),
-                                out,
-                            );
+                            patterns(schema, &format!("{}/{}", pointer(key), pointer_escape(name)), out);
                         }
                     }
                     "enum" | "const" | "default" | "examples" => {}

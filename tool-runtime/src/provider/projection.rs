@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 use super::gemini::gemini_schema;
 use super::{GeminiParameters, Provider, Rendering, Strict};
 use crate::ToolDefinition;
+use crate::schema::pointer_escape;
 
 /// The `format` values OpenAI strict mode accepts (Structured Outputs, "Supported schemas").
 const STRICT_FORMATS: &[&str] = &["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"];
@@ -474,10 +475,6 @@ fn check_gemini(node: &Value, path: &mut String) -> Result<(), SchemaError> {
         path.truncate(len);
     }
     Ok(())
-}
-
-fn pointer_escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 /// The OpenAI strict-mode form of a canonical schema (Structured Outputs, "Supported schemas").

@@ -119,8 +119,8 @@ impl Provider {
         let held = || definitions.iter().filter(|d| is_deferred(d));
         match self {
             Self::Anthropic => {
-                let count = held().count();
                 if let Some(past) = held().nth(MAX_ANTHROPIC_DEFERRED) {
+                    let count = held().count();
                     return Err(ProjectionError {
                         tool: past.name.clone(),
                         target: self.id(),
