@@ -12,7 +12,9 @@
 //! | `"exec"` | [`exec`] | [`bash`](exec::bash()), [`bash_output`](exec::bash_output()), [`bash_kill`](exec::bash_kill()) (tagged `exec`: off unless allowed) |
 //!
 //! File tools resolve every path through a [`Sandbox`](sandbox::Sandbox), the dependency
-//! [`SANDBOX`](sandbox::SANDBOX) (default: the current directory). Todo lists live in session
+//! [`SANDBOX`](sandbox::SANDBOX) (default: the current directory), and open it relative to the
+//! sandbox's handle on its root, never by name (the module docs of [`sandbox`] say which
+//! mechanism stops which attack). Todo lists live in session
 //! meta, kept by the [`SessionStore`](session::SessionStore) of
 //! [`SESSION_STORE`](session::SESSION_STORE) (default: JSON files in the user's state directory).
 //!

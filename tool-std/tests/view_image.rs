@@ -1,7 +1,10 @@
 //! view_image: the type from magic bytes, width and height from the header, errors without an
 //! image part, size limits, and the text fallback for models that cannot take images.
 
+mod common;
+
 use base64::Engine as _;
+use common::png;
 use serde_json::{Value, json};
 use tool_runtime::{ContentPart, MessageContent, Registry, ToolCall, ToolContext, ToolMessage};
 use tool_runtime::{ImageDetail, ImageSupport};
@@ -37,15 +40,6 @@ impl Images {
         assert!(message.is_error, "expected an error, got {}", message.text());
         message
     }
-}
-
-/// A PNG signature and IHDR chunk of a `width` x `height` RGBA image.
-fn png(width: u32, height: u32) -> Vec<u8> {
-    let mut bytes = b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR".to_vec();
-    bytes.extend(width.to_be_bytes());
-    bytes.extend(height.to_be_bytes());
-    bytes.extend([8, 6, 0, 0, 0, 0x9a, 0x38, 0xc4, 0x00]);
-    bytes
 }
 
 /// A JPEG with a JFIF APP0 segment and a baseline SOF0 of `width` x `height`.

@@ -8,7 +8,7 @@ use super::error::FsError;
 use super::limits::{FS_LIMITS, FsLimits};
 use super::replace::{MatchMode, ReplaceError, Replacement, replace};
 use super::text::{sha256_hex, sniff_bytes};
-use super::write_file::{atomic_write, check_hash, parse_hash, read_existing};
+use super::write_file::{Existing, atomic_write, check_hash, parse_hash, read_existing};
 use crate::sandbox::{SANDBOX, Sandbox};
 use tool_runtime::off_worker;
 
@@ -77,19 +77,19 @@ pub async fn edit(
         }
         let expected = expected_hash.as_deref().map(parse_hash).transpose()?;
         let dry_run = dry_run.unwrap_or(false);
-        let real = sandbox.resolve(&file_path)?;
-        let current = read_existing(&real, &file_path)?;
-        check_hash(&file_path, current.as_deref(), expected.as_deref())?;
+        let target = sandbox.target(&file_path)?;
+        let current = read_existing(&sandbox, &target)?;
+        check_hash(&file_path, current.as_ref().map(|c| &c.bytes[..]), expected.as_deref())?;
         let mode = match_mode.unwrap_or_default();
 
-        let Some(current) = current else {
+        let Some(Existing { bytes: current, mode: current_mode }) = current else {
             if !old_string.is_empty() {
                 return Err(FsError::EditFileNotFound { path: file_path });
             }
             let summary = if dry_run {
                 format!("Dry run: would create {file_path} ({} bytes); nothing written", new_string.len())
             } else {
-                atomic_write(&real, new_string.as_bytes()).map_err(|e| FsError::write(&file_path, &e))?;
+                atomic_write(&sandbox, &target, new_string.as_bytes(), None)?;
                 format!("Created {file_path} ({} bytes)", new_string.len())
             };
             let diff = diff_preview(&file_path, "", &new_string, limits.diff_max_lines, limits.diff_max_bytes);
@@ -144,7 +144,7 @@ pub async fn edit(
             ReplaceError::BlockTooShort(lines) => FsError::BlockTooShort { lines },
         })?;
         if !dry_run {
-            atomic_write(&real, &done.bytes).map_err(|e| FsError::write(&file_path, &e))?;
+            atomic_write(&sandbox, &target, &done.bytes, Some(current_mode))?;
         }
         let diff = diff_preview(
             &file_path,

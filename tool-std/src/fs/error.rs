@@ -189,6 +189,18 @@ pub enum FsError {
         /// The path as given.
         path: String,
     },
+    /// `write`, `edit`: the existing file is larger than
+    /// [`REWRITE_MAX_FILE_BYTES`](super::REWRITE_MAX_FILE_BYTES).
+    #[error(
+        "{path} is over {max} bytes, more than write and edit read; nothing was written. Change it with a command \
+         made for large files"
+    )]
+    TooLarge {
+        /// The path as given.
+        path: String,
+        /// The limit in bytes.
+        max: u64,
+    },
     /// `write`, `edit`: writing failed; the file is as it was.
     #[error("Cannot write {path}: {message}; nothing was changed")]
     Write {

@@ -36,7 +36,7 @@ pub fn glob(
         return Err(FsError::NotADirectory { path: path.unwrap_or_default() });
     }
     let mut matches: Vec<String> = Vec::new();
-    for entry in files(&sandbox, &base, None, include_ignored.unwrap_or(false)) {
+    for (entry, _) in files(&sandbox, &base, None, include_ignored.unwrap_or(false), false) {
         if ctx.is_cancelled() {
             return Err(FsError::Cancelled { tool: "glob" });
         }

@@ -96,8 +96,8 @@ pub fn grep(
     let mut stored = 0;
     let mut total = 0;
     let mut searched: u64 = 0;
-    let mut walk = files(&sandbox, &base, overrides, include_ignored.unwrap_or(false)).peekable();
-    while let Some(entry) = walk.next() {
+    let mut walk = files(&sandbox, &base, overrides, include_ignored.unwrap_or(false), true).peekable();
+    while let Some((entry, file)) = walk.next() {
         if ctx.is_cancelled() {
             return Err(cancelled_after(searched));
         }
@@ -112,7 +112,8 @@ pub fn grep(
             binary: false,
             lines: Vec::new(),
         };
-        let searched_ok = searcher.search_path(&matcher, entry.path(), &mut sink).is_ok();
+        // The handle opened through the root, never the path again.
+        let searched_ok = searcher.search_file(&matcher, &file, &mut sink).is_ok();
         searched += 1;
         // At the last file the end report stands for this one.
         if (searched == 1 || searched.is_multiple_of(PROGRESS_EVERY)) && walk.peek().is_some() {

@@ -2,7 +2,10 @@
 //!
 //! Every path goes through the [`Sandbox`](crate::sandbox::Sandbox) of the call
 //! ([`SANDBOX`](crate::sandbox::SANDBOX)); a refused path is the error
-//! `Path escapes workspace: <p>`. Paths in `glob`/`grep` outputs are relative to the sandbox root
+//! `Path escapes workspace: <p>`. A path is opened relative to the sandbox's handle on its root
+//! (`openat2` with `RESOLVE_BENEATH`, or an `O_NOFOLLOW` walk), never by name after the check,
+//! and only a regular file is read or replaced: a FIFO, socket or device node is refused at once
+//! with `<p> is a FIFO (named pipe), not a regular file; ...` (see [`crate::sandbox`]). Paths in `glob`/`grep` outputs are relative to the sandbox root
 //! with `/` separators (absolute when a full-access sandbox reaches outside the root); the other
 //! tools echo the path as given. Limits come from [`FS_LIMITS`]. The tools do blocking file I/O
 //! on tokio's blocking thread pool, never on an async worker: `read`, `read_line`, `glob` and
@@ -52,8 +55,9 @@
 //! One line by grapheme window, for lines `read` cuts: see [`read_line()`].
 //!
 //! # `write` and `edit`
-//! Both replace the file atomically (temporary file in the same directory, renamed over the old
-//! one, permissions kept, parents created), refuse with nothing written when `expected_hash` does
+//! Both replace the file atomically (temporary file created in a handle on the same directory,
+//! renamed over the old one there, permissions kept, parents created by `mkdirat` through
+//! handles), read an existing file of at most [`REWRITE_MAX_FILE_BYTES`] (64 MiB), refuse with nothing written when `expected_hash` does
 //! not match the file, and return JSON with a [diff preview](diff_preview) (unified, 3 lines of
 //! context, at most 120 lines / 16 KiB, head and tail kept around `...[N lines omitted]...`, and
 //! `diff_truncated: true` then). The rules of the replacement are those of [`replace`].
@@ -64,7 +68,9 @@
 //! # `glob` and `grep`
 //! Both walk with ripgrep's `ignore` crate: `.gitignore`, `.ignore` and `.git/info/exclude` are
 //! respected (also outside a git repository) unless `include_ignored` is true, hidden files are
-//! searched, `.git` is always skipped, symlinks are not followed. Results are in path order: depth
+//! searched, `.git` is always skipped, symlinks are not followed, and each file found is opened
+//! again through the root handle (a FIFO, socket or device node, or a file reached through a
+//! directory swapped for a symlink that points out, is skipped). Results are in path order: depth
 //! first, names compared byte-wise, so `a/b.txt` comes before `a.txt`. `glob` matches its pattern
 //! against the path relative to `path` with `*` not crossing `/`. `grep` prints `path:line: text`
 //! for a matching line and `path-line- text` for a context line, `--` between groups that are not
@@ -97,4 +103,4 @@ pub use grep_files::*;
 pub use limits::{FS_LIMITS, FsLimits, READ_MAX_OUTPUT_BYTES_ENV, READ_WHOLE_FILE_SCAN_MAX_BYTES_ENV};
 pub use read_file::*;
 pub use replace::{BLOCK_ANCHOR_MIN_SIMILARITY, MatchMode, ReplaceError, Replaced, Replacement, replace};
-pub use write_file::*;
+pub use write_file::{REWRITE_MAX_FILE_BYTES, WriteOutput, write};

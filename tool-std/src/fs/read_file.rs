@@ -9,7 +9,7 @@ use super::error::FsError;
 use super::limits::{FS_LIMITS, FsLimits};
 use super::scan::{ScanError, ScanSummary, Scanned, scan_lines};
 use super::text::{cut_graphemes, metadata_footer, unhashed_metadata_footer};
-use crate::sandbox::{SANDBOX, Sandbox};
+use crate::sandbox::{Kind, OpenError, SANDBOX, Sandbox};
 
 /// How many bytes of one line `read` looks at to cut it (1 MiB): enough for the 1000 graphemes it
 /// shows of any realistic text; `read_line` reads lines whole.
@@ -176,25 +176,22 @@ pub fn read_line(
     Ok(out)
 }
 
-/// Resolves `path` through the sandbox and opens it as a regular file for reading; with its size in
-/// bytes.
+/// Opens `path` through the sandbox's root handle as a regular file for reading; with its size in
+/// bytes (`fstat` of the handle).
 ///
 /// # Errors
-/// The sandbox's, [`FsError::FileNotFound`], [`FsError::IsDirectory`], [`FsError::Io`].
+/// The sandbox's (a FIFO, socket or device node is [`SandboxError::NotRegularFile`](crate::sandbox::SandboxError::NotRegularFile)),
+/// [`FsError::FileNotFound`], [`FsError::IsDirectory`], [`FsError::Io`].
 pub(crate) fn open_text_file(sandbox: &Sandbox, path: &str) -> Result<(File, u64), FsError> {
-    let real = sandbox.resolve(path)?;
-    let metadata = std::fs::metadata(&real).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => FsError::FileNotFound { path: path.to_owned() },
-        _ => FsError::io(path, &e),
-    })?;
-    if metadata.is_dir() {
-        return Err(FsError::IsDirectory { path: path.to_owned() });
-    }
-    if !metadata.is_file() {
-        return Err(FsError::Io { path: path.to_owned(), message: "not a regular file".to_owned() });
-    }
-    let file = File::open(&real).map_err(|e| FsError::io(path, &e))?;
-    Ok((file, metadata.len()))
+    let file = match sandbox.open(path) {
+        Ok((file, Kind::File)) => file,
+        Ok((_, Kind::Directory)) => return Err(FsError::IsDirectory { path: path.to_owned() }),
+        Err(OpenError::Refused(refused)) => return Err(refused.into()),
+        Err(OpenError::NotFound(_)) => return Err(FsError::FileNotFound { path: path.to_owned() }),
+        Err(OpenError::Io(e)) => return Err(FsError::io(path, &e)),
+    };
+    let size = file.metadata().map_err(|e| FsError::io(path, &e))?.len();
+    Ok((file, size))
 }
 
 /// The `[read_metadata]` footer of a file of `size` bytes: its hash when the pass read every byte

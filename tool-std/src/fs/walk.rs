@@ -1,40 +1,52 @@
 //! The directory walk shared by `glob` and `grep` (ripgrep's `ignore` crate).
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use ignore::overrides::Override;
 use ignore::{DirEntry, WalkBuilder};
 
 use super::error::FsError;
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Kind, OpenError, Sandbox};
 
-/// Resolves the `path` argument of a search (default: the root) and checks that it exists.
-/// Returns the real path and whether it is a directory.
+/// Resolves the `path` argument of a search (default: the root) and checks, through the root
+/// handle, that it is a directory or a regular file. Returns the real path and whether it is a
+/// directory.
+///
+/// # Errors
+/// The sandbox's (a FIFO, socket or device node is refused naming its kind),
+/// [`FsError::PathNotFound`], [`FsError::Io`].
 pub(crate) fn search_base(sandbox: &Sandbox, path: Option<&str>) -> Result<(PathBuf, bool), FsError> {
     let Some(given) = path else {
         return Ok((sandbox.root().to_path_buf(), true));
     };
-    let real = sandbox.resolve(given)?;
-    match std::fs::metadata(&real) {
-        Ok(metadata) => Ok((real, metadata.is_dir())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(FsError::PathNotFound { path: given.to_owned() }),
-        Err(e) => Err(FsError::io(given, &e)),
+    let target = sandbox.target(given)?;
+    match sandbox.probe_target(&target) {
+        Ok(kind) => Ok((target.real, kind == Kind::Directory)),
+        Err(OpenError::Refused(refused)) => Err(refused.into()),
+        Err(OpenError::NotFound(_)) => Err(FsError::PathNotFound { path: given.to_owned() }),
+        Err(OpenError::Io(e)) => Err(FsError::io(given, &e)),
     }
 }
 
 /// The files below `base` (or `base` itself when it is a file), in path order: directories are
 /// walked depth first with entries sorted by name (byte-wise), so `a/b.txt` comes before `a.txt`.
+/// Each comes with a handle on it, opened again through the sandbox's root handle (for reading
+/// when `read`, else `O_PATH`): the walk goes by name, so a directory swapped for a symlink that
+/// points out may lead it outside, and a file yielded so fails that open and is skipped.
 ///
 /// `.gitignore`, `.ignore` and `.git/info/exclude` rules are respected (also outside a git
 /// repository) unless `include_ignored`, hidden files are included, `.git` is skipped, symlinks are not followed (a
 /// symlink to a file inside the sandbox is listed, one whose target is outside is skipped, a
-/// symlink to a directory is not walked). Entries that cannot be read are skipped.
+/// symlink to a directory is not walked). Entries that cannot be read, and anything that is not a
+/// regular file (a FIFO, socket, device node), are skipped.
 pub(crate) fn files<'s>(
     sandbox: &'s Sandbox,
     base: &Path,
     overrides: Option<Override>,
     include_ignored: bool,
-) -> impl Iterator<Item = DirEntry> + 's {
+    read: bool,
+) -> impl Iterator<Item = (DirEntry, File)> + 's {
     let mut builder = WalkBuilder::new(base);
     builder
         .hidden(false)
@@ -50,16 +62,22 @@ pub(crate) fn files<'s>(
     if let Some(overrides) = overrides {
         builder.overrides(overrides);
     }
-    builder.build().filter_map(Result::ok).filter(|entry| is_file(sandbox, entry))
+    builder.build().filter_map(Result::ok).filter_map(move |entry| {
+        let file = open_file(sandbox, &entry, read)?;
+        Some((entry, file))
+    })
 }
 
-fn is_file(sandbox: &Sandbox, entry: &DirEntry) -> bool {
+/// The handle on a regular file the walk found (or on the file a symlink leads to, inside the
+/// sandbox), opened through the root handle; `None` for anything else.
+fn open_file(sandbox: &Sandbox, entry: &DirEntry, read: bool) -> Option<File> {
     match entry.file_type() {
-        Some(t) if t.is_file() => true,
+        Some(t) if t.is_file() => sandbox.open_found(entry.path(), read),
         Some(t) if t.is_symlink() => {
-            std::fs::canonicalize(entry.path()).is_ok_and(|real| real.is_file() && sandbox.allows(&real))
+            let real = std::fs::canonicalize(entry.path()).ok()?;
+            sandbox.open_found(&real, read)
         }
-        _ => false,
+        _ => None,
     }
 }
 

@@ -1,7 +1,6 @@
 //! The `write` tool, and the atomic replace and `expected_hash` guard it shares with `edit`.
 
-use std::io::Write as _;
-use std::path::Path;
+use std::os::unix::fs::PermissionsExt as _;
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -11,7 +10,7 @@ use super::diff::{diff_preview, keep_full_diff};
 use super::error::FsError;
 use super::limits::{FS_LIMITS, FsLimits};
 use super::text::sha256_hex;
-use crate::sandbox::{SANDBOX, Sandbox};
+use crate::sandbox::{Kind, OpenError, SANDBOX, Sandbox, Target, read_capped};
 use tool_runtime::off_worker;
 
 /// What `write` returns (as JSON; its JSON Schema is the tool's output schema).
@@ -56,12 +55,12 @@ pub async fn write(
     // The body runs on the blocking pool; a cut diff is then kept whole in the output cache.
     let run = move || -> Result<WriteOutput, FsError> {
         let expected = expected_hash.as_deref().map(parse_hash).transpose()?;
-        let real = sandbox.resolve(&file_path)?;
-        let old = read_existing(&real, &file_path)?;
-        check_hash(&file_path, old.as_deref(), expected.as_deref())?;
-        atomic_write(&real, content.as_bytes()).map_err(|e| FsError::write(&file_path, &e))?;
+        let target = sandbox.target(&file_path)?;
+        let old = read_existing(&sandbox, &target)?;
+        check_hash(&file_path, old.as_ref().map(|o| &o.bytes[..]), expected.as_deref())?;
+        atomic_write(&sandbox, &target, content.as_bytes(), old.as_ref().map(|o| o.mode))?;
 
-        let old_text = old.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
+        let old_text = old.as_ref().map(|o| String::from_utf8_lossy(&o.bytes)).unwrap_or_default();
         let diff = diff_preview(&file_path, &old_text, &content, limits.diff_max_lines, limits.diff_max_bytes);
         Ok(WriteOutput {
             summary: format!("Wrote {} bytes to {file_path}", content.len()),
@@ -92,19 +91,41 @@ pub(crate) fn parse_hash(value: &str) -> Result<String, FsError> {
     }
 }
 
-/// The current bytes of the file at `real`, or `None` when it does not exist.
+/// The largest existing file `write`, `edit` and `apply_patch` read (for its hash, its diff, its
+/// replacement): 64 MiB = 67108864 bytes. At most one byte more is ever read, whatever the file's
+/// size claims.
+pub const REWRITE_MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// A file as it was before a write.
+pub(crate) struct Existing {
+    /// Its bytes.
+    pub(crate) bytes: Vec<u8>,
+    /// Its permission bits (`fstat` of the handle read).
+    pub(crate) mode: u32,
+}
+
+/// The current bytes of the file of `target` (opened through the sandbox's root handle), or
+/// `None` when it does not exist.
 ///
 /// # Errors
 /// [`FsError::WriteToDirectory`] for a directory, [`FsError::Write`] when a parent is a file,
-/// [`FsError::Io`] when it cannot be read.
-pub(crate) fn read_existing(real: &Path, path: &str) -> Result<Option<Vec<u8>>, FsError> {
-    match std::fs::metadata(real) {
-        Ok(metadata) if metadata.is_dir() => Err(FsError::WriteToDirectory { path: path.to_owned() }),
-        Ok(_) => std::fs::read(real).map(Some).map_err(|e| FsError::io(path, &e)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+/// [`FsError::TooLarge`] over [`REWRITE_MAX_FILE_BYTES`], the sandbox's refusal (a FIFO, socket
+/// or device node, a symlink swapped in), [`FsError::Io`] when it cannot be read.
+pub(crate) fn read_existing(sandbox: &Sandbox, target: &Target) -> Result<Option<Existing>, FsError> {
+    let path = target.given.as_str();
+    let file = match sandbox.open_target(target) {
+        Ok((_, Kind::Directory)) => return Err(FsError::WriteToDirectory { path: path.to_owned() }),
+        Ok((file, Kind::File)) => file,
+        Err(OpenError::NotFound(_)) => return Ok(None),
         // A parent of the path is a file: nothing can be created there.
-        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Err(FsError::write(path, &e)),
-        Err(e) => Err(FsError::io(path, &e)),
+        Err(OpenError::Io(e)) if e.kind() == std::io::ErrorKind::NotADirectory => return Err(FsError::write(path, &e)),
+        Err(OpenError::Io(e)) => return Err(FsError::io(path, &e)),
+        Err(OpenError::Refused(refused)) => return Err(refused.into()),
+    };
+    let mode = file.metadata().map_err(|e| FsError::io(path, &e))?.permissions().mode() & 0o7777;
+    match read_capped(&file, REWRITE_MAX_FILE_BYTES).map_err(|e| FsError::io(path, &e))? {
+        Some(bytes) => Ok(Some(Existing { bytes, mode })),
+        None => Err(FsError::TooLarge { path: path.to_owned(), max: REWRITE_MAX_FILE_BYTES }),
     }
 }
 
@@ -122,30 +143,20 @@ pub(crate) fn check_hash(path: &str, current: Option<&[u8]>, expected: Option<&s
     }
 }
 
-/// Replaces the file at `real` with `bytes` atomically: parents are created, the bytes go to a
-/// temporary file in the same directory (flushed to disk), which takes the old file's
-/// permissions and is renamed over it. On any error the old file is untouched and the temporary
-/// file is removed.
-pub(crate) fn atomic_write(real: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let parent = real.parent().ok_or_else(|| std::io::Error::other("the path has no parent directory"))?;
-    std::fs::create_dir_all(parent)?;
-    let permissions = std::fs::metadata(real).ok().map(|m| m.permissions());
-    let name = real.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let prefix = format!(".{name}.");
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".tmp");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        // A new file gets the usual mode (0666 less the umask), not the 0600 of temporary files.
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let mut temp = builder.tempfile_in(parent)?;
-    temp.write_all(bytes)?;
-    if let Some(permissions) = permissions {
-        temp.as_file().set_permissions(permissions)?;
-    }
-    temp.as_file().sync_all()?;
-    temp.persist(real).map_err(|e| e.error)?;
-    Ok(())
+/// Replaces the file of `target` with `bytes` atomically, through handles: missing parents are
+/// made by `mkdirat` one component at a time, the bytes go to a temporary file created in a
+/// handle on the parent (`O_CREAT | O_EXCL | O_NOFOLLOW`, flushed to disk), which takes `mode`
+/// (the old file's permissions; a new file gets 0666 less the umask) and is renamed over the
+/// target within that handle. On any error the old file is untouched and the temporary file is
+/// removed.
+///
+/// # Errors
+/// The sandbox's refusal (a symlink swapped in on the way), else [`FsError::Write`].
+pub(crate) fn atomic_write(sandbox: &Sandbox, target: &Target, bytes: &[u8], mode: Option<u32>) -> Result<(), FsError> {
+    let path = target.given.as_str();
+    let slot = sandbox.slot(target, Some(&mut Vec::new())).map_err(|e| match e {
+        OpenError::Refused(refused) => FsError::Sandbox(refused),
+        OpenError::NotFound(e) | OpenError::Io(e) => FsError::write(path, &e),
+    })?;
+    slot.replace(bytes, mode).map_err(|e| FsError::write(path, &e))
 }

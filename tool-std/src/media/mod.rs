@@ -20,11 +20,10 @@
 //! ```
 
 use base64::Engine as _;
-use std::io::Read as _;
 pub use tool_runtime::ImageDetail;
 use tool_runtime::{ContentPart, ImageSupport, ToolContext, ToolResult, tool};
 
-use crate::sandbox::{SANDBOX, Sandbox, SandboxError};
+use crate::sandbox::{Kind, OpenError, SANDBOX, Sandbox, SandboxError, read_capped};
 
 /// The default `max_bytes` of `view_image`: 5 MiB.
 pub const DEFAULT_MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
@@ -141,29 +140,23 @@ pub fn view_image(
     if max_bytes == 0 || max_bytes > MAX_IMAGE_BYTES {
         return Err(ImageError::MaxBytes { value: max_bytes, max: MAX_IMAGE_BYTES });
     }
-    let real = sandbox.resolve(&file_path)?;
-    let io = |e: std::io::Error| match e.kind() {
-        std::io::ErrorKind::NotFound => ImageError::NotFound { path: file_path.clone() },
-        _ => ImageError::Io { path: file_path.clone(), message: e.to_string() },
+    let io = |e: std::io::Error| ImageError::Io { path: file_path.clone(), message: e.to_string() };
+    // Opened through the root handle; a FIFO, socket or device node is refused by the sandbox.
+    let file = match sandbox.open(&file_path) {
+        Ok((file, Kind::File)) => file,
+        Ok((_, Kind::Directory)) => return Err(ImageError::NotAFile { path: file_path }),
+        Err(OpenError::Refused(refused)) => return Err(refused.into()),
+        Err(OpenError::NotFound(_)) => return Err(ImageError::NotFound { path: file_path }),
+        Err(OpenError::Io(e)) => return Err(io(e)),
     };
-    let metadata = std::fs::metadata(&real).map_err(io)?;
-    if !metadata.is_file() {
-        return Err(ImageError::NotAFile { path: file_path });
+    let size = file.metadata().map_err(io)?.len();
+    if size > max_bytes {
+        return Err(ImageError::TooLarge { path: file_path, size, max_bytes, limit: MAX_IMAGE_BYTES });
     }
-    if metadata.len() > max_bytes {
-        return Err(ImageError::TooLarge { path: file_path, size: metadata.len(), max_bytes, limit: MAX_IMAGE_BYTES });
-    }
-    let mut bytes = Vec::new();
-    // Read at most one byte more than allowed: the file may have grown since the metadata call.
-    std::fs::File::open(&real).and_then(|f| f.take(max_bytes + 1).read_to_end(&mut bytes)).map_err(io)?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(ImageError::TooLarge {
-            path: file_path,
-            size: bytes.len() as u64,
-            max_bytes,
-            limit: MAX_IMAGE_BYTES,
-        });
-    }
+    // At most one byte more than allowed is read: the file may have grown since the fstat.
+    let Some(bytes) = read_capped(&file, max_bytes).map_err(io)? else {
+        return Err(ImageError::TooLarge { path: file_path, size: max_bytes + 1, max_bytes, limit: MAX_IMAGE_BYTES });
+    };
     let Some(media_type) = detect_image_mime(&bytes) else {
         return Err(ImageError::NotAnImage { path: file_path, found: describe_non_image(&bytes) });
     };

@@ -1,17 +1,23 @@
 //! The patch on the real file system: the sandbox as a [`FileSet`], and an all-or-nothing commit
 //! (stage every new file, rename into place, undo on failure).
+//!
+//! Every read, create, rename and removal goes through directory handles opened beneath the
+//! sandbox's root handle (see [`crate::sandbox`]), never by path: a directory swapped for a
+//! symlink that points out between the plan and the commit makes the step fail, and the commit is
+//! undone, instead of writing outside.
 
-use std::fs;
 use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
-use tempfile::{Builder, NamedTempFile, TempPath};
-
 use super::plan::{Entry, FileAction, FileChange, FileSet, PatchError};
-use crate::sandbox::Sandbox;
+use crate::fs::REWRITE_MAX_FILE_BYTES;
+use crate::sandbox::{Kind, OpenError, Sandbox, Slot, read_capped};
 
 /// The files below a [`Sandbox`]: keys are the resolved real paths
-/// ([`Sandbox::resolve`]), so two spellings of one file are one key.
+/// ([`Sandbox::resolve`]), so two spellings of one file are one key. Files are read through the
+/// sandbox's root handle; a FIFO, socket or device node is refused naming its kind, and a file
+/// over [`REWRITE_MAX_FILE_BYTES`] is refused too.
 #[derive(Debug, Clone, Copy)]
 pub struct SandboxFiles<'a> {
     sandbox: &'a Sandbox,
@@ -32,20 +38,29 @@ impl FileSet for SandboxFiles<'_> {
     }
 
     fn read(&self, key: &PathBuf) -> Result<Entry, String> {
-        match fs::metadata(key) {
-            Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => Ok(Entry::Missing),
-            Err(e) => Err(format!("cannot read {}: {e}", self.sandbox.display_path(key))),
-            Ok(m) if m.is_dir() => Ok(Entry::Directory),
-            Ok(m) if !m.is_file() => Err(format!("{} is not a regular file", self.sandbox.display_path(key))),
-            Ok(_) => fs::read(key)
-                .map(Entry::File)
-                .map_err(|e| format!("cannot read {}: {e}", self.sandbox.display_path(key))),
+        let shown = self.sandbox.display_path(key);
+        let target = self.sandbox.target_of_real(&shown, key.clone()).map_err(|e| e.to_string())?;
+        match self.sandbox.open_target(&target) {
+            Ok((_, Kind::Directory)) => Ok(Entry::Directory),
+            Ok((file, Kind::File)) => match read_capped(&file, REWRITE_MAX_FILE_BYTES) {
+                Ok(Some(bytes)) => Ok(Entry::File(bytes)),
+                Ok(None) => Err(format!(
+                    "{shown} is over {REWRITE_MAX_FILE_BYTES} bytes, more than apply_patch reads; change it with a \
+                     command made for large files"
+                )),
+                Err(e) => Err(format!("cannot read {shown}: {e}")),
+            },
+            Err(OpenError::NotFound(_)) => Ok(Entry::Missing),
+            Err(OpenError::Io(e)) if e.kind() == io::ErrorKind::NotADirectory => Ok(Entry::Missing),
+            Err(OpenError::Io(e)) => Err(format!("cannot read {shown}: {e}")),
+            Err(OpenError::Refused(refused)) => Err(refused.to_string()),
         }
     }
 
     fn check_creatable(&self, key: &PathBuf) -> Result<(), String> {
+        // A check for the message only: the commit creates through handles and fails safely.
         for ancestor in key.ancestors().skip(1) {
-            match fs::metadata(ancestor) {
+            match std::fs::metadata(ancestor) {
                 Ok(m) if m.is_dir() => return Ok(()),
                 Ok(_) => {
                     return Err(format!(
@@ -62,7 +77,7 @@ impl FileSet for SandboxFiles<'_> {
 
     fn check_removable(&self, path: &str, _key: &PathBuf) -> Result<(), String> {
         let link = self.sandbox.root().join(path);
-        match fs::symlink_metadata(&link) {
+        match std::fs::symlink_metadata(&link) {
             Ok(m) if m.file_type().is_symlink() => Err(format!(
                 "{path} is a symbolic link; apply_patch does not delete or move links (it would act on the file \
                  they point to)"
@@ -72,36 +87,72 @@ impl FileSet for SandboxFiles<'_> {
     }
 }
 
+/// A file under a temporary name (a staged new file, or an old file set aside), removed when
+/// dropped unless kept.
+struct Temp {
+    slot: Slot,
+    kept: bool,
+}
+
+impl Temp {
+    fn new(slot: Slot) -> Self {
+        Self { slot, kept: false }
+    }
+
+    /// Keeps the file (it was renamed into place, or must stay); returns where it was.
+    fn keep(mut self) -> Slot {
+        self.kept = true;
+        self.slot.clone()
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        if !self.kept {
+            let _ = self.slot.remove();
+        }
+    }
+}
+
 /// What to do to undo one step of a commit, newest last.
 enum Undo {
-    /// A file was created at this path: remove it.
-    Remove(PathBuf),
+    /// A file was created at this slot: remove it.
+    Remove(Slot),
     /// The file at `to` was set aside at `backup` (a rename or a hard link): put it back.
-    Restore { backup: TempPath, to: PathBuf },
+    Restore { backup: Temp, to: Slot },
+}
+
+/// One change made ready: its staged new file, and the slots of its path and its target.
+struct Prepared {
+    staged: Option<Temp>,
+    key: Slot,
+    target: Slot,
 }
 
 /// Writes the changes of a plan: every new file is first written to a temp file beside its
 /// target (Add: mode 0o666 less the umask; Update and Move: the mode of the old file), then the
 /// changes are done in patch order by renames, each old file kept aside (hard link, or rename
 /// where links are not supported) until the end. On any failure the steps done are undone in
-/// reverse, temp files are removed, and so are directories created for new files.
-pub(crate) fn commit(changes: &[FileChange<PathBuf>]) -> Result<(), PatchError> {
-    commit_with(changes, |_| Ok(()))
+/// reverse, temp files are removed, and so are directories created for new files. Every step is
+/// relative to a directory handle opened beneath the sandbox's root.
+pub(crate) fn commit(sandbox: &Sandbox, changes: &[FileChange<PathBuf>]) -> Result<(), PatchError> {
+    commit_with(sandbox, changes, |_| Ok(()))
 }
 
 /// [`commit`], calling `before_step(k)` before the `k`-th rename (0-based); an error from it
 /// fails the commit there (for tests of the undo path).
 pub(crate) fn commit_with(
+    sandbox: &Sandbox,
     changes: &[FileChange<PathBuf>],
     mut before_step: impl FnMut(usize) -> io::Result<()>,
 ) -> Result<(), PatchError> {
-    let mut created_dirs: Vec<PathBuf> = Vec::new();
-    let mut staged: Vec<Option<NamedTempFile>> = Vec::with_capacity(changes.len());
+    let mut created_dirs: Vec<Slot> = Vec::new();
+    let mut prepared: Vec<Prepared> = Vec::with_capacity(changes.len());
     for change in changes {
-        match stage(change, &mut created_dirs) {
-            Ok(file) => staged.push(file),
+        match prepare(sandbox, change, &mut created_dirs) {
+            Ok(ready) => prepared.push(ready),
             Err(e) => {
-                drop(staged);
+                drop(prepared);
                 remove_dirs(&created_dirs);
                 return Err(PatchError::WriteFailed { path: written_path(change).to_owned(), message: e.to_string() });
             }
@@ -109,12 +160,12 @@ pub(crate) fn commit_with(
     }
     let mut undo: Vec<Undo> = Vec::new();
     let mut step = 0;
-    let mut staged = staged.into_iter();
+    let mut prepared = prepared.into_iter();
     for change in changes {
-        let file = staged.next().flatten();
-        if let Err(e) = apply_change(change, file, &mut undo, &mut step, &mut before_step) {
+        let Some(ready) = prepared.next() else { break };
+        if let Err(e) = apply_change(change, ready, &mut undo, &mut step, &mut before_step) {
             // The temp files not used yet go before the directories they are in.
-            drop(staged);
+            drop(prepared);
             let not_restored = roll_back(undo);
             remove_dirs(&created_dirs);
             let path = written_path(change).to_owned();
@@ -135,52 +186,37 @@ fn written_path(change: &FileChange<PathBuf>) -> &str {
     change.move_to.as_deref().unwrap_or(&change.path)
 }
 
-fn target(change: &FileChange<PathBuf>) -> &Path {
-    change.move_key.as_deref().unwrap_or(&change.key)
+/// The slot of a real path through the sandbox, making missing parents when `created` is given.
+fn slot_of(sandbox: &Sandbox, real: &Path, created: Option<&mut Vec<Slot>>) -> io::Result<Slot> {
+    let shown = sandbox.display_path(real);
+    let target = sandbox.target_of_real(&shown, real.to_path_buf()).map_err(io::Error::other)?;
+    sandbox.slot(&target, created).map_err(|e| match e {
+        OpenError::Refused(refused) => io::Error::other(refused.to_string()),
+        OpenError::NotFound(e) | OpenError::Io(e) => e,
+    })
 }
 
-fn parent(path: &Path) -> &Path {
-    path.parent().unwrap_or(Path::new("/"))
-}
-
-fn name(path: &Path) -> String {
-    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-}
-
-/// Writes a change's new bytes to a temp file beside its target, with its mode.
-fn stage(change: &FileChange<PathBuf>, created_dirs: &mut Vec<PathBuf>) -> io::Result<Option<NamedTempFile>> {
-    let Some(new) = &change.new else { return Ok(None) };
-    let target = target(change);
-    let dir = parent(target);
-    let mut missing: Vec<PathBuf> = dir.ancestors().take_while(|d| !d.exists()).map(Path::to_path_buf).collect();
-    if !missing.is_empty() {
-        fs::create_dir_all(dir)?;
-        missing.reverse();
-        created_dirs.extend(missing);
-    }
-    let prefix = format!(".{}.", name(target));
-    let mut builder = Builder::new();
-    builder.prefix(&prefix).suffix(".patch-tmp");
-    #[cfg(unix)]
-    let default_mode = {
-        use std::os::unix::fs::PermissionsExt;
-        fs::Permissions::from_mode(0o666)
-    };
-    #[cfg(unix)]
-    builder.permissions(default_mode);
-    let mut file = builder.tempfile_in(dir)?;
+/// Opens the slots of a change and writes its new bytes to a temp file beside its target, with
+/// its mode.
+fn prepare(sandbox: &Sandbox, change: &FileChange<PathBuf>, created_dirs: &mut Vec<Slot>) -> io::Result<Prepared> {
+    let target_key = change.move_key.as_ref().unwrap_or(&change.key);
+    let creates = change.new.is_some();
+    let target = slot_of(sandbox, target_key, creates.then_some(&mut *created_dirs))?;
+    let key = if change.move_key.is_some() { slot_of(sandbox, &change.key, None)? } else { target.clone() };
+    let Some(new) = &change.new else { return Ok(Prepared { staged: None, key, target }) };
+    let (temp, mut file) = target.create_temp("patch-tmp")?;
+    let staged = Temp::new(temp);
     file.write_all(new)?;
     file.flush()?;
     if change.action != FileAction::Add {
-        let mode = fs::metadata(&change.key)?.permissions();
-        fs::set_permissions(file.path(), mode)?;
+        file.set_permissions(std::fs::Permissions::from_mode(key.mode()?))?;
     }
-    Ok(Some(file))
+    Ok(Prepared { staged: Some(staged), key, target })
 }
 
 fn apply_change(
     change: &FileChange<PathBuf>,
-    staged: Option<NamedTempFile>,
+    ready: Prepared,
     undo: &mut Vec<Undo>,
     step: &mut usize,
     before_step: &mut impl FnMut(usize) -> io::Result<()>,
@@ -190,61 +226,53 @@ fn apply_change(
         *step += 1;
         before_step(k)
     };
-    let key = &change.key;
+    let Prepared { staged, key, target } = ready;
     match (change.action, staged) {
         (FileAction::Add, Some(file)) => {
             next_step()?;
-            file.persist_noclobber(key).map_err(|e| e.error)?;
-            undo.push(Undo::Remove(key.clone()));
+            file.slot.rename_noclobber(&key)?;
+            file.keep();
+            undo.push(Undo::Remove(key));
         }
         (FileAction::Update, Some(file)) => {
             next_step()?;
-            let (backup, linked) = set_aside(key, true)?;
+            let (backup, linked) = set_aside(&key, true)?;
+            undo.push(Undo::Restore { backup, to: key.clone() });
             if linked {
-                undo.push(Undo::Restore { backup, to: key.clone() });
-                file.persist(key).map_err(|e| e.error)?;
+                file.slot.rename_over(&key)?;
             } else {
                 // The old file was renamed away: put the new one in its place without clobbering.
-                undo.push(Undo::Restore { backup, to: key.clone() });
-                file.persist_noclobber(key).map_err(|e| e.error)?;
+                file.slot.rename_noclobber(&key)?;
             }
+            file.keep();
         }
         (FileAction::Move, Some(file)) => {
-            let to = target(change).to_path_buf();
             next_step()?;
-            file.persist_noclobber(&to).map_err(|e| e.error)?;
-            undo.push(Undo::Remove(to));
+            file.slot.rename_noclobber(&target)?;
+            file.keep();
+            undo.push(Undo::Remove(target));
             next_step()?;
-            let (backup, _) = set_aside(key, false)?;
-            undo.push(Undo::Restore { backup, to: key.clone() });
+            let (backup, _) = set_aside(&key, false)?;
+            undo.push(Undo::Restore { backup, to: key });
         }
         (FileAction::Delete, _) => {
             next_step()?;
-            let (backup, _) = set_aside(key, false)?;
-            undo.push(Undo::Restore { backup, to: key.clone() });
+            let (backup, _) = set_aside(&key, false)?;
+            undo.push(Undo::Restore { backup, to: key });
         }
         (_, None) => return Err(io::Error::other("no staged file for a change that writes one")),
     }
     Ok(())
 }
 
-/// Keeps the file at `path` under a temp name beside it: a hard link when `link` is set and the
+/// Keeps the file at `slot` under a temp name beside it: a hard link when `link` is set and the
 /// file system allows it (the file stays in place), else a rename. Returns the backup and whether
 /// it is a link.
-fn set_aside(path: &Path, link: bool) -> io::Result<(TempPath, bool)> {
-    let prefix = format!(".{}.", name(path));
-    let mut builder = Builder::new();
-    builder.prefix(&prefix).suffix(".patch-old");
-    if link && let Ok(backup) = builder.make_in(parent(path), |candidate| fs::hard_link(path, candidate)) {
-        return Ok((backup.into_temp_path(), true));
+fn set_aside(slot: &Slot, link: bool) -> io::Result<(Temp, bool)> {
+    if link && let Ok(backup) = slot.link_aside("patch-old") {
+        return Ok((Temp::new(backup), true));
     }
-    let backup = builder.make_in(parent(path), |candidate| {
-        if fs::symlink_metadata(candidate).is_ok() {
-            return Err(io::Error::from(io::ErrorKind::AlreadyExists));
-        }
-        fs::rename(path, candidate)
-    })?;
-    Ok((backup.into_temp_path(), false))
+    Ok((Temp::new(slot.rename_aside("patch-old")?), false))
 }
 
 /// Undoes the steps in reverse; returns the files that could not be restored, with the reason.
@@ -252,18 +280,18 @@ fn roll_back(undo: Vec<Undo>) -> Vec<String> {
     let mut failed = Vec::new();
     for step in undo.into_iter().rev() {
         match step {
-            Undo::Remove(path) => {
-                if let Err(e) = fs::remove_file(&path) {
-                    failed.push(format!("{} (remove the new file: {e})", path.display()));
+            Undo::Remove(slot) => {
+                if let Err(e) = slot.remove() {
+                    failed.push(format!("{} (remove the new file: {e})", slot.path.display()));
                 }
             }
-            Undo::Restore { backup, to } => match fs::rename(&backup, &to) {
+            Undo::Restore { backup, to } => match backup.slot.rename_over(&to) {
                 Ok(()) => {
-                    let _ = backup.keep();
+                    backup.keep();
                 }
                 Err(e) => {
-                    let kept = backup.keep().map(|p| p.display().to_string()).unwrap_or_default();
-                    failed.push(format!("{} (its old content is kept at {kept}: {e})", to.display()));
+                    let kept = backup.keep().path.display().to_string();
+                    failed.push(format!("{} (its old content is kept at {kept}: {e})", to.path.display()));
                 }
             },
         }
@@ -272,9 +300,9 @@ fn roll_back(undo: Vec<Undo>) -> Vec<String> {
 }
 
 /// Removes directories created for new files, deepest first, where they are empty.
-fn remove_dirs(created: &[PathBuf]) {
+fn remove_dirs(created: &[Slot]) {
     for dir in created.iter().rev() {
-        let _ = fs::remove_dir(dir);
+        let _ = dir.remove_dir();
     }
 }
 
@@ -282,6 +310,7 @@ fn remove_dirs(created: &[PathBuf]) {
 mod tests {
     use super::*;
     use crate::patch::{parse_patch, plan_patch};
+    use std::fs;
 
     const PATCH: &str = "*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Delete File: b.txt\n\
                          *** Update File: c.txt\n*** Move to: d/c2.txt\n-c\n+C\n*** Add File: e.txt\n+e\n*** End Patch\n";
@@ -318,13 +347,9 @@ mod tests {
             let before = snapshot(dir.path());
             let plan = plan_patch(&parse_patch(PATCH).unwrap(), &SandboxFiles::new(&sandbox)).unwrap();
 
-            let result =
-                commit_with(
-                    &plan.changes,
-                    |step| {
-                        if step == failing { Err(io::Error::other("injected")) } else { Ok(()) }
-                    },
-                );
+            let result = commit_with(&sandbox, &plan.changes, |step| {
+                if step == failing { Err(io::Error::other("injected")) } else { Ok(()) }
+            });
 
             assert!(
                 matches!(result, Err(PatchError::WriteFailed { ref message, .. }) if message == "injected"),
@@ -339,7 +364,7 @@ mod tests {
         let (dir, sandbox) = workspace();
         let plan = plan_patch(&parse_patch(PATCH).unwrap(), &SandboxFiles::new(&sandbox)).unwrap();
 
-        commit(&plan.changes).unwrap();
+        commit(&sandbox, &plan.changes).unwrap();
 
         assert_eq!(
             snapshot(dir.path()),

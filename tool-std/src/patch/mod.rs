@@ -172,7 +172,7 @@ fn apply_unless_cancelled(
         return Err(PatchError::Cancelled);
     }
     if !dry_run {
-        disk::commit(&plan.changes)?;
+        disk::commit(sandbox, &plan.changes)?;
     }
     Ok(PatchOutput::new(&plan, dry_run))
 }

@@ -124,3 +124,12 @@ pub fn unhashed_footer(size: u64, limit: u64) -> String {
 pub fn scan_limit(bytes: u64) -> FsLimits {
     FsLimits { read_whole_file_scan_max_bytes: bytes, ..FsLimits::default() }
 }
+
+/// A PNG signature and IHDR chunk of a `width` x `height` RGBA image.
+pub fn png(width: u32, height: u32) -> Vec<u8> {
+    let mut bytes = b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR".to_vec();
+    bytes.extend(width.to_be_bytes());
+    bytes.extend(height.to_be_bytes());
+    bytes.extend([8, 6, 0, 0, 0, 0x9a, 0x38, 0xc4, 0x00]);
+    bytes
+}
