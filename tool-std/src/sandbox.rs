@@ -31,6 +31,7 @@
 //! | a write landing outside through a swapped parent | the temporary file is created with `openat(O_CREAT \| O_EXCL \| O_NOFOLLOW)` in a handle on the parent directory opened as above, and renamed with `renameat` within that same handle; missing parents are made by `mkdirat` one component at a time, each opened again with `O_NOFOLLOW` |
 //! | a FIFO, socket or device node (an open that blocks, a read that never ends) | the open is `O_NONBLOCK \| O_NOFOLLOW \| O_NOCTTY`; the type is checked by `fstat` on the handle, never on the name; anything but a regular file (or a directory where a tool walks one) is [`SandboxError::NotRegularFile`] (`<p> is a FIFO (named pipe), not a regular file; ...`), and a regular file then gets `O_NONBLOCK` cleared. An open the kernel refuses outright (a socket, `ENXIO`) is named by an `O_PATH` open and `fstat` |
 //! | a file that claims one size and has another | reads are bounded by the tool's cap (at most cap + 1 bytes are read), never read to an end the file chooses |
+//! | an ignore file (`.gitignore`, `.ignore`, `.git`, `.git/info/exclude`) that is a FIFO or device, which the `ignore` crate opens by name while walking | checked by `stat` before a directory is entered (the directory is skipped) and in the base and its parents before the walk (an error naming it, with `include_ignored` as the way out). A check by name: a FIFO swapped in after it can still stall that walk, since the crate cannot open these files by handle |
 //! | `glob` and `grep` walking into a symlinked directory swapped in during the walk | the `ignore` crate walks by name, so each file it yields is opened again through the root handle as above (`grep` searches that handle; `glob` lists a file only once an `O_PATH` open of it beneath the root is a regular file); a file reached through a swapped directory fails that open and is skipped |
 //!
 //! Where `openat2` is missing (`ENOSYS`, or `EPERM` from a seccomp filter; probed once at
@@ -545,17 +546,29 @@ fn walk_step(at: BorrowedFd<'_>, name: &OsStr) -> Result<OwnedFd, Errno> {
 /// The kind of an open handle by `fstat`: a regular file or a directory, else refused naming it.
 fn kind_of(fd: &OwnedFd, given: &str) -> Result<Kind, OpenError> {
     let stat = rustix::fs::fstat(fd).map_err(|e| OpenError::Io(e.into()))?;
-    let kind = match FileType::from_raw_mode(stat.st_mode) {
-        FileType::RegularFile => return Ok(Kind::File),
-        FileType::Directory => return Ok(Kind::Directory),
+    match FileType::from_raw_mode(stat.st_mode) {
+        FileType::RegularFile => Ok(Kind::File),
+        FileType::Directory => Ok(Kind::Directory),
+        other => {
+            Err(OpenError::Refused(SandboxError::NotRegularFile { path: given.to_owned(), kind: kind_name(other) }))
+        }
+    }
+}
+
+/// How errors name a file type that is not a regular file: `a FIFO (named pipe)`, `a socket`,
+/// `a character device`, `a block device`, `a symbolic link`, `a directory`,
+/// `a file of unknown type`.
+pub(crate) fn kind_name(file_type: FileType) -> &'static str {
+    match file_type {
         FileType::Fifo => "a FIFO (named pipe)",
         FileType::Socket => "a socket",
         FileType::CharacterDevice => "a character device",
         FileType::BlockDevice => "a block device",
         FileType::Symlink => "a symbolic link",
+        FileType::Directory => "a directory",
+        FileType::RegularFile => "a regular file",
         FileType::Unknown => "a file of unknown type",
-    };
-    Err(OpenError::Refused(SandboxError::NotRegularFile { path: given.to_owned(), kind }))
+    }
 }
 
 /// Reads `file` to its end, but at most `cap` bytes: `None` when it holds more (at most

@@ -109,3 +109,72 @@ fn a_fifo_found_while_walking_is_skipped_without_blocking() {
     assert_eq!(call(&ws, "grep", json!({"pattern": "needle"})), (false, "a.txt:1: needle".to_owned()));
     assert_eq!(call(&ws, "glob", json!({"pattern": "*.txt"})), (false, "a.txt".to_owned()));
 }
+
+#[test]
+fn a_file_over_the_rewrite_limit_is_refused_by_edit_and_apply_patch_without_reading_it_whole() {
+    let ws = Workspace::new();
+    // A sparse file one byte over the limit: cheap on disk, 64 MiB to read.
+    let file = std::fs::File::create(ws.root.join("big.txt")).unwrap();
+    file.set_len(tool_std::fs::REWRITE_MAX_FILE_BYTES + 1).unwrap();
+
+    let (is_error, text) = call(&ws, "edit", json!({"file_path": "big.txt", "old_string": "a", "new_string": "b"}));
+    assert!(is_error);
+    assert_eq!(
+        text,
+        "big.txt is over 67108864 bytes, more than write and edit read; nothing was written. Change it with a \
+         command made for large files"
+    );
+    let patch = "*** Begin Patch\n*** Update File: big.txt\n@@\n-a\n+b\n*** End Patch\n";
+    let (is_error, text) = call(&ws, "apply_patch", json!({"patch": patch}));
+    assert!(is_error);
+    assert!(
+        text.contains(
+            "big.txt is over 67108864 bytes, more than apply_patch reads; change it with a command made for large files"
+        ),
+        "{text}"
+    );
+    assert_eq!(std::fs::metadata(ws.root.join("big.txt")).unwrap().len(), tool_std::fs::REWRITE_MAX_FILE_BYTES + 1);
+}
+
+#[test]
+fn full_access_writes_outside_the_root_and_still_refuses_a_fifo_there() {
+    let ws = Workspace::with_sandbox(|root| tool_std::sandbox::Sandbox::full_access(root).unwrap());
+    let outside = ws.parent.join("elsewhere/new.txt");
+    let pipe = ws.parent.join("pipe");
+    mknodat(CWD, &pipe, FileType::Fifo, Mode::from_raw_mode(0o644), 0).unwrap();
+
+    let (is_error, text) = call(&ws, "write", json!({"file_path": outside.to_str().unwrap(), "content": "out\n"}));
+    assert!(!is_error, "{text}");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "out\n");
+    let pipe = pipe.to_str().unwrap();
+    let (is_error, text) = call(&ws, "read", json!({"file_path": pipe}));
+    assert!(is_error);
+    assert_eq!(
+        text,
+        format!(
+            "{pipe} is a FIFO (named pipe), not a regular file; the file tools open regular files only, so give the \
+             path of a regular file"
+        )
+    );
+}
+
+#[test]
+fn a_fifo_named_like_an_ignore_file_does_not_hang_a_walk() {
+    let ws = Workspace::new();
+    ws.write("top.txt", "needle\n");
+    ws.write("sub/a.txt", "needle\n");
+    mknodat(CWD, ws.root.join("sub/.gitignore"), FileType::Fifo, Mode::from_raw_mode(0o644), 0).unwrap();
+
+    // Below the base: the directory is not entered.
+    assert_eq!(call(&ws, "glob", json!({"pattern": "**/*.txt"})), (false, "top.txt".to_owned()));
+    assert_eq!(call(&ws, "grep", json!({"pattern": "needle"})), (false, "top.txt:1: needle".to_owned()));
+    // In the base (or a parent of it): an error naming it, and the way out.
+    let refused = "sub/.gitignore is a FIFO (named pipe), not a regular file, and glob and grep read it for ignore \
+                   rules; remove it, or set include_ignored to search without ignore files";
+    assert_eq!(call(&ws, "glob", json!({"pattern": "*.txt", "path": "sub"})), (true, refused.to_owned()));
+    assert_eq!(call(&ws, "grep", json!({"pattern": "needle", "path": "sub/a.txt"})), (true, refused.to_owned()));
+    assert_eq!(
+        call(&ws, "grep", json!({"pattern": "needle", "path": "sub", "include_ignored": true})),
+        (false, "sub/a.txt:1: needle".to_owned())
+    );
+}

@@ -201,6 +201,18 @@ pub enum FsError {
         /// The limit in bytes.
         max: u64,
     },
+    /// `glob`, `grep`: an ignore file in the searched directory or a parent of it is a FIFO,
+    /// socket or device node (reading its rules would block).
+    #[error(
+        "{path} is {kind}, not a regular file, and glob and grep read it for ignore rules; remove it, or set \
+         include_ignored to search without ignore files"
+    )]
+    SpecialIgnoreFile {
+        /// The ignore file, as shown (relative to the root when inside it).
+        path: String,
+        /// As in [`SandboxError::NotRegularFile`].
+        kind: &'static str,
+    },
     /// `write`, `edit`: writing failed; the file is as it was.
     #[error("Cannot write {path}: {message}; nothing was changed")]
     Write {

@@ -31,7 +31,7 @@ pub fn glob(
         .build()
         .map_err(|e| FsError::InvalidGlob { pattern: pattern.clone(), message: e.kind().to_string() })?
         .compile_matcher();
-    let (base, is_dir) = search_base(&sandbox, path.as_deref())?;
+    let (base, is_dir) = search_base(&sandbox, path.as_deref(), include_ignored.unwrap_or(false))?;
     if !is_dir {
         return Err(FsError::NotADirectory { path: path.unwrap_or_default() });
     }

@@ -75,7 +75,7 @@ pub fn grep(
             pattern: pattern.clone(),
             message: regex_error_summary(&e.to_string()),
         })?;
-    let (base, is_dir) = search_base(&sandbox, path.as_deref())?;
+    let (base, is_dir) = search_base(&sandbox, path.as_deref(), include_ignored.unwrap_or(false))?;
     let overrides = match &include {
         Some(glob) if is_dir => {
             let invalid = |e: ignore::Error| FsError::InvalidGlob { pattern: glob.clone(), message: e.to_string() };

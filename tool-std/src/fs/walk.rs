@@ -7,7 +7,9 @@ use ignore::overrides::Override;
 use ignore::{DirEntry, WalkBuilder};
 
 use super::error::FsError;
-use crate::sandbox::{Kind, OpenError, Sandbox};
+use std::os::unix::fs::MetadataExt as _;
+
+use crate::sandbox::{Kind, OpenError, Sandbox, kind_name};
 
 /// Resolves the `path` argument of a search (default: the root) and checks, through the root
 /// handle, that it is a directory or a regular file. Returns the real path and whether it is a
@@ -16,17 +18,46 @@ use crate::sandbox::{Kind, OpenError, Sandbox};
 /// # Errors
 /// The sandbox's (a FIFO, socket or device node is refused naming its kind),
 /// [`FsError::PathNotFound`], [`FsError::Io`].
-pub(crate) fn search_base(sandbox: &Sandbox, path: Option<&str>) -> Result<(PathBuf, bool), FsError> {
-    let Some(given) = path else {
-        return Ok((sandbox.root().to_path_buf(), true));
+///
+/// Unless `include_ignored`, the ignore files the walk will read in the base and its parents
+/// (the `ignore` crate opens them by name and blocks on a FIFO) must be regular files:
+/// [`FsError::SpecialIgnoreFile`] otherwise.
+pub(crate) fn search_base(
+    sandbox: &Sandbox,
+    path: Option<&str>,
+    include_ignored: bool,
+) -> Result<(PathBuf, bool), FsError> {
+    let (base, is_dir) = match path {
+        None => (sandbox.root().to_path_buf(), true),
+        Some(given) => {
+            let target = sandbox.target(given)?;
+            match sandbox.probe_target(&target) {
+                Ok(kind) => (target.real, kind == Kind::Directory),
+                Err(OpenError::Refused(refused)) => return Err(refused.into()),
+                Err(OpenError::NotFound(_)) => return Err(FsError::PathNotFound { path: given.to_owned() }),
+                Err(OpenError::Io(e)) => return Err(FsError::io(given, &e)),
+            }
+        }
     };
-    let target = sandbox.target(given)?;
-    match sandbox.probe_target(&target) {
-        Ok(kind) => Ok((target.real, kind == Kind::Directory)),
-        Err(OpenError::Refused(refused)) => Err(refused.into()),
-        Err(OpenError::NotFound(_)) => Err(FsError::PathNotFound { path: given.to_owned() }),
-        Err(OpenError::Io(e)) => Err(FsError::io(given, &e)),
+    if !include_ignored && let Some((file, kind)) = base.ancestors().find_map(special_ignore_file) {
+        return Err(FsError::SpecialIgnoreFile { path: sandbox.display_path(&file), kind });
     }
+    Ok((base, is_dir))
+}
+
+/// The files in a directory the `ignore` crate reads for ignore rules.
+const IGNORE_FILES: [&str; 4] = [".gitignore", ".ignore", ".git", ".git/info/exclude"];
+
+/// The first ignore file in `dir` that is neither a regular file nor a directory (followed, as
+/// the `ignore` crate opens it), with its kind. A check by name: a FIFO swapped in after it can
+/// still stall the walk on that directory (the crate has no way to open these files by handle).
+fn special_ignore_file(dir: &Path) -> Option<(PathBuf, &'static str)> {
+    IGNORE_FILES.iter().find_map(|name| {
+        let path = dir.join(name);
+        let metadata = std::fs::metadata(&path).ok()?;
+        let file_type = rustix::fs::FileType::from_raw_mode(metadata.mode());
+        (!metadata.is_file() && !metadata.is_dir()).then(|| (path, kind_name(file_type)))
+    })
 }
 
 /// The files below `base` (or `base` itself when it is a file), in path order: directories are
@@ -39,7 +70,8 @@ pub(crate) fn search_base(sandbox: &Sandbox, path: Option<&str>) -> Result<(Path
 /// repository) unless `include_ignored`, hidden files are included, `.git` is skipped, symlinks are not followed (a
 /// symlink to a file inside the sandbox is listed, one whose target is outside is skipped, a
 /// symlink to a directory is not walked). Entries that cannot be read, and anything that is not a
-/// regular file (a FIFO, socket, device node), are skipped.
+/// regular file (a FIFO, socket, device node), are skipped, and so is a directory holding an
+/// ignore file that is one of these (unless `include_ignored`: no ignore file is read then).
 pub(crate) fn files<'s>(
     sandbox: &'s Sandbox,
     base: &Path,
@@ -58,7 +90,14 @@ pub(crate) fn files<'s>(
         .require_git(false)
         .follow_links(false)
         .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|entry| entry.file_name() != ".git");
+        // A directory holding an ignore file that is a FIFO, socket or device is not entered:
+        // reading its rules would block or never end.
+        .filter_entry(move |entry| {
+            entry.file_name() != ".git"
+                && (include_ignored
+                    || !entry.file_type().is_some_and(|t| t.is_dir())
+                    || special_ignore_file(entry.path()).is_none())
+        });
     if let Some(overrides) = overrides {
         builder.overrides(overrides);
     }
