@@ -44,7 +44,8 @@ pub enum ImageError {
         /// The path as given.
         path: String,
     },
-    /// The path is not a regular file.
+    /// The path is a directory (a FIFO, socket or device node is the sandbox's
+    /// [`SandboxError::NotRegularFile`]).
     #[error("Not a file: {path}; view_image opens an image file")]
     NotAFile {
         /// The path as given.
