@@ -121,6 +121,12 @@ pub(crate) struct Decoding {
     /// is stated beyond what the properties' types refuse themselves: only the root's keys need
     /// checking.
     pub(crate) flat: bool,
+    /// A flat schema with an `enum` or a `const` (a unit-only enum's `{"type":"string","enum":
+    /// [..]}`): serde reads such an enum's variant from an object too (`{"high":null}`), so a
+    /// text with a second `{` takes the key-check pass. Without one, every property is a
+    /// string, number, boolean or an array of them, which serde reads from no object (a
+    /// hand-written `JsonSchema` that says a scalar must belong to a type that refuses a map).
+    flat_enums: bool,
     /// The schema compiled for the key-check pass, on first use (a flat schema decoded into the
     /// struct `#[tool]` generates never needs it unless its text holds an object below the root).
     keys: std::sync::OnceLock<KeyTree>,
@@ -155,7 +161,15 @@ impl Decoding {
                 .get("properties")
                 .and_then(Value::as_object)
                 .is_some_and(|p| p.values().all(|v| !has_nested_keywords(v, false) && definite(v)));
-        Self { schema, flat, keys: std::sync::OnceLock::new(), integer_ranges, ranges: std::sync::OnceLock::new() }
+        let flat_enums = flat && has_enum(&schema["properties"]);
+        Self {
+            schema,
+            flat,
+            flat_enums,
+            keys: std::sync::OnceLock::new(),
+            integer_ranges,
+            ranges: std::sync::OnceLock::new(),
+        }
     }
 
     /// The integer types' ranges by node of [`Decoding::schema`] (resolved on the first call).
@@ -171,17 +185,27 @@ impl Decoding {
     /// The text to decode straight away, when the fast path applies to `raw`; `None` when only
     /// the full path decides. With `keys`, or for a schema that is not flat, the key-check pass
     /// runs; for a flat schema decoded into the struct `#[tool]` generates it runs only when the
-    /// text holds a second `{` (an object where the schema allows none: serde would read
-    /// `{"high":null}` as the unit variant `high`, which the schema says to send as `"high"`).
+    /// schema has an enum and the text holds a second `{` (an object where the schema allows
+    /// none: serde would read `{"high":null}` as the unit variant `high`, which the schema says
+    /// to send as `"high"`).
     pub(crate) fn fast_text<'r>(&self, raw: &'r str, keys: bool) -> Option<&'r str> {
         let text = arguments_text(raw);
-        let check = keys || !self.flat || second_brace(text);
+        let check = keys || !self.flat || (self.flat_enums && second_brace(text));
         fast_path_applies(text, check.then(|| self.keys())).then_some(text)
     }
 
     /// The schema compiled for the key-check pass (built on the first call).
     pub(crate) fn keys(&self) -> &KeyTree {
         self.keys.get_or_init(|| KeyTree::compile(&self.schema))
+    }
+}
+
+/// Whether `node` (a schema, at any depth) has an `enum` or a `const` keyword.
+fn has_enum(node: &Value) -> bool {
+    match node {
+        Value::Object(map) => map.contains_key("enum") || map.contains_key("const") || map.values().any(has_enum),
+        Value::Array(items) => items.iter().any(has_enum),
+        _ => false,
     }
 }
 
@@ -1677,6 +1701,32 @@ mod tests {
         assert_eq!(schema["properties"]["c"], json!({"type": "integer", "minimum": 0, "maximum": 255}));
         assert_eq!(schema["properties"]["d"], json!({"type": "integer", "minimum": -32768, "maximum": 32767}));
         assert!(flat(&ARGUMENTS));
+    }
+
+    #[test]
+    fn only_a_flat_schema_with_an_enum_sends_a_second_brace_to_the_key_check_pass() {
+        static PLAIN: [ArgumentSchema; 2] = [
+            ArgumentSchema::new("q", "", false, argument_schema::<String>),
+            ArgumentSchema::new("tags", "", false, argument_schema::<Vec<String>>),
+        ];
+        static ENUM: [ArgumentSchema; 1] = [ArgumentSchema::new("c", "", false, argument_schema::<Colour>)];
+        let plain = Decoding::new(arguments_decoding(&PLAIN));
+        let with_enum = Decoding::new(arguments_decoding(&ENUM));
+        assert!(plain.flat && with_enum.flat);
+        assert!(!plain.flat_enums && with_enum.flat_enums);
+        // Both decode straight from the text when it holds no object below the root.
+        assert_eq!(plain.fast_text(r#"{"q":"{"}"#, false), Some(r#"{"q":"{"}"#));
+        assert_eq!(with_enum.fast_text(r#"{"c":"red"}"#, false), Some(r#"{"c":"red"}"#));
+        // An object for the enum: the key-check pass sends it to the full path.
+        assert_eq!(with_enum.fast_text(r#"{"c":{"red":null}}"#, false), None);
+    }
+
+    /// A unit-only enum.
+    #[derive(schemars::JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    #[allow(dead_code)]
+    enum Colour {
+        Red,
     }
 
     #[test]
