@@ -28,7 +28,10 @@
 //!    depth first in key order. A primitive type serde expected is named in JSON Schema's words,
 //!    with the range the schema declares where it is tighter than the type's (`an integer from 0
 //!    to 4294967295` for `u32`, `an integer from 1 to 50` under `#[arg(range(min = 1, max =
-//!    50))]`, `a number` for `f64`), alike on serde's line and on an `also:` line; an enum of
+//!    50))]`, `a number` for `f64`), alike on serde's line and on an `also:` line (an `also:`
+//!    line knows the integer type's range for the parameters of a `#[tool]` function, whose
+//!    schema the pass that removes `format` makes; for an `#[input]` type and
+//!    [`decode_arguments`] it words only what the schema states: `of at least 0`); an enum of
 //!    names sent anything but a string says the names it takes, and a struct sent anything but an
 //!    object its fields. A message over 400 bytes
 //!    (serde quotes the value at fault, which may be a whole file) keeps its first 200 and last
