@@ -25,13 +25,26 @@
 //!    every other value whose JSON type, `minimum` or `maximum` the schema refuses, and every
 //!    closed object that lacks required fields, is listed in the same error
 //!    (`` `body`: invalid type: integer `3`, expected a string\nalso: missing field `tags` ``),
-//!    depth first in key order. A primitive type serde expected is named in JSON Schema's words
-//!    (`an integer from 0 to 4294967295` for `u32`, `a number` for `f64`), and an enum of names
-//!    sent a number, a boolean or an array says the names it takes. A message over 400 bytes
+//!    depth first in key order. A primitive type serde expected is named in JSON Schema's words,
+//!    with the range the schema declares where it is tighter than the type's (`an integer from 0
+//!    to 4294967295` for `u32`, `an integer from 1 to 50` under `#[arg(range(min = 1, max =
+//!    50))]`, `a number` for `f64`), alike on serde's line and on an `also:` line (an `also:`
+//!    line knows the integer type's range for the parameters of a `#[tool]` function, whose
+//!    schema the pass that removes `format` makes; for an `#[input]` type and
+//!    [`decode_arguments`] it words only what the schema states: `of at least 0`); an enum of
+//!    names sent anything but a string says the names it takes, and a struct sent anything but an
+//!    object its fields. A message over 400 bytes
 //!    (serde quotes the value at fault, which may be a whole file) keeps its first 200 and last
 //!    120 bytes around `…[N bytes cut]…`.
 //! 6. A key sent twice in one object is an error naming its path (a JSON object with equal keys
 //!    would keep only the last value).
+//! 7. Forms serde reads but the schema refuses are refused: an array where the schema's `type`
+//!    allows none (a struct sent as an array of its fields, `{"point":[1,2]}`) and an object
+//!    where it allows none (a unit variant sent as `{"high":null}`, which the schema says to
+//!    send as `"high"`). A number JSON Schema reads as an integer (`100.0`, `1e2`, `-0`: its
+//!    numbers compare by value) is that integer where the schema's `type` is `integer`; one
+//!    beyond 64 bits stays a float, which an integer type refuses (a `u64`'s schema states no
+//!    `maximum`, so there JSON Schema takes `1e20` and decoding does not).
 //!
 //! Unknown fields are found by walking the schema beside the value: every object the schema
 //! describes field by field is closed (`additionalProperties: false`, the canonical rule for every
@@ -57,9 +70,11 @@
 //! the key-check pass is skipped, also when the text holds a `null` (what OpenAI's strict mode
 //! sends for every optional argument left out): that struct reads `null` as the default of an
 //! argument that has one (`#[arg(default)]`), as the full path does by dropping it, and as `None`
-//! for an `Option`. Anything the fast path does not
+//! for an `Option`; a flat schema's text with a second `{` (an object below the root, which a
+//! flat schema allows nowhere) takes the key-check pass. Anything the fast path does not
 //! handle alike (a `null`, a union (`oneOf`/`anyOf`/`allOf`), a tuple, an object whose schema is
-//! not closed, an unknown field, any decoding error) sends the call down the full path: the text
+//! not closed, an unknown field, an array or an object where the schema's `type` allows none, a
+//! value out of its bounds, any decoding error) sends the call down the full path: the text
 //! is parsed into a `serde_json::Value`, checked (rules 2 to 4), and written back as text in a
 //! layout where every value starts on a line of its own; `from_str` decodes that text, and the
 //! line of its error names the path of rule 5. So both paths accept and refuse exactly the same
@@ -73,7 +88,7 @@ use serde::de::{DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor
 use serde_json::{Map, Value};
 
 use crate::error::ArgumentError;
-use crate::schema::{Canonical, Segment, format_path, resolve, union_tag};
+use crate::schema::{Canonical, IntegerRange, Segment, format_path, resolve, union_tag};
 
 pub(crate) mod bounds;
 mod repair;
@@ -109,16 +124,39 @@ pub(crate) struct Decoding {
     /// is stated beyond what the properties' types refuse themselves: only the root's keys need
     /// checking.
     pub(crate) flat: bool,
+    /// A flat schema with an `enum` or a `const` (a unit-only enum's `{"type":"string","enum":
+    /// [..]}`): serde reads such an enum's variant from an object too (`{"high":null}`), so a
+    /// text with a second `{` takes the key-check pass. Without one, every property is a
+    /// string, number, boolean or an array of them, which serde reads from no object (a
+    /// hand-written `JsonSchema` that says a scalar must belong to a type that refuses a map).
+    flat_enums: bool,
     /// The schema compiled for the key-check pass, on first use (a flat schema decoded into the
-    /// struct `#[tool]` generates never needs it).
+    /// struct `#[tool]` generates never needs it unless its text holds an object below the root).
     keys: std::sync::OnceLock<KeyTree>,
+    /// The integer types' ranges the schema pass found (see [`Canonical::integer_ranges`]).
+    integer_ranges: Vec<(String, IntegerRange)>,
+    /// Those ranges by node, on first use (by an error only).
+    ranges: std::sync::OnceLock<IntegerRanges>,
+}
+
+/// The inclusive range of each integer node of a schema whose Rust type the schema pass knew
+/// (see [`Canonical::integer_ranges`]), keyed by the node's address in that schema: a
+/// [`Decoding`]'s schema is never changed after it is built, so its nodes stay where they are.
+#[derive(Debug, Default)]
+pub(crate) struct IntegerRanges(std::collections::HashMap<usize, IntegerRange, foldhash::fast::RandomState>);
+
+impl IntegerRanges {
+    /// The range of the integer node `node` (a node of the schema these were resolved in).
+    fn of(&self, node: &Value) -> Option<IntegerRange> {
+        self.0.get(&std::ptr::from_ref(node).addr()).copied()
+    }
 }
 
 impl Decoding {
     /// The decoding of a schema, with whether it states a bound its Rust types do not enforce
     /// themselves ([`Canonical::states_bounds`]): such a schema is not flat, since the key-check
     /// pass is what sends a value out of bounds to the full path that reports it.
-    pub(crate) fn new(Canonical { schema, states_bounds }: Canonical) -> Self {
+    pub(crate) fn new(Canonical { schema, states_bounds, integer_ranges }: Canonical) -> Self {
         let flat = schema.get("additionalProperties") == Some(&Value::Bool(false))
             && !has_nested_keywords(&schema, true)
             && !states_bounds
@@ -126,12 +164,67 @@ impl Decoding {
                 .get("properties")
                 .and_then(Value::as_object)
                 .is_some_and(|p| p.values().all(|v| !has_nested_keywords(v, false) && definite(v)));
-        Self { schema, flat, keys: std::sync::OnceLock::new() }
+        let flat_enums = flat && has_enum(&schema["properties"]);
+        Self {
+            schema,
+            flat,
+            flat_enums,
+            keys: std::sync::OnceLock::new(),
+            integer_ranges,
+            ranges: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The integer types' ranges by node of [`Decoding::schema`] (resolved on the first call).
+    pub(crate) fn ranges(&self) -> &IntegerRanges {
+        self.ranges.get_or_init(|| {
+            let by_node = self.integer_ranges.iter().filter_map(|(pointer, range)| {
+                Some((std::ptr::from_ref(self.schema.pointer(pointer)?).addr(), *range))
+            });
+            IntegerRanges(by_node.collect())
+        })
+    }
+
+    /// The text to decode straight away, when the fast path applies to `raw`; `None` when only
+    /// the full path decides. With `keys`, or for a schema that is not flat, the key-check pass
+    /// runs; for a flat schema decoded into the struct `#[tool]` generates it runs only when the
+    /// schema has an enum and the text holds a second `{` (an object where the schema allows
+    /// none: serde would read `{"high":null}` as the unit variant `high`, which the schema says
+    /// to send as `"high"`).
+    pub(crate) fn fast_text<'r>(&self, raw: &'r str, keys: bool) -> Option<&'r str> {
+        let text = arguments_text(raw);
+        let check = keys || !self.flat || (self.flat_enums && second_brace(text));
+        fast_path_applies(text, check.then(|| self.keys())).then_some(text)
     }
 
     /// The schema compiled for the key-check pass (built on the first call).
     pub(crate) fn keys(&self) -> &KeyTree {
         self.keys.get_or_init(|| KeyTree::compile(&self.schema))
+    }
+}
+
+/// Whether `node` (a schema, at any depth) has an `enum` or a `const` keyword.
+fn has_enum(node: &Value) -> bool {
+    match node {
+        Value::Object(map) => map.contains_key("enum") || map.contains_key("const") || map.values().any(has_enum),
+        Value::Array(items) => items.iter().any(has_enum),
+        _ => false,
+    }
+}
+
+/// Whether `text` holds a `{` after its first (inside a string too: such a text only takes the
+/// key-check pass, which accepts it).
+fn second_brace(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memchr(b'{', bytes).is_some_and(|first| memchr::memchr(b'{', &bytes[first + 1..]).is_some())
+}
+
+/// Whether the schema `node`'s `type` allows the JSON type `kind` (any, when it has no `type`).
+fn allows_kind(node: &Value, kind: &str) -> bool {
+    match node.get("type") {
+        Some(Value::String(k)) => k == kind,
+        Some(Value::Array(kinds)) => kinds.iter().any(|k| k == kind),
+        _ => true,
     }
 }
 
@@ -196,8 +289,11 @@ impl KeyTree {
         self.nodes.push(KeyNode { items: None, object: ObjectRule::Full, bounds: None });
         seen.insert(std::ptr::from_ref(node), index);
         let Some(node) = resolve(root, node) else { return index };
+        // An array where the schema's `type` allows none (a struct sent as an array of its
+        // fields, which serde reads) is left to the full path, which refuses it.
         let items = match node.get("prefixItems") {
             Some(_) => None,
+            None if !allows_kind(node, "array") => None,
             None => Some(self.node(node.get("items").filter(|i| i.is_object()).unwrap_or(&ANY), root, seen)),
         };
         let object = if ["oneOf", "anyOf", "allOf"].iter().any(|k| node.get(k).is_some()) {
@@ -281,19 +377,20 @@ pub(crate) fn decode_into(
     keys: Option<&KeyTree>,
     parse: &mut dyn FnMut(&str) -> Result<(), serde_json::Error>,
 ) -> Result<(), ArgumentError> {
-    if let Some(text) = fast_text(raw, keys)
-        && parse(text).is_ok()
-    {
+    let text = arguments_text(raw);
+    // Without `keys` the schema is flat (see `decode_with`): a second `{` still takes the pass.
+    let compiled;
+    let keys = match keys {
+        None if second_brace(text) => {
+            compiled = KeyTree::compile(schema);
+            Some(&compiled)
+        }
+        keys => keys,
+    };
+    if fast_path_applies(text, keys) && parse(text).is_ok() {
         return Ok(());
     }
-    decode_full(raw, schema, parse)
-}
-
-/// The text to decode straight away, when the fast path applies to `raw` (see
-/// [`decode_with`] for `keys`); `None` when only the full path decides.
-pub(crate) fn fast_text<'r>(raw: &'r str, keys: Option<&KeyTree>) -> Option<&'r str> {
-    let text = arguments_text(raw);
-    fast_path_applies(text, keys).then_some(text)
+    decode_full(raw, schema, None, parse)
 }
 
 /// The text rule 1 leaves of `raw`: without a leading byte order mark, and `{}` for nothing.
@@ -303,12 +400,14 @@ fn arguments_text(raw: &str) -> &str {
 }
 
 /// The full path of [`decode_into`] alone (for arguments the fast path did not decode).
+/// `ranges` are the integer types' ranges of `schema`'s nodes, when known (a [`Decoding`]'s).
 pub(crate) fn decode_full(
     raw: &str,
     schema: &Value,
+    ranges: Option<&IntegerRanges>,
     parse: &mut dyn FnMut(&str) -> Result<(), serde_json::Error>,
 ) -> Result<(), ArgumentError> {
-    let (layout, violations) = prepare_slow(arguments_text(raw), schema)?;
+    let (layout, violations) = prepare_slow(arguments_text(raw), schema, ranges)?;
     let first = if violations.is_empty() {
         match parse(&layout.text) {
             Ok(()) => return Ok(()),
@@ -330,7 +429,8 @@ pub(crate) fn decode_full(
     if let Some((path, message)) = &first {
         errors.push(ArgumentError::Invalid { path: format_path(path), message: shorten(message.clone()) });
     }
-    other_faults(&layout.value, schema, schema, &mut Vec::new(), Faults { first: at, skip: &skip }, &mut errors);
+    let leave = Faults { first: at, skip: &skip, ranges };
+    other_faults(&layout.value, schema, schema, &mut Vec::new(), leave, &mut errors);
     all_of(errors)
 }
 
@@ -341,6 +441,8 @@ pub(crate) fn decode_full(
 struct Faults<'a> {
     first: Option<(&'a [Segment], bool)>,
     skip: &'a [String],
+    /// The integer types' ranges, named in the messages.
+    ranges: Option<&'a IntegerRanges>,
 }
 
 /// Whether `from_str` on `text` would decode what the full path decodes, when it succeeds (see
@@ -583,7 +685,11 @@ impl Visitor<'_> for KeyLookup<'_> {
 /// then writes the cleaned value back as text in the [`Layout`] that maps serde_json's error
 /// line to a path (rule 5); beside it, the values out of the bounds their schema states, which
 /// [`decode_full`] reports (with the other faults) instead of decoding.
-fn prepare_slow(text: &str, schema: &Value) -> Result<(Layout, Vec<ArgumentError>), ArgumentError> {
+fn prepare_slow(
+    text: &str,
+    schema: &Value,
+    ranges: Option<&IntegerRanges>,
+) -> Result<(Layout, Vec<ArgumentError>), ArgumentError> {
     let mut value = parse_arguments(text)?;
     if !value.is_object() {
         return Err(ArgumentError::NotAnObject { found: kind_of(&value) });
@@ -600,7 +706,7 @@ fn prepare_slow(text: &str, schema: &Value) -> Result<(Layout, Vec<ArgumentError
         });
     }
     let mut violations = Vec::new();
-    out_of_bounds(&value, schema, schema, &mut Vec::new(), &mut violations);
+    schema_refusals(&mut value, schema, schema, &mut Vec::new(), ranges, &mut violations);
     Ok((Layout::of(value), violations))
 }
 
@@ -621,21 +727,82 @@ pub(crate) fn all_of(mut errors: Vec<ArgumentError>) -> Result<(), ArgumentError
     }
 }
 
-/// Pushes onto `found` each value of `value` (depth first, in input order) outside the bounds its
-/// schema node states, as an error naming its path, the bound and the value (below a value out of
-/// bounds nothing more is checked). Values whose schema the walk cannot tell (an untagged union's)
-/// are left to the type.
-fn out_of_bounds(value: &Value, node: &Value, root: &Value, path: &mut Vec<Segment>, found: &mut Vec<ArgumentError>) {
+/// Pushes onto `found`, depth first in input order, each value of `value` that the schema
+/// refuses although serde might read it, as an error naming its path and what to send: a value
+/// outside the bounds its schema node states (with the bound), and an array or an object where
+/// the node's `type` allows none (a struct sent as an array of its fields, a unit variant sent as
+/// `{"high":null}`: serde reads both). Below such a value nothing more is checked. On the way,
+/// a number written with a fraction or an exponent whose value is an integer (`100.0`, `1e2`,
+/// `-0`, which serde_json reads as the float `-0.0`) is made that integer where the node's `type`
+/// is `integer`: JSON Schema (2020-12, section 6.1.1 of the validation vocabulary) takes it as
+/// one, while serde refuses a float for an integer type. An integer beyond 64 bits stays a float
+/// (and is refused by serde). Values whose schema the walk cannot tell (an untagged union's) are
+/// left to the type.
+fn schema_refusals(
+    value: &mut Value,
+    node: &Value,
+    root: &Value,
+    path: &mut Vec<Segment>,
+    ranges: Option<&IntegerRanges>,
+    found: &mut Vec<ArgumentError>,
+) {
     let Some(node) = resolve(root, node) else { return };
     let node = select_branch(value, node, root).0;
-    if let Some(message) = Bounds::of(node).and_then(|b| b.check(value)) {
+    let bounds = Bounds::of(node).and_then(|b| b.check(value));
+    let form = match value {
+        Value::Array(_) | Value::Object(_) => refusal(value, node, root, ranges),
+        _ => None,
+    };
+    if let Some(message) = bounds.or(form) {
         found.push(ArgumentError::Invalid { path: format_path(path), message: shorten(message) });
         return;
     }
-    for (segment, child, schema) in children(value, node) {
-        path.push(segment);
-        out_of_bounds(child, schema, root, path, found);
-        path.pop();
+    match value {
+        Value::Number(number) if number.is_f64() && node.get("type").is_some() => {
+            if allows_kind(node, "integer")
+                && !allows_kind(node, "number")
+                && let Some(integer) = number.as_f64().and_then(integral)
+            {
+                *value = integer;
+            }
+        }
+        Value::Object(map) => {
+            for (key, child) in map.iter_mut() {
+                if let Some(schema) = property_schema(node, key) {
+                    path.push(Segment::Key(key.clone()));
+                    schema_refusals(child, schema, root, path, ranges, found);
+                    path.pop();
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter_mut().enumerate() {
+                if let Some(schema) = item_schema(node, index) {
+                    path.push(Segment::Index(index));
+                    schema_refusals(item, schema, root, path, ranges, found);
+                    path.pop();
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `n` as a JSON integer when it is one that fits 64 bits (`-0.0` as `0`).
+fn integral(n: f64) -> Option<Value> {
+    // 2^64 and -2^63, exact as `f64`; within them, an integral `f64` converts exactly.
+    const TWO_64: f64 = 18_446_744_073_709_551_616.0;
+    const MINUS_TWO_63: f64 = -9_223_372_036_854_775_808.0;
+    if n.fract() != 0.0 || !n.is_finite() {
+        return None;
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    if (0.0..TWO_64).contains(&n) || n == 0.0 {
+        Some(Value::from(n.abs() as u64))
+    } else if (MINUS_TWO_63..0.0).contains(&n) {
+        Some(Value::from(n as i64))
+    } else {
+        None
     }
 }
 
@@ -758,9 +925,16 @@ impl Layout {
         {
             message = format!("invalid type: {}, expected one of {names}", unexpected(at));
         }
+        // A primitive type serde names (`u32`): in JSON Schema's words, with the range the schema
+        // declares where it is tighter than the type's.
         if let Some(start) = message.rfind(", expected ").map(|at| at + ", expected ".len())
-            && let Some(words) = primitive_in_words(&message[start..])
+            && let Some(primitive) = primitive(&message[start..])
         {
+            let node = schema_at(&self.value, schema, schema, &path);
+            let words = match primitive {
+                Primitive::Integer(range) => number_words("an integer", node, Some(range)),
+                Primitive::Number => number_words("a number", node, None),
+            };
             message.truncate(start);
             message.push_str(&words);
         }
@@ -790,7 +964,7 @@ fn other_faults(
     {
         return;
     }
-    if let Some(message) = refusal(value, node) {
+    if let Some(message) = refusal(value, node, root, leave.ranges) {
         found.push(ArgumentError::Invalid { path: format_path(path), message: shorten(message) });
         return;
     }
@@ -818,9 +992,12 @@ fn other_faults(
 }
 
 /// Why the schema `node` refuses `value` by its `type`, `minimum` or `maximum`, in serde's
-/// words (``invalid type: integer `3`, expected a string``); `None` when it does not, or the node
-/// says none of these.
-fn refusal(value: &Value, node: &Value) -> Option<String> {
+/// words (``invalid type: integer `3`, expected a string``), with what to send: an enum of names
+/// says the names (``expected one of `low`, `high` ``), a struct its fields (``expected an object
+/// with the fields `x`, `y` ``), a number its range (the schema's `minimum` and `maximum`, and
+/// where `ranges` know it the integer type's: `an integer from 0 to 4294967295` for a `u32`, as
+/// serde's own line says it). `None` when the node refuses nothing of it, or says none of these.
+fn refusal(value: &Value, node: &Value, root: &Value, ranges: Option<&IntegerRanges>) -> Option<String> {
     // A value outside an `enum` or a `const` is left to serde, which may take it
     // (`#[serde(other)]`, a variant's `#[serde(alias)]`).
     let wrong = if !type_allows(value, node) {
@@ -830,50 +1007,89 @@ fn refusal(value: &Value, node: &Value) -> Option<String> {
     } else {
         return None;
     };
-    let kinds: Vec<&str> = match node.get("type") {
-        Some(Value::String(kind)) => vec![kind.as_str()],
-        Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
+    let expected = match enum_names(node, root) {
+        Some(names) if wrong == "invalid type" && !value.is_string() => format!("one of {names}"),
+        _ => {
+            let kinds: Vec<&str> = match node.get("type") {
+                Some(Value::String(kind)) => vec![kind.as_str()],
+                Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).collect(),
+                _ => Vec::new(),
+            };
+            let range = ranges.and_then(|r| r.of(node));
+            let words: Vec<String> = kinds
+                .iter()
+                .map(|kind| match *kind {
+                    "integer" => number_words("an integer", Some(node), range),
+                    "number" => number_words("a number", Some(node), None),
+                    "object" => match node.get("properties").and_then(Value::as_object) {
+                        Some(fields) if !fields.is_empty() => {
+                            let names: Vec<String> = fields.keys().map(|k| format!("`{k}`")).collect();
+                            format!("an object with the fields {}", names.join(", "))
+                        }
+                        _ => "an object".to_owned(),
+                    },
+                    "array" => "an array".to_owned(),
+                    "null" => "null".to_owned(),
+                    other => format!("a {other}"),
+                })
+                .collect();
+            // A range with no type to name: nothing to say the value should be.
+            if words.is_empty() {
+                return None;
+            }
+            words.join(" or ")
+        }
     };
-    let range = match (node.get("minimum").filter(|n| n.is_number()), node.get("maximum").filter(|n| n.is_number())) {
-        (Some(min), Some(max)) => format!(" from {min} to {max}"),
-        (Some(min), None) => format!(" of at least {min}"),
-        (None, Some(max)) => format!(" of at most {max}"),
-        (None, None) => String::new(),
-    };
-    let words: Vec<String> = kinds
-        .iter()
-        .map(|kind| match *kind {
-            "integer" => format!("an integer{range}"),
-            "number" => format!("a number{range}"),
-            "array" | "object" => format!("an {kind}"),
-            "null" => "null".to_owned(),
-            other => format!("a {other}"),
-        })
-        .collect();
-    // A range with no type to name: nothing to say the value should be.
-    (!words.is_empty()).then(|| format!("{wrong}: {}, expected {}", unexpected(value), words.join(" or ")))
+    Some(format!("{wrong}: {}, expected {expected}", unexpected(value)))
 }
 
-/// serde's name of a primitive type it expected (the end of ``invalid type: string "x",
-/// expected u32``) in the words of JSON Schema: an integer type with its range, a float type as a
-/// number; `None` for another expectation.
-fn primitive_in_words(rust: &str) -> Option<String> {
-    fn range<T: std::fmt::Display>(min: T, max: T) -> Option<String> {
-        Some(format!("an integer from {min} to {max}"))
+/// `noun` (`an integer`, `a number`) with its range: the node's `minimum` and `maximum`, each
+/// where it is tighter than the end of the integer type's `range` (or the type has none), else
+/// that end: `an integer from 1 to 50`, `an integer of at least 0`, `a number`.
+fn number_words(noun: &str, node: Option<&Value>, range: Option<IntegerRange>) -> String {
+    let stated = |key: &str| node.and_then(|n| n.get(key)).filter(|n| n.is_number());
+    #[allow(clippy::cast_precision_loss)]
+    let end = |stated: Option<&Value>, own: Option<i128>, tighter: fn(f64, f64) -> bool| match (stated, own) {
+        (Some(bound), Some(own)) if !bound.as_f64().is_some_and(|b| tighter(b, own as f64)) => Some(own.to_string()),
+        (Some(bound), _) => Some(bound.to_string()),
+        (None, own) => own.map(|own| own.to_string()),
+    };
+    let min = end(stated("minimum"), range.map(|r| r.0), |b, own| b > own);
+    let max = end(stated("maximum"), range.map(|r| r.1), |b, own| b < own);
+    match (min, max) {
+        (Some(min), Some(max)) => format!("{noun} from {min} to {max}"),
+        (Some(min), None) => format!("{noun} of at least {min}"),
+        (None, Some(max)) => format!("{noun} of at most {max}"),
+        (None, None) => noun.to_owned(),
+    }
+}
+
+/// A primitive type serde names when it expected one.
+enum Primitive {
+    /// An integer type, with its inclusive range.
+    Integer(IntegerRange),
+    /// `f32` or `f64`.
+    Number,
+}
+
+/// The primitive type serde names at the end of ``invalid type: string "x", expected u32``;
+/// `None` for another expectation (`i128` and `u128` included: their ranges are no help).
+fn primitive(rust: &str) -> Option<Primitive> {
+    fn range<T: Into<i128>>(min: T, max: T) -> Option<Primitive> {
+        Some(Primitive::Integer((min.into(), max.into())))
     }
     match rust {
         "u8" => range(u8::MIN, u8::MAX),
         "u16" => range(u16::MIN, u16::MAX),
         "u32" => range(u32::MIN, u32::MAX),
         "u64" => range(u64::MIN, u64::MAX),
-        "usize" => range(usize::MIN, usize::MAX),
+        "usize" => range(0, u64::try_from(usize::MAX).unwrap_or(u64::MAX)),
         "i8" => range(i8::MIN, i8::MAX),
         "i16" => range(i16::MIN, i16::MAX),
         "i32" => range(i32::MIN, i32::MAX),
         "i64" => range(i64::MIN, i64::MAX),
-        "isize" => range(isize::MIN, isize::MAX),
-        "f32" | "f64" => Some("a number".to_owned()),
+        "isize" => range(i64::try_from(isize::MIN).unwrap_or(i64::MIN), i64::try_from(isize::MAX).unwrap_or(i64::MAX)),
+        "f32" | "f64" => Some(Primitive::Number),
         _ => None,
     }
 }
@@ -1488,6 +1704,32 @@ mod tests {
         assert_eq!(schema["properties"]["c"], json!({"type": "integer", "minimum": 0, "maximum": 255}));
         assert_eq!(schema["properties"]["d"], json!({"type": "integer", "minimum": -32768, "maximum": 32767}));
         assert!(flat(&ARGUMENTS));
+    }
+
+    #[test]
+    fn only_a_flat_schema_with_an_enum_sends_a_second_brace_to_the_key_check_pass() {
+        static PLAIN: [ArgumentSchema; 2] = [
+            ArgumentSchema::new("q", "", false, argument_schema::<String>),
+            ArgumentSchema::new("tags", "", false, argument_schema::<Vec<String>>),
+        ];
+        static ENUM: [ArgumentSchema; 1] = [ArgumentSchema::new("c", "", false, argument_schema::<Colour>)];
+        let plain = Decoding::new(arguments_decoding(&PLAIN));
+        let with_enum = Decoding::new(arguments_decoding(&ENUM));
+        assert!(plain.flat && with_enum.flat);
+        assert!(!plain.flat_enums && with_enum.flat_enums);
+        // Both decode straight from the text when it holds no object below the root.
+        assert_eq!(plain.fast_text(r#"{"q":"{"}"#, false), Some(r#"{"q":"{"}"#));
+        assert_eq!(with_enum.fast_text(r#"{"c":"red"}"#, false), Some(r#"{"c":"red"}"#));
+        // An object for the enum: the key-check pass sends it to the full path.
+        assert_eq!(with_enum.fast_text(r#"{"c":{"red":null}}"#, false), None);
+    }
+
+    /// A unit-only enum.
+    #[derive(schemars::JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    #[allow(dead_code)]
+    enum Colour {
+        Red,
     }
 
     #[test]

@@ -143,9 +143,12 @@ pub enum ArgumentError {
     Invalid {
         /// Where (empty for the top level).
         path: String,
-        /// serde's message, with a primitive type it expected named in JSON Schema's words
-        /// (`u32` as `an integer from 0 to 4294967295`, `f64` as `a number`), e.g.
-        /// ``invalid type: string "x", expected an integer from 0 to 4294967295``.
+        /// serde's message, with a primitive type it expected named in JSON Schema's words and
+        /// the range the schema declares where it is tighter than the type's (`u32` as `an
+        /// integer from 0 to 4294967295`, as `an integer from 1 to 50` under a declared range;
+        /// `f64` as `a number`), e.g. ``invalid type: string "x", expected an integer from 0 to
+        /// 4294967295``; or the schema's refusal of a form serde reads (``invalid type: sequence,
+        /// expected an object with the fields `x`, `y` ``).
         message: String,
     },
 }

@@ -180,8 +180,7 @@ pub mod __private {
     /// The text [`decode`] (or, with `input`, [`decode_input`]) decodes straight away when the
     /// fast path applies; compiled once.
     fn fast_text<'r>(spec: &'static ToolSpec, raw: &'r str, input: bool) -> Option<&'r str> {
-        let decoding = spec.decoding();
-        crate::decode::fast_text(raw, (input || !decoding.flat).then(|| decoding.keys()))
+        spec.decoding().fast_text(raw, input)
     }
 
     /// The full path [`decode`] and [`decode_input`] share, compiled once: `parse` (the one part
@@ -192,7 +191,9 @@ pub mod __private {
         raw: &str,
         parse: &mut dyn FnMut(&str) -> Result<(), serde_json::Error>,
     ) -> Result<(), ToolError> {
-        crate::decode::decode_full(raw, &spec.decoding().schema, parse).map_err(|error| invalid(spec, error))
+        let decoding = spec.decoding();
+        crate::decode::decode_full(raw, &decoding.schema, Some(decoding.ranges()), parse)
+            .map_err(|error| invalid(spec, error))
     }
 
     /// Cannot happen: [`decode_full`] returns `Ok` only after a `parse` that kept its value.

@@ -353,14 +353,22 @@ pub(crate) struct Canonical {
     /// that format ([`integer_range`]) and do not count. The format is read as the type's own
     /// statement: a hand-written `JsonSchema` that says `uint32` must refuse what `u32` refuses.
     pub(crate) states_bounds: bool,
+    /// The inclusive range of each integer node whose `format` the pass removed (`uint32`: 0 to
+    /// 4294967295), by the node's JSON Pointer in `schema`: what decoding the Rust type refuses,
+    /// which the schema no longer says in full (a `u32` keeps only `minimum: 0`). Decoding names
+    /// it in an error that the schema alone words (an `also:` line), as serde names it on its own.
+    pub(crate) integer_ranges: Vec<(String, IntegerRange)>,
 }
+
+/// The inclusive range of an integer type: `(min, max)`.
+pub(crate) type IntegerRange = (i128, i128);
 
 impl Canonical {
     /// A schema the pass did not make (already canonical, or written by hand): its integer types
     /// are not known, so every bound it states counts.
     pub(crate) fn made_elsewhere(schema: Value) -> Self {
         let states_bounds = crate::decode::states_any(&schema);
-        Self { schema, states_bounds }
+        Self { schema, states_bounds, integer_ranges: Vec::new() }
     }
 }
 
@@ -384,8 +392,8 @@ pub(crate) fn canonical(mut schema: Value) -> Canonical {
             root.remove("additionalProperties");
         }
     }
-    let mut states_bounds = false;
-    visit(&mut schema, &mut states_bounds);
+    let mut pass = Pass::default();
+    visit(&mut schema, &mut pass);
     if let Value::Object(root) = &mut schema
         && (root.contains_key("oneOf") || root.contains_key("anyOf"))
         && !root.contains_key("properties")
@@ -398,7 +406,7 @@ pub(crate) fn canonical(mut schema: Value) -> Canonical {
             root.remove("required");
         }
     }
-    Canonical { schema, states_bounds }
+    Canonical { schema, states_bounds: pass.states_bounds, integer_ranges: pass.integer_ranges }
 }
 
 /// The inclusive range of the integer type a schemars `format` names (`uint8`: 0 to 255; `uint`
@@ -421,7 +429,7 @@ pub(crate) fn integer_range(format: &str) -> Option<(f64, f64)> {
 
 /// Applies the canonical rules to one node and, through the subschemas, to all below it; sets
 /// `states_bounds` when a node states a bound beyond its type (see [`Canonical::states_bounds`]).
-fn visit(schema: &mut Value, states_bounds: &mut bool) {
+fn visit(schema: &mut Value, pass: &mut Pass) {
     let Value::Object(node) = schema else { return };
 
     let mut range = None;
@@ -430,12 +438,15 @@ fn visit(schema: &mut Value, states_bounds: &mut bool) {
     {
         let unsigned = format.starts_with("uint");
         range = integer_range(format);
+        if let Some(exact) = integer_bounds(format) {
+            pass.integer_ranges.push((pass.pointer.clone(), exact));
+        }
         node.remove("format");
         if unsigned && !node.contains_key("minimum") {
             node.insert("minimum".to_owned(), Value::from(0));
         }
     }
-    *states_bounds = *states_bounds || crate::decode::states_beyond(node, range);
+    pass.states_bounds = pass.states_bounds || crate::decode::states_beyond(node, range);
     node.remove("default");
     node.remove("writeOnly");
     node.remove("readOnly");
@@ -483,22 +494,63 @@ fn visit(schema: &mut Value, states_bounds: &mut bool) {
 
     for key in SCHEMA_MAPS {
         if let Some(Value::Object(map)) = node.get_mut(*key) {
-            map.values_mut().for_each(|v| visit(v, states_bounds));
-        }
-    }
-    for key in SCHEMA_VALUES {
-        if let Some(value) = node.get_mut(*key) {
-            match value {
-                Value::Array(items) => items.iter_mut().for_each(|v| visit(v, states_bounds)),
-                other => visit(other, states_bounds),
+            for (name, v) in map.iter_mut() {
+                pass.below(&[key, name], |pass| visit(v, pass));
             }
         }
     }
-    for key in SCHEMA_ARRAYS {
-        if let Some(Value::Array(items)) = node.get_mut(*key) {
-            items.iter_mut().for_each(|v| visit(v, states_bounds));
+    for key in SCHEMA_VALUES.iter().chain(SCHEMA_ARRAYS) {
+        match node.get_mut(*key) {
+            Some(Value::Array(items)) => {
+                for (index, v) in items.iter_mut().enumerate() {
+                    pass.below(&[key, &index.to_string()], |pass| visit(v, pass));
+                }
+            }
+            Some(other) if SCHEMA_VALUES.contains(key) => pass.below(&[key], |pass| visit(other, pass)),
+            _ => {}
         }
     }
+}
+
+/// What [`visit`] learns of a schema as it walks it.
+#[derive(Default)]
+struct Pass {
+    /// See [`Canonical::states_bounds`].
+    states_bounds: bool,
+    /// See [`Canonical::integer_ranges`].
+    integer_ranges: Vec<(String, IntegerRange)>,
+    /// The JSON Pointer of the node being visited.
+    pointer: String,
+}
+
+impl Pass {
+    /// Runs `then` with the pointer extended by `tokens` (escaped), then restores it.
+    fn below(&mut self, tokens: &[&str], then: impl FnOnce(&mut Self)) {
+        let len = self.pointer.len();
+        for token in tokens {
+            self.pointer.push('/');
+            self.pointer.push_str(&pointer_escape(token));
+        }
+        then(self);
+        self.pointer.truncate(len);
+    }
+}
+
+/// The exact inclusive range of the integer type a schemars `format` names, up to 64 bits
+/// (`usize` and `isize` as 64 bits, the targets this runs on); `None` for 128 bits (serde names
+/// those `i128`/`u128`, which decoding leaves in its words) and any other format.
+pub(crate) fn integer_bounds(format: &str) -> Option<IntegerRange> {
+    Some(match format {
+        "uint8" => (0, u8::MAX.into()),
+        "uint16" => (0, u16::MAX.into()),
+        "uint32" => (0, u32::MAX.into()),
+        "uint64" | "uint" => (0, u64::MAX.into()),
+        "int8" => (i8::MIN.into(), i8::MAX.into()),
+        "int16" => (i16::MIN.into(), i16::MAX.into()),
+        "int32" => (i32::MIN.into(), i32::MAX.into()),
+        "int64" | "int" => (i64::MIN.into(), i64::MAX.into()),
+        _ => return None,
+    })
 }
 
 /// An optional property: the schema of `T`, not `T | null` (a `null` sent for it still decodes,

@@ -114,7 +114,7 @@ async fn a_missing_field_is_told_with_the_wrong_values_beside_it_and_below() {
         "invalid arguments for `place`: `at.city`: invalid type: integer `5`, expected a string\n\
          also: missing field `label`\n\
          also: missing field `at.street`\n\
-         also: `at.number`: invalid type: string \"7\", expected an integer of at least 0"
+         also: `at.number`: invalid type: string \"7\", expected an integer from 0 to 4294967295"
     );
 }
 

@@ -20,6 +20,8 @@ use tool_runtime::{DynamicTool, ToolResult};
 
 #[path = "support/forms.rs"]
 mod forms;
+#[path = "support/instances.rs"]
+mod instances;
 
 use forms::{Entry, FORMS};
 
@@ -838,4 +840,35 @@ fn the_argument_table_has_at_least_forty_cases_on_both_sides_of_the_verdict() {
     let cases = argument_cases();
     assert!(cases.len() >= 40, "{}", cases.len());
     assert!(zoo_registry().len() >= 30 + 5, "{}", zoo_registry().len());
+}
+
+/// Schema and decoding agree on every `#[tool]` of this binary (the zoo, the union and the
+/// run-time tool): instances generated from each tool's decoding schema (seeded, at most
+/// `instances::INSTANCES` per tool, within 60 seconds in all) that `jsonschema` accepts are
+/// decoded, and one mutation of each of them of every kind (a type change, an extra key, a struct
+/// as an array, a unit variant as an object, a missing required key, a number out of range) that
+/// `jsonschema` refuses is refused at decode. The standard tools are checked with the same
+/// generator in `tool-std/tests/schema_instances.rs`, in a workspace of their own.
+#[tokio::test]
+async fn generated_instances_and_their_mutations_get_the_same_verdict_from_jsonschema_and_decoding() {
+    let registry = zoo_registry();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut found = instances::Agreement::default();
+    let zoo: Vec<&ToolDefinition> = registry.definitions().iter().filter(|d| d.name.starts_with("zoo_")).collect();
+    assert!(zoo.len() >= 35, "{} zoo tools", zoo.len());
+    for (index, definition) in zoo.into_iter().enumerate() {
+        let tool = registry.get(&definition.name).expect("listed");
+        let schema = decoding_schema_of(tool, definition);
+        let name = definition.name.clone();
+        let registry = &registry;
+        instances::agree(&mut found, &name, &schema, 0x5eed + index as u64, deadline, |arguments: Value| {
+            let call = ToolCall::new("c", name.clone(), arguments.to_string());
+            async move { registry.call(&call, &ToolContext::new()).await.text().into_owned() }
+        })
+        .await;
+    }
+    let (valid, mutations) = (found.valid, found.mutations);
+    println!("{valid} schema-valid instances, {mutations} schema-invalid mutations");
+    assert!(valid >= 300 && mutations >= 300, "{valid} valid, {mutations} mutations");
+    assert_eq!(found.disagreements, Vec::<String>::new());
 }

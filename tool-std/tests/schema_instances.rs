@@ -6,6 +6,13 @@
 //! every bound the schema states, the value one step outside it is refused at decode. The test
 //! prints the counts. Nothing outside loopback is contacted: host names resolve to nothing, an
 //! http(s) URL is sent to a closed port on 127.0.0.1, and search backends point there too.
+//!
+//! A second test needs no Python: for every standard tool, the exec set included (its `command`
+//! is replaced by `true` before it runs), instances made by a seeded generator
+//! (`tool-runtime/tests/support/instances.rs`) that the `jsonschema` crate accepts are decoded,
+//! and one mutation of each, of every kind the generator makes (a type change, an extra key, a
+//! struct as an array, a unit variant as an object, a missing required key, a number out of
+//! range), that `jsonschema` refuses is refused at decode.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -17,6 +24,9 @@ use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputStore};
 use tool_runtime::prelude::*;
 use tool_std::sandbox::{SANDBOX, Sandbox};
 use tool_std::web::{NetworkPolicy, SearchConfig, StaticHosts, WEB_CONFIG, WebConfig};
+
+#[path = "../../tool-runtime/tests/support/instances.rs"]
+mod instances;
 
 /// Instances per tool.
 const INSTANCES: usize = 200;
@@ -31,6 +41,10 @@ fn python() -> PathBuf {
 }
 
 fn registry(root: &std::path::Path) -> Registry {
+    registry_with(root, DefaultPolicy::new().allow_all_external())
+}
+
+fn registry_with(root: &std::path::Path, policy: DefaultPolicy) -> Registry {
     let web = WebConfig {
         network: NetworkPolicy::allow(["127.0.0.1".parse().unwrap()]),
         resolver: Arc::new(StaticHosts::new()),
@@ -45,13 +59,17 @@ fn registry(root: &std::path::Path) -> Registry {
         .override_dependency(&SANDBOX, Sandbox::new(root).unwrap())
         .override_dependency(&OUTPUT_STORE, Arc::new(MemoryStore::new()) as Arc<dyn OutputStore>)
         .override_dependency(&WEB_CONFIG, web)
-        .policy(DefaultPolicy::new().allow_all_external())
+        .policy(policy)
         .build()
         .unwrap()
 }
 
-/// `webfetch`'s `url` pointed at the closed loopback port when it would reach a host.
+/// `webfetch`'s `url` pointed at the closed loopback port when it would reach a host; `bash`'s
+/// `command`, when it is a string, replaced by `true`.
 fn contained(tool: &str, mut instance: Value) -> Value {
+    if tool == "bash" && instance.get("command").is_some_and(Value::is_string) {
+        instance["command"] = json!("true");
+    }
     if tool == "webfetch"
         && let Some(url) = instance.get("url").and_then(Value::as_str)
         && (url.to_ascii_lowercase().starts_with("http://") || url.to_ascii_lowercase().starts_with("https://"))
@@ -188,4 +206,28 @@ async fn every_schema_valid_instance_decodes_and_every_bound_is_refused_one_step
 
 fn registry_for(root: &std::path::Path) -> Registry {
     registry(&std::fs::canonicalize(root).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_instances_and_their_mutations_get_the_same_verdict_from_jsonschema_and_decoding() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let registry = registry_with(&root, DefaultPolicy::new().allow_all_external().allow_all_exec());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let mut found = instances::Agreement::default();
+    for (index, definition) in registry.definitions().iter().enumerate() {
+        let name = definition.name.clone();
+        let registry = &registry;
+        let seed = 0x5eed + index as u64;
+        instances::agree(&mut found, &name, &definition.input_schema, seed, deadline, |arguments: Value| {
+            let call = ToolCall::new("c", name.clone(), contained(&name, arguments).to_string());
+            async move { registry.call(&call, &ToolContext::new()).await.text().into_owned() }
+        })
+        .await;
+    }
+    let (valid, mutations) = (found.valid, found.mutations);
+    println!("{valid} schema-valid instances, {mutations} schema-invalid mutations");
+    assert!(registry.definitions().iter().any(|d| d.name == "bash"), "the exec set is checked");
+    assert!(valid >= 200 && mutations >= 400, "{valid} valid, {mutations} mutations");
+    assert_eq!(found.disagreements, Vec::<String>::new());
 }
