@@ -30,6 +30,11 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> RawClient<R, W> {
         client
     }
 
+    /// The writer, for raw bytes.
+    pub fn writer_mut(&mut self) -> &mut W {
+        &mut self.writer
+    }
+
     pub async fn send(&mut self, message: Value) {
         self.writer.write_all(format!("{message}\n").as_bytes()).await.unwrap();
         self.writer.flush().await.unwrap();
