@@ -92,6 +92,52 @@
 //! (`Mcp-Session-Id`, for clients of protocol versions before 2026-07-28) only when asked:
 //! [`McpServerBuilder::legacy_session_mode`].
 //!
+//! What a hostile or broken HTTP client gets (the MCP specification: servers MUST validate
+//! `Origin` on every incoming connection):
+//! - An `Origin` outside the allow-list (loopback on any port, `http` or `https`, and what
+//!   [`McpServerBuilder::allow_origin`] adds; `null` only when added): `403 Forbidden` with a
+//!   JSON-RPC error body (`-32600`, `"id": null`) naming the origin and how to allow it. A request
+//!   without `Origin` (any client that is not a browser page) is served.
+//! - A request line and headers not all read [`DEFAULT_HEADER_READ_TIMEOUT`] (10 000 ms) after
+//!   their first byte: the connection is closed
+//!   ([`McpServerBuilder::header_read_timeout`]).
+//! - A POST body not all read [`DEFAULT_REQUEST_BODY_TIMEOUT`] (30 000 ms) after the headers:
+//!   `408 Request Timeout` with a JSON-RPC error (`-32700`), and the connection is closed
+//!   ([`McpServerBuilder::request_body_timeout`]).
+//! - No request in flight for [`DEFAULT_IDLE_TIMEOUT`] (60 000 ms; hyper's header-read timer,
+//!   which starts when the connection waits for a request): the connection is closed; a running
+//!   call, however long, keeps its connection ([`McpServerBuilder::idle_timeout`]).
+//! - More than [`DEFAULT_MAX_CONNECTIONS`] (1 024) connections: the next is not accepted until
+//!   one closes; it waits in the kernel's listen backlog ([`McpServerBuilder::max_connections`]).
+//! - A body over [`DEFAULT_MAX_FRAME_BYTES`] (16 MiB): `413 Payload Too Large` with a JSON-RPC
+//!   error ([`McpServerBuilder::max_frame_bytes`]).
+//! - A body that is not a valid JSON-RPC message: `400 Bad Request` with the JSON-RPC error the
+//!   specification names, as on standard input and output (below).
+//!
+//! The header-read and idle timeouts and the connection cap are the server's
+//! ([`McpServer::serve_http_on`]); the other checks are in [`McpServer::http_service`] too.
+//!
+//! # Malformed messages
+//! Every message, on standard input and output ([`McpServer::serve_lines_until`]) and over HTTP,
+//! is checked on its raw text before rmcp reads it (one streaming pass, no `serde_json::Value`
+//! built):
+//! - `-32700` (parse error, `"id": null`): not UTF-8, not JSON, a lone surrogate escape
+//!   (`"\ud800"`), a number out of a 64-bit float's range (`1e400`), a member of the message sent
+//!   twice (`"id"` twice), a key sent twice outside `params`, a line over the frame limit (skipped
+//!   as it is read, never kept whole in memory).
+//! - `-32600` (invalid request): valid JSON that is not a JSON-RPC 2.0 message: not an object, a
+//!   batch, no `"jsonrpc": "2.0"`, an `id` that is not a string or an integer, no `method`.
+//! - `-32602` (invalid params), naming the member: a key sent twice in a request's `params`;
+//!   for `tools/call`, `params` not an object, `name` missing, sent twice or not a string,
+//!   `arguments` not an object.
+//! - A key sent twice inside a tool call's `arguments`: the call decodes the arguments' text as
+//!   sent, so the registry refuses it as [`Registry::call`] does for any caller (an `isError`
+//!   result: ``invalid arguments for `read`: `file_path`: the field is sent twice; send each
+//!   field once``).
+//!
+//! A notification (no `id`) that is valid JSON gets no reply (JSON-RPC 2.0). On standard input
+//! and output the next line is read after every refused one.
+//!
 //! # Shutdown
 //! [`McpServer::serve_stdio`] and [`McpServer::serve_http`] stop on SIGTERM or Ctrl-C
 //! ([`shutdown_signal`]); [`McpServer::serve_stdio_until`] and [`McpServer::serve_http_on`] when a
