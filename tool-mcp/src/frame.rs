@@ -573,6 +573,15 @@ mod tests {
     }
 
     #[test]
+    fn a_parse_error_anywhere_comes_before_what_the_shape_would_say() {
+        for frame in [r#"[1e400]"#, r#"{"jsonrpc":"1.0","id":{"a":"\ud800"}}"#, r#"{"id":1,"id":2,"x":1e400}"#] {
+            let (code, message, _) = fault(frame);
+            assert_eq!(code, -32700, "{frame}");
+            assert!(message.starts_with("the message is not valid JSON ("), "{frame}: {message}");
+        }
+    }
+
+    #[test]
     fn a_member_sent_twice_is_a_parse_error_and_a_key_twice_in_params_is_invalid_params() {
         assert_eq!(
             fault(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#),
