@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tool_runtime::{ContentPart, MessageContent, Progress, ToolCall, ToolDefinition, ToolError, ToolMessage};
 
+use crate::frame::RawArguments;
 use crate::{CallRequest, McpServer};
 
 /// The MCP tool entry of a definition.
@@ -204,7 +205,13 @@ impl ServerHandler for McpServer {
             forwarding = Some((finished, tokio::spawn(forwarder.run(receiver, finished_receiver))));
         }
         let ctx = builder.build();
-        let arguments = request.arguments.map(|args| Value::Object(args).to_string()).unwrap_or_default();
+        // The arguments as the client sent them (a key sent twice is the decoder's to refuse; rmcp's
+        // map of them kept the last), else rmcp's map.
+        let raw = context.extensions.get::<RawArguments>().or_else(|| http.and_then(|p| p.extensions.get()));
+        let arguments = match raw {
+            Some(RawArguments(text)) => text.to_string(),
+            None => request.arguments.map(|args| Value::Object(args).to_string()).unwrap_or_default(),
+        };
         let call = ToolCall::new(call_id, name, arguments);
         tracing::debug!(tool = name, call_id = %call.id, progress = forwarding.is_some(), "tools/call");
         let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name);

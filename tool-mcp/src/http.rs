@@ -1,14 +1,25 @@
 //! Streamable HTTP: the tower service, and a server on an address (see the
 //! [crate docs](crate#streamable-http)).
 
+use std::convert::Infallible;
+use std::fmt::Display;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use bytes::Bytes;
+use http_body::Body;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::{TcpListener, ToSocketAddrs};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
+use crate::frame::{Fault, RawArguments, inspect};
 use crate::{McpServer, ServeError, shutdown_signal};
 
 /// The path MCP clients assume for a Streamable HTTP endpoint, where [`McpServer::serve_http`]
@@ -20,15 +31,273 @@ pub const MCP_PATH: &str = "/mcp";
 /// their call's answer well within it; a legacy session's event stream would stay open.
 pub const STREAM_LINGER: Duration = Duration::from_secs(1);
 
-/// The tower service of [`McpServer::http_service`]: rmcp's Streamable HTTP service over this
-/// server. It answers every path it is given (mount it at [`MCP_PATH`]) and is `Clone`.
-pub type HttpService = StreamableHttpService<McpServer, LocalSessionManager>;
+/// How long a client has, from the first byte of a request, to send the whole request line and
+/// headers: 10 000 ms. Past it the connection is closed (no response: the request is not read).
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a client has, once the headers are read, to send the whole body of a POST: 30 000 ms.
+/// Past it the request gets `408 Request Timeout` and the connection is closed.
+pub const DEFAULT_REQUEST_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a connection may stay open with no request in flight and no byte received (after it
+/// was accepted, or after its last response): 60 000 ms. Past it the connection is closed.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How many connections [`McpServer::serve_http_on`] keeps open at once: 1 024. A connection over
+/// the cap is not accepted until another closes (it waits in the kernel's listen backlog), so the
+/// process's file descriptors are never all taken by clients.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
+/// The HTTP limits of a server (see the `DEFAULT_*` constants).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub(crate) header_read: Duration,
+    pub(crate) body: Duration,
+    pub(crate) idle: Duration,
+    pub(crate) connections: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            header_read: DEFAULT_HEADER_READ_TIMEOUT,
+            body: DEFAULT_REQUEST_BODY_TIMEOUT,
+            idle: DEFAULT_IDLE_TIMEOUT,
+            connections: DEFAULT_MAX_CONNECTIONS,
+        }
+    }
+}
+
+/// One entry of the `Origin` allow-list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum AllowedOrigin {
+    /// `null` (a sandboxed page, a `file:` page): only when added.
+    Null,
+    /// A scheme, a host (lowercase, IPv6 without brackets) and a port (`None`: any).
+    Site { scheme: String, host: String, port: Option<u16> },
+}
+
+/// An origin as a request sends it, or as an allow-list entry gives it: `scheme://host[:port]`
+/// (`:*` any port, in an entry only) or `null`.
+fn parse_origin(text: &str, entry: bool) -> Option<AllowedOrigin> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("null") {
+        return Some(AllowedOrigin::Null);
+    }
+    let (text, any_port) = match text.strip_suffix(":*") {
+        Some(base) if entry => (base, true),
+        _ => (text, false),
+    };
+    let (scheme, rest) = text.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    if rest.is_empty() || rest.contains(['/', '?', '#', '@']) || !matches!(scheme.as_str(), "http" | "https") {
+        return None;
+    }
+    let authority: http::uri::Authority = rest.parse().ok()?;
+    let host = authority.host().trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
+    let default = if scheme == "https" { 443 } else { 80 };
+    let port = if any_port { None } else { Some(authority.port_u16().unwrap_or(default)) };
+    Some(AllowedOrigin::Site { scheme, host, port })
+}
+
+/// `Ok` when `entry` is an `Origin` allow-list entry: `http://` or `https://`, a host, an optional
+/// port (`:*` for any; none means the scheme's default, 80 or 443), no path; or `null`.
+///
+/// # Errors
+/// The entry is none of those, said so.
+pub fn check_allowed_origin(entry: &str) -> Result<(), String> {
+    parse_origin(entry, true).map(drop).ok_or_else(|| {
+        format!(
+            "`{entry}` is not an origin; give `http://HOST[:PORT]` or `https://HOST[:PORT]` (`:*` for any port, no path), \
+             or `null`"
+        )
+    })
+}
+
+/// The `Origin` allow-list: loopback on any port (`http` and `https`), and the entries added.
+#[derive(Debug, Clone)]
+struct Origins(Arc<[AllowedOrigin]>);
+
+impl Origins {
+    fn new(added: &[String]) -> Self {
+        let loopback = ["localhost", "127.0.0.1", "::1"].into_iter().flat_map(|host| {
+            ["http", "https"].map(|scheme| AllowedOrigin::Site {
+                scheme: scheme.to_owned(),
+                host: host.to_owned(),
+                port: None,
+            })
+        });
+        let added = added.iter().filter_map(|entry| {
+            let parsed = parse_origin(entry, true);
+            if parsed.is_none() {
+                tracing::warn!(entry, "an allowed origin that is not an origin matches nothing");
+            }
+            parsed
+        });
+        Self(loopback.chain(added).collect())
+    }
+
+    fn allows(&self, origin: &str) -> bool {
+        parse_origin(origin, false).is_some_and(|origin| {
+            self.0.iter().any(|allowed| match (allowed, &origin) {
+                (AllowedOrigin::Null, AllowedOrigin::Null) => true,
+                (AllowedOrigin::Site { scheme, host, port }, AllowedOrigin::Site { scheme: s, host: h, port: p }) => {
+                    scheme == s && host == h && (port.is_none() || port == p)
+                }
+                _ => false,
+            })
+        })
+    }
+}
+
+/// A response body of [`HttpService`].
+type ResponseBody = BoxBody<Bytes, Infallible>;
+
+/// The Streamable HTTP endpoint of [`McpServer::http_service`]: rmcp's Streamable HTTP service
+/// over this server, behind the checks the [crate docs](crate#streamable-http) list (the `Origin`
+/// allow-list, the POST body's size and time limits, the JSON-RPC check of every message). A
+/// tower `Service<http::Request<B>>` for any body `B` of [`Bytes`]; it answers every path it is
+/// given (mount it at [`MCP_PATH`]) and is cheap to clone.
+#[derive(Clone)]
+pub struct HttpService {
+    rmcp: StreamableHttpService<McpServer, LocalSessionManager>,
+    origins: Origins,
+    body_timeout: Duration,
+    max_body_bytes: usize,
+}
+
+impl<B> tower_service::Service<http::Request<B>> for HttpService
+where
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Display,
+{
+    type Response = http::Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let service = self.clone();
+        Box::pin(async move { Ok(service.handle(request).await) })
+    }
+}
+
+/// A JSON-RPC error response with `status`.
+fn refusal(status: http::StatusCode, fault: &Fault) -> http::Response<ResponseBody> {
+    let mut response = http::Response::new(Full::new(Bytes::from(fault.reply().to_string())).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    response
+}
+
+/// Why a POST body was not read whole.
+enum Unread {
+    TooLarge,
+    Broken(String),
+}
+
+/// The body, up to `max` bytes.
+async fn read_body<B>(body: B, max: usize) -> Result<Bytes, Unread>
+where
+    B: Body<Data = Bytes>,
+    B::Error: Display,
+{
+    let mut body = std::pin::pin!(body);
+    let mut collected = bytes::BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| Unread::Broken(e.to_string()))?;
+        if let Ok(data) = frame.into_data() {
+            if data.len() > max.saturating_sub(collected.len()) {
+                return Err(Unread::TooLarge);
+            }
+            collected.extend_from_slice(&data);
+        }
+    }
+    Ok(collected.freeze())
+}
+
+impl HttpService {
+    async fn handle<B>(self, request: http::Request<B>) -> http::Response<ResponseBody>
+    where
+        B: Body<Data = Bytes> + Send + 'static,
+        B::Error: Display,
+    {
+        if let Some(origin) = request.headers().get(http::header::ORIGIN) {
+            let origin = String::from_utf8_lossy(origin.as_bytes());
+            if !self.origins.allows(&origin) {
+                tracing::warn!(%origin, "refusing a request from an origin outside the allow-list");
+                let message = format!(
+                    "origin `{origin}` is not allowed: only loopback pages and the origins of the allow-list may call \
+                     this server (DNS rebinding protection); to serve pages of that origin, add it to the allow-list \
+                     (`allow_origin`, `toolbox mcp --allow-origin {origin}`)"
+                );
+                return refusal(http::StatusCode::FORBIDDEN, &Fault::invalid_request(message, None));
+            }
+        }
+        let is_json =
+            request.headers().get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| {
+                v.split(';').next().is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"))
+            });
+        if request.method() != http::Method::POST || !is_json {
+            // rmcp answers these (GET streams, DELETE, or 405 / 415).
+            let mut rmcp = self.rmcp.clone();
+            return match tower_service::Service::call(&mut rmcp, request).await {
+                Ok(response) => response,
+                Err(never) => match never {},
+            };
+        }
+        let (mut parts, body) = request.into_parts();
+        let limit = self.max_body_bytes;
+        let bytes = match tokio::time::timeout(self.body_timeout, read_body(body, limit)).await {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(Unread::TooLarge)) => {
+                let fault = Fault::parse(format!("the message is over the limit of {limit} bytes; send a smaller one"));
+                return closing(refusal(http::StatusCode::PAYLOAD_TOO_LARGE, &fault));
+            }
+            Ok(Err(Unread::Broken(error))) => {
+                let fault = Fault::parse(format!("the request body could not be read ({error}); send it again"));
+                return closing(refusal(http::StatusCode::BAD_REQUEST, &fault));
+            }
+            Err(_) => {
+                let ms = self.body_timeout.as_millis();
+                tracing::debug!(ms, "closing a connection whose request body did not arrive in time");
+                let fault = Fault::parse(format!(
+                    "the request body did not arrive within {ms} ms; send the whole body at once"
+                ));
+                return closing(refusal(http::StatusCode::REQUEST_TIMEOUT, &fault));
+            }
+        };
+        match inspect(&bytes) {
+            Err(fault) => refusal(http::StatusCode::BAD_REQUEST, &fault),
+            Ok(checked) => {
+                if let Some(arguments) = checked.arguments {
+                    parts.extensions.insert(RawArguments(Arc::from(arguments)));
+                }
+                let request = http::Request::from_parts(parts, Full::new(bytes.clone()));
+                let mut rmcp = self.rmcp.clone();
+                match tower_service::Service::call(&mut rmcp, request).await {
+                    Ok(response) => response,
+                    Err(never) => match never {},
+                }
+            }
+        }
+    }
+}
+
+/// `response` with `Connection: close` (its request was not read whole).
+fn closing(mut response: http::Response<ResponseBody>) -> http::Response<ResponseBody> {
+    response.headers_mut().insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
+    response
+}
 
 impl McpServer {
     /// The Streamable HTTP endpoint as a tower service (`http::Request` in, `http::Response`
     /// out), configured as the builder says (stateless unless legacy sessions are on, plain JSON
-    /// responses for calls that send no notification, the `Host` allow-list). Mount it in your
-    /// own server:
+    /// responses for calls that send no notification, the `Host` and `Origin` allow-lists, the
+    /// POST body's limits, the JSON-RPC check of every message). Mount it in your own server:
     ///
     /// - axum: `axum::Router::new().route_service("/mcp", server.http_service())`, then serve the
     ///   router as usual; your own layers (authentication, tracing, limits) wrap it, and what they
@@ -37,20 +306,33 @@ impl McpServer {
     /// - hyper: wrap it in `hyper_util::service::TowerToHyperService` and serve each connection
     ///   with it.
     ///
-    /// On shutdown call [`McpServer::drain`], then stop your server.
+    /// The header-read and idle timeouts and the connection cap belong to the server that owns the
+    /// connections: yours, when you mount the service (set them there); [`McpServer::serve_http_on`]
+    /// sets them as the builder says. On shutdown call [`McpServer::drain`], then stop your server.
     pub fn http_service(&self) -> HttpService {
         self.http_service_with(CancellationToken::new())
     }
 
     /// As [`McpServer::http_service`]; cancelling `streams` ends every response stream still open.
     fn http_service_with(&self, streams: CancellationToken) -> HttpService {
-        let config = StreamableHttpServerConfig::default()
-            .with_legacy_session_mode(self.inner.legacy_sessions)
+        let inner = &self.inner;
+        let mut config = StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(inner.legacy_sessions)
             .with_json_response(true)
-            .with_allowed_hosts(self.inner.allowed_hosts.clone())
+            .with_allowed_hosts(inner.allowed_hosts.clone())
             .with_cancellation_token(streams);
+        config.max_request_body_bytes = inner.max_frame_bytes;
         let server = self.clone();
-        StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config)
+        HttpService {
+            rmcp: StreamableHttpService::new(
+                move || Ok(server.clone()),
+                Arc::new(LocalSessionManager::default()),
+                config,
+            ),
+            origins: Origins::new(&inner.allowed_origins),
+            body_timeout: inner.limits.body,
+            max_body_bytes: inner.max_frame_bytes,
+        }
     }
 
     /// Serves Streamable HTTP at [`MCP_PATH`] on `addr` (e.g. `127.0.0.1:8080`) until SIGTERM or
@@ -72,6 +354,12 @@ impl McpServer {
     /// running calls get the grace period ([`McpServer::drain`]), and the event streams still open
     /// [`STREAM_LINGER`] (1 000 ms) after the last call answered are ended.
     ///
+    /// HTTP/1.1 connections, each held to the builder's limits: the
+    /// [header-read timeout](crate::McpServerBuilder::header_read_timeout), the
+    /// [idle timeout](crate::McpServerBuilder::idle_timeout), and the
+    /// [connection cap](crate::McpServerBuilder::max_connections) (over it, a connection waits to
+    /// be accepted).
+    ///
     /// # Errors
     /// [`ServeError::Stopped`] when the HTTP server fails.
     pub async fn serve_http_on(
@@ -85,19 +373,18 @@ impl McpServer {
         let streams = CancellationToken::new();
         let router = axum::Router::new().route_service(MCP_PATH, self.http_service_with(streams.clone()));
         let stop_accepting = CancellationToken::new();
-        let serving = axum::serve(listener, router).with_graceful_shutdown(stop_accepting.clone().cancelled_owned());
-        let mut serving = std::pin::pin!(std::future::IntoFuture::into_future(serving));
+        let serving = accept(listener, router, self.inner.limits, stop_accepting.clone());
+        let mut serving = std::pin::pin!(serving);
         tokio::select! {
-            result = &mut serving => return result.map_err(|e| ServeError::Stopped(e.to_string())),
+            () = &mut serving => return Ok(()),
             () = shutdown => {}
         }
         tracing::info!("shutting down: no new connections");
         stop_accepting.cancel();
         let closed = CancellationToken::new();
         let serving = async {
-            let result = serving.await;
+            serving.await;
             closed.cancel();
-            result
         };
         let drain = async {
             self.drain().await;
@@ -108,7 +395,267 @@ impl McpServer {
                 () = tokio::time::sleep(STREAM_LINGER) => streams.cancel(),
             }
         };
-        let (result, ()) = tokio::join!(serving, drain);
-        result.map_err(|e| ServeError::Stopped(e.to_string()))
+        tokio::join!(serving, drain);
+        Ok(())
+    }
+}
+
+/// Accepts connections while fewer than `limits.connections` are open, until `stop` is
+/// cancelled; then asks every connection to close after its request and waits until all have.
+async fn accept(listener: TcpListener, router: axum::Router, limits: Limits, stop: CancellationToken) {
+    let permits = Arc::new(tokio::sync::Semaphore::new(limits.connections.max(1)));
+    let connections = TaskTracker::new();
+    loop {
+        let permit = tokio::select! {
+            permit = permits.clone().acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+            () = stop.cancelled() => break,
+        };
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = stop.cancelled() => break,
+        };
+        match accepted {
+            Ok((stream, _)) => {
+                let _ = stream.set_nodelay(true);
+                connections.spawn(connection(stream, router.clone(), limits, stop.clone(), permit));
+            }
+            Err(error) => {
+                // Out of file descriptors, or a connection reset before it was accepted: wait a
+                // little, as a busy loop would not help.
+                tracing::warn!(%error, "cannot accept a connection");
+                tokio::select! {
+                    () = tokio::time::sleep(Duration::from_millis(100)) => {}
+                    () = stop.cancelled() => break,
+                }
+            }
+        }
+    }
+    drop(listener);
+    connections.close();
+    connections.wait().await;
+}
+
+/// What a connection has done, watched by [`slow_head`].
+#[derive(Debug, Default, Clone, Copy)]
+struct Activity {
+    /// Requests whose head was read and whose response body is not yet sent.
+    in_flight: usize,
+    /// Reads that gave bytes.
+    reads: u64,
+}
+
+/// Serves one connection with hyper's HTTP/1.1: its `header_read_timeout` (which starts when the
+/// connection waits for a request head: after it was accepted and after each response) is the idle
+/// timeout; [`slow_head`] closes it when a head that began does not end within the header-read
+/// timeout.
+async fn connection(
+    stream: tokio::net::TcpStream,
+    router: axum::Router,
+    limits: Limits,
+    stop: CancellationToken,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+) {
+    let (activity, watching) = watch::channel(Activity::default());
+    let activity = Arc::new(activity);
+    let io = hyper_util::rt::TokioIo::new(Watched { io: stream, activity: activity.clone() });
+    let service = hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
+        let guard = InFlight::begin(activity.clone());
+        let mut router = router.clone();
+        async move {
+            let response = match tower_service::Service::call(&mut router, request).await {
+                Ok(response) => response,
+                Err(never) => match never {},
+            };
+            Ok::<_, Infallible>(response.map(|body| Tracked { body, _guard: guard }))
+        }
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(limits.idle);
+    let conn = builder.serve_connection(io, service);
+    let mut conn = std::pin::pin!(conn);
+    let watchdog = slow_head(watching, limits.header_read);
+    let mut watchdog = std::pin::pin!(watchdog);
+    let mut stopping = false;
+    loop {
+        tokio::select! {
+            served = conn.as_mut() => {
+                if let Err(error) = served {
+                    tracing::debug!(%error, "an HTTP connection ended");
+                }
+                return;
+            }
+            () = stop.cancelled(), if !stopping => {
+                stopping = true;
+                conn.as_mut().graceful_shutdown();
+            }
+            () = &mut watchdog => {
+                tracing::debug!(ms = limits.header_read.as_millis(), "closing a connection whose request head did not arrive in time");
+                return;
+            }
+        }
+    }
+}
+
+/// Completes when bytes of a request head arrived while no request was in flight and the head was
+/// not complete `timeout` later.
+async fn slow_head(mut activity: watch::Receiver<Activity>, timeout: Duration) {
+    loop {
+        let Ok(now) = activity.wait_for(|a| a.in_flight == 0).await.map(|a| *a) else {
+            return std::future::pending().await;
+        };
+        // Waiting for the next request: its first bytes start the clock.
+        let Ok(next) = activity.wait_for(|a| a.in_flight > 0 || a.reads != now.reads).await.map(|a| *a) else {
+            return std::future::pending().await;
+        };
+        if next.in_flight > 0 {
+            continue;
+        }
+        let head = tokio::time::timeout(timeout, async { activity.wait_for(|a| a.in_flight > 0).await.is_ok() });
+        match head.await {
+            Err(_) => return,
+            Ok(true) => {}
+            Ok(false) => return std::future::pending().await,
+        }
+    }
+}
+
+/// Counts a request in flight until dropped (with its response body).
+struct InFlight(Arc<watch::Sender<Activity>>);
+
+impl InFlight {
+    fn begin(activity: Arc<watch::Sender<Activity>>) -> Self {
+        activity.send_modify(|a| a.in_flight += 1);
+        Self(activity)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.send_modify(|a| a.in_flight -= 1);
+    }
+}
+
+/// A response body that keeps its request in flight until it is sent (or dropped).
+struct Tracked {
+    body: axum::body::Body,
+    _guard: InFlight,
+}
+
+impl Body for Tracked {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// A TCP stream that counts the reads that give bytes.
+struct Watched {
+    io: tokio::net::TcpStream,
+    activity: Arc<watch::Sender<Activity>>,
+}
+
+impl tokio::io::AsyncRead for Watched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.io).poll_read(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.activity.send_modify(|a| a.reads += 1);
+        }
+        polled
+    }
+}
+
+impl tokio::io::AsyncWrite for Watched {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_origins_on_any_port_are_allowed_and_others_only_when_added() {
+        let origins = Origins::new(&["https://app.example".to_owned(), "http://dev.example:*".to_owned()]);
+        for allowed in [
+            "http://localhost",
+            "http://localhost:5173",
+            "https://127.0.0.1:8443",
+            "http://[::1]:3000",
+            "HTTP://LOCALHOST:1",
+            "https://app.example",
+            "https://app.example:443",
+            "http://dev.example:9999",
+        ] {
+            assert!(origins.allows(allowed), "{allowed}");
+        }
+        for refused in [
+            "null",
+            "http://evil.example",
+            "https://app.example:8443",
+            "http://app.example",
+            "http://localhost.evil.example",
+            "http://127.0.0.1.nip.io",
+            "file://",
+            "http://localhost/path",
+            "",
+        ] {
+            assert!(!origins.allows(refused), "{refused}");
+        }
+        assert!(Origins::new(&["null".to_owned()]).allows("null"));
+    }
+
+    #[test]
+    fn an_allow_list_entry_that_is_not_an_origin_is_refused_with_the_shape_to_give() {
+        assert_eq!(check_allowed_origin("https://app.example:8443"), Ok(()));
+        assert_eq!(check_allowed_origin("null"), Ok(()));
+        assert_eq!(
+            check_allowed_origin("app.example"),
+            Err("`app.example` is not an origin; give `http://HOST[:PORT]` or `https://HOST[:PORT]` (`:*` for any \
+                 port, no path), or `null`"
+                .to_owned())
+        );
+        assert!(check_allowed_origin("https://app.example/path").is_err());
     }
 }

@@ -92,6 +92,52 @@
 //! (`Mcp-Session-Id`, for clients of protocol versions before 2026-07-28) only when asked:
 //! [`McpServerBuilder::legacy_session_mode`].
 //!
+//! What a hostile or broken HTTP client gets (the MCP specification: servers MUST validate
+//! `Origin` on every incoming connection):
+//! - An `Origin` outside the allow-list (loopback on any port, `http` or `https`, and what
+//!   [`McpServerBuilder::allow_origin`] adds; `null` only when added): `403 Forbidden` with a
+//!   JSON-RPC error body (`-32600`, `"id": null`) naming the origin and how to allow it. A request
+//!   without `Origin` (any client that is not a browser page) is served.
+//! - A request line and headers not all read [`DEFAULT_HEADER_READ_TIMEOUT`] (10 000 ms) after
+//!   their first byte: the connection is closed
+//!   ([`McpServerBuilder::header_read_timeout`]).
+//! - A POST body not all read [`DEFAULT_REQUEST_BODY_TIMEOUT`] (30 000 ms) after the headers:
+//!   `408 Request Timeout` with a JSON-RPC error (`-32700`), and the connection is closed
+//!   ([`McpServerBuilder::request_body_timeout`]).
+//! - No request in flight for [`DEFAULT_IDLE_TIMEOUT`] (60 000 ms; hyper's header-read timer,
+//!   which starts when the connection waits for a request): the connection is closed; a running
+//!   call, however long, keeps its connection ([`McpServerBuilder::idle_timeout`]).
+//! - More than [`DEFAULT_MAX_CONNECTIONS`] (1 024) connections: the next is not accepted until
+//!   one closes; it waits in the kernel's listen backlog ([`McpServerBuilder::max_connections`]).
+//! - A body over [`DEFAULT_MAX_FRAME_BYTES`] (16 MiB): `413 Payload Too Large` with a JSON-RPC
+//!   error ([`McpServerBuilder::max_frame_bytes`]).
+//! - A body that is not a valid JSON-RPC message: `400 Bad Request` with the JSON-RPC error the
+//!   specification names, as on standard input and output (below).
+//!
+//! The header-read and idle timeouts and the connection cap are the server's
+//! ([`McpServer::serve_http_on`]); the other checks are in [`McpServer::http_service`] too.
+//!
+//! # Malformed messages
+//! Every message, on standard input and output ([`McpServer::serve_lines_until`]) and over HTTP,
+//! is checked on its raw text before rmcp reads it (one streaming pass, no `serde_json::Value`
+//! built):
+//! - `-32700` (parse error, `"id": null`): not UTF-8, not JSON, a lone surrogate escape
+//!   (`"\ud800"`), a number out of a 64-bit float's range (`1e400`), a member of the message sent
+//!   twice (`"id"` twice), a key sent twice outside `params`, a line over the frame limit (skipped
+//!   as it is read, never kept whole in memory).
+//! - `-32600` (invalid request): valid JSON that is not a JSON-RPC 2.0 message: not an object, a
+//!   batch, no `"jsonrpc": "2.0"`, an `id` that is not a string or an integer, no `method`.
+//! - `-32602` (invalid params), naming the member: a key sent twice in a request's `params`;
+//!   for `tools/call`, `params` not an object, `name` missing, sent twice or not a string,
+//!   `arguments` not an object.
+//! - A key sent twice inside a tool call's `arguments`: the call decodes the arguments' text as
+//!   sent, so the registry refuses it as [`Registry::call`] does for any caller (an `isError`
+//!   result: ``invalid arguments for `read`: `file_path`: the field is sent twice; send each
+//!   field once``).
+//!
+//! A notification (no `id`) that is valid JSON gets no reply (JSON-RPC 2.0). On standard input
+//! and output the next line is read after every refused one.
+//!
 //! # Shutdown
 //! [`McpServer::serve_stdio`] and [`McpServer::serve_http`] stop on SIGTERM or Ctrl-C
 //! ([`shutdown_signal`]); [`McpServer::serve_stdio_until`] and [`McpServer::serve_http_on`] when a
@@ -108,10 +154,12 @@
 //! over stdio or Streamable HTTP, become run-time tools of a registry, decoded and validated like
 //! your own before a call leaves the process.
 
+mod frame;
 mod handler;
 mod http;
 #[cfg(feature = "client")]
 pub mod import;
+mod stdio;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -123,7 +171,16 @@ use tokio_util::task::TaskTracker;
 use tool_runtime::{ImageSupport, Registry, ToolContext, ToolContextBuilder, ToolDefinition};
 
 pub use crate::handler::{call_result, tool_entry};
-pub use crate::http::{HttpService, MCP_PATH, STREAM_LINGER};
+pub use crate::http::{
+    DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_BODY_TIMEOUT,
+    HttpService, MCP_PATH, STREAM_LINGER, check_allowed_origin,
+};
+
+/// The most bytes one JSON-RPC message may take (a line on standard input, a POST body over
+/// Streamable HTTP): 16 MiB (16 777 216 bytes), as rmcp's own line transport. A longer line is
+/// answered with a parse error (`-32700`) and skipped without being kept in memory, and the
+/// stream goes on; a longer POST body gets `413 Payload Too Large`.
+pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
 
 /// How long running calls may go on after a shutdown begins before they are cancelled: 10 000 ms.
 /// Long enough for a typical tool call to finish, well inside the 30 s a container orchestrator
@@ -170,6 +227,9 @@ struct Inner {
     instructions: Option<String>,
     context: Box<ContextHook>,
     allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
+    limits: http::Limits,
+    max_frame_bytes: usize,
     legacy_sessions: bool,
     grace: Duration,
     /// The running calls; closed when a shutdown begins (then no call is admitted).
@@ -187,6 +247,9 @@ pub struct McpServerBuilder {
     filter: Box<dyn Fn(&ToolDefinition) -> bool + Send + Sync>,
     context: Box<ContextHook>,
     allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
+    limits: http::Limits,
+    max_frame_bytes: usize,
     legacy_sessions: bool,
     grace: Duration,
 }
@@ -202,6 +265,9 @@ impl McpServer {
             filter: Box::new(|_| true),
             context: Box::new(|_, builder| Ok(builder)),
             allowed_hosts: vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()],
+            allowed_origins: Vec::new(),
+            limits: http::Limits::default(),
+            max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             legacy_sessions: false,
             grace: DEFAULT_GRACE_PERIOD,
         }
@@ -250,9 +316,35 @@ impl McpServer {
     /// # Errors
     /// As [`McpServer::serve_stdio`].
     pub async fn serve_stdio_until(&self, shutdown: impl Future<Output = ()> + Send) -> Result<(), ServeError> {
+        let (reader, writer) = rmcp::transport::stdio_pipes();
+        self.serve_lines_until(reader, writer, shutdown).await
+    }
+
+    /// As [`McpServer::serve_stdio_until`], on any reader and writer of newline-delimited JSON-RPC
+    /// messages (a pipe, a socket, `tokio::io::duplex` in a test). Every line is checked before
+    /// rmcp reads it: a line that is not valid JSON, or over the
+    /// [frame limit](McpServerBuilder::max_frame_bytes), gets `-32700` (parse error) with
+    /// `"id": null`; valid JSON that is not a JSON-RPC message gets `-32600` (invalid request);
+    /// a key sent twice in a request's `params`, or `tools/call` params of the wrong shape, get
+    /// `-32602` (invalid params) naming the member; then the next line is read. Blank lines are
+    /// skipped.
+    ///
+    /// # Errors
+    /// As [`McpServer::serve_stdio`].
+    pub async fn serve_lines_until<R, W>(
+        &self,
+        reader: R,
+        writer: W,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> Result<(), ServeError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        let transport = stdio::LineTransport::new(reader, writer, self.inner.max_frame_bytes);
         let mut shutdown = std::pin::pin!(shutdown);
         let service = tokio::select! {
-            service = self.clone().serve(rmcp::transport::stdio_pipes()) => {
+            service = self.clone().serve(transport) => {
                 service.map_err(|e| ServeError::Initialize(e.to_string()))?
             }
             () = &mut shutdown => return Ok(()),
@@ -386,6 +478,69 @@ impl McpServerBuilder {
         self
     }
 
+    /// Adds an origin to the `Origin` allow-list of Streamable HTTP (the MCP specification: servers
+    /// MUST validate `Origin`, against DNS rebinding). The list starts as the loopback origins on
+    /// any port, `http` or `https`: `http://localhost[:PORT]`, `http://127.0.0.1[:PORT]`,
+    /// `http://[::1][:PORT]`; a request without `Origin` (any client that is not a browser page) is
+    /// always served. An entry is `http://HOST[:PORT]` or `https://HOST[:PORT]` (no port: the
+    /// scheme's default, 80 or 443; `:*`: any port) or `null` (sandboxed and `file:` pages;
+    /// refused unless added). [`check_allowed_origin`] tells a bad entry; one given here anyway
+    /// matches nothing and is logged as a warning. A request from another origin gets
+    /// `403 Forbidden` with a JSON-RPC error (`-32600`, `"id": null`) naming the origin and how to
+    /// allow it.
+    #[must_use]
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        self.allowed_origins.push(origin.into());
+        self
+    }
+
+    /// How long a Streamable HTTP client has, from the first byte of a request, to send the whole
+    /// request line and headers before [`McpServer::serve_http_on`] closes the connection (no
+    /// response). Default [`DEFAULT_HEADER_READ_TIMEOUT`], 10 000 ms.
+    #[must_use]
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.header_read = timeout;
+        self
+    }
+
+    /// How long a Streamable HTTP client has, once the headers are read, to send the whole body of
+    /// a POST; past it the request gets `408 Request Timeout` with a JSON-RPC error and the
+    /// connection is closed. Applies to [`McpServer::http_service`] too. Default
+    /// [`DEFAULT_REQUEST_BODY_TIMEOUT`], 30 000 ms.
+    #[must_use]
+    pub fn request_body_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.body = timeout;
+        self
+    }
+
+    /// How long [`McpServer::serve_http_on`] keeps a connection open that has no request in flight
+    /// (after it was accepted, or after its last response) before it closes it. A running call,
+    /// however long, keeps its connection. Default [`DEFAULT_IDLE_TIMEOUT`], 60 000 ms.
+    #[must_use]
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.idle = timeout;
+        self
+    }
+
+    /// How many connections [`McpServer::serve_http_on`] keeps open at once (at least 1); a
+    /// connection over the cap is not accepted until another closes: it waits in the kernel's
+    /// listen backlog. Default [`DEFAULT_MAX_CONNECTIONS`], 1 024.
+    #[must_use]
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.limits.connections = connections;
+        self
+    }
+
+    /// The most bytes one JSON-RPC message may take: a line on standard input (newline excluded;
+    /// a longer one gets `-32700` and is skipped, not kept in memory) or a POST body over
+    /// Streamable HTTP (a longer one gets `413 Payload Too Large`). Default
+    /// [`DEFAULT_MAX_FRAME_BYTES`], 16 MiB.
+    #[must_use]
+    pub fn max_frame_bytes(mut self, bytes: usize) -> Self {
+        self.max_frame_bytes = bytes;
+        self
+    }
+
     /// Also serve clients of protocol versions before 2026-07-28 that rely on sessions
     /// (`Mcp-Session-Id`, kept in this process: such a client must always reach the same
     /// process). Default `false`: every request is served statelessly (old clients that do not
@@ -418,6 +573,9 @@ impl McpServerBuilder {
                 instructions: self.instructions,
                 context: self.context,
                 allowed_hosts: self.allowed_hosts,
+                allowed_origins: self.allowed_origins,
+                limits: self.limits,
+                max_frame_bytes: self.max_frame_bytes,
                 legacy_sessions: self.legacy_sessions,
                 grace: self.grace,
                 calls: TaskTracker::new(),

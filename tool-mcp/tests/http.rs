@@ -1,8 +1,6 @@
 //! Streamable HTTP on a real loopback server, with raw HTTP/1.1 requests: stateless, plain JSON
 //! or server-sent events, the `Host` allow-list, and request headers reaching the context hook.
 
-use std::net::SocketAddr;
-
 mod common;
 
 use serde_json::{Value, json};
@@ -10,7 +8,7 @@ use tokio::net::TcpListener;
 use tool_mcp::{McpServer, McpServerBuilder};
 use tool_runtime::{Registry, ToolContext, tool};
 
-use common::post;
+use common::{Running, post};
 
 /// Report two steps.
 #[tool]
@@ -28,34 +26,6 @@ fn whoami(ctx: &ToolContext) -> String {
 
 fn builder() -> McpServerBuilder {
     McpServer::builder(Registry::builder().tool(two_steps::TOOL).tool(whoami::TOOL).build().unwrap())
-}
-
-/// A server on a free loopback port; stopped (and checked to stop cleanly) by [`Running::stop`].
-struct Running {
-    addr: SocketAddr,
-    stop: tokio::sync::oneshot::Sender<()>,
-    serving: tokio::task::JoinHandle<Result<(), tool_mcp::ServeError>>,
-}
-
-impl Running {
-    async fn start(server: McpServer) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let serving = tokio::spawn(async move {
-            server
-                .serve_http_on(listener, async {
-                    let _ = stopped.await;
-                })
-                .await
-        });
-        Self { addr, stop, serving }
-    }
-
-    async fn stop(self) {
-        self.stop.send(()).unwrap();
-        self.serving.await.unwrap().unwrap();
-    }
 }
 
 fn call(id: u64, name: &str, progress: bool) -> Value {

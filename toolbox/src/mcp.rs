@@ -2,8 +2,10 @@
 //!
 //! - On standard input and output (the default) until the client closes the stream, or on
 //!   Streamable HTTP at `http://ADDR/mcp` with `--http ADDR` (stateless; `--allowed-host` widens
-//!   the `Host` allow-list, which starts as loopback; `--legacy-sessions` also serves clients
-//!   that need sessions). The bound address is said on standard error as
+//!   the `Host` allow-list, which starts as loopback; `--allow-origin` widens the `Origin`
+//!   allow-list, likewise; `--header-timeout-ms` (10 000), `--body-timeout-ms` (30 000),
+//!   `--idle-timeout-ms` (60 000) and `--max-connections` (1 024) bound what a client may hold;
+//!   `--legacy-sessions` also serves clients that need sessions). The bound address is said on standard error as
 //!   `toolbox: serving MCP on http://127.0.0.1:PORT/mcp` (give port 0 for a free one).
 //! - SIGTERM or Ctrl-C: no new calls, running calls get `--grace-period-ms` (default 10 000 ms)
 //!   to finish, then are cancelled; the process exits 0.
@@ -26,8 +28,52 @@ use tool_mcp::McpServer;
 
 use crate::setup::Setup;
 
+/// The `toolbox mcp --http` flags of the origins and limits of Streamable HTTP (see
+/// [`tool_mcp::McpServerBuilder`] for what each does).
+#[derive(Debug, clap::Args)]
+pub(crate) struct HttpFlags {
+    /// With `--http`: also accept requests whose `Origin` is URL (`https://app.example`,
+    /// `http://host:8080`, `:*` for any port, or `null`), beside the loopback origins. Repeat for
+    /// more. Requests without `Origin` are always served; other origins get 403 with a JSON-RPC
+    /// error (DNS rebinding protection).
+    #[arg(long, value_name = "URL", requires = "http", value_parser = origin)]
+    pub(crate) allow_origin: Vec<String>,
+    /// With `--http`: close a connection whose request line and headers are not all read this
+    /// long after their first byte, in milliseconds.
+    #[arg(long, value_name = "MS", requires = "http", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) header_timeout_ms: u64,
+    /// With `--http`: answer 408 and close the connection when a POST body is not all read this
+    /// long after its headers, in milliseconds.
+    #[arg(long, value_name = "MS", requires = "http", default_value_t = 30_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) body_timeout_ms: u64,
+    /// With `--http`: close a connection with no request in flight for this long, in milliseconds.
+    #[arg(long, value_name = "MS", requires = "http", default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) idle_timeout_ms: u64,
+    /// With `--http`: keep at most this many connections open; more wait to be accepted.
+    #[arg(long, value_name = "N", requires = "http", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_connections: u64,
+}
+
+/// A `--allow-origin` value, checked.
+fn origin(value: &str) -> Result<String, String> {
+    tool_mcp::check_allowed_origin(value).map(|()| value.to_owned())
+}
+
+impl HttpFlags {
+    fn apply(&self, mut builder: tool_mcp::McpServerBuilder) -> tool_mcp::McpServerBuilder {
+        for origin in &self.allow_origin {
+            builder = builder.allow_origin(origin.clone());
+        }
+        builder
+            .header_read_timeout(Duration::from_millis(self.header_timeout_ms))
+            .request_body_timeout(Duration::from_millis(self.body_timeout_ms))
+            .idle_timeout(Duration::from_millis(self.idle_timeout_ms))
+            .max_connections(usize::try_from(self.max_connections).unwrap_or(usize::MAX))
+    }
+}
+
 /// How `toolbox mcp` serves.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Serving {
     /// `--http ADDR`: Streamable HTTP on this address instead of standard input and output.
     pub(crate) http: Option<String>,
@@ -35,6 +81,8 @@ pub(crate) struct Serving {
     pub(crate) allowed_hosts: Vec<String>,
     /// `--legacy-sessions`.
     pub(crate) legacy_sessions: bool,
+    /// `--allow-origin` and the HTTP limits.
+    pub(crate) limits: HttpFlags,
     /// `--grace-period-ms`.
     pub(crate) grace: Duration,
 }
@@ -94,7 +142,7 @@ pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result
     for host in &serving.allowed_hosts {
         builder = builder.allow_host(host.clone());
     }
-    let server = builder.build();
+    let server = serving.limits.apply(builder).build();
     let served = runtime.block_on(async {
         let serving_future = async {
             match &serving.http {

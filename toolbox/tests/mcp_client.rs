@@ -162,25 +162,76 @@ fn the_http_server_refuses_a_host_outside_the_allow_list_unless_allowed_host_nam
         state_dir.path().to_str().unwrap(),
     ]);
     let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
-    let status_for = |host: &str| {
-        use std::io::{Read, Write};
-        let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
-        let mut stream = std::net::TcpStream::connect(addr).unwrap();
-        write!(
-            stream,
-            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nAccept: application/json, text/event-stream\r\nContent-Type: \
-             application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        response.lines().next().unwrap_or_default().to_owned()
-    };
-    assert_eq!(status_for("rebound.example"), "HTTP/1.1 403 Forbidden");
-    assert_eq!(status_for("tools.example"), "HTTP/1.1 200 OK");
-    assert_eq!(status_for("localhost"), "HTTP/1.1 200 OK");
+    assert_eq!(status_line(addr, "rebound.example", ""), "HTTP/1.1 403 Forbidden");
+    assert_eq!(status_line(addr, "tools.example", ""), "HTTP/1.1 200 OK");
+    assert_eq!(status_line(addr, "localhost", ""), "HTTP/1.1 200 OK");
     stop(child, log);
+}
+
+/// The status line of the response to a `tools/list` POSTed to `addr` with `Host: host` and the
+/// `extra` header lines (each ending in `\r\n`).
+fn status_line(addr: &str, host: &str, extra: &str) -> String {
+    use std::io::{Read, Write};
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nAccept: application/json, text/event-stream\r\nContent-Type: \
+         application/json\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response.lines().next().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn the_http_flags_set_the_origin_allow_list_the_idle_timeout_and_the_connection_cap() {
+    use std::io::Read;
+    let root = tempfile::tempdir().unwrap();
+    let state_dir = tempfile::tempdir().unwrap();
+    let (child, url, log) = start_http_server(&[
+        "--allow-origin",
+        "https://app.example",
+        "--idle-timeout-ms",
+        "300",
+        "--max-connections",
+        "2",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--state-dir",
+        state_dir.path().to_str().unwrap(),
+    ]);
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let mut idle: Vec<std::net::TcpStream> = (0..2).map(|_| std::net::TcpStream::connect(addr).unwrap()).collect();
+    // Over the cap of 2: served once the idle connections are closed (300 ms).
+    assert_eq!(status_line(addr, "127.0.0.1", "Origin: https://app.example\r\n"), "HTTP/1.1 200 OK");
+    for stream in &mut idle {
+        stream.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
+        assert_eq!(stream.read(&mut [0u8; 64]).unwrap_or(0), 0, "an idle connection was not closed");
+    }
+    assert_eq!(status_line(addr, "127.0.0.1", "Origin: http://evil.example\r\n"), "HTTP/1.1 403 Forbidden");
+    assert_eq!(status_line(addr, "127.0.0.1", "Origin: http://localhost:5173\r\n"), "HTTP/1.1 200 OK");
+    stop(child, log);
+}
+
+#[test]
+fn an_allow_origin_that_is_not_an_origin_is_a_usage_error() {
+    let output = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["mcp", "--http", "127.0.0.1:0", "--allow-origin", "app.example"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "`app.example` is not an origin; give `http://HOST[:PORT]` or `https://HOST[:PORT]` (`:*` for any port, \
+             no path), or `null`"
+        ),
+        "{stderr}"
+    );
 }
 
 /// The checks `mcp_client.py toolbox-search ...` prints, in order, when all pass.

@@ -7,7 +7,8 @@ use std::net::SocketAddr;
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, Lines};
-use tokio::net::TcpStream;
+use tokio::net::{TcpListener, TcpStream};
+use tool_mcp::McpServer;
 
 /// One side of a stdio MCP connection.
 pub struct RawClient<R, W> {
@@ -27,6 +28,11 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> RawClient<R, W> {
         assert_eq!(response["id"], 0, "{response}");
         client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
         client
+    }
+
+    /// The writer, for raw bytes.
+    pub fn writer_mut(&mut self) -> &mut W {
+        &mut self.writer
     }
 
     pub async fn send(&mut self, message: Value) {
@@ -91,7 +97,11 @@ impl Response {
 
 /// POSTs `body` to `path` with `Host: host` and the extra `headers`, and reads the whole response.
 pub async fn post(addr: SocketAddr, path: &str, host: &str, headers: &[(&str, &str)], body: &Value) -> Response {
-    let body = body.to_string();
+    post_raw(addr, path, host, headers, body.to_string().as_bytes()).await
+}
+
+/// As [`post`], with the body's bytes as given.
+pub async fn post_raw(addr: SocketAddr, path: &str, host: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
     let mut request = format!(
         "POST {path} HTTP/1.1\r\nHost: {host}\r\nAccept: application/json, text/event-stream\r\nContent-Type: \
          application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
@@ -101,11 +111,16 @@ pub async fn post(addr: SocketAddr, path: &str, host: &str, headers: &[(&str, &s
         request.push_str(&format!("{name}: {value}\r\n"));
     }
     request.push_str("\r\n");
-    request.push_str(&body);
     let mut stream = TcpStream::connect(addr).await.unwrap();
     stream.write_all(request.as_bytes()).await.unwrap();
+    stream.write_all(body).await.unwrap();
     let mut raw = String::new();
     stream.read_to_string(&mut raw).await.unwrap();
+    parse_response(&raw)
+}
+
+/// An HTTP/1.1 response as read from the wire.
+pub fn parse_response(raw: &str) -> Response {
     let (head, rest) = raw.split_once("\r\n\r\n").unwrap();
     let mut lines = head.lines();
     let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
@@ -128,5 +143,33 @@ fn dechunk(mut rest: &str) -> String {
         }
         body.push_str(&after[..size]);
         rest = &after[size + 2..];
+    }
+}
+
+/// A server on a free loopback port; stopped (and checked to stop cleanly) by [`Running::stop`].
+pub struct Running {
+    pub addr: SocketAddr,
+    stop: tokio::sync::oneshot::Sender<()>,
+    serving: tokio::task::JoinHandle<Result<(), tool_mcp::ServeError>>,
+}
+
+impl Running {
+    pub async fn start(server: McpServer) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = tokio::spawn(async move {
+            server
+                .serve_http_on(listener, async {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        Self { addr, stop, serving }
+    }
+
+    pub async fn stop(self) {
+        self.stop.send(()).unwrap();
+        self.serving.await.unwrap().unwrap();
     }
 }

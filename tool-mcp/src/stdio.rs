@@ -1,0 +1,213 @@
+//! The line transport of standard input and output: one JSON-RPC message per line, each checked
+//! ([`crate::frame`]) before rmcp reads it, every refused one answered with its JSON-RPC error.
+
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::Transport;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+use crate::frame::{Fault, RawArguments, inspect};
+
+/// How many outgoing lines may wait for the writer before a sender waits too.
+const QUEUE: usize = 64;
+
+/// A transport over a reader and a writer of newline-delimited JSON-RPC messages.
+pub(crate) struct LineTransport<R> {
+    read: BufReader<R>,
+    /// The line read so far (kept across cancelled reads: rmcp drops a pending `receive` when
+    /// another branch of its loop is ready, and the next call goes on with the same line).
+    line: Vec<u8>,
+    max_frame_bytes: usize,
+    /// Skipping the rest of a line over the cap, already answered.
+    discarding: bool,
+    /// An error reply not yet queued.
+    pending: Option<Vec<u8>>,
+    /// The writer task's queue; `None` once closed.
+    out: Option<mpsc::Sender<Vec<u8>>>,
+    writer: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// What one read gave.
+enum Read {
+    Line,
+    Oversized,
+    Eof,
+}
+
+impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
+    /// Reads `reader`, writes `writer` (from a task of its own, one line at a time, flushed); a
+    /// line over `max_frame_bytes` (newline excluded) is answered with a parse error without being
+    /// kept.
+    pub(crate) fn new<W: AsyncWrite + Send + Unpin + 'static>(
+        reader: R,
+        mut writer: W,
+        max_frame_bytes: usize,
+    ) -> Self {
+        let (out, mut queue) = mpsc::channel::<Vec<u8>>(QUEUE);
+        let writer = tokio::spawn(async move {
+            while let Some(line) = queue.recv().await {
+                if let Err(error) = async {
+                    writer.write_all(&line).await?;
+                    writer.flush().await
+                }
+                .await
+                {
+                    tracing::debug!(%error, "cannot write to the MCP client; it is gone");
+                    return;
+                }
+            }
+        });
+        Self {
+            read: BufReader::new(reader),
+            line: Vec::new(),
+            max_frame_bytes,
+            discarding: false,
+            pending: None,
+            out: Some(out),
+            writer: Some(writer),
+        }
+    }
+
+    /// Reads up to the end of the next line into `self.line`, or past the cap; cancel-safe.
+    async fn read_line(&mut self) -> std::io::Result<Read> {
+        loop {
+            let available = self.read.fill_buf().await?;
+            if available.is_empty() {
+                return Ok(Read::Eof);
+            }
+            let newline = available.iter().position(|b| *b == b'\n');
+            let take = newline.map_or(available.len(), |at| at + 1);
+            let step = if self.discarding {
+                self.discarding = newline.is_none();
+                None
+            } else if self.line.len() + newline.unwrap_or(available.len()) > self.max_frame_bytes {
+                self.line.clear();
+                self.discarding = newline.is_none();
+                Some(Read::Oversized)
+            } else {
+                self.line.extend_from_slice(&available[..take]);
+                newline.map(|_| Read::Line)
+            };
+            self.read.consume(take);
+            if let Some(step) = step {
+                return Ok(step);
+            }
+        }
+    }
+
+    /// The message of one complete line, or `None` when it is blank or refused (then its reply is
+    /// pending).
+    fn decode(&mut self) -> Option<ClientJsonRpcMessage> {
+        let line = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        let checked = match inspect(line) {
+            Ok(checked) => checked,
+            Err(fault) => {
+                tracing::debug!(message = %fault.message, "refusing a JSON-RPC message");
+                self.pending = Some(reply_line(&fault));
+                return None;
+            }
+        };
+        let text = std::str::from_utf8(line).unwrap_or_default();
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        match serde_json::from_str::<ClientJsonRpcMessage>(text) {
+            Ok(mut message) => {
+                if let (Some(arguments), JsonRpcMessage::Request(request)) = (checked.arguments, &mut message)
+                    && let ClientRequest::CallToolRequest(call) = &mut request.request
+                {
+                    call.extensions.insert(RawArguments(Arc::from(arguments)));
+                }
+                Some(message)
+            }
+            Err(error) if checked.notification => {
+                tracing::debug!(%error, "dropping a notification that is not MCP's");
+                None
+            }
+            Err(error) => {
+                let fault = Fault {
+                    code: rmcp::model::ErrorCode::INVALID_REQUEST,
+                    message: format!("the message is not an MCP message ({error})"),
+                    id: checked.id,
+                };
+                self.pending = Some(reply_line(&fault));
+                None
+            }
+        }
+    }
+}
+
+/// The error reply to `fault` as one line.
+fn reply_line(fault: &Fault) -> Vec<u8> {
+    let mut line = fault.reply().to_string().into_bytes();
+    line.push(b'\n');
+    line
+}
+
+fn closed() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the MCP client's stream is closed")
+}
+
+impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for LineTransport<R> {
+    type Error = std::io::Error;
+
+    fn send(&mut self, item: ServerJsonRpcMessage) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let out = self.out.clone();
+        let line = serde_json::to_vec(&item).map(|mut line| {
+            line.push(b'\n');
+            line
+        });
+        async move {
+            let line = line.map_err(std::io::Error::other)?;
+            out.ok_or_else(closed)?.send(line).await.map_err(|_| closed())
+        }
+    }
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        loop {
+            if self.pending.is_some() {
+                // Cancel-safe: the reply stays pending until a place in the queue is had.
+                let permit = self.out.as_ref()?.reserve().await.ok()?;
+                if let Some(reply) = self.pending.take() {
+                    permit.send(reply);
+                }
+            }
+            match self.read_line().await {
+                Ok(Read::Line) => {
+                    let message = self.decode();
+                    self.line.clear();
+                    if message.is_some() {
+                        return message;
+                    }
+                }
+                Ok(Read::Oversized) => {
+                    let fault = Fault::parse(format!(
+                        "the message is over the limit of {} bytes; send a smaller one",
+                        self.max_frame_bytes
+                    ));
+                    tracing::debug!(limit = self.max_frame_bytes, "refusing a message over the frame limit");
+                    self.pending = Some(reply_line(&fault));
+                }
+                // An unterminated last line is not a message.
+                Ok(Read::Eof) => return None,
+                Err(error) => {
+                    tracing::debug!(%error, "cannot read from the MCP client");
+                    return None;
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        drop(self.out.take());
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.await;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,164 @@
+//! `toolbox mcp` on standard input and output under a hostile client: raw bytes written to the
+//! real process, each bad frame answered with the JSON-RPC 2.0 error the specification names, and
+//! a `ping` after it still answered.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{ChildStdin, ChildStdout, Command};
+
+/// How long a reply may take before the test fails (the server answers in milliseconds).
+const REPLY: Duration = Duration::from_secs(20);
+
+struct Raw {
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    next_ping: u64,
+}
+
+impl Raw {
+    async fn write(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    async fn recv(&mut self) -> Value {
+        let line = tokio::time::timeout(REPLY, self.lines.next_line())
+            .await
+            .expect("no reply within the bound: the server stays silent")
+            .unwrap()
+            .expect("the server closed the stream");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Writes `frame` and a newline, returns the reply, then checks that a `ping` is answered.
+    async fn exchange(&mut self, frame: &[u8]) -> Value {
+        self.write(frame).await;
+        self.write(b"\n").await;
+        let reply = self.recv().await;
+        self.next_ping += 1;
+        let id = 1000 + self.next_ping;
+        self.write(format!("{}\n", json!({"jsonrpc": "2.0", "id": id, "method": "ping"})).as_bytes()).await;
+        assert_eq!(self.recv().await, json!({"jsonrpc": "2.0", "id": id, "result": {}}));
+        reply
+    }
+}
+
+async fn start(root: &std::path::Path, state: &std::path::Path) -> (tokio::process::Child, Raw) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["mcp", "--set", "fs", "--root", root.to_str().unwrap(), "--state-dir", state.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut raw = Raw {
+        stdin: child.stdin.take().unwrap(),
+        lines: BufReader::new(child.stdout.take().unwrap()).lines(),
+        next_ping: 0,
+    };
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    raw.write(format!("{initialize}\n").as_bytes()).await;
+    assert_eq!(raw.recv().await["id"], 1);
+    raw.write(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n").await;
+    (child, raw)
+}
+
+fn error_of(reply: &Value) -> (Value, i64) {
+    (reply["id"].clone(), reply["error"]["code"].as_i64().unwrap_or_else(|| panic!("not an error: {reply}")))
+}
+
+#[tokio::test]
+async fn every_malformed_frame_gets_its_json_rpc_error_and_the_stream_goes_on() {
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mut child, mut raw) = start(root.path(), state.path()).await;
+
+    let parse_errors: [&[u8]; 5] = [
+        br#"{"jsonrpc":"2.0","id":2,"method":"#,
+        br#"{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":"\ud800"}}"#,
+        br#"{"jsonrpc":"2.0","id":4,"method":"ping","params":{"n":1e400}}"#,
+        br#"{"jsonrpc":"2.0","id":5,"id":6,"method":"ping"}"#,
+        b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"\xff\"}",
+    ];
+    for frame in parse_errors {
+        let reply = raw.exchange(frame).await;
+        assert_eq!(error_of(&reply), (Value::Null, -32700), "{reply}");
+    }
+    let duplicate = raw.exchange(br#"{"jsonrpc":"2.0","id":5,"id":6,"method":"ping"}"#).await;
+    assert_eq!(
+        duplicate["error"]["message"],
+        "the member `id` is sent twice in the JSON-RPC message; send each member once"
+    );
+
+    for frame in [&b"42"[..], b"[]", br#"{"jsonrpc":"2.0"}"#] {
+        let reply = raw.exchange(frame).await;
+        assert_eq!(error_of(&reply), (Value::Null, -32600), "{reply}");
+    }
+
+    // Over the 16 MiB frame cap: refused, and the stream goes on.
+    let mut huge = br#"{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":""#.to_vec();
+    huge.resize(17 * 1024 * 1024, b'a');
+    huge.extend_from_slice(br#""}}"#);
+    let reply = raw.exchange(&huge).await;
+    assert_eq!(error_of(&reply), (Value::Null, -32700), "{reply}");
+    assert_eq!(reply["error"]["message"], "the message is over the limit of 16777216 bytes; send a smaller one");
+
+    child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn invalid_tools_call_params_get_invalid_params_naming_the_member() {
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mut child, mut raw) = start(root.path(), state.path()).await;
+    let cases: [(&[u8], &str); 4] = [
+        (
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":"{}"}}"#,
+            "`params.arguments` must be an object of the tool's arguments (or left out), not a string",
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read","name":"glob","arguments":{}}}"#,
+            "`params.name` is sent twice; send each member once",
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"arguments":{}}}"#,
+            "`params.name` is missing; give the name of the tool to call",
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":7}}"#,
+            "`params.name` must be a string (the name of the tool to call), not a number",
+        ),
+    ];
+    for (id, (frame, message)) in (2..).zip(cases) {
+        let reply = raw.exchange(frame).await;
+        assert_eq!(reply, json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": message}}));
+    }
+    child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_key_sent_twice_in_the_arguments_is_refused_as_toolbox_call_refuses_it() {
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let arguments = r#"{"file_path":"a.txt","file_path":"b.txt"}"#;
+    let output = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["call", "read", arguments, "--root", root.path().to_str().unwrap()])
+        .args(["--state-dir", state.path().to_str().unwrap()])
+        .output()
+        .await
+        .unwrap();
+    let message: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let refusal = "invalid arguments for `read`: `file_path`: the field is sent twice; send each field once";
+    assert_eq!(message["content"], refusal);
+
+    let (mut child, mut raw) = start(root.path(), state.path()).await;
+    let frame = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"read","arguments":{arguments}}}}}"#
+    );
+    let reply = raw.exchange(frame.as_bytes()).await;
+    assert_eq!(reply["id"], 2);
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    assert_eq!(reply["result"]["content"], json!([{"type": "text", "text": refusal}]));
+    child.kill().await.unwrap();
+}
