@@ -148,6 +148,34 @@ async fn repeated_ids_get_2_and_3_suffixes() {
 }
 
 #[tokio::test]
+async fn thousands_of_identical_items_get_every_suffix_in_order_in_new_and_in_append() {
+    let plans = Plans::new();
+    let same = |n: usize| json!({"todos": vec![item("Run tests", "pending"); n]});
+
+    let plan = plans.ok("todo_new", same(3_000)).await;
+    let appended = plans.ok("todo_append", same(1_000)).await;
+
+    let expected: Vec<String> =
+        std::iter::once("run-tests".to_owned()).chain((2..=4_000).map(|n| format!("run-tests-{n}"))).collect();
+    assert_eq!(ids(&plan), expected[..3_000]);
+    assert_eq!(ids(&appended), expected);
+}
+
+#[tokio::test]
+async fn an_id_given_by_hand_is_skipped_by_the_suffixes_of_its_base() {
+    let plans = Plans::new();
+    let by_hand = json!({"id": "run-tests-3", "content": "by hand", "status": "pending"});
+    let plan = plans
+        .ok(
+            "todo_new",
+            json!({"todos": [by_hand, item("Run tests", "pending"), item("Run tests", "pending"),
+                                          item("Run tests", "pending")]}),
+        )
+        .await;
+    assert_eq!(ids(&plan), ["run-tests-3", "run-tests", "run-tests-2", "run-tests-4"]);
+}
+
+#[tokio::test]
 async fn two_items_in_progress_are_refused_naming_them_and_nothing_is_saved() {
     let plans = Plans::new();
     plans.ok("todo_new", json!({"todos": [item("Old plan", "pending")]})).await;

@@ -1,6 +1,6 @@
 //! Todo items: what the model writes, what is stored, and how ids are made.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -164,10 +164,48 @@ pub fn slug(text: &str) -> String {
     if out.is_empty() { "todo".to_owned() } else { out }
 }
 
-/// `base`, or `base-2`, `base-3`, ... whichever is not in `taken` first.
-pub(crate) fn unique_id(base: String, taken: &HashSet<String>) -> String {
-    if !taken.contains(&base) {
-        return base;
+/// Unique ids within a plan: [`UniqueIds::id`] gives `base`, or `base-2`, `base-3`, ...,
+/// whichever is not taken first. For each base it remembers the suffix its last duplicate got, so
+/// that the next duplicate of that base starts its search there: `n` identical items cost `O(n)`
+/// look-ups in all, not `O(n²)` (the ids already taken never come free, so the first free suffix
+/// only grows).
+#[derive(Debug, Default)]
+pub(crate) struct UniqueIds {
+    taken: HashSet<String>,
+    /// Per base: the smallest suffix (at least 2) that may still be free.
+    next: HashMap<String, u64>,
+}
+
+impl UniqueIds {
+    /// The allocator of a plan whose items have the ids `taken`.
+    pub(crate) fn new(taken: impl IntoIterator<Item = String>) -> Self {
+        Self { taken: taken.into_iter().collect(), next: HashMap::new() }
     }
-    (2..).map(|n| format!("{base}-{n}")).find(|id| !taken.contains(id)).unwrap_or(base)
+
+    /// `base` when it is free, else `base-N` for the smallest free `N` from 2; marks it taken.
+    pub(crate) fn id(&mut self, base: String) -> String {
+        if self.taken.insert(base.clone()) {
+            return base;
+        }
+        let next = self.next.entry(base.clone()).or_insert(2);
+        loop {
+            let id = format!("{base}-{next}");
+            *next += 1;
+            if self.taken.insert(id.clone()) {
+                return id;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicates_get_the_smallest_free_suffix_from_2_past_ids_taken_by_hand() {
+        let mut ids = UniqueIds::new(["a".to_owned(), "a-3".to_owned()]);
+        let got: Vec<String> = ["a", "a", "a-2", "a", "b", "b", "a-2"].map(|base| ids.id(base.to_owned())).into();
+        assert_eq!(got, ["a-2", "a-4", "a-2-2", "a-5", "b", "b-2", "a-2-3"]);
+    }
 }

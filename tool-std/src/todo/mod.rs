@@ -190,7 +190,7 @@ pub async fn todo_read(ctx: &ToolContext) -> Result<String, TodoError> {
 /// Turns the model's items into stored ones: content checked, priority defaulted, ids slugged and
 /// made unique against `taken` and each other.
 fn new_items(todos: Vec<NewTodo>, taken: &HashSet<String>) -> Result<Vec<TodoItem>, TodoError> {
-    let mut taken = taken.clone();
+    let mut ids = item::UniqueIds::new(taken.iter().cloned());
     let mut items = Vec::with_capacity(todos.len());
     for (index, todo) in todos.into_iter().enumerate() {
         if todo.content.trim().is_empty() {
@@ -200,8 +200,7 @@ fn new_items(todos: Vec<NewTodo>, taken: &HashSet<String>) -> Result<Vec<TodoIte
             Some(id) => slug(id),
             None => slug(&todo.content),
         };
-        let id = item::unique_id(base, &taken);
-        taken.insert(id.clone());
+        let id = ids.id(base);
         items.push(TodoItem {
             id,
             content: todo.content,
