@@ -17,7 +17,7 @@ use tool_std::sandbox::{SANDBOX, Sandbox};
 #[path = "support/procs.rs"]
 mod procs;
 
-use procs::{gone, pid_in, running};
+use procs::{await_file, gone, pid_in, running, sleeper, write_pid};
 
 /// A workspace `ws/`, a temp root for the session dirs `tmp/` and a directory `outside/`, in one
 /// temp directory; a registry of the exec set allowed by the default policy.
@@ -89,22 +89,32 @@ impl Shell {
         self.call("bash", json!({ "command": command })).await
     }
 
-    /// The session's `HOME` (the one temp dir made so far).
+    /// The session's `HOME` (the one session temp dir made so far, in the registry's).
     fn home(&self) -> PathBuf {
-        let dirs: Vec<PathBuf> = std::fs::read_dir(&self.temp_root).unwrap().map(|e| e.unwrap().path()).collect();
-        assert_eq!(dirs.len(), 1, "one session temp dir: {dirs:?}");
-        dirs[0].join("home")
+        let only = |dir: &std::path::Path| {
+            let dirs: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+            assert_eq!(dirs.len(), 1, "one temp dir: {dirs:?}");
+            dirs[0].clone()
+        };
+        only(&only(&self.temp_root)).join("home")
     }
 
-    fn sandbox_line(&self, tcp: &str) -> String {
+    /// The first line of a result with the default limits, the network as `network` says.
+    fn sandbox_line(&self, network: &str) -> String {
         format!(
-            "[sandbox: landlock ABI {}; writes only below {}, {}; {tcp}]",
+            "[sandbox: landlock ABI {}; writes only below {}, {}; {network}; {CONTAINED}; {LIMITS}]",
             landlock_abi(),
             self.root.display(),
             self.home().display()
         )
     }
 }
+
+/// The first line's part on processes on this machine (a pid namespace per command).
+const CONTAINED: &str = "every process ends with the command and with the server";
+
+/// The first line's part on the default limits.
+const LIMITS: &str = "limits: 512 processes, 600 cpu s, 8 GiB address space, 1 GiB per file";
 
 /// The kernel's Landlock ABI as the crate uses it (the lower of the kernel's and 10).
 fn landlock_abi() -> i32 {
@@ -142,7 +152,7 @@ async fn a_command_that_succeeds_reports_the_sandbox_exit_code_0_and_its_output(
     assert!(!message.is_error, "{}", message.text());
     let text = message.text();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], shell.sandbox_line("tcp connect/bind refused"));
+    assert_eq!(lines[0], shell.sandbox_line("network refused (tcp, udp, unix sockets)"));
     assert_eq!(status(&message), "exit code 0");
     assert_eq!(body(&message), "hello\n");
 }
@@ -159,7 +169,15 @@ async fn a_nonzero_exit_code_is_an_error_result_with_the_output() {
 #[tokio::test]
 async fn a_shell_killed_by_a_signal_reports_the_signal() {
     let shell = Shell::new();
-    let message = shell.bash("kill -KILL $$").await;
+    // The shell is the pid 1 of its namespace, which ignores the signals it sends itself: the
+    // signal comes from outside, as an out-of-memory kill would.
+    let command = format!("{}; sleep 60", write_pid("shell.pid"));
+    let call = shell.bash(&command);
+    let kill = async {
+        let pid = pid_in(&shell.root.join("shell.pid")).await;
+        std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status().unwrap();
+    };
+    let (message, ()) = tokio::join!(call, kill);
     assert!(message.is_error);
     assert_eq!(status(&message), "killed by signal 9 (SIGKILL)");
 }
@@ -174,8 +192,9 @@ async fn stdout_and_stderr_interleave_in_the_order_they_were_written() {
 #[tokio::test]
 async fn a_timeout_stops_the_whole_process_group_and_its_children() {
     let shell = Shell::new();
-    let message =
-        shell.call("bash", json!({"command": "sleep 60 & echo $! > child.pid; sleep 60", "timeout_ms": 300})).await;
+    let message = shell
+        .call("bash", json!({"command": format!("{} & sleep 60", sleeper("child.pid", 60)), "timeout_ms": 300}))
+        .await;
     assert!(message.is_error);
     assert_eq!(status(&message), "timed out after 300 ms; the process group was stopped (SIGTERM)");
     let child = pid_in(&shell.root.join("child.pid")).await;
@@ -185,7 +204,7 @@ async fn a_timeout_stops_the_whole_process_group_and_its_children() {
 #[tokio::test]
 async fn a_group_that_ignores_sigterm_gets_sigkill_after_the_grace() {
     let shell = Shell::with(|config| ExecConfig { kill_grace_ms: 200, ..config });
-    let command = "trap '' TERM; sleep 60 & echo $! > child.pid; wait";
+    let command = format!("trap '' TERM; {} & wait", sleeper("child.pid", 60));
     let message = shell.call("bash", json!({"command": command, "timeout_ms": 300})).await;
     assert_eq!(status(&message), "timed out after 300 ms; the process group was stopped (SIGTERM, then SIGKILL)");
     let child = pid_in(&shell.root.join("child.pid")).await;
@@ -197,7 +216,7 @@ async fn cancelling_the_call_stops_the_process_group() {
     let shell = Shell::new();
     let token = tool_runtime::CancellationToken::new();
     let ctx = ToolContext::builder().cancellation(token.clone()).build();
-    let command = "echo $$ > shell.pid; sleep 60 & echo $! > child.pid; wait";
+    let command = format!("{}; {} & wait", write_pid("shell.pid"), sleeper("child.pid", 60));
     let call = shell.call_in(&ctx, "bash", json!({ "command": command }));
     let watch = async {
         let pids = [pid_in(&shell.root.join("shell.pid")).await, pid_in(&shell.root.join("child.pid")).await];
@@ -212,7 +231,7 @@ async fn cancelling_the_call_stops_the_process_group() {
 #[tokio::test]
 async fn a_child_left_running_when_the_shell_exits_is_stopped() {
     let shell = Shell::new();
-    let message = shell.bash("sleep 60 & echo $! > child.pid").await;
+    let message = shell.bash(&format!("{} & {}", sleeper("child.pid", 60), await_file("child.pid"))).await;
     assert_eq!(status(&message), "exit code 0");
     let child = pid_in(&shell.root.join("child.pid")).await;
     assert!(gone(&[child]).await, "the child {child} outlived its command");
@@ -297,10 +316,11 @@ async fn a_write_outside_the_workspace_is_refused_by_the_kernel_and_the_note_nam
     assert!(text.contains(&format!("{}: Permission denied", target.display())), "{text}");
     assert!(
         text.ends_with(&format!(
-            "[note: the command runs in a Landlock sandbox: the kernel refuses writes outside {}, {} and, unless the \
-             network is allowed, TCP connections; a \"Permission denied\" above may come from it]",
+            "[note: the command runs in a Landlock sandbox: the kernel refuses writes outside {}, {}, reads of the \
+             server's state, caches and other sessions and, unless the network is allowed, sockets; a \"Permission \
+             denied\" above may come from it]",
             shell.root.display(),
-            shell.home().display()
+            shell.home().display(),
         )),
         "{text}"
     );
@@ -319,9 +339,10 @@ async fn writes_inside_the_workspace_and_home_are_allowed() {
 async fn a_command_cannot_signal_a_process_outside_its_sandbox() {
     let shell = Shell::new();
     // This test's own process, which started the command but is outside its sandbox.
+    // Its pid is not in the command's pid namespace.
     let message = shell.bash(&format!("kill -0 {}", std::process::id())).await;
     assert!(message.is_error);
-    assert!(body(&message).contains("Operation not permitted"), "{}", message.text());
+    assert!(body(&message).contains("No such process"), "{}", message.text());
     // Its own processes it may signal.
     let message = shell.bash("sleep 60 & kill $! && wait $!; echo $?").await;
     assert_eq!(body(&message), "143\n");
@@ -351,7 +372,7 @@ async fn a_tcp_connection_to_loopback_works_when_the_network_is_allowed() {
     let (message, accepted) = connect_to_loopback(&shell).await;
     assert_eq!(body(&message), "connected\n", "{}", message.text());
     assert!(accepted);
-    assert_eq!(message.text().lines().next().unwrap(), shell.sandbox_line("tcp allowed"));
+    assert_eq!(message.text().lines().next().unwrap(), shell.sandbox_line("network allowed"));
 }
 
 #[tokio::test]
@@ -484,23 +505,26 @@ async fn without_landlock_an_allowed_command_runs_unconfined_and_its_first_line_
     assert_eq!(status(&message), "exit code 0", "{}", message.text());
     assert_eq!(
         message.text().lines().next().unwrap(),
-        "[sandbox: none (Landlock is off in the exec configuration (`max_landlock_abi` is 0), as on a kernel without \
-         it); the command is not confined]"
+        format!(
+            "[sandbox: none (Landlock is off in the exec configuration (`max_landlock_abi` is 0), as on a kernel \
+             without it); files are not confined; network refused (tcp, udp, unix sockets); {CONTAINED}; {LIMITS}]"
+        )
     );
     // Not confined indeed: the write outside the workspace went through.
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "x\n");
 }
 
 #[tokio::test]
-async fn below_landlock_abi_4_tcp_is_not_confined_and_the_first_line_says_so() {
+async fn below_landlock_abi_4_tcp_is_refused_by_seccomp_and_the_first_line_says_so() {
     let shell = Shell::with(|config| ExecConfig { max_landlock_abi: Some(3), ..config });
     let (message, accepted) = connect_to_loopback(&shell).await;
-    assert_eq!(body(&message), "connected\n", "{}", message.text());
-    assert!(accepted);
+    assert!(body(&message).contains("Permission denied"), "{}", message.text());
+    assert!(!accepted);
     assert_eq!(
         message.text().lines().next().unwrap(),
         format!(
-            "[sandbox: landlock ABI 3; writes only below {}, {}; tcp not confined (needs Landlock ABI 4)]",
+            "[sandbox: landlock ABI 3; writes only below {}, {}; network refused (tcp, udp, unix sockets); \
+             {CONTAINED}; {LIMITS}]",
             shell.root.display(),
             shell.home().display()
         )
@@ -565,7 +589,7 @@ async fn a_background_command_is_read_twice_and_ends() {
 async fn bash_kill_stops_a_background_command_and_its_group() {
     let shell = Shell::new();
     let ctx = ToolContext::new();
-    let handle = start(&shell, &ctx, "sleep 60 & echo $! > child.pid; wait").await;
+    let handle = start(&shell, &ctx, &format!("{} & wait", sleeper("child.pid", 60))).await;
     let child = pid_in(&shell.root.join("child.pid")).await;
     let message = shell.call_in(&ctx, "bash_kill", json!({"handle": handle})).await;
     assert_eq!(
@@ -582,7 +606,7 @@ async fn closing_the_registry_stops_every_background_command() {
     let shell = Shell::new();
     let ctx = ToolContext::new();
     for n in 0..2 {
-        start(&shell, &ctx, &format!("echo $$ > bg{n}.pid; exec sleep 60")).await;
+        start(&shell, &ctx, &format!("{}; exec sleep 60", write_pid(&format!("bg{n}.pid")))).await;
     }
     let pids = [pid_in(&shell.root.join("bg0.pid")).await, pid_in(&shell.root.join("bg1.pid")).await];
     shell.registry.close().await.unwrap();
@@ -696,5 +720,318 @@ async fn the_workdir_is_resolved_on_a_blocking_pool_thread() {
         message.text(),
         "workdir `/proc/thread-self/fd` is refused: Path escapes workspace: /proc/thread-self/fd; give a directory \
          inside the workspace (default: its root)"
+    );
+}
+
+// The attacks of a command on what lies outside its sandbox: the server's environment, sockets,
+// the server's state, processes that escape the command, and the machine's resources.
+
+#[tokio::test]
+async fn no_environment_outside_the_command_is_readable_from_it() {
+    let shell = Shell::new();
+    // A process of the server's with a secret in its environment, as the server's own would be.
+    let secret = format!("secret-{}-{}", std::process::id(), line!());
+    let mut holder = std::process::Command::new("sleep").arg("60").env("SECRET_TOKEN", &secret).spawn().unwrap();
+    let command = format!(
+        "readable=0; for f in /proc/[0-9]*/environ; do if tr '\\0' '\\n' < \"$f\" > env.txt 2>/dev/null; then \
+         readable=$((readable+1)); grep -h SECRET_TOKEN env.txt; fi; done; echo \"readable $readable\"; cat \
+         /proc/{}/environ /proc/{}/environ",
+        std::process::id(),
+        holder.id()
+    );
+    let message = shell.bash(&command).await;
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let text = body(&message);
+    assert!(!text.contains(&secret), "{text}");
+    // Its own processes' environments it reads (so that the loop above did read some).
+    assert!(!text.contains("readable 0\n"), "{text}");
+    assert!(text.contains(&format!("/proc/{}/environ: Permission denied", std::process::id())), "{text}");
+    assert!(text.contains(&format!("/proc/{}/environ: Permission denied", holder.id())), "{text}");
+}
+
+/// Sends a datagram to a UDP socket on 127.0.0.1 with bash's `/dev/udp`; whether it arrived.
+async fn send_udp(shell: &Shell) -> (ToolMessage, bool) {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.set_nonblocking(true).unwrap();
+    let port = socket.local_addr().unwrap().port();
+    let message = shell.bash(&format!("echo ping > /dev/udp/127.0.0.1/{port} && echo sent")).await;
+    // A datagram on loopback is queued before the send returns.
+    (message, socket.recv(&mut [0; 16]).is_ok())
+}
+
+/// Perl connecting a Unix stream socket to `peer` (a Perl expression); prints `connected`.
+fn connect_unix(peer: &str) -> String {
+    format!(
+        "perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Peer => {peer}) or die \"connect: $!\\n\"; print \"connected\\n\"'"
+    )
+}
+
+/// Connects from a command to a Unix socket listener bound at a path outside the workspace, and
+/// to one in the abstract namespace; for each, the command's output and whether it was accepted.
+async fn connect_unix_sockets(shell: &Shell) -> [(String, bool); 2] {
+    use std::os::linux::net::SocketAddrExt as _;
+    use std::os::unix::net::{SocketAddr, UnixListener};
+    let path = shell.outside.join("listener.sock");
+    let by_path = UnixListener::bind(&path).unwrap();
+    let name = format!("tool-exec-test-{}-{}", std::process::id(), shell.root.display());
+    let abstract_ = UnixListener::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).unwrap()).unwrap();
+    let mut results = Vec::new();
+    for (listener, peer) in [(by_path, format!("\"{}\"", path.display())), (abstract_, format!("\"\\0{name}\""))] {
+        listener.set_nonblocking(true).unwrap();
+        let message = shell.bash(&connect_unix(&peer)).await;
+        let first = body(&message).lines().next().unwrap_or_default().to_owned();
+        results.push((first, listener.accept().is_ok()));
+    }
+    results.try_into().unwrap()
+}
+
+#[tokio::test]
+async fn udp_is_refused_when_the_network_is_not_allowed() {
+    let shell = Shell::new();
+    let (message, arrived) = send_udp(&shell).await;
+    assert!(message.is_error, "{}", message.text());
+    assert!(!arrived);
+    assert!(body(&message).contains("Permission denied"), "{}", message.text());
+}
+
+#[tokio::test]
+async fn udp_works_when_the_network_is_allowed() {
+    let shell = Shell::with(|config| ExecConfig { network: true, ..config });
+    let (message, arrived) = send_udp(&shell).await;
+    assert_eq!(body(&message), "sent\n", "{}", message.text());
+    assert!(arrived);
+}
+
+#[tokio::test]
+async fn unix_sockets_by_path_and_abstract_are_refused_when_the_network_is_not_allowed() {
+    let shell = Shell::new();
+    let [by_path, abstract_] = connect_unix_sockets(&shell).await;
+    assert_eq!(by_path, ("connect: Permission denied".to_owned(), false));
+    assert_eq!(abstract_, ("connect: Permission denied".to_owned(), false));
+}
+
+#[tokio::test]
+async fn unix_sockets_by_path_and_abstract_work_when_the_network_is_allowed() {
+    let shell = Shell::with(|config| ExecConfig { network: true, ..config });
+    let [by_path, abstract_] = connect_unix_sockets(&shell).await;
+    assert_eq!(by_path, ("connected".to_owned(), true));
+    assert_eq!(abstract_, ("connected".to_owned(), true));
+}
+
+#[tokio::test]
+async fn a_command_cannot_read_another_sessions_home_or_background_output() {
+    let shell = Shell::new();
+    let s1 = ToolContext::builder().session_id("s1").build();
+    let message =
+        shell.call_in(&s1, "bash", json!({"command": "echo plan of s1 > \"$HOME/plan.txt\"; echo $HOME"})).await;
+    let home = PathBuf::from(body(&message).trim());
+    start(&shell, &s1, "echo output of s1").await;
+    let spills: Vec<PathBuf> =
+        std::fs::read_dir(home.parent().unwrap().join("output")).unwrap().map(|e| e.unwrap().path()).collect();
+    let [spill] = spills.as_slice() else { panic!("one spill file: {spills:?}") };
+    let s2 = ToolContext::builder().session_id("s2").build();
+    let command = format!("cat {}/plan.txt {}", home.display(), spill.display());
+    let message = shell.call_in(&s2, "bash", json!({ "command": command })).await;
+    let text = body(&message);
+    assert!(!text.contains("of s1"), "{text}");
+    assert!(text.contains("plan.txt: Permission denied"), "{text}");
+}
+
+#[tokio::test]
+async fn a_process_that_leaves_the_group_with_setsid_ends_with_bash_kill() {
+    let shell = Shell::new();
+    let ctx = ToolContext::new();
+    let handle = start(&shell, &ctx, &format!("setsid {} & wait", sleeper("stray.pid", 1000))).await;
+    let stray = pid_in(&shell.root.join("stray.pid")).await;
+    assert!(running(stray));
+    let message = shell.call_in(&ctx, "bash_kill", json!({"handle": handle})).await;
+    assert!(message.text().contains("bash_1: ended"), "{}", message.text());
+    assert!(gone(&[stray]).await, "{stray} survived bash_kill");
+}
+
+#[tokio::test]
+async fn a_double_fork_that_leaves_the_group_ends_at_the_time_limit() {
+    let shell = Shell::new();
+    let command = format!("( setsid {} & ); sleep 60", sleeper("stray.pid", 1000));
+    let message = shell.call("bash", json!({"command": command, "timeout_ms": 500})).await;
+    assert_eq!(status(&message), "timed out after 500 ms; the process group was stopped (SIGTERM)");
+    let stray = pid_in(&shell.root.join("stray.pid")).await;
+    assert!(gone(&[stray]).await, "{stray} survived the time limit");
+}
+
+#[tokio::test]
+async fn a_process_that_leaves_the_group_ends_when_the_shell_exits() {
+    let shell = Shell::new();
+    let message = shell.bash(&format!("setsid {} & {}", sleeper("stray.pid", 1000), await_file("stray.pid"))).await;
+    assert_eq!(status(&message), "exit code 0");
+    let stray = pid_in(&shell.root.join("stray.pid")).await;
+    assert!(gone(&[stray]).await, "{stray} outlived its command");
+}
+
+#[tokio::test]
+async fn a_process_that_leaves_the_group_ends_when_the_registry_is_dropped() {
+    let shell = Shell::new();
+    let ctx = ToolContext::new();
+    start(&shell, &ctx, &format!("setsid {} & wait", sleeper("stray.pid", 1000))).await;
+    let stray = pid_in(&shell.root.join("stray.pid")).await;
+    let Shell { registry, _dir, .. } = shell;
+    drop(registry);
+    assert!(gone(&[stray]).await, "{stray} outlived the registry");
+}
+
+#[tokio::test]
+async fn a_process_that_leaves_the_group_ends_when_the_registry_closes() {
+    let shell = Shell::new();
+    let ctx = ToolContext::new();
+    start(&shell, &ctx, &format!("(setsid {} &); exec sleep 60", sleeper("stray.pid", 1000))).await;
+    let stray = pid_in(&shell.root.join("stray.pid")).await;
+    shell.registry.close().await.unwrap();
+    assert!(gone(&[stray]).await, "{stray} outlived the registry");
+}
+
+#[tokio::test]
+async fn a_command_cannot_read_the_state_and_cache_directories() {
+    // The server's state and output cache, beside other files.
+    let server = tempfile::tempdir().unwrap();
+    let server = std::fs::canonicalize(server.path()).unwrap();
+    let (state, cache) = (server.join("state"), server.join("cache"));
+    std::fs::create_dir_all(state.join("sessions")).unwrap();
+    std::fs::create_dir_all(cache.join("ref1")).unwrap();
+    std::fs::write(state.join("sessions/other.json"), "{\"todos\": \"plan of another session\"}").unwrap();
+    std::fs::write(cache.join("ref1/text"), "cached output of another session").unwrap();
+    std::fs::write(server.join("visible.txt"), "visible\n").unwrap();
+    let hidden = vec![state.clone(), cache.clone()];
+    let shell = Shell::with(|config| ExecConfig { hidden, ..config });
+    let command = format!(
+        "cat {0}/sessions/other.json; cat {1}/ref1/text; ls {0}; echo x > {0}/new; cat {2}/visible.txt",
+        state.display(),
+        cache.display(),
+        server.display()
+    );
+    let message = shell.bash(&command).await;
+    let text = body(&message);
+    assert!(!text.contains("another session"), "{text}");
+    for refused in [
+        "sessions/other.json: Permission denied",
+        "ref1/text: Permission denied",
+        "cannot open directory",
+        "new: Permission denied",
+    ] {
+        assert!(text.contains(refused), "{text}");
+    }
+    assert!(!state.join("new").exists());
+    // The rest of the directory they are in stays readable.
+    assert!(text.contains("visible\n"), "{text}");
+}
+
+#[tokio::test]
+async fn a_fork_loop_is_held_to_the_process_limit_while_the_registry_answers() {
+    let shell = Shell::with(|config| ExecConfig { max_processes: 64, ..config });
+    let ctx = ToolContext::builder().session_id("forks").build();
+    let command = "grep pids /proc/self/cgroup | cut -d: -f3 > cgroup.txt; for i in $(seq 300); do sleep 30 & done";
+    let handle = start(&shell, &ctx, command).await;
+    let mut output = String::new();
+    for _ in 0..500 {
+        output.push_str(&body(&shell.call_in(&ctx, "bash_output", json!({"handle": handle})).await));
+        if output.contains("fork: retry: Resource temporarily unavailable") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(output.contains("fork: retry: Resource temporarily unavailable"), "{output}");
+    let cgroup = std::fs::read_to_string(shell.root.join("cgroup.txt")).unwrap();
+    let dir = PathBuf::from(format!("/sys/fs/cgroup/pids{}", cgroup.trim()));
+    let count = |file: &str| std::fs::read_to_string(dir.join(file)).unwrap().trim().to_owned();
+    assert_eq!(count("pids.max"), "64");
+    assert!(count("pids.current").parse::<u64>().unwrap() <= 64, "{}", count("pids.current"));
+    // Another call is answered while the loop still runs.
+    let message = shell.bash("echo still answering").await;
+    assert_eq!(body(&message), "still answering\n");
+    let state = shell.call_in(&ctx, "bash_output", json!({"handle": handle})).await;
+    assert!(state.text().lines().nth(1).unwrap().starts_with("bash_1: running"), "{}", state.text());
+    shell.call_in(&ctx, "bash_kill", json!({"handle": handle})).await;
+    // Its cgroup goes once its processes are gone.
+    assert!(procs::poll(|| (!dir.exists()).then_some(())).await.is_some(), "{} is left", dir.display());
+}
+
+#[tokio::test]
+async fn each_command_runs_under_the_configured_limits_which_it_cannot_raise() {
+    let shell = Shell::with(|config| ExecConfig {
+        max_cpu_seconds: 7,
+        max_address_space_bytes: 1 << 30,
+        max_file_size_bytes: 1 << 20,
+        ..config
+    });
+    let message =
+        shell.bash("for o in t v f; do ulimit -H -$o; ulimit -S -$o; done; ulimit -H -f unlimited; echo $?").await;
+    assert_eq!(
+        body(&message),
+        "7\n7\n1048576\n1048576\n1024\n1024\nbash: line 1: ulimit: file size: cannot modify limit: Operation not \
+         permitted\n1\n"
+    );
+    let message = shell.bash("head -c 2000000 /dev/zero > big; echo $?; stat -c %s big").await;
+    // 153: killed by SIGXFSZ (25); the file stops at the limit.
+    assert!(
+        body(&message).ends_with("File size limit exceededhead -c 2000000 /dev/zero > big\n153\n1048576\n"),
+        "{}",
+        message.text()
+    );
+    let text = message.text();
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .ends_with("; limits: 512 processes, 7 cpu s, 1 GiB address space, 1 MiB per file]"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_command_keeps_only_the_file_capabilities_and_makes_no_device_node() {
+    let shell = Shell::new();
+    let message = shell.bash("grep -E '^Cap(Eff|Bnd)' /proc/self/status; mknod zero c 1 5; ls").await;
+    // CHOWN, DAC_OVERRIDE, DAC_READ_SEARCH, FOWNER, FSETID, KILL, SETGID, SETUID (bits 0 to 7)
+    // and NET_BIND_SERVICE (bit 10).
+    assert_eq!(
+        body(&message),
+        "CapEff:\t00000000000004ff\nCapBnd:\t00000000000004ff\nmknod: zero: Permission denied\n",
+        "{}",
+        message.text()
+    );
+    assert!(!shell.root.join("zero").exists());
+}
+
+#[tokio::test]
+async fn a_command_can_set_no_parent_death_signal_but_sigkill() {
+    let shell = Shell::new();
+    // PR_SET_PDEATHSIG is 1: clearing it (0) or setting SIGTERM (15) is refused, SIGKILL (9) is
+    // allowed; so the shell keeps the SIGKILL it starts with, which ends it with the server.
+    let script = "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nfor sig in (0, 15, 9):\n    \
+                  result = libc.prctl(1, sig, 0, 0, 0)\n    print(sig, result, os.strerror(ctypes.get_errno()) if \
+                  result else 'ok')";
+    let message = shell.bash(&format!("python3 -c \"{script}\"")).await;
+    assert_eq!(body(&message), "0 -1 Permission denied\n15 -1 Permission denied\n9 0 ok\n", "{}", message.text());
+}
+
+#[tokio::test]
+async fn without_setpriv_on_the_path_the_first_line_says_the_command_may_outlive_the_server() {
+    // A `PATH` with bash alone.
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(procs::which("bash"), bin.path().join("bash")).unwrap();
+    let path = bin.path().to_str().unwrap().to_owned();
+    let shell = Shell::with(|config| ExecConfig { path, ..config });
+    let message = shell.bash("echo ran").await;
+    assert_eq!(body(&message), "ran\n", "{}", message.text());
+    assert_eq!(
+        message.text().lines().next().unwrap(),
+        format!(
+            "[sandbox: landlock ABI {}; writes only below {}, {}; network refused (tcp, udp, unix sockets); every \
+             process ends with the command, not with the server (no `setpriv` (util-linux) on the PATH to set it); \
+             {LIMITS}]",
+            landlock_abi(),
+            shell.root.display(),
+            shell.home().display()
+        )
     );
 }

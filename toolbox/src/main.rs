@@ -11,6 +11,8 @@
 //!
 //! Global options (accepted before or after the command): `--root DIR`, `--state-dir DIR`,
 //! `--session ID`, `--store file|redis://HOST:PORT/DB`, `--allow external,exec,unconfined-exec`,
+//! `--max-processes N`, `--max-cpu-seconds SECS`, `--max-address-space-bytes BYTES`,
+//! `--max-file-size-bytes BYTES` (the limits of each shell command),
 //! `--config FILE` (the tools of the MCP servers of an `mcpServers` file join the standard ones:
 //! `toolbox mcp --config FILE` is a gateway), `-v` (see [`setup`]).
 //!
@@ -96,11 +98,27 @@ struct Global {
     store: Option<String>,
     /// Enable tools that are off by default: `external` ones reach outside this machine (web
     /// fetch, search); `exec` ones run shell commands in the workspace, confined by Landlock
-    /// (writes only in the workspace and a session temp dir; TCP refused unless `external` is
+    /// (writes only in the workspace and a session temp dir; sockets refused unless `external` is
     /// allowed too); `unconfined-exec` lets commands run where the kernel has no Landlock.
     /// Comma-separated or repeated.
     #[arg(long, global = true, value_enum, value_delimiter = ',', value_name = "WHAT")]
     allow: Vec<Permission>,
+    /// The most processes and threads one shell command may have at once (a `pids` cgroup),
+    /// 0 for no limit [default: 512].
+    #[arg(long, global = true, value_name = "N")]
+    max_processes: Option<u64>,
+    /// The CPU time each process of a shell command may use, in seconds (`RLIMIT_CPU`), 0 for
+    /// the server's own limit [default: 600].
+    #[arg(long, global = true, value_name = "SECS")]
+    max_cpu_seconds: Option<u64>,
+    /// The address space each process of a shell command may map, in bytes (`RLIMIT_AS`), 0 for
+    /// the server's own limit [default: 8589934592 (8 GiB)].
+    #[arg(long, global = true, value_name = "BYTES")]
+    max_address_space_bytes: Option<u64>,
+    /// The largest file each process of a shell command may write, in bytes (`RLIMIT_FSIZE`), 0
+    /// for the server's own limit [default: 1073741824 (1 GiB)].
+    #[arg(long, global = true, value_name = "BYTES")]
+    max_file_size_bytes: Option<u64>,
     /// Defer the tools of these sets, comma-separated: they are left out of the first request
     /// (`list`, `mcp`) and found through tool search (Anthropic `defer_loading` with a search
     /// tool, OpenAI Responses `tool_search`, else the `search_tools` and `call_tool`

@@ -87,6 +87,15 @@ impl StoreChoice {
     }
 }
 
+/// The shell commands' limits given on the command line (`None`: [`ExecConfig`]'s default).
+#[derive(Debug, Clone, Copy)]
+struct ExecLimits {
+    max_processes: Option<u64>,
+    max_cpu_seconds: Option<u64>,
+    max_address_space_bytes: Option<u64>,
+    max_file_size_bytes: Option<u64>,
+}
+
 /// The output store and the session store of a registry.
 type Stores = (Arc<dyn OutputStore>, Arc<dyn SessionStore>);
 
@@ -107,6 +116,9 @@ pub(crate) struct Setup {
     defer: Vec<String>,
     /// `--config`: the `mcpServers` file.
     config: Option<PathBuf>,
+    /// The shell commands' limits of `--max-processes`, `--max-cpu-seconds`,
+    /// `--max-address-space-bytes` and `--max-file-size-bytes`, where given.
+    exec_limits: ExecLimits,
     /// The servers of `--config`, once connected.
     imported: std::sync::OnceLock<Vec<ImportedServer>>,
 }
@@ -141,6 +153,12 @@ impl Setup {
             store,
             defer: global.defer.clone(),
             config: global.config.clone(),
+            exec_limits: ExecLimits {
+                max_processes: global.max_processes,
+                max_cpu_seconds: global.max_cpu_seconds,
+                max_address_space_bytes: global.max_address_space_bytes,
+                max_file_size_bytes: global.max_file_size_bytes,
+            },
             imported: std::sync::OnceLock::new(),
         })
     }
@@ -299,13 +317,24 @@ impl Setup {
     }
 
     /// The registry's permission policy (the [`Policy`] of `--allow`) and the exec tools'
-    /// configuration: commands may open TCP connections when `external` is allowed too, and run
-    /// without Landlock with `unconfined-exec`.
+    /// configuration: commands may open sockets when `external` is allowed too, run without
+    /// Landlock with `unconfined-exec`, can read neither the state directory (sessions and the
+    /// output cache) nor the default ones, and run under the `--max-*` limits given.
     fn permissions(&self, builder: RegistryBuilder) -> RegistryBuilder {
+        let defaults = ExecConfig::default();
+        let ExecLimits { max_processes, max_cpu_seconds, max_address_space_bytes, max_file_size_bytes } =
+            self.exec_limits;
+        let mut hidden = defaults.hidden.clone();
+        hidden.push(self.state_dir.clone());
         let exec = ExecConfig {
             network: self.policy.allows_external(),
             allow_unconfined: self.policy.allows_unconfined(),
-            ..ExecConfig::default()
+            hidden,
+            max_processes: max_processes.unwrap_or(defaults.max_processes),
+            max_cpu_seconds: max_cpu_seconds.unwrap_or(defaults.max_cpu_seconds),
+            max_address_space_bytes: max_address_space_bytes.unwrap_or(defaults.max_address_space_bytes),
+            max_file_size_bytes: max_file_size_bytes.unwrap_or(defaults.max_file_size_bytes),
+            ..defaults
         };
         builder.policy(self.policy.clone()).override_dependency(&EXEC_CONFIG, exec)
     }

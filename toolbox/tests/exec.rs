@@ -1,7 +1,7 @@
 //! `toolbox --allow exec`: the shell tools turned on, a secret of toolbox's environment kept from
 //! the command, and a call cancelled over MCP stopping the command's process group.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use rmcp::ServiceExt;
@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 #[path = "../../tool-std/tests/support/procs.rs"]
 mod procs;
 
-use procs::{gone, pid_in, running};
+use procs::{gone, pid_in, running, sleeper, write_pid};
 
 /// Runs `toolbox ARGS` with its state in `state` and the variable `TOOL_TEST_SECRET` set; its
 /// standard output as JSON.
@@ -100,6 +100,116 @@ fn a_secret_in_the_environment_of_toolbox_does_not_reach_the_command() {
     assert_eq!(text.splitn(3, '\n').nth(2).unwrap(), "secret=unset\nHOME LANG PATH PWD SHLVL _ ");
 }
 
+#[test]
+fn no_environ_file_of_proc_that_a_command_can_read_holds_the_secret_of_toolbox() {
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let root = root.path().to_str().unwrap();
+    // Every `/proc/*/environ` the command can read, searched for the secret, and the count read;
+    // then the environment of toolbox itself: the shell's parent as `/proc/self/stat` tells it
+    // (`$PPID` is 0 in the command's pid namespace).
+    let command = json!({"command": "n=0; for f in /proc/[0-9]*/environ; do if tr '\\0' '\\n' 2>/dev/null \
+        < \"$f\" > e.txt; then n=$((n+1)); grep -c hunter2 e.txt; fi; done; echo \"read $n\"; read -r _ _ _ parent _ \
+        < /proc/self/stat; cat /proc/$parent/environ 2>&1 | sed \"s/$parent/TOOLBOX/\""});
+    let message = toolbox(&["call", "bash", &command.to_string(), "--allow", "exec", "--root", root], state.path());
+    let text = message["content"].as_str().unwrap();
+    let body = text.splitn(3, '\n').nth(2).unwrap();
+    let lines: Vec<&str> = body.lines().collect();
+    let (last, counts) = lines.split_last().unwrap();
+    assert_eq!(*last, "cat: /proc/TOOLBOX/environ: Permission denied", "{body}");
+    // Each file it could read is its own processes' (no secret: a count of 0), and there are some.
+    let (read, counts) = counts.split_last().unwrap();
+    assert!(counts.iter().all(|count| *count == "0"), "{body}");
+    assert!(read.starts_with("read ") && *read != "read 0", "{body}");
+    assert!(!body.contains("hunter2"), "{body}");
+}
+
+#[test]
+fn a_command_can_neither_read_nor_write_the_state_directory_of_toolbox() {
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let root = root.path().to_str().unwrap();
+    let plan = json!({"todos": [{"content": "a plan of this session", "status": "pending"}]});
+    let made = toolbox(&["call", "todo_new", &plan.to_string(), "--root", root], state.path());
+    assert_eq!(made["is_error"], false, "{made}");
+    let dir = std::fs::canonicalize(state.path()).unwrap();
+    let files: Vec<PathBuf> = std::fs::read_dir(dir.join("sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    let [session] = files.as_slice() else { panic!("one session file: {files:?}") };
+    let command = json!({ "command": format!(
+        "ls {0}/sessions; cat {1} | grep -c 'a plan'; echo x > {0}/new; echo done", dir.display(), session.display()
+    ) });
+    let message = toolbox(&["call", "bash", &command.to_string(), "--allow", "exec", "--root", root], state.path());
+    let text = message["content"].as_str().unwrap();
+    assert_eq!(
+        text.splitn(3, '\n').nth(2).unwrap(),
+        format!(
+            "ls: cannot open directory '{0}/sessions': Permission denied\ncat: {1}: Permission denied\n0\nbash: line \
+             1: {0}/new: Permission denied\ndone\n",
+            dir.display(),
+            session.display()
+        ),
+        "{text}"
+    );
+    assert!(!dir.join("new").exists());
+}
+
+#[test]
+fn the_max_flags_set_the_limits_of_each_command() {
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let root = root.path().to_str().unwrap();
+    let command = json!({"command": "ulimit -t; ulimit -v; ulimit -f; cat /sys/fs/cgroup/pids$(grep pids \
+        /proc/self/cgroup | cut -d: -f3)/pids.max"});
+    let limits = [
+        "--max-processes",
+        "40",
+        "--max-cpu-seconds",
+        "9",
+        "--max-address-space-bytes",
+        "2147483648",
+        "--max-file-size-bytes",
+        "1048576",
+    ];
+    let message = toolbox(
+        &[&["call", "bash", &command.to_string(), "--allow", "exec", "--root", root][..], &limits].concat(),
+        state.path(),
+    );
+    assert_eq!(message["is_error"], false, "{message}");
+    let text = message["content"].as_str().unwrap();
+    assert!(
+        text.lines().next().unwrap().ends_with("; limits: 40 processes, 9 cpu s, 2 GiB address space, 1 MiB per file]"),
+        "{text}"
+    );
+    assert_eq!(text.splitn(3, '\n').nth(2).unwrap(), "9\n2097152\n1024\n40\n");
+}
+
+#[tokio::test]
+async fn every_process_of_a_command_ends_when_toolbox_is_killed() {
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["mcp", "--set", "exec", "--allow", "exec", "--root", root.path().to_str().unwrap()])
+        .args(["--state-dir", state.path().to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let transport = (server.stdout.take().unwrap(), server.stdin.take().unwrap());
+    let client = ().serve(transport).await.unwrap();
+    // A background command whose shell and a process that left its group (`setsid`) sleep on.
+    let command = format!("{}; setsid {} & wait", write_pid("shell.pid"), sleeper("stray.pid", 1000));
+    let arguments = json!({ "command": command, "run_in_background": true }).as_object().unwrap().clone();
+    let result = client.call_tool(CallToolRequestParams::new("bash").with_arguments(arguments)).await.unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    let pids = [pid_in(&root.path().join("shell.pid")).await, pid_in(&root.path().join("stray.pid")).await];
+    assert!(pids.iter().all(|&pid| running(pid)));
+    // No code of toolbox's runs after SIGKILL: the kernel ends the command.
+    server.start_kill().unwrap();
+    server.wait().await.unwrap();
+    assert!(gone(&pids).await, "{pids:?} outlived toolbox");
+}
+
 /// `toolbox call bash` connecting to a listener on 127.0.0.1 with `--allow ALLOW`: the command's
 /// output and whether the listener got the connection.
 fn connect_with(allow: &str) -> (String, bool) {
@@ -135,7 +245,7 @@ async fn cancelling_a_bash_call_over_mcp_stops_its_process_group() {
         .unwrap();
     let transport = (server.stdout.take().unwrap(), server.stdin.take().unwrap());
     let client = ().serve(transport).await.unwrap();
-    let command = "echo $$ > shell.pid; sleep 60 & echo $! > child.pid; wait";
+    let command = format!("{}; {} & wait", write_pid("shell.pid"), sleeper("child.pid", 60));
     let arguments = json!({ "command": command }).as_object().unwrap().clone();
     let request =
         ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new("bash").with_arguments(arguments)));

@@ -286,6 +286,11 @@ async fn a_name_too_long_with_its_prefix_is_a_registry_error() {
     );
 }
 
+/// A command that writes its shell's pid to `started` (as `/proc` numbers it: in the command's
+/// pid namespace `$$` is 1), then becomes `sleep` (same pid).
+const SLEEPER: &str =
+    "read -r pid rest < /proc/self/stat && echo $pid > started.tmp && mv started.tmp started && exec sleep 600";
+
 /// Progress reports as `(done, total, message)`.
 type Reports = Arc<Mutex<Vec<(u64, Option<u64>, String)>>>;
 
@@ -359,7 +364,7 @@ async fn killing_the_stdio_server_mid_call_gives_an_error_result_and_the_next_ca
     let registry = Arc::new(registry(&[&imported]));
     let first = imported.child_pid().unwrap();
     // The shell writes its pid, then becomes `sleep` (same pid), which the test stops.
-    let arguments = json!({"command": "echo $$ > started.tmp && mv started.tmp started && exec sleep 600"}).to_string();
+    let arguments = json!({ "command": SLEEPER }).to_string();
     let running = tokio::spawn({
         let registry = registry.clone();
         async move { registry.call(&ToolCall::new("c1", "tb_bash", arguments), &ToolContext::new()).await }
@@ -579,7 +584,7 @@ async fn a_cancelled_call_is_cancelled_on_the_stdio_server_which_keeps_serving()
     let pid = imported.child_pid().unwrap();
     let token = tool_runtime::CancellationToken::new();
     let ctx = ToolContext::builder().cancellation(token.clone()).build();
-    let arguments = json!({"command": "echo $$ > started.tmp && mv started.tmp started && exec sleep 600"}).to_string();
+    let arguments = json!({ "command": SLEEPER }).to_string();
     let running = tokio::spawn({
         let registry = registry.clone();
         async move { registry.call(&ToolCall::new("c1", "tb_bash", arguments), &ctx).await }

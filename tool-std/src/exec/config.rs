@@ -81,8 +81,32 @@ pub struct ExecConfig {
     /// and `RUSTUP_HOME`, which are found below `HOME` otherwise. Nothing of this process's
     /// environment is passed on unless it is named here.
     pub env: Vec<(String, String)>,
-    /// Where the per-session temp dirs are made (default: [`std::env::temp_dir`]).
+    /// Where the per-session temp dirs are made (default: [`std::env::temp_dir`]), in one
+    /// directory `tool-exec-*` per registry. Commands can read no `tool-exec-*` directory there
+    /// but their own session's `HOME`.
     pub temp_root: PathBuf,
+    /// Directories commands can neither read nor write, which need not exist yet (default: the
+    /// default directories of the session store,
+    /// [`default_sessions_dir`](crate::session::default_sessions_dir), and of the output cache,
+    /// [`default_cache_dir`](tool_runtime::output::default_cache_dir); an app keeping them
+    /// elsewhere names its own). The directories on the way to one can be entered but not listed;
+    /// their other entries stay readable (see [`confine`](super::confine)).
+    pub hidden: Vec<PathBuf>,
+    /// The most processes and threads a command may have at once, counted by a cgroup v1 `pids`
+    /// controller made for it (default 512; 0: no limit). Where there is none, the result's first
+    /// line says so.
+    pub max_processes: u64,
+    /// `RLIMIT_CPU` of each process of a command, in seconds of CPU time (default 600, the
+    /// longest time limit, so that a single-threaded process is never stopped by it before the
+    /// time limit; 0: the server's own limit).
+    pub max_cpu_seconds: u64,
+    /// `RLIMIT_AS` of each process of a command, its address space in bytes (default 8 GiB =
+    /// 8589934592: compilers and test runners reserve more than they use; 0: the server's own).
+    pub max_address_space_bytes: u64,
+    /// `RLIMIT_FSIZE` of each process of a command, the largest file it may write, in bytes
+    /// (default 1 GiB = 1073741824; 0: the server's own). A write past it fails (`EFBIG`) and
+    /// the process gets `SIGXFSZ`.
+    pub max_file_size_bytes: u64,
 }
 
 impl Default for ExecConfig {
@@ -104,8 +128,19 @@ impl Default for ExecConfig {
             lang: "C.UTF-8".to_owned(),
             env: Vec::new(),
             temp_root: std::env::temp_dir(),
+            hidden: default_hidden(),
+            max_processes: 512,
+            max_cpu_seconds: 600,
+            max_address_space_bytes: 8 << 30,
+            max_file_size_bytes: 1 << 30,
         }
     }
+}
+
+/// The default directories of the session store and the output cache, where known.
+fn default_hidden() -> Vec<PathBuf> {
+    let sessions = crate::session::default_sessions_dir().ok();
+    sessions.into_iter().chain(tool_runtime::output::default_cache_dir()).collect()
 }
 
 /// The exec tools' configuration: [`ExecConfig::default`], once per registry.

@@ -1,18 +1,45 @@
-//! Landlock confinement of a command, applied to the thread that spawns it.
+//! The confinement of a command, applied to the thread that spawns it.
 //!
-//! Landlock restricts the calling thread and everything it starts afterwards; the rules cannot be
-//! lifted. So the restriction is applied on a short-lived thread made for one spawn: the thread
-//! restricts itself, spawns the command (which inherits the restriction across `fork` and
-//! `exec`), and ends. The process's other threads stay unrestricted, and no code runs between
-//! `fork` and `exec` (no `pre_exec`, so no `unsafe`).
+//! Every mechanism below restricts the calling *thread* and what it starts afterwards, and none
+//! can be lifted by the command. So it is applied on a short-lived thread made for one spawn: the
+//! thread joins a cgroup of its own, unshares the pid namespace of its children, drops
+//! capabilities from its bounding set, restricts itself with Landlock and a seccomp filter,
+//! spawns the command (which inherits all of it across `fork` and `exec`), and ends. The
+//! process's other threads stay unrestricted, and no code runs between `fork` and `exec` (no
+//! `pre_exec`, so no `unsafe`).
+//!
+//! | What a command might reach | What stops it | Where the kernel lacks it |
+//! |---|---|---|
+//! | Files outside the workspace (writes) | Landlock: writes only below the workspace and the session's `HOME`, and to a few device files; no device nodes made anywhere (`MakeChar`/`MakeBlock` are not granted; `CAP_MKNOD` is dropped) | no Landlock: refused unless [`allow_unconfined`](super::ExecConfig::allow_unconfined); then said in the first line |
+//! | The state and cache directories, other sessions' temp dirs (reads) | Landlock's allow-list: read is granted on every entry of each ancestor of a hidden directory except the one on the way to it ([`ExecConfig::hidden`](super::ExecConfig::hidden)); the ancestors themselves cannot be listed | as above |
+//! | The server's environment (`/proc/PID/environ`) | the command's environment is cleared; its capabilities are a strict subset of the server's (the bounding set below), so the kernel's ptrace check (`PTRACE_MODE_READ`: the caller's permitted capabilities must cover the target's, or it needs `CAP_SYS_PTRACE`, which is dropped) refuses it; Landlock's ptrace rule where the kernel applies it to `/proc` reads (on Linux 6.18 it did not: the capability check is what refused it) | a server without capabilities (not root) relies on Landlock alone |
+//! | TCP | Landlock ABI 4 (`connect`, `bind`), unless [`network`](super::ExecConfig::network) | with seccomp, `socket` refuses IPv4 and IPv6 altogether; without either, said in the first line |
+//! | UDP, raw sockets, SCTP, Unix sockets by path, `AF_VSOCK`, everything but TCP and netlink | seccomp on `socket`'s family, type and protocol (`EACCES`), and `io_uring_setup` refused (it can make sockets without `socket`); Landlock ABI 6 scopes abstract Unix sockets to the sandbox | no seccomp: said in the first line |
+//! | Signals to the server or other commands | the pid namespace (other processes have no pid in it); Landlock ABI 6's signal scope (against pidfds of `/proc` entries) | below ABI 6 without a namespace, `kill` by pid reaches same-uid processes |
+//! | Processes that leave the group (`setsid`, double fork) | a pid namespace per command (`unshare(CLONE_NEWPID)` on the spawn thread): the shell is its pid 1, and when it ends, by itself or by `SIGKILL` from the server (at the end, the time limit, `bash_kill`, the registry's close or drop), the kernel kills every process in it | no namespace (no `CAP_SYS_ADMIN`): only the process group is stopped; said in the first line |
+//! | Processes left when the server is killed (`SIGKILL`, a crash) | the shell is started by `setpriv --pdeathsig KILL` from a thread that lives as long as the command: when the server goes, the kernel kills the shell and with it its pid namespace; seccomp refuses a `prctl` setting another parent-death signal | no `setpriv` (util-linux) on the `PATH`, or no seccomp: said in the first line |
+//! | Fork bombs, threads | a cgroup v1 `pids` controller per command (`pids.max`, processes and threads), joined by the spawn thread through its `tasks` file | no `pids` cgroup (cgroup v2 only, no write access): said in the first line; `RLIMIT_NPROC` is not used, the kernel never enforces it for root |
+//! | CPU, memory, disk | `RLIMIT_CPU`, `RLIMIT_AS`, `RLIMIT_FSIZE` per process, set by the shell's `ulimit -S -H` before the command's first word runs; `CAP_SYS_RESOURCE` is dropped, so the hard limits cannot be raised again | a limit the server's own hard limit is below is held at the server's |
+//!
+//! The pid namespace rather than a child subreaper: a subreaper is a property of the whole server
+//! process, collects every orphan of every command (which the server then has to reap and tell
+//! apart), and cannot kill anything by itself; a namespace is per command, is set up per thread
+//! without `pre_exec`, and its end is the kernel's. Its cost: the shell is pid 1, which the kernel
+//! gives only the signals it has a handler for, so the shell gets `trap 'exit 143' TERM` (a
+//! stopped command still ends at `SIGTERM`; a `SIGKILL` from the server always works), and
+//! signals the shell sends itself (`kill -KILL $$`) are ignored. `/proc` is the host's, so a pid
+//! in it is not the pid the command's `$$` and `$!` name.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, LandlockStatus, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetError,
+    ABI, Access, AccessFs, AccessNet, BitFlags, LandlockStatus, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetError,
     RulesetStatus, Scope, path_beneath_rules,
 };
+use rustix::process::{Resource, getrlimit};
+use rustix::thread::{CapabilitySet, remove_capability_from_bounding_set};
 
 /// The newest Landlock ABI whose file system rights the rules name (ABI 5 added `ioctl` on
 /// devices; later ABIs add no file system right).
@@ -21,81 +48,387 @@ const FS_ABI: ABI = ABI::V5;
 /// The Landlock ABI that added TCP `connect` and `bind` rights.
 const NET_ABI: ABI = ABI::V4;
 
-/// The Landlock ABI that added scoping signals to the sandbox.
-const SIGNAL_ABI: ABI = ABI::V6;
+/// The Landlock ABI that added scoping signals and abstract Unix sockets to the sandbox.
+const SCOPE_ABI: ABI = ABI::V6;
 
 /// Device files every command may write (and read): the ones shells and build tools open.
 const WRITABLE_DEVICES: [&str; 6] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"];
 
-/// The confinement a command ran under, as the first line of its result states it.
+/// Where the cgroup v1 `pids` controller is mounted.
+const PIDS_CGROUP: &str = "/sys/fs/cgroup/pids";
+
+/// The capabilities a command keeps (the file ones, so that a workspace owned by root stays
+/// writable and tools like `cp -p` or `tar` work, plus binding ports below 1024 when the network
+/// is allowed); every other is dropped from the spawn thread's bounding set.
+const KEPT_CAPABILITIES: CapabilitySet = CapabilitySet::CHOWN
+    .union(CapabilitySet::DAC_OVERRIDE)
+    .union(CapabilitySet::DAC_READ_SEARCH)
+    .union(CapabilitySet::FOWNER)
+    .union(CapabilitySet::FSETID)
+    .union(CapabilitySet::SETGID)
+    .union(CapabilitySet::SETUID)
+    .union(CapabilitySet::KILL)
+    .union(CapabilitySet::NET_BIND_SERVICE);
+
+/// The confinement a command ran under, as the first line of its result states it
+/// (`[sandbox: ...]`): each part says what the kernel enforced and, where it could not, why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Confinement {
+pub struct Confinement {
+    /// Files: Landlock, or why it is not in force.
+    pub landlock: Landlock,
+    /// Sockets.
+    pub network: NetworkConfinement,
+    /// `Ok` when every process of the command ends with its shell (a pid namespace); else why not.
+    pub contained: Result<(), String>,
+    /// `Ok` when the shell ends with the server, killed or not (its parent-death signal is
+    /// `SIGKILL`, which the command cannot change: seccomp refuses any other); else why not.
+    pub server_exit: Result<(), String>,
+    /// The most processes and threads at once (the `pids` cgroup), or why there is no such limit.
+    pub processes: Result<u64, String>,
+    /// The per-process limits in force.
+    pub limits: ResourceLimits,
+    /// `Err(reason)` when the server runs as root and the command kept its capabilities.
+    pub capabilities: Result<(), String>,
+}
+
+/// Whether Landlock confines a command's files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Landlock {
     /// Landlock is in force.
-    Landlock {
+    InForce {
         /// The Landlock ABI in force (the lower of the kernel's and the newest the `landlock`
         /// crate knows).
         abi: i32,
         /// The directories the command may write below; everything else is read-only.
         writable: Vec<PathBuf>,
-        /// How TCP is confined.
-        network: NetworkConfinement,
+        /// The directories the command can neither read nor write (as they were found).
+        hidden: Vec<PathBuf>,
     },
     /// No Landlock: the kernel has none and the configuration allows unconfined commands
     /// ([`ExecConfig::allow_unconfined`](super::ExecConfig::allow_unconfined)).
-    Unconfined {
+    Off {
         /// Why Landlock is not in force.
         reason: String,
     },
 }
 
-/// How a command's TCP connections are confined.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a command's sockets are confined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum NetworkConfinement {
-    /// `connect` and `bind` on TCP are refused by the kernel.
-    Refused,
-    /// TCP is allowed by the configuration ([`ExecConfig::network`](super::ExecConfig::network)).
+    /// The network is allowed by the configuration ([`ExecConfig::network`](super::ExecConfig::network)).
     Allowed,
-    /// TCP should be refused, but the kernel's Landlock ABI is below 4 and cannot.
-    NotConfinable,
+    /// TCP (Landlock, or seccomp refusing IPv4 and IPv6), UDP, Unix and every other socket
+    /// family but netlink (seccomp) are refused.
+    Refused,
+    /// TCP is refused by Landlock; there is no seccomp filter, so UDP and Unix sockets are not
+    /// (abstract Unix sockets are where the Landlock ABI is 6 or more).
+    TcpOnly {
+        /// Why there is no seccomp filter.
+        reason: String,
+    },
+    /// Neither Landlock (ABI 4) nor seccomp could refuse anything.
+    NotConfinable {
+        /// Why there is no seccomp filter.
+        reason: String,
+    },
 }
 
-impl fmt::Display for Confinement {
-    /// `[sandbox: landlock ABI 7; writes only below /ws, /tmp/s/home; tcp connect/bind refused]`,
-    /// or `[sandbox: none (<reason>); the command is not confined]`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Landlock { abi, writable, network } => {
-                let dirs: Vec<String> = writable.iter().map(|p| p.display().to_string()).collect();
-                let tcp = match network {
-                    NetworkConfinement::Refused => "tcp connect/bind refused",
-                    NetworkConfinement::Allowed => "tcp allowed",
-                    NetworkConfinement::NotConfinable => "tcp not confined (needs Landlock ABI 4)",
-                };
-                write!(f, "[sandbox: landlock ABI {abi}; writes only below {}; {tcp}]", dirs.join(", "))
+/// Per-process resource limits (`setrlimit`, soft and hard), 0 for none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ResourceLimits {
+    /// `RLIMIT_CPU`, in seconds of CPU time (all threads of a process together).
+    pub cpu_seconds: u64,
+    /// `RLIMIT_AS`, the address space of a process, in bytes.
+    pub address_space_bytes: u64,
+    /// `RLIMIT_FSIZE`, the largest file a process may write, in bytes.
+    pub file_size_bytes: u64,
+}
+
+impl ResourceLimits {
+    /// These limits held to the server's own hard limits (a process cannot raise its hard limits
+    /// without `CAP_SYS_RESOURCE`, so a lower one of the server's is the one in force).
+    pub(crate) fn within_own(self) -> Self {
+        let own = |resource, wanted: u64| -> u64 {
+            let hard = getrlimit(resource).maximum;
+            match (wanted, hard) {
+                (0, hard) => hard.unwrap_or(0),
+                (wanted, Some(hard)) => wanted.min(hard),
+                (wanted, None) => wanted,
             }
-            Self::Unconfined { reason } => write!(f, "[sandbox: none ({reason}); the command is not confined]"),
+        };
+        Self {
+            cpu_seconds: own(Resource::Cpu, self.cpu_seconds),
+            address_space_bytes: own(Resource::As, self.address_space_bytes),
+            file_size_bytes: own(Resource::Fsize, self.file_size_bytes),
         }
+    }
+
+    /// The bash builtins setting them (`ulimit -S -H`: `-t` seconds, `-v` and `-f` KiB), ending
+    /// with `; `, or nothing when no limit is set.
+    pub(crate) fn ulimit(&self) -> String {
+        let mut options = String::new();
+        for (option, value) in
+            [("t", self.cpu_seconds), ("v", self.address_space_bytes / 1024), ("f", self.file_size_bytes / 1024)]
+        {
+            if value > 0 {
+                options.push_str(&format!(" -{option} {value}"));
+            }
+        }
+        if options.is_empty() { String::new() } else { format!("ulimit -S -H{options} || exit 126; ") }
     }
 }
 
-/// Restricts the calling thread (and what it spawns later) to reading everywhere, writing below
-/// `writable` (and to a few device files), signalling only processes it started (Landlock ABI 6
-/// and up), and, unless `network`, no TCP `connect` or `bind` (ABI 4 and up). `max_abi` caps the
-/// ABI whose rules are asked for, as on an older kernel
-/// ([`ExecConfig::max_landlock_abi`](super::ExecConfig::max_landlock_abi); `None`: the kernel's).
+/// `8 GiB`, `512 MiB`, `1000 bytes`.
+fn size(bytes: u64) -> String {
+    const GIB: u64 = 1 << 30;
+    const MIB: u64 = 1 << 20;
+    if bytes >= GIB && bytes.is_multiple_of(GIB) {
+        format!("{} GiB", bytes / GIB)
+    } else if bytes >= MIB && bytes.is_multiple_of(MIB) {
+        format!("{} MiB", bytes / MIB)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+impl fmt::Display for Confinement {
+    /// `[sandbox: landlock ABI 7; writes only below /ws, /tmp/s/home; network refused (tcp, udp,
+    /// unix sockets); every process ends with the command and with the server; limits: 512 processes, 600 cpu s, 8 GiB
+    /// address space, 1 GiB per file]`; without Landlock it starts `[sandbox: none (<reason>);
+    /// files are not confined; ...`. Each part the kernel could not enforce says so and why.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        match &self.landlock {
+            Landlock::InForce { abi, writable, .. } => {
+                let dirs: Vec<String> = writable.iter().map(|p| p.display().to_string()).collect();
+                parts.push(format!("landlock ABI {abi}"));
+                parts.push(format!("writes only below {}", dirs.join(", ")));
+            }
+            Landlock::Off { reason } => {
+                parts.push(format!("none ({reason})"));
+                parts.push("files are not confined".to_owned());
+            }
+        }
+        parts.push(match &self.network {
+            NetworkConfinement::Allowed => "network allowed".to_owned(),
+            NetworkConfinement::Refused => "network refused (tcp, udp, unix sockets)".to_owned(),
+            NetworkConfinement::TcpOnly { reason } => {
+                format!("tcp refused; udp and unix sockets not confined (no seccomp: {reason})")
+            }
+            NetworkConfinement::NotConfinable { reason } => {
+                format!("network not confined (needs Landlock ABI 4 or seccomp: {reason})")
+            }
+        });
+        parts.push(match (&self.contained, &self.server_exit) {
+            (Ok(()), Ok(())) => "every process ends with the command and with the server".to_owned(),
+            (Ok(()), Err(reason)) => format!("every process ends with the command, not with the server ({reason})"),
+            (Err(reason), _) => {
+                format!("processes that leave the group may outlive the command (no pid namespace: {reason})")
+            }
+        });
+        let processes = match &self.processes {
+            Ok(max) => format!("{max} processes"),
+            Err(reason) => format!("processes not limited ({reason})"),
+        };
+        let ResourceLimits { cpu_seconds, address_space_bytes, file_size_bytes } = self.limits;
+        let cpu = if cpu_seconds > 0 { format!("{cpu_seconds} cpu s") } else { "cpu not limited".to_owned() };
+        let memory = if address_space_bytes > 0 {
+            format!("{} address space", size(address_space_bytes))
+        } else {
+            "address space not limited".to_owned()
+        };
+        let files = if file_size_bytes > 0 {
+            format!("{} per file", size(file_size_bytes))
+        } else {
+            "file size not limited".to_owned()
+        };
+        parts.push(format!("limits: {processes}, {cpu}, {memory}, {files}"));
+        if let Err(reason) = &self.capabilities {
+            parts.push(format!("capabilities kept ({reason})"));
+        }
+        write!(f, "[sandbox: {}]", parts.join("; "))
+    }
+}
+
+/// What to confine a command to.
+#[derive(Debug)]
+pub(crate) struct Rules<'a> {
+    /// The directories it may write below.
+    pub(crate) writable: &'a [&'a Path],
+    /// The directories it may not read (nor write), which need not exist.
+    pub(crate) hidden: &'a [PathBuf],
+    /// Sockets allowed.
+    pub(crate) network: bool,
+    /// Run where Landlock is not in force.
+    pub(crate) allow_unconfined: bool,
+    /// The highest Landlock ABI to ask rules of (`None`: the kernel's).
+    pub(crate) max_abi: Option<i32>,
+    /// The most processes and threads (0: no limit).
+    pub(crate) max_processes: u64,
+    /// The per-process limits (as configured; held to the server's own here).
+    pub(crate) limits: ResourceLimits,
+}
+
+/// Confines the calling thread (and what it spawns later) by `rules`, in the order each step
+/// needs: the `pids` cgroup and the pid namespace first (they need privileges the later steps
+/// take away), then the capabilities, Landlock, and seccomp. The cgroup joined, if any, is
+/// returned in every case, for the caller to remove once the command has ended.
+///
+/// # Errors
+/// The refusal the model reads when Landlock is not in force and unconfined commands are not
+/// allowed. The thread is then partly confined and must spawn nothing.
+pub(crate) fn confine_thread(rules: &Rules<'_>) -> (Result<Confinement, String>, Option<Cgroup>) {
+    let (cgroup, processes) = match rules.max_processes {
+        0 => (None, Err("none configured".to_owned())),
+        max => match Cgroup::join(max) {
+            Ok(cgroup) => (Some(cgroup), Ok(max)),
+            Err(reason) => (None, Err(reason)),
+        },
+    };
+    (confine_rest(rules, processes), cgroup)
+}
+
+fn confine_rest(rules: &Rules<'_>, processes: Result<u64, String>) -> Result<Confinement, String> {
+    let contained = new_pid_namespace();
+    let capabilities = drop_capabilities();
+    let hidden = hidden_dirs(rules.hidden);
+    let (landlock, tcp) = match restrict_thread(rules.writable, &hidden, rules.network, rules.max_abi) {
+        Ok((abi, tcp)) => {
+            (Landlock::InForce { abi, writable: rules.writable.iter().map(|p| p.to_path_buf()).collect(), hidden }, tcp)
+        }
+        Err(reason) => (unconfined(reason, rules.allow_unconfined)?, false),
+    };
+    let filtered = filter_syscalls((!rules.network).then_some(tcp));
+    let network = match (rules.network, &filtered) {
+        (true, _) => NetworkConfinement::Allowed,
+        (false, Ok(())) => NetworkConfinement::Refused,
+        (false, Err(reason)) if tcp => NetworkConfinement::TcpOnly { reason: reason.clone() },
+        (false, Err(reason)) => NetworkConfinement::NotConfinable { reason: reason.clone() },
+    };
+    let server_exit = filtered.map_err(|reason| format!("no seccomp to keep its parent-death signal: {reason}"));
+    let limits = rules.limits.within_own();
+    Ok(Confinement { landlock, network, contained, server_exit, processes, limits, capabilities })
+}
+
+/// Makes the calling thread's next child the pid 1 of a new pid namespace
+/// (`unshare(CLONE_NEWPID)` changes only the namespace this thread's children are made in).
+fn new_pid_namespace() -> Result<(), String> {
+    // `unshare` is deprecated in favour of `unshare_unsafe` because `CLONE_FILES` can make file
+    // descriptors of other threads unusable in this one; `NEWPID` alone touches no descriptor
+    // and no memory, so the call is sound.
+    #[allow(deprecated)]
+    rustix::thread::unshare(rustix::thread::UnshareFlags::NEWPID).map_err(|e| format!("unshare: {e}"))
+}
+
+/// Drops every capability but [`KEPT_CAPABILITIES`] from the calling thread's bounding set: a
+/// program it executes (as root) gets no other capability, and cannot gain one back.
+fn drop_capabilities() -> Result<(), String> {
+    let mut failed = None;
+    for capability in CapabilitySet::all().difference(KEPT_CAPABILITIES).iter() {
+        match remove_capability_from_bounding_set(capability) {
+            // A capability this kernel does not know: nothing to drop.
+            Ok(()) | Err(rustix::io::Errno::INVAL) => {}
+            Err(e) => failed = Some(e),
+        }
+    }
+    match failed {
+        Some(e) if rustix::process::geteuid().is_root() => Err(format!("cannot drop them: {e}")),
+        // Not root: a program run gets no capability anyway (Landlock and seccomp set
+        // `no_new_privs`, so no file capability either).
+        _ => Ok(()),
+    }
+}
+
+/// The directories of `hidden` as found: each made absolute and free of symbolic links as far
+/// as it exists (the rest of its path appended); the root itself is never hidden.
+fn hidden_dirs(hidden: &[PathBuf]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for dir in hidden {
+        let mut existing = dir.as_path();
+        let mut rest = Vec::new();
+        let canonical = loop {
+            match std::fs::canonicalize(existing) {
+                Ok(canonical) => break Some(canonical),
+                Err(_) => match (existing.parent(), existing.file_name()) {
+                    (Some(parent), Some(name)) => {
+                        rest.push(name.to_owned());
+                        existing = parent;
+                    }
+                    _ => break None,
+                },
+            }
+        };
+        if let Some(mut path) = canonical {
+            path.extend(rest.iter().rev());
+            if path.parent().is_some() && !found.contains(&path) {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// The paths to grant read below so that everything is readable but `hidden` (absolute, as
+/// [`hidden_dirs`] gives them): `/` when nothing is hidden; else, for each directory on the way
+/// from `/` to a hidden one, each of its entries that is neither hidden nor on such a way.
+/// Symbolic links are left out (what they point to is granted or not by its own path); a
+/// hidden directory that does not exist yet is covered too, since what is made later in its
+/// parent is below no granted path.
+fn readable_roots(hidden: &[PathBuf]) -> Vec<PathBuf> {
+    if hidden.is_empty() {
+        return vec![PathBuf::from("/")];
+    }
+    let on_the_way = |path: &Path| hidden.iter().any(|h| h.starts_with(path));
+    let is_hidden = |path: &Path| hidden.iter().any(|h| path.starts_with(h));
+    let mut roots = Vec::new();
+    let mut ways = vec![PathBuf::from("/")];
+    while let Some(dir) = ways.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_symlink() || is_hidden(&path) {
+                continue;
+            }
+            if on_the_way(&path) {
+                if kind.is_dir() {
+                    ways.push(path);
+                }
+            } else {
+                roots.push(path);
+            }
+        }
+    }
+    roots
+}
+
+/// Restricts the calling thread by Landlock: reading everywhere but `hidden`, writing below
+/// `writable` (and to a few device files), no device nodes, signalling and connecting to
+/// abstract Unix sockets only within its sandbox (ABI 6 and up), and, unless `network`, no TCP
+/// `connect` or `bind` (ABI 4 and up). `max_abi` caps the ABI whose rules are asked for, as on
+/// an older kernel ([`ExecConfig::max_landlock_abi`](super::ExecConfig::max_landlock_abi);
+/// `None`: the kernel's). `Ok` with the ABI in force and whether TCP is refused.
 ///
 /// # Errors
 /// `Err(reason)` when Landlock is not in force: the kernel has none, it is disabled, `max_abi` is
-/// 0, or a rule could not be made. The thread is then not restricted.
-pub(crate) fn restrict_thread(writable: &[&Path], network: bool, max_abi: Option<i32>) -> Result<Confinement, String> {
+/// 0, or a rule could not be made. The thread is then not restricted by Landlock.
+fn restrict_thread(
+    writable: &[&Path],
+    hidden: &[PathBuf],
+    network: bool,
+    max_abi: Option<i32>,
+) -> Result<(i32, bool), String> {
     let cap = max_abi.map_or(ABI::V10, ABI::from);
     if cap == ABI::Unsupported {
         return Err(
             "Landlock is off in the exec configuration (`max_landlock_abi` is 0), as on a kernel without it".to_owned()
         );
     }
-    let status = build_and_restrict(writable, network, cap).map_err(|e| format!("landlock failed: {e}"))?;
+    let readable = readable_roots(hidden);
+    let status = build_and_restrict(writable, &readable, network, cap).map_err(|e| format!("landlock failed: {e}"))?;
     let abi = match status.landlock {
         LandlockStatus::Available { effective_abi, .. } => (effective_abi as i32).min(cap as i32),
         LandlockStatus::NotEnabled => return Err("the kernel has Landlock but it is not enabled".to_owned()),
@@ -104,45 +437,163 @@ pub(crate) fn restrict_thread(writable: &[&Path], network: bool, max_abi: Option
     if status.ruleset == RulesetStatus::NotEnforced {
         return Err(format!("the kernel's Landlock (ABI {abi}) did not enforce the rules"));
     }
-    let network = if network {
-        NetworkConfinement::Allowed
-    } else if abi >= NET_ABI as i32 {
-        NetworkConfinement::Refused
-    } else {
-        NetworkConfinement::NotConfinable
-    };
-    Ok(Confinement::Landlock { abi, writable: writable.iter().map(|p| p.to_path_buf()).collect(), network })
+    Ok((abi, !network && abi >= NET_ABI as i32))
 }
 
 /// The rules of [`restrict_thread`], asked for up to the ABI `cap` (at least 1).
 fn build_and_restrict(
     writable: &[&Path],
+    readable: &[PathBuf],
     network: bool,
     cap: ABI,
 ) -> Result<landlock::RestrictionStatus, RulesetError> {
     let fs = FS_ABI.min(cap);
+    let write: BitFlags<AccessFs> = AccessFs::from_all(fs) & !(AccessFs::MakeChar | AccessFs::MakeBlock);
     let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(fs))?;
-    // Signals (ABI 6 and up): the command may signal its own processes only, not the agent or
-    // anything else outside its sandbox.
-    if cap >= SIGNAL_ABI {
-        ruleset = ruleset.scope(Scope::Signal)?;
+    if cap >= SCOPE_ABI {
+        // Signals: the command may signal its own processes only, not the server or anything
+        // else outside its sandbox. Abstract Unix sockets: only those made in the sandbox.
+        ruleset = ruleset.scope(if network {
+            BitFlags::from(Scope::Signal)
+        } else {
+            Scope::Signal | Scope::AbstractUnixSocket
+        })?;
     }
     if !network && cap >= NET_ABI {
         ruleset = ruleset.handle_access(AccessNet::from_all(NET_ABI))?;
     }
     ruleset
         .create()?
-        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(fs)))?
-        .add_rules(path_beneath_rules(writable, AccessFs::from_all(fs)))?
-        .add_rules(path_beneath_rules(WRITABLE_DEVICES, AccessFs::from_all(fs)))?
+        .add_rules(path_beneath_rules(readable, AccessFs::from_read(fs)))?
+        .add_rules(path_beneath_rules(writable, write))?
+        .add_rules(path_beneath_rules(WRITABLE_DEVICES, write))?
         .restrict_self()
 }
 
-/// Whether a command may run where Landlock is not in force: `Ok` with the confinement to state
-/// when unconfined commands are allowed, else the refusal the model reads.
-pub(crate) fn unconfined(reason: String, allow_unconfined: bool) -> Result<Confinement, String> {
+/// Applies a seccomp filter to the calling thread (inherited by what it spawns). Always: `prctl`
+/// fails with `EACCES` when it sets a parent-death signal other than `SIGKILL` (so that the
+/// shell cannot clear the one it starts with). With `sockets` = `Some(tcp_confined)` (the
+/// network is not allowed): `socket` fails with `EACCES` for every family but `AF_INET`,
+/// `AF_INET6` and `AF_NETLINK`, and for those two IP families unless the socket is TCP
+/// (`SOCK_STREAM`, protocol 0 or `IPPROTO_TCP`) and `tcp_confined` (Landlock refuses its
+/// `connect` and `bind`); and `io_uring_setup` fails (an io_uring can open sockets without
+/// `socket`).
+///
+/// # Errors
+/// Why the filter could not be made or applied (no seccomp, an unknown architecture).
+fn filter_syscalls(sockets: Option<bool>) -> Result<(), String> {
+    use seccompiler::{SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompRule, TargetArch};
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| e.to_string())?;
+    let check = |arg: u8, op: SeccompCmpOp, value: i32| {
+        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, u64::from(value.unsigned_abs()))
+    };
+    let rule = |conditions: Vec<Result<SeccompCondition, seccompiler::BackendError>>| {
+        SeccompRule::new(conditions.into_iter().collect::<Result<_, _>>()?)
+    };
+    let prctl =
+        vec![rule(vec![check(0, SeccompCmpOp::Eq, libc::PR_SET_PDEATHSIG), check(1, SeccompCmpOp::Ne, libc::SIGKILL)])];
+    let mut rules: std::collections::BTreeMap<i64, Vec<Result<SeccompRule, _>>> =
+        [(libc::SYS_prctl, prctl)].into_iter().collect();
+    let Some(tcp_confined) = sockets else {
+        return apply(rules, arch);
+    };
+    let mut socket = vec![rule(vec![
+        check(0, SeccompCmpOp::Ne, libc::AF_INET),
+        check(0, SeccompCmpOp::Ne, libc::AF_INET6),
+        check(0, SeccompCmpOp::Ne, libc::AF_NETLINK),
+    ])];
+    for family in [libc::AF_INET, libc::AF_INET6] {
+        if !tcp_confined {
+            socket.push(rule(vec![check(0, SeccompCmpOp::Eq, family)]));
+            continue;
+        }
+        // The low 4 bits of the type are the type; the rest are `SOCK_NONBLOCK` and `SOCK_CLOEXEC`.
+        for kind in (0..16).filter(|&kind| kind != libc::SOCK_STREAM) {
+            socket.push(rule(vec![check(0, SeccompCmpOp::Eq, family), check(1, SeccompCmpOp::MaskedEq(0xf), kind)]));
+        }
+        socket.push(rule(vec![
+            check(0, SeccompCmpOp::Eq, family),
+            check(2, SeccompCmpOp::Ne, 0),
+            check(2, SeccompCmpOp::Ne, libc::IPPROTO_TCP),
+        ]));
+    }
+    rules.insert(libc::SYS_socket, socket);
+    rules.insert(libc::SYS_io_uring_setup, Vec::new());
+    apply(rules, arch)
+}
+
+/// Compiles `rules` (each syscall refused with `EACCES` when one of its rules matches, or always
+/// when it has none) and applies them to the calling thread only (no
+/// `SECCOMP_FILTER_FLAG_TSYNC`); `seccompiler` sets `no_new_privs` first.
+fn apply(
+    rules: std::collections::BTreeMap<i64, Vec<Result<seccompiler::SeccompRule, seccompiler::BackendError>>>,
+    arch: seccompiler::TargetArch,
+) -> Result<(), String> {
+    use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, SeccompRule};
+    let mut compiled = std::collections::BTreeMap::new();
+    for (syscall, rules) in rules {
+        let rules: Vec<SeccompRule> = rules.into_iter().collect::<Result<_, _>>().map_err(|e| e.to_string())?;
+        compiled.insert(syscall, rules);
+    }
+    let refused = SeccompAction::Errno(libc::EACCES.unsigned_abs());
+    let filter = SeccompFilter::new(compiled, SeccompAction::Allow, refused, arch).map_err(|e| e.to_string())?;
+    let program = BpfProgram::try_from(filter).map_err(|e| e.to_string())?;
+    seccompiler::apply_filter(&program).map_err(|e| e.to_string())
+}
+
+/// A cgroup v1 `pids` cgroup made for one command, below the server's own.
+#[derive(Debug)]
+pub(crate) struct Cgroup {
+    dir: PathBuf,
+}
+
+impl Cgroup {
+    /// Makes a cgroup with `pids.max` = `max` and moves the calling thread (only) into it, so that
+    /// what it spawns is counted there.
+    ///
+    /// # Errors
+    /// Why not, shortly (no `pids` controller, no permission).
+    fn join(max: u64) -> Result<Self, String> {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        let Some(path) = own.lines().find_map(|line| {
+            let mut fields = line.splitn(3, ':');
+            let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+            controllers.split(',').any(|c| c == "pids").then(|| path.trim_start_matches('/').to_owned())
+        }) else {
+            return Err("no cgroup v1 pids controller".to_owned());
+        };
+        let parent = Path::new(PIDS_CGROUP).join(path);
+        let name = format!("tool-exec-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        let dir = parent.join(name);
+        std::fs::create_dir(&dir).map_err(|e| format!("cannot make a pids cgroup: {e}"))?;
+        let cgroup = Self { dir };
+        let tid = rustix::thread::gettid().as_raw_nonzero();
+        std::fs::write(cgroup.dir.join("pids.max"), max.to_string())
+            .and_then(|()| std::fs::write(cgroup.dir.join("tasks"), tid.to_string()))
+            .map_err(|e| format!("cannot join a pids cgroup: {e}"))?;
+        Ok(cgroup)
+    }
+
+    /// Removes the cgroup once its last process is gone (retried 100 times, 20 ms apart: the
+    /// processes the kernel killed may take a moment to be released). Blocking.
+    pub(crate) fn remove(self) {
+        for _ in 0..100 {
+            match std::fs::remove_dir(&self.dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                _ => return,
+            }
+        }
+    }
+}
+
+/// Whether a command may run where Landlock is not in force: `Ok` with the state to show when
+/// unconfined commands are allowed, else the refusal the model reads.
+fn unconfined(reason: String, allow_unconfined: bool) -> Result<Landlock, String> {
     if allow_unconfined {
-        Ok(Confinement::Unconfined { reason })
+        Ok(Landlock::Off { reason })
     } else {
         Err(format!(
             "refused to run the command: {reason}, so it cannot be confined to the workspace; the operator can allow \
@@ -154,6 +605,25 @@ pub(crate) fn unconfined(reason: String, allow_unconfined: bool) -> Result<Confi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const LIMITS: ResourceLimits =
+        ResourceLimits { cpu_seconds: 600, address_space_bytes: 8 << 30, file_size_bytes: 1 << 30 };
+
+    fn confinement(landlock: Landlock, network: NetworkConfinement) -> Confinement {
+        Confinement {
+            landlock,
+            network,
+            contained: Ok(()),
+            server_exit: Ok(()),
+            processes: Ok(512),
+            limits: LIMITS,
+            capabilities: Ok(()),
+        }
+    }
+
+    fn in_force(abi: i32) -> Landlock {
+        Landlock::InForce { abi, writable: vec![PathBuf::from("/ws"), PathBuf::from("/tmp/s/home")], hidden: vec![] }
+    }
 
     #[test]
     fn without_landlock_the_command_is_refused_with_the_reason_and_how_to_allow_it() {
@@ -167,23 +637,77 @@ mod tests {
 
     #[test]
     fn without_landlock_an_allowed_unconfined_command_says_so_in_its_first_line() {
-        let confinement = unconfined("the kernel has no Landlock".to_owned(), true).unwrap();
+        let landlock = unconfined("the kernel has no Landlock".to_owned(), true).unwrap();
         assert_eq!(
-            confinement.to_string(),
-            "[sandbox: none (the kernel has no Landlock); the command is not confined]"
+            confinement(landlock, NetworkConfinement::Refused).to_string(),
+            "[sandbox: none (the kernel has no Landlock); files are not confined; network refused (tcp, udp, unix \
+             sockets); every process ends with the command and with the server; limits: 512 processes, 600 cpu s, 8 GiB address space, \
+             1 GiB per file]"
         );
     }
 
     #[test]
-    fn the_landlock_line_names_the_abi_the_writable_directories_and_tcp() {
-        let confinement = Confinement::Landlock {
-            abi: 3,
-            writable: vec![PathBuf::from("/ws"), PathBuf::from("/tmp/s/home")],
-            network: NetworkConfinement::NotConfinable,
-        };
+    fn the_landlock_line_names_the_abi_the_writable_directories_the_network_and_the_limits() {
+        assert_eq!(
+            confinement(in_force(7), NetworkConfinement::Refused).to_string(),
+            "[sandbox: landlock ABI 7; writes only below /ws, /tmp/s/home; network refused (tcp, udp, unix sockets); \
+             every process ends with the command and with the server; limits: 512 processes, 600 cpu s, 8 GiB address space, 1 GiB per \
+             file]"
+        );
+    }
+
+    #[test]
+    fn what_the_kernel_cannot_enforce_is_said_with_the_reason() {
+        let mut confinement = confinement(
+            in_force(3),
+            NetworkConfinement::NotConfinable { reason: "invalid target architecture: mips".to_owned() },
+        );
+        confinement.contained = Err("unshare: Operation not permitted".to_owned());
+        confinement.processes = Err("no cgroup v1 pids controller".to_owned());
+        confinement.limits = ResourceLimits { cpu_seconds: 0, address_space_bytes: 3 << 20, file_size_bytes: 1000 };
+        confinement.capabilities = Err("cannot drop them: Operation not permitted".to_owned());
         assert_eq!(
             confinement.to_string(),
-            "[sandbox: landlock ABI 3; writes only below /ws, /tmp/s/home; tcp not confined (needs Landlock ABI 4)]"
+            "[sandbox: landlock ABI 3; writes only below /ws, /tmp/s/home; network not confined (needs Landlock ABI \
+             4 or seccomp: invalid target architecture: mips); processes that leave the group may outlive the \
+             command (no pid namespace: unshare: Operation not permitted); limits: processes not limited (no cgroup \
+             v1 pids controller), cpu not limited, 3 MiB address space, 1000 bytes per file; capabilities kept \
+             (cannot drop them: Operation not permitted)]"
         );
+    }
+
+    #[test]
+    fn tcp_refused_without_seccomp_names_what_is_not_confined() {
+        let network = NetworkConfinement::TcpOnly { reason: "Operation not permitted".to_owned() };
+        let line = confinement(in_force(7), network).to_string();
+        assert!(
+            line.contains("; tcp refused; udp and unix sockets not confined (no seccomp: Operation not permitted); "),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn the_limits_are_set_by_ulimit_in_seconds_and_kib() {
+        assert_eq!(LIMITS.ulimit(), "ulimit -S -H -t 600 -v 8388608 -f 1048576 || exit 126; ");
+        assert_eq!(ResourceLimits::default().ulimit(), "");
+    }
+
+    #[test]
+    fn a_hidden_directory_leaves_its_siblings_readable_and_is_on_no_granted_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(dir.path()).unwrap();
+        for sub in ["state/sessions", "state/other", "visible"] {
+            std::fs::create_dir_all(base.join(sub)).unwrap();
+        }
+        std::os::unix::fs::symlink(base.join("state/sessions"), base.join("link")).unwrap();
+        let hidden = hidden_dirs(&[base.join("state/sessions"), base.join("visible/not-yet/made")]);
+        assert_eq!(hidden, [base.join("state/sessions"), base.join("visible/not-yet/made")]);
+        let roots = readable_roots(&hidden);
+        assert!(roots.contains(&base.join("state/other")), "{roots:?}");
+        for denied in [base.clone(), base.join("state"), base.join("state/sessions"), base.join("link")] {
+            assert!(!roots.contains(&denied), "{} is granted", denied.display());
+        }
+        assert!(roots.iter().all(|root| !hidden.iter().any(|h| h.starts_with(root))), "{roots:?}");
+        assert_eq!(readable_roots(&[]), [PathBuf::from("/")]);
     }
 }

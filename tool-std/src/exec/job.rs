@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use tool_runtime::CancellationToken;
 
 use super::capture::{Capture, Sink};
-use super::confine::{Confinement, restrict_thread, unconfined};
+use super::confine::{Cgroup, Confinement, ResourceLimits, Rules, confine_thread};
 
 /// What a command is run with.
 #[derive(Debug, Clone)]
@@ -25,8 +25,14 @@ pub(crate) struct Launch {
     pub(crate) env: Vec<(String, String)>,
     /// The directories the command may write below.
     pub(crate) writable: Vec<PathBuf>,
-    /// TCP allowed.
+    /// The directories the command may not read.
+    pub(crate) hidden: Vec<PathBuf>,
+    /// Sockets allowed.
     pub(crate) network: bool,
+    /// The most processes and threads at once (0: no limit).
+    pub(crate) max_processes: u64,
+    /// The per-process limits.
+    pub(crate) limits: ResourceLimits,
     /// Run unconfined where Landlock is not in force.
     pub(crate) allow_unconfined: bool,
     /// The highest Landlock ABI to ask rules of (`None`: the kernel's).
@@ -137,22 +143,38 @@ pub(crate) async fn start(
     stop: CancellationToken,
     progress: Box<dyn Fn(u64) + Send>,
 ) -> Result<Arc<Job>, String> {
-    let Launch { command, workdir, env, writable, network, allow_unconfined, max_landlock_abi, timeout, grace } =
-        launch;
+    let (timeout, grace) = (launch.timeout, launch.grace);
     let (capture, sink) = capture;
     let runtime = tokio::runtime::Handle::current();
     let (sender, receiver) = tokio::sync::oneshot::channel();
-    // A thread of its own: Landlock restricts the thread that asks and what it spawns, for good.
+    // Dropped by the supervisor once the command has ended (or with it, when its runtime goes).
+    let (ended, end_seen) = std::sync::mpsc::channel::<()>();
+    // A thread of its own: the confinement restricts the thread that asks and what it spawns,
+    // for good. It lives as long as the command: the shell's parent-death signal (`SIGKILL`)
+    // comes when this thread ends, so that the command ends with the server even when the server
+    // is killed and runs no code of its own.
     std::thread::Builder::new()
         .name("exec-spawn".to_owned())
         .spawn(move || {
             let _runtime = runtime.enter();
-            let confine = (network, allow_unconfined, max_landlock_abi);
-            let _ = sender.send(spawn_confined(&command, &workdir, &env, &writable, confine));
+            let spawned = spawn_confined(&launch);
+            let started = spawned.0.is_ok();
+            let _ = sender.send(spawned);
+            if started {
+                // Blocks until the supervisor drops its end.
+                let _ = end_seen.recv();
+            }
         })
         .map_err(|e| format!("cannot start a thread to spawn the command: {e}"))?;
-    let (mut child, pipe, confinement) =
-        receiver.await.map_err(|_| "the thread spawning the command ended without a word".to_owned())??;
+    let (spawned, cgroup) =
+        receiver.await.map_err(|_| "the thread spawning the command ended without a word".to_owned())?;
+    let (mut child, pipe, confinement) = match spawned {
+        Ok(spawned) => spawned,
+        Err(e) => {
+            remove_later(cgroup);
+            return Err(e);
+        }
+    };
     let pgid = child.id().unwrap_or_default();
     let group = i32::try_from(pgid).ok().and_then(Pid::from_raw).map(GroupGuard).ok_or_else(|| {
         // Cannot happen: a child just spawned has a pid (and a process group of its own).
@@ -178,45 +200,92 @@ pub(crate) async fn start(
         let killed = group.stop(&mut child, exited.is_some(), &mut pump, grace).await;
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let _ = report.send(Some(Finished { end, duration_ms, killed }));
+        remove_later(cgroup);
+        drop(ended);
     });
     Ok(job)
 }
 
+/// Removes a command's cgroup on the blocking pool, once its processes are gone.
+fn remove_later(cgroup: Option<Cgroup>) {
+    if let Some(cgroup) = cgroup {
+        drop(tokio::task::spawn_blocking(move || cgroup.remove()));
+    }
+}
+
 type Spawned = (tokio::process::Child, std::io::PipeReader, Confinement);
 
-/// On the spawning thread: restricts it, then spawns `bash -c command` in a new process group,
-/// standard input from `/dev/null`, standard output and error into one pipe (so that they
-/// interleave in the order they were written).
-fn spawn_confined(
-    command: &str,
-    workdir: &Path,
-    env: &[(String, String)],
-    writable: &[PathBuf],
-    (network, allow_unconfined, max_abi): (bool, bool, Option<i32>),
-) -> Result<Spawned, String> {
-    let writable: Vec<&Path> = writable.iter().map(PathBuf::as_path).collect();
-    let confinement = match restrict_thread(&writable, network, max_abi) {
-        Ok(confinement) => confinement,
-        Err(reason) => unconfined(reason, allow_unconfined)?,
+/// On the spawning thread: confines it (see [`super::confine`]), then spawns `bash -c command`
+/// in a new process group, standard input from `/dev/null`, standard output and error into one
+/// pipe (so that they interleave in the order they were written). Before the command's first
+/// word, the shell sets the resource limits with `ulimit` and, as the pid 1 of its namespace
+/// (which gets only the signals it has a handler for), makes `SIGTERM` end it; both are on the
+/// command's first line, so that its line numbers stay as they were and a syntax error there
+/// runs nothing. The cgroup joined goes back with the outcome.
+fn spawn_confined(launch: &Launch) -> (Result<Spawned, String>, Option<Cgroup>) {
+    let writable: Vec<&Path> = launch.writable.iter().map(PathBuf::as_path).collect();
+    let rules = Rules {
+        writable: &writable,
+        hidden: &launch.hidden,
+        network: launch.network,
+        allow_unconfined: launch.allow_unconfined,
+        max_abi: launch.max_landlock_abi,
+        max_processes: launch.max_processes,
+        limits: launch.limits,
     };
+    let (confinement, cgroup) = confine_thread(&rules);
+    (confinement.and_then(|confinement| spawn_bash(launch, confinement)), cgroup)
+}
+
+/// Spawns the shell as `setpriv --pdeathsig KILL -- bash -c <script>` (util-linux's `setpriv`
+/// sets the parent-death signal and executes bash in its place, so no code of ours runs between
+/// `fork` and `exec`): the shell gets `SIGKILL` when the spawning thread ends, and as the pid 1
+/// of its namespace takes every other process of the command with it. Without `setpriv` on the
+/// `PATH`, bash is run directly and the first line says the command may outlive the server.
+fn spawn_bash(launch: &Launch, mut confinement: Confinement) -> Result<Spawned, String> {
+    let trap = if confinement.contained.is_ok() { "trap 'exit 143' TERM; " } else { "" };
+    let script = format!("{}{trap}{}", confinement.limits.ulimit(), launch.command);
     let (reader, writer) = std::io::pipe().map_err(|e| format!("cannot make the output pipe: {e}"))?;
-    let error_writer = writer.try_clone().map_err(|e| format!("cannot make the output pipe: {e}"))?;
-    let mut bash = tokio::process::Command::new("bash");
-    bash.arg("-c")
-        .arg(command)
-        .current_dir(workdir)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(writer)
-        .stderr(error_writer)
-        .process_group(0)
-        .kill_on_drop(true);
-    let child = bash.spawn().map_err(|e| format!("cannot run `bash`: {e}; is bash on the PATH?"))?;
-    // `bash` (the command) holds the pipe's write ends; ours close with it, so that the output
-    // ends when the last process writing it does.
-    drop(bash);
+    let shell = |program: &str, args: &[&str]| -> Result<tokio::process::Command, String> {
+        let error_writer = writer.try_clone().map_err(|e| format!("cannot make the output pipe: {e}"))?;
+        let output_writer = writer.try_clone().map_err(|e| format!("cannot make the output pipe: {e}"))?;
+        let mut command = tokio::process::Command::new(program);
+        command
+            .args(args)
+            .arg("-c")
+            .arg(&script)
+            .current_dir(&launch.workdir)
+            .env_clear()
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(output_writer)
+            .stderr(error_writer)
+            .process_group(0)
+            .kill_on_drop(true);
+        Ok(command)
+    };
+    // Looked up before the one spawn this thread may make: once the first child of its pid
+    // namespace has ended, no other can be made in it.
+    let mut command = if on_path("setpriv", &launch.env) {
+        shell("setpriv", &["--pdeathsig", "KILL", "--", "bash"])?
+    } else {
+        confinement.server_exit = Err("no `setpriv` (util-linux) on the PATH to set it".to_owned());
+        shell("bash", &[])?
+    };
+    let child = command.spawn().map_err(|e| format!("cannot run `bash`: {e}; is bash on the PATH?"))?;
+    // The command holds the pipe's write ends; ours close with it and `writer`, so that the
+    // output ends when the last process writing it does.
+    drop((command, writer));
     Ok((child, reader, confinement))
+}
+
+/// Whether an executable file `program` is in a directory of the `PATH` of `env`.
+fn on_path(program: &str, env: &[(String, String)]) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let path = env.iter().find(|(name, _)| name == "PATH").map_or("", |(_, value)| value.as_str());
+    std::env::split_paths(path).any(|dir| {
+        std::fs::metadata(dir.join(program)).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    })
 }
 
 fn end_of(status: ExitStatus) -> End {

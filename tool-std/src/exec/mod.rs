@@ -19,8 +19,8 @@
 //!   the call (a client's cancel over MCP, a dropped call), on `bash_kill` and when the registry
 //!   closes, the whole process group gets `SIGTERM`, and `SIGKILL` after
 //!   [`ExecConfig::kill_grace_ms`] (default 2000 ms). When the shell exits on its own, what it
-//!   left running in its group is stopped the same way: nothing outlives the command (a process
-//!   that leaves the group with `setsid` escapes this).
+//!   left running in its group is stopped the same way, and a process that left the group ends
+//!   with the shell's pid namespace (see "Confinement"): nothing outlives the command.
 //! - The output of a command in the foreground goes to the output cache as it arrives, through
 //!   the output layer's streaming path ([`store_stream`](tool_runtime::output::store_stream)),
 //!   under a new ref id in the call's scope (its session and principal); only its head and tail
@@ -39,18 +39,26 @@
 //!   with a note saying so. Progress reports give the bytes of output so far.
 //!
 //! # Confinement
-//! On Linux with Landlock, a command reads everywhere but writes only below the workspace root
-//! and its session's temp dir (and to `/dev/null` and a few other device files); unless
-//! [`ExecConfig::network`] it cannot `connect` or `bind` TCP sockets, where the kernel's Landlock
-//! ABI is 4 or more (UDP and Unix sockets are not confined by Landlock); where it is 6 or more, it
-//! cannot send signals to processes outside its sandbox (the agent, other commands). The rules are applied
-//! to a thread made for the spawn, which the command inherits (see [`confine`]). Where the kernel
-//! has no Landlock, `bash` refuses to run unless [`ExecConfig::allow_unconfined`]. Every result's
-//! first line states the confinement in force ([`Confinement`]).
+//! On Linux with Landlock, a command reads everywhere but the state directories
+//! ([`ExecConfig::hidden`]) and other sessions' temp dirs, and writes only below the workspace
+//! root and its session's temp dir (and to `/dev/null` and a few other device files). Unless
+//! [`ExecConfig::network`] it can open no socket but netlink ones: Landlock (ABI 4 and up)
+//! refuses TCP `connect` and `bind`, a seccomp filter refuses UDP, Unix and every other family.
+//! Its capabilities are the file ones only, so the server's `/proc/PID/environ` is not readable.
+//! It is the pid 1 of a pid namespace of its own, so every process it starts (`setsid` and double
+//! forks included) ends with it, with `bash_kill`, the time limit, the registry's close and the
+//! server's exit, even a `SIGKILL` of the server. Each command runs under limits: at most
+//! [`ExecConfig::max_processes`] processes and threads (default 512) and, per process,
+//! [`ExecConfig::max_cpu_seconds`] of CPU time (600), [`ExecConfig::max_address_space_bytes`]
+//! of address space (8 GiB) and [`ExecConfig::max_file_size_bytes`] per file written (1 GiB).
+//! The rules are applied to a thread made for the spawn, which the command inherits (see
+//! [`confine`], which also says why a namespace rather than a subreaper). Where the kernel has no
+//! Landlock, `bash` refuses to run unless [`ExecConfig::allow_unconfined`]. Every result's first
+//! line states the confinement in force ([`Confinement`]) and what the kernel could not enforce.
 //!
 //! # Result
 //! ```text
-//! [sandbox: landlock ABI 7; writes only below /ws, /tmp/tool-exec-x/home; tcp connect/bind refused]
+//! [sandbox: landlock ABI 7; writes only below /ws, /tmp/tool-exec-x/session-y/home; network refused (tcp, udp, unix sockets); every process ends with the command and with the server; limits: 512 processes, 600 cpu s, 8 GiB address space, 1 GiB per file]
 //! exit code 0 · 12 ms
 //! <output>
 //! ```
@@ -77,7 +85,8 @@ use self::state::{Background, SessionExec};
 pub use self::state::{EXEC_STATE, ExecState};
 use crate::sandbox::{SANDBOX, Sandbox};
 pub use config::{EXEC_CONFIG, ExecConfig};
-pub use confine::{Confinement, NetworkConfinement};
+use confine::ResourceLimits;
+pub use confine::{Confinement, Landlock, NetworkConfinement};
 pub use open_world::open_world_tools;
 use tool_runtime::off_worker;
 
@@ -135,8 +144,8 @@ pub enum ExecError {
 /// Run a shell command (bash -c) in the workspace. Returns the exit code or signal, the
 /// duration and the output as a terminal shows it (stdout and stderr interleaved). Stdin is
 /// empty; the environment has only PATH, LANG and HOME (a session temp dir). The first line
-/// states the sandbox: writes only inside the workspace and HOME, TCP refused unless the network
-/// is allowed. At timeout_ms the process group is stopped. run_in_background returns a handle at
+/// states the sandbox: writes only inside the workspace and HOME, sockets refused unless the
+/// network is allowed, limits on processes, CPU, memory and file size. At timeout_ms the process group is stopped. run_in_background returns a handle at
 /// once: read it with bash_output, stop it with bash_kill (at most 8 per session). Long output is
 /// cut to head and tail; the whole is in the output cache.
 #[tool(set = "exec", tags(exec, destructive))]
@@ -168,14 +177,17 @@ pub async fn bash(
     let id = ctx.session_id().unwrap_or_default().to_owned();
     let temp_root = config.temp_root.clone();
     let root = sandbox.root().to_path_buf();
+    let mut hidden = config.hidden.clone();
     let prepared = off_worker(move || -> Result<_, ExecError> {
         let workdir = resolve_workdir(&sandbox, workdir.as_deref())?;
         let session = state.session(&id, &temp_root).map_err(ExecError::Start)?;
-        Ok((workdir, session))
+        // Every registry's exec temp dir (this one's too): the session's `HOME` is granted alone.
+        hidden.extend(exec_dirs(&temp_root));
+        Ok((workdir, session, hidden))
     })
     .await
     .ok_or_else(shutting_down)?;
-    let (workdir, session) = prepared.map_err(ToolError::failed)?;
+    let (workdir, session, hidden) = prepared.map_err(ToolError::failed)?;
     let mut env = vec![
         ("PATH".to_owned(), config.path.clone()),
         ("LANG".to_owned(), config.lang.clone()),
@@ -187,7 +199,14 @@ pub async fn bash(
         workdir,
         env,
         writable: vec![root, session.home()],
+        hidden,
         network: config.network,
+        max_processes: config.max_processes,
+        limits: ResourceLimits {
+            cpu_seconds: config.max_cpu_seconds,
+            address_space_bytes: config.max_address_space_bytes,
+            file_size_bytes: config.max_file_size_bytes,
+        },
         allow_unconfined: config.allow_unconfined,
         max_landlock_abi: config.max_landlock_abi,
         timeout: Duration::from_millis(timeout_ms),
@@ -236,6 +255,16 @@ pub async fn bash_kill(
     let text = read_new(&background, &handle, Some(finished), config.read_bytes).await?.text;
     forget(&session, &handle).await;
     Ok(text)
+}
+
+/// The `tool-exec-*` directories in `temp_root` (each registry's session temp dirs). Blocking.
+fn exec_dirs(temp_root: &std::path::Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(temp_root) else { return Vec::new() };
+    entries
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with("tool-exec-"))
+        .map(|entry| entry.path())
+        .collect()
 }
 
 fn resolve_workdir(sandbox: &Sandbox, workdir: Option<&str>) -> Result<PathBuf, ExecError> {
@@ -419,13 +448,14 @@ fn render(job: &Job, status: &str, body: &str, seen: &Seen, finished: Option<Fin
         ));
     }
     let failed = finished.is_some_and(|f| f.end != End::Exited(0));
-    if failed && let Confinement::Landlock { writable, .. } = &job.confinement {
+    if failed && let Landlock::InForce { writable, hidden, .. } = &job.confinement.landlock {
         let refused = ["Permission denied", "Operation not permitted", "Read-only file system"];
         if refused.iter().any(|r| body.contains(r)) {
             let dirs: Vec<String> = writable.iter().map(|p| p.display().to_string()).collect();
+            let reads = if hidden.is_empty() { "" } else { ", reads of the server's state, caches and other sessions" };
             note(&format!(
-                "[note: the command runs in a Landlock sandbox: the kernel refuses writes outside {} and, unless the \
-                 network is allowed, TCP connections; a \"Permission denied\" above may come from it]",
+                "[note: the command runs in a Landlock sandbox: the kernel refuses writes outside {}{reads} and, \
+                 unless the network is allowed, sockets; a \"Permission denied\" above may come from it]",
                 dirs.join(", ")
             ));
         }

@@ -26,11 +26,25 @@ fn close_state(state: &Arc<ExecState>) -> BoxFuture<'_, Result<(), BoxError>> {
 }
 
 /// What the exec tools keep per registry: for each session id (calls without one share the
-/// empty id), its temp dir and its background commands. A handle is only good in the session
-/// that started it. Opaque: the tools reach it through [`EXEC_STATE`].
+/// empty id), its temp dir (in one directory `tool-exec-*` of the registry's) and its background
+/// commands. A handle is only good in the session that started it. Dropped, it stops every
+/// background command (each ends with its pid namespace: see [`super::confine`]). Opaque: the
+/// tools reach it through [`EXEC_STATE`].
 #[derive(Debug, Default)]
 pub struct ExecState {
     sessions: Mutex<HashMap<String, Arc<SessionExec>>>,
+    dir: std::sync::OnceLock<tempfile::TempDir>,
+}
+
+impl Drop for ExecState {
+    fn drop(&mut self) {
+        let sessions = self.sessions.get_mut().unwrap_or_else(PoisonError::into_inner);
+        for session in sessions.values() {
+            for job in session.jobs().by_handle.values() {
+                job.job.stop.cancel();
+            }
+        }
+    }
 }
 
 impl ExecState {
@@ -44,7 +58,18 @@ impl ExecState {
         if let Some(session) = sessions.get(id) {
             return Ok(session.clone());
         }
-        let session = Arc::new(SessionExec::new(temp_root)?);
+        let dir = match self.dir.get() {
+            Some(dir) => dir,
+            None => {
+                let made = tempfile::Builder::new()
+                    .prefix("tool-exec-")
+                    .tempdir_in(temp_root)
+                    .map_err(|e| format!("cannot make the exec temp dir in {}: {e}", temp_root.display()))?;
+                // Under the sessions' lock: no other thread sets it meanwhile.
+                self.dir.get_or_init(|| made)
+            }
+        };
+        let session = Arc::new(SessionExec::new(dir.path())?);
         sessions.insert(id.to_owned(), session.clone());
         Ok(session)
     }
@@ -97,11 +122,11 @@ pub(crate) struct Background {
 }
 
 impl SessionExec {
-    fn new(temp_root: &Path) -> Result<Self, String> {
+    fn new(parent: &Path) -> Result<Self, String> {
         let dir = tempfile::Builder::new()
-            .prefix("tool-exec-")
-            .tempdir_in(temp_root)
-            .map_err(|e| format!("cannot make the session temp dir in {}: {e}", temp_root.display()))?;
+            .prefix("session-")
+            .tempdir_in(parent)
+            .map_err(|e| format!("cannot make the session temp dir in {}: {e}", parent.display()))?;
         for sub in ["home", "output"] {
             std::fs::create_dir(dir.path().join(sub))
                 .map_err(|e| format!("cannot make {}: {e}", dir.path().join(sub).display()))?;
