@@ -144,8 +144,8 @@ pub enum ExecError {
 /// Run a shell command (bash -c) in the workspace. Returns the exit code or signal, the
 /// duration and the output as a terminal shows it (stdout and stderr interleaved). Stdin is
 /// empty; the environment has only PATH, LANG and HOME (a session temp dir). The first line
-/// states the sandbox: writes only inside the workspace and HOME, sockets refused unless the
-/// network is allowed, limits on processes, CPU, memory and file size. At timeout_ms the process group is stopped. run_in_background returns a handle at
+/// states the sandbox: writes only inside the workspace and HOME, no sockets unless allowed,
+/// limits. At timeout_ms the process group is stopped. run_in_background returns a handle at
 /// once: read it with bash_output, stop it with bash_kill (at most 8 per session). Long output is
 /// cut to head and tail; the whole is in the output cache.
 #[tool(set = "exec", tags(exec, destructive))]
