@@ -33,5 +33,8 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion::criterion_group!(benches, bench);
-criterion::criterion_main!(benches);
+fn main() {
+    let mut criterion = Criterion::default().configure_from_args();
+    bench(&mut criterion);
+    criterion.final_summary();
+}

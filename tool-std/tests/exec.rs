@@ -114,7 +114,8 @@ impl Shell {
 const CONTAINED: &str = "every process ends with the command and with the server";
 
 /// The first line's part on the default limits.
-const LIMITS: &str = "limits: 512 processes, 600 cpu s, 8 GiB address space, 1 GiB per file";
+const LIMITS: &str = "limits: 512 processes, 600 cpu s, 8 GiB address space, 1 GiB per file; as root: chmod and \
+                      chown outside the workspace are not confined";
 
 /// The kernel's Landlock ABI as the crate uses it (the lower of the kernel's and 10).
 fn landlock_abi() -> i32 {
@@ -979,10 +980,10 @@ async fn each_command_runs_under_the_configured_limits_which_it_cannot_raise() {
     );
     let text = message.text();
     assert!(
-        text.lines()
-            .next()
-            .unwrap()
-            .ends_with("; limits: 512 processes, 7 cpu s, 1 GiB address space, 1 MiB per file]"),
+        text.lines().next().unwrap().ends_with(
+            "; limits: 512 processes, 7 cpu s, 1 GiB address space, 1 MiB per file; as root: chmod and chown \
+                 outside the workspace are not confined]"
+        ),
         "{text}"
     );
 }
@@ -991,11 +992,11 @@ async fn each_command_runs_under_the_configured_limits_which_it_cannot_raise() {
 async fn a_command_keeps_only_the_file_capabilities_and_makes_no_device_node() {
     let shell = Shell::new();
     let message = shell.bash("grep -E '^Cap(Eff|Bnd)' /proc/self/status; mknod zero c 1 5; ls").await;
-    // CHOWN, DAC_OVERRIDE, DAC_READ_SEARCH, FOWNER, FSETID, KILL, SETGID, SETUID (bits 0 to 7)
-    // and NET_BIND_SERVICE (bit 10).
+    // CHOWN, DAC_OVERRIDE, DAC_READ_SEARCH, FOWNER, FSETID (bits 0 to 4) and NET_BIND_SERVICE
+    // (bit 10); not SETUID, SETGID nor KILL.
     assert_eq!(
         body(&message),
-        "CapEff:\t00000000000004ff\nCapBnd:\t00000000000004ff\nmknod: zero: Permission denied\n",
+        "CapEff:\t000000000000041f\nCapBnd:\t000000000000041f\nmknod: zero: Permission denied\n",
         "{}",
         message.text()
     );
@@ -1034,4 +1035,73 @@ async fn without_setpriv_on_the_path_the_first_line_says_the_command_may_outlive
             shell.home().display()
         )
     );
+}
+
+/// A command running `script` with python3; its output.
+async fn python(shell: &Shell, script: &str) -> ToolMessage {
+    let path = shell.root.join(format!("attack-{}.py", script.len()));
+    std::fs::write(&path, script).unwrap();
+    shell.bash(&format!("python3 {}", path.display())).await
+}
+
+#[tokio::test]
+async fn a_command_cannot_change_its_user_id_which_would_clear_its_parent_death_signal() {
+    let shell = Shell::new();
+    let script = "import os\nfor name, call in [('seteuid', lambda: os.seteuid(1)), ('setegid', lambda: os.setegid(1))]:\n    \
+                  try:\n        call()\n        print(name, 'ok')\n    except OSError as e:\n        print(name, e.strerror)\n";
+    let message = python(&shell, script).await;
+    assert_eq!(
+        body(&message),
+        "seteuid Operation not permitted\nsetegid Operation not permitted\n",
+        "{}",
+        message.text()
+    );
+}
+
+#[tokio::test]
+async fn a_command_cannot_listen_on_a_port_it_never_bound_when_the_network_is_off() {
+    let shell = Shell::new();
+    let script = "import socket\ns = socket.socket()\ntry:\n    s.listen(1)\n    print('listening on', \
+                  s.getsockname()[1])\nexcept OSError as e:\n    print('listen:', e.strerror)\n";
+    let message = python(&shell, script).await;
+    assert_eq!(body(&message), "listen: Permission denied\n", "{}", message.text());
+}
+
+#[tokio::test]
+async fn a_command_has_no_controlling_terminal_and_cannot_push_keystrokes_into_one() {
+    let shell = Shell::new();
+    // `/dev/tty` is the controlling terminal, which a command in a session of its own has none
+    // of; `TIOCSTI` (0x5412) on its standard input is refused before the kernel sees the fd.
+    let script = "import fcntl, os\ntry:\n    os.open('/dev/tty', os.O_WRONLY)\n    print('tty opened')\nexcept \
+                  OSError as e:\n    print('tty:', e.strerror)\ntry:\n    fcntl.ioctl(0, 0x5412, b'x')\nexcept OSError as \
+                  e:\n    print('tiocsti:', e.strerror)\n";
+    let message = python(&shell, script).await;
+    assert_eq!(body(&message), "tty: No such device or address\ntiocsti: Permission denied\n", "{}", message.text());
+    // The shell leads its session and its process group (fields 1, 5 and 6 of its stat).
+    let message = shell
+        .bash("read -r pid _ _ _ pgrp session _ < /proc/self/stat; [ $pid = $session ] && [ $pid = $pgrp ] && echo leader")
+        .await;
+    assert_eq!(body(&message), "leader\n", "{}", message.text());
+}
+
+#[tokio::test]
+async fn a_command_sets_no_set_user_id_or_set_group_id_bit_in_any_way() {
+    let shell = Shell::new();
+    std::fs::write(shell.root.join("tool"), "#!/bin/sh\n").unwrap();
+    let script = "import os\nfor name, call in [\n    ('chmod 4755', lambda: os.chmod('tool', 0o4755)),\n    ('chmod \
+                  2755', lambda: os.chmod('tool', 0o2755)),\n    ('fchmod', lambda: os.fchmod(os.open('tool', os.O_RDONLY), \
+                  0o4755)),\n    ('open O_CREAT', lambda: os.open('made', os.O_CREAT | os.O_WRONLY, 0o4755)),\n    \
+                  ('mknod', lambda: os.mknod('node', 0o4755)),\n    ('chmod 755', lambda: os.chmod('tool', 0o755)),\n]:\n    \
+                  try:\n        call()\n        print(name, 'ok')\n    except OSError as e:\n        print(name, e.strerror)\n";
+    let message = python(&shell, script).await;
+    assert_eq!(
+        body(&message),
+        "chmod 4755 Permission denied\nchmod 2755 Permission denied\nfchmod Permission denied\nopen O_CREAT \
+         Permission denied\nmknod Permission denied\nchmod 755 ok\n",
+        "{}",
+        message.text()
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(shell.root.join("tool")).unwrap().permissions().mode() & 0o7777, 0o755);
+    assert!(!shell.root.join("made").exists() && !shell.root.join("node").exists());
 }

@@ -87,6 +87,41 @@ impl StoreChoice {
     }
 }
 
+/// `Ok` when the state directory `state` is not inside the (canonical) workspace `root`, as far
+/// as `state` exists (a state directory made later is made where its path says).
+///
+/// # Errors
+/// The refusal, naming both and what to change.
+fn state_outside(state: &Path, root: &Path) -> Result<(), String> {
+    if existing_ancestor(state).starts_with(root) {
+        return Err(format!(
+            "the state directory {} is inside the workspace root {}: the tools could read and write every session's \
+             plans and cached outputs; pass --state-dir DIR outside the root",
+            state.display(),
+            root.display()
+        ));
+    }
+    Ok(())
+}
+
+/// `path` canonicalized as far as it exists, with the rest of it appended.
+fn existing_ancestor(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut existing = path;
+    loop {
+        if let Ok(canonical) = std::fs::canonicalize(existing) {
+            return rest.iter().rev().fold(canonical, |path, name| path.join(name));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
 /// The shell commands' limits given on the command line (`None`: [`ExecConfig`]'s default).
 #[derive(Debug, Clone, Copy)]
 struct ExecLimits {
@@ -127,8 +162,8 @@ impl Setup {
     /// Resolves the global options; the root is checked when a command needs the tools' sandbox.
     ///
     /// # Errors
-    /// A message naming the option when `--state-dir` is not a directory or cannot be found, or
-    /// `--session` is not a valid id.
+    /// A message naming the option when `--state-dir` is not a directory or cannot be found or
+    /// is inside the root, or `--session` is not a valid id.
     pub(crate) fn new(global: &Global) -> Result<Self, String> {
         let root = match &global.root {
             Some(root) => root.clone(),
@@ -136,6 +171,10 @@ impl Setup {
                 .map_err(|e| format!("cannot read the current directory: {e}; pass --root DIR"))?,
         };
         let state_dir = state_dir(global.state_dir.as_deref())?;
+        // Before anything is made in it; a root that does not exist is refused when it is used.
+        if let Ok(canonical_root) = std::fs::canonicalize(&root) {
+            state_outside(&state_dir, &canonical_root)?;
+        }
         if let Some(session) = &global.session {
             check_session_id(session)?;
         }
@@ -215,9 +254,15 @@ impl Setup {
     /// The sandbox of `--root`.
     ///
     /// # Errors
-    /// `cannot use --root DIR: <io error>` when the root does not exist or cannot be resolved.
+    /// `cannot use --root DIR: <io error>` when the root does not exist or cannot be resolved;
+    /// a refusal naming both when the state directory is inside the root (the file tools and the
+    /// commands of every session could then read and write the sessions and the output cache of
+    /// every other).
     pub(crate) fn sandbox(&self) -> Result<Sandbox, String> {
-        Sandbox::new(&self.root).map_err(|e| format!("cannot use --root {}: {e}", self.root.display()))
+        let sandbox =
+            Sandbox::new(&self.root).map_err(|e| format!("cannot use --root {}: {e}", self.root.display()))?;
+        state_outside(&self.state_dir, sandbox.root())?;
+        Ok(sandbox)
     }
 
     /// The session id: `--session`, else [`default_session`] of the canonical root.

@@ -156,6 +156,55 @@ fn a_command_can_neither_read_nor_write_the_state_directory_of_toolbox() {
 }
 
 #[test]
+fn a_descriptor_toolbox_inherited_does_not_reach_the_command() {
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let leaked = state.path().join("leaked.txt");
+    let command = json!({"command": "echo through-7 >&7; echo through-8 >&8; ls /proc/self/fd | tr '\\n' ' '"});
+    // The parent opens fds 7 and 8 without close-on-exec, as a careless launcher might.
+    let output = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(r#"exec 7>"$1" 8>>"$1"; exec "$2" call bash "$3" --allow exec --root "$4" --state-dir "$5""#)
+        .arg("launcher")
+        .args([leaked.as_os_str(), std::ffi::OsStr::new(env!("CARGO_BIN_EXE_toolbox"))])
+        .arg(command.to_string())
+        .args([root.path(), state.path()])
+        .output()
+        .unwrap();
+    let message: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let text = message["content"].as_str().unwrap();
+    assert_eq!(
+        text.splitn(3, '\n').nth(2).unwrap(),
+        "bash: line 1: 7: Bad file descriptor\nbash: line 1: 8: Bad file descriptor\n0 1 2 3 ",
+        "{text}"
+    );
+    assert_eq!(std::fs::read_to_string(&leaked).unwrap(), "");
+}
+
+#[test]
+fn a_state_directory_inside_the_root_is_refused_saying_why() {
+    let root = tempfile::tempdir().unwrap();
+    let root_path = std::fs::canonicalize(root.path()).unwrap();
+    let state = root_path.join(".state/toolbox");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["call", "read", r#"{"file_path":"a.txt"}"#, "--allow", "exec"])
+        .args([std::ffi::OsStr::new("--root"), root_path.as_os_str()])
+        .args([std::ffi::OsStr::new("--state-dir"), state.as_os_str()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "toolbox: the state directory {} is inside the workspace root {}: the tools could read and write every \
+             session's plans and cached outputs; pass --state-dir DIR outside the root\n",
+            state.display(),
+            root_path.display()
+        )
+    );
+    assert!(!root_path.join(".state").exists());
+}
+
+#[test]
 fn the_max_flags_set_the_limits_of_each_command() {
     let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let root = root.path().to_str().unwrap();
@@ -178,7 +227,10 @@ fn the_max_flags_set_the_limits_of_each_command() {
     assert_eq!(message["is_error"], false, "{message}");
     let text = message["content"].as_str().unwrap();
     assert!(
-        text.lines().next().unwrap().ends_with("; limits: 40 processes, 9 cpu s, 2 GiB address space, 1 MiB per file]"),
+        text.lines().next().unwrap().ends_with(
+            "; limits: 40 processes, 9 cpu s, 2 GiB address space, 1 MiB per file; as root: chmod and chown outside \
+             the workspace are not confined]"
+        ),
         "{text}"
     );
     assert_eq!(text.splitn(3, '\n').nth(2).unwrap(), "9\n2097152\n1024\n40\n");

@@ -18,6 +18,10 @@
 //! | Signals to the server or other commands | the pid namespace (other processes have no pid in it); Landlock ABI 6's signal scope (against pidfds of `/proc` entries) | below ABI 6 without a namespace, `kill` by pid reaches same-uid processes |
 //! | Processes that leave the group (`setsid`, double fork) | a pid namespace per command (`unshare(CLONE_NEWPID)` on the spawn thread): the shell is its pid 1, and when it ends, by itself or by `SIGKILL` from the server (at the end, the time limit, `bash_kill`, the registry's close or drop), the kernel kills every process in it | no namespace (no `CAP_SYS_ADMIN`): only the process group is stopped; said in the first line |
 //! | Processes left when the server is killed (`SIGKILL`, a crash) | the shell is started by `setpriv --pdeathsig KILL` from a thread that lives as long as the command: when the server goes, the kernel kills the shell and with it its pid namespace; seccomp refuses a `prctl` setting another parent-death signal | no `setpriv` (util-linux) on the `PATH`, or no seccomp: said in the first line |
+//! | Metadata outside the workspace (modes, owners, times) | nothing but the operator's choice of user: Landlock has no right for them and root owns the files, so a command run as root may `chmod` and `chown` them (the first line says so: run the server as another user); the set-user-ID and set-group-ID bits are refused everywhere by seccomp (`chmod`, `fchmod`, `fchmodat`, `fchmodat2`, `creat`, `mknod`, `mknodat`, `open` and `openat` with `O_CREAT` or `O_TMPFILE`; `openat2` altogether), and `SETUID`/`SETGID` are dropped | no seccomp: said in the first line |
+//! | The operator's terminal | the shell leads a session of its own (`setsid`, util-linux), so it has no controlling terminal; seccomp refuses `TIOCSTI` and `TIOCLINUX` | no `setsid` on the `PATH`: only the `ioctl`s are refused |
+//! | Descriptors the server inherited without close-on-exec | the shell closes every descriptor but 0, 1 and 2 before the command's first word | — |
+//! | Inbound TCP | seccomp refuses `listen` when the network is off (a socket never bound gets a port of its own, which Landlock's `bind` right does not see) | no seccomp: said in the first line |
 //! | Fork bombs, threads | a cgroup v1 `pids` controller per command (`pids.max`, processes and threads), joined by the spawn thread through its `tasks` file | no `pids` cgroup (cgroup v2 only, no write access): said in the first line; `RLIMIT_NPROC` is not used, the kernel never enforces it for root |
 //! | CPU, memory, disk | `RLIMIT_CPU`, `RLIMIT_AS`, `RLIMIT_FSIZE` per process, set by the shell's `ulimit -S -H` before the command's first word runs; `CAP_SYS_RESOURCE` is dropped, so the hard limits cannot be raised again | a limit the server's own hard limit is below is held at the server's |
 //!
@@ -59,15 +63,14 @@ const PIDS_CGROUP: &str = "/sys/fs/cgroup/pids";
 
 /// The capabilities a command keeps (the file ones, so that a workspace owned by root stays
 /// writable and tools like `cp -p` or `tar` work, plus binding ports below 1024 when the network
-/// is allowed); every other is dropped from the spawn thread's bounding set.
+/// is allowed); every other is dropped from the spawn thread's bounding set. Not `SETUID` nor
+/// `SETGID`: a change of user id clears the parent-death signal the shell's end with the server
+/// depends on. Not `KILL`: a command signals its own processes, which share its user id.
 const KEPT_CAPABILITIES: CapabilitySet = CapabilitySet::CHOWN
     .union(CapabilitySet::DAC_OVERRIDE)
     .union(CapabilitySet::DAC_READ_SEARCH)
     .union(CapabilitySet::FOWNER)
     .union(CapabilitySet::FSETID)
-    .union(CapabilitySet::SETGID)
-    .union(CapabilitySet::SETUID)
-    .union(CapabilitySet::KILL)
     .union(CapabilitySet::NET_BIND_SERVICE);
 
 /// The confinement a command ran under, as the first line of its result states it
@@ -90,6 +93,11 @@ pub struct Confinement {
     pub limits: ResourceLimits,
     /// `Err(reason)` when the server runs as root and the command kept its capabilities.
     pub capabilities: Result<(), String>,
+    /// The command runs as root (user id 0): it may change the modes, owners, times and extended
+    /// attributes of files it does not write, outside the workspace too (Landlock has no right
+    /// for them, and root owns them), though never set the set-user-ID or set-group-ID bit
+    /// (seccomp). Said in the first line; run the server as another user to confine them.
+    pub as_root: bool,
 }
 
 /// Whether Landlock confines a command's files.
@@ -249,6 +257,9 @@ impl fmt::Display for Confinement {
         if let Err(reason) = &self.capabilities {
             parts.push(format!("capabilities kept ({reason})"));
         }
+        if self.as_root {
+            parts.push("as root: chmod and chown outside the workspace are not confined".to_owned());
+        }
         write!(f, "[sandbox: {}]", parts.join("; "))
     }
 }
@@ -310,7 +321,8 @@ fn confine_rest(rules: &Rules<'_>, processes: Result<u64, String>) -> Result<Con
     };
     let server_exit = filtered.map_err(|reason| format!("no seccomp to keep its parent-death signal: {reason}"));
     let limits = rules.limits.within_own();
-    Ok(Confinement { landlock, network, contained, server_exit, processes, limits, capabilities })
+    let as_root = rustix::process::geteuid().is_root();
+    Ok(Confinement { landlock, network, contained, server_exit, processes, limits, capabilities, as_root })
 }
 
 /// Makes the calling thread's next child the pid 1 of a new pid namespace
@@ -494,9 +506,49 @@ fn filter_syscalls(sockets: Option<bool>) -> Result<(), String> {
         vec![rule(vec![check(0, SeccompCmpOp::Eq, libc::PR_SET_PDEATHSIG), check(1, SeccompCmpOp::Ne, libc::SIGKILL)])];
     let mut rules: std::collections::BTreeMap<i64, Vec<Result<SeccompRule, _>>> =
         [(libc::SYS_prctl, prctl)].into_iter().collect();
+    // Keystrokes pushed into a terminal's input (`TIOCSTI`) and the console's `TIOCLINUX`.
+    let ioctl = [libc::TIOCSTI, libc::TIOCLINUX].map(|request| {
+        let request = i32::try_from(request).unwrap_or(i32::MAX);
+        rule(vec![check(1, SeccompCmpOp::Eq, request)])
+    });
+    rules.insert(libc::SYS_ioctl, ioctl.into());
+    // The set-user-ID and set-group-ID bits, which another user's `exec` would honour: refused in
+    // every call that sets a mode (the mode's argument), and `openat2`, whose mode is in a struct
+    // a filter cannot read.
+    let mode_bits = |mode_arg: u8, also: &[(u8, i32)]| -> Vec<Result<SeccompRule, seccompiler::BackendError>> {
+        [libc::S_ISUID, libc::S_ISGID]
+            .into_iter()
+            .map(|bit| {
+                let bit = i32::try_from(bit).unwrap_or(i32::MAX);
+                let mut conditions = vec![check(mode_arg, SeccompCmpOp::MaskedEq(u64::from(bit.unsigned_abs())), bit)];
+                conditions.extend(
+                    also.iter()
+                        .map(|&(arg, flag)| check(arg, SeccompCmpOp::MaskedEq(u64::from(flag.unsigned_abs())), flag)),
+                );
+                rule(conditions)
+            })
+            .collect()
+    };
+    rules.insert(libc::SYS_chmod, mode_bits(1, &[]));
+    rules.insert(libc::SYS_fchmod, mode_bits(1, &[]));
+    rules.insert(libc::SYS_fchmodat, mode_bits(2, &[]));
+    rules.insert(FCHMODAT2, mode_bits(2, &[]));
+    rules.insert(libc::SYS_creat, mode_bits(1, &[]));
+    rules.insert(libc::SYS_mknod, mode_bits(1, &[]));
+    rules.insert(libc::SYS_mknodat, mode_bits(2, &[]));
+    let mut open = mode_bits(2, &[(1, libc::O_CREAT)]);
+    open.extend(mode_bits(2, &[(1, libc::O_TMPFILE)]));
+    rules.insert(libc::SYS_open, open);
+    let mut openat = mode_bits(3, &[(2, libc::O_CREAT)]);
+    openat.extend(mode_bits(3, &[(2, libc::O_TMPFILE)]));
+    rules.insert(libc::SYS_openat, openat);
+    rules.insert(libc::SYS_openat2, Vec::new());
     let Some(tcp_confined) = sockets else {
         return apply(rules, arch);
     };
+    // `listen` on a socket never bound picks a port of its own, which Landlock's `bind` right
+    // does not see.
+    rules.insert(libc::SYS_listen, Vec::new());
     let mut socket = vec![rule(vec![
         check(0, SeccompCmpOp::Ne, libc::AF_INET),
         check(0, SeccompCmpOp::Ne, libc::AF_INET6),
@@ -521,6 +573,9 @@ fn filter_syscalls(sockets: Option<bool>) -> Result<(), String> {
     rules.insert(libc::SYS_io_uring_setup, Vec::new());
     apply(rules, arch)
 }
+
+/// `fchmodat2` (Linux 6.6), which the `libc` crate may not name yet.
+const FCHMODAT2: i64 = 452;
 
 /// Compiles `rules` (each syscall refused with `EACCES` when one of its rules matches, or always
 /// when it has none) and applies them to the calling thread only (no
@@ -618,6 +673,7 @@ mod tests {
             processes: Ok(512),
             limits: LIMITS,
             capabilities: Ok(()),
+            as_root: false,
         }
     }
 

@@ -244,7 +244,7 @@ fn spawn_confined(launch: &Launch) -> (Result<Spawned, String>, Option<Cgroup>) 
 /// `PATH`, bash is run directly and the first line says the command may outlive the server.
 fn spawn_bash(launch: &Launch, mut confinement: Confinement) -> Result<Spawned, String> {
     let trap = if confinement.contained.is_ok() { "trap 'exit 143' TERM; " } else { "" };
-    let script = format!("{}{trap}{}", confinement.limits.ulimit(), launch.command);
+    let script = format!("{}{trap}{CLOSE_INHERITED}{}", confinement.limits.ulimit(), launch.command);
     let (reader, writer) = std::io::pipe().map_err(|e| format!("cannot make the output pipe: {e}"))?;
     let shell = |program: &str, args: &[&str]| -> Result<tokio::process::Command, String> {
         let error_writer = writer.try_clone().map_err(|e| format!("cannot make the output pipe: {e}"))?;
@@ -260,24 +260,35 @@ fn spawn_bash(launch: &Launch, mut confinement: Confinement) -> Result<Spawned, 
             .stdin(Stdio::null())
             .stdout(output_writer)
             .stderr(error_writer)
-            .process_group(0)
             .kill_on_drop(true);
         Ok(command)
     };
     // Looked up before the one spawn this thread may make: once the first child of its pid
     // namespace has ended, no other can be made in it.
+    // `setsid` (util-linux): a session of its own, so that the command has no controlling
+    // terminal (nothing it writes to `/dev/tty` reaches the operator's); it leads the session's
+    // one process group, as `process_group(0)` would make it.
+    let session: &[&str] = if on_path("setsid", &launch.env) { &["setsid", "bash"] } else { &["bash"] };
     let mut command = if on_path("setpriv", &launch.env) {
-        shell("setpriv", &["--pdeathsig", "KILL", "--", "bash"])?
+        shell("setpriv", &[&["--pdeathsig", "KILL", "--"][..], session].concat())?
     } else {
         confinement.server_exit = Err("no `setpriv` (util-linux) on the PATH to set it".to_owned());
-        shell("bash", &[])?
+        shell(session[0], &session[1..])?
     };
+    if session.len() == 1 {
+        command.process_group(0);
+    }
     let child = command.spawn().map_err(|e| format!("cannot run `bash`: {e}; is bash on the PATH?"))?;
     // The command holds the pipe's write ends; ours close with it and `writer`, so that the
     // output ends when the last process writing it does.
     drop((command, writer));
     Ok((child, reader, confinement))
 }
+
+/// Shell text closing every file descriptor but 0, 1 and 2, before the command's first word: a
+/// descriptor the server inherited without close-on-exec (a socket of its parent's, say) would
+/// otherwise reach the command.
+const CLOSE_INHERITED: &str = "for fd in /proc/self/fd/*; do fd=${fd##*/}; case $fd in 0|1|2) ;; *) eval \"exec $fd>&-\" 2>/dev/null;; esac; done; ";
 
 /// Whether an executable file `program` is in a directory of the `PATH` of `env`.
 fn on_path(program: &str, env: &[(String, String)]) -> bool {
