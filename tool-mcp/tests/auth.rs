@@ -440,3 +440,72 @@ async fn two_authorization_headers_get_400_invalid_request() {
     );
     server.running.stop().await;
 }
+
+/// Print forty numbered lines.
+#[tool(set = "lines")]
+fn forty_lines() -> String {
+    (1..=40).map(|n| format!("line {n}\n")).collect()
+}
+
+/// The todo and cache tools on memory stores behind an output layer that keeps 5 lines, every
+/// call in the one session `shared` (as a server whose hook names no session per caller).
+async fn shared_session_server(issuer: &Issuer) -> Protected {
+    use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputLayer, OutputLimits, OutputStore};
+    use tool_std::session::{MemorySessionStore, SESSION_STORE, SessionStore};
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let resource = format!("http://{addr}/mcp");
+    let auth = ResourceServer::builder(&issuer.url, &resource).discover().await.unwrap();
+    let outputs: Arc<dyn OutputStore> = Arc::new(MemoryStore::new());
+    let sessions: Arc<dyn SessionStore> = Arc::new(MemorySessionStore::new());
+    let registry = tool_std::registry_builder()
+        .sets(["todo", "cache", "lines"])
+        .tool(forty_lines::TOOL)
+        .override_dependency(&OUTPUT_STORE, outputs)
+        .override_dependency(&SESSION_STORE, sessions)
+        .output(OutputLayer::new().limits(OutputLimits { max_lines: 5, max_bytes: 10_000 }))
+        .build()
+        .unwrap();
+    let server = McpServer::builder(registry).auth(auth).context(|_, ctx| Ok(ctx.session_id("shared"))).build();
+    Protected { addr, resource: resource.clone(), running: common::Running::start_on(server, listener).await }
+}
+
+/// The whole message of a call that answered 200.
+fn message(response: &Response) -> Value {
+    assert_eq!(response.status, 200, "{}", response.body);
+    serde_json::from_str(&response.body).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_subjects_never_see_each_others_plan_or_cached_outputs() {
+    let issuer = Issuer::start(true).await;
+    let server = shared_session_server(&issuer).await;
+    let ana = rsa_a(&claims(&issuer, &server.resource, "ana", "tools:read tools:write"));
+    let bo = rsa_a(&claims(&issuer, &server.resource, "bo", "tools:read tools:write"));
+
+    let plan = json!({"todos": [{"content": "ship the release", "status": "in_progress"}]});
+    assert!(!message(&server.call(Some(&ana), "todo_new", plan).await)["result"]["isError"].as_bool().unwrap());
+    let read = message(&server.call(Some(&bo), "todo_read", json!({})).await);
+    assert_eq!(read["result"]["isError"], true);
+    assert_eq!(
+        read["result"]["content"][0]["text"],
+        "session `shared` cannot be used by this caller: it belongs to another principal; use a session id of your own"
+    );
+    let ana_plan = text(&server.call(Some(&ana), "todo_read", json!({})).await);
+    assert!(ana_plan.contains("ship the release"), "{ana_plan}");
+
+    let cut = message(&server.call(Some(&ana), "forty_lines", json!({})).await);
+    let ref_id = cut["result"]["_meta"]["ref_id"].as_str().unwrap_or_else(|| panic!("{cut}")).to_owned();
+    let full = text(&server.call(Some(&ana), "tool_output_cache", json!({"ref_id": ref_id, "limit": 40})).await);
+    assert!(full.contains("line 40"), "{full}");
+    let other = message(&server.call(Some(&bo), "tool_output_cache", json!({"ref_id": ref_id})).await);
+    assert_eq!(other["result"]["isError"], true);
+    assert_eq!(
+        other["result"]["content"][0]["text"],
+        format!(
+            "no tool output is cached under ref_id `{ref_id}` in this session; use the ref_id of a tool result of \
+             this session"
+        )
+    );
+    server.running.stop().await;
+}
