@@ -161,7 +161,10 @@
 //! # Importing
 //! With the feature `client`, the module `import` does the other way round: the tools of other MCP servers,
 //! over stdio or Streamable HTTP, become run-time tools of a registry, decoded and validated like
-//! your own before a call leaves the process.
+//! your own before a call leaves the process. An OAuth-protected server is reached with a bearer
+//! token (`McpImport::bearer_token`, or `headers` in an `mcpServers` file), or, with the feature
+//! `client-auth`, with a token obtained by the client credentials grant
+//! (`McpImport::client_credentials`, on rmcp's `auth`).
 
 #[cfg(feature = "auth")]
 pub mod auth;

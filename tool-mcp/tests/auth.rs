@@ -4,179 +4,18 @@
 
 mod common;
 
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use jsonwebtoken::{Algorithm, EncodingKey};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tool_mcp::McpServer;
-use tool_mcp::auth::{ResourceServer, ResourceServerBuilder};
-use tool_runtime::{Registry, ToolContext, tool};
+use tool_mcp::auth::ResourceServer;
+use tool_runtime::tool;
 
+use common::auth::*;
 use common::{Response, post};
-
-const RSA_A: &[u8] = include_bytes!("data/rsa-a.pem");
-const RSA_A_PUBLIC: &[u8] = include_bytes!("data/rsa-a.pub.pem");
-const RSA_B: &[u8] = include_bytes!("data/rsa-b.pem");
-const EC_A: &[u8] = include_bytes!("data/ec-a.p8.pem");
-const JWKS: &str = include_str!("data/jwks.json");
-const RSA_B_JWK: &str = include_str!("data/rsa-b.jwk.json");
-
-/// Who the call is for.
-#[tool(tags(read_only))]
-fn whoami(ctx: &ToolContext) -> String {
-    ctx.principal().unwrap_or("nobody").to_owned()
-}
-
-/// Write a note (needs `tools:write`).
-#[tool]
-fn write_note(
-    /// The note.
-    text: String,
-) -> String {
-    format!("noted: {text}")
-}
-
-/// Run a command (needs `tools:exec`).
-#[tool(tags(exec))]
-fn run_command() -> String {
-    "ran".to_owned()
-}
-
-/// A small authorization server: its metadata documents and its JWKS, counting JWKS fetches.
-struct Issuer {
-    url: String,
-    jwks: Arc<Mutex<Value>>,
-    fetches: Arc<AtomicUsize>,
-}
-
-impl Issuer {
-    /// Serves RFC 8414 metadata when `oauth_metadata`, and OpenID metadata always.
-    async fn start(oauth_metadata: bool) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let jwks = Arc::new(Mutex::new(serde_json::from_str::<Value>(JWKS).unwrap()));
-        let fetches = Arc::new(AtomicUsize::new(0));
-        let metadata = json!({
-            "issuer": url,
-            "jwks_uri": format!("{url}/jwks"),
-            "token_endpoint": format!("{url}/token"),
-            "response_types_supported": ["code"],
-        });
-        let document = |body: String| {
-            axum::routing::get(move || {
-                let body = body.clone();
-                async move { ([("content-type", "application/json")], body) }
-            })
-        };
-        let mut router = axum::Router::new().route("/.well-known/openid-configuration", document(metadata.to_string()));
-        if oauth_metadata {
-            router = router.route("/.well-known/oauth-authorization-server", document(metadata.to_string()));
-        }
-        let (keys, count) = (jwks.clone(), fetches.clone());
-        router = router.route(
-            "/jwks",
-            axum::routing::get(move || {
-                let (keys, count) = (keys.clone(), count.clone());
-                async move {
-                    count.fetch_add(1, Ordering::SeqCst);
-                    let body = keys.lock().unwrap().to_string();
-                    ([("content-type", "application/json")], body)
-                }
-            }),
-        );
-        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-        Self { url, jwks, fetches }
-    }
-
-    fn fetches(&self) -> usize {
-        self.fetches.load(Ordering::SeqCst)
-    }
-}
-
-/// An MCP server protected by a resource server of `issuer`, on a free loopback port.
-struct Protected {
-    addr: SocketAddr,
-    resource: String,
-    running: common::Running,
-}
-
-impl Protected {
-    async fn start(issuer: &Issuer, configure: impl FnOnce(ResourceServerBuilder) -> ResourceServerBuilder) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let resource = format!("http://{addr}/mcp");
-        let auth = configure(ResourceServer::builder(&issuer.url, &resource)).discover().await.unwrap();
-        let registry =
-            Registry::builder().tool(whoami::TOOL).tool(write_note::TOOL).tool(run_command::TOOL).build().unwrap();
-        let server = McpServer::builder(registry).auth(auth).build();
-        let running = common::Running::start_on(server, listener).await;
-        Self { addr, resource, running }
-    }
-
-    fn metadata_url(&self) -> String {
-        format!("http://{}/.well-known/oauth-protected-resource/mcp", self.addr)
-    }
-
-    async fn call(&self, token: Option<&str>, tool: &str, arguments: Value) -> Response {
-        let authorization = token.map(|t| format!("Bearer {t}"));
-        let headers: Vec<(&str, &str)> = authorization.iter().map(|a| ("Authorization", a.as_str())).collect();
-        let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
-        post(self.addr, "/mcp", "127.0.0.1", &headers, &body).await
-    }
-
-    async fn list(&self, token: &str) -> Vec<String> {
-        let authorization = format!("Bearer {token}");
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
-        let response = post(self.addr, "/mcp", "127.0.0.1", &[("Authorization", &authorization)], &body).await;
-        assert_eq!(response.status, 200, "{}", response.body);
-        let message: Value = serde_json::from_str(&response.body).unwrap();
-        message["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
-    }
-
-    /// The challenge of an invalid token saying `why`.
-    fn invalid(&self, why: &str) -> String {
-        format!(
-            "Bearer error=\"invalid_token\", resource_metadata=\"{}\", error_description=\"{why}\"",
-            self.metadata_url()
-        )
-    }
-}
-
-fn now() -> u64 {
-    jsonwebtoken::get_current_timestamp()
-}
-
-/// Claims of a good token of `issuer` for `resource`, for `sub` with `scope`.
-fn claims(issuer: &Issuer, resource: &str, sub: &str, scope: &str) -> Value {
-    json!({"iss": issuer.url, "aud": resource, "sub": sub, "scope": scope, "iat": now(), "exp": now() + 300})
-}
-
-fn sign(claims: &Value, algorithm: Algorithm, kid: &str, key: &EncodingKey) -> String {
-    let mut header = Header::new(algorithm);
-    header.kid = Some(kid.to_owned());
-    jsonwebtoken::encode(&header, claims, key).unwrap()
-}
-
-fn rsa_a(claims: &Value) -> String {
-    sign(claims, Algorithm::RS256, "rsa-a", &EncodingKey::from_rsa_pem(RSA_A).unwrap())
-}
-
-/// The text of a successful call's result.
-fn text(response: &Response) -> String {
-    assert_eq!(response.status, 200, "{}", response.body);
-    let message: Value = serde_json::from_str(&response.body).unwrap();
-    assert_eq!(message["result"]["isError"], false, "{message}");
-    message["result"]["content"][0]["text"].as_str().unwrap().to_owned()
-}
-
-fn b64(bytes: &[u8]) -> String {
-    use base64::Engine as _;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_protected_resource_metadata_is_served_at_both_well_known_paths() {

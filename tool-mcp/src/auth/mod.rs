@@ -53,7 +53,10 @@
 //! the cached set lacks, and then at most once per [refresh
 //! interval](ResourceServerBuilder::jwks_refresh_interval) ([`DEFAULT_JWKS_REFRESH_INTERVAL`],
 //! 30 s): a burst of tokens with made-up key ids costs one fetch. Nothing is fetched for a token
-//! whose key is cached: one signature check per request.
+//! whose key is cached: one signature check, and a token that passed is remembered for
+//! [`DEFAULT_TOKEN_CACHE_TTL`] (60 s, never past its `exp`;
+//! [`ResourceServerBuilder::token_cache`]), so a client sending the same token again costs a map
+//! lookup.
 
 mod discovery;
 mod keys;
@@ -78,6 +81,14 @@ pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(60);
 
 /// The least time between two fetches of the JWKS for key ids the cache lacks: 30 s.
 pub const DEFAULT_JWKS_REFRESH_INTERVAL: Duration = Duration::from_secs(30);
+
+/// How long a token that passed is remembered, so that sending it again costs no signature check:
+/// 60 s at most (never past its `exp`). A key removed from the JWKS stops its tokens within that.
+pub const DEFAULT_TOKEN_CACHE_TTL: Duration = Duration::from_secs(60);
+
+/// How many tokens that passed are remembered at most: 4 096 (at that count the expired ones go,
+/// then all).
+pub const DEFAULT_TOKEN_CACHE_ENTRIES: usize = 4096;
 
 /// How long one fetch of the issuer's metadata, its JWKS or an introspection may take: 10 s.
 pub const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(10);
@@ -220,6 +231,7 @@ pub struct ResourceServerBuilder {
     jwks_uri: Option<String>,
     introspection: Option<Introspection>,
     resource_name: Option<String>,
+    cache: (Duration, usize),
 }
 
 /// The resource server: checks the access token of every Streamable HTTP request and decides
@@ -285,6 +297,7 @@ impl ResourceServer {
             jwks_uri: None,
             introspection: None,
             resource_name: None,
+            cache: (DEFAULT_TOKEN_CACHE_TTL, DEFAULT_TOKEN_CACHE_ENTRIES),
         }
     }
 
@@ -455,6 +468,16 @@ impl ResourceServerBuilder {
         self
     }
 
+    /// How long, and how many, tokens that passed are remembered (default
+    /// [`DEFAULT_TOKEN_CACHE_TTL`], 60 s, and [`DEFAULT_TOKEN_CACHE_ENTRIES`], 4 096); a token
+    /// sent again within that is not checked again (its `exp` still ends it). `Duration::ZERO` or
+    /// 0 entries: every request's token is checked. Introspected tokens are not remembered.
+    #[must_use]
+    pub fn token_cache(mut self, ttl: Duration, entries: usize) -> Self {
+        self.cache = (ttl, entries);
+        self
+    }
+
     /// A name for people in the metadata (`resource_name`; default none).
     #[must_use]
     pub fn resource_name(mut self, name: impl Into<String>) -> Self {
@@ -520,7 +543,8 @@ impl ResourceServerBuilder {
         }
         let algorithms = self.algorithms.into_iter().filter(|a| a.family() != jsonwebtoken::AlgorithmFamily::Hmac);
         let checker =
-            token::Checker::new(&issuer, &resource, self.leeway, algorithms.collect(), keys, introspection, client);
+            token::Checker::new(&issuer, &resource, self.leeway, algorithms.collect(), keys, introspection, client)
+                .remembering(token::TokenCache::new(self.cache.0, self.cache.1));
         Ok(ResourceServer {
             shared: Arc::new(Shared {
                 issuer,

@@ -21,6 +21,7 @@ pub(crate) struct Introspector {
 /// The claims read from a token beside those jsonwebtoken checks.
 #[derive(Deserialize)]
 struct Claims {
+    exp: Option<u64>,
     sub: Option<String>,
     client_id: Option<String>,
     scope: Option<String>,
@@ -50,6 +51,56 @@ impl Claims {
     }
 }
 
+/// Tokens that passed, for a while: the same token sent again costs a map lookup, not a
+/// signature check. An entry lives until the token's `exp` (with the leeway) or `ttl` after it
+/// was checked, whichever comes first; at `capacity` entries the expired ones go, then the whole
+/// map if none had.
+pub(crate) struct TokenCache {
+    ttl: Duration,
+    capacity: usize,
+    entries: std::sync::Mutex<std::collections::HashMap<Box<str>, Cached>>,
+}
+
+struct Cached {
+    who: Authenticated,
+    /// When the entry stops being used.
+    until: std::time::Instant,
+}
+
+impl TokenCache {
+    pub(crate) fn new(ttl: Duration, capacity: usize) -> Option<Self> {
+        (!ttl.is_zero() && capacity > 0).then(|| Self { ttl, capacity, entries: Default::default() })
+    }
+
+    fn get(&self, token: &str) -> Option<Authenticated> {
+        let mut entries = self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match entries.get(token) {
+            Some(cached) if cached.until > std::time::Instant::now() => Some(cached.who.clone()),
+            Some(_) => {
+                entries.remove(token);
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// Keeps `who` for `token`, whose `exp` is `exp` (Unix seconds, with the leeway added).
+    fn put(&self, token: &str, who: &Authenticated, exp: Option<u64>) {
+        let now = std::time::Instant::now();
+        let left =
+            exp.map_or(self.ttl, |exp| Duration::from_secs(exp.saturating_sub(jsonwebtoken::get_current_timestamp())));
+        let until = now + left.min(self.ttl);
+        let mut entries = self.entries.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if entries.len() >= self.capacity {
+            entries.retain(|_, cached| cached.until > now);
+            if entries.len() >= self.capacity {
+                entries.clear();
+            }
+        }
+        entries.insert(token.into(), Cached { who: who.clone(), until });
+    }
+}
+
 /// Checks tokens for one issuer and resource.
 pub(crate) struct Checker {
     issuer: String,
@@ -61,6 +112,7 @@ pub(crate) struct Checker {
     keys: KeyCache,
     introspector: Option<Introspector>,
     client: reqwest::Client,
+    cache: Option<TokenCache>,
 }
 
 impl Checker {
@@ -96,10 +148,20 @@ impl Checker {
             keys,
             introspector,
             client,
+            cache: None,
         }
     }
 
+    /// The checker, remembering the tokens that passed in `cache` (none: checking every time).
+    pub(crate) fn remembering(mut self, cache: Option<TokenCache>) -> Self {
+        self.cache = cache;
+        self
+    }
+
     pub(crate) async fn check(&self, token: &str) -> Result<Authenticated, Refusal> {
+        if let Some(who) = self.cache.as_ref().and_then(|cache| cache.get(token)) {
+            return Ok(who);
+        }
         let mut parts = token.split('.');
         let (Some(header), Some(_), Some(_), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
             return match &self.introspector {
@@ -133,7 +195,14 @@ impl Checker {
         };
         let validation = &self.validations.iter().find(|(a, _)| *a == algorithm).expect("an accepted algorithm").1;
         match jsonwebtoken::decode::<Claims>(token, &key.decoding, validation) {
-            Ok(data) => data.claims.authenticated(),
+            Ok(data) => {
+                let exp = data.claims.exp.map(|exp| exp.saturating_add(self.leeway.as_secs()));
+                let who = data.claims.authenticated()?;
+                if let Some(cache) = &self.cache {
+                    cache.put(token, &who, exp);
+                }
+                Ok(who)
+            }
             Err(error) => Err(Refusal::invalid_token(self.describe(error.kind()))),
         }
     }

@@ -3,6 +3,9 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+#[cfg(feature = "auth")]
+pub mod auth;
+
 use std::net::SocketAddr;
 
 use serde_json::{Value, json};
