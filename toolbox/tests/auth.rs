@@ -2,7 +2,8 @@
 //! `--auth-issuer` unless `--no-auth`; with `--auth-issuer`, a real authorization server
 //! (oauth2-mock-server from npm, started here by `auth_server.mjs` on a free loopback port) issues
 //! the tokens and the official Python MCP SDK (`auth_client.py` beside this file) obtains them
-//! with the client credentials grant and calls tools as two clients with different scopes. Every
+//! with the client credentials grant and calls tools as two clients with different scopes, and
+//! `toolbox --config` imports the tools of a protected server with an `oauth` entry. Every
 //! process started here is stopped here (Drop guards); every wait is bounded.
 //!
 //! Needs node with oauth2-mock-server under `$TOOL_OAUTH2_MOCK_SERVER` (a `node_modules` dir;
@@ -189,5 +190,54 @@ fn the_python_sdk_gets_tokens_by_client_credentials_and_each_client_reaches_only
          bo lists write: False\n\
          bo sees the plan of ana: False\n\
          bo writes: 403 Bearer error=\"insufficient_scope\", scope=\"tools:write\"\n"
+    );
+}
+
+#[test]
+fn a_config_entry_with_oauth_imports_the_tools_its_client_credentials_reach() {
+    let modules = mock_server_modules();
+    let mut node = Command::new("node");
+    node.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/auth_server.mjs"))
+        .arg(&modules)
+        .arg("reader=tools:read");
+    let (_issuer, issuer) = start_saying(node, true, "issuer ");
+
+    let root = tempfile::tempdir().unwrap();
+    let mut command = toolbox();
+    command.args(["mcp", "--http", "127.0.0.1:0", "--auth-issuer", &issuer, "--root"]).arg(root.path());
+    command.arg("--state-dir").arg(root.path().join(".state"));
+    let (_server, url) = start_saying(command, false, "toolbox: serving MCP on ");
+
+    let config = root.path().join("servers.json");
+    let entry = serde_json::json!({"mcpServers": {"guarded": {"url": url, "oauth": {
+        "client_id": "reader", "client_secret": "secret-of-reader", "scopes": ["tools:read", "tools:write"]}}}});
+    std::fs::write(&config, entry.to_string()).unwrap();
+    let output = toolbox()
+        .arg("--config")
+        .arg(&config)
+        .args(["list", "--set", "guarded", "--root"])
+        .arg(root.path())
+        .arg("--state-dir")
+        .arg(root.path().join(".client-state"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let definitions: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let names: Vec<&str> = definitions.as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
+    // Asked for read and write, granted read: only the read-only tools.
+    assert_eq!(
+        names,
+        [
+            "guarded_done",
+            "guarded_glob",
+            "guarded_grep",
+            "guarded_read",
+            "guarded_read_line",
+            "guarded_todo_read",
+            "guarded_tool_output_cache",
+            "guarded_tool_output_cache_grep",
+            "guarded_tool_output_cache_line",
+            "guarded_view_image"
+        ]
     );
 }

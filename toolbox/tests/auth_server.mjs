@@ -45,6 +45,12 @@ function granted(req) {
   return (may ? asked.filter((s) => may.includes(s)) : asked).join(" ");
 }
 
+// Clients authenticate at the token endpoint with their secret, in HTTP Basic or in the body
+// (oauth2-mock-server advertises only `none`, and checks no secret).
+server.service.on("beforeWellKnownOpenIdConfiguration", (response) => {
+  response.body.token_endpoint_auth_methods_supported = ["client_secret_basic", "client_secret_post", "none"];
+});
+
 server.service.on("beforeResponse", (response, req) => {
   if (response.body?.access_token) {
     response.body.scope = granted(req);
