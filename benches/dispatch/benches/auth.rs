@@ -10,10 +10,11 @@
 //! Rows: no authorization; an RS256 token (RSA 2048) remembered after its first check (the
 //! default token cache); RS256 and ES256 (P-256) tokens checked on every request (the cache off:
 //! one signature check per request). Criterion measures
-//! each row; then `--pairs` (default 20) alternating slices of `--calls` (default 2,000) calls of
-//! each give the median ratio of the pairs, JWT / none, printed with its spread.
+//! each row for `--seconds` (default 3); then `--pairs` (default 20) alternating slices of
+//! `--calls` (default 2,000) calls of each give the median ratio of the pairs, JWT / none,
+//! printed with its spread.
 //!
-//! Run: `cargo bench -p tool-benches --features auth --bench auth` (release profile).
+//! Run: `cargo bench -p tool-benches --features auth --bench auth -- --pairs 20` (release profile).
 
 use std::time::{Duration, Instant};
 
@@ -130,7 +131,10 @@ fn main() {
     let rs256 = token(Algorithm::RS256, "rsa-a", &EncodingKey::from_rsa_pem(RSA_A).unwrap(), &issuer);
     let es256 = token(Algorithm::ES256, "ec-a", &EncodingKey::from_ec_pem(EC_A).unwrap(), &issuer);
 
-    let mut criterion = Criterion::default().configure_from_args().warm_up_time(Duration::from_secs(1));
+    // Criterion reads no arguments here: it would refuse this bench's own options.
+    let seconds = option("--seconds", 3) as u64;
+    let mut criterion =
+        Criterion::default().warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(seconds));
     let mut group = criterion.benchmark_group("tools_call_http_service");
     group.bench_function("no auth", |b| b.iter(|| runtime.block_on(call(&plain, None))));
     group.bench_function("JWT RS256, remembered", |b| b.iter(|| runtime.block_on(call(&protected, Some(&rs256)))));
