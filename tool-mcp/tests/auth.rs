@@ -348,3 +348,20 @@ async fn two_subjects_never_see_each_others_plan_or_cached_outputs() {
     );
     server.running.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_opaque_token_is_checked_by_introspection_when_it_is_set() {
+    let issuer = Issuer::start(true).await;
+    let server = Protected::start(&issuer, |b| b.introspection("mcp-server", "secret-of-mcp-server")).await;
+    let active = format!("opaque-ana-for-{}", server.addr.port());
+    assert_eq!(text(&server.call(Some(&active), "whoami", json!({})).await), "ana");
+    let elsewhere = "opaque-ana-for-1";
+    let response = server.call(Some(elsewhere), "whoami", json!({})).await;
+    assert_eq!(
+        response.header("www-authenticate").unwrap(),
+        server.invalid(&format!("the access token is not for this resource: its `aud` is not `{}`", server.resource))
+    );
+    let response = server.call(Some("revoked"), "whoami", json!({})).await;
+    assert_eq!(response.header("www-authenticate").unwrap(), server.invalid("the access token is not active"));
+    server.running.stop().await;
+}

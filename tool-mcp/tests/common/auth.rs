@@ -62,6 +62,7 @@ impl Issuer {
             "jwks_uri": format!("{url}/jwks"),
             "authorization_endpoint": format!("{url}/authorize"),
             "token_endpoint": format!("{url}/token"),
+            "introspection_endpoint": format!("{url}/introspect"),
             "response_types_supported": ["code"],
             "grant_types_supported": ["client_credentials"],
             "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
@@ -94,6 +95,14 @@ impl Issuer {
             axum::routing::post(move |body: String| {
                 let issuer = issuer.clone();
                 async move { token_response(&issuer, &body) }
+            }),
+        );
+        let issuer = url.clone();
+        router = router.route(
+            "/introspect",
+            axum::routing::post(move |body: String| {
+                let issuer = issuer.clone();
+                async move { introspection_response(&issuer, &body) }
             }),
         );
         tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
@@ -146,6 +155,21 @@ fn token_response(issuer: &str, body: &str) -> (http::StatusCode, [(&'static str
     let token = rsa_a(&claims);
     let answer = json!({"access_token": token, "token_type": "Bearer", "expires_in": 300, "scope": field("scope")});
     (http::StatusCode::OK, json, answer.to_string())
+}
+
+/// The introspection endpoint (RFC 7662): `opaque-<sub>-for-<port>` is an active token of `<sub>`
+/// with `tools:read` for the resource `http://127.0.0.1:<port>/mcp`; any other token is not active.
+fn introspection_response(issuer: &str, body: &str) -> ([(&'static str, &'static str); 1], String) {
+    let token = body.split('&').find_map(|pair| pair.strip_prefix("token=")).map(form_decode).unwrap_or_default();
+    let json = [("content-type", "application/json")];
+    let answer = match token.strip_prefix("opaque-").and_then(|rest| rest.split_once("-for-")) {
+        Some((sub, port)) => json!({
+            "active": true, "sub": sub, "scope": "tools:read", "iss": issuer,
+            "aud": format!("http://127.0.0.1:{port}/mcp"), "exp": now() + 300,
+        }),
+        None => json!({"active": false}),
+    };
+    (json, answer.to_string())
 }
 
 /// An MCP server protected by a resource server of `issuer`, on a free loopback port.
