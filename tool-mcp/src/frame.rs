@@ -76,6 +76,8 @@ pub(crate) struct Checked<'a> {
     pub(crate) notification: bool,
     /// The request's id (a string or an integer).
     pub(crate) id: Option<Value>,
+    /// The name of the tool a `tools/call` request calls.
+    pub(crate) tool: Option<Cow<'a, str>>,
 }
 
 /// Checks one message (the bytes of one line on stdio, one POST body over HTTP) as the
@@ -464,8 +466,8 @@ impl<'de> Envelope<'de> {
                 return invalid("`params` is missing; give the `name` of the tool to call and its `arguments`".into());
             }
         };
-        match &params.name {
-            Some(Scalar::Str(_)) => {}
+        let tool = match &params.name {
+            Some(Scalar::Str(name)) => name.clone(),
             Some(other) => {
                 return invalid(format!(
                     "`params.name` must be a string (the name of the tool to call), not {}",
@@ -473,7 +475,7 @@ impl<'de> Envelope<'de> {
                 ));
             }
             None => return invalid("`params.name` is missing; give the name of the tool to call".into()),
-        }
+        };
         if let Some(arguments) = params.arguments
             && !arguments.trim_start().starts_with('{')
         {
@@ -482,7 +484,7 @@ impl<'de> Envelope<'de> {
                 kind_of_raw(arguments)
             ));
         }
-        Ok(Checked { arguments: params.arguments, notification: false, id: Some(id) })
+        Ok(Checked { arguments: params.arguments, notification: false, id: Some(id), tool: Some(tool) })
     }
 }
 
@@ -656,7 +658,15 @@ mod tests {
         let frame =
             r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments": {"a":1,"a":2} ,"name":"x"}}"#;
         let checked = inspect(frame.as_bytes()).unwrap();
-        assert_eq!(checked, Checked { arguments: Some(r#"{"a":1,"a":2}"#), notification: false, id: Some(json!(3)) });
+        assert_eq!(
+            checked,
+            Checked {
+                arguments: Some(r#"{"a":1,"a":2}"#),
+                notification: false,
+                id: Some(json!(3)),
+                tool: Some(Cow::Borrowed("x"))
+            }
+        );
         let notification = inspect(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
         assert!(notification.notification);
         let response = inspect(br#"{"jsonrpc":"2.0","id":"s1","result":{}}"#).unwrap();

@@ -101,6 +101,30 @@ impl McpServer {
     }
 }
 
+/// The caller a valid access token named, when the server checks tokens.
+#[cfg(feature = "auth")]
+fn caller(parts: Option<&::http::request::Parts>) -> Option<&crate::auth::Authenticated> {
+    parts.and_then(|p| p.extensions.get())
+}
+
+impl McpServer {
+    /// `true` when the caller's token reaches `definition` (always without a resource server or a
+    /// caller: standard input and output).
+    #[cfg(feature = "auth")]
+    pub(crate) fn reaches(&self, who: Option<&crate::auth::Authenticated>, definition: &ToolDefinition) -> bool {
+        match (&self.inner.auth, who) {
+            (Some(auth), Some(who)) => auth.scopes().allows(definition, &who.scopes),
+            _ => true,
+        }
+    }
+
+    /// `true` always: no resource server without the feature `auth`.
+    #[cfg(not(feature = "auth"))]
+    pub(crate) fn reaches(&self, _: Option<&()>, _: &ToolDefinition) -> bool {
+        true
+    }
+}
+
 /// `true` when `name` is listed in `tools` with an output schema.
 fn is_structured(tools: &[Tool], name: &str) -> bool {
     tools.iter().any(|tool| tool.name == name && tool.output_schema.is_some())
@@ -153,9 +177,22 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.served().tools.clone()))
+        let served = self.served();
+        #[cfg(feature = "auth")]
+        if let Some(who) = caller(context.extensions.get::<::http::request::Parts>()) {
+            // Only the tools the token's scopes reach (the meta-tools are not the registry's).
+            let tools = served
+                .tools
+                .iter()
+                .filter(|tool| served.registry.definition(&tool.name).is_none_or(|d| self.reaches(Some(who), d)))
+                .cloned()
+                .collect();
+            return Ok(ListToolsResult::with_all_items(tools));
+        }
+        let _ = context;
+        Ok(ListToolsResult::with_all_items(served.tools.clone()))
     }
 
     async fn call_tool(
@@ -182,6 +219,20 @@ impl ServerHandler for McpServer {
         }
         let call_id = next_call_id();
         let http = context.extensions.get::<::http::request::Parts>();
+        #[cfg(feature = "auth")]
+        let who = caller(http);
+        #[cfg(not(feature = "auth"))]
+        let who: Option<&()> = None;
+        // The HTTP layer answers such a call with 403 first; this holds for any other transport
+        // that puts a caller in the extensions.
+        if let Some(definition) = registry.definition(name)
+            && !self.reaches(who, definition)
+        {
+            return Err(ErrorData::invalid_request(
+                format!("the access token's scopes do not reach tool `{name}`; ask for the scope it needs"),
+                None,
+            ));
+        }
         let builder = self
             .call_context(&CallRequest { tool: name, call_id: &call_id, http })
             .map_err(|message| ErrorData::invalid_request(message, None))?;
@@ -214,7 +265,7 @@ impl ServerHandler for McpServer {
         };
         let call = ToolCall::new(call_id, name, arguments);
         tracing::debug!(tool = name, call_id = %call.id, progress = forwarding.is_some(), "tools/call");
-        let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name);
+        let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name) && self.reaches(who, d);
         let running = inner.calls.track_future(async {
             tokio::select! {
                 message = registry.call_with_search_where(&call, &ctx, &listed) => Some(message),

@@ -164,6 +164,9 @@ pub struct HttpService {
     origins: Origins,
     body_timeout: Duration,
     max_body_bytes: usize,
+    /// The server, for its resource server and its registry's tools.
+    #[cfg(feature = "auth")]
+    server: McpServer,
 }
 
 impl<B> tower_service::Service<http::Request<B>> for HttpService
@@ -225,6 +228,15 @@ impl HttpService {
         B: Body<Data = Bytes> + Send + 'static,
         B::Error: Display,
     {
+        #[cfg(feature = "auth")]
+        let auth = self.server.inner.auth.as_ref();
+        #[cfg(feature = "auth")]
+        if let Some(auth) = auth
+            && request.method() == http::Method::GET
+            && auth.metadata_paths().contains(&request.uri().path())
+        {
+            return metadata_response(auth);
+        }
         if let Some(origin) = request.headers().get(http::header::ORIGIN) {
             let origin = String::from_utf8_lossy(origin.as_bytes());
             if !self.origins.allows(&origin) {
@@ -237,12 +249,28 @@ impl HttpService {
                 return refusal(http::StatusCode::FORBIDDEN, &Fault::invalid_request(message, None));
             }
         }
+        #[cfg(feature = "auth")]
+        let who = match auth {
+            None => None,
+            Some(auth) => match auth.authenticate(request.headers()).await {
+                Ok(who) => Some(who),
+                Err(refused) => return challenge_response(auth, &refused, None),
+            },
+        };
         let is_json =
             request.headers().get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| {
                 v.split(';').next().is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"))
             });
         if request.method() != http::Method::POST || !is_json {
             // rmcp answers these (GET streams, DELETE, or 405 / 415).
+            #[cfg(feature = "auth")]
+            let request = {
+                let mut request = request;
+                if let Some(who) = who {
+                    request.extensions_mut().insert(who);
+                }
+                request
+            };
             let mut rmcp = self.rmcp.clone();
             return match tower_service::Service::call(&mut rmcp, request).await {
                 Ok(response) => response,
@@ -273,6 +301,19 @@ impl HttpService {
         match inspect(&bytes) {
             Err(fault) => refusal(http::StatusCode::BAD_REQUEST, &fault),
             Ok(checked) => {
+                #[cfg(feature = "auth")]
+                if let (Some(auth), Some(who)) = (auth, who) {
+                    if let Some(tool) = &checked.tool
+                        && let Some(definition) = self.server.served().registry.definition(tool).cloned()
+                        && !auth.scopes().allows(&definition, &who.scopes)
+                    {
+                        let scope = auth.scopes().required(&definition);
+                        tracing::debug!(tool = %tool, scope, subject = %who.subject, "refusing a call beyond the token's scopes");
+                        let refused = auth.insufficient_scope(tool, scope, &who);
+                        return challenge_response(auth, &refused, checked.id.clone());
+                    }
+                    parts.extensions.insert(who);
+                }
                 if let Some(arguments) = checked.arguments {
                     parts.extensions.insert(RawArguments(Arc::from(arguments)));
                 }
@@ -285,6 +326,43 @@ impl HttpService {
             }
         }
     }
+}
+
+/// The protected resource metadata (RFC 9728), readable from any origin.
+#[cfg(feature = "auth")]
+fn metadata_response(auth: &crate::auth::ResourceServer) -> http::Response<ResponseBody> {
+    let mut response = http::Response::new(Full::new(Bytes::from(auth.metadata().to_string())).boxed());
+    let headers = response.headers_mut();
+    headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    headers.insert(http::header::ACCESS_CONTROL_ALLOW_ORIGIN, http::HeaderValue::from_static("*"));
+    response
+}
+
+/// A refused request: its status, the `WWW-Authenticate` challenge, and a JSON-RPC error body
+/// (`-32600`, with the request's id when it was read) saying the same.
+#[cfg(feature = "auth")]
+fn challenge_response(
+    auth: &crate::auth::ResourceServer,
+    refused: &crate::auth::Refusal,
+    id: Option<serde_json::Value>,
+) -> http::Response<ResponseBody> {
+    let message = if refused.error.is_none() {
+        format!(
+            "this server needs an OAuth access token: send `Authorization: Bearer <token>` (the protected resource \
+             metadata at {} names the authorization server)",
+            auth.metadata_url()
+        )
+    } else {
+        refused.description.clone()
+    };
+    let mut response = refusal(refused.status, &Fault::invalid_request(message, id));
+    match http::HeaderValue::from_str(&auth.challenge(refused)) {
+        Ok(value) => {
+            response.headers_mut().insert(http::header::WWW_AUTHENTICATE, value);
+        }
+        Err(error) => tracing::error!(%error, "a challenge is not a header value"),
+    }
+    response
 }
 
 /// `response` with `Connection: close` (its request was not read whole).
@@ -332,6 +410,8 @@ impl McpServer {
             origins: Origins::new(&inner.allowed_origins),
             body_timeout: inner.limits.body,
             max_body_bytes: inner.max_frame_bytes,
+            #[cfg(feature = "auth")]
+            server: self.clone(),
         }
     }
 
@@ -371,7 +451,17 @@ impl McpServer {
             tracing::info!("serving MCP on http://{addr}{MCP_PATH}");
         }
         let streams = CancellationToken::new();
-        let router = axum::Router::new().route_service(MCP_PATH, self.http_service_with(streams.clone()));
+        let service = self.http_service_with(streams.clone());
+        #[allow(unused_mut)]
+        let mut router = axum::Router::new().route_service(MCP_PATH, service.clone());
+        #[cfg(feature = "auth")]
+        if let Some(auth) = &self.inner.auth {
+            let [root, suffixed] = auth.metadata_paths();
+            router = router.route_service(root, service.clone());
+            if suffixed != root && suffixed != MCP_PATH {
+                router = router.route_service(suffixed, service);
+            }
+        }
         let stop_accepting = CancellationToken::new();
         let serving = accept(listener, router, self.inner.limits, stop_accepting.clone());
         let mut serving = std::pin::pin!(serving);

@@ -149,11 +149,25 @@
 //! mounted in your own server, call [`McpServer::drain`] from your shutdown path.
 
 //!
+//! # Authorization
+//! With the feature `auth`, [`McpServerBuilder::auth`] makes Streamable HTTP an OAuth 2.1
+//! protected resource, as the MCP authorization specification asks: protected resource metadata,
+//! `401` with a `WWW-Authenticate` challenge for a request without a valid access token, JWTs
+//! checked against the issuer's cached JWKS, scopes deciding which tools a token lists and calls
+//! (`403 insufficient_scope` beyond them), and the token's subject as every call's principal. See
+//! the module `auth`. Standard input and output are not affected (the caller is the process that
+//! started the server).
+//!
 //! # Importing
 //! With the feature `client`, the module `import` does the other way round: the tools of other MCP servers,
 //! over stdio or Streamable HTTP, become run-time tools of a registry, decoded and validated like
-//! your own before a call leaves the process.
+//! your own before a call leaves the process. An OAuth-protected server is reached with a bearer
+//! token (`McpImport::bearer_token`, or `headers` in an `mcpServers` file), or, with the feature
+//! `client-auth`, with a token obtained by the client credentials grant
+//! (`McpImport::client_credentials`, on rmcp's `auth`).
 
+#[cfg(feature = "auth")]
+pub mod auth;
 mod frame;
 mod handler;
 mod http;
@@ -232,6 +246,8 @@ struct Inner {
     max_frame_bytes: usize,
     legacy_sessions: bool,
     grace: Duration,
+    #[cfg(feature = "auth")]
+    auth: Option<auth::ResourceServer>,
     /// The running calls; closed when a shutdown begins (then no call is admitted).
     calls: TaskTracker,
     /// The parent of every call's cancellation token: cancelled when the grace period is over.
@@ -252,6 +268,8 @@ pub struct McpServerBuilder {
     max_frame_bytes: usize,
     legacy_sessions: bool,
     grace: Duration,
+    #[cfg(feature = "auth")]
+    auth: Option<auth::ResourceServer>,
 }
 
 impl McpServer {
@@ -270,6 +288,8 @@ impl McpServer {
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             legacy_sessions: false,
             grace: DEFAULT_GRACE_PERIOD,
+            #[cfg(feature = "auth")]
+            auth: None,
         }
     }
 
@@ -394,6 +414,11 @@ impl McpServer {
     /// call with the panic's message.
     fn call_context(&self, request: &CallRequest<'_>) -> Result<ToolContextBuilder, String> {
         let builder = ToolContext::builder().image_support(ImageSupport::Supported);
+        #[cfg(feature = "auth")]
+        let builder = match request.http.and_then(|parts| parts.extensions.get::<auth::Authenticated>()) {
+            Some(who) => builder.principal(who.subject.clone()),
+            None => builder,
+        };
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.inner.context)(request, builder)))
             .unwrap_or_else(|payload| {
                 let message = payload
@@ -551,6 +576,19 @@ impl McpServerBuilder {
         self
     }
 
+    /// Serves Streamable HTTP as an OAuth 2.1 protected resource checked by `auth` (see the
+    /// module [`auth`]): every HTTP request needs a valid access token, the token's scopes decide
+    /// which tools it lists and calls, and its subject is each call's principal, set before the
+    /// [context hook](McpServerBuilder::context) runs. Add the resource's host to the `Host`
+    /// allow-list ([`McpServerBuilder::allow_host`]) when it is not loopback. Default: none (no
+    /// authentication). Standard input and output are not affected.
+    #[cfg(feature = "auth")]
+    #[must_use]
+    pub fn auth(mut self, auth: auth::ResourceServer) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
     /// How long running calls may go on once a shutdown begins before they are cancelled
     /// (default [`DEFAULT_GRACE_PERIOD`], 10 000 ms). See [`McpServer::drain`].
     #[must_use]
@@ -578,6 +616,8 @@ impl McpServerBuilder {
                 max_frame_bytes: self.max_frame_bytes,
                 legacy_sessions: self.legacy_sessions,
                 grace: self.grace,
+                #[cfg(feature = "auth")]
+                auth: self.auth,
                 calls: TaskTracker::new(),
                 stop: CancellationToken::new(),
             }),

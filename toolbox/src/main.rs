@@ -199,6 +199,8 @@ enum Command {
         legacy_sessions: bool,
         #[command(flatten)]
         limits: mcp::HttpFlags,
+        #[command(flatten)]
+        auth: mcp::AuthFlags,
         /// How long running calls may go on after SIGTERM or Ctrl-C before they are cancelled,
         /// in milliseconds.
         #[arg(long, value_name = "MS", default_value_t = 10_000)]
@@ -246,12 +248,13 @@ fn execute(cli: Cli) -> Result<Outcome, String> {
         Command::Run { response, provider } => {
             run::run(&setup, &response, provider.map(Into::into)).map(Outcome::printed)
         }
-        Command::Mcp { set, http, allowed_host, legacy_sessions, limits, grace_period_ms } => {
+        Command::Mcp { set, http, allowed_host, legacy_sessions, limits, auth, grace_period_ms } => {
             let serving = mcp::Serving {
                 http,
                 allowed_hosts: allowed_host,
                 legacy_sessions,
                 limits,
+                auth,
                 grace: std::time::Duration::from_millis(grace_period_ms),
             };
             mcp::serve(&setup, &set, &serving).map(|()| Outcome { stdout: None, code: ExitCode::SUCCESS })

@@ -7,11 +7,20 @@
 //!   `--idle-timeout-ms` (60 000) and `--max-connections` (1 024) bound what a client may hold;
 //!   `--legacy-sessions` also serves clients that need sessions). The bound address is said on standard error as
 //!   `toolbox: serving MCP on http://127.0.0.1:PORT/mcp` (give port 0 for a free one).
+//! - Authorization (`--http` only): with `--auth-issuer URL` the endpoint is an OAuth 2.1 protected
+//!   resource (see `tool_mcp::auth`): every request needs an access token of that issuer whose
+//!   `aud` is `--auth-audience` (default: `http://ADDR/mcp` of the bound address), its scopes
+//!   decide the tools it lists and calls (`--auth-scopes-map`, default
+//!   `tools:exec=exec,external;tools:read=read_only;tools:write=*`), and its subject has a session of
+//!   its own (the session id followed by `-` and 16 hex digits of the SHA-256 of the subject), so
+//!   callers never share a todo plan or a cached output. The audience's host joins the `Host`
+//!   allow-list. Binding an address that is not loopback without `--auth-issuer` is refused
+//!   unless `--no-auth` is given.
 //! - SIGTERM or Ctrl-C: no new calls, running calls get `--grace-period-ms` (default 10 000 ms)
 //!   to finish, then are cancelled; the process exits 0.
 //! - `tools/list`: the tools that may run (see [`crate::policy`]); a call to a tool that is off
 //!   gets the policy's refusal.
-//! - Every call shares one session id (`--session`, else the root's default), so `todo_new` then
+//! - Without authorization, every call shares one session id (`--session`, else the root's default), so `todo_new` then
 //!   `todo_read` see the same plan, over both transports: the plans live in the state directory,
 //!   not in the server.
 //! - `--config FILE`: the tools of the servers of an `mcpServers` file are served beside the
@@ -54,6 +63,90 @@ pub(crate) struct HttpFlags {
     pub(crate) max_connections: u64,
 }
 
+/// The `toolbox mcp --http` flags of authorization.
+#[derive(Debug, clap::Args)]
+pub(crate) struct AuthFlags {
+    /// With `--http`: serve as an OAuth 2.1 protected resource whose access tokens this
+    /// authorization server issues (its issuer URL, e.g. `https://login.example`; its metadata and
+    /// keys are fetched at start). Requests without a valid token get 401.
+    #[arg(long, value_name = "URL", requires = "http")]
+    pub(crate) auth_issuer: Option<String>,
+    /// With `--auth-issuer`: the URL clients reach this server at, which tokens must name in `aud`
+    /// [default: `http://ADDR/mcp` of the bound address].
+    #[arg(long, value_name = "URI", requires = "auth_issuer")]
+    pub(crate) auth_audience: Option<String>,
+    /// With `--auth-issuer`: which scope each tool needs, as `SCOPE=TAG,TAG` rules (the first
+    /// naming one of a tool's tags wins) and one `SCOPE=*` for the rest, separated by `;`
+    /// [default: `tools:exec=exec,external;tools:read=read_only;tools:write=*`].
+    #[arg(long, value_name = "MAP", requires = "auth_issuer", value_parser = tool_mcp::auth::ScopeMap::parse)]
+    pub(crate) auth_scopes_map: Option<tool_mcp::auth::ScopeMap>,
+    /// With `--http`: serve an address that is not loopback without authentication: anyone who
+    /// reaches it can call the tools.
+    #[arg(long, requires = "http", conflicts_with = "auth_issuer")]
+    pub(crate) no_auth: bool,
+}
+
+/// The resource server `auth` asks for on `bound` (`None` without `--auth-issuer`), after the
+/// check that a non-loopback address is not served without authentication unless `--no-auth`.
+async fn resource_server(
+    auth: &AuthFlags,
+    bound: std::net::SocketAddr,
+) -> Result<Option<tool_mcp::auth::ResourceServer>, String> {
+    let Some(issuer) = &auth.auth_issuer else {
+        if !bound.ip().is_loopback() && !auth.no_auth {
+            return Err(format!(
+                "refusing to serve MCP on {bound} without authentication: it is not a loopback address, so anyone who \
+                 reaches it could call the tools (with `--allow exec`, run commands on this machine); give \
+                 `--auth-issuer URL` (an OAuth authorization server whose tokens name this server in `aud`), bind a \
+                 loopback address such as `127.0.0.1:{}`, or give `--no-auth` to serve it unauthenticated anyway",
+                bound.port()
+            ));
+        }
+        if auth.no_auth && !bound.ip().is_loopback() {
+            eprintln!("toolbox: warning: serving MCP on {bound} without authentication (--no-auth)");
+        }
+        return Ok(None);
+    };
+    let audience = match &auth.auth_audience {
+        Some(audience) => audience.clone(),
+        None if bound.ip().is_unspecified() => {
+            return Err(format!(
+                "`--http` binds every address ({bound}), so the URL clients reach this server at is not known; give \
+                 `--auth-audience URL` (e.g. `https://tools.example/mcp`), the URL tokens must name in `aud`"
+            ));
+        }
+        None => format!("http://{bound}{}", tool_mcp::MCP_PATH),
+    };
+    let mut builder = tool_mcp::auth::ResourceServer::builder(issuer, audience);
+    if let Some(map) = &auth.auth_scopes_map {
+        builder = builder.scopes(map.clone());
+    }
+    builder.discover().await.map(Some).map_err(|e| format!("--auth-issuer {issuer}: {e}"))
+}
+
+/// The session of a caller: `session` itself without authorization, else `session`, `-` and the
+/// first 16 lowercase hex digits of the SHA-256 of the token's subject (a valid session id for any
+/// subject, and one of its own for each).
+fn caller_session(session: &str, request: &tool_mcp::CallRequest<'_>) -> String {
+    use sha2::{Digest, Sha256};
+    let who = request.http.and_then(|parts| parts.extensions.get::<tool_mcp::auth::Authenticated>());
+    match who {
+        None => session.to_owned(),
+        Some(who) => {
+            let digest = Sha256::digest(who.subject.as_bytes());
+            let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+            format!("{session}-{hex}")
+        }
+    }
+}
+
+/// The host (and port, when the URL gives one) of an `http(s)://` URL, for the `Host` allow-list.
+fn url_host(url: &str) -> Option<&str> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    (!authority.is_empty()).then_some(authority)
+}
+
 /// A `--allow-origin` value, checked.
 fn origin(value: &str) -> Result<String, String> {
     tool_mcp::check_allowed_origin(value).map(|()| value.to_owned())
@@ -83,6 +176,8 @@ pub(crate) struct Serving {
     pub(crate) legacy_sessions: bool,
     /// `--allow-origin` and the HTTP limits.
     pub(crate) limits: HttpFlags,
+    /// `--auth-issuer`, `--auth-audience`, `--auth-scopes-map`, `--no-auth`.
+    pub(crate) auth: AuthFlags,
     /// `--grace-period-ms`.
     pub(crate) grace: Duration,
 }
@@ -136,34 +231,44 @@ pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result
         .name("toolbox", env!("CARGO_PKG_VERSION"))
         .instructions(instructions)
         .list_filter(move |definition| policy.refusal(definition).is_none())
-        .context(move |_, ctx| Ok(ctx.session_id(session.clone())))
+        .context(move |request, ctx| Ok(ctx.session_id(caller_session(&session, request))))
         .legacy_session_mode(serving.legacy_sessions)
         .grace_period(serving.grace);
     for host in &serving.allowed_hosts {
         builder = builder.allow_host(host.clone());
     }
-    let server = serving.limits.apply(builder).build();
+    if let Some(host) = serving.auth.auth_audience.as_deref().and_then(url_host) {
+        builder = builder.allow_host(host.to_owned());
+    }
+    let builder = serving.limits.apply(builder);
     let served = runtime.block_on(async {
-        let serving_future = async {
-            match &serving.http {
-                None => server.serve_stdio().await.map_err(|e| e.to_string()),
-                Some(addr) => {
-                    let listener = tokio::net::TcpListener::bind(addr.as_str())
-                        .await
-                        .map_err(|e| format!("cannot listen on --http {addr}: {e}; give a free local address"))?;
-                    let bound = listener.local_addr().map_err(|e| format!("cannot read the bound address: {e}"))?;
-                    // Listening for signals before saying the address: a client may stop the server
-                    // as soon as it has read it.
-                    let shutdown = tool_mcp::shutdown_signal();
-                    eprintln!("toolbox: serving MCP on http://{bound}{}", tool_mcp::MCP_PATH);
-                    server.serve_http_on(listener, shutdown).await.map_err(|e| e.to_string())
-                }
+        let served = async {
+            let Some(addr) = &serving.http else {
+                let server = builder.build();
+                return tokio::select! {
+                    served = server.serve_stdio() => served.map_err(|e| e.to_string()),
+                    never = refresh(setup, sets, &server) => match never {},
+                };
+            };
+            let listener = tokio::net::TcpListener::bind(addr.as_str())
+                .await
+                .map_err(|e| format!("cannot listen on --http {addr}: {e}; give a free local address"))?;
+            let bound = listener.local_addr().map_err(|e| format!("cannot read the bound address: {e}"))?;
+            let server = match resource_server(&serving.auth, bound).await? {
+                Some(auth) => builder.auth(auth),
+                None => builder,
+            }
+            .build();
+            // Listening for signals before saying the address: a client may stop the server as soon
+            // as it has read it.
+            let shutdown = tool_mcp::shutdown_signal();
+            eprintln!("toolbox: serving MCP on http://{bound}{}", tool_mcp::MCP_PATH);
+            tokio::select! {
+                served = server.serve_http_on(listener, shutdown) => served.map_err(|e| e.to_string()),
+                never = refresh(setup, sets, &server) => match never {},
             }
         };
-        let served = tokio::select! {
-            served = serving_future => served,
-            never = refresh(setup, sets, &server) => match never {},
-        };
+        let served = served.await;
         setup.close_imports().await;
         served
     });

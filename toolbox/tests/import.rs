@@ -635,7 +635,7 @@ fn a_config_entry_with_an_unknown_key_is_an_error_naming_the_server_and_the_key(
     assert_eq!(
         stderr,
         format!(
-            "toolbox: --config {}: server `a`: unknown key `autoApprove`; the keys read are `args`, `command`, `cwd`, `disabled`, `env`, `exclude`, `headers`, `prefix`, `type`, `url`\n",
+            "toolbox: --config {}: server `a`: unknown key `autoApprove`; the keys read are `args`, `command`, `cwd`, `disabled`, `env`, `exclude`, `headers`, `oauth`, `prefix`, `type`, `url`\n",
             file.display()
         )
     );

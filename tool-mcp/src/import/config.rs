@@ -18,7 +18,8 @@ use super::{McpImport, Transport};
 ///
 /// Each entry is a stdio server (`command`, with optional `args`, `env`, `cwd`) or a Streamable
 /// HTTP one (`url`, with optional `headers`: `Authorization: Bearer <token>` is the bearer
-/// token). Also read: `type` (`stdio`, `http` or `streamable-http`; it must agree with
+/// token; or `oauth`: `{"client_id": .., "client_secret": .., "scopes": [..]}`, the access token
+/// obtained by the client credentials grant, which needs the feature `client-auth`). Also read: `type` (`stdio`, `http` or `streamable-http`; it must agree with
 /// `command`/`url`), `disabled` (`true` leaves the server out), and two keys of this framework:
 /// `prefix`, put before each tool's name (default: the server's name and `_`, so `files` gives
 /// `files_read`; `""` for none), and `exclude`, remote tool names to leave out. Values are taken
@@ -50,7 +51,8 @@ pub struct ServerEntry {
 pub struct ConfigError(pub String);
 
 /// The keys an entry may have.
-const KEYS: [&str; 10] = ["args", "command", "cwd", "disabled", "env", "exclude", "headers", "prefix", "type", "url"];
+const KEYS: [&str; 11] =
+    ["args", "command", "cwd", "disabled", "env", "exclude", "headers", "oauth", "prefix", "type", "url"];
 
 impl McpServersConfig {
     /// Reads the configuration file at `path`.
@@ -157,7 +159,7 @@ fn parse_entry(name: &str, entry: &Map<String, Value>) -> Result<Option<ServerEn
                     kind.unwrap_or_default()
                 )));
             }
-            for key in ["headers"] {
+            for key in ["headers", "oauth"] {
                 if entry.contains_key(key) {
                     return Err(bad(format!("`{key}` is for `url` servers; remove it")));
                 }
@@ -189,11 +191,44 @@ fn parse_entry(name: &str, entry: &Map<String, Value>) -> Result<Option<ServerEn
                     None => return Err(bad("the `Authorization` header must be `Bearer <token>`".to_owned())),
                 }
             }
-            Transport::Http { url, bearer_token }
+            let client_credentials = match entry.get("oauth") {
+                None => None,
+                Some(Value::Object(oauth)) => Some(client_credentials(oauth).map_err(bad)?),
+                Some(other) => {
+                    return Err(bad(format!(
+                        "`oauth` must be an object with `client_id`, `client_secret` and `scopes`, not {other}"
+                    )));
+                }
+            };
+            if bearer_token.is_some() && client_credentials.is_some() {
+                return Err(bad("give an `Authorization` header or `oauth`, not both".to_owned()));
+            }
+            Transport::Http { url, bearer_token, client_credentials }
         }
     };
     let prefix = string("prefix")?.unwrap_or_else(|| format!("{name}_"));
     Ok(Some(ServerEntry { name: name.to_owned(), transport, prefix, exclude: strings("exclude")? }))
+}
+
+/// The client credentials of an `oauth` object.
+fn client_credentials(oauth: &Map<String, Value>) -> Result<super::ClientCredentials, String> {
+    if let Some(key) = oauth.keys().find(|k| !matches!(k.as_str(), "client_id" | "client_secret" | "scopes")) {
+        return Err(format!("unknown key `oauth.{key}`; the keys read are `client_id`, `client_secret`, `scopes`"));
+    }
+    let text = |key: &str| match oauth.get(key) {
+        Some(Value::String(value)) if !value.is_empty() => Ok(value.clone()),
+        Some(other) => Err(format!("`oauth.{key}` must be a non-empty string, not {other}")),
+        None => Err(format!("`oauth` needs `{key}`")),
+    };
+    let scopes = match oauth.get("scopes") {
+        None => Vec::new(),
+        Some(Value::Array(scopes)) => scopes
+            .iter()
+            .map(|s| s.as_str().map(str::to_owned).ok_or_else(|| format!("`oauth.scopes` must hold strings, not {s}")))
+            .collect::<Result<_, _>>()?,
+        Some(other) => return Err(format!("`oauth.scopes` must be an array of strings, not {other}")),
+    };
+    Ok(super::ClientCredentials { client_id: text("client_id")?, client_secret: text("client_secret")?, scopes })
 }
 
 fn quoted(keys: &[&str]) -> String {
@@ -242,7 +277,8 @@ mod tests {
                 name: "web".to_owned(),
                 transport: Transport::Http {
                     url: "http://127.0.0.1:1/mcp".to_owned(),
-                    bearer_token: Some("s3".to_owned())
+                    bearer_token: Some("s3".to_owned()),
+                    client_credentials: None
                 },
                 prefix: String::new(),
                 exclude: vec!["x".to_owned()],
@@ -263,7 +299,7 @@ mod tests {
     fn an_unknown_key_is_refused_with_the_keys_read() {
         assert_eq!(
             error(r#"{"mcpServers": {"a": {"command": "x", "autoApprove": []}}}"#),
-            "server `a`: unknown key `autoApprove`; the keys read are `args`, `command`, `cwd`, `disabled`, `env`, `exclude`, `headers`, `prefix`, `type`, `url`"
+            "server `a`: unknown key `autoApprove`; the keys read are `args`, `command`, `cwd`, `disabled`, `env`, `exclude`, `headers`, `oauth`, `prefix`, `type`, `url`"
         );
     }
 
@@ -301,6 +337,34 @@ mod tests {
         assert_eq!(
             error(r#"{"mcpServers": {"a": {"command": "x", "type": "http"}}}"#),
             "server `a`: `type` is \"http\" but the entry gives a `command`; use `\"type\": \"stdio\"`"
+        );
+    }
+
+    #[test]
+    fn an_oauth_entry_gives_client_credentials_and_refuses_unknown_keys() {
+        let config = McpServersConfig::parse(
+            r#"{"mcpServers": {"t": {"url": "http://h/mcp", "oauth": {"client_id": "agent", "client_secret": "s", "scopes": ["tools:read"]}}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            config.servers[0].transport,
+            Transport::Http {
+                url: "http://h/mcp".to_owned(),
+                bearer_token: None,
+                client_credentials: Some(super::super::ClientCredentials {
+                    client_id: "agent".to_owned(),
+                    client_secret: "s".to_owned(),
+                    scopes: vec!["tools:read".to_owned()]
+                })
+            }
+        );
+        assert_eq!(
+            error(r#"{"mcpServers": {"t": {"url": "http://h/mcp", "oauth": {"client_id": "a", "secret": "s"}}}}"#),
+            "server `t`: unknown key `oauth.secret`; the keys read are `client_id`, `client_secret`, `scopes`"
+        );
+        assert_eq!(
+            error(r#"{"mcpServers": {"t": {"url": "http://h/mcp", "oauth": {"client_id": "a"}}}}"#),
+            "server `t`: `oauth` needs `client_secret`"
         );
     }
 

@@ -196,7 +196,7 @@ impl Shared {
                     Err(error) => Err(error),
                 }
             }
-            Transport::Http { url, bearer_token } => {
+            Transport::Http { url, bearer_token, client_credentials } => {
                 if !url.starts_with("http://") && !url.starts_with("https://") {
                     return Err(connect_error(format!("the URL `{url}` is not an `http://` or `https://` URL")));
                 }
@@ -205,12 +205,29 @@ impl Shared {
                         "`{url}` needs TLS, which this build leaves out; build tool-mcp with the feature `client-tls`"
                     )));
                 }
-                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-                if let Some(token) = bearer_token {
-                    config = config.auth_header(token.clone());
-                }
-                let transport = StreamableHttpClientTransport::from_config(config);
-                match tokio::time::timeout(CONNECT_TIMEOUT, client.serve(transport)).await {
+                let serving = match client_credentials {
+                    #[cfg(feature = "client-auth")]
+                    Some(credentials) => {
+                        let transport = authorized_transport(url, credentials).await.map_err(connect_error)?;
+                        tokio::time::timeout(CONNECT_TIMEOUT, client.serve(transport)).await
+                    }
+                    #[cfg(not(feature = "client-auth"))]
+                    Some(_) => {
+                        return Err(connect_error(format!(
+                            "{url}: OAuth client credentials need rmcp's `auth`, which this build leaves out; build \
+                             tool-mcp with the feature `client-auth`"
+                        )));
+                    }
+                    None => {
+                        let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                        if let Some(token) = bearer_token {
+                            config = config.auth_header(token.clone());
+                        }
+                        let transport = StreamableHttpClientTransport::from_config(config);
+                        tokio::time::timeout(CONNECT_TIMEOUT, client.serve(transport)).await
+                    }
+                };
+                match serving {
                     Ok(Ok(service)) => Ok((service, None)),
                     Ok(Err(e)) => Err(connect_error(format!("{url} did not initialize an MCP session: {e}"))),
                     Err(_) => Err(connect_error(format!(
@@ -446,4 +463,32 @@ fn content_part(block: &Value) -> ContentPart {
         },
         _ => ContentPart::text(block.to_string()),
     }
+}
+
+/// The transport of `url` with an access token obtained by the client credentials grant (rmcp's
+/// `auth`: the protected resource metadata, the authorization server's metadata, then the token
+/// request for `url` as the resource).
+#[cfg(feature = "client-auth")]
+async fn authorized_transport(
+    url: &str,
+    credentials: &super::ClientCredentials,
+) -> Result<StreamableHttpClientTransport<rmcp::transport::auth::AuthClient<reqwest::Client>>, String> {
+    use rmcp::transport::auth::{AuthClient, ClientCredentialsConfig, OAuthState};
+    let why = |e: rmcp::transport::auth::AuthError| format!("cannot obtain an access token for {url}: {e}");
+    let mut state = OAuthState::new(url, None).await.map_err(why)?;
+    let config = ClientCredentialsConfig::ClientSecret {
+        client_id: credentials.client_id.clone(),
+        client_secret: credentials.client_secret.clone(),
+        scopes: credentials.scopes.clone(),
+        resource: Some(url.to_owned()),
+    };
+    tokio::time::timeout(CONNECT_TIMEOUT, state.authenticate_client_credentials(config))
+        .await
+        .map_err(|_| format!("obtaining an access token for {url} took over {} ms", CONNECT_TIMEOUT.as_millis()))?
+        .map_err(why)?;
+    let manager = state
+        .into_authorization_manager()
+        .ok_or_else(|| format!("cannot obtain an access token for {url}: the grant did not authorize the client"))?;
+    let client = AuthClient::new(reqwest::Client::default(), manager);
+    Ok(StreamableHttpClientTransport::with_client(client, StreamableHttpClientTransportConfig::with_uri(url)))
 }

@@ -127,7 +127,32 @@ pub enum Transport {
         url: String,
         /// Sent as `Authorization: Bearer <token>` with every request.
         bearer_token: Option<String>,
+        /// Obtain the access token with the OAuth client credentials grant instead (feature
+        /// `client-auth`; see [`McpImport::client_credentials`]).
+        client_credentials: Option<ClientCredentials>,
     },
+}
+
+/// An OAuth client's own credentials, for the client credentials grant (see
+/// [`McpImport::client_credentials`]). Its `Debug` form hides the secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ClientCredentials {
+    /// The client id the authorization server knows.
+    pub client_id: String,
+    /// The client's secret, sent in the token request's body (`client_secret_post`).
+    pub client_secret: String,
+    /// The scopes asked for (none: the authorization server's default).
+    pub scopes: Vec<String>,
+}
+
+impl std::fmt::Debug for ClientCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientCredentials")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &"<hidden>")
+            .field("scopes", &self.scopes)
+            .finish()
+    }
 }
 
 impl std::fmt::Debug for Transport {
@@ -140,10 +165,11 @@ impl std::fmt::Debug for Transport {
                 .field("env", &env.keys().collect::<Vec<_>>())
                 .field("cwd", cwd)
                 .finish(),
-            Self::Http { url, bearer_token } => f
+            Self::Http { url, bearer_token, client_credentials } => f
                 .debug_struct("Http")
                 .field("url", url)
                 .field("bearer_token", &bearer_token.as_ref().map(|_| "<hidden>"))
+                .field("client_credentials", client_credentials)
                 .finish(),
         }
     }
@@ -179,7 +205,7 @@ impl McpImport {
 
     /// A server at a Streamable HTTP endpoint (`http://127.0.0.1:8931/mcp`).
     pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
-        Self::new(name, Transport::Http { url: url.into(), bearer_token: None })
+        Self::new(name, Transport::Http { url: url.into(), bearer_token: None, client_credentials: None })
     }
 
     /// A server reached by `transport`.
@@ -224,6 +250,36 @@ impl McpImport {
             Transport::Http { bearer_token, .. } => *bearer_token = Some(token.into()),
             Transport::Stdio { .. } => {
                 self.misused = Some("a bearer token is for HTTP servers; give a stdio server its secrets with `env`");
+            }
+        }
+        self
+    }
+
+    /// Obtains the access token for an HTTP server with the OAuth client credentials grant, as the
+    /// MCP authorization specification describes (rmcp's `auth`): the server's protected resource
+    /// metadata names the authorization server, whose metadata gives the token endpoint; the token
+    /// is asked for this server as the resource (RFC 8707) with `scopes`, and sent as
+    /// `Authorization: Bearer <token>` with every request. Needs the feature `client-auth`:
+    /// without it [`connect`](McpImport::connect) fails saying so; on a stdio import it fails
+    /// with [`ImportError::Misused`].
+    #[must_use]
+    pub fn client_credentials(
+        mut self,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+        scopes: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        match &mut self.transport {
+            Transport::Http { client_credentials, .. } => {
+                *client_credentials = Some(ClientCredentials {
+                    client_id: client_id.into(),
+                    client_secret: client_secret.into(),
+                    scopes: scopes.into_iter().map(Into::into).collect(),
+                });
+            }
+            Transport::Stdio { .. } => {
+                self.misused =
+                    Some("OAuth client credentials are for HTTP servers; give a stdio server its secrets with `env`");
             }
         }
         self
@@ -530,7 +586,12 @@ mod tests {
         let http = McpImport::http("web", "http://127.0.0.1:9/mcp").bearer_token("s3cret");
         assert_eq!(
             format!("{:?}", http.transport),
-            r#"Http { url: "http://127.0.0.1:9/mcp", bearer_token: Some("<hidden>") }"#
+            r#"Http { url: "http://127.0.0.1:9/mcp", bearer_token: Some("<hidden>"), client_credentials: None }"#
+        );
+        let oauth = McpImport::http("web", "http://127.0.0.1:9/mcp").client_credentials("agent", "s3cret", ["a"]);
+        assert_eq!(
+            format!("{:?}", oauth.transport),
+            r#"Http { url: "http://127.0.0.1:9/mcp", bearer_token: None, client_credentials: Some(ClientCredentials { client_id: "agent", client_secret: "<hidden>", scopes: ["a"] }) }"#
         );
         let stdio = McpImport::stdio("files", "toolbox", ["mcp"]).env("API_KEY", "s3cret");
         assert_eq!(

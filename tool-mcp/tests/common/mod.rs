@@ -3,6 +3,9 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+#[cfg(feature = "auth")]
+pub mod auth;
+
 use std::net::SocketAddr;
 
 use serde_json::{Value, json};
@@ -100,6 +103,16 @@ pub async fn post(addr: SocketAddr, path: &str, host: &str, headers: &[(&str, &s
     post_raw(addr, path, host, headers, body.to_string().as_bytes()).await
 }
 
+/// GETs `path` with `Host: host` and reads the whole response.
+pub async fn get(addr: SocketAddr, path: &str, host: &str) -> Response {
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).await.unwrap();
+    parse_response(&raw)
+}
+
 /// As [`post`], with the body's bytes as given.
 pub async fn post_raw(addr: SocketAddr, path: &str, host: &str, headers: &[(&str, &str)], body: &[u8]) -> Response {
     let mut request = format!(
@@ -155,7 +168,11 @@ pub struct Running {
 
 impl Running {
     pub async fn start(server: McpServer) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Self::start_on(server, TcpListener::bind("127.0.0.1:0").await.unwrap()).await
+    }
+
+    /// As [`Running::start`], on a listener already bound.
+    pub async fn start_on(server: McpServer, listener: TcpListener) -> Self {
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let serving = tokio::spawn(async move {

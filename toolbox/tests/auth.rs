@@ -1,0 +1,243 @@
+//! `toolbox mcp --http` and authorization: an address that is not loopback is refused without
+//! `--auth-issuer` unless `--no-auth`; with `--auth-issuer`, a real authorization server
+//! (oauth2-mock-server from npm, started here by `auth_server.mjs` on a free loopback port) issues
+//! the tokens and the official Python MCP SDK (`auth_client.py` beside this file) obtains them
+//! with the client credentials grant and calls tools as two clients with different scopes, and
+//! `toolbox --config` imports the tools of a protected server with an `oauth` entry. Every
+//! process started here is stopped here (Drop guards); every wait is bounded.
+//!
+//! Needs node with oauth2-mock-server under `$TOOL_OAUTH2_MOCK_SERVER` (a `node_modules` dir;
+//! default `target/oauth2-mock-server/node_modules`, where scripts/test.sh installs it with npm)
+//! and the Python SDK in `$TOOL_CONFORMANCE_PYTHON` (scripts/test.sh sets it); without them the
+//! test fails saying so.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// A child process killed (and waited for) on drop.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `command` with its standard error (or output, when `stdout`) read line by line on a
+/// thread; returns the process and the first line starting with `prefix`, without the prefix.
+fn start_saying(mut command: Command, stdout: bool, prefix: &str) -> (Running, String) {
+    if stdout {
+        command.stdout(Stdio::piped()).stderr(Stdio::inherit());
+    } else {
+        command.stdout(Stdio::null()).stderr(Stdio::piped());
+    }
+    let mut child = command.stdin(Stdio::null()).spawn().unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+    let stream: Box<dyn std::io::Read + Send> =
+        if stdout { Box::new(child.stdout.take().unwrap()) } else { Box::new(child.stderr.take().unwrap()) };
+    let (lines, said) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let running = Running(child);
+    let found = said
+        .iter()
+        .find_map(|line| line.strip_prefix(prefix).map(str::to_owned))
+        .unwrap_or_else(|| panic!("{command:?} ended without saying `{prefix}`"));
+    (running, found)
+}
+
+fn toolbox() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_toolbox"))
+}
+
+/// Runs `toolbox mcp` with `args` to its end, at most 60 s (a server that does start is killed).
+fn run_mcp(args: &[&str], root: &Path) -> Output {
+    let mut child = toolbox()
+        .arg("mcp")
+        .args(args)
+        .arg("--root")
+        .arg(root)
+        .arg("--state-dir")
+        .arg(root.join(".state"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..600 {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    panic!("toolbox mcp {args:?} did not end within 60 s");
+}
+
+/// A loopback port free when asked.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).unwrap().port()
+}
+
+#[test]
+fn a_non_loopback_address_without_auth_is_refused_saying_why_and_what_to_give() {
+    let root = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let addr = format!("0.0.0.0:{port}");
+    let output = run_mcp(&["--http", &addr], root.path());
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "toolbox: refusing to serve MCP on {addr} without authentication: it is not a loopback address, so \
+             anyone who reaches it could call the tools (with `--allow exec`, run commands on this machine); give \
+             `--auth-issuer URL` (an OAuth authorization server whose tokens name this server in `aud`), bind a \
+             loopback address such as `127.0.0.1:{port}`, or give `--no-auth` to serve it unauthenticated anyway\n"
+        )
+    );
+}
+
+#[test]
+fn no_auth_serves_a_non_loopback_address_with_a_warning() {
+    let root = tempfile::tempdir().unwrap();
+    let mut command = toolbox();
+    command.args(["mcp", "--http", "0.0.0.0:0", "--no-auth", "--root"]).arg(root.path());
+    command.arg("--state-dir").arg(root.path().join(".state"));
+    let (_server, url) = start_saying(command, false, "toolbox: serving MCP on ");
+    assert!(url.starts_with("http://0.0.0.0:"), "{url}");
+}
+
+#[test]
+fn auth_on_every_address_needs_the_audience() {
+    let root = tempfile::tempdir().unwrap();
+    let output = run_mcp(&["--http", "0.0.0.0:0", "--auth-issuer", "http://127.0.0.1:1"], root.path());
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.ends_with(
+            "so the URL clients reach this server at is not known; give `--auth-audience URL` (e.g. \
+             `https://tools.example/mcp`), the URL tokens must name in `aud`\n"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn no_auth_and_auth_issuer_together_are_a_usage_error() {
+    let root = tempfile::tempdir().unwrap();
+    let output = run_mcp(&["--http", "127.0.0.1:0", "--no-auth", "--auth-issuer", "http://127.0.0.1:1"], root.path());
+    assert_eq!(output.status.code(), Some(2));
+}
+
+/// The `node_modules` dir holding oauth2-mock-server.
+fn mock_server_modules() -> PathBuf {
+    let dir = std::env::var_os("TOOL_OAUTH2_MOCK_SERVER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/oauth2-mock-server/node_modules"));
+    assert!(
+        dir.join("oauth2-mock-server/package.json").is_file(),
+        "oauth2-mock-server is not installed in {}: this test needs it; run scripts/test.sh, which installs it \
+         with `npm install --prefix target/oauth2-mock-server oauth2-mock-server@9.3.0` (.ci/run runs it in CI), \
+         or set TOOL_OAUTH2_MOCK_SERVER to a node_modules dir that has it",
+        dir.display()
+    );
+    dir
+}
+
+#[test]
+fn the_python_sdk_gets_tokens_by_client_credentials_and_each_client_reaches_only_its_scopes() {
+    let modules = mock_server_modules();
+    let mut node = Command::new("node");
+    node.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/auth_server.mjs"))
+        .arg(&modules)
+        .args(["ana=tools:read,tools:write", "bo=tools:read"]);
+    let (_issuer, issuer) = start_saying(node, true, "issuer ");
+
+    let root = tempfile::tempdir().unwrap();
+    let mut command = toolbox();
+    command.args(["mcp", "--http", "127.0.0.1:0", "--auth-issuer", &issuer, "--root"]).arg(root.path());
+    command.arg("--state-dir").arg(root.path().join(".state"));
+    let (_server, url) = start_saying(command, false, "toolbox: serving MCP on ");
+
+    let python = std::env::var("TOOL_CONFORMANCE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/auth_client.py");
+    let output = Command::new(&python).arg(&script).args([&url, &issuer]).output().unwrap_or_else(|e| {
+        panic!("cannot run `{python}` ({e}); run scripts/test.sh, or set TOOL_CONFORMANCE_PYTHON to a python with `mcp` installed")
+    });
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if output.status.code() == Some(3) {
+        panic!("{stderr}");
+    }
+    assert!(
+        output.status.success(),
+        "auth_client.py failed ({}).\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        output.status
+    );
+    assert_eq!(
+        stdout,
+        "unauthenticated: 401 Bearer scope=\"tools:exec tools:read tools:write\"\n\
+         ana lists write: True\n\
+         ana reads her plan: True\n\
+         bo lists write: False\n\
+         bo sees the plan of ana: False\n\
+         bo writes: 403 Bearer error=\"insufficient_scope\", scope=\"tools:write\"\n"
+    );
+}
+
+#[test]
+fn a_config_entry_with_oauth_imports_the_tools_its_client_credentials_reach() {
+    let modules = mock_server_modules();
+    let mut node = Command::new("node");
+    node.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/auth_server.mjs"))
+        .arg(&modules)
+        .arg("reader=tools:read");
+    let (_issuer, issuer) = start_saying(node, true, "issuer ");
+
+    let root = tempfile::tempdir().unwrap();
+    let mut command = toolbox();
+    command.args(["mcp", "--http", "127.0.0.1:0", "--auth-issuer", &issuer, "--root"]).arg(root.path());
+    command.arg("--state-dir").arg(root.path().join(".state"));
+    let (_server, url) = start_saying(command, false, "toolbox: serving MCP on ");
+
+    let config = root.path().join("servers.json");
+    let entry = serde_json::json!({"mcpServers": {"guarded": {"url": url, "oauth": {
+        "client_id": "reader", "client_secret": "secret-of-reader", "scopes": ["tools:read", "tools:write"]}}}});
+    std::fs::write(&config, entry.to_string()).unwrap();
+    let output = toolbox()
+        .arg("--config")
+        .arg(&config)
+        .args(["list", "--set", "guarded", "--root"])
+        .arg(root.path())
+        .arg("--state-dir")
+        .arg(root.path().join(".client-state"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let definitions: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let names: Vec<&str> = definitions.as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
+    // Asked for read and write, granted read: only the read-only tools.
+    assert_eq!(
+        names,
+        [
+            "guarded_done",
+            "guarded_glob",
+            "guarded_grep",
+            "guarded_read",
+            "guarded_read_line",
+            "guarded_todo_read",
+            "guarded_tool_output_cache",
+            "guarded_tool_output_cache_grep",
+            "guarded_tool_output_cache_line",
+            "guarded_view_image"
+        ]
+    );
+}
