@@ -3,7 +3,8 @@
 # `#[tool]` + `#[tool_router]`, and hand-written dispatch (a `match` on the name, `from_str`,
 # `schema_for!`). Each tool takes 3 arguments and has a one-line body. The `#[tool]` and rmcp
 # tools are `async fn`s, the hand-written ones plain `fn`s; `ours_sync` is the `#[tool]` crate
-# with the same tools as plain `fn`s.
+# with the same tools as `#[tool(inline)]` plain `fn`s (a one-line body is cheap: it runs on the
+# polling thread, as the hand-written ones do, with no hop to the blocking pool).
 #
 # Usage: scripts/compile-time.sh [WORK_DIR]
 #   WORK_DIR  where the three crates and their target dir are generated (default: a new
@@ -50,7 +51,9 @@ schemars = "1"'
 body() { echo "format!(\"{query} {} {}\", limit.unwrap_or($2), tags.len())"; }
 
 ours() { # value of tool_050's body, `async ` or nothing
-    local changed="$1" asyncness="$2" i n v
+    local changed="$1" asyncness="$2" i n v options=""
+    # A plain `fn` says `inline`: its one-line body runs where hand-written dispatch runs it.
+    [ -z "$asyncness" ] && options="(inline)"
     {
         echo "//! 100 tools with \`#[tool]\`${asyncness:+ (\`async fn\`)}."
         echo 'use tool_runtime::prelude::*;'
@@ -61,7 +64,7 @@ ours() { # value of tool_050's body, `async ` or nothing
             cat <<EOF
 
 /// Tool $n: search the index.
-#[tool]
+#[tool$options]
 pub ${asyncness}fn tool_$n(
     /// The text to look for.
     query: String,

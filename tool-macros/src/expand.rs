@@ -103,12 +103,24 @@ pub(crate) fn check_options(model: &ToolFn, options: &ToolOptions, errors: &mut 
             ),
         );
     }
-    if options.blocking.is_present()
-        && let Some(asyncness) = &sig.asyncness
-    {
+    if let Some(asyncness) = &sig.asyncness {
+        if options.blocking.is_present() {
+            errors.push(
+                asyncness.span,
+                "`#[tool(blocking)]` runs a sync function on the blocking thread pool: remove `async` (or `blocking`)",
+            );
+        }
+        if options.inline.is_present() {
+            errors.push(
+                options.inline.span(),
+                "`#[tool(inline)]` is for a plain `fn`: an `async fn` always runs on the async worker between its `.await`s; remove `inline`",
+            );
+        }
+    }
+    if options.inline.is_present() && options.blocking.is_present() {
         errors.push(
-            asyncness.span,
-            "`#[tool(blocking)]` runs a sync function on the blocking thread pool: remove `async` (or `blocking`)",
+            options.blocking.span(),
+            "`inline` and `blocking` contradict each other: a plain `fn` runs on the blocking pool unless it is `inline`; remove one of them",
         );
     }
     if let Some(ms) = &options.timeout_ms
@@ -116,15 +128,15 @@ pub(crate) fn check_options(model: &ToolFn, options: &ToolOptions, errors: &mut 
     {
         errors.push(ms.span(), "`timeout_ms` must be a whole number of milliseconds, at least 1");
     }
-    // A plain `fn` runs to its end on the thread that polls the call: no time limit can stop it,
-    // so one would be a promise the registry cannot keep.
+    // An `inline` function runs to its end on the thread that polls the call: no time limit can
+    // stop it, so one would be a promise the registry cannot keep.
     if let Some(ms) = &options.timeout_ms
         && sig.asyncness.is_none()
-        && !options.blocking.is_present()
+        && options.inline.is_present()
     {
         errors.push(
             ms.span(),
-            "`timeout_ms` cannot stop a plain `fn`: once started it runs to its end on the thread that polls the call; add `blocking` (it then runs on the blocking pool and the call times out) or make it an `async fn`",
+            "`timeout_ms` cannot stop an `inline` tool: once started it runs to its end on the thread that polls the call; remove `inline` (a plain `fn` then runs on the blocking pool and the call times out) or remove `timeout_ms`",
         );
     }
     if options.output_schema.is_present() && json_result_type(&sig.output).is_none() {
@@ -231,7 +243,8 @@ pub(crate) fn registration(
     let prefix = method.map_or_else(String::new, |m| format!("{}_", m.type_name));
     let static_ident = format_ident!("__TOOL_{}{}", prefix, unraw(fn_ident));
     let description = description(model, options, private);
-    let blocking = options.blocking.is_present();
+    // A plain `fn` runs on the blocking pool unless it is `inline` (`blocking` says the default).
+    let blocking = model.item.sig.asyncness.is_none() && !options.inline.is_present();
     let sequential = options.sequential.is_present();
     let timeout_ms = match &options.timeout_ms {
         Some(ms) => quote!(::core::option::Option::Some(#ms)),
@@ -813,7 +826,7 @@ mod tests {
     #[test]
     fn a_tool_expands_to_its_function_its_spec_its_submission_and_its_handle() {
         let actual = tool(
-            quote!(set = "demo"),
+            quote!(set = "demo", inline),
             quote! {
                 /// Add.
                 pub fn add(/// First.
@@ -904,9 +917,9 @@ mod tests {
     }
 
     #[test]
-    fn a_sync_tool_with_nothing_to_await_gets_a_sync_invoke_beside_its_arguments_struct() {
+    fn an_inline_sync_tool_with_nothing_to_await_gets_a_sync_invoke_beside_its_arguments_struct() {
         let actual = tool(
-            quote!(),
+            quote!(inline),
             quote! {
                 /// Echo.
                 fn echo(text: String) -> String { text }
@@ -932,6 +945,23 @@ mod tests {
         assert!(!actual.contains("async"), "{actual}");
         assert!(!actual.contains("Box"), "{actual}");
         assert!(!actual.contains("mod __tool_args_echo"), "{actual}");
+    }
+
+    #[test]
+    fn a_plain_fn_runs_on_the_blocking_pool_unless_it_is_inline_and_blocking_says_the_default() {
+        let item = quote! {
+            /// Echo.
+            fn echo(text: String) -> String { text }
+        };
+        let [default, blocking, inline] =
+            [quote!(), quote!(blocking), quote!(inline)].map(|attr| tool(attr, item.clone()).to_string());
+        assert_eq!(default, blocking);
+        assert!(default.contains(":: run_blocking (& __TOOL_echo , move ||"), "{default}");
+        assert!(default.contains(":: Invoke :: Async (__tool_invoke)"), "{default}");
+        assert!(default.contains(":: ToolMeta :: new (true ,"), "{default}");
+        assert!(!inline.contains("run_blocking"), "{inline}");
+        assert!(inline.contains(":: Invoke :: Sync (__tool_invoke)"), "{inline}");
+        assert!(inline.contains(":: ToolMeta :: new (false ,"), "{inline}");
     }
 
     fn model(item: TokenStream) -> ToolFn {

@@ -82,13 +82,16 @@ use proc_macro::TokenStream;
 /// - `description = "..."`: the description (default: the doc comment). A tool without any is
 ///   refused.
 /// - `set = "..."`: a group such as `"fs"`, for `RegistryBuilder::sets`.
-/// - `blocking`: a sync function run on tokio's blocking thread pool (not with `async`): for a
-///   function that waits on I/O or computes long (see "How it runs").
+/// - `inline`: a plain `fn` cheap enough to run on the async worker thread that polls its call
+///   (a few microseconds of computing, no I/O), skipping the hop to the blocking pool (not with
+///   `async`, `blocking` or `timeout_ms`; see "How it runs").
+/// - `blocking`: says explicitly what a plain `fn` does without `inline`: it runs on tokio's
+///   blocking thread pool (not with `async` or `inline`).
 /// - `sequential`: runs alone, never concurrently with the other calls of a turn.
 /// - `timeout_ms = N`: the call fails after N milliseconds (N at least 1): an `async fn` is
-///   stopped at its next `.await`, a `blocking` one is left to finish on its thread. On a plain
-///   `fn` without `blocking` it is a compile error: such a function cannot be stopped once it has
-///   started (see "How it runs"); add `blocking` or make it an `async fn`.
+///   stopped at its next `.await`, a plain `fn` (on the blocking pool) is left to finish on its
+///   thread. With `inline` it is a compile error: an inline function cannot be stopped once it
+///   has started (see "How it runs"); remove `inline` or `timeout_ms`.
 /// - `strict` / `strict = false`: the OpenAI strict-mode wish, in `ToolDefinition::strict`.
 /// - `tags(read_only, destructive, ...)`: free-form tags in `ToolDefinition::tags`, for
 ///   permission policies and MCP annotations.
@@ -101,18 +104,20 @@ use proc_macro::TokenStream;
 /// result with `E`'s alternate `Display` text, so `anyhow` chains are kept). The kind is read from
 /// the return type's syntax: a type alias of `Vec<ContentPart>` is sent as JSON.
 ///
-/// How it runs: an `async fn`, or any function with a `#[depends]` parameter, runs in a future the
-/// registry polls. A plain `fn` without dependencies runs on the thread that polls the call, in
-/// one go, not on a thread pool: the registry calls it directly (`Tool::call_now`, no future)
-/// where nothing has to happen around the call, else through a future that runs it on its first
-/// poll (see "How a call runs" on `Registry`). A hop to the blocking pool would cost microseconds
-/// per call, more than most sync tools compute. Once started, a plain `fn` runs to its end:
-/// neither a time limit nor the caller's cancellation can stop it (the cancellation is checked
-/// before it starts), and while it runs nothing else runs on that thread. `blocking` moves a plain
-/// `fn` to tokio's blocking pool, where a time limit or a cancellation ends the call (the thread
-/// finishes on its own): use it for a function that waits on I/O or runs long. In a debug build,
-/// a call that held the polling thread for more than 10 ms logs a `tracing` warning naming the
-/// tool.
+/// How it runs: an `async fn` runs in a future the registry polls, on the async worker thread
+/// that polls the call. A plain `fn` runs on tokio's blocking thread pool (`spawn_blocking`), with
+/// its own clone of the context, after its `#[depends]` parameters are resolved: however long it
+/// computes or waits, the worker goes on with the other calls, `ping`, cancellation and progress,
+/// and a time limit or a cancellation ends the call (the thread finishes on its own). The hop to
+/// the pool and back costs microseconds per call (BENCHMARKS.md, dispatch); `inline` skips it for
+/// a function of a few microseconds of computing: it then runs on the thread that polls the call,
+/// in one go, called directly (`Tool::call_now`, no future) where nothing has to happen around
+/// the call (see "How a call runs" on `Registry`). Once started, an `inline` function runs to its
+/// end: neither a time limit nor the caller's cancellation can stop it (the cancellation is
+/// checked before it starts), and while it runs nothing else runs on that thread. In a debug
+/// build, a stretch of a call that held the polling thread for more than 10 ms (an `inline`
+/// function, or one poll of an `async fn`) logs a `tracing` warning naming the tool, seen only
+/// where a `tracing` subscriber is installed.
 ///
 /// Generated beside the function: a hidden `static __TOOL_<fn>`, its `inventory` submission for
 /// `Registry::discover()`, and a braced struct named like the function whose associated `TOOL`

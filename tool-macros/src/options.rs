@@ -6,8 +6,8 @@ use darling::ast::NestedMeta;
 use proc_macro2::TokenStream;
 use syn::{Expr, Meta};
 
-/// `#[tool(name = "...", description = "...", set = "...", crate = path, blocking, sequential,
-/// timeout_ms = N, strict, tags(...), output_schema, defer)]`.
+/// `#[tool(name = "...", description = "...", set = "...", crate = path, inline, blocking,
+/// sequential, timeout_ms = N, strict, tags(...), output_schema, defer)]`.
 #[derive(Debug, Default, FromMeta)]
 pub(crate) struct ToolOptions {
     /// The tool name; default: the function name.
@@ -19,7 +19,9 @@ pub(crate) struct ToolOptions {
     /// The path of the runtime crate; default `::tool_runtime`.
     #[darling(rename = "crate")]
     pub(crate) krate: Option<syn::Path>,
-    /// A sync function run on tokio's blocking pool.
+    /// A sync function run inline, on the async worker thread that polls the call.
+    pub(crate) inline: darling::util::Flag,
+    /// A sync function run on tokio's blocking pool: what a plain `fn` does without `inline`.
     pub(crate) blocking: darling::util::Flag,
     /// Run alone, not concurrently with the other calls of a turn.
     pub(crate) sequential: darling::util::Flag,
@@ -42,6 +44,7 @@ pub(crate) const TOOL_OPTIONS: &[&str] = &[
     "description",
     "set",
     "crate",
+    "inline",
     "blocking",
     "sequential",
     "timeout_ms",

@@ -408,7 +408,7 @@ pub mod __private {
         Box::pin(async move { convert(start()?.await) })
     }
 
-    /// Runs a `#[tool(blocking)]` function on tokio's blocking thread pool. A panic becomes
+    /// Runs a plain `fn` tool (not `inline`) on tokio's blocking thread pool. A panic becomes
     /// [`ToolError::Panicked`] with the tool's name, as for any tool.
     pub async fn run_blocking<F, R>(spec: &'static ToolSpec, f: F) -> Result<R, ToolError>
     where

@@ -61,18 +61,22 @@ use crate::tool::{Tool, ToolDefinition, ToolOrigin, ToolSpec, is_valid_tool_name
 /// cancellation token as in step 2.
 ///
 /// # Sync tools
-/// A plain `fn` tool runs on the thread that polls the call, as the function would if called
-/// there, not on a thread pool: the hop to tokio's blocking pool and back costs microseconds per
-/// call (BENCHMARKS.md, dispatch), several times the whole fast path, for tools whose work is
-/// typically a few microseconds of computing. A tool that waits on I/O or computes for long must
-/// say so with `#[tool(blocking)]` (it then runs on the blocking pool) or be an `async fn` that
-/// awaits: run inline, it holds its worker thread, and every task of that worker (other calls,
-/// cancellation, progress) waits until it returns. So that this is seen, a build of this crate
-/// with debug assertions (the dev profile) logs a `tracing` warning naming the tool and the
-/// milliseconds when one stretch of a tool's work on the polling thread (a plain `fn`, or one poll
-/// of a tool's future) held it for more than 10 ms.
+/// No call runs on an async worker thread unless its tool says it is cheap. A plain `fn` tool runs
+/// on tokio's blocking pool (`spawn_blocking`, with its own clone of the context), so that however
+/// long it computes or waits, the worker that polls the call goes on with the other calls,
+/// `ping`, cancellation and progress; a time limit (`#[tool(timeout_ms = N)]` or the
+/// [default](RegistryBuilder::default_timeout)) or a cancellation ends the call, and the function
+/// finishes on its thread. The hop to the pool and back costs microseconds per call
+/// (BENCHMARKS.md, dispatch), several times the whole fast path: a function of a few microseconds
+/// of computing and no I/O may say `#[tool(inline)]`, and then runs on the thread that polls the
+/// call, as the function would if called there ([`Tool::call_now`] on the fast path). An inline
+/// tool that runs long holds its worker thread, and every task of that worker waits until it
+/// returns. So that this is seen, a build of this crate with debug assertions (the dev profile)
+/// logs a `tracing` warning naming the tool and the milliseconds when one stretch of a tool's work
+/// on the polling thread (an `inline` `fn`, or one poll of a tool's future) held it for more than
+/// 10 ms; the warning is seen only where the application installs a `tracing` subscriber.
 ///
-/// Once started, a plain `fn` runs to its end: `#[tool(timeout_ms = N)]` on one is a compile
+/// Once started, an `inline` `fn` runs to its end: `#[tool(inline, timeout_ms = N)]` is a compile
 /// error, and the [default time limit](RegistryBuilder::default_timeout) does not end it (the limit
 /// races the call's future, whose first poll runs the function to its end; with dependencies, it
 /// bounds their resolution). The caller's cancellation is checked before it starts.
@@ -216,7 +220,7 @@ fn on_worker<T>(tool: &str, work: impl FnOnce() -> T) -> T {
             tracing::warn!(
                 tool,
                 held_ms,
-                "tool `{tool}` held the thread polling its call for {held_ms} ms, and every task of that thread waited; run a tool that waits on I/O or computes long with `#[tool(blocking)]`, or make it an `async fn` that awaits"
+                "tool `{tool}` held the thread polling its call for {held_ms} ms, and every task of that thread waited; move work that waits on I/O or computes long to the blocking pool: remove `inline` from a plain `fn`, or have an `async fn` await it (`tokio::task::spawn_blocking`)"
             );
         }
         out
@@ -631,8 +635,9 @@ impl Registry {
     ///    concurrently; a call of a `sequential` tool runs alone, after the calls before it have
     ///    finished and before the calls after it start. Each call of a group starts (its first
     ///    poll) in call order, each as [`Registry::call`] runs it, fast path included. The
-    ///    calls of a group are polled by the task that awaits the batch: `blocking` tools run in
-    ///    parallel on tokio's blocking pool, and `async fn` tools interleave at their `.await`s.
+    ///    calls of a group are polled by the task that awaits the batch: plain `fn` tools run in
+    ///    parallel on tokio's blocking pool, `async fn` tools interleave at their `.await`s, and
+    ///    `inline` ones run one after the other on the polling thread.
     /// 3. A call that returns [`ToolResult::Done`] does not cut the other calls of its turn short
     ///    (the model asked for them together); the batch reports [`TurnStop::Done`] with the first
     ///    such call in call order.
@@ -1096,8 +1101,8 @@ impl RegistryBuilder {
     /// none). A call over its limit ends with ``tool `x` timed out after N ms``.
     ///
     /// The limit races the call's future: it ends an `async fn` at its next `.await` and a
-    /// `blocking` tool's wait for its thread. It does not end a plain `fn` (not `blocking`): that
-    /// one runs to its end in the future's first poll, on the thread that polls the call, and its
+    /// plain `fn` tool's wait for its thread on the blocking pool. It does not end an `inline` `fn`:
+    /// that one runs to its end in the future's first poll, on the thread that polls the call, and its
     /// call answers as without a limit (with `#[depends]`, the limit bounds the resolution of its
     /// dependencies). Such a registry calls every tool through its future, without the fast path
     /// (see "How a call runs" on [`Registry`]).

@@ -87,12 +87,14 @@ pub fn is_valid_tool_name(name: &str) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ToolMeta {
-    /// `#[tool(blocking)]`: a sync function run off the async workers.
+    /// A plain `fn` run on tokio's blocking pool, off the async workers: every plain `fn` tool
+    /// but an `#[tool(inline)]` one (`#[tool(blocking)]` says the default); `false` for an
+    /// `async fn`.
     pub blocking: bool,
     /// `#[tool(sequential)]`: runs alone, never concurrently with the other calls of a turn.
     pub sequential: bool,
     /// `#[tool(timeout_ms = N)]`: the call fails after N milliseconds (an `async fn` or a
-    /// `blocking` one: on a plain `fn` the option is a compile error).
+    /// plain `fn` on the blocking pool: with `inline` the option is a compile error).
     pub timeout_ms: Option<u64>,
     /// `#[tool(strict)]` / `#[tool(strict = false)]`: the OpenAI strict-mode wish.
     pub strict: Option<bool>,
@@ -190,8 +192,7 @@ pub trait Tool: Send + Sync + 'static {
     /// gives for the same arguments and context. `None` (the default) when the tool has no
     /// synchronous form; the registry then polls `call`'s future.
     ///
-    /// `#[tool]` answers here for a plain `fn` that takes no dependency and is not
-    /// `#[tool(blocking)]`. The registry calls it only on its fast path, where it would poll
+    /// `#[tool]` answers here for an `#[tool(inline)]` plain `fn` that takes no dependency. The registry calls it only on its fast path, where it would poll
     /// `call`'s future once, inline, anyway (see "How a call runs" on
     /// [`Registry`](crate::Registry)): an admitted call of a tool that does not [read its
     /// context](Tool::reads_context), with no time limit, no argument repair, no `tracing`
@@ -268,8 +269,8 @@ impl<T: Tool + ?Sized> Tool for &'static T {
 /// function.
 pub type InvokeFn = for<'a> fn(&'a str, &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>>;
 
-/// The signature of the function `#[tool]` generates for a synchronous tool (a plain `fn` without
-/// dependencies, not `blocking`): decodes the arguments and calls the user's function, with no
+/// The signature of the function `#[tool]` generates for a synchronous tool (an `inline` plain
+/// `fn` without dependencies): decodes the arguments and calls the user's function, with no
 /// future ([`Tool::call_now`]).
 pub type SyncInvokeFn = fn(&str, &ToolContext) -> Result<ToolResult, ToolError>;
 
@@ -277,7 +278,8 @@ pub type SyncInvokeFn = fn(&str, &ToolContext) -> Result<ToolResult, ToolError>;
 #[doc(hidden)]
 #[derive(Clone, Copy)]
 pub enum Invoke {
-    /// An `async` call (an `async fn`, a dependency to resolve, a `blocking` tool).
+    /// An `async` call (an `async fn`, a dependency to resolve, a plain `fn` run on the blocking
+    /// pool).
     Async(InvokeFn),
     /// A synchronous call: [`Tool::call`] runs it when its future is first polled, and
     /// [`Tool::call_now`] runs it at once.

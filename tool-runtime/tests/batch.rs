@@ -316,8 +316,8 @@ fn texts(messages: &[ToolMessage]) -> Vec<String> {
     messages.iter().map(|m| m.text().into_owned()).collect()
 }
 
-/// Says hello at once.
-#[tool]
+/// Says hello at once, inline.
+#[tool(inline)]
 fn hello() -> &'static str {
     "hello"
 }

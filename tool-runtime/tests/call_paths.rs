@@ -63,8 +63,8 @@ async fn panic_later() -> String {
     panic!("boom on a later poll")
 }
 
-/// Says which call it runs in.
-#[tool]
+/// Says which call it runs in, inline.
+#[tool(inline)]
 fn call_id(ctx: &ToolContext) -> String {
     ctx.call_id().unwrap_or("none").to_owned()
 }
@@ -1358,8 +1358,8 @@ async fn a_context_free_blocking_tool_finishes_after_its_first_poll_in_a_call_an
 // Synchronous tools (`Tool::call_now`)
 // ---------------------------------------------------------------------------------------------
 
-/// Multiplies two numbers; a plain `fn`.
-#[tool]
+/// Multiplies two numbers; an `inline` plain `fn`.
+#[tool(inline)]
 fn times(
     /// The first number.
     a: i64,
@@ -1370,12 +1370,12 @@ fn times(
 }
 
 #[tokio::test]
-async fn a_plain_fn_tool_runs_at_once_and_an_async_blocking_or_dependent_one_does_not() {
+async fn an_inline_plain_fn_tool_runs_at_once_and_an_async_blocking_or_dependent_one_does_not() {
     let ctx = ToolContext::new();
     assert_eq!(times::TOOL.call_now(r#"{"a":6,"b":7}"#, &ctx), Some(Ok(ToolResult::text("42"))));
-    let bad = times::TOOL.call_now(r#"{"a":6}"#, &ctx).expect("a plain fn runs at once").unwrap_err();
+    let bad = times::TOOL.call_now(r#"{"a":6}"#, &ctx).expect("an inline fn runs at once").unwrap_err();
     assert_eq!(bad.to_string(), "invalid arguments for `times`: missing field `b`");
-    // A plain `fn` that takes the context runs at once too (the registry gives it its own first).
+    // An inline `fn` that takes the context runs at once too (the registry gives it its own first).
     assert_eq!(call_id::TOOL.call_now("{}", &ctx), Some(Ok(ToolResult::text("none"))));
     // An `async fn`, a `blocking` one and one with a dependency have a future only.
     assert_eq!(add::TOOL.call_now(r#"{"a":1,"b":2}"#, &ctx), None);
@@ -1387,8 +1387,8 @@ async fn a_plain_fn_tool_runs_at_once_and_an_async_blocking_or_dependent_one_doe
 
 static COUNTED_NOW_RUNS: AtomicUsize = AtomicUsize::new(0);
 
-/// Counts its runs; a plain `fn`.
-#[tool]
+/// Counts its runs; an `inline` plain `fn`.
+#[tool(inline)]
 fn counted_now() -> String {
     COUNTED_NOW_RUNS.fetch_add(1, Ordering::SeqCst).to_string()
 }

@@ -1,4 +1,5 @@
-//! `#[tool(blocking)]`: a sync function run on tokio's blocking thread pool.
+//! A plain `fn` tool runs on tokio's blocking thread pool (`#[tool(blocking)]` says so
+//! explicitly); `#[tool(inline)]` runs one on the thread that polls its call.
 
 use std::thread::ThreadId;
 
@@ -52,15 +53,57 @@ async fn a_panic_in_a_blocking_tool_is_an_error_result() {
     assert_eq!(message, ToolMessage::error("call_1", "explode", "tool `explode` panicked: boom"));
 }
 
-/// A non-blocking sync tool.
+/// Reports the thread it runs on, without any option.
 #[tool]
-fn inline() -> &'static str {
-    "inline"
+fn where_by_default(ctx: &ToolContext) -> String {
+    format!("{} {}", ctx.call_id().unwrap_or("-"), thread_of(std::thread::current().id()))
+}
+
+/// Reports the thread it runs on, inline.
+#[tool(inline)]
+fn where_inline(ctx: &ToolContext) -> String {
+    format!("{} {}", ctx.call_id().unwrap_or("-"), thread_of(std::thread::current().id()))
+}
+
+#[tokio::test]
+async fn a_plain_fn_runs_on_the_blocking_pool_by_default_and_an_inline_one_on_the_polling_thread() {
+    let async_thread = thread_of(std::thread::current().id());
+    let by_default = run(where_by_default::TOOL, "").await.text().into_owned();
+    let inline = run(where_inline::TOOL, "").await.text().into_owned();
+    assert!(by_default.starts_with("call_1 "), "{by_default}");
+    assert_ne!(by_default, format!("call_1 {async_thread}"));
+    assert_eq!(inline, format!("call_1 {async_thread}"));
 }
 
 #[test]
-fn a_tool_is_not_blocking_unless_asked() {
-    assert!(!inline::TOOL.meta().blocking);
+fn a_plain_fn_is_blocking_unless_inline_and_an_async_fn_never_is() {
+    assert_eq!(
+        [where_by_default::TOOL.meta().blocking, where_inline::TOOL.meta().blocking, async_tool::TOOL.meta().blocking],
+        [true, false, false]
+    );
+}
+
+/// An async tool.
+#[tool]
+async fn async_tool() -> &'static str {
+    "async"
+}
+
+/// Computes until its 20 ms time limit ends the call, then a little longer; says when it ends.
+#[tool(timeout_ms = 20)]
+fn overrun(ctx: &ToolContext) -> String {
+    let start = std::time::Instant::now();
+    // Bounded: 2 s at most, however the token behaves.
+    while !ctx.cancellation().is_cancelled() && start.elapsed() < std::time::Duration::from_secs(2) {
+        std::hint::spin_loop();
+    }
+    String::new()
+}
+
+#[tokio::test]
+async fn a_time_limit_on_a_plain_fn_ends_its_call() {
+    let message = run(overrun::TOOL, "").await;
+    assert_eq!(message, ToolMessage::error("call_1", "overrun", "tool `overrun` timed out after 20 ms"));
 }
 
 /// The two ends a test holds: `go` lets the tool look at its token, `seen` gets what it saw.

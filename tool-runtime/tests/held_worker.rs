@@ -1,5 +1,5 @@
 //! A tool that holds the thread polling its call: in a build with debug assertions, a stretch of
-//! more than 10 ms (a plain `fn`, or one poll of a tool's future) is reported as a `tracing`
+//! more than 10 ms (an `inline` plain `fn`, or one poll of a tool's future) is reported as a `tracing`
 //! warning naming the tool and the milliseconds, on the fast path and on the general path alike.
 //! (Release builds measure nothing: the whole file is for debug builds.)
 #![cfg(debug_assertions)]
@@ -17,8 +17,8 @@ use tracing::{Event, Level, Metadata, Subscriber};
 mod fields;
 use fields::Fields;
 
-/// Sleeps 30 ms on the thread that calls it: work that should have been `blocking`.
-#[tool]
+/// Sleeps 30 ms on the thread that calls it: work that should not have been `inline`.
+#[tool(inline)]
 fn dawdle() -> &'static str {
     std::thread::sleep(Duration::from_millis(30));
     "late"
@@ -98,7 +98,7 @@ async fn warnings_of(spans: bool, calls: &[ToolCall], batch: bool) -> Vec<(Strin
             let held_ms: u64 = fields["held_ms"].parse().unwrap();
             let tool = fields["tool"].clone();
             let expected = format!(
-                "tool `{tool}` held the thread polling its call for {held_ms} ms, and every task of that thread waited; run a tool that waits on I/O or computes long with `#[tool(blocking)]`, or make it an `async fn` that awaits"
+                "tool `{tool}` held the thread polling its call for {held_ms} ms, and every task of that thread waited; move work that waits on I/O or computes long to the blocking pool: remove `inline` from a plain `fn`, or have an `async fn` await it (`tokio::task::spawn_blocking`)"
             );
             (tool, held_ms >= 30 && fields["message"] == expected)
         })

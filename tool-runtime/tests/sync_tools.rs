@@ -1,4 +1,4 @@
-//! `#[tool]` on a plain `fn`: a synchronous tool, run at once ([`Tool::call_now`]) where the
+//! `#[tool(inline)]` on a plain `fn`: a synchronous tool, run at once ([`Tool::call_now`]) where the
 //! registry can, and through its future everywhere else. Every form of a plain `fn` is tried
 //! against its `async fn` twin on every path a call can take (the future, `call_now` directly and
 //! through `&'static`, the registry with and without a batch, a time limit, argument repair, a
@@ -259,7 +259,7 @@ async fn twins(sync: &'static ToolSpec, asynchronous: &'static ToolSpec, inputs:
 // ---------------------------------------------------------------------------------------------
 
 /// Joins borrowed arguments.
-#[tool]
+#[tool(inline)]
 fn borrowed_sync(
     /// A text.
     text: &str,
@@ -312,7 +312,7 @@ async fn borrowed_arguments_reach_a_plain_fn_on_every_path_as_they_reach_an_asyn
 }
 
 /// The first word of a text, borrowed from it.
-#[tool]
+#[tool(inline)]
 fn first_word_sync(
     /// A text.
     text: &str,
@@ -330,7 +330,7 @@ async fn first_word_async(
 }
 
 /// The first word of a text, borrowed from it, or why there is none.
-#[tool]
+#[tool(inline)]
 fn first_word_or_sync(
     /// A text.
     text: &str,
@@ -399,7 +399,7 @@ fn sum(terms: Vec<i64>) -> Result<Sum, Oops> {
 }
 
 /// Adds terms as JSON text.
-#[tool]
+#[tool(inline)]
 fn sum_json_sync(
     /// The terms.
     terms: Vec<i64>,
@@ -417,7 +417,7 @@ async fn sum_json_async(
 }
 
 /// Adds terms as a JSON value with its schema.
-#[tool(output_schema)]
+#[tool(inline, output_schema)]
 fn sum_structured_sync(
     /// The terms.
     terms: Vec<i64>,
@@ -435,7 +435,7 @@ async fn sum_structured_async(
 }
 
 /// Adds terms; the sum alone, never failing.
-#[tool(output_schema)]
+#[tool(inline, output_schema)]
 fn sum_plain_sync(
     /// The terms.
     terms: Vec<i64>,
@@ -489,7 +489,7 @@ async fn a_plain_fn_returning_serialize_answers_as_its_async_twin_with_and_witho
 }
 
 /// Ends the run, or refuses an empty summary.
-#[tool]
+#[tool(inline)]
 fn finish_sync(
     /// The summary.
     summary: String,
@@ -529,7 +529,7 @@ async fn a_plain_fn_that_ends_the_run_answers_as_its_async_twin_and_stops_its_ba
 }
 
 /// Nothing to say.
-#[tool]
+#[tool(inline)]
 fn unit_sync(
     /// Ignored.
     _ignored: Option<u8>,
@@ -545,7 +545,7 @@ async fn unit_async(
 }
 
 /// Parts: a text and an image.
-#[tool]
+#[tool(inline)]
 fn parts_sync(
     /// The caption.
     caption: String,
@@ -621,7 +621,7 @@ impl Search {
 }
 
 /// Echoes a search.
-#[tool]
+#[tool(inline)]
 fn input_sync(#[input] search: Search) -> String {
     search.said()
 }
@@ -658,7 +658,7 @@ fn three() -> u32 {
 }
 
 /// Defaults of every kind.
-#[tool]
+#[tool(inline)]
 fn defaults_sync(
     /// A count.
     #[arg(default)]
@@ -719,7 +719,7 @@ async fn a_plain_fn_with_defaults_answers_as_its_async_twin() {
 }
 
 /// Says its session.
-#[tool]
+#[tool(inline)]
 fn context_sync(
     /// A word.
     word: String,
@@ -747,7 +747,7 @@ async fn a_plain_fn_that_takes_the_context_answers_as_its_async_twin() {
 }
 
 /// Says the id of its call.
-#[tool]
+#[tool(inline)]
 fn call_id_sync(ctx: &ToolContext) -> String {
     ctx.call_id().unwrap_or("none").to_owned()
 }
@@ -766,7 +766,7 @@ async fn a_plain_fn_that_takes_the_context_gets_its_call_id_through_the_registry
 // ---------------------------------------------------------------------------------------------
 
 /// Through the runtime's alias.
-#[tool(crate = rt)]
+#[tool(inline, crate = rt)]
 fn aliased_sync(
     /// A.
     a: u8,
@@ -784,7 +784,7 @@ async fn aliased_async(
 }
 
 /// Through the runtime's absolute path.
-#[tool(crate = ::tool_runtime)]
+#[tool(inline, crate = ::tool_runtime)]
 fn absolute_sync(
     /// A.
     a: u8,
@@ -819,7 +819,7 @@ async fn a_plain_fn_naming_the_runtime_through_an_alias_or_a_path_answers_as_its
 
 /// Kept for old prompts.
 #[deprecated = "use borrowed_sync"]
-#[tool]
+#[tool(inline)]
 fn deprecated_sync(
     /// A.
     a: String,
@@ -838,7 +838,7 @@ async fn deprecated_async(
 }
 
 /// A parameter named like the function.
-#[tool]
+#[tool(inline)]
 fn shadow_sync(
     /// The same name.
     shadow_sync: String,
@@ -857,7 +857,7 @@ async fn shadow_async(
 }
 
 /// Raw identifiers.
-#[tool]
+#[tool(inline)]
 fn r#match(
     /// The type.
     r#type: String,
@@ -879,7 +879,7 @@ async fn r#async(
 }
 
 /// A constant.
-#[tool]
+#[tool(inline)]
 const fn constant_sync() -> &'static str {
     "forty-two"
 }
@@ -916,7 +916,7 @@ async fn deprecated_shadowed_raw_and_const_plain_fns_answer_as_their_async_twins
 #[tokio::test]
 async fn a_plain_fn_in_a_function_body_answers_as_its_async_twin() {
     /// In a body.
-    #[tool]
+    #[tool(inline)]
     fn in_body_sync(
         /// A.
         a: &str,
@@ -944,7 +944,7 @@ async fn a_plain_fn_in_a_function_body_answers_as_its_async_twin() {
 // ---------------------------------------------------------------------------------------------
 
 /// Panics with the message, or with a value that is not text for `"any"`.
-#[tool]
+#[tool(inline)]
 fn panics_sync(
     /// What to say.
     message: String,
@@ -980,7 +980,7 @@ impl<'de> Deserialize<'de> for Fragile {
 }
 
 /// Echoes a fragile value.
-#[tool]
+#[tool(inline)]
 fn fragile_sync(
     /// The value.
     value: Fragile,
@@ -1048,7 +1048,7 @@ async fn a_panic_in_a_plain_fn_leaves_the_other_calls_of_its_batch_and_the_regis
 static COUNTED_RUNS: AtomicUsize = AtomicUsize::new(0);
 
 /// Counts its runs.
-#[tool]
+#[tool(inline)]
 fn counted_sync() -> String {
     COUNTED_RUNS.fetch_add(1, Ordering::SeqCst).to_string()
 }
@@ -1238,7 +1238,7 @@ fn depends_plain(#[depends(NUMBER)] number: u32) -> String {
 }
 
 /// Runs alone.
-#[tool(sequential)]
+#[tool(inline, sequential)]
 fn alone_sync(
     /// A word.
     word: &str,
@@ -1275,7 +1275,7 @@ async fn a_sequential_plain_fn_answers_as_its_async_twin_with_a_time_limit_of_it
 }
 
 /// Sleeps 5 ms on the thread that calls it, then answers.
-#[tool]
+#[tool(inline)]
 fn nap_sync() -> &'static str {
     std::thread::sleep(Duration::from_millis(5));
     "rested"

@@ -6,6 +6,8 @@
 //! cargo bench -p tool-std --bench todo_ids -- --warm-up-time 1 --measurement-time 10
 //! ```
 
+#![allow(missing_docs)] // `criterion_group!` defines an undocumented public function
+
 use std::sync::Arc;
 
 use criterion::Criterion;

@@ -25,9 +25,12 @@
 //! (9007199254740991), the largest integer every JSON parser reads exactly (RFC 8259, section 6).
 //!
 //! # How they run
-//! No tool holds an async worker thread: every tool that touches the disk or walks a tree runs
-//! its I/O on tokio's blocking thread pool (`#[tool(blocking)]`, or `spawn_blocking` inside an
-//! `async fn`), and the web tools do async I/O. Walks and long reads watch the call's
+//! No tool holds an async worker thread: every tool that touches the disk, walks a tree or
+//! computes for long runs that work on tokio's blocking thread pool (as a plain `fn` tool, or with
+//! `spawn_blocking` inside an `async fn`: the todo tools' store I/O and `todo_new`'s checks of its
+//! items, `webfetch`'s decoding and rendering of a page, `search`'s parsing of a results page),
+//! and the web tools do async I/O. Only `done`, a check of one string, runs inline on the worker
+//! (`#[tool(inline)]`). Walks and long reads watch the call's
 //! cancellation token between files or 64 KiB chunks (see [`fs`]); `apply_patch` checks it once
 //! the files are read, before its first write.
 //!

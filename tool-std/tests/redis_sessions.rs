@@ -164,3 +164,60 @@ fn a_redis_that_is_down_is_a_store_error_naming_it_and_what_to_check() {
         "{message}"
     );
 }
+
+/// Two server processes (two connections, two registries) each get the same 20 keyed
+/// `todo_append` calls at once, as a client that retried every call on the other server would
+/// send them: the record of a key is saved by the same compare-and-set as the change, so every
+/// item is in the plan once, and both copies of a call answer a plan that holds its item (the
+/// first answer, or the plan as it is when that answer is no longer kept).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_keyed_append_sent_to_two_servers_at_once_is_applied_once() {
+    use tool_runtime::{Registry, ToolCall, ToolContext};
+    use tool_std::session::SESSION_STORE;
+
+    let server = RedisServer::start();
+    let registries: Vec<Arc<Registry>> = (0..2)
+        .map(|_| {
+            let store: Arc<dyn SessionStore> = Arc::new(store(&server));
+            Arc::new(
+                tool_std::registry_builder().sets(["todo"]).override_dependency(&SESSION_STORE, store).build().unwrap(),
+            )
+        })
+        .collect();
+    let ctx = ToolContext::builder().session_id("plan").build();
+    let append = |registry: &Arc<Registry>, call_id: String, n: usize| {
+        let arguments = json!({"todos": [{"content": format!("item {n}"), "status": "pending"}], "idempotency_key": format!("k{n}")});
+        let call = ToolCall::new(call_id, "todo_append", arguments.to_string());
+        let (registry, ctx) = (Arc::clone(registry), ctx.clone());
+        async move { registry.call(&call, &ctx).await }
+    };
+    let calls = (0..20).flat_map(|n| {
+        [
+            tokio::spawn(append(&registries[0], format!("a{n}"), n)),
+            tokio::spawn(append(&registries[1], format!("b{n}"), n)),
+        ]
+    });
+    let answers: Vec<_> = futures::future::join_all(calls).await.into_iter().map(Result::unwrap).collect();
+    for (n, pair) in answers.chunks(2).enumerate() {
+        for answer in pair {
+            assert!(!answer.is_error, "{}", answer.text());
+            assert!(
+                answer.text().contains(&format!("] (p3) item {n}\n"))
+                    || answer.text().ends_with(&format!("] (p3) item {n}")),
+                "{}",
+                answer.text()
+            );
+        }
+    }
+    let plan = registries[0].call(&ToolCall::new("r", "todo_read", "{}"), &ctx).await;
+    let mut items: Vec<String> = plan
+        .text()
+        .lines()
+        .filter_map(|line| line.split_once(") ").map(|(_, content)| content.to_owned()))
+        .filter(|content| content.starts_with("item "))
+        .collect();
+    items.sort();
+    let mut expected: Vec<String> = (0..20).map(|n| format!("item {n}")).collect();
+    expected.sort();
+    assert_eq!(items, expected);
+}

@@ -10,6 +10,21 @@ use tool_std::session::{
     FileSessionStore, MemorySessionStore, SESSION_FORMAT_VERSION, SESSION_STORE, SessionError, SessionMeta,
     SessionStore, modify,
 };
+use tool_std::todo::APPLIED_KEY;
+
+/// `meta` without the todo tools' record of applied changes (kept for retries, see
+/// `tool_std::todo`), and the `(tool, key)` of each record in it, oldest first.
+fn without_applied(mut meta: SessionMeta) -> (SessionMeta, Vec<(String, String)>) {
+    let records = meta.remove(APPLIED_KEY).map_or_else(Vec::new, |records| {
+        records
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["tool"].as_str().unwrap().to_owned(), r["key"].as_str().unwrap().to_owned()))
+            .collect()
+    });
+    (meta, records)
+}
 
 fn meta(value: Value) -> SessionMeta {
     value.as_object().unwrap().clone()
@@ -257,9 +272,13 @@ async fn the_todo_list_is_kept_in_session_meta_under_todos() {
 
     call(&registry, Some("s1"), "todo_new", json!({"todos": [{"content": "Write code", "status": "pending"}]})).await;
 
+    let file_meta = read_json(&dir.path().join("s1.json"))["meta"].as_object().unwrap().clone();
     assert_eq!(
-        read_json(&dir.path().join("s1.json"))["meta"],
-        json!({"todos": [{"id": "write-code", "content": "Write code", "status": "pending", "priority": 3}]})
+        without_applied(file_meta),
+        (
+            meta(json!({"todos": [{"id": "write-code", "content": "Write code", "status": "pending", "priority": 3}]})),
+            vec![("todo_new".to_owned(), "call_1".to_owned())]
+        )
     );
 }
 
@@ -288,7 +307,9 @@ async fn an_empty_plan_removes_the_todos_key() {
 
     call(&registry, Some("s1"), "todo_patch", json!({"updates": [{"id": "a", "remove": true}]})).await;
 
-    assert_eq!(store.load("s1", None).unwrap(), meta(json!({"other": "kept"})));
+    let (left, applied) = without_applied(store.load("s1", None).unwrap());
+    assert_eq!(left, meta(json!({"other": "kept"})));
+    assert_eq!(applied, [("todo_new", "call_1"), ("todo_patch", "call_1")].map(|(t, k)| (t.to_owned(), k.to_owned())));
 }
 
 #[tokio::test]
@@ -299,7 +320,10 @@ async fn todo_clear_removes_the_todos_key() {
 
     call(&registry, Some("s1"), "todo_clear", json!({})).await;
 
-    assert_eq!(FileSessionStore::new(dir.path()).load("s1", None).unwrap(), SessionMeta::new());
+    // The record of the applied changes stays, so that a late retry of the clear changes nothing.
+    let (left, applied) = without_applied(FileSessionStore::new(dir.path()).load("s1", None).unwrap());
+    assert_eq!(left, SessionMeta::new());
+    assert_eq!(applied, [("todo_new", "call_1"), ("todo_clear", "call_1")].map(|(t, k)| (t.to_owned(), k.to_owned())));
 }
 
 #[tokio::test]

@@ -2,15 +2,19 @@
 //! text. Plans are kept by a real file session store in a temp directory.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
-use tool_runtime::{Registry, ToolCall, ToolContext, ToolMessage};
-use tool_std::session::{FileSessionStore, SESSION_STORE, SessionStore};
+use tool_runtime::{FixedClock, Registry, ToolCall, ToolContext, ToolMessage};
+use tool_std::session::{FileSessionStore, MemorySessionStore, SESSION_STORE, SessionStore};
+use tool_std::todo::{APPLIED_KEY, APPLIED_TTL, MAX_APPLIED, MAX_KEPT_ANSWERS};
 
 /// A registry of the todo tools whose session store is a file store in a temp directory.
 struct Plans {
     _dir: tempfile::TempDir,
     registry: Registry,
+    calls: AtomicUsize,
 }
 
 impl Plans {
@@ -19,11 +23,17 @@ impl Plans {
         let store: Arc<dyn SessionStore> = Arc::new(FileSessionStore::new(dir.path().join("sessions")));
         let registry =
             tool_std::registry_builder().sets(["todo"]).override_dependency(&SESSION_STORE, store).build().unwrap();
-        Self { _dir: dir, registry }
+        Self { _dir: dir, registry, calls: AtomicUsize::new(1) }
     }
 
+    /// A call with a tool call id of its own (a call id is the retry key of a change).
     async fn call_in(&self, ctx: &ToolContext, tool: &str, arguments: Value) -> ToolMessage {
-        self.registry.call(&ToolCall::new("call_1", tool, arguments.to_string()), ctx).await
+        let id = format!("call_{}", self.calls.fetch_add(1, Ordering::SeqCst));
+        self.call_as(ctx, &id, tool, arguments).await
+    }
+
+    async fn call_as(&self, ctx: &ToolContext, call_id: &str, tool: &str, arguments: Value) -> ToolMessage {
+        self.registry.call(&ToolCall::new(call_id, tool, arguments.to_string()), ctx).await
     }
 
     async fn ok(&self, tool: &str, arguments: Value) -> String {
@@ -568,4 +578,183 @@ async fn todo_clear_empties_the_plan_and_says_how_many_items_went() {
 
     assert_eq!(cleared, "Cleared the plan (2 items removed). Use todo_new to write a new one.");
     assert_eq!(plans.read().await, "No todos yet. Use todo_new to write a plan.");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Retries: a change is applied at most once per retry key.
+// ---------------------------------------------------------------------------------------------
+
+/// The plan's item contents, in order.
+fn contents(plan: &str) -> Vec<String> {
+    plan.lines()
+        .skip(2)
+        .filter_map(|line| {
+            line.split_once("] (p").and_then(|(_, rest)| rest.split_once(") ")).map(|(_, c)| c.to_owned())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_retried_append_with_the_same_idempotency_key_is_applied_once_and_answers_as_the_first() {
+    let plans = Plans::new();
+    plans.ok("todo_new", json!({"todos": [item("Base", "pending")]})).await;
+    let append = json!({"todos": [item("Once", "pending")], "idempotency_key": "k-1"});
+
+    let first = plans.ok("todo_append", append.clone()).await;
+    // The client retries on a new connection: a new tool call id, the same key.
+    let retried = plans.ok("todo_append", append).await;
+
+    assert_eq!(retried, first);
+    assert_eq!(contents(&plans.read().await), ["Base", "Once"]);
+}
+
+#[tokio::test]
+async fn a_change_retried_under_the_same_tool_call_id_is_applied_once_in_the_file_and_memory_stores() {
+    let memory: Arc<dyn SessionStore> = Arc::new(MemorySessionStore::new());
+    let in_memory =
+        tool_std::registry_builder().sets(["todo"]).override_dependency(&SESSION_STORE, memory).build().unwrap();
+    let file = Plans::new();
+    for registry in [&file.registry, &in_memory] {
+        let ctx = &session("s1");
+        let call = |id: &str, tool: &str, arguments: Value| {
+            let call = ToolCall::new(id, tool, arguments.to_string());
+            async move { registry.call(&call, ctx).await.text().into_owned() }
+        };
+        call("c1", "todo_new", json!({"todos": [item("Base", "pending")]})).await;
+        let append = json!({"todos": [item("Once", "pending")]});
+        let first = call("c2", "todo_append", append.clone()).await;
+        assert_eq!(call("c2", "todo_append", append).await, first);
+        // A removal retried answers as the first time, instead of refusing the id it removed.
+        let patch = json!({"updates": [{"id": "once", "remove": true}]});
+        let removed = call("c3", "todo_patch", patch.clone()).await;
+        assert_eq!(call("c3", "todo_patch", patch).await, removed);
+        let cleared = call("c4", "todo_clear", json!({})).await;
+        assert_eq!(cleared, "Cleared the plan (1 item removed). Use todo_new to write a new one.");
+        call("c5", "todo_append", json!({"todos": [item("After", "pending")]})).await;
+        // A late retry of the clear neither wipes the later item nor changes its answer.
+        assert_eq!(call("c4", "todo_clear", json!({})).await, cleared);
+        assert_eq!(contents(&call("c6", "todo_read", json!({})).await), ["After"]);
+    }
+}
+
+#[tokio::test]
+async fn a_retry_key_used_again_for_other_items_is_refused_and_nothing_is_saved() {
+    let plans = Plans::new();
+    plans.ok("todo_append", json!({"todos": [item("First", "pending")], "idempotency_key": "k"})).await;
+
+    let error = plans.err("todo_append", json!({"todos": [item("Second", "pending")], "idempotency_key": "k"})).await;
+
+    assert_eq!(
+        error,
+        "the key `k` was already used for another todo_append call of this session, with other arguments. Nothing \
+         was saved; give a new idempotency_key (or tool call id) for a new change, and the same one only to retry \
+         the same change"
+    );
+    assert_eq!(contents(&plans.read().await), ["First"]);
+}
+
+#[tokio::test]
+async fn a_blank_or_overlong_idempotency_key_is_refused() {
+    let plans = Plans::new();
+    let with_key = |key: String| json!({"todos": [item("X", "pending")], "idempotency_key": key});
+
+    let blank = plans.err("todo_append", with_key(" ".to_owned())).await;
+    let long = plans.err("todo_append", with_key("k".repeat(201))).await;
+
+    assert_eq!(
+        [blank, long],
+        [1, 201].map(|n| format!(
+            "idempotency_key must be 1 to 200 bytes of text, got {n} bytes; give a short key unique to this change \
+             (the same key again on a retry). Nothing was saved"
+        ))
+    );
+    assert_eq!(plans.read().await, tool_std::todo::EMPTY_PLAN);
+}
+
+#[tokio::test]
+async fn a_session_remembers_its_64_latest_keyed_changes_for_24_hours() {
+    let store = Arc::new(MemorySessionStore::new());
+    let registry = tool_std::registry_builder()
+        .sets(["todo"])
+        .override_dependency(&SESSION_STORE, store.clone() as Arc<dyn SessionStore>)
+        .build()
+        .unwrap();
+    let clock = Arc::new(FixedClock::new(SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000)));
+    let ctx = ToolContext::builder().session_id("s1").clock(clock.clone()).build();
+    let append = |n: usize| {
+        let call = ToolCall::new(
+            format!("c{n}"),
+            "todo_append",
+            json!({"todos": [item(&format!("i{n}"), "pending")]}).to_string(),
+        );
+        let (registry, ctx) = (&registry, &ctx);
+        async move { registry.call(&call, ctx).await }
+    };
+    for n in 0..=MAX_APPLIED {
+        assert!(!append(n).await.is_error);
+    }
+    let records = |store: &MemorySessionStore| store.load("s1", None).unwrap()[APPLIED_KEY].as_array().unwrap().len();
+    assert_eq!(records(&store), MAX_APPLIED);
+    // Of 65 keyed changes, c1 is remembered (its retry changes nothing) and c0 is forgotten: its
+    // retry applies again.
+    append(1).await;
+    append(0).await;
+    clock.advance(APPLIED_TTL);
+    // A day later c2 is forgotten too.
+    append(2).await;
+    let plan = registry.call(&ToolCall::new("r", "todo_read", "{}"), &ctx).await.text().into_owned();
+    let mut expected: Vec<String> = (0..=MAX_APPLIED).map(|n| format!("i{n}")).collect();
+    expected.extend(["i0".to_owned(), "i2".to_owned()]);
+    assert_eq!(contents(&plan), expected);
+    // The records past their day are dropped at the next save: only c2's is left.
+    assert_eq!(records(&store), 1);
+}
+
+#[tokio::test]
+async fn the_answers_of_the_8_latest_keyed_changes_are_kept_and_an_older_retry_gets_the_plan_as_it_is() {
+    let store = Arc::new(MemorySessionStore::new());
+    let registry = tool_std::registry_builder()
+        .sets(["todo"])
+        .override_dependency(&SESSION_STORE, store.clone() as Arc<dyn SessionStore>)
+        .build()
+        .unwrap();
+    let ctx = session("s1");
+    let append = |n: usize| {
+        let arguments = json!({"todos": [item(&format!("i{n}"), "pending")], "idempotency_key": format!("k{n}")});
+        let call = ToolCall::new(fresh_call_id(), "todo_append", arguments.to_string());
+        let (registry, ctx) = (&registry, &ctx);
+        async move { registry.call(&call, ctx).await.text().into_owned() }
+    };
+    let mut first = Vec::new();
+    for n in 0..=MAX_KEPT_ANSWERS {
+        first.push(append(n).await);
+    }
+    let kept = |store: &MemorySessionStore| {
+        let records = store.load("s1", None).unwrap()[APPLIED_KEY].as_array().unwrap().clone();
+        records.iter().map(|r| r.get("text").is_some()).collect::<Vec<bool>>()
+    };
+    let mut expected_kept = vec![false];
+    expected_kept.extend([true; MAX_KEPT_ANSWERS]);
+    assert_eq!(kept(&store), expected_kept);
+    let now = plans_text(&registry, &ctx).await;
+    // k0's answer is forgotten: its retry gets the plan as it is, and adds nothing.
+    assert_eq!(append(0).await, now);
+    // k1's is kept: its retry answers as the first time (the plan of i0 and i1).
+    assert_eq!(append(1).await, first[1]);
+    assert_eq!(
+        contents(&plans_text(&registry, &ctx).await),
+        (0..=MAX_KEPT_ANSWERS).map(|n| format!("i{n}")).collect::<Vec<_>>()
+    );
+    // Replays save nothing: the records are as they were.
+    assert_eq!(kept(&store), expected_kept);
+}
+
+/// A call id no other call of this file has.
+fn fresh_call_id() -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!("fresh_{}", NEXT.fetch_add(1, Ordering::SeqCst))
+}
+
+async fn plans_text(registry: &Registry, ctx: &ToolContext) -> String {
+    registry.call(&ToolCall::new("read", "todo_read", "{}"), ctx).await.text().into_owned()
 }

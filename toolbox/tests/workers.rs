@@ -40,14 +40,19 @@ struct Worker {
 }
 
 impl Worker {
+    /// A worker whose messages over 8 KiB are cut with a ref to the whole (a grep page is 40 KiB).
     fn start(store: &str, root: &Path, state_dir: &Path) -> Self {
+        Self::start_with(store, root, state_dir, "8192")
+    }
+
+    /// A worker whose messages over `max_bytes` are cut.
+    fn start_with(store: &str, root: &Path, state_dir: &Path, max_bytes: &str) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolbox"))
             .args(["mcp", "-v", "--http", "127.0.0.1:0", "--store", store, "--session", "plan-1", "--root"])
             .arg(root)
             .arg("--state-dir")
             .arg(state_dir)
-            // Messages over 8 KiB are cut with a ref to the whole (a grep page is 40 KiB).
-            .env("TOOL_MAX_BYTES", "8192")
+            .env("TOOL_MAX_BYTES", max_bytes)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -230,4 +235,33 @@ fn a_server_whose_redis_is_down_keeps_serving_the_tools_that_need_no_store() {
     let worker = Worker::start(&store, workspace.path(), state.path());
     let stdout = run_client(&["down", &worker.url, &store]);
     assert_eq!(stdout.trim(), "ok with redis down, read and glob answer and todo_read names the store");
+}
+
+/// Retried changes apply once: through haproxy to two workers on one Redis, 100 `todo_append`
+/// calls with an `idempotency_key` each. Redis is stopped (SIGSTOP) under one batch for longer
+/// than a worker waits for its reply, worker 1 is killed while its calls of that batch wait, and
+/// Redis is continued (SIGCONT): those calls fail, and the writes they sent may still be applied.
+/// Every failed call is retried with the same key, and every item is in the plan exactly once
+/// (`workers_client.py retries`).
+#[test]
+fn keyed_appends_retried_through_a_stopped_redis_and_a_killed_worker_apply_once() {
+    let redis = RedisServer::start();
+    let workspace = tempfile::tempdir().unwrap();
+    let (state1, state2, haproxy_dir) =
+        (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let store = redis.url(0);
+    // Plans of 1,100 items are read whole (about 40 KiB).
+    let worker1 = Worker::start_with(&store, workspace.path(), state1.path(), "1048576");
+    let worker2 = Worker::start_with(&store, workspace.path(), state2.path(), "1048576");
+    let (_haproxy, balancer) = start_haproxy(haproxy_dir.path(), [worker1.port(), worker2.port()]);
+
+    let (redis_pid, worker1_pid) = (redis.pid().to_string(), worker1.process.0.id().to_string());
+    let stdout = run_client(&["retries", &balancer, &redis_pid, &worker1_pid]);
+    println!("{stdout}");
+    let checks: Vec<&str> =
+        stdout.lines().filter(|l| l.starts_with("ok ")).map(|l| l.split(" (").next().unwrap()).collect();
+    assert_eq!(checks, ["ok 100 keyed appends through a stopped redis and a killed worker: each once"], "{stdout}");
+    // Both workers served appends before worker 1 was killed.
+    let calls = [worker1.calls(), worker2.calls()];
+    assert!(calls.iter().all(|c| c.iter().any(|t| t == "todo_append")), "{calls:?}");
 }

@@ -4,9 +4,14 @@ SDK sees them.
 Usage:
     python workers_client.py BALANCER_URL WORKER1_URL WORKER2_URL WORKER1_PID
     python workers_client.py down WORKER_URL STORE_URL
+    python workers_client.py retries BALANCER_URL REDIS_PID WORKER1_PID
 
 The second form checks a worker whose Redis is down: `read` works, `todo_read` answers an error
-naming the store at STORE_URL.
+naming the store at STORE_URL. The third sends 100 `todo_append` calls, each with an
+`idempotency_key` of its own; Redis is stopped (SIGSTOP) in the middle of a batch of them for
+longer than the workers wait for a Redis reply, worker 1 is killed (SIGKILL) while its calls of
+that batch wait, and Redis is continued (SIGCONT); every call that failed is sent again with the
+same key until it succeeds, and every item is in the plan exactly once.
 
 Run by `toolbox/tests/workers.rs`, which starts redis-server, the two workers (both with
 `--store redis://...` and `--session plan-1`) and haproxy (round-robin), and reads the workers'
@@ -157,6 +162,90 @@ async def calls_while_a_worker_dies(balancer: str, worker1_pid: int) -> None:
         print(f"failure: {failure.splitlines()[0]}")
 
 
+async def retried_appends_apply_once(balancer: str, redis_pid: int, worker1_pid: int) -> None:
+    """100 todo_append calls through one client per batch, each with its own idempotency key:
+    3 batches of 10, one of 40, 3 of 10, on a plan of 1,000 items (so that each change spends
+    milliseconds between its read and its write). Once 5 calls of the batch of 40 have succeeded, with the
+    others in flight (40 appends of one session contend on its compare-and-set, so reads and
+    writes are on their way to Redis all the time), Redis is stopped; one second later worker 1 is killed while its
+    calls wait on Redis; 12 s after the stop Redis is continued. The workers give up on a Redis
+    reply after 10 s, so the calls fail, though a write one of them sent before the stop is
+    applied when Redis goes on. Every failed call is sent again, on a new client, with the same
+    arguments and key (no read first), until it succeeds."""
+    failures: list[str] = []
+    done: set[int] = set()
+
+    def arguments(n: int) -> dict:
+        return {"todos": [pending(f"r{n}")], "idempotency_key": f"append-r{n}"}
+
+    async def append(client: Client, n: int) -> None:
+        try:
+            result = await client.call_tool("todo_append", arguments(n))
+            if not result.is_error:
+                done.add(n)
+                return
+            failures.append(text_of(result))
+        except Exception as error:  # a transport error: the worker died mid-call
+            failures.append(f"{type(error).__name__}: {error}")
+
+    async def retry(n: int) -> None:
+        for _ in range(RETRIES):
+            try:
+                async with Client(balancer) as fresh:
+                    result = await fresh.call_tool("todo_append", arguments(n))
+                    if not result.is_error:
+                        return
+                    failures.append(f"retry: {text_of(result)}")
+            except Exception as error:  # the balancer's 502 while it learns that worker 1 is gone
+                failures.append(f"retry: {type(error).__name__}: {error}")
+        raise AssertionError(f"r{n} could not be saved in {RETRIES} retries: {failures}")
+
+    async def faults(calls: range) -> None:
+        # Bounded: 10,000 looks, 1 ms apart, for 5 successes of the batch.
+        for _ in range(10_000):
+            if sum(n in done for n in calls) >= 5:
+                break
+            await anyio.sleep(0.001)
+        os.kill(redis_pid, signal.SIGSTOP)
+        try:
+            await anyio.sleep(1)
+            os.kill(worker1_pid, signal.SIGKILL)
+            await anyio.sleep(11)
+        finally:
+            os.kill(redis_pid, signal.SIGCONT)
+
+    batches = [range(0, 10), range(10, 20), range(20, 30), range(30, 70), range(70, 80), range(80, 90), range(90, 100)]
+    with anyio.fail_after(BOUND):
+        async with Client(balancer) as client:
+            await client.call_tool("todo_new", {"todos": [pending(f"base {n}") for n in range(1000)]})
+        for calls in batches:
+            # The faults run beside the batch's client, not in its task group: the client may end
+            # with worker 1, and Redis stays stopped for its 12 s all the same.
+            async with anyio.create_task_group() as beside:
+                if len(calls) == 40:
+                    beside.start_soon(faults, calls)
+                try:
+                    async with Client(balancer) as client:
+                        async with anyio.create_task_group() as tg:
+                            for n in calls:
+                                tg.start_soon(append, client, n)
+                except Exception as error:  # the client's transport ended with the worker
+                    failures.append(f"client: {type(error).__name__}: {error}")
+            for n in calls:
+                if n not in done:
+                    await retry(n)
+        async with Client(balancer) as client:
+            items = items_of(text_of(await client.call_tool("todo_read", {})))
+    assert sorted(items) == sorted([f"base {n}" for n in range(1000)] + [f"r{n}" for n in range(100)]), items[1000:]
+    assert all(f.strip() for f in failures), failures
+    # The kill cuts the calls waiting on worker 1 (the batch's client may end with them, and its
+    # other calls are then retried too).
+    assert failures, "no call failed: the kill cut none"
+    print(f"ok 100 keyed appends through a stopped redis and a killed worker: each once ({len(failures)} failed and were retried)")
+    for failure in failures:
+        print(f"failure: {failure.splitlines()[0]}")
+
+
 async def with_redis_down(worker: str, store: str) -> None:
     async with Client(worker) as client:
         with anyio.fail_after(BOUND):
@@ -174,6 +263,9 @@ async def with_redis_down(worker: str, store: str) -> None:
 async def main(argv: list[str]) -> None:
     if argv[0] == "down":
         await with_redis_down(argv[1], argv[2])
+        return
+    if argv[0] == "retries":
+        await retried_appends_apply_once(argv[1], int(argv[2]), int(argv[3]))
         return
     balancer, worker1, worker2, worker1_pid = argv[0], argv[1], argv[2], int(argv[3])
     with anyio.fail_after(BOUND):

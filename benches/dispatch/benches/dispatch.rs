@@ -1,8 +1,8 @@
 //! One tool call, three ways, in the same run: hand-written (`from_str`, the function,
 //! `to_string`), rmcp's `#[tool]`/`#[tool_router]` through a stored `ToolRouter`, and ours
 //! through `Registry::call` (core path, and with the output layer on an in-memory store), for the
-//! tool as an `async fn`, (`_fn` rows) as a plain `fn`, and (`_blocking` row, core path) as a
-//! `#[tool(blocking)]` plain `fn`, which hops to tokio's blocking pool and back. Then the
+//! tool as an `async fn`, (`_fn` rows) as an `#[tool(inline)]` plain `fn`, and (`_blocking` row,
+//! core path) as a plain `fn` without `inline`, which hops to tokio's blocking pool and back. Then the
 //! 20-argument nested tool the same ways, and a batch of 8 calls.
 //!
 //! `cargo bench -p tool-benches --features rmcp --bench dispatch`
@@ -87,7 +87,7 @@ fn one_tool(
             b.iter_custom(|iters| time_async(&rt, iters, || core.call(black_box(sync_call), &ctx)));
         });
     }
-    // The same plain `fn` as `#[tool(blocking)]`: the hop to the blocking pool and back.
+    // The same plain `fn` without `inline`: the hop to the blocking pool and back.
     if let Some(blocking_spec) = blocking_spec {
         let blocking_call = ToolCall::new("call_1", blocking_spec.name(), arguments);
         assert_eq!(rt.block_on(core.call(&blocking_call, &ctx)).text(), expected);

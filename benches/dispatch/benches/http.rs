@@ -19,7 +19,7 @@
 //! calls per second and p50/p99 of all slices of each server together.
 //!
 //! Head of line: the p50 latency of the same fast call while four long calls (each a
-//! `#[tool_runtime::tool(blocking)]` tool sleeping 3 s on the blocking pool) are in flight, beside
+//! `#[tool_runtime::tool]` plain `fn` sleeping 3 s on the blocking pool) are in flight, beside
 //! its p50 on an idle server.
 //!
 //! Run: `cargo bench -p tool-benches --features http --bench http -- --pairs 20 --seconds 0.5`
@@ -65,7 +65,7 @@ impl RmcpServer {
 }
 
 /// Add two integers.
-#[tool_runtime::tool]
+#[tool_runtime::tool(inline)]
 fn add(
     /// The first addend.
     a: i64,
@@ -76,7 +76,7 @@ fn add(
 }
 
 /// Wait 3 s on the blocking pool (a long call for the head-of-line row).
-#[tool_runtime::tool(blocking)]
+#[tool_runtime::tool]
 fn slow() -> String {
     std::thread::sleep(Duration::from_secs(3));
     "done".to_owned()

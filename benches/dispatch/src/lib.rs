@@ -70,9 +70,9 @@ pub async fn search(
     search_body(&query, limit, &tags)
 }
 
-/// `search` as a plain `fn`, as hand-written dispatch calls it: `#[tool]` gives it a synchronous
-/// invoke (`Tool::call_now`), with no future.
-#[tool]
+/// `search` as a plain `fn`, as hand-written dispatch calls it: a few microseconds of computing,
+/// so `inline`, which `#[tool]` gives a synchronous invoke (`Tool::call_now`), with no future.
+#[tool(inline)]
 pub fn search_fn(
     /// The text to look for.
     query: String,
@@ -84,9 +84,9 @@ pub fn search_fn(
     search_body(&query, limit, &tags)
 }
 
-/// `search` as a `#[tool(blocking)]` plain `fn`: each call hops to tokio's blocking pool and back,
+/// `search` as a plain `fn` without `inline`: each call hops to tokio's blocking pool and back,
 /// the cost the `_blocking` row measures beside `search_fn`, which runs inline.
-#[tool(blocking)]
+#[tool]
 pub fn search_blocking(
     /// The text to look for.
     query: String,

@@ -60,6 +60,11 @@ impl RedisServer {
         stream.write_all(b"PING\r\n").is_ok() && stream.read_exact(&mut answer).is_ok() && &answer == b"+PONG\r\n"
     }
 
+    /// The process id (for a test that stops and continues the server with signals).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The port.
     pub fn port(&self) -> u16 {
         self.port

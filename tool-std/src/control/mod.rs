@@ -17,7 +17,7 @@ pub enum DoneError {
 }
 
 /// Finish the task: call once, when the work is complete; the run ends with this call.
-#[tool(set = "control", sequential, tags(read_only))]
+#[tool(set = "control", inline, sequential, tags(read_only))]
 pub fn done(
     /// The final answer for the user.
     #[arg(length(min = 1))]

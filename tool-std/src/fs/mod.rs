@@ -9,8 +9,8 @@
 //! with `/` separators (absolute when a full-access sandbox reaches outside the root); the other
 //! tools echo the path as given. Limits come from [`FS_LIMITS`]. The tools do blocking file I/O
 //! on tokio's blocking thread pool, never on an async worker: `read`, `read_line`, `glob` and
-//! `grep` are `#[tool(blocking)]` functions, `write` and `edit` run their body with
-//! `spawn_blocking`. They watch the call's cancellation token: `glob` and `grep` before each file,
+//! `grep` are plain `fn` tools (which run there; they say `blocking`), `write` and `edit` run
+//! their body with `spawn_blocking`. They watch the call's cancellation token: `glob` and `grep` before each file,
 //! `read` and `read_line` before each 64 KiB chunk; a cancelled tool stops there with
 //! [`FsError::Cancelled`]. `write` and `edit` are not stopped once they run (a write is atomic).
 //!

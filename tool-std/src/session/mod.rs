@@ -61,7 +61,9 @@ pub const TODOS_KEY: &str = "todos";
 pub const DEFAULT_SESSION_TTL: Duration = Duration::from_secs(30 * 24 * 60 * 60);
 
 /// The size cap of a session store by default: 64 MiB (67,108,864 bytes) of session metas. A
-/// todo plan is a few KiB, so this holds ten thousand sessions and more.
+/// todo plan is a few KiB, and what the todo tools keep for retries (records of their 64 latest
+/// changes and the answers of the 8 latest, see `tool_std::todo`) a few tens of KiB more at most,
+/// so this holds thousands of sessions.
 pub const DEFAULT_SESSION_MAX_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The default limits of a session store: [`DEFAULT_SESSION_TTL`] and [`DEFAULT_SESSION_MAX_BYTES`].

@@ -53,7 +53,7 @@ impl TodoStatus {
 /// One item of a plan as the model writes it (`todo_new`'s `todos`). Unknown keys are refused.
 /// (The list's own description is what the model reads; fields whose name and type say it all
 /// carry no description in the schema.)
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewTodo {
     /// Short id (default: from content).
@@ -79,7 +79,7 @@ pub struct NewTodo {
 
 /// One change of `todo_patch`: the item `id`, and the fields to change. Omitted fields keep
 /// their values; an empty `notes` or `active_form` clears it. Unknown keys are refused.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TodoPatch {
     /// The item's id.

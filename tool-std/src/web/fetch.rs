@@ -257,6 +257,29 @@ pub async fn webfetch(
     };
     let duration_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
 
+    // Decoding, parsing and rendering up to the download cap is CPU-bound: off the async worker.
+    let max_timeout_ms = config.max_timeout_ms;
+    let final_url = fetched.final_url.clone();
+    tool_runtime::off_worker(move || render(url, fetched, output_format, max_bytes, duration_ms)).await.ok_or_else(
+        || FetchError::Network {
+            class: NetErrorClass::NetworkError,
+            url: final_url,
+            detail: "the runtime is shutting down".to_owned(),
+            timeout_ms,
+            max_timeout_ms,
+        },
+    )
+}
+
+/// The tool's output for a fetched body: decoded to text, HTML parsed and rendered in
+/// `output_format`, cut to `max_bytes` bytes (on a char boundary).
+fn render(
+    url: String,
+    fetched: Fetched,
+    output_format: OutputFormat,
+    max_bytes: u64,
+    duration_ms: u64,
+) -> WebFetchOutput {
     let (content_type, is_html) = match &fetched.content_type {
         Some(header) => (header.clone(), is_html_type(&mime_essence(header))),
         None if sniff_html(&fetched.body) => ("text/html".to_owned(), true),
@@ -278,7 +301,7 @@ pub async fn webfetch(
     let cap = usize::try_from(max_bytes).unwrap_or(usize::MAX);
     let cut = content.len() > cap;
     let content = if cut { content[..content.floor_char_boundary(cap)].to_owned() } else { content };
-    Ok(WebFetchOutput {
+    WebFetchOutput {
         url,
         final_url: fetched.final_url,
         status: fetched.status,
@@ -290,7 +313,7 @@ pub async fn webfetch(
         truncated: cut || fetched.body_cut,
         byte_size,
         duration_ms,
-    })
+    }
 }
 
 struct Fetched {

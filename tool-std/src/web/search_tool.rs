@@ -216,7 +216,12 @@ impl SearchBackend for DuckDuckGo {
             let url = endpoint(id, &self.base_url, "html/", &[("q", query)])?;
             let response = send(id, client.get(url).header(ACCEPT, "text/html")).await?;
             let body = response.text().await.map_err(|e| network(id, &e))?;
-            Ok(parse_ddg(&body, count))
+            // Parsing the results page is CPU-bound: off the async worker.
+            tool_runtime::off_worker(move || parse_ddg(&body, count)).await.ok_or_else(|| SearchError::Network {
+                class: NetErrorClass::NetworkError,
+                backend: id,
+                detail: "the runtime is shutting down".to_owned(),
+            })
         })
     }
 }

@@ -2,8 +2,9 @@
 
 use tool_runtime::prelude::*;
 
-/// Compute the byte sum of a text, modulo 2^32 (CPU-bound work: it runs on the blocking pool).
-#[tool(blocking, set = "text", tags(read_only, idempotent))]
+/// Compute the byte sum of a text, modulo 2^32 (CPU-bound work: as a plain `fn`, it runs on the
+/// blocking pool, and its time limit ends the call).
+#[tool(set = "text", timeout_ms = 2_000, tags(read_only, idempotent))]
 fn checksum(
     /// The text.
     content: &str,
@@ -32,8 +33,8 @@ mod framework {
     pub(crate) use tool_runtime as runtime;
 }
 
-/// Say hello.
-#[tool(crate = crate::framework::runtime, strict = false)]
+/// Say hello (a constant: cheap enough to run inline on the async worker).
+#[tool(crate = crate::framework::runtime, inline, strict = false)]
 fn hello() -> &'static str {
     "hello"
 }
@@ -41,6 +42,8 @@ fn hello() -> &'static str {
 fn main() {
     let meta = checksum::TOOL.meta();
     assert!(meta.blocking);
+    assert_eq!(meta.timeout_ms, Some(2_000));
+    assert!(!hello::TOOL.meta().blocking);
     assert_eq!(checksum::TOOL.definition().tags, ["read_only", "idempotent"]);
     assert_eq!(checksum::TOOL.set(), Some("text"));
     let definition = delete_branch::TOOL.definition();

@@ -1,7 +1,7 @@
 use tool_runtime::prelude::*;
 
 /// Counts the lines of a text.
-#[tool(timeout_ms = 500)]
+#[tool(inline, timeout_ms = 500)]
 fn count_lines(text: String) -> usize {
     text.lines().count()
 }
