@@ -236,19 +236,27 @@ fn the_max_flags_set_the_limits_of_each_command() {
     assert_eq!(text.splitn(3, '\n').nth(2).unwrap(), "9\n2097152\n1024\n40\n");
 }
 
-#[tokio::test]
-async fn every_process_of_a_command_ends_when_toolbox_is_killed() {
-    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+/// `toolbox mcp --set exec --allow exec` on stdio in `root`, and an rmcp client of it.
+async fn exec_server(
+    root: &Path,
+    state: &Path,
+) -> (tokio::process::Child, rmcp::service::RunningService<rmcp::RoleClient, ()>) {
     let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolbox"))
-        .args(["mcp", "--set", "exec", "--allow", "exec", "--root", root.path().to_str().unwrap()])
-        .args(["--state-dir", state.path().to_str().unwrap()])
+        .args(["mcp", "--set", "exec", "--allow", "exec", "--root", root.to_str().unwrap()])
+        .args(["--state-dir", state.to_str().unwrap()])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .unwrap();
     let transport = (server.stdout.take().unwrap(), server.stdin.take().unwrap());
-    let client = ().serve(transport).await.unwrap();
+    (server, ().serve(transport).await.unwrap())
+}
+
+#[tokio::test]
+async fn every_process_of_a_command_ends_when_toolbox_is_killed() {
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mut server, client) = exec_server(root.path(), state.path()).await;
     // A background command whose shell and a process that left its group (`setsid`) sleep on.
     let command = format!("{}; setsid {} & wait", write_pid("shell.pid"), sleeper("stray.pid", 1000));
     let arguments = json!({ "command": command, "run_in_background": true }).as_object().unwrap().clone();
@@ -287,16 +295,7 @@ fn commands_open_tcp_connections_only_with_allow_exec_and_external() {
 #[tokio::test]
 async fn cancelling_a_bash_call_over_mcp_stops_its_process_group() {
     let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolbox"))
-        .args(["mcp", "--set", "exec", "--allow", "exec", "--root", root.path().to_str().unwrap()])
-        .args(["--state-dir", state.path().to_str().unwrap()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let transport = (server.stdout.take().unwrap(), server.stdin.take().unwrap());
-    let client = ().serve(transport).await.unwrap();
+    let (mut server, client) = exec_server(root.path(), state.path()).await;
     let command = format!("{}; {} & wait", write_pid("shell.pid"), sleeper("child.pid", 60));
     let arguments = json!({ "command": command }).as_object().unwrap().clone();
     let request =
