@@ -60,13 +60,15 @@ fn toolbox() -> Command {
 
 /// Runs `toolbox mcp` with `args` to its end, at most 60 s (a server that does start is killed).
 fn run_mcp(args: &[&str], root: &Path) -> Output {
+    // Outside the root, which toolbox requires of its state directory.
+    let state = tempfile::tempdir().unwrap();
     let mut child = toolbox()
         .arg("mcp")
         .args(args)
         .arg("--root")
         .arg(root)
         .arg("--state-dir")
-        .arg(root.join(".state"))
+        .arg(state.path())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -110,7 +112,8 @@ fn no_auth_serves_a_non_loopback_address_with_a_warning() {
     let root = tempfile::tempdir().unwrap();
     let mut command = toolbox();
     command.args(["mcp", "--http", "0.0.0.0:0", "--no-auth", "--root"]).arg(root.path());
-    command.arg("--state-dir").arg(root.path().join(".state"));
+    let state = tempfile::tempdir().unwrap();
+    command.arg("--state-dir").arg(state.path());
     let (_server, url) = start_saying(command, false, "toolbox: serving MCP on ");
     assert!(url.starts_with("http://0.0.0.0:"), "{url}");
 }
@@ -164,7 +167,8 @@ fn the_python_sdk_gets_tokens_by_client_credentials_and_each_client_reaches_only
     let root = tempfile::tempdir().unwrap();
     let mut command = toolbox();
     command.args(["mcp", "--http", "127.0.0.1:0", "--auth-issuer", &issuer, "--root"]).arg(root.path());
-    command.arg("--state-dir").arg(root.path().join(".state"));
+    let state = tempfile::tempdir().unwrap();
+    command.arg("--state-dir").arg(state.path());
     let (_server, url) = start_saying(command, false, "toolbox: serving MCP on ");
 
     let python = std::env::var("TOOL_CONFORMANCE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
@@ -205,7 +209,8 @@ fn a_config_entry_with_oauth_imports_the_tools_its_client_credentials_reach() {
     let root = tempfile::tempdir().unwrap();
     let mut command = toolbox();
     command.args(["mcp", "--http", "127.0.0.1:0", "--auth-issuer", &issuer, "--root"]).arg(root.path());
-    command.arg("--state-dir").arg(root.path().join(".state"));
+    let state = tempfile::tempdir().unwrap();
+    command.arg("--state-dir").arg(state.path());
     let (_server, url) = start_saying(command, false, "toolbox: serving MCP on ");
 
     let config = root.path().join("servers.json");
@@ -218,7 +223,7 @@ fn a_config_entry_with_oauth_imports_the_tools_its_client_credentials_reach() {
         .args(["list", "--set", "guarded", "--root"])
         .arg(root.path())
         .arg("--state-dir")
-        .arg(root.path().join(".client-state"))
+        .arg(state.path().join("client"))
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
