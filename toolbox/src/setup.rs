@@ -41,6 +41,7 @@ use tool_mcp::import::{ImportedServer, McpServersConfig};
 use tool_runtime::output::{FileStore, OUTPUT_STORE, OutputLayer, OutputStore, StoreLimits, output_limits_from_env};
 use tool_runtime::redis::{OUTPUT_NAMESPACE, RedisConnection, RedisStore};
 use tool_runtime::{ImageSupport, Registry, RegistryBuilder, SystemClock, ToolContext, ToolContextBuilder};
+use tool_std::exec::confine::canonical_as_far_as_it_exists;
 use tool_std::exec::{EXEC_CONFIG, ExecConfig};
 use tool_std::sandbox::{SANDBOX, Sandbox};
 use tool_std::session::{
@@ -93,7 +94,8 @@ impl StoreChoice {
 /// # Errors
 /// The refusal, naming both and what to change.
 fn state_outside(state: &Path, root: &Path) -> Result<(), String> {
-    if existing_ancestor(state).starts_with(root) {
+    let state_found = canonical_as_far_as_it_exists(state).unwrap_or_else(|| state.to_path_buf());
+    if state_found.starts_with(root) {
         return Err(format!(
             "the state directory {} is inside the workspace root {}: the tools could read and write every session's \
              plans and cached outputs; pass --state-dir DIR outside the root",
@@ -102,24 +104,6 @@ fn state_outside(state: &Path, root: &Path) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-/// `path` canonicalized as far as it exists, with the rest of it appended.
-fn existing_ancestor(path: &Path) -> PathBuf {
-    let mut rest = Vec::new();
-    let mut existing = path;
-    loop {
-        if let Ok(canonical) = std::fs::canonicalize(existing) {
-            return rest.iter().rev().fold(canonical, |path, name| path.join(name));
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_owned());
-                existing = parent;
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
 }
 
 /// The shell commands' limits given on the command line (`None`: [`ExecConfig`]'s default).

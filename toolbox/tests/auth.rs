@@ -155,21 +155,36 @@ fn mock_server_modules() -> PathBuf {
     dir
 }
 
+/// oauth2-mock-server with the clients `clients` (`id=scope,scope`), and `toolbox mcp --http`
+/// protected by it, each on a free loopback port; both stop when this is dropped.
+struct Protected {
+    issuer: String,
+    url: String,
+    root: tempfile::TempDir,
+    state: tempfile::TempDir,
+    _servers: (Running, Running),
+}
+
+impl Protected {
+    fn start(clients: &[&str]) -> Self {
+        let mut node = Command::new("node");
+        node.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/auth_server.mjs"))
+            .arg(mock_server_modules())
+            .args(clients);
+        let (issuer_server, issuer) = start_saying(node, true, "issuer ");
+        let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let mut command = toolbox();
+        command.args(["mcp", "--http", "127.0.0.1:0", "--auth-issuer", &issuer, "--root"]).arg(root.path());
+        command.arg("--state-dir").arg(state.path());
+        let (server, url) = start_saying(command, false, "toolbox: serving MCP on ");
+        Self { issuer, url, root, state, _servers: (issuer_server, server) }
+    }
+}
+
 #[test]
 fn the_python_sdk_gets_tokens_by_client_credentials_and_each_client_reaches_only_its_scopes() {
-    let modules = mock_server_modules();
-    let mut node = Command::new("node");
-    node.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/auth_server.mjs"))
-        .arg(&modules)
-        .args(["ana=tools:read,tools:write", "bo=tools:read"]);
-    let (_issuer, issuer) = start_saying(node, true, "issuer ");
-
-    let root = tempfile::tempdir().unwrap();
-    let mut command = toolbox();
-    command.args(["mcp", "--http", "127.0.0.1:0", "--auth-issuer", &issuer, "--root"]).arg(root.path());
-    let state = tempfile::tempdir().unwrap();
-    command.arg("--state-dir").arg(state.path());
-    let (_server, url) = start_saying(command, false, "toolbox: serving MCP on ");
+    let protected = Protected::start(&["ana=tools:read,tools:write", "bo=tools:read"]);
+    let (issuer, url) = (&protected.issuer, &protected.url);
 
     let python = std::env::var("TOOL_CONFORMANCE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/auth_client.py");
@@ -199,19 +214,8 @@ fn the_python_sdk_gets_tokens_by_client_credentials_and_each_client_reaches_only
 
 #[test]
 fn a_config_entry_with_oauth_imports_the_tools_its_client_credentials_reach() {
-    let modules = mock_server_modules();
-    let mut node = Command::new("node");
-    node.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/auth_server.mjs"))
-        .arg(&modules)
-        .arg("reader=tools:read");
-    let (_issuer, issuer) = start_saying(node, true, "issuer ");
-
-    let root = tempfile::tempdir().unwrap();
-    let mut command = toolbox();
-    command.args(["mcp", "--http", "127.0.0.1:0", "--auth-issuer", &issuer, "--root"]).arg(root.path());
-    let state = tempfile::tempdir().unwrap();
-    command.arg("--state-dir").arg(state.path());
-    let (_server, url) = start_saying(command, false, "toolbox: serving MCP on ");
+    let protected = Protected::start(&["reader=tools:read"]);
+    let (url, root, state) = (&protected.url, &protected.root, &protected.state);
 
     let config = root.path().join("servers.json");
     let entry = serde_json::json!({"mcpServers": {"guarded": {"url": url, "oauth": {

@@ -358,29 +358,28 @@ fn drop_capabilities() -> Result<(), String> {
 /// as it exists (the rest of its path appended); the root itself is never hidden.
 fn hidden_dirs(hidden: &[PathBuf]) -> Vec<PathBuf> {
     let mut found = Vec::new();
-    for dir in hidden {
-        let mut existing = dir.as_path();
-        let mut rest = Vec::new();
-        let canonical = loop {
-            match std::fs::canonicalize(existing) {
-                Ok(canonical) => break Some(canonical),
-                Err(_) => match (existing.parent(), existing.file_name()) {
-                    (Some(parent), Some(name)) => {
-                        rest.push(name.to_owned());
-                        existing = parent;
-                    }
-                    _ => break None,
-                },
-            }
-        };
-        if let Some(mut path) = canonical {
-            path.extend(rest.iter().rev());
-            if path.parent().is_some() && !found.contains(&path) {
-                found.push(path);
-            }
+    for path in hidden.iter().filter_map(|dir| canonical_as_far_as_it_exists(dir)) {
+        if path.parent().is_some() && !found.contains(&path) {
+            found.push(path);
         }
     }
     found
+}
+
+/// `path` made absolute and free of symbolic links as far as it exists, the rest of it appended
+/// as given (a directory made later is made where that path says); `None` when no ancestor of
+/// it can be resolved. Blocking.
+pub fn canonical_as_far_as_it_exists(path: &Path) -> Option<PathBuf> {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(mut canonical) = std::fs::canonicalize(existing) {
+            canonical.extend(rest.iter().rev());
+            return Some(canonical);
+        }
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+    }
 }
 
 /// The paths to grant read below so that everything is readable but `hidden` (absolute, as

@@ -245,43 +245,42 @@ fn spawn_confined(launch: &Launch) -> (Result<Spawned, String>, Option<Cgroup>) 
 fn spawn_bash(launch: &Launch, mut confinement: Confinement) -> Result<Spawned, String> {
     let trap = if confinement.contained.is_ok() { "trap 'exit 143' TERM; " } else { "" };
     let script = format!("{}{trap}{CLOSE_INHERITED}{}", confinement.limits.ulimit(), launch.command);
-    let (reader, writer) = std::io::pipe().map_err(|e| format!("cannot make the output pipe: {e}"))?;
-    let shell = |program: &str, args: &[&str]| -> Result<tokio::process::Command, String> {
-        let error_writer = writer.try_clone().map_err(|e| format!("cannot make the output pipe: {e}"))?;
-        let output_writer = writer.try_clone().map_err(|e| format!("cannot make the output pipe: {e}"))?;
-        let mut command = tokio::process::Command::new(program);
-        command
-            .args(args)
-            .arg("-c")
-            .arg(&script)
-            .current_dir(&launch.workdir)
-            .env_clear()
-            .envs(launch.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .stdout(output_writer)
-            .stderr(error_writer)
-            .kill_on_drop(true);
-        Ok(command)
-    };
     // Looked up before the one spawn this thread may make: once the first child of its pid
-    // namespace has ended, no other can be made in it.
-    // `setsid` (util-linux): a session of its own, so that the command has no controlling
-    // terminal (nothing it writes to `/dev/tty` reaches the operator's); it leads the session's
-    // one process group, as `process_group(0)` would make it.
-    let session: &[&str] = if on_path("setsid", &launch.env) { &["setsid", "bash"] } else { &["bash"] };
-    let mut command = if on_path("setpriv", &launch.env) {
-        shell("setpriv", &[&["--pdeathsig", "KILL", "--"][..], session].concat())?
+    // namespace has ended, no other can be made in it. `setsid` (util-linux): a session of its
+    // own, so that the command has no controlling terminal (nothing it writes to `/dev/tty`
+    // reaches the operator's); it leads the session's one process group, as `process_group(0)`
+    // would make it.
+    let mut program = vec!["bash"];
+    let setsid = on_path("setsid", &launch.env);
+    if setsid {
+        program.insert(0, "setsid");
+    }
+    if on_path("setpriv", &launch.env) {
+        program.splice(0..0, ["setpriv", "--pdeathsig", "KILL", "--"]);
     } else {
         confinement.server_exit = Err("no `setpriv` (util-linux) on the PATH to set it".to_owned());
-        shell(session[0], &session[1..])?
-    };
-    if session.len() == 1 {
+    }
+    let (reader, writer) = std::io::pipe().map_err(|e| format!("cannot make the output pipe: {e}"))?;
+    let error_writer = writer.try_clone().map_err(|e| format!("cannot make the output pipe: {e}"))?;
+    let mut command = tokio::process::Command::new(program[0]);
+    command
+        .args(&program[1..])
+        .arg("-c")
+        .arg(&script)
+        .current_dir(&launch.workdir)
+        .env_clear()
+        .envs(launch.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(error_writer)
+        .kill_on_drop(true);
+    if !setsid {
         command.process_group(0);
     }
     let child = command.spawn().map_err(|e| format!("cannot run `bash`: {e}; is bash on the PATH?"))?;
-    // The command holds the pipe's write ends; ours close with it and `writer`, so that the
-    // output ends when the last process writing it does.
-    drop((command, writer));
+    // The command holds the pipe's write ends; ours close with it, so that the output ends when
+    // the last process writing it does.
+    drop(command);
     Ok((child, reader, confinement))
 }
 
