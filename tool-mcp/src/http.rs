@@ -535,6 +535,10 @@ struct Activity {
     in_flight: usize,
     /// Reads that gave bytes.
     reads: u64,
+    /// `reads` when the connection last became idle (no request in flight; 0 at its start): a
+    /// read past it is the start of the next request head. Kept here, not by the watcher, so that
+    /// bytes read before the watcher first looks still start the clock.
+    reads_when_idle: u64,
 }
 
 /// Serves one connection with hyper's HTTP/1.1: its `header_read_timeout` (which starts when the
@@ -593,15 +597,9 @@ async fn connection(
 /// not complete `timeout` later.
 async fn slow_head(mut activity: watch::Receiver<Activity>, timeout: Duration) {
     loop {
-        let Ok(now) = activity.wait_for(|a| a.in_flight == 0).await.map(|a| *a) else {
+        // Idle, and the first bytes of the next request head have come: they start the clock.
+        if activity.wait_for(|a| a.in_flight == 0 && a.reads != a.reads_when_idle).await.is_err() {
             return std::future::pending().await;
-        };
-        // Waiting for the next request: its first bytes start the clock.
-        let Ok(next) = activity.wait_for(|a| a.in_flight > 0 || a.reads != now.reads).await.map(|a| *a) else {
-            return std::future::pending().await;
-        };
-        if next.in_flight > 0 {
-            continue;
         }
         let head = tokio::time::timeout(timeout, async { activity.wait_for(|a| a.in_flight > 0).await.is_ok() });
         match head.await {
@@ -624,7 +622,12 @@ impl InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.0.send_modify(|a| a.in_flight -= 1);
+        self.0.send_modify(|a| {
+            a.in_flight -= 1;
+            if a.in_flight == 0 {
+                a.reads_when_idle = a.reads;
+            }
+        });
     }
 }
 
