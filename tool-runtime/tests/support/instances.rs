@@ -1,6 +1,6 @@
 //! Instances of a tool's input schema, made deterministically from a seed, and mutations of them
 //! that the schema refuses: what the schema/runtime agreement tests send (shared by
-//! `tool-runtime/tests/schema_conformance.rs` and `tool-std/tests/schema_instances.rs`).
+//! `tool-runtime/tests/all/schema_conformance.rs` and `tool-std/tests/all/schema_instances.rs`).
 //!
 //! [`instance`] writes a value that follows the schema's keywords (`type`, `enum`, `const`,
 //! unions, `properties`/`required`, maps, `items`/`prefixItems`, the numeric and length bounds,

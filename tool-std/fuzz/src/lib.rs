@@ -1,4 +1,4 @@
-//! The checks the fuzz targets run, shared with the seeded runs in `tool-std/tests/patch_fuzz.rs`.
+//! The checks the fuzz targets run, shared with the seeded runs in `tool-std/tests/all/patch_fuzz.rs`.
 //!
 //! - [`parse_target`]: any text; the parser must not panic, and a patch it accepts must read back
 //!   equal from its canonical form.

@@ -1,0 +1,201 @@
+//! Streamable HTTP under hostile clients, on a real loopback server with raw sockets: the `Origin`
+//! allow-list, slow request heads and bodies, idle connections against the connection cap, and
+//! malformed JSON-RPC messages.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tool_mcp::{McpServer, McpServerBuilder};
+use tool_runtime::{Registry, tool};
+
+use common::{Running, parse_response, post, post_raw};
+
+/// Echo a text.
+#[tool]
+fn echo(
+    /// The text.
+    text: String,
+) -> String {
+    text
+}
+
+/// Sleep for `ms` milliseconds, then say so.
+#[tool]
+async fn nap(
+    /// How long, in milliseconds.
+    ms: u64,
+) -> String {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    format!("slept {ms} ms")
+}
+
+fn builder() -> McpServerBuilder {
+    McpServer::builder(Registry::builder().tool(echo::TOOL).tool(nap::TOOL).build().unwrap())
+}
+
+/// The bound on every wait of these tests: far above the limits they configure (300 ms).
+const BOUND: Duration = Duration::from_secs(10);
+
+fn call(id: u64, name: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
+}
+
+fn text_of(response: &common::Response) -> Value {
+    let message: Value = serde_json::from_str(&response.body).unwrap();
+    message["result"]["content"][0]["text"].clone()
+}
+
+/// Reads until the server closes the connection (end of stream, or a reset); panics if it stays
+/// open for [`BOUND`]. Returns what was read.
+async fn read_until_closed(stream: &mut TcpStream) -> Vec<u8> {
+    let mut read = Vec::new();
+    let closed = tokio::time::timeout(BOUND, async {
+        let mut buffer = [0u8; 4096];
+        loop {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => read.extend_from_slice(&buffer[..n]),
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "the server kept the connection open for {BOUND:?}");
+    read
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_origin_outside_the_allow_list_is_forbidden_with_a_json_rpc_error() {
+    let running = Running::start(builder().allow_origin("https://app.example").build()).await;
+    let request = call(1, "echo", json!({"text": "hi"}));
+    for origin in ["http://evil.example", "null", "http://localhost.evil.example", "https://app.example:8443"] {
+        let refused = post(running.addr, "/mcp", "127.0.0.1", &[("Origin", origin)], &request).await;
+        assert_eq!((refused.status, refused.header("content-type")), (403, Some("application/json")), "{origin}");
+        assert_eq!(
+            serde_json::from_str::<Value>(&refused.body).unwrap(),
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": format!(
+                "origin `{origin}` is not allowed: only loopback pages and the origins of the allow-list may call this \
+                 server (DNS rebinding protection); to serve pages of that origin, add it to the allow-list \
+                 (`allow_origin`, `toolbox mcp --allow-origin {origin}`)"
+            )}})
+        );
+    }
+    for origin in [
+        None,
+        Some("http://localhost:5173"),
+        Some("http://127.0.0.1"),
+        Some("https://[::1]:8443"),
+        Some("https://app.example"),
+    ] {
+        let headers: Vec<(&str, &str)> = origin.map(|o| ("Origin", o)).into_iter().collect();
+        let served = post(running.addr, "/mcp", "127.0.0.1", &headers, &request).await;
+        assert_eq!((served.status, text_of(&served)), (200, json!("hi")), "{origin:?}");
+    }
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_half_sent_request_head_is_closed_after_the_header_read_timeout() {
+    let server = builder().header_read_timeout(Duration::from_millis(300)).idle_timeout(Duration::from_secs(600));
+    let running = Running::start(server.build()).await;
+    let mut slow = TcpStream::connect(running.addr).await.unwrap();
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0").await.unwrap();
+    assert_eq!(read_until_closed(&mut slow).await, b"");
+    // The server still answers.
+    let served = post(running.addr, "/mcp", "127.0.0.1", &[], &call(1, "echo", json!({"text": "still here"}))).await;
+    assert_eq!(text_of(&served), json!("still here"));
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_over_the_cap_are_closed_and_do_not_lock_out_a_new_client() {
+    let server = builder().max_connections(4).idle_timeout(Duration::from_millis(300));
+    let running = Running::start(server.build()).await;
+    let mut idle = Vec::new();
+    for _ in 0..4 {
+        idle.push(TcpStream::connect(running.addr).await.unwrap());
+    }
+    // The fifth waits in the backlog until an idle one is closed, then is served.
+    let served = tokio::time::timeout(
+        BOUND,
+        post(running.addr, "/mcp", "127.0.0.1", &[], &call(1, "echo", json!({"text": "let in"}))),
+    )
+    .await
+    .expect("a new client was locked out by idle connections");
+    assert_eq!(text_of(&served), json!("let in"));
+    for stream in &mut idle {
+        assert_eq!(read_until_closed(stream).await, b"");
+    }
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_longer_than_the_idle_timeout_is_answered_on_its_connection() {
+    let running = Running::start(builder().idle_timeout(Duration::from_millis(300)).build()).await;
+    let served = post(running.addr, "/mcp", "127.0.0.1", &[], &call(1, "nap", json!({"ms": 900}))).await;
+    assert_eq!((served.status, text_of(&served)), (200, json!("slept 900 ms")));
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_does_not_arrive_in_time_gets_408_and_the_connection_is_closed() {
+    let running = Running::start(builder().request_body_timeout(Duration::from_millis(300)).build()).await;
+    let mut slow = TcpStream::connect(running.addr).await.unwrap();
+    slow.write_all(
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
+          Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":",
+    )
+    .await
+    .unwrap();
+    let response = parse_response(&String::from_utf8(read_until_closed(&mut slow).await).unwrap());
+    assert_eq!((response.status, response.header("connection")), (408, Some("close")));
+    assert_eq!(
+        serde_json::from_str::<Value>(&response.body).unwrap(),
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700,
+            "message": "the request body did not arrive within 300 ms; send the whole body at once"}})
+    );
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_messages_get_their_json_rpc_errors() {
+    let running = Running::start(builder().max_frame_bytes(1024).build()).await;
+    let error_of = |response: &common::Response| {
+        let message: Value = serde_json::from_str(&response.body).unwrap();
+        (response.status, message["id"].clone(), message["error"]["code"].clone())
+    };
+    let send = |body: &'static [u8]| post_raw(running.addr, "/mcp", "127.0.0.1", &[], body);
+    for body in [
+        &br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"s":"\ud800"}}"#[..],
+        br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"n":1e400}}"#,
+        br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#,
+        br#"{"jsonrpc":"2.0","#,
+    ] {
+        assert_eq!(error_of(&send(body).await), (400, Value::Null, json!(-32700)));
+    }
+    assert_eq!(error_of(&send(b"[]").await), (400, Value::Null, json!(-32600)));
+    let arguments =
+        send(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":"{}"}}"#).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&arguments.body).unwrap(),
+        json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32602,
+            "message": "`params.arguments` must be an object of the tool's arguments (or left out), not a string"}})
+    );
+    let name = send(br#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","name":"nap"}}"#).await;
+    assert_eq!(error_of(&name), (400, json!(8), json!(-32602)));
+    let big = post(running.addr, "/mcp", "127.0.0.1", &[], &call(9, "echo", json!({"text": "a".repeat(2000)}))).await;
+    assert_eq!(error_of(&big), (413, Value::Null, json!(-32700)));
+
+    let twice = send(br#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a","text":"b"}}}"#).await;
+    let message: Value = serde_json::from_str(&twice.body).unwrap();
+    assert_eq!(message["result"]["isError"], true, "{message}");
+    assert_eq!(
+        text_of(&twice),
+        json!("invalid arguments for `echo`: `text`: the field is sent twice; send each field once")
+    );
+    running.stop().await;
+}

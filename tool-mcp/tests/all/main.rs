@@ -1,0 +1,17 @@
+//! The integration tests of `tool-mcp` that share one binary: one module a subject, each
+//! as its own file beside this one. A test that needs a process of its own (a global tracing
+//! subscriber, `Registry::discover` over just its own tools, the test binary run again as a
+//! child, or a check of the process's threads, files or children) stays a binary of its own in
+//! `tests/`.
+
+pub mod annotations;
+#[cfg(feature = "auth")]
+pub mod auth;
+#[cfg(all(feature = "auth", feature = "client-auth"))]
+pub mod auth_import;
+pub mod busy_tool;
+pub mod hostile_http;
+pub mod hostile_stdio;
+pub mod http;
+pub mod methods;
+pub mod server;
