@@ -317,7 +317,7 @@ impl SessionStore for FileSessionStore {
         session_id: &str,
         principal: Option<&str>,
         edit: &mut dyn FnMut(&mut SessionMeta) -> bool,
-    ) -> Result<SessionMeta, SessionError> {
+    ) -> Result<bool, SessionError> {
         let (stem, path) = (file_stem(session_id)?, self.path_of(session_id)?);
         let _lock = self.lock(session_id)?;
         let now = self.bounds.clock.now();
@@ -328,10 +328,9 @@ impl SessionStore for FileSessionStore {
             check_owner(session_id, file.principal.as_deref(), principal)?;
         }
         let revision = current.as_ref().map_or(0, |f| f.revision);
-        let old = current.map(|f| f.meta).unwrap_or_default();
-        let mut meta = old.clone();
+        let mut meta = current.map(|f| f.meta).unwrap_or_default();
         if !edit(&mut meta) {
-            return Ok(old);
+            return Ok(false);
         }
         let file = SessionFile {
             version: u64::from(SESSION_FORMAT_VERSION),
@@ -342,7 +341,7 @@ impl SessionStore for FileSessionStore {
         };
         let bytes = self.write(&file)?;
         self.record(&stem, &path, bytes, principal, now);
-        Ok(file.meta)
+        Ok(true)
     }
 
     fn remove(&self, session_id: &str, principal: Option<&str>) -> Result<bool, SessionError> {

@@ -119,27 +119,27 @@ impl SessionStore for MemorySessionStore {
         session_id: &str,
         principal: Option<&str>,
         edit: &mut dyn FnMut(&mut SessionMeta) -> bool,
-    ) -> Result<SessionMeta, SessionError> {
+    ) -> Result<bool, SessionError> {
         check(session_id)?;
         let now = self.clock.now();
         let mut state = self.lock();
-        let old = match state.get(session_id, principal, now) {
+        // The one copy `edit` works on; the saved meta stays as it is until the edit is saved.
+        let mut meta = match state.get(session_id, principal, now) {
             Ok(saved) => saved.map(|s| s.meta.clone()).unwrap_or_default(),
             // Writing to a session that went starts it again.
             Err(SessionError::Expired { .. }) => SessionMeta::new(),
             Err(e) => return Err(e),
         };
-        let mut meta = old.clone();
         if !edit(&mut meta) {
-            return Ok(old);
+            return Ok(false);
         }
         let owner = principal.map(str::to_owned);
         let size = session_id.len() as u64 + meta_bytes(&meta) + MEMORY_SESSION_OVERHEAD;
-        state.sessions.insert(session_id.to_owned(), Saved { meta: meta.clone(), principal: owner.clone() });
+        state.sessions.insert(session_id.to_owned(), Saved { meta, principal: owner.clone() });
         for dropped in state.usage.insert(session_id, size, owner, now, now) {
             state.sessions.remove(&dropped.key);
         }
-        Ok(meta)
+        Ok(true)
     }
 
     fn remove(&self, session_id: &str, principal: Option<&str>) -> Result<bool, SessionError> {

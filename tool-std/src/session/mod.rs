@@ -95,7 +95,19 @@ pub const FILE_SESSION_OVERHEAD: u64 = 4096;
 
 /// The bytes of a meta as counted against a size cap: its compact JSON.
 pub(crate) fn meta_bytes(meta: &SessionMeta) -> u64 {
-    serde_json::to_vec(meta).map_or(0, |v| v.len() as u64)
+    /// Counts the bytes written to it, keeping none.
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len() as u64;
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, meta).map_or(0, |()| count.0)
 }
 
 /// `Ok` when `caller` may use a session made by `owner` (the same principal, or both none).
@@ -199,8 +211,8 @@ pub trait SessionStore: Send + Sync + fmt::Debug {
     /// object for a session never written or let go); when it returns `true` the copy is saved,
     /// when it returns `false` nothing is written. A store that locks the session calls it once;
     /// one that saves by compare-and-set (the Redis store) calls it again, on a fresh
-    /// copy of the newer meta, each time another process saved first. Returns the meta as stored
-    /// afterwards.
+    /// copy of the newer meta, each time another process saved first. Returns `true` when the edit
+    /// was saved, `false` when `edit` returned `false` (nothing was written).
     ///
     /// # Errors
     /// [`SessionError::OtherPrincipal`] (`edit` is not called); a [`SessionError`] when the state
@@ -210,7 +222,7 @@ pub trait SessionStore: Send + Sync + fmt::Debug {
         session_id: &str,
         principal: Option<&str>,
         edit: &mut dyn FnMut(&mut SessionMeta) -> bool,
-    ) -> Result<SessionMeta, SessionError>;
+    ) -> Result<bool, SessionError>;
 
     /// Forgets the session. Returns `true` when there was something to forget.
     ///

@@ -102,21 +102,20 @@ impl SessionStore for RedisSessionStore {
         session_id: &str,
         principal: Option<&str>,
         edit: &mut dyn FnMut(&mut SessionMeta) -> bool,
-    ) -> Result<SessionMeta, SessionError> {
+    ) -> Result<bool, SessionError> {
         if session_id.is_empty() {
             return Err(SessionError::EmptyId);
         }
         let owner = owner_of(principal);
         for _ in 0..MAX_UPDATE_ATTEMPTS {
-            let (rev, old) = match self.read(session_id, &owner) {
+            let (rev, mut meta) = match self.read(session_id, &owner) {
                 Ok(found) => found.unwrap_or_default(),
                 // A session let go starts again.
                 Err(SessionError::Expired { .. }) => (0, SessionMeta::new()),
                 Err(e) => return Err(e),
             };
-            let mut meta = old.clone();
             if !edit(&mut meta) {
-                return Ok(old);
+                return Ok(false);
             }
             let stored = Stored { meta };
             let data = serde_json::to_vec(&stored).map_err(|e| SessionError::Corrupt {
@@ -134,7 +133,7 @@ impl SessionStore for RedisSessionStore {
                 same_owner_only: true,
             };
             match self.entries.publish(session_id, &entry).map_err(|e| self.failed(&e))? {
-                Published::Saved { .. } => return Ok(stored.meta),
+                Published::Saved { .. } => return Ok(true),
                 Published::Conflict => {}
                 Published::OtherOwner => {
                     return Err(SessionError::OtherPrincipal { session_id: session_id.to_owned() });

@@ -1,5 +1,7 @@
 //! The text of a plan, as `todo_new` and `todo_read` return it.
 
+use std::fmt::Write as _;
+
 use super::item::{TodoItem, TodoStatus};
 
 /// What `todo_read` returns for a session without a plan.
@@ -39,11 +41,21 @@ pub fn render_plan(items: &[TodoItem]) -> String {
             (Some(active), TodoStatus::InProgress) if !active.trim().is_empty() => active,
             _ => &item.content,
         };
-        let label = label.replace("\r\n", " ").replace(['\n', '\r'], " ");
-        out.push_str(&format!("\n{}. {} [{}] (p{}) {label}", n + 1, item.status.marker(), item.id, item.priority));
+        // Writing to a `String` cannot fail.
+        let _ = write!(out, "\n{}. {} [{}] (p{}) ", n + 1, item.status.marker(), item.id, item.priority);
+        if label.contains(['\n', '\r']) {
+            out.push_str(&label.replace("\r\n", " ").replace(['\n', '\r'], " "));
+        } else {
+            out.push_str(label);
+        }
         if let Some(notes) = item.notes.as_deref().filter(|n| !n.trim().is_empty()) {
             out.push_str("\n   notes: ");
-            out.push_str(&notes.lines().collect::<Vec<_>>().join("\n          "));
+            for (i, line) in notes.lines().enumerate() {
+                if i > 0 {
+                    out.push_str("\n          ");
+                }
+                out.push_str(line);
+            }
         }
     }
     out

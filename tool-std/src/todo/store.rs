@@ -1,5 +1,6 @@
 //! The plan in session meta: read it, write it back.
 
+use serde::Deserialize;
 use tool_runtime::ToolContext;
 
 use super::TodoError;
@@ -13,7 +14,8 @@ use crate::session::{SessionMeta, TODOS_KEY};
 pub fn todos_in(meta: &SessionMeta) -> Result<Vec<TodoItem>, TodoError> {
     match meta.get(TODOS_KEY) {
         None => Ok(Vec::new()),
-        Some(value) => serde_json::from_value(value.clone()).map_err(|e| TodoError::Damaged { message: e.to_string() }),
+        // Read through the reference: a plan of thousands of items is not copied first.
+        Some(value) => Vec::<TodoItem>::deserialize(value).map_err(|e| TodoError::Damaged { message: e.to_string() }),
     }
 }
 

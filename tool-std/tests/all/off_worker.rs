@@ -203,7 +203,7 @@ impl SessionStore for RecordingSessionStore {
         session_id: &str,
         principal: Option<&str>,
         edit: &mut dyn FnMut(&mut SessionMeta) -> bool,
-    ) -> Result<SessionMeta, SessionError> {
+    ) -> Result<bool, SessionError> {
         self.threads.record();
         self.inner.update(session_id, principal, edit)
     }
