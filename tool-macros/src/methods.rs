@@ -157,6 +157,10 @@ pub(crate) fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
 
         #(#registrations)*
 
+        #private::inventory::submit! {
+            #private::MethodsRegistration::new(#type_name, ::core::file!(), ::core::line!())
+        }
+
         impl #private::ToolMethods for #self_ty {
             fn tools() -> &'static [&'static #private::ToolSpec] {
                 static __TOOLS: [&'static #private::ToolSpec; #count] = [#(&#statics),*];

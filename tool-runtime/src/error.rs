@@ -218,11 +218,16 @@ pub enum RegistryError {
     /// [`Registry::discover`](crate::Registry::discover) (or
     /// [`RegistryBuilder::discover`](crate::RegistryBuilder::discover)) found no `#[tool]` linked
     /// into the binary: the crate that defines the tools is not linked, because nothing in the
-    /// binary refers to it.
-    #[error(
-        "discovery found no `#[tool]` linked into this binary; a crate of tools is linked only when the binary refers to it: add `use my_tools as _;` (with your crate's name) to the binary, or register the tools with `Registry::builder().tool(my_tools::my_tool::TOOL)`"
-    )]
-    NothingDiscovered,
+    /// binary refers to it. When the binary has `#[tools]` impl blocks, whose methods discovery
+    /// never adds, the text names them and points at
+    /// [`tools_of`](crate::RegistryBuilder::tools_of) instead (a builder given `tools_of` does
+    /// not fail this way).
+    #[error("{}", describe_nothing_discovered(.methods_blocks))]
+    NothingDiscovered {
+        /// The `#[tools]` impl blocks linked into the binary, each as `` `Type` (file:line) ``,
+        /// sorted; empty when there is none.
+        methods_blocks: Vec<String>,
+    },
     /// Deferral named what the registry does not have: tool names given to
     /// [`defer_tools`](crate::RegistryBuilder::defer_tools) that no tool has, sets given to
     /// [`defer_sets`](crate::RegistryBuilder::defer_sets) that no tool is in.
@@ -286,6 +291,22 @@ fn describe_unknown_deferred(names: &[String], sets: &[String], available: &[Str
         parts.push(format!("no tool is in the set {} (the sets: {known})", quoted(sets)));
     }
     format!("cannot defer: {}; give the names and sets of registered tools", parts.join("; "))
+}
+
+fn describe_nothing_discovered(methods_blocks: &[String]) -> String {
+    if methods_blocks.is_empty() {
+        return "discovery found no `#[tool]` linked into this binary; a crate of tools is linked only when the binary \
+                refers to it: add `use my_tools as _;` (with your crate's name) to the binary, or register the tools \
+                with `Registry::builder().tool(my_tools::my_tool::TOOL)`"
+            .to_owned();
+    }
+    let (noun, them) = if methods_blocks.len() == 1 { ("block", "its") } else { ("blocks", "their") };
+    format!(
+        "discovery found no `#[tool]` function in this binary, only the `#[tools]` impl {noun} {}, whose methods need \
+         an instance and are never discovered: add {them} tools with `Registry::builder().tools_of(Arc::new(value))` \
+         (`.discover().tools_of(..)` when there are `#[tool]` functions too)",
+        methods_blocks.join(", ")
+    )
 }
 
 fn describe_imported(server: &str, tools: &[(String, String)]) -> String {

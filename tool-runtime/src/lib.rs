@@ -133,6 +133,7 @@ pub mod __private {
     pub use serde_json;
 
     pub use crate::depends::DependencyUse;
+    pub use crate::methods::MethodsRegistration;
     pub use crate::schema::{ArgumentBound, ArgumentSchema, ArgumentSchemaFn, BoundNumber, argument_schema};
     pub use crate::tool::{DecodingSchema, Invoke, SyncInvokeFn};
     pub use crate::{DependencyKey, ToolMethods};

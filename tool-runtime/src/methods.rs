@@ -21,3 +21,34 @@ pub trait ToolMethods: Send + Sync + Sized + 'static {
     /// resolves it before the call, like a `#[depends]` parameter.
     fn instance_key() -> &'static DependencyKey<Arc<Self>>;
 }
+
+/// What `#[tools]` submits to `inventory` for its impl block: the type's name and where the block
+/// is. Discovery never adds these tools (it has no instance); it names the blocks in
+/// [`RegistryError::NothingDiscovered`](crate::RegistryError::NothingDiscovered), so that a
+/// binary of `#[tools]` methods alone is pointed at
+/// [`tools_of`](crate::RegistryBuilder::tools_of).
+#[derive(Debug)]
+pub struct MethodsRegistration {
+    type_name: &'static str,
+    file: &'static str,
+    line: u32,
+}
+
+impl MethodsRegistration {
+    /// Used by `#[tools]`.
+    #[doc(hidden)]
+    pub const fn new(type_name: &'static str, file: &'static str, line: u32) -> Self {
+        Self { type_name, file, line }
+    }
+}
+
+inventory::collect!(MethodsRegistration);
+
+/// Every `#[tools]` impl block linked into this binary, as `Type (file:line)`, sorted.
+pub(crate) fn methods_blocks() -> Vec<String> {
+    let mut blocks: Vec<String> = inventory::iter::<MethodsRegistration>()
+        .map(|block| format!("`{}` ({}:{})", block.type_name, block.file, block.line))
+        .collect();
+    blocks.sort();
+    blocks
+}

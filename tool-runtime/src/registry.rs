@@ -941,6 +941,9 @@ pub struct RegistryBuilder {
     tools: Vec<Added>,
     /// `true` when [`RegistryBuilder::discover`] ran and found no `#[tool]`.
     discovered_nothing: bool,
+    /// [`tools_of`](RegistryBuilder::tools_of) was called: a binary of `#[tools]` methods alone
+    /// may discover nothing.
+    methods_given: bool,
     sets: Option<Vec<String>>,
     defer_sets: Vec<String>,
     defer_tools: Vec<String>,
@@ -983,7 +986,8 @@ impl RegistryBuilder {
     /// their instance). A tool added already (by [`tool`](RegistryBuilder::tool), or by an earlier
     /// `discover`) is kept once.
     ///
-    /// When it finds no `#[tool]` at all, [`build`](RegistryBuilder::build) fails with
+    /// When it finds no `#[tool]` at all and no [`tools_of`](RegistryBuilder::tools_of) is
+    /// given, [`build`](RegistryBuilder::build) fails with
     /// [`RegistryError::NothingDiscovered`].
     #[must_use]
     #[track_caller]
@@ -1016,6 +1020,7 @@ impl RegistryBuilder {
     pub fn tools_of<S: crate::ToolMethods>(mut self, instance: Arc<S>) -> Self {
         let added_at = std::panic::Location::caller();
         self.tools.extend(S::tools().iter().map(|&spec| Added { tool: Arc::new(spec), spec: Some(spec), added_at }));
+        self.methods_given = true;
         self.provide(S::instance_key(), instance)
     }
 
@@ -1134,7 +1139,7 @@ impl RegistryBuilder {
     /// # Errors
     /// Every problem of the first kind found, in this order:
     /// - [`RegistryError::NothingDiscovered`] when [`discover`](RegistryBuilder::discover) found
-    ///   no `#[tool]` in the binary;
+    ///   no `#[tool]` in the binary and no [`tools_of`](RegistryBuilder::tools_of) was given;
     /// - [`RegistryError::InvalidNames`] listing every tool whose name breaks
     ///   `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`;
     /// - [`RegistryError::DuplicateNames`] listing every name that two or more different tools
@@ -1150,8 +1155,8 @@ impl RegistryBuilder {
     ///   key a `#[tool]` asks for and no [`provide`](RegistryBuilder::provide) gave a value, with
     ///   the tools that ask for it (only the tools kept by [`sets`](RegistryBuilder::sets) count).
     pub fn build(self) -> Result<Registry, RegistryError> {
-        if self.discovered_nothing {
-            return Err(RegistryError::NothingDiscovered);
+        if self.discovered_nothing && !self.methods_given {
+            return Err(RegistryError::NothingDiscovered { methods_blocks: crate::methods::methods_blocks() });
         }
         let mut seen = std::collections::HashSet::with_capacity(self.tools.len());
         let mut added: Vec<Added> = Vec::with_capacity(self.tools.len());
