@@ -341,8 +341,21 @@ pub(crate) fn registration(
                 };
                 let (wire_name, doc, has_default) = (arg.wire_name(), &arg.doc, arg.default.is_some());
                 let with_bounds = bounds(arg, decoded, private, &mut bound_checks);
+                let with_default = arg.default.as_ref().map(|_| {
+                    let ident = unraw(&arg.ident);
+                    let (value_fn, json_fn) =
+                        (format_ident!("__default_{}", ident), format_ident!("__default_json_{}", ident));
+                    defaults.push(quote! {
+                        fn #json_fn() -> ::core::option::Option<#private::serde_json::Value> {
+                            #[allow(unused_imports)]
+                            use #private::{DefaultJsonNone as _, DefaultJsonSerialize as _};
+                            (&#private::DefaultJson(#value_fn as fn() -> #decoded)).json()
+                        }
+                    });
+                    quote!(.with_default(#json_fn))
+                });
                 arguments.push(
-                    quote!(#private::ArgumentSchema::new(#wire_name, #doc, #has_default, #schema_fn) #with_bounds),
+                    quote!(#private::ArgumentSchema::new(#wire_name, #doc, #has_default, #schema_fn) #with_bounds #with_default),
                 );
                 let (field, default) = field(arg, generic.as_ref(), &field_vis, private);
                 fields.push(field);

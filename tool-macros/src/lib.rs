@@ -38,7 +38,9 @@ use proc_macro::TokenStream;
 ///   Schema. `&str` and `&[T]` are decoded as `String` and `Vec<T>` and passed borrowed.
 ///   `Option<T>` is not required (absent or `null` is `None`). `#[arg(default)]` (the type's
 ///   `Default`) or `#[arg(default = expr)]` makes it not required, with that value when absent or
-///   `null` (a string literal is converted with `From`); `#[arg(rename = "...")]` sets the
+///   `null` (a string literal is converted with `From`), shown in the schema as the property's
+///   `default` when the type is `Serialize` (the value as serde writes it; a default of a type
+///   that is not `Serialize` is not shown); `#[arg(rename = "...")]` sets the
 ///   property name; `#[arg(description = "...")]` its description.
 ///   Bounds, written as schemars writes them on a field (`#[schemars(range(..), length(..))]`),
 ///   go into the schema and are refused at decode with an error naming the argument, the bound

@@ -135,6 +135,7 @@ pub mod __private {
     pub use crate::depends::DependencyUse;
     pub use crate::methods::MethodsRegistration;
     pub use crate::schema::{ArgumentBound, ArgumentSchema, ArgumentSchemaFn, BoundNumber, argument_schema};
+    pub use crate::schema::{DefaultJson, DefaultJsonNone, DefaultJsonSerialize};
     pub use crate::tool::{DecodingSchema, Invoke, SyncInvokeFn};
     pub use crate::{DependencyKey, ToolMethods};
     pub use crate::{IntoToolResult, Tool, ToolContext, ToolError, ToolMeta, ToolRegistration, ToolResult, ToolSpec};

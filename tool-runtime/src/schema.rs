@@ -103,6 +103,9 @@ pub struct ArgumentSchema {
     schema: ArgumentSchemaFn,
     /// The bounds of `#[arg(range(..), length(..), pattern = "..")]`.
     bounds: &'static [ArgumentBound],
+    /// The default value as JSON, for the schema's `default`: `None` when the argument has no
+    /// default, or its type is not `Serialize`.
+    default: Option<fn() -> Option<Value>>,
 }
 
 /// A bound stated on a model argument with `#[arg(...)]`, written into its schema (and so
@@ -195,13 +198,53 @@ pub type ArgumentSchemaFn = fn(&mut schemars::SchemaGenerator) -> (schemars::Sch
 impl ArgumentSchema {
     /// Used by `#[tool]`.
     pub const fn new(name: &'static str, doc: &'static str, has_default: bool, schema: ArgumentSchemaFn) -> Self {
-        Self { name, doc, has_default, schema, bounds: &[] }
+        Self { name, doc, has_default, schema, bounds: &[], default: None }
+    }
+
+    /// Used by `#[tool]` for an argument with `#[arg(default)]`: `value` gives the default as
+    /// JSON (`None` when its type is not `Serialize`), written as the property's `default`.
+    #[must_use]
+    pub const fn with_default(self, value: fn() -> Option<Value>) -> Self {
+        Self { default: Some(value), ..self }
     }
 
     /// Used by `#[tool]` for an argument with `#[arg(range(..), length(..), pattern = "..")]`.
     #[must_use]
     pub const fn with_bounds(self, bounds: &'static [ArgumentBound]) -> Self {
         Self { bounds, ..self }
+    }
+}
+
+/// An argument's default function, asked for its value as JSON (`#[tool]`'s schema `default`):
+/// through [`DefaultJsonSerialize`] when the type is `Serialize`, else through
+/// [`DefaultJsonNone`], which gives `None`. Written `(&DefaultJson(f)).json()`: method lookup
+/// tries the first trait on the value before the second on a reference to it.
+#[doc(hidden)]
+pub struct DefaultJson<T>(pub fn() -> T);
+
+/// See [`DefaultJson`].
+#[doc(hidden)]
+pub trait DefaultJsonSerialize {
+    /// The default as JSON.
+    fn json(&self) -> Option<Value>;
+}
+
+impl<T: serde::Serialize> DefaultJsonSerialize for DefaultJson<T> {
+    fn json(&self) -> Option<Value> {
+        serde_json::to_value((self.0)()).ok()
+    }
+}
+
+/// See [`DefaultJson`].
+#[doc(hidden)]
+pub trait DefaultJsonNone {
+    /// `None`: the type is not `Serialize`.
+    fn json(&self) -> Option<Value>;
+}
+
+impl<T> DefaultJsonNone for &DefaultJson<T> {
+    fn json(&self) -> Option<Value> {
+        None
     }
 }
 
@@ -277,6 +320,9 @@ impl JsonSchema for GeneratedArguments {
             let optional = generator.contract().is_deserialize();
             let (mut subschema, is_option) = (argument.schema)(generator);
             apply_bounds(&mut subschema, argument.bounds);
+            if let Some(value) = argument.default.and_then(|default| default()) {
+                subschema.insert("default".to_owned(), value);
+            }
             // (The derive also drops a doc attribute's one leading space; this trims it anyway.)
             let (title, description) = get_title_and_description(argument.doc);
             if !argument.doc.trim().is_empty() {
@@ -427,6 +473,11 @@ pub(crate) fn integer_range(format: &str) -> Option<(f64, f64)> {
     })
 }
 
+/// `true` for the pointer of a root property, `/properties/<name>`.
+fn is_root_property(pointer: &str) -> bool {
+    pointer.strip_prefix("/properties/").is_some_and(|name| !name.contains('/'))
+}
+
 /// Applies the canonical rules to one node and, through the subschemas, to all below it; sets
 /// `states_bounds` when a node states a bound beyond its type (see [`Canonical::states_bounds`]).
 fn visit(schema: &mut Value, pass: &mut Pass) {
@@ -447,7 +498,11 @@ fn visit(schema: &mut Value, pass: &mut Pass) {
         }
     }
     pass.states_bounds = pass.states_bounds || crate::decode::states_beyond(node, range);
-    node.remove("default");
+    // A default is shown where the model reads it, on an argument (a root property); below that
+    // it only says what serde fills in, which no provider needs.
+    if !is_root_property(&pass.pointer) {
+        node.remove("default");
+    }
     node.remove("writeOnly");
     node.remove("readOnly");
     if let Some(Value::Array(tuple)) = node.get("items")

@@ -33,7 +33,6 @@ const STRICT_FORBIDDEN: &[&str] = &[
     "unevaluatedProperties",
     "propertyNames",
     "contains",
-    "default",
 ];
 /// OpenAI strict limits: object nesting depth, total properties, total enum values.
 const STRICT_MAX_DEPTH: usize = 10;
@@ -611,6 +610,8 @@ fn strict_node(
             // Not in strict mode's supported keywords (Structured Outputs, "Supported
             // properties": strings take `pattern` and `format` only): said in the description.
             "minLength" | "maxLength" => {}
+            // Not a supported keyword either: the description says it, and `null` reads as it.
+            "default" => {}
             "items" => {
                 let len = path.len();
                 path.push_str("/items");
@@ -636,7 +637,11 @@ fn strict_node(
     if out.get("type").and_then(Value::as_str) == Some("object") && !out.contains_key("properties") {
         return Err(strict_error(path, "strict mode refuses an object without declared properties"));
     }
-    let notes: Vec<String> = ["minLength", "maxLength"].iter().filter_map(|k| bound_note(k, map.get(*k)?)).collect();
+    let mut notes: Vec<String> =
+        ["minLength", "maxLength"].iter().filter_map(|k| bound_note(k, map.get(*k)?)).collect();
+    if let Some(default) = map.get("default") {
+        notes.push(format!("default {default}"));
+    }
     note_in_description(&mut out, &notes);
     Ok(Value::Object(out))
 }

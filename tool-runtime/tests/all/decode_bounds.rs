@@ -79,7 +79,7 @@ fn parameter_bounds_are_in_the_canonical_schema() {
     );
     assert_eq!(
         property(definition, "/properties/offset"),
-        json!({"type": "integer", "minimum": 1, "description": "Where to start, 1-based."})
+        json!({"type": "integer", "minimum": 1, "default": 1, "description": "Where to start, 1-based."})
     );
     assert_eq!(
         property(definition, "/properties/scale"),

@@ -45,6 +45,7 @@ pub mod redis_store;
 pub mod schema;
 pub mod schema_arguments;
 pub mod schema_conformance;
+pub mod schema_defaults;
 pub mod schema_dynamic;
 pub mod schema_economy;
 pub mod schema_projection;

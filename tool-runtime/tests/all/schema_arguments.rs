@@ -650,7 +650,8 @@ static WORDS: [tool_runtime::__private::ArgumentSchema; 2] = [
         "A word.",
         true,
         tool_runtime::__private::argument_schema::<String>,
-    ),
+    )
+    .with_default(|| Some(serde_json::Value::from(""))),
     tool_runtime::__private::ArgumentSchema::new(
         "point",
         "",

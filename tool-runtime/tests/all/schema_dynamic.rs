@@ -132,7 +132,7 @@ fn the_definition_goes_through_the_canonical_passes() {
             "properties": {
                 "name": {"type": "string", "maxLength": 8, "pattern": "^[a-z]+$", "description": "Lowercase login."},
                 "age": {"type": "integer", "minimum": 0},
-                "role": {"type": "string", "enum": ["admin", "user"]},
+                "role": {"type": "string", "enum": ["admin", "user"], "default": "user"},
                 "address": {
                     "type": "object",
                     "properties": {"zip": {"type": "string", "pattern": "^[0-9]{5}$"}},
