@@ -85,6 +85,21 @@ fn the_python_mcp_sdk_drives_the_example_server_over_streamable_http() {
     assert_eq!(child.wait().unwrap().code(), Some(0));
     let log: Vec<String> = BufReader::new(child.stderr.take().unwrap()).lines().map_while(Result::ok).collect();
     assert_eq!(stdout.lines().collect::<Vec<_>>(), CHECKS, "server log:\n{}", log.join("\n"));
+    assert_eq!(log.first().map(String::as_str), Some(format!("serving MCP on {url}; Ctrl-C stops").as_str()));
+}
+
+#[test]
+fn an_address_in_use_ends_the_example_with_one_sentence_saying_what_to_change() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap();
+    let output =
+        Command::new(example_binary()).args(["http", &addr.to_string()]).stdin(Stdio::null()).output().unwrap();
+
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!("Error: cannot listen on {addr}: Address already in use (os error 98); give a free local address\n")
+    );
 }
 
 #[test]

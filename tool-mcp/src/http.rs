@@ -417,7 +417,10 @@ impl McpServer {
 
     /// Serves Streamable HTTP at [`MCP_PATH`] on `addr` (e.g. `127.0.0.1:8080`) until SIGTERM or
     /// Ctrl-C ([`shutdown_signal`]; then as the [crate docs](crate#shutdown) say). Other paths get
-    /// `404 Not Found`.
+    /// `404 Not Found`. Once bound it writes one line to standard error, `serving MCP on
+    /// http://127.0.0.1:8080/mcp; Ctrl-C stops`, with the address bound (the port chosen for a
+    /// `:0`), whether or not a tracing subscriber is installed; [`serve_http_on`](Self::serve_http_on)
+    /// writes nothing of its own.
     ///
     /// # Errors
     /// [`ServeError::Bind`] when the address cannot be bound; [`ServeError::Stopped`] when the
@@ -425,6 +428,9 @@ impl McpServer {
     pub async fn serve_http(&self, addr: impl ToSocketAddrs + std::fmt::Display) -> Result<(), ServeError> {
         let listener =
             TcpListener::bind(&addr).await.map_err(|source| ServeError::Bind { addr: addr.to_string(), source })?;
+        if let Ok(bound) = listener.local_addr() {
+            eprintln!("serving MCP on http://{bound}{MCP_PATH}; Ctrl-C stops");
+        }
         self.serve_http_on(listener, shutdown_signal()).await
     }
 

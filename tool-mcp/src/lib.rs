@@ -654,7 +654,11 @@ impl Served {
 }
 
 /// Why serving stopped with an error.
-#[derive(Debug)]
+///
+/// `Debug` writes the same text as `Display`, so a `main` that returns
+/// `Result<(), ServeError>` (or a boxed error of it) ends with that sentence, not a dump of the
+/// enum: `Error: cannot listen on 127.0.0.1:8080: Address in use (os error 98); give a free local
+/// address`.
 #[non_exhaustive]
 pub enum ServeError {
     /// The client's first messages on standard input were not an MCP initialization.
@@ -677,6 +681,12 @@ impl std::fmt::Display for ServeError {
             Self::Bind { addr, source } => write!(f, "cannot listen on {addr}: {source}; give a free local address"),
             Self::Stopped(e) => write!(f, "the MCP server stopped: {e}"),
         }
+    }
+}
+
+impl std::fmt::Debug for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
     }
 }
 
