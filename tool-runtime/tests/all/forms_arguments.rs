@@ -84,7 +84,7 @@ async fn option_and_default_arguments_take_the_value_sent() {
 }
 
 #[test]
-fn option_and_default_arguments_are_not_required_and_show_no_default() {
+fn option_and_default_arguments_are_not_required_and_defaults_show_their_value() {
     assert_eq!(
         schema(repeat::TOOL),
         json!({
@@ -92,9 +92,9 @@ fn option_and_default_arguments_are_not_required_and_show_no_default() {
             "properties": {
                 "text": {"description": "The text.", "type": "string"},
                 "times": {"description": "How many times; default 1.", "type": "integer", "minimum": 0},
-                "lines": {"description": "Put a newline between the copies.", "type": "boolean"},
-                "prefix": {"description": "The prefix of every copy.", "type": "string"},
-                "limit": {"description": "At most this many characters.", "type": "integer", "minimum": 0}
+                "lines": {"description": "Put a newline between the copies.", "type": "boolean", "default": false},
+                "prefix": {"description": "The prefix of every copy.", "type": "string", "default": "> "},
+                "limit": {"description": "At most this many characters.", "type": "integer", "minimum": 0, "default": 20}
             },
             "required": ["text"],
             "additionalProperties": false
