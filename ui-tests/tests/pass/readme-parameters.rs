@@ -39,8 +39,8 @@ fn main() {
             "properties": {
                 "query": {"type": "string", "description": "The text to look for."},
                 "limit": {"type": "integer", "minimum": 0, "description": "At most this many titles; all of them when absent."},
-                "archived": {"type": "boolean", "description": "Also search archived notes."},
-                "sort": {"type": "string", "description": "The field to sort by: `title` or `date`."},
+                "archived": {"type": "boolean", "default": false, "description": "Also search archived notes."},
+                "sort": {"type": "string", "default": "title", "description": "The field to sort by: `title` or `date`."},
                 "tagFilter": {"type": "string", "description": "Only notes with this tag."}
             },
             "required": ["query"],
