@@ -427,6 +427,8 @@ fn to_result(server: &str, tool: &str, result: &Value) -> Result<ToolResult, Too
             .map(|part| match part {
                 ContentPart::Text { text } => text.clone(),
                 ContentPart::Image { media_type, .. } => format!("[an image, {media_type}]"),
+                ContentPart::Audio { media_type, .. } => format!("[audio, {media_type}]"),
+                other => other.as_text().into_owned(),
             })
             .collect();
         let text = if text.is_empty() {
@@ -446,10 +448,11 @@ fn to_result(server: &str, tool: &str, result: &Value) -> Result<ToolResult, Too
     })
 }
 
-/// One content block: text, an image, an embedded text resource's text, or any other block as its
-/// JSON text.
+/// One content block: text, an image, audio, an embedded resource (text or blob), a resource
+/// link, or any other block (or one missing a required field) as its JSON text.
 fn content_part(block: &Value) -> ContentPart {
     let field = |key: &str| block.get(key).and_then(Value::as_str);
+    let owned = |key: &str| field(key).map(str::to_owned);
     match field("type") {
         Some("text") => ContentPart::text(field("text").unwrap_or_default()),
         Some("image") => ContentPart::Image {
@@ -457,9 +460,29 @@ fn content_part(block: &Value) -> ContentPart {
             media_type: field("mimeType").unwrap_or("application/octet-stream").to_owned(),
             detail: None,
         },
-        Some("resource") => match block.pointer("/resource/text").and_then(Value::as_str) {
-            Some(text) => ContentPart::text(text),
-            None => ContentPart::text(block.to_string()),
+        Some("audio") => ContentPart::Audio {
+            data: field("data").unwrap_or_default().to_owned(),
+            media_type: field("mimeType").unwrap_or("application/octet-stream").to_owned(),
+        },
+        Some("resource") => {
+            let inner = |key: &str| block.get("resource").and_then(|r| r.get(key)).and_then(Value::as_str);
+            let media_type = inner("mimeType").map(str::to_owned);
+            match (inner("uri"), inner("text"), inner("blob")) {
+                (Some(uri), Some(text), _) => ContentPart::resource_text(uri, media_type, text),
+                (Some(uri), None, Some(blob)) => ContentPart::resource_blob(uri, media_type, blob),
+                (None, Some(text), _) => ContentPart::text(text),
+                _ => ContentPart::text(block.to_string()),
+            }
+        }
+        Some("resource_link") => match (field("uri"), field("name")) {
+            (Some(uri), Some(name)) => ContentPart::ResourceLink {
+                uri: uri.to_owned(),
+                name: name.to_owned(),
+                title: owned("title"),
+                description: owned("description"),
+                media_type: owned("mimeType"),
+            },
+            _ => ContentPart::text(block.to_string()),
         },
         _ => ContentPart::text(block.to_string()),
     }
