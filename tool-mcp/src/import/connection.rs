@@ -515,3 +515,50 @@ async fn authorized_transport(
     let client = AuthClient::new(reqwest::Client::default(), manager);
     Ok(StreamableHttpClientTransport::with_client(client, StreamableHttpClientTransportConfig::with_uri(url)))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use tool_runtime::{ContentPart, ToolResult};
+
+    use super::to_result;
+
+    #[test]
+    fn a_remote_result_keeps_audio_resources_and_links() {
+        let result = json!({"content": [
+            {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+            {"type": "resource", "resource": {"uri": "test://t", "mimeType": "text/plain", "text": "hi"}},
+            {"type": "resource", "resource": {"uri": "test://b", "blob": "AAEC"}},
+            {"type": "resource_link", "uri": "file:///a.txt", "name": "a.txt", "title": "A"},
+        ]});
+        assert_eq!(
+            to_result("remote", "fetch", &result).unwrap(),
+            ToolResult::Parts(vec![
+                ContentPart::audio("UklGRg==", "audio/wav"),
+                ContentPart::resource_text("test://t", Some("text/plain".to_owned()), "hi"),
+                ContentPart::resource_blob("test://b", None, "AAEC"),
+                ContentPart::ResourceLink {
+                    uri: "file:///a.txt".to_owned(),
+                    name: "a.txt".to_owned(),
+                    title: Some("A".to_owned()),
+                    description: None,
+                    media_type: None,
+                },
+            ])
+        );
+    }
+
+    #[test]
+    fn a_remote_error_shows_audio_and_links_in_its_text() {
+        let result = json!({"isError": true, "content": [
+            {"type": "text", "text": "failed"},
+            {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+            {"type": "resource_link", "uri": "file:///log.txt", "name": "log.txt"},
+        ]});
+        assert_eq!(
+            to_result("remote", "fetch", &result).unwrap_err().to_string(),
+            tool_runtime::ToolError::Failed("failed\n[audio, audio/wav]\n[resource link file:///log.txt]".to_owned())
+                .to_string()
+        );
+    }
+}
