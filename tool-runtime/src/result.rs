@@ -65,7 +65,8 @@ pub enum ContentPart {
     },
 }
 
-/// The contents of an embedded resource ([`ContentPart::Resource`]).
+/// The contents of an embedded resource ([`ContentPart::Resource`]); serialised as
+/// `{"text": ..}` or `{"blob": ..}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ResourceContents {
@@ -156,7 +157,7 @@ impl ContentPart {
 pub enum ToolResult {
     /// Plain text, shown to the model as is.
     Text(String),
-    /// Multimodal parts (text and images), kept in order.
+    /// Multimodal parts (text, images, audio, embedded resources, resource links), kept in order.
     Parts(Vec<ContentPart>),
     /// A JSON value; the model sees its compact serialisation (keys sorted, the order of
     /// `serde_json::Value`'s maps), and an object is kept as the message's
