@@ -13,7 +13,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
-use tool_runtime::{ContentPart, MessageContent, Progress, ToolCall, ToolDefinition, ToolError, ToolMessage};
+use tool_runtime::{
+    ContentPart, MessageContent, Progress, ResourceContents, ToolCall, ToolDefinition, ToolError, ToolMessage,
+};
 
 use crate::frame::RawArguments;
 use crate::{CallRequest, McpServer};
@@ -56,10 +58,41 @@ pub fn tool_entry(definition: &ToolDefinition) -> Tool {
     }
 }
 
+/// The MCP content block of one part.
+fn content_block(part: &ContentPart) -> ContentBlock {
+    match part {
+        ContentPart::Text { text } => ContentBlock::text(text.clone()),
+        ContentPart::Image { data, media_type, .. } => ContentBlock::image(data.clone(), media_type.clone()),
+        ContentPart::Audio { data, media_type } => ContentBlock::audio(data.clone(), media_type.clone()),
+        ContentPart::Resource { uri, media_type, contents } => ContentBlock::resource(match contents {
+            ResourceContents::Text(text) => rmcp::model::ResourceContents::TextResourceContents {
+                uri: uri.clone(),
+                mime_type: media_type.clone(),
+                text: text.clone(),
+                meta: None,
+            },
+            ResourceContents::Blob(blob) => rmcp::model::ResourceContents::BlobResourceContents {
+                uri: uri.clone(),
+                mime_type: media_type.clone(),
+                blob: blob.clone(),
+                meta: None,
+            },
+        }),
+        ContentPart::ResourceLink { uri, name, title, description, media_type } => {
+            let mut link = rmcp::model::Resource::new(uri.clone(), name.clone());
+            link.title = title.clone();
+            link.description = description.clone();
+            link.mime_type = media_type.clone();
+            ContentBlock::resource_link(link)
+        }
+    }
+}
+
 /// The `tools/call` result of a message.
 ///
-/// - Text becomes one text block; parts become text and image blocks in order (an image part's
-///   `detail` has no MCP equivalent and is left out).
+/// - Text becomes one text block; parts become blocks of their kind in order: text, image
+///   (an image part's `detail` has no MCP equivalent and is left out), audio, embedded resource
+///   (`resource`, text or blob contents) and resource link (`resource_link`).
 /// - `isError` is the message's `is_error`.
 /// - `_meta` carries `ref_id` (the ref id of the full output in the output cache) and
 ///   `trimmed: true` when the output layer shortened the text; left out when neither applies.
@@ -69,13 +102,7 @@ pub fn tool_entry(definition: &ToolDefinition) -> Tool {
 pub fn call_result(message: &ToolMessage, structured: bool) -> CallToolResult {
     let content = match &message.content {
         MessageContent::Text(text) => vec![ContentBlock::text(text.clone())],
-        MessageContent::Parts(parts) => parts
-            .iter()
-            .map(|part| match part {
-                ContentPart::Text { text } => ContentBlock::text(text.clone()),
-                ContentPart::Image { data, media_type, .. } => ContentBlock::image(data.clone(), media_type.clone()),
-            })
-            .collect(),
+        MessageContent::Parts(parts) => parts.iter().map(content_block).collect(),
     };
     let mut result = if message.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
     let mut meta = JsonObject::new();

@@ -6,8 +6,11 @@ use serde::{Deserialize, Serialize};
 
 /// One piece of multimodal tool output.
 ///
-/// Parts stay structured through every layer: providers that accept images in tool results get
-/// the image, the text projection ([`ToolMessage::text`]) shows `[image]` in its place.
+/// Parts stay structured through every layer: providers that accept a kind of part in tool results
+/// get it, the others get its text projection ([`ContentPart::as_text`]).
+///
+/// The kinds follow the MCP content blocks (`text`, `image`, `audio`, `resource`,
+/// `resource_link`); serialised with `type` as the tag in snake_case.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentPart {
@@ -27,6 +30,50 @@ pub enum ContentPart {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         detail: Option<ImageDetail>,
     },
+    /// Audio, base64-encoded (standard alphabet, padded).
+    Audio {
+        /// The audio bytes in base64.
+        data: String,
+        /// The MIME type, e.g. `audio/wav`.
+        media_type: String,
+    },
+    /// The contents of a resource, embedded in the result (MCP `resource` block).
+    Resource {
+        /// The resource's URI, e.g. `file:///notes.md`.
+        uri: String,
+        /// The MIME type, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        media_type: Option<String>,
+        /// The contents: text or base64 bytes.
+        contents: ResourceContents,
+    },
+    /// A reference to a resource the client may read itself (MCP `resource_link` block).
+    ResourceLink {
+        /// The resource's URI.
+        uri: String,
+        /// The resource's programmatic name.
+        name: String,
+        /// A human-readable title.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        title: Option<String>,
+        /// What the resource is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+        /// The MIME type, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        media_type: Option<String>,
+    },
+}
+
+/// The contents of an embedded resource ([`ContentPart::Resource`]); serialised as
+/// `{"text": ..}` or `{"blob": ..}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResourceContents {
+    /// UTF-8 text.
+    Text(String),
+    /// Bytes in base64 (standard alphabet, padded).
+    Blob(String),
 }
 
 /// How closely the model should look at an image: a provider hint (OpenAI's `detail`).
@@ -62,11 +109,44 @@ impl ContentPart {
         Self::Text { text: text.into() }
     }
 
-    /// The part's text projection: the text itself, or `[image]` for an image.
-    pub fn as_text(&self) -> &str {
+    /// An image part without a detail hint.
+    pub fn image(data: impl Into<String>, media_type: impl Into<String>) -> Self {
+        Self::Image { data: data.into(), media_type: media_type.into(), detail: None }
+    }
+
+    /// An audio part: base64 `data` of type `media_type` (e.g. `audio/wav`).
+    pub fn audio(data: impl Into<String>, media_type: impl Into<String>) -> Self {
+        Self::Audio { data: data.into(), media_type: media_type.into() }
+    }
+
+    /// An embedded text resource.
+    pub fn resource_text(uri: impl Into<String>, media_type: Option<String>, text: impl Into<String>) -> Self {
+        Self::Resource { uri: uri.into(), media_type, contents: ResourceContents::Text(text.into()) }
+    }
+
+    /// An embedded binary resource: `blob` is base64.
+    pub fn resource_blob(uri: impl Into<String>, media_type: Option<String>, blob: impl Into<String>) -> Self {
+        Self::Resource { uri: uri.into(), media_type, contents: ResourceContents::Blob(blob.into()) }
+    }
+
+    /// A link to a resource, with no title, description or MIME type.
+    pub fn resource_link(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        Self::ResourceLink { uri: uri.into(), name: name.into(), title: None, description: None, media_type: None }
+    }
+
+    /// The part's text projection, what a model that cannot take the part sees in its place:
+    ///
+    /// - text: the text itself;
+    /// - image: `[image]`; audio: `[audio]`;
+    /// - embedded text resource: its text; embedded binary resource: `[resource <uri>]`;
+    /// - resource link: `[resource link <uri>]`.
+    pub fn as_text(&self) -> Cow<'_, str> {
         match self {
-            Self::Text { text } => text,
-            Self::Image { .. } => "[image]",
+            Self::Text { text } | Self::Resource { contents: ResourceContents::Text(text), .. } => Cow::Borrowed(text),
+            Self::Image { .. } => Cow::Borrowed("[image]"),
+            Self::Audio { .. } => Cow::Borrowed("[audio]"),
+            Self::Resource { uri, contents: ResourceContents::Blob(_), .. } => Cow::Owned(format!("[resource {uri}]")),
+            Self::ResourceLink { uri, .. } => Cow::Owned(format!("[resource link {uri}]")),
         }
     }
 }
@@ -77,7 +157,7 @@ impl ContentPart {
 pub enum ToolResult {
     /// Plain text, shown to the model as is.
     Text(String),
-    /// Multimodal parts (text and images), kept in order.
+    /// Multimodal parts (text, images, audio, embedded resources, resource links), kept in order.
     Parts(Vec<ContentPart>),
     /// A JSON value; the model sees its compact serialisation (keys sorted, the order of
     /// `serde_json::Value`'s maps), and an object is kept as the message's
@@ -198,7 +278,7 @@ impl ToolMessage {
                     0 => MessageContent::Text(value.to_string()),
                     1 if matches!(content[0], ContentPart::Text { .. }) => match content.remove(0) {
                         ContentPart::Text { text } => MessageContent::Text(text),
-                        image @ ContentPart::Image { .. } => MessageContent::Parts(vec![image]),
+                        other => MessageContent::Parts(vec![other]),
                     },
                     _ => MessageContent::Parts(content),
                 };
@@ -232,8 +312,8 @@ impl ToolMessage {
         }
     }
 
-    /// The text projection of the content: the text, or the parts' texts joined by newlines with
-    /// `[image]` standing for each image.
+    /// The text projection of the content: the text, or the parts' text projections
+    /// ([`ContentPart::as_text`]) joined by newlines.
     pub fn text(&self) -> Cow<'_, str> {
         match &self.content {
             MessageContent::Text(text) => Cow::Borrowed(text),

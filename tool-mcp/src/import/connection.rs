@@ -427,6 +427,8 @@ fn to_result(server: &str, tool: &str, result: &Value) -> Result<ToolResult, Too
             .map(|part| match part {
                 ContentPart::Text { text } => text.clone(),
                 ContentPart::Image { media_type, .. } => format!("[an image, {media_type}]"),
+                ContentPart::Audio { media_type, .. } => format!("[audio, {media_type}]"),
+                other => other.as_text().into_owned(),
             })
             .collect();
         let text = if text.is_empty() {
@@ -446,10 +448,11 @@ fn to_result(server: &str, tool: &str, result: &Value) -> Result<ToolResult, Too
     })
 }
 
-/// One content block: text, an image, an embedded text resource's text, or any other block as its
-/// JSON text.
+/// One content block: text, an image, audio, an embedded resource (text or blob), a resource
+/// link, or any other block (or one missing a required field) as its JSON text.
 fn content_part(block: &Value) -> ContentPart {
     let field = |key: &str| block.get(key).and_then(Value::as_str);
+    let owned = |key: &str| field(key).map(str::to_owned);
     match field("type") {
         Some("text") => ContentPart::text(field("text").unwrap_or_default()),
         Some("image") => ContentPart::Image {
@@ -457,9 +460,29 @@ fn content_part(block: &Value) -> ContentPart {
             media_type: field("mimeType").unwrap_or("application/octet-stream").to_owned(),
             detail: None,
         },
-        Some("resource") => match block.pointer("/resource/text").and_then(Value::as_str) {
-            Some(text) => ContentPart::text(text),
-            None => ContentPart::text(block.to_string()),
+        Some("audio") => ContentPart::Audio {
+            data: field("data").unwrap_or_default().to_owned(),
+            media_type: field("mimeType").unwrap_or("application/octet-stream").to_owned(),
+        },
+        Some("resource") => {
+            let inner = |key: &str| block.get("resource").and_then(|r| r.get(key)).and_then(Value::as_str);
+            let media_type = inner("mimeType").map(str::to_owned);
+            match (inner("uri"), inner("text"), inner("blob")) {
+                (Some(uri), Some(text), _) => ContentPart::resource_text(uri, media_type, text),
+                (Some(uri), None, Some(blob)) => ContentPart::resource_blob(uri, media_type, blob),
+                (None, Some(text), _) => ContentPart::text(text),
+                _ => ContentPart::text(block.to_string()),
+            }
+        }
+        Some("resource_link") => match (field("uri"), field("name")) {
+            (Some(uri), Some(name)) => ContentPart::ResourceLink {
+                uri: uri.to_owned(),
+                name: name.to_owned(),
+                title: owned("title"),
+                description: owned("description"),
+                media_type: owned("mimeType"),
+            },
+            _ => ContentPart::text(block.to_string()),
         },
         _ => ContentPart::text(block.to_string()),
     }
@@ -491,4 +514,51 @@ async fn authorized_transport(
         .ok_or_else(|| format!("cannot obtain an access token for {url}: the grant did not authorize the client"))?;
     let client = AuthClient::new(reqwest::Client::default(), manager);
     Ok(StreamableHttpClientTransport::with_client(client, StreamableHttpClientTransportConfig::with_uri(url)))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use tool_runtime::{ContentPart, ToolResult};
+
+    use super::to_result;
+
+    #[test]
+    fn a_remote_result_keeps_audio_resources_and_links() {
+        let result = json!({"content": [
+            {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+            {"type": "resource", "resource": {"uri": "test://t", "mimeType": "text/plain", "text": "hi"}},
+            {"type": "resource", "resource": {"uri": "test://b", "blob": "AAEC"}},
+            {"type": "resource_link", "uri": "file:///a.txt", "name": "a.txt", "title": "A"},
+        ]});
+        assert_eq!(
+            to_result("remote", "fetch", &result).unwrap(),
+            ToolResult::Parts(vec![
+                ContentPart::audio("UklGRg==", "audio/wav"),
+                ContentPart::resource_text("test://t", Some("text/plain".to_owned()), "hi"),
+                ContentPart::resource_blob("test://b", None, "AAEC"),
+                ContentPart::ResourceLink {
+                    uri: "file:///a.txt".to_owned(),
+                    name: "a.txt".to_owned(),
+                    title: Some("A".to_owned()),
+                    description: None,
+                    media_type: None,
+                },
+            ])
+        );
+    }
+
+    #[test]
+    fn a_remote_error_shows_audio_and_links_in_its_text() {
+        let result = json!({"isError": true, "content": [
+            {"type": "text", "text": "failed"},
+            {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+            {"type": "resource_link", "uri": "file:///log.txt", "name": "log.txt"},
+        ]});
+        assert_eq!(
+            to_result("remote", "fetch", &result).unwrap_err().to_string(),
+            tool_runtime::ToolError::Failed("failed\n[audio, audio/wav]\n[resource link file:///log.txt]".to_owned())
+                .to_string()
+        );
+    }
 }

@@ -294,7 +294,10 @@ impl OutputLayer {
         fn text_of(message: &ToolMessage, part: Option<usize>) -> &str {
             match (&message.content, part) {
                 (MessageContent::Text(t), _) => t,
-                (MessageContent::Parts(parts), Some(p)) => parts[p].as_text(),
+                (MessageContent::Parts(parts), Some(p)) => match &parts[p] {
+                    ContentPart::Text { text } => text,
+                    _ => "",
+                },
                 (MessageContent::Parts(_), None) => "",
             }
         }

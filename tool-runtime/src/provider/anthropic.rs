@@ -7,7 +7,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{At, ProviderError};
-use crate::{ContentPart, MessageContent, ToolCall, ToolMessage};
+use crate::{ContentPart, MessageContent, ResourceContents, ToolCall, ToolMessage};
 
 /// The `content[]` blocks of `type: "tool_use"`: `{id, name, input}`.
 pub(super) fn parse_tool_calls(response: &Value) -> Result<Vec<ToolCall>, ProviderError> {
@@ -49,11 +49,24 @@ fn tool_result(message: &ToolMessage) -> Value {
     Value::Object(result)
 }
 
+/// `tool_result` content takes text, image and document blocks: a text part becomes a `text`
+/// block, an image an `image` block (base64 source), an embedded binary resource of type
+/// `application/pdf` a `document` block (base64 source). Audio, other embedded resources and
+/// resource links become `text` blocks with their text projection ([`ContentPart::as_text`]; an
+/// embedded text resource's text).
 fn block(part: &ContentPart) -> Value {
     match part {
         ContentPart::Text { text } => json!({"type": "text", "text": text}),
         ContentPart::Image { data, media_type, .. } => {
             json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
+        }
+        ContentPart::Resource { media_type: Some(media_type), contents: ResourceContents::Blob(data), .. }
+            if media_type == "application/pdf" =>
+        {
+            json!({"type": "document", "source": {"type": "base64", "media_type": media_type, "data": data}})
+        }
+        ContentPart::Audio { .. } | ContentPart::Resource { .. } | ContentPart::ResourceLink { .. } => {
+            json!({"type": "text", "text": part.as_text()})
         }
     }
 }

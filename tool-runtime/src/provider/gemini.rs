@@ -91,6 +91,11 @@ fn response_stem() -> String {
 }
 
 /// One `{"role":"user","parts":[{"functionResponse":..}, ...]}` content; none for no results.
+///
+/// The function response carries the message's text projection ([`ToolMessage::text`]) under
+/// `output` (or `error`): images, audio, embedded resources and resource links stand as their
+/// text projections ([`ContentPart::as_text`](crate::ContentPart::as_text)); no part is sent as
+/// inline data.
 pub(super) fn render_tool_results(messages: &[ToolMessage]) -> Vec<Value> {
     if messages.is_empty() {
         return Vec::new();
@@ -103,7 +108,6 @@ pub(super) fn render_tool_results(messages: &[ToolMessage]) -> Vec<Value> {
             if !message.tool_call_id.starts_with(GENERATED_ID_PREFIX) {
                 response.insert("id".to_owned(), json!(message.tool_call_id));
             }
-            // Gemini's function responses carry text here: images become their text projection.
             let key = if message.is_error { "error" } else { "output" };
             response.insert("response".to_owned(), json!({ key: message.text() }));
             json!({"functionResponse": response})

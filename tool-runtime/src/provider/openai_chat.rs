@@ -38,13 +38,15 @@ pub(super) fn parse_tool_calls(response: &Value) -> Result<Vec<ToolCall>, Provid
 }
 
 /// One `{"role":"tool","tool_call_id","content"}` message per result.
+///
+/// Tool messages take text parts only: every part (image, audio, embedded resource, resource
+/// link) becomes a text part with its text projection ([`ContentPart::as_text`]).
 pub(super) fn render_tool_results(messages: &[ToolMessage]) -> Vec<Value> {
     messages
         .iter()
         .map(|message| {
             let content = match &message.content {
                 MessageContent::Text(text) => Value::String(text.clone()),
-                // Tool messages accept text parts only: images become their text projection.
                 MessageContent::Parts(parts) => {
                     parts.iter().map(|part| json!({"type": "text", "text": ContentPart::as_text(part)})).collect()
                 }

@@ -39,6 +39,10 @@ pub(super) fn render_tool_results(messages: &[ToolMessage]) -> Vec<Value> {
         .collect()
 }
 
+/// A text part becomes `input_text`, an image `input_image` (a base64 data URL, with its `detail`).
+/// Function call outputs take no audio part here, and resources have no part of their own: audio,
+/// embedded resources and resource links become `input_text` with their text projection
+/// ([`ContentPart::as_text`]).
 fn part(part: &ContentPart) -> Value {
     match part {
         ContentPart::Text { text } => json!({"type": "input_text", "text": text}),
@@ -48,6 +52,9 @@ fn part(part: &ContentPart) -> Value {
                 image["detail"] = json!(detail.as_str());
             }
             image
+        }
+        ContentPart::Audio { .. } | ContentPart::Resource { .. } | ContentPart::ResourceLink { .. } => {
+            json!({"type": "input_text", "text": part.as_text()})
         }
     }
 }

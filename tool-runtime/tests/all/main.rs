@@ -39,6 +39,7 @@ pub mod policy;
 pub mod principal;
 pub mod provided;
 pub mod provider;
+pub mod provider_content_kinds;
 pub mod provider_search;
 #[cfg(feature = "redis")]
 pub mod redis_store;
