@@ -287,7 +287,7 @@ async fn the_detail_asked_for_reaches_the_image_part() {
 
     let detail = parts(&message).iter().find_map(|p| match p {
         ContentPart::Image { detail, .. } => Some(*detail),
-        ContentPart::Text { .. } => None,
+        _ => None,
     });
     assert_eq!(detail, Some(Some(ImageDetail::High)));
 }
