@@ -2,8 +2,7 @@
 //! loopback port (metadata and JWKS), with tokens signed here by jsonwebtoken: the metadata
 //! documents, the challenge of every refused token, scopes deciding tools, and the JWKS cache.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -3,8 +3,7 @@
 //! (the 401's protected resource metadata, the issuer's metadata, the token endpoint), and
 //! without either.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use tool_mcp::import::McpImport;
 use tool_runtime::{Registry, ToolCall, ToolContext};

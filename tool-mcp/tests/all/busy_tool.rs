@@ -9,8 +9,7 @@
 //! for (at most 20 s), so that a loaded machine cannot end the call before the pings are sent;
 //! every read is bounded by 10 s.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

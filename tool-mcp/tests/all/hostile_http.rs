@@ -2,8 +2,7 @@
 //! allow-list, slow request heads and bodies, idle connections against the connection cap, and
 //! malformed JSON-RPC messages.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,8 +1,7 @@
 //! The line transport under a hostile client, over a pipe: the frame limit, and the stream going
 //! on after each refused line.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,8 +1,7 @@
 //! Streamable HTTP on a real loopback server, with raw HTTP/1.1 requests: stateless, plain JSON
 //! or server-sent events, the `Host` allow-list, and request headers reaching the context hook.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use serde_json::{Value, json};
 use tokio::net::TcpListener;

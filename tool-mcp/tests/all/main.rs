@@ -16,3 +16,7 @@ pub mod hostile_stdio;
 pub mod http;
 pub mod methods;
 pub mod server;
+
+// Support files the modules share, each compiled once.
+#[path = "../common/mod.rs"]
+mod common;

@@ -1,7 +1,6 @@
 //! A `#[tools]` server over MCP: its `&self` methods are listed and called on one instance.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

@@ -2,8 +2,7 @@
 //! client: progress, cancellation, concurrency, the context hook, the listing filter and the
 //! drain of a shutdown.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::sync::OnceLock;
 use std::time::Duration;

@@ -13,8 +13,7 @@ use tool_runtime::prelude::*;
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};
 
-#[path = "../support/fields.rs"]
-mod fields;
+use crate::fields;
 use fields::Fields;
 
 /// Sleeps 30 ms on the thread that calls it: work that should not have been `inline`.

@@ -56,3 +56,15 @@ pub mod search_corpus;
 pub mod structured_result;
 pub mod sync_tools;
 pub mod tracing;
+
+// Support files the modules share, each compiled once.
+#[path = "../support/tool_search_corpus.rs"]
+mod corpus;
+#[path = "../support/fields.rs"]
+mod fields;
+#[path = "../support/forms.rs"]
+mod forms;
+#[path = "../support/instances.rs"]
+mod instances;
+#[path = "../support/redis_server.rs"]
+mod redis_server;

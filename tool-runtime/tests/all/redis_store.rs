@@ -2,8 +2,7 @@
 //! port, stopped when the test ends): chunked texts with their line index, scopes, the time to live
 //! on every key of an entry, the size cap, and a Redis that is down.
 
-#[path = "../support/redis_server.rs"]
-mod redis_server;
+use crate::redis_server;
 
 use std::io::Read;
 use std::sync::Arc;

@@ -18,10 +18,8 @@ use serde_json::{Value, json};
 use tool_runtime::prelude::*;
 use tool_runtime::{DynamicTool, ToolResult};
 
-#[path = "../support/forms.rs"]
-mod forms;
-#[path = "../support/instances.rs"]
-mod instances;
+use crate::forms;
+use crate::instances;
 
 use forms::{Entry, FORMS};
 

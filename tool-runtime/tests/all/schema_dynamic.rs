@@ -7,8 +7,7 @@ use serde_json::{Value, json};
 use tool_runtime::prelude::*;
 use tool_runtime::{DynamicTool, DynamicToolError};
 
-#[path = "../support/forms.rs"]
-mod forms;
+use crate::forms;
 
 use forms::{Entry, FORMS};
 

@@ -5,8 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-#[path = "../support/forms.rs"]
-mod forms;
+use crate::forms;
 
 use forms::{Entry, FORMS};
 

@@ -9,8 +9,7 @@ use serde_json::{Value, json};
 use tool_runtime::prelude::*;
 use tool_runtime::provider::{SchemaError, openai_strict_schema};
 
-#[path = "../support/forms.rs"]
-mod forms;
+use crate::forms;
 
 use forms::{Entry, FORMS};
 

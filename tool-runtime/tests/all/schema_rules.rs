@@ -9,8 +9,7 @@ use serde_json::{Value, json};
 use tool_runtime::schema::{arguments_schema, decoding_schema};
 use tool_runtime::{ArgumentError, ToolDefinition};
 
-#[path = "../support/forms.rs"]
-mod forms;
+use crate::forms;
 
 use forms::{Entry, FORMS};
 

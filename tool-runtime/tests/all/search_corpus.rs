@@ -1,8 +1,7 @@
 //! Tool search over the generated 1,000-tool registry (`fixtures/tool-search/words.txt`): the 50
 //! written queries, the size of the first request, and every deferred tool called by name.
 
-#[path = "../support/tool_search_corpus.rs"]
-mod corpus;
+use crate::corpus;
 
 use serde_json::Value;
 use tool_runtime::provider::{Deferral, Provider, Rendering};

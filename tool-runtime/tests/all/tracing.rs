@@ -14,8 +14,7 @@ use tool_runtime::{BoxError, Permission, PermissionRequest};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
 
-#[path = "../support/fields.rs"]
-mod fields;
+use crate::fields;
 use fields::Fields;
 
 /// Field names and their values as text.

@@ -1,8 +1,7 @@
 //! The `edit` tool: match modes, ambiguity, line endings, byte order mark, final newline, dry
 //! runs, the expected_hash guard and the JSON result, on real files.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::{Workspace, json_of, sha256};
 use serde_json::{Value, json};

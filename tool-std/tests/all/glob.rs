@@ -1,7 +1,6 @@
 //! The `glob` tool: sorted output relative to the root, .gitignore, limits and errors.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::Workspace;
 use serde_json::json;

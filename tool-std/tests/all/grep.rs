@@ -1,7 +1,6 @@
 //! The `grep` tool: `path:line: text` output in path order, options, limits and errors.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::Workspace;
 use serde_json::json;

@@ -1,10 +1,8 @@
 //! `grep`'s progress reports (strictly increasing, the end with its total), its cancellation
 //! between files, and its own record of files searched.
 
-#[path = "../common/mod.rs"]
-mod common;
-#[path = "../grep_record/mod.rs"]
-mod grep_record;
+use crate::common;
+use crate::grep_record;
 
 use std::sync::{Arc, Mutex};
 

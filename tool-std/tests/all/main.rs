@@ -34,3 +34,18 @@ pub mod view_image;
 pub mod webfetch;
 pub mod webfetch_addresses;
 pub mod write;
+
+// Support files the modules share, each compiled once.
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../grep_record/mod.rs"]
+mod grep_record;
+#[path = "../../fuzz/src/lib.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod harness;
+#[path = "../../../tool-runtime/tests/support/instances.rs"]
+mod instances;
+#[path = "../../../tool-runtime/tests/support/redis_server.rs"]
+mod redis_server;
+#[path = "../webfetch_support/mod.rs"]
+mod webfetch_support;

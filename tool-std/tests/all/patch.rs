@@ -1,8 +1,7 @@
 //! `apply_patch` on a real temp directory: the grammar, the checks before writing, matching,
 //! line endings, all-or-nothing writes, dry runs and the output.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,9 +1,7 @@
 //! The fuzz targets' checks (`tool-std/fuzz/src/lib.rs`) run in the normal suite: on the
 //! committed fuzz corpus, and on seeded random inputs from proptest.
 
-#[path = "../../fuzz/src/lib.rs"]
-#[allow(dead_code, unreachable_pub)]
-mod harness;
+use crate::harness;
 
 use std::path::Path;
 

@@ -1,7 +1,6 @@
 //! The `read` tool: output format, cuts, paging, footers and errors.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::{EMPTY_SHA256, Workspace, scan_limit, sha_footer, sha256, unhashed_footer};
 use serde_json::json;

@@ -1,7 +1,6 @@
 //! The `read_line` tool: one physical line by grapheme window.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::{Workspace, scan_limit, sha_footer, sha256, unhashed_footer};
 use serde_json::json;

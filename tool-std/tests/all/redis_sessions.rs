@@ -2,8 +2,7 @@
 //! port, stopped when the test ends): ownership, bounds, and updates that are atomic across
 //! connections.
 
-#[path = "../../../tool-runtime/tests/support/redis_server.rs"]
-mod redis_server;
+use crate::redis_server;
 
 use std::sync::{Arc, Barrier};
 use std::time::Duration;

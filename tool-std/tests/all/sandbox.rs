@@ -2,8 +2,7 @@
 
 #![cfg(unix)]
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::os::unix::fs::symlink;
 

@@ -4,8 +4,7 @@
 
 #![cfg(target_os = "linux")]
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

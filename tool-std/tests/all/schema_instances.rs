@@ -25,8 +25,7 @@ use tool_runtime::prelude::*;
 use tool_std::sandbox::{SANDBOX, Sandbox};
 use tool_std::web::{NetworkPolicy, SearchConfig, StaticHosts, WEB_CONFIG, WebConfig};
 
-#[path = "../../../tool-runtime/tests/support/instances.rs"]
-mod instances;
+use crate::instances;
 
 /// Instances per tool.
 const INSTANCES: usize = 200;

@@ -12,8 +12,7 @@ use tool_runtime::{FixedClock, Registry, ToolCall, ToolContext, ToolMessage};
 use tool_std::sandbox::{SANDBOX, Sandbox};
 
 #[cfg(feature = "redis")]
-#[path = "../../../tool-runtime/tests/support/redis_server.rs"]
-mod redis_server;
+use crate::redis_server;
 
 /// What keeps a store's backing alive: its temp dir, or its redis-server.
 type Guard = Box<dyn std::any::Any>;

@@ -1,8 +1,7 @@
 //! search: the DuckDuckGo and Brave backends against a local server serving responses of the
 //! shape the real services send, the domain filter, the API key and the output JSON.
 
-#[path = "../webfetch_support/mod.rs"]
-mod webfetch_support;
+use crate::webfetch_support;
 
 use serde_json::{Value, json};
 use tool_runtime::{DefaultPolicy, Registry, ToolCall, ToolContext, ToolMessage};

@@ -34,8 +34,7 @@ fn stores(limits: StoreLimits, clock: &Arc<FixedClock>) -> (tempfile::TempDir, S
 }
 
 #[cfg(feature = "redis")]
-#[path = "../../../tool-runtime/tests/support/redis_server.rs"]
-mod redis_server;
+use crate::redis_server;
 
 /// What keeps the stores' backing alive: the file store's temp dir, the redis-server.
 type Guards = Vec<Box<dyn std::any::Any>>;

@@ -3,8 +3,7 @@
 
 #![cfg(target_os = "linux")]
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,8 +1,7 @@
 //! view_image: the type from magic bytes, width and height from the header, errors without an
 //! image part, size limits, and the text fallback for models that cannot take images.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use base64::Engine as _;
 use common::png;

@@ -1,8 +1,7 @@
 //! webfetch against a real HTTP server on 127.0.0.1: cleaning, byte cap, charsets, content types,
 //! redirects, the address policy and the classes of network errors.
 
-#[path = "../webfetch_support/mod.rs"]
-mod webfetch_support;
+use crate::webfetch_support;
 
 use std::net::IpAddr;
 use std::sync::Arc;

@@ -1,7 +1,6 @@
 //! The `write` tool: atomic replace, parents, mode, the expected_hash guard, the JSON result.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use common::{Workspace, json_of, sha256};
 use serde_json::json;
