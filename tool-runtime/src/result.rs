@@ -134,6 +134,24 @@ impl ContentPart {
         Self::ResourceLink { uri: uri.into(), name: name.into(), title: None, description: None, media_type: None }
     }
 
+    /// The text the output layer caps, counts against the turn budget and stores as the
+    /// message's text: a text part's, or an embedded text resource's. `None` for images, audio,
+    /// binary resources and resource links, which stay in place as they are.
+    pub(crate) fn capped_text_mut(&mut self) -> Option<&mut String> {
+        match self {
+            Self::Text { text } | Self::Resource { contents: ResourceContents::Text(text), .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// The text of [`capped_text_mut`](Self::capped_text_mut), read only.
+    pub(crate) fn capped_text(&self) -> Option<&str> {
+        match self {
+            Self::Text { text } | Self::Resource { contents: ResourceContents::Text(text), .. } => Some(text),
+            _ => None,
+        }
+    }
+
     /// The part's text projection, what a model that cannot take the part sees in its place:
     ///
     /// - text: the text itself;

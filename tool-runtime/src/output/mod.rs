@@ -194,7 +194,8 @@ impl OutputLayer {
     /// made in `scope` (the call's session and principal, [`OutputScope::of`] its context), sets
     /// `ref_id`, and applies the per-message cap: over the cap, the
     /// text keeps whole lines up to it and ends with [`truncated_marker`], and `trimmed` is set.
-    /// Images stay in place. When the first line alone is over the byte cap, its longest prefix
+    /// An embedded text resource's text is capped as a text part is; images, audio, binary
+    /// resources and resource links stay in place. When the first line alone is over the byte cap, its longest prefix
     /// within the cap (cut at a character boundary) is kept instead, so the model sees something.
     ///
     /// A message of a [`ToolResult::Stored`](crate::ToolResult::Stored) result is in the store
@@ -220,7 +221,8 @@ impl OutputLayer {
                 let parts: Vec<ContentPart> = match &message.content {
                     MessageContent::Text(_) => Vec::new(),
                     MessageContent::Parts(parts) => {
-                        parts.iter().filter(|p| !matches!(p, ContentPart::Text { .. })).cloned().collect()
+                        // The text parts are in the stored text already.
+                        parts.iter().filter(|p| p.capped_text().is_none()).cloned().collect()
                     }
                 };
                 if store.put_scoped(scope, &ref_id, &mut message.text().as_bytes(), &parts).is_err() {
@@ -256,12 +258,10 @@ impl OutputLayer {
         match &mut message.content {
             MessageContent::Text(text) => cap(text),
             MessageContent::Parts(parts) => {
-                for part in parts.iter_mut() {
-                    if let ContentPart::Text { text } = part {
-                        cap(text);
-                    }
+                for text in parts.iter_mut().filter_map(ContentPart::capped_text_mut) {
+                    cap(text);
                 }
-                parts.retain(|p| !matches!(p, ContentPart::Text { text } if text.is_empty()));
+                parts.retain(|p| p.capped_text() != Some(""));
             }
         }
         if cut {
@@ -272,8 +272,9 @@ impl OutputLayer {
     }
 
     /// Applies the turn budget to the messages of one batch, in call order: every text (a text
-    /// message, or each text part of a parts message) is one entry of [`apply_turn_budget`]; images
-    /// stay in place and are not counted. A cut message gets `trimmed`; when it has a `ref_id`,
+    /// message, or each text part and embedded text resource of a parts message) is one entry of
+    /// [`apply_turn_budget`]; images, audio, binary resources and resource links stay in place and
+    /// are not counted. A cut message gets `trimmed`; when it has a `ref_id`,
     /// its marker names it with the cache tools that read it, `tool_output_cache` and
     /// `tool_output_cache_grep`, as far as the registry has them (a layer not given to a registry
     /// names both); with neither, or no `ref_id`, the marker says to narrow the call instead.
@@ -283,21 +284,14 @@ impl OutputLayer {
             match &message.content {
                 MessageContent::Text(_) => entries.push((m, None)),
                 MessageContent::Parts(parts) => entries.extend(
-                    parts
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, p)| matches!(p, ContentPart::Text { .. }))
-                        .map(|(p, _)| (m, Some(p))),
+                    parts.iter().enumerate().filter(|(_, p)| p.capped_text().is_some()).map(|(p, _)| (m, Some(p))),
                 ),
             }
         }
         fn text_of(message: &ToolMessage, part: Option<usize>) -> &str {
             match (&message.content, part) {
                 (MessageContent::Text(t), _) => t,
-                (MessageContent::Parts(parts), Some(p)) => match &parts[p] {
-                    ContentPart::Text { text } => text,
-                    _ => "",
-                },
+                (MessageContent::Parts(parts), Some(p)) => parts[p].capped_text().unwrap_or_default(),
                 (MessageContent::Parts(_), None) => "",
             }
         }
@@ -318,7 +312,11 @@ impl OutputLayer {
             let message = &mut messages[m];
             match (&mut message.content, p) {
                 (MessageContent::Text(t), _) => *t = result.content,
-                (MessageContent::Parts(parts), Some(p)) => parts[p] = ContentPart::text(result.content),
+                (MessageContent::Parts(parts), Some(p)) => {
+                    if let Some(text) = parts[p].capped_text_mut() {
+                        *text = result.content;
+                    }
+                }
                 (MessageContent::Parts(_), None) => {}
             }
             message.trimmed = true;

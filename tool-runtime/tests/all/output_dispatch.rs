@@ -25,6 +25,15 @@ fn picture() -> Vec<ContentPart> {
     ]
 }
 
+/// A log embedded as a text resource, beside a link to it.
+#[tool]
+fn log_resource() -> Vec<ContentPart> {
+    vec![
+        ContentPart::resource_text("file:///build.log", Some("text/plain".to_owned()), "line\n".repeat(100)),
+        ContentPart::resource_link("file:///build.log", "build.log"),
+    ]
+}
+
 /// Stands in for the cache reader (same name, so the layer exempts it).
 #[tool]
 fn tool_output_cache(
@@ -38,6 +47,7 @@ fn registry(store: &Arc<MemoryStore>, layer: OutputLayer) -> Registry {
     Registry::builder()
         .tool(lines::TOOL)
         .tool(picture::TOOL)
+        .tool(log_resource::TOOL)
         .tool(tool_output_cache::TOOL)
         .override_dependency(&OUTPUT_STORE, store.clone() as Arc<dyn OutputStore>)
         .output(layer)
@@ -115,6 +125,31 @@ async fn a_first_line_over_the_cap_keeps_its_prefix() {
     let message = registry.call(&call("c1", "ééééé", 1), &ToolContext::new()).await;
 
     assert_eq!(message.text(), format!("ééé\n[tool output truncated; ref_id={}]", minted_ref(&message)));
+}
+
+#[tokio::test]
+async fn an_embedded_text_resource_is_capped_like_text_and_a_link_stays() {
+    let store = Arc::new(MemoryStore::new());
+    let layer = OutputLayer::new().limits(OutputLimits { max_lines: 2, max_bytes: 1000 });
+    let registry = registry(&store, layer);
+
+    let message = registry.call(&ToolCall::new("r1", "log_resource", "{}"), &ToolContext::new()).await;
+
+    let ref_id = minted_ref(&message);
+    let MessageContent::Parts(parts) = &message.content else { panic!("parts expected: {message:?}") };
+    assert_eq!(
+        parts.as_slice(),
+        [
+            ContentPart::resource_text(
+                "file:///build.log",
+                Some("text/plain".to_owned()),
+                format!("line\nline\n[tool output truncated; ref_id={ref_id}]")
+            ),
+            ContentPart::resource_link("file:///build.log", "build.log"),
+        ]
+    );
+    assert!(message.trimmed);
+    assert_eq!(store.parts(&ref_id).unwrap(), [ContentPart::resource_link("file:///build.log", "build.log")]);
 }
 
 #[tokio::test]
