@@ -425,7 +425,6 @@ fn to_result(server: &str, tool: &str, result: &Value) -> Result<ToolResult, Too
         let text: Vec<String> = parts
             .iter()
             .map(|part| match part {
-                ContentPart::Text { text } => text.clone(),
                 ContentPart::Image { media_type, .. } => format!("[an image, {media_type}]"),
                 ContentPart::Audio { media_type, .. } => format!("[audio, {media_type}]"),
                 other => other.as_text().into_owned(),

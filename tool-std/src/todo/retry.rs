@@ -61,28 +61,15 @@ impl RetryKey {
             return Err(TodoError::BadKey { bytes: key.len() });
         }
         let Some(key) = given.or_else(|| call_id.map(str::to_owned)) else { return Ok(None) };
-        // The arguments' JSON streams into the hash: no copy of a large argument list is made.
-        let mut hasher = HashWriter(Sha256::new());
-        hasher.0.update(tool.as_bytes());
-        hasher.0.update(b"\n");
+        // The arguments' JSON streams into the hash (`Sha256` is an `io::Write`): no copy of a
+        // large argument list is made.
+        let mut hasher = Sha256::new();
+        hasher.update(tool.as_bytes());
+        hasher.update(b"\n");
         serde_json::to_writer(&mut hasher, arguments).unwrap_or_default();
-        let digest = hasher.0.finalize();
+        let digest = hasher.finalize();
         let digest = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
         Ok(Some(Self { key, tool, digest }))
-    }
-}
-
-/// Feeds what is written to it into a SHA-256.
-struct HashWriter(Sha256);
-
-impl std::io::Write for HashWriter {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.update(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 
