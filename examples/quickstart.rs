@@ -234,7 +234,9 @@ pub fn db_lookup(
 }
 
 /// Generate a topic for a joke.
-#[tool]
+// `inline`: a counter's increment is cheap, and the calls of one turn, run on the calling task in
+// call order, take the topics in that order (on the blocking pool they would race for the deck).
+#[tool(inline)]
 pub fn generate_topic(#[depends(TOPIC_DECK)] deck: Arc<AtomicUsize>) -> String {
     const TOPICS: [&str; 4] = ["cats", "coffee", "computers", "clouds"];
     TOPICS[deck.fetch_add(1, Ordering::SeqCst) % TOPICS.len()].to_owned()
