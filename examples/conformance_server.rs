@@ -1,9 +1,17 @@
 //! The tools the MCP conformance suite calls, served on Streamable HTTP at `http://ADDR/mcp`
 //! (`cargo run -p examples --example conformance_server -- 127.0.0.1:8080`; the address defaults
 //! to `127.0.0.1:0`, a free port). The first line on standard output is the bound URL. SIGTERM or
-//! Ctrl-C stops it.
+//! Ctrl-C stops it. With the argument `stdio` it serves standard input and output instead.
+//!
+//! Besides the suite's tools it has `test_approval`, tagged `confirm`: it runs only once the user
+//! accepts the approval the framework asks for (`examples/tests/talk_back.rs` drives it with the
+//! official Python MCP SDK).
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use tool_runtime::prelude::*;
+use tool_runtime::talk::Elicitation;
+use tool_runtime::{LogLevel, SamplingRequest, TalkBackError};
 
 /// A 1x1 transparent PNG.
 const PIXEL_PNG: &str =
@@ -72,6 +80,161 @@ async fn test_tool_with_progress(ctx: &ToolContext) -> String {
     "Progress test completed".to_owned()
 }
 
+/// Sends three log messages (info, warning, error) 50 ms apart; the client sees those at or
+/// above the level it asked for, none when it asked for none.
+#[tool]
+async fn test_logging_tool(ctx: &ToolContext) -> String {
+    for (level, text) in [
+        (LogLevel::Info, "Tool execution started"),
+        (LogLevel::Warning, "Tool processing data"),
+        (LogLevel::Error, "Tool execution completed"),
+    ] {
+        ctx.log(level, text);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    "Logging test completed".to_owned()
+}
+
+/// The same as `test_logging_tool`, under the name of earlier suites.
+#[tool]
+async fn test_tool_with_logging(ctx: &ToolContext) -> String {
+    test_logging_tool(ctx).await
+}
+
+/// Asks the client's model; fails with -32021 when the client did not declare `sampling`.
+#[tool]
+async fn test_missing_capability(ctx: &ToolContext) -> Result<String, TalkBackError> {
+    let answer = ctx.sample(SamplingRequest::new("Say hello", 20)).await?;
+    Ok(answer.text().unwrap_or_default().to_owned())
+}
+
+/// A name to greet.
+#[derive(Deserialize, JsonSchema)]
+struct Name {
+    name: String,
+}
+
+/// A yes or no.
+#[derive(Deserialize, JsonSchema)]
+struct Confirm {
+    ok: bool,
+}
+
+/// A colour.
+#[derive(Deserialize, JsonSchema)]
+struct Colour {
+    color: String,
+}
+
+/// What an elicitation's answer says, for a greeting.
+fn greeting(answer: Elicitation<Name>) -> String {
+    match answer {
+        Elicitation::Accept(Name { name }) => format!("Hello, {name}!"),
+        Elicitation::Decline => "The user declined to give a name.".to_owned(),
+        Elicitation::Cancel => "The user cancelled.".to_owned(),
+    }
+}
+
+/// Asks the user's name (key `user_name`) and greets them.
+#[tool]
+async fn test_input_required_result_elicitation(ctx: &ToolContext) -> Result<String, TalkBackError> {
+    Ok(greeting(ctx.elicit::<Name>("What is your name?").key("user_name").await?))
+}
+
+/// Asks the user's name while the call's response stream is open.
+#[tool]
+async fn test_streaming_elicitation(ctx: &ToolContext) -> Result<String, TalkBackError> {
+    Ok(greeting(ctx.elicit::<Name>("What is your name?").key("user_name").await?))
+}
+
+/// Asks the client's model a question (key `capital_question`).
+#[tool]
+async fn test_input_required_result_sampling(ctx: &ToolContext) -> Result<String, TalkBackError> {
+    let answer =
+        ctx.sample_keyed("capital_question", SamplingRequest::new("What is the capital of France?", 100)).await?;
+    Ok(format!("The model said: {}", answer.text().unwrap_or_default()))
+}
+
+/// Asks the client for its roots (key `client_roots`).
+#[tool]
+async fn test_input_required_result_list_roots(ctx: &ToolContext) -> Result<String, TalkBackError> {
+    let roots = ctx.list_roots_keyed("client_roots").await?;
+    let uris: Vec<&str> = roots.iter().map(|root| root.uri.as_str()).collect();
+    Ok(format!("Roots: {}", uris.join(", ")))
+}
+
+/// Asks for a confirmation (key `confirm`); the answer comes back with the sealed request state.
+#[tool]
+async fn test_input_required_result_request_state(ctx: &ToolContext) -> Result<String, TalkBackError> {
+    confirmed(ctx).await
+}
+
+/// The same as `test_input_required_result_request_state`: a tampered state is refused before
+/// the tool runs.
+#[tool]
+async fn test_input_required_result_tampered_state(ctx: &ToolContext) -> Result<String, TalkBackError> {
+    confirmed(ctx).await
+}
+
+async fn confirmed(ctx: &ToolContext) -> Result<String, TalkBackError> {
+    match ctx.elicit::<Confirm>("Please confirm").key("confirm").await? {
+        Elicitation::Accept(Confirm { ok }) => Ok(format!("state-ok: confirmed={ok}")),
+        _ => Ok("state-ok: not confirmed".to_owned()),
+    }
+}
+
+/// Asks the user, the model and the client's roots in one round.
+#[tool]
+async fn test_input_required_result_multiple_inputs(ctx: &ToolContext) -> Result<String, TalkBackError> {
+    let (name, greeting, roots) = tokio::join!(
+        ctx.elicit::<Name>("What is your name?").key("user_name").into_future(),
+        ctx.sample_keyed("greeting", SamplingRequest::new("Generate a greeting", 50)),
+        ctx.list_roots_keyed("client_roots"),
+    );
+    let name = match name? {
+        Elicitation::Accept(Name { name }) => name,
+        _ => "nobody".to_owned(),
+    };
+    Ok(format!("{} {name}; {} roots", greeting?.text().unwrap_or_default(), roots?.len()))
+}
+
+/// Asks two questions in two rounds (keys `step1`, `step2`).
+#[tool]
+async fn test_input_required_result_multi_round(ctx: &ToolContext) -> Result<String, TalkBackError> {
+    let Elicitation::Accept(Name { name }) = ctx.elicit::<Name>("Step 1: What is your name?").key("step1").await?
+    else {
+        return Ok("The user stopped at step 1.".to_owned());
+    };
+    let Elicitation::Accept(Colour { color }) =
+        ctx.elicit::<Colour>("Step 2: What is your favorite color?").key("step2").await?
+    else {
+        return Ok("The user stopped at step 2.".to_owned());
+    };
+    Ok(format!("{name} likes {color}."))
+}
+
+/// Asks only what the client declared it can answer: the user when it has `elicitation`, the
+/// model when it has `sampling`.
+#[tool]
+async fn test_input_required_result_capabilities(ctx: &ToolContext) -> Result<String, TalkBackError> {
+    let capabilities = ctx.client_capabilities();
+    let mut said = Vec::new();
+    if capabilities.elicitation {
+        said.push(greeting(ctx.elicit::<Name>("What is your name?").key("user_name").await?));
+    }
+    if capabilities.sampling {
+        let answer = ctx.sample_keyed("greeting", SamplingRequest::new("Generate a greeting", 50)).await?;
+        said.push(answer.text().unwrap_or_default().to_owned());
+    }
+    Ok(said.join(" "))
+}
+
+/// Runs only with the user's approval (tag `confirm`: the framework asks before the call).
+#[tool(tags(confirm))]
+fn test_approval(what: String) -> String {
+    format!("approved: {what}")
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = Registry::builder()
@@ -82,9 +245,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool(test_multiple_content_types::TOOL)
         .tool(test_error_handling::TOOL)
         .tool(test_tool_with_progress::TOOL)
+        .tool(test_logging_tool::TOOL)
+        .tool(test_tool_with_logging::TOOL)
+        .tool(test_missing_capability::TOOL)
+        .tool(test_streaming_elicitation::TOOL)
+        .tool(test_input_required_result_elicitation::TOOL)
+        .tool(test_input_required_result_sampling::TOOL)
+        .tool(test_input_required_result_list_roots::TOOL)
+        .tool(test_input_required_result_request_state::TOOL)
+        .tool(test_input_required_result_tampered_state::TOOL)
+        .tool(test_input_required_result_multiple_inputs::TOOL)
+        .tool(test_input_required_result_multi_round::TOOL)
+        .tool(test_input_required_result_capabilities::TOOL)
+        .tool(test_approval::TOOL)
         .build()?;
     let server = tool_mcp::McpServer::builder(registry).name("conformance", "1.0.0").build();
     let addr = std::env::args().nth(1).unwrap_or("127.0.0.1:0".into());
+    if addr == "stdio" {
+        return Ok(server.serve_stdio().await?);
+    }
     let listener = tokio::net::TcpListener::bind(&addr).await.map_err(|e| format!("cannot bind {addr}: {e}"))?;
     println!("http://{}{}", listener.local_addr()?, tool_mcp::MCP_PATH);
     Ok(server.serve_http_on(listener, tool_mcp::shutdown_signal()).await?)

@@ -7,35 +7,17 @@
 //! `scripts/test.sh`), else `python3`.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
-/// The example's binary: `target/<profile>/examples/mcp_server`, beside `deps/` where this test runs.
-fn example_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let binary = exe.parent().and_then(Path::parent).unwrap().join("examples").join("mcp_server");
-    assert!(
-        binary.exists(),
-        "{} is missing: run `cargo test -p examples`, which builds the examples",
-        binary.display()
-    );
-    binary
-}
+mod common;
+
+use common::{example_binary, run_python};
 
 /// Runs `mcp_client.py example` with `args`; returns its standard output.
 fn run_client(args: &[&str]) -> String {
-    let python = std::env::var("TOOL_CONFORMANCE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../toolbox/tests/mcp_client.py");
-    let output = Command::new(&python).arg(&script).arg("example").args(args).output().unwrap_or_else(|e| {
-        panic!("cannot run `{python}` ({e}); run scripts/test.sh, or set TOOL_CONFORMANCE_PYTHON to a python with `mcp` installed")
-    });
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    if output.status.code() == Some(3) {
-        panic!("{stderr}");
-    }
-    assert!(output.status.success(), "mcp_client.py failed ({}).\nstdout:\n{stdout}\nstderr:\n{stderr}", output.status);
-    stdout
+    let args: Vec<&str> = std::iter::once("example").chain(args.iter().copied()).collect();
+    run_python("../toolbox/tests/mcp_client.py", &args)
 }
 
 const CHECKS: [&str; 4] = [
@@ -49,7 +31,7 @@ const CHECKS: [&str; 4] = [
 fn the_python_mcp_sdk_drives_the_example_server_over_stdio() {
     let dir = tempfile::tempdir().unwrap();
     let notes = dir.path().join("notes.txt");
-    let stdout = run_client(&["stdio", example_binary().to_str().unwrap(), notes.to_str().unwrap()]);
+    let stdout = run_client(&["stdio", example_binary("mcp_server").to_str().unwrap(), notes.to_str().unwrap()]);
     assert_eq!(stdout.lines().collect::<Vec<_>>(), CHECKS);
 }
 
@@ -60,7 +42,7 @@ fn the_python_mcp_sdk_drives_the_example_server_over_streamable_http() {
     let addr = listener.local_addr().unwrap();
     // The example binds the address itself: free the port just found for it.
     drop(listener);
-    let mut child = Command::new(example_binary())
+    let mut child = Command::new(example_binary("mcp_server"))
         .args(["http", &addr.to_string()])
         .env("NOTES_FILE", dir.path().join("notes.txt"))
         .stdin(Stdio::null())
@@ -92,8 +74,11 @@ fn the_python_mcp_sdk_drives_the_example_server_over_streamable_http() {
 fn an_address_in_use_ends_the_example_with_one_sentence_saying_what_to_change() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap();
-    let output =
-        Command::new(example_binary()).args(["http", &addr.to_string()]).stdin(Stdio::null()).output().unwrap();
+    let output = Command::new(example_binary("mcp_server"))
+        .args(["http", &addr.to_string()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
 
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(

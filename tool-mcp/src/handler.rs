@@ -18,7 +18,16 @@ use tool_runtime::{
 };
 
 use crate::frame::RawArguments;
+use crate::talk::{self, McpChannel};
 use crate::{CallRequest, McpServer};
+
+/// How a call's run ended.
+enum Ended {
+    Done(ToolMessage),
+    /// It made an input request without an answer (MCP 2026-07-28).
+    Asked,
+    Cancelled,
+}
 
 /// The MCP tool entry of a definition.
 ///
@@ -160,13 +169,28 @@ fn is_structured(tools: &[Tool], name: &str) -> bool {
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         let inner = &self.inner;
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        #[allow(deprecated)] // logging: SEP-2577 deprecates it; 2026-07-28 still has it
+        let capabilities =
+            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_logging().build();
         let config = ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(inner.name.clone(), inner.version.clone()));
         match &inner.instructions {
             Some(instructions) => config.with_instructions(instructions.clone()),
             None => config,
         }
+    }
+
+    // Deprecated by SEP-2577, still served to clients of earlier protocols.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if let Some(level) = talk::from_rmcp(&request.level) {
+            self.session.set(level);
+        }
+        Ok(())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -265,7 +289,16 @@ impl ServerHandler for McpServer {
             .map_err(|message| ErrorData::invalid_request(message, None))?;
         // Cancelled by the client (the request's token), or at the end of a shutdown's grace.
         let token = inner.stop.child_token();
-        let mut builder = builder.cancellation(token.clone());
+        // The arguments as the client sent them (a key sent twice is the decoder's to refuse; rmcp's
+        // map of them kept the last), else rmcp's map.
+        let raw = context.extensions.get::<RawArguments>().or_else(|| http.and_then(|p| p.extensions.get()));
+        let arguments = match raw {
+            Some(RawArguments(text)) => text.to_string(),
+            None => request.arguments.map(|args| Value::Object(args).to_string()).unwrap_or_default(),
+        };
+        let channel =
+            Arc::new(McpChannel::new(&context, self.session.get(), request.request_state, request.input_responses));
+        let mut builder = builder.cancellation(token.clone()).client_arc(channel.clone());
         let mut forwarding = None;
         if let Some(progress_token) = context.meta.get_progress_token() {
             let (sender, receiver) = mpsc::unbounded_channel();
@@ -283,29 +316,36 @@ impl ServerHandler for McpServer {
             forwarding = Some((finished, tokio::spawn(forwarder.run(receiver, finished_receiver))));
         }
         let ctx = builder.build();
-        // The arguments as the client sent them (a key sent twice is the decoder's to refuse; rmcp's
-        // map of them kept the last), else rmcp's map.
-        let raw = context.extensions.get::<RawArguments>().or_else(|| http.and_then(|p| p.extensions.get()));
-        let arguments = match raw {
-            Some(RawArguments(text)) => text.to_string(),
-            None => request.arguments.map(|args| Value::Object(args).to_string()).unwrap_or_default(),
-        };
+        let binding = talk::binding(name, &arguments, ctx.principal());
+        channel.open(inner.codec.as_ref(), &binding)?;
         let call = ToolCall::new(call_id, name, arguments);
         tracing::debug!(tool = name, call_id = %call.id, progress = forwarding.is_some(), "tools/call");
         let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name) && self.reaches(who, d);
         let running = inner.calls.track_future(async {
             tokio::select! {
-                message = registry.call_with_search_where(&call, &ctx, &listed) => Some(message),
-                () = context.ct.cancelled() => None,
+                message = registry.call_with_search_where(&call, &ctx, &listed) => Ended::Done(message),
+                () = channel.asked() => Ended::Asked,
+                () = context.ct.cancelled() => Ended::Cancelled,
             }
         });
-        let Some(message) = running.await else {
-            tracing::debug!(call_id = %call.id, "cancelled by the client");
-            token.cancel();
-            if let Some((_, forwarding)) = forwarding {
-                forwarding.abort();
+        let ended = running.await;
+        channel.flush().await;
+        let message = match ended {
+            Ended::Done(message) => message,
+            ended => {
+                // The tool is stopped either way: cancelled by the client, or waiting for input
+                // it will get when the client retries the call.
+                token.cancel();
+                if let Some((_, forwarding)) = forwarding {
+                    forwarding.abort();
+                }
+                if let Ended::Asked = ended {
+                    tracing::debug!(call_id = %call.id, "input required");
+                    return channel.input_required(inner.codec.as_ref(), &binding).map(Into::into);
+                }
+                tracing::debug!(call_id = %call.id, "cancelled by the client");
+                return Err(ErrorData::internal_error("the client cancelled the call", None));
             }
-            return Err(ErrorData::internal_error("the client cancelled the call", None));
         };
         drop(ctx);
         if let Some((finished, forwarding)) = forwarding {
@@ -315,6 +355,13 @@ impl ServerHandler for McpServer {
             if let Err(error) = forwarding.await {
                 tracing::warn!(%error, "the progress forwarding task failed");
             }
+        }
+        // A tool that failed after its client could not answer (a capability it did not declare, a
+        // malformed answer) gets the protocol error MCP defines for that, not a tool error.
+        if message.is_error
+            && let Some(refusal) = channel.refusal()
+        {
+            return Err(refusal);
         }
         Ok(call_result(&message, is_structured(&served.tools, name)).into())
     }

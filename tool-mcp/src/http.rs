@@ -403,7 +403,7 @@ impl McpServer {
         let server = self.clone();
         HttpService {
             rmcp: StreamableHttpService::new(
-                move || Ok(server.clone()),
+                move || Ok(server.for_session()),
                 Arc::new(LocalSessionManager::default()),
                 config,
             ),

@@ -174,6 +174,7 @@ mod http;
 #[cfg(feature = "client")]
 pub mod import;
 mod stdio;
+pub mod talk;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -227,6 +228,9 @@ type ContextHook = dyn Fn(&CallRequest<'_>, ToolContextBuilder) -> Result<ToolCo
 #[derive(Clone)]
 pub struct McpServer {
     inner: Arc<Inner>,
+    /// The log level `logging/setLevel` set on this connection (protocols before 2026-07-28);
+    /// each Streamable HTTP legacy session has its own.
+    session: talk::SessionLevel,
 }
 
 struct Inner {
@@ -248,6 +252,8 @@ struct Inner {
     grace: Duration,
     #[cfg(feature = "auth")]
     auth: Option<auth::ResourceServer>,
+    /// Seals and opens the request state of input-required results ([`talk`]).
+    codec: Option<rmcp::model::RequestStateCodec>,
     /// The running calls; closed when a shutdown begins (then no call is admitted).
     calls: TaskTracker,
     /// The parent of every call's cancellation token: cancelled when the grace period is over.
@@ -256,6 +262,7 @@ struct Inner {
 
 /// Builds an [`McpServer`]; every setting has a default.
 pub struct McpServerBuilder {
+    codec: Option<rmcp::model::RequestStateCodec>,
     registry: Arc<Registry>,
     name: String,
     version: String,
@@ -273,9 +280,15 @@ pub struct McpServerBuilder {
 }
 
 impl McpServer {
+    /// The same server with a log level of its own, for one connection or legacy session.
+    pub(crate) fn for_session(&self) -> Self {
+        Self { inner: self.inner.clone(), session: talk::SessionLevel::default() }
+    }
+
     /// A builder over `registry` (a [`Registry`] or an `Arc<Registry>` shared with other code).
     pub fn builder(registry: impl Into<Arc<Registry>>) -> McpServerBuilder {
         McpServerBuilder {
+            codec: None,
             registry: registry.into(),
             name: "tool-mcp".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -618,10 +631,28 @@ impl McpServerBuilder {
                 grace: self.grace,
                 #[cfg(feature = "auth")]
                 auth: self.auth,
+                codec: self.codec.or_else(talk::random_codec),
                 calls: TaskTracker::new(),
                 stop: CancellationToken::new(),
             }),
+            session: talk::SessionLevel::default(),
         }
+    }
+
+    /// The key that seals the request state of input-required results (MCP 2026-07-28's
+    /// multi-round-trip requests, see [`talk`]): HMAC-SHA256, at least 32 bytes. Default: 32
+    /// random bytes drawn at [`build`](Self::build), which only this process knows; give every
+    /// worker behind one load balancer the same key, so that a client's retry may reach any of
+    /// them. The key is never logged.
+    ///
+    /// # Errors
+    /// [`RequestStateKeyError`] for a key shorter than 32 bytes.
+    pub fn request_state_key(mut self, key: impl Into<Vec<u8>>) -> Result<Self, RequestStateKeyError> {
+        let key = key.into();
+        let bytes = key.len();
+        let codec = rmcp::model::RequestStateCodec::try_new(key).map_err(|_| RequestStateKeyError { bytes })?;
+        self.codec = Some(codec);
+        Ok(self)
     }
 }
 
@@ -652,6 +683,21 @@ impl Served {
         Self { registry, tools, hidden }
     }
 }
+
+/// A request state key too short for HMAC-SHA256 ([`McpServerBuilder::request_state_key`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestStateKeyError {
+    /// The key's length in bytes.
+    pub bytes: usize,
+}
+
+impl std::fmt::Display for RequestStateKeyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "a request state key needs at least 32 bytes, got {}; give 32 random bytes", self.bytes)
+    }
+}
+
+impl std::error::Error for RequestStateKeyError {}
 
 /// Why serving stopped with an error.
 ///

@@ -15,6 +15,10 @@ use crate::depends::{AnyValue, DependencyKey, Scope};
 use crate::error::{DependencyError, ToolError};
 use crate::lifecycle::Closer;
 use crate::progress::{Progress, ProgressListener};
+use crate::talk::{
+    self, ClientCapabilities, ClientChannel, Elicit, InputMethod, InputRequest, LogLevel, Root, Sampled,
+    SamplingRequest, TalkBackError,
+};
 use crate::waits::{self, Waits};
 
 /// Memo slots, one per key id; a slot is created once and filled once.
@@ -49,6 +53,8 @@ pub(crate) struct RegistryScope {
     pub(crate) memo: Memo,
     closers: Mutex<Vec<Closer>>,
     waits: Arc<Waits>,
+    /// The client channel of calls whose context sets none ([`RegistryBuilder::client`](crate::RegistryBuilder::client)).
+    pub(crate) client: Option<Arc<dyn ClientChannel>>,
 }
 
 impl RegistryScope {
@@ -88,6 +94,7 @@ struct Shared {
     clock: Arc<dyn Clock>,
     images: ImageSupport,
     progress: Option<Arc<dyn ProgressListener>>,
+    client: Option<Arc<dyn ClientChannel>>,
 }
 
 impl Default for Shared {
@@ -100,6 +107,7 @@ impl Default for Shared {
             clock: Arc::new(SystemClock),
             images: ImageSupport::Unknown,
             progress: None,
+            client: None,
         }
     }
 }
@@ -115,6 +123,8 @@ struct CallScope {
     cancellation: std::sync::OnceLock<CancellationToken>,
     /// The caller's call, when a tool's own context made this call: its token is the parent.
     parent: Option<Arc<CallScope>>,
+    /// The input requests made so far (the default key of the next is `input-{asks + 1}`).
+    asks: std::sync::atomic::AtomicU32,
 }
 
 impl CallScope {
@@ -289,6 +299,144 @@ impl ToolContext {
         self.call.as_ref().map(|c| &*c.tool_name)
     }
 
+    /// The client channel of the call: the context's, else the registry's.
+    fn client(&self) -> Option<&Arc<dyn ClientChannel>> {
+        self.shared.client.as_ref().or_else(|| self.registry.as_ref()?.client.as_ref())
+    }
+
+    /// `true` when the call has no client channel at all.
+    pub(crate) fn channel_missing(&self) -> bool {
+        self.client().is_none()
+    }
+
+    /// What the call's client said it can answer (all `false` without a client channel).
+    pub fn client_capabilities(&self) -> ClientCapabilities {
+        self.client().map(|c| c.capabilities()).unwrap_or_default()
+    }
+
+    /// Sends a log message to the client (MCP `notifications/message`, `logger` the tool's name)
+    /// when the client asked for messages at `level` or above; otherwise, and without a client
+    /// channel, does nothing. Over MCP 2026-07-28 the level is the request's
+    /// `_meta["io.modelcontextprotocol/logLevel"]` (no level: no messages); before, the level
+    /// `logging/setLevel` set on the connection.
+    pub fn log(&self, level: LogLevel, message: impl fmt::Display) {
+        if let Some(channel) = self.client()
+            && channel.log_level().is_some_and(|wanted| level >= wanted)
+        {
+            channel.log(level, self.tool_name(), serde_json::Value::String(message.to_string()));
+        }
+    }
+
+    /// `true` when a [`log`](Self::log) message at `level` would reach the client.
+    pub fn wants_log(&self, level: LogLevel) -> bool {
+        self.client().and_then(|c| c.log_level()).is_some_and(|wanted| level >= wanted)
+    }
+
+    /// Asks the user to fill in a form of `T`'s fields (MCP form elicitation); `.key(..)` names
+    /// the request (see [`talk`](crate::talk) for why keys matter), `.await` sends it.
+    ///
+    /// `T` is a struct of strings (with formats), numbers, integers, booleans and enums (a
+    /// multi-select is a `Vec` of an enum), as [`elicitation_schema`](crate::talk::elicitation_schema)
+    /// says; defaults and descriptions go with it. The answer is [`Elicitation::Accept`](crate::talk::Elicitation::Accept)
+    /// with the content decoded as strictly as tool arguments, `Decline` or `Cancel`.
+    ///
+    /// # Errors
+    /// [`TalkBackError::MissingCapability`] when the client did not declare `elicitation`,
+    /// [`TalkBackError::NotElicitable`] for a `T` of another shape, [`TalkBackError::BadResponse`]
+    /// for an answer that is not an elicitation result or does not fit `T`,
+    /// [`TalkBackError::NoClient`] without a client channel, [`TalkBackError::Cancelled`].
+    pub fn elicit<T>(&self, message: impl Into<String>) -> Elicit<'_, T> {
+        Elicit { ctx: self, message: message.into(), key: None, kind: std::marker::PhantomData }
+    }
+
+    /// Asks the client's model (MCP `sampling/createMessage`), under the request's default key
+    /// (`input-N`); [`sample_keyed`](Self::sample_keyed) names it.
+    ///
+    /// # Errors
+    /// As [`elicit`](Self::elicit), with the capability `sampling`.
+    pub async fn sample(&self, request: SamplingRequest) -> Result<Sampled, TalkBackError> {
+        self.sample_inner(None, request).await
+    }
+
+    /// [`sample`](Self::sample) under the key `key`.
+    ///
+    /// # Errors
+    /// As [`sample`](Self::sample).
+    pub async fn sample_keyed(
+        &self,
+        key: impl Into<String>,
+        request: SamplingRequest,
+    ) -> Result<Sampled, TalkBackError> {
+        self.sample_inner(Some(key.into()), request).await
+    }
+
+    async fn sample_inner(&self, key: Option<String>, request: SamplingRequest) -> Result<Sampled, TalkBackError> {
+        let (channel, key) = self.channel_for(InputMethod::Sampling, key)?;
+        let request = InputRequest { method: InputMethod::Sampling, params: talk::sampling_params(&request) };
+        let answer = self.ask(&*channel, &key, request).await?;
+        talk::read_sampled(&key, &answer).inspect_err(|error| channel.refused(error))
+    }
+
+    /// Asks the client for its roots (MCP `roots/list`), under the request's default key;
+    /// [`list_roots_keyed`](Self::list_roots_keyed) names it.
+    ///
+    /// # Errors
+    /// As [`elicit`](Self::elicit), with the capability `roots`.
+    pub async fn list_roots(&self) -> Result<Vec<Root>, TalkBackError> {
+        self.list_roots_inner(None).await
+    }
+
+    /// [`list_roots`](Self::list_roots) under the key `key`.
+    ///
+    /// # Errors
+    /// As [`list_roots`](Self::list_roots).
+    pub async fn list_roots_keyed(&self, key: impl Into<String>) -> Result<Vec<Root>, TalkBackError> {
+        self.list_roots_inner(Some(key.into())).await
+    }
+
+    async fn list_roots_inner(&self, key: Option<String>) -> Result<Vec<Root>, TalkBackError> {
+        let (channel, key) = self.channel_for(InputMethod::ListRoots, key)?;
+        let request = InputRequest { method: InputMethod::ListRoots, params: serde_json::json!({}) };
+        let answer = self.ask(&*channel, &key, request).await?;
+        talk::read_roots(&key, &answer).inspect_err(|error| channel.refused(error))
+    }
+
+    /// The channel for a request of `method` and the request's key (given, else the next
+    /// default), or the error the tool gets (told to the channel first).
+    pub(crate) fn channel_for(
+        &self,
+        method: InputMethod,
+        key: Option<String>,
+    ) -> Result<(Arc<dyn ClientChannel>, String), TalkBackError> {
+        let Some(channel) = self.client() else {
+            return Err(TalkBackError::NoClient { method: method.method() });
+        };
+        let n = match &self.call {
+            Some(call) => call.asks.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+            None => 1,
+        };
+        if !talk::declared(method, channel.capabilities()) {
+            let error = TalkBackError::MissingCapability { capability: method.capability() };
+            channel.refused(&error);
+            return Err(error);
+        }
+        Ok((channel.clone(), key.unwrap_or_else(|| format!("input-{n}"))))
+    }
+
+    /// Sends `request`, ending with [`TalkBackError::Cancelled`] when the call is cancelled first.
+    pub(crate) async fn ask(
+        &self,
+        channel: &dyn ClientChannel,
+        key: &str,
+        request: InputRequest,
+    ) -> Result<serde_json::Value, TalkBackError> {
+        let token = self.cancellation().clone();
+        tokio::select! {
+            answer = channel.request(key, request) => answer,
+            () = token.cancelled() => Err(TalkBackError::Cancelled),
+        }
+    }
+
     /// The per-call context the registry hands to a tool.
     pub(crate) fn for_call(&self, call_id: &str, tool_name: Arc<str>, registry: &Arc<RegistryScope>) -> Self {
         Self {
@@ -300,6 +448,7 @@ impl ToolContext {
                 memo: Memo::default(),
                 cancellation: std::sync::OnceLock::new(),
                 parent: self.call.clone(),
+                asks: std::sync::atomic::AtomicU32::new(0),
             })),
             chain: Vec::new(),
             path: None,
@@ -513,6 +662,23 @@ impl ToolContextBuilder {
     #[must_use]
     pub fn on_progress(mut self, listener: impl ProgressListener) -> Self {
         self.shared.progress = Some(Arc::new(listener));
+        self
+    }
+
+    /// Sets the [client channel](ClientChannel) that answers the calls' log messages and input
+    /// requests ([`ToolContext::elicit`], [`sample`](ToolContext::sample),
+    /// [`list_roots`](ToolContext::list_roots), [`log`](ToolContext::log)); wins over the
+    /// registry's ([`RegistryBuilder::client`](crate::RegistryBuilder::client)). Default: none.
+    #[must_use]
+    pub fn client(mut self, channel: impl ClientChannel) -> Self {
+        self.shared.client = Some(Arc::new(channel));
+        self
+    }
+
+    /// Like [`client`](Self::client), with a channel already shared.
+    #[must_use]
+    pub fn client_arc(mut self, channel: Arc<dyn ClientChannel>) -> Self {
+        self.shared.client = Some(channel);
         self
     }
 

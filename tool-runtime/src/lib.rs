@@ -86,6 +86,7 @@ mod result;
 pub mod rustdoc;
 pub mod schema;
 pub mod search;
+pub mod talk;
 mod tool;
 mod waits;
 mod worker;
@@ -112,6 +113,7 @@ pub use result::{
     ContentPart, ImageDetail, IntoToolResult, MessageContent, ResourceContents, StoredResult, ToolMessage, ToolResult,
 };
 /// The token that cancels calls ([`ToolContextBuilder::cancellation`]), from `tokio-util`.
+pub use talk::{ClientCapabilities, ClientChannel, Elicitation, LogLevel, SamplingRequest, TalkBackError};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{InvokeFn, Tool, ToolDefinition, ToolMeta, ToolOrigin, ToolRegistration, ToolSpec, is_valid_tool_name};
 pub use tool_macros::{tool, tools};

@@ -95,6 +95,9 @@ pub struct Registry {
     definitions: OnceLock<Vec<ToolDefinition>>,
     /// `deferred[i]`: `tools[i]` is listed only through tool search.
     deferred: Vec<bool>,
+    /// `approval[i]`: the tag of `tools[i]` for which its calls need the user's approval
+    /// ([`RegistryBuilder::confirm_tag`]), or `None`.
+    approval: Vec<Option<Arc<str>>>,
     /// The search index over `tools`, built on the first search.
     search_index: OnceLock<ToolIndex>,
     scope: Arc<RegistryScope>,
@@ -420,6 +423,7 @@ impl Registry {
     ) -> Fast<'a> {
         let tool = &*self.tools[index];
         if !span.is_disabled()
+            || self.approval[index].is_some()
             || tool.reads_context()
             || tool.timeout().or(self.default_timeout).is_some()
             || !self.repair.is_none()
@@ -508,6 +512,11 @@ impl Registry {
         let tool = &*self.tools[index];
         if ctx.is_cancelled() {
             return (Err(ToolError::Cancelled { tool: call.name.clone() }), None);
+        }
+        if let Some(tag) = &self.approval[index]
+            && let Err(error) = Box::pin(crate::talk::approve(call, tag, ctx)).await
+        {
+            return (Err(error), None);
         }
         let call_ctx = tool.reads_context().then(|| ctx.for_call(&call.id, self.names[index].clone(), &self.scope));
         let run_ctx = call_ctx.as_ref().unwrap_or(ctx);
@@ -952,6 +961,8 @@ pub struct RegistryBuilder {
     default_timeout: Option<Duration>,
     repair: RepairPolicy,
     output: crate::output::SharedLayer,
+    /// The tags whose tools need the user's approval, beside [`CONFIRM_TAG`](crate::talk::CONFIRM_TAG).
+    confirm_tags: Vec<String>,
 }
 
 /// A tool added to a [`RegistryBuilder`].
@@ -1094,6 +1105,29 @@ impl RegistryBuilder {
         self
     }
 
+    /// Sets the [client channel](crate::ClientChannel) of every call whose context sets none
+    /// ([`ToolContextBuilder::client`](crate::ToolContextBuilder::client) wins): where a program
+    /// answers its tools' log messages and input requests (elicitation, sampling, roots).
+    /// Default: none (an input request fails with [`TalkBackError::NoClient`](crate::TalkBackError::NoClient)).
+    #[must_use]
+    pub fn client(mut self, channel: impl crate::ClientChannel) -> Self {
+        self.scope.client = Some(Arc::new(channel));
+        self
+    }
+
+    /// Makes every call of a tool tagged `tag` ask the user's approval before it runs, as a tool
+    /// tagged [`CONFIRM_TAG`](crate::talk::CONFIRM_TAG) (`confirm`) always does (e.g.
+    /// `confirm_tag("destructive")`, `confirm_tag("exec")`). The question goes through the call's
+    /// [client channel](crate::ClientChannel) as an elicitation (over MCP, to the client's user)
+    /// after the permission policy allowed the call and before its arguments are decoded; see
+    /// [`talk::approve`](crate::talk::approve) for what the model reads when the user says no or
+    /// cannot be asked. Default: only `confirm`.
+    #[must_use]
+    pub fn confirm_tag(mut self, tag: impl Into<String>) -> Self {
+        self.confirm_tags.push(tag.into());
+        self
+    }
+
     /// Sets the permission policy asked before each call (default: [`DefaultPolicy`], which
     /// refuses tools tagged `external` unless allowed by name).
     #[must_use]
@@ -1228,6 +1262,16 @@ impl RegistryBuilder {
         let tools: Vec<Arc<dyn Tool>> = added.into_iter().map(|a| a.tool).collect();
         let deferred = deferral(&tools, &self.defer_sets, &self.defer_tools)?;
         let names: Vec<Arc<str>> = tools.iter().map(|t| Arc::from(t.name())).collect();
+        let approval = tools
+            .iter()
+            .map(|tool| {
+                let tags = &tool.definition().tags;
+                std::iter::once(crate::talk::CONFIRM_TAG)
+                    .chain(self.confirm_tags.iter().map(String::as_str))
+                    .find(|wanted| tags.iter().any(|tag| tag == wanted))
+                    .map(Arc::from)
+            })
+            .collect();
         let index = names.iter().enumerate().map(|(i, name)| (name.clone(), i)).collect();
         let output = self.output.map(|layer| match layer.for_tools(names.iter().map(|n| &**n)) {
             Some(adjusted) => Arc::new(adjusted),
@@ -1239,6 +1283,7 @@ impl RegistryBuilder {
             index,
             definitions: OnceLock::new(),
             deferred,
+            approval,
             search_index: OnceLock::new(),
             scope: Arc::new(self.scope),
             policy: self.policy.unwrap_or_else(|| Arc::new(DefaultPolicy::new())),

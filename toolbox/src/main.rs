@@ -125,6 +125,13 @@ struct Global {
     /// meta-tools); `run` answers the searches. Deferred tools stay callable by name.
     #[arg(long, global = true, value_delimiter = ',', value_name = "SETS")]
     defer: Vec<String>,
+    /// Ask the user before each call of a tool with one of these tags (e.g. `destructive,exec`),
+    /// showing the tool and its arguments; tools tagged `confirm` always ask. Over MCP the
+    /// question is an elicitation to the client's user (a client without elicitation gets a
+    /// refusal saying so); `call` and `run`, which have nobody to ask, refuse such calls.
+    /// Comma-separated or repeated.
+    #[arg(long, global = true, value_delimiter = ',', value_name = "TAGS")]
+    confirm: Vec<String>,
     /// An `mcpServers` JSON file (as MCP clients read): the tools of every server in it are
     /// added to the standard ones, named `<server>_<tool>` unless the entry gives a `prefix`.
     /// Their `openWorldHint` (true when absent) makes them `external`.

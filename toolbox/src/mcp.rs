@@ -61,6 +61,12 @@ pub(crate) struct HttpFlags {
     /// With `--http`: keep at most this many connections open; more wait to be accepted.
     #[arg(long, value_name = "N", requires = "http", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) max_connections: u64,
+    /// With `--http`: seal the request state of input-required results (a tool asking its user
+    /// or the client's model, MCP 2026-07-28) with the key in FILE (at least 32 bytes, read as
+    /// they are), so that every server behind one load balancer opens the others' states
+    /// [default: 32 random bytes drawn at start, known to this server alone].
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub(crate) request_state_key_file: Option<std::path::PathBuf>,
 }
 
 /// The `toolbox mcp --http` flags of authorization.
@@ -153,15 +159,26 @@ fn origin(value: &str) -> Result<String, String> {
 }
 
 impl HttpFlags {
-    fn apply(&self, mut builder: tool_mcp::McpServerBuilder) -> tool_mcp::McpServerBuilder {
+    /// The builder with these origins, limits and request state key.
+    ///
+    /// # Errors
+    /// The `--request-state-key-file` cannot be read or holds fewer than 32 bytes.
+    fn apply(&self, mut builder: tool_mcp::McpServerBuilder) -> Result<tool_mcp::McpServerBuilder, String> {
         for origin in &self.allow_origin {
             builder = builder.allow_origin(origin.clone());
         }
-        builder
+        if let Some(path) = &self.request_state_key_file {
+            let key = std::fs::read(path)
+                .map_err(|e| format!("cannot read --request-state-key-file {}: {e}", path.display()))?;
+            builder = builder
+                .request_state_key(key)
+                .map_err(|e| format!("--request-state-key-file {}: {e}", path.display()))?;
+        }
+        Ok(builder
             .header_read_timeout(Duration::from_millis(self.header_timeout_ms))
             .request_body_timeout(Duration::from_millis(self.body_timeout_ms))
             .idle_timeout(Duration::from_millis(self.idle_timeout_ms))
-            .max_connections(usize::try_from(self.max_connections).unwrap_or(usize::MAX))
+            .max_connections(usize::try_from(self.max_connections).unwrap_or(usize::MAX)))
     }
 }
 
@@ -240,7 +257,7 @@ pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result
     if let Some(host) = serving.auth.auth_audience.as_deref().and_then(url_host) {
         builder = builder.allow_host(host.to_owned());
     }
-    let builder = serving.limits.apply(builder);
+    let builder = serving.limits.apply(builder)?;
     let served = runtime.block_on(async {
         let served = async {
             let Some(addr) = &serving.http else {

@@ -133,6 +133,8 @@ pub(crate) struct Setup {
     store: StoreChoice,
     /// `--defer`: the sets whose tools are deferred.
     defer: Vec<String>,
+    /// `--confirm`: the tags whose tools ask the user before each call.
+    confirm: Vec<String>,
     /// `--config`: the `mcpServers` file.
     config: Option<PathBuf>,
     /// The shell commands' limits of `--max-processes`, `--max-cpu-seconds`,
@@ -175,6 +177,7 @@ impl Setup {
             session_limits,
             store,
             defer: global.defer.clone(),
+            confirm: global.confirm.clone(),
             config: global.config.clone(),
             exec_limits: ExecLimits {
                 max_processes: global.max_processes,
@@ -345,7 +348,8 @@ impl Setup {
             .map(|builder| builder.defer_sets(self.defer.iter().cloned()))
     }
 
-    /// The registry's permission policy (the [`Policy`] of `--allow`) and the exec tools'
+    /// The registry's permission policy (the [`Policy`] of `--allow`), the tags of `--confirm`,
+    /// and the exec tools'
     /// configuration: commands may open sockets when `external` is allowed too, run without
     /// Landlock with `unconfined-exec`, can read neither the state directory (sessions and the
     /// output cache) nor the default ones, and run under the `--max-*` limits given.
@@ -365,6 +369,7 @@ impl Setup {
             max_file_size_bytes: max_file_size_bytes.unwrap_or(defaults.max_file_size_bytes),
             ..defaults
         };
+        let builder = self.confirm.iter().fold(builder, |builder, tag| builder.confirm_tag(tag.clone()));
         builder.policy(self.policy.clone()).override_dependency(&EXEC_CONFIG, exec)
     }
 

@@ -16,6 +16,7 @@ pub mod hostile_stdio;
 pub mod http;
 pub mod methods;
 pub mod server;
+pub mod talk_back;
 
 // Support files the modules share, each compiled once.
 #[path = "../common/mod.rs"]

@@ -22,10 +22,16 @@ pub struct RawClient<R, W> {
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> RawClient<R, W> {
     /// Initializes the session (protocol 2025-06-18, which has `ping`) and returns the client.
     pub async fn initialize(reader: R, writer: W) -> Self {
+        Self::initialize_with(reader, writer, json!({})).await
+    }
+
+    /// As [`RawClient::initialize`], declaring the client `capabilities`.
+    pub async fn initialize_with(reader: R, writer: W, capabilities: Value) -> Self {
         let mut client = Self { lines: BufReader::new(reader).lines(), writer };
         client
             .send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}))
+                "protocolVersion": "2025-06-18", "capabilities": capabilities,
+                "clientInfo": {"name": "raw", "version": "0"}}}))
             .await;
         let response = client.recv().await;
         assert_eq!(response["id"], 0, "{response}");

@@ -1,0 +1,339 @@
+//! The client channel of one MCP request: log messages as `notifications/message`, and input
+//! requests as input-required results (protocol 2026-07-28 and later, SEP-2322) or as
+//! server-to-client requests (earlier protocols, over stdio or a legacy session).
+//!
+//! # The request state
+//! An input-required result carries the answers the call has used so far in its `requestState`,
+//! sealed with HMAC-SHA256 (rmcp's `RequestStateCodec`) under the server's key and bound to the
+//! tool's name, the call's arguments and the caller's principal, for [`REQUEST_STATE_TTL`]. The
+//! client's retry brings it back with the new answers: a state that fails the check (tampered,
+//! made for another call or caller, sealed with another key, or expired) is refused with -32602,
+//! and nothing of it is kept on the server, so the retry may reach any worker that has the key.
+
+// MCP logging, sampling and roots are deprecated by SEP-2577 (rmcp marks them so) but are still
+// part of protocol 2026-07-28, which this module serves.
+#![allow(deprecated)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    ErrorCode, ErrorData, InputRequiredResult, LoggingLevel, LoggingMessageNotificationParam, RequestStateCodec,
+    SealOptions, ServerRequest,
+};
+use rmcp::service::{Peer, RequestContext};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tool_runtime::BoxFuture;
+use tool_runtime::talk::{ClientCapabilities, ClientChannel, InputRequest, LogLevel, TalkBackError};
+
+/// How long a sealed request state is good for: 10 minutes from the input-required result that
+/// carried it (a user answering a form takes minutes, not hours).
+pub const REQUEST_STATE_TTL: Duration = Duration::from_secs(600);
+
+/// How long the response of a call waits for its log messages to be written: 5 s.
+const FLUSH_BOUND: Duration = Duration::from_secs(5);
+
+/// What a sealed request state holds: the answers the call used, by key.
+#[derive(Serialize, Deserialize, Default)]
+struct State {
+    #[serde(rename = "a")]
+    answers: BTreeMap<String, Value>,
+}
+
+/// A request's `requestState` and `inputResponses`, as it gave them.
+type Given = (Option<String>, BTreeMap<String, Value>);
+
+/// How the channel sends an input request.
+enum Mode {
+    /// Protocol 2026-07-28 and later: answers come with the request; a request without one ends
+    /// the call with an input-required result.
+    Rounds {
+        /// The request's `requestState` and `inputResponses`, until [`McpChannel::open`].
+        given: Mutex<Option<Given>>,
+        /// The answers known: the sealed state's, then this request's `inputResponses`.
+        answers: std::sync::OnceLock<BTreeMap<String, Value>>,
+        /// The keys of the answers the call used.
+        used: Mutex<BTreeSet<String>>,
+        /// The requests with no answer yet, in key order.
+        pending: Mutex<BTreeMap<String, InputRequest>>,
+        /// Woken when the first request is pending.
+        asked: tokio::sync::Notify,
+    },
+    /// Earlier protocols: a server-to-client request on the connection.
+    Direct,
+}
+
+/// The [`ClientChannel`] of one MCP request.
+pub(crate) struct McpChannel {
+    peer: Peer<RoleServer>,
+    capabilities: ClientCapabilities,
+    level: Option<LogLevel>,
+    mode: Mode,
+    /// The first refusal told by the context: a missing capability or a malformed answer.
+    refused: Mutex<Option<TalkBackError>>,
+    /// The log messages on their way, in order, while the call runs (only when a level is set).
+    logs: Mutex<Option<tokio::sync::mpsc::UnboundedSender<LoggingMessageNotificationParam>>>,
+    /// Sends them; [`McpChannel::flush`] waits for it.
+    sender: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl McpChannel {
+    /// The channel of `context`'s request. `session_level` is the log level for earlier
+    /// protocols (set by `logging/setLevel`); at 2026-07-28 the request's `_meta` gives it.
+    /// `state` and `answers` are the request's `requestState` and `inputResponses`, read by
+    /// [`open`](Self::open).
+    pub(crate) fn new(
+        context: &RequestContext<RoleServer>,
+        session_level: Option<LogLevel>,
+        state: Option<String>,
+        answers: Option<BTreeMap<String, Value>>,
+    ) -> Self {
+        let declared = context.client_capabilities().unwrap_or_default();
+        let capabilities = ClientCapabilities {
+            elicitation: declared.elicitation.is_some(),
+            sampling: declared.sampling.is_some(),
+            roots: declared.roots.is_some(),
+        };
+        let rounds =
+            context.protocol_version().is_some_and(|version| version >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        let (level, mode) = if rounds {
+            let level = context.meta.log_level().and_then(|level| from_rmcp(&level));
+            let mode = Mode::Rounds {
+                given: Mutex::new(Some((state, answers.unwrap_or_default()))),
+                answers: std::sync::OnceLock::new(),
+                used: Mutex::default(),
+                pending: Mutex::default(),
+                asked: tokio::sync::Notify::new(),
+            };
+            (level, mode)
+        } else {
+            (session_level, Mode::Direct)
+        };
+        let (logs, sender) = match level {
+            Some(_) => {
+                let (logs, mut queue) = tokio::sync::mpsc::unbounded_channel();
+                let peer = context.peer.clone();
+                let sender = tokio::spawn(async move {
+                    while let Some(param) = queue.recv().await {
+                        // A client gone is no error of the tool's.
+                        if peer.notify_logging_message(param).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+                (Some(logs), Some(sender))
+            }
+            None => (None, None),
+        };
+        Self {
+            peer: context.peer.clone(),
+            capabilities,
+            level,
+            mode,
+            refused: Mutex::new(None),
+            logs: Mutex::new(logs),
+            sender: Mutex::new(sender),
+        }
+    }
+
+    /// Waits until the log messages sent so far are written (at most [`FLUSH_BOUND`]); later
+    /// ones are dropped. Called before the call's response, which must come after its messages.
+    pub(crate) async fn flush(&self) {
+        drop(self.logs.lock().unwrap_or_else(PoisonError::into_inner).take());
+        let sender = self.sender.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(sender) = sender
+            && tokio::time::timeout(FLUSH_BOUND, sender).await.is_err()
+        {
+            tracing::debug!("log messages not written within the bound were dropped");
+        }
+    }
+
+    /// Opens the request's sealed state bound to `binding` (see [`binding`]) and takes its answers
+    /// and the request's `inputResponses` (which win: a client answering a request again), before
+    /// the tool runs.
+    ///
+    /// # Errors
+    /// -32602 for a `requestState` that fails the check.
+    pub(crate) fn open(&self, codec: Option<&RequestStateCodec>, binding: &[u8]) -> Result<(), ErrorData> {
+        let Mode::Rounds { given, answers, .. } = &self.mode else { return Ok(()) };
+        let Some((state, mut given)) = given.lock().unwrap_or_else(PoisonError::into_inner).take() else {
+            return Ok(());
+        };
+        let mut known = match (state, codec) {
+            (Some(sealed), Some(codec)) => open_state(codec, &sealed, binding)?.answers,
+            (Some(_), None) => return Err(ErrorData::invalid_params(NO_KEY, None)),
+            (None, _) => BTreeMap::new(),
+        };
+        known.append(&mut given);
+        let _ = answers.set(known);
+        Ok(())
+    }
+
+    /// Resolves once the call made an input request that has no answer (never on earlier
+    /// protocols).
+    pub(crate) async fn asked(&self) {
+        match &self.mode {
+            Mode::Rounds { asked, .. } => asked.notified().await,
+            Mode::Direct => std::future::pending().await,
+        }
+    }
+
+    /// The input-required result of a call that asked: the requests without an answer, and the
+    /// answers used so far sealed as the request state.
+    pub(crate) fn input_required(
+        &self,
+        codec: Option<&RequestStateCodec>,
+        binding: &[u8],
+    ) -> Result<InputRequiredResult, ErrorData> {
+        let Mode::Rounds { answers, used, pending, .. } = &self.mode else {
+            return Err(ErrorData::internal_error("no input request is pending", None));
+        };
+        let Some(codec) = codec else { return Err(ErrorData::internal_error(NO_KEY, None)) };
+        let used = used.lock().unwrap_or_else(PoisonError::into_inner);
+        let known = answers.get();
+        let state = State { answers: used.iter().filter_map(|k| Some((k.clone(), known?.get(k)?.clone()))).collect() };
+        let mut requests = BTreeMap::new();
+        for (key, request) in pending.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+            let wire = json!({"method": request.method.method(), "params": request.params});
+            let request = serde_json::from_value(wire).map_err(|error| {
+                ErrorData::internal_error(format!("input request `{key}` is not a valid MCP request: {error}"), None)
+            })?;
+            requests.insert(key.clone(), request);
+        }
+        let sealed = codec
+            .seal_json_with(&state, &SealOptions::new().associated_data(binding).ttl(REQUEST_STATE_TTL))
+            .map_err(|error| ErrorData::internal_error(format!("cannot seal the request state: {error}"), None))?;
+        Ok(InputRequiredResult::new(Some(requests), Some(sealed)))
+    }
+
+    /// The protocol error a call that failed after a refusal is answered with: -32021 with
+    /// `data.requiredCapabilities` for a missing capability, -32602 for a malformed answer.
+    pub(crate) fn refusal(&self) -> Option<ErrorData> {
+        let refused = self.refused.lock().unwrap_or_else(PoisonError::into_inner);
+        match refused.as_ref()? {
+            error @ TalkBackError::MissingCapability { capability } => Some(ErrorData::new(
+                ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                error.to_string(),
+                Some(json!({"requiredCapabilities": {*capability: {}}})),
+            )),
+            error @ TalkBackError::BadResponse { .. } => Some(ErrorData::invalid_params(error.to_string(), None)),
+            _ => None,
+        }
+    }
+}
+
+impl ClientChannel for McpChannel {
+    fn capabilities(&self) -> ClientCapabilities {
+        self.capabilities
+    }
+
+    fn log_level(&self) -> Option<LogLevel> {
+        self.level
+    }
+
+    fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) {
+        let Some(level) = to_rmcp(level) else { return };
+        let mut param = LoggingMessageNotificationParam::new(level, data);
+        param.logger = logger.map(str::to_owned);
+        if let Some(logs) = &*self.logs.lock().unwrap_or_else(PoisonError::into_inner) {
+            let _ = logs.send(param);
+        }
+    }
+
+    fn request(&self, key: &str, request: InputRequest) -> BoxFuture<'_, Result<Value, TalkBackError>> {
+        let key = key.to_owned();
+        Box::pin(async move {
+            match &self.mode {
+                Mode::Rounds { answers, used, pending, asked, .. } => {
+                    if let Some(answer) = answers.get().and_then(|answers| answers.get(&key)) {
+                        used.lock().unwrap_or_else(PoisonError::into_inner).insert(key);
+                        return Ok(answer.clone());
+                    }
+                    pending.lock().unwrap_or_else(PoisonError::into_inner).insert(key, request);
+                    asked.notify_one();
+                    // The call ends here: the server answers with an input-required result.
+                    std::future::pending().await
+                }
+                Mode::Direct => {
+                    let wire = json!({"method": request.method.method(), "params": request.params});
+                    let request: ServerRequest = serde_json::from_value(wire).map_err(|error| {
+                        TalkBackError::Transport { message: format!("not a valid MCP request: {error}") }
+                    })?;
+                    let answer = self
+                        .peer
+                        .send_request(request)
+                        .await
+                        .map_err(|error| TalkBackError::Transport { message: error.to_string() })?;
+                    serde_json::to_value(answer)
+                        .map_err(|error| TalkBackError::Transport { message: format!("unreadable answer: {error}") })
+                }
+            }
+        })
+    }
+
+    fn refused(&self, error: &TalkBackError) {
+        let mut refused = self.refused.lock().unwrap_or_else(PoisonError::into_inner);
+        if refused.is_none() {
+            *refused = Some(error.clone());
+        }
+    }
+}
+
+/// Opens a sealed request state bound to `binding`.
+fn open_state(codec: &RequestStateCodec, sealed: &str, binding: &[u8]) -> Result<State, ErrorData> {
+    // One answer for every failure (as the codec asks): the detail goes to the log only.
+    codec.open_json_with(sealed, binding).map_err(|error| {
+        tracing::debug!(%error, "a request state was refused");
+        ErrorData::invalid_params(
+            "the requestState was refused: it is not one this server sealed for this call and caller, or it has \
+             expired; send the call again without requestState and inputResponses to start over",
+            None,
+        )
+    })
+}
+
+/// What a request state is bound to: the tool, its arguments as sent, and the caller.
+pub(crate) fn binding(tool: &str, arguments: &str, principal: Option<&str>) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(tool.len() + arguments.len() + 64);
+    for part in [tool, arguments, principal.unwrap_or("")] {
+        bytes.extend_from_slice(&(part.len() as u64).to_be_bytes());
+        bytes.extend_from_slice(part.as_bytes());
+    }
+    bytes
+}
+
+/// A codec under a fresh random 32-byte key (states sealed by this process alone open), or
+/// `None` when the operating system's random source cannot be read.
+pub(crate) fn random_codec() -> Option<RequestStateCodec> {
+    let mut key = [0u8; 32];
+    getrandom::fill(&mut key).ok()?;
+    RequestStateCodec::try_new(key.to_vec()).ok()
+}
+
+const NO_KEY: &str = "the server has no request state key (the random source could not be read at start); \
+                      set one with McpServerBuilder::request_state_key";
+
+pub(crate) fn from_rmcp(level: &LoggingLevel) -> Option<LogLevel> {
+    serde_json::to_value(level).ok().and_then(|v| serde_json::from_value(v).ok())
+}
+
+fn to_rmcp(level: LogLevel) -> Option<LoggingLevel> {
+    serde_json::from_value(json!(level.as_str())).ok()
+}
+
+/// The log level a legacy connection set with `logging/setLevel` (none set: no messages).
+#[derive(Default, Clone)]
+pub(crate) struct SessionLevel(Arc<Mutex<Option<LogLevel>>>);
+
+impl SessionLevel {
+    pub(crate) fn get(&self) -> Option<LogLevel> {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn set(&self, level: LogLevel) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(level);
+    }
+}

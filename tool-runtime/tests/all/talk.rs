@@ -1,0 +1,306 @@
+//! Tools that talk back, outside MCP: a program's own client channel answers elicitation,
+//! sampling, roots and log messages; what a tool gets without one; which types can be elicited.
+
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tool_runtime::talk::{
+    ClientCapabilities, ClientChannel, Elicitation, InputMethod, InputRequest, LogLevel, elicitation_schema,
+};
+use tool_runtime::{Registry, SamplingRequest, TalkBackError, ToolCall, ToolContext, tool};
+
+/// A deletion to confirm.
+#[derive(Deserialize, JsonSchema)]
+struct Confirm {
+    /// Delete it?
+    delete: bool,
+    /// Why (optional).
+    reason: Option<String>,
+}
+
+/// Delete a file after asking.
+#[tool]
+async fn delete(ctx: &ToolContext, path: String) -> Result<String, TalkBackError> {
+    ctx.log(LogLevel::Info, format!("asking about {path}"));
+    ctx.log(LogLevel::Debug, "a detail nobody asked for");
+    Ok(match ctx.elicit::<Confirm>(format!("Delete {path}?")).await? {
+        Elicitation::Accept(Confirm { delete: true, reason }) => {
+            format!("deleted {path} ({})", reason.unwrap_or_default())
+        }
+        Elicitation::Accept(_) => format!("kept {path}"),
+        Elicitation::Decline => "the user declined".to_owned(),
+        Elicitation::Cancel => "the user cancelled".to_owned(),
+    })
+}
+
+/// Summarise with the client's model, then list the roots.
+#[tool]
+async fn summarise(ctx: &ToolContext) -> Result<String, TalkBackError> {
+    let answer = ctx.sample(SamplingRequest::new("Summarise", 20).system("be brief")).await?;
+    let roots = ctx.list_roots().await?;
+    Ok(format!("{} / {}", answer.text().unwrap_or_default(), roots[0].uri))
+}
+
+/// A log message as a channel received it: level, logger, data.
+type Logged = (LogLevel, Option<String>, Value);
+
+/// A channel that answers from a script and records what it was asked and told.
+#[derive(Clone, Default)]
+struct Scripted {
+    capabilities: ClientCapabilities,
+    answers: Arc<Mutex<Vec<Value>>>,
+    asked: Arc<Mutex<Vec<(String, InputRequest)>>>,
+    logs: Arc<Mutex<Vec<Logged>>>,
+}
+
+impl Scripted {
+    fn new(answers: Vec<Value>) -> Self {
+        let capabilities = ClientCapabilities { elicitation: true, sampling: true, roots: true };
+        Self { capabilities, answers: Arc::new(Mutex::new(answers)), ..Self::default() }
+    }
+}
+
+impl ClientChannel for Scripted {
+    fn capabilities(&self) -> ClientCapabilities {
+        self.capabilities
+    }
+
+    fn log_level(&self) -> Option<LogLevel> {
+        Some(LogLevel::Info)
+    }
+
+    fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) {
+        self.logs.lock().unwrap().push((level, logger.map(str::to_owned), data));
+    }
+
+    fn request(&self, key: &str, request: InputRequest) -> BoxFuture<'_, Result<Value, TalkBackError>> {
+        self.asked.lock().unwrap().push((key.to_owned(), request));
+        let answer = self.answers.lock().unwrap().remove(0);
+        Box::pin(async move { Ok(answer) })
+    }
+}
+
+fn registry() -> Registry {
+    Registry::builder().tool(delete::TOOL).tool(summarise::TOOL).build().unwrap()
+}
+
+#[tokio::test]
+async fn a_programs_channel_answers_an_elicitation_and_receives_the_log_messages_at_its_level() {
+    let channel = Scripted::new(vec![json!({"action": "accept", "content": {"delete": true, "reason": "old"}})]);
+    let ctx = ToolContext::builder().client(channel.clone()).build();
+    let message = registry().call(&ToolCall::new("c1", "delete", r#"{"path":"a.txt"}"#), &ctx).await;
+    assert_eq!(message.text(), "deleted a.txt (old)");
+    let asked = channel.asked.lock().unwrap();
+    assert_eq!(asked[0].0, "input-1");
+    assert_eq!(asked[0].1.method, InputMethod::Elicitation);
+    assert_eq!(
+        asked[0].1.params,
+        json!({"message": "Delete a.txt?", "requestedSchema": {"type": "object", "properties": {
+            "delete": {"type": "boolean", "description": "Delete it?"},
+            "reason": {"type": "string", "description": "Why (optional)."}}, "required": ["delete"]}})
+    );
+    assert_eq!(
+        *channel.logs.lock().unwrap(),
+        [(LogLevel::Info, Some("delete".to_owned()), json!("asking about a.txt"))]
+    );
+}
+
+#[tokio::test]
+async fn decline_and_cancel_reach_the_tool_and_the_registrys_channel_serves_a_context_without_one() {
+    let channel = Scripted::new(vec![json!({"action": "decline"}), json!({"action": "cancel"})]);
+    let registry = Registry::builder().tool(delete::TOOL).client(channel).build().unwrap();
+    let call = ToolCall::new("c1", "delete", r#"{"path":"a.txt"}"#);
+    assert_eq!(registry.call(&call, &ToolContext::new()).await.text(), "the user declined");
+    assert_eq!(registry.call(&call, &ToolContext::new()).await.text(), "the user cancelled");
+}
+
+#[tokio::test]
+async fn sampling_and_roots_go_through_the_channel_with_their_mcp_params() {
+    let channel = Scripted::new(vec![
+        json!({"role": "assistant", "content": {"type": "text", "text": "short"}, "model": "m"}),
+        json!({"roots": [{"uri": "file:///work", "name": "work"}]}),
+    ]);
+    let ctx = ToolContext::builder().client(channel.clone()).build();
+    assert_eq!(registry().call(&ToolCall::new("c1", "summarise", "{}"), &ctx).await.text(), "short / file:///work");
+    let asked = channel.asked.lock().unwrap();
+    let keys: Vec<(&str, InputMethod)> = asked.iter().map(|(k, r)| (k.as_str(), r.method)).collect();
+    assert_eq!(keys, [("input-1", InputMethod::Sampling), ("input-2", InputMethod::ListRoots)]);
+    assert_eq!(
+        asked[0].1.params,
+        json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Summarise"}}],
+            "maxTokens": 20, "systemPrompt": "be brief"})
+    );
+}
+
+#[tokio::test]
+async fn without_a_channel_or_a_capability_the_tool_gets_an_error_that_says_what_to_do() {
+    let call = ToolCall::new("c1", "delete", r#"{"path":"a.txt"}"#);
+    let message = registry().call(&call, &ToolContext::new()).await;
+    assert!(message.is_error);
+    assert_eq!(
+        message.text(),
+        "no client can answer `elicitation/create` here: install a client channel (ToolContextBuilder::client or \
+         RegistryBuilder::client), or serve the tool over MCP"
+    );
+    let mut channel = Scripted::new(vec![]);
+    channel.capabilities.elicitation = false;
+    let message = registry().call(&call, &ToolContext::builder().client(channel).build()).await;
+    assert_eq!(
+        message.text(),
+        "the client did not declare the `elicitation` capability; use a client that supports elicitation and declares it"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_that_does_not_fit_the_type_is_refused_as_strictly_as_arguments() {
+    let channel = Scripted::new(vec![json!({"action": "accept", "content": {"delete": "yes"}})]);
+    let ctx = ToolContext::builder().client(channel).build();
+    let message = registry().call(&ToolCall::new("c1", "delete", r#"{"path":"a"}"#), &ctx).await;
+    assert_eq!(
+        message.text(),
+        "the client's answer to input request `input-1` does not fit the requested schema: `delete`: invalid type: \
+         string \"yes\", expected a boolean"
+    );
+}
+
+/// A priority.
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+enum Priority {
+    Low,
+    High,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Choices {
+    /// How urgent.
+    priority: Priority,
+    tags: Vec<Priority>,
+    #[serde(default = "ten")]
+    #[schemars(range(min = 1, max = 99))]
+    count: u32,
+}
+
+fn ten() -> u32 {
+    10
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Nested {
+    inner: Confirm,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Lines {
+    lines: Vec<String>,
+}
+
+#[test]
+fn enums_multi_selects_bounds_and_defaults_can_be_elicited() {
+    assert_eq!(
+        elicitation_schema::<Choices>().unwrap(),
+        json!({"type": "object", "properties": {
+            "priority": {"type": "string", "enum": ["Low", "High"], "description": "How urgent."},
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["Low", "High"]}},
+            "count": {"type": "integer", "minimum": 1, "maximum": 99, "default": 10}},
+            "required": ["priority", "tags"]})
+    );
+}
+
+#[test]
+fn nested_objects_lists_of_text_and_scalars_cannot_be_elicited_and_the_error_names_the_property() {
+    assert_eq!(
+        elicitation_schema::<Nested>().unwrap_err().to_string(),
+        "cannot elicit this type: property `inner` is an object: MCP elicits only strings, numbers, integers, \
+         booleans and enums; make it fields of those"
+    );
+    assert_eq!(
+        elicitation_schema::<Lines>().unwrap_err().to_string(),
+        "cannot elicit this type: property `lines` is an array of non-enum items: MCP elicits arrays only as a \
+         multi-select of an enum"
+    );
+    assert_eq!(
+        elicitation_schema::<u32>().unwrap_err().to_string(),
+        "cannot elicit this type: it is not a struct of named fields (MCP elicits an object)"
+    );
+}
+
+/// Remove everything.
+#[tool(tags(confirm))]
+fn wipe() -> String {
+    "wiped".to_owned()
+}
+
+/// Overwrite a file.
+#[tool(tags(destructive))]
+fn overwrite(path: String) -> String {
+    format!("overwrote {path}")
+}
+
+#[tokio::test]
+async fn a_confirm_tool_runs_only_once_the_user_accepts_and_the_question_shows_its_arguments() {
+    let registry =
+        Registry::builder().tool(wipe::TOOL).tool(overwrite::TOOL).confirm_tag("destructive").build().unwrap();
+    let channel = Scripted::new(vec![
+        json!({"action": "accept", "content": {}}),
+        json!({"action": "decline"}),
+        json!({"action": "cancel"}),
+        json!({"action": "accept"}),
+    ]);
+    let ctx = ToolContext::builder().client(channel.clone()).build();
+    assert_eq!(registry.call(&ToolCall::new("c1", "wipe", "{}"), &ctx).await.text(), "wiped");
+    let declined = registry.call(&ToolCall::new("c2", "wipe", "{}"), &ctx).await;
+    assert!(declined.is_error);
+    assert_eq!(
+        declined.text(),
+        "Permission denied: the user declined to run it; do not call it again unless the user asks for it"
+    );
+    assert_eq!(
+        registry.call(&ToolCall::new("c3", "overwrite", r#"{"path":"a.txt"}"#), &ctx).await.text(),
+        "Permission denied: the user cancelled the approval of this call; do not call it again unless the user asks for it"
+    );
+    assert_eq!(
+        registry.call(&ToolCall::new("c4", "overwrite", r#"{"path":"b.txt"}"#), &ctx).await.text(),
+        "overwrote b.txt"
+    );
+    let asked = channel.asked.lock().unwrap();
+    assert_eq!(asked.len(), 4);
+    assert_eq!(asked[3].0, "approval");
+    assert_eq!(
+        asked[3].1.params,
+        json!({"message": "Allow the tool `overwrite` to run with these arguments?\n{\n  \"path\": \"b.txt\"\n}",
+            "requestedSchema": {"type": "object", "properties": {}}})
+    );
+}
+
+#[tokio::test]
+async fn without_elicitation_or_a_channel_a_confirm_tool_is_refused_with_how_to_allow_it() {
+    let registry =
+        Registry::builder().tool(wipe::TOOL).tool(overwrite::TOOL).confirm_tag("destructive").build().unwrap();
+    let mut channel = Scripted::new(vec![]);
+    channel.capabilities.elicitation = false;
+    let ctx = ToolContext::builder().client(channel).build();
+    assert_eq!(
+        registry.call(&ToolCall::new("c1", "overwrite", r#"{"path":"a"}"#), &ctx).await.text(),
+        "Permission denied: it needs the user's approval (tag `destructive`) and this client cannot ask its user (it \
+         did not declare the elicitation capability); use a client that supports elicitation, or serve it without \
+         approval for the tag `destructive`"
+    );
+    assert_eq!(
+        registry.call(&ToolCall::new("c2", "wipe", "{}"), &ToolContext::new()).await.text(),
+        "Permission denied: it needs the user's approval (tag `confirm`) and no client can be asked: install a client \
+         channel (ToolContextBuilder::client or RegistryBuilder::client), or serve it without the tag `confirm`"
+    );
+    // Without `confirm_tag("destructive")` the destructive tool runs unasked.
+    let plain = Registry::builder().tool(overwrite::TOOL).build().unwrap();
+    assert_eq!(
+        plain.call(&ToolCall::new("c3", "overwrite", r#"{"path":"a"}"#), &ToolContext::new()).await.text(),
+        "overwrote a"
+    );
+}
