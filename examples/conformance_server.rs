@@ -235,6 +235,82 @@ fn test_approval(what: String) -> String {
     format!("approved: {what}")
 }
 
+/// A tool whose input schema is served exactly as written (no canonical pass): the suite's
+/// JSON Schema 2020-12 and SEP-2243 header fixtures. A call answers with its arguments.
+struct AsWritten {
+    definition: ToolDefinition,
+}
+
+impl AsWritten {
+    fn new(name: &str, description: &str, input_schema: serde_json::Value) -> std::sync::Arc<dyn Tool> {
+        let definition = ToolDefinition {
+            name: name.to_owned(),
+            description: description.to_owned(),
+            input_schema,
+            set: None,
+            tags: Vec::new(),
+            strict: None,
+            output_schema: None,
+        };
+        std::sync::Arc::new(Self { definition })
+    }
+}
+
+impl Tool for AsWritten {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn call<'a>(
+        &'a self,
+        arguments: &'a str,
+        _ctx: &'a ToolContext,
+    ) -> tool_runtime::BoxFuture<'a, Result<ToolResult, ToolError>> {
+        Box::pin(async move { Ok(ToolResult::text(format!("arguments: {arguments}"))) })
+    }
+}
+
+/// The JSON Schema 2020-12 fixture: `$schema`, `$defs` with an `$anchor`, `allOf`/`anyOf`,
+/// `if`/`then`/`else` and `additionalProperties`, all of which MCP clients must receive.
+fn json_schema_2020_12_tool() -> std::sync::Arc<dyn Tool> {
+    AsWritten::new(
+        "json_schema_2020_12_tool",
+        "Tool with JSON Schema 2020-12 features",
+        serde_json::json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+            "properties": {
+                "name": {"type": "string"},
+                "address": {"$ref": "#/$defs/address"},
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"}
+            },
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
+            "additionalProperties": false
+        }),
+    )
+}
+
+/// The SEP-2243 fixture: `region` travels in the `Mcp-Param-Region` header too, which the server
+/// checks against the body (rmcp's Streamable HTTP service does, from this schema).
+fn test_custom_headers() -> std::sync::Arc<dyn Tool> {
+    AsWritten::new(
+        "test_custom_headers",
+        "Echoes a region that is also sent as a header",
+        serde_json::json!({
+            "type": "object",
+            "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+            "required": ["region"]
+        }),
+    )
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = Registry::builder()
@@ -258,6 +334,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool(test_input_required_result_multi_round::TOOL)
         .tool(test_input_required_result_capabilities::TOOL)
         .tool(test_approval::TOOL)
+        .tool_dyn(json_schema_2020_12_tool())
+        .tool_dyn(test_custom_headers())
         .build()?;
     let server = tool_mcp::McpServer::builder(registry).name("conformance", "1.0.0").build();
     let addr = std::env::args().nth(1).unwrap_or("127.0.0.1:0".into());

@@ -663,3 +663,50 @@ fn run_answers_the_meta_tool_calls_of_openai_chat_in_call_order() {
     assert_eq!(names(&found["tools"]), ["read_line"]);
     assert_eq!(messages[2]["content"], "src/main.rs:2:     println!(\"hello\");");
 }
+
+#[test]
+fn confirm_makes_a_tagged_tool_ask_and_call_which_cannot_ask_refuses_it_saying_so() {
+    let root = workspace();
+    let state = tempfile::tempdir().unwrap();
+    let (root, state) = (root.path().to_str().unwrap(), state.path().to_str().unwrap());
+    let arguments = r#"{"file_path":"src/main.rs"}"#;
+    let output = toolbox(&["call", "read", arguments, "--root", root, "--state-dir", state, "--confirm", "read_only"]);
+    assert_eq!(output.status.code(), Some(1));
+    let asked: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(asked["is_error"], true);
+    assert_eq!(
+        asked["content"],
+        "Permission denied: it needs the user's approval (tag `read_only`) and no client can be asked: install a \
+         client channel (ToolContextBuilder::client or RegistryBuilder::client), or serve it without approval for the \
+         tag `read_only`"
+    );
+    // Another tag leaves `read` alone.
+    let read =
+        stdout_json(&toolbox(&["call", "read", arguments, "--root", root, "--state-dir", state, "--confirm", "exec"]));
+    assert_eq!(read["is_error"], false);
+}
+
+#[test]
+fn a_request_state_key_file_under_32_bytes_is_a_usage_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("key");
+    std::fs::write(&key, b"too short").unwrap();
+    let key = key.to_str().unwrap();
+    let output = toolbox(&[
+        "mcp",
+        "--http",
+        "127.0.0.1:0",
+        "--request-state-key-file",
+        key,
+        "--root",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "toolbox: --request-state-key-file {key}: a request state key needs at least 32 bytes, got 9; give 32 random \
+             bytes\n"
+        )
+    );
+}
