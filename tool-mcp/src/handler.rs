@@ -296,8 +296,14 @@ impl ServerHandler for McpServer {
             Some(RawArguments(text)) => text.to_string(),
             None => request.arguments.map(|args| Value::Object(args).to_string()).unwrap_or_default(),
         };
-        let channel =
-            Arc::new(McpChannel::new(&context, self.session.get(), request.request_state, request.input_responses));
+        let stateless_http = http.is_some_and(|parts| !parts.headers.contains_key("mcp-session-id"));
+        let channel = Arc::new(McpChannel::new(
+            &context,
+            self.session.get(),
+            request.request_state,
+            request.input_responses,
+            stateless_http,
+        ));
         let mut builder = builder.cancellation(token.clone()).client_arc(channel.clone());
         let mut forwarding = None;
         if let Some(progress_token) = context.meta.get_progress_token() {

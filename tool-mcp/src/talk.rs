@@ -64,6 +64,9 @@ enum Mode {
     },
     /// Earlier protocols: a server-to-client request on the connection.
     Direct,
+    /// Earlier protocols over stateless Streamable HTTP: nowhere to send a request the client
+    /// could answer (no session carries its answer back).
+    Nowhere,
 }
 
 /// The [`ClientChannel`] of one MCP request.
@@ -83,6 +86,8 @@ pub(crate) struct McpChannel {
 impl McpChannel {
     /// The channel of `context`'s request. `session_level` is the log level for earlier
     /// protocols (set by `logging/setLevel`); at 2026-07-28 the request's `_meta` gives it.
+    /// `stateless_http`: the request came over Streamable HTTP without a session, where an
+    /// earlier protocol's server-to-client request could not be answered.
     /// `state` and `answers` are the request's `requestState` and `inputResponses`, read by
     /// [`open`](Self::open).
     pub(crate) fn new(
@@ -90,6 +95,7 @@ impl McpChannel {
         session_level: Option<LogLevel>,
         state: Option<String>,
         answers: Option<BTreeMap<String, Value>>,
+        stateless_http: bool,
     ) -> Self {
         let declared = context.client_capabilities().unwrap_or_default();
         let capabilities = ClientCapabilities {
@@ -109,6 +115,8 @@ impl McpChannel {
                 asked: tokio::sync::Notify::new(),
             };
             (level, mode)
+        } else if stateless_http {
+            (session_level, Mode::Nowhere)
         } else {
             (session_level, Mode::Direct)
         };
@@ -177,7 +185,7 @@ impl McpChannel {
     pub(crate) async fn asked(&self) {
         match &self.mode {
             Mode::Rounds { asked, .. } => asked.notified().await,
-            Mode::Direct => std::future::pending().await,
+            Mode::Direct | Mode::Nowhere => std::future::pending().await,
         }
     }
 
@@ -257,6 +265,14 @@ impl ClientChannel for McpChannel {
                     // The call ends here: the server answers with an input-required result.
                     std::future::pending().await
                 }
+                Mode::Nowhere => Err(TalkBackError::Transport {
+                    message: format!(
+                        "`{}` cannot reach the client on stateless Streamable HTTP before protocol 2026-07-28 (no \
+                         session carries the answer back); send the call at protocol 2026-07-28, or use stdio or \
+                         a server with legacy sessions",
+                        request.method.method()
+                    ),
+                }),
                 Mode::Direct => {
                     let wire = json!({"method": request.method.method(), "params": request.params});
                     let request: ServerRequest = serde_json::from_value(wire).map_err(|error| {

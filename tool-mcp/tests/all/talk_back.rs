@@ -410,3 +410,21 @@ async fn a_tool_that_needs_approval_asks_the_user_with_an_input_request_and_runs
     );
     running.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_earlier_protocol_over_stateless_http_gets_an_error_instead_of_a_request_it_could_never_answer() {
+    let running = Running::start(McpServer::builder(registry()).build()).await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "greet", "arguments": {},
+        "_meta": {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}});
+    let headers = [("MCP-Protocol-Version", "2025-11-25")];
+    let response = tokio::time::timeout(BOUND, post(running.addr, "/mcp", "127.0.0.1", &headers, &body)).await.unwrap();
+    let reply = message(&response);
+    assert_eq!(reply["result"]["isError"], true);
+    assert_eq!(
+        text_of(&reply["result"]),
+        "the input request failed: `elicitation/create` cannot reach the client on stateless Streamable HTTP before \
+         protocol 2026-07-28 (no session carries the answer back); send the call at protocol 2026-07-28, or use stdio \
+         or a server with legacy sessions"
+    );
+    running.stop().await;
+}
