@@ -8,6 +8,10 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
     ServerConfig, SubscriptionFilter, Tool, ToolAnnotations,
 };
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams, ReadResourceResponse,
+};
 use rmcp::service::{Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
@@ -59,7 +63,7 @@ pub fn tool_entry(definition: &ToolDefinition) -> Tool {
 }
 
 /// The MCP content block of one part.
-fn content_block(part: &ContentPart) -> ContentBlock {
+pub(crate) fn content_block(part: &ContentPart) -> ContentBlock {
     match part {
         ContentPart::Text { text } => ContentBlock::text(text.clone()),
         ContentPart::Image { data, media_type, .. } => ContentBlock::image(data.clone(), media_type.clone()),
@@ -160,7 +164,8 @@ fn is_structured(tools: &[Tool], name: &str) -> bool {
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         let inner = &self.inner;
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        let mut capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        inner.catalog.declare(&mut capabilities);
         let config = ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(inner.name.clone(), inner.version.clone()));
         match &inner.instructions {
@@ -171,6 +176,55 @@ impl ServerHandler for McpServer {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.served().tools.iter().find(|tool| tool.name == name).cloned()
+    }
+
+    // Resources, prompts and completions: see the module `catalog`.
+    async fn list_resources(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.inner.catalog.list_resources()
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.inner.catalog.list_resource_templates()
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.inner.catalog.read_resource(request).await.map(Into::into)
+    }
+
+    async fn list_prompts(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.inner.catalog.list_prompts()
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.inner.catalog.get_prompt(request).await.map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.inner.catalog.complete(request).await
     }
 
     /// `subscriptions/listen` (2026-07-28): tool list changes, when asked for.
