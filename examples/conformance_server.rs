@@ -1,9 +1,13 @@
-//! The tools the MCP conformance suite calls, served on Streamable HTTP at `http://ADDR/mcp`
+//! The tools the MCP conformance suite calls, and the resources, prompts and completion it reads
+//! (the module `catalog`), served on Streamable HTTP at `http://ADDR/mcp`
 //! (`cargo run -p examples --example conformance_server -- 127.0.0.1:8080`; the address defaults
 //! to `127.0.0.1:0`, a free port). The first line on standard output is the bound URL. SIGTERM or
 //! Ctrl-C stops it.
 
 use tool_runtime::prelude::*;
+
+#[path = "conformance_server/catalog.rs"]
+mod catalog;
 
 /// A 1x1 transparent PNG.
 const PIXEL_PNG: &str =
@@ -83,7 +87,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool(test_error_handling::TOOL)
         .tool(test_tool_with_progress::TOOL)
         .build()?;
-    let server = tool_mcp::McpServer::builder(registry).name("conformance", "1.0.0").build();
+    let server = catalog::declare(tool_mcp::McpServer::builder(registry).name("conformance", "1.0.0"))?.build();
     let addr = std::env::args().nth(1).unwrap_or("127.0.0.1:0".into());
     let listener = tokio::net::TcpListener::bind(&addr).await.map_err(|e| format!("cannot bind {addr}: {e}"))?;
     println!("http://{}{}", listener.local_addr()?, tool_mcp::MCP_PATH);
