@@ -25,7 +25,7 @@ fn empty() -> McpServerBuilder {
 }
 
 /// A server of notes: two resources, two templates, two prompts, three completions.
-fn notes_server() -> McpServer {
+pub(crate) fn notes_server() -> McpServer {
     empty()
         .resource(
             Resource::new("notes://index", "index")
