@@ -227,21 +227,33 @@ impl ServerHandler for McpServer {
         self.inner.catalog.complete(request).await
     }
 
-    /// `subscriptions/listen` (2026-07-28): tool list changes, when asked for.
+    /// `subscriptions/listen` (2026-07-28): tool list changes, when asked for, and the resources
+    /// asked for that the catalog lets streams follow.
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
         let mut accepted = SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed.filter(|wanted| *wanted);
+        accepted.resource_subscriptions =
+            self.inner.catalog.accepted_subscriptions(requested.resource_subscriptions.as_deref());
         Some(accepted)
     }
 
     /// Sends `notifications/tools/list_changed` on the stream at each
-    /// [`McpServer::set_registry`] until the client closes it.
+    /// [`McpServer::set_registry`], and `notifications/resources/updated` for each followed URI
+    /// [`McpServer::notify_resource_updated`] names, until the client closes it.
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
         let mut changes = self.inner.changed.subscribe();
         let wants = subscription.accepted().tools_list_changed == Some(true);
+        let mut updates = self.inner.catalog.updates();
+        let followed = subscription.accepted().resource_subscriptions.clone().unwrap_or_default();
         loop {
             tokio::select! {
                 () = subscription.cancelled() => return Ok(()),
+                Some(uri) = crate::catalog::next_update(&mut updates, &followed) => {
+                    if let Err(error) = subscription.sink().notify_resource_updated(uri).await {
+                        tracing::debug!(%error, "cannot say that a resource changed on a listen stream");
+                        return Ok(());
+                    }
+                }
                 changed = changes.changed() => {
                     if changed.is_err() {
                         return Ok(());

@@ -64,9 +64,12 @@
 //!
 //! Everything is stateless: each request is answered from the declarations and the handlers'
 //! own state (what the closures capture), so any worker behind a load balancer answers it.
-//! `resources/subscribe` and `notifications/resources/updated` are not served (they need the
-//! server to remember a client between requests: a legacy session, or a `subscriptions/listen`
-//! stream).
+//! Resource updates reach clients of 2026-07-28 on their `subscriptions/listen` streams, when
+//! [turned on](McpServerBuilder::resource_subscriptions) ([`McpServer::notify_resource_updated`]);
+//! the legacy `resources/subscribe` is not served (it needs the server to remember the client
+//! between requests: standard input and output or a legacy session).
+//!
+//! [`McpServer::notify_resource_updated`]: crate::McpServer::notify_resource_updated
 //!
 //! # Why a builder, not a macro
 //! Tools have `#[tool]` because a tool's interface is its Rust signature: typed parameters become
@@ -84,6 +87,7 @@
 //! variables. A `#[prompt]` macro could later expand to [`McpServerBuilder::prompt`].
 
 mod template;
+mod updates;
 
 use std::collections::{BTreeMap, HashMap};
 use std::pin::Pin;
@@ -102,6 +106,7 @@ use tool_runtime::{ContentPart, ResourceContents};
 
 pub use self::template::TemplateError;
 use self::template::UriTemplate;
+pub(crate) use self::updates::next_update;
 use crate::McpServerBuilder;
 
 /// The future a handler returns, boxed.
@@ -429,6 +434,9 @@ pub(crate) struct Catalog {
     templates: BTreeMap<String, (ResourceTemplate, ResourceHandler)>,
     prompts: BTreeMap<String, (Prompt, PromptHandler)>,
     completions: BTreeMap<Completes, CompletionHandler>,
+    /// Whether listen streams may follow resources ([`McpServerBuilder::resource_subscriptions`]).
+    subscriptions: bool,
+    updates: updates::Updates,
 }
 
 /// Runs a handler's future on its own task, so that a panic is an error, not a lost request.
@@ -451,8 +459,10 @@ fn listing<'a>(names: impl Iterator<Item = &'a str>) -> String {
 impl Catalog {
     /// Adds the capabilities of what is declared to `capabilities`.
     pub(crate) fn declare(&self, capabilities: &mut ServerCapabilities) {
-        if !self.resources.is_empty() || !self.templates.is_empty() {
-            capabilities.resources = Some(rmcp::model::ResourcesCapability::default());
+        if self.has_resources() {
+            let mut resources = rmcp::model::ResourcesCapability::default();
+            resources.subscribe = self.subscriptions.then_some(true);
+            capabilities.resources = Some(resources);
         }
         if !self.prompts.is_empty() {
             capabilities.prompts = Some(rmcp::model::PromptsCapability::default());

@@ -24,7 +24,8 @@ fn empty() -> McpServerBuilder {
     McpServer::builder(Registry::builder().build().unwrap())
 }
 
-/// A server of notes: two resources, two templates, two prompts, three completions.
+/// A server of notes: two resources, two templates, two prompts, three completions, and
+/// resource subscriptions on listen streams.
 pub(crate) fn notes_server() -> McpServer {
     empty()
         .resource(
@@ -85,6 +86,7 @@ pub(crate) fn notes_server() -> McpServer {
         .completion(Completes::prompt_argument("summarize", "id"), |_| async {
             Ok((1..=150).map(|n| n.to_string()).collect())
         })
+        .resource_subscriptions(true)
         .build()
 }
 
@@ -131,8 +133,15 @@ async fn each_capability_is_given_when_something_of_it_is_declared() {
     let capabilities = serde_json::to_value(&client.peer_info().unwrap().capabilities).unwrap();
     assert_eq!(
         (&capabilities["resources"], &capabilities["prompts"], &capabilities["completions"]),
-        (&json!({}), &json!({}), &json!({}))
+        (&json!({"subscribe": true}), &json!({}), &json!({}))
     );
+    client.cancel().await.unwrap();
+
+    let without_subscriptions =
+        empty().resource(Resource::new("a://b", "b"), |_| async { Ok(ResourceContents::Text(String::new())) });
+    let client = connect(without_subscriptions.build()).await;
+    let capabilities = serde_json::to_value(&client.peer_info().unwrap().capabilities).unwrap();
+    assert_eq!(capabilities["resources"], json!({}));
     client.cancel().await.unwrap();
 
     let only_prompts = empty().prompt(Prompt::new("hello"), |_| async { Ok(Vec::new()) }).build();

@@ -4,6 +4,11 @@ hints, and the errors of bad requests.
 
 Usage:
     python catalog_client.py URL
+    python catalog_client.py URL listen
+
+`listen` opens a `subscriptions/listen` stream following `notes://note/1` (and `notes://nothing`,
+which the server leaves out), prints `listening`, and waits for the first update, which must be of
+`notes://note/1`; the test announces updates of `notes://index` and `notes://note/1` until then.
 
 Run by `tool-mcp/tests/all/catalog_sdk.rs`, which serves the notes server on a free loopback
 port. Prints one line per check (`ok <check>`) and exits 0; a failed check raises, so the process
@@ -16,14 +21,9 @@ import sys
 try:
     import anyio
     from mcp import Client, MCPError, types
+    from mcp.shared.subscriptions import ResourceUpdated
 except ImportError as error:
-    print(
-        f"the Python MCP SDK is missing ({error}); run scripts/test.sh, which creates "
-        "target/conformance-venv with it and exports TOOL_CONFORMANCE_PYTHON, or run: "
-        "python3 -m venv target/conformance-venv && "
-        "target/conformance-venv/bin/pip install -r conformance/requirements.txt",
-        file=sys.stderr,
-    )
+    print(f"no Python MCP SDK ({error}): run scripts/test.sh, or install conformance/requirements.txt", file=sys.stderr)
     sys.exit(3)
 
 # The bound on every wait, in seconds (never a timing assertion).
@@ -111,13 +111,27 @@ async def checks(url: str) -> None:
         print("ok complete a prompt argument, and an unknown template variable is -32602")
 
 
+async def listen_checks(url: str) -> None:
+    async with Client(url) as client:
+        async with client.listen(resource_subscriptions=["notes://note/1", "notes://nothing"]) as subscription:
+            assert subscription.honored.resource_subscriptions == ["notes://note/1"], subscription.honored
+            print("listening", flush=True)
+            async for event in subscription:
+                assert event == ResourceUpdated(uri="notes://note/1"), event
+                break
+    print("ok a listen stream follows a template's resource and gets only its updates", flush=True)
+
+
 async def main(argv: list[str]) -> None:
     with anyio.fail_after(BOUND):
-        await checks(argv[0])
+        if argv[1:] == ["listen"]:
+            await listen_checks(argv[0])
+        else:
+            await checks(argv[0])
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
     anyio.run(main, sys.argv[1:])
