@@ -613,9 +613,11 @@ impl McpServerBuilder {
     }
 
     /// The server. The tool list is computed here, and again for each registry
-    /// [`McpServer::set_registry`] gives.
+    /// [`McpServer::set_registry`] gives. A [completion](Self::completion) of an argument that no
+    /// declared prompt or template has is logged as a warning.
     pub fn build(self) -> McpServer {
         let served = Served::new(self.registry, &self.filter);
+        self.catalog.warn_undeclared();
         McpServer {
             inner: Arc::new(Inner {
                 served: std::sync::RwLock::new(Arc::new(served)),

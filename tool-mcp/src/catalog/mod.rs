@@ -472,6 +472,24 @@ impl Catalog {
         }
     }
 
+    /// Logs a warning for each completion of a prompt argument or template variable that is not
+    /// declared (its requests are refused with `-32602`).
+    pub(crate) fn warn_undeclared(&self) {
+        for completes in self.completions.keys() {
+            let declared = match completes {
+                Completes::PromptArgument { prompt, argument } => {
+                    self.prompts.get(prompt).is_some_and(|(p, _)| p.arguments().iter().any(|a| &a.name == argument))
+                }
+                Completes::TemplateVariable { template, variable } => {
+                    self.templates.get(template).is_some_and(|(t, _)| t.template.variables().any(|v| v == variable))
+                }
+            };
+            if !declared {
+                tracing::warn!(?completes, "a completion of an argument no prompt or template declares is never used");
+            }
+        }
+    }
+
     fn has_resources(&self) -> bool {
         !self.resources.is_empty() || !self.templates.is_empty()
     }
