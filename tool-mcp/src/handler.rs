@@ -156,6 +156,11 @@ impl McpServer {
     }
 }
 
+/// Over HTTP, the head of the POST that carried a request.
+fn http_parts(context: &RequestContext<RoleServer>) -> Option<::http::request::Parts> {
+    context.extensions.get::<::http::request::Parts>().cloned()
+}
+
 /// `true` when `name` is listed in `tools` with an output schema.
 fn is_structured(tools: &[Tool], name: &str) -> bool {
     tools.iter().any(|tool| tool.name == name && tool.output_schema.is_some())
@@ -198,9 +203,9 @@ impl ServerHandler for McpServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.inner.catalog.read_resource(request).await.map(Into::into)
+        self.inner.catalog.read_resource(request, http_parts(&context)).await.map(Into::into)
     }
 
     async fn list_prompts(
@@ -214,17 +219,17 @@ impl ServerHandler for McpServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.inner.catalog.get_prompt(request).await.map(Into::into)
+        self.inner.catalog.get_prompt(request, http_parts(&context)).await.map(Into::into)
     }
 
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        self.inner.catalog.complete(request).await
+        self.inner.catalog.complete(request, http_parts(&context)).await
     }
 
     /// `subscriptions/listen` (2026-07-28): tool list changes, when asked for, and the resources

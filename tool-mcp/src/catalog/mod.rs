@@ -251,7 +251,7 @@ resource_settings!(Resource, "each read");
 resource_settings!(ResourceTemplate, "each read of a resource of the template");
 
 /// What a resource handler is asked for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ResourceRequest {
     /// The URI as the client sent it.
@@ -259,6 +259,10 @@ pub struct ResourceRequest {
     /// For a template, the value of each of its variables (all of them, percent-decoded); empty
     /// for a resource with a fixed URI.
     pub variables: BTreeMap<String, String>,
+    /// Over HTTP, the request line, headers and extensions of the POST that carried the request
+    /// (with the feature `auth`, the caller a valid token names is `auth::Authenticated` in the
+    /// extensions); `None` on standard input and output.
+    pub http: Option<::http::request::Parts>,
 }
 
 /// A prompt, as `prompts/list` gives it: `name`, `title` and `description` when set, and its
@@ -317,7 +321,7 @@ impl Prompt {
 }
 
 /// What a prompt handler is asked for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct PromptRequest {
     /// The prompt's name.
@@ -325,6 +329,10 @@ pub struct PromptRequest {
     /// The arguments the client sent: every required one, and the optional ones it chose to send
     /// (none that the prompt does not declare).
     pub arguments: BTreeMap<String, String>,
+    /// Over HTTP, the request line, headers and extensions of the POST that carried the request
+    /// (with the feature `auth`, the caller a valid token names is `auth::Authenticated` in the
+    /// extensions); `None` on standard input and output.
+    pub http: Option<::http::request::Parts>,
 }
 
 /// Who says a [`PromptMessage`].
@@ -400,13 +408,17 @@ impl Completes {
 }
 
 /// What a completion handler is asked for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct CompletionRequest {
     /// What the user typed so far (may be empty).
     pub value: String,
     /// The values the client already has for the other arguments or variables (may be empty).
     pub context: BTreeMap<String, String>,
+    /// Over HTTP, the request line, headers and extensions of the POST that carried the request
+    /// (with the feature `auth`, the caller a valid token names is `auth::Authenticated` in the
+    /// extensions); `None` on standard input and output.
+    pub http: Option<::http::request::Parts>,
 }
 
 /// The most values one `completion/complete` result carries (MCP: 100).
@@ -514,6 +526,7 @@ impl Catalog {
     pub(crate) async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
+        http: Option<::http::request::Parts>,
     ) -> Result<ReadResourceResult, ErrorData> {
         if !self.has_resources() {
             return Err(ErrorData::method_not_found::<ReadResourceRequestMethod>());
@@ -537,7 +550,7 @@ impl Catalog {
             ));
         };
         let what = format!("resource `{uri}`");
-        let contents = run(&what, handler(ResourceRequest { uri: uri.clone(), variables })).await;
+        let contents = run(&what, handler(ResourceRequest { uri: uri.clone(), variables, http })).await;
         let contents = contents.map_err(|e| e.into_error(data()))?;
         let contents = match contents {
             ResourceContents::Text(text) => rmcp::model::ResourceContents::TextResourceContents {
@@ -576,7 +589,11 @@ impl Catalog {
     }
 
     /// `prompts/get`: the arguments checked against the declaration, then the handler.
-    pub(crate) async fn get_prompt(&self, request: GetPromptRequestParams) -> Result<GetPromptResult, ErrorData> {
+    pub(crate) async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        http: Option<::http::request::Parts>,
+    ) -> Result<GetPromptResult, ErrorData> {
         if self.prompts.is_empty() {
             return Err(ErrorData::method_not_found::<GetPromptRequestMethod>());
         }
@@ -617,7 +634,7 @@ impl Catalog {
             ));
         }
         let what = format!("prompt `{name}`");
-        let messages = run(&what, handler(PromptRequest { name: name.clone(), arguments })).await;
+        let messages = run(&what, handler(PromptRequest { name: name.clone(), arguments, http })).await;
         let messages = messages.map_err(|e| e.into_error(None))?;
         let result = GetPromptResult::new(messages.iter().map(PromptMessage::entry).collect());
         Ok(match &prompt.entry.description {
@@ -627,7 +644,11 @@ impl Catalog {
     }
 
     /// `completion/complete`.
-    pub(crate) async fn complete(&self, request: CompleteRequestParams) -> Result<CompleteResult, ErrorData> {
+    pub(crate) async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        http: Option<::http::request::Parts>,
+    ) -> Result<CompleteResult, ErrorData> {
         if self.completions.is_empty() {
             return Err(ErrorData::method_not_found::<CompleteRequestMethod>());
         }
@@ -674,7 +695,8 @@ impl Catalog {
             return Ok(CompleteResult::new(CompletionInfo::default()));
         };
         let context: HashMap<String, String> = request.context.and_then(|c| c.arguments).unwrap_or_default();
-        let completion = CompletionRequest { value: request.argument.value, context: context.into_iter().collect() };
+        let completion =
+            CompletionRequest { value: request.argument.value, context: context.into_iter().collect(), http };
         let mut values = run("a completion", handler(completion)).await.map_err(|e| e.into_error(None))?;
         let total = values.len();
         values.truncate(MAX_COMPLETION_VALUES);

@@ -391,3 +391,29 @@ async fn completing_what_is_not_declared_is_invalid_params_naming_what_is() {
     );
     client.cancel().await.unwrap();
 }
+
+/// A server whose `whoami://` resource says the `X-User` header of the request, or `nobody`.
+fn whoami_server() -> McpServer {
+    empty()
+        .resource(Resource::new("whoami://", "whoami"), |request| async move {
+            let user =
+                request.http.as_ref().and_then(|parts| parts.headers.get("x-user")?.to_str().ok().map(String::from));
+            Ok(ResourceContents::Text(user.unwrap_or_else(|| "nobody".to_owned())))
+        })
+        .build()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_sees_the_headers_of_the_http_request_and_none_on_a_stream() {
+    let running = crate::common::Running::start(whoami_server()).await;
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "whoami://"}});
+    let response = crate::common::post(running.addr, "/mcp", "127.0.0.1", &[("X-User", "ana")], &request).await;
+    let message: Value = serde_json::from_str(&response.body).unwrap();
+    assert_eq!(message["result"]["contents"], json!([{"uri": "whoami://", "text": "ana"}]));
+    running.stop().await;
+
+    let client = connect(whoami_server()).await;
+    let contents = client.read_resource(read("whoami://")).await.unwrap().contents;
+    assert_eq!(serde_json::to_value(contents).unwrap(), json!([{"uri": "whoami://", "text": "nobody"}]));
+    client.cancel().await.unwrap();
+}
