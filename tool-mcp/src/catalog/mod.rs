@@ -80,11 +80,13 @@
 //! required flag. A macro would have little to derive, would fix URIs at compile time, and would
 //! need the registration machinery (`inventory`, linking) for items that belong to one server.
 //! Closures on the builder keep each declaration next to the server's configuration, capture the
-//! state they read (an `Arc` of a store) without dependency injection, and take async bodies. The
-//! one check a macro could make at compile time, that the template's variables are the ones the
-//! code reads, is made when the template is parsed ([`ResourceTemplate::new`] returns
-//! [`TemplateError`]) and by [`ResourceRequest::variables`] holding exactly the template's
-//! variables. A `#[prompt]` macro could later expand to [`McpServerBuilder::prompt`].
+//! state they read (an `Arc` of a store) without dependency injection, and take async bodies. What
+//! is lost is the one check a macro could make at compile time: that the code reads the variables
+//! and arguments the declaration names. Here the template is checked when it is parsed
+//! ([`ResourceTemplate::new`] returns [`TemplateError`]), [`ResourceRequest::variables`] holds
+//! exactly the template's variables and [`PromptRequest::arguments`] every required argument, and
+//! a handler that indexes a name it was not given panics, which the client gets as `-32603`
+//! saying so. A `#[prompt]` macro could later expand to [`McpServerBuilder::prompt`].
 
 mod template;
 mod updates;
@@ -98,8 +100,8 @@ use rmcp::ErrorData;
 use rmcp::model::{
     CacheScope, CompleteRequestMethod, CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestMethod,
     GetPromptRequestParams, GetPromptResult, JsonObject, ListPromptsRequestMethod, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesRequestMethod, ListResourcesResult, ReadResourceRequestMethod,
-    ReadResourceRequestParams, ReadResourceResult, Reference, ServerCapabilities,
+    ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod, ListResourcesResult,
+    ReadResourceRequestMethod, ReadResourceRequestParams, ReadResourceResult, Reference, ServerCapabilities,
 };
 use serde_json::Value;
 use tool_runtime::{ContentPart, ResourceContents};
@@ -517,7 +519,7 @@ impl Catalog {
     /// `resources/templates/list`.
     pub(crate) fn list_resource_templates(&self) -> Result<ListResourceTemplatesResult, ErrorData> {
         if !self.has_resources() {
-            return Err(ErrorData::method_not_found::<ListResourcesRequestMethod>());
+            return Err(ErrorData::method_not_found::<ListResourceTemplatesRequestMethod>());
         }
         Ok(ListResourceTemplatesResult::with_all_items(self.templates.values().map(|(t, _)| t.entry.clone()).collect()))
     }
