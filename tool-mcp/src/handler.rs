@@ -11,6 +11,7 @@ use rmcp::model::{
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams, ReadResourceResponse,
+    SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -230,6 +231,26 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         self.inner.catalog.complete(request, http_parts(&context)).await
+    }
+
+    /// `resources/subscribe` (before 2026-07-28; stdio and legacy sessions): see
+    /// [`McpServerBuilder::resource_subscriptions`](crate::McpServerBuilder::resource_subscriptions).
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let http = context.extensions.get::<::http::request::Parts>();
+        self.inner.catalog.subscribe(request.uri, &context.peer, http)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.inner.catalog.unsubscribe(&request.uri, &context.peer);
+        Ok(())
     }
 
     /// `subscriptions/listen` (2026-07-28): tool list changes, when asked for, and the resources

@@ -64,10 +64,12 @@
 //!
 //! Everything is stateless: each request is answered from the declarations and the handlers'
 //! own state (what the closures capture), so any worker behind a load balancer answers it.
-//! Resource updates reach clients of 2026-07-28 on their `subscriptions/listen` streams, when
-//! [turned on](McpServerBuilder::resource_subscriptions) ([`McpServer::notify_resource_updated`]);
-//! the legacy `resources/subscribe` is not served (it needs the server to remember the client
-//! between requests: standard input and output or a legacy session).
+//! Resource updates ([`McpServer::notify_resource_updated`]), when
+//! [turned on](McpServerBuilder::resource_subscriptions), reach clients of 2026-07-28 on their
+//! `subscriptions/listen` streams, and clients of earlier versions that sent
+//! `resources/subscribe`: that one needs the server to remember the client between requests, so
+//! it is served on standard input and output and in legacy sessions, and refused over stateless
+//! HTTP.
 //!
 //! [`McpServer::notify_resource_updated`]: crate::McpServer::notify_resource_updated
 //!

@@ -417,3 +417,57 @@ async fn a_handler_sees_the_headers_of_the_http_request_and_none_on_a_stream() {
     assert_eq!(serde_json::to_value(contents).unwrap(), json!([{"uri": "whoami://", "text": "nobody"}]));
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_stdio_client_subscribes_gets_the_updates_of_its_uri_only_and_unsubscribes() {
+    let server = notes_server();
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_io);
+    let serving = tokio::spawn({
+        let server = server.clone();
+        async move { server.serve_lines_until(server_read, server_write, std::future::pending()).await }
+    });
+    let (reader, writer) = tokio::io::split(client_io);
+    let mut client = crate::common::RawClient::initialize(reader, writer).await;
+    let subscribe = |id: u64, method: &str, uri: &str| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"uri": uri}});
+
+    client.send(subscribe(2, "resources/subscribe", "notes://note/1")).await;
+    assert_eq!(client.recv().await, json!({"jsonrpc": "2.0", "id": 2, "result": {}}));
+    server.notify_resource_updated("notes://index");
+    server.notify_resource_updated("notes://note/1");
+    assert_eq!(
+        client.recv().await,
+        json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "notes://note/1"}})
+    );
+
+    client.send(subscribe(3, "resources/subscribe", "notes://nothing")).await;
+    let refused = client.recv().await;
+    assert_eq!((&refused["id"], &refused["error"]["code"]), (&json!(3), &json!(-32602)));
+    assert_eq!(refused["error"]["data"], json!({"uri": "notes://nothing"}));
+
+    client.send(subscribe(4, "resources/unsubscribe", "notes://note/1")).await;
+    assert_eq!(client.recv().await, json!({"jsonrpc": "2.0", "id": 4, "result": {}}));
+    server.notify_resource_updated("notes://note/1");
+    client.ping(5).await;
+    assert_eq!(client.recv().await, json!({"jsonrpc": "2.0", "id": 5, "result": {}}));
+    serving.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_subscribe_over_stateless_http_says_to_use_a_listen_stream() {
+    let running = crate::common::Running::start(notes_server()).await;
+    let request =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": {"uri": "notes://index"}});
+    let response = crate::common::post(running.addr, "/mcp", "127.0.0.1", &[], &request).await;
+    let message: Value = serde_json::from_str(&response.body).unwrap();
+    assert_eq!(
+        message["error"],
+        json!({
+            "code": -32600,
+            "message": "`resources/subscribe` needs a connection that lasts and this HTTP request has no session: \
+                        follow the resource on a `subscriptions/listen` stream (protocol 2026-07-28), or ask the \
+                        server's operator for legacy sessions"
+        })
+    );
+    running.stop().await;
+}
