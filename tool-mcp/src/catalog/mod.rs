@@ -630,10 +630,13 @@ impl Catalog {
             .collect();
         if !missing.is_empty() {
             return Err(ErrorData::invalid_params(
-                format!(
-                    "prompt `{name}` needs the arguments {}; send them in `arguments`",
-                    listing(missing.into_iter())
-                ),
+                match missing.as_slice() {
+                    [one] => format!("prompt `{name}` needs the argument `{one}`; send it in `arguments`"),
+                    _ => format!(
+                        "prompt `{name}` needs the arguments {}; send them in `arguments`",
+                        listing(missing.into_iter())
+                    ),
+                },
                 None,
             ));
         }

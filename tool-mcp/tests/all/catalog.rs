@@ -24,7 +24,7 @@ fn empty() -> McpServerBuilder {
     McpServer::builder(Registry::builder().build().unwrap())
 }
 
-/// A server of notes: two resources, two templates, two prompts, three completions, and
+/// A server of notes: two resources, two templates, three prompts, three completions, and
 /// resource subscriptions on listen streams.
 pub(crate) fn notes_server() -> McpServer {
     empty()
@@ -77,6 +77,7 @@ pub(crate) fn notes_server() -> McpServer {
             },
         )
         .prompt(Prompt::new("hello"), |_| async { Ok(vec![PromptMessage::user(ContentPart::text("hello"))]) })
+        .prompt(Prompt::new("pair").argument("a", "A.").argument("b", "B."), |_| async { Ok(Vec::new()) })
         .completion(Completes::prompt_argument("summarize", "style"), |request| async move {
             Ok(["short", "long"].into_iter().filter(|s| s.starts_with(&request.value)).map(String::from).collect())
         })
@@ -251,6 +252,10 @@ async fn prompts_are_listed_sorted_with_their_arguments() {
         serde_json::to_value(client.list_all_prompts().await.unwrap()).unwrap(),
         json!([
             {"name": "hello"},
+            {"name": "pair", "arguments": [
+                {"name": "a", "description": "A.", "required": true},
+                {"name": "b", "description": "B.", "required": true},
+            ]},
             {"name": "summarize", "title": "Summarize", "description": "Summarize a note.", "arguments": [
                 {"name": "id", "description": "The note's id.", "required": true},
                 {"name": "style", "description": "`short` or `long`.", "required": false},
@@ -290,11 +295,15 @@ async fn bad_prompt_requests_are_invalid_params_saying_what_to_send() {
     let message = |result| error_of(result).as_object().map(|e| (e["code"].clone(), e["message"].clone())).unwrap();
     assert_eq!(
         message(client.get_prompt(prompt("summarise", json!({}))).await),
-        (json!(-32602), json!("there is no prompt `summarise`; the prompts are `hello`, `summarize`"))
+        (json!(-32602), json!("there is no prompt `summarise`; the prompts are `hello`, `pair`, `summarize`"))
     );
     assert_eq!(
         message(client.get_prompt(prompt("summarize", json!({"style": "long"}))).await),
-        (json!(-32602), json!("prompt `summarize` needs the arguments `id`; send them in `arguments`"))
+        (json!(-32602), json!("prompt `summarize` needs the argument `id`; send it in `arguments`"))
+    );
+    assert_eq!(
+        message(client.get_prompt(prompt("pair", json!({}))).await),
+        (json!(-32602), json!("prompt `pair` needs the arguments `a`, `b`; send them in `arguments`"))
     );
     assert_eq!(
         message(client.get_prompt(prompt("summarize", json!({"id": "1", "tone": "dry"}))).await),
@@ -373,7 +382,7 @@ async fn completing_what_is_not_declared_is_invalid_params_naming_what_is() {
     );
     assert_eq!(
         message(client.complete(complete(Reference::for_prompt("nope"), "id", "")).await),
-        (json!(-32602), json!("there is no prompt `nope`; the prompts are `hello`, `summarize`"))
+        (json!(-32602), json!("there is no prompt `nope`; the prompts are `hello`, `pair`, `summarize`"))
     );
     assert_eq!(
         message(client.complete(complete(Reference::for_resource("notes://note/{id}"), "name", "")).await),

@@ -78,8 +78,8 @@ async def checks(url: str) -> None:
         print("ok an unknown resource and a refused template value are -32602 with the uri")
 
         prompts = await client.list_prompts(cache_mode="refresh")
-        assert [p.name for p in prompts.prompts] == ["hello", "summarize"], prompts
-        assert [(a.name, a.required) for a in prompts.prompts[1].arguments] == [("id", True), ("style", False)]
+        assert [p.name for p in prompts.prompts] == ["hello", "pair", "summarize"], prompts
+        assert [(a.name, a.required) for a in prompts.prompts[2].arguments] == [("id", True), ("style", False)]
         got = await client.get_prompt("summarize", {"id": "1"})
         assert got.description == "Summarize a note.", got
         assert [(m.role, m.content.type) for m in got.messages] == [
@@ -93,7 +93,7 @@ async def checks(url: str) -> None:
         missing_argument = await refused(lambda: client.get_prompt("summarize", {"style": "long"}))
         assert (missing_argument.code, missing_argument.message) == (
             -32602,
-            "prompt `summarize` needs the arguments `id`; send them in `arguments`",
+            "prompt `summarize` needs the argument `id`; send it in `arguments`",
         ), missing_argument
         print("ok a missing required argument is -32602 naming it")
 
