@@ -27,6 +27,11 @@ fn empty() -> McpServerBuilder {
 /// A server of notes: two resources, two templates, three prompts, three completions, and
 /// resource subscriptions on listen streams.
 pub(crate) fn notes_server() -> McpServer {
+    notes_builder().build()
+}
+
+/// The builder of [`notes_server`].
+pub(crate) fn notes_builder() -> McpServerBuilder {
     empty()
         .resource(
             Resource::new("notes://index", "index")
@@ -88,7 +93,6 @@ pub(crate) fn notes_server() -> McpServer {
             Ok((1..=150).map(|n| n.to_string()).collect())
         })
         .resource_subscriptions(true)
-        .build()
 }
 
 /// A client of `server` over an in-process pipe.

@@ -5,10 +5,14 @@ hints, and the errors of bad requests.
 Usage:
     python catalog_client.py URL
     python catalog_client.py URL listen
+    python catalog_client.py URL legacy
 
 `listen` opens a `subscriptions/listen` stream following `notes://note/1` (and `notes://nothing`,
 which the server leaves out), prints `listening`, and waits for the first update, which must be of
 `notes://note/1`; the test announces updates of `notes://index` and `notes://note/1` until then.
+`legacy` connects with the initialize handshake (a version before 2026-07-28, in a legacy HTTP
+session), sends `resources/subscribe` of `notes://note/1`, prints `subscribed`, and waits for its
+`notifications/resources/updated`.
 
 Run by `tool-mcp/tests/all/catalog_sdk.rs`, which serves the notes server on a free loopback
 port. Prints one line per check (`ok <check>`) and exits 0; a failed check raises, so the process
@@ -122,10 +126,31 @@ async def listen_checks(url: str) -> None:
     print("ok a listen stream follows a template's resource and gets only its updates", flush=True)
 
 
+async def legacy_checks(url: str) -> None:
+    updated: list[str] = []
+    got = anyio.Event()
+
+    async def on_message(message) -> None:
+        inner = getattr(message, "root", message)
+        if getattr(inner, "method", None) == "notifications/resources/updated":
+            updated.append(inner.params.uri)
+            got.set()
+
+    async with Client(url, mode="legacy", message_handler=on_message) as client:
+        await client.subscribe_resource("notes://note/1")
+        print("subscribed", flush=True)
+        await got.wait()
+        assert updated[0] == "notes://note/1", updated
+        await client.unsubscribe_resource("notes://note/1")
+    print("ok a legacy session subscribes to a template's resource and gets its updates", flush=True)
+
+
 async def main(argv: list[str]) -> None:
     with anyio.fail_after(BOUND):
         if argv[1:] == ["listen"]:
             await listen_checks(argv[0])
+        elif argv[1:] == ["legacy"]:
+            await legacy_checks(argv[0])
         else:
             await checks(argv[0])
 

@@ -63,15 +63,14 @@ async fn the_python_mcp_sdk_lists_reads_gets_and_completes_over_streamable_http(
     running.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_listen_stream_following_a_resource_gets_its_updates_and_no_others() {
-    let server = crate::catalog::notes_server();
+/// Runs `catalog_client.py URL mode` against `server`: once the client prints `ready`, announces
+/// updates of `notes://index` and `notes://note/1` until it prints its next line (at most 200
+/// rounds: a listen stream is acknowledged before the server follows it), and returns that line.
+async fn updated_line(server: tool_mcp::McpServer, mode: &str, ready: &str) -> Option<String> {
     let running = Running::start(server.clone()).await;
-    let mut child = spawn_client(&format!("http://{}/mcp", running.addr), &["listen"]);
+    let mut child = spawn_client(&format!("http://{}/mcp", running.addr), &[mode]);
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    assert_eq!(lines.next_line().await.unwrap().as_deref(), Some("listening"));
-    // The stream is acknowledged before the server follows it: announce until the client has its
-    // update (at most 200 rounds). `notes://index` is not followed, so it never reaches the client.
+    assert_eq!(lines.next_line().await.unwrap().as_deref(), Some(ready));
     let mut line = None;
     for _ in 0..200 {
         server.notify_resource_updated("notes://index");
@@ -81,7 +80,25 @@ async fn a_listen_stream_following_a_resource_gets_its_updates_and_no_others() {
             break;
         }
     }
-    assert_eq!(line.as_deref(), Some("ok a listen stream follows a template's resource and gets only its updates"));
     assert_eq!(finished(child).await, "");
     running.stop().await;
+    line
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_stream_following_a_resource_gets_its_updates_and_no_others() {
+    // `notes://index` is not followed, so it never reaches the client.
+    assert_eq!(
+        updated_line(crate::catalog::notes_server(), "listen", "listening").await.as_deref(),
+        Some("ok a listen stream follows a template's resource and gets only its updates")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_session_subscribes_with_resources_subscribe_and_gets_the_updates() {
+    let server = crate::catalog::notes_builder().legacy_session_mode(true).build();
+    assert_eq!(
+        updated_line(server, "legacy", "subscribed").await.as_deref(),
+        Some("ok a legacy session subscribes to a template's resource and gets its updates")
+    );
 }
