@@ -1,4 +1,5 @@
-//! The tools the MCP conformance suite calls, served on Streamable HTTP at `http://ADDR/mcp`
+//! The tools the MCP conformance suite calls, and the resources, prompts and completion it reads
+//! (the module `catalog`), served on Streamable HTTP at `http://ADDR/mcp`
 //! (`cargo run -p examples --example conformance_server -- 127.0.0.1:8080`; the address defaults
 //! to `127.0.0.1:0`, a free port). The first line on standard output is the bound URL. SIGTERM or
 //! Ctrl-C stops it. With the argument `stdio` it serves standard input and output instead.
@@ -12,6 +13,9 @@ use serde::Deserialize;
 use tool_runtime::prelude::*;
 use tool_runtime::talk::Elicitation;
 use tool_runtime::{LogLevel, SamplingRequest, TalkBackError};
+
+#[path = "conformance_server/catalog.rs"]
+mod catalog;
 
 /// A 1x1 transparent PNG.
 const PIXEL_PNG: &str =
@@ -337,7 +341,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool_dyn(json_schema_2020_12_tool())
         .tool_dyn(test_custom_headers())
         .build()?;
-    let server = tool_mcp::McpServer::builder(registry).name("conformance", "1.0.0").build();
+    let server = catalog::declare(tool_mcp::McpServer::builder(registry).name("conformance", "1.0.0"))?.build();
     let addr = std::env::args().nth(1).unwrap_or("127.0.0.1:0".into());
     if addr == "stdio" {
         return Ok(server.serve_stdio().await?);

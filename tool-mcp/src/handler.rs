@@ -8,6 +8,11 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
     ServerConfig, SubscriptionFilter, Tool, ToolAnnotations,
 };
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams, ReadResourceResponse,
+    SubscribeRequestParams, UnsubscribeRequestParams,
+};
 use rmcp::service::{Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
@@ -68,7 +73,7 @@ pub fn tool_entry(definition: &ToolDefinition) -> Tool {
 }
 
 /// The MCP content block of one part.
-fn content_block(part: &ContentPart) -> ContentBlock {
+pub(crate) fn content_block(part: &ContentPart) -> ContentBlock {
     match part {
         ContentPart::Text { text } => ContentBlock::text(text.clone()),
         ContentPart::Image { data, media_type, .. } => ContentBlock::image(data.clone(), media_type.clone()),
@@ -161,6 +166,11 @@ impl McpServer {
     }
 }
 
+/// Over HTTP, the head of the POST that carried a request.
+fn http_parts(context: &RequestContext<RoleServer>) -> Option<::http::request::Parts> {
+    context.extensions.get::<::http::request::Parts>().cloned()
+}
+
 /// `true` when `name` is listed in `tools` with an output schema.
 fn is_structured(tools: &[Tool], name: &str) -> bool {
     tools.iter().any(|tool| tool.name == name && tool.output_schema.is_some())
@@ -170,8 +180,9 @@ impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         let inner = &self.inner;
         #[allow(deprecated)] // logging: SEP-2577 deprecates it; 2026-07-28 still has it
-        let capabilities =
+        let mut capabilities =
             ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_logging().build();
+        inner.catalog.declare(&mut capabilities);
         let config = ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(inner.name.clone(), inner.version.clone()));
         match &inner.instructions {
@@ -197,21 +208,141 @@ impl ServerHandler for McpServer {
         self.served().tools.iter().find(|tool| tool.name == name).cloned()
     }
 
-    /// `subscriptions/listen` (2026-07-28): tool list changes, when asked for.
+    // Resources, prompts and completions: see the module `catalog`.
+    async fn list_resources(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.inner.catalog.list_resources()
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.inner.catalog.list_resource_templates()
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.inner.catalog.read_resource(request, http_parts(&context)).await.map(Into::into)
+    }
+
+    async fn list_prompts(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.inner.catalog.list_prompts()
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let inner = &self.inner;
+        let mut request = request;
+        let http = context.extensions.get::<::http::request::Parts>();
+        let stateless_http = http.is_some_and(|parts| !parts.headers.contains_key("mcp-session-id"));
+        let channel = Arc::new(McpChannel::new(
+            &context,
+            self.session.get(),
+            request.request_state.take(),
+            request.input_responses.take(),
+            stateless_http,
+        ));
+        let token = inner.stop.child_token();
+        let builder = tool_runtime::ToolContext::builder().cancellation(token.clone()).client_arc(channel.clone());
+        #[cfg(feature = "auth")]
+        let builder = match caller(http) {
+            Some(who) => builder.principal(who.subject.clone()),
+            None => builder,
+        };
+        let ctx = builder.build();
+        let arguments = request.arguments.as_ref().map(|a| Value::Object(a.clone()).to_string()).unwrap_or_default();
+        let binding = talk::binding(&format!("prompts/get {}", request.name), &arguments, ctx.principal());
+        channel.open(inner.codec.as_ref(), &binding)?;
+        let answered = tokio::select! {
+            answer = inner.catalog.get_prompt(request, http_parts(&context), ctx) => Some(answer),
+            () = channel.asked() => None,
+            () = context.ct.cancelled() => {
+                token.cancel();
+                return Err(ErrorData::internal_error("the client cancelled the request", None));
+            }
+        };
+        channel.flush().await;
+        match answered {
+            Some(Ok(result)) => Ok(result.into()),
+            // A handler that failed after its client could not answer gets MCP's error for that.
+            Some(Err(error)) => Err(channel.refusal().unwrap_or(error)),
+            None => {
+                token.cancel();
+                channel.input_required(inner.codec.as_ref(), &binding).map(GetPromptResponse::InputRequired)
+            }
+        }
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.inner.catalog.complete(request, http_parts(&context)).await
+    }
+
+    /// `resources/subscribe` (before 2026-07-28; stdio and legacy sessions): see
+    /// [`McpServerBuilder::resource_subscriptions`](crate::McpServerBuilder::resource_subscriptions).
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let http = context.extensions.get::<::http::request::Parts>();
+        self.inner.catalog.subscribe(request.uri, &context.peer, http)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.inner.catalog.unsubscribe(&request.uri, &context.peer);
+        Ok(())
+    }
+
+    /// `subscriptions/listen` (2026-07-28): tool list changes, when asked for, and the resources
+    /// asked for that the catalog lets streams follow.
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
         let mut accepted = SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed.filter(|wanted| *wanted);
+        accepted.resource_subscriptions =
+            self.inner.catalog.accepted_subscriptions(requested.resource_subscriptions.as_deref());
         Some(accepted)
     }
 
     /// Sends `notifications/tools/list_changed` on the stream at each
-    /// [`McpServer::set_registry`] until the client closes it.
+    /// [`McpServer::set_registry`], and `notifications/resources/updated` for each followed URI
+    /// [`McpServer::notify_resource_updated`] names, until the client closes it.
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
         let mut changes = self.inner.changed.subscribe();
         let wants = subscription.accepted().tools_list_changed == Some(true);
+        let mut updates = self.inner.catalog.updates();
+        let followed = subscription.accepted().resource_subscriptions.clone().unwrap_or_default();
         loop {
             tokio::select! {
                 () = subscription.cancelled() => return Ok(()),
+                Some(uri) = crate::catalog::next_update(&mut updates, &followed) => {
+                    if let Err(error) = subscription.sink().notify_resource_updated(uri).await {
+                        tracing::debug!(%error, "cannot say that a resource changed on a listen stream");
+                        return Ok(());
+                    }
+                }
                 changed = changes.changed() => {
                     if changed.is_err() {
                         return Ok(());

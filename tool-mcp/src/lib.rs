@@ -69,6 +69,12 @@
 //! - Tool list changes ([`McpServer::set_registry`]): `notifications/tools/list_changed` on every
 //!   `subscriptions/listen` stream that asks for them (2026-07-28), and unscoped to a standard
 //!   input and output client of an earlier version.
+//! - Resources, resource templates, prompts and completions, when declared on the builder
+//!   ([`McpServerBuilder::resource`], [`McpServerBuilder::resource_template`],
+//!   [`McpServerBuilder::prompt`], [`McpServerBuilder::completion`]): `resources/list`,
+//!   `resources/templates/list`, `resources/read`, `prompts/list`, `prompts/get` and
+//!   `completion/complete`, each capability in `initialize` only when something of it is
+//!   declared; see the module [`catalog`].
 //! - `ping` (protocol versions before 2026-07-28, which removed it), `tools/list` and other calls
 //!   are answered while calls run (each request is its own task; the runtime is the caller's, so
 //!   run it multi-threaded).
@@ -168,6 +174,7 @@
 
 #[cfg(feature = "auth")]
 pub mod auth;
+pub mod catalog;
 mod frame;
 mod handler;
 mod http;
@@ -185,6 +192,10 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tool_runtime::{ImageSupport, Registry, ToolContext, ToolContextBuilder, ToolDefinition};
 
+pub use crate::catalog::{
+    Completes, CompletionRequest, MAX_COMPLETION_VALUES, Prompt, PromptMessage, PromptRequest, RequestError, Resource,
+    ResourceRequest, ResourceTemplate, Role, TemplateError,
+};
 pub use crate::handler::{call_result, tool_entry};
 pub use crate::http::{
     DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_BODY_TIMEOUT,
@@ -254,6 +265,8 @@ struct Inner {
     auth: Option<auth::ResourceServer>,
     /// Seals and opens the request state of input-required results ([`talk`]).
     codec: Option<rmcp::model::RequestStateCodec>,
+    /// The resources, templates, prompts and completions served beside the tools.
+    catalog: catalog::Catalog,
     /// The running calls; closed when a shutdown begins (then no call is admitted).
     calls: TaskTracker,
     /// The parent of every call's cancellation token: cancelled when the grace period is over.
@@ -277,6 +290,7 @@ pub struct McpServerBuilder {
     grace: Duration,
     #[cfg(feature = "auth")]
     auth: Option<auth::ResourceServer>,
+    catalog: catalog::Catalog,
 }
 
 impl McpServer {
@@ -303,6 +317,7 @@ impl McpServer {
             grace: DEFAULT_GRACE_PERIOD,
             #[cfg(feature = "auth")]
             auth: None,
+            catalog: catalog::Catalog::default(),
         }
     }
 
@@ -611,9 +626,11 @@ impl McpServerBuilder {
     }
 
     /// The server. The tool list is computed here, and again for each registry
-    /// [`McpServer::set_registry`] gives.
+    /// [`McpServer::set_registry`] gives. A [completion](Self::completion) of an argument that no
+    /// declared prompt or template has is logged as a warning.
     pub fn build(self) -> McpServer {
         let served = Served::new(self.registry, &self.filter);
+        self.catalog.warn_undeclared();
         McpServer {
             inner: Arc::new(Inner {
                 served: std::sync::RwLock::new(Arc::new(served)),
@@ -632,6 +649,7 @@ impl McpServerBuilder {
                 #[cfg(feature = "auth")]
                 auth: self.auth,
                 codec: self.codec.or_else(talk::random_codec),
+                catalog: self.catalog,
                 calls: TaskTracker::new(),
                 stop: CancellationToken::new(),
             }),

@@ -10,6 +10,8 @@ pub mod auth;
 #[cfg(all(feature = "auth", feature = "client-auth"))]
 pub mod auth_import;
 pub mod busy_tool;
+pub mod catalog;
+pub mod catalog_sdk;
 pub mod content_kinds;
 pub mod hostile_http;
 pub mod hostile_stdio;

@@ -428,3 +428,42 @@ async fn an_earlier_protocol_over_stateless_http_gets_an_error_instead_of_a_requ
     );
     running.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_can_ask_the_user_too_and_its_state_is_bound_to_the_prompt() {
+    use tool_mcp::{Prompt, PromptMessage};
+    let server = McpServer::builder(registry())
+        .prompt(Prompt::new("intro").description("Introduce the user."), |request| async move {
+            let text = match request.ctx.elicit::<Name>("Who are you?").await? {
+                Elicitation::Accept(Name { name }) => format!("Introduce {name}."),
+                _ => "Introduce nobody.".to_owned(),
+            };
+            Ok(vec![PromptMessage::user(tool_runtime::ContentPart::text(text))])
+        })
+        .build();
+    let running = Running::start(server).await;
+    let get = |id: u64, extra: Value| {
+        let mut params = json!({"name": "intro", "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}});
+        params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        json!({"jsonrpc": "2.0", "id": id, "method": "prompts/get", "params": params})
+    };
+    let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "prompts/get"), ("Mcp-Name", "intro")];
+    let first = message(&post(running.addr, "/mcp", "127.0.0.1", &headers, &get(1, json!({}))).await);
+    assert_eq!(first["result"]["resultType"], "input_required");
+    assert_eq!(first["result"]["inputRequests"]["input-1"]["params"]["message"], "Who are you?");
+    let state = first["result"]["requestState"].clone();
+    let answer = json!({"inputResponses": {"input-1": elicitation(json!({"name": "Ana"}))}, "requestState": state});
+    let second = message(&post(running.addr, "/mcp", "127.0.0.1", &headers, &get(2, answer)).await);
+    assert_eq!(
+        second["result"]["messages"],
+        json!([{"role": "user", "content": {"type": "text", "text": "Introduce Ana."}}])
+    );
+
+    // The prompt's state does not open a tool call's round.
+    let tool_call = call(3, "two_questions", json!({}), json!({"elicitation": {}}), json!({"requestState": state}));
+    let refused = message(&send(&running, "two_questions", &tool_call).await);
+    assert_eq!(refused["error"]["message"], REFUSED);
+    running.stop().await;
+}

@@ -1,0 +1,191 @@
+//! Resource subscriptions: on `subscriptions/listen` streams (MCP 2026-07-28), which URIs a
+//! stream may follow; with `resources/subscribe` (earlier versions, on a connection that lasts:
+//! standard input and output, a legacy HTTP session), one forwarding task per connection and URI;
+//! and the updates [`McpServer::notify_resource_updated`] announces to both.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::ErrorData;
+use rmcp::model::ResourceUpdatedNotificationParam;
+use rmcp::service::Peer;
+use rmcp::{RoleServer, model::SubscribeRequestMethod};
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use super::Catalog;
+use crate::{McpServer, McpServerBuilder};
+
+/// How many updates a slow listen stream may fall behind before it misses some: 256.
+const BACKLOG: usize = 256;
+
+/// The updated URIs, to every listen stream and legacy subscription.
+pub(crate) struct Updates {
+    sender: broadcast::Sender<String>,
+    /// The `resources/subscribe` subscriptions of connections that last.
+    legacy: Mutex<Vec<Legacy>>,
+}
+
+impl Default for Updates {
+    fn default() -> Self {
+        Self { sender: broadcast::channel(BACKLOG).0, legacy: Mutex::default() }
+    }
+}
+
+/// One `resources/subscribe` of one connection: its forwarding task stops with `stop`.
+struct Legacy {
+    connection: usize,
+    uri: String,
+    stop: CancellationToken,
+}
+
+/// The identity of the connection `peer` talks on: the address of its handshake's client info,
+/// set once when the connection initializes and kept alive by the peer. `None` before that.
+fn connection_of(peer: &Peer<RoleServer>) -> Option<usize> {
+    peer.peer_info().map(|info| Arc::as_ptr(&info) as usize)
+}
+
+impl Catalog {
+    /// The URIs of `requested` a listen stream may follow: those of a resource or that expand a
+    /// template, when subscriptions are on; `None` otherwise.
+    pub(crate) fn accepted_subscriptions(&self, requested: Option<&[String]>) -> Option<Vec<String>> {
+        if !self.subscriptions {
+            return None;
+        }
+        let known = |uri: &String| {
+            self.resources.contains_key(uri) || self.templates.values().any(|(t, _)| t.template.matches(uri).is_some())
+        };
+        let accepted: Vec<String> = requested?.iter().filter(|uri| known(uri)).cloned().collect();
+        (!accepted.is_empty()).then_some(accepted)
+    }
+
+    /// A receiver of every update announced from now on.
+    pub(crate) fn updates(&self) -> broadcast::Receiver<String> {
+        self.updates.sender.subscribe()
+    }
+}
+
+/// The next update of one of `uris` that `updates` gives; never completes when `uris` is empty,
+/// `None` once the server is gone. Updates missed by a stream that fell behind are skipped.
+pub(crate) async fn next_update(updates: &mut broadcast::Receiver<String>, uris: &[String]) -> Option<String> {
+    if uris.is_empty() {
+        return std::future::pending().await;
+    }
+    loop {
+        match updates.recv().await {
+            Ok(uri) if uris.contains(&uri) => return Some(uri),
+            Ok(_) => {}
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                tracing::debug!(missed, "a listen stream fell behind and missed resource updates");
+            }
+            Err(broadcast::error::RecvError::Closed) => return None,
+        }
+    }
+}
+
+impl Catalog {
+    /// `resources/subscribe` of `uri` by the client on `peer`: from now on, until it unsubscribes
+    /// or the connection closes, each update of `uri` is sent to it as
+    /// `notifications/resources/updated`. Subscribing twice is subscribing once.
+    pub(crate) fn subscribe(
+        &self,
+        uri: String,
+        peer: &Peer<RoleServer>,
+        http: Option<&::http::request::Parts>,
+    ) -> Result<(), ErrorData> {
+        if !self.subscriptions {
+            return Err(ErrorData::method_not_found::<SubscribeRequestMethod>());
+        }
+        if http.is_some_and(|parts| !parts.headers.contains_key("mcp-session-id")) {
+            return Err(ErrorData::invalid_request(
+                "`resources/subscribe` needs a connection that lasts and this HTTP request has no session: follow \
+                 the resource on a `subscriptions/listen` stream (protocol 2026-07-28), or ask the server's \
+                 operator for legacy sessions",
+                None,
+            ));
+        }
+        if self.accepted_subscriptions(Some(std::slice::from_ref(&uri))).is_none() {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "resource `{uri}` not found: subscribe to a URI that `resources/list` gives or that expands a template of `resources/templates/list`"
+                ),
+                Some(serde_json::json!({ "uri": uri })),
+            ));
+        }
+        let Some(connection) = connection_of(peer) else {
+            return Err(ErrorData::invalid_request("initialize the connection before `resources/subscribe`", None));
+        };
+        let mut legacy = self.updates.legacy.lock().unwrap_or_else(PoisonError::into_inner);
+        legacy.retain(|s| !s.stop.is_cancelled());
+        if legacy.iter().any(|s| s.connection == connection && s.uri == uri) {
+            return Ok(());
+        }
+        let stop = CancellationToken::new();
+        let (mut updates, peer, followed, stopped) = (self.updates(), peer.clone(), vec![uri.clone()], stop.clone());
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = stopped.cancelled() => return,
+                    update = next_update(&mut updates, &followed) => {
+                        let Some(uri) = update else { break };
+                        if let Err(error) = peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await {
+                            tracing::debug!(%error, "the subscribed client is gone; ending its subscription");
+                            break;
+                        }
+                    }
+                }
+            }
+            stopped.cancel();
+        });
+        legacy.push(Legacy { connection, uri, stop });
+        Ok(())
+    }
+
+    /// `resources/unsubscribe` of `uri` by the client on `peer` (nothing to do when it did not
+    /// subscribe).
+    pub(crate) fn unsubscribe(&self, uri: &str, peer: &Peer<RoleServer>) {
+        let connection = connection_of(peer);
+        let mut legacy = self.updates.legacy.lock().unwrap_or_else(PoisonError::into_inner);
+        legacy.retain(|s| {
+            let this = Some(s.connection) == connection && s.uri == uri;
+            if this {
+                s.stop.cancel();
+            }
+            !this && !s.stop.is_cancelled()
+        });
+    }
+}
+
+impl McpServerBuilder {
+    /// Lets clients follow resources, and says so in the capability (`resources.subscribe:
+    /// true`); updates are announced with [`McpServer::notify_resource_updated`]. Default `false`.
+    ///
+    /// - Protocol 2026-07-28: on a `subscriptions/listen` stream (`resourceSubscriptions`: the
+    ///   URIs of declared resources, or URIs that expand a declared template; others are left out
+    ///   of the accepted filter). Stateless: the stream is one open request.
+    /// - Earlier versions: `resources/subscribe` and `resources/unsubscribe` of such a URI (another
+    ///   is `-32602` with `data: {"uri": URI}`). They need the server to remember the client
+    ///   between requests, so they are served on standard input and output and in
+    ///   [legacy sessions](McpServerBuilder::legacy_session_mode) only; over stateless HTTP (no
+    ///   `Mcp-Session-Id`) `resources/subscribe` is `-32600` saying to use a listen stream. A
+    ///   subscription ends with `resources/unsubscribe` or when sending an update to its client
+    ///   fails (the connection closed).
+    #[must_use]
+    pub fn resource_subscriptions(mut self, on: bool) -> Self {
+        self.catalog.subscriptions = on;
+        self
+    }
+}
+
+impl McpServer {
+    /// Says that the resource at `uri` changed: every `subscriptions/listen` stream of this
+    /// server following `uri`, and every client that subscribed to it with
+    /// `resources/subscribe`, gets `notifications/resources/updated` with it (clients then read
+    /// it again). Nothing is sent when no stream follows it, or when
+    /// [subscriptions](McpServerBuilder::resource_subscriptions) are off. A stream or subscription
+    /// more than 256 updates behind misses the oldest. Only this process's streams are told: with several
+    /// workers behind a load balancer, announce on each.
+    pub fn notify_resource_updated(&self, uri: impl Into<String>) {
+        // An error means no stream listens now: nobody to tell.
+        let _ = self.inner.catalog.updates.sender.send(uri.into());
+    }
+}
