@@ -755,16 +755,25 @@ fn bounds(arg: &Arg, private: &TokenStream) -> TokenStream {
 
 /// The compile-time checks of the model arguments' types, as items: for each argument, one check
 /// per kind of bound that its type takes it (`const _: () = range_bound::<T>();`, spanned on the
-/// option). They name nothing else of the tool, so a tool with errors gets them too
-/// ([`checks_beside_errors`]): a bound on the wrong type is reported in the same compile as the
-/// macro's own errors.
+/// option), and that its type is not shared state the program hands in (`Arc`, `Mutex`, ...)
+/// seen through a type alias, which the check of the syntax (`state_type`) cannot see: an
+/// autoref probe (`ArgumentProbe`) spanned on the type, in a function nothing calls, for each
+/// argument without `#[arg(from_model)]` whose type is not named like plain data. They name
+/// nothing else of the tool, so a tool with errors gets them too ([`checks_beside_errors`]): a
+/// bound on the wrong type is reported in the same compile as the macro's own errors.
 pub(crate) fn argument_checks(model: &ToolFn, private: &TokenStream) -> TokenStream {
     let mut checks = Vec::new();
+    let mut probes = Vec::new();
     for param in &model.params {
         let Param::Arg(arg) = param else {
             continue;
         };
         let decoded = &arg.decoded;
+        if !arg.from_model && !crate::model::is_plain_data(decoded) {
+            probes.push(quote_spanned! {arg.written.span()=>
+                #private::model_argument::<#decoded, _>((&#private::ArgumentProbe::<#decoded>::NEW).kind());
+            });
+        }
         let mut checked = Vec::new();
         for bound in &arg.bounds {
             let check = match &bound.kind {
@@ -778,6 +787,16 @@ pub(crate) fn argument_checks(model: &ToolFn, private: &TokenStream) -> TokenStr
                 checks.push(quote_spanned!(bound.span=> const _: () = #private::#check::<#decoded>();));
             }
         }
+    }
+    if !probes.is_empty() {
+        checks.push(quote! {
+            #[allow(dead_code)]
+            fn __tool_model_arguments() {
+                #[allow(unused_imports)]
+                use #private::{ProbeModelData as _, ProbeSharedState as _};
+                #(#probes)*
+            }
+        });
     }
     quote!(#(#checks)*)
 }
@@ -1139,6 +1158,23 @@ mod tests {
         };
         assert!(actual.contains(&checks.to_string()), "{actual}");
         assert_eq!(actual.matches("compile_error").count(), 1, "{actual}");
+    }
+
+    #[test]
+    fn an_argument_whose_type_may_be_an_alias_of_state_is_probed_and_plain_data_and_from_model_are_not() {
+        let actual = tool(
+            quote!(),
+            quote!(
+                /// Add.
+                fn add(notes: Notes, text: &str, count: u32, #[arg(from_model)] start: Cell<u32>) {}
+            ),
+        )
+        .to_string();
+        let probe = quote! {
+            ::tool_runtime::__private::model_argument::<Notes, _>((&::tool_runtime::__private::ArgumentProbe::<Notes>::NEW).kind());
+        };
+        assert_eq!(actual.matches(":: model_argument ::").count(), 1, "{actual}");
+        assert!(actual.contains(&probe.to_string()), "{actual}");
     }
 
     #[test]
