@@ -305,7 +305,11 @@ impl ServerHandler for McpServer {
             if let Some((_, forwarding)) = forwarding {
                 forwarding.abort();
             }
-            return Err(ErrorData::internal_error("the client cancelled the call", None));
+            // No response reaches the client: rmcp drops what a handler returns for a request its
+            // peer cancelled, as MCP asks ("the receiver SHOULD NOT send a response"). An `Ok`,
+            // since rmcp logs every `Err` a handler returns as a warning, and a cancelled call is
+            // a normal end.
+            return Ok(CallToolResult::error(vec![ContentBlock::text(format!("tool `{name}` was cancelled"))]).into());
         };
         drop(ctx);
         if let Some((finished, forwarding)) = forwarding {
