@@ -180,7 +180,7 @@ fn instead_of_invalid(reason: &str) -> &'static str {
             "list the characters in a class instead: `[A-Za-z]` for ASCII letters, ranges such as `[A-Za-z\\u00C0-\\u024F]` for more, or remove `pattern` and check the value in the tool's body (`char::is_alphabetic`)"
         }
         "look-around is not supported" => {
-            "match the text itself instead of asserting it (`^foo` rather than `(?=foo)`, alternatives with `|` rather than `(?!..)`), or remove `pattern` and check the value in the tool's body"
+            "match the text itself instead of looking ahead or behind (`^foo` rather than `^(?=foo)`), or remove `pattern` and check the value in the tool's body (where a value that must not contain something, what `(?!..)` would say, is refused)"
         }
         "backreferences are not supported" => {
             "a pattern cannot ask for a repeat of what a group matched: list the repeats as alternatives (`^(?:aa|bb)$`), or remove `pattern` and check the value in the tool's body"
