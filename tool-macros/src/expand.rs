@@ -21,7 +21,8 @@ pub(crate) fn valid_tool_name(name: &str) -> bool {
 }
 
 /// The whole expansion: the user's function, always, plus either the registration or the errors
-/// (with a stand-in `TOOL` so that code naming `f::TOOL` reports nothing more).
+/// with the arguments' type checks (so that a bound on the wrong type is reported in the same
+/// compile) and a stand-in `TOOL` (so that code naming `f::TOOL` reports nothing more).
 pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     if attr.to_string() == METHOD_DONE {
         return method_done(item);
@@ -52,7 +53,8 @@ pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
         let errors = errors.to_compile_errors();
         let has_receiver = matches!(item.sig.inputs.first(), Some(syn::FnArg::Receiver(_)));
         let stand_in = (!has_receiver).then(|| handle(item, &quote!(&#private::UNAVAILABLE), &name, &private));
-        return quote! { #item #errors #stand_in };
+        let checks = checks_beside_errors(&model, &private);
+        return quote! { #item #errors #checks #stand_in };
     }
     let registration = registration(&model, &options, &name, &private, None);
     quote! { #item #registration }
@@ -316,8 +318,8 @@ pub(crate) fn registration(
     let mut input = None;
     // The schema of each model argument, in order (`ArgumentSchema`s).
     let mut arguments = Vec::new();
-    // `const _: () = range_bound::<T>();` for each bound: its type checked at compile time.
-    let mut bound_checks = Vec::new();
+    // The compile-time checks of the arguments' types (`const _: () = range_bound::<T>();`, ..).
+    let argument_checks = argument_checks(model, private);
     // What each `#[depends(KEY)]` records of its key, for the registry's check of provided keys.
     let mut key_uses = Vec::new();
     for param in &model.params {
@@ -340,7 +342,7 @@ pub(crate) fn registration(
                     None => quote_spanned!(arg.written.span()=> #private::argument::<#decoded>()),
                 };
                 let (wire_name, doc, has_default) = (arg.wire_name(), &arg.doc, arg.default.is_some());
-                let with_bounds = bounds(arg, decoded, private, &mut bound_checks);
+                let with_bounds = bounds(arg, private);
                 let with_default = arg.default.as_ref().map(|_| {
                     let ident = unraw(&arg.ident);
                     let (value_fn, json_fn) =
@@ -607,7 +609,7 @@ pub(crate) fn registration(
 
             #dependencies_static
 
-            #(#bound_checks)*
+            #argument_checks
 
             #invoke
 
@@ -726,9 +728,8 @@ fn field(
     (quote!(#rename #default #vis #ident: #ty), default_fn)
 }
 
-/// `.with_bounds(&[..])` for an argument with bounds (nothing for one without), and into `checks`
-/// one compile-time check per kind of bound that the type takes it, spanned on the option.
-fn bounds(arg: &Arg, decoded: &syn::Type, private: &TokenStream, checks: &mut Vec<TokenStream>) -> TokenStream {
+/// `.with_bounds(&[..])` for an argument with bounds (nothing for one without).
+fn bounds(arg: &Arg, private: &TokenStream) -> TokenStream {
     if arg.bounds.is_empty() {
         return quote!();
     }
@@ -736,30 +737,78 @@ fn bounds(arg: &Arg, decoded: &syn::Type, private: &TokenStream, checks: &mut Ve
         Number::Int(n) => quote!(#private::BoundNumber::Int(#n)),
         Number::Float(n) => quote!(#private::BoundNumber::Float(#n)),
     };
-    let mut items = Vec::new();
-    let mut checked = Vec::new();
-    for bound in &arg.bounds {
-        let (item, check) = match &bound.kind {
-            BoundKind::Minimum(n) => {
-                let n = number(*n);
-                (quote!(#private::ArgumentBound::Minimum(#n)), "range_bound")
-            }
-            BoundKind::Maximum(n) => {
-                let n = number(*n);
-                (quote!(#private::ArgumentBound::Maximum(#n)), "range_bound")
-            }
-            BoundKind::MinLength(n) => (quote!(#private::ArgumentBound::MinLength(#n)), "length_bound"),
-            BoundKind::MaxLength(n) => (quote!(#private::ArgumentBound::MaxLength(#n)), "length_bound"),
-            BoundKind::Pattern(p) => (quote!(#private::ArgumentBound::Pattern(#p)), "pattern_bound"),
+    let items = arg.bounds.iter().map(|bound| match &bound.kind {
+        BoundKind::Minimum(n) => {
+            let n = number(*n);
+            quote!(#private::ArgumentBound::Minimum(#n))
+        }
+        BoundKind::Maximum(n) => {
+            let n = number(*n);
+            quote!(#private::ArgumentBound::Maximum(#n))
+        }
+        BoundKind::MinLength(n) => quote!(#private::ArgumentBound::MinLength(#n)),
+        BoundKind::MaxLength(n) => quote!(#private::ArgumentBound::MaxLength(#n)),
+        BoundKind::Pattern(p) => quote!(#private::ArgumentBound::Pattern(#p)),
+    });
+    quote!(.with_bounds(&[#(#items),*]))
+}
+
+/// The compile-time checks of the model arguments' types, as items: for each argument, one check
+/// per kind of bound that its type takes it (`const _: () = range_bound::<T>();`, spanned on the
+/// option), and that its type is not shared state the program hands in (`Arc`, `Mutex`, ...)
+/// seen through a type alias, which the check of the syntax (`state_type`) cannot see: an
+/// autoref probe (`ArgumentProbe`) spanned on the type, in a function nothing calls, for each
+/// argument without `#[arg(from_model)]` whose type is not named like plain data. They name
+/// nothing else of the tool, so a tool with errors gets them too ([`checks_beside_errors`]): a
+/// bound on the wrong type is reported in the same compile as the macro's own errors.
+pub(crate) fn argument_checks(model: &ToolFn, private: &TokenStream) -> TokenStream {
+    let mut checks = Vec::new();
+    let mut probes = Vec::new();
+    for param in &model.params {
+        let Param::Arg(arg) = param else {
+            continue;
         };
-        items.push(item);
-        if !checked.contains(&check) {
-            checked.push(check);
-            let check = format_ident!("{check}");
-            checks.push(quote_spanned!(bound.span=> const _: () = #private::#check::<#decoded>();));
+        let decoded = &arg.decoded;
+        if !arg.from_model && !crate::model::is_plain_data(decoded) {
+            probes.push(quote_spanned! {arg.written.span()=>
+                #private::model_argument::<#decoded, _>((&#private::ArgumentProbe::<#decoded>::NEW).kind());
+            });
+        }
+        let mut checked = Vec::new();
+        for bound in &arg.bounds {
+            let check = match &bound.kind {
+                BoundKind::Minimum(_) | BoundKind::Maximum(_) => "range_bound",
+                BoundKind::MinLength(_) | BoundKind::MaxLength(_) => "length_bound",
+                BoundKind::Pattern(_) => "pattern_bound",
+            };
+            if !checked.contains(&check) {
+                checked.push(check);
+                let check = format_ident!("{check}");
+                checks.push(quote_spanned!(bound.span=> const _: () = #private::#check::<#decoded>();));
+            }
         }
     }
-    quote!(.with_bounds(&[#(#items),*]))
+    if !probes.is_empty() {
+        checks.push(quote! {
+            #[allow(dead_code)]
+            fn __tool_model_arguments() {
+                #[allow(unused_imports)]
+                use #private::{ProbeModelData as _, ProbeSharedState as _};
+                #(#probes)*
+            }
+        });
+    }
+    quote!(#(#checks)*)
+}
+
+/// [`argument_checks`] for a tool with errors, which gets no spec: in an anonymous constant of
+/// their own (nothing when there is none).
+pub(crate) fn checks_beside_errors(model: &ToolFn, private: &TokenStream) -> TokenStream {
+    let checks = argument_checks(model, private);
+    if checks.is_empty() {
+        return quote!();
+    }
+    quote!(const _: () = { #checks };)
 }
 
 /// The description expression: the option, the doc text, or `concat!` of the doc's pieces when
@@ -1092,6 +1141,40 @@ mod tests {
             }
         };
         assert_tokens(&actual, &expected);
+    }
+
+    #[test]
+    fn a_tool_with_errors_keeps_the_type_checks_of_its_arguments_bounds() {
+        let actual = tool(
+            quote!(),
+            quote!(
+                /// Label.
+                fn label(#[arg(pattern = "(")] text: String, #[arg(range(min = 1))] width: String) {}
+            ),
+        )
+        .to_string();
+        let checks = quote! {
+            const _: () = { const _: () = ::tool_runtime::__private::range_bound::<String>(); };
+        };
+        assert!(actual.contains(&checks.to_string()), "{actual}");
+        assert_eq!(actual.matches("compile_error").count(), 1, "{actual}");
+    }
+
+    #[test]
+    fn an_argument_whose_type_may_be_an_alias_of_state_is_probed_and_plain_data_and_from_model_are_not() {
+        let actual = tool(
+            quote!(),
+            quote!(
+                /// Add.
+                fn add(notes: Notes, text: &str, count: u32, #[arg(from_model)] start: Cell<u32>) {}
+            ),
+        )
+        .to_string();
+        let probe = quote! {
+            ::tool_runtime::__private::model_argument::<Notes, _>((&::tool_runtime::__private::ArgumentProbe::<Notes>::NEW).kind());
+        };
+        assert_eq!(actual.matches(":: model_argument ::").count(), 1, "{actual}");
+        assert!(actual.contains(&probe.to_string()), "{actual}");
     }
 
     #[test]

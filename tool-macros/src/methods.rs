@@ -8,7 +8,7 @@ use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 use syn::{ImplItem, ItemFn, ItemImpl, Meta, Type};
 
-use crate::expand::{Method, check_options, private_path, registration};
+use crate::expand::{Method, check_options, checks_beside_errors, private_path, registration};
 use crate::model::{Errors, Param, ToolFn, unraw};
 use crate::options::{ToolOptions, restyle};
 
@@ -75,6 +75,8 @@ pub(crate) fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
     let self_ty = (*block.self_ty).clone();
     let method = Method { self_ty: &self_ty, type_name: type_name.clone(), instance_key: &instance_key };
     let mut registrations = Vec::new();
+    // The type checks of the arguments of methods with errors (see `checks_beside_errors`).
+    let mut method_checks = Vec::new();
     let mut statics = Vec::new();
     let mut found = false;
     for impl_item in &mut block.items {
@@ -133,6 +135,8 @@ pub(crate) fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
             statics.push(format_ident!("__TOOL_{}_{}", type_name, unraw(&function.sig.ident)));
             registrations.push(registration(&model, &options, &name, &private, Some(&method)));
         } else {
+            replace_self(&mut model, &self_ty);
+            method_checks.push(checks_beside_errors(&model, &private));
             errors.extend(method_errors.into_errors());
         }
     }
@@ -149,6 +153,8 @@ pub(crate) fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
         #block
 
         #errors
+
+        #(#method_checks)*
 
         #[doc = #key_doc]
         #[allow(non_upper_case_globals)]

@@ -50,6 +50,8 @@ pub(crate) struct Arg {
     pub(crate) default: Option<DefaultValue>,
     /// The bounds of `#[arg(range(..), length(..), pattern = "..")]`, checked.
     pub(crate) bounds: Vec<Bound>,
+    /// `#[arg(from_model)]`: the model sends it although its type looks like state.
+    pub(crate) from_model: bool,
 }
 
 /// One bound of `#[arg(...)]`, with the span of the option that states it.
@@ -427,6 +429,7 @@ impl ToolFn {
                 rename: options.rename,
                 default: options.default,
                 bounds,
+                from_model: options.from_model.is_present(),
             };
             let wire = arg.wire_name();
             if names.contains(&wire) {
@@ -758,6 +761,25 @@ fn state_type(ty: &Type) -> Option<&'static str> {
     }
 }
 
+/// The types a type alias of shared state cannot be (std's names of plain data, without generic
+/// arguments): their arguments need no check that they are not state (see `argument_checks`).
+const PLAIN_TYPES: &[&str] = &[
+    "String", "str", "bool", "char", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128",
+    "isize", "f32", "f64", "PathBuf",
+];
+
+/// Whether `ty` is named like plain data ([`PLAIN_TYPES`]), so that it cannot be an alias of state.
+pub(crate) fn is_plain_data(ty: &Type) -> bool {
+    match ty {
+        Type::Paren(inner) => is_plain_data(&inner.elem),
+        Type::Group(inner) => is_plain_data(&inner.elem),
+        Type::Path(path) if path.qself.is_none() => path.path.segments.last().is_some_and(|last| {
+            matches!(last.arguments, syn::PathArguments::None) && PLAIN_TYPES.iter().any(|name| last.ident == name)
+        }),
+        _ => false,
+    }
+}
+
 fn is_option(ty: &Type) -> bool {
     matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Option"))
 }
@@ -833,6 +855,24 @@ mod tests {
             syn::parse_quote!(Option<u32>),
         ];
         assert!(data.iter().all(|ty| state_type(ty).is_none()));
+    }
+
+    #[test]
+    fn plain_data_is_a_std_name_of_data_without_generic_arguments() {
+        let plain: Vec<Type> = vec![
+            syn::parse_quote!(String),
+            syn::parse_quote!(::std::string::String),
+            syn::parse_quote!(u64),
+            syn::parse_quote!(std::path::PathBuf),
+        ];
+        assert!(plain.iter().all(is_plain_data));
+        let other: Vec<Type> = vec![
+            syn::parse_quote!(Notes),
+            syn::parse_quote!(Vec<String>),
+            syn::parse_quote!(Option<u8>),
+            syn::parse_quote!(my::String<u8>),
+        ];
+        assert!(!other.iter().any(is_plain_data));
     }
 
     #[test]

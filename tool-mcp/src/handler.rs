@@ -273,7 +273,9 @@ impl ServerHandler for McpServer {
             () = channel.asked() => None,
             () = context.ct.cancelled() => {
                 token.cancel();
-                return Err(ErrorData::internal_error("the client cancelled the request", None));
+                // Dropped by rmcp unanswered, as for a cancelled tool call (an `Err` would be
+                // logged as a warning).
+                return Ok(GetPromptResponse::Complete(rmcp::model::GetPromptResult::new(Vec::new())));
             }
         };
         channel.flush().await;
@@ -481,7 +483,13 @@ impl ServerHandler for McpServer {
                     return channel.input_required(inner.codec.as_ref(), &binding).map(Into::into);
                 }
                 tracing::debug!(call_id = %call.id, "cancelled by the client");
-                return Err(ErrorData::internal_error("the client cancelled the call", None));
+                // No response reaches the client: rmcp drops what a handler returns for a request
+                // its peer cancelled, as MCP asks ("the receiver SHOULD NOT send a response"). An
+                // `Ok`, since rmcp logs every `Err` a handler returns as a warning, and a cancelled
+                // call is a normal end.
+                return Ok(
+                    CallToolResult::error(vec![ContentBlock::text(format!("tool `{name}` was cancelled"))]).into()
+                );
             }
         };
         drop(ctx);

@@ -268,6 +268,99 @@ pub mod __private {
     #[diagnostic::do_not_recommend]
     impl<T: schemars::JsonSchema> ArgumentSchemaOf for T {}
 
+    /// The probe of `#[tool]`'s check that a model argument's type is data a model sends, not
+    /// state the program hands in (`Arc`, `Mutex`, ..., named through a type alias, which the
+    /// macro's check of the syntax cannot see). Written
+    /// `model_argument::<T, _>((&ArgumentProbe::<T>::NEW).kind())`: method lookup tries
+    /// [`ProbeSharedState`] on the probe (implemented for the state types) before
+    /// [`ProbeModelData`] on a reference to it (for every type), so the kind is [`SharedState`]
+    /// exactly for those types, and [`model_argument`] refuses it with [`ModelArgument`]'s message.
+    pub struct ArgumentProbe<T: ?Sized>(core::marker::PhantomData<T>);
+
+    impl<T: ?Sized> ArgumentProbe<T> {
+        /// The probe.
+        pub const NEW: Self = Self(core::marker::PhantomData);
+    }
+
+    /// The kind of an argument type that is state the program hands in (see [`ArgumentProbe`]).
+    pub struct SharedState<T: ?Sized>(core::marker::PhantomData<T>);
+
+    /// The kind of an argument type that is data a model sends (see [`ArgumentProbe`]).
+    pub struct ModelData;
+
+    /// See [`ArgumentProbe`]: implemented for the probes of state types.
+    pub trait ProbeSharedState {
+        /// [`SharedState`] of the type.
+        type Kind;
+        /// The kind.
+        fn kind(&self) -> Self::Kind;
+    }
+
+    /// See [`ArgumentProbe`]: implemented for every probe, behind a reference.
+    pub trait ProbeModelData {
+        /// [`ModelData`].
+        fn kind(&self) -> ModelData {
+            ModelData
+        }
+    }
+
+    impl<T: ?Sized> ProbeModelData for &ArgumentProbe<T> {}
+
+    macro_rules! shared_state {
+        ($([$($generics:tt)*] $ty:ty),* $(,)?) => {$(
+            impl<$($generics)*> ProbeSharedState for ArgumentProbe<$ty> {
+                type Kind = SharedState<$ty>;
+                fn kind(&self) -> Self::Kind {
+                    SharedState(core::marker::PhantomData)
+                }
+            }
+            impl<$($generics)*> ProbeSharedState for ArgumentProbe<Option<$ty>> {
+                type Kind = SharedState<Option<$ty>>;
+                fn kind(&self) -> Self::Kind {
+                    SharedState(core::marker::PhantomData)
+                }
+            }
+        )*};
+    }
+    // The state types serde can decode (so that nothing else refuses them as arguments); the
+    // others (channels, `OnceLock`, tokio's locks, ...) are refused as not `Deserialize`, with a
+    // note saying to mark the parameter `#[depends(KEY)]`.
+    shared_state!(
+        [T: ?Sized] std::sync::Arc<T>,
+        [T: ?Sized] std::rc::Rc<T>,
+        [T: ?Sized] std::sync::Weak<T>,
+        [T: ?Sized] std::rc::Weak<T>,
+        [T] std::sync::Mutex<T>,
+        [T] std::sync::RwLock<T>,
+        [T] std::cell::RefCell<T>,
+        [T] std::cell::Cell<T>,
+        [] std::sync::atomic::AtomicBool,
+        [] std::sync::atomic::AtomicU8,
+        [] std::sync::atomic::AtomicU16,
+        [] std::sync::atomic::AtomicU32,
+        [] std::sync::atomic::AtomicUsize,
+        [] std::sync::atomic::AtomicI8,
+        [] std::sync::atomic::AtomicI16,
+        [] std::sync::atomic::AtomicI32,
+        [] std::sync::atomic::AtomicIsize,
+    );
+    #[cfg(target_has_atomic = "64")]
+    shared_state!([] std::sync::atomic::AtomicU64, [] std::sync::atomic::AtomicI64);
+
+    /// What the kind of a model argument's type `T` must be: [`ModelData`], not [`SharedState`].
+    #[diagnostic::on_unimplemented(
+        message = "`{T}` is state the program hands in, not data a model sends: as a `#[tool]` argument, the schema would ask the model for it",
+        label = "shared state, not a model argument",
+        note = "mark the parameter `#[depends(KEY)]` with the `DependencyKey<{T}>` static that holds the value (a type alias of the key's type is the same type), or add `#[arg(from_model)]` if the model does send it"
+    )]
+    pub trait ModelArgument<T: ?Sized> {}
+
+    #[diagnostic::do_not_recommend]
+    impl<T: ?Sized> ModelArgument<T> for ModelData {}
+
+    /// Checks that a model argument of type `T` is data a model sends (see [`ArgumentProbe`]).
+    pub fn model_argument<T: ?Sized, K: ModelArgument<T>>(_kind: K) {}
+
     /// What `#[arg(default)]` (without a value) takes the default of: a type with `Default`.
     #[diagnostic::on_unimplemented(
         message = "`#[arg(default)]` takes the argument's `Default` value, and `{Self}` does not implement `Default`",

@@ -10,7 +10,8 @@
 /// what to write instead (`` uses `(?i)` ... ``); `None` when it can. ECMA-262 is read with the
 /// `u` flag (Unicode mode), as JSON Schema 2020-12 (section 6.4) asks of `pattern`. Refused:
 /// - what `regex-lite` does not compile (`\p{..}` classes, look-around, backreferences, ...),
-///   with its reason;
+///   with its reason and what to write instead (an explicit class, a form without the
+///   construct, or checking the value in the tool's body);
 /// - what it compiles and ECMA-262 reads otherwise or refuses: inline flags and groups other
 ///   than `(?:..)` and `(?<name>..)` (`(?i)`, `(?P<name>..)`), a group name that is not an
 ///   identifier, the escapes `\A`, `\z`, `\<`, `\>`, `\a`, `\U..`, `\b{..}`, `\x{..}`, `\u{..}`
@@ -28,7 +29,7 @@ pub(crate) fn pattern_problem(pattern: &str) -> Option<String> {
     if let Err(error) = regex_lite::Regex::new(pattern) {
         let text = error.to_string();
         let reason = text.lines().rfind(|l| !l.trim().is_empty()).unwrap_or_default().trim();
-        return Some(format!("is not a valid regular expression: {reason}"));
+        return Some(format!("is not a valid regular expression: {reason}; {}", instead_of_invalid(reason)));
     }
     let chars: Vec<char> = pattern.chars().collect();
     let not_ecma = |what: &str, instead: &str| {
@@ -167,4 +168,88 @@ pub(crate) fn pattern_problem(pattern: &str) -> Option<String> {
         i += 1;
     }
     None
+}
+
+/// What to write instead of a pattern `regex-lite` does not compile, by its reason (the messages of
+/// `regex-lite` 0.1; a reason not listed gets the general advice). What `regex-lite` cannot read is
+/// also outside the syntax both engines share, so the advice is a form of that syntax, or to check
+/// the value in the tool's body instead of with `pattern`.
+fn instead_of_invalid(reason: &str) -> &'static str {
+    match reason {
+        "Unicode character classes are not supported" => {
+            "list the characters in a class instead: `[A-Za-z]` for ASCII letters, ranges such as `[A-Za-z\\u00C0-\\u024F]` for more, or remove `pattern` and check the value in the tool's body (`char::is_alphabetic`)"
+        }
+        "look-around is not supported" => {
+            "match the text itself instead of looking ahead or behind (`^foo` rather than `^(?=foo)`), or remove `pattern` and check the value in the tool's body (where a value that must not contain something, what `(?!..)` would say, is refused)"
+        }
+        "backreferences are not supported" => {
+            "a pattern cannot ask for a repeat of what a group matched: list the repeats as alternatives (`^(?:aa|bb)$`), or remove `pattern` and check the value in the tool's body"
+        }
+        "unrecognized POSIX character class"
+        | "nested character classes are not supported"
+        | "character class intersection is not supported"
+        | "character class difference is not supported"
+        | "character class symmetric difference is not supported" => {
+            "list the characters or ranges in one class (`[a-zA-Z0-9]`), or escape a literal bracket as `\\[`"
+        }
+        "non-empty character class has no closing bracket"
+        | "non-empty character class has no closing bracket after dash"
+        | "negated character class has no closing bracket"
+        | "character class begins with literal ']' but has no closing bracket"
+        | "found unclosed character class" => {
+            "close the character class with `]`, or escape a literal bracket as `\\[`"
+        }
+        "invalid range in character class" | "character class ranges must start and end with a single character" => {
+            "write a range low to high between two characters (`[a-z]`), or put a literal `-` last in the class (`[a-z-]`)"
+        }
+        "invalid escape sequence in character class" | "unrecognized escape sequence" => {
+            "use an escape ECMA-262 reads too (`\\d \\w \\s \\b \\n \\t \\xHH \\uHHHH`, or a backslash before punctuation such as `\\.`), and write a literal backslash as `\\\\`"
+        }
+        "found open group without closing ')'"
+        | "expected closing ')', but got end of pattern"
+        | "found closing ')' without matching '('" => {
+            "close every group `(` with a `)`, or escape a literal parenthesis as `\\(` or `\\)`"
+        }
+        "empty flag directive '(?)' is not allowed"
+        | "unrecognized inline flag"
+        | "inline flag negation cannot be repeated"
+        | "duplicate inline flag is not allowed"
+        | "expected ':' or ')' to end inline flags, but got end of pattern"
+        | "inline flags cannot end with negation directive" => {
+            "write the group as `(..)`, `(?:..)` or `(?<name>..)`, and the letters of both cases in a class (`[aA]`)"
+        }
+        "expected capture group name, but got end of pattern"
+        | "invalid group name"
+        | "expected end of capture group name, but got end of pattern"
+        | "empty capture group names are not allowed"
+        | "duplicate capture group name" => {
+            "name each group once, with letters, digits and `_` (`(?<year>..)`), or leave it unnamed: `(?:..)`"
+        }
+        "uncounted repetition operator must be applied to a sub-expression"
+        | "counted repetition operator must be applied to a sub-expression" => {
+            "put the quantifier after what it repeats (`a+`, `(?:ab){2}`), or escape a literal `*`, `+`, `?` or `{` with `\\`"
+        }
+        "found unclosed counted repetition operator"
+        | "found incomplete and unclosed counted repetition operator"
+        | "found counted repetition operator with a comma that is unclosed"
+        | "found counted repetition with min and max that is unclosed"
+        | "expected closing brace for counted repetition, but got something else"
+        | "expected decimal number, but found no digits"
+        | "got invalid decimal number"
+        | "found start of special word boundary or repetition without an end" => {
+            "write a counted repetition as `{N}`, `{N,}` or `{N,M}`, or escape a literal brace as `\\{`"
+        }
+        "found counted repetition with a min bigger than its max" => "write the smaller count first: `{2,5}`",
+        "saw start of escape sequence, but saw end of pattern before it finished" => {
+            "finish the escape, or write a literal backslash as `\\\\`"
+        }
+        "pattern has too much nesting" | "too many capture groups" => {
+            "make the pattern flatter (fewer nested groups, `(?:..)` where nothing needs capturing), or remove `pattern` and check the value in the tool's body"
+        }
+        reason if reason.contains("hexadecimal") => "write the character as `\\xHH` or `\\uHHHH`",
+        reason if reason.contains("word boundary") => "write the word boundary as `\\b`",
+        _ => {
+            "write it in the syntax `pattern` takes (classes, anchors, groups `(..)`, `(?:..)`, `(?<name>..)`, repetition), or remove `pattern` and check the value in the tool's body"
+        }
+    }
 }

@@ -138,10 +138,10 @@ impl Shared {
             let mut link = self.link.lock().await;
             self.peer(&mut link).await?
         };
-        let listed = peer
-            .list_all_tools()
-            .await
-            .map_err(|e| ImportError::List { server: self.name.clone(), message: e.to_string() })?;
+        let listed = peer.list_all_tools().await.map_err(|e| ImportError::List {
+            server: self.name.clone(),
+            message: service_error(&e, self.is_stdio()),
+        })?;
         self.set_listing(&listed, tick);
         Ok(())
     }
@@ -184,9 +184,7 @@ impl Shared {
                         let pid = child.id();
                         match tokio::time::timeout(CONNECT_TIMEOUT, client.serve(child)).await {
                             Ok(Ok(service)) => Ok((service, pid)),
-                            Ok(Err(e)) => {
-                                Err(connect_error(format!("`{command}` did not initialize an MCP session: {e}")))
-                            }
+                            Ok(Err(e)) => Err(connect_error(initialize_error(&format!("`{command}`"), &e, true))),
                             Err(_) => Err(connect_error(format!(
                                 "`{command}` did not answer the MCP initialization within {} ms",
                                 CONNECT_TIMEOUT.as_millis()
@@ -229,7 +227,7 @@ impl Shared {
                 };
                 match serving {
                     Ok(Ok(service)) => Ok((service, None)),
-                    Ok(Err(e)) => Err(connect_error(format!("{url} did not initialize an MCP session: {e}"))),
+                    Ok(Err(e)) => Err(connect_error(initialize_error(url, &e, false))),
                     Err(_) => Err(connect_error(format!(
                         "{url} did not answer the MCP initialization within {} ms",
                         CONNECT_TIMEOUT.as_millis()
@@ -354,6 +352,20 @@ impl Shared {
         }
     }
 
+    fn is_stdio(&self) -> bool {
+        matches!(self.transport, Transport::Stdio { .. })
+    }
+
+    /// What the next call does after a lost connection, for the error of a call.
+    fn next_call(&self) -> &'static str {
+        match self.transport {
+            Transport::Stdio { .. } => {
+                "the next call starts it again (if it keeps stopping, look at its log: what it writes to standard error)"
+            }
+            Transport::Http { .. } => "the next call connects again (if it keeps failing, check that the server runs)",
+        }
+    }
+
     /// The error of a call whose connection (number `opened`) failed; that connection is dropped,
     /// unless another call did it already, so the next call opens a new one.
     async fn lost(&self, tool: &str, error: &ServiceError, opened: u64) -> ToolError {
@@ -364,10 +376,89 @@ impl Shared {
             link.failures = link.failures.saturating_add(1);
         }
         ToolError::Failed(format!(
-            "MCP server `{}` stopped answering during the call of `{tool}` ({error}); the call may or may not have taken effect there; the next call connects again",
-            self.name
+            "MCP server `{}` {} during the call of `{tool}`; the call may or may not have taken effect there; {}",
+            self.name,
+            lost_connection(error, self.is_stdio()),
+            self.next_call()
         ))
     }
+}
+
+/// What happened to a connection that failed during a request, as the end of a sentence whose
+/// subject is the server ("MCP server `x` closed its connection"): rmcp's errors in plain words,
+/// without its type names. `stdio`: the server is a child process, which a message cannot reach
+/// only once it has closed its standard input (or exited).
+fn lost_connection(error: &ServiceError, stdio: bool) -> String {
+    match error {
+        ServiceError::TransportClosed | ServiceError::Cancelled { .. } => "closed its connection".to_owned(),
+        ServiceError::TransportSend(_) if stdio => "closed its connection".to_owned(),
+        ServiceError::TransportSend(error) => {
+            format!("could not be reached ({})", lowercase_first(&error.error.to_string()))
+        }
+        ServiceError::Timeout { timeout } => format!("did not answer within {} ms", timeout.as_millis()),
+        ServiceError::UnexpectedResponse => "answered with a message of another kind than the request's".to_owned(),
+        ServiceError::McpError(error) => format!("answered with an error ({})", error.message),
+        other => format!("stopped answering ({})", lowercase_first(&other.to_string())),
+    }
+}
+
+/// A failed request's error for a message that names the server first ("did not list its tools:
+/// ..."): [`lost_connection`]'s words, or what the server answered.
+fn service_error(error: &ServiceError, stdio: bool) -> String {
+    match error {
+        ServiceError::McpError(error) => format!("it answered with an error: {}", error.message),
+        other => format!("it {}", lost_connection(other, stdio)),
+    }
+}
+
+/// Why a server (`who`: `` `command` `` or the URL) did not initialize a session, in plain words
+/// with what to check; `stdio`: it is a child process speaking over standard input and output.
+fn initialize_error(who: &str, error: &rmcp::service::ClientInitializeError, stdio: bool) -> String {
+    use rmcp::service::ClientInitializeError as E;
+    let check = if stdio {
+        "check that it serves MCP over standard input and output, and look at what it writes to standard error"
+    } else {
+        "check that it serves MCP at that URL"
+    };
+    match error {
+        // A child that exits at once may be gone before the initialization is written (a broken
+        // pipe) or after (no answer): one message for both.
+        E::ConnectionClosed(_) | E::ExpectedInitResponse(None) | E::TransportError { .. } if stdio => format!(
+            "{who} exited, or closed its standard input or output, before it answered the MCP initialization; {check}"
+        ),
+        E::ConnectionClosed(_) | E::ExpectedInitResponse(None) => {
+            format!("{who} closed the connection before it answered the MCP initialization; {check}")
+        }
+        _ if error.auth_challenge().is_some() => format!(
+            "{who} refused the MCP initialization without authorization (HTTP 401 or 403); give the import its bearer token (`bearer_token`, or `headers.Authorization` in `mcpServers`) or OAuth client credentials with the scopes it asks for"
+        ),
+        E::ExpectedInitResponse(Some(_)) | E::ExpectedInitResult(_) | E::ConflictInitResponseId(..) => {
+            format!("{who} answered the MCP initialization with something other than its result; {check}")
+        }
+        E::TransportError { error, .. } => format!(
+            "{who} could not be sent the MCP initialization ({}); {check}",
+            lowercase_first(&error.error.to_string())
+        ),
+        E::JsonRpcError(error) => format!("{who} refused the MCP initialization: {}", error.message),
+        E::NoCompatibleProtocolVersion { client_supported, server_supported } => {
+            let list = |versions: &[rmcp::model::ProtocolVersion]| {
+                versions.iter().map(|v| v.as_str().to_owned()).collect::<Vec<_>>().join(", ")
+            };
+            format!(
+                "{who} speaks none of the MCP protocol versions this client does (it offers {}; this client {}); update one of them",
+                list(server_supported),
+                list(client_supported)
+            )
+        }
+        other => format!("{who} did not initialize an MCP session ({}); {check}", lowercase_first(&other.to_string())),
+    }
+}
+
+/// `text` with its first character lowercased (rmcp's and its transports' messages start
+/// capitalised: "Transport closed").
+fn lowercase_first(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| first.to_lowercase().chain(chars).collect())
 }
 
 fn cancelled(ctx: &ToolContext, tool: &str) -> ToolError {
@@ -521,6 +612,54 @@ mod tests {
     use tool_runtime::{ContentPart, ToolResult};
 
     use super::to_result;
+
+    #[test]
+    fn a_lost_connection_is_said_in_plain_words_without_rmcps_type_names() {
+        use rmcp::service::ServiceError;
+        use rmcp::transport::DynamicTransportError;
+        let refused = || {
+            ServiceError::TransportSend(DynamicTransportError::from_parts(
+                "rmcp::transport::streamable_http_client::StreamableHttpClientTransport",
+                std::any::TypeId::of::<()>(),
+                Box::new(std::io::Error::other("Connection refused")),
+            ))
+        };
+        let said = [
+            super::lost_connection(&ServiceError::TransportClosed, false),
+            super::lost_connection(&refused(), true),
+            super::lost_connection(&refused(), false),
+            super::lost_connection(&ServiceError::Timeout { timeout: std::time::Duration::from_secs(2) }, false),
+            super::service_error(&ServiceError::TransportClosed, true),
+        ];
+        assert_eq!(
+            said,
+            [
+                "closed its connection",
+                "closed its connection",
+                "could not be reached (connection refused)",
+                "did not answer within 2000 ms",
+                "it closed its connection",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_initialization_that_failed_is_said_in_plain_words_with_what_to_check() {
+        use rmcp::service::ClientInitializeError;
+        let closed = ClientInitializeError::ConnectionClosed("initialized response".to_owned());
+        assert_eq!(
+            super::initialize_error("`mcp-files`", &closed, true),
+            "`mcp-files` exited, or closed its standard input or output, before it answered the MCP initialization; check that it serves MCP over standard input and output, and look at what it writes to standard error"
+        );
+        assert_eq!(
+            super::initialize_error(
+                "http://127.0.0.1:9/mcp",
+                &ClientInitializeError::ExpectedInitResponse(None),
+                false
+            ),
+            "http://127.0.0.1:9/mcp closed the connection before it answered the MCP initialization; check that it serves MCP at that URL"
+        );
+    }
 
     #[test]
     fn a_remote_result_keeps_audio_resources_and_links() {

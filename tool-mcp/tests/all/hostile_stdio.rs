@@ -10,23 +10,14 @@ use tokio::io::AsyncWriteExt;
 use tool_mcp::McpServer;
 use tool_runtime::Registry;
 
-use common::RawClient;
+use common::{Piped, RawClient};
 
 const BOUND: Duration = Duration::from_secs(10);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_line_over_the_frame_limit_is_a_parse_error_and_the_next_line_is_served() {
     let server = McpServer::builder(Registry::builder().build().unwrap()).max_frame_bytes(1024).build();
-    let (server_read, client_write) = tokio::io::duplex(64 * 1024);
-    let (client_read, server_write) = tokio::io::duplex(64 * 1024);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(async move {
-        server
-            .serve_lines_until(server_read, server_write, async {
-                let _ = stopped.await;
-            })
-            .await
-    });
+    let (piped, client_read, client_write) = Piped::start(server);
     let mut client = RawClient::initialize(client_read, client_write).await;
 
     // 4 MiB on one line, past a 1 KiB limit: written while the server reads and drops it.
@@ -58,6 +49,5 @@ async fn a_line_over_the_frame_limit_is_a_parse_error_and_the_next_line_is_serve
         json!({"jsonrpc": "2.0", "id": 4, "result": {}})
     );
 
-    stop.send(()).unwrap();
-    serving.await.unwrap().unwrap();
+    piped.stop().await;
 }

@@ -196,3 +196,33 @@ impl Running {
         self.serving.await.unwrap().unwrap();
     }
 }
+
+/// A server on the line transport (stdio's) over in-memory pipes; stopped (and checked to stop
+/// cleanly) by [`Piped::stop`].
+pub struct Piped {
+    stop: tokio::sync::oneshot::Sender<()>,
+    serving: tokio::task::JoinHandle<Result<(), tool_mcp::ServeError>>,
+}
+
+impl Piped {
+    /// Starts `server`; returns it with the client's ends of the pipes (read, write), each pipe
+    /// buffering 64 KiB.
+    pub fn start(server: McpServer) -> (Self, tokio::io::DuplexStream, tokio::io::DuplexStream) {
+        let (server_read, client_write) = tokio::io::duplex(64 * 1024);
+        let (client_read, server_write) = tokio::io::duplex(64 * 1024);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = tokio::spawn(async move {
+            server
+                .serve_lines_until(server_read, server_write, async {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        (Self { stop, serving }, client_read, client_write)
+    }
+
+    pub async fn stop(self) {
+        self.stop.send(()).unwrap();
+        self.serving.await.unwrap().unwrap();
+    }
+}

@@ -335,6 +335,13 @@ mod tests {
             r"[\]\-]",
             r"a|",
             r"^$",
+            // The forms the refusals below suggest.
+            r"[A-Za-z\u00C0-\u024F]",
+            r"^(?:aa|bb)$",
+            r"[a-z-]",
+            r"(?:ab){2}",
+            r"[a-zA-Z0-9]",
+            r"a{2,5}",
         ];
         for pattern in fine {
             assert_eq!(pattern_problem(pattern), None, "{pattern}");
@@ -370,9 +377,16 @@ mod tests {
             (r"a}", "uses a `}` that closes nothing, which ECMA-262 (the syntax of JSON Schema's `pattern`) reads otherwise; escape it as `\\}`".to_owned()),
             (r"^\d{3}\-\d{4}$", "uses `\\-`, an escape of a character that needs none, which ECMA-262 in Unicode mode (the syntax of JSON Schema's `pattern`) refuses; write `-` alone".to_owned()),
             (r"\#", "uses `\\#`, an escape of a character that needs none, which ECMA-262 in Unicode mode (the syntax of JSON Schema's `pattern`) refuses; write `#` alone".to_owned()),
-            (r"^\p{L}+$", "is not a valid regular expression: Unicode character classes are not supported".to_owned()),
-            (r"(?=a)", "is not a valid regular expression: look-around is not supported".to_owned()),
-            (r"(a)\1", "is not a valid regular expression: backreferences are not supported".to_owned()),
+            (r"^\p{L}+$", "is not a valid regular expression: Unicode character classes are not supported; list the characters in a class instead: `[A-Za-z]` for ASCII letters, ranges such as `[A-Za-z\\u00C0-\\u024F]` for more, or remove `pattern` and check the value in the tool's body (`char::is_alphabetic`)".to_owned()),
+            (r"(?=a)", "is not a valid regular expression: look-around is not supported; match the text itself instead of looking ahead or behind (`^foo` rather than `^(?=foo)`), or remove `pattern` and check the value in the tool's body (where a value that must not contain something, what `(?!..)` would say, is refused)".to_owned()),
+            (r"(a)\1", "is not a valid regular expression: backreferences are not supported; a pattern cannot ask for a repeat of what a group matched: list the repeats as alternatives (`^(?:aa|bb)$`), or remove `pattern` and check the value in the tool's body".to_owned()),
+            (r"[a-z", "is not a valid regular expression: found unclosed character class; close the character class with `]`, or escape a literal bracket as `\\[`".to_owned()),
+            (r"(ab", "is not a valid regular expression: found open group without closing ')'; close every group `(` with a `)`, or escape a literal parenthesis as `\\(` or `\\)`".to_owned()),
+            (r"[z-a]", "is not a valid regular expression: invalid range in character class; write a range low to high between two characters (`[a-z]`), or put a literal `-` last in the class (`[a-z-]`)".to_owned()),
+            (r"*a", "is not a valid regular expression: uncounted repetition operator must be applied to a sub-expression; put the quantifier after what it repeats (`a+`, `(?:ab){2}`), or escape a literal `*`, `+`, `?` or `{` with `\\`".to_owned()),
+            (r"a{5,2}", "is not a valid regular expression: found counted repetition with a min bigger than its max; write the smaller count first: `{2,5}`".to_owned()),
+            (r"\q", "is not a valid regular expression: unrecognized escape sequence; use an escape ECMA-262 reads too (`\\d \\w \\s \\b \\n \\t \\xHH \\uHHHH`, or a backslash before punctuation such as `\\.`), and write a literal backslash as `\\\\`".to_owned()),
+            (r"(?<a>x)(?<a>y)", "is not a valid regular expression: duplicate capture group name; name each group once, with letters, digits and `_` (`(?<year>..)`), or leave it unnamed: `(?:..)`".to_owned()),
         ];
         for (pattern, problem) in refused {
             assert_eq!(pattern_problem(pattern), Some(problem), "{pattern}");

@@ -67,7 +67,7 @@ fn patterns_outside_the_shared_syntax_fail_the_build_each_named_with_its_tool_an
     };
     let flag = "uses `(?` followed by an inline flag or a group form of its own (`(?i)`, `(?P<name>..)`), which ECMA-262 (the syntax of JSON Schema's `pattern`) reads otherwise; write the group as `(..)`, `(?:..)` or `(?<name>..)`, and the letters of both cases in a class (`[aA]`)";
     let posix = "uses a `[` inside a character class (a POSIX class such as `[[:alpha:]]`, or a nested class), which ECMA-262 (the syntax of JSON Schema's `pattern`) reads otherwise; list the characters or ranges (`[a-zA-Z]`), or escape the bracket as `\\[`";
-    let unicode = "is not a valid regular expression: Unicode character classes are not supported";
+    let unicode = "is not a valid regular expression: Unicode character classes are not supported; list the characters in a class instead: `[A-Za-z]` for ASCII letters, ranges such as `[A-Za-z\\u00C0-\\u024F]` for more, or remove `pattern` and check the value in the tool's body (`char::is_alphabetic`)";
     let expected = vec![
         pattern("lookup", "/properties/name/pattern", r"^\p{L}+$", unicode),
         pattern("spell", "/properties/code/pattern", r"^[[:alpha:]]{3}$", posix),

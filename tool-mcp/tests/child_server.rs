@@ -1,0 +1,163 @@
+//! Tests that need a process of their own. An imported server that is this binary run again
+//! (`TOOL_MCP_CHILD_SERVER` says what it does): one exits during a call, one before it answers the
+//! initialization; the errors say what happened and what to do, in plain words. And a call its
+//! client cancels, with the process's global tracing subscriber recording what rmcp logs: no
+//! warning.
+//!
+//! `harness = false` (Cargo.toml): `main` runs the tests one after the other, and run as a child
+//! writes nothing on its standard output but MCP.
+
+mod common;
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::sync::Notify;
+use tool_mcp::McpServer;
+use tool_mcp::import::McpImport;
+use tool_runtime::{Registry, ToolCall, ToolContext, tool};
+
+use common::{Piped, RawClient};
+
+/// What the child does: `serve` (the tools below, over standard input and output) or `exit` (at
+/// once, before the initialization).
+const CHILD: &str = "TOOL_MCP_CHILD_SERVER";
+
+/// Stop the server process in the middle of the call.
+#[tool]
+fn exit_now() -> String {
+    std::process::exit(3)
+}
+
+static STARTED: Notify = Notify::const_new();
+
+/// Wait until the call is cancelled.
+#[tool]
+async fn wait_for_cancel(ctx: &ToolContext) -> String {
+    STARTED.notify_one();
+    ctx.cancellation().cancelled().await;
+    "cancelled".to_owned()
+}
+
+/// What the global subscriber wrote, one line an event.
+#[derive(Clone, Default)]
+struct Log(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Log {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Log {
+    /// Forgets what was written (what the tests before logged).
+    fn clear(&self) {
+        self.0.lock().unwrap().clear();
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+fn exe() -> String {
+    std::env::current_exe().unwrap().to_str().unwrap().to_owned()
+}
+
+fn main() {
+    match std::env::var(CHILD).as_deref() {
+        Ok("serve") => {
+            let registry = Registry::builder().tool(exit_now::TOOL).build().unwrap();
+            runtime().block_on(McpServer::builder(registry).build().serve_stdio()).unwrap();
+            return;
+        }
+        Ok("exit") => return,
+        Ok(other) => panic!("unknown `{CHILD}` value `{other}`"),
+        Err(_) => {}
+    }
+    let log = Log::default();
+    tracing_subscriber::fmt()
+        .with_writer({
+            let log = log.clone();
+            move || log.clone()
+        })
+        .with_ansi(false)
+        .with_max_level(tracing::Level::DEBUG)
+        .init();
+    let run = |name: &str, test: &dyn Fn()| {
+        test();
+        println!("test {name} ... ok");
+    };
+    run("a_server_that_exits_during_a_call_is_said_to_have_closed_its_connection", &exits_during_a_call);
+    run("a_server_that_exits_before_the_initialization_is_said_to_have_exited", &exits_before_the_initialization);
+    run("a_call_the_client_cancels_logs_no_warning", &|| cancelled_without_warning(&log));
+}
+
+fn exits_during_a_call() {
+    runtime().block_on(async {
+        let imported = McpImport::stdio("dying", exe(), Vec::<String>::new()).env(CHILD, "serve").connect().await.unwrap();
+        let registry = imported.add_to(Registry::builder()).unwrap().build().unwrap();
+        let message = registry.call(&ToolCall::new("c1", "exit_now", "{}"), &ToolContext::new()).await;
+        assert!(message.is_error);
+        assert_eq!(
+            message.text(),
+            "MCP server `dying` closed its connection during the call of `exit_now`; the call may or may not have taken effect there; the next call starts it again (if it keeps stopping, look at its log: what it writes to standard error)"
+        );
+        imported.close().await;
+    });
+}
+
+fn exits_before_the_initialization() {
+    runtime().block_on(async {
+        let error = McpImport::stdio("gone", exe(), Vec::<String>::new()).env(CHILD, "exit").connect().await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "cannot connect to MCP server `gone`: `{}` exited, or closed its standard input or output, before it answered the MCP initialization; check that it serves MCP over standard input and output, and look at what it writes to standard error",
+                exe()
+            )
+        );
+    });
+}
+
+fn cancelled_without_warning(log: &Log) {
+    log.clear();
+    runtime().block_on(async {
+        let server = McpServer::builder(Registry::builder().tool(wait_for_cancel::TOOL).build().unwrap()).build();
+        let (piped, client_read, client_write) = Piped::start(server);
+        let mut client = RawClient::initialize(client_read, client_write).await;
+        client.call(1, "wait_for_cancel", json!({}), false).await;
+        STARTED.notified().await;
+        client
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 1, "reason": "the user pressed stop"}}))
+            .await;
+        // rmcp logs this once the handler has returned: the call's end is in the log by then.
+        let dropped = "dropping response for cancelled request";
+        for _ in 0..1000 {
+            if log.text().contains(dropped) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // The cancelled call gets no response: the next message answers the ping.
+        client.ping(2).await;
+        assert_eq!(client.recv().await, json!({"jsonrpc": "2.0", "id": 2, "result": {}}));
+        let text = log.text();
+        assert!(text.contains(dropped), "{text}");
+        let warnings: Vec<&str> = text.lines().filter(|line| line.contains(" WARN ")).collect();
+        assert_eq!(warnings, Vec::<&str>::new());
+        piped.stop().await;
+    });
+}
