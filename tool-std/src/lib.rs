@@ -79,6 +79,7 @@ pub mod media;
 pub mod patch;
 pub mod sandbox;
 pub mod session;
+pub mod state;
 pub mod todo;
 pub mod web;
 

@@ -48,7 +48,14 @@ async fn an_import_without_a_token_is_refused_at_connect() {
     let Err(error) = McpImport::http("guarded", &server.resource).connect().await else {
         panic!("connected without a token");
     };
-    let text = error.to_string();
-    assert!(text.contains("did not initialize an MCP session"), "{text}");
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "cannot connect to MCP server `guarded`: {} refused the MCP initialization without authorization (HTTP \
+             401 or 403); give the import its bearer token (`bearer_token`, or `headers.Authorization` in \
+             `mcpServers`) or OAuth client credentials with the scopes it asks for",
+            server.resource
+        )
+    );
     server.running.stop().await;
 }

@@ -29,6 +29,7 @@ pub mod search;
 pub mod session;
 pub mod session_scope;
 pub mod special_files;
+pub mod state;
 pub mod todo;
 pub mod view_image;
 pub mod webfetch;
