@@ -60,6 +60,14 @@
 //! [`McpServer`](crate::McpServer) serves such a registry with
 //! [`set_registry`](crate::McpServer::set_registry), as `toolbox mcp --config` does.
 //!
+//! # Starting a session
+//! A stdio server starts with the `initialize` handshake. An HTTP server starts with
+//! `server/discover` (the stateless lifecycle of MCP 2026-07-28); a server that answers it with a
+//! JSON-RPC error, or does not answer within 10 000 ms, gets `initialize` on the same transport,
+//! and one that fails it otherwise (an HTTP error without a JSON-RPC answer) gets `initialize` on
+//! a new transport. An authorization challenge is answered instead
+//! ([`McpImport::authorization_code`]).
+//!
 //! # Building
 //! The feature `client` of `tool-mcp` adds rmcp's client with its child-process and Streamable
 //! HTTP (reqwest) transports; a build that only serves leaves it off. It speaks plain `http://`;
@@ -643,6 +651,36 @@ mod tests {
         assert_eq!(
             format!("{:?}", stdio.transport),
             r#"Stdio { command: "toolbox", args: ["mcp"], env: ["API_KEY"], cwd: None }"#
+        );
+    }
+
+    /// An authorizer that never gets an answer.
+    struct Declines;
+
+    impl Authorizer for Declines {
+        fn authorize<'a>(&'a self, _url: &'a str) -> BoxFuture<'a, Result<String, String>> {
+            Box::pin(async { Err("declined".to_owned()) })
+        }
+    }
+
+    #[test]
+    fn the_debug_form_of_the_authorization_code_flow_hides_the_secret() {
+        let flow = AuthorizationCode::new("http://127.0.0.1:9/callback", Declines)
+            .client("agent", Some("s3cret".to_owned()))
+            .scopes(["a"]);
+        assert_eq!(
+            format!("{flow:?}"),
+            r#"AuthorizationCode { redirect_uri: "http://127.0.0.1:9/callback", client_id: Some("agent"), client_secret: Some("<hidden>"), client_name: "tool-mcp", client_metadata_url: None, scopes: ["a"], .. }"#
+        );
+    }
+
+    #[tokio::test]
+    async fn the_authorization_code_flow_on_a_stdio_import_is_refused_at_connect() {
+        let flow = AuthorizationCode::new("http://127.0.0.1:9/callback", Declines);
+        let error = McpImport::stdio("files", "toolbox", ["mcp"]).authorization_code(flow).connect().await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the import of MCP server `files` is misconfigured: OAuth authorization is for HTTP servers; give a stdio server its secrets with `env`"
         );
     }
 
