@@ -230,6 +230,12 @@ mod session {
             let granted = manager.get_current_scopes().await;
             if params.is_insufficient_scope() && !granted.is_empty() {
                 let wanted = params.scope.unwrap_or_default();
+                if wanted.trim().is_empty() {
+                    return Err(format!(
+                        "{url} refused the token for its scopes (403 `insufficient_scope`) without naming the scope it \
+                         wants; give the flow the scopes to ask for with `AuthorizationCode::scopes`"
+                    ));
+                }
                 if wanted.split_whitespace().all(|scope| granted.iter().any(|g| g == scope)) {
                     return Err(format!(
                         "{url} wants the scopes `{wanted}` for this request, and the token has them already ({}); \
