@@ -157,11 +157,12 @@ impl Shared {
         };
         let mut answered = 0;
         let listed = loop {
+            let seen = self.authorizations();
             let error = match peer.list_all_tools().await {
                 Ok(listed) => break listed,
                 Err(error) => error,
             };
-            let message = match self.answer_challenge(&error, answered).await {
+            let message = match self.answer_challenge(&error, answered, seen).await {
                 Some(Ok(())) => {
                     answered += 1;
                     continue;
@@ -249,6 +250,7 @@ impl Shared {
         };
         let mut answered = 0;
         loop {
+            let seen = session.authorizations();
             let make = || {
                 let config = StreamableHttpClientTransportConfig::with_uri(url);
                 StreamableHttpClientTransport::with_client(session.client(), config)
@@ -258,23 +260,34 @@ impl Shared {
                 Err(error) => error,
             };
             match error.as_ref().and_then(ClientInitializeError::auth_challenge) {
-                Some(challenge) => session.answer(challenge, answered).await?,
+                Some(challenge) => session.answer(challenge, answered, seen).await?,
                 None => return Err(initialize_error(url, error.as_ref())),
             }
             answered += 1;
         }
     }
 
-    /// Answers the authorization challenge of `error`, the `answered`-th of one operation, when
-    /// it has one and the import authorizes by the authorization code flow: `Some(Ok(()))` means
-    /// send the request again; `None`, that `error` is no authorization matter.
+    /// The authorizations the import's OAuth session did so far (0 without one), read before a
+    /// request whose refusal [`Shared::answer_challenge`] may answer.
+    fn authorizations(&self) -> u64 {
+        #[cfg(feature = "client-auth")]
+        if let Some(session) = &self.oauth {
+            return session.authorizations();
+        }
+        0
+    }
+
+    /// Answers the authorization challenge of `error`, the `answered`-th of one operation, to a
+    /// request sent when [`Shared::authorizations`] was `seen`, when it has one and the import
+    /// authorizes by the authorization code flow: `Some(Ok(()))` means send the request again;
+    /// `None`, that `error` is no authorization matter.
     #[cfg_attr(not(feature = "client-auth"), allow(clippy::unused_async))]
-    async fn answer_challenge(&self, error: &ServiceError, answered: u32) -> Option<Result<(), String>> {
+    async fn answer_challenge(&self, error: &ServiceError, answered: u32, seen: u64) -> Option<Result<(), String>> {
         #[cfg(feature = "client-auth")]
         if let (Some(session), Some(challenge)) = (&self.oauth, error.auth_challenge()) {
-            return Some(session.answer(challenge, answered).await);
+            return Some(session.answer(challenge, answered, seen).await);
         }
-        let _ = (error, answered);
+        let _ = (error, answered, seen);
         None
     }
 
@@ -430,12 +443,13 @@ impl Shared {
         };
         let mut answered = 0;
         loop {
+            let seen = self.authorizations();
             let error = match self.send_call(&peer, tool, &arguments, ctx).await {
                 Ok(result) => return result,
                 Err(error) => error,
             };
             let answer = tokio::select! {
-                answer = self.answer_challenge(&error, answered) => answer,
+                answer = self.answer_challenge(&error, answered, seen) => answer,
                 () = ctx.cancellation().cancelled() => return Err(cancelled(ctx, tool)),
             };
             match answer {

@@ -173,6 +173,8 @@ pub(super) use self::session::Session;
 
 #[cfg(feature = "client-auth")]
 mod session {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
     use rmcp::transport::auth::{
         AuthClient, AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationRequest, OAuthState,
         ScopeUpgradeConfig, WWWAuthenticateParams,
@@ -194,6 +196,9 @@ mod session {
         url: String,
         flow: AuthorizationCode,
         client: AuthClient<reqwest::Client>,
+        /// Counts the authorizations and step-ups done, so that requests refused together
+        /// (calls in parallel when the token expired) take the user through one, not one each.
+        authorizations: AtomicU64,
     }
 
     impl Session {
@@ -201,7 +206,14 @@ mod session {
         /// until the first challenge).
         pub(crate) async fn new(url: &str, flow: AuthorizationCode) -> Result<Self, String> {
             let manager = manager(url).await?;
-            Ok(Self { url: url.to_owned(), flow, client: AuthClient::new(reqwest::Client::default(), manager) })
+            let client = AuthClient::new(reqwest::Client::default(), manager);
+            Ok(Self { url: url.to_owned(), flow, client, authorizations: AtomicU64::new(0) })
+        }
+
+        /// The authorizations and step-ups done so far; read before a request, it tells
+        /// [`Session::answer`] whether the token changed since.
+        pub(crate) fn authorizations(&self) -> u64 {
+            self.authorizations.load(Ordering::SeqCst)
         }
 
         /// The HTTP client for a transport (clones share the token).
@@ -210,13 +222,15 @@ mod session {
         }
 
         /// Answers the server's `WWW-Authenticate` challenge `challenge`, the `answered`-th of the
-        /// operation (0 for the first): a step-up when it is `insufficient_scope` and the token
-        /// was granted something already, else a new authorization from the discovery on.
+        /// operation (0 for the first), to a request sent when [`Session::authorizations`] was
+        /// `seen`: nothing when the token changed since (send the request again with the new
+        /// one), a step-up when it is `insufficient_scope` and the token was granted something
+        /// already, else a new authorization from the discovery on.
         ///
         /// # Errors
         /// The text of what failed (past [`MAX_CHALLENGES`], a step-up to scopes the token has,
         /// the discovery, the registration, the user's step, the checks, the token exchange).
-        pub(crate) async fn answer(&self, challenge: &str, answered: u32) -> Result<(), String> {
+        pub(crate) async fn answer(&self, challenge: &str, answered: u32, seen: u64) -> Result<(), String> {
             let url = &self.url;
             if answered >= MAX_CHALLENGES {
                 return Err(format!(
@@ -227,6 +241,9 @@ mod session {
             let base = reqwest::Url::parse(url).map_err(|e| format!("`{url}` is not a URL: {e}"))?;
             let params = WWWAuthenticateParams::parse(challenge, &base);
             let mut manager = self.client.auth_manager.lock().await;
+            if self.authorizations() != seen {
+                return Ok(());
+            }
             let granted = manager.get_current_scopes().await;
             if params.is_insufficient_scope() && !granted.is_empty() {
                 let wanted = params.scope.unwrap_or_default();
@@ -254,9 +271,10 @@ mod session {
                     )
                     .await
                     .map_err(|e| self.why(&e))?;
-                return Ok(());
+            } else {
+                *manager = self.authorize(challenge).await?;
             }
-            *manager = self.authorize(challenge).await?;
+            self.authorizations.fetch_add(1, Ordering::SeqCst);
             Ok(())
         }
 
