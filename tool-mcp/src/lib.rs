@@ -170,7 +170,8 @@
 //! your own before a call leaves the process. An OAuth-protected server is reached with a bearer
 //! token (`McpImport::bearer_token`, or `headers` in an `mcpServers` file), or, with the feature
 //! `client-auth`, with a token obtained by the client credentials grant
-//! (`McpImport::client_credentials`, on rmcp's `auth`).
+//! (`McpImport::client_credentials`) or the authorization code flow with PKCE
+//! (`McpImport::authorization_code`), both on rmcp's `auth`.
 
 #[cfg(feature = "auth")]
 pub mod auth;

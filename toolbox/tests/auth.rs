@@ -2,9 +2,10 @@
 //! `--auth-issuer` unless `--no-auth`; with `--auth-issuer`, a real authorization server
 //! (oauth2-mock-server from npm, started here by `auth_server.mjs` on a free loopback port) issues
 //! the tokens and the official Python MCP SDK (`auth_client.py` beside this file) obtains them
-//! with the client credentials grant and calls tools as two clients with different scopes, and
-//! `toolbox --config` imports the tools of a protected server with an `oauth` entry. Every
-//! process started here is stopped here (Drop guards); every wait is bounded.
+//! with the client credentials grant and calls tools as two clients with different scopes,
+//! `toolbox --config` imports the tools of a protected server with an `oauth` entry, and
+//! `tool_mcp::import` gets its token by the authorization code flow with PKCE. Every process
+//! started here is stopped here (Drop guards); every wait is bounded.
 //!
 //! Needs node with oauth2-mock-server under `$TOOL_OAUTH2_MOCK_SERVER` (a `node_modules` dir;
 //! default `target/oauth2-mock-server/node_modules`, where scripts/test.sh installs it with npm)
@@ -249,4 +250,43 @@ fn a_config_entry_with_oauth_imports_the_tools_its_client_credentials_reach() {
             "guarded_view_image"
         ]
     );
+}
+
+#[test]
+fn an_import_by_the_authorization_code_flow_gets_its_token_with_pkce_and_reaches_the_tools_of_its_scopes() {
+    use tool_mcp::import::{AuthorizationCode, HeadlessRedirect, McpImport};
+
+    let protected = Protected::start(&["coder=tools:read"]);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        // oauth2-mock-server approves at once and registers no clients: any pre-registered id goes.
+        let flow = AuthorizationCode::new("http://127.0.0.1:9/callback", HeadlessRedirect)
+            .client("coder", Some("secret-of-coder".to_owned()));
+        let imported = McpImport::http("guarded", &protected.url)
+            .authorization_code(flow)
+            .connect()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        // The challenge's scopes asked for, `tools:read` granted: only the read-only tools.
+        assert_eq!(
+            imported.remote_tools(),
+            [
+                "done",
+                "glob",
+                "grep",
+                "read",
+                "read_line",
+                "todo_read",
+                "tool_output_cache",
+                "tool_output_cache_grep",
+                "tool_output_cache_line",
+                "view_image"
+            ]
+        );
+        let tools = imported.tools().unwrap();
+        let todo_read = tools.iter().find(|tool| tool.definition().name == "todo_read").unwrap();
+        let result = todo_read.call("{}", &tool_runtime::ToolContext::new()).await.unwrap();
+        assert_eq!(result, tool_runtime::ToolResult::Text("No todos yet. Use todo_new to write a plan.".to_owned()));
+        imported.close().await;
+    });
 }

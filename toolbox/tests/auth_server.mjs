@@ -7,7 +7,8 @@
 // (RFC 8707), which oauth2-mock-server does not do by itself. A client named `CLIENT=SCOPES`
 // (`bo=tools:read`, scopes separated by commas) is granted only those of the scopes it asks for,
 // as a real authorization server grants a client only what it may have; other clients get what
-// they ask for.
+// they ask for. The authorization code grant asks for the scopes of its authorization request
+// (oauth2-mock-server approves it at once, checking PKCE at the token endpoint).
 import { pathToFileURL } from "node:url";
 import path from "node:path";
 
@@ -38,9 +39,21 @@ function clientOf(req) {
   return req.body?.client_id;
 }
 
+/** The `scope` of the authorization request of each authorization code issued. */
+const scopesOfCodes = new Map();
+
+server.service.on("beforeAuthorizeRedirect", (redirect, req) => {
+  const code = redirect.url.searchParams.get("code");
+  if (code) {
+    scopesOfCodes.set(code, typeof req.query.scope === "string" ? req.query.scope : "");
+  }
+});
+
 /** The scopes of a token request that its client is granted, space-separated. */
 function granted(req) {
-  const asked = (req.body?.scope ?? "").split(" ").filter((s) => s);
+  const body = req.body ?? {};
+  const scope = body.grant_type === "authorization_code" ? scopesOfCodes.get(body.code) : body.scope;
+  const asked = (scope ?? "").split(" ").filter((s) => s);
   const may = allowed.get(clientOf(req));
   return (may ? asked.filter((s) => may.includes(s)) : asked).join(" ");
 }

@@ -492,6 +492,10 @@ impl ResourceServerBuilder {
     /// or it names another issuer or no `jwks_uri`; the JWKS cannot be fetched or has no
     /// asymmetric signature key; introspection is set and no endpoint is known.
     pub async fn discover(self) -> Result<ResourceServer, AuthError> {
+        // With both of jsonwebtoken's backends built, it has no default until one is installed;
+        // an `Err` means one is installed already (by the application, or an earlier call).
+        #[cfg(feature = "auth-aws-lc")]
+        let _ = jsonwebtoken::crypto::aws_lc::DEFAULT_PROVIDER.install_default();
         let issuer = self.issuer.trim().to_owned();
         if canonical_url(&issuer).is_none() {
             return Err(AuthError::Url { what: "the issuer", url: issuer, hint: String::new() });

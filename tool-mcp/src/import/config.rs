@@ -203,7 +203,7 @@ fn parse_entry(name: &str, entry: &Map<String, Value>) -> Result<Option<ServerEn
             if bearer_token.is_some() && client_credentials.is_some() {
                 return Err(bad("give an `Authorization` header or `oauth`, not both".to_owned()));
             }
-            Transport::Http { url, bearer_token, client_credentials }
+            Transport::Http { url, bearer_token, client_credentials, authorization_code: None }
         }
     };
     let prefix = string("prefix")?.unwrap_or_else(|| format!("{name}_"));
@@ -278,7 +278,8 @@ mod tests {
                 transport: Transport::Http {
                     url: "http://127.0.0.1:1/mcp".to_owned(),
                     bearer_token: Some("s3".to_owned()),
-                    client_credentials: None
+                    client_credentials: None,
+                    authorization_code: None,
                 },
                 prefix: String::new(),
                 exclude: vec!["x".to_owned()],
@@ -355,7 +356,8 @@ mod tests {
                     client_id: "agent".to_owned(),
                     client_secret: "s".to_owned(),
                     scopes: vec!["tools:read".to_owned()]
-                })
+                }),
+                authorization_code: None,
             }
         );
         assert_eq!(

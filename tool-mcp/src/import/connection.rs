@@ -5,13 +5,15 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use rmcp::model::{
-    CallToolRequestParams, CancelledNotificationParam, ClientRequest, ProgressNotificationParam, Request, RequestId,
-    ServerNotification, ServerResult, SubscriptionFilter,
+    CallToolRequestParams, CancelledNotificationParam, ClientRequest, ProgressNotificationParam, ProtocolVersion,
+    Request, RequestId, ServerNotification, ServerResult, SubscriptionFilter,
 };
-use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService, ServiceError};
+use rmcp::service::{
+    ClientInitializeError, NotificationContext, Peer, PeerRequestOptions, RunningService, ServiceError,
+};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::Value;
 use tokio::sync::watch;
 use tool_runtime::{ContentPart, ToolContext, ToolError, ToolResult};
@@ -34,6 +36,10 @@ pub(super) struct Shared {
     progress: Mutex<HashMap<String, ToolContext>>,
     /// Counts listings (0: the first).
     pub(super) generation: watch::Sender<u64>,
+    /// The OAuth authorization of an import by the authorization code flow (its token survives
+    /// reconnections).
+    #[cfg(feature = "client-auth")]
+    oauth: Option<super::oauth::Session>,
     /// Weak, for the tools' handlers and the client handler (the connection holds the latter).
     this: Weak<Shared>,
 }
@@ -79,6 +85,15 @@ impl Shared {
         prefix: String,
         exclude: BTreeSet<String>,
     ) -> Result<Arc<Self>, ImportError> {
+        #[cfg(feature = "client-auth")]
+        let oauth = match &transport {
+            Transport::Http { url, authorization_code: Some(flow), .. } => Some(
+                super::oauth::Session::new(url, flow.clone())
+                    .await
+                    .map_err(|message| ImportError::Connect { server: name.clone(), message })?,
+            ),
+            _ => None,
+        };
         let shared = Arc::new_cyclic(|this| Self {
             name,
             transport,
@@ -89,6 +104,8 @@ impl Shared {
             tools: RwLock::new((Arc::new(Vec::new()), Arc::new(HashMap::new()))),
             progress: Mutex::new(HashMap::new()),
             generation: watch::channel(0).0,
+            #[cfg(feature = "client-auth")]
+            oauth,
             this: this.clone(),
         });
         shared.list_now(false).await?;
@@ -138,10 +155,23 @@ impl Shared {
             let mut link = self.link.lock().await;
             self.peer(&mut link).await?
         };
-        let listed = peer.list_all_tools().await.map_err(|e| ImportError::List {
-            server: self.name.clone(),
-            message: service_error(&e, self.is_stdio()),
-        })?;
+        let mut answered = 0;
+        let listed = loop {
+            let seen = self.authorizations();
+            let error = match peer.list_all_tools().await {
+                Ok(listed) => break listed,
+                Err(error) => error,
+            };
+            let message = match self.answer_challenge(&error, answered, seen).await {
+                Some(Ok(())) => {
+                    answered += 1;
+                    continue;
+                }
+                Some(Err(message)) => message,
+                None => service_error(&error, self.is_stdio()),
+            };
+            return Err(ImportError::List { server: self.name.clone(), message });
+        };
         self.set_listing(&listed, tick);
         Ok(())
     }
@@ -165,9 +195,104 @@ impl Shared {
         Ok((peer, link.opened))
     }
 
+    /// Initializes an MCP session on `transport` within [`CONNECT_TIMEOUT`] (`Err(None)`: it
+    /// took longer), by the `initialize` handshake or `lifecycle`.
+    async fn initialize<T, E, A>(
+        &self,
+        transport: T,
+        lifecycle: Option<ClientLifecycleMode>,
+    ) -> Result<RunningService<RoleClient, Client>, Option<ClientInitializeError>>
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let client = Client { shared: self.this.clone() };
+        let lifecycle = lifecycle.unwrap_or(ClientLifecycleMode::Initialize);
+        match tokio::time::timeout(CONNECT_TIMEOUT, client.serve_with_lifecycle(transport, lifecycle)).await {
+            Ok(Ok(service)) => Ok(service),
+            Ok(Err(error)) => Err(Some(error)),
+            Err(_) => Err(None),
+        }
+    }
+
+    /// Initializes an MCP session on an HTTP transport `make` builds: the stateless lifecycle of
+    /// MCP 2026-07-28 first (`server/discover`, falling back to `initialize` on a server that
+    /// answers it with an error, as rmcp's `Auto` does), then, when that fails otherwise (a server
+    /// that answers an unknown request without a JSON-RPC error) and not for an authorization
+    /// challenge, the `initialize` handshake on a new transport.
+    async fn initialize_http<T, E, A>(
+        &self,
+        make: impl Fn() -> T,
+    ) -> Result<RunningService<RoleClient, Client>, Option<ClientInitializeError>>
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let stateless = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        };
+        match self.initialize(make(), Some(stateless)).await {
+            Err(Some(error)) if error.auth_challenge().is_none() => {
+                tracing::debug!(server = %self.name, %error, "`server/discover` failed; trying the `initialize` handshake");
+                self.initialize(make(), None).await
+            }
+            other => other,
+        }
+    }
+
+    /// Initializes an MCP session at `url` through the import's OAuth session, answering the
+    /// server's challenges (see [`McpImport::authorization_code`](super::McpImport::authorization_code)).
+    #[cfg(feature = "client-auth")]
+    async fn initialize_authorized(&self, url: &str) -> Result<RunningService<RoleClient, Client>, String> {
+        let Some(session) = &self.oauth else {
+            return Err(format!("{url}: the import has no OAuth session; build it with `authorization_code`"));
+        };
+        let mut answered = 0;
+        loop {
+            let seen = session.authorizations();
+            let make = || {
+                let config = StreamableHttpClientTransportConfig::with_uri(url);
+                StreamableHttpClientTransport::with_client(session.client(), config)
+            };
+            let error = match self.initialize_http(make).await {
+                Ok(service) => return Ok(service),
+                Err(error) => error,
+            };
+            match error.as_ref().and_then(ClientInitializeError::auth_challenge) {
+                Some(challenge) => session.answer(challenge, answered, seen).await?,
+                None => return Err(initialize_failure(url, error.as_ref(), false)),
+            }
+            answered += 1;
+        }
+    }
+
+    /// The authorizations the import's OAuth session did so far (0 without one), read before a
+    /// request whose refusal [`Shared::answer_challenge`] may answer.
+    fn authorizations(&self) -> u64 {
+        #[cfg(feature = "client-auth")]
+        if let Some(session) = &self.oauth {
+            return session.authorizations();
+        }
+        0
+    }
+
+    /// Answers the authorization challenge of `error`, the `answered`-th of one operation, to a
+    /// request sent when [`Shared::authorizations`] was `seen`, when it has one and the import
+    /// authorizes by the authorization code flow: `Some(Ok(()))` means send the request again;
+    /// `None`, that `error` is no authorization matter.
+    #[cfg_attr(not(feature = "client-auth"), allow(clippy::unused_async))]
+    async fn answer_challenge(&self, error: &ServiceError, answered: u32, seen: u64) -> Option<Result<(), String>> {
+        #[cfg(feature = "client-auth")]
+        if let (Some(session), Some(challenge)) = (&self.oauth, error.auth_challenge()) {
+            return Some(session.answer(challenge, answered, seen).await);
+        }
+        let _ = (error, answered, seen);
+        None
+    }
+
     /// Starts the server (stdio) or opens the HTTP transport, and initializes the session.
     async fn open(&self, link: &mut Link) -> Result<Peer<RoleClient>, ImportError> {
-        let client = Client { shared: self.this.clone() };
         let connect_error = |message: String| ImportError::Connect { server: self.name.clone(), message };
         let started = match &self.transport {
             Transport::Stdio { command, args, env, cwd } => {
@@ -176,25 +301,20 @@ impl Shared {
                 if let Some(cwd) = cwd {
                     cmd.current_dir(cwd);
                 }
-                let child = TokioChildProcess::new(cmd).map_err(|e| {
-                    connect_error(format!("cannot start `{command}`: {e}; check the command and that it is on PATH"))
-                });
-                match child {
+                match TokioChildProcess::new(cmd) {
                     Ok(child) => {
                         let pid = child.id();
-                        match tokio::time::timeout(CONNECT_TIMEOUT, client.serve(child)).await {
-                            Ok(Ok(service)) => Ok((service, pid)),
-                            Ok(Err(e)) => Err(connect_error(initialize_error(&format!("`{command}`"), &e, true))),
-                            Err(_) => Err(connect_error(format!(
-                                "`{command}` did not answer the MCP initialization within {} ms",
-                                CONNECT_TIMEOUT.as_millis()
-                            ))),
+                        match self.initialize(child, None).await {
+                            Ok(service) => Ok((service, pid)),
+                            Err(e) => Err(connect_error(initialize_failure(&format!("`{command}`"), e.as_ref(), true))),
                         }
                     }
-                    Err(error) => Err(error),
+                    Err(e) => Err(connect_error(format!(
+                        "cannot start `{command}`: {e}; check the command and that it is on PATH"
+                    ))),
                 }
             }
-            Transport::Http { url, bearer_token, client_credentials } => {
+            Transport::Http { url, bearer_token, client_credentials, authorization_code } => {
                 if !url.starts_with("http://") && !url.starts_with("https://") {
                     return Err(connect_error(format!("the URL `{url}` is not an `http://` or `https://` URL")));
                 }
@@ -203,36 +323,40 @@ impl Shared {
                         "`{url}` needs TLS, which this build leaves out; build tool-mcp with the feature `client-tls`"
                     )));
                 }
-                let serving = match client_credentials {
+                let serving = match (client_credentials, authorization_code) {
+                    (Some(_), Some(_)) => {
+                        Err(format!("{url}: give OAuth client credentials or the authorization code flow, not both"))
+                    }
                     #[cfg(feature = "client-auth")]
-                    Some(credentials) => {
-                        let transport = authorized_transport(url, credentials).await.map_err(connect_error)?;
-                        tokio::time::timeout(CONNECT_TIMEOUT, client.serve(transport)).await
-                    }
-                    #[cfg(not(feature = "client-auth"))]
-                    Some(_) => {
-                        return Err(connect_error(format!(
-                            "{url}: OAuth client credentials need rmcp's `auth`, which this build leaves out; build \
-                             tool-mcp with the feature `client-auth`"
-                        )));
-                    }
-                    None => {
-                        let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-                        if let Some(token) = bearer_token {
-                            config = config.auth_header(token.clone());
+                    (Some(credentials), None) => match authorized_client(url, credentials).await {
+                        Ok(client) => {
+                            let make = || {
+                                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                                StreamableHttpClientTransport::with_client(client.clone(), config)
+                            };
+                            self.initialize_http(make).await.map_err(|e| initialize_failure(url, e.as_ref(), false))
                         }
-                        let transport = StreamableHttpClientTransport::from_config(config);
-                        tokio::time::timeout(CONNECT_TIMEOUT, client.serve(transport)).await
+                        Err(message) => Err(message),
+                    },
+                    #[cfg(feature = "client-auth")]
+                    (None, Some(_)) => self.initialize_authorized(url).await,
+                    #[cfg(not(feature = "client-auth"))]
+                    (Some(_), None) | (None, Some(_)) => Err(format!(
+                        "{url}: OAuth needs rmcp's `auth`, which this build leaves out; build tool-mcp with the \
+                         feature `client-auth`"
+                    )),
+                    (None, None) => {
+                        let make = || {
+                            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                            if let Some(token) = bearer_token {
+                                config = config.auth_header(token.clone());
+                            }
+                            StreamableHttpClientTransport::from_config(config)
+                        };
+                        self.initialize_http(make).await.map_err(|e| initialize_failure(url, e.as_ref(), false))
                     }
                 };
-                match serving {
-                    Ok(Ok(service)) => Ok((service, None)),
-                    Ok(Err(e)) => Err(connect_error(initialize_error(url, &e, false))),
-                    Err(_) => Err(connect_error(format!(
-                        "{url} did not answer the MCP initialization within {} ms",
-                        CONNECT_TIMEOUT.as_millis()
-                    ))),
-                }
+                serving.map(|service| (service, None)).map_err(connect_error)
             }
         };
         let (service, pid) = match started {
@@ -317,24 +441,54 @@ impl Shared {
                 () = ctx.cancellation().cancelled() => return Err(cancelled(ctx, tool)),
             }
         };
+        let mut answered = 0;
+        loop {
+            let seen = self.authorizations();
+            let error = match self.send_call(&peer, tool, &arguments, ctx).await {
+                Ok(result) => return result,
+                Err(error) => error,
+            };
+            let answer = tokio::select! {
+                answer = self.answer_challenge(&error, answered, seen) => answer,
+                () = ctx.cancellation().cancelled() => return Err(cancelled(ctx, tool)),
+            };
+            match answer {
+                Some(Ok(())) => answered += 1,
+                Some(Err(message)) => {
+                    return Err(ToolError::Failed(format!(
+                        "MCP server `{}` refused the call of `{tool}`: {message}",
+                        self.name
+                    )));
+                }
+                None => return Err(self.lost(tool, &error, opened).await),
+            }
+        }
+    }
+
+    /// Sends one `tools/call` of `tool` on `peer` and awaits its answer; `Err`: the request failed
+    /// on its way (a lost connection, or an authorization challenge of the server).
+    async fn send_call(
+        &self,
+        peer: &Peer<RoleClient>,
+        tool: &str,
+        arguments: &Value,
+        ctx: &ToolContext,
+    ) -> Result<Result<ToolResult, ToolError>, ServiceError> {
         let mut params = CallToolRequestParams::new(tool.to_owned());
         if let Value::Object(map) = arguments {
-            params.arguments = Some(map);
+            params.arguments = Some(map.clone());
         }
         let request = ClientRequest::CallToolRequest(Request::new(params));
-        let handle = match peer.send_request_with_option(request, PeerRequestOptions::no_options()).await {
-            Ok(handle) => handle,
-            Err(error) => return Err(self.lost(tool, &error, opened).await),
-        };
+        let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
         let key = token_key(&handle.progress_token);
         let _listening = Listening::new(self, key, ctx);
-        let mut pending = Pending { peer: Some(peer), id: handle.id.clone() };
+        let mut pending = Pending { peer: Some(peer.clone()), id: handle.id.clone() };
         let response = tokio::select! {
             response = handle.await_response() => response,
-            () = ctx.cancellation().cancelled() => return Err(cancelled(ctx, tool)),
+            () = ctx.cancellation().cancelled() => return Ok(Err(cancelled(ctx, tool))),
         };
         pending.peer = None;
-        match response {
+        Ok(match response {
             Ok(ServerResult::CallToolResult(result)) => {
                 self.link.lock().await.failures = 0;
                 let value = serde_json::to_value(&result).unwrap_or(Value::Null);
@@ -348,8 +502,8 @@ impl Shared {
                 "MCP server `{}` refused the call of `{tool}`: {}",
                 self.name, error.message
             ))),
-            Err(error) => Err(self.lost(tool, &error, opened).await),
-        }
+            Err(error) => return Err(error),
+        })
     }
 
     fn is_stdio(&self) -> bool {
@@ -578,14 +732,23 @@ fn content_part(block: &Value) -> ContentPart {
     }
 }
 
-/// The transport of `url` with an access token obtained by the client credentials grant (rmcp's
+/// Why `what` (a URL, or a command in backticks) did not initialize an MCP session: `error`, or
+/// (`None`) no answer within [`CONNECT_TIMEOUT`].
+fn initialize_failure(what: &str, error: Option<&ClientInitializeError>, stdio: bool) -> String {
+    match error {
+        Some(error) => initialize_error(what, error, stdio),
+        None => format!("{what} did not answer the MCP initialization within {} ms", CONNECT_TIMEOUT.as_millis()),
+    }
+}
+
+/// The HTTP client of `url` with an access token obtained by the client credentials grant (rmcp's
 /// `auth`: the protected resource metadata, the authorization server's metadata, then the token
 /// request for `url` as the resource).
 #[cfg(feature = "client-auth")]
-async fn authorized_transport(
+async fn authorized_client(
     url: &str,
     credentials: &super::ClientCredentials,
-) -> Result<StreamableHttpClientTransport<rmcp::transport::auth::AuthClient<reqwest::Client>>, String> {
+) -> Result<rmcp::transport::auth::AuthClient<reqwest::Client>, String> {
     use rmcp::transport::auth::{AuthClient, ClientCredentialsConfig, OAuthState};
     let why = |e: rmcp::transport::auth::AuthError| format!("cannot obtain an access token for {url}: {e}");
     let mut state = OAuthState::new(url, None).await.map_err(why)?;
@@ -602,8 +765,7 @@ async fn authorized_transport(
     let manager = state
         .into_authorization_manager()
         .ok_or_else(|| format!("cannot obtain an access token for {url}: the grant did not authorize the client"))?;
-    let client = AuthClient::new(reqwest::Client::default(), manager);
-    Ok(StreamableHttpClientTransport::with_client(client, StreamableHttpClientTransportConfig::with_uri(url)))
+    Ok(AuthClient::new(reqwest::Client::default(), manager))
 }
 
 #[cfg(test)]

@@ -60,6 +60,14 @@
 //! [`McpServer`](crate::McpServer) serves such a registry with
 //! [`set_registry`](crate::McpServer::set_registry), as `toolbox mcp --config` does.
 //!
+//! # Starting a session
+//! A stdio server starts with the `initialize` handshake. An HTTP server starts with
+//! `server/discover` (the stateless lifecycle of MCP 2026-07-28); a server that answers it with a
+//! JSON-RPC error, or does not answer within 10 000 ms, gets `initialize` on the same transport,
+//! and one that fails it otherwise (an HTTP error without a JSON-RPC answer) gets `initialize` on
+//! a new transport. An authorization challenge is answered instead
+//! ([`McpImport::authorization_code`]).
+//!
 //! # Building
 //! The feature `client` of `tool-mcp` adds rmcp's client with its child-process and Streamable
 //! HTTP (reqwest) transports; a build that only serves leaves it off. It speaks plain `http://`;
@@ -67,6 +75,7 @@
 
 mod config;
 mod connection;
+mod oauth;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -82,6 +91,9 @@ use tool_runtime::{
 
 pub use self::config::{ConfigError, McpServersConfig, ServerEntry};
 use self::connection::Shared;
+#[cfg(feature = "client-auth")]
+pub use self::oauth::HeadlessRedirect;
+pub use self::oauth::{AuthorizationCode, Authorizer};
 
 /// The wait before a stdio server is started again after its first failure: 250 ms; it doubles
 /// with each further failure in a row.
@@ -130,6 +142,9 @@ pub enum Transport {
         /// Obtain the access token with the OAuth client credentials grant instead (feature
         /// `client-auth`; see [`McpImport::client_credentials`]).
         client_credentials: Option<ClientCredentials>,
+        /// Obtain the access token with the OAuth authorization code flow when the server asks
+        /// for one (feature `client-auth`; see [`McpImport::authorization_code`]).
+        authorization_code: Option<AuthorizationCode>,
     },
 }
 
@@ -165,11 +180,12 @@ impl std::fmt::Debug for Transport {
                 .field("env", &env.keys().collect::<Vec<_>>())
                 .field("cwd", cwd)
                 .finish(),
-            Self::Http { url, bearer_token, client_credentials } => f
+            Self::Http { url, bearer_token, client_credentials, authorization_code } => f
                 .debug_struct("Http")
                 .field("url", url)
                 .field("bearer_token", &bearer_token.as_ref().map(|_| "<hidden>"))
                 .field("client_credentials", client_credentials)
+                .field("authorization_code", authorization_code)
                 .finish(),
         }
     }
@@ -205,7 +221,10 @@ impl McpImport {
 
     /// A server at a Streamable HTTP endpoint (`http://127.0.0.1:8931/mcp`).
     pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
-        Self::new(name, Transport::Http { url: url.into(), bearer_token: None, client_credentials: None })
+        Self::new(
+            name,
+            Transport::Http { url: url.into(), bearer_token: None, client_credentials: None, authorization_code: None },
+        )
     }
 
     /// A server reached by `transport`.
@@ -280,6 +299,41 @@ impl McpImport {
             Transport::Stdio { .. } => {
                 self.misused =
                     Some("OAuth client credentials are for HTTP servers; give a stdio server its secrets with `env`");
+            }
+        }
+        self
+    }
+
+    /// Obtains the access token for an HTTP server with the OAuth authorization code flow and
+    /// PKCE, as the MCP authorization specification describes, when the server asks for one:
+    ///
+    /// - A `401` answer's `WWW-Authenticate` challenge starts the discovery: the protected
+    ///   resource metadata (RFC 9728) at its `resource_metadata` URL, else at the well-known URLs
+    ///   of the server's URL, whose `resource` must be this server; then the metadata of its
+    ///   authorization server (RFC 8414, or OpenID), whose `issuer` must be the one its URL was
+    ///   built from.
+    /// - The client: the one `flow` names ([`AuthorizationCode::client`]), else a client ID
+    ///   metadata document URL the server takes, else one registered dynamically (RFC 7591).
+    /// - The [`Authorizer`] of `flow` takes the user to the authorization URL (PKCE S256,
+    ///   `resource` = this server's resource, RFC 8707; the scopes of the challenge, else of the
+    ///   metadata's `scopes_supported`, else none) and returns the redirect, whose `state` and
+    ///   `iss` (RFC 9207) are checked before the code is exchanged for the token.
+    /// - A `403` with `error="insufficient_scope"` naming a scope the token lacks steps up: a new
+    ///   authorization for the scopes so far and the new ones, then the request again. A `401`
+    ///   after the token was taken (it expired, was revoked, or the server moved to another
+    ///   authorization server) authorizes anew from the discovery. One operation (the
+    ///   connection, a listing, a call) answers at most 3 challenges, then fails saying so.
+    ///
+    /// The token lives as long as the import (in memory); a new connection reuses it. Needs the
+    /// feature `client-auth`: without it [`connect`](McpImport::connect) fails saying so; on a
+    /// stdio import it fails with [`ImportError::Misused`].
+    #[must_use]
+    pub fn authorization_code(mut self, flow: AuthorizationCode) -> Self {
+        match &mut self.transport {
+            Transport::Http { authorization_code, .. } => *authorization_code = Some(flow),
+            Transport::Stdio { .. } => {
+                self.misused =
+                    Some("OAuth authorization is for HTTP servers; give a stdio server its secrets with `env`");
             }
         }
         self
@@ -586,17 +640,47 @@ mod tests {
         let http = McpImport::http("web", "http://127.0.0.1:9/mcp").bearer_token("s3cret");
         assert_eq!(
             format!("{:?}", http.transport),
-            r#"Http { url: "http://127.0.0.1:9/mcp", bearer_token: Some("<hidden>"), client_credentials: None }"#
+            r#"Http { url: "http://127.0.0.1:9/mcp", bearer_token: Some("<hidden>"), client_credentials: None, authorization_code: None }"#
         );
         let oauth = McpImport::http("web", "http://127.0.0.1:9/mcp").client_credentials("agent", "s3cret", ["a"]);
         assert_eq!(
             format!("{:?}", oauth.transport),
-            r#"Http { url: "http://127.0.0.1:9/mcp", bearer_token: None, client_credentials: Some(ClientCredentials { client_id: "agent", client_secret: "<hidden>", scopes: ["a"] }) }"#
+            r#"Http { url: "http://127.0.0.1:9/mcp", bearer_token: None, client_credentials: Some(ClientCredentials { client_id: "agent", client_secret: "<hidden>", scopes: ["a"] }), authorization_code: None }"#
         );
         let stdio = McpImport::stdio("files", "toolbox", ["mcp"]).env("API_KEY", "s3cret");
         assert_eq!(
             format!("{:?}", stdio.transport),
             r#"Stdio { command: "toolbox", args: ["mcp"], env: ["API_KEY"], cwd: None }"#
+        );
+    }
+
+    /// An authorizer that never gets an answer.
+    struct Declines;
+
+    impl Authorizer for Declines {
+        fn authorize<'a>(&'a self, _url: &'a str) -> BoxFuture<'a, Result<String, String>> {
+            Box::pin(async { Err("declined".to_owned()) })
+        }
+    }
+
+    #[test]
+    fn the_debug_form_of_the_authorization_code_flow_hides_the_secret() {
+        let flow = AuthorizationCode::new("http://127.0.0.1:9/callback", Declines)
+            .client("agent", Some("s3cret".to_owned()))
+            .scopes(["a"]);
+        assert_eq!(
+            format!("{flow:?}"),
+            r#"AuthorizationCode { redirect_uri: "http://127.0.0.1:9/callback", client_id: Some("agent"), client_secret: Some("<hidden>"), client_name: "tool-mcp", client_metadata_url: None, scopes: ["a"], .. }"#
+        );
+    }
+
+    #[tokio::test]
+    async fn the_authorization_code_flow_on_a_stdio_import_is_refused_at_connect() {
+        let flow = AuthorizationCode::new("http://127.0.0.1:9/callback", Declines);
+        let error = McpImport::stdio("files", "toolbox", ["mcp"]).authorization_code(flow).connect().await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the import of MCP server `files` is misconfigured: OAuth authorization is for HTTP servers; give a stdio server its secrets with `env`"
         );
     }
 
