@@ -182,7 +182,10 @@ impl TaskRecord {
 
 /// A store's failure: its text says what went wrong and what to change.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskStoreError(pub String);
+pub struct TaskStoreError(
+    /// What went wrong and what to change (lowercase, as the server's other errors).
+    pub String,
+);
 
 impl std::fmt::Display for TaskStoreError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -487,8 +490,25 @@ impl McpServer {
         };
         tasks.store.insert(record.clone()).await.map_err(|error| store_error(&error))?;
         tracing::debug!(task = %record.id, tool, "task created");
-        self.run_task(&record, http)?;
+        self.start_task(&record, http).await?;
         Ok(CreateTaskResult::new(task_of(&record)))
+    }
+
+    /// [`run_task`](Self::run_task), and a record that cannot start (the context hook refused)
+    /// marked `failed` with the error, which is also returned.
+    async fn start_task(&self, record: &TaskRecord, http: Option<&::http::request::Parts>) -> Result<(), ErrorData> {
+        let Err(error) = self.run_task(record, http) else { return Ok(()) };
+        let object = error_object(&error);
+        let marked = update(self.inner.tasks.store.as_ref(), &record.id, |record| {
+            record.status = TaskStatus::Failed;
+            record.error = Some(object.clone());
+            true
+        })
+        .await;
+        if let Err(store) = marked {
+            tracing::warn!(task = %record.id, %store, "cannot mark a task that did not start as failed");
+        }
+        Err(error)
     }
 
     /// Runs `record`'s tool in the background from the start, with the answers it holds.
@@ -577,11 +597,7 @@ impl McpServer {
     }
 
     /// The record of `id` when the request's caller may see it.
-    async fn visible_task(
-        &self,
-        id: &str,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<(TaskRecord, Option<String>), ErrorData> {
+    async fn visible_task(&self, id: &str, context: &RequestContext<RoleServer>) -> Result<TaskRecord, ErrorData> {
         let record = self.inner.tasks.store.get(id).await.map_err(|error| store_error(&error))?;
         let Some(record) = record else { return Err(unknown_task(id)) };
         let http = context.extensions.get::<::http::request::Parts>();
@@ -594,7 +610,7 @@ impl McpServer {
         if principal != record.principal {
             return Err(unknown_task(id));
         }
-        Ok((record, principal))
+        Ok(record)
     }
 
     pub(crate) async fn get_task_state(
@@ -602,7 +618,7 @@ impl McpServer {
         params: GetTaskParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        let (record, _) = self.visible_task(&params.task_id, context).await?;
+        let record = self.visible_task(&params.task_id, context).await?;
         Ok(GetTaskResult::new(detailed(&record)?))
     }
 
@@ -636,7 +652,7 @@ impl McpServer {
         if let Some(record) = written
             && record.status == TaskStatus::Working
         {
-            self.run_task(&record, context.extensions.get::<::http::request::Parts>())?;
+            self.start_task(&record, context.extensions.get::<::http::request::Parts>()).await?;
         }
         Ok(())
     }
@@ -647,7 +663,7 @@ impl McpServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let id = params.task_id;
-        let (record, _) = self.visible_task(&id, context).await?;
+        let record = self.visible_task(&id, context).await?;
         if record.status.is_terminal() {
             return Ok(());
         }

@@ -65,6 +65,21 @@ async fn ask_first(ctx: &ToolContext, what: String) -> Result<String, TalkBackEr
     })
 }
 
+/// A name.
+#[derive(Deserialize, JsonSchema)]
+struct Name {
+    name: String,
+}
+
+/// Ask a name in the request, then greet as a task.
+#[tool(tags(task, task_after_input))]
+async fn greet_later(ctx: &ToolContext) -> Result<String, TalkBackError> {
+    Ok(match ctx.elicit::<Name>("Your name?").key("user_name").await? {
+        Elicitation::Accept(Name { name }) => format!("Hello, {name}!"),
+        _ => "no name".to_owned(),
+    })
+}
+
 fn server() -> McpServer {
     let registry = Registry::builder()
         .tool(held::TOOL)
@@ -72,6 +87,7 @@ fn server() -> McpServer {
         .tool(endless::TOOL)
         .tool(only_task::TOOL)
         .tool(ask_first::TOOL)
+        .tool(greet_later::TOOL)
         .build()
         .unwrap();
     // The principal is the `X-User` header, when sent.
@@ -267,5 +283,28 @@ async fn a_task_is_seen_only_by_the_principal_that_created_it() {
     assert_eq!(get(&running, &id, Some("ana")).await["result"]["status"], "working");
     let cancel = rpc(&running, "tasks/cancel", json!({"taskId": id}), &with_tasks(), Some("ana")).await;
     assert_eq!(cancel["result"], json!({"resultType": "complete"}));
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_tagged_task_after_input_asks_in_the_request_and_the_round_with_answers_is_a_task() {
+    let running = Running::start(server()).await;
+    let call = json!({"name": "greet_later", "arguments": {}});
+    let first = rpc(&running, "tools/call", call, &with_tasks(), None).await["result"].clone();
+    assert_eq!(first["resultType"], "input_required");
+    assert_eq!(first.get("taskId"), None);
+    assert_eq!(first["inputRequests"]["user_name"]["params"]["message"], "Your name?");
+    let retry = json!({
+        "name": "greet_later",
+        "arguments": {},
+        "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ana"}}},
+        "requestState": first["requestState"],
+    });
+    let created = rpc(&running, "tools/call", retry, &with_tasks(), None).await["result"].clone();
+    assert_eq!(created["resultType"], "task");
+    assert_eq!(created.get("requestState"), None);
+    let done = until_not(&running, created["taskId"].as_str().unwrap(), "working").await;
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["result"]["content"], json!([{"type": "text", "text": "Hello, Ana!"}]));
     running.stop().await;
 }
