@@ -42,6 +42,10 @@
 //!   `tasks/update` merges the answers given into the record (unknown keys are ignored) and, once
 //!   no request is pending, runs the tool again from the start with every answer known, on
 //!   whichever worker received the update.
+//!
+//! A run has no request open to the client: its log messages and progress reports are dropped,
+//! and its input requests always park the task (also for a client of a protocol before
+//! 2026-07-28). A deferred tool reached through the `call_tool` meta-tool runs in the request.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
