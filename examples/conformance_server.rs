@@ -6,7 +6,9 @@
 //!
 //! Besides the suite's tools it has `test_approval`, tagged `confirm`: it runs only once the user
 //! accepts the approval the framework asks for (`examples/tests/talk_back.rs` drives it with the
-//! official Python MCP SDK).
+//! official Python MCP SDK), and the task fixtures of the suite's `tasks-*` scenarios (`greet`,
+//! `slow_compute`, `failing_job`, `protocol_error_job`, `confirm_delete`, `multi_input`,
+//! `test_tool_with_task`), tagged as [`tool_mcp::tasks`] says.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -239,6 +241,80 @@ fn test_approval(what: String) -> String {
     format!("approved: {what}")
 }
 
+/// Greets someone (runs in the request, never as a task).
+#[tool]
+fn greet(name: String) -> String {
+    format!("Hello, {name}!")
+}
+
+/// Sleeps `seconds` seconds, then says so; a task for clients with the tasks extension.
+#[tool(tags(task))]
+async fn slow_compute(
+    /// How long to work, in seconds.
+    seconds: u64,
+    /// A label echoed in the result.
+    label: Option<String>,
+) -> String {
+    tokio::time::sleep(std::time::Duration::from_secs(seconds)).await;
+    format!("computed {} in {seconds} s", label.unwrap_or_default())
+}
+
+/// Fails with a tool error after a second; only runs as a task.
+#[tool(tags(task_required))]
+async fn failing_job() -> Result<String, String> {
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    Err("the job failed, as it always does".to_owned())
+}
+
+/// Panics: the task fails with a JSON-RPC error.
+#[tool(tags(task))]
+async fn protocol_error_job() -> String {
+    tokio::task::yield_now().await;
+    panic!("protocol_error_job always panics")
+}
+
+/// A confirmation of a deletion.
+#[derive(Deserialize, JsonSchema)]
+struct DeleteConfirm {
+    confirm: bool,
+}
+
+/// Asks the user to confirm (key `confirm`), then deletes nothing and says what it would do.
+#[tool(tags(task))]
+async fn confirm_delete(ctx: &ToolContext, filename: String) -> Result<String, TalkBackError> {
+    match ctx.elicit::<DeleteConfirm>(format!("Delete {filename}?")).key("confirm").await? {
+        Elicitation::Accept(DeleteConfirm { confirm: true }) => Ok(format!("deleted {filename}")),
+        _ => Ok(format!("kept {filename}")),
+    }
+}
+
+/// A name, and maybe a confirmation.
+#[derive(Deserialize, JsonSchema)]
+struct NameAndConfirm {
+    name: String,
+    confirm: Option<bool>,
+}
+
+/// Asks two questions at once (keys `first`, `second`).
+#[tool(tags(task))]
+async fn multi_input(ctx: &ToolContext) -> Result<String, TalkBackError> {
+    let (first, second) = tokio::join!(
+        ctx.elicit::<NameAndConfirm>("First name?").key("first").into_future(),
+        ctx.elicit::<NameAndConfirm>("Second name?").key("second").into_future(),
+    );
+    let name = |answer: Elicitation<NameAndConfirm>| match answer {
+        Elicitation::Accept(NameAndConfirm { name, confirm }) => format!("{name} ({})", confirm.unwrap_or(false)),
+        _ => "nobody".to_owned(),
+    };
+    Ok(format!("{} and {}", name(first?), name(second?)))
+}
+
+/// Asks the user's name in the request (key `user_name`), then greets them as a task.
+#[tool(tags(task_required, task_after_input))]
+async fn test_tool_with_task(ctx: &ToolContext) -> Result<String, TalkBackError> {
+    Ok(greeting(ctx.elicit::<Name>("What is your name?").key("user_name").await?))
+}
+
 /// A tool whose input schema is served exactly as written (no canonical pass): the suite's
 /// JSON Schema 2020-12 and SEP-2243 header fixtures. A call answers with its arguments.
 struct AsWritten {
@@ -338,6 +414,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool(test_input_required_result_multi_round::TOOL)
         .tool(test_input_required_result_capabilities::TOOL)
         .tool(test_approval::TOOL)
+        .tool(greet::TOOL)
+        .tool(slow_compute::TOOL)
+        .tool(failing_job::TOOL)
+        .tool(protocol_error_job::TOOL)
+        .tool(confirm_delete::TOOL)
+        .tool(multi_input::TOOL)
+        .tool(test_tool_with_task::TOOL)
         .tool_dyn(json_schema_2020_12_tool())
         .tool_dyn(test_custom_headers())
         .build()?;

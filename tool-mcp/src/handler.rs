@@ -24,6 +24,7 @@ use tool_runtime::{
 
 use crate::frame::RawArguments;
 use crate::talk::{self, McpChannel};
+use crate::tasks;
 use crate::{CallRequest, McpServer};
 
 /// How a call's run ended.
@@ -172,7 +173,7 @@ fn http_parts(context: &RequestContext<RoleServer>) -> Option<::http::request::P
 }
 
 /// `true` when `name` is listed in `tools` with an output schema.
-fn is_structured(tools: &[Tool], name: &str) -> bool {
+pub(crate) fn is_structured(tools: &[Tool], name: &str) -> bool {
     tools.iter().any(|tool| tool.name == name && tool.output_schema.is_some())
 }
 
@@ -183,6 +184,14 @@ impl ServerHandler for McpServer {
         let mut capabilities =
             ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_logging().build();
         inner.catalog.declare(&mut capabilities);
+        // The tasks extension, when a tool served takes part in tasks.
+        let served = self.served();
+        if served.registry.loaded_definitions().any(|d| tasks::support(d).is_some()) {
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(rmcp::model::TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
+        }
         let config = ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(inner.name.clone(), inner.version.clone()));
         match &inner.instructions {
@@ -202,6 +211,33 @@ impl ServerHandler for McpServer {
             self.session.set(level);
         }
         Ok(())
+    }
+
+    /// `tasks/get`: the task's state, its result or error inlined ([`crate::tasks`]).
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        self.get_task_state(request, &context).await
+    }
+
+    /// `tasks/update`: answers to the task's input requests ([`crate::tasks`]).
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.update_task_answers(request, &context).await
+    }
+
+    /// `tasks/cancel` ([`crate::tasks`]).
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.cancel_task_run(request, &context).await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -417,6 +453,14 @@ impl ServerHandler for McpServer {
                 None,
             ));
         }
+        let support = registry.definition(name).and_then(tasks::support);
+        let declared = tasks::client_declared(&context);
+        if support.is_some_and(|s| s.required) && !declared {
+            return Err(tasks::required_error(name));
+        }
+        // A task, unless the tool gathers input in the request first and this is the first round.
+        let first_round = request.request_state.is_none() && request.input_responses.is_none();
+        let as_task = declared && support.is_some_and(|s| !(s.after_input && first_round));
         let builder = self
             .call_context(&CallRequest { tool: name, call_id: &call_id, http })
             .map_err(|message| ErrorData::invalid_request(message, None))?;
@@ -457,6 +501,17 @@ impl ServerHandler for McpServer {
         let ctx = builder.build();
         let binding = talk::binding(name, &arguments, ctx.principal());
         channel.open(inner.codec.as_ref(), &binding)?;
+        if as_task {
+            if let Some((_, forwarding)) = forwarding {
+                forwarding.abort();
+            }
+            let principal = ctx.principal().map(str::to_owned);
+            let capabilities = tool_runtime::talk::ClientChannel::capabilities(channel.as_ref());
+            drop(ctx);
+            let created =
+                self.create_task(name, arguments, principal, capabilities, channel.known_answers(), http).await?;
+            return Ok(CallToolResponse::Task(created));
+        }
         let call = ToolCall::new(call_id, name, arguments);
         tracing::debug!(tool = name, call_id = %call.id, progress = forwarding.is_some(), "tools/call");
         let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name) && self.reaches(who, d);
@@ -584,7 +639,7 @@ fn progress_notification(token: ProgressToken, report: &Progress) -> ProgressNot
 }
 
 /// A new call id: `mcp_`, the process's tag, `_` and the next number of the process's sequence.
-fn next_call_id() -> String {
+pub(crate) fn next_call_id() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     format!("mcp_{}_{}", process_tag(), NEXT.fetch_add(1, Ordering::Relaxed))
 }

@@ -66,6 +66,11 @@
 //!   and drops it: the call runs in another request, maybe in another process), so a client of a
 //!   protocol version before 2026-07-28 cancels there by closing the call's response, or needs
 //!   [legacy sessions](McpServerBuilder::legacy_session_mode).
+//! - Tasks (the extension `io.modelcontextprotocol/tasks`, advertised under
+//!   `capabilities.extensions` when a served tool is tagged for it): a tool tagged
+//!   [`task`](tasks::TASK_TAG) or [`task_required`](tasks::TASK_REQUIRED_TAG) answers a client
+//!   with the extension with a task handle, then `tasks/get`, `tasks/update` and `tasks/cancel`;
+//!   see [`tasks`].
 //! - Tool list changes ([`McpServer::set_registry`]): `notifications/tools/list_changed` on every
 //!   `subscriptions/listen` stream that asks for them (2026-07-28), and unscoped to a standard
 //!   input and output client of an earlier version.
@@ -183,6 +188,7 @@ mod http;
 pub mod import;
 mod stdio;
 pub mod talk;
+pub mod tasks;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -272,6 +278,8 @@ struct Inner {
     calls: TaskTracker,
     /// The parent of every call's cancellation token: cancelled when the grace period is over.
     stop: CancellationToken,
+    /// The task store and the runs of tasks in this process ([`tasks`]).
+    tasks: tasks::Tasks,
 }
 
 /// Builds an [`McpServer`]; every setting has a default.
@@ -292,6 +300,8 @@ pub struct McpServerBuilder {
     #[cfg(feature = "auth")]
     auth: Option<auth::ResourceServer>,
     catalog: catalog::Catalog,
+    task_store: Option<Arc<dyn tasks::TaskStore>>,
+    task_ttl: Duration,
 }
 
 impl McpServer {
@@ -319,6 +329,8 @@ impl McpServer {
             #[cfg(feature = "auth")]
             auth: None,
             catalog: catalog::Catalog::default(),
+            task_store: None,
+            task_ttl: tasks::DEFAULT_TASK_TTL,
         }
     }
 
@@ -626,6 +638,24 @@ impl McpServerBuilder {
         self
     }
 
+    /// Where task records live ([`tasks`]). Default: a [`MemoryTaskStore`](tasks::MemoryTaskStore)
+    /// of [`DEFAULT_MAX_TASKS`](tasks::DEFAULT_MAX_TASKS) records and
+    /// [`DEFAULT_MAX_TASK_BYTES`](tasks::DEFAULT_MAX_TASK_BYTES) bytes, which only this process
+    /// sees; give every worker behind one load balancer the same shared store.
+    #[must_use]
+    pub fn task_store(mut self, store: impl tasks::TaskStore) -> Self {
+        self.task_store = Some(Arc::new(store));
+        self
+    }
+
+    /// How long a task is kept from its creation, sent as `ttlMs` (default
+    /// [`DEFAULT_TASK_TTL`](tasks::DEFAULT_TASK_TTL), 3 600 000 ms). A store may drop it after.
+    #[must_use]
+    pub fn task_ttl(mut self, ttl: Duration) -> Self {
+        self.task_ttl = ttl;
+        self
+    }
+
     /// The server. The tool list is computed here, and again for each registry
     /// [`McpServer::set_registry`] gives. A [completion](Self::completion) of an argument that no
     /// declared prompt or template has is logged as a warning.
@@ -653,6 +683,10 @@ impl McpServerBuilder {
                 catalog: self.catalog,
                 calls: TaskTracker::new(),
                 stop: CancellationToken::new(),
+                tasks: tasks::Tasks::new(
+                    self.task_store.unwrap_or_else(|| Arc::new(tasks::MemoryTaskStore::default())),
+                    self.task_ttl,
+                ),
             }),
             session: talk::SessionLevel::default(),
         }

@@ -71,7 +71,8 @@ enum Mode {
 
 /// The [`ClientChannel`] of one MCP request.
 pub(crate) struct McpChannel {
-    peer: Peer<RoleServer>,
+    /// The connection of earlier protocols' server-to-client requests (none for a task).
+    peer: Option<Peer<RoleServer>>,
     capabilities: ClientCapabilities,
     level: Option<LogLevel>,
     mode: Mode,
@@ -137,7 +138,7 @@ impl McpChannel {
             None => (None, None),
         };
         Self {
-            peer: context.peer.clone(),
+            peer: Some(context.peer.clone()),
             capabilities,
             level,
             mode,
@@ -145,6 +146,47 @@ impl McpChannel {
             logs: Mutex::new(logs),
             sender: Mutex::new(sender),
         }
+    }
+
+    /// The channel of one run of a task ([`crate::tasks`]): the answers are those the task's record
+    /// holds, a request without one stops the run ([`asked`](Self::asked)), log messages are
+    /// dropped (no request is open to carry them).
+    pub(crate) fn for_task(capabilities: ClientCapabilities, known: BTreeMap<String, Value>) -> Self {
+        let answers = std::sync::OnceLock::new();
+        let _ = answers.set(known);
+        Self {
+            peer: None,
+            capabilities,
+            level: None,
+            mode: Mode::Rounds {
+                given: Mutex::new(None),
+                answers,
+                used: Mutex::default(),
+                pending: Mutex::default(),
+                asked: tokio::sync::Notify::new(),
+            },
+            refused: Mutex::new(None),
+            logs: Mutex::new(None),
+            sender: Mutex::new(None),
+        }
+    }
+
+    /// The answers known (after [`open`](Self::open)): the sealed state's and the request's.
+    pub(crate) fn known_answers(&self) -> BTreeMap<String, Value> {
+        match &self.mode {
+            Mode::Rounds { answers, .. } => answers.get().cloned().unwrap_or_default(),
+            Mode::Direct | Mode::Nowhere => BTreeMap::new(),
+        }
+    }
+
+    /// The requests without an answer, by key, as MCP requests (`{"method", "params"}`).
+    pub(crate) fn pending_requests(&self) -> BTreeMap<String, Value> {
+        let Mode::Rounds { pending, .. } = &self.mode else { return BTreeMap::new() };
+        let pending = pending.lock().unwrap_or_else(PoisonError::into_inner);
+        pending
+            .iter()
+            .map(|(key, request)| (key.clone(), json!({"method": request.method.method(), "params": request.params})))
+            .collect()
     }
 
     /// Waits until the log messages sent so far are written (at most [`FLUSH_BOUND`]); later
@@ -196,7 +238,7 @@ impl McpChannel {
         codec: Option<&RequestStateCodec>,
         binding: &[u8],
     ) -> Result<InputRequiredResult, ErrorData> {
-        let Mode::Rounds { answers, used, pending, .. } = &self.mode else {
+        let Mode::Rounds { answers, used, .. } = &self.mode else {
             return Err(ErrorData::internal_error("no input request is pending", None));
         };
         let Some(codec) = codec else { return Err(ErrorData::internal_error(NO_KEY, None)) };
@@ -204,12 +246,11 @@ impl McpChannel {
         let known = answers.get();
         let state = State { answers: used.iter().filter_map(|k| Some((k.clone(), known?.get(k)?.clone()))).collect() };
         let mut requests = BTreeMap::new();
-        for (key, request) in pending.lock().unwrap_or_else(PoisonError::into_inner).iter() {
-            let wire = json!({"method": request.method.method(), "params": request.params});
+        for (key, wire) in self.pending_requests() {
             let request = serde_json::from_value(wire).map_err(|error| {
                 ErrorData::internal_error(format!("input request `{key}` is not a valid MCP request: {error}"), None)
             })?;
-            requests.insert(key.clone(), request);
+            requests.insert(key, request);
         }
         let sealed = codec
             .seal_json_with(&state, &SealOptions::new().associated_data(binding).ttl(REQUEST_STATE_TTL))
@@ -278,8 +319,10 @@ impl ClientChannel for McpChannel {
                     let request: ServerRequest = serde_json::from_value(wire).map_err(|error| {
                         TalkBackError::Transport { message: format!("not a valid MCP request: {error}") }
                     })?;
-                    let answer = self
-                        .peer
+                    let Some(peer) = &self.peer else {
+                        return Err(TalkBackError::Transport { message: "no connection to the client".to_owned() });
+                    };
+                    let answer = peer
                         .send_request(request)
                         .await
                         .map_err(|error| TalkBackError::Transport { message: error.to_string() })?;

@@ -19,6 +19,7 @@ pub mod http;
 pub mod methods;
 pub mod server;
 pub mod talk_back;
+pub mod tasks;
 
 // Support files the modules share, each compiled once.
 #[path = "../common/mod.rs"]
