@@ -2,7 +2,9 @@
 //! (the module `catalog`), served on Streamable HTTP at `http://ADDR/mcp`
 //! (`cargo run -p examples --example conformance_server -- 127.0.0.1:8080`; the address defaults
 //! to `127.0.0.1:0`, a free port). The first line on standard output is the bound URL. SIGTERM or
-//! Ctrl-C stops it. With the argument `stdio` it serves standard input and output instead.
+//! Ctrl-C stops it. With the argument `stdio` it serves standard input and output instead; with
+//! `--legacy-sessions` after the address it also keeps sessions for clients of protocol versions
+//! before 2026-07-28 (the TypeScript SDK 1.32's).
 //!
 //! Besides the suite's tools it has `test_approval`, tagged `confirm`: it runs only once the user
 //! accepts the approval the framework asks for (`examples/tests/talk_back.rs` drives it with the
@@ -424,8 +426,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool_dyn(json_schema_2020_12_tool())
         .tool_dyn(test_custom_headers())
         .build()?;
-    let server = catalog::declare(tool_mcp::McpServer::builder(registry).name("conformance", "1.0.0"))?.build();
     let addr = std::env::args().nth(1).unwrap_or("127.0.0.1:0".into());
+    // `--legacy-sessions` after the address: sessions for clients of protocol versions before
+    // 2026-07-28, whose questions to the client are server-to-client requests on the session.
+    let legacy = std::env::args().nth(2).as_deref() == Some("--legacy-sessions");
+    let builder = tool_mcp::McpServer::builder(registry).name("conformance", "1.0.0").legacy_session_mode(legacy);
+    let server = catalog::declare(builder)?.build();
     if addr == "stdio" {
         return Ok(server.serve_stdio().await?);
     }

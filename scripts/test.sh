@@ -4,7 +4,9 @@
 # Creates (or reuses) a virtualenv in target/conformance-venv, installs the pinned packages of
 # conformance/requirements.txt from PyPI when they are not already installed at those versions,
 # exports the venv's python as TOOL_CONFORMANCE_PYTHON, installs oauth2-mock-server (npm) into
-# target/oauth2-mock-server for the OAuth tests and exports TOOL_OAUTH2_MOCK_SERVER, and runs
+# target/oauth2-mock-server for the OAuth tests and exports TOOL_OAUTH2_MOCK_SERVER, the MCP
+# conformance suite and the TypeScript MCP SDK (npm) likewise (TOOL_CONFORMANCE_SUITE,
+# TOOL_MCP_TS_SDK), and runs
 # `cargo test --workspace` with any extra arguments given to this script. Needs python3 (3.10 or
 # newer) with the venv module, and node with npm.
 set -euo pipefail
@@ -46,5 +48,26 @@ if ! grep -qs "\"version\": \"$mock_server_version\"" "$mock_server/node_modules
 fi
 TOOL_OAUTH2_MOCK_SERVER="$(pwd)/$mock_server/node_modules"
 export TOOL_OAUTH2_MOCK_SERVER
+
+# The official MCP conformance suite (examples/tests/conformance_suite.rs), pinned, on node 22 from
+# npm (Debian's node 20 lacks `fs.globSync`, which the suite needs), in target/mcp-conformance; and
+# the official TypeScript MCP SDK (examples/tests/talk_back.rs), pinned, in target/mcp-ts-sdk.
+conformance="target/mcp-conformance"
+conformance_version="0.2.0-alpha.12"
+if ! grep -qs "\"version\": \"$conformance_version\"" "$conformance/node_modules/@modelcontextprotocol/conformance/package.json" \
+    || [ ! -x "$conformance/node_modules/.bin/node" ]; then
+    npm install --no-audit --no-fund --loglevel=error --prefix "$conformance" \
+        "@modelcontextprotocol/conformance@$conformance_version" "node@22"
+fi
+TOOL_CONFORMANCE_SUITE="$(pwd)/$conformance/node_modules"
+export TOOL_CONFORMANCE_SUITE
+
+ts_sdk="target/mcp-ts-sdk"
+ts_sdk_version="1.32.2"
+if ! grep -qs "\"version\": \"$ts_sdk_version\"" "$ts_sdk/node_modules/@modelcontextprotocol/sdk/package.json"; then
+    npm install --no-audit --no-fund --loglevel=error --prefix "$ts_sdk" "@modelcontextprotocol/sdk@$ts_sdk_version"
+fi
+TOOL_MCP_TS_SDK="$(pwd)/$ts_sdk/node_modules"
+export TOOL_MCP_TS_SDK
 
 cargo test --workspace "$@"
