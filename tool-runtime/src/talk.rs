@@ -393,16 +393,25 @@ where
 }
 
 /// The `requestedSchema` of an elicitation of `T`: `{"type":"object","properties":..,"required":..}`
-/// with each property a string (with `minLength`, `maxLength`, `pattern`, `format`), number or
-/// integer (with `minimum`, `maximum`), boolean, a single-select enum of strings (`enum`, or
-/// `oneOf` of `const` with `title`), or a multi-select array of such an enum (SEP-1330); a
-/// `default` is kept (SEP-1034), as are `title` and `description`.
+/// with each property one of MCP form elicitation's primitive schemas:
+/// - a string (with `minLength`, `maxLength`, `pattern`, and `format` when it is one MCP names:
+///   `email`, `uri`, `date`, `date-time`), a number or an integer (with `minimum`, `maximum`), a
+///   boolean;
+/// - a single-select enum: `{"type":"string","enum":[..]}`, or, for a Rust enum whose variants
+///   have a `#[schemars(title = "..")]` or a doc comment, `{"type":"string","oneOf":[{"const",
+///   "title"}]}` (SEP-1330's titled enum; the title is the variant's title, else its doc comment);
+/// - a multi-select: a `Vec` of such an enum, `{"type":"array","items":{"type":"string","enum"}}`
+///   or, titled, `{"type":"array","items":{"anyOf":[{"const","title"}]}}` (SEP-1330);
+///
+/// with its `title`, `description` and `default` (SEP-1034) kept. An `Option` field is left out of
+/// `required`. Built from `T`'s JSON Schema with every subschema inlined.
 ///
 /// # Errors
-/// [`TalkBackError::NotElicitable`] naming the first property of another shape (an object, an
-/// array of non-enums, a union, a reference), or the root when it is not an object.
+/// [`TalkBackError::NotElicitable`] naming the first property of another shape (a struct, a map,
+/// a list of non-enums, a union, a recursive type), or the root when it is not an object.
 pub fn elicitation_schema<T: JsonSchema>() -> Result<Value, TalkBackError> {
-    let schema = crate::schema::arguments_schema::<T>();
+    let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
+    let schema = settings.into_generator().into_root_schema_for::<T>().to_value();
     let not = |property: &str, reason: &str| TalkBackError::NotElicitable {
         property: property.to_owned(),
         reason: reason.to_owned(),
@@ -426,30 +435,33 @@ pub fn elicitation_schema<T: JsonSchema>() -> Result<Value, TalkBackError> {
     Ok(out)
 }
 
-/// The keywords MCP's primitive schemas take, beside `type`.
-const KEPT: [&str; 11] = [
-    "title",
-    "description",
-    "default",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "format",
-    "minimum",
-    "maximum",
-    "enum",
-    "oneOf",
-];
+/// The string formats MCP form elicitation names.
+const FORMATS: [&str; 4] = ["email", "uri", "date", "date-time"];
 
-/// One property as an MCP primitive schema, and whether it may be left out (a `null` in its type).
+const ONLY: &str = "MCP elicits only strings, numbers, integers, booleans and enums; make it fields of those";
+
+/// One property as an MCP primitive schema, and whether it may be left out (an `Option`).
 fn primitive(property: &Value) -> Result<(Value, bool), String> {
     let Some(object) = property.as_object() else {
         return Err("has no schema object".to_owned());
     };
-    const ONLY: &str = "MCP elicits only strings, numbers, integers, booleans and enums; make it fields of those";
+    // `Option<X>`: `anyOf: [X, {"type": "null"}]`, or a type list with "null".
+    if let Some(Value::Array(branches)) = object.get("anyOf") {
+        let not_null: Vec<&Value> = branches.iter().filter(|b| b.get("type") != Some(&json!("null"))).collect();
+        if let ([only], true) = (not_null.as_slice(), not_null.len() + 1 == branches.len()) {
+            let mut merged = (*only).clone();
+            // The field's own title, description and default win over its type's.
+            for keyword in ["title", "description", "default"] {
+                if let (Some(value), Some(target)) = (object.get(keyword), merged.as_object_mut()) {
+                    target.insert(keyword.to_owned(), value.clone());
+                }
+            }
+            return primitive(&merged).map(|(schema, _)| (schema, true));
+        }
+        return Err(format!("is a union: {ONLY}"));
+    }
     for (keyword, what) in [
-        ("$ref", "refers to another type"),
-        ("anyOf", "is a union"),
+        ("$ref", "refers to another type (a recursive one)"),
         ("allOf", "is a union"),
         ("properties", "is an object"),
         ("additionalProperties", "is a map"),
@@ -459,60 +471,88 @@ fn primitive(property: &Value) -> Result<(Value, bool), String> {
             return Err(format!("{what}: {ONLY}"));
         }
     }
+    let mut out = Map::new();
+    let keep = |out: &mut Map<String, Value>, keywords: &[&str]| {
+        for keyword in keywords {
+            if let Some(value) = object.get(*keyword) {
+                out.insert((*keyword).to_owned(), value.clone());
+            }
+        }
+    };
+    if let Some(choices) = titled_choices(object)? {
+        out.insert("type".to_owned(), json!("string"));
+        out.insert("oneOf".to_owned(), Value::Array(choices));
+        keep(&mut out, &["title", "description", "default"]);
+        return Ok((Value::Object(out), false));
+    }
     let (kind, optional) = match object.get("type") {
         Some(Value::String(kind)) => (kind.clone(), false),
         Some(Value::Array(kinds)) => {
             let named: Vec<&str> = kinds.iter().filter_map(Value::as_str).filter(|k| *k != "null").collect();
             match named.as_slice() {
                 [kind] => ((*kind).to_owned(), kinds.len() > 1),
-                _ => return Err("has a union type: elicit one primitive type per property".to_owned()),
+                _ => return Err(format!("has a union type: {ONLY}")),
             }
         }
-        _ if object.contains_key("enum") || object.contains_key("oneOf") => ("string".to_owned(), false),
+        _ if object.contains_key("enum") => ("string".to_owned(), false),
         _ => return Err("has no `type`".to_owned()),
     };
-    let mut out = Map::new();
     match kind.as_str() {
-        "string" | "number" | "integer" | "boolean" => {
-            out.insert("type".to_owned(), json!(kind));
-            for keyword in KEPT {
-                if let Some(value) = object.get(keyword) {
-                    let value = match (keyword, value) {
-                        // `null` is not an enum choice the user can make.
-                        ("enum", Value::Array(choices)) => {
-                            Value::Array(choices.iter().filter(|c| !c.is_null()).cloned().collect())
-                        }
-                        _ => value.clone(),
-                    };
-                    out.insert(keyword.to_owned(), value);
-                }
+        "string" => {
+            out.insert("type".to_owned(), json!("string"));
+            keep(&mut out, &["title", "description", "default", "minLength", "maxLength", "pattern"]);
+            if let Some(format) = object.get("format").and_then(Value::as_str).filter(|f| FORMATS.contains(f)) {
+                out.insert("format".to_owned(), json!(format));
+            }
+            if let Some(Value::Array(choices)) = object.get("enum") {
+                out.insert("enum".to_owned(), Value::Array(choices.iter().filter(|c| !c.is_null()).cloned().collect()));
             }
         }
+        "number" | "integer" => {
+            out.insert("type".to_owned(), json!(kind));
+            keep(&mut out, &["title", "description", "default", "minimum", "maximum"]);
+        }
+        "boolean" => {
+            out.insert("type".to_owned(), json!("boolean"));
+            keep(&mut out, &["title", "description", "default"]);
+        }
         "array" => {
-            let items = object.get("items").ok_or("is an array without `items`")?;
-            let is_enum = items.get("enum").is_some() || items.get("oneOf").is_some() || items.get("anyOf").is_some();
-            if !is_enum {
-                return Err(
-                    "is an array of non-enum items: MCP elicits arrays only as a multi-select of an enum".to_owned()
-                );
-            }
+            let items = object.get("items").and_then(Value::as_object).ok_or("is an array without `items`")?;
+            let items = match (titled_choices(items)?, items.get("enum")) {
+                (Some(choices), _) => json!({"anyOf": choices}),
+                (None, Some(choices)) => json!({"type": "string", "enum": choices}),
+                (None, None) => {
+                    return Err(
+                        "is a list of non-enum items: MCP elicits lists only as a multi-select of an enum".to_owned()
+                    );
+                }
+            };
             out.insert("type".to_owned(), json!("array"));
-            let mut kept_items = Map::new();
-            for keyword in ["type", "enum", "oneOf", "anyOf"] {
-                if let Some(value) = items.get(keyword) {
-                    kept_items.insert(keyword.to_owned(), value.clone());
-                }
-            }
-            out.insert("items".to_owned(), Value::Object(kept_items));
-            for keyword in ["title", "description", "default", "minItems", "maxItems"] {
-                if let Some(value) = object.get(keyword) {
-                    out.insert(keyword.to_owned(), value.clone());
-                }
-            }
+            out.insert("items".to_owned(), items);
+            keep(&mut out, &["title", "description", "default", "minItems", "maxItems"]);
         }
         other => return Err(format!("is of type `{other}`: {ONLY}")),
     }
     Ok((Value::Object(out), optional))
+}
+
+/// The choices of a `oneOf` of string constants (a Rust enum of unit variants with titles or doc
+/// comments) as `[{"const", "title"}]`; `None` for a schema of another shape.
+fn titled_choices(object: &Map<String, Value>) -> Result<Option<Vec<Value>>, String> {
+    let Some(Value::Array(branches)) = object.get("oneOf") else { return Ok(None) };
+    branches
+        .iter()
+        .map(|branch| {
+            let constant = branch
+                .get("const")
+                .or_else(|| branch.get("enum").and_then(Value::as_array).filter(|e| e.len() == 1).map(|e| &e[0]))
+                .filter(|c| c.is_string())
+                .ok_or_else(|| format!("is an enum whose variants carry data: {ONLY}"))?;
+            let title = branch.get("title").or_else(|| branch.get("description")).unwrap_or(constant);
+            Ok(json!({"const": constant, "title": title}))
+        })
+        .collect::<Result<Vec<Value>, String>>()
+        .map(Some)
 }
 
 /// Reads an `ElicitResult` (`{"action": "accept"|"decline"|"cancel", "content": {..}}`).

@@ -222,7 +222,7 @@ fn nested_objects_lists_of_text_and_scalars_cannot_be_elicited_and_the_error_nam
     );
     assert_eq!(
         elicitation_schema::<Lines>().unwrap_err().to_string(),
-        "cannot elicit this type: property `lines` is an array of non-enum items: MCP elicits arrays only as a \
+        "cannot elicit this type: property `lines` is a list of non-enum items: MCP elicits lists only as a \
          multi-select of an enum"
     );
     assert_eq!(
@@ -302,5 +302,65 @@ async fn without_elicitation_or_a_channel_a_confirm_tool_is_refused_with_how_to_
     assert_eq!(
         plain.call(&ToolCall::new("c3", "overwrite", r#"{"path":"a"}"#), &ToolContext::new()).await.text(),
         "overwrote a"
+    );
+}
+
+/// How a ticket is sent on.
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+enum Route {
+    /// Send it to the first line.
+    #[schemars(title = "First line")]
+    First,
+    /// Send it to an engineer.
+    #[schemars(title = "Engineering")]
+    Engineering,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Triage {
+    route: Route,
+    #[schemars(email)]
+    contact: String,
+    #[serde(default = "yes")]
+    notify: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[test]
+fn titled_enum_choices_formats_and_boolean_defaults_go_out_as_mcp_form_elicitation_takes_them() {
+    assert_eq!(
+        elicitation_schema::<Triage>().unwrap(),
+        json!({"type": "object", "properties": {
+            "route": {"type": "string", "description": "How a ticket is sent on.", "oneOf": [
+                {"const": "First", "title": "First line"},
+                {"const": "Engineering", "title": "Engineering"}]},
+            "contact": {"type": "string", "format": "email"},
+            "notify": {"type": "boolean", "default": true}},
+            "required": ["route", "contact"]})
+    );
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Routing {
+    /// Where else, if anywhere.
+    also: Option<Route>,
+    every: Vec<Route>,
+}
+
+#[test]
+fn an_optional_titled_enum_is_not_required_and_a_list_of_one_is_a_titled_multi_select() {
+    let titled = json!([{"const": "First", "title": "First line"}, {"const": "Engineering", "title": "Engineering"}]);
+    assert_eq!(
+        elicitation_schema::<Routing>().unwrap(),
+        json!({"type": "object", "properties": {
+            "also": {"type": "string", "description": "Where else, if anywhere.", "oneOf": titled},
+            "every": {"type": "array", "items": {"anyOf": titled}}},
+            "required": ["every"]})
     );
 }
