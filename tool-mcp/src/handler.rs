@@ -186,7 +186,7 @@ impl ServerHandler for McpServer {
         inner.catalog.declare(&mut capabilities);
         // The tasks extension, when a tool served takes part in tasks.
         let served = self.served();
-        if served.registry.loaded_definitions().any(|d| tasks::support(d).is_some()) {
+        if served.registry.loaded_definitions().any(|d| tasks::support(d, &inner.tasks.tags).is_some()) {
             capabilities
                 .extensions
                 .get_or_insert_with(Default::default)
@@ -453,7 +453,7 @@ impl ServerHandler for McpServer {
                 None,
             ));
         }
-        let support = registry.definition(name).and_then(tasks::support);
+        let support = registry.definition(name).and_then(|d| tasks::support(d, &inner.tasks.tags));
         let declared = tasks::client_declared(&context);
         if support.is_some_and(|s| s.required) && !declared {
             return Err(tasks::required_error(name));

@@ -302,6 +302,7 @@ pub struct McpServerBuilder {
     catalog: catalog::Catalog,
     task_store: Option<Arc<dyn tasks::TaskStore>>,
     task_ttl: Duration,
+    task_tags: Vec<String>,
 }
 
 impl McpServer {
@@ -331,6 +332,7 @@ impl McpServer {
             catalog: catalog::Catalog::default(),
             task_store: None,
             task_ttl: tasks::DEFAULT_TASK_TTL,
+            task_tags: Vec::new(),
         }
     }
 
@@ -648,6 +650,15 @@ impl McpServerBuilder {
         self
     }
 
+    /// Makes every tool tagged `tag` task-supporting, as [`TASK_TAG`](tasks::TASK_TAG) does: a
+    /// call from a client that declared the tasks extension runs as a task, one from another
+    /// client in the request (e.g. `task_tag("exec")` for long shell commands). Default: none.
+    #[must_use]
+    pub fn task_tag(mut self, tag: impl Into<String>) -> Self {
+        self.task_tags.push(tag.into());
+        self
+    }
+
     /// How long a task is kept from its creation, sent as `ttlMs` (default
     /// [`DEFAULT_TASK_TTL`](tasks::DEFAULT_TASK_TTL), 3 600 000 ms). A store may drop it after.
     #[must_use]
@@ -686,6 +697,7 @@ impl McpServerBuilder {
                 tasks: tasks::Tasks::new(
                     self.task_store.unwrap_or_else(|| Arc::new(tasks::MemoryTaskStore::default())),
                     self.task_ttl,
+                    self.task_tags,
                 ),
             }),
             session: talk::SessionLevel::default(),

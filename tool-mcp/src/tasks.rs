@@ -97,10 +97,11 @@ pub(crate) struct Support {
 
 /// The task support of `definition`: `None` for a tool tagged neither [`TASK_TAG`] nor
 /// [`TASK_REQUIRED_TAG`].
-pub(crate) fn support(definition: &ToolDefinition) -> Option<Support> {
+pub(crate) fn support(definition: &ToolDefinition, task_tags: &[String]) -> Option<Support> {
     let has = |tag: &str| definition.tags.iter().any(|t| t == tag);
     let required = has(TASK_REQUIRED_TAG);
-    (required || has(TASK_TAG)).then(|| Support { required, after_input: has(TASK_AFTER_INPUT_TAG) })
+    let supported = required || has(TASK_TAG) || task_tags.iter().any(|tag| has(tag));
+    supported.then(|| Support { required, after_input: has(TASK_AFTER_INPUT_TAG) })
 }
 
 /// `true` when the request's client declared the tasks extension.
@@ -329,12 +330,15 @@ impl TaskStore for MemoryTaskStore {
 pub(crate) struct Tasks {
     pub(crate) store: Arc<dyn TaskStore>,
     pub(crate) ttl: Duration,
+    /// The tags that make a tool task-supporting beside [`TASK_TAG`]
+    /// ([`McpServerBuilder::task_tag`](crate::McpServerBuilder::task_tag)).
+    pub(crate) tags: Vec<String>,
     running: Mutex<HashMap<String, CancellationToken>>,
 }
 
 impl Tasks {
-    pub(crate) fn new(store: Arc<dyn TaskStore>, ttl: Duration) -> Self {
-        Self { store, ttl, running: Mutex::new(HashMap::new()) }
+    pub(crate) fn new(store: Arc<dyn TaskStore>, ttl: Duration, tags: Vec<String>) -> Self {
+        Self { store, ttl, tags, running: Mutex::new(HashMap::new()) }
     }
 }
 

@@ -34,6 +34,7 @@ mod mcp;
 mod policy;
 mod run;
 mod setup;
+mod tasks;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -212,6 +213,13 @@ enum Command {
         /// in milliseconds.
         #[arg(long, value_name = "MS", default_value_t = 10_000)]
         grace_period_ms: u64,
+        /// Run the calls of tools with one of these tags (e.g. `exec`) as MCP tasks (the tasks
+        /// extension, SEP-2663) for clients that declare it: the call answers at once with a task
+        /// id, and `tasks/get` gives its state and result from the store of `--store` (with
+        /// `redis://`, on any worker). Other clients get the result in the request.
+        /// Comma-separated or repeated.
+        #[arg(long, value_delimiter = ',', value_name = "TAGS")]
+        task: Vec<String>,
     },
 }
 
@@ -255,7 +263,7 @@ fn execute(cli: Cli) -> Result<Outcome, String> {
         Command::Run { response, provider } => {
             run::run(&setup, &response, provider.map(Into::into)).map(Outcome::printed)
         }
-        Command::Mcp { set, http, allowed_host, legacy_sessions, limits, auth, grace_period_ms } => {
+        Command::Mcp { set, http, allowed_host, legacy_sessions, limits, auth, grace_period_ms, task } => {
             let serving = mcp::Serving {
                 http,
                 allowed_hosts: allowed_host,
@@ -263,6 +271,7 @@ fn execute(cli: Cli) -> Result<Outcome, String> {
                 limits,
                 auth,
                 grace: std::time::Duration::from_millis(grace_period_ms),
+                task_tags: task,
             };
             mcp::serve(&setup, &set, &serving).map(|()| Outcome { stdout: None, code: ExitCode::SUCCESS })
         }

@@ -197,6 +197,8 @@ pub(crate) struct Serving {
     pub(crate) auth: AuthFlags,
     /// `--grace-period-ms`.
     pub(crate) grace: Duration,
+    /// `--task`: the tags whose tools run as MCP tasks.
+    pub(crate) task_tags: Vec<String>,
 }
 
 /// Rebuilds the registry each time the tools of a `--config` server change and serves the new one
@@ -250,7 +252,11 @@ pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result
         .list_filter(move |definition| policy.refusal(definition).is_none())
         .context(move |request, ctx| Ok(ctx.session_id(caller_session(&session, request))))
         .legacy_session_mode(serving.legacy_sessions)
-        .grace_period(serving.grace);
+        .grace_period(serving.grace)
+        .task_store(crate::tasks::SessionTaskStore::new(setup.session_store()?));
+    for tag in &serving.task_tags {
+        builder = builder.task_tag(tag.clone());
+    }
     for host in &serving.allowed_hosts {
         builder = builder.allow_host(host.clone());
     }

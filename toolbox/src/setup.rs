@@ -301,6 +301,14 @@ impl Setup {
         self.permissions(builder).build().map_err(|e| e.to_string())
     }
 
+    /// The session store of `--store` (also where `toolbox mcp` keeps its MCP tasks).
+    ///
+    /// # Errors
+    /// As [`Setup::stores`].
+    pub(crate) fn session_store(&self) -> Result<Arc<dyn SessionStore>, String> {
+        self.stores().map(|(_, sessions)| sessions)
+    }
+
     /// The output store and the session store of `--store`, bounded by their limits.
     ///
     /// # Errors

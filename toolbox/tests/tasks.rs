@@ -1,0 +1,108 @@
+//! `toolbox mcp --http --task TAGS`: the calls of tools with those tags are MCP tasks for a
+//! client that declares the tasks extension, kept in the store of `--store` (here the state
+//! directory's files), so that a task made by one server process is read by the next.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+
+/// Starts `toolbox mcp --http 127.0.0.1:0` with `args`; returns the child and its URL's address.
+fn serve(args: &[&str]) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["mcp", "--http", "127.0.0.1:0"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.trim().strip_prefix("toolbox: serving MCP on http://").unwrap_or_else(|| panic!("{line}"));
+    (child, url.strip_suffix("/mcp").unwrap_or_else(|| panic!("{line}")).to_owned())
+}
+
+/// POSTs a JSON-RPC request of protocol 2026-07-28 whose client declares the tasks extension;
+/// returns the JSON-RPC response (the last event of a stream).
+fn request(addr: &str, id: u64, method: &str, name: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}});
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\nContent-Type: \
+         application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\nMcp-Name: {name}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body.as_bytes()).unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let (_, rest) = raw.split_once("\r\n\r\n").unwrap();
+    let json_of = |text: &str| serde_json::from_str::<Value>(text.trim()).ok();
+    rest.lines()
+        .filter_map(|line| line.strip_prefix("data: ").and_then(json_of))
+        .filter(|message| message.get("id") == Some(&json!(id)))
+        .last()
+        .or_else(|| rest.lines().find_map(|line| json_of(line).filter(|m| m.get("id").is_some())))
+        .unwrap_or_else(|| panic!("no response in {raw}"))
+}
+
+/// `tasks/get` of `task` until it is no longer `working` (at most 200 polls).
+fn settled(addr: &str, task: &str) -> Value {
+    for i in 0..200 {
+        let got = request(addr, 100 + i, "tasks/get", task, json!({"taskId": task}));
+        if got["result"]["status"] != "working" {
+            return got["result"].clone();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("task {task} still working after 200 polls");
+}
+
+#[test]
+fn a_write_is_a_task_whose_result_the_next_server_process_still_gives() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("notes.txt"), "one line\n").unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let args = [
+        "--task",
+        "destructive",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--state-dir",
+        state.path().to_str().unwrap(),
+    ];
+    let (mut first, addr) = serve(&args);
+    let arguments = json!({"file_path": "new.txt", "content": "written by a task\n"});
+    let created = request(&addr, 1, "tools/call", "write", json!({"name": "write", "arguments": arguments}));
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let done = settled(&addr, &task);
+    assert_eq!(done["status"], "completed", "{done}");
+    let text = done["result"]["content"][0]["text"].as_str().unwrap().to_owned();
+    assert_eq!(std::fs::read_to_string(root.path().join("new.txt")).unwrap(), "written by a task\n");
+    first.kill().unwrap();
+    first.wait().unwrap();
+
+    // Another process on the same store gives the same task.
+    let (mut second, addr) = serve(&args);
+    let again = request(&addr, 2, "tasks/get", &task, json!({"taskId": task}));
+    assert_eq!(
+        (again["result"]["status"].clone(), again["result"]["result"]["content"][0]["text"].clone()),
+        (json!("completed"), json!(text))
+    );
+    // A tool without the tag answers in the request.
+    let read =
+        request(&addr, 3, "tools/call", "read", json!({"name": "read", "arguments": {"file_path": "notes.txt"}}));
+    assert_eq!(read["result"]["resultType"], "complete", "{read}");
+    let shown = read["result"]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(shown.lines().next(), Some("    1  one line"), "{read}");
+    second.kill().unwrap();
+    second.wait().unwrap();
+}
