@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 /// One piece of multimodal tool output.
 ///
 /// Parts stay structured through every layer: providers that accept a kind of part in tool results
-/// get it, the others get its text projection ([`ContentPart::as_text`]).
+/// get it, the others get its text projection ([`ContentPart::as_text`]);
+/// [`Provider::render_tool_results`](crate::provider::Provider::render_tool_results) says which
+/// provider takes which kind.
 ///
 /// The kinds follow the MCP content blocks (`text`, `image`, `audio`, `resource`,
 /// `resource_link`); serialised with `type` as the tag in snake_case.

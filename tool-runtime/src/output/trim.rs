@@ -20,12 +20,14 @@ pub enum HistoryShape {
     OpenAiResponses,
     /// Anthropic Messages: an `assistant` message with `{"type":"tool_use","id":..}` blocks, answered
     /// by `{"type":"tool_result","tool_use_id":..,"content":..}` blocks in a `user` message;
-    /// `content` is a string or an array of `text` / `image` blocks.
+    /// `content` is a string or an array of `text` / `image` / `document` blocks (a `document`
+    /// with a plain-text source counts as text).
     Anthropic,
     /// Gemini `contents`: a `model` content with `{"functionCall":{..}}` parts, answered by
-    /// `{"functionResponse":{"name":..,"id"?:..,"response":{"output":..}}}` parts in a `user`
-    /// content (`"error"` instead of `"output"` for an error). The result is the value of `output`
-    /// (or `error`); a `response` with neither counts and is trimmed as a whole.
+    /// `{"functionResponse":{"name":..,"id"?:..,"response":{"output":..},"parts"?:[..]}}` parts in a
+    /// `user` content (`"error"` instead of `"output"` for an error). The result is the value of
+    /// `output` (or `error`); a `response` with neither counts and is trimmed as a whole. The
+    /// media `parts` count 0 and are removed with the text when the result is trimmed.
     Gemini,
 }
 
@@ -77,6 +79,9 @@ struct Slot {
     label: String,
     /// A Gemini `response` with neither `output` nor `error`: it becomes `{"output": placeholder}`.
     whole_response: bool,
+    /// For a Gemini result, the JSON Pointer of its `functionResponse`, whose media `parts` go
+    /// with the text when it is trimmed.
+    media_holder: Option<String>,
     tokens: usize,
 }
 
@@ -86,8 +91,8 @@ struct Slot {
 /// they are not the call ids), `None` when it has none.
 ///
 /// A trimmed result keeps its place, its call id and its error flag (Anthropic's `is_error`,
-/// Gemini's `error` key); its whole content (text and images) becomes [`trimmed_placeholder`], a
-/// string. The tool call that asked for it is not touched, so a call and its result stay together:
+/// Gemini's `error` key); its whole content (text, images and documents; a Gemini result's media
+/// `parts` are removed) becomes [`trimmed_placeholder`], a string. The tool call that asked for it is not touched, so a call and its result stay together:
 /// no result without its call, no call without a result. Results that are already placeholders,
 /// or that have no text, are skipped. Results whose call is not in `history` are trimmed like the
 /// others (their pair is already elsewhere).
@@ -160,6 +165,11 @@ pub fn trim_context(
             continue;
         }
         *target = trimmed;
+        if let Some(holder) = &slot.media_holder
+            && let Some(Value::Object(response)) = history[slot.message].pointer_mut(holder)
+        {
+            response.remove("parts");
+        }
         total = total - slot.tokens + new_tokens;
         report.trimmed.push(slot.label.clone());
     }
@@ -173,7 +183,15 @@ impl Slot {
     fn of(message: usize, pointer: String, holder: &Value, id_key: &str, content: Option<&Value>) -> Self {
         let call_id = holder.get(id_key).and_then(Value::as_str).unwrap_or_default().to_owned();
         let tokens = estimate_tokens(text_bytes(content));
-        Self { message, pointer, label: call_id.clone(), call_id: Some(call_id), whole_response: false, tokens }
+        Self {
+            message,
+            pointer,
+            label: call_id.clone(),
+            call_id: Some(call_id),
+            whole_response: false,
+            media_holder: None,
+            tokens,
+        }
     }
 
     /// The result of the Gemini part `parts[part]` of message `message`, when it is a
@@ -195,21 +213,39 @@ impl Slot {
             Some(other) => serde_json::to_string(other).map_or(0, |text| text.len()),
             None => 0,
         };
-        Some(Self { message, pointer, call_id, label, whole_response: key.is_none(), tokens: estimate_tokens(bytes) })
+        Some(Self {
+            message,
+            pointer,
+            call_id,
+            label,
+            whole_response: key.is_none(),
+            media_holder: Some(format!("/parts/{part}/functionResponse")),
+            tokens: estimate_tokens(bytes),
+        })
     }
 }
 
-/// Bytes of text in a result's content: a string, or the `text` of its text parts (`text`,
-/// OpenAI Responses' `input_text`).
+/// Bytes of text in a result's content: a string, or the text of its text parts (the `text` of
+/// `text` and OpenAI Responses' `input_text` parts, the `source.data` of an Anthropic `document`
+/// with a plain-text source).
 fn text_bytes(content: Option<&Value>) -> usize {
     match content {
         Some(Value::String(s)) => s.len(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter(|p| matches!(p.get("type").and_then(Value::as_str), Some("text" | "input_text")))
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .map(str::len)
-            .sum(),
+        Some(Value::Array(parts)) => parts.iter().filter_map(part_text).map(str::len).sum(),
         _ => 0,
+    }
+}
+
+/// The text of one part of a result's content, for [`text_bytes`]; `None` for media.
+fn part_text(part: &Value) -> Option<&str> {
+    match part.get("type").and_then(Value::as_str)? {
+        "text" | "input_text" => part.get("text").and_then(Value::as_str),
+        "document" => {
+            let source = part.get("source")?;
+            (source.get("type").and_then(Value::as_str) == Some("text"))
+                .then(|| source.get("data").and_then(Value::as_str))
+                .flatten()
+        }
+        _ => None,
     }
 }

@@ -49,11 +49,25 @@ fn tool_result(message: &ToolMessage) -> Value {
     Value::Object(result)
 }
 
-/// `tool_result` content takes text, image and document blocks: a text part becomes a `text`
-/// block, an image an `image` block (base64 source), an embedded binary resource of type
-/// `application/pdf` a `document` block (base64 source). Audio, other embedded resources and
-/// resource links become `text` blocks with their text projection ([`ContentPart::as_text`]; an
-/// embedded text resource's text).
+/// One block of `tool_result` content. The Messages API reference gives `tool_result.content`
+/// as text, image, search result and document blocks (`ToolResultBlockParam`), a document's
+/// `source` being base64 PDF or plain text (`Base64PDFSource`, `PlainTextSource`); so:
+///
+/// - text: a `text` block;
+/// - image: an `image` block, `{"type":"base64","media_type","data"}` source;
+/// - embedded text resource: a `document` block with a plain-text source,
+///   `{"type":"document","source":{"type":"text","media_type":"text/plain","data":<text>},
+///   "title":<uri>}` (`PlainTextSource` takes `text/plain` only, so the resource's own MIME type
+///   is not sent);
+/// - embedded binary resource of an `image/*` type: an `image` block as for images;
+/// - embedded binary resource of type `application/pdf`: a `document` block, base64 source,
+///   `"title":<uri>`;
+/// - audio (Anthropic has no audio block), any other binary resource (no source takes it) and a
+///   resource link (the `url` document source fetches PDFs only, over the public web): a `text`
+///   block with the part's text projection ([`ContentPart::as_text`]: `[audio]`,
+///   `[resource <uri>]`, `[resource link <uri>]`).
+///
+/// Image and PDF data go as they are (not capped).
 fn block(part: &ContentPart) -> Value {
     match part {
         ContentPart::Text { text } => json!({"type": "text", "text": text}),
@@ -61,9 +75,23 @@ fn block(part: &ContentPart) -> Value {
             json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
         }
         ContentPart::Resource { media_type: Some(media_type), contents: ResourceContents::Blob(data), .. }
+            if media_type.starts_with("image/") =>
+        {
+            json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
+        }
+        ContentPart::Resource { uri, contents: ResourceContents::Text(text), .. } => json!({
+            "type": "document",
+            "source": {"type": "text", "media_type": "text/plain", "data": text},
+            "title": uri,
+        }),
+        ContentPart::Resource { uri, media_type: Some(media_type), contents: ResourceContents::Blob(data) }
             if media_type == "application/pdf" =>
         {
-            json!({"type": "document", "source": {"type": "base64", "media_type": media_type, "data": data}})
+            json!({
+                "type": "document",
+                "source": {"type": "base64", "media_type": media_type, "data": data},
+                "title": uri,
+            })
         }
         ContentPart::Audio { .. } | ContentPart::Resource { .. } | ContentPart::ResourceLink { .. } => {
             json!({"type": "text", "text": part.as_text()})

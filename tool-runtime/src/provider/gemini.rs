@@ -1,14 +1,15 @@
 //! Google Gemini API `generateContent`.
 //!
 //! Sources: the Gemini API "Function calling" guide and reference (`functionCall`,
-//! `functionResponse` with its `output` / `error` keys, `functionDeclarations`), the `Schema`
+//! `functionResponse` with its `output` / `error` keys and its media `parts` ("Multimodal
+//! function responses"), `functionDeclarations`), the `Schema`
 //! reference (an OpenAPI 3.0 subset), and the request errors users reported for schemas outside
 //! it; checked against `gemini-*.json` in the fixtures.
 
 use serde_json::{Map, Number, Value, json};
 
 use super::{At, ProviderError};
-use crate::{ToolCall, ToolMessage};
+use crate::{ContentPart, MessageContent, ResourceContents, ToolCall, ToolMessage};
 
 /// The prefix of the call ids generated for calls the model sent without one.
 const GENERATED_ID_PREFIX: &str = "gemini_";
@@ -93,9 +94,12 @@ fn response_stem() -> String {
 /// One `{"role":"user","parts":[{"functionResponse":..}, ...]}` content; none for no results.
 ///
 /// The function response carries the message's text projection ([`ToolMessage::text`]) under
-/// `output` (or `error`): images, audio, embedded resources and resource links stand as their
-/// text projections ([`ContentPart::as_text`](crate::ContentPart::as_text)); no part is sent as
-/// inline data.
+/// `output` (or `error`), every part included (an image as `[image]`, an embedded PDF as
+/// `[resource <uri>]`), so the text says where each attachment stood. The parts Gemini takes as
+/// media also go, in their order, into the function response's `parts` as
+/// `{"inlineData":{"mimeType","data"}}` (base64 data as it is, not capped); see
+/// [`inline_data`] for which. A response with no such part has no `parts` key. The guide documents
+/// these media parts for Gemini 3 models; a result of text only is the same for every model.
 pub(super) fn render_tool_results(messages: &[ToolMessage]) -> Vec<Value> {
     if messages.is_empty() {
         return Vec::new();
@@ -110,10 +114,43 @@ pub(super) fn render_tool_results(messages: &[ToolMessage]) -> Vec<Value> {
             }
             let key = if message.is_error { "error" } else { "output" };
             response.insert("response".to_owned(), json!({ key: message.text() }));
+            if let MessageContent::Parts(parts) = &message.content {
+                let media: Vec<Value> = parts.iter().filter_map(inline_data).collect();
+                if !media.is_empty() {
+                    response.insert("parts".to_owned(), Value::Array(media));
+                }
+            }
             json!({"functionResponse": response})
         })
         .collect();
     vec![json!({"role": "user", "parts": parts})]
+}
+
+/// The MIME types a function response takes as inline data: the images and documents the Gemini
+/// API "Function calling" guide lists under "Multimodal function responses" (`image/png`,
+/// `image/jpeg`, `image/webp`, `application/pdf`, `text/plain`).
+const INLINE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/webp", "application/pdf", "text/plain"];
+
+/// A part as one `FunctionResponsePart` (Gemini API reference, `FunctionResponse.parts`:
+/// `{"inlineData": FunctionResponseBlob{mimeType, data}}`), when Gemini takes it there: an image,
+/// or an embedded binary resource, of one of the [`INLINE_TYPES`]. `None` for every other part,
+/// which then stands only as its text projection in `output`:
+///
+/// - text and embedded text resources (the `FunctionResponseBlob` reference says text goes as
+///   text, not as raw bytes);
+/// - audio: the guide's list of media for function responses has no audio type;
+/// - an image or binary resource of another MIME type, or a binary resource without one;
+/// - resource links (`FunctionResponseFileData`, the by-URI form, is not supported by the
+///   Gemini API, only by Vertex AI).
+fn inline_data(part: &ContentPart) -> Option<Value> {
+    let (media_type, data) = match part {
+        ContentPart::Image { data, media_type, .. } => (media_type.as_str(), data),
+        ContentPart::Resource { media_type: Some(media_type), contents: ResourceContents::Blob(data), .. } => {
+            (media_type.as_str(), data)
+        }
+        _ => return None,
+    };
+    INLINE_TYPES.contains(&media_type).then(|| json!({"inlineData": {"mimeType": media_type, "data": data}}))
 }
 
 /// Projects a JSON Schema (the canonical schema of a tool's arguments) onto the OpenAPI 3.0

@@ -149,18 +149,28 @@ impl Provider {
     /// results of its calls.
     ///
     /// - OpenAI Chat: one `{"role":"tool","tool_call_id","content"}` message per result. Chat tool
-    ///   messages carry text only: parts become `[{"type":"text","text"}]` with each image as its
-    ///   text projection `[image]`; an error is its text (the API has no error flag).
+    ///   messages carry text only: parts become `[{"type":"text","text"}]` with every other kind
+    ///   (image, audio, resource, resource link) as its text projection
+    ///   ([`ContentPart::as_text`](crate::ContentPart::as_text)); an error is its text (the API
+    ///   has no error flag).
     /// - OpenAI Responses: one `{"type":"function_call_output","call_id","output"}` item per result;
-    ///   parts become `[{"type":"input_text","text"}, {"type":"input_image","image_url":
-    ///   "data:<media_type>;base64,<data>"}]`.
+    ///   parts become `input_text`, `input_image` (`"image_url":"data:<media_type>;base64,<data>"`)
+    ///   and, for an embedded binary resource that is not an image, `input_file` (`file_data` a
+    ///   data URL, `filename` from the URI) items; audio and resource links become `input_text`
+    ///   with their text projection.
     /// - Anthropic: one `{"role":"user","content":[{"type":"tool_result","tool_use_id","content"},
     ///   ...]}` message for all results (Anthropic wants every result of a turn in the one user
-    ///   message that follows it); `"is_error": true` only on errors; parts become `text` and
-    ///   `image` (`{"type":"base64","media_type","data"}` source) blocks. No messages, no message.
+    ///   message that follows it); `"is_error": true` only on errors; parts become `text`, `image`
+    ///   (`{"type":"base64","media_type","data"}` source) and `document` blocks (an embedded text
+    ///   resource with a `{"type":"text","media_type":"text/plain","data"}` source, a PDF with a
+    ///   base64 source, `title` the URI); audio, other binary resources and resource links become
+    ///   `text` blocks with their text projection. No messages, no message.
     /// - Gemini: one `{"role":"user","parts":[{"functionResponse":{"name","id","response"}}, ...]}`
     ///   content for all results, `response` being `{"output": <text>}` or `{"error": <text>}` (the
-    ///   keys the `FunctionResponse` reference asks for); images as their text projection. `id` is
+    ///   keys the `FunctionResponse` reference asks for) with the text projection of every part;
+    ///   images and embedded binary resources of a type Gemini takes inline (PNG, JPEG, WebP, PDF,
+    ///   plain text) also go as `{"inlineData":{"mimeType","data"}}` in the function response's
+    ///   `parts` (multimodal function responses, Gemini 3 models); audio does not. `id` is
     ///   left out when it is one [`Provider::parse_tool_calls`] generated (it starts with
     ///   `gemini_`), since the model gave none. No messages, no content.
     pub fn render_tool_results(self, messages: &[ToolMessage]) -> Vec<Value> {

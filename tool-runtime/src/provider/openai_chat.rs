@@ -39,8 +39,12 @@ pub(super) fn parse_tool_calls(response: &Value) -> Result<Vec<ToolCall>, Provid
 
 /// One `{"role":"tool","tool_call_id","content"}` message per result.
 ///
-/// Tool messages take text parts only: every part (image, audio, embedded resource, resource
-/// link) becomes a text part with its text projection ([`ContentPart::as_text`]).
+/// The Chat Completions reference gives a `tool` message's `content` as a string or an array of
+/// text parts (`{"type":"text","text"}`) only: there is no image, audio or file part for a tool
+/// message. So every part becomes a text part with its text projection
+/// ([`ContentPart::as_text`]): an image `[image]`, audio `[audio]`, an embedded text resource its
+/// text, an embedded binary resource `[resource <uri>]` (a PDF too), a resource link
+/// `[resource link <uri>]`. The bytes of images, audio and binary resources are not sent.
 pub(super) fn render_tool_results(messages: &[ToolMessage]) -> Vec<Value> {
     messages
         .iter()

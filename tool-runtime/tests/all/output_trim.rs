@@ -227,3 +227,39 @@ fn the_results_every_provider_renders_are_trimmed_oldest_first() {
         .collect();
     assert_eq!(trimmed, expected);
 }
+
+#[test]
+fn an_anthropic_plain_text_document_counts_as_text_and_is_trimmed() {
+    let message = ToolMessage::success(
+        "toolu_1",
+        "read",
+        ToolResult::Parts(vec![tool_runtime::ContentPart::resource_text("file:///log.txt", None, "l".repeat(800))]),
+    );
+    let mut history = Provider::Anthropic.render_tool_results(&[message]);
+
+    let report = trim_context(&mut history, HistoryShape::Anthropic, 100, &refs);
+
+    assert_eq!((report.trimmed, report.tokens_before), (vec!["toolu_1".to_owned()], 200));
+    assert_eq!(history[0]["content"][0]["content"], json!("[tool output trimmed; ref_id=Qm2xw_1]"));
+}
+
+#[test]
+fn a_trimmed_gemini_response_loses_its_inline_media_too() {
+    let message = ToolMessage::success(
+        "fc_1",
+        "view",
+        ToolResult::Parts(vec![
+            tool_runtime::ContentPart::text("t".repeat(400)),
+            tool_runtime::ContentPart::image("iVBORw0KGgo=", "image/png"),
+        ]),
+    );
+    let mut history = Provider::Gemini.render_tool_results(&[message]);
+
+    let report = trim_context(&mut history, HistoryShape::Gemini, 10, &refs);
+
+    assert_eq!(report.trimmed, ["fc_1"]);
+    assert_eq!(
+        history[0]["parts"][0],
+        json!({"functionResponse": {"name": "view", "id": "fc_1", "response": {"output": "[tool output trimmed; ref_id=fc_1]"}}})
+    );
+}

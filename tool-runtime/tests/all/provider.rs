@@ -571,11 +571,16 @@ fn gemini_renders_an_error_as_a_function_response_error() {
 }
 
 #[test]
-fn gemini_renders_parts_as_their_text_projection() {
+fn gemini_renders_parts_as_their_text_projection_with_images_inline() {
     assert_eq!(
         Provider::Gemini.render_tool_results(&[parts()]),
         [json!({"role": "user", "parts": [
-            {"functionResponse": {"name": "view_image", "id": "call_3", "response": {"output": "a.png, 1x1\n[image]"}}},
+            {"functionResponse": {
+                "name": "view_image",
+                "id": "call_3",
+                "response": {"output": "a.png, 1x1\n[image]"},
+                "parts": [{"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}],
+            }},
         ]})]
     );
 }
