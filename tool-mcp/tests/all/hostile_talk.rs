@@ -469,3 +469,174 @@ fn an_optional_unit_enum_is_elicited_as_an_optional_single_select() {
             "type": "string", "description": "A unit enum.", "enum": ["Small", "Large"]}}})
     );
 }
+
+/// How many times `count_after_answer` got past its question.
+static ANSWERED_RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Count the runs that got an answer.
+#[tool(tags(task))]
+async fn count_after_answer(ctx: &ToolContext) -> Result<String, TalkBackError> {
+    ctx.elicit::<Name>("Your name?").key("user_name").await?;
+    let runs = ANSWERED_RUNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+    Ok(format!("run {runs}"))
+}
+
+/// Ask with the default key, after the approval.
+#[tool(tags(confirm))]
+async fn approved_question(ctx: &ToolContext) -> Result<String, TalkBackError> {
+    ctx.elicit::<Name>("Your name?").await?;
+    Ok("asked".to_owned())
+}
+
+/// Ask `count` questions with the default keys, one after the other.
+#[tool]
+async fn many_questions(ctx: &ToolContext, count: u32) -> Result<String, TalkBackError> {
+    let mut names = 0;
+    for _ in 0..count {
+        if let Elicitation::Accept(Name { .. }) = ctx.elicit::<Name>("Next name?").await? {
+            names += 1;
+        }
+    }
+    Ok(format!("{names} names"))
+}
+
+fn more_server() -> McpServer {
+    let registry = Registry::builder()
+        .tool(count_after_answer::TOOL)
+        .tool(approved_question::TOOL)
+        .tool(many_questions::TOOL)
+        .build()
+        .unwrap();
+    McpServer::builder(registry).build()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eight_updates_at_once_with_the_last_answer_run_the_task_once() {
+    let running = Running::start(more_server()).await;
+    let created = create(&running, "count_after_answer", None).await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(until_not(&running, &id, "working", None).await["status"], "input_required");
+    let answer = json!({"taskId": id, "inputResponses": {"user_name": accept(json!({"name": "Ana"}))}});
+    let with_tasks = capabilities(true);
+    let updates: Vec<_> = (0..8).map(|_| rpc(&running, "tasks/update", answer.clone(), &with_tasks, None)).collect();
+    for ack in futures::future::join_all(updates).await {
+        assert_eq!(ack["result"], json!({"resultType": "complete"}));
+    }
+    let done = until_not(&running, &id, "working", None).await;
+    assert_eq!(done["result"]["content"][0]["text"], "run 1");
+    assert_eq!(ANSWERED_RUNS.load(std::sync::atomic::Ordering::SeqCst), 1);
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_an_approval_the_first_default_key_is_still_input_1() {
+    let running = Running::start(more_server()).await;
+    let call = json!({"name": "approved_question", "arguments": {},
+        "inputResponses": {"approval": {"action": "accept", "content": {}}}});
+    let reply = rpc(&running, "tools/call", call, &capabilities(false), None).await;
+    let keys: Vec<&String> = reply["result"]["inputRequests"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["input-1"]);
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_hundred_rounds_of_questions_end_with_every_answer_and_a_state_that_grows_by_round() {
+    let running = Running::start(more_server()).await;
+    let rounds = 300;
+    let mut state: Option<String> = None;
+    let mut sizes = Vec::new();
+    for round in 1..=rounds {
+        let mut call = json!({"name": "many_questions", "arguments": {"count": rounds}});
+        if let Some(state) = &state {
+            call["requestState"] = json!(state);
+            call["inputResponses"] = json!({format!("input-{}", round - 1): accept(json!({"name": "x"}))});
+        }
+        let reply = rpc(&running, "tools/call", call, &capabilities(false), None).await;
+        assert_eq!(reply["result"]["resultType"], "input_required", "round {round}: {reply:.300}");
+        let next = reply["result"]["requestState"].as_str().unwrap().to_owned();
+        sizes.push(next.len());
+        state = Some(next);
+    }
+    let call = json!({"name": "many_questions", "arguments": {"count": rounds}, "requestState": state,
+        "inputResponses": {format!("input-{rounds}"): accept(json!({"name": "x"}))}});
+    let reply = rpc(&running, "tools/call", call, &capabilities(false), None).await;
+    assert_eq!(reply["result"]["content"][0]["text"], "300 names");
+    // Each answer adds its bytes to the state the client sends back: about 60 bytes a round.
+    assert!(sizes[rounds as usize - 1] > 50 * rounds as usize, "{sizes:?}");
+    running.stop().await;
+}
+
+/// A server of one prompt that asks a name, over stdio at protocol 2025-06-18.
+async fn stdio_prompt_client(
+    capabilities: Value,
+) -> (common::RawClient<tokio::io::DuplexStream, tokio::io::DuplexStream>, tokio::sync::oneshot::Sender<()>) {
+    let server = prompt_server();
+    let (server_read, client_write) = tokio::io::duplex(64 * 1024);
+    let (client_read, server_write) = tokio::io::duplex(64 * 1024);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        server
+            .serve_lines_until(server_read, server_write, async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    (common::RawClient::initialize_with(client_read, client_write, capabilities).await, stop)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_stdio_a_prompt_elicits_with_a_server_request_and_a_ping_is_answered_meanwhile() {
+    let (mut client, _stop) = stdio_prompt_client(json!({"elicitation": {}})).await;
+    client.send(json!({"jsonrpc": "2.0", "id": 5, "method": "prompts/get", "params": {"name": "whoami"}})).await;
+    let request = tokio::time::timeout(BOUND, client.recv()).await.unwrap();
+    assert_eq!(request["method"], "elicitation/create", "{request}");
+    client.send(json!({"jsonrpc": "2.0", "id": 6, "method": "ping"})).await;
+    let pong = tokio::time::timeout(BOUND, client.recv()).await.unwrap();
+    assert_eq!(pong, json!({"jsonrpc": "2.0", "id": 6, "result": {}}));
+    client
+        .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {"action": "accept", "content": {"name": "Bo"}}}))
+        .await;
+    let reply = tokio::time::timeout(BOUND, client.recv()).await.unwrap();
+    assert_eq!(reply["id"], 5);
+    assert_eq!(reply["result"]["messages"][0]["content"]["text"], "Bo as none");
+
+    // The client never answers: cancelling the prompt frees it, and the connection goes on.
+    client.send(json!({"jsonrpc": "2.0", "id": 7, "method": "prompts/get", "params": {"name": "whoami"}})).await;
+    let request = tokio::time::timeout(BOUND, client.recv()).await.unwrap();
+    assert_eq!(request["method"], "elicitation/create");
+    client.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}})).await;
+    client.send(json!({"jsonrpc": "2.0", "id": 8, "method": "ping"})).await;
+    let pong = tokio::time::timeout(BOUND, client.recv()).await.unwrap();
+    assert_eq!(pong, json!({"jsonrpc": "2.0", "id": 8, "result": {}}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_stdio_a_client_subscribes_to_two_thousand_made_up_uris_of_a_template_without_a_cap() {
+    // Each `resources/subscribe` of a URI that expands a template is a forwarding task that ends
+    // only on unsubscribe or when an update of that URI cannot be sent: nothing bounds them.
+    let server = builder()
+        .resource_template(ResourceTemplate::new("files://doc/{name}", "doc").unwrap(), |_| async {
+            Ok(ResourceContents::Text(String::new()))
+        })
+        .resource_subscriptions(true)
+        .build();
+    let (server_read, client_write) = tokio::io::duplex(64 * 1024);
+    let (client_read, server_write) = tokio::io::duplex(64 * 1024);
+    let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        server
+            .serve_lines_until(server_read, server_write, async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    let mut client = common::RawClient::initialize_with(client_read, client_write, json!({})).await;
+    for i in 0..2_000u64 {
+        let uri = format!("files://doc/made-up-{i}");
+        client
+            .send(json!({"jsonrpc": "2.0", "id": 10 + i, "method": "resources/subscribe", "params": {"uri": uri}}))
+            .await;
+        let reply = tokio::time::timeout(BOUND, client.recv()).await.unwrap();
+        assert_eq!(reply, json!({"jsonrpc": "2.0", "id": 10 + i, "result": {}}));
+    }
+}
