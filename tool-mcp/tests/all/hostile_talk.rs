@@ -640,3 +640,55 @@ async fn over_stdio_a_client_subscribes_to_two_thousand_made_up_uris_of_a_templa
         assert_eq!(reply, json!({"jsonrpc": "2.0", "id": 10 + i, "result": {}}));
     }
 }
+
+/// Log `count` messages of 1 KiB from a blocking thread.
+#[tool(blocking)]
+fn flood(ctx: &ToolContext, count: u32) -> String {
+    for i in 0..count {
+        ctx.log(tool_runtime::LogLevel::Info, format!("{i:04} {}", "x".repeat(1019)));
+    }
+    "flooded".to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_stdio_no_log_message_follows_the_response_of_its_call() {
+    let registry = Registry::builder().tool(flood::TOOL).build().unwrap();
+    let server = McpServer::builder(registry).build();
+    let (server_read, client_write) = tokio::io::duplex(64 * 1024);
+    let (client_read, server_write) = tokio::io::duplex(64 * 1024);
+    let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        server
+            .serve_lines_until(server_read, server_write, async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    let mut client = common::RawClient::initialize_with(client_read, client_write, json!({})).await;
+    client.send(json!({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "info"}})).await;
+    assert_eq!(tokio::time::timeout(BOUND, client.recv()).await.unwrap()["id"], 1);
+    // 4 000 messages of 1 KiB, read only after the 5 s the response waits for them.
+    client.call(2, "flood", json!({"count": 4_000}), false).await;
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let mut before = 0;
+    loop {
+        let message = tokio::time::timeout(BOUND, client.recv()).await.unwrap();
+        if message.get("id") == Some(&json!(2)) {
+            assert_eq!(message["result"]["content"][0]["text"], "flooded");
+            break;
+        }
+        before += 1;
+    }
+    client.ping(3).await;
+    let mut after = 0;
+    loop {
+        let message = tokio::time::timeout(BOUND, client.recv()).await.unwrap();
+        if message.get("id") == Some(&json!(3)) {
+            break;
+        }
+        after += 1;
+    }
+    // The sender is stopped when the wait times out; the one message rmcp already had queued when
+    // it stopped may still be written after the response (rmcp writes responses first).
+    assert!(after <= 1, "{before} messages before the response, {after} after it");
+}
