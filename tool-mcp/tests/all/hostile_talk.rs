@@ -692,3 +692,28 @@ async fn over_stdio_no_log_message_follows_the_response_of_its_call() {
     // it stopped may still be written after the response (rmcp writes responses first).
     assert!(after <= 1, "{before} messages before the response, {after} after it");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_to_requests_never_made_are_kept_in_the_task_record_and_count_against_the_store() {
+    // 200 KB of answers no tool asked for: the task's record keeps them, so one call takes most of
+    // a 300 KB store, a small task still fits, and a second such call does not.
+    let running = Running::start(builder().task_store(MemoryTaskStore::new(100, 300_000)).build()).await;
+    let junk: serde_json::Map<String, Value> = (0..200)
+        .map(|i| (format!("junk-{i}"), json!({"action": "accept", "content": {"x": "y".repeat(1_000)}})))
+        .collect();
+    let call = json!({"name": "quick", "arguments": {}, "inputResponses": junk});
+    let created = rpc(&running, "tools/call", call, &capabilities(true), Some("mallory")).await;
+    assert_eq!(created["result"]["resultType"], "task", "{created:.300}");
+    let small = create(&running, "quick", Some("ana")).await;
+    assert_eq!(small["result"]["resultType"], "task", "{small:.300}");
+    let created = rpc(
+        &running,
+        "tools/call",
+        json!({"name": "quick", "arguments": {}, "inputResponses": junk}),
+        &capabilities(true),
+        Some("mallory"),
+    )
+    .await;
+    assert_eq!(created["error"]["code"], -32603, "{created:.300}");
+    running.stop().await;
+}
