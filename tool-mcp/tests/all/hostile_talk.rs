@@ -781,3 +781,36 @@ async fn a_task_whose_record_expired_is_stopped() {
     assert!(SAW_CANCEL.load(std::sync::atomic::Ordering::SeqCst), "the run of an expired task is still going");
     running.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_earlier_protocol_with_a_made_up_session_header_on_a_stateless_server_is_not_left_waiting() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let running = Running::start(builder().build()).await;
+    let body =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask_name", "arguments": {},
+        "_meta": {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}})
+        .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\nContent-Type: \
+         application/json\r\nMCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: made-up\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(running.addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 4096];
+    // Read what comes in 3 s, until the call's result.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    while let Ok(Ok(n)) = tokio::time::timeout_at(deadline, stream.read(&mut buffer)).await {
+        if n == 0 {
+            break;
+        }
+        seen.extend_from_slice(&buffer[..n]);
+        if String::from_utf8_lossy(&seen).contains("isError") {
+            break;
+        }
+    }
+    let seen = String::from_utf8_lossy(&seen);
+    assert!(seen.contains("cannot reach the client on stateless Streamable HTTP before protocol 2026-07-28"), "{seen}");
+    running.stop().await;
+}
