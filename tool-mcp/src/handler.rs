@@ -344,7 +344,10 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let http = context.extensions.get::<::http::request::Parts>();
-        self.inner.catalog.subscribe(request.uri, &context.peer, http)
+        // Without legacy sessions a `Mcp-Session-Id` names no session, whatever the client sent.
+        let stateless_http =
+            http.is_some_and(|parts| !self.inner.legacy_sessions || !parts.headers.contains_key("mcp-session-id"));
+        self.inner.catalog.subscribe(request.uri, &context.peer, stateless_http)
     }
 
     async fn unsubscribe(

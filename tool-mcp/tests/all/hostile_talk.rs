@@ -814,3 +814,29 @@ async fn an_earlier_protocol_with_a_made_up_session_header_on_a_stateless_server
     assert!(seen.contains("cannot reach the client on stateless Streamable HTTP before protocol 2026-07-28"), "{seen}");
     running.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_subscribe_with_a_made_up_session_header_on_a_stateless_server_is_refused() {
+    let server = builder()
+        .resource_template(ResourceTemplate::new("files://doc/{name}", "doc").unwrap(), |_| async {
+            Ok(ResourceContents::Text(String::new()))
+        })
+        .resource_subscriptions(true)
+        .build();
+    let running = Running::start(server).await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": {"uri": "files://doc/a"}});
+    for session in [None, Some("made-up")] {
+        let mut headers = vec![("MCP-Protocol-Version", "2025-11-25")];
+        if let Some(session) = session {
+            headers.push(("Mcp-Session-Id", session));
+        }
+        let response =
+            tokio::time::timeout(BOUND, post(running.addr, "/mcp", "127.0.0.1", &headers, &body)).await.unwrap();
+        let reply: Value = match response.header("content-type") {
+            Some("text/event-stream") => response.events().pop().unwrap(),
+            _ => serde_json::from_str(&response.body).unwrap(),
+        };
+        assert_eq!(reply["error"]["code"], -32600, "{session:?}: {reply}");
+    }
+    running.stop().await;
+}
