@@ -840,3 +840,23 @@ async fn resources_subscribe_with_a_made_up_session_header_on_a_stateless_server
     }
     running.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_that_asks_over_stateless_http_at_an_earlier_protocol_says_what_to_change() {
+    let running = Running::start(prompt_server()).await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {"name": "whoami",
+        "_meta": {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}});
+    let headers = [("MCP-Protocol-Version", "2025-11-25")];
+    let response = tokio::time::timeout(BOUND, post(running.addr, "/mcp", "127.0.0.1", &headers, &body)).await.unwrap();
+    let reply: Value = match response.header("content-type") {
+        Some("text/event-stream") => response.events().pop().unwrap(),
+        _ => serde_json::from_str(&response.body).unwrap(),
+    };
+    assert_eq!(
+        reply["error"],
+        json!({"code": -32602, "message": "the input request failed: `elicitation/create` cannot reach the client on \
+               stateless Streamable HTTP before protocol 2026-07-28 (no session carries the answer back); send the \
+               call at protocol 2026-07-28, or use stdio or a server with legacy sessions"})
+    );
+    running.stop().await;
+}
