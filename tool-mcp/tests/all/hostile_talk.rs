@@ -860,3 +860,64 @@ async fn a_prompt_that_asks_over_stateless_http_at_an_earlier_protocol_says_what
     );
     running.stop().await;
 }
+
+#[cfg(feature = "auth")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "tasks/update checks the subject only: a token of the same subject without the tool's scope runs \
+            the task again (tasks.rs `update_task_answers` never asks `reaches`)"]
+async fn tasks_update_with_a_token_that_does_not_reach_the_tool_is_refused() {
+    use common::auth::{Issuer, claims, rsa_a};
+    let issuer = Issuer::start(true).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let resource = format!("http://{addr}/mcp");
+    let auth = tool_mcp::auth::ResourceServer::builder(&issuer.url, &resource).discover().await.unwrap();
+    let server = McpServer::builder(registry()).auth(auth).build();
+    let running = Running::start_on(server, listener).await;
+    let writer = rsa_a(&claims(&issuer, &resource, "ana", "tools:read tools:write"));
+    let reader = rsa_a(&claims(&issuer, &resource, "ana", "tools:read"));
+    let send = |method: &'static str, mut params: Value, token: String| {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": capabilities(true),
+        });
+        async move {
+            let name = params.get("name").or_else(|| params.get("taskId")).and_then(Value::as_str).unwrap().to_owned();
+            let authorization = format!("Bearer {token}");
+            let headers = [
+                ("MCP-Protocol-Version", "2026-07-28"),
+                ("Mcp-Method", method),
+                ("Mcp-Name", name.as_str()),
+                ("Authorization", authorization.as_str()),
+            ];
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+            let response = tokio::time::timeout(BOUND, post(addr, "/mcp", "127.0.0.1", &headers, &body)).await.unwrap();
+            match response.header("content-type") {
+                Some("text/event-stream") => response.events().pop().unwrap(),
+                _ => serde_json::from_str(&response.body).unwrap_or(json!({"status": response.status})),
+            }
+        }
+    };
+    // The reader may not call the tool at all.
+    let refused = send("tools/call", json!({"name": "ask_name", "arguments": {}}), reader.clone()).await;
+    assert_eq!(
+        refused["error"],
+        json!({"code": -32600, "message": "tool `ask_name` needs the scope `tools:write`; the token has tools:read"})
+    );
+    let created = send("tools/call", json!({"name": "ask_name", "arguments": {}}), writer.clone()).await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let mut status = Value::Null;
+    for _ in 0..POLLS {
+        status = send("tasks/get", json!({"taskId": id}), writer.clone()).await["result"]["status"].clone();
+        if status != "working" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(status, "input_required");
+    let answer = json!({"taskId": id, "inputResponses": {"user_name": accept(json!({"name": "Mallory"}))}});
+    let update = send("tasks/update", answer, reader.clone()).await;
+    // Refused as its `tools/call` would be (today: `{"resultType": "complete"}`, and the task runs).
+    assert_eq!(update["error"]["code"], -32600, "{update}");
+    running.stop().await;
+}
