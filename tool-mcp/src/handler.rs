@@ -285,7 +285,9 @@ impl ServerHandler for McpServer {
         let inner = &self.inner;
         let mut request = request;
         let http = context.extensions.get::<::http::request::Parts>();
-        let stateless_http = http.is_some_and(|parts| !parts.headers.contains_key("mcp-session-id"));
+        // Without legacy sessions a `Mcp-Session-Id` names no session, whatever the client sent.
+        let stateless_http =
+            http.is_some_and(|parts| !inner.legacy_sessions || !parts.headers.contains_key("mcp-session-id"));
         let channel = Arc::new(McpChannel::new(
             &context,
             self.session.get(),
@@ -342,7 +344,10 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let http = context.extensions.get::<::http::request::Parts>();
-        self.inner.catalog.subscribe(request.uri, &context.peer, http)
+        // Without legacy sessions a `Mcp-Session-Id` names no session, whatever the client sent.
+        let stateless_http =
+            http.is_some_and(|parts| !self.inner.legacy_sessions || !parts.headers.contains_key("mcp-session-id"));
+        self.inner.catalog.subscribe(request.uri, &context.peer, stateless_http)
     }
 
     async fn unsubscribe(
@@ -473,7 +478,9 @@ impl ServerHandler for McpServer {
             Some(RawArguments(text)) => text.to_string(),
             None => request.arguments.map(|args| Value::Object(args).to_string()).unwrap_or_default(),
         };
-        let stateless_http = http.is_some_and(|parts| !parts.headers.contains_key("mcp-session-id"));
+        // Without legacy sessions a `Mcp-Session-Id` names no session, whatever the client sent.
+        let stateless_http =
+            http.is_some_and(|parts| !inner.legacy_sessions || !parts.headers.contains_key("mcp-session-id"));
         let channel = Arc::new(McpChannel::new(
             &context,
             self.session.get(),

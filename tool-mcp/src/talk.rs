@@ -194,10 +194,13 @@ impl McpChannel {
     pub(crate) async fn flush(&self) {
         drop(self.logs.lock().unwrap_or_else(PoisonError::into_inner).take());
         let sender = self.sender.lock().unwrap_or_else(PoisonError::into_inner).take();
-        if let Some(sender) = sender
-            && tokio::time::timeout(FLUSH_BOUND, sender).await.is_err()
-        {
-            tracing::debug!("log messages not written within the bound were dropped");
+        if let Some(sender) = sender {
+            // A timed-out wait detaches the task: it is stopped, so nothing follows the response.
+            let stop = sender.abort_handle();
+            if tokio::time::timeout(FLUSH_BOUND, sender).await.is_err() {
+                stop.abort();
+                tracing::debug!("log messages not written within the bound were dropped");
+            }
         }
     }
 

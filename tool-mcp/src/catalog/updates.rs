@@ -85,17 +85,18 @@ pub(crate) async fn next_update(updates: &mut broadcast::Receiver<String>, uris:
 impl Catalog {
     /// `resources/subscribe` of `uri` by the client on `peer`: from now on, until it unsubscribes
     /// or the connection closes, each update of `uri` is sent to it as
-    /// `notifications/resources/updated`. Subscribing twice is subscribing once.
+    /// `notifications/resources/updated`. Subscribing twice is subscribing once. `stateless_http`:
+    /// the request came over Streamable HTTP without a legacy session, so no connection lasts.
     pub(crate) fn subscribe(
         &self,
         uri: String,
         peer: &Peer<RoleServer>,
-        http: Option<&::http::request::Parts>,
+        stateless_http: bool,
     ) -> Result<(), ErrorData> {
         if !self.subscriptions {
             return Err(ErrorData::method_not_found::<SubscribeRequestMethod>());
         }
-        if http.is_some_and(|parts| !parts.headers.contains_key("mcp-session-id")) {
+        if stateless_http {
             return Err(ErrorData::invalid_request(
                 "`resources/subscribe` needs a connection that lasts and this HTTP request has no session: follow \
                  the resource on a `subscriptions/listen` stream (protocol 2026-07-28), or ask the server's \

@@ -15,6 +15,7 @@ pub mod catalog_sdk;
 pub mod content_kinds;
 pub mod hostile_http;
 pub mod hostile_stdio;
+pub mod hostile_talk;
 pub mod http;
 pub mod methods;
 pub mod server;

@@ -157,3 +157,46 @@ async fn two_openings_of_one_redis_share_the_state_as_two_server_processes_would
     assert_eq!(first.get(&as_user("ana"), "inbox").await.unwrap().lines, ["one", "two"]);
     assert_eq!(second.get(&as_user("bo"), "inbox").await.unwrap(), Notes::default());
 }
+
+#[tokio::test]
+async fn keys_with_slashes_dots_nul_and_unicode_stay_distinct_and_inside_the_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file:{}", dir.path().join("state").display());
+    let notes: UserState<Notes> = UserState::open("notes", &url).unwrap();
+    let ana = as_user("ana");
+    let long = "é".repeat(128);
+    let keys = ["a/b", "a%2Fb", "..", "../../escape", "a\0b", "a", "ключ", long.as_str(), "~x", "%7Ex"];
+    for key in keys {
+        let line = key.to_owned();
+        notes.update(&ana, key, move |n| n.lines.push(line.clone())).await.unwrap();
+    }
+    for key in keys {
+        assert_eq!(notes.get(&ana, key).await.unwrap().lines, [key], "{key:?}");
+    }
+    assert_eq!(notes.get(&ToolContext::new(), "a/b").await.unwrap(), Notes::default());
+    // Nothing was written beside the store's directory.
+    let beside: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(beside, [std::ffi::OsString::from("state")]);
+    assert_eq!(notes.get(&ana, &"é".repeat(129)).await.unwrap_err(), StateError::BadKey { bytes: 258 });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_updates_through_two_openings_of_one_file_store_are_all_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file:{}", dir.path().display());
+    let openings: [UserState<Notes>; 2] =
+        [UserState::open("notes", &url).unwrap(), UserState::open("notes", &url).unwrap()];
+    let mut updates = Vec::new();
+    for i in 0..20 {
+        let notes = openings[i % 2].clone();
+        updates.push(tokio::spawn(async move {
+            notes.update(&as_user("ana"), "inbox", move |n| n.lines.push(format!("{i}"))).await.unwrap();
+        }));
+    }
+    for update in updates {
+        update.await.unwrap();
+    }
+    let mut lines = openings[0].get(&as_user("ana"), "inbox").await.unwrap().lines;
+    lines.sort_by_key(|l| l.parse::<usize>().unwrap());
+    assert_eq!(lines, (0..20).map(|i| i.to_string()).collect::<Vec<_>>());
+}
