@@ -324,7 +324,7 @@ struct AsWritten {
 }
 
 impl AsWritten {
-    fn new(name: &str, description: &str, input_schema: serde_json::Value) -> std::sync::Arc<dyn Tool> {
+    fn tool(name: &str, description: &str, input_schema: serde_json::Value) -> std::sync::Arc<dyn Tool> {
         let definition = ToolDefinition {
             name: name.to_owned(),
             description: description.to_owned(),
@@ -355,7 +355,7 @@ impl Tool for AsWritten {
 /// The JSON Schema 2020-12 fixture: `$schema`, `$defs` with an `$anchor`, `allOf`/`anyOf`,
 /// `if`/`then`/`else` and `additionalProperties`, all of which MCP clients must receive.
 fn json_schema_2020_12_tool() -> std::sync::Arc<dyn Tool> {
-    AsWritten::new(
+    AsWritten::tool(
         "json_schema_2020_12_tool",
         "Tool with JSON Schema 2020-12 features",
         serde_json::json!({
@@ -382,7 +382,7 @@ fn json_schema_2020_12_tool() -> std::sync::Arc<dyn Tool> {
 /// The SEP-2243 fixture: `region` travels in the `Mcp-Param-Region` header too, which the server
 /// checks against the body (rmcp's Streamable HTTP service does, from this schema).
 fn test_custom_headers() -> std::sync::Arc<dyn Tool> {
-    AsWritten::new(
+    AsWritten::tool(
         "test_custom_headers",
         "Echoes a region that is also sent as a header",
         serde_json::json!({

@@ -484,6 +484,19 @@ impl<'de> Envelope<'de> {
                 kind_of_raw(arguments)
             ));
         }
+        // A retry after an input-required result (SEP-2322): `inputResponses` an object of
+        // answers by key (null counts as none), `requestState` the string the server sent.
+        if let Some(kind) = params.input_responses.filter(|kind| !matches!(*kind, "an object" | "null")) {
+            return invalid(format!(
+                "`params.inputResponses` must be an object of the answers by input request key (or left out), not \
+                 {kind}"
+            ));
+        }
+        if let Some(kind) = params.request_state.filter(|kind| *kind != "a string") {
+            return invalid(format!(
+                "`params.requestState` must be the string the server sent in its input-required result, not {kind}"
+            ));
+        }
         Ok(Checked { arguments: params.arguments, notification: false, id: Some(id), tool: Some(tool) })
     }
 }
@@ -499,6 +512,9 @@ struct ParamsObject<'de> {
     name: Option<Scalar<'de>>,
     /// The raw text of `arguments`.
     arguments: Option<&'de str>,
+    /// What `inputResponses` and `requestState` are (an object and a string when well formed).
+    input_responses: Option<&'static str>,
+    request_state: Option<&'static str>,
     member_twice: Option<String>,
 }
 
@@ -529,6 +545,12 @@ impl<'de> Visitor<'de> for ParamsSeed<'_> {
             }
             match &*key {
                 "name" => params.name = Some(map.next_value_seed(Capture { twice: self.twice })?),
+                "inputResponses" => {
+                    params.input_responses = Some(map.next_value_seed(Capture { twice: self.twice })?.kind());
+                }
+                "requestState" => {
+                    params.request_state = Some(map.next_value_seed(Capture { twice: self.twice })?.kind());
+                }
                 "arguments" => {
                     let raw: &'de RawValue = map.next_value()?;
                     // The raw value was only scanned: read its strings and numbers too.

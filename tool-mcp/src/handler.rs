@@ -145,7 +145,7 @@ impl McpServer {
 
 /// The caller a valid access token named, when the server checks tokens.
 #[cfg(feature = "auth")]
-fn caller(parts: Option<&::http::request::Parts>) -> Option<&crate::auth::Authenticated> {
+pub(crate) fn caller(parts: Option<&::http::request::Parts>) -> Option<&crate::auth::Authenticated> {
     parts.and_then(|p| p.extensions.get())
 }
 
@@ -296,13 +296,13 @@ impl ServerHandler for McpServer {
             stateless_http,
         ));
         let token = inner.stop.child_token();
-        let builder = tool_runtime::ToolContext::builder().cancellation(token.clone()).client_arc(channel.clone());
-        #[cfg(feature = "auth")]
-        let builder = match caller(http) {
-            Some(who) => builder.principal(who.subject.clone()),
-            None => builder,
-        };
-        let ctx = builder.build();
+        // The context hook runs for a prompt as for a tool call (its principal, its refusal),
+        // with the prompt's name as `tool`.
+        let call_id = next_call_id();
+        let builder = self
+            .call_context(&CallRequest { tool: &request.name, call_id: &call_id, http })
+            .map_err(|message| ErrorData::invalid_request(message, None))?;
+        let ctx = builder.cancellation(token.clone()).client_arc(channel.clone()).build();
         let arguments = request.arguments.as_ref().map(|a| Value::Object(a.clone()).to_string()).unwrap_or_default();
         let binding = talk::binding(&format!("prompts/get {}", request.name), &arguments, ctx.principal());
         channel.open(inner.codec.as_ref(), &binding)?;

@@ -220,12 +220,14 @@ pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
 /// (Kubernetes' default `terminationGracePeriodSeconds`) waits before it kills the process.
 pub const DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(10);
 
-/// What a `tools/call` request carries, for the [context hook](McpServerBuilder::context).
+/// What a `tools/call` or `prompts/get` request carries, for the
+/// [context hook](McpServerBuilder::context) (which `resources/read` and `completion/complete`
+/// do not run: gate those with the feature `auth` or in front of the service).
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub struct CallRequest<'a> {
     /// The tool the call names (a tool of the registry: unknown names are answered before the
-    /// hook runs).
+    /// hook runs), or for `prompts/get` the prompt's name.
     pub tool: &'a str,
     /// The call id the tool will see (see the [crate docs](crate)).
     pub call_id: &'a str,

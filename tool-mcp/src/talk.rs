@@ -179,6 +179,15 @@ impl McpChannel {
         }
     }
 
+    /// The answers the run used, by key: what a task keeps of a round (an answer to no request is
+    /// not kept).
+    pub(crate) fn used_answers(&self) -> BTreeMap<String, Value> {
+        let Mode::Rounds { answers, used, .. } = &self.mode else { return BTreeMap::new() };
+        let used = used.lock().unwrap_or_else(PoisonError::into_inner);
+        let known = answers.get();
+        used.iter().filter_map(|key| Some((key.clone(), known?.get(key)?.clone()))).collect()
+    }
+
     /// The requests without an answer, by key, as MCP requests (`{"method", "params"}`).
     pub(crate) fn pending_requests(&self) -> BTreeMap<String, Value> {
         let Mode::Rounds { pending, .. } = &self.mode else { return BTreeMap::new() };

@@ -82,6 +82,13 @@ pub const TASK_AFTER_INPUT_TAG: &str = "task_after_input";
 /// `ttlMs`.
 pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(3600);
 
+/// The most answers (`inputResponses`) a task is created with: 64. A task's later rounds keep only
+/// the answers its tool used.
+pub const MAX_TASK_ANSWERS: usize = 64;
+
+/// The most bytes (as JSON) of the answers a task is created with: 1 MiB.
+pub const MAX_TASK_ANSWER_BYTES: usize = 1 << 20;
+
 /// How often a client is told to poll `tasks/get` (`pollIntervalMs`): 250 ms.
 pub const POLL_INTERVAL_MS: u64 = 250;
 
@@ -232,7 +239,8 @@ pub const DEFAULT_MAX_TASKS: usize = 1000;
 pub const DEFAULT_MAX_TASK_BYTES: usize = 64 << 20;
 
 /// A [`TaskStore`] in the process's memory, bounded in records and in bytes (each record counted
-/// as its JSON). Expired records are dropped when the store is full or read; a record that does
+/// as its JSON). The bounds are shared by every caller: one caller's tasks can fill the store until
+/// they expire (no quota per principal). Expired records are dropped when the store is full or read; a record that does
 /// not fit once they are gone is refused.
 pub struct MemoryTaskStore {
     max_tasks: usize,
@@ -464,6 +472,8 @@ enum Ran {
     Done(tool_runtime::ToolMessage),
     Asked,
     Cancelled,
+    /// Its record's time to live is over.
+    Expired,
 }
 
 impl McpServer {
@@ -479,6 +489,17 @@ impl McpServer {
         http: Option<&::http::request::Parts>,
     ) -> Result<CreateTaskResult, ErrorData> {
         let tasks = &self.inner.tasks;
+        let bytes = serde_json::to_vec(&answers).map_or(usize::MAX, |json| json.len());
+        if answers.len() > MAX_TASK_ANSWERS || bytes > MAX_TASK_ANSWER_BYTES {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "a task keeps at most {MAX_TASK_ANSWERS} answers of {MAX_TASK_ANSWER_BYTES} bytes in all; this call \
+                     brings {} of {bytes} bytes: send only the answers to the input requests asked",
+                    answers.len()
+                ),
+                None,
+            ));
+        }
         let now = now_ms();
         let record = TaskRecord {
             id: new_task_id()?,
@@ -532,6 +553,8 @@ impl McpServer {
         let ctx = builder.cancellation(token.clone()).client_arc(channel.clone()).build();
         let call = ToolCall::new(call_id, record.tool.clone(), record.arguments.clone());
         let id = record.id.clone();
+        let lifetime =
+            Duration::from_millis(record.created_at_ms.saturating_add(record.ttl_ms).saturating_sub(now_ms()));
         inner.tasks.running.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone(), token.clone());
         let server = self.clone();
         inner.calls.spawn(async move {
@@ -540,6 +563,8 @@ impl McpServer {
                 message = served.registry.call_with_search_where(&call, &ctx, &listed) => Ran::Done(message),
                 () = channel.asked() => Ran::Asked,
                 () = token.cancelled() => Ran::Cancelled,
+                // A run ends with its record: nobody could see or cancel it after.
+                () = tokio::time::sleep(lifetime) => Ran::Expired,
             };
             token.cancel();
             drop(ctx);
@@ -567,7 +592,11 @@ impl McpServer {
                         },
                     }
                 }
-                Ran::Asked => Outcome::Asked(channel.known_answers(), channel.pending_requests()),
+                Ran::Asked => Outcome::Asked(channel.used_answers(), channel.pending_requests()),
+                Ran::Expired => {
+                    tracing::debug!(task = %id, "the task's time to live is over: its run is stopped");
+                    return;
+                }
                 Ran::Cancelled => Outcome::Failed(error_object(&ErrorData::internal_error(
                     "the server stopped before the task finished; call the tool again",
                     None,
@@ -616,6 +645,16 @@ impl McpServer {
             .principal()
             .map(str::to_owned);
         if principal != record.principal {
+            return Err(unknown_task(id));
+        }
+        // A token whose scopes do not reach the task's tool sees no task of it (feature `auth`).
+        #[cfg(feature = "auth")]
+        let who = crate::handler::caller(http);
+        #[cfg(not(feature = "auth"))]
+        let who: Option<&()> = None;
+        if let Some(definition) = self.served().registry.definition(&record.tool)
+            && !self.reaches(who, definition)
+        {
             return Err(unknown_task(id));
         }
         Ok(record)

@@ -47,8 +47,7 @@ fn request(addr: &str, id: u64, method: &str, name: &str, mut params: Value) -> 
     let json_of = |text: &str| serde_json::from_str::<Value>(text.trim()).ok();
     rest.lines()
         .filter_map(|line| line.strip_prefix("data: ").and_then(json_of))
-        .filter(|message| message.get("id") == Some(&json!(id)))
-        .last()
+        .rfind(|message| message.get("id") == Some(&json!(id)))
         .or_else(|| rest.lines().find_map(|line| json_of(line).filter(|m| m.get("id").is_some())))
         .unwrap_or_else(|| panic!("no response in {raw}"))
 }

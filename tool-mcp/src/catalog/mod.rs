@@ -349,7 +349,8 @@ pub struct PromptRequest {
     /// [`sample`](tool_runtime::ToolContext::sample) and
     /// [`list_roots`](tool_runtime::ToolContext::list_roots) ask the client as they do in a tool
     /// (at 2026-07-28 an input-required result, and the handler runs again with the answers), and
-    /// its principal is the caller's (with `auth`).
+    /// its principal is the one the [context hook](crate::McpServerBuilder::context) gives (with `auth`, the
+    /// token's subject).
     pub ctx: tool_runtime::ToolContext,
 }
 

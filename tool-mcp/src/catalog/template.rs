@@ -144,7 +144,9 @@ impl UriTemplate {
     /// The values of the variables when `uri` is an expansion of the template, percent-decoded;
     /// `None` when it is not. A value is at least one character and holds no `/`, `?` or `#`
     /// (simple string expansion encodes them), so each literal after a variable is found at its
-    /// first place.
+    /// first place; decoded, it holds no `/` or `\` and no control character (NUL included), and
+    /// is neither `.` nor `..`, so that a handler may use it as one file or key name (a URI whose
+    /// value decodes otherwise expands no template).
     pub(crate) fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
         let mut values = BTreeMap::new();
         let mut rest = uri;
@@ -161,7 +163,12 @@ impl UriTemplate {
                     if value.is_empty() || value.contains(['/', '?', '#']) {
                         return None;
                     }
-                    values.insert(name.clone(), percent_decode(value)?);
+                    let value = percent_decode(value)?;
+                    let unsafe_name = value == "." || value == ".." || value.contains(['/', '\\']);
+                    if unsafe_name || value.chars().any(char::is_control) {
+                        return None;
+                    }
+                    values.insert(name.clone(), value);
                     rest = &rest[end..];
                 }
             }
@@ -213,6 +220,21 @@ mod tests {
     fn values_are_percent_decoded() {
         assert_eq!(values("file:///{name}", "file:///a%20b"), Some(vec![("name".into(), "a b".into())]));
         assert_eq!(values("file:///{name}", "file:///a%2"), None);
+    }
+
+    #[test]
+    fn a_value_that_decodes_to_a_path_or_a_control_character_expands_nothing() {
+        for uri in [
+            "files://doc/..%2F..%2Fetc%2Fpasswd",
+            "files://doc/a%00b",
+            "files://doc/..",
+            "files://doc/%2E%2E",
+            "files://doc/a%5Cb",
+            "files://doc/.",
+        ] {
+            assert_eq!(values("files://doc/{name}", uri), None, "{uri}");
+        }
+        assert_eq!(values("files://doc/{name}", "files://doc/a.b"), Some(vec![("name".into(), "a.b".into())]));
     }
 
     #[test]

@@ -171,15 +171,18 @@ async fn a_request_state_sealed_for_arguments_with_other_whitespace_is_refused()
 async fn input_responses_of_wrong_shapes_are_refused_or_ignored_and_ten_thousand_keys_are_ignored() {
     let running = Running::start(builder().build()).await;
     let call = |responses: Value| json!({"name": "ask_name", "arguments": {}, "inputResponses": responses});
-    // Not an object: refused, but as an unknown method named by the method (frame.rs checks
-    // `params.arguments` only); `params.inputResponses must be an object` would say what to change.
-    for responses in [json!([1, 2]), json!("yes")] {
+    // Not an object: invalid params saying what to send.
+    for (responses, kind) in [(json!([1, 2]), "an array"), (json!("yes"), "a string")] {
         let refused = rpc(&running, "tools/call", call(responses), &capabilities(false), None).await;
-        assert_eq!(refused["error"], json!({"code": -32601, "message": "tools/call"}), "{refused}");
+        let said = format!(
+            "`params.inputResponses` must be an object of the answers by input request key (or left out), not {kind}"
+        );
+        assert_eq!(refused["error"], json!({"code": -32602, "message": said}), "{refused}");
     }
     let state = json!({"name": "ask_name", "arguments": {}, "requestState": 7});
     let refused = rpc(&running, "tools/call", state, &capabilities(false), None).await;
-    assert_eq!(refused["error"], json!({"code": -32601, "message": "tools/call"}));
+    let said = "`params.requestState` must be the string the server sent in its input-required result, not a number";
+    assert_eq!(refused["error"], json!({"code": -32602, "message": said}));
     // Junk for the key asked: the tool's answer is invalid params saying what was expected.
     let junk = rpc(&running, "tools/call", call(json!({"user_name": [[[{}]]]})), &capabilities(false), None).await;
     assert_eq!(
@@ -327,8 +330,6 @@ fn prompt_server() -> McpServer {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "prompts/get does not run the context hook: a prompt's context has no principal and its request \
-            state is not bound to the caller the hook names"]
 async fn a_prompt_sees_the_principal_of_the_context_hook_and_its_state_is_bound_to_it() {
     let running = Running::start(prompt_server()).await;
     let first = rpc(&running, "prompts/get", json!({"name": "whoami"}), &capabilities(false), Some("ana")).await;
@@ -342,19 +343,6 @@ async fn a_prompt_sees_the_principal_of_the_context_hook_and_its_state_is_bound_
     running.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn today_a_prompt_has_no_principal_and_its_state_opens_for_another_caller() {
-    // What the ignored test above wants changed, as it is now.
-    let running = Running::start(prompt_server()).await;
-    let first = rpc(&running, "prompts/get", json!({"name": "whoami"}), &capabilities(false), Some("ana")).await;
-    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
-    let retry = json!({"name": "whoami", "requestState": state,
-        "inputResponses": {"user_name": accept(json!({"name": "Ana"}))}});
-    let bob = rpc(&running, "prompts/get", retry, &capabilities(false), Some("bob")).await;
-    assert_eq!(bob["result"]["messages"][0]["content"]["text"], "Ana as none");
-    running.stop().await;
-}
-
 /// A template whose handler echoes the value of its variable.
 fn template_server() -> McpServer {
     builder()
@@ -365,20 +353,20 @@ fn template_server() -> McpServer {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_template_variable_decodes_to_dot_dot_slashes_and_nul() {
-    // The docs say a variable holds no `/`: it holds none before decoding, any after.
+async fn a_template_variable_that_decodes_to_a_path_or_nul_expands_nothing() {
+    // A value decoded holds no `/` or `\\`, no control character, and is not `.` or `..`.
     let running = Running::start(template_server()).await;
     let read = |uri: &str| json!({"uri": uri});
-    let cases = [
-        ("files://doc/..", r#""..""#),
-        ("files://doc/..%2F..%2Fetc%2Fpasswd", r#""../../etc/passwd""#),
-        ("files://doc/a%00b", r#""a\0b""#),
-        ("files://doc/%3F%23", r#""?#""#),
-    ];
-    for (uri, shown) in cases {
+    for uri in ["files://doc/..", "files://doc/..%2F..%2Fetc%2Fpasswd", "files://doc/a%00b", "files://doc/%2E"] {
         let reply = rpc(&running, "resources/read", read(uri), &capabilities(false), None).await;
-        assert_eq!(reply["result"]["contents"][0]["text"], shown, "{uri}: {reply}");
+        assert_eq!(
+            (reply["error"]["code"].clone(), reply["error"]["data"].clone()),
+            (json!(-32602), json!({"uri": uri})),
+            "{uri}"
+        );
     }
+    let reply = rpc(&running, "resources/read", read("files://doc/%3F%23"), &capabilities(false), None).await;
+    assert_eq!(reply["result"]["contents"][0]["text"], r#""?#""#);
     let refused = rpc(&running, "resources/read", read("files://doc/../x"), &capabilities(false), None).await;
     assert_eq!(refused["error"]["code"], -32602);
     let long = format!("files://doc/{}", "a".repeat(6_000));
@@ -450,8 +438,6 @@ fn elicitation_types_that_are_not_flat_are_refused_naming_the_property() {
 }
 
 #[test]
-#[ignore = "an enum with data passes as a string property whose `oneOf` holds object schemas \
-            (tool-runtime talk.rs `primitive` copies `oneOf` without checking its entries are `const`)"]
 fn an_enum_with_data_is_not_elicitable() {
     let schema = elicitation_schema::<WithDataEnum>();
     assert!(
@@ -694,27 +680,21 @@ async fn over_stdio_no_log_message_follows_the_response_of_its_call() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn answers_to_requests_never_made_are_kept_in_the_task_record_and_count_against_the_store() {
-    // 200 KB of answers no tool asked for: the task's record keeps them, so one call takes most of
-    // a 300 KB store, a small task still fits, and a second such call does not.
+async fn a_task_is_not_created_with_more_answers_than_it_keeps() {
+    // 200 answers of 1 KB no tool asked for: refused before anything is stored, saying what to send.
     let running = Running::start(builder().task_store(MemoryTaskStore::new(100, 300_000)).build()).await;
     let junk: serde_json::Map<String, Value> = (0..200)
         .map(|i| (format!("junk-{i}"), json!({"action": "accept", "content": {"x": "y".repeat(1_000)}})))
         .collect();
     let call = json!({"name": "quick", "arguments": {}, "inputResponses": junk});
-    let created = rpc(&running, "tools/call", call, &capabilities(true), Some("mallory")).await;
-    assert_eq!(created["result"]["resultType"], "task", "{created:.300}");
+    let refused = rpc(&running, "tools/call", call, &capabilities(true), Some("mallory")).await;
+    assert_eq!(
+        refused["error"],
+        json!({"code": -32602, "message": "a task keeps at most 64 answers of 1048576 bytes in all; this call brings \
+            200 of 209891 bytes: send only the answers to the input requests asked"}),
+    );
     let small = create(&running, "quick", Some("ana")).await;
     assert_eq!(small["result"]["resultType"], "task", "{small:.300}");
-    let created = rpc(
-        &running,
-        "tools/call",
-        json!({"name": "quick", "arguments": {}, "inputResponses": junk}),
-        &capabilities(true),
-        Some("mallory"),
-    )
-    .await;
-    assert_eq!(created["error"]["code"], -32603, "{created:.300}");
     running.stop().await;
 }
 
@@ -739,8 +719,6 @@ struct WithDataEnumList {
 }
 
 #[test]
-#[ignore = "a list of an enum with data passes as a multi-select (tool-runtime talk.rs `primitive` takes any \
-            `oneOf` items as an enum)"]
 fn a_list_of_an_enum_with_data_is_not_elicitable() {
     let schema = elicitation_schema::<WithDataEnumList>();
     assert!(
@@ -749,20 +727,27 @@ fn a_list_of_an_enum_with_data_is_not_elicitable() {
     );
 }
 
-/// Set once `until_cancelled` saw its cancellation.
+/// Set once the run of `until_cancelled` ended (its future dropped, as a stopped call's is).
 static SAW_CANCEL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Run until cancelled.
+/// Sets [`SAW_CANCEL`] when dropped.
+struct Ended;
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        SAW_CANCEL.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Run until stopped.
 #[tool(tags(task))]
 async fn until_cancelled(ctx: &ToolContext) -> String {
+    let _ended = Ended;
     ctx.cancellation().cancelled().await;
-    SAW_CANCEL.store(true, std::sync::atomic::Ordering::SeqCst);
     "stopped".to_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "a task whose record expired keeps running: tasks.rs never cancels the run of an expired record, \
-            and tasks/cancel no longer finds it"]
 async fn a_task_whose_record_expired_is_stopped() {
     let registry = Registry::builder().tool(until_cancelled::TOOL).build().unwrap();
     let running = Running::start(McpServer::builder(registry).task_ttl(Duration::from_millis(200)).build()).await;
@@ -863,8 +848,6 @@ async fn a_prompt_that_asks_over_stateless_http_at_an_earlier_protocol_says_what
 
 #[cfg(feature = "auth")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "tasks/update checks the subject only: a token of the same subject without the tool's scope runs \
-            the task again (tasks.rs `update_task_answers` never asks `reaches`)"]
 async fn tasks_update_with_a_token_that_does_not_reach_the_tool_is_refused() {
     use common::auth::{Issuer, claims, rsa_a};
     let issuer = Issuer::start(true).await;
@@ -917,7 +900,12 @@ async fn tasks_update_with_a_token_that_does_not_reach_the_tool_is_refused() {
     assert_eq!(status, "input_required");
     let answer = json!({"taskId": id, "inputResponses": {"user_name": accept(json!({"name": "Mallory"}))}});
     let update = send("tasks/update", answer, reader.clone()).await;
-    // Refused as its `tools/call` would be (today: `{"resultType": "complete"}`, and the task runs).
-    assert_eq!(update["error"]["code"], -32600, "{update}");
+    // A token whose scopes do not reach the tool sees no task of it, as if there were none.
+    assert_eq!(
+        update["error"],
+        json!({"code": -32602, "message": format!("no task `{id}`: it does not exist, has expired or was created by \
+            another caller; send the taskId a tools/call result gave you")}),
+        "{update}"
+    );
     running.stop().await;
 }

@@ -467,3 +467,28 @@ async fn a_prompt_can_ask_the_user_too_and_its_state_is_bound_to_the_prompt() {
     assert_eq!(refused["error"]["message"], REFUSED);
     running.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_responses_that_are_not_an_object_and_a_request_state_that_is_not_a_string_are_invalid_params() {
+    let running = Running::start(McpServer::builder(registry()).build()).await;
+    let caps = json!({"elicitation": {}});
+    for (extra, said) in [
+        (
+            json!({"inputResponses": [1, 2]}),
+            "`params.inputResponses` must be an object of the answers by input request key (or left out), not an array",
+        ),
+        (
+            json!({"inputResponses": "yes"}),
+            "`params.inputResponses` must be an object of the answers by input request key (or left out), not a string",
+        ),
+        (
+            json!({"requestState": 7}),
+            "`params.requestState` must be the string the server sent in its input-required result, not a number",
+        ),
+    ] {
+        let reply = message(&send(&running, "greet", &call(9, "greet", json!({}), caps.clone(), extra)).await);
+        assert_eq!(reply["error"], json!({"code": -32602, "message": said}));
+        assert_eq!(reply["id"], 9);
+    }
+    running.stop().await;
+}
