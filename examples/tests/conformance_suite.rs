@@ -7,11 +7,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use common::example_binary;
+use common::{example_binary, spawn_serving};
 
 /// The suite's `node_modules`.
 fn suite() -> PathBuf {
@@ -106,16 +105,8 @@ const SERVER_SCENARIOS: [&str; 50] = [
 
 #[test]
 fn every_server_scenario_of_protocol_2026_07_28_passes_against_the_example_server() {
-    let mut child = Command::new(example_binary("conformance_server"))
-        .arg("127.0.0.1:0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut url = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut url).unwrap();
-    let output = run_suite(&["server", "--url", url.trim(), "--requirements", "2026-07-28"]);
+    let (mut child, url) = spawn_serving("conformance_server", &["127.0.0.1:0"]);
+    let output = run_suite(&["server", "--url", &url, "--requirements", "2026-07-28"]);
     child.kill().unwrap();
     child.wait().unwrap();
     let expected: Vec<(bool, &str)> = SERVER_SCENARIOS.iter().map(|name| (true, *name)).collect();

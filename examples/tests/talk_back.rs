@@ -10,12 +10,11 @@
 //! The example's binary is the one `cargo test -p examples` builds beside this test. The
 //! interpreter is `$TOOL_CONFORMANCE_PYTHON` (set by `scripts/test.sh`), else `python3`.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 mod common;
 
-use common::{example_binary, run_python};
+use common::{example_binary, run_python, spawn_serving};
 
 /// Runs `talk_back_client.py` with `args`; returns its standard output.
 fn run_client(args: &[&str]) -> String {
@@ -38,18 +37,7 @@ fn the_python_mcp_sdk_answers_elicitation_sampling_and_approval_over_stdio() {
 
 #[test]
 fn the_python_mcp_sdk_answers_elicitation_sampling_and_approval_over_streamable_http() {
-    let mut child = Command::new(example_binary("conformance_server"))
-        .arg("127.0.0.1:0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // The first line is the bound URL.
-    let mut url = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut url).unwrap();
-    let url = url.trim().to_owned();
-    assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
+    let (mut child, url) = spawn_serving("conformance_server", &["127.0.0.1:0"]);
     let stdout = run_client(&["http", &url]);
     let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
     assert!(status.success());
@@ -90,16 +78,8 @@ fn the_typescript_mcp_sdk_answers_elicitation_sampling_and_approval_over_stdio()
 fn the_typescript_mcp_sdk_answers_elicitation_sampling_and_approval_over_streamable_http_sessions() {
     // The SDK speaks protocol 2025-11-25: the server keeps a session for it, on which its
     // questions are server-to-client requests.
-    let mut child = Command::new(example_binary("conformance_server"))
-        .args(["127.0.0.1:0", "--legacy-sessions"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut url = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut url).unwrap();
-    let stdout = run_ts_client(&["http", url.trim()]);
+    let (mut child, url) = spawn_serving("conformance_server", &["127.0.0.1:0", "--legacy-sessions"]);
+    let stdout = run_ts_client(&["http", &url]);
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(stdout.lines().collect::<Vec<_>>(), CHECKS);

@@ -2,8 +2,9 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 
 /// The binary of the example `name`: `target/<profile>/examples/<name>`, beside `deps/` where the
 /// test runs (`cargo test -p examples` builds the examples).
@@ -35,4 +36,21 @@ pub fn run_python(script: &str, args: &[&str]) -> String {
     }
     assert!(output.status.success(), "{script} failed ({}).\nstdout:\n{stdout}\nstderr:\n{stderr}", output.status);
     stdout
+}
+
+/// Starts the example `name` with `args`, which prints its URL as its first line on standard
+/// output (as `conformance_server` does); returns the child and the URL.
+pub fn spawn_serving(name: &str, args: &[&str]) -> (Child, String) {
+    let mut child = Command::new(example_binary(name))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut url).unwrap();
+    let url = url.trim().to_owned();
+    assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{name} printed {url:?}");
+    (child, url)
 }
