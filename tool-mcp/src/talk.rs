@@ -33,6 +33,9 @@ use tool_runtime::talk::{ClientCapabilities, ClientChannel, InputRequest, LogLev
 /// carried it (a user answering a form takes minutes, not hours).
 pub const REQUEST_STATE_TTL: Duration = Duration::from_secs(600);
 
+/// How many log messages of one call may wait to be sent: 1,024; more are dropped.
+pub const LOG_QUEUE: usize = 1_024;
+
 /// How long the response of a call waits for its log messages to be written: 5 s.
 const FLUSH_BOUND: Duration = Duration::from_secs(5);
 
@@ -79,7 +82,7 @@ pub(crate) struct McpChannel {
     /// The first refusal told by the context: a missing capability or a malformed answer.
     refused: Mutex<Option<TalkBackError>>,
     /// The log messages on their way, in order, while the call runs (only when a level is set).
-    logs: Mutex<Option<tokio::sync::mpsc::UnboundedSender<LoggingMessageNotificationParam>>>,
+    logs: Mutex<Option<tokio::sync::mpsc::Sender<LoggingMessageNotificationParam>>>,
     /// Sends them; [`McpChannel::flush`] waits for it.
     sender: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
@@ -123,7 +126,7 @@ impl McpChannel {
         };
         let (logs, sender) = match level {
             Some(_) => {
-                let (logs, mut queue) = tokio::sync::mpsc::unbounded_channel();
+                let (logs, mut queue) = tokio::sync::mpsc::channel(LOG_QUEUE);
                 let peer = context.peer.clone();
                 let sender = tokio::spawn(async move {
                     while let Some(param) = queue.recv().await {
@@ -300,7 +303,10 @@ impl ClientChannel for McpChannel {
         let mut param = LoggingMessageNotificationParam::new(level, data);
         param.logger = logger.map(str::to_owned);
         if let Some(logs) = &*self.logs.lock().unwrap_or_else(PoisonError::into_inner) {
-            let _ = logs.send(param);
+            // A call that logs faster than the client reads loses the messages past the queue.
+            if logs.try_send(param).is_err() {
+                tracing::debug!("a log message was dropped: {LOG_QUEUE} wait to be sent already");
+            }
         }
     }
 

@@ -41,7 +41,8 @@
 //!   does in a request, see [`talk`](crate::talk)) and the record holds the `inputRequests`.
 //!   `tasks/update` merges the answers given into the record (unknown keys are ignored) and, once
 //!   no request is pending, runs the tool again from the start with every answer known, on
-//!   whichever worker received the update.
+//!   whichever worker received the update. A `tasks/update` of a task that is not
+//!   `input_required` (working, or ended) is acknowledged and changes nothing.
 //!
 //! A run has no request open to the client: its log messages and progress reports are dropped,
 //! and its input requests always park the task (also for a client of a protocol before

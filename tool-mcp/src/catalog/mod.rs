@@ -110,6 +110,7 @@ use tool_runtime::{ContentPart, ResourceContents};
 
 pub use self::template::TemplateError;
 use self::template::UriTemplate;
+pub use self::updates::MAX_SUBSCRIPTIONS_PER_CONNECTION;
 pub(crate) use self::updates::next_update;
 use crate::McpServerBuilder;
 

@@ -15,6 +15,10 @@ use tokio_util::sync::CancellationToken;
 use super::Catalog;
 use crate::{McpServer, McpServerBuilder};
 
+/// The most URIs one connection may follow with `resources/subscribe`: 1,000 (each is a task
+/// that waits for the URI's updates until the client unsubscribes or the connection goes).
+pub const MAX_SUBSCRIPTIONS_PER_CONNECTION: usize = 1_000;
+
 /// How many updates a slow listen stream may fall behind before it misses some: 256.
 const BACKLOG: usize = 256;
 
@@ -87,6 +91,8 @@ impl Catalog {
     /// or the connection closes, each update of `uri` is sent to it as
     /// `notifications/resources/updated`. Subscribing twice is subscribing once. `stateless_http`:
     /// the request came over Streamable HTTP without a legacy session, so no connection lasts.
+    /// Follows `uri` for the connection of `peer` (`resources/subscribe`, before 2026-07-28):
+    /// at most [`MAX_SUBSCRIPTIONS_PER_CONNECTION`] URIs per connection.
     pub(crate) fn subscribe(
         &self,
         uri: String,
@@ -119,6 +125,15 @@ impl Catalog {
         legacy.retain(|s| !s.stop.is_cancelled());
         if legacy.iter().any(|s| s.connection == connection && s.uri == uri) {
             return Ok(());
+        }
+        if legacy.iter().filter(|s| s.connection == connection).count() >= MAX_SUBSCRIPTIONS_PER_CONNECTION {
+            return Err(ErrorData::invalid_request(
+                format!(
+                    "this connection follows {MAX_SUBSCRIPTIONS_PER_CONNECTION} resources already, the most it may; \
+                     `resources/unsubscribe` from one first"
+                ),
+                None,
+            ));
         }
         let stop = CancellationToken::new();
         let (mut updates, peer, followed, stopped) = (self.updates(), peer.clone(), vec![uri.clone()], stop.clone());

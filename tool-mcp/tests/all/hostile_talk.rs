@@ -597,9 +597,9 @@ async fn over_stdio_a_prompt_elicits_with_a_server_request_and_a_ping_is_answere
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn over_stdio_a_client_subscribes_to_two_thousand_made_up_uris_of_a_template_without_a_cap() {
+async fn over_stdio_a_client_may_follow_a_thousand_uris_and_the_next_is_refused_until_it_unsubscribes() {
     // Each `resources/subscribe` of a URI that expands a template is a forwarding task that ends
-    // only on unsubscribe or when an update of that URI cannot be sent: nothing bounds them.
+    // on unsubscribe or when an update of that URI cannot be sent: 1,000 per connection at most.
     let server = builder()
         .resource_template(ResourceTemplate::new("files://doc/{name}", "doc").unwrap(), |_| async {
             Ok(ResourceContents::Text(String::new()))
@@ -617,7 +617,7 @@ async fn over_stdio_a_client_subscribes_to_two_thousand_made_up_uris_of_a_templa
             .await
     });
     let mut client = common::RawClient::initialize_with(client_read, client_write, json!({})).await;
-    for i in 0..2_000u64 {
+    for i in 0..1_000u64 {
         let uri = format!("files://doc/made-up-{i}");
         client
             .send(json!({"jsonrpc": "2.0", "id": 10 + i, "method": "resources/subscribe", "params": {"uri": uri}}))
@@ -625,6 +625,19 @@ async fn over_stdio_a_client_subscribes_to_two_thousand_made_up_uris_of_a_templa
         let reply = tokio::time::timeout(BOUND, client.recv()).await.unwrap();
         assert_eq!(reply, json!({"jsonrpc": "2.0", "id": 10 + i, "result": {}}));
     }
+    let subscribe = |id: u64, uri: &str| json!({"jsonrpc": "2.0", "id": id, "method": "resources/subscribe", "params": {"uri": uri}});
+    client.send(subscribe(5_000, "files://doc/one-more")).await;
+    assert_eq!(
+        tokio::time::timeout(BOUND, client.recv()).await.unwrap()["error"],
+        json!({"code": -32600, "message": "this connection follows 1000 resources already, the most it may; \
+            `resources/unsubscribe` from one first"})
+    );
+    client
+        .send(json!({"jsonrpc": "2.0", "id": 5_001, "method": "resources/unsubscribe", "params": {"uri": "files://doc/made-up-0"}}))
+        .await;
+    assert_eq!(tokio::time::timeout(BOUND, client.recv()).await.unwrap()["result"], json!({}));
+    client.send(subscribe(5_002, "files://doc/one-more")).await;
+    assert_eq!(tokio::time::timeout(BOUND, client.recv()).await.unwrap()["result"], json!({}));
 }
 
 /// Log `count` messages of 1 KiB from a blocking thread.
@@ -677,6 +690,9 @@ async fn over_stdio_no_log_message_follows_the_response_of_its_call() {
     // The sender is stopped when the wait times out; the one message rmcp already had queued when
     // it stopped may still be written after the response (rmcp writes responses first).
     assert!(after <= 1, "{before} messages before the response, {after} after it");
+    // The call's queue holds at most `LOG_QUEUE` messages: with the client not reading, the rest
+    // (beyond the queue, the pipe's 64 KiB and the one being written) are dropped.
+    assert!(before <= tool_mcp::talk::LOG_QUEUE + 64 + 1, "{before} messages before the response");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
