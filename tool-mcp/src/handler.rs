@@ -137,6 +137,25 @@ pub fn call_result(message: &ToolMessage, structured: bool) -> CallToolResult {
 }
 
 impl McpServer {
+    /// `true` when `context`'s request came over Streamable HTTP outside a session: without legacy
+    /// sessions a `Mcp-Session-Id` names no session, whatever the client sent.
+    fn stateless_http(&self, context: &RequestContext<RoleServer>) -> bool {
+        context
+            .extensions
+            .get::<::http::request::Parts>()
+            .is_some_and(|parts| !self.inner.legacy_sessions || !parts.headers.contains_key("mcp-session-id"))
+    }
+
+    /// The client channel of `context`'s request, with its `requestState` and `inputResponses`.
+    fn request_channel(
+        &self,
+        context: &RequestContext<RoleServer>,
+        state: Option<String>,
+        answers: Option<rmcp::model::InputResponses>,
+    ) -> Arc<McpChannel> {
+        Arc::new(McpChannel::new(context, self.session.get(), state, answers, self.stateless_http(context)))
+    }
+
     fn unknown_tool(&self, name: &str) -> ErrorData {
         let available = self.served().tools.iter().map(|t| t.name.to_string()).collect();
         ErrorData::invalid_params(ToolError::UnknownTool { name: name.to_owned(), available }.to_string(), None)
@@ -285,16 +304,7 @@ impl ServerHandler for McpServer {
         let inner = &self.inner;
         let mut request = request;
         let http = context.extensions.get::<::http::request::Parts>();
-        // Without legacy sessions a `Mcp-Session-Id` names no session, whatever the client sent.
-        let stateless_http =
-            http.is_some_and(|parts| !inner.legacy_sessions || !parts.headers.contains_key("mcp-session-id"));
-        let channel = Arc::new(McpChannel::new(
-            &context,
-            self.session.get(),
-            request.request_state.take(),
-            request.input_responses.take(),
-            stateless_http,
-        ));
+        let channel = self.request_channel(&context, request.request_state.take(), request.input_responses.take());
         let token = inner.stop.child_token();
         // The context hook runs for a prompt as for a tool call (its principal, its refusal),
         // with the prompt's name as `tool`.
@@ -343,11 +353,7 @@ impl ServerHandler for McpServer {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let http = context.extensions.get::<::http::request::Parts>();
-        // Without legacy sessions a `Mcp-Session-Id` names no session, whatever the client sent.
-        let stateless_http =
-            http.is_some_and(|parts| !self.inner.legacy_sessions || !parts.headers.contains_key("mcp-session-id"));
-        self.inner.catalog.subscribe(request.uri, &context.peer, stateless_http)
+        self.inner.catalog.subscribe(request.uri, &context.peer, self.stateless_http(&context))
     }
 
     async fn unsubscribe(
@@ -478,16 +484,7 @@ impl ServerHandler for McpServer {
             Some(RawArguments(text)) => text.to_string(),
             None => request.arguments.map(|args| Value::Object(args).to_string()).unwrap_or_default(),
         };
-        // Without legacy sessions a `Mcp-Session-Id` names no session, whatever the client sent.
-        let stateless_http =
-            http.is_some_and(|parts| !inner.legacy_sessions || !parts.headers.contains_key("mcp-session-id"));
-        let channel = Arc::new(McpChannel::new(
-            &context,
-            self.session.get(),
-            request.request_state,
-            request.input_responses,
-            stateless_http,
-        ));
+        let channel = self.request_channel(&context, request.request_state, request.input_responses);
         let mut builder = builder.cancellation(token.clone()).client_arc(channel.clone());
         let mut forwarding = None;
         if let Some(progress_token) = context.meta.get_progress_token() {

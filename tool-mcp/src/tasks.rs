@@ -191,6 +191,11 @@ impl TaskRecord {
     pub fn expired(&self, now_ms: u64) -> bool {
         now_ms >= self.created_at_ms.saturating_add(self.ttl_ms)
     }
+
+    /// `true` once its time to live is over now (the system clock).
+    pub fn expired_now(&self) -> bool {
+        self.expired(now_ms())
+    }
 }
 
 /// A store's failure: its text says what went wrong and what to change.

@@ -372,7 +372,7 @@ impl ToolContext {
 
     async fn sample_inner(&self, key: Option<String>, request: SamplingRequest) -> Result<Sampled, TalkBackError> {
         let (channel, key) = self.channel_for(InputMethod::Sampling, key)?;
-        let request = InputRequest { method: InputMethod::Sampling, params: talk::sampling_params(&request) };
+        let request = InputRequest { method: InputMethod::Sampling, params: request.params() };
         let answer = self.ask(&*channel, &key, request).await?;
         talk::read_sampled(&key, &answer).inspect_err(|error| channel.refused(error))
     }
@@ -415,7 +415,7 @@ impl ToolContext {
             Some(call) => call.asks.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
             None => 1,
         };
-        if !talk::declared(method, channel.capabilities()) {
+        if !method.declared(channel.capabilities()) {
             let error = TalkBackError::MissingCapability { capability: method.capability() };
             channel.refused(&error);
             return Err(error);

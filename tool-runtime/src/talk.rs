@@ -122,7 +122,7 @@ impl InputMethod {
         }
     }
 
-    fn declared(self, capabilities: ClientCapabilities) -> bool {
+    pub(crate) fn declared(self, capabilities: ClientCapabilities) -> bool {
         match self {
             Self::Elicitation => capabilities.elicitation,
             Self::Sampling => capabilities.sampling,
@@ -304,7 +304,7 @@ impl SamplingRequest {
         self
     }
 
-    fn params(&self) -> Value {
+    pub(crate) fn params(&self) -> Value {
         let messages: Vec<Value> = self
             .messages
             .iter()
@@ -622,14 +622,6 @@ pub(crate) fn read_roots(key: &str, answer: &Value) -> Result<Vec<Root>, TalkBac
             Ok(Root { uri: uri.to_owned(), name: root.get("name").and_then(Value::as_str).map(str::to_owned) })
         })
         .collect()
-}
-
-pub(crate) fn sampling_params(request: &SamplingRequest) -> Value {
-    request.params()
-}
-
-pub(crate) fn declared(method: InputMethod, capabilities: ClientCapabilities) -> bool {
-    method.declared(capabilities)
 }
 
 /// At most 200 bytes of a JSON value, for an error message.

@@ -34,15 +34,10 @@ fn failed(error: &SessionError) -> TaskStoreError {
     TaskStoreError(format!("the task store failed: {error}"))
 }
 
-fn now_ms() -> u64 {
-    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
-}
-
 /// The stored record, when there is one of this shape and its time to live is not over.
 fn read(meta: &tool_std::session::SessionMeta) -> Option<TaskRecord> {
     let record: TaskRecord = serde_json::from_value(meta.get(RECORD)?.clone()).ok()?;
-    (!record.expired(now_ms())).then_some(record)
+    (!record.expired_now()).then_some(record)
 }
 
 /// Runs `work` (the session store blocks) on the blocking pool.
