@@ -94,7 +94,6 @@ pub(crate) mod bounds;
 mod repair;
 
 use bounds::Bounds;
-pub(crate) use bounds::{states_any, states_beyond};
 pub use repair::{Repair, RepairPolicy, Repaired};
 
 /// Decodes `raw` arguments into `T` by the module's rules. `schema` gives the schema to decode

@@ -10,10 +10,11 @@ use jsonschema::paths::LocationSegment;
 use serde_json::Value;
 
 use crate::context::ToolContext;
+use crate::error::ToolOrigin;
 use crate::error::{ArgumentError, ToolError};
 use crate::result::ToolResult;
 use crate::schema::{Segment, accepted_fields, canonicalize, canonicalize_union, format_path};
-use crate::tool::{Tool, ToolDefinition, ToolOrigin, is_valid_tool_name};
+use crate::tool::{Tool, ToolDefinition, is_valid_tool_name};
 
 type Handler = dyn Fn(Value, ToolContext) -> BoxFuture<'static, Result<ToolResult, ToolError>> + Send + Sync;
 

@@ -100,7 +100,7 @@ pub use depends::{DependencyKey, Scope};
 pub use dynamic::{DynamicTool, DynamicToolError};
 pub use error::{
     ArgumentError, BoxError, CloseError, CloseFailure, DependencyError, MissingDependency, NameClash, RegistryError,
-    ToolError, UnsupportedPattern,
+    ToolError, ToolOrigin, UnsupportedPattern,
 };
 /// A boxed `Send` future: what `per_call_async` and `shared_async` keys, hand-written [`Tool`]s and
 /// [`PermissionPolicy`] implementations return (from `futures`).
@@ -115,7 +115,7 @@ pub use result::{
 /// The token that cancels calls ([`ToolContextBuilder::cancellation`]), from `tokio-util`.
 pub use talk::{ClientCapabilities, ClientChannel, Elicitation, LogLevel, SamplingRequest, TalkBackError};
 pub use tokio_util::sync::CancellationToken;
-pub use tool::{InvokeFn, Tool, ToolDefinition, ToolMeta, ToolOrigin, ToolRegistration, ToolSpec, is_valid_tool_name};
+pub use tool::{InvokeFn, Tool, ToolDefinition, ToolMeta, ToolRegistration, ToolSpec, is_valid_tool_name};
 pub use tool_macros::{tool, tools};
 pub use worker::off_worker;
 

@@ -18,12 +18,13 @@ use crate::call::ToolCall;
 use crate::context::{RegistryScope, ToolContext};
 use crate::decode::RepairPolicy;
 use crate::depends::DependencyKey;
+use crate::error::ToolOrigin;
 use crate::error::{CloseError, MissingDependency, NameClash, RegistryError, ToolError, UnsupportedPattern};
 use crate::lifecycle::{self, Closer};
 use crate::policy::{DefaultPolicy, Permission, PermissionPolicy, PermissionRequest};
 use crate::result::{ToolMessage, ToolResult};
 use crate::search::{CALL_TOOL, SEARCH_TOOL, SearchError, SearchHit, SearchQuery, ToolIndex};
-use crate::tool::{Tool, ToolDefinition, ToolOrigin, ToolSpec, is_valid_tool_name, registrations};
+use crate::tool::{Tool, ToolDefinition, ToolSpec, is_valid_tool_name, registrations};
 
 /// The tools an agent can call, by name, and the dispatcher that runs a model's tool calls.
 ///
@@ -1229,7 +1230,7 @@ impl RegistryBuilder {
             .filter_map(|a| a.spec)
             .flat_map(|spec| {
                 let mut found = Vec::new();
-                crate::decode::bounds::patterns(&spec.definition().input_schema, "", &mut found);
+                crate::schema::patterns(&spec.definition().input_schema, "", &mut found);
                 found.into_iter().filter_map(|(path, pattern)| {
                     crate::pattern_syntax::pattern_problem(pattern).map(|problem| UnsupportedPattern {
                         tool: spec.name().to_owned(),

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::context::ToolContext;
 use crate::decode::Decoding;
-use crate::error::{BoxError, ToolError};
+use crate::error::{BoxError, ToolError, ToolOrigin};
 use crate::result::ToolResult;
 
 /// What a model is told about a tool: its name, description and the canonical JSON Schema of its
@@ -38,39 +38,6 @@ pub struct ToolDefinition {
     /// MCP serves it as the tool's `outputSchema`; provider projections leave it out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
-}
-
-/// Where a tool is defined, as [`Tool::origin`] reports it: what a registry error names.
-///
-/// `Display` writes ``` `module::path` (src/file.rs:12) ```, leaving out what is not known:
-/// `src/file.rs:12` without a module path, ``` `module::path` ``` without a file, and
-/// `an unknown place` when nothing is known.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct ToolOrigin {
-    /// The module path (`my_tools::notes`), as `module_path!()` writes it.
-    pub module_path: Option<&'static str>,
-    /// The source file, as `file!()` writes it (relative to the package that compiled it).
-    pub file: Option<&'static str>,
-    /// The 1-based line in `file` (0 when `file` is `None`).
-    pub line: u32,
-}
-
-impl ToolOrigin {
-    /// The place of a caller, as `#[track_caller]` gives it: a file and a line, no module path.
-    pub fn of_caller(location: &'static std::panic::Location<'static>) -> Self {
-        Self { module_path: None, file: Some(location.file()), line: location.line() }
-    }
-}
-
-impl std::fmt::Display for ToolOrigin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match (self.module_path, self.file) {
-            (Some(module), Some(file)) => write!(f, "`{module}` ({file}:{})", self.line),
-            (Some(module), None) => write!(f, "`{module}`"),
-            (None, Some(file)) => write!(f, "{file}:{}", self.line),
-            (None, None) => f.write_str("an unknown place"),
-        }
-    }
 }
 
 /// Whether `name` follows the tool-name rule `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, the intersection of
