@@ -150,6 +150,8 @@ fn number_text(n: f64) -> String {
 mod tests {
     use serde_json::json;
 
+    use crate::schema::patterns;
+
     use super::*;
 
     fn check(schema: Value, value: Value) -> Option<String> {
