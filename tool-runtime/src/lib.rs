@@ -63,7 +63,6 @@
 //! The `redis` store lives here, beside the store trait it implements, so that the default build
 //! has no Redis client at all.
 
-mod batch;
 mod call;
 mod clock;
 mod context;
@@ -91,7 +90,6 @@ mod tool;
 mod waits;
 mod worker;
 
-pub use batch::{Batch, TurnStop};
 pub use call::ToolCall;
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use context::{ImageSupport, ToolContext, ToolContextBuilder};
@@ -108,7 +106,7 @@ pub use futures::future::BoxFuture;
 pub use methods::ToolMethods;
 pub use policy::{DefaultPolicy, EXEC_TAG, EXTERNAL_TAG, Permission, PermissionPolicy, PermissionRequest};
 pub use progress::{Progress, ProgressListener};
-pub use registry::{Registry, RegistryBuilder};
+pub use registry::{Batch, Registry, RegistryBuilder, TurnStop};
 pub use result::{
     ContentPart, ImageDetail, IntoToolResult, MessageContent, ResourceContents, StoredResult, ToolMessage, ToolResult,
 };

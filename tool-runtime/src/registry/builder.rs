@@ -1,0 +1,406 @@
+//! [`RegistryBuilder`]: what a registry holds, and the checks of [`RegistryBuilder::build`].
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use super::Registry;
+use crate::context::RegistryScope;
+use crate::decode::RepairPolicy;
+use crate::depends::DependencyKey;
+use crate::error::ToolOrigin;
+use crate::error::{MissingDependency, NameClash, RegistryError, UnsupportedPattern};
+use crate::policy::{DefaultPolicy, PermissionPolicy};
+use crate::search::{CALL_TOOL, SEARCH_TOOL};
+use crate::tool::{Tool, ToolSpec, is_valid_tool_name, registrations};
+
+/// Builds a [`Registry`].
+#[derive(Default)]
+pub struct RegistryBuilder {
+    tools: Vec<Added>,
+    /// `true` when [`RegistryBuilder::discover`] ran and found no `#[tool]`.
+    discovered_nothing: bool,
+    /// [`tools_of`](RegistryBuilder::tools_of) was called: a binary of `#[tools]` methods alone
+    /// may discover nothing.
+    methods_given: bool,
+    sets: Option<Vec<String>>,
+    defer_sets: Vec<String>,
+    defer_tools: Vec<String>,
+    scope: RegistryScope,
+    policy: Option<Arc<dyn PermissionPolicy>>,
+    default_timeout: Option<Duration>,
+    repair: RepairPolicy,
+    output: crate::output::SharedLayer,
+    /// The tags whose tools need the user's approval, beside [`CONFIRM_TAG`](crate::talk::CONFIRM_TAG).
+    confirm_tags: Vec<String>,
+}
+
+/// A tool added to a [`RegistryBuilder`].
+struct Added {
+    tool: Arc<dyn Tool>,
+    /// The `#[tool]` static behind `tool`, to know the same one added twice.
+    spec: Option<&'static ToolSpec>,
+    /// Where the tool was added, named for a tool that does not know its [origin](Tool::origin).
+    added_at: &'static std::panic::Location<'static>,
+}
+
+impl Added {
+    /// What is the same for the same tool added twice: the address of its `#[tool]` static, or
+    /// of what its `Arc` points to.
+    fn identity(&self) -> *const () {
+        match self.spec {
+            Some(spec) => std::ptr::from_ref(spec).cast(),
+            None => Arc::as_ptr(&self.tool).cast(),
+        }
+    }
+
+    /// The tool's origin, or the place it was added when the tool does not say.
+    fn origin(&self) -> ToolOrigin {
+        let origin = self.tool.origin();
+        if origin == ToolOrigin::default() { ToolOrigin::of_caller(self.added_at) } else { origin }
+    }
+}
+
+impl RegistryBuilder {
+    /// Adds every `#[tool]` function linked into the binary (see [`Registry::discover`]; not the
+    /// methods of a `#[tools]` block, which [`tools_of`](RegistryBuilder::tools_of) adds with
+    /// their instance). A tool added already (by [`tool`](RegistryBuilder::tool), or by an earlier
+    /// `discover`) is kept once.
+    ///
+    /// When it finds no `#[tool]` at all and no [`tools_of`](RegistryBuilder::tools_of) is
+    /// given, [`build`](RegistryBuilder::build) fails with
+    /// [`RegistryError::NothingDiscovered`].
+    #[must_use]
+    #[track_caller]
+    pub fn discover(mut self) -> Self {
+        let mut specs: Vec<&'static ToolSpec> = registrations().collect();
+        // inventory's order is unspecified: sort so that the registration order is stable.
+        specs.sort_by(|a, b| (a.name(), a.origin()).cmp(&(b.name(), b.origin())));
+        self.discovered_nothing |= specs.is_empty();
+        let added_at = std::panic::Location::caller();
+        self.tools.extend(specs.into_iter().map(|spec| Added { tool: Arc::new(spec), spec: Some(spec), added_at }));
+        self
+    }
+
+    /// Adds one `#[tool]` function's tool: `.tool(read::TOOL)`. Adding the same one twice (also
+    /// through [`discover`](RegistryBuilder::discover)) keeps it once.
+    #[must_use]
+    #[track_caller]
+    pub fn tool(mut self, spec: &'static ToolSpec) -> Self {
+        self.tools.push(Added { tool: Arc::new(spec), spec: Some(spec), added_at: std::panic::Location::caller() });
+        self
+    }
+
+    /// Adds the tools of a `#[tools]` impl block, the `#[tool]` methods of `S`, served on
+    /// `instance`: every call of one of them gets `&instance` (the registry keeps the `Arc` until
+    /// it is dropped; the instance belongs to the program and is never closed by the registry).
+    /// One instance per type: a second `tools_of` of the same type replaces the instance, and its
+    /// tools are kept once. Discovery never finds these tools (it has no instance).
+    #[must_use]
+    #[track_caller]
+    pub fn tools_of<S: crate::ToolMethods>(mut self, instance: Arc<S>) -> Self {
+        let added_at = std::panic::Location::caller();
+        self.tools.extend(S::tools().iter().map(|&spec| Added { tool: Arc::new(spec), spec: Some(spec), added_at }));
+        self.methods_given = true;
+        self.provide(S::instance_key(), instance)
+    }
+
+    /// Adds a tool implemented by hand, or a `DynamicTool` (cargo feature `dynamic`). Its name must
+    /// follow the rule of `#[tool]` names, `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`
+    /// ([`RegistryError::InvalidNames`] otherwise). Adding the same `Arc` twice keeps it once. A
+    /// tool whose [`origin`](Tool::origin) says nothing is named in errors by the file and line
+    /// of this call.
+    #[must_use]
+    #[track_caller]
+    pub fn tool_dyn(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.tools.push(Added { tool, spec: None, added_at: std::panic::Location::caller() });
+        self
+    }
+
+    /// Keeps only tools whose set is one of `sets` (tools without a set are dropped too).
+    #[must_use]
+    pub fn sets<I, S>(mut self, sets: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.sets = Some(sets.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Defers every tool of these sets: they are listed only through tool search and called by
+    /// name like any other (see [`Registry::is_deferred`]). Adds to earlier calls.
+    #[must_use]
+    pub fn defer_sets<I, S>(mut self, sets: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.defer_sets.extend(sets.into_iter().map(Into::into));
+        self
+    }
+
+    /// Defers the tools of these names (see [`RegistryBuilder::defer_sets`]). Adds to earlier
+    /// calls.
+    #[must_use]
+    pub fn defer_tools<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.defer_tools.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Hands in the value of a [provided](DependencyKey::provided) key (one made in `main`, such
+    /// as an open database): every call this registry serves gets a clone of it (a call's own
+    /// context override still wins). The value belongs to the program: the registry never closes
+    /// it. Works for any key (then it is [`override_dependency`](RegistryBuilder::override_dependency)).
+    #[must_use]
+    pub fn provide<T>(self, key: &DependencyKey<T>, value: T) -> Self
+    where
+        T: Clone + Send + Sync + 'static,
+    {
+        self.override_dependency(key, value)
+    }
+
+    /// Overrides a dependency for every call this registry serves (a call's own context override
+    /// still wins).
+    #[must_use]
+    pub fn override_dependency<T>(mut self, key: &DependencyKey<T>, value: T) -> Self
+    where
+        T: Clone + Send + Sync + 'static,
+    {
+        self.scope.overrides.insert(key.id(), Arc::new(value));
+        self
+    }
+
+    /// Sets the [client channel](crate::ClientChannel) of every call whose context sets none
+    /// ([`ToolContextBuilder::client`](crate::ToolContextBuilder::client) wins): where a program
+    /// answers its tools' log messages and input requests (elicitation, sampling, roots).
+    /// Default: none (an input request fails with [`TalkBackError::NoClient`](crate::TalkBackError::NoClient)).
+    #[must_use]
+    pub fn client(mut self, channel: impl crate::ClientChannel) -> Self {
+        self.scope.client = Some(Arc::new(channel));
+        self
+    }
+
+    /// Makes every call of a tool tagged `tag` ask the user's approval before it runs, as a tool
+    /// tagged [`CONFIRM_TAG`](crate::talk::CONFIRM_TAG) (`confirm`) always does (e.g.
+    /// `confirm_tag("destructive")`, `confirm_tag("exec")`). The question goes through the call's
+    /// [client channel](crate::ClientChannel) as an elicitation (over MCP, to the client's user)
+    /// after the permission policy allowed the call and before its arguments are decoded; see
+    /// [`talk::approve`](crate::talk::approve) for what the model reads when the user says no or
+    /// cannot be asked. Default: only `confirm`.
+    #[must_use]
+    pub fn confirm_tag(mut self, tag: impl Into<String>) -> Self {
+        self.confirm_tags.push(tag.into());
+        self
+    }
+
+    /// Sets the permission policy asked before each call (default: [`DefaultPolicy`], which
+    /// refuses tools tagged `external` unless allowed by name).
+    #[must_use]
+    pub fn policy(mut self, policy: impl PermissionPolicy) -> Self {
+        self.policy = Some(Arc::new(policy));
+        self
+    }
+
+    /// Sets the time limit of tools that declare none with `#[tool(timeout_ms = N)]` (default:
+    /// none). A call over its limit ends with ``tool `x` timed out after N ms``.
+    ///
+    /// The limit races the call's future: it ends an `async fn` at its next `.await` and a
+    /// plain `fn` tool's wait for its thread on the blocking pool. It does not end an `inline` `fn`:
+    /// that one runs to its end in the future's first poll, on the thread that polls the call, and its
+    /// call answers as without a limit (with `#[depends]`, the limit bounds the resolution of its
+    /// dependencies). Such a registry calls every tool through its future, without the fast path
+    /// (see "How a call runs" on [`Registry`]).
+    #[must_use]
+    pub fn default_timeout(mut self, limit: Duration) -> Self {
+        self.default_timeout = Some(limit);
+        self
+    }
+
+    /// Repairs arguments that models send slightly wrong before they are decoded (see
+    /// [`RepairPolicy`]; off by default).
+    #[must_use]
+    pub fn repair(mut self, policy: RepairPolicy) -> Self {
+        self.repair = policy;
+        self
+    }
+
+    /// Applies `layer` to every message and batch (see [`crate::output`]); without it messages are
+    /// returned as the tools made them. The store is the dependency
+    /// [`OUTPUT_STORE`](crate::output::OUTPUT_STORE) (override it to choose one).
+    #[must_use]
+    pub fn output(mut self, layer: crate::output::OutputLayer) -> Self {
+        self.output = Some(Arc::new(layer));
+        self
+    }
+
+    /// The registry, sorted by tool name.
+    ///
+    /// # Errors
+    /// Every problem of the first kind found, in this order:
+    /// - [`RegistryError::NothingDiscovered`] when [`discover`](RegistryBuilder::discover) found
+    ///   no `#[tool]` in the binary and no [`tools_of`](RegistryBuilder::tools_of) was given;
+    /// - [`RegistryError::InvalidNames`] listing every tool whose name breaks
+    ///   `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`;
+    /// - [`RegistryError::DuplicateNames`] listing every name that two or more different tools
+    ///   share, each with where every one of them is defined;
+    /// - [`RegistryError::UnknownDeferred`] listing every name given to
+    ///   [`defer_tools`](RegistryBuilder::defer_tools) that no tool has, and every set given to
+    ///   [`defer_sets`](RegistryBuilder::defer_sets) that no tool is in;
+    /// - [`RegistryError::ReservedNames`] when tools are deferred and a tool is named like a
+    ///   meta-tool (`search_tools`, `call_tool`);
+    /// - [`RegistryError::UnsupportedPatterns`] listing every `pattern` of a `#[tool]`'s schema
+    ///   that decoding cannot enforce as JSON Schema reads it (from an `#[input]` type);
+    /// - [`RegistryError::MissingDependencies`] listing every [provided](DependencyKey::provided)
+    ///   key a `#[tool]` asks for and no [`provide`](RegistryBuilder::provide) gave a value, with
+    ///   the tools that ask for it (only the tools kept by [`sets`](RegistryBuilder::sets) count).
+    pub fn build(self) -> Result<Registry, RegistryError> {
+        if self.discovered_nothing && !self.methods_given {
+            return Err(RegistryError::NothingDiscovered { methods_blocks: crate::methods::methods_blocks() });
+        }
+        let mut seen = std::collections::HashSet::with_capacity(self.tools.len());
+        let mut added: Vec<Added> = Vec::with_capacity(self.tools.len());
+        for entry in self.tools {
+            let selected = match &self.sets {
+                Some(sets) => entry.tool.set().is_some_and(|s| sets.iter().any(|x| x == s)),
+                None => true,
+            };
+            if selected && seen.insert(entry.identity()) {
+                added.push(entry);
+            }
+        }
+        let invalid: Vec<(String, ToolOrigin)> = added
+            .iter()
+            .filter(|a| !is_valid_tool_name(a.tool.name()))
+            .map(|a| (a.tool.name().to_owned(), a.origin()))
+            .collect();
+        if !invalid.is_empty() {
+            return Err(RegistryError::InvalidNames { tools: invalid });
+        }
+        // A stable sort keeps the registration order among tools of one name.
+        added.sort_by(|a, b| a.tool.name().cmp(b.tool.name()));
+        let clashes: Vec<NameClash> = added
+            .chunk_by(|a, b| a.tool.name() == b.tool.name())
+            .filter(|group| group.len() > 1)
+            .map(|group| NameClash {
+                name: group[0].tool.name().to_owned(),
+                origins: group.iter().map(Added::origin).collect(),
+            })
+            .collect();
+        if !clashes.is_empty() {
+            return Err(RegistryError::DuplicateNames { clashes });
+        }
+        let unsupported: Vec<UnsupportedPattern> = added
+            .iter()
+            .filter_map(|a| a.spec)
+            .flat_map(|spec| {
+                let mut found = Vec::new();
+                crate::schema::patterns(&spec.definition().input_schema, "", &mut found);
+                found.into_iter().filter_map(|(path, pattern)| {
+                    crate::pattern_syntax::pattern_problem(pattern).map(|problem| UnsupportedPattern {
+                        tool: spec.name().to_owned(),
+                        path,
+                        pattern: pattern.to_owned(),
+                        problem,
+                    })
+                })
+            })
+            .collect();
+        if !unsupported.is_empty() {
+            return Err(RegistryError::UnsupportedPatterns { patterns: unsupported });
+        }
+        let mut missing: std::collections::BTreeMap<&'static str, Vec<String>> = std::collections::BTreeMap::new();
+        for entry in &added {
+            for key in entry.spec.into_iter().flat_map(ToolSpec::provided_keys) {
+                if !self.scope.overrides.contains_key(key) {
+                    let tools = missing.entry(key).or_default();
+                    if !tools.iter().any(|t| t == entry.tool.name()) {
+                        tools.push(entry.tool.name().to_owned());
+                    }
+                }
+            }
+        }
+        if !missing.is_empty() {
+            let missing =
+                missing.into_iter().map(|(key, tools)| MissingDependency { key: key.to_owned(), tools }).collect();
+            return Err(RegistryError::MissingDependencies { missing });
+        }
+        let tools: Vec<Arc<dyn Tool>> = added.into_iter().map(|a| a.tool).collect();
+        let deferred = deferral(&tools, &self.defer_sets, &self.defer_tools)?;
+        let names: Vec<Arc<str>> = tools.iter().map(|t| Arc::from(t.name())).collect();
+        let approval = tools
+            .iter()
+            .map(|tool| {
+                let tags = &tool.definition().tags;
+                std::iter::once(crate::talk::CONFIRM_TAG)
+                    .chain(self.confirm_tags.iter().map(String::as_str))
+                    .find(|wanted| tags.iter().any(|tag| tag == wanted))
+                    .map(Arc::from)
+            })
+            .collect();
+        let index = names.iter().enumerate().map(|(i, name)| (name.clone(), i)).collect();
+        let output = self.output.map(|layer| match layer.for_tools(names.iter().map(|n| &**n)) {
+            Some(adjusted) => Arc::new(adjusted),
+            None => layer,
+        });
+        Ok(Registry {
+            tools,
+            names,
+            index,
+            definitions: OnceLock::new(),
+            deferred,
+            approval,
+            search_index: OnceLock::new(),
+            scope: Arc::new(self.scope),
+            policy: self.policy.unwrap_or_else(|| Arc::new(DefaultPolicy::new())),
+            default_timeout: self.default_timeout,
+            repair: self.repair,
+            output,
+            closed: AtomicBool::new(false),
+        })
+    }
+}
+
+/// Which tools are deferred: by their own wish, their set or their name.
+///
+/// # Errors
+/// [`RegistryError::UnknownDeferred`], [`RegistryError::ReservedNames`] (see
+/// [`RegistryBuilder::build`]).
+fn deferral(tools: &[Arc<dyn Tool>], sets: &[String], names: &[String]) -> Result<Vec<bool>, RegistryError> {
+    let unknown_names: Vec<String> = names.iter().filter(|n| !tools.iter().any(|t| t.name() == *n)).cloned().collect();
+    let unknown_sets: Vec<String> =
+        sets.iter().filter(|s| !tools.iter().any(|t| t.set() == Some(s.as_str()))).cloned().collect();
+    if !unknown_names.is_empty() || !unknown_sets.is_empty() {
+        return Err(RegistryError::UnknownDeferred {
+            names: unknown_names,
+            sets: unknown_sets,
+            available_sets: {
+                let mut all: Vec<String> = tools.iter().filter_map(|t| t.set().map(str::to_owned)).collect();
+                all.sort();
+                all.dedup();
+                all
+            },
+        });
+    }
+    let deferred: Vec<bool> = tools
+        .iter()
+        .map(|t| {
+            t.deferred() || t.set().is_some_and(|s| sets.iter().any(|x| x == s)) || names.iter().any(|n| n == t.name())
+        })
+        .collect();
+    if deferred.contains(&true) {
+        let reserved: Vec<String> = tools
+            .iter()
+            .filter(|t| t.name() == SEARCH_TOOL || t.name() == CALL_TOOL)
+            .map(|t| t.name().to_owned())
+            .collect();
+        if !reserved.is_empty() {
+            return Err(RegistryError::ReservedNames { names: reserved });
+        }
+    }
+    Ok(deferred)
+}

@@ -1,0 +1,504 @@
+//! How one call runs ("How a call runs" on [`Registry`]): the start shared by
+//! [`Registry::call`] and [`Registry::call_batch`], the fast path, the general path, the time
+//! limit and cancellation, and the message the model reads.
+
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use tokio::time::Instant;
+use tracing::Instrument;
+
+use super::Registry;
+use super::admission::{Admission, AdmittedNow};
+use crate::call::ToolCall;
+use crate::context::ToolContext;
+use crate::error::ToolError;
+use crate::lifecycle;
+use crate::result::{ToolMessage, ToolResult};
+use crate::tool::Tool;
+
+/// The future of one call ("How a call runs" on [`Registry`]), for [`Registry::call`] and for each
+/// call of [`Registry::call_batch`]: its first poll is [`Registry::start`] (the fast path, or the
+/// general path's first poll); what does not finish there goes on in a boxed future.
+pub(super) struct CallFuture<'a> {
+    registry: &'a Registry,
+    call: &'a ToolCall,
+    ctx: &'a ToolContext,
+    state: CallState<'a>,
+}
+
+enum CallState<'a> {
+    /// Not polled yet; for a call of a batch, its span and the admission decided already (boxed:
+    /// a lone call's future stays small), else the call is admitted on the first poll.
+    Start(Option<Box<(tracing::Span, AdmittedNow)>>),
+    /// The rest of the call.
+    Rest(BoxFuture<'a, ToolMessage>),
+    /// The message was handed out.
+    Done,
+}
+
+impl<'a> CallFuture<'a> {
+    /// The call of a batch, in `span`, admitted already.
+    pub(super) fn admitted(
+        registry: &'a Registry,
+        call: &'a ToolCall,
+        ctx: &'a ToolContext,
+        span: tracing::Span,
+        admission: Admission,
+    ) -> Self {
+        CallFuture { registry, call, ctx, state: CallState::Start(Some(Box::new((span, Ok(admission))))) }
+    }
+}
+
+impl Future for CallFuture<'_> {
+    type Output = ToolMessage;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<ToolMessage> {
+        let this = self.get_mut();
+        let mut rest = match std::mem::replace(&mut this.state, CallState::Done) {
+            // A message made on the first poll goes straight out (it is not stored in the state:
+            // a message is 144 bytes, each move a copy).
+            CallState::Start(admitted) => {
+                let (span, admission) = match admitted {
+                    Some(admitted) => *admitted,
+                    None => {
+                        let span = call_span(this.call, this.ctx);
+                        let admission = span.in_scope(|| this.registry.admit_now(this.call, this.ctx));
+                        (span, admission)
+                    }
+                };
+                match this.registry.start(this.call, this.ctx, span, admission, cx) {
+                    Ok(message) => return Poll::Ready(message),
+                    Err(rest) => {
+                        this.state = CallState::Rest(rest);
+                        return Poll::Pending;
+                    }
+                }
+            }
+            CallState::Rest(rest) => rest,
+            // As an `async fn`'s future does.
+            CallState::Done => panic!("`Registry::call` polled after it finished"),
+        };
+        match rest.as_mut().poll(cx) {
+            Poll::Ready(message) => Poll::Ready(message),
+            Poll::Pending => {
+                this.state = CallState::Rest(rest);
+                Poll::Pending
+            }
+        }
+    }
+}
+
+/// What the fast path ([`Registry::fast`]) did with an admitted call.
+enum Fast<'a> {
+    /// The call's message, made in this poll.
+    Done(ToolMessage),
+    /// The tool did not finish in its first poll: the rest of the call, which waits for it.
+    Waiting(BoxFuture<'a, ToolMessage>),
+    /// The fast path does not apply; nothing of the call ran.
+    No,
+}
+
+/// A tool's future under `catch_unwind`, its polls watched ([`on_worker`]).
+type Running<'a> = futures::future::CatchUnwind<AssertUnwindSafe<Watched<'a>>>;
+
+/// The tool's future for `arguments`, under `catch_unwind`. A tool whose `call` panics before it
+/// returns its future (a tool written by hand may do work there) gets a future that panics on its
+/// first poll instead, so the panic becomes [`ToolError::Panicked`] like any other.
+fn tool_future<'a>(tool: &'a dyn Tool, arguments: &'a str, ctx: &'a ToolContext, name: &'a str) -> Running<'a> {
+    let future = std::panic::catch_unwind(AssertUnwindSafe(|| tool.call(arguments, ctx)))
+        .unwrap_or_else(|payload| Box::pin(async move { std::panic::resume_unwind(payload) }));
+    AssertUnwindSafe(Watched { tool: name, future }).catch_unwind()
+}
+
+/// A tool's future, each poll run through [`on_worker`].
+struct Watched<'a> {
+    tool: &'a str,
+    future: BoxFuture<'a, Result<ToolResult, ToolError>>,
+}
+
+impl Future for Watched<'_> {
+    type Output = Result<ToolResult, ToolError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        on_worker(this.tool, || this.future.as_mut().poll(cx))
+    }
+}
+
+/// How long one stretch of a tool's work may hold the polling thread before a debug build warns
+/// ("Sync tools" on [`Registry`]).
+#[cfg(debug_assertions)]
+const HELD_WARNING: Duration = Duration::from_millis(10);
+
+/// Runs `work`, one stretch of the tool `tool`'s work on the thread that polls its call. With
+/// debug assertions, a stretch over [`HELD_WARNING`] (measured on the system clock) logs a warning
+/// naming the tool and the milliseconds; without, it is `work()`.
+#[inline]
+fn on_worker<T>(tool: &str, work: impl FnOnce() -> T) -> T {
+    #[cfg(debug_assertions)]
+    {
+        let start = std::time::Instant::now();
+        let out = work();
+        let held = start.elapsed();
+        if held > HELD_WARNING {
+            let held_ms = u64::try_from(held.as_millis()).unwrap_or(u64::MAX);
+            tracing::warn!(
+                tool,
+                held_ms,
+                "tool `{tool}` held the thread polling its call for {held_ms} ms, and every task of that thread waited; move work that waits on I/O or computes long to the blocking pool: remove `inline` from a plain `fn`, or have an `async fn` await it (`tokio::task::spawn_blocking`)"
+            );
+        }
+        out
+    }
+    #[cfg(not(debug_assertions))]
+    {
+        let _ = tool;
+        work()
+    }
+}
+
+/// The outcome of a tool's future run under `catch_unwind`: a panic becomes
+/// [`ToolError::Panicked`].
+fn caught(
+    call: &ToolCall,
+    outcome: std::thread::Result<Result<ToolResult, ToolError>>,
+) -> Result<ToolResult, ToolError> {
+    outcome.unwrap_or_else(|payload| {
+        Err(ToolError::Panicked { tool: call.name.clone(), message: lifecycle::panic_message(payload.as_ref()) })
+    })
+}
+
+/// The `tool_call` span of one call; `outcome` and `duration_ms` are recorded when it finishes.
+pub(super) fn call_span(call: &ToolCall, ctx: &ToolContext) -> tracing::Span {
+    tracing::info_span!(
+        "tool_call",
+        tool = call.name.as_str(),
+        call_id = call.id.as_str(),
+        session_id = ctx.session_id(),
+        outcome = tracing::field::Empty,
+        duration_ms = tracing::field::Empty,
+    )
+}
+
+fn outcome_label(outcome: &Result<ToolResult, ToolError>) -> &'static str {
+    match outcome {
+        Ok(ToolResult::Done(_)) => "done",
+        Ok(_) => "ok",
+        Err(ToolError::PermissionDenied { .. }) => "denied",
+        Err(ToolError::TurnStopped { .. }) => "stopped",
+        Err(ToolError::Cancelled { .. }) => "cancelled",
+        Err(ToolError::TimedOut { .. }) => "timed_out",
+        Err(ToolError::Panicked { .. }) => "panicked",
+        Err(ToolError::RegistryClosed { .. }) => "closed",
+        Err(_) => "error",
+    }
+}
+
+impl Registry {
+    /// Runs one tool call and returns its message (see "How a call runs" on [`Registry`]). Never
+    /// fails: every failure becomes a message with `is_error: true` whose text says what
+    /// happened, and the registry keeps serving:
+    ///
+    /// | failure | message | body ran |
+    /// |---|---|---|
+    /// | unknown tool | ``unknown tool `x`; available tools: ...`` | no |
+    /// | registry closed | ``tool `x` did not run: the registry is closed; ...`` | no |
+    /// | policy refused | `Permission denied: <reason>` | no |
+    /// | cancelled before the start | ``tool `x` was cancelled`` | no |
+    /// | arguments do not decode | ``invalid arguments for `x`: ...`` | no |
+    /// | a dependency's `create` failed | ``tool `x` could not run: dependency `k` failed: ...`` | no |
+    /// | dependency cycle | ``tool `x` could not run: dependency cycle: a -> b -> a; ...`` | no |
+    /// | the tool returned `Err(e)` | `e`'s text | yes |
+    /// | cancelled while running | ``tool `x` was cancelled`` | stopped |
+    /// | time limit reached | ``tool `x` timed out after N ms`` | stopped |
+    /// | the tool panicked | ``tool `x` panicked: <payload>`` | yes |
+    ///
+    /// A policy's [`Permission::DenyAndStop`] reads like a denial here; use
+    /// [`call_batch`](Registry::call_batch) (also with one call) to learn that the turn stopped.
+    pub fn call<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        ctx: &'a ToolContext,
+    ) -> impl Future<Output = ToolMessage> + Send + 'a {
+        CallFuture { registry: self, call, ctx, state: CallState::Start(None) }
+    }
+
+    /// The start of a call, in its first poll `cx`, shared by [`Registry::call`] and
+    /// [`Registry::call_batch`]: the fast path ([`Registry::fast`]) when the call is admitted and
+    /// the path applies, else the general path ([`Registry::run`], in `span`) polled once. `Ok`
+    /// with the message when the call finished in this poll; `Err` with the rest of the call, whose
+    /// waker `cx` holds.
+    fn start<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        ctx: &'a ToolContext,
+        span: tracing::Span,
+        admission: AdmittedNow,
+        cx: &mut std::task::Context<'_>,
+    ) -> Result<ToolMessage, BoxFuture<'a, ToolMessage>> {
+        if let Ok(Admission::Run(index)) = admission {
+            match self.fast(index, call, ctx, &span, cx) {
+                Fast::Done(message) => return Ok(message),
+                Fast::Waiting(rest) => return Err(rest),
+                Fast::No => {}
+            }
+        }
+        let mut rest: BoxFuture<'a, ToolMessage> = Box::pin(self.run(call, ctx, span, admission));
+        match rest.as_mut().poll(cx) {
+            Poll::Ready(message) => Ok(message),
+            Poll::Pending => Err(rest),
+        }
+    }
+
+    /// The fast path ("How a call runs" on [`Registry`]) of the admitted call of
+    /// `self.tools[index]`, in the poll `cx`, when it applies ([`Fast::No`] otherwise).
+    fn fast<'a>(
+        &'a self,
+        index: usize,
+        call: &'a ToolCall,
+        ctx: &'a ToolContext,
+        span: &tracing::Span,
+        cx: &mut std::task::Context<'_>,
+    ) -> Fast<'a> {
+        let tool = &*self.tools[index];
+        if !span.is_disabled()
+            || self.approval[index].is_some()
+            || tool.reads_context()
+            || tool.timeout().or(self.default_timeout).is_some()
+            || !self.repair.is_none()
+            || ctx.is_cancelled()
+        {
+            return Fast::No;
+        }
+        // The output layer's store, when the message can be finished here too.
+        let store = match &self.output {
+            None => None,
+            Some(_) => match self.ready_store(ctx) {
+                Some(store) if !store.blocks() => Some(store),
+                _ => return Fast::No,
+            },
+        };
+        let outcome = match on_worker(&call.name, || {
+            std::panic::catch_unwind(AssertUnwindSafe(|| tool.call_now(&call.arguments, ctx)))
+        }) {
+            Ok(Some(outcome)) => outcome,
+            Err(payload) => caught(call, Err(payload)),
+            Ok(None) => {
+                let mut running = tool_future(tool, &call.arguments, ctx, &call.name);
+                match Pin::new(&mut running).poll(cx) {
+                    Poll::Ready(outcome) => caught(call, outcome),
+                    Poll::Pending => {
+                        return Fast::Waiting(Box::pin(async move {
+                            let outcome = match Self::wait(running.map(Ok), call, ctx).await {
+                                Ok(outcome) => caught(call, outcome),
+                                Err(cancelled) => Err(cancelled),
+                            };
+                            // The span is disabled: nothing to record.
+                            let message = self.finish(call, outcome, &tracing::Span::none(), None);
+                            self.output(message, call, ctx, None).await
+                        }));
+                    }
+                }
+            }
+        };
+        let message = self.finish(call, outcome, span, None);
+        Fast::Done(match (&self.output, store) {
+            (Some(layer), Some(store)) => layer.finish_message(message, &*store, crate::output::OutputScope::of(ctx)),
+            _ => message,
+        })
+    }
+
+    /// The general path ("How a call runs" on [`Registry`]), in `span`: the admission
+    /// ([`Registry::admit_now`]'s, the policy awaited when it has to be), the run, the message and
+    /// the output layer.
+    async fn run(
+        &self,
+        call: &ToolCall,
+        ctx: &ToolContext,
+        span: tracing::Span,
+        admission: AdmittedNow,
+    ) -> ToolMessage {
+        // The duration is only measured for someone to see it (two clock reads a call).
+        let started = (!span.is_disabled()).then(Instant::now);
+        let steps = async {
+            let admission = match admission {
+                Ok(admission) => admission,
+                Err(index) => self.ask(index, call, ctx).await,
+            };
+            let (outcome, call_ctx) = match admission {
+                Admission::Run(index) => self.execute(index, call, ctx).await,
+                Admission::Refuse(error) => (Err(error), None),
+                Admission::Stop(reason) => (Err(ToolError::PermissionDenied { tool: call.name.clone(), reason }), None),
+            };
+            let message = self.finish(call, outcome, &span, started);
+            self.output(message, call, ctx, call_ctx).await
+        };
+        if span.is_disabled() { steps.await } else { steps.instrument(span.clone()).await }
+    }
+
+    /// Runs the admitted call of `self.tools[index]`: the arguments repaired when the registry
+    /// repairs them, then the tool's future (decoding, dependencies and body) raced against the
+    /// cancellation token and the time limit, with panics caught. A tool that [reads its
+    /// context](Tool::reads_context) runs in a context of its own ([`ToolContext::for_call`]),
+    /// returned with the outcome (the output layer resolves its store there); any other runs with
+    /// `ctx` and gets none.
+    async fn execute(
+        &self,
+        index: usize,
+        call: &ToolCall,
+        ctx: &ToolContext,
+    ) -> (Result<ToolResult, ToolError>, Option<ToolContext>) {
+        let tool = &*self.tools[index];
+        if ctx.is_cancelled() {
+            return (Err(ToolError::Cancelled { tool: call.name.clone() }), None);
+        }
+        if let Some(tag) = &self.approval[index]
+            && let Err(error) = Box::pin(crate::talk::approve(call, tag, ctx)).await
+        {
+            return (Err(error), None);
+        }
+        let call_ctx = tool.reads_context().then(|| ctx.for_call(&call.id, self.names[index].clone(), &self.scope));
+        let run_ctx = call_ctx.as_ref().unwrap_or(ctx);
+        let repaired = if self.repair.is_none() {
+            None
+        } else {
+            self.repair.apply(&call.name, &call.arguments, &tool.definition().input_schema)
+        };
+        let arguments = repaired.as_deref().unwrap_or(&call.arguments);
+        let outcome = self.limited(tool, call, arguments, run_ctx).await;
+        if let (Some(call_ctx), Err(ToolError::TimedOut { .. })) = (&call_ctx, &outcome) {
+            // Work the tool started on its own (a child process, a blocking thread) sees the end.
+            // (The caller's context is not the call's: a tool that does not read it started
+            // nothing that watches it.)
+            call_ctx.cancel_call();
+        }
+        (outcome, call_ctx)
+    }
+
+    /// The tool's future for `arguments` in `ctx`, raced against the cancellation token and the
+    /// time limit, with panics caught.
+    async fn limited(
+        &self,
+        tool: &dyn Tool,
+        call: &ToolCall,
+        arguments: &str,
+        ctx: &ToolContext,
+    ) -> Result<ToolResult, ToolError> {
+        let mut running = tool_future(tool, arguments, ctx, &call.name);
+        let outcome = match tool.timeout().or(self.default_timeout) {
+            // A tool that finishes on its first poll (most do) never registers with the
+            // cancellation token (waiting on it takes a lock) and never moves into a bigger
+            // future. `execute` saw the token not cancelled just before.
+            None => match futures::poll!(&mut running) {
+                Poll::Ready(outcome) => Ok(outcome),
+                Poll::Pending => Box::pin(Self::wait(running.map(Ok), call, ctx)).await,
+            },
+            Some(limit) => {
+                let limited = async move {
+                    tokio::time::timeout(limit, running).await.map_err(|_| ToolError::TimedOut {
+                        tool: call.name.clone(),
+                        ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
+                    })
+                };
+                Box::pin(Self::wait(limited, call, ctx)).await
+            }
+        };
+        match outcome {
+            Ok(outcome) => caught(call, outcome),
+            // Timed out, or cancelled while running.
+            Err(stopped) => Err(stopped),
+        }
+    }
+
+    /// Waits for a running call, racing the call's cancellation token: `run`'s output, or
+    /// [`ToolError::Cancelled`]. (`run` may itself be a timed wait giving
+    /// [`ToolError::TimedOut`].)
+    async fn wait<T>(
+        run: impl Future<Output = Result<T, ToolError>>,
+        call: &ToolCall,
+        ctx: &ToolContext,
+    ) -> Result<T, ToolError> {
+        tokio::select! {
+            biased;
+            () = ctx.cancellation().cancelled() => Err(ToolError::Cancelled { tool: call.name.clone() }),
+            outcome = run => outcome,
+        }
+    }
+
+    /// The [output layer](RegistryBuilder::output)'s finish of one message, when the registry has
+    /// one ([`OutputLayer::finish_message`](crate::output::OutputLayer::finish_message)): stored
+    /// under its call's ref id, `ref_id` set, held to the per-message cap. The store is the one
+    /// made already (or overridden), else it is resolved in `call_ctx`, the context the call ran
+    /// in, or one made for the call; a store that cannot be made leaves the message whole. A store
+    /// that blocks is written from tokio's blocking pool.
+    pub(super) async fn output(
+        &self,
+        message: ToolMessage,
+        call: &ToolCall,
+        ctx: &ToolContext,
+        call_ctx: Option<ToolContext>,
+    ) -> ToolMessage {
+        let Some(layer) = &self.output else { return message };
+        if layer.is_exempt(&message.tool_name) {
+            return message;
+        }
+        let store = match self.ready_store(ctx) {
+            Some(store) => store,
+            None => {
+                let call_ctx = call_ctx.unwrap_or_else(|| self.context_for(call, ctx));
+                match call_ctx.resolve(&crate::output::OUTPUT_STORE).await {
+                    Ok(store) => store,
+                    Err(_) => return message,
+                }
+            }
+        };
+        layer.finish_in(message, store, ctx).await
+    }
+
+    /// The output store as a call of this registry would resolve it, when that needs no `create`
+    /// (made already, or overridden); `None` when it has to be resolved in a per-call context.
+    fn ready_store(&self, ctx: &ToolContext) -> Option<Arc<dyn crate::output::OutputStore>> {
+        ctx.ready_in(&self.scope, &crate::output::OUTPUT_STORE)
+    }
+
+    /// The per-call context of `call`: its tool's shared name when the tool exists, else a copy of
+    /// the name the model sent.
+    fn context_for(&self, call: &ToolCall, ctx: &ToolContext) -> ToolContext {
+        let name = match self.index.get(call.name.as_str()) {
+            Some(&index) => self.names[index].clone(),
+            None => Arc::from(call.name.as_str()),
+        };
+        ctx.for_call(&call.id, name, &self.scope)
+    }
+
+    /// Turns a call's outcome into the message the model reads. Every call this registry answers,
+    /// whatever happened to it, ends here: the one place to extend the result path (output
+    /// limits, caching). Records the outcome and the duration on the call's span.
+    pub(super) fn finish(
+        &self,
+        call: &ToolCall,
+        outcome: Result<ToolResult, ToolError>,
+        span: &tracing::Span,
+        started: Option<Instant>,
+    ) -> ToolMessage {
+        let label = outcome_label(&outcome);
+        let message = match outcome {
+            Ok(result) => ToolMessage::success(&call.id, &call.name, result),
+            Err(error) => ToolMessage::error(&call.id, &call.name, error.to_string()),
+        };
+        if span.is_disabled() {
+            return message;
+        }
+        let duration_ms = started.map_or(0, |s| u64::try_from(s.elapsed().as_millis()).unwrap_or(u64::MAX));
+        span.record("outcome", label);
+        span.record("duration_ms", duration_ms);
+        tracing::debug!(parent: span, outcome = label, duration_ms, "tool call finished");
+        message
+    }
+}
