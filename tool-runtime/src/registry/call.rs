@@ -231,9 +231,9 @@ impl Registry {
 
     /// The start of a call, in its first poll `cx`, shared by [`Registry::call`] and
     /// [`Registry::call_batch`]: the fast path ([`Registry::fast`]) when the call is admitted and
-    /// the path applies, else the general path ([`Registry::run`], in `span`) polled once. `Ok`
-    /// with the message when the call finished in this poll; `Err` with the rest of the call, whose
-    /// waker `cx` holds.
+    /// the path applies, else the general path ([`Registry::run`], in `span`). `Ok` with the
+    /// message when the call finished in this poll; `Err` with the rest of the call, polled once in
+    /// `cx`.
     fn start<'a>(
         &'a self,
         call: &'a ToolCall,
@@ -242,14 +242,17 @@ impl Registry {
         admission: AdmittedNow,
         cx: &mut std::task::Context<'_>,
     ) -> Result<ToolMessage, BoxFuture<'a, ToolMessage>> {
-        if let Ok(Admission::Run(index)) = admission {
-            match self.fast(index, call, ctx, &span, cx) {
-                Fast::Done(message) => return Ok(message),
-                Fast::Waiting(rest) => return Err(rest),
-                Fast::No => {}
-            }
-        }
-        let mut rest: BoxFuture<'a, ToolMessage> = Box::pin(self.run(call, ctx, span, admission));
+        let fast = match admission {
+            Ok(Admission::Run(index)) => self.fast(index, call, ctx, &span, cx),
+            _ => Fast::No,
+        };
+        let mut rest = match fast {
+            Fast::Done(message) => return Ok(message),
+            Fast::Waiting(rest) => rest,
+            Fast::No => Box::pin(self.run(call, ctx, span, admission)),
+        };
+        // Polled once here, so that what the rest waits for (the cancellation token, a timer)
+        // holds `cx`'s waker.
         match rest.as_mut().poll(cx) {
             Poll::Ready(message) => Ok(message),
             Poll::Pending => Err(rest),
