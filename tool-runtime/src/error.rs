@@ -437,7 +437,7 @@ fn describe_close(failures: &[CloseFailure]) -> String {
     failures.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
 }
 
-/// Where a tool is defined, as [`Tool::origin`] reports it: what a registry error names.
+/// Where a tool is defined, as [`crate::Tool::origin`] reports it: what a registry error names.
 ///
 /// `Display` writes ``` `module::path` (src/file.rs:12) ```, leaving out what is not known:
 /// `src/file.rs:12` without a module path, ``` `module::path` ``` without a file, and

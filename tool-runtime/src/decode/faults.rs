@@ -6,8 +6,7 @@ use serde_json::{Map, Value};
 use super::IntegerRanges;
 use super::bounds::Bounds;
 use super::keys::allows_kind;
-use super::layout::value_at;
-use super::walk::{children, item_schema, property_schema, schema_at, select_branch};
+use super::walk::{children, item_schema, property_schema, schema_at, select_branch, value_at};
 use crate::error::ArgumentError;
 use crate::schema::{IntegerRange, Segment, format_path, resolve};
 

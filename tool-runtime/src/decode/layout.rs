@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::faults::{
     Primitive, enum_names, fits, lacks, missing_fields, names_value, number_words, primitive, unexpected,
 };
-use super::walk::{find_fault, schema_at};
+use super::walk::{find_fault, schema_at, value_at};
 use crate::schema::Segment;
 
 /// A cleaned arguments value written back as JSON text in which every value starts on a line of
@@ -143,14 +143,6 @@ impl Layout {
         }
         (path, message)
     }
-}
-
-/// The value at `path` in `value`.
-pub(super) fn value_at<'v>(value: &'v Value, path: &[Segment]) -> Option<&'v Value> {
-    path.iter().try_fold(value, |v, segment| match segment {
-        Segment::Key(key) => v.get(key.as_str()),
-        Segment::Index(index) => v.get(*index),
-    })
 }
 
 /// Writes a [`Layout`]; with a `target` line, records the path and kind of that line instead.

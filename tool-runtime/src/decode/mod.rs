@@ -101,6 +101,7 @@ use faults::{Faults, other_faults, schema_refusals, shorten};
 pub(crate) use keys::KeyTree;
 use keys::{definite, fast_path_applies, has_nested_keywords, parse_arguments};
 use layout::Layout;
+#[cfg(feature = "dynamic")]
 pub(crate) use nulls::drop_nulls;
 use nulls::drop_optional_nulls;
 pub use repair::{Repair, RepairPolicy, Repaired};

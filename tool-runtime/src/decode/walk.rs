@@ -304,3 +304,11 @@ fn unknown_in_variants(
     }
     None
 }
+
+/// The value at `path` in `value`.
+pub(super) fn value_at<'v>(value: &'v Value, path: &[Segment]) -> Option<&'v Value> {
+    path.iter().try_fold(value, |v, segment| match segment {
+        Segment::Key(key) => v.get(key.as_str()),
+        Segment::Index(index) => v.get(*index),
+    })
+}

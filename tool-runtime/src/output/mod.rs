@@ -20,7 +20,9 @@
 //!   unknown one. A ref has one name wherever a model or a client meets it: `ref_id`, the cache
 //!   tools' parameter, is also [`ToolMessage::ref_id`], MCP's `_meta` key, the `ref_id=ID` of the
 //!   markers and the field of a tool result that names its own cached part (a cut diff).
-//! - [`trim_context`]: the oldest tool outputs of a history become `[tool output trimmed; ref_id=ID]`.
+//! - [`trim_context`](crate::provider::trim_context) (in [`provider`](crate::provider), which knows
+//!   the history shapes): the oldest tool outputs of a history become
+//!   `[tool output trimmed; ref_id=ID]`.
 //! - `parse_page`, `page_rows`, `offset_token` (cargo feature `paging`); [`is_binary`], [`detect_image_mime`];
 //!   [`split_lines`], [`truncate_text`].
 //!
@@ -38,7 +40,6 @@ mod search;
 mod sniff;
 pub(crate) mod store;
 mod stream;
-mod trim;
 mod truncate;
 mod usage;
 
@@ -50,10 +51,11 @@ pub use budget::{
 };
 #[cfg(feature = "paging")]
 pub use paging::{PageError, offset_token, page_rows, parse_page};
-pub use scope::{OutputScope, REF_ID_LEN, ScopedStore, mint_ref_id};
+pub use scope::OutputScope;
 #[cfg(feature = "grep")]
 pub use search::{GrepError, GrepHits, GrepLine, GrepQuery, MAX_SEARCH_LINE_BYTES, grep_matcher, grep_stored};
 pub use sniff::{SNIFF_BYTES, binary_reason, detect_image_mime, is_binary};
+pub use store::ScopedStore;
 pub use store::{
     CHECKPOINT_LINES, DEFAULT_OUTPUT_LIMITS, DEFAULT_OUTPUT_MAX_BYTES, DEFAULT_OUTPUT_TTL, FILE_ENTRY_OVERHEAD,
     LineCursor, LinePrefix, MAX_REF_ID_LEN, MEMORY_ENTRY_OVERHEAD, MemoryStore, OUTPUT_MAX_BYTES_ENV, OUTPUT_STORE,
@@ -63,7 +65,6 @@ pub use store::{
 #[cfg(feature = "file-store")]
 pub use store::{FileStore, default_cache_dir};
 pub use stream::{STREAM_PREVIEW_BYTES, StreamedOutput, store_stream, stream_result};
-pub use trim::{HistoryShape, TrimReport, estimate_tokens, trim_context, trimmed_placeholder};
 pub use truncate::{
     MAX_BYTES_ENV, MAX_LINES_ENV, OutputLimits, TruncatedBy, Truncation, split_lines, truncate_head, truncate_tail,
     truncate_text,
@@ -71,6 +72,7 @@ pub use truncate::{
 pub use usage::{Dropped, Expiry, Lookup, REMEMBERED_EXPIRIES, StoreLimits, UsageIndex};
 
 use crate::context::ToolContext;
+pub use crate::ref_id::{REF_ID_LEN, mint_ref_id};
 use crate::result::{ContentPart, MessageContent, ToolMessage};
 
 /// The names of the tools that read the output cache. Their messages are not stored again (their

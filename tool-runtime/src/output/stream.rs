@@ -3,9 +3,10 @@
 use std::collections::VecDeque;
 use std::io::{self, Read};
 
-use super::scope::{OutputScope, mint_ref_id};
+use super::scope::OutputScope;
 use super::store::{OUTPUT_STORE, OutputStore, StoreError};
 use crate::context::ToolContext;
+use crate::ref_id::mint_ref_id;
 use crate::result::{StoredResult, ToolResult};
 
 /// Bytes of a streamed result the message shows by default (16 KiB = 16384): the first 3/4

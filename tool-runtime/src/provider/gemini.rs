@@ -80,12 +80,12 @@ pub(super) fn parse_tool_calls(response: &Value) -> Result<Vec<ToolCall>, Provid
 }
 
 /// The stem of the ids of one response that has no `responseId`: a new
-/// [`mint_ref_id`](crate::output::mint_ref_id), so ids never repeat across turns. Should the random
+/// [`mint_ref_id`](crate::ref_id::mint_ref_id), so ids never repeat across turns. Should the random
 /// source fail, the time in nanoseconds and a process-wide count stand in (unique, if guessable:
 /// call ids are the provider's, they guard nothing).
 fn response_stem() -> String {
     static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    crate::output::mint_ref_id().unwrap_or_else(|_| {
+    crate::ref_id::mint_ref_id().unwrap_or_else(|_| {
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         format!("t{nanos}n{}", COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
     })

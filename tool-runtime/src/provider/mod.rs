@@ -44,6 +44,7 @@ mod openai_chat;
 mod openai_responses;
 mod projection;
 mod search;
+mod trim;
 
 use std::fmt;
 use std::str::FromStr;
@@ -56,6 +57,7 @@ pub use projection::Target;
 use projection::{Form, project};
 pub use projection::{ProjectionError, SchemaError, mcp_annotations, openai_strict_schema, tags_from_mcp_annotations};
 pub use search::{AnthropicSearch, Deferral, MAX_ANTHROPIC_DEFERRED, OpenAiSearch, SearchCall};
+pub use trim::{HistoryShape, TrimReport, estimate_tokens, trim_context, trimmed_placeholder};
 
 use crate::{ToolCall, ToolDefinition, ToolMessage};
 
@@ -128,7 +130,7 @@ impl Provider {
     ///   `args` missing means `{}`. A call without `id` (the Gemini API gives none today) gets one
     ///   unique across turns: `gemini_<responseId>_<n>`, or `gemini_<stem>_<n>` when the response
     ///   has no `responseId`, `<stem>` being 22 random characters of `[A-Za-z0-9_-]` made once per
-    ///   response ([`mint_ref_id`](crate::output::mint_ref_id)), with `n` the 0-based index among the
+    ///   response ([`mint_ref_id`](crate::ref_id::mint_ref_id)), with `n` the 0-based index among the
     ///   response's function calls.
     ///   [`Provider::render_tool_results`] leaves such ids out again. A candidate without
     ///   `content` or `parts` (Gemini omits them, e.g. after a safety stop) has no calls.

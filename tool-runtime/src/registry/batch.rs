@@ -17,9 +17,9 @@ impl Registry {
     /// Runs the tool calls of one model turn and returns their messages in call order (each keeps
     /// its `tool_call_id`), with whether the agent loop should stop ([`Batch::stop`]).
     ///
-    /// 1. The [permission policy](PermissionPolicy) is asked about every call of a known tool, one
+    /// 1. The [permission policy](crate::PermissionPolicy) is asked about every call of a known tool, one
     ///    after the other in call order, before any call runs. A
-    ///    [`Permission::DenyAndStop`] stops the turn: that call reads `Permission denied:
+    ///    [`crate::Permission::DenyAndStop`] stops the turn: that call reads `Permission denied:
     ///    <reason>`, no other call runs (each reads ``tool `y` did not run: the turn was stopped
     ///    ...``), and the batch reports [`TurnStop::Denied`].
     /// 2. The calls run in call order as groups: consecutive calls of non-`sequential` tools run
@@ -29,7 +29,7 @@ impl Registry {
     ///    calls of a group are polled by the task that awaits the batch: plain `fn` tools run in
     ///    parallel on tokio's blocking pool, `async fn` tools interleave at their `.await`s, and
     ///    `inline` ones run one after the other on the polling thread.
-    /// 3. A call that returns [`ToolResult::Done`] does not cut the other calls of its turn short
+    /// 3. A call that returns [`crate::ToolResult::Done`] does not cut the other calls of its turn short
     ///    (the model asked for them together); the batch reports [`TurnStop::Done`] with the first
     ///    such call in call order.
     /// 4. With an output layer, each message is finished as [`Registry::call`] finishes it, then

@@ -219,7 +219,7 @@ impl Registry {
     /// | time limit reached | ``tool `x` timed out after N ms`` | stopped |
     /// | the tool panicked | ``tool `x` panicked: <payload>`` | yes |
     ///
-    /// A policy's [`Permission::DenyAndStop`] reads like a denial here; use
+    /// A policy's [`crate::Permission::DenyAndStop`] reads like a denial here; use
     /// [`call_batch`](Registry::call_batch) (also with one call) to learn that the turn stopped.
     pub fn call<'a>(
         &'a self,

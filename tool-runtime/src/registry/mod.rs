@@ -41,7 +41,7 @@ pub use builder::RegistryBuilder;
 ///    repaired when the registry [repairs](RegistryBuilder::repair) them, and the tool's future
 ///    runs raced against the cancellation token and the time limit (the tool's `timeout_ms`, else
 ///    the [default](RegistryBuilder::default_timeout)), with panics caught;
-/// 3. the message: whatever happened becomes one [`ToolMessage`], which the [output
+/// 3. the message: whatever happened becomes one [`crate::ToolMessage`], which the [output
 ///    layer](RegistryBuilder::output), when there is one, stores and caps. A store that
 ///    [blocks](crate::output::OutputStore::blocks) (a `FileStore`) is
 ///    written from tokio's blocking pool, never on the thread that polls the call.
@@ -118,7 +118,7 @@ impl Registry {
     /// As [`RegistryBuilder::build`]: [`RegistryError::NothingDiscovered`] when no `#[tool]` is
     /// linked into the binary, [`RegistryError::DuplicateNames`] when tools share a name,
     /// [`RegistryError::MissingDependencies`] when a tool asks for a
-    /// [provided](DependencyKey::provided) key (give it with
+    /// [provided](crate::DependencyKey::provided) key (give it with
     /// `Registry::builder().discover().provide(&KEY, value)`).
     pub fn discover() -> Result<Self, RegistryError> {
         Self::builder().discover().build()
@@ -217,7 +217,7 @@ impl Registry {
     }
 
     /// Closes every tool ([`Tool::close`], in name order), then every registry-scoped dependency
-    /// value that declares a close ([`DependencyKey::on_close`]), last created first. Each resource
+    /// value that declares a close ([`crate::DependencyKey::on_close`]), last created first. Each resource
     /// is closed once, whichever of `close` and `Drop` comes first; a failure (or a panic) in one
     /// does not stop the others.
     ///

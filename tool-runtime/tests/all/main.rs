@@ -33,7 +33,6 @@ pub mod output_dispatch;
 pub mod output_misc;
 pub mod output_store;
 pub mod output_stream;
-pub mod output_trim;
 pub mod output_truncate;
 pub mod policy;
 pub mod principal;
@@ -41,6 +40,7 @@ pub mod provided;
 pub mod provider;
 pub mod provider_content_kinds;
 pub mod provider_search;
+pub mod provider_trim;
 #[cfg(feature = "redis")]
 pub mod redis_store;
 pub mod schema;

@@ -1,8 +1,8 @@
 //! Context trimming over the four history shapes of the provider module.
 
 use serde_json::{Value, json};
-use tool_runtime::output::{HistoryShape, trim_context};
 use tool_runtime::provider::Provider;
+use tool_runtime::provider::{HistoryShape, trim_context};
 use tool_runtime::{ToolMessage, ToolResult};
 
 /// The output refs of the calls, as the messages that answered them carry them: as long as the

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::provider::Provider;
+use super::Provider;
 
 /// The message-history shape [`trim_context`] reads: the four the [provider
 /// module](crate::provider) renders results in ([`Provider::render_tool_results`]), one per
