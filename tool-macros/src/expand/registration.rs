@@ -322,9 +322,13 @@ fn arguments_struct(params: &Parameters<'_>, decoding: &Decoding<'_>) -> Argumen
 /// `DecodingSchema` expression. An `#[input]` type's schema is its own `JsonSchema`; the
 /// generated struct's is assembled at run time from each argument's (`__TOOL_ARGUMENTS`).
 struct Schema {
+    /// `[ArgumentSchemaFn; N]`, one per generic argument, or `fn() -> Value` for an `#[input]` type.
     fns_type: TokenStream,
+    /// `[argument_schema::<__A0>, ..]`, or `schema::<__A0>`.
     fns: TokenStream,
+    /// `static __TOOL_ARGUMENTS: [ArgumentSchema; N]`; empty for an `#[input]` type.
     arguments_static: TokenStream,
+    /// `DecodingSchema::Arguments(&__TOOL_ARGUMENTS)`, or `DecodingSchema::Type(..)`.
     decoding_schema: TokenStream,
 }
 
