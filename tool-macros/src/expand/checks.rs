@@ -140,7 +140,8 @@ pub(super) fn json_result_type(output: &syn::ReturnType) -> Option<&syn::Type> {
 /// option), and that its type is not shared state the program hands in (`Arc`, `Mutex`, ...)
 /// seen through a type alias, which the check of the syntax (`state_type`) cannot see: an
 /// autoref probe (`ArgumentProbe`) spanned on the type, in a function nothing calls, for each
-/// argument without `#[arg(from_model)]` whose type is not named like plain data. They name
+/// argument without `#[arg(from_model)]` whose type is not named like plain data (and is not
+/// reported already as a forgotten `#[depends(KEY)]` of its `#[tools]` block). They name
 /// nothing else of the tool, so a tool with errors gets them too ([`checks_beside_errors`]): a
 /// bound on the wrong type is reported in the same compile as the macro's own errors.
 pub(super) fn argument_checks(model: &ToolFn, private: &TokenStream) -> TokenStream {
@@ -151,7 +152,7 @@ pub(super) fn argument_checks(model: &ToolFn, private: &TokenStream) -> TokenStr
             continue;
         };
         let decoded = &arg.decoded;
-        if !arg.from_model && !crate::model::is_plain_data(decoded) {
+        if !arg.from_model && !arg.state_reported && !crate::model::is_plain_data(decoded) {
             probes.push(quote_spanned! {arg.written.span()=>
                 #private::model_argument::<#decoded, _>((&#private::ArgumentProbe::<#decoded>::NEW).kind());
             });
