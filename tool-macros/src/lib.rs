@@ -174,7 +174,12 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// behind a `Mutex`), `self` by value or `self: Arc<Self>` (take `&self`), a `#[tool]` associated
 /// function without `self` (make it a free function), a generic block or one implementing a
 /// trait, a block without `#[tool]` method; and a `#[tool]` method whose block is not marked
-/// `#[tools]`. Option: `crate = path`, as for `#[tool]`.
+/// `#[tools]`. A model argument whose type is written token for token like the type of a
+/// `#[depends(KEY)]` parameter of the block (of any of its methods, `notes: Notes` beside
+/// `#[depends(NOTES)] notes: Notes`) is an error on its type that names each such key and a
+/// method using it: add the `#[depends(KEY)]`, or `#[arg(from_model)]` if the model does send it
+/// (arguments of plain data types such as `String`, numbers or `bool` are not compared). Option:
+/// `crate = path`, as for `#[tool]`.
 #[proc_macro_attribute]
 pub fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
     methods::tools(attr.into(), item.into()).into()

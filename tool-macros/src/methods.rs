@@ -9,7 +9,7 @@ use syn::spanned::Spanned;
 use syn::{ImplItem, ItemFn, ItemImpl, Meta, Type};
 
 use crate::expand::{Method, check_options, checks_beside_errors, private_path, registration};
-use crate::model::{Errors, Param, ToolFn, unraw};
+use crate::model::{Errors, Param, ToolFn, is_plain_data, type_text, unraw};
 use crate::options::{ToolOptions, restyle};
 
 /// `#[tools(crate = path)]`.
@@ -74,10 +74,9 @@ pub(crate) fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
     let instance_key = format_ident!("__TOOLS_INSTANCE_{}", type_name);
     let self_ty = (*block.self_ty).clone();
     let method = Method { self_ty: &self_ty, type_name: type_name.clone(), instance_key: &instance_key };
-    let mut registrations = Vec::new();
-    // The type checks of the arguments of methods with errors (see `checks_beside_errors`).
-    let mut method_checks = Vec::new();
-    let mut statics = Vec::new();
+    // Each `#[tool]` method, parsed and checked on its own, then registered once every method is
+    // known (a forgotten `#[depends]` is found against the whole block).
+    let mut parsed = Vec::new();
     let mut found = false;
     for impl_item in &mut block.items {
         let ImplItem::Fn(function) = impl_item else {
@@ -115,7 +114,7 @@ pub(crate) fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
             sig: function.sig.clone(),
             block: Box::new(function.block.clone()),
         };
-        let mut model = ToolFn::from_method(item, &mut method_errors);
+        let model = ToolFn::from_method(item, &mut method_errors);
         if function.sig.receiver().is_none() {
             method_errors.push(
                 function.sig.ident.span(),
@@ -130,12 +129,20 @@ pub(crate) fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
         if function.sig.receiver().is_some() {
             function.attrs.insert(position, done);
         }
+        parsed.push(ParsedMethod { model, options, name, errors: method_errors });
+    }
+    let dependencies = block_dependencies(&parsed);
+    let mut registrations = Vec::new();
+    // The type checks of the arguments of methods with errors (see `checks_beside_errors`).
+    let mut method_checks = Vec::new();
+    let mut statics = Vec::new();
+    for ParsedMethod { mut model, options, name, errors: mut method_errors } in parsed {
+        forgotten_depends(&mut model, &dependencies, &mut method_errors);
+        replace_self(&mut model, &self_ty);
         if method_errors.is_empty() {
-            replace_self(&mut model, &self_ty);
-            statics.push(format_ident!("__TOOL_{}_{}", type_name, unraw(&function.sig.ident)));
+            statics.push(format_ident!("__TOOL_{}_{}", type_name, unraw(&model.item.sig.ident)));
             registrations.push(registration(&model, &options, &name, &private, Some(&method)));
         } else {
-            replace_self(&mut model, &self_ty);
             method_checks.push(checks_beside_errors(&model, &private));
             errors.extend(method_errors.into_errors());
         }
@@ -180,6 +187,117 @@ pub(crate) fn tools(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
+/// A `#[tool]` method of the block, parsed: its model, options, tool name and errors so far.
+struct ParsedMethod {
+    model: ToolFn,
+    options: ToolOptions,
+    name: String,
+    errors: Errors,
+}
+
+/// One `#[depends(KEY)]` parameter of a block's methods: its type and key as written, and the
+/// method's name.
+struct DependencyOf {
+    ty: String,
+    key: String,
+    method: String,
+}
+
+/// Every `#[depends(KEY)]` parameter of the block's `#[tool]` methods, in the block's order.
+fn block_dependencies(parsed: &[ParsedMethod]) -> Vec<DependencyOf> {
+    let mut dependencies = Vec::new();
+    for ParsedMethod { model, .. } in parsed {
+        for param in &model.params {
+            if let Param::Depends { ty, key, .. } = param {
+                dependencies.push(DependencyOf {
+                    ty: quote!(#ty).to_string(),
+                    key: type_text(key),
+                    method: unraw(&model.item.sig.ident),
+                });
+            }
+        }
+    }
+    dependencies
+}
+
+/// The error on a model argument whose type is written token for token like the type of a
+/// `#[depends(KEY)]` parameter of the block (of another method or the same): a forgotten
+/// `#[depends(KEY)]`, named with every key of that type and the first method using each. Only
+/// the arguments the shared-state probe would check are compared (not `#[arg(from_model)]`, not
+/// plain data such as `String`); the probe of an argument reported here is left out, so the
+/// argument gets this one error.
+fn forgotten_depends(model: &mut ToolFn, dependencies: &[DependencyOf], errors: &mut Errors) {
+    for param in &mut model.params {
+        let Param::Arg(arg) = param else {
+            continue;
+        };
+        if arg.from_model || is_plain_data(&arg.decoded) {
+            continue;
+        }
+        let written = &arg.written;
+        let ty = quote!(#written).to_string();
+        let mut uses: Vec<&DependencyOf> = Vec::new();
+        for dependency in dependencies.iter().filter(|d| d.ty == ty) {
+            if !uses.iter().any(|u| u.key == dependency.key) {
+                uses.push(dependency);
+            }
+        }
+        if uses.is_empty() {
+            continue;
+        }
+        // The keys by method, each method once, in the block's order.
+        let mut methods: Vec<(&str, Vec<String>)> = Vec::new();
+        for u in &uses {
+            let attribute = format!("`#[depends({})]`", u.key);
+            match methods.iter_mut().find(|(method, _)| *method == u.method) {
+                Some((_, keys)) => keys.push(attribute),
+                None => methods.push((&u.method, vec![attribute])),
+            }
+        }
+        let gets = methods
+            .iter()
+            .enumerate()
+            .map(|(i, (method, keys))| {
+                let got = if i == 0 { " gets" } else { "" };
+                format!("`{method}`{got} with {}", and_list(keys))
+            })
+            .collect::<Vec<_>>();
+        let attributes = uses.iter().map(|u| format!("`#[depends({})]`", u.key)).collect::<Vec<_>>();
+        let add = match attributes.as_slice() {
+            [one] => one.clone(),
+            more => format!("the `#[depends(..)]` it needs ({})", or_list(more)),
+        };
+        errors.push(
+            arg.written.span(),
+            format!(
+                "`{}` has the type `{}` that {}; add {add} to it, or `#[arg(from_model)]` if the model does send it",
+                unraw(&arg.ident),
+                type_text(written),
+                and_list(&gets)
+            ),
+        );
+        arg.state_reported = true;
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    join_last(items, " and ")
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn or_list(items: &[String]) -> String {
+    join_last(items, " or ")
+}
+
+fn join_last(items: &[String], last: &str) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., end] => format!("{}{last}{end}", init.join(", ")),
+    }
+}
+
 /// `#[tool]` or a path ending in `tool` (`#[tool_runtime::tool]`).
 fn is_tool_attribute(attribute: &syn::Attribute) -> bool {
     attribute.path().segments.last().is_some_and(|segment| segment.ident == "tool")
@@ -221,4 +339,88 @@ fn replace_tokens(tokens: TokenStream, self_ty: &Type) -> TokenStream {
             other => vec![other],
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    use super::tools;
+
+    /// The messages of the `compile_error!`s of an expansion, in order.
+    fn errors(expanded: &str) -> Vec<String> {
+        expanded
+            .split(":: core :: compile_error ! { \"")
+            .skip(1)
+            .map(|rest| rest.split("\" }").next().unwrap_or_default().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn a_model_argument_of_the_type_of_a_depends_parameter_of_the_block_is_one_error_naming_the_key() {
+        let expanded = tools(
+            quote!(),
+            quote! {
+                impl Server {
+                    /// Add.
+                    #[tool]
+                    fn add(&self, notes: Notes) {}
+                    /// List.
+                    #[tool]
+                    fn list_notes(&self, #[depends(NOTES)] notes: Notes) {}
+                }
+            },
+        )
+        .to_string();
+        assert_eq!(
+            errors(&expanded),
+            [
+                "`notes` has the type `Notes` that `list_notes` gets with `#[depends(NOTES)]`; add `#[depends(NOTES)]` to it, or `#[arg(from_model)]` if the model does send it"
+            ]
+        );
+        assert!(!expanded.contains(":: model_argument ::"), "{expanded}");
+    }
+
+    #[test]
+    fn every_key_of_the_type_is_named_with_the_first_method_using_it() {
+        let expanded = tools(
+            quote!(),
+            quote! {
+                impl Server {
+                    /// Move.
+                    #[tool]
+                    fn archive(&self, #[depends(NOTES)] a: crate::Notes, #[depends(crate::ARCHIVE)] b: crate::Notes) {}
+                    /// Count.
+                    #[tool]
+                    fn count(&self, #[depends(NOTES)] a: crate::Notes, c: crate::Notes) {}
+                }
+            },
+        )
+        .to_string();
+        assert_eq!(
+            errors(&expanded),
+            [
+                "`c` has the type `crate::Notes` that `archive` gets with `#[depends(NOTES)]` and `#[depends(crate::ARCHIVE)]`; add the `#[depends(..)]` it needs (`#[depends(NOTES)]` or `#[depends(crate::ARCHIVE)]`) to it, or `#[arg(from_model)]` if the model does send it"
+            ]
+        );
+    }
+
+    #[test]
+    fn from_model_arguments_plain_data_and_other_written_types_are_not_compared() {
+        let expanded = tools(
+            quote!(),
+            quote! {
+                impl Server {
+                    /// Label.
+                    #[tool]
+                    fn label(&self, #[depends(STYLE)] style: Style, #[depends(PREFIX)] prefix: String) {}
+                    /// Styled.
+                    #[tool]
+                    fn styled(&self, #[arg(from_model)] style: Style, prefix: String, other: crate::Style) {}
+                }
+            },
+        )
+        .to_string();
+        assert_eq!(errors(&expanded), Vec::<String>::new());
+    }
 }

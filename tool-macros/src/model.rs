@@ -52,6 +52,9 @@ pub(crate) struct Arg {
     pub(crate) bounds: Vec<Bound>,
     /// `#[arg(from_model)]`: the model sends it although its type looks like state.
     pub(crate) from_model: bool,
+    /// An error already says that the argument is a forgotten `#[depends(KEY)]` (in a `#[tools]`
+    /// block, see `methods`): the shared-state probe of its type would say it again.
+    pub(crate) state_reported: bool,
 }
 
 /// One bound of `#[arg(...)]`, with the span of the option that states it.
@@ -430,6 +433,7 @@ impl ToolFn {
                 default: options.default,
                 bounds,
                 from_model: options.from_model.is_present(),
+                state_reported: false,
             };
             let wire = arg.wire_name();
             if names.contains(&wire) {
@@ -687,8 +691,9 @@ fn make_owned(ty: &mut Type, first: &mut Option<Span>) {
     }
 }
 
-/// A type as a user writes it: `Vec<i64>`, not `Vec < i64 >`.
-pub(crate) fn type_text(ty: &Type) -> String {
+/// A type (or a path, such as a dependency key) as a user writes it: `Vec<i64>`, not
+/// `Vec < i64 >`.
+pub(crate) fn type_text(ty: &impl quote::ToTokens) -> String {
     let text = quote::quote!(#ty).to_string();
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
