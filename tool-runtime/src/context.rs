@@ -10,15 +10,12 @@ use std::time::SystemTime;
 use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 
+use crate::client::{ClientCapabilities, ClientChannel, InputMethod, InputRequest, LogLevel, TalkBackError};
 use crate::clock::{Clock, SystemClock};
 use crate::depends::{AnyValue, DependencyKey, Scope};
 use crate::error::{DependencyError, ToolError};
 use crate::lifecycle::Closer;
 use crate::progress::{Progress, ProgressListener};
-use crate::talk::{
-    self, ClientCapabilities, ClientChannel, Elicit, InputMethod, InputRequest, LogLevel, Root, Sampled,
-    SamplingRequest, TalkBackError,
-};
 use crate::waits::{self, Waits};
 
 /// Memo slots, one per key id; a slot is created once and filled once.
@@ -300,7 +297,7 @@ impl ToolContext {
     }
 
     /// The client channel of the call: the context's, else the registry's.
-    fn client(&self) -> Option<&Arc<dyn ClientChannel>> {
+    pub(crate) fn client(&self) -> Option<&Arc<dyn ClientChannel>> {
         self.shared.client.as_ref().or_else(|| self.registry.as_ref()?.client.as_ref())
     }
 
@@ -330,75 +327,6 @@ impl ToolContext {
     /// `true` when a [`log`](Self::log) message at `level` would reach the client.
     pub fn wants_log(&self, level: LogLevel) -> bool {
         self.client().and_then(|c| c.log_level()).is_some_and(|wanted| level >= wanted)
-    }
-
-    /// Asks the user to fill in a form of `T`'s fields (MCP form elicitation); `.key(..)` names
-    /// the request (see [`talk`](crate::talk) for why keys matter), `.await` sends it.
-    ///
-    /// `T` is a struct of strings (with formats), numbers, integers, booleans and enums (a
-    /// multi-select is a `Vec` of an enum), as [`elicitation_schema`](crate::talk::elicitation_schema)
-    /// says; defaults and descriptions go with it. The answer is [`Elicitation::Accept`](crate::talk::Elicitation::Accept)
-    /// with the content decoded as strictly as tool arguments, `Decline` or `Cancel`.
-    ///
-    /// # Errors
-    /// [`TalkBackError::MissingCapability`] when the client did not declare `elicitation`,
-    /// [`TalkBackError::NotElicitable`] for a `T` of another shape, [`TalkBackError::BadResponse`]
-    /// for an answer that is not an elicitation result or does not fit `T`,
-    /// [`TalkBackError::NoClient`] without a client channel, [`TalkBackError::Cancelled`].
-    pub fn elicit<T>(&self, message: impl Into<String>) -> Elicit<'_, T> {
-        Elicit { ctx: self, message: message.into(), key: None, kind: std::marker::PhantomData }
-    }
-
-    /// Asks the client's model (MCP `sampling/createMessage`), under the request's default key
-    /// (`input-N`); [`sample_keyed`](Self::sample_keyed) names it.
-    ///
-    /// # Errors
-    /// As [`elicit`](Self::elicit), with the capability `sampling`.
-    pub async fn sample(&self, request: SamplingRequest) -> Result<Sampled, TalkBackError> {
-        self.sample_inner(None, request).await
-    }
-
-    /// [`sample`](Self::sample) under the key `key`.
-    ///
-    /// # Errors
-    /// As [`sample`](Self::sample).
-    pub async fn sample_keyed(
-        &self,
-        key: impl Into<String>,
-        request: SamplingRequest,
-    ) -> Result<Sampled, TalkBackError> {
-        self.sample_inner(Some(key.into()), request).await
-    }
-
-    async fn sample_inner(&self, key: Option<String>, request: SamplingRequest) -> Result<Sampled, TalkBackError> {
-        let (channel, key) = self.channel_for(InputMethod::Sampling, key)?;
-        let request = InputRequest { method: InputMethod::Sampling, params: request.params() };
-        let answer = self.ask(&*channel, &key, request).await?;
-        talk::read_sampled(&key, &answer).inspect_err(|error| channel.refused(error))
-    }
-
-    /// Asks the client for its roots (MCP `roots/list`), under the request's default key;
-    /// [`list_roots_keyed`](Self::list_roots_keyed) names it.
-    ///
-    /// # Errors
-    /// As [`elicit`](Self::elicit), with the capability `roots`.
-    pub async fn list_roots(&self) -> Result<Vec<Root>, TalkBackError> {
-        self.list_roots_inner(None).await
-    }
-
-    /// [`list_roots`](Self::list_roots) under the key `key`.
-    ///
-    /// # Errors
-    /// As [`list_roots`](Self::list_roots).
-    pub async fn list_roots_keyed(&self, key: impl Into<String>) -> Result<Vec<Root>, TalkBackError> {
-        self.list_roots_inner(Some(key.into())).await
-    }
-
-    async fn list_roots_inner(&self, key: Option<String>) -> Result<Vec<Root>, TalkBackError> {
-        let (channel, key) = self.channel_for(InputMethod::ListRoots, key)?;
-        let request = InputRequest { method: InputMethod::ListRoots, params: serde_json::json!({}) };
-        let answer = self.ask(&*channel, &key, request).await?;
-        talk::read_roots(&key, &answer).inspect_err(|error| channel.refused(error))
     }
 
     /// The channel for a request of `method` and the request's key (given, else the next

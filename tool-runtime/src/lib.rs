@@ -64,6 +64,7 @@
 //! has no Redis client at all.
 
 mod call;
+mod client;
 mod clock;
 mod context;
 pub mod decode;
