@@ -114,7 +114,7 @@ fn every_server_scenario_of_protocol_2026_07_28_passes_against_the_example_serve
     assert!(output.contains("\nTotal: 194 passed, 0 failed"), "{output}");
 }
 
-/// The client scenarios of 2026-07-28 that pass, then those that do not (see the README).
+/// The client scenarios of 2026-07-28 that pass, then those that do not (see `tool-mcp/docs/conformance.md`).
 const CLIENT_PASSING: [&str; 29] = [
     "tools_call",
     "request-metadata",

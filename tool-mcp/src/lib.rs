@@ -177,6 +177,18 @@
 //! `client-auth`, with a token obtained by the client credentials grant
 //! (`McpImport::client_credentials`) or the authorization code flow with PKCE
 //! (`McpImport::authorization_code`), both on rmcp's `auth`.
+//!
+//! The reference of each part follows: [serving a registry](#serving-a-registry), [tools that
+//! talk back](#tools-that-talk-back-logging-questions-to-the-user-or-the-model-approval),
+//! [resources, prompts and completions](#resources-prompts-and-completions),
+//! [authorization](#authorization-oauth-21), [the official conformance
+//! suite](#the-official-mcp-conformance-suite) and [imports](#import-the-tools-of-other-mcp-servers).
+#![doc = include_str!("../docs/serving.md")]
+#![doc = include_str!("../docs/talk-back.md")]
+#![doc = include_str!("../docs/catalog.md")]
+#![doc = include_str!("../docs/auth.md")]
+#![doc = include_str!("../docs/conformance.md")]
+#![doc = include_str!("../docs/import.md")]
 
 #[cfg(feature = "auth")]
 pub mod auth;

@@ -36,8 +36,10 @@
 //! and an `inventory` submission for [`Registry::discover`]. Both compile under
 //! `#![forbid(unsafe_code)]`, `#![deny(warnings)]` and clippy's pedantic lints in the user's crate;
 //! registering with [`Registry::builder`] needs no link-time collection at all. Every form and
-//! option is described on [`tool`] and in the README's "Defining tools"; misuse is a compile
-//! error on the token at fault.
+//! option is described on [`tool`] and in [Defining tools](#defining-tools) below; misuse is a
+//! compile error on the token at fault. [Sending the tools to a
+//! provider](#sending-the-tools-to-a-provider), [tool search](#many-tools-deferred-loading-and-tool-search)
+//! and what the standard tools cost in a request ([Definition sizes](#definition-sizes)) follow it.
 //!
 //! The calls of one model turn go to [`Registry::call_batch`]: a [permission
 //! policy](PermissionPolicy) is asked about each first, then they run concurrently (tools marked
@@ -62,6 +64,8 @@
 //!
 //! The `redis` store lives here, beside the store trait it implements, so that the default build
 //! has no Redis client at all.
+#![doc = include_str!("../docs/defining-tools.md")]
+#![doc = include_str!("../docs/providers.md")]
 
 mod call;
 mod client;

@@ -70,6 +70,17 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! A change of a todo list retried with the same `idempotency_key` (or the same tool call id) is
+//! applied once.
+//!
+//! # Cargo features
+//! `redis` (off by default): sessions, and so todo plans, on Redis
+//! (`session::RedisSessionStore`, on `tool_runtime::redis`), shared by many server processes.
+//!
+//! The shell tools, how each command is confined and how a policy judges its text, follow in
+//! [A shell, confined, behind a policy](#a-shell-confined-behind-a-policy).
+#![doc = include_str!("../docs/exec.md")]
 
 pub mod cache;
 pub mod control;

@@ -26,6 +26,7 @@
 //!
 //! Standard output carries only the JSON result (nothing at all for `mcp`, whose standard output
 //! is the protocol stream); logs go to standard error. `mcp` exits 0 after SIGTERM or Ctrl-C.
+#![doc = include_str!("../README.md")]
 
 mod bars;
 mod call;

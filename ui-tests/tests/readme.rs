@@ -1,15 +1,24 @@
-//! The README's "Defining tools" examples are compiled: each `rust` block of that section appears
-//! verbatim in a pass test of `tests/pass/`.
+//! The examples of tool-runtime's "Defining tools" (`tool-runtime/docs/defining-tools.md`, the
+//! crate docs) are compiled twice: as doctests of tool-runtime, and here, where each `rust` block,
+//! its hidden `# ` lines left out, must appear verbatim in a pass test of `tests/pass/` (which also
+//! calls the tools and checks what they define).
 
 use std::fs;
 use std::path::Path;
 
+/// A block as the reader sees it: rustdoc's hidden lines (`# ` or a lone `#`) removed.
+fn shown(block: &str) -> String {
+    block.lines().filter(|line| !line.starts_with("# ") && *line != "#").map(|line| format!("{line}\n")).collect()
+}
+
 fn defining_tools_blocks() -> Vec<String> {
-    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
-    let start = readme.find("\n## Defining tools\n").expect("the README has a `## Defining tools` section");
-    let section = &readme[start + 1..];
-    let section = &section[..section[1..].find("\n## ").map_or(section.len(), |end| end + 1)];
-    section.split("```rust\n").skip(1).map(|rest| rest.split("```\n").next().unwrap_or_default().to_owned()).collect()
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tool-runtime/docs/defining-tools.md");
+    let docs = fs::read_to_string(path).unwrap();
+    assert!(
+        docs.starts_with("# Defining tools\n"),
+        "tool-runtime/docs/defining-tools.md starts with `# Defining tools`"
+    );
+    docs.split("```rust\n").skip(1).map(|rest| shown(rest.split("```\n").next().unwrap_or_default())).collect()
 }
 
 #[test]
@@ -25,12 +34,12 @@ fn every_defining_tools_example_is_compiled_by_a_pass_test() {
     assert_eq!(
         blocks.len(),
         8,
-        "the section's examples: parameters, dependencies (shared, provided), input, options, returns, registration, methods"
+        "the examples: parameters, dependencies (shared, provided), input, options, returns, registration, methods"
     );
     for block in blocks {
         assert!(
             sources.iter().any(|source| source.contains(&block)),
-            "this README example is in no file of tests/pass/:\n{block}"
+            "this example of tool-runtime/docs/defining-tools.md is in no file of tests/pass/:\n{block}"
         );
     }
 }

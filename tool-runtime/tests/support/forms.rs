@@ -7,7 +7,7 @@ use serde_json::Value;
 use tool_runtime::ToolDefinition;
 use tool_runtime::provider::{GeminiParameters, ProjectionError, Provider, Rendering, Strict};
 
-/// The form ids, in the order the README's size table lists them.
+/// The form ids, in the order the size table of `docs/providers.md` lists them.
 pub(crate) const FORMS: [&str; 7] =
     ["openai-chat", "openai-responses", "openai-strict", "anthropic", "gemini", "gemini-json-schema", "mcp"];
 

@@ -1,5 +1,5 @@
-//! Forms not shown in the README: an included doc file, a tool inside a function body, every
-//! text-like return type, a dependency key given by reference, several dependencies, a state-like
+//! Forms not shown in tool-runtime's "Defining tools": an included doc file, a tool inside a
+//! function body, every text-like return type, a dependency key given by reference, several dependencies, a state-like
 //! type that the model does send (`#[arg(from_model)]`).
 
 use std::borrow::Cow;

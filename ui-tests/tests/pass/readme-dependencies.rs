@@ -1,5 +1,6 @@
-//! The README's "Defining tools" examples, as written there, and checks of what they define: two
-//! calls see one shared store, and a provided value is handed in from `main`.
+//! The examples of tool-runtime's "Defining tools" (`tool-runtime/docs/defining-tools.md`), as
+//! written there, and checks of what they define: two calls see one shared store, and a provided
+//! value is handed in from `main`.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

@@ -1,4 +1,5 @@
-//! The README's "Defining tools" example, as written there, and checks of what it defines.
+//! An example of tool-runtime's "Defining tools" (`tool-runtime/docs/defining-tools.md`), as
+//! written there, and checks of what it defines.
 
 use tool_runtime::prelude::*;
 
