@@ -4,21 +4,34 @@ Usage: instances.py IN OUT COUNT
 IN is a JSON list of {"tool": name, "schema": canonical schema}; OUT receives
 {"tool": [instance, ...]} with COUNT distinct instances per tool (fewer only when the schema has
 fewer). Generation is derandomized, so a run is repeatable; nothing is contacted.
+
+Each tool first gets COUNT * 5 / 4 examples, which gives COUNT distinct ones for every standard
+tool, and is tried again with COUNT * 3 only when that falls short; the tools are generated in
+parallel, one process per core.
 """
 
 import json
+import os
 import sys
+from concurrent.futures import ProcessPoolExecutor
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis_jsonschema import from_schema
 
 
 def instances(schema, count):
+    found = generate(schema, count, count + count // 4)
+    if len(found) < count:
+        found = generate(schema, count, count * 3)
+    return found
+
+
+def generate(schema, count, examples):
     found = []
     seen = set()
 
     @settings(
-        max_examples=count * 3,
+        max_examples=examples,
         database=None,
         derandomize=True,
         deadline=None,
@@ -38,7 +51,9 @@ def instances(schema, count):
 def main():
     source, target, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
     tools = json.loads(open(source, encoding="utf-8").read())
-    out = {tool["tool"]: instances(tool["schema"], count) for tool in tools}
+    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        found = pool.map(instances, [tool["schema"] for tool in tools], [count] * len(tools))
+        out = {tool["tool"]: values for tool, values in zip(tools, found)}
     with open(target, "w", encoding="utf-8") as handle:
         json.dump(out, handle)
 
