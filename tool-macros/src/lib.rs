@@ -63,7 +63,9 @@ use proc_macro::TokenStream;
 ///   last segment of the type's path) is a compile error saying to mark it `#[depends(KEY)]`;
 ///   so is a type alias of one the `tool_runtime` check of the named type sees (`type Notes =
 ///   Arc<Mutex<..>>`: `Arc`, `Rc`, `Weak`, `Mutex`, `RwLock`, `RefCell`, `Cell`, atomics, or an
-///   `Option` of one), an error on the type naming the type it stands for.
+///   `Option` of one), an error on the type naming the type it stands for. A model argument
+///   of another type that is a dependency key's value type fails `RegistryBuilder::build`
+///   instead (`RegistryError::ArgumentsOfKeyTypes`).
 ///   `#[arg(from_model)]` keeps it a model argument.
 /// - `#[input]`: one parameter whose type's fields are the top-level properties (then no other
 ///   model argument).

@@ -254,18 +254,20 @@ impl<T> fmt::Debug for DependencyKey<T> {
 }
 
 /// One `#[depends(KEY)]` of a `#[tool]` function, as its [`ToolSpec`](crate::ToolSpec) records
-/// it for the registry's check that every [provided](DependencyKey::provided) key has a value.
-/// Used by `#[tool]`.
+/// it for the registry's checks: that every [provided](DependencyKey::provided) key has a value,
+/// and that no tool asks the model for a value of a key's type. Used by `#[tool]`.
 #[doc(hidden)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct DependencyUse {
     pub(crate) id: &'static str,
     pub(crate) provided: bool,
+    /// `std::any::type_name` of the key's value type.
+    pub(crate) value_type: fn() -> &'static str,
 }
 
 impl DependencyUse {
     /// The use of `key`.
     pub const fn of<T>(key: &DependencyKey<T>) -> Self {
-        Self { id: key.id, provided: key.is_provided() }
+        Self { id: key.id, provided: key.is_provided(), value_type: std::any::type_name::<T> }
     }
 }

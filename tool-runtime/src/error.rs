@@ -268,6 +268,20 @@ pub enum RegistryError {
         /// Each key without a value and the tools that ask for it.
         missing: Vec<MissingDependency>,
     },
+    /// Tools ask the model for an argument whose type is the value type of a dependency key
+    /// (one a tool of the registry asks for with `#[depends(KEY)]`, or one given to
+    /// [`provide`](crate::RegistryBuilder::provide) or
+    /// [`override_dependency`](crate::RegistryBuilder::override_dependency)): the parameter most
+    /// likely lacks its `#[depends(KEY)]`, and the schema asks the model for the program's
+    /// state. Types are compared by [`std::any::type_name`], `Option<T>` as `T`; arguments with
+    /// `#[arg(from_model)]`, and types made of the standard library's and `serde_json`'s alone
+    /// (`Vec<String>`, `Value`), are not compared. Every such argument, in tool name order, then
+    /// argument order.
+    #[error("{}", describe_key_typed(.arguments))]
+    ArgumentsOfKeyTypes {
+        /// Each argument of a key's type.
+        arguments: Vec<KeyTypedArgument>,
+    },
 }
 
 fn describe_names(names: &[String]) -> String {
@@ -338,6 +352,42 @@ fn describe_missing(missing: &[MissingDependency]) -> String {
     format!(
         "the dependency {noun} {} {verb} no value: these keys are declared with `DependencyKey::provided`, so the registry must be given one with `RegistryBuilder::provide(&KEY, value)`",
         keys.join(", ")
+    )
+}
+
+/// A model argument whose type is a dependency key's value type
+/// ([`RegistryError::ArgumentsOfKeyTypes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyTypedArgument {
+    /// The tool's name.
+    pub tool: String,
+    /// The argument's property name in the tool's input schema.
+    pub argument: String,
+    /// The argument's type, as [`std::any::type_name`] gives it (`my_crate::Notes`).
+    pub type_name: String,
+    /// The ids of the keys of that value type, sorted: one or more.
+    pub keys: Vec<String>,
+}
+
+fn describe_key_typed(arguments: &[KeyTypedArgument]) -> String {
+    let each: Vec<String> = arguments
+        .iter()
+        .map(|a| {
+            let keys: Vec<String> = a.keys.iter().map(|k| format!("`{k}`")).collect();
+            let noun = if keys.len() == 1 { "key" } else { "keys" };
+            format!(
+                "the tool `{}` asks the model for `{}`, a `{}`, the value type of the dependency {noun} {}",
+                a.tool,
+                a.argument,
+                a.type_name,
+                keys.join(", ")
+            )
+        })
+        .collect();
+    let parameter = if arguments.len() == 1 { "the parameter" } else { "each parameter" };
+    format!(
+        "{}: mark {parameter} `#[depends(KEY)]` with that key (the schema asks the model for the program's state), or add `#[arg(from_model)]` if the model does send it",
+        each.join("; ")
     )
 }
 

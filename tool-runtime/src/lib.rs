@@ -101,8 +101,8 @@ pub use depends::{DependencyKey, Scope};
 #[cfg(feature = "dynamic")]
 pub use dynamic::{DynamicTool, DynamicToolError};
 pub use error::{
-    ArgumentError, BoxError, CloseError, CloseFailure, DependencyError, MissingDependency, NameClash, RegistryError,
-    ToolError, ToolOrigin, UnsupportedPattern,
+    ArgumentError, BoxError, CloseError, CloseFailure, DependencyError, KeyTypedArgument, MissingDependency, NameClash,
+    RegistryError, ToolError, ToolOrigin, UnsupportedPattern,
 };
 /// A boxed `Send` future: what `per_call_async` and `shared_async` keys, hand-written [`Tool`]s and
 /// [`PermissionPolicy`] implementations return (from `futures`).

@@ -89,7 +89,7 @@ pub fn decoding_schema<T: JsonSchema>() -> Value {
 /// One model argument of a `#[tool]` function, as the schema of its arguments object needs it.
 /// `#[tool]` describes its arguments with these instead of deriving `JsonSchema` for the struct
 /// it decodes them into: that derive, on a struct generic over the argument types, was the
-/// largest part of what `#[tool]` cost a build (BENCHMARKS.md, "Compile time"). Not meant to be
+/// largest part of what `#[tool]` cost a build (benches/HISTORY.md, "Compile time of 100 tools"). Not meant to be
 /// built by hand.
 #[doc(hidden)]
 #[derive(Clone, Copy)]
@@ -106,6 +106,10 @@ pub struct ArgumentSchema {
     /// The default value as JSON, for the schema's `default`: `None` when the argument has no
     /// default, or its type is not `Serialize`.
     default: Option<fn() -> Option<Value>>,
+    /// `std::any::type_name` of the decoded type, for the registry's check that no model
+    /// argument has the type of a dependency key: `None` for an argument with
+    /// `#[arg(from_model)]` or of a plain data type (`String`, `u32`, `Vec<String>`, ...).
+    model_type: Option<fn() -> &'static str>,
 }
 
 /// A bound stated on a model argument with `#[arg(...)]`, written into its schema (and so
@@ -198,7 +202,25 @@ pub type ArgumentSchemaFn = fn(&mut schemars::SchemaGenerator) -> (schemars::Sch
 impl ArgumentSchema {
     /// Used by `#[tool]`.
     pub const fn new(name: &'static str, doc: &'static str, has_default: bool, schema: ArgumentSchemaFn) -> Self {
-        Self { name, doc, has_default, schema, bounds: &[], default: None }
+        Self { name, doc, has_default, schema, bounds: &[], default: None, model_type: None }
+    }
+
+    /// Used by `#[tool]` for an argument that the registry compares with the dependency keys'
+    /// types (not `#[arg(from_model)]`, not plain data): `type_name` is
+    /// `std::any::type_name::<T>` of its decoded type.
+    #[must_use]
+    pub const fn compared_with_keys(self, type_name: fn() -> &'static str) -> Self {
+        Self { model_type: Some(type_name), ..self }
+    }
+
+    /// The property name.
+    pub(crate) const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The decoded type's name, when the registry compares it with the keys' types.
+    pub(crate) fn model_type(&self) -> Option<&'static str> {
+        self.model_type.map(|name| name())
     }
 
     /// Used by `#[tool]` for an argument with `#[arg(default)]`: `value` gives the default as

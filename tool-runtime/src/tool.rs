@@ -413,6 +413,23 @@ impl ToolSpec {
         self.dependencies.iter().map(|of| of()).filter(|used| used.provided).map(|used| used.id)
     }
 
+    /// The keys of the tool's `#[depends]` parameters, as `(id, type_name of the value type)`,
+    /// in parameter order.
+    pub(crate) fn key_types(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
+        self.dependencies.iter().map(|of| of()).map(|used| (used.id, (used.value_type)()))
+    }
+
+    /// The model arguments the registry compares with the dependency keys' types, as
+    /// `(property name, type_name of the decoded type)`, in argument order: none for a tool of
+    /// an `#[input]` type or a hand-written schema.
+    pub(crate) fn compared_arguments(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
+        let arguments = match self.schema {
+            SchemaFn::Decoding(DecodingSchema::Arguments(arguments)) => arguments,
+            SchemaFn::Canonical(_) | SchemaFn::Decoding(DecodingSchema::Type(_)) => &[],
+        };
+        arguments.iter().filter_map(|argument| argument.model_type().map(|ty| (argument.name(), ty)))
+    }
+
     /// The options the tool was declared with.
     pub const fn meta(&self) -> &ToolMeta {
         &self.meta

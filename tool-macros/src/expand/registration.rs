@@ -126,7 +126,7 @@ impl<'a> Parameters<'a> {
         // body), which an edit of a tool's body leaves as it is, so an incremental build re-optimises
         // only the tools' own code and their state machines. A codegen unit costs time of its own in
         // a cold build: without an `async` block, the unit an edit re-optimises is small enough, and
-        // the struct stays in the function's module (see BENCHMARKS.md, "Compile time"). An `async fn`
+        // the struct stays in the function's module (see benches/HISTORY.md, "Compile time of 100 tools"). An `async fn`
         // awaited by the runtime's `finish` has no `async` block here: its struct stays too, which
         // builds 100 such tools cold in 1.15x the time of hand-written dispatch instead of 1.31x, and
         // an edit of one body in 1.32x instead of 1.10x.
@@ -220,8 +220,13 @@ fn decoding<'a>(params: &Parameters<'a>) -> Decoding<'a> {
                     });
                     quote!(.with_default(#json_fn))
                 });
+                // The registry compares the type with its dependency keys' (a forgotten
+                // `#[depends(KEY)]` of a key another tool uses or the program provides).
+                let compared = (!arg.from_model && !crate::model::is_plain_data(decoded)).then(
+                    || quote_spanned!(arg.written.span()=> .compared_with_keys(::core::any::type_name::<#decoded>)),
+                );
                 decoding.schemas.push(
-                    quote!(#private::ArgumentSchema::new(#wire_name, #doc, #has_default, #schema_fn) #with_bounds #with_default),
+                    quote!(#private::ArgumentSchema::new(#wire_name, #doc, #has_default, #schema_fn) #with_bounds #with_default #compared),
                 );
                 let (field, default) = field(arg, generic.as_ref(), &field_vis, private);
                 decoding.fields.push(field);

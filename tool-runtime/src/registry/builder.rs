@@ -9,7 +9,7 @@ use crate::context::RegistryScope;
 use crate::decode::RepairPolicy;
 use crate::depends::DependencyKey;
 use crate::error::ToolOrigin;
-use crate::error::{MissingDependency, NameClash, RegistryError, UnsupportedPattern};
+use crate::error::{KeyTypedArgument, MissingDependency, NameClash, RegistryError, UnsupportedPattern};
 use crate::policy::{DefaultPolicy, PermissionPolicy};
 use crate::search::{CALL_TOOL, SEARCH_TOOL};
 use crate::tool::{Tool, ToolSpec, is_valid_tool_name, registrations};
@@ -33,6 +33,10 @@ pub struct RegistryBuilder {
     output: crate::output::SharedLayer,
     /// The tags whose tools need the user's approval, beside [`CONFIRM_TAG`](crate::talk::CONFIRM_TAG).
     confirm_tags: Vec<String>,
+    /// The keys given a value ([`provide`](RegistryBuilder::provide),
+    /// [`override_dependency`](RegistryBuilder::override_dependency)), as `(id, type_name of
+    /// the value type)`, for [`RegistryError::ArgumentsOfKeyTypes`].
+    key_types: Vec<(&'static str, &'static str)>,
 }
 
 /// A tool added to a [`RegistryBuilder`].
@@ -172,6 +176,7 @@ impl RegistryBuilder {
         T: Clone + Send + Sync + 'static,
     {
         self.scope.overrides.insert(key.id(), Arc::new(value));
+        self.key_types.push((key.id(), std::any::type_name::<T>()));
         self
     }
 
@@ -257,7 +262,11 @@ impl RegistryBuilder {
     ///   that decoding cannot enforce as JSON Schema reads it (from an `#[input]` type);
     /// - [`RegistryError::MissingDependencies`] listing every [provided](DependencyKey::provided)
     ///   key a `#[tool]` asks for and no [`provide`](RegistryBuilder::provide) gave a value, with
-    ///   the tools that ask for it (only the tools kept by [`sets`](RegistryBuilder::sets) count).
+    ///   the tools that ask for it (only the tools kept by [`sets`](RegistryBuilder::sets) count);
+    /// - [`RegistryError::ArgumentsOfKeyTypes`] listing every model argument of a `#[tool]` whose
+    ///   type is the value type of a dependency key that a kept tool asks for or that
+    ///   [`provide`](RegistryBuilder::provide) was given: a parameter that lacks its
+    ///   `#[depends(KEY)]`.
     pub fn build(self) -> Result<Registry, RegistryError> {
         if self.discovered_nothing && !self.methods_given {
             return Err(RegistryError::NothingDiscovered { methods_blocks: crate::methods::methods_blocks() });
@@ -329,6 +338,10 @@ impl RegistryBuilder {
                 missing.into_iter().map(|(key, tools)| MissingDependency { key: key.to_owned(), tools }).collect();
             return Err(RegistryError::MissingDependencies { missing });
         }
+        let key_typed = key_typed_arguments(&added, &self.key_types);
+        if !key_typed.is_empty() {
+            return Err(RegistryError::ArgumentsOfKeyTypes { arguments: key_typed });
+        }
         let tools: Vec<Arc<dyn Tool>> = added.into_iter().map(|a| a.tool).collect();
         let deferred = deferral(&tools, &self.defer_sets, &self.defer_tools)?;
         let names: Vec<Arc<str>> = tools.iter().map(|t| Arc::from(t.name())).collect();
@@ -363,6 +376,56 @@ impl RegistryBuilder {
             closed: AtomicBool::new(false),
         })
     }
+}
+
+/// The model arguments of `added` whose type is the value type of a key (one a tool asks for
+/// with `#[depends]`, or one of `given`), in tool name order (`added` is sorted), then argument
+/// order; see [`RegistryError::ArgumentsOfKeyTypes`].
+fn key_typed_arguments(added: &[Added], given: &[(&'static str, &'static str)]) -> Vec<KeyTypedArgument> {
+    let mut keys: std::collections::BTreeMap<&'static str, std::collections::BTreeSet<&'static str>> =
+        std::collections::BTreeMap::new();
+    let used = added.iter().filter_map(|a| a.spec).flat_map(ToolSpec::key_types);
+    for (id, type_name) in used.chain(given.iter().copied()) {
+        if !of_std_alone(type_name) {
+            keys.entry(type_name).or_default().insert(id);
+        }
+    }
+    if keys.is_empty() {
+        return Vec::new();
+    }
+    let mut found = Vec::new();
+    for spec in added.iter().filter_map(|a| a.spec) {
+        for (argument, type_name) in spec.compared_arguments() {
+            let inner = type_name
+                .strip_prefix("core::option::Option<")
+                .and_then(|rest| rest.strip_suffix('>'))
+                .unwrap_or(type_name);
+            if let Some(ids) = keys.get(type_name).or_else(|| keys.get(inner)) {
+                found.push(KeyTypedArgument {
+                    tool: spec.name().to_owned(),
+                    argument: argument.to_owned(),
+                    type_name: type_name.to_owned(),
+                    keys: ids.iter().map(|&id| id.to_owned()).collect(),
+                });
+            }
+        }
+    }
+    found
+}
+
+/// Whether a [`std::any::type_name`] names the standard library's types, `serde_json`'s and
+/// primitives alone (`alloc::vec::Vec<alloc::string::String>`, `[u8; 4]`): data as often as
+/// state, so an argument of such a type is never taken for a forgotten `#[depends]`.
+fn of_std_alone(type_name: &str) -> bool {
+    const PRIMITIVES: &[&str] = &[
+        "bool", "char", "str", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
+        "f32", "f64", "mut", "const", "dyn",
+    ];
+    const CRATES: &[&str] = &["std::", "core::", "alloc::", "serde_json::"];
+    type_name
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+        .filter(|word| !word.is_empty() && !word.bytes().all(|b| b.is_ascii_digit()))
+        .all(|word| CRATES.iter().any(|c| word.starts_with(c)) || PRIMITIVES.contains(&word))
 }
 
 /// Which tools are deferred: by their own wish, their set or their name.

@@ -19,6 +19,7 @@ pub mod decode_serde_forms;
 pub mod decode_strict_nulls;
 pub mod decode_unions;
 pub mod failures;
+pub mod forgotten_depends;
 pub mod forms_arguments;
 pub mod forms_blocking;
 pub mod forms_output_schema;
