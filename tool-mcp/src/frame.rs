@@ -22,8 +22,8 @@ use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::HashSet;
 use std::fmt;
-use std::sync::Arc;
 
+use bytes::Bytes;
 use rmcp::model::ErrorCode;
 use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
@@ -33,7 +33,29 @@ use serde_json::value::RawValue;
 /// in the request's extensions so that the call decodes this text, not rmcp's map of it (which
 /// keeps the last of two equal keys).
 #[derive(Debug, Clone)]
-pub(crate) struct RawArguments(pub(crate) Arc<str>);
+pub(crate) struct RawArguments(Bytes);
+
+impl RawArguments {
+    /// `arguments`, a part of `frame` (as [`inspect`] gives it), sharing `frame`'s buffer; a copy
+    /// when it is not a part of it.
+    pub(crate) fn of(frame: &Bytes, arguments: &str) -> Self {
+        let start = (arguments.as_ptr() as usize).wrapping_sub(frame.as_ptr() as usize);
+        match start.checked_add(arguments.len()) {
+            Some(end) if start <= frame.len() && end <= frame.len() => Self(frame.slice(start..end)),
+            _ => Self::copied(arguments),
+        }
+    }
+
+    /// A copy of `arguments`.
+    pub(crate) fn copied(arguments: &str) -> Self {
+        Self(Bytes::copy_from_slice(arguments.as_bytes()))
+    }
+
+    /// The text (UTF-8, since it was a `&str`).
+    pub(crate) fn text(&self) -> std::borrow::Cow<'_, str> {
+        String::from_utf8_lossy(&self.0)
+    }
+}
 
 /// A message refused, and the JSON-RPC error that answers it.
 #[derive(Debug, Clone, PartialEq)]
@@ -574,6 +596,21 @@ mod tests {
     fn fault(frame: &str) -> (i32, String, Value) {
         let fault = inspect(frame.as_bytes()).unwrap_err();
         (fault.code.0, fault.message, fault.id.unwrap_or(Value::Null))
+    }
+
+    #[test]
+    fn raw_arguments_share_the_frame_they_are_part_of_and_copy_any_other_text() {
+        let frame = Bytes::from_static(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}}"#,
+        );
+        let arguments = inspect(&frame).unwrap().arguments.unwrap();
+        let shared = RawArguments::of(&frame, arguments);
+        assert_eq!(shared.text(), r#"{"text":"a"}"#);
+        assert_eq!(shared.0.as_ptr(), arguments.as_ptr());
+        let elsewhere = String::from(r#"{"text":"b"}"#);
+        let copied = RawArguments::of(&frame, &elsewhere);
+        assert_eq!(copied.text(), r#"{"text":"b"}"#);
+        assert_ne!(copied.0.as_ptr(), elsewhere.as_ptr());
     }
 
     #[test]

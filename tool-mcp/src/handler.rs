@@ -205,7 +205,10 @@ impl ServerHandler for McpServer {
         inner.catalog.declare(&mut capabilities);
         // The tasks extension, when a tool served takes part in tasks.
         let served = self.served();
-        if served.registry.loaded_definitions().any(|d| tasks::support(d, &inner.tasks.tags).is_some()) {
+        let takes_tasks = served.takes_tasks.get_or_init(|| {
+            served.registry.loaded_definitions().any(|d| tasks::support(d, &inner.tasks.tags).is_some())
+        });
+        if *takes_tasks {
             capabilities
                 .extensions
                 .get_or_insert_with(Default::default)
@@ -315,7 +318,7 @@ impl ServerHandler for McpServer {
         let ctx = builder.cancellation(token.clone()).client_arc(channel.clone()).build();
         let arguments = request.arguments.as_ref().map(|a| Value::Object(a.clone()).to_string()).unwrap_or_default();
         let binding = talk::binding(&format!("prompts/get {}", request.name), &arguments, ctx.principal());
-        channel.open(inner.codec.as_ref(), &binding)?;
+        channel.open(inner.codec.as_ref(), || binding.clone())?;
         let answered = tokio::select! {
             answer = inner.catalog.get_prompt(request, http_parts(&context), ctx) => Some(answer),
             () = channel.asked() => None,
@@ -481,7 +484,7 @@ impl ServerHandler for McpServer {
         // map of them kept the last), else rmcp's map.
         let raw = context.extensions.get::<RawArguments>().or_else(|| http.and_then(|p| p.extensions.get()));
         let arguments = match raw {
-            Some(RawArguments(text)) => text.to_string(),
+            Some(raw) => raw.text().into_owned(),
             None => request.arguments.map(|args| Value::Object(args).to_string()).unwrap_or_default(),
         };
         let channel = self.request_channel(&context, request.request_state, request.input_responses);
@@ -503,8 +506,9 @@ impl ServerHandler for McpServer {
             forwarding = Some((finished, tokio::spawn(forwarder.run(receiver, finished_receiver))));
         }
         let ctx = builder.build();
-        let binding = talk::binding(name, &arguments, ctx.principal());
-        channel.open(inner.codec.as_ref(), &binding)?;
+        // What a request state is bound to, made only when a state is opened or sealed.
+        let binding = |arguments: &str| talk::binding(name, arguments, ctx.principal());
+        channel.open(inner.codec.as_ref(), || binding(&arguments))?;
         if as_task {
             if let Some((_, forwarding)) = forwarding {
                 forwarding.abort();
@@ -539,7 +543,7 @@ impl ServerHandler for McpServer {
                 }
                 if let Ended::Asked = ended {
                     tracing::debug!(call_id = %call.id, "input required");
-                    return channel.input_required(inner.codec.as_ref(), &binding).map(Into::into);
+                    return channel.input_required(inner.codec.as_ref(), &binding(&call.arguments)).map(Into::into);
                 }
                 tracing::debug!(call_id = %call.id, "cancelled by the client");
                 // No response reaches the client: rmcp drops what a handler returns for a request

@@ -159,7 +159,10 @@ type ResponseBody = BoxBody<Bytes, Infallible>;
 /// tower `Service<http::Request<B>>` for any body `B` of [`Bytes`]; it answers every path it is
 /// given (mount it at [`MCP_PATH`]) and is cheap to clone.
 #[derive(Clone)]
-pub struct HttpService {
+pub struct HttpService(Arc<Endpoint>);
+
+/// What an [`HttpService`] holds, shared by its clones (a clone per request is one `Arc`).
+struct Endpoint {
     rmcp: StreamableHttpService<McpServer, LocalSessionManager>,
     origins: Origins,
     body_timeout: Duration,
@@ -183,8 +186,8 @@ where
     }
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        let service = self.clone();
-        Box::pin(async move { Ok(service.handle(request).await) })
+        let endpoint = self.0.clone();
+        Box::pin(async move { Ok(endpoint.handle(request).await) })
     }
 }
 
@@ -202,28 +205,43 @@ enum Unread {
     Broken(String),
 }
 
-/// The body, up to `max` bytes.
+/// The body, up to `max` bytes: a body of one data frame (what hyper gives for a small body
+/// that arrived whole) as it is, without a copy.
 async fn read_body<B>(body: B, max: usize) -> Result<Bytes, Unread>
 where
     B: Body<Data = Bytes>,
     B::Error: Display,
 {
     let mut body = std::pin::pin!(body);
-    let mut collected = bytes::BytesMut::new();
+    let mut first: Option<Bytes> = None;
+    let mut collected: Option<bytes::BytesMut> = None;
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| Unread::Broken(e.to_string()))?;
-        if let Ok(data) = frame.into_data() {
-            if data.len() > max.saturating_sub(collected.len()) {
-                return Err(Unread::TooLarge);
+        let Ok(data) = frame.into_data() else { continue };
+        let had = first.as_ref().map_or(0, Bytes::len) + collected.as_ref().map_or(0, bytes::BytesMut::len);
+        if data.len() > max.saturating_sub(had) {
+            return Err(Unread::TooLarge);
+        }
+        match (&mut first, &mut collected) {
+            (None, None) => first = Some(data),
+            (_, Some(collected)) => collected.extend_from_slice(&data),
+            (Some(_), None) => {
+                let mut joined = bytes::BytesMut::with_capacity(had + data.len());
+                joined.extend_from_slice(&first.take().unwrap_or_default());
+                joined.extend_from_slice(&data);
+                collected = Some(joined);
             }
-            collected.extend_from_slice(&data);
         }
     }
-    Ok(collected.freeze())
+    Ok(match (first, collected) {
+        (_, Some(collected)) => collected.freeze(),
+        (Some(first), None) => first,
+        (None, None) => Bytes::new(),
+    })
 }
 
-impl HttpService {
-    async fn handle<B>(self, request: http::Request<B>) -> http::Response<ResponseBody>
+impl Endpoint {
+    async fn handle<B>(&self, request: http::Request<B>) -> http::Response<ResponseBody>
     where
         B: Body<Data = Bytes> + Send + 'static,
         B::Error: Display,
@@ -271,15 +289,18 @@ impl HttpService {
                 }
                 request
             };
-            let mut rmcp = self.rmcp.clone();
-            return match tower_service::Service::call(&mut rmcp, request).await {
-                Ok(response) => response,
-                Err(never) => match never {},
-            };
+            return self.rmcp.handle(request).await;
         }
         let (mut parts, body) = request.into_parts();
         let limit = self.max_body_bytes;
-        let bytes = match tokio::time::timeout(self.body_timeout, read_body(body, limit)).await {
+        // A body that has arrived whole (most of them) is read without arming the timer.
+        let mut reading = std::pin::pin!(read_body(body, limit));
+        let first = std::future::poll_fn(|cx| Poll::Ready(reading.as_mut().poll(cx))).await;
+        let read = match first {
+            Poll::Ready(read) => Ok(read),
+            Poll::Pending => tokio::time::timeout(self.body_timeout, reading).await,
+        };
+        let bytes = match read {
             Ok(Ok(bytes)) => bytes,
             Ok(Err(Unread::TooLarge)) => {
                 let fault = Fault::parse(format!("the message is over the limit of {limit} bytes; send a smaller one"));
@@ -315,14 +336,10 @@ impl HttpService {
                     parts.extensions.insert(who);
                 }
                 if let Some(arguments) = checked.arguments {
-                    parts.extensions.insert(RawArguments(Arc::from(arguments)));
+                    parts.extensions.insert(RawArguments::of(&bytes, arguments));
                 }
                 let request = http::Request::from_parts(parts, Full::new(bytes.clone()));
-                let mut rmcp = self.rmcp.clone();
-                match tower_service::Service::call(&mut rmcp, request).await {
-                    Ok(response) => response,
-                    Err(never) => match never {},
-                }
+                self.rmcp.handle(request).await
             }
         }
     }
@@ -401,7 +418,7 @@ impl McpServer {
             .with_cancellation_token(streams);
         config.max_request_body_bytes = inner.max_frame_bytes;
         let server = self.clone();
-        HttpService {
+        HttpService(Arc::new(Endpoint {
             rmcp: StreamableHttpService::new(
                 move || Ok(server.for_session()),
                 Arc::new(LocalSessionManager::default()),
@@ -412,7 +429,7 @@ impl McpServer {
             max_body_bytes: inner.max_frame_bytes,
             #[cfg(feature = "auth")]
             server: self.clone(),
-        }
+        }))
     }
 
     /// Serves Streamable HTTP at [`MCP_PATH`] on `addr` (e.g. `127.0.0.1:8080`) until SIGTERM or

@@ -742,6 +742,9 @@ struct Served {
     tools: Vec<Tool>,
     /// The names of the deferred tools the listing filter hides.
     hidden: std::collections::HashSet<String>,
+    /// Whether a loaded tool takes part in tasks (the tasks extension is declared), found by the
+    /// first `get_info`, which rmcp asks for on every stateless request.
+    takes_tasks: std::sync::OnceLock<bool>,
 }
 
 impl Served {
@@ -759,7 +762,7 @@ impl Served {
         let tools = registry.loaded_definitions().filter(|d| filter(d)).chain(meta).map(tool_entry).collect();
         // The deferred tools the filter hides: `search_tools` does not find them either.
         let hidden = registry.deferred_definitions().filter(|d| !filter(d)).map(|d| d.name.clone()).collect();
-        Self { registry, tools, hidden }
+        Self { registry, tools, hidden, takes_tasks: std::sync::OnceLock::new() }
     }
 }
 

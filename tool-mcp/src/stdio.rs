@@ -1,8 +1,6 @@
 //! The line transport of standard input and output: one JSON-RPC message per line, each checked
 //! ([`crate::frame`]) before rmcp reads it, every refused one answered with its JSON-RPC error.
 
-use std::sync::Arc;
-
 use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -121,7 +119,7 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
                 if let (Some(arguments), JsonRpcMessage::Request(request)) = (checked.arguments, &mut message)
                     && let ClientRequest::CallToolRequest(call) = &mut request.request
                 {
-                    call.extensions.insert(RawArguments(Arc::from(arguments)));
+                    call.extensions.insert(RawArguments::copied(arguments));
                 }
                 Some(message)
             }

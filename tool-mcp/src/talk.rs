@@ -216,19 +216,23 @@ impl McpChannel {
         }
     }
 
-    /// Opens the request's sealed state bound to `binding` (see [`binding`]) and takes its answers
-    /// and the request's `inputResponses` (which win: a client answering a request again), before
-    /// the tool runs.
+    /// Opens the request's sealed state bound to `binding()` (see [`binding`]; made only when the
+    /// request carries a state) and takes its answers and the request's `inputResponses` (which
+    /// win: a client answering a request again), before the tool runs.
     ///
     /// # Errors
     /// -32602 for a `requestState` that fails the check.
-    pub(crate) fn open(&self, codec: Option<&RequestStateCodec>, binding: &[u8]) -> Result<(), ErrorData> {
+    pub(crate) fn open(
+        &self,
+        codec: Option<&RequestStateCodec>,
+        binding: impl FnOnce() -> Vec<u8>,
+    ) -> Result<(), ErrorData> {
         let Mode::Rounds { given, answers, .. } = &self.mode else { return Ok(()) };
         let Some((state, mut given)) = given.lock().unwrap_or_else(PoisonError::into_inner).take() else {
             return Ok(());
         };
         let mut known = match (state, codec) {
-            (Some(sealed), Some(codec)) => open_state(codec, &sealed, binding)?.answers,
+            (Some(sealed), Some(codec)) => open_state(codec, &sealed, &binding())?.answers,
             (Some(_), None) => return Err(ErrorData::invalid_params(NO_KEY, None)),
             (None, _) => BTreeMap::new(),
         };

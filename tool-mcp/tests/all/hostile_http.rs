@@ -160,6 +160,44 @@ async fn a_body_that_does_not_arrive_in_time_gets_408_and_the_connection_is_clos
     running.stop().await;
 }
 
+/// Writes a POST of `body` with its `Content-Length`, the body in `pieces` writes 50 ms apart
+/// (so that the server reads it in several frames), and reads the response until the server
+/// closes the connection (the request says `Connection: close`).
+async fn post_in_pieces(running: &Running, body: &[u8], pieces: usize) -> common::Response {
+    let mut stream = TcpStream::connect(running.addr).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    for piece in body.chunks(body.len().div_ceil(pieces)) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        stream.write_all(piece).await.unwrap();
+    }
+    parse_response(&String::from_utf8(read_until_closed(&mut stream).await).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_sent_in_pieces_is_read_whole_and_held_to_the_limit_over_all_its_pieces() {
+    let running = Running::start(builder().max_frame_bytes(1024).build()).await;
+    let text = "piece ".repeat(100);
+    let whole = serde_json::to_vec(&call(1, "echo", json!({"text": text}))).unwrap();
+    assert_eq!(whole.len(), 695);
+    let answered = post_in_pieces(&running, &whole, 3).await;
+    assert_eq!((answered.status, text_of(&answered)), (200, json!(text)));
+    // Three pieces of about 400 bytes each: every one is under the limit, the whole is not.
+    let over = serde_json::to_vec(&call(2, "echo", json!({"text": "a".repeat(1100)}))).unwrap();
+    let refused = post_in_pieces(&running, &over, 3).await;
+    assert_eq!(refused.status, 413);
+    assert_eq!(
+        serde_json::from_str::<Value>(&refused.body).unwrap(),
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700,
+            "message": "the message is over the limit of 1024 bytes; send a smaller one"}})
+    );
+    running.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_messages_get_their_json_rpc_errors() {
     let running = Running::start(builder().max_frame_bytes(1024).build()).await;

@@ -6,7 +6,6 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
-use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -134,7 +133,7 @@ impl Future for Watched<'_> {
 /// How long one stretch of a tool's work may hold the polling thread before a debug build warns
 /// ("Sync tools" on [`Registry`]).
 #[cfg(debug_assertions)]
-const HELD_WARNING: Duration = Duration::from_millis(10);
+const HELD_WARNING: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// Runs `work`, one stretch of the tool `tool`'s work on the thread that polls its call. With
 /// debug assertions, a stretch over [`HELD_WARNING`] (measured on the system clock) logs a warning
