@@ -17,6 +17,9 @@
 //! mechanism stops which attack). Todo lists live in session
 //! meta, kept by the [`SessionStore`](session::SessionStore) of
 //! [`SESSION_STORE`](session::SESSION_STORE) (default: JSON files in the user's state directory).
+//! A program's own tools keep their state in the same stores with
+//! [`UserState`](state::UserState): a typed value per key and caller, in memory, in files or in a
+//! Redis that many server processes share (the module docs of [`state`] have an example).
 //!
 //! # Arguments
 //! Every range a tool checks is stated in its schema (`#[arg(range(..), length(..))]`), so
