@@ -147,13 +147,16 @@ impl McpServer {
     }
 
     /// The client channel of `context`'s request, with its `requestState` and `inputResponses`.
+    /// `declared` is the client's capabilities as the request gives them
+    /// (`context.client_capabilities()`, decoded once by the caller).
     fn request_channel(
         &self,
         context: &RequestContext<RoleServer>,
+        declared: Option<rmcp::model::ClientCapabilities>,
         state: Option<String>,
         answers: Option<rmcp::model::InputResponses>,
     ) -> Arc<McpChannel> {
-        Arc::new(McpChannel::new(context, self.session.get(), state, answers, self.stateless_http(context)))
+        Arc::new(McpChannel::new(context, declared, self.session.get(), state, answers, self.stateless_http(context)))
     }
 
     fn unknown_tool(&self, name: &str) -> ErrorData {
@@ -307,7 +310,12 @@ impl ServerHandler for McpServer {
         let inner = &self.inner;
         let mut request = request;
         let http = context.extensions.get::<::http::request::Parts>();
-        let channel = self.request_channel(&context, request.request_state.take(), request.input_responses.take());
+        let channel = self.request_channel(
+            &context,
+            context.client_capabilities(),
+            request.request_state.take(),
+            request.input_responses.take(),
+        );
         let token = inner.stop.child_token();
         // The context hook runs for a prompt as for a tool call (its principal, its refusal),
         // with the prompt's name as `tool`.
@@ -468,7 +476,9 @@ impl ServerHandler for McpServer {
             ));
         }
         let support = registry.definition(name).and_then(|d| tasks::support(d, &inner.tasks.tags));
-        let declared = tasks::client_declared(&context);
+        let capabilities = context.client_capabilities();
+        // Whether the client declared the tasks extension.
+        let declared = capabilities.as_ref().is_some_and(rmcp::model::ClientCapabilities::supports_tasks);
         if support.is_some_and(|s| s.required) && !declared {
             return Err(tasks::required_error(name));
         }
@@ -487,7 +497,7 @@ impl ServerHandler for McpServer {
             Some(raw) => raw.text().into_owned(),
             None => request.arguments.map(|args| Value::Object(args).to_string()).unwrap_or_default(),
         };
-        let channel = self.request_channel(&context, request.request_state, request.input_responses);
+        let channel = self.request_channel(&context, capabilities, request.request_state, request.input_responses);
         let mut builder = builder.cancellation(token.clone()).client_arc(channel.clone());
         let mut forwarding = None;
         if let Some(progress_token) = context.meta.get_progress_token() {
@@ -524,7 +534,10 @@ impl ServerHandler for McpServer {
         tracing::debug!(tool = name, call_id = %call.id, progress = forwarding.is_some(), "tools/call");
         let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name) && self.reaches(who, d);
         let running = inner.calls.track_future(async {
+            // The call first: a tool that answers on its first poll ends the call before the
+            // other two register their wakers.
             tokio::select! {
+                biased;
                 message = registry.call_with_search_where(&call, &ctx, &listed) => Ended::Done(message),
                 () = channel.asked() => Ended::Asked,
                 () = context.ct.cancelled() => Ended::Cancelled,

@@ -88,7 +88,8 @@ pub(crate) struct McpChannel {
 }
 
 impl McpChannel {
-    /// The channel of `context`'s request. `session_level` is the log level for earlier
+    /// The channel of `context`'s request, whose client declared `declared` (the request's
+    /// `context.client_capabilities()`). `session_level` is the log level for earlier
     /// protocols (set by `logging/setLevel`); at 2026-07-28 the request's `_meta` gives it.
     /// `stateless_http`: the request came over Streamable HTTP without a session, where an
     /// earlier protocol's server-to-client request could not be answered.
@@ -96,12 +97,13 @@ impl McpChannel {
     /// [`open`](Self::open).
     pub(crate) fn new(
         context: &RequestContext<RoleServer>,
+        declared: Option<rmcp::model::ClientCapabilities>,
         session_level: Option<LogLevel>,
         state: Option<String>,
         answers: Option<BTreeMap<String, Value>>,
         stateless_http: bool,
     ) -> Self {
-        let declared = context.client_capabilities().unwrap_or_default();
+        let declared = declared.unwrap_or_default();
         let capabilities = ClientCapabilities {
             elicitation: declared.elicitation.is_some(),
             sampling: declared.sampling.is_some(),

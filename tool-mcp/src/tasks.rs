@@ -112,11 +112,6 @@ pub(crate) fn support(definition: &ToolDefinition, task_tags: &[String]) -> Opti
     supported.then(|| Support { required, after_input: has(TASK_AFTER_INPUT_TAG) })
 }
 
-/// `true` when the request's client declared the tasks extension.
-pub(crate) fn client_declared(context: &RequestContext<RoleServer>) -> bool {
-    context.client_capabilities().is_some_and(|caps| caps.supports_tasks())
-}
-
 /// The -32021 refusal of a call that must be a task from a client without the extension.
 pub(crate) fn required_error(tool: &str) -> ErrorData {
     let mut error =
