@@ -338,7 +338,12 @@ impl Endpoint {
                 if let Some(arguments) = checked.arguments {
                     parts.extensions.insert(RawArguments::of(&bytes, arguments));
                 }
-                let request = http::Request::from_parts(parts, Full::new(bytes.clone()));
+                // rmcp reads the message without the byte order mark the check allowed.
+                let message = match bytes.strip_prefix("\u{feff}".as_bytes()) {
+                    Some(rest) => bytes.slice_ref(rest),
+                    None => bytes.clone(),
+                };
+                let request = http::Request::from_parts(parts, Full::new(message));
                 self.rmcp.handle(request).await
             }
         }

@@ -273,9 +273,12 @@ pub enum RegistryError {
     /// [`provide`](crate::RegistryBuilder::provide) or
     /// [`override_dependency`](crate::RegistryBuilder::override_dependency)): the parameter most
     /// likely lacks its `#[depends(KEY)]`, and the schema asks the model for the program's
-    /// state. Types are compared by [`std::any::type_name`], `Option<T>` as `T`; arguments with
-    /// `#[arg(from_model)]`, and types made of the standard library's and `serde_json`'s alone
-    /// (`Vec<String>`, `Value`), are not compared. Every such argument, in tool name order, then
+    /// state. Types are compared by [`std::any::type_name`] (an argument of `Option<T>` as `T`
+    /// too); not compared: arguments with `#[arg(from_model)]`, arguments whose written type is
+    /// named like plain data (`String`, `PathBuf`, `u32`, ..., from any module), the fields of an
+    /// `#[input]` struct, and types made of the standard library's and `serde_json`'s alone
+    /// (`Vec<String>`, `Value`). Only the tools kept by [`sets`](crate::RegistryBuilder::sets)
+    /// count, as users of keys and as arguments. Every such argument, in tool name order, then
     /// argument order.
     #[error("{}", describe_key_typed(.arguments))]
     ArgumentsOfKeyTypes {

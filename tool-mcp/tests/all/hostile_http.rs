@@ -227,6 +227,9 @@ async fn malformed_messages_get_their_json_rpc_errors() {
     let big = post(running.addr, "/mcp", "127.0.0.1", &[], &call(9, "echo", json!({"text": "a".repeat(2000)}))).await;
     assert_eq!(error_of(&big), (413, Value::Null, json!(-32700)));
 
+    let marked = send(b"\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"after a byte order mark\"}}}").await;
+    assert_eq!((marked.status, text_of(&marked)), (200, json!("after a byte order mark")));
+
     let twice = send(br#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a","text":"b"}}}"#).await;
     let message: Value = serde_json::from_str(&twice.body).unwrap();
     assert_eq!(message["result"]["isError"], true, "{message}");
