@@ -149,6 +149,52 @@ async fn from_model_and_types_of_the_standard_library_alone_are_not_compared() {
     assert_eq!(registry.call(&call, &ToolContext::new()).await.text(), "b");
 }
 
+/// A type of the program's own named like plain data.
+pub mod own {
+    /// A path of the program's, not `std::path::PathBuf`.
+    #[derive(Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
+    pub struct PathBuf {
+        /// The root.
+        pub root: String,
+    }
+}
+
+static ROOT: DependencyKey<own::PathBuf> = DependencyKey::provided("root");
+
+/// Open a path (its type is named like `std::path::PathBuf`, so it is taken for data).
+#[tool]
+async fn open_path(
+    /// The path.
+    path: own::PathBuf,
+) -> String {
+    path.root
+}
+
+/// The input of `import_book`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ImportInput {
+    /// The notebook.
+    pub book: Notebook,
+}
+
+/// Import a notebook given as an `#[input]` struct's field.
+#[tool]
+async fn import_book(#[input] input: ImportInput) -> String {
+    input.book.titles.len().to_string()
+}
+
+#[test]
+fn arguments_named_like_plain_data_and_the_fields_of_an_input_struct_are_not_compared() {
+    let registry = Registry::builder()
+        .tool(open_path::TOOL)
+        .tool(import_book::TOOL)
+        .provide(&ROOT, own::PathBuf::default())
+        .provide(&NOTEBOOK, Notebook::default())
+        .build()
+        .unwrap();
+    assert_eq!(registry.len(), 2);
+}
+
 #[test]
 fn without_a_key_of_its_type_the_argument_is_data() {
     let registry = Registry::builder().tool(add_note::TOOL).tool(count_notes::TOOL).build().unwrap();
