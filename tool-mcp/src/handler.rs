@@ -194,9 +194,10 @@ fn http_parts(context: &RequestContext<RoleServer>) -> Option<::http::request::P
     context.extensions.get::<::http::request::Parts>().cloned()
 }
 
-/// `true` when `name` is listed in `tools` with an output schema.
-pub(crate) fn is_structured(tools: &[Tool], name: &str) -> bool {
-    tools.iter().any(|tool| tool.name == name && tool.output_schema.is_some())
+/// `true` when `name` is listed in `served` with an output schema (a set lookup, not a scan of
+/// the listing).
+pub(crate) fn is_structured(served: &crate::Served, name: &str) -> bool {
+    served.structured.contains(name)
 }
 
 impl ServerHandler for McpServer {
@@ -584,7 +585,7 @@ impl ServerHandler for McpServer {
         {
             return Err(refusal);
         }
-        Ok(call_result(&message, is_structured(&served.tools, name)).into())
+        Ok(call_result(&message, is_structured(&served, name)).into())
     }
 }
 

@@ -742,6 +742,9 @@ struct Served {
     tools: Vec<Tool>,
     /// The names of the deferred tools the listing filter hides.
     hidden: std::collections::HashSet<String>,
+    /// The names of the listed tools with an output schema, whose results carry
+    /// `structuredContent`.
+    structured: std::collections::HashSet<String>,
     /// Whether a loaded tool takes part in tasks (the tasks extension is declared), found by the
     /// first `get_info`, which rmcp asks for on every stateless request.
     takes_tasks: std::sync::OnceLock<bool>,
@@ -759,10 +762,13 @@ impl Served {
         } else {
             &[]
         };
-        let tools = registry.loaded_definitions().filter(|d| filter(d)).chain(meta).map(tool_entry).collect();
+        let tools: Vec<Tool> =
+            registry.loaded_definitions().filter(|d| filter(d)).chain(meta).map(tool_entry).collect();
         // The deferred tools the filter hides: `search_tools` does not find them either.
         let hidden = registry.deferred_definitions().filter(|d| !filter(d)).map(|d| d.name.clone()).collect();
-        Self { registry, tools, hidden, takes_tasks: std::sync::OnceLock::new() }
+        let structured: std::collections::HashSet<String> =
+            tools.iter().filter(|t| t.output_schema.is_some()).map(|t| t.name.to_string()).collect();
+        Self { registry, tools, hidden, structured, takes_tasks: std::sync::OnceLock::new() }
     }
 }
 

@@ -571,7 +571,7 @@ impl McpServer {
             drop(ctx);
             let tasks = &server.inner.tasks;
             tasks.running.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
-            let structured = crate::handler::is_structured(&served.tools, &call.name);
+            let structured = crate::handler::is_structured(&served, &call.name);
             let outcome = match ran {
                 Ran::Done(message) => {
                     let panicked = ToolError::Panicked { tool: call.name.clone(), message: String::new() }.to_string();
