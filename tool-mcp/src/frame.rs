@@ -102,13 +102,18 @@ pub(crate) struct Checked<'a> {
     pub(crate) tool: Option<Cow<'a, str>>,
 }
 
+/// `frame` without a leading UTF-8 byte order mark: the JSON text [`inspect`] checks, and what
+/// a transport hands rmcp once the check passed.
+pub(crate) fn message(frame: &[u8]) -> &[u8] {
+    frame.strip_prefix("\u{feff}".as_bytes()).unwrap_or(frame)
+}
+
 /// Checks one message (the bytes of one line on stdio, one POST body over HTTP) as the
 /// [module docs](self) say.
 pub(crate) fn inspect(frame: &[u8]) -> Result<Checked<'_>, Fault> {
-    let text = std::str::from_utf8(frame).map_err(|e| {
+    let text = std::str::from_utf8(message(frame)).map_err(|e| {
         Fault::parse(format!("the message is not UTF-8 text ({e}); send JSON-RPC messages as UTF-8 JSON text"))
     })?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let top = serde_json::from_str::<Top<'_>>(text).map_err(|e| {
         Fault::parse(format!("the message is not valid JSON ({e}); send each JSON-RPC message as one JSON text"))
     })?;

@@ -209,10 +209,7 @@ impl ServerHandler for McpServer {
         inner.catalog.declare(&mut capabilities);
         // The tasks extension, when a tool served takes part in tasks.
         let served = self.served();
-        let takes_tasks = served.takes_tasks.get_or_init(|| {
-            served.registry.loaded_definitions().any(|d| tasks::support(d, &inner.tasks.tags).is_some())
-        });
-        if *takes_tasks {
+        if served.takes_tasks {
             capabilities
                 .extensions
                 .get_or_insert_with(Default::default)

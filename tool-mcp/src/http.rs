@@ -19,7 +19,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::frame::{Fault, RawArguments, inspect};
+use crate::frame::{Fault, RawArguments, inspect, message};
 use crate::{McpServer, ServeError, shutdown_signal};
 
 /// The path MCP clients assume for a Streamable HTTP endpoint, where [`McpServer::serve_http`]
@@ -338,12 +338,7 @@ impl Endpoint {
                 if let Some(arguments) = checked.arguments {
                     parts.extensions.insert(RawArguments::of(&bytes, arguments));
                 }
-                // rmcp reads the message without the byte order mark the check allowed.
-                let message = match bytes.strip_prefix("\u{feff}".as_bytes()) {
-                    Some(rest) => bytes.slice_ref(rest),
-                    None => bytes.clone(),
-                };
-                let request = http::Request::from_parts(parts, Full::new(message));
+                let request = http::Request::from_parts(parts, Full::new(bytes.slice_ref(message(&bytes))));
                 self.rmcp.handle(request).await
             }
         }

@@ -366,7 +366,7 @@ impl McpServer {
     /// `notifications/tools/list_changed`: on their `subscriptions/listen` streams (protocol
     /// 2026-07-28), and unscoped to a standard input and output client of an earlier version.
     pub fn set_registry(&self, registry: impl Into<Arc<Registry>>) {
-        let served = Arc::new(Served::new(registry.into(), &self.inner.filter));
+        let served = Arc::new(Served::new(registry.into(), &self.inner.filter, &self.inner.tasks.tags));
         *self.inner.served.write().unwrap_or_else(std::sync::PoisonError::into_inner) = served;
         self.inner.changed.send_modify(|n| *n += 1);
     }
@@ -685,7 +685,7 @@ impl McpServerBuilder {
     /// [`McpServer::set_registry`] gives. A [completion](Self::completion) of an argument that no
     /// declared prompt or template has is logged as a warning.
     pub fn build(self) -> McpServer {
-        let served = Served::new(self.registry, &self.filter);
+        let served = Served::new(self.registry, &self.filter, &self.task_tags);
         self.catalog.warn_undeclared();
         McpServer {
             inner: Arc::new(Inner {
@@ -745,16 +745,20 @@ struct Served {
     /// The names of the listed tools with an output schema, whose results carry
     /// `structuredContent`.
     structured: std::collections::HashSet<String>,
-    /// Whether a loaded tool takes part in tasks (the tasks extension is declared), found by the
-    /// first `get_info`, which rmcp asks for on every stateless request.
-    takes_tasks: std::sync::OnceLock<bool>,
+    /// Whether a loaded tool takes part in tasks (the tasks extension is declared): found here
+    /// once, since rmcp asks for `get_info` on every stateless request.
+    takes_tasks: bool,
 }
 
 impl Served {
     /// The listing of `registry`: with deferred tools, the loaded ones and the two meta-tools
     /// (the registry's search index is built here, not by the first `search_tools` call on an
     /// async worker).
-    fn new(registry: Arc<Registry>, filter: &(dyn Fn(&ToolDefinition) -> bool + Send + Sync)) -> Self {
+    fn new(
+        registry: Arc<Registry>,
+        filter: &(dyn Fn(&ToolDefinition) -> bool + Send + Sync),
+        task_tags: &[String],
+    ) -> Self {
         // Deferred tools are reached through the two meta-tools instead of the list.
         let meta: &[ToolDefinition] = if registry.has_deferred() {
             registry.search_index();
@@ -768,7 +772,8 @@ impl Served {
         let hidden = registry.deferred_definitions().filter(|d| !filter(d)).map(|d| d.name.clone()).collect();
         let structured: std::collections::HashSet<String> =
             tools.iter().filter(|t| t.output_schema.is_some()).map(|t| t.name.to_string()).collect();
-        Self { registry, tools, hidden, structured, takes_tasks: std::sync::OnceLock::new() }
+        let takes_tasks = registry.loaded_definitions().any(|d| tasks::support(d, task_tags).is_some());
+        Self { registry, tools, hidden, structured, takes_tasks }
     }
 }
 

@@ -7,7 +7,7 @@ use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-use crate::frame::{Fault, RawArguments, inspect};
+use crate::frame::{Fault, RawArguments, inspect, message};
 
 /// How many outgoing lines may wait for the writer before a sender waits too.
 const QUEUE: usize = 64;
@@ -112,8 +112,7 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
                 return None;
             }
         };
-        let text = std::str::from_utf8(line).unwrap_or_default();
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let text = std::str::from_utf8(message(line)).unwrap_or_default();
         match serde_json::from_str::<ClientJsonRpcMessage>(text) {
             Ok(mut message) => {
                 if let (Some(arguments), JsonRpcMessage::Request(request)) = (checked.arguments, &mut message)

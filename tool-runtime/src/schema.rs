@@ -89,8 +89,8 @@ pub fn decoding_schema<T: JsonSchema>() -> Value {
 /// One model argument of a `#[tool]` function, as the schema of its arguments object needs it.
 /// `#[tool]` describes its arguments with these instead of deriving `JsonSchema` for the struct
 /// it decodes them into: that derive, on a struct generic over the argument types, was the
-/// largest part of what `#[tool]` cost a build (benches/HISTORY.md, "Compile time of 100 tools"). Not meant to be
-/// built by hand.
+/// largest part of what `#[tool]` cost a build (benches/HISTORY.md, "Compile time of 100
+/// tools"). Not meant to be built by hand.
 #[doc(hidden)]
 #[derive(Clone, Copy)]
 pub struct ArgumentSchema {
@@ -108,7 +108,8 @@ pub struct ArgumentSchema {
     default: Option<fn() -> Option<Value>>,
     /// `std::any::type_name` of the decoded type, for the registry's check that no model
     /// argument has the type of a dependency key: `None` for an argument with
-    /// `#[arg(from_model)]` or of a plain data type (`String`, `u32`, `Vec<String>`, ...).
+    /// `#[arg(from_model)]` or whose written type is named like plain data (`String`, `u32`,
+    /// `PathBuf`, ..., without generic arguments).
     model_type: Option<fn() -> &'static str>,
 }
 

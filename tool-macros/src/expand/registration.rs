@@ -126,10 +126,10 @@ impl<'a> Parameters<'a> {
         // body), which an edit of a tool's body leaves as it is, so an incremental build re-optimises
         // only the tools' own code and their state machines. A codegen unit costs time of its own in
         // a cold build: without an `async` block, the unit an edit re-optimises is small enough, and
-        // the struct stays in the function's module (see benches/HISTORY.md, "Compile time of 100 tools"). An `async fn`
-        // awaited by the runtime's `finish` has no `async` block here: its struct stays too, which
-        // builds 100 such tools cold in 1.15x the time of hand-written dispatch instead of 1.31x, and
-        // an edit of one body in 1.32x instead of 1.10x.
+        // the struct stays in the function's module (see benches/HISTORY.md, "Compile time of 100
+        // tools"). An `async fn` awaited by the runtime's `finish` has no `async` block here: its
+        // struct stays too, which builds 100 such tools cold in 1.15x the time of hand-written
+        // dispatch instead of 1.31x, and an edit of one body in 1.32x instead of 1.10x.
         // A runtime path resolves from the module beside the function only when it is absolute
         // (`::tool_runtime`, `crate::..`, `$crate::..`): a name such as `rt` may be a `use` alias of
         // the function's module, which a child module does not see.
