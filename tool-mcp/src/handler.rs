@@ -531,6 +531,9 @@ impl ServerHandler for McpServer {
         let call = ToolCall::new(call_id, name, arguments);
         tracing::debug!(tool = name, call_id = %call.id, progress = forwarding.is_some(), "tools/call");
         let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name) && self.reaches(who, d);
+        // A call dropped before it ends (its client went away while the HTTP endpoint answered it
+        // in the request's own future) stops its tool as a cancellation does.
+        let dropped = token.clone().drop_guard();
         let running = inner.calls.track_future(async {
             // The call first: a tool that answers on its first poll ends the call before the
             // other two register their wakers.
@@ -542,6 +545,7 @@ impl ServerHandler for McpServer {
             }
         });
         let ended = running.await;
+        dropped.disarm();
         channel.flush().await;
         let message = match ended {
             Ended::Done(message) => message,

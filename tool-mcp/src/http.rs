@@ -19,6 +19,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::direct::Direct;
 use crate::frame::{Fault, RawArguments, inspect, message};
 use crate::{McpServer, ServeError, shutdown_signal};
 
@@ -151,7 +152,7 @@ impl Origins {
 }
 
 /// A response body of [`HttpService`].
-type ResponseBody = BoxBody<Bytes, Infallible>;
+pub(crate) type ResponseBody = BoxBody<Bytes, Infallible>;
 
 /// The Streamable HTTP endpoint of [`McpServer::http_service`]: rmcp's Streamable HTTP service
 /// over this server, behind the checks the [crate docs](crate#streamable-http) list (the `Origin`
@@ -167,9 +168,12 @@ struct Endpoint {
     origins: Origins,
     body_timeout: Duration,
     max_body_bytes: usize,
-    /// The server, for its resource server and its registry's tools.
-    #[cfg(feature = "auth")]
+    /// The server: its handler, its resource server and its registry's tools.
     server: McpServer,
+    /// Answers the common stateless `tools/call` without rmcp's per-request service ([`Direct`]).
+    direct: Direct,
+    /// Cancelled at the end of a shutdown: ends the response streams still open.
+    streams: CancellationToken,
 }
 
 impl<B> tower_service::Service<http::Request<B>> for HttpService
@@ -338,6 +342,12 @@ impl Endpoint {
                 if let Some(arguments) = checked.arguments {
                     parts.extensions.insert(RawArguments::of(&bytes, arguments));
                 }
+                if let Some(tool) = &checked.tool
+                    && self.direct.admits(&self.server, &parts.headers, tool)
+                    && let Some(taken) = Direct::take(message(&bytes))
+                {
+                    return self.direct.answer(&self.server, taken, parts, &self.streams).await;
+                }
                 let request = http::Request::from_parts(parts, Full::new(bytes.slice_ref(message(&bytes))));
                 self.rmcp.handle(request).await
             }
@@ -415,7 +425,7 @@ impl McpServer {
             .with_legacy_session_mode(inner.legacy_sessions)
             .with_json_response(true)
             .with_allowed_hosts(inner.allowed_hosts.clone())
-            .with_cancellation_token(streams);
+            .with_cancellation_token(streams.clone());
         config.max_request_body_bytes = inner.max_frame_bytes;
         let server = self.clone();
         HttpService(Arc::new(Endpoint {
@@ -427,8 +437,9 @@ impl McpServer {
             origins: Origins::new(&inner.allowed_origins),
             body_timeout: inner.limits.body,
             max_body_bytes: inner.max_frame_bytes,
-            #[cfg(feature = "auth")]
             server: self.clone(),
+            direct: Direct::new(inner.legacy_sessions, &inner.allowed_hosts),
+            streams,
         }))
     }
 

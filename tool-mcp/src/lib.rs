@@ -193,6 +193,7 @@
 #[cfg(feature = "auth")]
 pub mod auth;
 pub mod catalog;
+mod direct;
 mod frame;
 mod handler;
 mod http;
@@ -748,6 +749,9 @@ struct Served {
     /// Whether a loaded tool takes part in tasks (the tasks extension is declared): found here
     /// once, since rmcp asks for `get_info` on every stateless request.
     takes_tasks: bool,
+    /// The names of the listed tools whose stateless calls the HTTP endpoint may answer itself
+    /// ([`direct`]): no part in tasks, no `x-mcp-header` in the input schema.
+    direct: std::collections::HashSet<String>,
 }
 
 impl Served {
@@ -773,7 +777,13 @@ impl Served {
         let structured: std::collections::HashSet<String> =
             tools.iter().filter(|t| t.output_schema.is_some()).map(|t| t.name.to_string()).collect();
         let takes_tasks = registry.loaded_definitions().any(|d| tasks::support(d, task_tags).is_some());
-        Self { registry, tools, hidden, structured, takes_tasks }
+        let direct = tools
+            .iter()
+            .filter(|t| registry.definition(&t.name).is_none_or(|d| tasks::support(d, task_tags).is_none()))
+            .filter(|t| !serde_json::to_string(&t.input_schema).is_ok_and(|s| s.contains("x-mcp-header")))
+            .map(|t| t.name.to_string())
+            .collect();
+        Self { registry, tools, hidden, structured, takes_tasks, direct }
     }
 }
 

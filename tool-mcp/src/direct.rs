@@ -1,0 +1,436 @@
+//! Stateless `tools/call` requests answered by the Streamable HTTP endpoint itself.
+//!
+//! rmcp's Streamable HTTP service answers a stateless request by building a one-message
+//! transport, a peer and a service loop for it and spawning two tasks, then re-checking the
+//! message's headers against a JSON copy of it. For the common request, a 2026-07-28 `tools/call`
+//! that needs nothing of a connection, the endpoint does the same work directly: it hands the
+//! request to the same handler through rmcp's own dispatch (`Service::handle_request`, which
+//! checks the protocol version and the request's `_meta`, guards task results and fills the
+//! result's cache hints) and writes the JSON-RPC response as rmcp does.
+//!
+//! A request is taken here only when every check rmcp makes on that path is known to pass, each
+//! stated more strictly than rmcp states it; any other request, valid or not, goes to rmcp
+//! unchanged, and rmcp's answer stands:
+//!
+//! - no legacy sessions (a stateless endpoint);
+//! - `Host`: one value, allowed by the same list and rules rmcp applies;
+//! - `Accept`: every value plain text, its entries without parameters or quotes, naming both
+//!   `application/json` and `text/event-stream`;
+//! - `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`: one value each, `2026-07-28`,
+//!   `tools/call` and the tool's name as sent (not Base64-wrapped);
+//! - the tool is listed, takes no part in tasks, and its input schema has no `x-mcp-header`
+//!   annotation (so no `Mcp-Param-*` header is checked);
+//! - the message, as rmcp reads it, is a `tools/call` request whose `_meta` names protocol
+//!   version `2026-07-28` and has every key that version requires, and asks for no progress
+//!   notifications and no log messages (nothing is sent to the client before the response).
+//!
+//! A client that goes away before the response cancels the call, as on rmcp's path.
+
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use rmcp::RoleServer;
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, GetExtensions, GetMeta, Implementation,
+    InitializeRequestParams, ProtocolVersion, ServerJsonRpcMessage,
+};
+use rmcp::service::{Peer, RequestContext, RunningService};
+use tokio_util::sync::CancellationToken;
+
+use crate::McpServer;
+
+/// The protocol version a request must name to be answered here.
+const VERSION: &str = "2026-07-28";
+/// The `_meta` key of a request's protocol version (MCP 2026-07-28).
+const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// The `_meta` keys of MCP 2026-07-28 that ask for messages before the response.
+const PROGRESS_TOKEN: &str = "progressToken";
+const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+
+/// A response of the endpoint.
+type Response = http::Response<crate::http::ResponseBody>;
+
+/// What the endpoint needs to answer a request itself.
+pub(crate) struct Direct {
+    /// Legacy sessions are on: every request goes to rmcp.
+    off: bool,
+    /// The allowed `Host` authorities, parsed as rmcp parses them (`None`: any host).
+    hosts: Option<Vec<(String, Option<u16>)>>,
+    /// The peer of the requests answered here, made on the first one: a service loop on a
+    /// transport that carries nothing. No request taken here sends through it (no progress, no
+    /// log messages, and server-to-client requests are refused at 2026-07-28).
+    peer: OnceLock<RunningService<RoleServer, McpServer>>,
+}
+
+/// `host` as rmcp compares it: without IPv6 brackets, lowercase.
+fn normalize(host: &str) -> String {
+    host.trim_matches(['[', ']']).to_ascii_lowercase()
+}
+
+/// A request that may be answered here, read from its body.
+pub(crate) struct Taken {
+    request: rmcp::model::JsonRpcRequest<ClientRequest>,
+}
+
+impl Direct {
+    pub(crate) fn new(legacy_sessions: bool, allowed_hosts: &[String]) -> Self {
+        let hosts = (!allowed_hosts.is_empty()).then(|| {
+            allowed_hosts
+                .iter()
+                .map(|entry| entry.trim())
+                .filter(|entry| !entry.is_empty())
+                .map(|entry| match http::uri::Authority::try_from(entry) {
+                    Ok(authority) => (normalize(authority.host()), authority.port_u16()),
+                    Err(_) => (normalize(entry), None),
+                })
+                .collect()
+        });
+        Self { off: legacy_sessions, hosts, peer: OnceLock::new() }
+    }
+
+    /// `true` when the head of a `tools/call` of `tool` passes every check of the
+    /// [module docs](self) that the head alone decides.
+    pub(crate) fn admits(&self, server: &McpServer, headers: &http::HeaderMap, tool: &str) -> bool {
+        !self.off
+            && self.host_allowed(headers)
+            && accepts_json_and_events(headers)
+            && only(headers, "mcp-protocol-version") == Some(VERSION)
+            && only(headers, "mcp-method") == Some("tools/call")
+            && only(headers, "mcp-name").is_some_and(|name| name == tool && !name.starts_with("=?base64?"))
+            && server.served().direct.contains(tool)
+    }
+
+    fn host_allowed(&self, headers: &http::HeaderMap) -> bool {
+        let Some(host) = only(headers, "host") else { return false };
+        let Ok(authority) = http::uri::Authority::try_from(host) else { return false };
+        let Some(hosts) = &self.hosts else { return true };
+        let (host, port) = (normalize(authority.host()), authority.port_u16());
+        hosts.iter().any(|(allowed, allowed_port)| *allowed == host && allowed_port.is_none_or(|p| port == Some(p)))
+    }
+
+    /// The message of `body` (the JSON text after the frame check), when it is a request that
+    /// may be answered here; `None` leaves it to rmcp.
+    pub(crate) fn take(body: &[u8]) -> Option<Taken> {
+        let Ok(ClientJsonRpcMessage::Request(request)) = serde_json::from_slice::<ClientJsonRpcMessage>(body) else {
+            return None;
+        };
+        if !matches!(request.request, ClientRequest::CallToolRequest(_)) {
+            return None;
+        }
+        let meta = request.request.get_meta();
+        let named = meta.0.0.get(PROTOCOL_VERSION).and_then(|v| v.as_str()) == Some(VERSION);
+        let quiet = !meta.0.0.contains_key(PROGRESS_TOKEN) && !meta.0.0.contains_key(LOG_LEVEL);
+        let complete = || meta.missing_required_keys(&ProtocolVersion::V_2026_07_28).is_empty();
+        (named && quiet && complete()).then_some(Taken { request })
+    }
+
+    /// Answers `taken` with `server`'s handler; `parts` (the request's head) reaches the handler
+    /// in the context's extensions as on rmcp's path. Cancelling `streams` (the end of a
+    /// shutdown) ends a call still running with `500 Internal Server Error`.
+    pub(crate) async fn answer(
+        &self,
+        server: &McpServer,
+        taken: Taken,
+        parts: http::request::Parts,
+        streams: &CancellationToken,
+    ) -> Response {
+        let peer = self.peer(server);
+        let rmcp::model::JsonRpcRequest { id, mut request, .. } = taken.request;
+        let mut context = RequestContext::new(id.clone(), peer);
+        std::mem::swap(&mut context.meta, request.get_meta_mut());
+        std::mem::swap(&mut context.extensions, request.extensions_mut());
+        context.extensions.insert(parts);
+        // A client that goes away drops this future, and so cancels the call.
+        let cancel = context.ct.clone().drop_guard();
+        let handled = rmcp::service::Service::<RoleServer>::handle_request(server, request, context);
+        let result = tokio::select! {
+            biased;
+            result = handled => result,
+            () = streams.cancelled() => {
+                tracing::debug!(%id, "a call still running when the response streams ended");
+                let error = ErrorData::internal_error(
+                    "the server shut down before the call answered; send it again to a running server",
+                    None,
+                );
+                return json(http::StatusCode::INTERNAL_SERVER_ERROR, &ServerJsonRpcMessage::error(error, Some(id)));
+            }
+        };
+        cancel.disarm();
+        let message = match result {
+            Ok(result) => ServerJsonRpcMessage::response(result, id),
+            Err(error) => {
+                tracing::debug!(%id, code = error.code.0, message = %error.message, "tools/call answered with an error");
+                ServerJsonRpcMessage::error(error, Some(id))
+            }
+        };
+        json(status(&message), &message)
+    }
+
+    fn peer(&self, server: &McpServer) -> Peer<RoleServer> {
+        let running = self.peer.get_or_init(|| {
+            // A transport that receives nothing and drops what it is given.
+            let transport = (
+                futures::sink::drain::<rmcp::service::TxJsonRpcMessage<RoleServer>>(),
+                futures::stream::pending::<rmcp::service::RxJsonRpcMessage<RoleServer>>(),
+            );
+            let info = InitializeRequestParams::new(Default::default(), Implementation::default())
+                .with_protocol_version(ProtocolVersion::V_2026_07_28);
+            rmcp::service::serve_directly(server.clone(), transport, Some(info))
+        });
+        running.peer().clone()
+    }
+}
+
+/// The only value of header `name` as text; `None` when it is missing, sent more than once, or
+/// not visible ASCII.
+fn only<'h>(headers: &'h http::HeaderMap, name: &str) -> Option<&'h str> {
+    let mut values = headers.get_all(name).iter();
+    let value = values.next()?;
+    values.next().is_none().then(|| value.to_str().ok()).flatten()
+}
+
+/// `true` when every `Accept` value is plain (no quotes, no parameters) and together they name
+/// `application/json` and `text/event-stream`, as MCP's Streamable HTTP asks of a POST.
+fn accepts_json_and_events(headers: &http::HeaderMap) -> bool {
+    let (mut json, mut events) = (false, false);
+    for value in headers.get_all(http::header::ACCEPT) {
+        let Ok(value) = value.to_str() else { return false };
+        if value.contains(['"', ';']) {
+            return false;
+        }
+        for entry in value.split(',').map(str::trim) {
+            json |= entry.eq_ignore_ascii_case("application/json");
+            events |= entry.eq_ignore_ascii_case("text/event-stream");
+        }
+    }
+    json && events
+}
+
+/// The HTTP status of a response to a stateless 2026-07-28 request, as rmcp gives it: `400` for
+/// an unsupported protocol version, a missing client capability and a header mismatch, `404` for
+/// an unknown method, `200` for every result and every other error.
+fn status(message: &ServerJsonRpcMessage) -> http::StatusCode {
+    let ServerJsonRpcMessage::Error(error) = message else { return http::StatusCode::OK };
+    match error.error.code {
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+        | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+        | ErrorCode::HEADER_MISMATCH => http::StatusCode::BAD_REQUEST,
+        ErrorCode::METHOD_NOT_FOUND => http::StatusCode::NOT_FOUND,
+        _ => http::StatusCode::OK,
+    }
+}
+
+/// `message` as an `application/json` response with `status`.
+fn json(status: http::StatusCode, message: &ServerJsonRpcMessage) -> Response {
+    let body = match serde_json::to_vec(message) {
+        Ok(body) => body,
+        Err(error) => {
+            tracing::error!(%error, "a JSON-RPC response could not be written as JSON");
+            let mut response = http::Response::new(
+                Full::new(Bytes::from(format!("the response could not be written as JSON ({error})"))).boxed(),
+            );
+            *response.status_mut() = http::StatusCode::INTERNAL_SERVER_ERROR;
+            return response;
+        }
+    };
+    let mut response = http::Response::new(Full::new(Bytes::from(body)).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use tool_runtime::{Registry, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, tool};
+
+    use super::*;
+
+    /// Say hello.
+    #[tool]
+    fn hello() -> String {
+        "hello".to_owned()
+    }
+
+    /// Run as a task.
+    #[tool(tags(task))]
+    fn long_job() -> String {
+        "done".to_owned()
+    }
+
+    /// A tool whose input schema names a header (SEP-2243), as written.
+    struct Routed(ToolDefinition);
+
+    impl Tool for Routed {
+        fn definition(&self) -> &ToolDefinition {
+            &self.0
+        }
+        fn call<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a ToolContext,
+        ) -> tool_runtime::BoxFuture<'a, Result<ToolResult, ToolError>> {
+            Box::pin(async { Ok(ToolResult::text("routed")) })
+        }
+    }
+
+    fn routed() -> std::sync::Arc<dyn Tool> {
+        std::sync::Arc::new(Routed(ToolDefinition {
+            name: "routed".to_owned(),
+            description: "Routed by region.".to_owned(),
+            input_schema: json!({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}),
+            set: None,
+            tags: Vec::new(),
+            strict: None,
+            output_schema: None,
+        }))
+    }
+
+    fn server() -> McpServer {
+        let registry = Registry::builder().tool(hello::TOOL).tool(long_job::TOOL).tool_dyn(routed()).build().unwrap();
+        McpServer::builder(registry).task_tag("task").build()
+    }
+
+    /// The head a 2026-07-28 client sends with a call of `tool`.
+    fn head(tool: &str) -> http::HeaderMap {
+        let mut headers = http::HeaderMap::new();
+        for (name, value) in [
+            ("host", "127.0.0.1:8080"),
+            ("accept", "application/json, text/event-stream"),
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", tool),
+        ] {
+            headers.insert(name, http::HeaderValue::from_str(value).unwrap());
+        }
+        headers
+    }
+
+    fn with(mut headers: http::HeaderMap, name: &'static str, value: &str) -> http::HeaderMap {
+        headers.insert(name, http::HeaderValue::from_str(value).unwrap());
+        headers
+    }
+
+    fn also(mut headers: http::HeaderMap, name: &'static str, value: &str) -> http::HeaderMap {
+        headers.append(name, http::HeaderValue::from_str(value).unwrap());
+        headers
+    }
+
+    fn direct() -> Direct {
+        Direct::new(false, &["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()])
+    }
+
+    #[test]
+    fn the_head_of_a_plain_2026_07_28_call_is_admitted() {
+        let server = server();
+        assert!(direct().admits(&server, &head("hello"), "hello"));
+        let upper = with(head("hello"), "accept", "Application/JSON,Text/Event-Stream");
+        assert!(direct().admits(&server, &upper, "hello"));
+        let two_values = also(with(head("hello"), "accept", "application/json"), "accept", "text/event-stream");
+        assert!(direct().admits(&server, &two_values, "hello"));
+        assert!(direct().admits(&server, &with(head("hello"), "host", "[::1]:9"), "hello"));
+        assert!(direct().admits(&server, &with(head("hello"), "host", "LOCALHOST"), "hello"));
+    }
+
+    #[test]
+    fn every_other_head_is_left_to_rmcp() {
+        let server = server();
+        let refused = [
+            ("legacy sessions", Direct::new(true, &["127.0.0.1".to_owned()]), head("hello"), "hello"),
+            ("a host off the list", direct(), with(head("hello"), "host", "evil.example"), "hello"),
+            ("a host sent twice", direct(), also(head("hello"), "host", "localhost"), "hello"),
+            ("a host that is no authority", direct(), with(head("hello"), "host", "a b"), "hello"),
+            (
+                "an accept with a weight",
+                direct(),
+                with(head("hello"), "accept", "application/json;q=1, text/event-stream"),
+                "hello",
+            ),
+            (
+                "an accept with quotes",
+                direct(),
+                with(head("hello"), "accept", "application/json, text/event-stream, \"x\""),
+                "hello",
+            ),
+            ("no event streams accepted", direct(), with(head("hello"), "accept", "application/json"), "hello"),
+            ("any type accepted", direct(), with(head("hello"), "accept", "*/*"), "hello"),
+            ("an older protocol", direct(), with(head("hello"), "mcp-protocol-version", "2025-11-25"), "hello"),
+            ("the version twice", direct(), also(head("hello"), "mcp-protocol-version", "2026-07-28"), "hello"),
+            ("another method", direct(), with(head("hello"), "mcp-method", "tools/list"), "hello"),
+            (
+                "no method",
+                direct(),
+                {
+                    let mut h = head("hello");
+                    h.remove("mcp-method");
+                    h
+                },
+                "hello",
+            ),
+            ("another name", direct(), head("goodbye"), "hello"),
+            ("a Base64 name", direct(), with(head("hello"), "mcp-name", "=?base64?aGVsbG8=?="), "hello"),
+            ("the name twice", direct(), also(head("hello"), "mcp-name", "hello"), "hello"),
+            ("a task tool", direct(), head("long_job"), "long_job"),
+            ("a tool with x-mcp-header", direct(), head("routed"), "routed"),
+            ("a tool not listed", direct(), head("missing"), "missing"),
+        ];
+        for (case, direct, headers, tool) in refused {
+            assert!(!direct.admits(&server, &headers, tool), "{case}");
+        }
+        assert!(Direct::new(false, &[]).admits(&server, &with(head("hello"), "host", "any.example"), "hello"));
+        let ported = Direct::new(false, &["tools.example:8443".to_owned()]);
+        assert!(ported.admits(&server, &with(head("hello"), "host", "tools.example:8443"), "hello"));
+        assert!(!ported.admits(&server, &with(head("hello"), "host", "tools.example"), "hello"));
+    }
+
+    fn call(meta: serde_json::Value) -> Vec<u8> {
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "hello", "arguments": {}, "_meta": meta}})
+        .to_string()
+        .into_bytes()
+    }
+
+    #[test]
+    fn a_call_whose_meta_asks_for_nothing_before_the_response_is_taken_and_any_other_message_is_not() {
+        let complete = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        });
+        assert!(Direct::take(&call(complete.clone())).is_some());
+        let mut progress = complete.clone();
+        progress["progressToken"] = json!("p1");
+        let mut logs = complete.clone();
+        logs["io.modelcontextprotocol/logLevel"] = json!("info");
+        let mut older = complete.clone();
+        older["io.modelcontextprotocol/protocolVersion"] = json!("2025-11-25");
+        let mut no_capabilities = complete.clone();
+        no_capabilities.as_object_mut().unwrap().remove("io.modelcontextprotocol/clientCapabilities");
+        let mut bad_capabilities = complete.clone();
+        bad_capabilities["io.modelcontextprotocol/clientCapabilities"] = json!("all");
+        for (case, body) in [
+            ("progress asked for", call(progress)),
+            ("log messages asked for", call(logs)),
+            ("an older protocol", call(older)),
+            ("no client capabilities", call(no_capabilities)),
+            ("malformed client capabilities", call(bad_capabilities)),
+            ("no _meta", br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hello"}}"#.to_vec()),
+            ("a notification", br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec()),
+            ("another request", br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#.to_vec()),
+            ("no JSON", b"{".to_vec()),
+        ] {
+            assert!(Direct::take(&body).is_none(), "{case}");
+        }
+    }
+
+    #[test]
+    fn the_status_of_an_error_is_rmcps() {
+        let error = |code| ServerJsonRpcMessage::error(ErrorData::new(code, "x", None), None);
+        assert_eq!(status(&error(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION)), http::StatusCode::BAD_REQUEST);
+        assert_eq!(status(&error(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY)), http::StatusCode::BAD_REQUEST);
+        assert_eq!(status(&error(ErrorCode::HEADER_MISMATCH)), http::StatusCode::BAD_REQUEST);
+        assert_eq!(status(&error(ErrorCode::METHOD_NOT_FOUND)), http::StatusCode::NOT_FOUND);
+        assert_eq!(status(&error(ErrorCode::INVALID_PARAMS)), http::StatusCode::OK);
+        assert_eq!(status(&error(ErrorCode::INTERNAL_ERROR)), http::StatusCode::OK);
+    }
+}
