@@ -24,11 +24,16 @@
 //!   version `2026-07-28` and has every key that version requires, and asks for no progress
 //!   notifications and no log messages (nothing is sent to the client before the response).
 //!
-//! A client that goes away before the response cancels the call, as on rmcp's path.
+//! The answer, status and body, is the one rmcp's path gives, with two exceptions that no
+//! working call meets: a call still running when a shutdown ends the response streams, and a
+//! panic of the handler itself (a tool's panic is its result), each get `500 Internal Server
+//! Error` with a JSON-RPC error (rmcp's path gives a plain-text `500`, or no response). A client
+//! that goes away before the response cancels the call, as on rmcp's path.
 
 use std::sync::OnceLock;
 
 use bytes::Bytes;
+use futures::FutureExt;
 use http_body_util::{BodyExt, Full};
 use rmcp::RoleServer;
 use rmcp::model::{
@@ -63,9 +68,9 @@ pub(crate) struct Direct {
     peer: OnceLock<RunningService<RoleServer, McpServer>>,
 }
 
-/// `host` as rmcp compares it: without IPv6 brackets, lowercase.
+/// `host` as rmcp compares it: `[` then `]` trimmed from both ends, lowercase.
 fn normalize(host: &str) -> String {
-    host.trim_matches(['[', ']']).to_ascii_lowercase()
+    host.trim_matches('[').trim_matches(']').to_ascii_lowercase()
 }
 
 /// A request that may be answered here, read from its body.
@@ -127,7 +132,8 @@ impl Direct {
 
     /// Answers `taken` with `server`'s handler; `parts` (the request's head) reaches the handler
     /// in the context's extensions as on rmcp's path. Cancelling `streams` (the end of a
-    /// shutdown) ends a call still running with `500 Internal Server Error`.
+    /// shutdown) ends a call still running, and a panic of the handler ends its call, each with
+    /// `500 Internal Server Error` and a JSON-RPC error (`-32603`) naming the request.
     pub(crate) async fn answer(
         &self,
         server: &McpServer,
@@ -141,12 +147,23 @@ impl Direct {
         std::mem::swap(&mut context.meta, request.get_meta_mut());
         std::mem::swap(&mut context.extensions, request.extensions_mut());
         context.extensions.insert(parts);
-        // A client that goes away drops this future, and so cancels the call.
-        let cancel = context.ct.clone().drop_guard();
+        #[cfg(test)]
+        server.inner.direct_answers.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // A client that goes away drops this future; `call_tool` then cancels the tool's token.
         let handled = rmcp::service::Service::<RoleServer>::handle_request(server, request, context);
+        // A panic of the handler (a tool's own panic is its result already) answers this request
+        // alone, as on rmcp's path, where the handler runs in a task of its own.
+        let handled = std::panic::AssertUnwindSafe(handled).catch_unwind();
         let result = tokio::select! {
             biased;
-            result = handled => result,
+            result = handled => match result {
+                Ok(result) => result,
+                Err(_) => {
+                    tracing::error!(%id, "the tools/call handler panicked");
+                    let error = ErrorData::internal_error("the server failed while answering the call", None);
+                    return json(http::StatusCode::INTERNAL_SERVER_ERROR, &ServerJsonRpcMessage::error(error, Some(id)));
+                }
+            },
             () = streams.cancelled() => {
                 tracing::debug!(%id, "a call still running when the response streams ended");
                 let error = ErrorData::internal_error(
@@ -156,7 +173,6 @@ impl Direct {
                 return json(http::StatusCode::INTERNAL_SERVER_ERROR, &ServerJsonRpcMessage::error(error, Some(id)));
             }
         };
-        cancel.disarm();
         let message = match result {
             Ok(result) => ServerJsonRpcMessage::response(result, id),
             Err(error) => {
@@ -242,10 +258,20 @@ fn json(status: http::StatusCode, message: &ServerJsonRpcMessage) -> Response {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-    use tool_runtime::{Registry, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, tool};
+    use std::sync::atomic::Ordering;
+    use std::time::Duration;
+
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+    use serde_json::{Value, json};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::sync::Notify;
+    use tool_runtime::talk::Elicitation;
+    use tool_runtime::{Registry, TalkBackError, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, tool};
 
     use super::*;
+
+    const BOUND: Duration = Duration::from_secs(10);
 
     /// Say hello.
     #[tool]
@@ -432,5 +458,149 @@ mod tests {
         assert_eq!(status(&error(ErrorCode::METHOD_NOT_FOUND)), http::StatusCode::NOT_FOUND);
         assert_eq!(status(&error(ErrorCode::INVALID_PARAMS)), http::StatusCode::OK);
         assert_eq!(status(&error(ErrorCode::INTERNAL_ERROR)), http::StatusCode::OK);
+    }
+
+    /// Greet someone.
+    #[tool]
+    fn greet(
+        /// Who to greet.
+        name: String,
+    ) -> String {
+        format!("hello, {name}")
+    }
+
+    /// A name.
+    #[derive(Deserialize, JsonSchema)]
+    struct Name {
+        name: String,
+    }
+
+    /// Ask for a name.
+    #[tool]
+    async fn ask(ctx: &ToolContext) -> Result<String, TalkBackError> {
+        Ok(match ctx.elicit::<Name>("Your name?").key("who").await? {
+            Elicitation::Accept(Name { name }) => format!("hello, {name}"),
+            _ => "no name".to_owned(),
+        })
+    }
+
+    /// The cancellation token of the running `wait` call, and the signal that it started.
+    static WAITING: OnceLock<CancellationToken> = OnceLock::new();
+    static STARTED: Notify = Notify::const_new();
+
+    /// Wait until cancelled.
+    #[tool]
+    async fn wait(ctx: &ToolContext) -> String {
+        let _ = WAITING.set(ctx.cancellation().clone());
+        STARTED.notify_one();
+        ctx.cancellation().cancelled().await;
+        "cancelled".to_owned()
+    }
+
+    /// A server of `greet`, `ask` and `wait` on a free loopback port, until the token is cancelled.
+    async fn serving() -> (McpServer, std::net::SocketAddr, CancellationToken) {
+        let registry = Registry::builder().tool(greet::TOOL).tool(ask::TOOL).tool(wait::TOOL).build().unwrap();
+        let server = McpServer::builder(registry).build();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = CancellationToken::new();
+        let (serve, stopped) = (server.clone(), stop.clone());
+        tokio::spawn(async move { serve.serve_http_on(listener, stopped.cancelled_owned()).await });
+        (server, addr, stop)
+    }
+
+    /// A 2026-07-28 `tools/call` of `tool` with `arguments` (JSON text, sent as written), as a
+    /// client of that version sends it: its head (with `accept` as the `Accept` header) and body.
+    fn request(tool: &str, arguments: &str, capabilities: &Value, accept: &str) -> Vec<u8> {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{capabilities}}}}}}}"#
+        );
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: {accept}\r\nContent-Type: application/json\r\n\
+             MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes()
+    }
+
+    /// The `Accept` of MCP clients, which the endpoint answers itself; the same with a weight,
+    /// which rmcp accepts and the endpoint leaves to it.
+    const PLAIN: &str = "application/json, text/event-stream";
+    const WEIGHTED: &str = "application/json;q=0.9, text/event-stream";
+
+    /// The status, content type and message of the answer to `request`; a sealed `requestState`
+    /// (new on every answer) is replaced by `"sealed"`.
+    async fn answer(addr: std::net::SocketAddr, request: &[u8]) -> (u16, Option<String>, Value) {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.write_all(request).await.unwrap();
+        let mut raw = String::new();
+        tokio::time::timeout(BOUND, stream.read_to_string(&mut raw)).await.unwrap().unwrap();
+        let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+        let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+        let content_type = head
+            .lines()
+            .filter_map(|line| line.split_once(':'))
+            .find(|(name, _)| name.eq_ignore_ascii_case("content-type"))
+            .map(|(_, value)| value.trim().to_owned());
+        let mut message: Value = serde_json::from_str(body).unwrap_or_else(|_| json!(body));
+        if let Some(state) = message.pointer_mut("/result/requestState") {
+            *state = json!("sealed");
+        }
+        (status, content_type, message)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn each_call_taken_here_gets_the_answer_rmcp_gives_the_same_request() {
+        let (server, addr, stop) = serving().await;
+        let answered = || server.inner.direct_answers.load(Ordering::Relaxed);
+        let (none, elicits) = (json!({}), json!({"elicitation": {}}));
+        let cases = [
+            ("greet", r#"{"name":"Ana"}"#, &none),
+            ("greet", "{}", &none),
+            ("greet", r#"{"name":"Ana","name":"Bob"}"#, &none),
+            ("greet", r#"{"name":"Ana","age":3}"#, &none),
+            ("ask", "{}", &elicits),
+            ("ask", "{}", &none),
+        ];
+        let mut answers = Vec::new();
+        for (i, (tool, arguments, capabilities)) in cases.into_iter().enumerate() {
+            let here = answer(addr, &request(tool, arguments, capabilities, PLAIN)).await;
+            assert_eq!(answered(), i + 1, "{tool} {arguments}: not answered here");
+            let through_rmcp = answer(addr, &request(tool, arguments, capabilities, WEIGHTED)).await;
+            assert_eq!(answered(), i + 1, "{tool} {arguments}: not left to rmcp");
+            assert_eq!(here, through_rmcp, "{tool} {arguments}");
+            answers.push(here);
+        }
+        let json = Some("application/json".to_owned());
+        assert_eq!(
+            answers[0],
+            (
+                200,
+                json.clone(),
+                json!({"jsonrpc": "2.0", "id": 1, "result": {
+                    "content": [{"type": "text", "text": "hello, Ana"}], "isError": false, "resultType": "complete"}})
+            )
+        );
+        assert_eq!((answers[1].0, answers[1].2["result"]["isError"].clone()), (200, json!(true)));
+        let (status, _, input_required) = &answers[4];
+        assert_eq!((*status, &input_required["result"]["resultType"]), (200, &json!("input_required")));
+        assert_eq!(input_required["result"]["requestState"], "sealed");
+        assert_eq!((answers[5].0, answers[5].2["error"]["code"].clone()), (400, json!(-32021)));
+        stop.cancel();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_client_that_goes_away_cancels_the_call_taken_here() {
+        let (server, addr, stop) = serving().await;
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.write_all(&request("wait", "{}", &json!({}), PLAIN)).await.unwrap();
+        tokio::time::timeout(BOUND, STARTED.notified()).await.expect("the call did not start");
+        assert_eq!(server.inner.direct_answers.load(Ordering::Relaxed), 1);
+        drop(stream);
+        tokio::time::timeout(BOUND, WAITING.get().unwrap().cancelled())
+            .await
+            .expect("the call's cancellation token was not cancelled when its client went away");
+        stop.cancel();
     }
 }

@@ -156,7 +156,9 @@ pub(crate) type ResponseBody = BoxBody<Bytes, Infallible>;
 
 /// The Streamable HTTP endpoint of [`McpServer::http_service`]: rmcp's Streamable HTTP service
 /// over this server, behind the checks the [crate docs](crate#streamable-http) list (the `Origin`
-/// allow-list, the POST body's size and time limits, the JSON-RPC check of every message). A
+/// allow-list, the POST body's size and time limits, the JSON-RPC check of every message); the
+/// common stateless 2026-07-28 `tools/call` is answered by the endpoint itself, through rmcp's
+/// dispatch of the request, with the answer rmcp's service gives (the crate docs say when). A
 /// tower `Service<http::Request<B>>` for any body `B` of [`Bytes`]; it answers every path it is
 /// given (mount it at [`MCP_PATH`]) and is cheap to clone.
 #[derive(Clone)]

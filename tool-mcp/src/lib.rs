@@ -101,7 +101,10 @@
 //! allow-list ([`McpServerBuilder::allow_host`]; default `localhost`, `127.0.0.1` and `::1`, any
 //! port), against DNS rebinding: any other host gets `403 Forbidden`. Legacy sessions
 //! (`Mcp-Session-Id`, for clients of protocol versions before 2026-07-28) only when asked:
-//! [`McpServerBuilder::legacy_session_mode`].
+//! [`McpServerBuilder::legacy_session_mode`]. The common request, a stateless 2026-07-28
+//! `tools/call` that asks for no progress and no log messages, is answered by the endpoint itself
+//! through rmcp's dispatch of the request, with the answer rmcp's service gives and without the
+//! service it builds for each stateless request ("Serving a registry" below says when).
 //!
 //! What a hostile or broken HTTP client gets (the MCP specification: servers MUST validate
 //! `Origin` on every incoming connection):
@@ -295,6 +298,9 @@ struct Inner {
     stop: CancellationToken,
     /// The task store and the runs of tasks in this process ([`tasks`]).
     tasks: tasks::Tasks,
+    /// How many requests the HTTP endpoint has answered itself ([`direct`]), for the tests.
+    #[cfg(test)]
+    direct_answers: std::sync::atomic::AtomicUsize,
 }
 
 /// Builds an [`McpServer`]; every setting has a default.
@@ -714,6 +720,8 @@ impl McpServerBuilder {
                     self.task_ttl,
                     self.task_tags,
                 ),
+                #[cfg(test)]
+                direct_answers: std::sync::atomic::AtomicUsize::new(0),
             }),
             session: talk::SessionLevel::default(),
         }

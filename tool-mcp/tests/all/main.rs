@@ -13,7 +13,6 @@ pub mod busy_tool;
 pub mod catalog;
 pub mod catalog_sdk;
 pub mod content_kinds;
-pub mod direct;
 pub mod hostile_http;
 pub mod hostile_stdio;
 pub mod hostile_talk;
