@@ -330,11 +330,12 @@ impl Endpoint {
             Ok(checked) => {
                 #[cfg(feature = "auth")]
                 if let (Some(auth), Some(who)) = (auth, who) {
+                    let served = self.server.served();
                     if let Some(tool) = &checked.tool
-                        && let Some(definition) = self.server.served().registry.definition(tool).cloned()
-                        && !auth.scopes().allows(&definition, &who.scopes)
+                        && let Some(definition) = served.registry.definition(tool)
+                        && !auth.scopes().allows(definition, &who.scopes)
                     {
-                        let scope = auth.scopes().required(&definition);
+                        let scope = auth.scopes().required(definition);
                         tracing::debug!(tool = %tool, scope, subject = %who.subject, "refusing a call beyond the token's scopes");
                         let refused = auth.insufficient_scope(tool, scope, &who);
                         return challenge_response(auth, &refused, checked.id.clone());
