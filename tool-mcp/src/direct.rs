@@ -58,8 +58,6 @@ type Response = http::Response<crate::http::ResponseBody>;
 
 /// What the endpoint needs to answer a request itself.
 pub(crate) struct Direct {
-    /// Legacy sessions are on: every request goes to rmcp.
-    off: bool,
     /// The allowed `Host` authorities, parsed as rmcp parses them (`None`: any host).
     hosts: Option<Vec<(String, Option<u16>)>>,
     /// The peer of the requests answered here, made on the first one: a service loop on a
@@ -79,7 +77,7 @@ pub(crate) struct Taken {
 }
 
 impl Direct {
-    pub(crate) fn new(legacy_sessions: bool, allowed_hosts: &[String]) -> Self {
+    pub(crate) fn new(allowed_hosts: &[String]) -> Self {
         let hosts = (!allowed_hosts.is_empty()).then(|| {
             allowed_hosts
                 .iter()
@@ -91,13 +89,13 @@ impl Direct {
                 })
                 .collect()
         });
-        Self { off: legacy_sessions, hosts, peer: OnceLock::new() }
+        Self { hosts, peer: OnceLock::new() }
     }
 
     /// `true` when the head of a `tools/call` of `tool` passes every check of the
     /// [module docs](self) that the head alone decides.
     pub(crate) fn admits(&self, server: &McpServer, headers: &http::HeaderMap, tool: &str) -> bool {
-        !self.off
+        !server.inner.legacy_sessions
             && self.host_allowed(headers)
             && accepts_json_and_events(headers)
             && only(headers, "mcp-protocol-version") == Some(VERSION)
@@ -237,23 +235,20 @@ fn status(message: &ServerJsonRpcMessage) -> http::StatusCode {
     }
 }
 
-/// `message` as an `application/json` response with `status`.
+/// `message` as an `application/json` response with `status`; a message that cannot be written
+/// as JSON gets `500 Internal Server Error` saying so.
 fn json(status: http::StatusCode, message: &ServerJsonRpcMessage) -> Response {
-    let body = match serde_json::to_vec(message) {
-        Ok(body) => body,
+    match serde_json::to_vec(message) {
+        Ok(body) => crate::http::json_response(status, Bytes::from(body)),
         Err(error) => {
             tracing::error!(%error, "a JSON-RPC response could not be written as JSON");
             let mut response = http::Response::new(
                 Full::new(Bytes::from(format!("the response could not be written as JSON ({error})"))).boxed(),
             );
             *response.status_mut() = http::StatusCode::INTERNAL_SERVER_ERROR;
-            return response;
+            response
         }
-    };
-    let mut response = http::Response::new(Full::new(Bytes::from(body)).boxed());
-    *response.status_mut() = status;
-    response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
-    response
+    }
 }
 
 #[cfg(test)]
@@ -344,7 +339,7 @@ mod tests {
     }
 
     fn direct() -> Direct {
-        Direct::new(false, &["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()])
+        Direct::new(&["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()])
     }
 
     #[test]
@@ -363,7 +358,6 @@ mod tests {
     fn every_other_head_is_left_to_rmcp() {
         let server = server();
         let refused = [
-            ("legacy sessions", Direct::new(true, &["127.0.0.1".to_owned()]), head("hello"), "hello"),
             ("a host off the list", direct(), with(head("hello"), "host", "evil.example"), "hello"),
             ("a host sent twice", direct(), also(head("hello"), "host", "localhost"), "hello"),
             ("a host that is no authority", direct(), with(head("hello"), "host", "a b"), "hello"),
@@ -404,8 +398,12 @@ mod tests {
         for (case, direct, headers, tool) in refused {
             assert!(!direct.admits(&server, &headers, tool), "{case}");
         }
-        assert!(Direct::new(false, &[]).admits(&server, &with(head("hello"), "host", "any.example"), "hello"));
-        let ported = Direct::new(false, &["tools.example:8443".to_owned()]);
+        let legacy = McpServer::builder(Registry::builder().tool(hello::TOOL).build().unwrap())
+            .legacy_session_mode(true)
+            .build();
+        assert!(!direct().admits(&legacy, &head("hello"), "hello"), "legacy sessions");
+        assert!(Direct::new(&[]).admits(&server, &with(head("hello"), "host", "any.example"), "hello"));
+        let ported = Direct::new(&["tools.example:8443".to_owned()]);
         assert!(ported.admits(&server, &with(head("hello"), "host", "tools.example:8443"), "hello"));
         assert!(!ported.admits(&server, &with(head("hello"), "host", "tools.example"), "hello"));
     }

@@ -199,7 +199,12 @@ where
 
 /// A JSON-RPC error response with `status`.
 fn refusal(status: http::StatusCode, fault: &Fault) -> http::Response<ResponseBody> {
-    let mut response = http::Response::new(Full::new(Bytes::from(fault.reply().to_string())).boxed());
+    json_response(status, Bytes::from(fault.reply().to_string()))
+}
+
+/// `body` (JSON text) as an `application/json` response with `status`.
+pub(crate) fn json_response(status: http::StatusCode, body: Bytes) -> http::Response<ResponseBody> {
+    let mut response = http::Response::new(Full::new(body).boxed());
     *response.status_mut() = status;
     response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
     response
@@ -441,7 +446,7 @@ impl McpServer {
             body_timeout: inner.limits.body,
             max_body_bytes: inner.max_frame_bytes,
             server: self.clone(),
-            direct: Direct::new(inner.legacy_sessions, &inner.allowed_hosts),
+            direct: Direct::new(&inner.allowed_hosts),
             streams,
         }))
     }
