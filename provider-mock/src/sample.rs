@@ -100,3 +100,24 @@ pub fn city_schema(description: &str) -> serde_json::Value {
 pub fn script(response: fn(&[Call<'_>], &str) -> serde_json::Value) -> Vec<serde_json::Value> {
     vec![response(&FIRST_TURN, ""), response(&[SECOND_TURN], ""), response(&[], ANSWER)]
 }
+
+/// An OpenAI Chat Completions response in the recorded shape of `openai-chat-parallel-1.json`,
+/// its message's tool calls replaced by `calls`, or by a text answer (`finish_reason: "stop"`)
+/// when `calls` is empty.
+pub fn openai_chat(calls: &[Call<'_>], text: &str) -> serde_json::Value {
+    let mut body = crate::fixture("openai-chat-parallel-1.json");
+    let message = &mut body["choices"][0]["message"];
+    if calls.is_empty() {
+        message["tool_calls"] = serde_json::Value::Null;
+        message["content"] = serde_json::json!(text);
+        body["choices"][0]["finish_reason"] = serde_json::json!("stop");
+    } else {
+        message["tool_calls"] = calls.iter().map(|call| openai_chat_call(*call)).collect();
+    }
+    body
+}
+
+/// One call in OpenAI Chat's shape: `{"id","type":"function","function":{"name","arguments"}}`.
+pub fn openai_chat_call((id, name, arguments): Call<'_>) -> serde_json::Value {
+    serde_json::json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
+}

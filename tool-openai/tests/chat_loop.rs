@@ -12,24 +12,6 @@ use provider_mock::{MockProvider, fixture, sample};
 use serde_json::{Value, json};
 use tool_runtime::{MessageContent, ToolContext};
 
-/// The recorded response with its message's tool calls replaced by `calls` (`(id, name,
-/// arguments)`), or by a text answer when `calls` is empty.
-fn response(calls: &[(&str, &str, &str)], text: &str) -> Value {
-    let mut body = fixture("openai-chat-parallel-1.json");
-    let message = &mut body["choices"][0]["message"];
-    if calls.is_empty() {
-        message["tool_calls"] = Value::Null;
-        message["content"] = json!(text);
-        body["choices"][0]["finish_reason"] = json!("stop");
-    } else {
-        message["tool_calls"] = calls
-            .iter()
-            .map(|(id, name, arguments)| json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}}))
-            .collect();
-    }
-    body
-}
-
 fn client(server: &MockProvider) -> Client<OpenAIConfig> {
     Client::with_config(OpenAIConfig::new().with_api_base(format!("{}/v1", server.url())).with_api_key("sk-test"))
 }
@@ -63,7 +45,7 @@ async fn run_loop(server: &MockProvider) -> (String, Vec<Vec<sample::Outcome>>) 
 }
 
 async fn three_turns() -> (MockProvider, String, Vec<Vec<sample::Outcome>>) {
-    let server = MockProvider::start(sample::script(response)).await.unwrap();
+    let server = MockProvider::start(sample::script(sample::openai_chat)).await.unwrap();
     let (answer, results) = run_loop(&server).await;
     (server, answer, results)
 }
@@ -101,10 +83,7 @@ async fn the_second_request_carries_the_assistant_calls_unchanged_and_one_tool_m
     let (server, _, _) = three_turns().await;
     let messages = server.requests()[1].body["messages"].as_array().unwrap().clone();
     assert_eq!(messages.len(), 6, "{messages:#?}");
-    let calls: Vec<Value> = sample::FIRST_TURN
-        .iter()
-        .map(|(id, name, arguments)| json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}}))
-        .collect();
+    let calls: Vec<Value> = sample::FIRST_TURN.iter().map(|call| sample::openai_chat_call(*call)).collect();
     assert_eq!(messages[1], json!({"role": "assistant", "tool_calls": calls}));
     assert_eq!(
         messages[2..],
