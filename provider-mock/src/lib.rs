@@ -195,3 +195,32 @@ pub fn fixture(name: &str) -> Value {
 }
 
 pub mod sample;
+
+/// Runs the example `name` of the crate under test as a user would, without the environment
+/// variables `unset` (so that it takes its offline path), and returns its standard output.
+/// `cargo test -p <crate>` builds the crate's examples beside its tests, in
+/// `target/<profile>/examples/`; `cargo test -p <crate> --test <name>` alone does not rebuild
+/// them.
+///
+/// # Panics
+/// When the binary is missing (the examples were not built), or it fails: the message has its
+/// status and both outputs.
+pub fn run_example(name: &str, unset: &[&str]) -> String {
+    let exe = std::env::current_exe().unwrap_or_default();
+    let dir = exe.parent().and_then(std::path::Path::parent).map(|p| p.join("examples")).unwrap_or_default();
+    let binary = dir.join(name);
+    assert!(binary.exists(), "{} is missing: `cargo test -p <crate>` builds the examples", binary.display());
+    let mut command = std::process::Command::new(&binary);
+    for variable in unset {
+        command.env_remove(variable);
+    }
+    let output = command.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", binary.display()));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{name} failed ({}).\nstdout:\n{stdout}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}

@@ -8,7 +8,7 @@ use async_openai::config::OpenAIConfig;
 use async_openai::types::chat::{
     ChatCompletionRequestMessage, ChatCompletionRequestUserMessage, CreateChatCompletionRequestArgs,
 };
-use provider_mock::{MockProvider, fixture, sample};
+use provider_mock::{MockProvider, sample};
 use serde_json::{Value, json};
 use tool_runtime::{MessageContent, ToolContext};
 
