@@ -42,8 +42,9 @@
 //! - **Error flag.** genai's tool response is text only, with no error flag: an error result
 //!   reaches Anthropic without `is_error` and Gemini as `{"name": tool, "content": text}`; its text says
 //!   what failed.
-//! - **Schema.** [`tools`] sends each tool's canonical JSON Schema; genai adapts it per provider
-//!   (for Gemini and strict mode).
+//! - **Schema.** [`tools`] sends each tool's canonical JSON Schema; genai places it per provider
+//!   (Anthropic's `input_schema`, Gemini's `parametersJsonSchema`, OpenAI's `parameters`) and
+//!   adapts it for strict mode.
 //!
 //! This crate turns no genai feature on: your own genai dependency picks the TLS feature (its
 //! default, `rustls-tls`). genai 0.7.

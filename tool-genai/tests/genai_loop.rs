@@ -163,6 +163,15 @@ async fn a_gemini_loop_runs_parallel_calls_an_error_an_unknown_tool_and_an_image
     assert_eq!(requests.len(), 3);
     assert_eq!(requests[0].path, "/v1/models/gemini-3-flash-preview:generateContent");
     assert_eq!(requests[0].header("x-goog-api-key"), Some("test-key"));
+    assert_eq!(
+        requests[0].body["tools"],
+        json!([{"functionDeclarations": [
+            {"name": "get_weather", "description": "Get the current weather of a city.",
+             "parametersJsonSchema": sample::city_schema("The city's name, e.g. `Paris`.")},
+            {"name": "snapshot", "description": "Take a snapshot of a city's webcam.",
+             "parametersJsonSchema": sample::city_schema("The city's name.")},
+        ]}])
+    );
     let second = &requests[1].body["contents"];
     assert_eq!(second[1], json!({"role": "model", "parts": gemini_parts(&sample::FIRST_TURN)}));
     let response = |name: &str, text: &str| json!({"functionResponse": {"name": name, "response": {"name": name, "content": text}}});
