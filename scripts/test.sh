@@ -7,7 +7,8 @@
 # target/oauth2-mock-server for the OAuth tests and exports TOOL_OAUTH2_MOCK_SERVER, the MCP
 # conformance suite and the TypeScript MCP SDK (npm) likewise (TOOL_CONFORMANCE_SUITE,
 # TOOL_MCP_TS_SDK), and runs
-# `cargo test --workspace` with any extra arguments given to this script. Needs python3 (3.10 or
+# `cargo test --workspace` with any extra arguments given to this script, then the same for the
+# bridge crates outside the workspace (tool-rig, tool-genai). Needs python3 (3.10 or
 # newer) with the venv module, and node with npm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -71,3 +72,9 @@ TOOL_MCP_TS_SDK="$(pwd)/$ts_sdk/node_modules"
 export TOOL_MCP_TS_SDK
 
 cargo test --workspace "$@"
+
+# tool-rig and tool-genai are workspaces of their own (rig-core and genai turn on serde_json's
+# `preserve_order`; see `exclude` in Cargo.toml), tested here on the same target directory.
+for bridge in tool-rig tool-genai; do
+    cargo test --manifest-path "$bridge/Cargo.toml" --target-dir target "$@"
+done

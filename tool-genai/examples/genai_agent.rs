@@ -1,7 +1,7 @@
 //! An agent loop on genai's client (Anthropic, Gemini, OpenAI and more) with two `#[tool]`
 //! functions.
 //!
-//!     cargo run -p tool-genai --example genai_agent
+//!     cargo run --manifest-path tool-genai/Cargo.toml --example genai_agent
 //!
 //! With `GENAI_MODEL` set (e.g. `claude-sonnet-4-5` with `ANTHROPIC_API_KEY`, or
 //! `gemini-2.5-flash` with `GEMINI_API_KEY`; build with `--features rustls` for https) it asks

@@ -1,6 +1,6 @@
 //! A rig agent with two `#[tool]` functions.
 //!
-//!     cargo run -p tool-rig --example rig_agent
+//!     cargo run --manifest-path tool-rig/Cargo.toml --example rig_agent
 //!
 //! With `OPENAI_API_KEY` set it asks OpenAI through rig (`OPENAI_BASE_URL` for another endpoint
 //! of the same API, `OPENAI_MODEL` for the model, default `gpt-4.1-mini`; build with
