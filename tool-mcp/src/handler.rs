@@ -159,7 +159,23 @@ impl McpServer {
         Arc::new(McpChannel::new(context, declared, self.session.get(), state, answers, self.stateless_http(context)))
     }
 
-    fn unknown_tool(&self, name: &str) -> ErrorData {
+    /// The error of a `tools/call` naming a tool not served; it lists the tools served that the
+    /// caller reaches.
+    #[cfg(feature = "auth")]
+    fn unknown_tool(&self, name: &str, who: Option<&crate::auth::Authenticated>) -> ErrorData {
+        let served = self.served();
+        let available = served
+            .tools
+            .iter()
+            .filter(|tool| served.registry.definition(&tool.name).is_none_or(|d| self.reaches(who, d)))
+            .map(|t| t.name.to_string())
+            .collect();
+        ErrorData::invalid_params(ToolError::UnknownTool { name: name.to_owned(), available }.to_string(), None)
+    }
+
+    /// The error of a `tools/call` naming a tool not served; it lists the tools served.
+    #[cfg(not(feature = "auth"))]
+    fn unknown_tool(&self, name: &str, _: Option<&()>) -> ErrorData {
         let available = self.served().tools.iter().map(|t| t.name.to_string()).collect();
         ErrorData::invalid_params(ToolError::UnknownTool { name: name.to_owned(), available }.to_string(), None)
     }
@@ -445,10 +461,15 @@ impl ServerHandler for McpServer {
         // The registry of this call, also if another is set while it runs.
         let served = self.served();
         let registry = &served.registry;
+        let http = context.extensions.get::<::http::request::Parts>();
+        #[cfg(feature = "auth")]
+        let who = caller(http);
+        #[cfg(not(feature = "auth"))]
+        let who: Option<&()> = None;
         let meta = registry.has_deferred()
             && (name == tool_runtime::search::SEARCH_TOOL || name == tool_runtime::search::CALL_TOOL);
         if !meta && registry.get(name).is_none() {
-            return Err(self.unknown_tool(name));
+            return Err(self.unknown_tool(name, who));
         }
         if inner.calls.is_closed() {
             return Err(ErrorData::new(
@@ -458,11 +479,6 @@ impl ServerHandler for McpServer {
             ));
         }
         let call_id = next_call_id();
-        let http = context.extensions.get::<::http::request::Parts>();
-        #[cfg(feature = "auth")]
-        let who = caller(http);
-        #[cfg(not(feature = "auth"))]
-        let who: Option<&()> = None;
         // The HTTP layer answers such a call with 403 first; this holds for any other transport
         // that puts a caller in the extensions.
         if let Some(definition) = registry.definition(name)

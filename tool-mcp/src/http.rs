@@ -164,9 +164,82 @@ pub(crate) type ResponseBody = BoxBody<Bytes, Infallible>;
 #[derive(Clone)]
 pub struct HttpService(Arc<Endpoint>);
 
+/// The principal that opened each legacy session (`Mcp-Session-Id`), kept while the session
+/// lives: a request naming a session is served only for the same
+/// [principal](tool_runtime::ToolContext::principal) (as the request's access token and the
+/// context hook give it, none matching none). For any other the session does not exist: `404 Not
+/// Found`, the answer rmcp gives for an unknown session, before rmcp reads the request, so no
+/// call runs in it, no pending input request of it is answered, and a `DELETE` ends nothing.
+struct Sessions {
+    owners: std::sync::Mutex<std::collections::HashMap<String, Option<String>>>,
+    /// rmcp's sessions, asked which ids still live when the map reaches `prune_at`.
+    manager: Arc<LocalSessionManager>,
+    /// The size at which the ids of ended sessions are dropped (twice the live count after each
+    /// prune, at least [`SESSIONS_PRUNED_AT`]).
+    prune_at: std::sync::atomic::AtomicUsize,
+}
+
+/// The owner map's size at which ended sessions are first dropped from it: 1 024 entries.
+const SESSIONS_PRUNED_AT: usize = 1024;
+
+/// The header that names a legacy session.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+impl Sessions {
+    /// `true` when the session `id` was opened by `principal`.
+    fn owned_by(&self, id: &str, principal: Option<&str>) -> bool {
+        let owners = self.owners.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        owners.get(id).is_some_and(|owner| owner.as_deref() == principal)
+    }
+
+    /// Records `principal` as the owner of the new session `id`; drops ended sessions first when
+    /// the map is at its pruning size.
+    async fn opened(&self, id: String, principal: Option<String>) {
+        use std::sync::atomic::Ordering;
+        let at = self.prune_at.load(Ordering::Relaxed);
+        let ids: Vec<String> = {
+            let owners = self.owners.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if owners.len() < at { Vec::new() } else { owners.keys().cloned().collect() }
+        };
+        if !ids.is_empty() {
+            use rmcp::transport::streamable_http_server::SessionManager as _;
+            let mut ended = Vec::new();
+            for old in ids {
+                if !self.manager.has_session(&old.as_str().into()).await.unwrap_or(false) {
+                    ended.push(old);
+                }
+            }
+            let mut owners = self.owners.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            for old in &ended {
+                owners.remove(old);
+            }
+            self.prune_at.store((owners.len() * 2).max(SESSIONS_PRUNED_AT), Ordering::Relaxed);
+        }
+        self.owners.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id, principal);
+    }
+
+    fn closed(&self, id: &str) {
+        self.owners.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(id);
+    }
+}
+
+/// rmcp's answer to a request naming a session it does not have.
+fn session_not_found() -> http::Response<ResponseBody> {
+    let mut response = http::Response::new(Full::new(Bytes::from_static(b"Not Found: Session not found")).boxed());
+    *response.status_mut() = http::StatusCode::NOT_FOUND;
+    response
+}
+
+/// The session a request names, when it names one as a header value of visible ASCII.
+fn named_session(headers: &http::HeaderMap) -> Option<&str> {
+    headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok())
+}
+
 /// What an [`HttpService`] holds, shared by its clones (a clone per request is one `Arc`).
 struct Endpoint {
     rmcp: StreamableHttpService<McpServer, LocalSessionManager>,
+    /// With legacy sessions on: who opened each.
+    sessions: Option<Sessions>,
     origins: Origins,
     body_timeout: Duration,
     max_body_bytes: usize,
@@ -300,7 +373,22 @@ impl Endpoint {
                 }
                 request
             };
-            return self.rmcp.handle(request).await;
+            let (parts, body) = request.into_parts();
+            let session = self.sessions.as_ref().zip(named_session(&parts.headers).map(str::to_owned));
+            if let Some((sessions, id)) = &session
+                && !sessions.owned_by(id, self.server.principal_of(&parts).as_deref())
+            {
+                return session_not_found();
+            }
+            let delete = parts.method == http::Method::DELETE;
+            let response = self.rmcp.handle(http::Request::from_parts(parts, body)).await;
+            if let Some((sessions, id)) = session
+                && delete
+                && response.status().is_success()
+            {
+                sessions.closed(&id);
+            }
+            return response;
         }
         let (mut parts, body) = request.into_parts();
         let limit = self.max_body_bytes;
@@ -356,8 +444,25 @@ impl Endpoint {
                 {
                     return self.direct.answer(&self.server, taken, parts, &self.streams).await;
                 }
+                let Some(sessions) = &self.sessions else {
+                    let request = http::Request::from_parts(parts, Full::new(bytes.slice_ref(message(&bytes))));
+                    return self.rmcp.handle(request).await;
+                };
+                let principal = self.server.principal_of(&parts);
+                let named = named_session(&parts.headers).map(str::to_owned);
+                if let Some(id) = &named
+                    && !sessions.owned_by(id, principal.as_deref())
+                {
+                    return session_not_found();
+                }
                 let request = http::Request::from_parts(parts, Full::new(bytes.slice_ref(message(&bytes))));
-                self.rmcp.handle(request).await
+                let response = self.rmcp.handle(request).await;
+                if named.is_none()
+                    && let Some(id) = named_session(response.headers())
+                {
+                    sessions.opened(id.to_owned(), principal).await;
+                }
+                response
             }
         }
     }
@@ -436,12 +541,15 @@ impl McpServer {
             .with_cancellation_token(streams.clone());
         config.max_request_body_bytes = inner.max_frame_bytes;
         let server = self.clone();
+        let manager = Arc::new(LocalSessionManager::default());
+        let sessions = inner.legacy_sessions.then(|| Sessions {
+            owners: std::sync::Mutex::default(),
+            manager: manager.clone(),
+            prune_at: SESSIONS_PRUNED_AT.into(),
+        });
         HttpService(Arc::new(Endpoint {
-            rmcp: StreamableHttpService::new(
-                move || Ok(server.for_session()),
-                Arc::new(LocalSessionManager::default()),
-                config,
-            ),
+            rmcp: StreamableHttpService::new(move || Ok(server.for_session()), manager, config),
+            sessions,
             origins: Origins::new(&inner.allowed_origins),
             body_timeout: inner.limits.body,
             max_body_bytes: inner.max_frame_bytes,

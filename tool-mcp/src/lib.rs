@@ -474,25 +474,48 @@ impl McpServer {
         }
     }
 
+    /// The principal of an HTTP request, as its call's context would have it (the access token's,
+    /// then the context hook's); `None` when neither names one or the hook refuses.
+    pub(crate) fn principal_of(&self, parts: &::http::request::Parts) -> Option<String> {
+        let request = CallRequest { tool: "", call_id: "", http: Some(parts) };
+        self.call_context(&request).ok()?.build().principal().map(str::to_owned)
+    }
+
     /// The context of one call (see [`McpServerBuilder::context`]); a hook that panics refuses the
     /// call with the panic's message.
+    ///
+    /// With a resource server (feature `auth`), a request's access token decides the call's
+    /// principal (before the hook, which may read it) and its [access](tool_runtime::ToolAccess)
+    /// (after the hook: the token's scopes through [`auth::ScopeMap::allows_tags`], whatever the hook
+    /// set), so every call the registry runs for it, the meta-tools' inner calls and task runs
+    /// included, reaches only the tools those scopes reach.
     fn call_context(&self, request: &CallRequest<'_>) -> Result<ToolContextBuilder, String> {
         let builder = ToolContext::builder().image_support(ImageSupport::Supported);
         #[cfg(feature = "auth")]
-        let builder = match request.http.and_then(|parts| parts.extensions.get::<auth::Authenticated>()) {
-            Some(who) => builder.principal(who.subject.clone()),
+        let who = request.http.and_then(|parts| parts.extensions.get::<auth::Authenticated>());
+        #[cfg(feature = "auth")]
+        let builder = match who {
+            Some(who) => builder.principal(who.principal.clone()),
             None => builder,
         };
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.inner.context)(request, builder)))
-            .unwrap_or_else(|payload| {
-                let message = payload
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                tracing::error!(tool = request.tool, %message, "the context hook panicked");
-                Err(format!("the server could not prepare the call: its context hook panicked: {message}"))
-            })
+        let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.inner.context)(request, builder)));
+        #[cfg(feature = "auth")]
+        let built = match (&self.inner.auth, who, built) {
+            (Some(auth), Some(who), Ok(Ok(builder))) => {
+                let (map, granted) = (auth.scopes().clone(), who.scopes.clone());
+                Ok(Ok(builder.access(move |_: &str, tags: &[String]| map.allows_tags(tags, &granted))))
+            }
+            (_, _, built) => built,
+        };
+        built.unwrap_or_else(|payload| {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            tracing::error!(tool = request.tool, %message, "the context hook panicked");
+            Err(format!("the server could not prepare the call: its context hook panicked: {message}"))
+        })
     }
 }
 
@@ -632,8 +655,10 @@ impl McpServerBuilder {
 
     /// Also serve clients of protocol versions before 2026-07-28 that rely on sessions
     /// (`Mcp-Session-Id`, kept in this process: such a client must always reach the same
-    /// process). Default `false`: every request is served statelessly (old clients that do not
-    /// need a session still work).
+    /// process). A session belongs to the [principal](tool_runtime::ToolContext::principal) that
+    /// opened it: a request of another principal naming it gets `404 Not Found`, as for a session
+    /// that does not exist. Default `false`: every request is served statelessly (old clients that
+    /// do not need a session still work).
     #[must_use]
     pub fn legacy_session_mode(mut self, on: bool) -> Self {
         self.legacy_sessions = on;

@@ -11,7 +11,7 @@ pub enum ToolError {
     UnknownTool {
         /// The name the model used.
         name: String,
-        /// Every registered name, sorted.
+        /// Every registered name the caller reaches ([`ToolAccess`](crate::ToolAccess)), sorted.
         available: Vec<String>,
     },
     /// The arguments did not decode into the tool's parameters.

@@ -96,7 +96,7 @@ mod worker;
 
 pub use call::ToolCall;
 pub use clock::{Clock, FixedClock, SystemClock};
-pub use context::{ImageSupport, ToolContext, ToolContextBuilder};
+pub use context::{ImageSupport, ToolAccess, ToolContext, ToolContextBuilder};
 pub use depends::{DependencyKey, Scope};
 #[cfg(feature = "dynamic")]
 pub use dynamic::{DynamicTool, DynamicToolError};

@@ -131,15 +131,16 @@ async fn resource_server(
 }
 
 /// The session of a caller: `session` itself without authorization, else `session`, `-` and the
-/// first 16 lowercase hex digits of the SHA-256 of the token's subject (a valid session id for any
-/// subject, and one of its own for each).
+/// first 16 lowercase hex digits of the SHA-256 of the token's principal (issuer and subject, with
+/// `sub` and `client_id` kept apart: [`tool_mcp::auth::Authenticated::principal`]; a valid session
+/// id for any principal, and one of its own for each).
 fn caller_session(session: &str, request: &tool_mcp::CallRequest<'_>) -> String {
     use sha2::{Digest, Sha256};
     let who = request.http.and_then(|parts| parts.extensions.get::<tool_mcp::auth::Authenticated>());
     match who {
         None => session.to_owned(),
         Some(who) => {
-            let digest = Sha256::digest(who.subject.as_bytes());
+            let digest = Sha256::digest(who.principal.as_bytes());
             let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
             format!("{session}-{hex}")
         }

@@ -40,12 +40,16 @@
 //!   ([`ScopeMap`]): `tools/list` gives only those; a `tools/call` of another gets `403` with
 //!   `WWW-Authenticate: Bearer error="insufficient_scope", scope="<the scope it needs>",
 //!   resource_metadata="<metadata URL>", error_description="<which tool needs what>"`, so that
-//!   the client can ask for that scope (step-up). A deferred tool beyond the token's scopes is
-//!   not found by `search_tools` nor run by `call_tool`.
-//! - The token's subject is the call's [principal](tool_runtime::ToolContext::principal) (set
-//!   before the [context hook](crate::McpServerBuilder::context) runs, which can read the whole
-//!   [`Authenticated`] from the request's extensions): outputs cached by the output layer and
-//!   sessions made by one subject are not served to another.
+//!   the client can ask for that scope (step-up). The same decision ([`ScopeMap::allows_tags`])
+//!   is the call's [access](tool_runtime::ToolAccess), which the registry asks for every call it
+//!   runs: a tool beyond the token's scopes is not found by `search_tools`, not run by
+//!   `call_tool` (the unknown-tool error, listing only the tools the token reaches), nor by a
+//!   task or a task's rerun.
+//! - The token's issuer and subject make the call's [principal](tool_runtime::ToolContext::principal)
+//!   ([`Authenticated::principal`]: `sub` and `client_id` kept apart), set before the [context
+//!   hook](crate::McpServerBuilder::context) runs, which can read the whole [`Authenticated`] from
+//!   the request's extensions: outputs cached by the output layer, tasks and legacy sessions made
+//!   by one principal are not served to another (to it they do not exist).
 //!
 //! Keys: the issuer's metadata (RFC 8414 `/.well-known/oauth-authorization-server`, else OpenID
 //! `/.well-known/openid-configuration`) and its JWKS are fetched once, by
@@ -113,9 +117,14 @@ pub const DEFAULT_ALGORITHMS: &[Algorithm] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Authenticated {
-    /// The token's `sub` (for a client's own token without one, its `client_id`): the call's
-    /// principal.
+    /// The token's `sub` (for a client's own token without one, its `client_id`).
     pub subject: String,
+    /// The call's [principal](tool_runtime::ToolContext::principal): the issuer, `#`, the claim
+    /// that named the subject and `=`, then the subject: `https://auth.example#sub=alice` for a
+    /// token with `sub`, `https://auth.example#client_id=alice` for a client's own token without
+    /// one. A user and a client of the same name, or two issuers' subjects, are never one
+    /// principal, so none reads what another stored (plans, outputs, tasks, sessions).
+    pub principal: String,
     /// The token's scopes, in its order.
     pub scopes: Vec<String>,
     /// The token's `client_id` (RFC 9068), when it has one.

@@ -37,17 +37,24 @@ enum Scp {
 }
 
 impl Claims {
-    fn authenticated(self) -> Result<Authenticated, Refusal> {
-        let subject = self.sub.clone().or_else(|| self.client_id.clone()).filter(|s| !s.is_empty());
-        let Some(subject) = subject else {
+    /// Who the token names (see [`Authenticated::principal`] for the principal's form), with
+    /// `issuer` the issuer it was checked against.
+    fn authenticated(self, issuer: &str) -> Result<Authenticated, Refusal> {
+        let named = match (self.sub.as_deref().filter(|s| !s.is_empty()), self.client_id.as_deref()) {
+            (Some(sub), _) => Some((sub.to_owned(), "sub")),
+            (None, Some(client)) if !client.is_empty() => Some((client.to_owned(), "client_id")),
+            _ => None,
+        };
+        let Some((subject, claim)) = named else {
             return Err(Refusal::invalid_token("the access token has no `sub` (nor `client_id`) to name its subject"));
         };
+        let principal = format!("{issuer}#{claim}={subject}");
         let scopes = match (self.scope, self.scp) {
             (Some(scope), _) | (None, Some(Scp::Text(scope))) => scope.split_whitespace().map(str::to_owned).collect(),
             (None, Some(Scp::List(scopes))) => scopes,
             (None, None) => Vec::new(),
         };
-        Ok(Authenticated { subject, scopes, client_id: self.client_id })
+        Ok(Authenticated { subject, principal, scopes, client_id: self.client_id })
     }
 }
 
@@ -197,7 +204,7 @@ impl Checker {
         match jsonwebtoken::decode::<Claims>(token, &key.decoding, validation) {
             Ok(data) => {
                 let exp = data.claims.exp.map(|exp| exp.saturating_add(self.leeway.as_secs()));
-                let who = data.claims.authenticated()?;
+                let who = data.claims.authenticated(&self.issuer)?;
                 if let Some(cache) = &self.cache {
                     cache.put(token, &who, exp);
                 }
@@ -313,7 +320,7 @@ impl Checker {
         }
         let claims: Claims = serde_json::from_value(Value::Object(answer))
             .map_err(|e| Refusal::invalid_token(format!("the introspection answer cannot be read ({e})")))?;
-        claims.authenticated()
+        claims.authenticated(&self.issuer)
     }
 }
 
