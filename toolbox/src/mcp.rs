@@ -238,7 +238,7 @@ async fn refresh(setup: &Setup, sets: &[String], server: &McpServer) -> std::con
 /// client's first messages are not an MCP initialization, or the server stops on a transport
 /// error.
 pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result<(), String> {
-    let runtime = crate::runtime()?;
+    let runtime = crate::setup::runtime()?;
     setup.connect_imports(&runtime)?;
     let registry = setup.calling_registry(sets)?;
     let instructions = format!(

@@ -40,6 +40,7 @@
 
 mod anthropic;
 mod gemini;
+mod notes;
 mod openai_chat;
 mod openai_responses;
 mod projection;
