@@ -43,7 +43,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext, RunningService};
 use tokio_util::sync::CancellationToken;
 
-use crate::McpServer;
+use crate::server::McpServer;
 
 /// The protocol version a request must name to be answered here.
 const VERSION: &str = "2026-07-28";
@@ -54,7 +54,7 @@ const PROGRESS_TOKEN: &str = "progressToken";
 const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
 /// A response of the endpoint.
-type Response = http::Response<crate::http::ResponseBody>;
+type Response = http::Response<super::response::ResponseBody>;
 
 /// What the endpoint needs to answer a request itself.
 pub(crate) struct Direct {
@@ -239,7 +239,7 @@ fn status(message: &ServerJsonRpcMessage) -> http::StatusCode {
 /// as JSON gets `500 Internal Server Error` saying so.
 fn json(status: http::StatusCode, message: &ServerJsonRpcMessage) -> Response {
     match serde_json::to_vec(message) {
-        Ok(body) => crate::http::json_response(status, Bytes::from(body)),
+        Ok(body) => super::response::json_response(status, Bytes::from(body)),
         Err(error) => {
             tracing::error!(%error, "a JSON-RPC response could not be written as JSON");
             let mut response = http::Response::new(

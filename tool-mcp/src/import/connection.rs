@@ -16,9 +16,10 @@ use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildPr
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::Value;
 use tokio::sync::watch;
-use tool_runtime::{ContentPart, ToolContext, ToolError, ToolResult};
+use tool_runtime::{ToolContext, ToolError, ToolResult};
 
 use super::{CONNECT_TIMEOUT, Compiled, ImportError, RemoteTool, Transport, compile, restart_wait};
+use crate::content::to_result;
 
 /// What the import knows of one server.
 pub(super) struct Shared {
@@ -662,76 +663,6 @@ impl Drop for Pending {
     }
 }
 
-/// The registry result of a `tools/call` result (as JSON).
-fn to_result(server: &str, tool: &str, result: &Value) -> Result<ToolResult, ToolError> {
-    let blocks = result.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    let parts: Vec<ContentPart> = blocks.iter().map(content_part).collect();
-    if result.get("isError").and_then(Value::as_bool) == Some(true) {
-        let text: Vec<String> = parts
-            .iter()
-            .map(|part| match part {
-                ContentPart::Image { media_type, .. } => format!("[an image, {media_type}]"),
-                ContentPart::Audio { media_type, .. } => format!("[audio, {media_type}]"),
-                other => other.as_text().into_owned(),
-            })
-            .collect();
-        let text = if text.is_empty() {
-            format!("MCP server `{server}` says the call of `{tool}` failed")
-        } else {
-            text.join("\n")
-        };
-        return Err(ToolError::Failed(text));
-    }
-    if let Some(value @ Value::Object(_)) = result.get("structuredContent") {
-        return Ok(ToolResult::Structured { content: parts, value: value.clone() });
-    }
-    Ok(match parts.as_slice() {
-        [] => ToolResult::Text(String::new()),
-        [ContentPart::Text { text }] => ToolResult::Text(text.clone()),
-        _ => ToolResult::Parts(parts),
-    })
-}
-
-/// One content block: text, an image, audio, an embedded resource (text or blob), a resource
-/// link, or any other block (or one missing a required field) as its JSON text.
-fn content_part(block: &Value) -> ContentPart {
-    let field = |key: &str| block.get(key).and_then(Value::as_str);
-    let owned = |key: &str| field(key).map(str::to_owned);
-    match field("type") {
-        Some("text") => ContentPart::text(field("text").unwrap_or_default()),
-        Some("image") => ContentPart::Image {
-            data: field("data").unwrap_or_default().to_owned(),
-            media_type: field("mimeType").unwrap_or("application/octet-stream").to_owned(),
-            detail: None,
-        },
-        Some("audio") => ContentPart::Audio {
-            data: field("data").unwrap_or_default().to_owned(),
-            media_type: field("mimeType").unwrap_or("application/octet-stream").to_owned(),
-        },
-        Some("resource") => {
-            let inner = |key: &str| block.get("resource").and_then(|r| r.get(key)).and_then(Value::as_str);
-            let media_type = inner("mimeType").map(str::to_owned);
-            match (inner("uri"), inner("text"), inner("blob")) {
-                (Some(uri), Some(text), _) => ContentPart::resource_text(uri, media_type, text),
-                (Some(uri), None, Some(blob)) => ContentPart::resource_blob(uri, media_type, blob),
-                (None, Some(text), _) => ContentPart::text(text),
-                _ => ContentPart::text(block.to_string()),
-            }
-        }
-        Some("resource_link") => match (field("uri"), field("name")) {
-            (Some(uri), Some(name)) => ContentPart::ResourceLink {
-                uri: uri.to_owned(),
-                name: name.to_owned(),
-                title: owned("title"),
-                description: owned("description"),
-                media_type: owned("mimeType"),
-            },
-            _ => ContentPart::text(block.to_string()),
-        },
-        _ => ContentPart::text(block.to_string()),
-    }
-}
-
 /// Why `what` (a URL, or a command in backticks) did not initialize an MCP session: `error`, or
 /// (`None`) no answer within [`CONNECT_TIMEOUT`].
 fn initialize_failure(what: &str, error: Option<&ClientInitializeError>, stdio: bool) -> String {
@@ -773,7 +704,7 @@ mod tests {
     use serde_json::json;
     use tool_runtime::{ContentPart, ToolResult};
 
-    use super::to_result;
+    use crate::content::to_result;
 
     #[test]
     fn a_lost_connection_is_said_in_plain_words_without_rmcps_type_names() {

@@ -5,6 +5,7 @@
 //! `tests/`.
 
 pub mod annotations;
+pub mod architecture;
 #[cfg(feature = "auth")]
 pub mod auth;
 #[cfg(all(feature = "auth", feature = "client-auth"))]
