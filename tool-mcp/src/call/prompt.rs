@@ -5,8 +5,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
 
-use crate::call_id::next_call_id;
-use crate::server::{CallRequest, McpServer, http_parts};
+use super::Ended;
+use crate::server::{McpServer, http_parts};
 use crate::talk;
 
 impl McpServer {
@@ -26,35 +26,27 @@ impl McpServer {
             request.request_state.take(),
             request.input_responses.take(),
         );
-        let token = inner.stop.child_token();
         // The context hook runs for a prompt as for a tool call (its principal, its refusal),
         // with the prompt's name as `tool`.
-        let call_id = next_call_id();
-        let builder = self
-            .call_context(&CallRequest { tool: &request.name, call_id: &call_id, http })
-            .map_err(|message| ErrorData::invalid_request(message, None))?;
-        let ctx = builder.cancellation(token.clone()).client_arc(channel.clone()).build();
+        let prepared = self.prepare(&request.name, http, channel, None)?;
+        let channel = &prepared.channel;
         let arguments = request.arguments.as_ref().map(|a| Value::Object(a.clone()).to_string()).unwrap_or_default();
-        let binding = talk::binding(&format!("prompts/get {}", request.name), &arguments, ctx.principal());
+        let binding = talk::binding(&format!("prompts/get {}", request.name), &arguments, prepared.ctx.principal());
         channel.open(inner.codec.as_ref(), || binding.clone())?;
-        let answered = tokio::select! {
-            answer = inner.catalog.get_prompt(request, http_parts(context), ctx) => Some(answer),
-            () = channel.asked() => None,
-            () = context.ct.cancelled() => {
-                token.cancel();
-                // Dropped by rmcp unanswered, as for a cancelled tool call (an `Err` would be
-                // logged as a warning).
-                return Ok(GetPromptResponse::Complete(rmcp::model::GetPromptResult::new(Vec::new())));
-            }
-        };
-        channel.flush().await;
-        match answered {
-            Some(Ok(result)) => Ok(result.into()),
+        let work = inner.catalog.get_prompt(request, http_parts(context), prepared.ctx.clone());
+        let ended = prepared.run(self, work, context.ct.cancelled(), None).await;
+        prepared.finish(&ended).await;
+        match ended {
+            Ended::Done(Ok(result)) => Ok(result.into()),
             // A handler that failed after its client could not answer gets MCP's error for that.
-            Some(Err(error)) => Err(channel.refusal().unwrap_or(error)),
-            None => {
-                token.cancel();
+            Ended::Done(Err(error)) => Err(channel.refusal().unwrap_or(error)),
+            Ended::Asked => {
                 channel.input_required(inner.codec.as_ref(), &binding).map(GetPromptResponse::InputRequired)
+            }
+            // Dropped by rmcp unanswered, as for a cancelled tool call (an `Err` would be logged as
+            // a warning).
+            Ended::Cancelled | Ended::Expired => {
+                Ok(GetPromptResponse::Complete(rmcp::model::GetPromptResult::new(Vec::new())))
             }
         }
     }

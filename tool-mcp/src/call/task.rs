@@ -15,7 +15,7 @@ use serde_json::Value;
 use tool_runtime::talk::ClientCapabilities;
 use tool_runtime::{ToolCall, ToolDefinition, ToolError};
 
-use crate::call_id::next_call_id;
+use super::Ended;
 use crate::content::call_result;
 use crate::server::{CallRequest, McpServer, is_structured};
 use crate::talk::McpChannel;
@@ -23,15 +23,6 @@ use crate::tasks::{
     MAX_TASK_ANSWER_BYTES, MAX_TASK_ANSWERS, TaskRecord, detailed, error_object, new_task_id, now_ms, store_error,
     task_of, unknown_task, update,
 };
-
-/// How one run of a task's tool ended.
-enum Ran {
-    Done(tool_runtime::ToolMessage),
-    Asked,
-    Cancelled,
-    /// Its record's time to live is over.
-    Expired,
-}
 
 impl McpServer {
     /// Creates the task of a call: stores its record (with the answers known so far), starts it
@@ -101,35 +92,28 @@ impl McpServer {
     fn run_task(&self, record: &TaskRecord, http: Option<&::http::request::Parts>) -> Result<(), ErrorData> {
         let inner = &self.inner;
         let served = self.served();
-        let call_id = next_call_id();
-        let builder = self
-            .call_context(&CallRequest { tool: &record.tool, call_id: &call_id, http })
-            .map_err(|message| ErrorData::invalid_request(message, None))?;
-        let token = inner.stop.child_token();
         let channel = Arc::new(McpChannel::for_task(record.client.into(), record.answers.clone()));
-        let ctx = builder.cancellation(token.clone()).client_arc(channel.clone()).build();
-        let call = ToolCall::new(call_id, record.tool.clone(), record.arguments.clone());
+        let prepared = self.prepare(&record.tool, http, channel, None)?;
+        let call = ToolCall::new(prepared.call_id.clone(), record.tool.clone(), record.arguments.clone());
         let id = record.id.clone();
         let lifetime =
             Duration::from_millis(record.created_at_ms.saturating_add(record.ttl_ms).saturating_sub(now_ms()));
-        inner.tasks.running.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone(), token.clone());
+        inner.tasks.running.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone(), prepared.token.clone());
         let server = self.clone();
         inner.calls.spawn(async move {
             let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name);
-            let ran = tokio::select! {
-                message = served.registry.call_with_search_where(&call, &ctx, &listed) => Ran::Done(message),
-                () = channel.asked() => Ran::Asked,
-                () = token.cancelled() => Ran::Cancelled,
-                // A run ends with its record: nobody could see or cancel it after.
-                () = tokio::time::sleep(lifetime) => Ran::Expired,
-            };
-            token.cancel();
-            drop(ctx);
+            let work = served.registry.call_with_search_where(&call, &prepared.ctx, &listed);
+            // A run ends with its record (its time to live): nobody could see or cancel it after.
+            let ran = prepared.run(&server, work, prepared.token.cancelled(), Some(lifetime)).await;
+            prepared.finish(&ran).await;
+            prepared.token.cancel();
+            let channel = prepared.channel.clone();
+            drop(prepared);
             let tasks = &server.inner.tasks;
             tasks.running.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
             let structured = is_structured(&served, &call.name);
             let outcome = match ran {
-                Ran::Done(message) => {
+                Ended::Done(message) => {
                     let panicked = ToolError::Panicked { tool: call.name.clone(), message: String::new() }.to_string();
                     let error = match channel.refusal() {
                         Some(refusal) if message.is_error => Some(refusal),
@@ -149,12 +133,12 @@ impl McpServer {
                         },
                     }
                 }
-                Ran::Asked => Outcome::Asked(channel.used_answers(), channel.pending_requests()),
-                Ran::Expired => {
+                Ended::Asked => Outcome::Asked(channel.used_answers(), channel.pending_requests()),
+                Ended::Expired => {
                     tracing::debug!(task = %id, "the task's time to live is over: its run is stopped");
                     return;
                 }
-                Ran::Cancelled => Outcome::Failed(error_object(&ErrorData::internal_error(
+                Ended::Cancelled => Outcome::Failed(error_object(&ErrorData::internal_error(
                     "the server stopped before the task finished; call the tool again",
                     None,
                 ))),

@@ -5,24 +5,16 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
-use tool_runtime::{Progress, ToolCall, ToolDefinition, ToolMessage};
+use tool_runtime::{ToolCall, ToolDefinition};
 
+use super::Ended;
 use super::progress::Forwarder;
-use crate::call_id::next_call_id;
 use crate::content::call_result;
 use crate::incoming::RawArguments;
 #[cfg(feature = "auth")]
 use crate::server::caller;
-use crate::server::{CallRequest, McpServer, is_structured};
+use crate::server::{McpServer, is_structured};
 use crate::{talk, tasks};
-
-/// How a call's run ended.
-enum Ended {
-    Done(ToolMessage),
-    /// It made an input request without an answer (MCP 2026-07-28).
-    Asked,
-    Cancelled,
-}
 
 impl McpServer {
     /// `tools/call` (see the [crate docs](crate)): the checks before the tool runs (a tool not
@@ -55,7 +47,6 @@ impl McpServer {
                 None,
             ));
         }
-        let call_id = next_call_id();
         // The HTTP layer answers such a call with 403 first; this holds for any other transport
         // that puts a caller in the extensions.
         if let Some(definition) = registry.definition(name)
@@ -76,11 +67,6 @@ impl McpServer {
         // A task, unless the tool gathers input in the request first and this is the first round.
         let first_round = request.request_state.is_none() && request.input_responses.is_none();
         let as_task = declared && support.is_some_and(|s| !(s.after_input && first_round));
-        let builder = self
-            .call_context(&CallRequest { tool: name, call_id: &call_id, http })
-            .map_err(|message| ErrorData::invalid_request(message, None))?;
-        // Cancelled by the client (the request's token), or at the end of a shutdown's grace.
-        let token = inner.stop.child_token();
         // The arguments as the client sent them (a key sent twice is the decoder's to refuse; rmcp's
         // map of them kept the last), else rmcp's map.
         let raw = context.extensions.get::<RawArguments>().or_else(|| http.and_then(|p| p.extensions.get()));
@@ -89,14 +75,17 @@ impl McpServer {
             None => request.arguments.map(|args| Value::Object(args).to_string()).unwrap_or_default(),
         };
         let channel = self.request_channel(context, capabilities, request.request_state, request.input_responses);
-        let mut builder = builder.cancellation(token.clone()).client_arc(channel.clone());
-        let mut forwarding = None;
-        if let Some(progress_token) = context.meta.get_progress_token() {
-            let (sender, receiver) = mpsc::unbounded_channel();
-            // The listener lives in the context (and its clones); see `Forwarder::run` for the end.
-            builder = builder.on_progress(move |progress: Progress| {
-                let _ = sender.send(progress);
-            });
+        let progress_token = context.meta.get_progress_token();
+        let (sender, receiver) = match progress_token {
+            Some(_) => {
+                let (sender, receiver) = mpsc::unbounded_channel();
+                (Some(sender), Some(receiver))
+            }
+            None => (None, None),
+        };
+        let prepared = self.prepare(name, http, channel, sender)?;
+        let (ctx, channel, token) = (&prepared.ctx, &prepared.channel, &prepared.token);
+        let forwarding = progress_token.zip(receiver).map(|(progress_token, receiver)| {
             let (finished, finished_receiver) = oneshot::channel();
             let forwarder = Forwarder {
                 token: progress_token,
@@ -104,9 +93,8 @@ impl McpServer {
                 cancelled: [token.clone(), context.ct.clone()],
                 last: None,
             };
-            forwarding = Some((finished, tokio::spawn(forwarder.run(receiver, finished_receiver))));
-        }
-        let ctx = builder.build();
+            (finished, tokio::spawn(forwarder.run(receiver, finished_receiver)))
+        });
         // What a request state is bound to, made only when a state is opened or sealed.
         let binding = |arguments: &str| talk::binding(name, arguments, ctx.principal());
         channel.open(inner.codec.as_ref(), || binding(&arguments))?;
@@ -116,36 +104,26 @@ impl McpServer {
             }
             let principal = ctx.principal().map(str::to_owned);
             let capabilities = tool_runtime::talk::ClientChannel::capabilities(channel.as_ref());
-            drop(ctx);
-            let created =
-                self.create_task(name, arguments, principal, capabilities, channel.known_answers(), http).await?;
+            let known = channel.known_answers();
+            drop(prepared);
+            let created = self.create_task(name, arguments, principal, capabilities, known, http).await?;
             return Ok(CallToolResponse::Task(created));
         }
-        let call = ToolCall::new(call_id, name, arguments);
+        let call = ToolCall::new(prepared.call_id.clone(), name, arguments);
         tracing::debug!(tool = name, call_id = %call.id, progress = forwarding.is_some(), "tools/call");
         let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name) && self.reaches(who, d);
         // A call dropped before it ends (its client went away while the HTTP endpoint answered it
         // in the request's own future) stops its tool as a cancellation does.
         let dropped = token.clone().drop_guard();
-        let running = inner.calls.track_future(async {
-            // The call first: a tool that answers on its first poll ends the call before the
-            // other two register their wakers.
-            tokio::select! {
-                biased;
-                message = registry.call_with_search_where(&call, &ctx, &listed) => Ended::Done(message),
-                () = channel.asked() => Ended::Asked,
-                () = context.ct.cancelled() => Ended::Cancelled,
-            }
-        });
-        let ended = running.await;
+        let work = registry.call_with_search_where(&call, ctx, &listed);
+        let ended = prepared.run(self, work, context.ct.cancelled(), None).await;
         dropped.disarm();
-        channel.flush().await;
+        prepared.finish(&ended).await;
         let message = match ended {
             Ended::Done(message) => message,
             ended => {
                 // The tool is stopped either way: cancelled by the client, or waiting for input
                 // it will get when the client retries the call.
-                token.cancel();
                 if let Some((_, forwarding)) = forwarding {
                     forwarding.abort();
                 }
@@ -163,7 +141,8 @@ impl McpServer {
                 );
             }
         };
-        drop(ctx);
+        let refusal = channel.refusal();
+        drop(prepared);
         if let Some((finished, forwarding)) = forwarding {
             let _ = finished.send(());
             // Every report reaches the client before the result does: a client forgets the
@@ -175,7 +154,7 @@ impl McpServer {
         // A tool that failed after its client could not answer (a capability it did not declare, a
         // malformed answer) gets the protocol error MCP defines for that, not a tool error.
         if message.is_error
-            && let Some(refusal) = channel.refusal()
+            && let Some(refusal) = refusal
         {
             return Err(refusal);
         }
