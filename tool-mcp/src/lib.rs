@@ -15,6 +15,7 @@ mod content;
 mod errors;
 mod incoming;
 mod limits;
+mod protocol;
 mod shutdown;
 // 2. What each feature keeps.
 #[cfg(feature = "auth")]

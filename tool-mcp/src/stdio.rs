@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 
 use crate::errors::ServeError;
 use crate::incoming::{Fault, RawArguments, inspect, message};
+use crate::protocol::STATELESS_PROTOCOL_TEXT;
 use crate::server::McpServer;
 use crate::shutdown::shutdown_signal;
 
@@ -93,7 +94,7 @@ async fn announce_unscoped(
 ) {
     while changes.changed().await.is_ok() {
         // The versions are dates, so their text sorts as they do.
-        let legacy = peer.peer_info().is_some_and(|info| info.protocol_version.as_str() < "2026-07-28");
+        let legacy = peer.peer_info().is_some_and(|info| info.protocol_version.as_str() < STATELESS_PROTOCOL_TEXT);
         if legacy && let Err(error) = peer.notify_tool_list_changed().await {
             tracing::debug!(%error, "cannot say that the tools changed; the client is gone");
             return;

@@ -29,6 +29,8 @@ use serde_json::{Value, json};
 use tool_runtime::BoxFuture;
 use tool_runtime::talk::{ClientCapabilities, ClientChannel, InputRequest, LogLevel, TalkBackError};
 
+use crate::protocol::STATELESS_PROTOCOL;
+
 /// How long a sealed request state is good for: 10 minutes from the input-required result that
 /// carried it (a user answering a form takes minutes, not hours).
 pub const REQUEST_STATE_TTL: Duration = Duration::from_secs(600);
@@ -109,8 +111,7 @@ impl McpChannel {
             sampling: declared.sampling.is_some(),
             roots: declared.roots.is_some(),
         };
-        let rounds =
-            context.protocol_version().is_some_and(|version| version >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        let rounds = context.protocol_version().is_some_and(|version| version >= STATELESS_PROTOCOL);
         let (level, mode) = if rounds {
             let level = context.meta.log_level().and_then(|level| from_rmcp(&level));
             let mode = Mode::Rounds {
