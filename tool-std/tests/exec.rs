@@ -14,8 +14,7 @@ use tool_runtime::{
 use tool_std::exec::{EXEC_CONFIG, ExecConfig};
 use tool_std::sandbox::{SANDBOX, Sandbox};
 
-#[path = "support/procs.rs"]
-mod procs;
+use test_support::procs;
 
 use procs::{await_file, gone, pid_in, running, sleeper, write_pid};
 

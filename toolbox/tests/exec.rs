@@ -9,8 +9,7 @@ use rmcp::model::{CallToolRequestParams, ClientRequest, Request};
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
 
-#[path = "../../tool-std/tests/support/procs.rs"]
-mod procs;
+use test_support::procs;
 
 use procs::{gone, pid_in, running, sleeper, write_pid};
 

@@ -67,7 +67,6 @@ mod corpus;
 mod fields;
 #[path = "../support/forms.rs"]
 mod forms;
-#[path = "../support/instances.rs"]
-mod instances;
-#[path = "../support/redis_server.rs"]
-mod redis_server;
+use test_support::instances;
+#[cfg(feature = "redis")]
+use test_support::redis_server;
