@@ -386,7 +386,7 @@ async fn a_tool_that_needs_approval_asks_the_user_with_an_input_request_and_runs
     assert_eq!(
         first["result"]["inputRequests"],
         json!({"approval": {"method": "elicitation/create", "params": {
-            "message": "Allow the tool `remove` to run with these arguments?\n{\n  \"path\": \"notes.txt\"\n}",
+            "message": "Allow the tool `remove` to run with these arguments?\n\"path\": \"notes.txt\"",
             "mode": "form", "requestedSchema": {"type": "object", "properties": {}}}}})
     );
     let state = first["result"]["requestState"].clone();
