@@ -340,7 +340,7 @@ impl ServerHandler for McpServer {
         let ctx = builder.cancellation(token.clone()).client_arc(channel.clone()).build();
         let arguments = request.arguments.as_ref().map(|a| Value::Object(a.clone()).to_string()).unwrap_or_default();
         let binding = talk::binding(&format!("prompts/get {}", request.name), &arguments, ctx.principal());
-        channel.open(inner.codec.as_ref(), || binding.clone())?;
+        channel.open(inner.codec.as_ref(), inner.max_input_response_bytes, || binding.clone())?;
         let answered = tokio::select! {
             answer = inner.catalog.get_prompt(request, http_parts(&context), ctx) => Some(answer),
             () = channel.asked() => None,
@@ -532,7 +532,7 @@ impl ServerHandler for McpServer {
         let ctx = builder.build();
         // What a request state is bound to, made only when a state is opened or sealed.
         let binding = |arguments: &str| talk::binding(name, arguments, ctx.principal());
-        channel.open(inner.codec.as_ref(), || binding(&arguments))?;
+        channel.open(inner.codec.as_ref(), inner.max_input_response_bytes, || binding(&arguments))?;
         if as_task {
             if let Some((_, forwarding)) = forwarding {
                 forwarding.abort();

@@ -290,6 +290,8 @@ struct Inner {
     auth: Option<auth::ResourceServer>,
     /// Seals and opens the request state of input-required results ([`talk`]).
     codec: Option<rmcp::model::RequestStateCodec>,
+    /// The most bytes of JSON the answers of one call may hold ([`talk`]).
+    max_input_response_bytes: usize,
     /// The resources, templates, prompts and completions served beside the tools.
     catalog: catalog::Catalog,
     /// The running calls; closed when a shutdown begins (then no call is admitted).
@@ -306,6 +308,7 @@ struct Inner {
 /// Builds an [`McpServer`]; every setting has a default.
 pub struct McpServerBuilder {
     codec: Option<rmcp::model::RequestStateCodec>,
+    max_input_response_bytes: usize,
     registry: Arc<Registry>,
     name: String,
     version: String,
@@ -336,6 +339,7 @@ impl McpServer {
     pub fn builder(registry: impl Into<Arc<Registry>>) -> McpServerBuilder {
         McpServerBuilder {
             codec: None,
+            max_input_response_bytes: talk::DEFAULT_MAX_INPUT_RESPONSE_BYTES,
             registry: registry.into(),
             name: "tool-mcp".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -737,6 +741,7 @@ impl McpServerBuilder {
                 #[cfg(feature = "auth")]
                 auth: self.auth,
                 codec: self.codec.or_else(talk::random_codec),
+                max_input_response_bytes: self.max_input_response_bytes,
                 catalog: self.catalog,
                 calls: TaskTracker::new(),
                 stop: CancellationToken::new(),
@@ -750,6 +755,16 @@ impl McpServerBuilder {
             }),
             session: talk::SessionLevel::default(),
         }
+    }
+
+    /// How many bytes of JSON the answers of one call may hold, those sealed in its request state
+    /// and a retry's new `inputResponses` together (default
+    /// [`DEFAULT_MAX_INPUT_RESPONSE_BYTES`](talk::DEFAULT_MAX_INPUT_RESPONSE_BYTES), 1 MiB); a
+    /// retry over it gets -32602 saying so, and no state larger than about that is ever sealed.
+    #[must_use]
+    pub fn max_input_response_bytes(mut self, bytes: usize) -> Self {
+        self.max_input_response_bytes = bytes;
+        self
     }
 
     /// The key that seals the request state of input-required results (MCP 2026-07-28's
