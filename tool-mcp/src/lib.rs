@@ -222,7 +222,7 @@ pub use crate::catalog::{
 pub use crate::handler::{call_result, tool_entry};
 pub use crate::http::{
     DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_REQUEST_BODY_TIMEOUT,
-    HttpService, MCP_PATH, STREAM_LINGER, check_allowed_origin,
+    HttpService, MCP_PATH, RESERVED_DESCRIPTORS, STREAM_LINGER, check_allowed_origin, connection_cap,
 };
 
 /// The most bytes one JSON-RPC message may take (a line on standard input, a POST body over
@@ -638,9 +638,10 @@ impl McpServerBuilder {
         self
     }
 
-    /// How many connections [`McpServer::serve_http_on`] keeps open at once (at least 1); a
-    /// connection over the cap is not accepted until another closes: it waits in the kernel's
-    /// listen backlog. Default [`DEFAULT_MAX_CONNECTIONS`], 1 024.
+    /// How many connections [`McpServer::serve_http_on`] keeps open at once (at least 1, and below
+    /// the process's file-descriptor limit: [`connection_cap`], logged at start). At the cap a new
+    /// connection closes the one idle the longest; when every connection has a request in flight
+    /// it waits in the kernel's listen backlog. Default [`DEFAULT_MAX_CONNECTIONS`], 1 024.
     #[must_use]
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.limits.connections = connections;

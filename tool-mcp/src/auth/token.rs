@@ -249,7 +249,7 @@ impl Checker {
         let typed =
             typ.is_some_and(|t| t.eq_ignore_ascii_case("at+jwt") || t.eq_ignore_ascii_case("application/at+jwt"));
         let generic = typ.is_none_or(|t| t.eq_ignore_ascii_case("jwt"));
-        if !typed && !(self.accept_jwt_typ && generic) {
+        if !(typed || self.accept_jwt_typ && generic) {
             let given = typ.map_or_else(|| "no `typ`".to_owned(), |t| format!("`typ` `{}`", echoed(t)));
             return Err(Refusal::invalid_token(format!(
                 "the access token's header has {given}, not `at+jwt` (RFC 9068): send an access token, not another \
