@@ -327,6 +327,7 @@ pub struct McpServerBuilder {
     task_store: Option<Arc<dyn tasks::TaskStore>>,
     task_ttl: Duration,
     task_tags: Vec<String>,
+    max_running_tasks: usize,
 }
 
 impl McpServer {
@@ -358,6 +359,7 @@ impl McpServer {
             task_store: None,
             task_ttl: tasks::DEFAULT_TASK_TTL,
             task_tags: Vec::new(),
+            max_running_tasks: tasks::DEFAULT_MAX_RUNNING_TASKS,
         }
     }
 
@@ -710,6 +712,16 @@ impl McpServerBuilder {
         self
     }
 
+    /// How many tasks of one principal run at once in this server (default
+    /// [`DEFAULT_MAX_RUNNING_TASKS`](tasks::DEFAULT_MAX_RUNNING_TASKS), 16; at least 1). A task
+    /// created past it is refused with -32600 saying so, and nothing is stored; other principals
+    /// are not affected.
+    #[must_use]
+    pub fn max_running_tasks(mut self, tasks: usize) -> Self {
+        self.max_running_tasks = tasks.max(1);
+        self
+    }
+
     /// How long a task is kept from its creation, sent as `ttlMs` (default
     /// [`DEFAULT_TASK_TTL`](tasks::DEFAULT_TASK_TTL), 3 600 000 ms). A store may drop it after.
     #[must_use]
@@ -750,6 +762,7 @@ impl McpServerBuilder {
                     self.task_store.unwrap_or_else(|| Arc::new(tasks::MemoryTaskStore::default())),
                     self.task_ttl,
                     self.task_tags,
+                    self.max_running_tasks,
                 ),
                 #[cfg(test)]
                 direct_answers: std::sync::atomic::AtomicUsize::new(0),

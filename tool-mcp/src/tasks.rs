@@ -90,6 +90,11 @@ pub const MAX_TASK_ANSWERS: usize = 64;
 /// The most bytes (as JSON) of the answers a task is created with: 1 MiB.
 pub const MAX_TASK_ANSWER_BYTES: usize = 1 << 20;
 
+/// How many tasks of one principal run at once in one server by default: 16. A task created
+/// past it is refused (-32600, saying so) and nothing is stored; the other principals' tasks are
+/// not counted ([`McpServerBuilder::max_running_tasks`](crate::McpServerBuilder::max_running_tasks)).
+pub const DEFAULT_MAX_RUNNING_TASKS: usize = 16;
+
 /// How often a client is told to poll `tasks/get` (`pollIntervalMs`): 250 ms.
 pub const POLL_INTERVAL_MS: u64 = 250;
 
@@ -342,12 +347,38 @@ pub(crate) struct Tasks {
     /// The tags that make a tool task-supporting beside [`TASK_TAG`]
     /// ([`McpServerBuilder::task_tag`](crate::McpServerBuilder::task_tag)).
     pub(crate) tags: Vec<String>,
-    running: Mutex<HashMap<String, CancellationToken>>,
+    /// The runs in this process by task id: the token that stops each, and its principal.
+    running: Mutex<HashMap<String, (CancellationToken, Option<String>)>>,
+    /// The most runs of one principal at once ([`DEFAULT_MAX_RUNNING_TASKS`]).
+    max_running: usize,
 }
 
 impl Tasks {
-    pub(crate) fn new(store: Arc<dyn TaskStore>, ttl: Duration, tags: Vec<String>) -> Self {
-        Self { store, ttl, tags, running: Mutex::new(HashMap::new()) }
+    pub(crate) fn new(store: Arc<dyn TaskStore>, ttl: Duration, tags: Vec<String>, max_running: usize) -> Self {
+        Self { store, ttl, tags, running: Mutex::new(HashMap::new()), max_running }
+    }
+
+    /// Takes a place among `principal`'s running tasks for the task `id` (a token that a run
+    /// replaces), or says that the principal has no place left.
+    fn reserve(&self, id: &str, principal: Option<&str>) -> Result<(), ErrorData> {
+        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        let own = running.values().filter(|(_, owner)| owner.as_deref() == principal).count();
+        if own >= self.max_running {
+            return Err(ErrorData::invalid_request(
+                format!(
+                    "this caller already has {own} tasks running, the most this server runs at once for one caller; \
+                     wait for one to end, or cancel one with tasks/cancel"
+                ),
+                None,
+            ));
+        }
+        running.insert(id.to_owned(), (CancellationToken::new(), principal.map(str::to_owned)));
+        Ok(())
+    }
+
+    /// Gives back the place of the task `id`.
+    fn release(&self, id: &str) -> Option<CancellationToken> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner).remove(id).map(|(token, _)| token)
     }
 }
 
@@ -518,7 +549,11 @@ impl McpServer {
             updated_at_ms: now,
             ttl_ms: u64::try_from(tasks.ttl.as_millis()).unwrap_or(u64::MAX),
         };
-        tasks.store.insert(record.clone()).await.map_err(|error| store_error(&error))?;
+        tasks.reserve(&record.id, record.principal.as_deref())?;
+        if let Err(error) = tasks.store.insert(record.clone()).await {
+            tasks.release(&record.id);
+            return Err(store_error(&error));
+        }
         tracing::debug!(task = %record.id, tool, "task created");
         self.start_task(&record, http).await?;
         Ok(CreateTaskResult::new(task_of(&record)))
@@ -528,6 +563,7 @@ impl McpServer {
     /// marked `failed` with the error, which is also returned.
     async fn start_task(&self, record: &TaskRecord, http: Option<&::http::request::Parts>) -> Result<(), ErrorData> {
         let Err(error) = self.run_task(record, http) else { return Ok(()) };
+        self.inner.tasks.release(&record.id);
         let object = error_object(&error);
         let marked = update(self.inner.tasks.store.as_ref(), &record.id, |record| {
             record.status = TaskStatus::Failed;
@@ -556,7 +592,13 @@ impl McpServer {
         let id = record.id.clone();
         let lifetime =
             Duration::from_millis(record.created_at_ms.saturating_add(record.ttl_ms).saturating_sub(now_ms()));
-        inner.tasks.running.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone(), token.clone());
+        let principal = record.principal.clone();
+        inner
+            .tasks
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id.clone(), (token.clone(), principal));
         let server = self.clone();
         inner.calls.spawn(async move {
             let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name);
@@ -570,7 +612,7 @@ impl McpServer {
             token.cancel();
             drop(ctx);
             let tasks = &server.inner.tasks;
-            tasks.running.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+            tasks.release(&id);
             let structured = crate::handler::is_structured(&served, &call.name);
             let outcome = match ran {
                 Ran::Done(message) => {
@@ -725,7 +767,7 @@ impl McpServer {
         })
         .await
         .map_err(|error| store_error(&error))?;
-        let token = self.inner.tasks.running.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+        let token = self.inner.tasks.release(&id);
         if let Some(token) = token {
             token.cancel();
         }

@@ -259,7 +259,7 @@ pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result
         .context(move |request, ctx| Ok(ctx.session_id(caller_session(&session, request))))
         .legacy_session_mode(serving.legacy_sessions)
         .grace_period(serving.grace)
-        .task_store(crate::tasks::SessionTaskStore::new(setup.session_store()?));
+        .task_store(crate::tasks::SessionTaskStore::new(setup.task_store()?));
     for tag in &serving.task_tags {
         builder = builder.task_tag(tag.clone());
     }

@@ -54,6 +54,9 @@ use crate::policy::Policy;
 /// The longest session id accepted, in bytes (ASCII characters).
 const MAX_SESSION_ID: usize = 128;
 
+/// The Redis namespace of `toolbox mcp`'s task records (beside the sessions' `tool:sess`).
+pub(crate) const TASK_NAMESPACE: &str = "tool:task";
+
 /// The environment variable naming the store when `--store` is not given.
 pub(crate) const STORE_ENV: &str = "TOOL_STORE";
 
@@ -301,12 +304,29 @@ impl Setup {
         self.permissions(builder).build().map_err(|e| e.to_string())
     }
 
-    /// The session store of `--store` (also where `toolbox mcp` keeps its MCP tasks).
+    /// The store of MCP task records: beside the session store of `--store` (a `tasks` folder in
+    /// the state directory, or the Redis namespace [`TASK_NAMESPACE`]) with a budget of its own of
+    /// the same limits, so that task records never evict a session's data (a plan, an output).
     ///
     /// # Errors
-    /// As [`Setup::stores`].
-    pub(crate) fn session_store(&self) -> Result<Arc<dyn SessionStore>, String> {
-        self.stores().map(|(_, sessions)| sessions)
+    /// The Redis URL cannot be used.
+    pub(crate) fn task_store(&self) -> Result<Arc<dyn SessionStore>, String> {
+        match &self.store {
+            StoreChoice::File => Ok(Arc::new(FileSessionStore::with_limits(
+                self.state_dir().join("tasks"),
+                self.session_limits,
+                Arc::new(SystemClock),
+            ))),
+            StoreChoice::Redis(url) => {
+                let conn = RedisConnection::open(url).map_err(|e| format!("cannot use --store: {e}"))?;
+                Ok(Arc::new(RedisSessionStore::with_limits(
+                    conn,
+                    TASK_NAMESPACE,
+                    self.session_limits,
+                    Arc::new(SystemClock),
+                )))
+            }
+        }
     }
 
     /// The output store and the session store of `--store`, bounded by their limits.
