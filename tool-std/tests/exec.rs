@@ -114,7 +114,8 @@ impl Shell {
 const CONTAINED: &str = "every process ends with the command and with the server";
 
 /// The first line's part on the default limits.
-const LIMITS: &str = "limits: 512 processes, 600 cpu s, 8 GiB address space, 1 GiB per file; as root: chmod and \
+const LIMITS: &str = "limits: 512 processes, 600 cpu s, 8 GiB address space, 1 GiB per file, 4 GiB memory per \
+                      session, 1 GiB HOME; as root: chmod and \
                       chown outside the workspace are not confined";
 
 /// The kernel's Landlock ABI as the crate uses it (the lower of the kernel's and 10).
@@ -747,8 +748,9 @@ async fn no_environment_outside_the_command_is_readable_from_it() {
     assert!(!text.contains(&secret), "{text}");
     // Its own processes' environments it reads (so that the loop above did read some).
     assert!(!text.contains("readable 0\n"), "{text}");
-    assert!(text.contains(&format!("/proc/{}/environ: Permission denied", std::process::id())), "{text}");
-    assert!(text.contains(&format!("/proc/{}/environ: Permission denied", holder.id())), "{text}");
+    // Not even listed: the command's `/proc` shows only the processes it may trace.
+    assert!(text.contains(&format!("/proc/{}/environ: No such file or directory", std::process::id())), "{text}");
+    assert!(text.contains(&format!("/proc/{}/environ: No such file or directory", holder.id())), "{text}");
 }
 
 /// Sends a datagram to a UDP socket on 127.0.0.1 with bash's `/dev/udp`; whether it arrived.
@@ -981,7 +983,8 @@ async fn each_command_runs_under_the_configured_limits_which_it_cannot_raise() {
     let text = message.text();
     assert!(
         text.lines().next().unwrap().ends_with(
-            "; limits: 512 processes, 7 cpu s, 1 GiB address space, 1 MiB per file; as root: chmod and chown \
+            "; limits: 512 processes, 7 cpu s, 1 GiB address space, 1 MiB per file, 4 GiB memory per session, 1 GiB \
+             HOME; as root: chmod and chown \
                  outside the workspace are not confined]"
         ),
         "{text}"
@@ -1104,4 +1107,209 @@ async fn a_command_sets_no_set_user_id_or_set_group_id_bit_in_any_way() {
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(std::fs::metadata(shell.root.join("tool")).unwrap().permissions().mode() & 0o7777, 0o755);
     assert!(!shell.root.join("made").exists() && !shell.root.join("node").exists());
+}
+
+// The shell as root (issue 42, point 10): each attack below worked on a command run as root
+// before the kernel closed it.
+
+#[tokio::test]
+async fn a_command_cannot_make_a_user_namespace() {
+    let shell = Shell::new();
+    // CLONE_NEWUSER (0x10000000) through `unshare` and through `clone`; `clone3`, whose flags a
+    // filter cannot read, is not implemented as far as the command can tell, so that libc falls
+    // back to `clone`.
+    let script = "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nfor name, call in [\n    ('unshare', \
+                  lambda: libc.unshare(0x10000000)),\n    ('clone', lambda: libc.syscall(56, 0x10000000 | 17, 0, 0, 0, \
+                  0)),\n    ('clone3', lambda: libc.syscall(435, 0, 0)),\n]:\n    result = call()\n    if result == 0:\n        \
+                  os._exit(0)\n    print(name, result, os.strerror(ctypes.get_errno()) if result < 0 else 'made')\n";
+    let message = python(&shell, script).await;
+    assert_eq!(
+        body(&message),
+        "unshare -1 Permission denied\nclone -1 Permission denied\nclone3 -1 Function not implemented\n",
+        "{}",
+        message.text()
+    );
+    // Processes and threads are still made (by `clone`).
+    let message = shell
+        .bash(
+            "python3 -c 'import threading; t = threading.Thread(target=print, args=(1,)); t.start(); t.join()' & wait",
+        )
+        .await;
+    assert_eq!(body(&message), "1\n", "{}", message.text());
+}
+
+#[tokio::test]
+async fn a_command_cannot_use_the_kernel_keyrings() {
+    let shell = Shell::new();
+    // add_key (248) into the user keyring (-4), which outlives the command as root's; keyctl (250)
+    // reading the session keyring (-3, KEYCTL_GET_KEYRING_ID 0); request_key (249).
+    let script = "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nfor name, call in [\n    ('add_key', \
+                  lambda: libc.syscall(248, b'user', b'tool-exec-attack', b'secret', 6, -4)),\n    ('keyctl', lambda: \
+                  libc.syscall(250, 0, -3, 0)),\n    ('request_key', lambda: libc.syscall(249, b'user', \
+                  b'tool-exec-attack', None, 0)),\n]:\n    result = call()\n    print(name, result, \
+                  os.strerror(ctypes.get_errno()) if result < 0 else 'ok')\n";
+    let message = python(&shell, script).await;
+    assert_eq!(
+        body(&message),
+        "add_key -1 Permission denied\nkeyctl -1 Permission denied\nrequest_key -1 Permission denied\n",
+        "{}",
+        message.text()
+    );
+}
+
+#[tokio::test]
+async fn a_command_sees_no_host_sockets_through_netlink_or_proc_when_the_network_is_off() {
+    let shell = Shell::new();
+    // A listening socket of the host's, which `ss` (netlink's sock_diag) and /proc/net/tcp list.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = format!("{:04X}", listener.local_addr().unwrap().port());
+    let script = "import socket\nfor protocol in (0, 4):\n    try:\n        socket.socket(socket.AF_NETLINK, \
+                  socket.SOCK_RAW, protocol)\n        print(protocol, 'opened')\n    except OSError as e:\n        \
+                  print(protocol, e.strerror)\n";
+    let message = python(&shell, script).await;
+    assert_eq!(body(&message), "0 Permission denied\n4 Permission denied\n", "{}", message.text());
+    let message =
+        shell.bash(&format!("grep -ci ':{port} ' /proc/net/tcp; awk -F: 'NR > 2 {{ print $1 }}' /proc/net/dev")).await;
+    assert_eq!(body(&message), "0\n    lo\n", "{}", message.text());
+}
+
+#[tokio::test]
+async fn sysv_ipc_is_the_commands_own_and_ends_with_it() {
+    let shell = Shell::new();
+    // A shared memory segment of a size no other program asks for.
+    let message = shell.bash("ipcmk -M 7340033 -p 0600 && ipcs -m | grep -c 7340033").await;
+    assert_eq!(body(&message).lines().last(), Some("1"), "{}", message.text());
+    let host = std::fs::read_to_string("/proc/sysvipc/shm").unwrap();
+    let leaked: Vec<&str> = host.lines().filter(|line| line.split_whitespace().nth(3) == Some("7340033")).collect();
+    for line in &leaked {
+        let _ = std::process::Command::new("ipcrm").args(["-m", line.split_whitespace().nth(1).unwrap()]).status();
+    }
+    assert_eq!(leaked, Vec::<&str>::new(), "the segment outlived its command in the host's IPC namespace");
+    let message = shell.bash("ipcs -m | grep -c 7340033").await;
+    assert_eq!(body(&message), "0\n", "{}", message.text());
+}
+
+#[tokio::test]
+async fn a_command_cannot_read_another_sessions_command_line_or_environment() {
+    let shell = Shell::new();
+    let secret = format!("secret-{}-{}", std::process::id(), line!());
+    let s1 = ToolContext::builder().session_id("s1").build();
+    start(&shell, &s1, &format!("export TOKEN={secret}; {} & sleep 60; echo {secret}", sleeper("s1.pid", 60))).await;
+    let victim = pid_in(&shell.root.join("s1.pid")).await;
+    let s2 = ToolContext::builder().session_id("s2").build();
+    let command = format!(
+        "for f in /proc/[0-9]*/cmdline /proc/[0-9]*/environ; do tr '\\0' ' ' < $f 2>/dev/null; done | grep -c secre[t]{}; \
+         ls -d /proc/{victim}",
+        secret.trim_start_matches("secret")
+    );
+    let message = shell.call_in(&s2, "bash", json!({ "command": command })).await;
+    let text = body(&message);
+    assert!(text.starts_with("0\n"), "{}", message.text());
+    assert!(text.contains(&format!("/proc/{victim}': No such file or directory")), "{text}");
+    // Its own processes' entries it reads: the shell's, from a process it started (marker-own).
+    let command = "sh -c 'read -r _ _ _ ppid _ < /proc/self/stat; tr \"\\0\" \" \" < /proc/$ppid/cmdline' | grep -o marker-own; true";
+    let message = shell.call_in(&s2, "bash", json!({ "command": command })).await;
+    assert_eq!(body(&message), "marker-own\n", "{}", message.text());
+}
+
+/// The cgroup of `controller` (v1) a command's shell ran in, as it wrote it with
+/// `grep <controller> /proc/self/cgroup | cut -d: -f3 > <file>` in the workspace.
+fn cgroup_dir(shell: &Shell, controller: &str, file: &str) -> PathBuf {
+    let path = std::fs::read_to_string(shell.root.join(file)).unwrap();
+    PathBuf::from(format!("/sys/fs/cgroup/{controller}{}", path.trim()))
+}
+
+#[tokio::test]
+async fn a_session_is_held_to_its_memory_limit_across_its_commands() {
+    let shell = Shell::with(|config| ExecConfig { max_session_memory_bytes: 64 << 20, ..config });
+    // 200 MiB written, well under the 8 GiB of address space each process may have.
+    let message = shell.bash("python3 -c 'data = b\"x\" * (200 << 20); print(\"allocated\")'").await;
+    assert_eq!(status(&message), "exit code 137", "{}", message.text());
+    assert!(!body(&message).lines().any(|line| line == "allocated"), "{}", message.text());
+    assert!(message.text().lines().next().unwrap().contains(", 64 MiB memory per session"), "{}", message.text());
+}
+
+#[tokio::test]
+async fn the_commands_of_a_session_share_one_memory_cgroup_and_other_sessions_have_their_own() {
+    let shell = Shell::with(|config| ExecConfig { max_session_memory_bytes: 64 << 20, ..config });
+    let (s1, s2) = (ToolContext::builder().session_id("s1").build(), ToolContext::builder().session_id("s2").build());
+    for (ctx, file) in [(&s1, "a.txt"), (&s1, "b.txt"), (&s2, "c.txt")] {
+        let command = format!("grep memory /proc/self/cgroup | cut -d: -f3 > {file}");
+        let message = shell.call_in(ctx, "bash", json!({ "command": command })).await;
+        assert_eq!(status(&message), "exit code 0", "{}", message.text());
+    }
+    let [a, b, c] = ["a.txt", "b.txt", "c.txt"].map(|file| cgroup_dir(&shell, "memory", file));
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    assert_eq!(std::fs::read_to_string(a.join("memory.limit_in_bytes")).unwrap(), "67108864\n");
+}
+
+#[tokio::test]
+async fn a_sessions_home_holds_at_most_max_home_bytes() {
+    let shell = Shell::with(|config| ExecConfig { max_home_bytes: 1 << 20, ..config });
+    let message = shell.bash("head -c 2000000 /dev/zero > \"$HOME/big\"; echo $?; stat -c %s \"$HOME/big\"").await;
+    assert_eq!(
+        body(&message),
+        "head: error writing 'standard output': No space left on device\n1\n1048576\n",
+        "{}",
+        message.text()
+    );
+    assert!(message.text().lines().next().unwrap().contains(", 1 MiB HOME; "), "{}", message.text());
+}
+
+#[test]
+fn a_registry_dropped_with_its_runtime_while_a_command_runs_leaves_no_temp_dir_or_cgroup() {
+    let shell = Shell::new();
+    // The runtime goes first, with the command's supervisor, as at the end of a server's `main`.
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let ctx = ToolContext::new();
+        let command = "grep pids /proc/self/cgroup | cut -d: -f3 > pids.txt; grep memory /proc/self/cgroup | cut -d: \
+                       -f3 > memory.txt; sleep 60";
+        start(&shell, &ctx, command).await;
+        procs::poll(|| std::fs::metadata(shell.root.join("memory.txt")).is_ok_and(|m| m.len() > 0).then_some(())).await;
+    });
+    let cgroups = [cgroup_dir(&shell, "pids", "pids.txt"), cgroup_dir(&shell, "memory", "memory.txt")];
+    assert!(cgroups.iter().all(|dir| dir.exists()), "{cgroups:?}");
+    drop(runtime);
+    let Shell { registry, temp_root, _dir, .. } = shell;
+    drop(registry);
+    let left: Vec<PathBuf> = std::fs::read_dir(&temp_root).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(left, Vec::<PathBuf>::new());
+    for dir in cgroups {
+        assert!(!dir.exists(), "{} is left", dir.display());
+    }
+}
+
+#[tokio::test]
+async fn temp_dirs_mounts_and_cgroups_left_by_a_killed_server_are_removed_at_the_next_start() {
+    // A server that is gone: its pid names no process.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let shell = Shell::new();
+    let home = shell.temp_root.join(format!("tool-exec-{dead}-1-Xq2/session-a81/home"));
+    std::fs::create_dir_all(&home).unwrap();
+    let mounted =
+        std::process::Command::new("mount").args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"]).arg(&home).status();
+    assert!(mounted.unwrap().success());
+    std::fs::write(home.join("left.txt"), "left by a killed server").unwrap();
+    let own = |controller: &str| {
+        let cgroups = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+        let line = cgroups.lines().find(|line| line.split(':').nth(1) == Some(controller)).unwrap();
+        PathBuf::from(format!("/sys/fs/cgroup/{controller}{}", line.splitn(3, ':').nth(2).unwrap()))
+    };
+    let cgroups =
+        [own("pids").join(format!("tool-exec-{dead}-1-c1")), own("memory").join(format!("tool-exec-{dead}-1-s1"))];
+    for dir in &cgroups {
+        std::fs::create_dir(dir).unwrap();
+    }
+    let message = shell.bash("true").await;
+    assert_eq!(status(&message), "exit code 0", "{}", message.text());
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(&format!("tool-exec-{dead}-")), "{mounts}");
+    assert!(!shell.temp_root.join(format!("tool-exec-{dead}-1-Xq2")).exists());
+    for dir in cgroups {
+        assert!(!dir.exists(), "{} is left", dir.display());
+    }
 }

@@ -113,6 +113,8 @@ struct ExecLimits {
     max_cpu_seconds: Option<u64>,
     max_address_space_bytes: Option<u64>,
     max_file_size_bytes: Option<u64>,
+    max_session_memory_bytes: Option<u64>,
+    max_home_bytes: Option<u64>,
 }
 
 /// The output store and the session store of a registry.
@@ -138,7 +140,8 @@ pub(crate) struct Setup {
     /// `--config`: the `mcpServers` file.
     config: Option<PathBuf>,
     /// The shell commands' limits of `--max-processes`, `--max-cpu-seconds`,
-    /// `--max-address-space-bytes` and `--max-file-size-bytes`, where given.
+    /// `--max-address-space-bytes`, `--max-file-size-bytes`, `--max-session-memory-bytes` and
+    /// `--max-home-bytes`, where given.
     exec_limits: ExecLimits,
     /// The servers of `--config`, once connected.
     imported: std::sync::OnceLock<Vec<ImportedServer>>,
@@ -184,6 +187,8 @@ impl Setup {
                 max_cpu_seconds: global.max_cpu_seconds,
                 max_address_space_bytes: global.max_address_space_bytes,
                 max_file_size_bytes: global.max_file_size_bytes,
+                max_session_memory_bytes: global.max_session_memory_bytes,
+                max_home_bytes: global.max_home_bytes,
             },
             imported: std::sync::OnceLock::new(),
         })
@@ -363,8 +368,14 @@ impl Setup {
     /// output cache) nor the default ones, and run under the `--max-*` limits given.
     fn permissions(&self, builder: RegistryBuilder) -> RegistryBuilder {
         let defaults = ExecConfig::default();
-        let ExecLimits { max_processes, max_cpu_seconds, max_address_space_bytes, max_file_size_bytes } =
-            self.exec_limits;
+        let ExecLimits {
+            max_processes,
+            max_cpu_seconds,
+            max_address_space_bytes,
+            max_file_size_bytes,
+            max_session_memory_bytes,
+            max_home_bytes,
+        } = self.exec_limits;
         let mut hidden = defaults.hidden.clone();
         hidden.push(self.state_dir.clone());
         let exec = ExecConfig {
@@ -375,6 +386,8 @@ impl Setup {
             max_cpu_seconds: max_cpu_seconds.unwrap_or(defaults.max_cpu_seconds),
             max_address_space_bytes: max_address_space_bytes.unwrap_or(defaults.max_address_space_bytes),
             max_file_size_bytes: max_file_size_bytes.unwrap_or(defaults.max_file_size_bytes),
+            max_session_memory_bytes: max_session_memory_bytes.unwrap_or(defaults.max_session_memory_bytes),
+            max_home_bytes: max_home_bytes.unwrap_or(defaults.max_home_bytes),
             ..defaults
         };
         let builder = self.confirm.iter().fold(builder, |builder, tag| builder.confirm_tag(tag.clone()));

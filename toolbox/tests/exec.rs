@@ -115,7 +115,8 @@ fn no_environ_file_of_proc_that_a_command_can_read_holds_the_secret_of_toolbox()
     let body = text.splitn(3, '\n').nth(2).unwrap();
     let lines: Vec<&str> = body.lines().collect();
     let (last, counts) = lines.split_last().unwrap();
-    assert_eq!(*last, "cat: /proc/TOOLBOX/environ: Permission denied", "{body}");
+    // Not even listed: the command's `/proc` shows only the processes it may trace.
+    assert_eq!(*last, "cat: /proc/TOOLBOX/environ: No such file or directory", "{body}");
     // Each file it could read is its own processes' (no secret: a count of 0), and there are some.
     let (read, counts) = counts.split_last().unwrap();
     assert!(counts.iter().all(|count| *count == "0"), "{body}");
@@ -209,7 +210,8 @@ fn the_max_flags_set_the_limits_of_each_command() {
     let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let root = root.path().to_str().unwrap();
     let command = json!({"command": "ulimit -t; ulimit -v; ulimit -f; cat /sys/fs/cgroup/pids$(grep pids \
-        /proc/self/cgroup | cut -d: -f3)/pids.max"});
+        /proc/self/cgroup | cut -d: -f3)/pids.max; cat /sys/fs/cgroup/memory$(grep memory /proc/self/cgroup | cut \
+        -d: -f3)/memory.limit_in_bytes; df -B1 --output=size \"$HOME\" | tail -n 1 | tr -d ' '"});
     let limits = [
         "--max-processes",
         "40",
@@ -219,6 +221,10 @@ fn the_max_flags_set_the_limits_of_each_command() {
         "2147483648",
         "--max-file-size-bytes",
         "1048576",
+        "--max-session-memory-bytes",
+        "67108864",
+        "--max-home-bytes",
+        "2097152",
     ];
     let message = toolbox(
         &[&["call", "bash", &command.to_string(), "--allow", "exec", "--root", root][..], &limits].concat(),
@@ -228,12 +234,12 @@ fn the_max_flags_set_the_limits_of_each_command() {
     let text = message["content"].as_str().unwrap();
     assert!(
         text.lines().next().unwrap().ends_with(
-            "; limits: 40 processes, 9 cpu s, 2 GiB address space, 1 MiB per file; as root: chmod and chown outside \
-             the workspace are not confined]"
+            "; limits: 40 processes, 9 cpu s, 2 GiB address space, 1 MiB per file, 64 MiB memory per session, 2 MiB \
+             HOME; as root: chmod and chown outside the workspace are not confined]"
         ),
         "{text}"
     );
-    assert_eq!(text.splitn(3, '\n').nth(2).unwrap(), "9\n2097152\n1024\n40\n");
+    assert_eq!(text.splitn(3, '\n').nth(2).unwrap(), "9\n2097152\n1024\n40\n67108864\n2097152\n");
 }
 
 /// `toolbox mcp --set exec --allow exec` on stdio in `root`, and an rmcp client of it.

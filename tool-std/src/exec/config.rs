@@ -107,6 +107,20 @@ pub struct ExecConfig {
     /// (default 1 GiB = 1073741824; 0: the server's own). A write past it fails (`EFBIG`) and
     /// the process gets `SIGXFSZ`.
     pub max_file_size_bytes: u64,
+    /// The most memory the commands of one session use together, in bytes: a cgroup v1 `memory`
+    /// controller per session (`memory.limit_in_bytes`), which every command of the session
+    /// joins; past it the kernel reclaims the session's page cache and then kills one of its
+    /// processes (the OOM killer: the command reads `exit code 137`). Its `HOME`, a `tmpfs`, is
+    /// counted there too. Default 4 GiB = 4294967296; 0: no limit of ours. Where there is no
+    /// such controller, the result's first line says so.
+    pub max_session_memory_bytes: u64,
+    /// The most bytes a session's `HOME` holds: it is a `tmpfs` of this size mounted on the
+    /// session's temp dir (writes past it fail with `ENOSPC`, "No space left on device"), made
+    /// when the session runs its first command and unmounted when the registry closes. Default
+    /// 1 GiB = 1073741824; 0: a plain directory on the file system of
+    /// [`temp_root`](ExecConfig::temp_root). Where it cannot be mounted (no `CAP_SYS_ADMIN`), the
+    /// result's first line says so.
+    pub max_home_bytes: u64,
 }
 
 impl Default for ExecConfig {
@@ -133,6 +147,8 @@ impl Default for ExecConfig {
             max_cpu_seconds: 600,
             max_address_space_bytes: 8 << 30,
             max_file_size_bytes: 1 << 30,
+            max_session_memory_bytes: 4 << 30,
+            max_home_bytes: 1 << 30,
         }
     }
 }
