@@ -11,7 +11,7 @@ use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputLayer, OutputStore, 
 use tool_runtime::{
     DefaultPolicy, Permission, PermissionRequest, Progress, Registry, ToolCall, ToolContext, ToolMessage,
 };
-use tool_std::exec::{EXEC_CONFIG, ExecConfig};
+use tool_std::exec::{EXEC_CONFIG, ExecConfig, ExecUser};
 use tool_std::sandbox::{SANDBOX, Sandbox};
 
 #[path = "support/procs.rs"]
@@ -1191,7 +1191,17 @@ async fn sysv_ipc_is_the_commands_own_and_ends_with_it() {
 
 #[tokio::test]
 async fn a_command_cannot_read_another_sessions_command_line_or_environment() {
-    let shell = Shell::new();
+    sessions_do_not_see_each_others_processes(Shell::new()).await;
+}
+
+#[tokio::test]
+async fn commands_of_two_sessions_run_as_one_user_do_not_see_each_others_processes() {
+    sessions_do_not_see_each_others_processes(shell_of_nobody(|config| config)).await;
+}
+
+/// Session s2 looks for the secret in the command line and the environment of session s1's
+/// command, in every `/proc/PID` it sees.
+async fn sessions_do_not_see_each_others_processes(shell: Shell) {
     let secret = format!("secret-{}-{}", std::process::id(), line!());
     let s1 = ToolContext::builder().session_id("s1").build();
     start(&shell, &s1, &format!("export TOKEN={secret}; {} & sleep 60; echo {secret}", sleeper("s1.pid", 60))).await;
@@ -1312,4 +1322,106 @@ async fn temp_dirs_mounts_and_cgroups_left_by_a_killed_server_are_removed_at_the
     for dir in cgroups {
         assert!(!dir.exists(), "{} is left", dir.display());
     }
+}
+
+/// A shell whose workspace (and the directories above it) belongs to `nobody` (65534), as a
+/// workspace of a user's own is, with `outside/victim.txt` (root's, 0644) and
+/// `outside/secret.txt` (root's, 0600) hard-linked into the workspace as `link.txt`.
+fn shell_of_nobody(configure: impl FnOnce(ExecConfig) -> ExecConfig) -> Shell {
+    use std::os::unix::fs::PermissionsExt;
+    let shell = Shell::with(configure);
+    std::os::unix::fs::chown(&shell.root, Some(65534), Some(65534)).unwrap();
+    std::fs::set_permissions(shell.root.parent().unwrap(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(shell.outside.join("victim.txt"), "victim\n").unwrap();
+    std::fs::write(shell.outside.join("secret.txt"), "secret of root\n").unwrap();
+    std::fs::set_permissions(shell.outside.join("secret.txt"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::hard_link(shell.outside.join("secret.txt"), shell.root.join("link.txt")).unwrap();
+    shell
+}
+
+#[tokio::test]
+async fn a_command_changes_no_mode_owner_time_or_attribute_outside_and_reads_no_hard_link_to_a_private_file() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let shell = shell_of_nobody(|config| config);
+    let victim = shell.outside.join("victim.txt");
+    let before = std::fs::metadata(&victim).unwrap();
+    let script = format!(
+        "import os\nv = {victim:?}\nfor name, call in [\n    ('chmod', lambda: os.chmod(v, 0o777)),\n    ('chown', lambda: \
+         os.chown(v, 65534, 65534)),\n    ('utime', lambda: os.utime(v, (0, 0))),\n    ('setxattr', lambda: \
+         os.setxattr(v, 'user.attack', b'1')),\n    ('read link.txt', lambda: open('link.txt').read()),\n]:\n    try:\n        \
+         call()\n        print(name, 'ok')\n    except OSError as e:\n        print(name, e.strerror)\n",
+        victim = victim.display().to_string()
+    );
+    let message = python(&shell, &script).await;
+    assert_eq!(
+        body(&message),
+        "chmod Operation not permitted\nchown Operation not permitted\nutime Operation not permitted\nsetxattr \
+         Permission denied\nread link.txt Permission denied\n",
+        "{}",
+        message.text()
+    );
+    let after = std::fs::metadata(&victim).unwrap();
+    assert_eq!(
+        (after.permissions().mode(), after.uid(), after.mtime()),
+        (before.permissions().mode(), 0, before.mtime())
+    );
+}
+
+#[tokio::test]
+async fn a_command_runs_as_the_owner_of_the_workspace_and_writes_there_and_in_home() {
+    use std::os::unix::fs::MetadataExt;
+    let shell = shell_of_nobody(|config| config);
+    let message = shell
+        .bash("id -u; id -g; id -G; echo made > made.txt; echo kept > \"$HOME/kept.txt\" && cat \"$HOME/kept.txt\"")
+        .await;
+    assert_eq!(body(&message), "65534\n65534\n65534\nkept\n", "{}", message.text());
+    assert_eq!(std::fs::metadata(shell.root.join("made.txt")).unwrap().uid(), 65534);
+    let first = message.text().lines().next().unwrap().to_owned();
+    assert!(first.ends_with("1 GiB HOME; as uid 65534 (gid 65534), the owner of the workspace]"), "{first}");
+}
+
+#[tokio::test]
+async fn a_command_run_as_another_user_still_ends_with_the_server() {
+    let shell = shell_of_nobody(|config| config);
+    // PR_GET_PDEATHSIG (2): the user was switched before the signal was set, which a switch clears.
+    let script = "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nsignal = ctypes.c_int(0)\n\
+                  libc.prctl(2, ctypes.byref(signal), 0, 0, 0)\nprint(os.getuid(), signal.value)\n";
+    // `exec`: python is the shell itself then (a fork clears the signal, an `exec` keeps it).
+    std::fs::write(shell.root.join("pdeathsig.py"), script).unwrap();
+    let message = shell.bash(&format!("exec python3 {}", shell.root.join("pdeathsig.py").display())).await;
+    assert_eq!(body(&message), "65534 9\n", "{}", message.text());
+}
+
+#[tokio::test]
+async fn the_server_user_setting_runs_commands_as_root_whoever_owns_the_workspace() {
+    let shell = shell_of_nobody(|config| ExecConfig { user: ExecUser::Server, ..config });
+    let message = shell.bash("id -u").await;
+    assert_eq!(body(&message), "0\n", "{}", message.text());
+    assert!(message.text().lines().next().unwrap().ends_with(&format!("{LIMITS}]")), "{}", message.text());
+}
+
+#[tokio::test]
+async fn a_user_given_runs_the_commands_when_the_workspace_is_writable_by_it() {
+    let shell = shell_of_nobody(|config| ExecConfig { user: ExecUser::Id { uid: 65534, gid: 65534 }, ..config });
+    let message = shell.bash("id -u; echo made > made.txt && cat made.txt").await;
+    assert_eq!(body(&message), "65534\nmade\n", "{}", message.text());
+    let first = message.text().lines().next().unwrap().to_owned();
+    assert!(first.ends_with("1 GiB HOME; as uid 65534 (gid 65534)]"), "{first}");
+}
+
+#[tokio::test]
+async fn a_user_given_that_cannot_write_the_workspace_is_refused_saying_what_to_change() {
+    let shell = Shell::with(|config| ExecConfig { user: ExecUser::Id { uid: 4242, gid: 4242 }, ..config });
+    let message = shell.bash("touch made.txt").await;
+    assert!(message.is_error);
+    let root = shell.root.display();
+    assert_eq!(
+        message.text(),
+        format!(
+            "refused to run the command as uid 4242 (gid 4242): the workspace root {root} is not writable by it (owner \
+             uid 0, gid 0, mode 755); give the workspace to that user (`chown -R 4242:4242 {root}`) or run commands \
+             as the workspace's owner (toolbox `--exec-user owner`)"
+        )
+    );
+    assert!(!shell.root.join("made.txt").exists());
 }

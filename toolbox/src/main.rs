@@ -13,7 +13,8 @@
 //! `--session ID`, `--store file|redis://HOST:PORT/DB`, `--allow external,exec,unconfined-exec`,
 //! `--max-processes N`, `--max-cpu-seconds SECS`, `--max-address-space-bytes BYTES`,
 //! `--max-file-size-bytes BYTES` (the limits of each shell command), `--max-session-memory-bytes
-//! BYTES`, `--max-home-bytes BYTES` (of each session's commands together),
+//! BYTES`, `--max-home-bytes BYTES` (of each session's commands together), `--exec-user
+//! owner|server|UID[:GID]` (who they run as),
 //! `--config FILE` (the tools of the MCP servers of an `mcpServers` file join the standard ones:
 //! `toolbox mcp --config FILE` is a gateway), `-v` (see [`setup`]).
 //!
@@ -132,6 +133,13 @@ struct Global {
     /// 1073741824 (1 GiB)].
     #[arg(long, global = true, value_name = "BYTES")]
     max_home_bytes: Option<u64>,
+    /// The user shell commands run as when toolbox runs as root: `owner` (the owner of the
+    /// workspace root, unless that is root), `server` (toolbox's own user, root included), or
+    /// `UID[:GID]` (decimal; the workspace root must be writable by it). Another user than root
+    /// cannot change the modes, owners, times or attributes of files outside the workspace, nor
+    /// read root's files through hard links [default: owner].
+    #[arg(long, global = true, value_name = "USER")]
+    exec_user: Option<tool_std::exec::ExecUser>,
     /// Defer the tools of these sets, comma-separated: they are left out of the first request
     /// (`list`, `mcp`) and found through tool search (Anthropic `defer_loading` with a search
     /// tool, OpenAI Responses `tool_search`, else the `search_tools` and `call_tool`

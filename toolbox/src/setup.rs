@@ -42,7 +42,7 @@ use tool_runtime::output::{FileStore, OUTPUT_STORE, OutputLayer, OutputStore, St
 use tool_runtime::redis::{OUTPUT_NAMESPACE, RedisConnection, RedisStore};
 use tool_runtime::{ImageSupport, Registry, RegistryBuilder, SystemClock, ToolContext, ToolContextBuilder};
 use tool_std::exec::confine::canonical_as_far_as_it_exists;
-use tool_std::exec::{EXEC_CONFIG, ExecConfig};
+use tool_std::exec::{EXEC_CONFIG, ExecConfig, ExecUser};
 use tool_std::sandbox::{SANDBOX, Sandbox};
 use tool_std::session::{
     FileSessionStore, RedisSessionStore, SESSION_NAMESPACE, SESSION_STORE, SessionStore, session_limits_from_env,
@@ -115,6 +115,8 @@ struct ExecLimits {
     max_file_size_bytes: Option<u64>,
     max_session_memory_bytes: Option<u64>,
     max_home_bytes: Option<u64>,
+    /// `--exec-user`.
+    user: Option<ExecUser>,
 }
 
 /// The output store and the session store of a registry.
@@ -141,7 +143,7 @@ pub(crate) struct Setup {
     config: Option<PathBuf>,
     /// The shell commands' limits of `--max-processes`, `--max-cpu-seconds`,
     /// `--max-address-space-bytes`, `--max-file-size-bytes`, `--max-session-memory-bytes` and
-    /// `--max-home-bytes`, where given.
+    /// `--max-home-bytes`, and the user of `--exec-user`, where given.
     exec_limits: ExecLimits,
     /// The servers of `--config`, once connected.
     imported: std::sync::OnceLock<Vec<ImportedServer>>,
@@ -189,6 +191,7 @@ impl Setup {
                 max_file_size_bytes: global.max_file_size_bytes,
                 max_session_memory_bytes: global.max_session_memory_bytes,
                 max_home_bytes: global.max_home_bytes,
+                user: global.exec_user,
             },
             imported: std::sync::OnceLock::new(),
         })
@@ -375,6 +378,7 @@ impl Setup {
             max_file_size_bytes,
             max_session_memory_bytes,
             max_home_bytes,
+            user,
         } = self.exec_limits;
         let mut hidden = defaults.hidden.clone();
         hidden.push(self.state_dir.clone());
@@ -388,6 +392,7 @@ impl Setup {
             max_file_size_bytes: max_file_size_bytes.unwrap_or(defaults.max_file_size_bytes),
             max_session_memory_bytes: max_session_memory_bytes.unwrap_or(defaults.max_session_memory_bytes),
             max_home_bytes: max_home_bytes.unwrap_or(defaults.max_home_bytes),
+            user: user.unwrap_or(defaults.user),
             ..defaults
         };
         let builder = self.confirm.iter().fold(builder, |builder, tag| builder.confirm_tag(tag.clone()));

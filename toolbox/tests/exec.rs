@@ -320,3 +320,45 @@ async fn cancelling_a_bash_call_over_mcp_stops_its_process_group() {
     client.cancel().await.unwrap();
     assert!(server.wait().await.unwrap().success());
 }
+
+#[test]
+fn exec_user_runs_the_commands_as_the_user_given() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // A workspace of nobody's, below a directory every user may enter.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).unwrap();
+    std::os::unix::fs::chown(&root, Some(65534), Some(65534)).unwrap();
+    let command = json!({"command": "id -u"}).to_string();
+    let root = root.to_str().unwrap();
+    let run = |user: &str| {
+        let message =
+            toolbox(&["call", "bash", &command, "--allow", "exec", "--root", root, "--exec-user", user], state.path());
+        let text = message["content"].as_str().unwrap().to_owned();
+        (text.lines().nth(2).unwrap_or_default().to_owned(), text.lines().next().unwrap().to_owned())
+    };
+    let (uid, first) = run("65534:65534");
+    assert_eq!(uid, "65534", "{first}");
+    assert!(first.ends_with("; as uid 65534 (gid 65534)]"), "{first}");
+    assert_eq!(run("server").0, "0");
+    assert_eq!(run("owner").0, "65534");
+}
+
+#[test]
+fn an_exec_user_that_is_not_a_user_is_refused_at_the_command_line() {
+    let state = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["list", "--exec-user", "nobody", "--state-dir", state.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "invalid value 'nobody' for '--exec-user <USER>': `nobody` is not a user: give `owner` (the workspace's \
+             owner), `server` (the server's own user) or a decimal `UID` or `UID:GID`"
+        ),
+        "{stderr}"
+    );
+}

@@ -24,7 +24,7 @@
 //! | Signals to the server or other commands | the pid namespace (other processes have no pid in it); Landlock ABI 6's signal scope (against pidfds of `/proc` entries) | below ABI 6 without a namespace, `kill` by pid reaches same-uid processes |
 //! | Processes that leave the group (`setsid`, double fork) | a pid namespace per command (`unshare(CLONE_NEWPID)` on the spawn thread): the shell is its pid 1, and when it ends, by itself or by `SIGKILL` from the server (at the end, the time limit, `bash_kill`, the registry's close or drop), the kernel kills every process in it | no namespace (no `CAP_SYS_ADMIN`): only the process group is stopped; said in the first line |
 //! | Processes left when the server is killed (`SIGKILL`, a crash) | the shell is started by `setpriv --pdeathsig KILL` from a thread that lives as long as the command: when the server goes, the kernel kills the shell and with it its pid namespace; seccomp refuses a `prctl` setting another parent-death signal | no `setpriv` (util-linux) on the `PATH`, or no seccomp: said in the first line |
-//! | Metadata outside the workspace (modes, owners, times) | nothing but the operator's choice of user: Landlock has no right for them and root owns the files, so a command run as root may `chmod` and `chown` them (the first line says so: run the server as another user); the set-user-ID and set-group-ID bits are refused everywhere by seccomp (`chmod`, `fchmod`, `fchmodat`, `fchmodat2`, `creat`, `mknod`, `mknodat`, `open` and `openat` with `O_CREAT` or `O_TMPFILE`; `openat2` altogether), and `SETUID`/`SETGID` are dropped | no seccomp: said in the first line |
+//! | Metadata outside the workspace (modes, owners, times, extended attributes); root-only files hard-linked into the workspace | the user: as root, the server runs commands as another ([`ExecUser`](super::ExecUser): by default the owner of the workspace root), switched by `setpriv --reuid --regid --clear-groups` (with `CAP_SETUID` and `CAP_SETGID` kept in the bounding set for it; the kernel clears every capability once no user id is 0), so the kernel's own permission checks refuse them. Landlock has no right for metadata, so a command run as root (a root-owned workspace, or [`ExecUser::Server`](super::ExecUser::Server)) may `chmod` and `chown` files outside (the first line says so); the set-user-ID and set-group-ID bits are refused everywhere by seccomp (`chmod`, `fchmod`, `fchmodat`, `fchmodat2`, `creat`, `mknod`, `mknodat`, `open` and `openat` with `O_CREAT` or `O_TMPFILE`; `openat2` altogether), and `SETUID`/`SETGID` are dropped | no seccomp: said in the first line |
 //! | The operator's terminal | the shell leads a session of its own (`setsid`, util-linux), so it has no controlling terminal; seccomp refuses `TIOCSTI` and `TIOCLINUX` | no `setsid` on the `PATH`: only the `ioctl`s are refused |
 //! | Descriptors the server inherited without close-on-exec | the shell closes every descriptor but 0, 1 and 2 before the command's first word | — |
 //! | Inbound TCP | seccomp refuses `listen` when the network is off (a socket never bound gets a port of its own, which Landlock's `bind` right does not see) | no seccomp: said in the first line |
@@ -116,6 +116,22 @@ pub struct Confinement {
     /// for them, and root owns them), though never set the set-user-ID or set-group-ID bit
     /// (seccomp). Said in the first line; run the server as another user to confine them.
     pub as_root: bool,
+    /// The user the command runs as when it is not the server's (see
+    /// [`ExecUser`](super::ExecUser)).
+    pub user: Option<CommandUser>,
+}
+
+/// A user other than the server's that a command runs as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CommandUser {
+    /// Its user id (not 0).
+    pub uid: u32,
+    /// Its group id, its only group.
+    pub gid: u32,
+    /// It was chosen as the owner of the workspace root
+    /// ([`ExecUser::WorkspaceOwner`](super::ExecUser::WorkspaceOwner)).
+    pub workspace_owner: bool,
 }
 
 /// Whether Landlock confines a command's files.
@@ -289,6 +305,10 @@ impl fmt::Display for Confinement {
         if self.as_root {
             parts.push("as root: chmod and chown outside the workspace are not confined".to_owned());
         }
+        if let Some(CommandUser { uid, gid, workspace_owner }) = self.user {
+            let owner = if workspace_owner { ", the owner of the workspace" } else { "" };
+            parts.push(format!("as uid {uid} (gid {gid}){owner}"));
+        }
         write!(f, "[sandbox: {}]", parts.join("; "))
     }
 }
@@ -317,6 +337,9 @@ pub(crate) struct Rules<'a> {
     pub(crate) home: &'a Result<u64, String>,
     /// The per-process limits (as configured; held to the server's own here).
     pub(crate) limits: ResourceLimits,
+    /// The user to run as, when not the server's: `CAP_SETUID` and `CAP_SETGID` stay in the
+    /// bounding set for `setpriv` to switch to it.
+    pub(crate) user: Option<CommandUser>,
 }
 
 /// Confines the calling thread (and what it spawns later) by `rules`, in the order each step
@@ -350,7 +373,7 @@ fn confine_rest(
 ) -> Result<Confinement, String> {
     let contained = new_pid_namespace();
     let isolation = isolate(rules.network);
-    let capabilities = drop_capabilities();
+    let capabilities = drop_capabilities(rules.user.is_some());
     let hidden = hidden_dirs(rules.hidden);
     let (landlock, tcp) = match restrict_thread(rules.writable, &hidden, rules.network, rules.max_abi) {
         Ok((abi, tcp)) => {
@@ -368,7 +391,8 @@ fn confine_rest(
     };
     let server_exit = filtered.map_err(|reason| format!("no seccomp to keep its parent-death signal: {reason}"));
     let limits = rules.limits.within_own();
-    let as_root = rustix::process::geteuid().is_root();
+    let user = rules.user;
+    let as_root = user.is_none() && rustix::process::geteuid().is_root();
     let isolation = isolation.map_err(|missing| missing.join(", "));
     let home = rules.home.clone();
     Ok(Confinement {
@@ -383,6 +407,7 @@ fn confine_rest(
         capabilities,
         isolation,
         as_root,
+        user,
     })
 }
 
@@ -432,11 +457,18 @@ fn isolate(network: bool) -> Result<(), Vec<String>> {
     if missing.is_empty() { Ok(()) } else { Err(missing) }
 }
 
-/// Drops every capability but [`KEPT_CAPABILITIES`] from the calling thread's bounding set: a
-/// program it executes (as root) gets no other capability, and cannot gain one back.
-fn drop_capabilities() -> Result<(), String> {
+/// Drops every capability but [`KEPT_CAPABILITIES`] (and `SETUID` and `SETGID` when
+/// `switch_user`: `setpriv` needs them to switch users, after which the kernel clears every
+/// capability) from the calling thread's bounding set: a program it executes (as root) gets no
+/// other capability, and cannot gain one back.
+fn drop_capabilities(switch_user: bool) -> Result<(), String> {
     let mut failed = None;
-    for capability in CapabilitySet::all().difference(KEPT_CAPABILITIES).iter() {
+    let kept = if switch_user {
+        KEPT_CAPABILITIES.union(CapabilitySet::SETUID).union(CapabilitySet::SETGID)
+    } else {
+        KEPT_CAPABILITIES
+    };
+    for capability in CapabilitySet::all().difference(kept).iter() {
         match remove_capability_from_bounding_set(capability) {
             // A capability this kernel does not know: nothing to drop.
             Ok(()) | Err(rustix::io::Errno::INVAL) => {}
@@ -822,6 +854,7 @@ mod tests {
             capabilities: Ok(()),
             isolation: Ok(()),
             as_root: false,
+            user: None,
         }
     }
 

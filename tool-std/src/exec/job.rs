@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use tool_runtime::CancellationToken;
 
 use super::capture::{Capture, Sink};
-use super::confine::{Cgroup, Confinement, ResourceLimits, Rules, confine_thread};
+use super::confine::{Cgroup, CommandUser, Confinement, ResourceLimits, Rules, confine_thread};
 
 /// What a command is run with.
 #[derive(Debug, Clone)]
@@ -38,6 +38,8 @@ pub(crate) struct Launch {
     pub(crate) session_memory: Result<(PathBuf, u64), String>,
     /// The bound of the session's `HOME` in bytes, or why there is none.
     pub(crate) home: Result<u64, String>,
+    /// The user to run as, when not the server's.
+    pub(crate) user: Option<CommandUser>,
     /// The per-process limits.
     pub(crate) limits: ResourceLimits,
     /// Run unconfined where Landlock is not in force.
@@ -245,6 +247,7 @@ fn spawn_confined(launch: &Launch) -> (Result<Spawned, String>, Option<Cgroup>) 
         pids_cgroup: &pids_cgroup,
         session_memory: &launch.session_memory,
         home: &launch.home,
+        user: launch.user,
         writable: &writable,
         hidden: &launch.hidden,
         network: launch.network,
@@ -275,8 +278,19 @@ fn spawn_bash(launch: &Launch, mut confinement: Confinement) -> Result<Spawned, 
     if setsid {
         program.insert(0, "setsid");
     }
+    let (uid, gid) = confinement.user.map(|user| (user.uid.to_string(), user.gid.to_string())).unzip();
     if on_path("setpriv", &launch.env) {
         program.splice(0..0, ["setpriv", "--pdeathsig", "KILL", "--"]);
+        // The user first: `setpriv` switches it before it sets the parent-death signal, which
+        // a change of user would clear.
+        if let (Some(uid), Some(gid)) = (&uid, &gid) {
+            program.splice(1..1, ["--reuid", uid.as_str(), "--regid", gid.as_str(), "--clear-groups"]);
+        }
+    } else if let Some(user) = confinement.user {
+        return Err(format!(
+            "refused to run the command: it is to run as uid {}, which needs `setpriv` (util-linux) on the PATH",
+            user.uid
+        ));
     } else {
         confinement.server_exit = Err("no `setpriv` (util-linux) on the PATH to set it".to_owned());
     }

@@ -47,6 +47,8 @@
 //! System V IPC, network (when off) or `/proc` with the host or other commands (namespaces of its
 //! own), and can make no user namespace and use no keyring (seccomp).
 //! Its capabilities are the file ones only, so the server's `/proc/PID/environ` is not readable.
+//! When the server runs as root, it runs as the owner of the workspace root unless that is root
+//! ([`ExecConfig::user`]), so that it can change nothing about files outside the workspace.
 //! It is the pid 1 of a pid namespace of its own, so every process it starts (`setsid` and double
 //! forks included) ends with it, with `bash_kill`, the time limit, the registry's close and the
 //! server's exit, even a `SIGKILL` of the server. Each command runs under limits: at most
@@ -80,6 +82,7 @@ pub mod confine;
 mod job;
 mod open_world;
 mod state;
+mod user;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -93,9 +96,9 @@ use self::job::{End, Finished, Job, Launch};
 use self::state::{Background, SessionExec, SessionLimits};
 pub use self::state::{EXEC_STATE, ExecState};
 use crate::sandbox::{SANDBOX, Sandbox};
-pub use config::{EXEC_CONFIG, ExecConfig};
+pub use config::{EXEC_CONFIG, ExecConfig, ExecUser};
 use confine::ResourceLimits;
-pub use confine::{Confinement, Landlock, NetworkConfinement};
+pub use confine::{CommandUser, Confinement, Landlock, NetworkConfinement};
 pub use open_world::open_world_tools;
 use tool_runtime::off_worker;
 
@@ -184,24 +187,24 @@ pub async fn bash(
         return Err(ToolError::failed(ExecError::Timeout { value: timeout_ms, max: config.max_timeout_ms }));
     }
     let id = ctx.session_id().unwrap_or_default().to_owned();
-    let limits = SessionLimits {
-        temp_root: config.temp_root.clone(),
-        memory_bytes: config.max_session_memory_bytes,
-        home_bytes: config.max_home_bytes,
-    };
+    let (temp_root, memory_bytes, home_bytes) =
+        (config.temp_root.clone(), config.max_session_memory_bytes, config.max_home_bytes);
     let root = sandbox.root().to_path_buf();
     let mut hidden = config.hidden.clone();
     let prefix = state.prefix().to_owned();
+    let exec_user = config.user;
     let prepared = off_worker(move || -> Result<_, ExecError> {
         let workdir = resolve_workdir(&sandbox, workdir.as_deref())?;
+        let user = user::resolve(exec_user, sandbox.root()).map_err(ExecError::Start)?;
+        let limits = SessionLimits { temp_root, memory_bytes, home_bytes, user };
         let session = state.session(&id, &limits).map_err(ExecError::Start)?;
         // Every registry's exec temp dir (this one's too): the session's `HOME` is granted alone.
         hidden.extend(exec_dirs(&limits.temp_root));
-        Ok((workdir, session, hidden))
+        Ok((workdir, session, hidden, user))
     })
     .await
     .ok_or_else(shutting_down)?;
-    let (workdir, session, hidden) = prepared.map_err(ToolError::failed)?;
+    let (workdir, session, hidden, user) = prepared.map_err(ToolError::failed)?;
     let mut env = vec![
         ("PATH".to_owned(), config.path.clone()),
         ("LANG".to_owned(), config.lang.clone()),
@@ -210,6 +213,7 @@ pub async fn bash(
     env.extend(config.env.iter().cloned());
     let (session_memory, home) = session.bounds();
     let launch = Launch {
+        user,
         prefix,
         session_memory,
         home,

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tool_runtime::{BoxError, BoxFuture, DependencyError, DependencyKey, ToolContext};
 
 use super::cleanup::{self, PREFIX};
-use super::confine::Cgroup;
+use super::confine::{Cgroup, CommandUser};
 use super::job::Job;
 
 /// The registry's exec state ([`ExecState`]): closing the registry stops every background
@@ -75,6 +75,8 @@ pub(crate) struct SessionLimits {
     pub(crate) memory_bytes: u64,
     /// The size of the session's `HOME`, in bytes (0: a plain directory).
     pub(crate) home_bytes: u64,
+    /// The user commands run as, when not the server's: the session's `HOME` is theirs.
+    pub(crate) user: Option<CommandUser>,
 }
 
 impl ExecState {
@@ -97,6 +99,7 @@ impl ExecState {
                     .prefix(&format!("{}-", self.prefix))
                     .tempdir_in(&limits.temp_root)
                     .map_err(|e| format!("cannot make the exec temp dir in {}: {e}", limits.temp_root.display()))?;
+                traversable(made.path())?;
                 *dir = Some(made);
             }
             dir.as_ref().map(|dir| dir.path().to_path_buf()).unwrap_or_default()
@@ -194,14 +197,20 @@ impl SessionExec {
             .prefix("session-")
             .tempdir_in(parent)
             .map_err(|e| format!("cannot make the session temp dir in {}: {e}", parent.display()))?;
+        traversable(dir.path())?;
         for sub in ["home", "output"] {
             std::fs::create_dir(dir.path().join(sub))
                 .map_err(|e| format!("cannot make {}: {e}", dir.path().join(sub).display()))?;
         }
+        let home = dir.path().join("home");
         let home_bound = match limits.home_bytes {
             0 => Err("none configured".to_owned()),
-            bytes => mount_home(&dir.path().join("home"), bytes).map(|()| bytes),
+            bytes => mount_home(&home, bytes, limits.user).map(|()| bytes),
         };
+        if let Some(user) = limits.user {
+            std::os::unix::fs::chown(&home, Some(user.uid), Some(user.gid))
+                .map_err(|e| format!("cannot give {} to uid {}: {e}", home.display(), user.uid))?;
+        }
         let memory = match limits.memory_bytes {
             0 => Err("none configured".to_owned()),
             bytes => Cgroup::make("memory", cgroup, &[("memory.limit_in_bytes", bytes.to_string())])
@@ -232,13 +241,24 @@ impl SessionExec {
     }
 }
 
-/// Mounts a `tmpfs` of `bytes` on `home` (mode 0700, no set-user-ID programs, no devices).
+/// Makes `dir` (the server's, mode 0700) enterable by every user but listable by none (0711), so
+/// that a command run as another user reaches its `HOME` below it; Landlock keeps other
+/// sessions' dirs from commands.
+fn traversable(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711))
+        .map_err(|e| format!("cannot set the mode of {}: {e}", dir.display()))
+}
+
+/// Mounts a `tmpfs` of `bytes` on `home` (mode 0700, owned by `user` when given, no
+/// set-user-ID programs, no devices).
 ///
 /// # Errors
 /// Why not, as the first line says it (no `CAP_SYS_ADMIN`).
-fn mount_home(home: &Path, bytes: u64) -> Result<(), String> {
+fn mount_home(home: &Path, bytes: u64, user: Option<CommandUser>) -> Result<(), String> {
     use rustix::mount::{MountFlags, mount};
-    let options = std::ffi::CString::new(format!("size={bytes},mode=0700")).unwrap_or_default();
+    let owner = user.map_or_else(String::new, |user| format!(",uid={},gid={}", user.uid, user.gid));
+    let options = std::ffi::CString::new(format!("size={bytes},mode=0700{owner}")).unwrap_or_default();
     mount("tmpfs", home, "tmpfs", MountFlags::NOSUID | MountFlags::NODEV, options.as_c_str())
         .map_err(|e| format!("cannot mount a tmpfs on it: {e}"))
 }
