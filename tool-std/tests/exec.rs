@@ -114,9 +114,8 @@ impl Shell {
 const CONTAINED: &str = "every process ends with the command and with the server";
 
 /// The first line's part on the default limits.
-const LIMITS: &str = "limits: 512 processes, 600 cpu s, 8 GiB address space, 1 GiB per file, 4 GiB memory per \
-                      session, 1 GiB HOME; as root: chmod and \
-                      chown outside the workspace are not confined";
+const LIMITS: &str =
+    "limits: 512 processes, 600 cpu s, 8 GiB address space, 1 GiB per file, 4 GiB memory per session, 1 GiB HOME";
 
 /// The kernel's Landlock ABI as the crate uses it (the lower of the kernel's and 10).
 fn landlock_abi() -> i32 {
@@ -315,12 +314,14 @@ async fn a_write_outside_the_workspace_is_refused_by_the_kernel_and_the_note_nam
     assert!(message.is_error);
     assert!(!target.exists());
     let text = message.text();
-    assert!(text.contains(&format!("{}: Permission denied", target.display())), "{text}");
+    // The read-only view of everything but the workspace and `HOME` answers before Landlock does.
+    assert!(text.contains(&format!("{}: Read-only file system", target.display())), "{text}");
     assert!(
         text.ends_with(&format!(
             "[note: the command runs in a Landlock sandbox: the kernel refuses writes outside {}, {}, reads of the \
-             server's state, caches and other sessions and, unless the network is allowed, sockets; a \"Permission \
-             denied\" above may come from it]",
+             server's state, caches and other sessions and, unless the network is allowed, sockets, and a read-only \
+             view of the rest refuses changes there; a \"Permission denied\" or \"Read-only file system\" above may \
+             come from it]",
             shell.root.display(),
             shell.home().display(),
         )),
@@ -500,20 +501,28 @@ async fn without_landlock_a_command_is_refused_with_the_reason_and_how_to_allow_
 }
 
 #[tokio::test]
-async fn without_landlock_an_allowed_command_runs_unconfined_and_its_first_line_says_so() {
+async fn without_landlock_an_allowed_command_runs_unconfined_by_landlock_and_its_first_line_says_so() {
     let shell = Shell::with(|config| ExecConfig { max_landlock_abi: Some(0), allow_unconfined: true, ..config });
+    // The state of another session, which Landlock alone hides.
+    let secret = shell.outside.join("secret.txt");
+    std::fs::write(&secret, "read without Landlock\n").unwrap();
     let target = shell.outside.join("unconfined.txt");
-    let message = shell.bash(&format!("echo x > {}", target.display())).await;
-    assert_eq!(status(&message), "exit code 0", "{}", message.text());
+    let message = shell.bash(&format!("cat {}; echo x > {}", secret.display(), target.display())).await;
     assert_eq!(
         message.text().lines().next().unwrap(),
         format!(
             "[sandbox: none (Landlock is off in the exec configuration (`max_landlock_abi` is 0), as on a kernel \
-             without it); files are not confined; network refused (tcp, udp, unix sockets); {CONTAINED}; {LIMITS}]"
+             without it); files are not confined by Landlock; network refused (tcp, udp, unix sockets); {CONTAINED}; \
+             {LIMITS}]"
         )
     );
-    // Not confined indeed: the write outside the workspace went through.
-    assert_eq!(std::fs::read_to_string(&target).unwrap(), "x\n");
+    // Reads are not confined; writes outside are still refused by the read-only view of the rest.
+    assert_eq!(
+        body(&message),
+        format!("read without Landlock\nbash: line 1: {}: Read-only file system\n", target.display()),
+        "{}",
+        message.text()
+    );
 }
 
 #[tokio::test]
@@ -737,9 +746,10 @@ async fn no_environment_outside_the_command_is_readable_from_it() {
     let command = format!(
         "readable=0; for f in /proc/[0-9]*/environ; do if tr '\\0' '\\n' < \"$f\" > env.txt 2>/dev/null; then \
          readable=$((readable+1)); grep -h SECRET_TOKEN env.txt; fi; done; echo \"readable $readable\"; cat \
-         /proc/{}/environ /proc/{}/environ",
+         /proc/{}/environ /proc/{}/environ /proc/{}/cmdline",
         std::process::id(),
-        holder.id()
+        holder.id(),
+        std::process::id()
     );
     let message = shell.bash(&command).await;
     holder.kill().unwrap();
@@ -748,8 +758,10 @@ async fn no_environment_outside_the_command_is_readable_from_it() {
     assert!(!text.contains(&secret), "{text}");
     // Its own processes' environments it reads (so that the loop above did read some).
     assert!(!text.contains("readable 0\n"), "{text}");
-    // Not even listed: the command's `/proc` shows only the processes it may trace.
-    assert!(text.contains(&format!("/proc/{}/environ: No such file or directory", std::process::id())), "{text}");
+    // The server's `/proc` entry is not listed, and entered by its pid it refuses
+    // (hidepid=ptraceable), its command line too.
+    assert!(text.contains(&format!("/proc/{}/environ: Operation not permitted", std::process::id())), "{text}");
+    assert!(text.contains(&format!("/proc/{}/cmdline: Operation not permitted", std::process::id())), "{text}");
     assert!(text.contains(&format!("/proc/{}/environ: No such file or directory", holder.id())), "{text}");
 }
 
@@ -919,7 +931,7 @@ async fn a_command_cannot_read_the_state_and_cache_directories() {
         "sessions/other.json: Permission denied",
         "ref1/text: Permission denied",
         "cannot open directory",
-        "new: Permission denied",
+        "new: Read-only file system",
     ] {
         assert!(text.contains(refused), "{text}");
     }
@@ -984,8 +996,7 @@ async fn each_command_runs_under_the_configured_limits_which_it_cannot_raise() {
     assert!(
         text.lines().next().unwrap().ends_with(
             "; limits: 512 processes, 7 cpu s, 1 GiB address space, 1 MiB per file, 4 GiB memory per session, 1 GiB \
-             HOME; as root: chmod and chown \
-                 outside the workspace are not confined]"
+             HOME]"
         ),
         "{text}"
     );
@@ -1264,7 +1275,7 @@ async fn a_sessions_home_holds_at_most_max_home_bytes() {
         "{}",
         message.text()
     );
-    assert!(message.text().lines().next().unwrap().contains(", 1 MiB HOME; "), "{}", message.text());
+    assert!(message.text().lines().next().unwrap().ends_with(", 1 MiB HOME]"), "{}", message.text());
 }
 
 #[test]
@@ -1355,8 +1366,8 @@ async fn a_command_changes_no_mode_owner_time_or_attribute_outside_and_reads_no_
     let message = python(&shell, &script).await;
     assert_eq!(
         body(&message),
-        "chmod Operation not permitted\nchown Operation not permitted\nutime Operation not permitted\nsetxattr \
-         Permission denied\nread link.txt Permission denied\n",
+        "chmod Read-only file system\nchown Read-only file system\nutime Read-only file system\nsetxattr Read-only \
+         file system\nread link.txt Permission denied\n",
         "{}",
         message.text()
     );
@@ -1424,4 +1435,36 @@ async fn a_user_given_that_cannot_write_the_workspace_is_refused_saying_what_to_
         )
     );
     assert!(!shell.root.join("made.txt").exists());
+}
+
+#[tokio::test]
+async fn a_command_run_as_root_changes_no_mode_owner_time_or_attribute_outside_its_workspace_and_home() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // A workspace of root's: the command runs as root.
+    let shell = Shell::new();
+    let victim = shell.outside.join("victim.txt");
+    std::fs::write(&victim, "victim\n").unwrap();
+    std::fs::write(shell.root.join("mine.txt"), "mine\n").unwrap();
+    let before = std::fs::metadata(&victim).unwrap();
+    let script = format!(
+        "import os\nfor path in [{victim:?}, 'mine.txt', os.environ['HOME']]:\n    for name, call in [\n        ('chmod', \
+         lambda: os.chmod(path, 0o700)),\n        ('chown', lambda: os.chown(path, 65534, 65534)),\n        ('utime', \
+         lambda: os.utime(path, (0, 0))),\n        ('setxattr', lambda: os.setxattr(path, 'user.attack', b'1')),\n    \
+         ]:\n        try:\n            call()\n            print(name, 'ok')\n        except OSError as e:\n            \
+         print(name, e.strerror)\n",
+        victim = victim.display().to_string()
+    );
+    let message = python(&shell, &script).await;
+    let refused = "chmod Read-only file system\nchown Read-only file system\nutime Read-only file system\nsetxattr \
+                   Read-only file system\n";
+    // Outside refused; in the workspace and in `HOME` allowed.
+    let allowed = "chmod ok\nchown ok\nutime ok\nsetxattr ok\n";
+    assert_eq!(body(&message), format!("{refused}{allowed}{allowed}"), "{}", message.text());
+    let after = std::fs::metadata(&victim).unwrap();
+    assert_eq!(
+        (after.permissions().mode(), after.uid(), after.mtime()),
+        (before.permissions().mode(), 0, before.mtime())
+    );
+    // So the first line does not say that root may change them.
+    assert!(!message.text().lines().next().unwrap().contains("as root"), "{}", message.text());
 }

@@ -141,7 +141,7 @@ pub(crate) fn unmount_below(dir: &Path) {
 }
 
 /// A path of `/proc/self/mountinfo` with its octal escapes (`\040`) decoded.
-fn unescape(field: &str) -> PathBuf {
+pub(crate) fn unescape(field: &str) -> PathBuf {
     use std::os::unix::ffi::OsStringExt;
     let bytes = field.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());

@@ -13,7 +13,7 @@
 //! |---|---|---|
 //! | Files outside the workspace (writes) | Landlock: writes only below the workspace and the session's `HOME`, and to a few device files; no device nodes made anywhere (`MakeChar`/`MakeBlock` are not granted; `CAP_MKNOD` is dropped) | no Landlock: refused unless [`allow_unconfined`](super::ExecConfig::allow_unconfined); then said in the first line |
 //! | The state and cache directories, other sessions' temp dirs (reads) | Landlock's allow-list: read is granted on every entry of each ancestor of a hidden directory except the one on the way to it ([`ExecConfig::hidden`](super::ExecConfig::hidden)); the ancestors themselves cannot be listed | as above |
-//! | Other processes in `/proc` (another session's command line and environment, the server's) | a mount namespace per command with a `proc` of its own mounted `hidepid=ptraceable`: a process is listed only when the command may trace it, which the capability check (below) and Landlock's ptrace rule (each command is a Landlock domain of its own) allow for its own processes alone; `/proc` keeps the host's pid numbers | no `CAP_SYS_ADMIN`: said in the first line |
+//! | Other processes in `/proc` (another session's command line and environment, the server's) | a mount namespace per command with a `proc` of its own mounted `hidepid=ptraceable`: a process is listed (and its entry entered) only when the command may trace it, which the capability check (below) and Landlock's ptrace rule (each command is a Landlock domain of its own) allow for its own processes alone; `/proc` keeps the host's pid numbers | no `CAP_SYS_ADMIN`: said in the first line |
 //! | System V IPC (shared memory, semaphores, message queues), shared with the host and outliving the command | an IPC namespace per command: what it makes there ends with it | no namespace: seccomp refuses every System V IPC call; said in the first line |
 //! | Netlink (`sock_diag` lists the host's sockets), `/proc/net` | seccomp refuses `AF_NETLINK` when the network is off, and a network namespace per command (only a loopback, down) leaves `/proc/net` empty of the host's sockets | no namespace: `/proc/net` shows the host's; said in the first line |
 //! | User namespaces (every capability again, inside one) | seccomp refuses `unshare` and `clone` with `CLONE_NEWUSER`, and answers `clone3` (whose flags it cannot read) with `ENOSYS`, so that libc falls back to `clone` | no seccomp: said in the first line |
@@ -24,7 +24,7 @@
 //! | Signals to the server or other commands | the pid namespace (other processes have no pid in it); Landlock ABI 6's signal scope (against pidfds of `/proc` entries) | below ABI 6 without a namespace, `kill` by pid reaches same-uid processes |
 //! | Processes that leave the group (`setsid`, double fork) | a pid namespace per command (`unshare(CLONE_NEWPID)` on the spawn thread): the shell is its pid 1, and when it ends, by itself or by `SIGKILL` from the server (at the end, the time limit, `bash_kill`, the registry's close or drop), the kernel kills every process in it | no namespace (no `CAP_SYS_ADMIN`): only the process group is stopped; said in the first line |
 //! | Processes left when the server is killed (`SIGKILL`, a crash) | the shell is started by `setpriv --pdeathsig KILL` from a thread that lives as long as the command: when the server goes, the kernel kills the shell and with it its pid namespace; seccomp refuses a `prctl` setting another parent-death signal | no `setpriv` (util-linux) on the `PATH`, or no seccomp: said in the first line |
-//! | Metadata outside the workspace (modes, owners, times, extended attributes); root-only files hard-linked into the workspace | the user: as root, the server runs commands as another ([`ExecUser`](super::ExecUser): by default the owner of the workspace root), switched by `setpriv --reuid --regid --clear-groups` (with `CAP_SETUID` and `CAP_SETGID` kept in the bounding set for it; the kernel clears every capability once no user id is 0), so the kernel's own permission checks refuse them. Landlock has no right for metadata, so a command run as root (a root-owned workspace, or [`ExecUser::Server`](super::ExecUser::Server)) may `chmod` and `chown` files outside (the first line says so); the set-user-ID and set-group-ID bits are refused everywhere by seccomp (`chmod`, `fchmod`, `fchmodat`, `fchmodat2`, `creat`, `mknod`, `mknodat`, `open` and `openat` with `O_CREAT` or `O_TMPFILE`; `openat2` altogether), and `SETUID`/`SETGID` are dropped | no seccomp: said in the first line |
+//! | Metadata outside the workspace (modes, owners, times, extended attributes); root-only files hard-linked into the workspace | the user: as root, the server runs commands as another ([`ExecUser`](super::ExecUser): by default the owner of the workspace root), switched by `setpriv --reuid --regid --clear-groups` (with `CAP_SETUID` and `CAP_SETGID` kept in the bounding set for it; the kernel clears every capability once no user id is 0), so the kernel's own permission checks refuse them. For root too (a root-owned workspace, or [`ExecUser::Server`](super::ExecUser::Server)), Landlock having no right for metadata: the command's mount namespace binds the workspace and `HOME` onto themselves and remounts every other mount but `/proc` read-only (`EROFS`; device files stay writable); a root-only file hard-linked into the workspace stays readable to root; the set-user-ID and set-group-ID bits are refused everywhere by seccomp (`chmod`, `fchmod`, `fchmodat`, `fchmodat2`, `creat`, `mknod`, `mknodat`, `open` and `openat` with `O_CREAT` or `O_TMPFILE`; `openat2` altogether), and `SETUID`/`SETGID` are dropped | no seccomp: said in the first line |
 //! | The operator's terminal | the shell leads a session of its own (`setsid`, util-linux), so it has no controlling terminal; seccomp refuses `TIOCSTI` and `TIOCLINUX` | no `setsid` on the `PATH`: only the `ioctl`s are refused |
 //! | Descriptors the server inherited without close-on-exec | the shell closes every descriptor but 0, 1 and 2 before the command's first word | — |
 //! | Inbound TCP | seccomp refuses `listen` when the network is off (a socket never bound gets a port of its own, which Landlock's `bind` right does not see) | no seccomp: said in the first line |
@@ -111,10 +111,11 @@ pub struct Confinement {
     /// `proc` mounted `hidepid=ptraceable`, which lists only the processes the command may trace:
     /// its own). Else each that is missing, and why.
     pub isolation: Result<(), String>,
-    /// The command runs as root (user id 0): it may change the modes, owners, times and extended
-    /// attributes of files it does not write, outside the workspace too (Landlock has no right
-    /// for them, and root owns them), though never set the set-user-ID or set-group-ID bit
-    /// (seccomp). Said in the first line; run the server as another user to confine them.
+    /// The command runs as root (user id 0) without the read-only view of what lies outside the
+    /// workspace and `HOME` (no mount namespace could be made): it may change the modes, owners,
+    /// times and extended attributes of files outside the workspace (Landlock has no right for
+    /// them, and root owns them), though never set the set-user-ID or set-group-ID bit
+    /// (seccomp). Said in the first line; run commands as another user to confine them.
     pub as_root: bool,
     /// The user the command runs as when it is not the server's (see
     /// [`ExecUser`](super::ExecUser)).
@@ -240,7 +241,7 @@ impl fmt::Display for Confinement {
     /// `[sandbox: landlock ABI 7; writes only below /ws, /tmp/s/home; network refused (tcp, udp,
     /// unix sockets); every process ends with the command and with the server; limits: 512 processes, 600 cpu s, 8 GiB
     /// address space, 1 GiB per file, 4 GiB memory per session, 1 GiB HOME]`; without Landlock it starts `[sandbox: none (<reason>);
-    /// files are not confined; ...`. Each part the kernel could not enforce says so and why.
+    /// files are not confined by Landlock; ...`. Each part the kernel could not enforce says so and why.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut parts = Vec::new();
         match &self.landlock {
@@ -251,7 +252,7 @@ impl fmt::Display for Confinement {
             }
             Landlock::Off { reason } => {
                 parts.push(format!("none ({reason})"));
-                parts.push("files are not confined".to_owned());
+                parts.push("files are not confined by Landlock".to_owned());
             }
         }
         parts.push(match &self.network {
@@ -372,7 +373,7 @@ fn confine_rest(
     session_memory: Result<u64, String>,
 ) -> Result<Confinement, String> {
     let contained = new_pid_namespace();
-    let isolation = isolate(rules.network);
+    let isolation = isolate(rules.network, rules.writable);
     let capabilities = drop_capabilities(rules.user.is_some());
     let hidden = hidden_dirs(rules.hidden);
     let (landlock, tcp) = match restrict_thread(rules.writable, &hidden, rules.network, rules.max_abi) {
@@ -392,7 +393,8 @@ fn confine_rest(
     let server_exit = filtered.map_err(|reason| format!("no seccomp to keep its parent-death signal: {reason}"));
     let limits = rules.limits.within_own();
     let user = rules.user;
-    let as_root = user.is_none() && rustix::process::geteuid().is_root();
+    let read_only = !isolation.as_ref().is_err_and(|missing| missing.iter().any(|m| m.starts_with(METADATA)));
+    let as_root = user.is_none() && rustix::process::geteuid().is_root() && !read_only;
     let isolation = isolation.map_err(|missing| missing.join(", "));
     let home = rules.home.clone();
     Ok(Confinement {
@@ -425,11 +427,13 @@ fn new_pid_namespace() -> Result<(), String> {
 /// thread's): IPC, network unless `network` is allowed, and mount, with a `/proc` of its own
 /// mounted `hidepid=ptraceable` (a process appears there only if the reader may trace it; the
 /// command's capabilities are a strict subset of the server's and Landlock keeps each command
-/// in a domain of its own, so the server's and other sessions' processes are not listed). Each
-/// needs `CAP_SYS_ADMIN`, so it is done before the capabilities are dropped. `Err` lists what is
-/// missing and why (the missing IPC namespace starts with `SysV`: seccomp then refuses System V
-/// IPC altogether).
-fn isolate(network: bool) -> Result<(), Vec<String>> {
+/// in a domain of its own, so the server's and other sessions' processes are not listed, and
+/// entered by pid they refuse with `EPERM`), and everything but `writable` and `/proc` read-only
+/// ([`read_only_outside`]). Each needs `CAP_SYS_ADMIN`, so it is done before the capabilities
+/// are dropped, and before Landlock, which refuses mounts. `Err` lists what is missing and why
+/// (the missing IPC namespace starts with `SysV`: seccomp then refuses System V IPC
+/// altogether; the missing read-only view with [`METADATA`]).
+fn isolate(network: bool, writable: &[&Path]) -> Result<(), Vec<String>> {
     use rustix::mount::{MountFlags, MountPropagationFlags, mount, mount_change};
     use rustix::thread::UnshareFlags;
     // As in `new_pid_namespace`: none of these flags touches a descriptor or memory.
@@ -451,10 +455,65 @@ fn isolate(network: bool) -> Result<(), Vec<String>> {
             })
             .map_err(|e| format!("mount: {e}"))
     });
-    if let Err(e) = proc {
-        missing.push(format!("the processes in /proc (no /proc of its own: {e})"));
+    match proc {
+        Err(e) => {
+            missing.push(format!("the processes in /proc (no /proc of its own: {e})"));
+            missing.push(format!("{METADATA} (no mount namespace)"));
+        }
+        Ok(()) => {
+            if let Err(e) = read_only_outside(writable) {
+                missing.push(format!("{METADATA} ({e})"));
+            }
+        }
     }
     if missing.is_empty() { Ok(()) } else { Err(missing) }
+}
+
+/// How [`isolate`] names what stays open when the rest of the file system is not read-only.
+const METADATA: &str = "modes, owners and times outside the workspace";
+
+/// In the calling thread's own mount namespace: binds each of `writable` onto itself
+/// (recursively, so its own mounts stay as they are), then remounts every other mount but
+/// `/proc` read-only, keeping its other flags. A command, root included, then changes no mode,
+/// owner, time or extended attribute of a file outside (`EROFS`), which Landlock has no right
+/// for; writes to device files go on (a read-only mount refuses changes to the file system, not
+/// to a device).
+///
+/// # Errors
+/// The mounts that stay writable, and why.
+fn read_only_outside(writable: &[&Path]) -> Result<(), String> {
+    use rustix::fs::{StatVfsMountFlags, statvfs};
+    use rustix::mount::{MountFlags, mount_bind_recursive, mount_remount};
+    for dir in writable {
+        mount_bind_recursive(*dir, *dir).map_err(|e| format!("cannot bind {}: {e}", dir.display()))?;
+    }
+    // This thread's mounts: `/proc/self` is the process's, whose main thread has the host's.
+    let info = std::fs::read_to_string("/proc/thread-self/mountinfo").map_err(|e| format!("mountinfo: {e}"))?;
+    let kept = [
+        (StatVfsMountFlags::NOSUID, MountFlags::NOSUID),
+        (StatVfsMountFlags::NODEV, MountFlags::NODEV),
+        (StatVfsMountFlags::NOEXEC, MountFlags::NOEXEC),
+        (StatVfsMountFlags::NOATIME, MountFlags::NOATIME),
+        (StatVfsMountFlags::NODIRATIME, MountFlags::NODIRATIME),
+        (StatVfsMountFlags::RELATIME, MountFlags::RELATIME),
+    ];
+    let mut done = std::collections::HashSet::new();
+    let mut failed = Vec::new();
+    for point in info.lines().filter_map(|line| line.split(' ').nth(4)).map(cleanup::unescape) {
+        let open = point.starts_with("/proc") || writable.iter().any(|dir| point.starts_with(dir));
+        if open || !done.insert(point.clone()) {
+            continue;
+        }
+        let own = statvfs(&point).map(|stat| stat.f_flag).unwrap_or(StatVfsMountFlags::empty());
+        let flags = kept
+            .iter()
+            .filter(|(stat, _)| own.contains(*stat))
+            .fold(MountFlags::BIND | MountFlags::RDONLY, |flags, (_, flag)| flags | *flag);
+        if let Err(e) = mount_remount(&point, flags, "") {
+            failed.push(format!("{}: {e}", point.display()));
+        }
+    }
+    if failed.is_empty() { Ok(()) } else { Err(format!("not read-only: {}", failed.join(", "))) }
 }
 
 /// Drops every capability but [`KEPT_CAPABILITIES`] (and `SETUID` and `SETGID` when
@@ -877,7 +936,7 @@ mod tests {
         let landlock = unconfined("the kernel has no Landlock".to_owned(), true).unwrap();
         assert_eq!(
             confinement(landlock, NetworkConfinement::Refused).to_string(),
-            "[sandbox: none (the kernel has no Landlock); files are not confined; network refused (tcp, udp, unix \
+            "[sandbox: none (the kernel has no Landlock); files are not confined by Landlock; network refused (tcp, udp, unix \
              sockets); every process ends with the command and with the server; limits: 512 processes, 600 cpu s, 8 GiB address space, \
              1 GiB per file, 4 GiB memory per session, 1 GiB HOME]"
         );

@@ -477,7 +477,8 @@ fn render(job: &Job, status: &str, body: &str, seen: &Seen, finished: Option<Fin
             let reads = if hidden.is_empty() { "" } else { ", reads of the server's state, caches and other sessions" };
             note(&format!(
                 "[note: the command runs in a Landlock sandbox: the kernel refuses writes outside {}{reads} and, \
-                 unless the network is allowed, sockets; a \"Permission denied\" above may come from it]",
+                 unless the network is allowed, sockets, and a read-only view of the rest refuses changes there; a \
+                 \"Permission denied\" or \"Read-only file system\" above may come from it]",
                 dirs.join(", ")
             ));
         }
