@@ -362,3 +362,64 @@ fn an_exec_user_that_is_not_a_user_is_refused_at_the_command_line() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn the_temp_dir_mount_and_cgroups_of_a_killed_toolbox_are_removed_by_the_next_one() {
+    let (root, state, temp) =
+        (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["mcp", "--set", "exec", "--allow", "exec", "--root", root.path().to_str().unwrap()])
+        .args(["--state-dir", state.path().to_str().unwrap()])
+        .env("TMPDIR", temp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let transport = (server.stdout.take().unwrap(), server.stdin.take().unwrap());
+    let client = ().serve(transport).await.unwrap();
+    let command = "grep -E 'pids|memory' /proc/self/cgroup | cut -d: -f2,3 > cgroups.txt; exec sleep 1000";
+    let arguments = json!({ "command": command, "run_in_background": true }).as_object().unwrap().clone();
+    let result = client.call_tool(CallToolRequestParams::new("bash").with_arguments(arguments)).await.unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    let cgroups_file = root.path().join("cgroups.txt");
+    procs::poll(|| std::fs::metadata(&cgroups_file).is_ok_and(|m| m.len() > 0).then_some(())).await;
+    let cgroups: Vec<PathBuf> = std::fs::read_to_string(&cgroups_file)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let (controller, path) = line.split_once(':').unwrap();
+            PathBuf::from(format!("/sys/fs/cgroup/{controller}{path}"))
+        })
+        .collect();
+    assert_eq!(cgroups.len(), 2, "{cgroups:?}");
+    server.start_kill().unwrap();
+    server.wait().await.unwrap();
+    // Left behind: no code of toolbox's ran after SIGKILL.
+    let left = |what: &str| {
+        let dirs = std::fs::read_dir(temp.path()).unwrap().count();
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        let mounted = mounts.lines().filter(|line| line.contains(temp.path().to_str().unwrap())).count();
+        let groups = cgroups.iter().filter(|dir| dir.exists()).count();
+        format!("{what}: {dirs} temp dir, {mounted} mount, {groups} cgroups")
+    };
+    assert!(procs::poll(|| cgroups.iter().all(|dir| dir.exists()).then_some(())).await.is_some());
+    assert_eq!(left("killed"), "killed: 1 temp dir, 1 mount, 2 cgroups");
+    let message = toolbox_in(temp.path(), root.path(), state.path());
+    assert_eq!(message["is_error"], false, "{message}");
+    // The next toolbox's first command removed them (its own are gone with its registry).
+    assert_eq!(left("next start"), "next start: 0 temp dir, 0 mount, 0 cgroups");
+}
+
+/// `toolbox call bash true` with `TMPDIR` set to `temp`.
+fn toolbox_in(temp: &Path, root: &Path, state: &Path) -> Value {
+    let command = json!({"command": "true"}).to_string();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["call", "bash", &command, "--allow", "exec", "--root", root.to_str().unwrap()])
+        .args(["--state-dir", state.to_str().unwrap()])
+        .env("TMPDIR", temp)
+        .output()
+        .unwrap();
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stderr)))
+}
