@@ -72,17 +72,27 @@ pub(crate) fn sweep_dead(temp_root: &Path) {
 }
 
 /// Removes the cgroups named `<prefix>-*` below this process's own cgroup in each v1 hierarchy,
-/// waiting up to 2 s for the processes still in one to be gone. Blocking.
+/// trying those that still hold processes again every 20 ms, for at most 2 s in all (100
+/// rounds). Blocking.
 pub(crate) fn remove_own(prefix: &str) {
     let start = format!("{prefix}-");
-    for controller in ["pids", "memory"] {
-        let Some(parent) = own_cgroup(controller) else { continue };
-        let Ok(entries) = std::fs::read_dir(&parent) else { continue };
-        for entry in entries.flatten() {
-            if entry.file_name().to_string_lossy().starts_with(&start) {
-                remove_cgroup(&entry.path(), RMDIR_ATTEMPTS);
-            }
+    let mut left: Vec<PathBuf> = ["pids", "memory"]
+        .into_iter()
+        .filter_map(own_cgroup)
+        .filter_map(|parent| std::fs::read_dir(parent).ok())
+        .flat_map(|entries| entries.flatten())
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with(&start))
+        .map(|entry| entry.path())
+        .collect();
+    for round in 1..=RMDIR_ATTEMPTS {
+        left.retain(|dir| {
+            remove_cgroup(dir, 1);
+            dir.exists()
+        });
+        if left.is_empty() || round == RMDIR_ATTEMPTS {
+            return;
         }
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 
