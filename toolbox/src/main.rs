@@ -12,7 +12,9 @@
 //! Global options (accepted before or after the command): `--root DIR`, `--state-dir DIR`,
 //! `--session ID`, `--store file|redis://HOST:PORT/DB`, `--allow external,exec,unconfined-exec`,
 //! `--max-processes N`, `--max-cpu-seconds SECS`, `--max-address-space-bytes BYTES`,
-//! `--max-file-size-bytes BYTES` (the limits of each shell command),
+//! `--max-file-size-bytes BYTES` (the limits of each shell command), `--max-session-memory-bytes
+//! BYTES`, `--max-home-bytes BYTES` (of each session's commands together), `--exec-user
+//! owner|server|UID[:GID]` (who they run as),
 //! `--config FILE` (the tools of the MCP servers of an `mcpServers` file join the standard ones:
 //! `toolbox mcp --config FILE` is a gateway), `-v` (see [`setup`]).
 //!
@@ -121,6 +123,23 @@ struct Global {
     /// for the server's own limit [default: 1073741824 (1 GiB)].
     #[arg(long, global = true, value_name = "BYTES")]
     max_file_size_bytes: Option<u64>,
+    /// The most memory the shell commands of one session use together, in bytes (a cgroup v1
+    /// `memory` controller per session; past it the kernel kills one of its processes), 0 for no
+    /// limit [default: 4294967296 (4 GiB)].
+    #[arg(long, global = true, value_name = "BYTES")]
+    max_session_memory_bytes: Option<u64>,
+    /// The size of each session's HOME for shell commands, in bytes (a `tmpfs`; writes past it
+    /// fail with "No space left on device"), 0 for a plain directory in the temp dir [default:
+    /// 1073741824 (1 GiB)].
+    #[arg(long, global = true, value_name = "BYTES")]
+    max_home_bytes: Option<u64>,
+    /// The user shell commands run as when toolbox runs as root: `owner` (the owner of the
+    /// workspace root, unless that is root), `server` (toolbox's own user, root included), or
+    /// `UID[:GID]` (decimal; the workspace root must be writable by it). Another user than root
+    /// cannot change the modes, owners, times or attributes of files outside the workspace, nor
+    /// read root's files through hard links [default: owner].
+    #[arg(long, global = true, value_name = "USER")]
+    exec_user: Option<tool_std::exec::ExecUser>,
     /// Defer the tools of these sets, comma-separated: they are left out of the first request
     /// (`list`, `mcp`) and found through tool search (Anthropic `defer_loading` with a search
     /// tool, OpenAI Responses `tool_search`, else the `search_tools` and `call_tool`

@@ -42,7 +42,7 @@ use tool_runtime::output::{FileStore, OUTPUT_STORE, OutputLayer, OutputStore, St
 use tool_runtime::redis::{OUTPUT_NAMESPACE, RedisConnection, RedisStore};
 use tool_runtime::{ImageSupport, Registry, RegistryBuilder, SystemClock, ToolContext, ToolContextBuilder};
 use tool_std::exec::confine::canonical_as_far_as_it_exists;
-use tool_std::exec::{EXEC_CONFIG, ExecConfig};
+use tool_std::exec::{EXEC_CONFIG, ExecConfig, ExecUser};
 use tool_std::sandbox::{SANDBOX, Sandbox};
 use tool_std::session::{
     FileSessionStore, RedisSessionStore, SESSION_NAMESPACE, SESSION_STORE, SessionStore, session_limits_from_env,
@@ -116,6 +116,10 @@ struct ExecLimits {
     max_cpu_seconds: Option<u64>,
     max_address_space_bytes: Option<u64>,
     max_file_size_bytes: Option<u64>,
+    max_session_memory_bytes: Option<u64>,
+    max_home_bytes: Option<u64>,
+    /// `--exec-user`.
+    user: Option<ExecUser>,
 }
 
 /// The output store and the session store of a registry.
@@ -141,7 +145,8 @@ pub(crate) struct Setup {
     /// `--config`: the `mcpServers` file.
     config: Option<PathBuf>,
     /// The shell commands' limits of `--max-processes`, `--max-cpu-seconds`,
-    /// `--max-address-space-bytes` and `--max-file-size-bytes`, where given.
+    /// `--max-address-space-bytes`, `--max-file-size-bytes`, `--max-session-memory-bytes` and
+    /// `--max-home-bytes`, and the user of `--exec-user`, where given.
     exec_limits: ExecLimits,
     /// The servers of `--config`, once connected.
     imported: std::sync::OnceLock<Vec<ImportedServer>>,
@@ -187,6 +192,9 @@ impl Setup {
                 max_cpu_seconds: global.max_cpu_seconds,
                 max_address_space_bytes: global.max_address_space_bytes,
                 max_file_size_bytes: global.max_file_size_bytes,
+                max_session_memory_bytes: global.max_session_memory_bytes,
+                max_home_bytes: global.max_home_bytes,
+                user: global.exec_user,
             },
             imported: std::sync::OnceLock::new(),
         })
@@ -383,8 +391,15 @@ impl Setup {
     /// output cache) nor the default ones, and run under the `--max-*` limits given.
     fn permissions(&self, builder: RegistryBuilder) -> RegistryBuilder {
         let defaults = ExecConfig::default();
-        let ExecLimits { max_processes, max_cpu_seconds, max_address_space_bytes, max_file_size_bytes } =
-            self.exec_limits;
+        let ExecLimits {
+            max_processes,
+            max_cpu_seconds,
+            max_address_space_bytes,
+            max_file_size_bytes,
+            max_session_memory_bytes,
+            max_home_bytes,
+            user,
+        } = self.exec_limits;
         let mut hidden = defaults.hidden.clone();
         hidden.push(self.state_dir.clone());
         let exec = ExecConfig {
@@ -395,6 +410,9 @@ impl Setup {
             max_cpu_seconds: max_cpu_seconds.unwrap_or(defaults.max_cpu_seconds),
             max_address_space_bytes: max_address_space_bytes.unwrap_or(defaults.max_address_space_bytes),
             max_file_size_bytes: max_file_size_bytes.unwrap_or(defaults.max_file_size_bytes),
+            max_session_memory_bytes: max_session_memory_bytes.unwrap_or(defaults.max_session_memory_bytes),
+            max_home_bytes: max_home_bytes.unwrap_or(defaults.max_home_bytes),
+            user: user.unwrap_or(defaults.user),
             ..defaults
         };
         let builder = self.confirm.iter().fold(builder, |builder, tag| builder.confirm_tag(tag.clone()));
