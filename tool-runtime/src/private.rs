@@ -310,21 +310,23 @@ pub trait FromDependency<K>: Sized {
     fn from_dependency<'a>(ctx: &'a ToolContext, key: &'a K) -> BoxFuture<'a, Result<Self, ToolError>>;
 }
 
-impl<T: Clone + Send + Sync + 'static> FromDependency<DependencyKey<T>> for T {
+/// No bound on `T`: the key's constructor checked [`DependencyValue`](crate::DependencyValue),
+/// so a key of a type that is not `Clone + Send + Sync` is reported once, where it is declared.
+impl<T: 'static> FromDependency<DependencyKey<T>> for T {
     fn from_dependency<'a>(ctx: &'a ToolContext, key: &'a DependencyKey<T>) -> BoxFuture<'a, Result<Self, ToolError>> {
-        Box::pin(ctx.resolve(key))
+        key.resolve_in(ctx)
     }
 }
 
 /// A key named through a reference (`#[depends(&KEY)]`, or a `&'static DependencyKey<T>`
 /// constant). A second impl also keeps the compiler from inferring `K` from the impls alone,
 /// so a mismatched key is reported with this trait's message.
-impl<'k, T: Clone + Send + Sync + 'static> FromDependency<&'k DependencyKey<T>> for T {
+impl<'k, T: 'static> FromDependency<&'k DependencyKey<T>> for T {
     fn from_dependency<'a>(
         ctx: &'a ToolContext,
         key: &'a &'k DependencyKey<T>,
     ) -> BoxFuture<'a, Result<Self, ToolError>> {
-        Box::pin(ctx.resolve(*key))
+        key.resolve_in(ctx)
     }
 }
 
@@ -350,6 +352,12 @@ impl<K: KeyUse + ?Sized> KeyUse for &K {
 /// What a `#[depends(KEY)]` parameter records of its key.
 pub fn key_use<K: KeyUse>(key: &K) -> DependencyUse {
     key.key_use()
+}
+
+/// What a `#[depends(KEY)]` parameter records of its key, with the key as the user wrote it
+/// (`name`), which the registry's errors name.
+pub fn key_use_named<K: KeyUse>(key: &K, name: &'static str) -> DependencyUse {
+    key.key_use().named(name)
 }
 
 /// Resolves a `#[depends(KEY)]` parameter of type `T`: `K` is inferred from the key, so that a
@@ -437,10 +445,14 @@ pub fn json<T: JsonOutput + ?Sized>(value: &T) -> Result<ToolResult, ToolError> 
 }
 
 /// The return value of a tool with an output schema (`#[tool(output_schema)]`): a
-/// [`ToolResult::Json`], so that the message keeps the value as `structured_content` (MCP's
-/// `structuredContent`) beside its text.
+/// [`ToolResult::Structured`] whose one text part is the value serialised straight to compact
+/// JSON text (fields in the type's order, whatever `serde_json`'s features: the text never goes
+/// through a `serde_json::Map`, whose order `preserve_order` decides), so that the message shows
+/// that text and keeps the value as `structured_content` (MCP's `structuredContent`).
 pub fn structured<T: JsonOutput + ?Sized>(value: &T) -> Result<ToolResult, ToolError> {
-    value.to_json().map(ToolResult::Json).map_err(not_serialised)
+    let text = value.to_json_text().map_err(not_serialised)?;
+    let value = value.to_json().map_err(not_serialised)?;
+    Ok(ToolResult::Structured { content: vec![crate::ContentPart::text(text)], value })
 }
 
 fn not_serialised(error: serde_json::Error) -> ToolError {

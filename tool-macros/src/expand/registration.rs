@@ -406,7 +406,11 @@ fn dependencies(params: &Parameters<'_>) -> SpecPart {
     let mut key_uses = Vec::new();
     for param in &params.model.params {
         match param {
-            Param::Depends { key, .. } => key_uses.push(quote!(|| #private::key_use(&#key))),
+            Param::Depends { key, .. } => {
+                // The key as written, for the registry's errors: `DB`, `crate::db::DB`, `&DB`.
+                let name = quote!(#key).to_string().replace(' ', "").trim_start_matches('&').to_owned();
+                key_uses.push(quote!(|| #private::key_use_named(&#key, #name)));
+            }
             Param::Receiver => {
                 // Checked by `#[tools]`: only methods have a receiver.
                 if let Some(method) = params.method {
