@@ -224,10 +224,27 @@ shared_state!([] std::sync::atomic::AtomicU64, [] std::sync::atomic::AtomicI64);
     label = "shared state, not a model argument",
     note = "mark the parameter `#[depends(KEY)]` with the `DependencyKey<{T}>` static that holds the value (a type alias of the key's type is the same type), or add `#[arg(from_model)]` if the model does send it"
 )]
-pub trait ModelArgument<T: ?Sized> {}
+pub trait ModelArgument<T: ?Sized> {
+    /// `T`: what `#[tool]`'s check of the argument types asks `Deserialize` and `JsonSchema` of,
+    /// so that a [`SharedState`] kind, which has no `Type`, is this trait's error alone.
+    type Type: ?Sized;
+}
 
 #[diagnostic::do_not_recommend]
-impl<T: ?Sized> ModelArgument<T> for ModelData {}
+impl<T: ?Sized> ModelArgument<T> for ModelData {
+    type Type = T;
+}
+
+/// The kind of a model argument's type (see [`ArgumentProbe`]), as a type.
+pub struct ArgumentKinds;
+
+impl ArgumentKinds {
+    /// The kind `probe` returns: `#[tool]` passes `&|| (&ArgumentProbe::<T>::NEW).kind()`,
+    /// never called.
+    pub const fn of<K, F: Fn() -> K>(_probe: &F) -> core::marker::PhantomData<K> {
+        core::marker::PhantomData
+    }
+}
 
 /// Checks that a model argument of type `T` is data a model sends (see [`ArgumentProbe`]).
 pub fn model_argument<T: ?Sized, K: ModelArgument<T>>(_kind: K) {}
