@@ -97,12 +97,12 @@ mod worker;
 pub use call::ToolCall;
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use context::{ImageSupport, ToolAccess, ToolContext, ToolContextBuilder};
-pub use depends::{DependencyKey, Scope};
+pub use depends::{DependencyKey, DependencyValue, Scope};
 #[cfg(feature = "dynamic")]
 pub use dynamic::{DynamicTool, DynamicToolError};
 pub use error::{
     ArgumentError, BoxError, CloseError, CloseFailure, DependencyError, KeyTypedArgument, MissingDependency, NameClash,
-    RegistryError, ToolError, ToolOrigin, UnsupportedPattern,
+    RegistryError, ToolError, ToolOrigin, UndescribedParameters, UnsupportedPattern,
 };
 /// A boxed `Send` future: what `per_call_async` and `shared_async` keys, hand-written [`Tool`]s and
 /// [`PermissionPolicy`] implementations return (from `futures`).

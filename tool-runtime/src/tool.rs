@@ -407,16 +407,16 @@ impl ToolSpec {
         self
     }
 
-    /// The ids of the [provided](crate::DependencyKey::provided) keys the tool's `#[depends]`
-    /// parameters ask for, in parameter order.
-    pub(crate) fn provided_keys(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.dependencies.iter().map(|of| of()).filter(|used| used.provided).map(|used| used.id)
+    /// The [provided](crate::DependencyKey::provided) keys the tool's `#[depends]` parameters
+    /// ask for, as `(id, the key as written)`, in parameter order.
+    pub(crate) fn provided_keys(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
+        self.dependencies.iter().map(|of| of()).filter(|used| used.provided).map(|used| (used.id, used.name))
     }
 
-    /// The keys of the tool's `#[depends]` parameters, as `(id, type_name of the value type)`,
-    /// in parameter order.
-    pub(crate) fn key_types(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
-        self.dependencies.iter().map(|of| of()).map(|used| (used.id, (used.value_type)()))
+    /// The keys of the tool's `#[depends]` parameters, as `(id, the key as written, type_name of
+    /// the value type)`, in parameter order.
+    pub(crate) fn key_types(&self) -> impl Iterator<Item = (&'static str, &'static str, &'static str)> + '_ {
+        self.dependencies.iter().map(|of| of()).map(|used| (used.id, used.name, (used.value_type)()))
     }
 
     /// The model arguments the registry compares with the dependency keys' types, as
