@@ -104,6 +104,54 @@ impl ToolError {
     pub fn failed(error: impl fmt::Display) -> Self {
         Self::Failed(format!("{error:#}"))
     }
+
+    /// Which kind of failure this is, without its details: what an error result keeps
+    /// ([`ToolMessage::error_kind`](crate::ToolMessage::error_kind)).
+    pub const fn kind(&self) -> ToolErrorKind {
+        match self {
+            Self::UnknownTool { .. } => ToolErrorKind::UnknownTool,
+            Self::InvalidArguments { .. } => ToolErrorKind::InvalidArguments,
+            Self::Dependency { .. } | Self::DependencyCycle { .. } => ToolErrorKind::Dependency,
+            Self::PermissionDenied { .. } => ToolErrorKind::PermissionDenied,
+            Self::TurnStopped { .. } => ToolErrorKind::TurnStopped,
+            Self::Cancelled { .. } => ToolErrorKind::Cancelled,
+            Self::TimedOut { .. } => ToolErrorKind::TimedOut,
+            Self::RegistryClosed { .. } => ToolErrorKind::RegistryClosed,
+            Self::Failed(_) => ToolErrorKind::Failed,
+            Self::Panicked { .. } => ToolErrorKind::Panicked,
+        }
+    }
+}
+
+/// The kind of a [`ToolError`], one per variant (both dependency variants are
+/// [`Dependency`](ToolErrorKind::Dependency)): what an error result keeps of its failure so that
+/// code beside the model (an agent framework's retry policy, a metric) can tell failures apart
+/// without reading their text. Serialised in snake_case (`unknown_tool`, `invalid_arguments`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ToolErrorKind {
+    /// [`ToolError::UnknownTool`]: the body did not run.
+    UnknownTool,
+    /// [`ToolError::InvalidArguments`]: the arguments did not decode; the body did not run.
+    InvalidArguments,
+    /// [`ToolError::Dependency`] or [`ToolError::DependencyCycle`]: the body did not run.
+    Dependency,
+    /// [`ToolError::PermissionDenied`]: the policy refused; the body did not run.
+    PermissionDenied,
+    /// [`ToolError::TurnStopped`]: another call of the turn was denied; the body did not run.
+    TurnStopped,
+    /// [`ToolError::Cancelled`].
+    Cancelled,
+    /// [`ToolError::TimedOut`].
+    TimedOut,
+    /// [`ToolError::RegistryClosed`]: the body did not run.
+    RegistryClosed,
+    /// [`ToolError::Failed`]: the tool ran and returned an error (also an error result made with
+    /// [`ToolMessage::error`](crate::ToolMessage::error)).
+    Failed,
+    /// [`ToolError::Panicked`].
+    Panicked,
 }
 
 fn join_names(names: &[String]) -> String {

@@ -102,7 +102,7 @@ pub use depends::{DependencyKey, DependencyValue, Scope};
 pub use dynamic::{DynamicTool, DynamicToolError};
 pub use error::{
     ArgumentError, BoxError, CloseError, CloseFailure, DependencyError, KeyTypedArgument, MissingDependency, NameClash,
-    RegistryError, ToolError, ToolOrigin, UndescribedParameters, UnsupportedPattern,
+    RegistryError, ToolError, ToolErrorKind, ToolOrigin, UndescribedParameters, UnsupportedPattern,
 };
 /// A boxed `Send` future: what `per_call_async` and `shared_async` keys, hand-written [`Tool`]s and
 /// [`PermissionPolicy`] implementations return (from `futures`).
