@@ -174,6 +174,12 @@ pub(crate) fn run(
     let stopped = |error: ProgramError| -> ProgramError {
         if let Some(limit) = state.borrow_mut().limit.take() {
             limit
+        } else if let ProgramError::Thrown { text, line } = &error
+            && (text.ends_with("out of memory") || (text == "null" && line.is_none()))
+        {
+            // QuickJS throws `InternalError: out of memory`, or `null` when it cannot even make
+            // that error.
+            ProgramError::Memory { limit: limits.memory_bytes, at: *line }
         } else if stop.load(Ordering::Relaxed) {
             ProgramError::Cancelled
         } else if Instant::now() >= deadline {
@@ -228,7 +234,7 @@ pub(crate) fn run(
                         Some(Ok(value)) => value,
                         None => Value::new_undefined(ctx.clone()),
                     };
-                    Err(stopped(exception(&ctx, &reason, lines)))
+                    Err(exception(&ctx, &reason, lines))
                 }
                 PromiseState::Resolved => {
                     let value: Value<'_> = promise
@@ -254,8 +260,8 @@ pub(crate) fn run(
                     Ok(Some(Finished { printed: state.printed.clone(), returned, calls: state.next_seq - 1 }))
                 }
             }
-        })?;
-        if let Some(finished) = settled {
+        });
+        if let Some(finished) = settled.map_err(&stopped)? {
             // A program that caught the interrupt and returned still ran past its time.
             if Instant::now() >= deadline {
                 return Err(ProgramError::WallTime { limit: limits.wall_time, at: None });

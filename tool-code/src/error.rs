@@ -9,9 +9,8 @@ use std::time::Duration;
 #[non_exhaustive]
 pub enum ProgramError {
     /// The program threw (or a promise it returned rejected): a `SyntaxError` at parse time, a
-    /// `TypeError`, an `Error` of its own, a failed tool call it did not catch, `out of memory`
-    /// past [`Limits::memory_bytes`](crate::Limits::memory_bytes), `stack overflow` past
-    /// [`Limits::stack_bytes`](crate::Limits::stack_bytes).
+    /// `TypeError`, an `Error` of its own, a failed tool call it did not catch, `RangeError:
+    /// Maximum call stack size exceeded` past [`Limits::stack_bytes`](crate::Limits::stack_bytes).
     #[error("{}", describe_thrown(.text, *.line))]
     Thrown {
         /// `Name: message` of the thrown error, or the thrown value's text.
@@ -25,6 +24,16 @@ pub enum ProgramError {
         /// The limit.
         limit: Duration,
         /// The line the program was running, when the interrupt's stack names one.
+        at: Option<u32>,
+    },
+    /// The program allocated past [`Limits::memory_bytes`](crate::Limits::memory_bytes) and did
+    /// not catch QuickJS's `out of memory` (a thrown `null` without a line is read as this too:
+    /// QuickJS throws `null` when it cannot even make the error).
+    #[error("{}", describe_memory(*.limit, *.at))]
+    Memory {
+        /// The limit, in bytes.
+        limit: usize,
+        /// The line, when the error's stack names one.
         at: Option<u32>,
     },
     /// The program called past [`Limits::max_tool_calls`](crate::Limits::max_tool_calls).
@@ -87,7 +96,7 @@ impl ProgramError {
     pub fn line(&self) -> Option<u32> {
         match self {
             ProgramError::Thrown { line, .. } => *line,
-            ProgramError::WallTime { at, .. } => *at,
+            ProgramError::WallTime { at, .. } | ProgramError::Memory { at, .. } => *at,
             _ => None,
         }
     }
@@ -105,5 +114,12 @@ fn describe_wall_time(limit: Duration, at: Option<u32>) -> String {
     format!(
         "the program ran past its time limit of {} ms{at} (wall_time, `--code-wall-time-ms`); look for a loop that does not end, or do less in one run",
         limit.as_millis()
+    )
+}
+
+fn describe_memory(limit: usize, at: Option<u32>) -> String {
+    let at = at.map(|line| format!(" at line {line}")).unwrap_or_default();
+    format!(
+        "the program ran out of memory{at}: its limit is {limit} bytes (memory_bytes, `--code-memory-bytes`); keep less: reduce each result to what you need as it arrives"
     )
 }

@@ -174,7 +174,15 @@ impl CodeMode {
             .name("tool-code program".to_owned())
             .stack_size(limits.stack_bytes.saturating_add(THREAD_STACK_MARGIN))
             .spawn(move || {
-                let outcome = engine::run(&source, &names, limits, &thread_stop, requests, &replies);
+                let run = || engine::run(&source, &names, limits, &thread_stop, requests, &replies);
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|panic| {
+                    let message = panic
+                        .downcast_ref::<&str>()
+                        .map(|m| (*m).to_owned())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    Err(ProgramError::Engine(format!("the interpreter panicked: {message}")))
+                });
                 let _ = finished.send(outcome);
             })
             .map_err(|e| ProgramError::Engine(format!("no thread for the program: {e}")))?;

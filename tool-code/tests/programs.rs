@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Serialize;
 use tool_code::{CodeMode, Limits, ProgramError, RUN_PROGRAM};
 use tool_runtime::prelude::*;
-use tool_runtime::{CancellationToken, PermissionRequest};
+use tool_runtime::{BoxFuture, CancellationToken, PermissionRequest};
 
 /// Echo the text.
 #[tool]
@@ -173,11 +173,21 @@ async fn a_loop_that_catches_the_interrupt_still_ends_at_the_wall_time() {
 }
 
 #[tokio::test]
-async fn a_memory_bomb_ends_with_out_of_memory() {
+async fn a_memory_bomb_ends_at_the_memory_limit() {
+    for megabytes in [4, 8, 16] {
+        let limits = Limits::DEFAULT.memory_bytes(megabytes * 1024 * 1024);
+        let bomb = "const a = [];\nwhile (true) { a.push('x'.repeat(65536) + a.length); }";
+        let error = run_with(limits, bomb).await.unwrap_err();
+        assert!(matches!(error, ProgramError::Memory { limit, .. } if limit == megabytes * 1024 * 1024), "{error}");
+    }
+}
+
+#[tokio::test]
+async fn a_memory_bomb_that_catches_out_of_memory_cannot_grow_past_the_limit() {
     let limits = Limits::DEFAULT.memory_bytes(8 * 1024 * 1024);
-    let error =
-        run_with(limits, "const a = [];\nwhile (true) { a.push('x'.repeat(65536) + a.length); }").await.unwrap_err();
-    assert!(error.to_string().contains("out of memory"), "{error}");
+    let code = "const a = [];\nlet caught = 0;\nfor (let i = 0; i < 2000; i++) { try { a.push('x'.repeat(65536) + i); } catch (e) { caught++; } }\nreturn caught > 0;";
+    let output = run_with(limits, code).await;
+    assert_eq!(output.map(|o| o.text()), Ok("true".to_owned()));
 }
 
 #[tokio::test]
@@ -317,4 +327,111 @@ async fn a_failed_program_is_an_error_result_of_the_run_tool() {
     let message = outer.call(&ToolCall::new("c", RUN_PROGRAM, r#"{"code": "\n\nnull.x"}"#), &ToolContext::new()).await;
     assert!(message.is_error);
     assert!(message.text().starts_with("the program failed at line 3: TypeError"), "{}", message.text());
+}
+
+/// Wipe everything (asks the user first: tagged `confirm`).
+#[tool(callers = both, tags(confirm))]
+async fn wipe() -> String {
+    "wiped".to_owned()
+}
+
+/// Only for programs.
+#[tool(callers = code)]
+async fn program_only() -> String {
+    "from code".to_owned()
+}
+
+/// A channel that answers each question from a script and records the questions.
+#[derive(Clone, Default)]
+struct Scripted {
+    answers: Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+    asked: Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+}
+
+impl tool_runtime::ClientChannel for Scripted {
+    fn capabilities(&self) -> tool_runtime::ClientCapabilities {
+        tool_runtime::ClientCapabilities { elicitation: true, sampling: false, roots: false }
+    }
+
+    fn request(
+        &self,
+        _key: &str,
+        request: tool_runtime::talk::InputRequest,
+    ) -> BoxFuture<'_, Result<serde_json::Value, tool_runtime::TalkBackError>> {
+        self.asked.lock().unwrap().push(request.params);
+        let answer = self.answers.lock().unwrap().remove(0);
+        Box::pin(async move { Ok(answer) })
+    }
+}
+
+fn opted_in() -> CodeMode {
+    let registry = Registry::builder().tool(echo::TOOL).tool(wipe::TOOL).tool(program_only::TOOL).build().unwrap();
+    CodeMode::new(Arc::new(registry))
+}
+
+#[tokio::test]
+async fn programs_may_call_only_the_tools_that_opted_in() {
+    let code = opted_in();
+    assert_eq!(code.callable_names(), ["program_only", "wipe"]);
+    let output = code.run("return [typeof tools.echo, await tools.program_only()];", &ToolContext::new()).await;
+    assert_eq!(output.unwrap().text(), r#"["undefined","from code"]"#);
+}
+
+#[tokio::test]
+async fn the_served_registry_lists_the_meta_tools_and_forwards_the_direct_only_tools() {
+    let served = opted_in().registry_builder().build().unwrap();
+    assert_eq!(served.names().collect::<Vec<_>>(), ["echo", "find_tools", "run_program", "tool_signatures"]);
+    let message = served.call(&ToolCall::new("c1", "echo", r#"{"text": "hi"}"#), &ToolContext::new()).await;
+    assert_eq!((message.is_error, message.text().as_ref()), (false, "hi"));
+    let refused = served.call(&ToolCall::new("c2", "echo", r#"{"txt": "hi"}"#), &ToolContext::new()).await;
+    assert_eq!(refused.text(), "invalid arguments for `echo`: unknown field `txt`; expected one of `text`");
+}
+
+#[tokio::test]
+async fn a_tool_that_needs_approval_asks_the_user_from_a_program_too() {
+    let channel = Scripted::default();
+    channel
+        .answers
+        .lock()
+        .unwrap()
+        .extend([serde_json::json!({"action": "accept"}), serde_json::json!({"action": "decline"})]);
+    let ctx = ToolContext::builder().client(channel.clone()).build();
+    let code = "const first = await tools.wipe();\nlet second;\ntry { await tools.wipe(); } catch (e) { second = e.message; }\nreturn [first, second];";
+    let output = opted_in().run(code, &ctx).await.unwrap();
+    assert_eq!(
+        output.text(),
+        r#"["wiped","Permission denied: the user declined to run it; do not call it again unless the user asks for it"]"#
+    );
+    let asked = channel.asked.lock().unwrap();
+    assert_eq!(asked.len(), 2);
+    assert_eq!(asked[0]["message"], "Allow the tool `wipe` to run with these arguments?\n{}");
+}
+
+#[tokio::test]
+async fn without_anyone_to_ask_a_program_cannot_run_a_tool_that_needs_approval() {
+    let error = opted_in().run("\nawait tools.wipe();", &ToolContext::new()).await.unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("the program failed at line 2: Error: Permission denied: it needs the user's approval"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn find_tools_and_tool_signatures_show_only_what_a_program_may_call() {
+    let code = opted_in();
+    assert_eq!(
+        code.find("wipe everything", 10).unwrap(),
+        "wipe: Wipe everything (asks the user first: tagged `confirm`)."
+    );
+    assert_eq!(
+        code.signatures(None).unwrap(),
+        "declare const tools: {\n  /** Only for programs. */\n  program_only(args: {}): Promise<string>;\n  \
+         /** Wipe everything (asks the user first: tagged `confirm`). */\n  wipe(args: {}): Promise<string>;\n};"
+    );
+    assert_eq!(
+        code.signatures(Some(&["echo".to_owned()])).unwrap_err(),
+        "no tool a program may call is named `echo`; the tools are: program_only, wipe"
+    );
 }

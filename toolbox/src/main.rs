@@ -14,7 +14,9 @@
 //! `--max-processes N`, `--max-cpu-seconds SECS`, `--max-address-space-bytes BYTES`,
 //! `--max-file-size-bytes BYTES` (the limits of each shell command),
 //! `--config FILE` (the tools of the MCP servers of an `mcpServers` file join the standard ones:
-//! `toolbox mcp --config FILE` is a gateway), `-v` (see [`setup`]).
+//! `toolbox mcp --config FILE` is a gateway), `--code-mode` and its limits (`--code-wall-time-ms`,
+//! `--code-memory-bytes`, `--code-stack-bytes`, `--code-max-tool-calls`, `--code-max-in-flight`,
+//! `--code-max-result-bytes`, `--code-max-code-bytes`; see [`code`]), `-v` (see [`setup`]).
 //!
 //! Exit codes:
 //! - 0: success. For `run`, a tool call that failed is still an answer for the model: it is
@@ -30,6 +32,7 @@
 
 mod bars;
 mod call;
+mod code;
 mod list;
 mod mcp;
 mod policy;
@@ -142,6 +145,8 @@ struct Global {
     /// Log to standard error: `-v` debug, `-vv` trace (default: warnings only).
     #[arg(short, long, global = true, action = ArgAction::Count)]
     verbose: u8,
+    #[command(flatten)]
+    code: code::CodeFlags,
 }
 
 // `mcp` has many flags and the others few; the one value is parsed once per run.

@@ -137,6 +137,8 @@ pub(crate) struct Setup {
     confirm: Vec<String>,
     /// `--config`: the `mcpServers` file.
     config: Option<PathBuf>,
+    /// `--code-mode` and its limits.
+    code: crate::code::CodeFlags,
     /// The shell commands' limits of `--max-processes`, `--max-cpu-seconds`,
     /// `--max-address-space-bytes` and `--max-file-size-bytes`, where given.
     exec_limits: ExecLimits,
@@ -179,6 +181,7 @@ impl Setup {
             defer: global.defer.clone(),
             confirm: global.confirm.clone(),
             config: global.config.clone(),
+            code: global.code.clone(),
             exec_limits: ExecLimits {
                 max_processes: global.max_processes,
                 max_cpu_seconds: global.max_cpu_seconds,
@@ -264,7 +267,8 @@ impl Setup {
     }
 
     /// The standard tools, filtered to `sets` when it is not empty, with the sandbox of `--root`
-    /// (resolved now when `with_sandbox`; `list` does not need one).
+    /// (resolved now when `with_sandbox`; `list` does not need one), wrapped in code mode with
+    /// `--code-mode`.
     ///
     /// # Errors
     /// As [`Setup::sandbox`], or the registry's own error (two tools with one name).
@@ -276,10 +280,11 @@ impl Setup {
         if with_sandbox {
             builder = builder.override_dependency(&SANDBOX, self.sandbox()?);
         }
-        self.permissions(builder).build().map_err(|e| e.to_string())
+        self.code.wrap(self.permissions(builder).build().map_err(|e| e.to_string())?)
     }
 
-    /// As [`Setup::registry`], plus the stores of `--store`: the output layer with its cache in
+    /// As [`Setup::registry`], plus the stores of `--store` (and wrapped in code mode with
+    /// `--code-mode`, see [`crate::code`]): the output layer with its cache in
     /// `STATE_DIR/output-cache` (so a ref id printed by one `toolbox call` is readable by the
     /// next) and the sessions in `STATE_DIR/sessions` (so a todo plan outlives the process), or
     /// both in Redis.
@@ -298,7 +303,7 @@ impl Setup {
         if !sets.is_empty() {
             builder = builder.sets(sets.iter().cloned());
         }
-        self.permissions(builder).build().map_err(|e| e.to_string())
+        self.code.wrap(self.permissions(builder).build().map_err(|e| e.to_string())?)
     }
 
     /// The session store of `--store` (also where `toolbox mcp` keeps its MCP tasks).
