@@ -16,7 +16,9 @@
 //! BYTES`, `--max-home-bytes BYTES` (of each session's commands together), `--exec-user
 //! owner|server|UID[:GID]` (who they run as),
 //! `--config FILE` (the tools of the MCP servers of an `mcpServers` file join the standard ones:
-//! `toolbox mcp --config FILE` is a gateway), `-v` (see [`setup`]).
+//! `toolbox mcp --config FILE` is a gateway), `--code-mode` and its limits (`--code-wall-time-ms`,
+//! `--code-memory-bytes`, `--code-stack-bytes`, `--code-max-tool-calls`, `--code-max-in-flight`,
+//! `--code-max-result-bytes`, `--code-max-code-bytes`; see [`code`]), `-v` (see [`setup`]).
 //!
 //! Exit codes:
 //! - 0: success. For `run`, a tool call that failed is still an answer for the model: it is
@@ -32,6 +34,7 @@
 
 mod bars;
 mod call;
+mod code;
 mod list;
 mod mcp;
 mod policy;
@@ -161,6 +164,8 @@ struct Global {
     /// Log to standard error: `-v` debug, `-vv` trace (default: warnings only).
     #[arg(short, long, global = true, action = ArgAction::Count)]
     verbose: u8,
+    #[command(flatten)]
+    code: code::CodeFlags,
 }
 
 // `mcp` has many flags and the others few; the one value is parsed once per run.

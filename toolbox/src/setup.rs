@@ -144,6 +144,8 @@ pub(crate) struct Setup {
     confirm: Vec<String>,
     /// `--config`: the `mcpServers` file.
     config: Option<PathBuf>,
+    /// `--code-mode` and its limits.
+    code: crate::code::CodeFlags,
     /// The shell commands' limits of `--max-processes`, `--max-cpu-seconds`,
     /// `--max-address-space-bytes`, `--max-file-size-bytes`, `--max-session-memory-bytes` and
     /// `--max-home-bytes`, and the user of `--exec-user`, where given.
@@ -187,6 +189,7 @@ impl Setup {
             defer: global.defer.clone(),
             confirm: global.confirm.clone(),
             config: global.config.clone(),
+            code: global.code.clone(),
             exec_limits: ExecLimits {
                 max_processes: global.max_processes,
                 max_cpu_seconds: global.max_cpu_seconds,
@@ -275,7 +278,8 @@ impl Setup {
     }
 
     /// The standard tools, filtered to `sets` when it is not empty, with the sandbox of `--root`
-    /// (resolved now when `with_sandbox`; `list` does not need one).
+    /// (resolved now when `with_sandbox`; `list` does not need one), wrapped in code mode with
+    /// `--code-mode`.
     ///
     /// # Errors
     /// As [`Setup::sandbox`], or the registry's own error (two tools with one name).
@@ -287,10 +291,11 @@ impl Setup {
         if with_sandbox {
             builder = builder.override_dependency(&SANDBOX, self.sandbox()?);
         }
-        self.permissions(builder).build().map_err(|e| e.to_string())
+        self.code.wrap(self.permissions(builder).build().map_err(|e| e.to_string())?)
     }
 
-    /// As [`Setup::registry`], plus the stores of `--store`: the output layer with its cache in
+    /// As [`Setup::registry`], plus the stores of `--store` (and wrapped in code mode with
+    /// `--code-mode`, see [`crate::code`]): the output layer with its cache in
     /// `STATE_DIR/output-cache` (so a ref id printed by one `toolbox call` is readable by the
     /// next) and the sessions in `STATE_DIR/sessions` (so a todo plan outlives the process), or
     /// both in Redis.
@@ -309,7 +314,7 @@ impl Setup {
         if !sets.is_empty() {
             builder = builder.sets(sets.iter().cloned());
         }
-        self.permissions(builder).build().map_err(|e| e.to_string())
+        self.code.wrap(self.permissions(builder).build().map_err(|e| e.to_string())?)
     }
 
     /// The store of MCP task records: beside the session store of `--store` (a `tasks` folder in

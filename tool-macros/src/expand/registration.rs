@@ -666,7 +666,9 @@ fn spec(
         Some(darling::util::Override::Explicit(value)) => quote!(::core::option::Option::Some(#value)),
         None => quote!(::core::option::Option::None),
     };
-    let tags: Vec<String> = options.tags.iter().map(|p| quote!(#p).to_string().replace(' ', "")).collect();
+    let mut tags: Vec<String> = options.tags.iter().map(|p| quote!(#p).to_string().replace(' ', "")).collect();
+    // Checked when the options were parsed.
+    tags.extend(crate::options::callers_tag(options.callers.as_ref()).ok().flatten());
     let set = match &options.set {
         Some(set) => quote!(::core::option::Option::Some(#set)),
         None => quote!(::core::option::Option::None),
