@@ -24,6 +24,7 @@ use crate::{catalog, talk, tasks};
 /// Builds an [`McpServer`]; every setting has a default.
 pub struct McpServerBuilder {
     codec: Option<rmcp::model::RequestStateCodec>,
+    max_input_response_bytes: usize,
     registry: Arc<Registry>,
     name: String,
     version: String,
@@ -42,6 +43,7 @@ pub struct McpServerBuilder {
     task_store: Option<Arc<dyn tasks::TaskStore>>,
     task_ttl: Duration,
     task_tags: Vec<String>,
+    max_running_tasks: usize,
 }
 
 impl McpServer {
@@ -49,6 +51,7 @@ impl McpServer {
     pub fn builder(registry: impl Into<Arc<Registry>>) -> McpServerBuilder {
         McpServerBuilder {
             codec: None,
+            max_input_response_bytes: talk::DEFAULT_MAX_INPUT_RESPONSE_BYTES,
             registry: registry.into(),
             name: "tool-mcp".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -67,6 +70,7 @@ impl McpServer {
             task_store: None,
             task_ttl: tasks::DEFAULT_TASK_TTL,
             task_tags: Vec::new(),
+            max_running_tasks: tasks::DEFAULT_MAX_RUNNING_TASKS,
         }
     }
 }
@@ -186,9 +190,11 @@ impl McpServerBuilder {
         self
     }
 
-    /// How many connections [`McpServer::serve_http_on`] keeps open at once (at least 1); a
-    /// connection over the cap is not accepted until another closes: it waits in the kernel's
-    /// listen backlog. Default [`DEFAULT_MAX_CONNECTIONS`], 1 024.
+    /// How many connections [`McpServer::serve_http_on`] keeps open at once (at least 1, and below
+    /// the process's file-descriptor limit: [`connection_cap`](crate::connection_cap), logged at
+    /// start). At the cap a new connection closes the one idle the longest; when every connection
+    /// has a request in flight it waits in the kernel's listen backlog. Default
+    /// [`DEFAULT_MAX_CONNECTIONS`], 1 024.
     #[must_use]
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.limits.connections = connections;
@@ -265,6 +271,26 @@ impl McpServerBuilder {
         self
     }
 
+    /// How many tasks of one principal run at once in this server (default
+    /// [`DEFAULT_MAX_RUNNING_TASKS`](tasks::DEFAULT_MAX_RUNNING_TASKS), 16; at least 1). A task
+    /// created past it is refused with -32600 saying so, and nothing is stored; other principals
+    /// are not affected.
+    #[must_use]
+    pub fn max_running_tasks(mut self, tasks: usize) -> Self {
+        self.max_running_tasks = tasks.max(1);
+        self
+    }
+
+    /// How many bytes of JSON the answers of one call may hold, those sealed in its request state
+    /// and a retry's new `inputResponses` together (default
+    /// [`DEFAULT_MAX_INPUT_RESPONSE_BYTES`](talk::DEFAULT_MAX_INPUT_RESPONSE_BYTES), 1 MiB); a
+    /// retry over it gets -32602 saying so, and no state larger than about that is ever sealed.
+    #[must_use]
+    pub fn max_input_response_bytes(mut self, bytes: usize) -> Self {
+        self.max_input_response_bytes = bytes;
+        self
+    }
+
     /// The server. The tool list is computed here, and again for each registry
     /// [`McpServer::set_registry`] gives. A [completion](Self::completion) of an argument that no
     /// declared prompt or template has is logged as a warning.
@@ -289,6 +315,7 @@ impl McpServerBuilder {
                 #[cfg(feature = "auth")]
                 auth: self.auth,
                 codec: self.codec.or_else(talk::random_codec),
+                max_input_response_bytes: self.max_input_response_bytes,
                 catalog: self.catalog,
                 calls: TaskTracker::new(),
                 stop: CancellationToken::new(),
@@ -296,6 +323,7 @@ impl McpServerBuilder {
                     self.task_store.unwrap_or_else(|| Arc::new(tasks::MemoryTaskStore::default())),
                     self.task_ttl,
                     self.task_tags,
+                    self.max_running_tasks,
                 ),
                 #[cfg(test)]
                 direct_answers: std::sync::atomic::AtomicUsize::new(0),

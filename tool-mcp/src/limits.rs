@@ -32,9 +32,12 @@ pub const DEFAULT_REQUEST_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// was accepted, or after its last response): 60 000 ms. Past it the connection is closed.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// How many connections [`McpServer::serve_http_on`](crate::McpServer::serve_http_on) keeps open at once: 1 024. A connection over
-/// the cap is not accepted until another closes (it waits in the kernel's listen backlog), so the
-/// process's file descriptors are never all taken by clients.
+/// How many connections [`McpServer::serve_http_on`](crate::McpServer::serve_http_on) keeps open
+/// at once: 1 024, or fewer when the process may not open that many files
+/// ([`connection_cap`](crate::connection_cap)). Every accepted socket counts. When the cap is
+/// reached, each new connection closes the connection that has been idle (no request in flight)
+/// the longest, so sockets that never send a byte cannot lock a new client out; when every
+/// connection has a request in flight, the new one waits in the kernel's listen backlog.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
 /// The HTTP limits of a server (see the `DEFAULT_*` constants).

@@ -79,6 +79,8 @@ pub(crate) struct Inner {
     pub(crate) auth: Option<auth::ResourceServer>,
     /// Seals and opens the request state of input-required results ([`talk`]).
     pub(crate) codec: Option<rmcp::model::RequestStateCodec>,
+    /// The most bytes of JSON the answers of one call may hold ([`talk`]).
+    pub(crate) max_input_response_bytes: usize,
     /// The resources, templates, prompts and completions served beside the tools.
     pub(crate) catalog: catalog::Catalog,
     /// The running calls; closed when a shutdown begins (then no call is admitted).

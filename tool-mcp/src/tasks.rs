@@ -82,6 +82,11 @@ pub const MAX_TASK_ANSWERS: usize = 64;
 /// The most bytes (as JSON) of the answers a task is created with: 1 MiB.
 pub const MAX_TASK_ANSWER_BYTES: usize = 1 << 20;
 
+/// How many tasks of one principal run at once in one server by default: 16. A task created
+/// past it is refused (-32600, saying so) and nothing is stored; the other principals' tasks are
+/// not counted ([`McpServerBuilder::max_running_tasks`](crate::McpServerBuilder::max_running_tasks)).
+pub const DEFAULT_MAX_RUNNING_TASKS: usize = 16;
+
 /// How often a client is told to poll `tasks/get` (`pollIntervalMs`): 250 ms.
 pub const POLL_INTERVAL_MS: u64 = 250;
 
@@ -328,13 +333,38 @@ pub(crate) struct Tasks {
     /// The tags that make a tool task-supporting beside [`TASK_TAG`]
     /// ([`McpServerBuilder::task_tag`](crate::McpServerBuilder::task_tag)).
     pub(crate) tags: Vec<String>,
-    /// The cancellation tokens of the runs in this process, by task id.
-    pub(crate) running: Mutex<HashMap<String, CancellationToken>>,
+    /// The runs in this process by task id: the token that stops each, and its principal.
+    pub(crate) running: Mutex<HashMap<String, (CancellationToken, Option<String>)>>,
+    /// The most runs of one principal at once ([`DEFAULT_MAX_RUNNING_TASKS`]).
+    max_running: usize,
 }
 
 impl Tasks {
-    pub(crate) fn new(store: Arc<dyn TaskStore>, ttl: Duration, tags: Vec<String>) -> Self {
-        Self { store, ttl, tags, running: Mutex::new(HashMap::new()) }
+    pub(crate) fn new(store: Arc<dyn TaskStore>, ttl: Duration, tags: Vec<String>, max_running: usize) -> Self {
+        Self { store, ttl, tags, running: Mutex::new(HashMap::new()), max_running }
+    }
+
+    /// Takes a place among `principal`'s running tasks for the task `id` (a token that a run
+    /// replaces), or says that the principal has no place left.
+    pub(crate) fn reserve(&self, id: &str, principal: Option<&str>) -> Result<(), ErrorData> {
+        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        let own = running.values().filter(|(_, owner)| owner.as_deref() == principal).count();
+        if own >= self.max_running {
+            return Err(ErrorData::invalid_request(
+                format!(
+                    "this caller already has {own} tasks running, the most this server runs at once for one caller; \
+                     wait for one to end, or cancel one with tasks/cancel"
+                ),
+                None,
+            ));
+        }
+        running.insert(id.to_owned(), (CancellationToken::new(), principal.map(str::to_owned)));
+        Ok(())
+    }
+
+    /// Gives back the place of the task `id`.
+    pub(crate) fn release(&self, id: &str) -> Option<CancellationToken> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner).remove(id).map(|(token, _)| token)
     }
 }
 

@@ -242,7 +242,11 @@ pub enum MessageContent {
 /// Every call produces exactly one message, success or failure: failures the model can act on
 /// (unknown tool, arguments that do not decode, a tool returning `Err`, a panic) are messages with
 /// `is_error: true` whose text says what to change.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Two messages are equal when every field but [`error_kind`](ToolMessage::error_kind) is: the
+/// kind classifies the failure the text already states, so a message built by hand with
+/// [`ToolMessage::error`] equals the registry's message of the same text whatever its kind.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ToolMessage {
     /// The id of the [`ToolCall`](crate::ToolCall) this message answers.
     pub tool_call_id: String,
@@ -272,7 +276,40 @@ pub struct ToolMessage {
     /// output schema ([`ToolDefinition::output_schema`](crate::ToolDefinition::output_schema)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<serde_json::Value>,
+    /// The kind of failure of an error result (`Some` exactly when `is_error`): what
+    /// [`Registry::call`](crate::Registry::call) met ([`ToolError::kind`](crate::ToolError::kind)),
+    /// [`ToolErrorKind::Failed`] for a message made with [`ToolMessage::error`]. For code beside
+    /// the model (an agent framework's error kinds, a retry policy); the model reads the text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<crate::ToolErrorKind>,
 }
+
+impl PartialEq for ToolMessage {
+    fn eq(&self, other: &Self) -> bool {
+        // Every field but `error_kind`, spelled out so that a new field is not forgotten here.
+        let Self {
+            tool_call_id,
+            tool_name,
+            content,
+            is_error,
+            ref_id,
+            trimmed,
+            done,
+            structured_content,
+            error_kind: _,
+        } = self;
+        *tool_call_id == other.tool_call_id
+            && *tool_name == other.tool_name
+            && *content == other.content
+            && *is_error == other.is_error
+            && *ref_id == other.ref_id
+            && *trimmed == other.trimmed
+            && *done == other.done
+            && *structured_content == other.structured_content
+    }
+}
+
+impl Eq for ToolMessage {}
 
 impl ToolMessage {
     /// A successful message from a tool result; JSON results become their compact text (a JSON
@@ -315,10 +352,12 @@ impl ToolMessage {
             trimmed,
             done,
             structured_content,
+            error_kind: None,
         }
     }
 
-    /// An error message (`is_error: true`) with the given text.
+    /// An error message (`is_error: true`) with the given text, of kind
+    /// [`ToolErrorKind::Failed`](crate::ToolErrorKind::Failed) (see [`ToolMessage::with_error_kind`]).
     pub fn error(tool_call_id: impl Into<String>, tool_name: impl Into<String>, text: impl Into<String>) -> Self {
         Self {
             tool_call_id: tool_call_id.into(),
@@ -329,7 +368,18 @@ impl ToolMessage {
             trimmed: false,
             done: false,
             structured_content: None,
+            error_kind: Some(crate::ToolErrorKind::Failed),
         }
+    }
+
+    /// This message with [`error_kind`](ToolMessage::error_kind) `kind` when it is an error
+    /// result; a success is returned unchanged (it has no kind).
+    #[must_use]
+    pub fn with_error_kind(mut self, kind: crate::ToolErrorKind) -> Self {
+        if self.is_error {
+            self.error_kind = Some(kind);
+        }
+        self
     }
 
     /// The text projection of the content: the text, or the parts' text projections
@@ -349,8 +399,8 @@ impl ToolMessage {
 /// Implemented for `String`, `&str`, `()` (empty text), [`ToolResult`], [`ContentPart`] and
 /// `Vec<ContentPart>`. `#[tool]` handles the other documented return types itself: any
 /// `Serialize` type becomes its compact JSON text (a [`ToolResult::Text`], fields in the type's
-/// order; a [`ToolResult::Json`] when the tool declares `output_schema`, so that the value is
-/// kept as structured content), and `Result<T, E: Display>` becomes `T`'s result or an error
+/// order; a [`ToolResult::Structured`] when the tool declares `output_schema`, with that text and
+/// the value kept as structured content), and `Result<T, E: Display>` becomes `T`'s result or an error
 /// message with `E`'s text.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a `#[tool]` function as text",

@@ -2,6 +2,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use tool_runtime::ToolErrorKind;
 use tool_runtime::prelude::*;
 
 /// What to look for.
@@ -100,6 +101,7 @@ async fn a_valid_call_returns_the_tool_text() {
             trimmed: false,
             done: false,
             structured_content: None,
+            error_kind: None,
         }
     );
 }
@@ -241,4 +243,31 @@ async fn definitions_are_sorted_by_name_and_built_once() {
     let names: Vec<&str> = registry.definitions().iter().map(|d| d.name.as_str()).collect();
     assert_eq!(names, ["answer", "count", "echo", "explode", "fails", "search"]);
     assert!(std::ptr::eq(registry.definitions(), registry.definitions()));
+}
+
+#[tokio::test]
+async fn each_error_result_keeps_the_kind_of_its_failure_and_a_success_has_none() {
+    let cases = [
+        ("nope", "{}", Some(ToolErrorKind::UnknownTool)),
+        ("search", r#"{"filter":{"nmae":"x"}}"#, Some(ToolErrorKind::InvalidArguments)),
+        ("search", r#"{"filter":{"name":"x"},"filter":{"name":"y"}}"#, Some(ToolErrorKind::InvalidArguments)),
+        ("fails", r#"{"reason":"a.txt"}"#, Some(ToolErrorKind::Failed)),
+        ("explode", "{}", Some(ToolErrorKind::Panicked)),
+        ("answer", "{}", None),
+    ];
+    for (name, arguments, kind) in cases {
+        let message = call(name, arguments).await;
+        assert_eq!((message.is_error, message.error_kind), (kind.is_some(), kind), "{name} {arguments}");
+    }
+}
+
+#[test]
+fn a_hand_made_error_message_is_a_failure_and_a_success_takes_no_kind() {
+    let made = ToolMessage::error("c", "t", "no");
+    assert_eq!(made.error_kind, Some(ToolErrorKind::Failed));
+    let timed_out = made.clone().with_error_kind(ToolErrorKind::TimedOut);
+    assert_eq!(timed_out.error_kind, Some(ToolErrorKind::TimedOut));
+    assert_eq!(timed_out, made, "equality leaves the kind out");
+    let success = ToolMessage::success("c", "t", ToolResult::Text("ok".into()));
+    assert_eq!(success.with_error_kind(ToolErrorKind::TimedOut).error_kind, None);
 }

@@ -12,9 +12,13 @@
 //! Global options (accepted before or after the command): `--root DIR`, `--state-dir DIR`,
 //! `--session ID`, `--store file|redis://HOST:PORT/DB`, `--allow external,exec,unconfined-exec`,
 //! `--max-processes N`, `--max-cpu-seconds SECS`, `--max-address-space-bytes BYTES`,
-//! `--max-file-size-bytes BYTES` (the limits of each shell command),
+//! `--max-file-size-bytes BYTES` (the limits of each shell command), `--max-session-memory-bytes
+//! BYTES`, `--max-home-bytes BYTES` (of each session's commands together), `--exec-user
+//! owner|server|UID[:GID]` (who they run as),
 //! `--config FILE` (the tools of the MCP servers of an `mcpServers` file join the standard ones:
-//! `toolbox mcp --config FILE` is a gateway), `-v` (see [`setup`]).
+//! `toolbox mcp --config FILE` is a gateway), `--code-mode` and its limits (`--code-wall-time-ms`,
+//! `--code-memory-bytes`, `--code-stack-bytes`, `--code-max-tool-calls`, `--code-max-in-flight`,
+//! `--code-max-result-bytes`, `--code-max-code-bytes`; see [`code`]), `-v` (see [`setup`]).
 //!
 //! Exit codes:
 //! - 0: success. For `run`, a tool call that failed is still an answer for the model: it is
@@ -30,6 +34,7 @@
 
 mod bars;
 mod call;
+mod code;
 mod list;
 mod mcp;
 mod policy;

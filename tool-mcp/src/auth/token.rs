@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::keys::KeyCache;
-use super::{Authenticated, Refusal};
+use super::{Authenticated, Refusal, echoed};
 
 /// The introspection endpoint and this server's client credentials there.
 pub(crate) struct Introspector {
@@ -120,6 +120,8 @@ pub(crate) struct Checker {
     introspector: Option<Introspector>,
     client: reqwest::Client,
     cache: Option<TokenCache>,
+    /// Also take `typ: JWT` or no `typ` ([`super::ResourceServerBuilder::accept_jwt_typ`]).
+    accept_jwt_typ: bool,
 }
 
 impl Checker {
@@ -156,7 +158,14 @@ impl Checker {
             introspector,
             client,
             cache: None,
+            accept_jwt_typ: false,
         }
+    }
+
+    /// The checker, taking `typ: JWT` and untyped tokens too when `on`.
+    pub(crate) fn accepting_jwt_typ(mut self, on: bool) -> Self {
+        self.accept_jwt_typ = on;
+        self
     }
 
     /// The checker, remembering the tokens that passed in `cache` (none: checking every time).
@@ -189,9 +198,9 @@ impl Checker {
                     None => {
                         return Err(Refusal::invalid_token(match (&kid, set.has_id(kid.as_deref().unwrap_or(""))) {
                             (Some(kid), true) => {
-                                format!("the issuer's key `{kid}` is not a key for `{algorithm:?}`")
+                                format!("the issuer's key `{}` is not a key for `{algorithm:?}`", echoed(kid))
                             }
-                            (Some(kid), false) => format!("the issuer has no key `{kid}`"),
+                            (Some(kid), false) => format!("the issuer has no key `{}`", echoed(kid)),
                             (None, _) => {
                                 "the access token names no key (`kid`) and the issuer has more than one".to_owned()
                             }
@@ -221,6 +230,7 @@ impl Checker {
         struct Head {
             alg: Option<String>,
             kid: Option<String>,
+            typ: Option<String>,
         }
         let head = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .decode(header.trim_end_matches('='))
@@ -233,12 +243,26 @@ impl Checker {
         if name.eq_ignore_ascii_case("none") {
             return Err(Refusal::invalid_token("the access token is not signed (`alg` is `none`)"));
         }
+        // RFC 9068 section 4: an access token is typed `at+jwt` (the media type's `application/`
+        // may be left out; compared without case, RFC 7515 section 4.1.9).
+        let typ = head.typ.as_deref();
+        let typed =
+            typ.is_some_and(|t| t.eq_ignore_ascii_case("at+jwt") || t.eq_ignore_ascii_case("application/at+jwt"));
+        let generic = typ.is_none_or(|t| t.eq_ignore_ascii_case("jwt"));
+        if !(typed || self.accept_jwt_typ && generic) {
+            let given = typ.map_or_else(|| "no `typ`".to_owned(), |t| format!("`typ` `{}`", echoed(t)));
+            return Err(Refusal::invalid_token(format!(
+                "the access token's header has {given}, not `at+jwt` (RFC 9068): send an access token, not another \
+                 JWT of the issuer"
+            )));
+        }
         match name.parse::<Algorithm>() {
             Ok(algorithm) if self.algorithms.contains(&algorithm) => Ok((algorithm, head.kid)),
             _ => {
                 let accepted: Vec<String> = self.algorithms.iter().map(|a| format!("{a:?}")).collect();
                 Err(Refusal::invalid_token(format!(
-                    "the access token's algorithm `{name}` is not accepted (accepted: {})",
+                    "the access token's algorithm `{}` is not accepted (accepted: {})",
+                    echoed(&name),
                     accepted.join(", ")
                 )))
             }

@@ -32,7 +32,7 @@ impl McpServer {
         let channel = &prepared.channel;
         let arguments = request.arguments.as_ref().map(|a| Value::Object(a.clone()).to_string()).unwrap_or_default();
         let binding = talk::binding(&format!("prompts/get {}", request.name), &arguments, prepared.ctx.principal());
-        channel.open(inner.codec.as_ref(), || binding.clone())?;
+        channel.open(inner.codec.as_ref(), inner.max_input_response_bytes, || binding.clone())?;
         let work = inner.catalog.get_prompt(request, http_parts(context), prepared.ctx.clone());
         let ended = prepared.run(self, work, context.ct.cancelled(), None).await;
         prepared.finish(&ended).await;

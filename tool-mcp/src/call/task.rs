@@ -65,7 +65,11 @@ impl McpServer {
             updated_at_ms: now,
             ttl_ms: u64::try_from(tasks.ttl.as_millis()).unwrap_or(u64::MAX),
         };
-        tasks.store.insert(record.clone()).await.map_err(|error| store_error(&error))?;
+        tasks.reserve(&record.id, record.principal.as_deref())?;
+        if let Err(error) = tasks.store.insert(record.clone()).await {
+            tasks.release(&record.id);
+            return Err(store_error(&error));
+        }
         tracing::debug!(task = %record.id, tool, "task created");
         self.start_task(&record, http).await?;
         Ok(CreateTaskResult::new(task_of(&record)))
@@ -75,6 +79,7 @@ impl McpServer {
     /// marked `failed` with the error, which is also returned.
     async fn start_task(&self, record: &TaskRecord, http: Option<&::http::request::Parts>) -> Result<(), ErrorData> {
         let Err(error) = self.run_task(record, http) else { return Ok(()) };
+        self.inner.tasks.release(&record.id);
         let object = error_object(&error);
         let marked = update(self.inner.tasks.store.as_ref(), &record.id, |record| {
             record.status = TaskStatus::Failed;
@@ -98,7 +103,13 @@ impl McpServer {
         let id = record.id.clone();
         let lifetime =
             Duration::from_millis(record.created_at_ms.saturating_add(record.ttl_ms).saturating_sub(now_ms()));
-        inner.tasks.running.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone(), prepared.token.clone());
+        let principal = record.principal.clone();
+        inner
+            .tasks
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id.clone(), (prepared.token.clone(), principal));
         let server = self.clone();
         inner.calls.spawn(async move {
             let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name);
@@ -110,7 +121,7 @@ impl McpServer {
             let channel = prepared.channel.clone();
             drop(prepared);
             let tasks = &server.inner.tasks;
-            tasks.running.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+            tasks.release(&id);
             let structured = is_structured(&served, &call.name);
             let outcome = match ran {
                 Ended::Done(message) => {
@@ -265,7 +276,7 @@ impl McpServer {
         })
         .await
         .map_err(|error| store_error(&error))?;
-        let token = self.inner.tasks.running.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+        let token = self.inner.tasks.release(&id);
         if let Some(token) = token {
             token.cancel();
         }

@@ -97,7 +97,7 @@ impl McpServer {
         });
         // What a request state is bound to, made only when a state is opened or sealed.
         let binding = |arguments: &str| talk::binding(name, arguments, ctx.principal());
-        channel.open(inner.codec.as_ref(), || binding(&arguments))?;
+        channel.open(inner.codec.as_ref(), inner.max_input_response_bytes, || binding(&arguments))?;
         if as_task {
             if let Some((_, forwarding)) = forwarding {
                 forwarding.abort();

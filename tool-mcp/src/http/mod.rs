@@ -26,6 +26,7 @@ use self::direct::Direct;
 use self::endpoint::Endpoint;
 pub use self::endpoint::HttpService;
 use self::origins::Origins;
+pub use self::connection::{RESERVED_DESCRIPTORS, connection_cap};
 pub use self::origins::check_allowed_origin;
 use self::sessions::{SESSIONS_PRUNED_AT, Sessions};
 use crate::errors::ServeError;
@@ -135,7 +136,18 @@ impl McpServer {
             }
         }
         let stop_accepting = CancellationToken::new();
-        let serving = connection::accept(listener, router, self.inner.limits, stop_accepting.clone());
+        let mut limits = self.inner.limits;
+        let files = connection::descriptor_limit();
+        limits.connections = connection_cap(limits.connections, files);
+        tracing::info!(
+            connections = limits.connections,
+            configured = self.inner.limits.connections,
+            files,
+            "serving at most {} connections at once (the process may open {} files)",
+            limits.connections,
+            files.map_or_else(|| "any number of".to_owned(), |f| f.to_string())
+        );
+        let serving = connection::accept(listener, router, limits, stop_accepting.clone());
         let mut serving = std::pin::pin!(serving);
         tokio::select! {
             () = &mut serving => return Ok(()),

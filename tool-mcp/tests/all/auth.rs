@@ -161,12 +161,75 @@ async fn every_bad_token_gets_401_with_invalid_token_and_why() {
             "the access token has no `sub` (nor `client_id`) to name its subject".to_owned(),
         ),
         ("not a JWT", "opaque-token".to_owned(), "the access token is not a JWT (three base64url parts)".to_owned()),
+        (
+            "typed JWT (an ID token, say)",
+            typed(&good, Some("JWT")),
+            "the access token's header has `typ` `JWT`, not `at+jwt` (RFC 9068): send an access token, not another \
+             JWT of the issuer"
+                .to_owned(),
+        ),
+        (
+            "untyped",
+            typed(&good, None),
+            "the access token's header has no `typ`, not `at+jwt` (RFC 9068): send an access token, not another JWT \
+             of the issuer"
+                .to_owned(),
+        ),
+        (
+            "a key id of 60,000 characters",
+            sign(&good, Algorithm::RS256, &"k".repeat(60_000), &EncodingKey::from_rsa_pem(RSA_A).unwrap()),
+            format!("the issuer has no key `{}...`", "k".repeat(64)),
+        ),
     ];
     for (case, token, why) in cases {
         let response = server.call(Some(&token), "whoami", json!({})).await;
         assert_eq!(response.status, 401, "{case}: {}", response.body);
         assert_eq!(response.header("www-authenticate").unwrap(), server.invalid(&why), "{case}");
     }
+    server.running.stop().await;
+}
+
+/// `claims` signed with the issuer's RSA key under a header whose `typ` is `typ`.
+fn typed(claims: &Value, typ: Option<&str>) -> String {
+    let mut header = jsonwebtoken::Header::new(Algorithm::RS256);
+    header.typ = typ.map(str::to_owned);
+    header.kid = Some("rsa-a".to_owned());
+    jsonwebtoken::encode(&header, claims, &EncodingKey::from_rsa_pem(RSA_A).unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_issuer_that_types_its_tokens_jwt_is_served_with_the_switch_and_only_then() {
+    let issuer = Issuer::start(true).await;
+    let server = Protected::start(&issuer, |b| b.accept_jwt_typ(true)).await;
+    let good = claims(&issuer, &server.resource, "ana", "tools:read");
+    for typ in [Some("JWT"), None, Some("at+jwt"), Some("application/at+jwt")] {
+        assert_eq!(
+            text(&server.call(Some(&typed(&good, typ)), "whoami", json!({})).await),
+            format!("{}#sub=ana", issuer.url)
+        );
+    }
+    let other = server.call(Some(&typed(&good, Some("dpop+jwt"))), "whoami", json!({})).await;
+    assert_eq!(other.status, 401);
+    server.running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_with_huge_scopes_gets_a_bounded_challenge() {
+    let issuer = Issuer::start(true).await;
+    let server = Protected::start(&issuer, |b| b).await;
+    let scopes = format!("tools:read {}", "x".repeat(60_000));
+    let reader = rsa_a(&claims(&issuer, &server.resource, "ana", &scopes));
+    let response = server.call(Some(&reader), "write_note", json!({"text": "hi"})).await;
+    assert_eq!(response.status, 403);
+    assert_eq!(
+        response.header("www-authenticate").unwrap(),
+        format!(
+            "Bearer error=\"insufficient_scope\", scope=\"tools:write\", resource_metadata=\"{}\", \
+             error_description=\"tool `write_note` needs the scope `tools:write`; the token has tools:read {}...\"",
+            server.metadata_url(),
+            "x".repeat(53)
+        )
+    );
     server.running.stop().await;
 }
 

@@ -254,6 +254,7 @@ pub fn claims(issuer: &Issuer, resource: &str, sub: &str, scope: &str) -> Value 
 
 pub fn sign(claims: &Value, algorithm: Algorithm, kid: &str, key: &EncodingKey) -> String {
     let mut header = Header::new(algorithm);
+    header.typ = Some("at+jwt".to_owned());
     header.kid = Some(kid.to_owned());
     jsonwebtoken::encode(&header, claims, key).unwrap()
 }

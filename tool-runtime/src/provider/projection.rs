@@ -244,7 +244,12 @@ pub(super) fn project(definition: &ToolDefinition, form: Form) -> Result<Value, 
         }
         Form::Anthropic => {
             check_anthropic(&this.input_schema).map_err(fail)?;
-            Ok(json!({"name": this.name, "description": this.description, "input_schema": this.input_schema}))
+            let mut entry =
+                json!({"name": this.name, "description": this.description, "input_schema": this.input_schema});
+            if let Some(callers) = allowed_callers(this, ANTHROPIC_PROGRAM_CALLER) {
+                entry["allowed_callers"] = callers;
+            }
+            Ok(entry)
         }
         Form::Gemini(form) => {
             let (key, parameters) = match form {
@@ -351,13 +356,33 @@ fn openai_entry(definition: &ToolDefinition, chat: bool, parameters: Value, stri
             },
         })
     } else {
-        json!({
+        let mut entry = json!({
             "type": "function",
             "name": definition.name,
             "description": definition.description,
             "parameters": parameters,
             "strict": strict,
-        })
+        });
+        if let Some(callers) = allowed_callers(definition, OPENAI_PROGRAM_CALLER) {
+            entry["allowed_callers"] = callers;
+        }
+        entry
+    }
+}
+
+/// The caller Anthropic's `allowed_callers` names for a program of its code execution tool.
+pub(super) const ANTHROPIC_PROGRAM_CALLER: &str = "code_execution_20250825";
+/// The caller OpenAI Responses' `allowed_callers` names for a program (programmatic tool calling).
+pub(super) const OPENAI_PROGRAM_CALLER: &str = "programmatic";
+
+/// The `allowed_callers` of a tool that declares [`Callers`](crate::Callers) `code` or `both`
+/// (`["program"]`, `["direct", "program"]`, `program` being the provider's name for a program's
+/// call); `None` for a tool that does not, which the providers read as direct calls only.
+fn allowed_callers(definition: &ToolDefinition, program: &str) -> Option<Value> {
+    match definition.callers() {
+        crate::Callers::Direct => None,
+        crate::Callers::Code => Some(json!([program])),
+        crate::Callers::Both => Some(json!(["direct", program])),
     }
 }
 

@@ -492,7 +492,7 @@ impl Registry {
         let label = outcome_label(&outcome);
         let message = match outcome {
             Ok(result) => ToolMessage::success(&call.id, &call.name, result),
-            Err(error) => ToolMessage::error(&call.id, &call.name, error.to_string()),
+            Err(error) => ToolMessage::error(&call.id, &call.name, error.to_string()).with_error_kind(error.kind()),
         };
         if span.is_disabled() {
             return message;

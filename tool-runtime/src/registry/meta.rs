@@ -120,4 +120,5 @@ impl Registry {
 /// An error message for bad meta-tool arguments.
 fn invalid(call: &ToolCall, error: &str) -> ToolMessage {
     ToolMessage::error(&call.id, &call.name, format!("invalid arguments for `{}`: {error}", call.name))
+        .with_error_kind(crate::ToolErrorKind::InvalidArguments)
 }

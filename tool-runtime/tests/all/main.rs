@@ -36,6 +36,7 @@ pub mod output_misc;
 pub mod output_store;
 pub mod output_stream;
 pub mod output_truncate;
+pub mod parameter_descriptions;
 pub mod policy;
 pub mod principal;
 pub mod provided;

@@ -1,0 +1,350 @@
+//! A registry, or a subset of it, as [rig] tools an agent takes.
+//!
+//! [`RigTools`] makes one rig tool per registry tool: each is a handler on rig's effect bus (a
+//! `rig_core::serve::Serve` of the tool family, registered through rig-agent's
+//! `RegisteredTool::from_handler`) that answers a call with [`Registry::call`]. An agent takes
+//! them as a tool server, and [`RigTools::hook`] (call ids, and the framework's answer to calls
+//! rig refuses before any tool runs):
+//!
+//! ```no_run
+//! # fn run(registry: std::sync::Arc<tool_runtime::Registry>) -> Result<(), Box<dyn std::error::Error>> {
+//! use rig_agent::AgentBuilder;
+//! use rig_core::providers::openai::OpenAI;
+//!
+//! let tools = tool_rig::RigTools::new(registry);
+//! let agent = AgentBuilder::new(OpenAI::from_env()?.chat("gpt-4.1"))
+//!     .tool_server_handle(tools.tool_server()?.run())
+//!     .add_hook(tools.hook())
+//!     .build();
+//! # let _ = agent; Ok(()) }
+//! ```
+//!
+//! What each call keeps:
+//!
+//! - **Arguments.** The call's argument text as rig hands it to a tool (the effect's `args`) goes
+//!   to [`Registry::call`] unchanged and is decoded there, strictly (unknown fields, wrong types,
+//!   a missing field are error results the model reads). rig itself reads a model's arguments
+//!   into a JSON object before it dispatches the call and writes that object back as `args`; so,
+//!   with rig, a key the model sent twice arrives once (its last value), and only arguments that
+//!   are not a JSON object arrive as the model wrote them.
+//! - **Call id.** rig gives a tool no call id; it gives it to hooks. [`RigTools::hook`] notes
+//!   each tool call's id (the provider's, or the one rig issued when
+//!   the provider sent none) under the dispatch's effect id, and the tool takes it back: the
+//!   [`ToolCall`]'s id, which the tool's [`ToolContext`], its progress, its spans and its output
+//!   cache see. Without the hook, the id is `rig-effect-<effect id>`.
+//! - **Calls rig refuses itself.** rig checks a call before it dispatches it: a tool it does not
+//!   offer, or arguments that are not a JSON object, end the run by default
+//!   (`PromptError::UnknownToolCall`). With [`RigTools::hook`], such a call is answered as the
+//!   framework answers it, so the model can recover: an unknown tool gets
+//!   ``unknown tool `x`; available tools: ...`` (the turn's tools, sorted), and arguments that are
+//!   not an object get the framework's decoding of them (``invalid arguments for `x`: ...``; an
+//!   empty text is no arguments, `{}`, and the call runs), as rig's skipped result for that call.
+//! - **Errors keep their kind.** An error result becomes a failed rig tool result whose model
+//!   output is the framework's text and whose kind is [`rig_kind`] of its
+//!   [`ToolErrorKind`](tool_runtime::ToolErrorKind): an unknown tool is `NotFound`, arguments
+//!   that do not decode `InvalidArgs`, a policy's refusal `PermissionDenied`, a time limit
+//!   `Timeout`, a cancellation `Cancelled`.
+//! - **Results.** Text stays text; parts become rig's tool result content (text blocks, images
+//!   as base64 image blocks); any other part is its text projection.
+//!
+//! rig runs the calls of a turn as its agent decides (each through [`Registry::call`]), not as
+//! one [`Registry::call_batch`]: a `sequential` tool's ordering and a policy's `DenyAndStop`
+//! across a turn are rig's to honour.
+//!
+//! Versions: rig-core and rig-agent 0.44 (what the `rig` facade 0.44 re-exports), the newest that
+//! builds on rustc 1.95; 0.45 and later need rustc 1.97.1. No rig feature is turned on here: your
+//! own rig dependency picks the HTTP client (`reqwest`) and TLS.
+//!
+//! [rig]: https://docs.rs/rig-core
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use rig_agent::agent::hook::{DispatchAction, DispatchEvent};
+use rig_agent::run::policy::{InvalidToolCallAction, InvalidToolCallContext, InvalidToolCallReason};
+use rig_agent::tool::RegisteredTool;
+use rig_agent::tool::server::ToolServer;
+use rig_agent::{AgentHook, HookContext};
+use rig_core::completion::message::{DocumentSourceKind, Image, ImageMediaType, MimeType, ToolResultContent};
+use rig_core::effect::{EffectId, EffectKind, FamilyDescriptor, HandlerDescriptor, Outcome, family};
+use rig_core::error::{ErrorKind, ErrorReport};
+use rig_core::serve::{Dispatch, Reply, Serve};
+use rig_core::tool::{ToolErrorKind as RigKind, ToolExecutionError, ToolOutput, ToolResult};
+use tool_runtime::{ContentPart, MessageContent, Registry, ToolCall, ToolContext, ToolErrorKind, ToolMessage};
+
+/// How many call ids [`RigTools::hook`] keeps waiting for their tool at most; the
+/// oldest goes first beyond that (a call a later hook denied never takes its id).
+pub const MAX_PENDING_CALL_IDS: usize = 4096;
+
+/// A registry (or the tools of it named with [`RigTools::only`]) as rig tools. Cheap to clone:
+/// the clones share the registry and the call ids.
+#[derive(Clone)]
+pub struct RigTools {
+    registry: Arc<Registry>,
+    names: Vec<String>,
+    context: ToolContext,
+    hook: ToolHook,
+}
+
+/// The tools named that the registry does not have ([`RigTools::only`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the registry has no tool {}; it has: {}", quoted(.unknown), quoted(.available))]
+pub struct UnknownTools {
+    /// The names asked for that are not registered, in the order given.
+    pub unknown: Vec<String>,
+    /// Every registered name, sorted.
+    pub available: Vec<String>,
+}
+
+fn quoted(names: &[String]) -> String {
+    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+}
+
+impl RigTools {
+    /// Every tool of `registry` (its [`Registry::definitions`], deferred tools included), each
+    /// call run with a clone of a default [`ToolContext`] (see [`RigTools::with_context`]).
+    pub fn new(registry: Arc<Registry>) -> Self {
+        let names = registry.definitions().iter().map(|d| d.name.clone()).collect();
+        let hook = ToolHook { pending: Arc::default(), registry: Arc::clone(&registry), context: ToolContext::new() };
+        Self { registry, names, context: ToolContext::new(), hook }
+    }
+
+    /// Only the tools named, in the registry's order (a name given twice counts once).
+    ///
+    /// # Errors
+    /// [`UnknownTools`] when a name is not registered, listing every such name and the registered
+    /// ones.
+    pub fn only<'a>(mut self, names: impl IntoIterator<Item = &'a str>) -> Result<Self, UnknownTools> {
+        let wanted: Vec<&str> = names.into_iter().collect();
+        let unknown: Vec<String> =
+            wanted.iter().filter(|n| self.registry.definition(n).is_none()).map(|n| (*n).to_owned()).collect();
+        if !unknown.is_empty() {
+            return Err(UnknownTools { unknown, available: self.registry.names().map(str::to_owned).collect() });
+        }
+        let wanted: BTreeSet<&str> = wanted.into_iter().collect();
+        self.names.retain(|n| wanted.contains(n.as_str()));
+        Ok(self)
+    }
+
+    /// Each call runs with a clone of `context` (its session, principal, cancellation token,
+    /// client channel); its call id is the call's.
+    #[must_use]
+    pub fn with_context(mut self, context: ToolContext) -> Self {
+        self.hook.context = context.clone();
+        self.context = context;
+        self
+    }
+
+    /// The tools as rig-agent registrations, one per tool in order, for `ToolServer::registered_tool`
+    /// or `ToolSet::add_registered_tool`. Each is registered under rig's default key
+    /// `tool:<name>`, with the tool's name, description and canonical JSON Schema
+    /// ([`ToolDefinition::input_schema`](tool_runtime::ToolDefinition::input_schema)); rig
+    /// adapts the schema to each provider.
+    ///
+    /// # Errors
+    /// rig's `ErrorReport` (boxed: it is large) when it refuses a registration (an empty tool name, which a registry
+    /// never has).
+    pub fn registered_tools(&self) -> Result<Vec<RegisteredTool>, Box<ErrorReport>> {
+        self.names
+            .iter()
+            .map(|name| {
+                RegisteredTool::from_handler(RigTool {
+                    registry: Arc::clone(&self.registry),
+                    name: name.clone(),
+                    context: self.context.clone(),
+                    pending: Arc::clone(&self.hook.pending),
+                })
+                .map_err(Box::new)
+            })
+            .collect()
+    }
+
+    /// A rig-agent tool server holding [`RigTools::registered_tools`]: `.run()` it and give the
+    /// handle to `AgentBuilder::tool_server_handle`, or add your own rig tools to it first.
+    ///
+    /// # Errors
+    /// As [`RigTools::registered_tools`].
+    pub fn tool_server(&self) -> Result<ToolServer, Box<ErrorReport>> {
+        Ok(self.registered_tools()?.into_iter().fold(ToolServer::new(), ToolServer::registered_tool))
+    }
+
+    /// The agent hook for these tools (`AgentBuilder::add_hook`, or `AgentRunner::add_hook` for
+    /// one run): it hands each tool its call id and answers the calls rig refuses before any
+    /// tool runs; see the crate docs.
+    pub fn hook(&self) -> ToolHook {
+        self.hook.clone()
+    }
+}
+
+/// The agent hook of [`RigTools::hook`]. On a tool call's dispatch it notes the call's id under
+/// the dispatch's effect id (at most [`MAX_PENDING_CALL_IDS`] wait) and lets the dispatch proceed
+/// unchanged; on a call rig finds invalid it answers an unknown tool and arguments that are not a
+/// JSON object as the framework does (rig's `InvalidToolCallAction::Skip` with that text), and
+/// leaves any other case (a tool the tool choice does not allow) to rig.
+#[derive(Clone)]
+pub struct ToolHook {
+    pending: Arc<Mutex<Pending>>,
+    registry: Arc<Registry>,
+    context: ToolContext,
+}
+
+#[derive(Default)]
+struct Pending {
+    ids: HashMap<EffectId, String>,
+    order: VecDeque<EffectId>,
+}
+
+/// Notes `call_id` under `effect`, the oldest noted id going first beyond
+/// [`MAX_PENDING_CALL_IDS`].
+fn note(pending: &Mutex<Pending>, effect: EffectId, call_id: String) {
+    let mut pending = pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if pending.ids.insert(effect, call_id).is_none() {
+        pending.order.push_back(effect);
+    }
+    while pending.order.len() > MAX_PENDING_CALL_IDS {
+        if let Some(oldest) = pending.order.pop_front() {
+            pending.ids.remove(&oldest);
+        }
+    }
+}
+
+/// The call id noted under `effect`, removed.
+fn take(pending: &Mutex<Pending>, effect: EffectId) -> Option<String> {
+    let mut pending = pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let id = pending.ids.remove(&effect)?;
+    pending.order.retain(|e| *e != effect);
+    Some(id)
+}
+
+impl AgentHook for ToolHook {
+    fn name(&self) -> Option<String> {
+        Some("tool_rig::ToolHook".to_owned())
+    }
+
+    async fn on_dispatch(&self, _ctx: &HookContext, event: DispatchEvent<'_>) -> DispatchAction {
+        if let (EffectKind::ToolCall { .. }, Some(call_id)) = (event.kind, event.call_id) {
+            note(&self.pending, event.id, call_id.to_string());
+        }
+        DispatchAction::Proceed
+    }
+
+    async fn on_invalid_tool_call(
+        &self,
+        _ctx: &HookContext,
+        event: &InvalidToolCallContext,
+    ) -> Option<InvalidToolCallAction> {
+        match &event.reason {
+            InvalidToolCallReason::UnknownTool => {
+                let mut available = event.available_tools.clone();
+                available.sort();
+                let error = tool_runtime::ToolError::UnknownTool { name: event.tool_name.clone(), available };
+                Some(InvalidToolCallAction::skip(error.to_string()))
+            }
+            InvalidToolCallReason::MalformedArguments { .. } => {
+                let id = event.tool_call_id.as_ref().map_or_else(String::new, ToString::to_string);
+                let call = ToolCall::new(id, &event.tool_name, event.args.clone().unwrap_or_default());
+                let message = self.registry.call(&call, &self.context).await;
+                Some(InvalidToolCallAction::skip(message.text().into_owned()))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// One registry tool as a rig tool-family handler.
+struct RigTool {
+    registry: Arc<Registry>,
+    name: String,
+    context: ToolContext,
+    pending: Arc<Mutex<Pending>>,
+}
+
+impl Serve for RigTool {
+    type Family = family::Tool;
+
+    fn descriptor(&self) -> HandlerDescriptor {
+        let definition = self.registry.definition(&self.name);
+        HandlerDescriptor {
+            key: rig_core::effect::tool_key(&self.name),
+            family: FamilyDescriptor::Tool {
+                name: self.name.clone(),
+                description: definition.map(|d| d.description.clone()).unwrap_or_default(),
+                parameters: definition.map(|d| d.input_schema.clone()).unwrap_or_default(),
+                embedding: None,
+            },
+            layers: Vec::new(),
+        }
+    }
+
+    async fn serve(&self, kind: EffectKind, dispatch: Dispatch) -> Reply {
+        let EffectKind::ToolCall { name, args } = kind else {
+            return Reply::Outcome(Err(ErrorReport::new(
+                ErrorKind::HandlerUnavailable,
+                format!("the tool `{}` serves tool calls, not a `{}` effect", self.name, kind.name()),
+            )));
+        };
+        let effect = dispatch.id();
+        let id = take(&self.pending, effect).unwrap_or_else(|| format!("rig-effect-{effect}"));
+        // The name is the one the call was routed by (rig dispatches by name); a hook's patch may
+        // not change it.
+        let call = ToolCall::new(id, name, args);
+        let message = self.registry.call(&call, &self.context).await;
+        Reply::Outcome(Ok(Outcome::ToolResult { result: rig_result(message) }))
+    }
+}
+
+/// A tool message as rig's tool result: a success's text or parts as the output, an error as a
+/// failed result of [`rig_kind`] with the message's text as what the model reads.
+pub fn rig_result(message: ToolMessage) -> ToolResult {
+    if message.is_error {
+        let kind = message.error_kind.map_or(RigKind::Other, rig_kind);
+        return ToolResult::failed(ToolExecutionError::new(kind, message.text().into_owned()));
+    }
+    let output = match message.content {
+        MessageContent::Text(text) => ToolOutput::text(text),
+        MessageContent::Parts(parts) => {
+            let blocks: Vec<ToolResultContent> = parts.iter().map(rig_block).collect();
+            // An empty part list reads as empty text (rig refuses empty content).
+            ToolOutput::content(blocks).unwrap_or_else(|_| ToolOutput::text(""))
+        }
+    };
+    ToolResult::success(output)
+}
+
+/// One part as a rig tool result block: an image of a type rig knows (PNG, JPEG, GIF, WebP, HEIC,
+/// HEIF, SVG) as a base64 image, anything else as text with its text projection
+/// ([`ContentPart::as_text`]).
+fn rig_block(part: &ContentPart) -> ToolResultContent {
+    if let ContentPart::Image { data, media_type, .. } = part
+        && let Some(media_type) = ImageMediaType::from_mime_type(media_type)
+    {
+        return ToolResultContent::Image(Image {
+            data: DocumentSourceKind::base64(data.as_str()),
+            media_type: Some(media_type),
+            detail: None,
+            native: None,
+        });
+    }
+    ToolResultContent::Text(part.as_text().into_owned().into())
+}
+
+/// The rig error kind of a framework error kind:
+///
+/// | framework | rig |
+/// |---|---|
+/// | `UnknownTool` | `NotFound` |
+/// | `InvalidArguments` | `InvalidArgs` |
+/// | `PermissionDenied` | `PermissionDenied` |
+/// | `TimedOut` | `Timeout` |
+/// | `Cancelled`, `TurnStopped` (the call did not run: its turn was stopped) | `Cancelled` |
+/// | `Dependency`, `RegistryClosed`, `Failed`, `Panicked`, any later kind | `Other` |
+pub fn rig_kind(kind: ToolErrorKind) -> RigKind {
+    match kind {
+        ToolErrorKind::UnknownTool => RigKind::NotFound,
+        ToolErrorKind::InvalidArguments => RigKind::InvalidArgs,
+        ToolErrorKind::PermissionDenied => RigKind::PermissionDenied,
+        ToolErrorKind::TimedOut => RigKind::Timeout,
+        ToolErrorKind::Cancelled | ToolErrorKind::TurnStopped => RigKind::Cancelled,
+        _ => RigKind::Other,
+    }
+}

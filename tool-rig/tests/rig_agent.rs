@@ -1,0 +1,200 @@
+//! A rig agent (rig-agent's own loop on rig-core's OpenAI Chat Completions client) with a
+//! registry's tools, against a scripted server on 127.0.0.1 answering in the recorded wire format
+//! of `openai-chat-parallel-1.json`: four model turns (three parallel calls with a tool error and
+//! a key sent twice; an unknown tool; an image result; the final answer), then the exact requests
+//! rig sent.
+//!
+//! The unknown tool has a turn of its own because rig runs none of a turn's calls when one of
+//! them is invalid (`a_turn_with_an_unknown_tool_runs_none_of_its_calls`, rig's rule).
+
+use std::sync::Arc;
+
+use provider_mock::{MockProvider, sample};
+use rig_agent::AgentBuilder;
+use rig_core::providers::openai::OpenAIConfig;
+use serde_json::{Value, json};
+use tool_rig::RigTools;
+use tool_runtime::{Registry, ToolCall, ToolContext, ToolErrorKind};
+
+/// The scripted answers: the first turn's calls but the unknown tool, the unknown tool alone,
+/// the image, the final answer.
+fn script() -> Vec<Value> {
+    let [paris, atlantis, unknown, twice] = sample::FIRST_TURN;
+    vec![
+        sample::openai_chat(&[paris, atlantis, twice], ""),
+        sample::openai_chat(&[unknown], ""),
+        sample::openai_chat(&[sample::SECOND_TURN], ""),
+        sample::openai_chat(&[], sample::ANSWER),
+    ]
+}
+
+/// Runs a rig agent with `tools` (and their hook when `hook`) on `script`; returns the server
+/// and the agent's final answer.
+async fn run_agent(tools: &RigTools, hook: bool, script: Vec<Value>) -> (MockProvider, String) {
+    let server = MockProvider::start(script).await.unwrap();
+    let model = OpenAIConfig::new("sk-test").with_base_url(format!("{}/v1", server.url())).client().chat("gpt-4o");
+    let builder = AgentBuilder::new(model).tool_server_handle(tools.tool_server().unwrap().run());
+    let agent = if hook { builder.add_hook(tools.hook()).build() } else { builder.build() };
+    let answer = agent.prompt(sample::QUESTION).max_turns(6).await.unwrap();
+    (server, answer.output())
+}
+
+fn tools() -> RigTools {
+    RigTools::new(Arc::new(sample::registry()))
+}
+
+/// The `role: "tool"` messages of a request, as `(tool_call_id, text)`.
+fn tool_messages(body: &Value) -> Vec<(String, String)> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| (m["tool_call_id"].as_str().unwrap().to_owned(), text_of(&m["content"])))
+        .collect()
+}
+
+/// A tool message's content as text: a string, or its text parts joined by newlines.
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => {
+            parts.iter().map(|p| p["text"].as_str().unwrap_or_default()).collect::<Vec<_>>().join("\n")
+        }
+        other => other.to_string(),
+    }
+}
+
+fn owned(id: &str, text: &str) -> (String, String) {
+    (id.to_owned(), text.to_owned())
+}
+
+#[tokio::test]
+async fn a_rig_agent_runs_parallel_calls_an_error_an_unknown_tool_and_an_image_to_the_final_answer() {
+    let (server, answer) = run_agent(&tools(), true, script()).await;
+    assert_eq!(answer, sample::ANSWER);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    assert_eq!((requests[0].method.as_str(), requests[0].path.as_str()), ("POST", "/v1/chat/completions"));
+    let names: Vec<&str> =
+        requests[0].body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["get_weather", "snapshot"]);
+    assert_eq!(
+        tool_messages(&requests[3].body),
+        [
+            owned("call_1", "Sunny, 21 °C"),
+            owned("call_2", "no weather station in Atlantis"),
+            owned("call_4", "no weather station in Rome"),
+            owned("call_3", "unknown tool `get_tides`; available tools: get_weather, snapshot"),
+            owned("call_5", "Webcam of Oslo\n(see attached image)"),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_turn_with_an_unknown_tool_runs_none_of_its_calls() {
+    let script = vec![sample::openai_chat(&sample::FIRST_TURN, ""), sample::openai_chat(&[], sample::ANSWER)];
+    let (server, _) = run_agent(&tools(), true, script).await;
+    let not_run = "Tool not executed because another tool call in the same assistant turn was invalid.";
+    assert_eq!(
+        tool_messages(&server.requests()[1].body),
+        [
+            owned("call_1", not_run),
+            owned("call_2", not_run),
+            owned("call_3", "unknown tool `get_tides`; available tools: get_weather, snapshot"),
+            owned("call_4", not_run),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_image_result_reaches_the_model_as_rig_sends_images_of_tool_results() {
+    let (server, _) = run_agent(&tools(), true, script()).await;
+    let messages = server.requests()[3].body["messages"].as_array().unwrap().clone();
+    assert_eq!(
+        messages[messages.len() - 2..],
+        [
+            json!({"role": "tool", "tool_call_id": "call_5", "content": "Webcam of Oslo\n(see attached image)"}),
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "Attached image(s) from tool result:"},
+                {"type": "image_url", "image_url": {
+                    "url": format!("data:image/png;base64,{}", sample::PIXEL_PNG), "detail": "auto"}}]}),
+        ]
+    );
+}
+
+/// A registry with one tool that reports the call id it ran under.
+mod echo {
+    use tool_runtime::prelude::*;
+
+    /// Report the call id this call runs under.
+    #[tool]
+    pub(crate) fn whoami(ctx: &ToolContext) -> String {
+        ctx.call_id().unwrap_or("none").to_owned()
+    }
+}
+
+/// What `whoami` saw as its call id when a rig agent called it as `call_9`, with or without the
+/// hook.
+async fn call_id_seen(hook: bool) -> String {
+    let registry = Arc::new(Registry::builder().tool(echo::whoami::TOOL).build().unwrap());
+    let script = vec![sample::openai_chat(&[("call_9", "whoami", "{}")], ""), sample::openai_chat(&[], "done")];
+    let (server, _) = run_agent(&RigTools::new(registry), hook, script).await;
+    tool_messages(&server.requests()[1].body).remove(0).1
+}
+
+#[tokio::test]
+async fn with_the_hook_the_tool_runs_under_the_provider_call_id() {
+    assert_eq!(call_id_seen(true).await, "call_9");
+}
+
+#[tokio::test]
+async fn without_the_hook_the_tool_runs_under_the_rig_effect_id() {
+    let seen = call_id_seen(false).await;
+    assert!(seen.starts_with("rig-effect-") && seen.len() > "rig-effect-".len(), "{seen}");
+}
+
+#[tokio::test]
+async fn errors_keep_their_kind() {
+    let registry = sample::registry();
+    let ctx = ToolContext::new();
+    let cases = [
+        (ToolCall::new("c1", "get_tides", "{}"), ToolErrorKind::UnknownTool, rig_core::tool::ToolErrorKind::NotFound),
+        (
+            ToolCall::new("c2", "get_weather", r#"{"town":"Paris"}"#),
+            ToolErrorKind::InvalidArguments,
+            rig_core::tool::ToolErrorKind::InvalidArgs,
+        ),
+        (
+            ToolCall::new("c3", "get_weather", r#"{"city":"Atlantis"}"#),
+            ToolErrorKind::Failed,
+            rig_core::tool::ToolErrorKind::Other,
+        ),
+    ];
+    for (call, kind, rig_kind) in cases {
+        let message = registry.call(&call, &ctx).await;
+        assert_eq!(message.error_kind, Some(kind), "{message:?}");
+        let text = message.text().into_owned();
+        let result = tool_rig::rig_result(message);
+        let error = result.error().unwrap();
+        assert_eq!((error.kind(), result.output().as_text()), (rig_kind, Some(text.as_str())));
+    }
+}
+
+#[test]
+fn only_keeps_the_tools_named_and_refuses_unknown_names() {
+    let tools = tools().only(["snapshot", "snapshot"]).unwrap();
+    let names: Vec<String> = tools.registered_tools().unwrap().iter().map(|t| t.name()).collect();
+    assert_eq!(names, ["snapshot"]);
+    let error = match RigTools::new(Arc::new(sample::registry())).only(["snapshot", "get_tides", "x"]) {
+        Err(error) => error.to_string(),
+        Ok(_) => panic!("unknown names were accepted"),
+    };
+    assert_eq!(error, "the registry has no tool `get_tides`, `x`; it has: `get_weather`, `snapshot`");
+}
+
+#[test]
+fn a_success_keeps_its_text_and_parts() {
+    let message = tool_runtime::ToolMessage::success("c", "t", tool_runtime::ToolResult::Text("ok".into()));
+    assert_eq!(tool_rig::rig_result(message).output().as_text(), Some("ok"));
+}
