@@ -81,6 +81,8 @@ pub struct CodeMode {
     limits: Limits,
     /// The tools a program may call, sorted by name.
     callable: Arc<[String]>,
+    /// Permits for the programs running at once ([`Limits::max_programs`]).
+    programs: Arc<tokio::sync::Semaphore>,
 }
 
 /// What a program gave back: what it printed and what it returned.
@@ -117,13 +119,15 @@ impl CodeMode {
     pub fn new(registry: Arc<Registry>) -> Self {
         let callable: Vec<String> =
             registry.definitions().iter().filter(|d| d.callers().code()).map(|d| d.name.clone()).collect();
-        Self { registry, limits: Limits::DEFAULT, callable: callable.into() }
+        let programs = Arc::new(tokio::sync::Semaphore::new(Limits::DEFAULT.max_programs));
+        Self { registry, limits: Limits::DEFAULT, callable: callable.into(), programs }
     }
 
     /// Sets the limits of every run.
     #[must_use]
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self.programs = Arc::new(tokio::sync::Semaphore::new(limits.max_programs));
         self
     }
 
@@ -161,6 +165,11 @@ impl CodeMode {
         if code.len() > limits.max_code_bytes {
             return Err(ProgramError::Code { size: code.len(), limit: limits.max_code_bytes });
         }
+        // A run past `max_programs` waits here, without a thread, until one ends.
+        let _permit = tokio::select! {
+            permit = self.programs.acquire() => permit.map_err(|_| ProgramError::Engine("the program limit is closed".to_owned()))?,
+            () = ctx.cancellation().cancelled() => return Err(ProgramError::Cancelled),
+        };
         let (requests, mut asked) = tokio::sync::mpsc::unbounded_channel::<Request>();
         let (answers, replies) = std::sync::mpsc::channel::<Reply>();
         let (finished, mut done) = tokio::sync::oneshot::channel();

@@ -17,6 +17,7 @@ use std::time::Duration;
 /// | [`max_in_flight`](Limits::max_in_flight) | 8 | tool calls running at once; more wait their turn |
 /// | [`max_result_bytes`](Limits::max_result_bytes) | 64 KiB | what goes back to the model: the printed text plus the returned value |
 /// | [`max_code_bytes`](Limits::max_code_bytes) | 256 KiB | the program's source text |
+/// | [`max_programs`](Limits::max_programs) | 4 | programs of one [`CodeMode`](crate::CodeMode) running at once (each has its thread and its memory); more wait their turn |
 ///
 /// The defaults follow the peers' (Vercel's code mode: 30 s, 64 MiB; FastMCP's: a bounded
 /// number of tool calls), with a smaller result cap: what a program returns enters the model's
@@ -40,6 +41,10 @@ pub struct Limits {
     pub max_result_bytes: usize,
     /// Bytes of the program's source.
     pub max_code_bytes: usize,
+    /// Programs of one [`CodeMode`](crate::CodeMode) (and its clones) running at once; a run
+    /// past it waits for one to end (its wall time starts when it starts), or for its caller's
+    /// cancellation. Bounds the threads and the memory (`max_programs` x `memory_bytes`).
+    pub max_programs: usize,
 }
 
 impl Limits {
@@ -52,6 +57,7 @@ impl Limits {
         max_in_flight: 8,
         max_result_bytes: 64 * 1024,
         max_code_bytes: 256 * 1024,
+        max_programs: 4,
     };
 
     /// Sets [`Limits::wall_time`].
@@ -100,6 +106,15 @@ impl Limits {
     #[must_use]
     pub fn max_code_bytes(mut self, bytes: usize) -> Self {
         self.max_code_bytes = bytes;
+        self
+    }
+}
+
+impl Limits {
+    /// Sets [`Limits::max_programs`] (at least 1: 0 is read as 1).
+    #[must_use]
+    pub fn max_programs(mut self, programs: usize) -> Self {
+        self.max_programs = programs.max(1);
         self
     }
 }

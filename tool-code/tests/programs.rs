@@ -435,3 +435,42 @@ async fn find_tools_and_tool_signatures_show_only_what_a_program_may_call() {
         "no tool a program may call is named `echo`; the tools are: program_only, wipe"
     );
 }
+
+static PROGRAMS_RUNNING: AtomicUsize = AtomicUsize::new(0);
+static PROGRAMS_MOST: AtomicUsize = AtomicUsize::new(0);
+
+/// Waits a little, counting how many calls of it run at once (one per program in the test).
+#[tool]
+async fn turnstile() -> String {
+    let now = PROGRAMS_RUNNING.fetch_add(1, Ordering::SeqCst) + 1;
+    PROGRAMS_MOST.fetch_max(now, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    PROGRAMS_RUNNING.fetch_sub(1, Ordering::SeqCst);
+    "through".to_owned()
+}
+
+#[tokio::test]
+async fn programs_past_the_limit_wait_their_turn() {
+    let registry = Registry::builder().tool(turnstile::TOOL).build().unwrap();
+    let code = CodeMode::new(Arc::new(registry)).callable(|_| true).limits(Limits::DEFAULT.max_programs(1));
+    let ctx = ToolContext::new();
+    let runs: Vec<_> = (0..4).map(|_| code.run("return await tools.turnstile();", &ctx)).collect();
+    let outputs = futures::future::join_all(runs).await;
+    assert_eq!(outputs.into_iter().map(|o| o.unwrap().text()).collect::<Vec<_>>(), ["through"; 4]);
+    assert_eq!(PROGRAMS_MOST.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_run_waiting_for_its_turn_ends_when_its_caller_cancels() {
+    let code = code_mode(Limits::DEFAULT.max_programs(1).wall_time(Duration::from_secs(5)));
+    let busy_ctx = ToolContext::new();
+    let token = CancellationToken::new();
+    let waiting_ctx = ToolContext::builder().cancellation(token.clone()).build();
+    token.cancel();
+    let busy = code.run("while (true) {}", &busy_ctx);
+    let waiting = code.run("return 1;", &waiting_ctx);
+    let (busy, waiting) =
+        tokio::join!(async { tokio::time::timeout(Duration::from_millis(200), busy).await.ok() }, waiting);
+    assert!(busy.is_none(), "the busy program runs on");
+    assert_eq!(waiting, Err(ProgramError::Cancelled));
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 use tool_code::{CodeMode, Limits};
-use tool_runtime::Registry;
+use tool_runtime::{Registry, RegistryBuilder};
 
 /// The flags of code mode (global: accepted before or after the command).
 #[derive(Debug, Clone, Args)]
@@ -40,6 +40,10 @@ pub(crate) struct CodeFlags {
     /// With `--code-mode`: the bytes of a program's source [default: 262144].
     #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) code_max_code_bytes: Option<u64>,
+    /// With `--code-mode`: the programs running at once in this process; more wait their turn
+    /// [default: 4].
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub(crate) code_max_programs: Option<u64>,
 }
 
 impl CodeFlags {
@@ -56,21 +60,27 @@ impl CodeFlags {
             .max_in_flight(bytes(self.code_max_in_flight, d.max_in_flight))
             .max_result_bytes(bytes(self.code_max_result_bytes, d.max_result_bytes))
             .max_code_bytes(bytes(self.code_max_code_bytes, d.max_code_bytes))
+            .max_programs(bytes(self.code_max_programs, d.max_programs))
     }
 
-    /// `registry` as the flags want it: itself, or wrapped in code mode.
+    /// `registry` as the flags want it: itself, or wrapped in code mode, the code-mode registry's
+    /// builder first given to `outer` (which adds the output layer, so that a program's result is
+    /// cut and stored like any result).
     ///
     /// # Errors
     /// The code-mode registry cannot be built (a tool of `registry` named like a meta-tool).
-    pub(crate) fn wrap(&self, registry: Registry) -> Result<Registry, String> {
+    pub(crate) fn wrap(
+        &self,
+        registry: Registry,
+        outer: impl FnOnce(RegistryBuilder) -> RegistryBuilder,
+    ) -> Result<Registry, String> {
         if !self.code_mode {
             return Ok(registry);
         }
-        CodeMode::new(Arc::new(registry))
+        let builder = CodeMode::new(Arc::new(registry))
             .callable(|definition| definition.set.as_deref() != Some("control"))
             .limits(self.limits())
-            .registry_builder()
-            .build()
-            .map_err(|e| format!("cannot serve --code-mode: {e}"))
+            .registry_builder();
+        outer(builder).build().map_err(|e| format!("cannot serve --code-mode: {e}"))
     }
 }

@@ -18,7 +18,8 @@
 //! `--config FILE` (the tools of the MCP servers of an `mcpServers` file join the standard ones:
 //! `toolbox mcp --config FILE` is a gateway), `--code-mode` and its limits (`--code-wall-time-ms`,
 //! `--code-memory-bytes`, `--code-stack-bytes`, `--code-max-tool-calls`, `--code-max-in-flight`,
-//! `--code-max-result-bytes`, `--code-max-code-bytes`; see [`code`]), `-v` (see [`setup`]).
+//! `--code-max-result-bytes`, `--code-max-code-bytes`, `--code-max-programs`; see [`code`]), `-v`
+//! (see [`setup`]).
 //!
 //! Exit codes:
 //! - 0: success. For `run`, a tool call that failed is still an answer for the model: it is

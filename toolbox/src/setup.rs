@@ -292,7 +292,7 @@ impl Setup {
         if with_sandbox {
             builder = builder.override_dependency(&SANDBOX, self.sandbox()?);
         }
-        self.code.wrap(self.permissions(builder).build().map_err(|e| e.to_string())?)
+        self.code.wrap(self.permissions(builder).build().map_err(|e| e.to_string())?, |outer| outer)
     }
 
     /// As [`Setup::registry`], plus the stores of `--store` (and wrapped in code mode with
@@ -306,6 +306,8 @@ impl Setup {
     pub(crate) fn calling_registry(&self, sets: &[String]) -> Result<Registry, String> {
         let (store, sessions) = self.stores()?;
         let layer = OutputLayer::from_env()?;
+        let outer_layer = layer.clone();
+        let outer_store = store.clone();
         let mut builder = self
             .standard_tools()?
             .output(layer)
@@ -315,7 +317,8 @@ impl Setup {
         if !sets.is_empty() {
             builder = builder.sets(sets.iter().cloned());
         }
-        self.code.wrap(self.permissions(builder).build().map_err(|e| e.to_string())?)
+        let registry = self.permissions(builder).build().map_err(|e| e.to_string())?;
+        self.code.wrap(registry, |outer| outer.output(outer_layer).override_dependency(&OUTPUT_STORE, outer_store))
     }
 
     /// The store of MCP task records: beside the session store of `--store` (a `tasks` folder in

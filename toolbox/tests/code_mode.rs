@@ -53,6 +53,8 @@ fn a_program_counts_todos_over_the_file_tools_and_only_its_answer_comes_back() {
     let message = run_program(root.path(), code, &[]);
     assert_eq!(message["is_error"], false, "{message}");
     assert_eq!(message["content"], r#"{"src/a.rs":2}"#);
+    // The program's result went through the output layer, like any result: stored under a ref id.
+    assert_eq!(message["ref_id"].as_str().map(str::len), Some(22), "{message}");
 }
 
 #[test]
@@ -91,7 +93,7 @@ fn the_result_flag_refuses_a_larger_result() {
 }
 
 #[test]
-fn the_memory_stack_in_flight_and_code_flags_are_taken() {
+fn the_memory_stack_in_flight_code_and_programs_flags_are_taken() {
     let root = workspace();
     let flags = [
         "--code-memory-bytes",
@@ -102,6 +104,8 @@ fn the_memory_stack_in_flight_and_code_flags_are_taken() {
         "1",
         "--code-max-code-bytes",
         "64",
+        "--code-max-programs",
+        "1",
     ];
     let bomb = run_program(root.path(), "let a = []; for (;;) a.push('y'.repeat(1 << 16) + a.length);", &flags);
     assert!(bomb["content"].as_str().unwrap().starts_with("the program ran out of memory"), "{bomb}");
