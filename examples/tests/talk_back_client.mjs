@@ -74,7 +74,7 @@ console.log("ok sampling");
 actions.push("accept");
 const approved = await call("test_approval", { what: "the report" });
 check(approved.isError === false && textOf(approved) === "approved: the report", JSON.stringify(approved));
-const question = 'Allow the tool `test_approval` to run with these arguments?\n{\n  "what": "the report"\n}';
+const question = 'Allow the tool `test_approval` to run with these arguments?\n"what": "the report"';
 check(asked.at(-1).message === question, asked.at(-1).message);
 console.log("ok approval accepted");
 

@@ -79,7 +79,7 @@ async def checks(client: Client, user: User) -> None:
     result = await client.call_tool("test_approval", {"what": "the report"})
     assert result.is_error is False and text_of(result) == "approved: the report", result
     assert user.asked[-1].message == (
-        'Allow the tool `test_approval` to run with these arguments?\n{\n  "what": "the report"\n}'
+        'Allow the tool `test_approval` to run with these arguments?\n"what": "the report"'
     ), user.asked[-1].message
     print("ok approval accepted")
 

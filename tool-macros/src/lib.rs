@@ -105,6 +105,9 @@ use proc_macro::TokenStream;
 /// - `crate = path`: where `tool_runtime` is, for re-exports (default `::tool_runtime`).
 /// - `defer`: the tool is deferred, listed only through tool search and called by name like any
 ///   other (`Tool::deferred`; a registry may defer more tools by set or name).
+/// - `callers = direct | code | both`: who may call the tool, the model directly or a program it
+///   wrote (code mode); default `direct`. `code` and `both` add the tag `callers:code` /
+///   `callers:both` (`tool_runtime::Callers`, read by `ToolDefinition::callers`).
 ///
 /// Returns: `String`, `&'static str`, `()` (empty text), `ToolResult`, `Vec<ContentPart>`, any
 /// `Serialize` type (sent as JSON), or `Result<T, E: Display>` of these (`Err` becomes an error

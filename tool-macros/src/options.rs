@@ -7,7 +7,7 @@ use proc_macro2::TokenStream;
 use syn::{Expr, Meta};
 
 /// `#[tool(name = "...", description = "...", set = "...", crate = path, inline, blocking,
-/// sequential, timeout_ms = N, strict, tags(...), output_schema, defer)]`.
+/// sequential, timeout_ms = N, strict, tags(...), output_schema, defer, callers = ...)]`.
 #[derive(Debug, Default, FromMeta)]
 pub(crate) struct ToolOptions {
     /// The tool name; default: the function name.
@@ -36,6 +36,24 @@ pub(crate) struct ToolOptions {
     pub(crate) output_schema: darling::util::Flag,
     /// Deferred: listed only through tool search, called by name like any other.
     pub(crate) defer: darling::util::Flag,
+    /// Who may call the tool: `callers = direct`, `code` or `both` (checked by [`callers_tag`]).
+    pub(crate) callers: Option<syn::Ident>,
+}
+
+/// The tag `callers = code` or `callers = both` adds to a tool's tags (`tool_runtime::Callers`);
+/// `None` for `direct` and for no option.
+///
+/// # Errors
+/// Any other value, on its token.
+pub(crate) fn callers_tag(callers: Option<&syn::Ident>) -> Result<Option<String>, syn::Error> {
+    match callers.map(ToString::to_string).as_deref() {
+        None | Some("direct") => Ok(None),
+        Some(value @ ("code" | "both")) => Ok(Some(format!("callers:{value}"))),
+        Some(other) => Err(syn::Error::new(
+            callers.map_or_else(proc_macro2::Span::call_site, syn::Ident::span),
+            format!("`callers` is `direct`, `code` or `both`, not `{other}`"),
+        )),
+    }
 }
 
 /// The option names of `#[tool(...)]`, in the order the docs list them.
@@ -52,6 +70,7 @@ pub(crate) const TOOL_OPTIONS: &[&str] = &[
     "tags",
     "output_schema",
     "defer",
+    "callers",
 ];
 
 /// The options of `#[tool(...)]` and `#[arg(...)]` whose value is a string literal.
@@ -65,7 +84,9 @@ impl ToolOptions {
     /// Parses the tokens inside `#[tool(...)]`.
     pub(crate) fn parse(attr: TokenStream) -> Result<Self, Vec<syn::Error>> {
         let items = NestedMeta::parse_meta_list(attr).map_err(|e| vec![e])?;
-        Self::from_list(&items).map_err(|e| restyle(e, "#[tool]", TOOL_OPTIONS))
+        let options = Self::from_list(&items).map_err(|e| restyle(e, "#[tool]", TOOL_OPTIONS))?;
+        callers_tag(options.callers.as_ref()).map_err(|e| vec![e])?;
+        Ok(options)
     }
 }
 
@@ -234,5 +255,27 @@ mod tests {
             restyle_message("Unexpected literal type `int`.", "#[tool]", TOOL_OPTIONS),
             "invalid `#[tool]` option: unexpected literal type `int`"
         );
+    }
+}
+
+#[cfg(test)]
+mod callers_tests {
+    use super::{ToolOptions, callers_tag};
+
+    #[test]
+    fn callers_code_and_both_add_their_tag_and_direct_adds_none() {
+        let tag = |tokens: proc_macro2::TokenStream| {
+            callers_tag(ToolOptions::parse(tokens).unwrap().callers.as_ref()).unwrap()
+        };
+        assert_eq!(tag(quote::quote!(callers = code)), Some("callers:code".to_owned()));
+        assert_eq!(tag(quote::quote!(callers = both)), Some("callers:both".to_owned()));
+        assert_eq!(tag(quote::quote!(callers = direct)), None);
+        assert_eq!(tag(quote::quote!()), None);
+    }
+
+    #[test]
+    fn another_callers_value_is_an_error_naming_the_three() {
+        let errors = ToolOptions::parse(quote::quote!(callers = everyone)).unwrap_err();
+        assert_eq!(errors[0].to_string(), "`callers` is `direct`, `code` or `both`, not `everyone`");
     }
 }

@@ -1,13 +1,106 @@
-//! The line transport of standard input and output: one JSON-RPC message per line, each checked
-//! ([`crate::frame`]) before rmcp reads it, every refused one answered with its JSON-RPC error.
+//! Serving on standard input and output: [`McpServer::serve_stdio`] and its variants, and the
+//! line transport under them: one JSON-RPC message per line, each checked
+//! ([`crate::incoming`]) before rmcp reads it, every refused one answered with its JSON-RPC error.
 
-use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
+use rmcp::{RoleServer, ServiceExt};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-use crate::frame::{Fault, RawArguments, inspect, message};
+use crate::errors::ServeError;
+use crate::incoming::{Fault, RawArguments, inspect, message};
+use crate::protocol::STATELESS_PROTOCOL_TEXT;
+use crate::server::McpServer;
+use crate::shutdown::shutdown_signal;
+
+impl McpServer {
+    /// Serves one client on standard input and output until it closes the stream, or until
+    /// SIGTERM or Ctrl-C ([`shutdown_signal`], then as the [crate docs](crate#shutdown) say).
+    /// Standard output carries only the protocol: log to standard error.
+    ///
+    /// # Errors
+    /// [`ServeError::Initialize`] when the first messages are not an MCP initialization;
+    /// [`ServeError::Stopped`] when the service task failed.
+    pub async fn serve_stdio(&self) -> Result<(), ServeError> {
+        self.serve_stdio_until(shutdown_signal()).await
+    }
+
+    /// As [`McpServer::serve_stdio`], shutting down when `shutdown` completes instead of on a
+    /// signal.
+    ///
+    /// # Errors
+    /// As [`McpServer::serve_stdio`].
+    pub async fn serve_stdio_until(&self, shutdown: impl Future<Output = ()> + Send) -> Result<(), ServeError> {
+        let (reader, writer) = rmcp::transport::stdio_pipes();
+        self.serve_lines_until(reader, writer, shutdown).await
+    }
+
+    /// As [`McpServer::serve_stdio_until`], on any reader and writer of newline-delimited JSON-RPC
+    /// messages (a pipe, a socket, `tokio::io::duplex` in a test). Every line is checked before
+    /// rmcp reads it: a line that is not valid JSON, or over the
+    /// [frame limit](crate::McpServerBuilder::max_frame_bytes), gets `-32700` (parse error) with
+    /// `"id": null`; valid JSON that is not a JSON-RPC message gets `-32600` (invalid request);
+    /// a key sent twice in a request's `params`, or `tools/call` params of the wrong shape, get
+    /// `-32602` (invalid params) naming the member; then the next line is read. Blank lines are
+    /// skipped.
+    ///
+    /// # Errors
+    /// As [`McpServer::serve_stdio`].
+    pub async fn serve_lines_until<R, W>(
+        &self,
+        reader: R,
+        writer: W,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> Result<(), ServeError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        let transport = LineTransport::new(reader, writer, self.inner.max_frame_bytes);
+        let mut shutdown = std::pin::pin!(shutdown);
+        let service = tokio::select! {
+            service = self.clone().serve(transport) => {
+                service.map_err(|e| ServeError::Initialize(e.to_string()))?
+            }
+            () = &mut shutdown => return Ok(()),
+        };
+        let stop = service.cancellation_token();
+        let announcing = tokio::spawn(announce_unscoped(self.inner.changed.subscribe(), service.peer().clone()));
+        let mut waiting = std::pin::pin!(service.waiting());
+        tokio::select! {
+            reason = &mut waiting => {
+                announcing.abort();
+                let reason = reason.map_err(|e| ServeError::Stopped(e.to_string()))?;
+                tracing::debug!(?reason, "the MCP client closed the stream");
+                return Ok(());
+            }
+            () = &mut shutdown => {}
+        }
+        announcing.abort();
+        self.drain().await;
+        stop.cancel();
+        waiting.await.map_err(|e| ServeError::Stopped(e.to_string()))?;
+        Ok(())
+    }
+}
+
+/// Sends `notifications/tools/list_changed` to a client of a protocol version before 2026-07-28
+/// (which takes them unscoped) on every change, until the server goes; newer clients get them on
+/// their `subscriptions/listen` streams only.
+async fn announce_unscoped(
+    mut changes: tokio::sync::watch::Receiver<u64>,
+    peer: rmcp::service::Peer<rmcp::RoleServer>,
+) {
+    while changes.changed().await.is_ok() {
+        // The versions are dates, so their text sorts as they do.
+        let legacy = peer.peer_info().is_some_and(|info| info.protocol_version.as_str() < STATELESS_PROTOCOL_TEXT);
+        if legacy && let Err(error) = peer.notify_tool_list_changed().await {
+            tracing::debug!(%error, "cannot say that the tools changed; the client is gone");
+            return;
+        }
+    }
+}
 
 /// How many outgoing lines may wait for the writer before a sender waits too.
 const QUEUE: usize = 64;

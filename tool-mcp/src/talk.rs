@@ -9,6 +9,14 @@
 //! client's retry brings it back with the new answers: a state that fails the check (tampered,
 //! made for another call or caller, sealed with another key, or expired) is refused with -32602,
 //! and nothing of it is kept on the server, so the retry may reach any worker that has the key.
+//!
+//! The state also names the input requests that result asked. A retry with the state may answer
+//! only those: an answer to a key that was not asked, or a new answer to a key whose answer the
+//! state already holds (sealed, so it cannot change), is refused with -32602. A request without a
+//! state may bring answers (a client that knows the input requests ahead; nothing sealed is at
+//! stake). The answers a call holds (the sealed ones and the new ones together) are at most
+//! [`DEFAULT_MAX_INPUT_RESPONSE_BYTES`] of JSON
+//! ([`McpServerBuilder::max_input_response_bytes`](crate::McpServerBuilder::max_input_response_bytes)).
 
 // MCP logging, sampling and roots are deprecated by SEP-2577 (rmcp marks them so) but are still
 // part of protocol 2026-07-28, which this module serves.
@@ -29,9 +37,16 @@ use serde_json::{Value, json};
 use tool_runtime::BoxFuture;
 use tool_runtime::talk::{ClientCapabilities, ClientChannel, InputRequest, LogLevel, TalkBackError};
 
+use crate::protocol::STATELESS_PROTOCOL;
+
 /// How long a sealed request state is good for: 10 minutes from the input-required result that
 /// carried it (a user answering a form takes minutes, not hours).
 pub const REQUEST_STATE_TTL: Duration = Duration::from_secs(600);
+
+/// How many bytes of JSON the answers of one call may hold, the sealed ones and a retry's new
+/// ones together: 1 MiB (1,048,576). An elicitation's form answer is a few hundred bytes; a
+/// sampling answer a few kilobytes.
+pub const DEFAULT_MAX_INPUT_RESPONSE_BYTES: usize = 1 << 20;
 
 /// How many log messages of one call may wait to be sent: 1,024; more are dropped.
 pub const LOG_QUEUE: usize = 1_024;
@@ -39,11 +54,14 @@ pub const LOG_QUEUE: usize = 1_024;
 /// How long the response of a call waits for its log messages to be written: 5 s.
 const FLUSH_BOUND: Duration = Duration::from_secs(5);
 
-/// What a sealed request state holds: the answers the call used, by key.
+/// What a sealed request state holds: the answers the call used, by key, and the keys of the
+/// input requests the result that carried it asked.
 #[derive(Serialize, Deserialize, Default)]
 struct State {
     #[serde(rename = "a")]
     answers: BTreeMap<String, Value>,
+    #[serde(rename = "q", default)]
+    asked: BTreeSet<String>,
 }
 
 /// A request's `requestState` and `inputResponses`, as it gave them.
@@ -109,8 +127,7 @@ impl McpChannel {
             sampling: declared.sampling.is_some(),
             roots: declared.roots.is_some(),
         };
-        let rounds =
-            context.protocol_version().is_some_and(|version| version >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        let rounds = context.protocol_version().is_some_and(|version| version >= STATELESS_PROTOCOL);
         let (level, mode) = if rounds {
             let level = context.meta.log_level().and_then(|level| from_rmcp(&level));
             let mode = Mode::Rounds {
@@ -219,26 +236,58 @@ impl McpChannel {
     }
 
     /// Opens the request's sealed state bound to `binding()` (see [`binding`]; made only when the
-    /// request carries a state) and takes its answers and the request's `inputResponses` (which
-    /// win: a client answering a request again), before the tool runs.
+    /// request carries a state) and takes its answers and the request's `inputResponses`, before
+    /// the tool runs (the rules are in the [module docs](self)).
     ///
     /// # Errors
-    /// -32602 for a `requestState` that fails the check.
+    /// -32602 for a `requestState` that fails the check, an answer to a key the last result did
+    /// not ask or whose answer is sealed already, and answers over `max_bytes` of JSON in all.
     pub(crate) fn open(
         &self,
         codec: Option<&RequestStateCodec>,
+        max_bytes: usize,
         binding: impl FnOnce() -> Vec<u8>,
     ) -> Result<(), ErrorData> {
         let Mode::Rounds { given, answers, .. } = &self.mode else { return Ok(()) };
         let Some((state, mut given)) = given.lock().unwrap_or_else(PoisonError::into_inner).take() else {
             return Ok(());
         };
-        let mut known = match (state, codec) {
-            (Some(sealed), Some(codec)) => open_state(codec, &sealed, &binding())?.answers,
+        let (mut known, asked) = match (state, codec) {
+            (Some(sealed), Some(codec)) => {
+                let state = open_state(codec, &sealed, &binding())?;
+                (state.answers, Some(state.asked))
+            }
             (Some(_), None) => return Err(ErrorData::invalid_params(NO_KEY, None)),
-            (None, _) => BTreeMap::new(),
+            (None, _) => (BTreeMap::new(), None),
         };
+        for key in given.keys().filter(|_| asked.is_some()) {
+            let why = if known.contains_key(key) {
+                "its answer is sealed in the requestState already and cannot change"
+            } else if asked.as_ref().is_some_and(|asked| !asked.contains(key)) {
+                "the last input-required result did not ask it"
+            } else {
+                continue;
+            };
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "inputResponses answers `{}`, but {why}; send only answers to the input requests of the last \
+                     result, with its requestState",
+                    shown_key(key)
+                ),
+                None,
+            ));
+        }
         known.append(&mut given);
+        let bytes = serde_json::to_vec(&known).map_or(usize::MAX, |json| json.len());
+        if bytes > max_bytes {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "the answers of this call are {bytes} bytes of JSON, over this server's limit of {max_bytes}; \
+                     answer the input requests with less"
+                ),
+                None,
+            ));
+        }
         let _ = answers.set(known);
         Ok(())
     }
@@ -265,7 +314,9 @@ impl McpChannel {
         let Some(codec) = codec else { return Err(ErrorData::internal_error(NO_KEY, None)) };
         let used = used.lock().unwrap_or_else(PoisonError::into_inner);
         let known = answers.get();
-        let state = State { answers: used.iter().filter_map(|k| Some((k.clone(), known?.get(k)?.clone()))).collect() };
+        let asked = self.pending_requests().into_keys().collect();
+        let state =
+            State { answers: used.iter().filter_map(|k| Some((k.clone(), known?.get(k)?.clone()))).collect(), asked };
         let mut requests = BTreeMap::new();
         for (key, wire) in self.pending_requests() {
             let request = serde_json::from_value(wire).map_err(|error| {
@@ -363,6 +414,15 @@ impl ClientChannel for McpChannel {
             *refused = Some(error.clone());
         }
     }
+}
+
+/// A key the client sent, as an error quotes it: at most 64 characters, `...` marking a cut.
+fn shown_key(key: &str) -> String {
+    let mut shown: String = key.chars().take(64).map(|c| if c.is_control() { '?' } else { c }).collect();
+    if key.chars().nth(64).is_some() {
+        shown.push_str("...");
+    }
+    shown
 }
 
 /// Opens a sealed request state bound to `binding`.

@@ -52,20 +52,16 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use rmcp::RoleServer;
 use rmcp::model::{
-    CancelTaskParams, ClientCapabilities as RmcpClientCapabilities, CreateTaskResult, DetailedTask, ErrorData,
-    GetTaskParams, GetTaskResult, JsonObject, Task, TaskPayload, TaskStatus, UpdateTaskParams,
+    ClientCapabilities as RmcpClientCapabilities, DetailedTask, ErrorData, JsonObject, Task, TaskPayload, TaskStatus,
 };
-use rmcp::service::RequestContext;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tool_runtime::talk::ClientCapabilities;
-use tool_runtime::{BoxFuture, ToolCall, ToolDefinition, ToolError};
+use tool_runtime::{BoxFuture, ToolDefinition};
 
-use crate::talk::McpChannel;
-use crate::{CallRequest, McpServer};
+pub use crate::limits::{DEFAULT_MAX_TASK_BYTES, DEFAULT_MAX_TASKS, DEFAULT_TASK_TTL};
 
 /// The tag of a tool whose calls become tasks for clients that declared the tasks extension
 /// (see the [module docs](self)).
@@ -79,16 +75,17 @@ pub const TASK_REQUIRED_TAG: &str = "task_required";
 /// request first: the round that brings answers becomes the task (see the [module docs](self)).
 pub const TASK_AFTER_INPUT_TAG: &str = "task_after_input";
 
-/// How long a task is kept from its creation by default: 3 600 000 ms (one hour), sent as
-/// `ttlMs`.
-pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(3600);
-
 /// The most answers (`inputResponses`) a task is created with: 64. A task's later rounds keep only
 /// the answers its tool used.
 pub const MAX_TASK_ANSWERS: usize = 64;
 
 /// The most bytes (as JSON) of the answers a task is created with: 1 MiB.
 pub const MAX_TASK_ANSWER_BYTES: usize = 1 << 20;
+
+/// How many tasks of one principal run at once in one server by default: 16. A task created
+/// past it is refused (-32600, saying so) and nothing is stored; the other principals' tasks are
+/// not counted ([`McpServerBuilder::max_running_tasks`](crate::McpServerBuilder::max_running_tasks)).
+pub const DEFAULT_MAX_RUNNING_TASKS: usize = 16;
 
 /// How often a client is told to poll `tasks/get` (`pollIntervalMs`): 250 ms.
 pub const POLL_INTERVAL_MS: u64 = 250;
@@ -233,12 +230,6 @@ pub trait TaskStore: Send + Sync + 'static {
     fn replace(&self, record: TaskRecord) -> BoxFuture<'_, Result<bool, TaskStoreError>>;
 }
 
-/// The default cap of a [`MemoryTaskStore`] on records: 1 000.
-pub const DEFAULT_MAX_TASKS: usize = 1000;
-
-/// The default cap of a [`MemoryTaskStore`] on bytes (the records' JSON): 64 MiB.
-pub const DEFAULT_MAX_TASK_BYTES: usize = 64 << 20;
-
 /// A [`TaskStore`] in the process's memory, bounded in records and in bytes (each record counted
 /// as its JSON). The bounds are shared by every caller: one caller's tasks can fill the store until
 /// they expire (no quota per principal). Expired records are dropped when the store is full or read; a record that does
@@ -342,17 +333,43 @@ pub(crate) struct Tasks {
     /// The tags that make a tool task-supporting beside [`TASK_TAG`]
     /// ([`McpServerBuilder::task_tag`](crate::McpServerBuilder::task_tag)).
     pub(crate) tags: Vec<String>,
-    running: Mutex<HashMap<String, CancellationToken>>,
+    /// The runs in this process by task id: the token that stops each, and its principal.
+    pub(crate) running: Mutex<HashMap<String, (CancellationToken, Option<String>)>>,
+    /// The most runs of one principal at once ([`DEFAULT_MAX_RUNNING_TASKS`]).
+    max_running: usize,
 }
 
 impl Tasks {
-    pub(crate) fn new(store: Arc<dyn TaskStore>, ttl: Duration, tags: Vec<String>) -> Self {
-        Self { store, ttl, tags, running: Mutex::new(HashMap::new()) }
+    pub(crate) fn new(store: Arc<dyn TaskStore>, ttl: Duration, tags: Vec<String>, max_running: usize) -> Self {
+        Self { store, ttl, tags, running: Mutex::new(HashMap::new()), max_running }
+    }
+
+    /// Takes a place among `principal`'s running tasks for the task `id` (a token that a run
+    /// replaces), or says that the principal has no place left.
+    pub(crate) fn reserve(&self, id: &str, principal: Option<&str>) -> Result<(), ErrorData> {
+        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        let own = running.values().filter(|(_, owner)| owner.as_deref() == principal).count();
+        if own >= self.max_running {
+            return Err(ErrorData::invalid_request(
+                format!(
+                    "this caller already has {own} tasks running, the most this server runs at once for one caller; \
+                     wait for one to end, or cancel one with tasks/cancel"
+                ),
+                None,
+            ));
+        }
+        running.insert(id.to_owned(), (CancellationToken::new(), principal.map(str::to_owned)));
+        Ok(())
+    }
+
+    /// Gives back the place of the task `id`.
+    pub(crate) fn release(&self, id: &str) -> Option<CancellationToken> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner).remove(id).map(|(token, _)| token)
     }
 }
 
 /// Milliseconds since the Unix epoch.
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
 }
@@ -382,7 +399,7 @@ fn iso8601(ms: u64) -> String {
 }
 
 /// A new task id: 32 hex digits from the operating system's random source.
-fn new_task_id() -> Result<String, ErrorData> {
+pub(crate) fn new_task_id() -> Result<String, ErrorData> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|error| {
         ErrorData::internal_error(format!("cannot draw a task id from the random source: {error}"), None)
@@ -390,11 +407,11 @@ fn new_task_id() -> Result<String, ErrorData> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-fn store_error(error: &TaskStoreError) -> ErrorData {
+pub(crate) fn store_error(error: &TaskStoreError) -> ErrorData {
     ErrorData::internal_error(format!("the task store failed: {error}"), None)
 }
 
-fn unknown_task(id: &str) -> ErrorData {
+pub(crate) fn unknown_task(id: &str) -> ErrorData {
     ErrorData::invalid_params(
         format!(
             "no task `{id}`: it does not exist, has expired or was created by another caller; send the taskId a \
@@ -405,7 +422,7 @@ fn unknown_task(id: &str) -> ErrorData {
 }
 
 /// The JSON-RPC error object of `error`.
-fn error_object(error: &ErrorData) -> JsonObject {
+pub(crate) fn error_object(error: &ErrorData) -> JsonObject {
     match serde_json::to_value(error) {
         Ok(Value::Object(object)) => object,
         _ => JsonObject::from_iter([
@@ -416,14 +433,14 @@ fn error_object(error: &ErrorData) -> JsonObject {
 }
 
 /// The base `Task` fields of `record`.
-fn task_of(record: &TaskRecord) -> Task {
+pub(crate) fn task_of(record: &TaskRecord) -> Task {
     Task::new(record.id.clone(), record.status, iso8601(record.created_at_ms), iso8601(record.updated_at_ms))
         .with_ttl_ms(record.ttl_ms)
         .with_poll_interval_ms(POLL_INTERVAL_MS)
 }
 
 /// The `DetailedTask` of `record`.
-fn detailed(record: &TaskRecord) -> Result<DetailedTask, ErrorData> {
+pub(crate) fn detailed(record: &TaskRecord) -> Result<DetailedTask, ErrorData> {
     let payload = match record.status {
         TaskStatus::InputRequired => {
             let mut input_requests = BTreeMap::new();
@@ -449,7 +466,7 @@ fn detailed(record: &TaskRecord) -> Result<DetailedTask, ErrorData> {
 /// Changes the record of `id` with `change` (which returns `false` to leave it), again on a
 /// record another writer changed first, at most [`WRITE_ATTEMPTS`] times. The record written,
 /// or `None` when there is none or `change` left it.
-async fn update(
+pub(crate) async fn update(
     store: &dyn TaskStore,
     id: &str,
     mut change: impl FnMut(&mut TaskRecord) -> bool,
@@ -466,279 +483,6 @@ async fn update(
         }
     }
     Err(TaskStoreError(format!("task `{id}` kept changing under {WRITE_ATTEMPTS} attempts to write it; try again")))
-}
-
-/// How one run of a task's tool ended.
-enum Ran {
-    Done(tool_runtime::ToolMessage),
-    Asked,
-    Cancelled,
-    /// Its record's time to live is over.
-    Expired,
-}
-
-impl McpServer {
-    /// Creates the task of a call: stores its record (with the answers known so far), starts it
-    /// and gives the `CreateTaskResult`.
-    pub(crate) async fn create_task(
-        &self,
-        tool: &str,
-        arguments: String,
-        principal: Option<String>,
-        client: ClientCapabilities,
-        answers: BTreeMap<String, Value>,
-        http: Option<&::http::request::Parts>,
-    ) -> Result<CreateTaskResult, ErrorData> {
-        let tasks = &self.inner.tasks;
-        let bytes = serde_json::to_vec(&answers).map_or(usize::MAX, |json| json.len());
-        if answers.len() > MAX_TASK_ANSWERS || bytes > MAX_TASK_ANSWER_BYTES {
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "a task keeps at most {MAX_TASK_ANSWERS} answers of {MAX_TASK_ANSWER_BYTES} bytes in all; this call \
-                     brings {} of {bytes} bytes: send only the answers to the input requests asked",
-                    answers.len()
-                ),
-                None,
-            ));
-        }
-        let now = now_ms();
-        let record = TaskRecord {
-            id: new_task_id()?,
-            revision: 0,
-            tool: tool.to_owned(),
-            arguments,
-            principal,
-            client: client.into(),
-            status: TaskStatus::Working,
-            answers,
-            input_requests: BTreeMap::new(),
-            result: None,
-            error: None,
-            created_at_ms: now,
-            updated_at_ms: now,
-            ttl_ms: u64::try_from(tasks.ttl.as_millis()).unwrap_or(u64::MAX),
-        };
-        tasks.store.insert(record.clone()).await.map_err(|error| store_error(&error))?;
-        tracing::debug!(task = %record.id, tool, "task created");
-        self.start_task(&record, http).await?;
-        Ok(CreateTaskResult::new(task_of(&record)))
-    }
-
-    /// [`run_task`](Self::run_task), and a record that cannot start (the context hook refused)
-    /// marked `failed` with the error, which is also returned.
-    async fn start_task(&self, record: &TaskRecord, http: Option<&::http::request::Parts>) -> Result<(), ErrorData> {
-        let Err(error) = self.run_task(record, http) else { return Ok(()) };
-        let object = error_object(&error);
-        let marked = update(self.inner.tasks.store.as_ref(), &record.id, |record| {
-            record.status = TaskStatus::Failed;
-            record.error = Some(object.clone());
-            true
-        })
-        .await;
-        if let Err(store) = marked {
-            tracing::warn!(task = %record.id, %store, "cannot mark a task that did not start as failed");
-        }
-        Err(error)
-    }
-
-    /// Runs `record`'s tool in the background from the start, with the answers it holds.
-    fn run_task(&self, record: &TaskRecord, http: Option<&::http::request::Parts>) -> Result<(), ErrorData> {
-        let inner = &self.inner;
-        let served = self.served();
-        let call_id = crate::handler::next_call_id();
-        let builder = self
-            .call_context(&CallRequest { tool: &record.tool, call_id: &call_id, http })
-            .map_err(|message| ErrorData::invalid_request(message, None))?;
-        let token = inner.stop.child_token();
-        let channel = Arc::new(McpChannel::for_task(record.client.into(), record.answers.clone()));
-        let ctx = builder.cancellation(token.clone()).client_arc(channel.clone()).build();
-        let call = ToolCall::new(call_id, record.tool.clone(), record.arguments.clone());
-        let id = record.id.clone();
-        let lifetime =
-            Duration::from_millis(record.created_at_ms.saturating_add(record.ttl_ms).saturating_sub(now_ms()));
-        inner.tasks.running.lock().unwrap_or_else(PoisonError::into_inner).insert(id.clone(), token.clone());
-        let server = self.clone();
-        inner.calls.spawn(async move {
-            let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name);
-            let ran = tokio::select! {
-                message = served.registry.call_with_search_where(&call, &ctx, &listed) => Ran::Done(message),
-                () = channel.asked() => Ran::Asked,
-                () = token.cancelled() => Ran::Cancelled,
-                // A run ends with its record: nobody could see or cancel it after.
-                () = tokio::time::sleep(lifetime) => Ran::Expired,
-            };
-            token.cancel();
-            drop(ctx);
-            let tasks = &server.inner.tasks;
-            tasks.running.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
-            let structured = crate::handler::is_structured(&served, &call.name);
-            let outcome = match ran {
-                Ran::Done(message) => {
-                    let panicked = ToolError::Panicked { tool: call.name.clone(), message: String::new() }.to_string();
-                    let error = match channel.refusal() {
-                        Some(refusal) if message.is_error => Some(refusal),
-                        _ if message.is_error && message.text().starts_with(&panicked) => {
-                            Some(ErrorData::internal_error(message.text().into_owned(), None))
-                        }
-                        _ => None,
-                    };
-                    match error {
-                        Some(error) => Outcome::Failed(error_object(&error)),
-                        None => match serde_json::to_value(crate::handler::call_result(&message, structured)) {
-                            Ok(Value::Object(result)) => Outcome::Completed(result),
-                            _ => Outcome::Failed(error_object(&ErrorData::internal_error(
-                                "the tool's result could not be written as JSON",
-                                None,
-                            ))),
-                        },
-                    }
-                }
-                Ran::Asked => Outcome::Asked(channel.used_answers(), channel.pending_requests()),
-                Ran::Expired => {
-                    tracing::debug!(task = %id, "the task's time to live is over: its run is stopped");
-                    return;
-                }
-                Ran::Cancelled => Outcome::Failed(error_object(&ErrorData::internal_error(
-                    "the server stopped before the task finished; call the tool again",
-                    None,
-                ))),
-            };
-            let written = update(tasks.store.as_ref(), &id, |record| {
-                if record.status.is_terminal() {
-                    return false;
-                }
-                match &outcome {
-                    Outcome::Completed(result) => {
-                        record.status = TaskStatus::Completed;
-                        record.result = Some(result.clone());
-                    }
-                    Outcome::Failed(error) => {
-                        record.status = TaskStatus::Failed;
-                        record.error = Some(error.clone());
-                    }
-                    Outcome::Asked(answers, requests) => {
-                        record.status = TaskStatus::InputRequired;
-                        record.answers.extend(answers.clone());
-                        record.input_requests = requests.clone();
-                    }
-                }
-                true
-            })
-            .await;
-            match written {
-                Ok(Some(record)) => tracing::debug!(task = %id, status = ?record.status, "task changed"),
-                Ok(None) => tracing::debug!(task = %id, "task already ended or gone; its run's outcome is dropped"),
-                Err(error) => tracing::warn!(task = %id, %error, "cannot write the outcome of a task"),
-            }
-        });
-        Ok(())
-    }
-
-    /// The record of `id` when the request's caller may see it.
-    async fn visible_task(&self, id: &str, context: &RequestContext<RoleServer>) -> Result<TaskRecord, ErrorData> {
-        let record = self.inner.tasks.store.get(id).await.map_err(|error| store_error(&error))?;
-        let Some(record) = record else { return Err(unknown_task(id)) };
-        let http = context.extensions.get::<::http::request::Parts>();
-        let principal = self
-            .call_context(&CallRequest { tool: &record.tool, call_id: &record.id, http })
-            .map_err(|message| ErrorData::invalid_request(message, None))?
-            .build()
-            .principal()
-            .map(str::to_owned);
-        if principal != record.principal {
-            return Err(unknown_task(id));
-        }
-        // A token whose scopes do not reach the task's tool sees no task of it (feature `auth`).
-        #[cfg(feature = "auth")]
-        let who = crate::handler::caller(http);
-        #[cfg(not(feature = "auth"))]
-        let who: Option<&()> = None;
-        if let Some(definition) = self.served().registry.definition(&record.tool)
-            && !self.reaches(who, definition)
-        {
-            return Err(unknown_task(id));
-        }
-        Ok(record)
-    }
-
-    pub(crate) async fn get_task_state(
-        &self,
-        params: GetTaskParams,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, ErrorData> {
-        let record = self.visible_task(&params.task_id, context).await?;
-        Ok(GetTaskResult::new(detailed(&record)?))
-    }
-
-    pub(crate) async fn update_task_answers(
-        &self,
-        params: UpdateTaskParams,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let id = params.task_id;
-        self.visible_task(&id, context).await?;
-        let given = params.input_responses;
-        let store = self.inner.tasks.store.as_ref();
-        let written = update(store, &id, |record| {
-            if record.status != TaskStatus::InputRequired {
-                return false;
-            }
-            let mut changed = false;
-            for (key, answer) in &given {
-                if record.input_requests.remove(key).is_some() {
-                    record.answers.insert(key.clone(), answer.clone());
-                    changed = true;
-                }
-            }
-            if record.input_requests.is_empty() {
-                record.status = TaskStatus::Working;
-            }
-            changed
-        })
-        .await
-        .map_err(|error| store_error(&error))?;
-        if let Some(record) = written
-            && record.status == TaskStatus::Working
-        {
-            self.start_task(&record, context.extensions.get::<::http::request::Parts>()).await?;
-        }
-        Ok(())
-    }
-
-    pub(crate) async fn cancel_task_run(
-        &self,
-        params: CancelTaskParams,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let id = params.task_id;
-        let record = self.visible_task(&id, context).await?;
-        if record.status.is_terminal() {
-            return Ok(());
-        }
-        update(self.inner.tasks.store.as_ref(), &id, |record| {
-            if record.status.is_terminal() {
-                return false;
-            }
-            record.status = TaskStatus::Cancelled;
-            record.input_requests.clear();
-            true
-        })
-        .await
-        .map_err(|error| store_error(&error))?;
-        let token = self.inner.tasks.running.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
-        if let Some(token) = token {
-            token.cancel();
-        }
-        tracing::debug!(task = %id, "task cancelled");
-        Ok(())
-    }
-}
-
-/// What a run wrote to its record.
-enum Outcome {
-    Completed(JsonObject),
-    Failed(JsonObject),
-    Asked(BTreeMap<String, Value>, BTreeMap<String, Value>),
 }
 
 #[cfg(test)]

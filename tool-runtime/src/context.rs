@@ -92,6 +92,31 @@ struct Shared {
     images: ImageSupport,
     progress: Option<Arc<dyn ProgressListener>>,
     client: Option<Arc<dyn ClientChannel>>,
+    access: Option<Arc<dyn ToolAccess>>,
+}
+
+/// Which tools a caller may see and run, asked with a tool's name and tags: the caller's grant, as
+/// a server's authorization decides it (`tool-mcp` sets one from an access token's scopes).
+///
+/// The registry asks it before the permission policy on every call it runs, whichever path
+/// started the call: a direct call, the inner call of the `call_tool` meta-tool, a task's run, a
+/// program's call in code mode. A tool it does not reach is, to that caller, a tool that does not
+/// exist: the call gets the unknown-tool error, whose list of available tools and every search
+/// leave such tools out. Set with [`ToolContextBuilder::access`]; default: every tool.
+///
+/// A closure `Fn(&str, &[String]) -> bool` (name, tags) is an access as it is.
+pub trait ToolAccess: Send + Sync + 'static {
+    /// `true` when the caller may see and run the tool named `name` with `tags`.
+    fn reaches(&self, name: &str, tags: &[String]) -> bool;
+}
+
+impl<F> ToolAccess for F
+where
+    F: Fn(&str, &[String]) -> bool + Send + Sync + 'static,
+{
+    fn reaches(&self, name: &str, tags: &[String]) -> bool {
+        self(name, tags)
+    }
 }
 
 impl Default for Shared {
@@ -105,6 +130,7 @@ impl Default for Shared {
             images: ImageSupport::Unknown,
             progress: None,
             client: None,
+            access: None,
         }
     }
 }
@@ -213,6 +239,12 @@ impl ToolContext {
     /// outputs and sessions are only served back to the principal that made them.
     pub fn principal(&self) -> Option<&str> {
         self.shared.principal.as_deref()
+    }
+
+    /// `true` when the caller's [access](ToolAccess) reaches the tool `name` with `tags` (always
+    /// when the context has none).
+    pub fn reaches(&self, name: &str, tags: &[String]) -> bool {
+        self.shared.access.as_ref().is_none_or(|access| access.reaches(name, tags))
     }
 
     /// The cancellation token to watch. Inside a call it is the call's own token: cancelled when
@@ -560,6 +592,13 @@ impl ToolContextBuilder {
     #[must_use]
     pub fn principal(mut self, principal: impl Into<String>) -> Self {
         self.shared.principal = Some(principal.into());
+        self
+    }
+
+    /// Sets which tools the caller may see and run (see [`ToolAccess`]; default: every tool).
+    #[must_use]
+    pub fn access(mut self, access: impl ToolAccess) -> Self {
+        self.shared.access = Some(Arc::new(access));
         self
     }
 

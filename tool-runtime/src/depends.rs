@@ -7,7 +7,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use crate::context::ToolContext;
-use crate::error::{BoxError, DependencyError};
+use crate::error::{BoxError, DependencyError, ToolError};
 use crate::lifecycle::Closer;
 
 /// A type-erased dependency value, shared between the overrides, the memo tables and the callers.
@@ -75,9 +75,11 @@ impl<T> Copy for Close<T> {}
 /// may resolve other keys through it; a key that (indirectly) asks for itself is an error naming
 /// the chain (`a -> b -> a`), never a hang.
 ///
-/// The value type must be `Clone + Send + Sync + 'static`: each parameter receives a clone of the
-/// memoised value (wrap expensive or mutable state in an `Arc`, an `Arc<Mutex<..>>` for a store
-/// that calls change).
+/// The value type must be `Clone + Send + Sync + 'static` ([`DependencyValue`]): each parameter
+/// receives a clone of the memoised value, and calls on other threads share it (wrap expensive or
+/// mutable state in an `Arc`, an `Arc<Mutex<..>>` for a store that calls change or a value that
+/// is `Send` but not `Sync`, such as a database connection). The constructors check it, so a key
+/// of another type is a compile error where it is declared, saying what to wrap the value in.
 ///
 /// A shared value that holds a resource (a connection pool, a child process) declares how to
 /// release it with [`on_close`](DependencyKey::on_close); the registry runs it once when it is
@@ -110,13 +112,40 @@ pub struct DependencyKey<T: 'static> {
     create: Create<T>,
     scope: Scope,
     close: Option<Close<T>>,
+    /// [`ToolContext::resolve`] of this key's `T`, taken where the constructor checked
+    /// [`DependencyValue`]: `#[depends]` resolves through it, so that the parameter's code needs
+    /// no bound of its own (a key of a wrong type is reported once, where it is declared).
+    resolve: ResolveFn<T>,
 }
 
-impl<T: 'static> DependencyKey<T> {
+/// [`ToolContext::resolve`] of one value type, as [`DependencyKey`] holds it.
+type ResolveFn<T> = for<'a> fn(&'a ToolContext, &'a DependencyKey<T>) -> BoxFuture<'a, Result<T, ToolError>>;
+
+fn resolve_value<'a, T: DependencyValue>(
+    ctx: &'a ToolContext,
+    key: &'a DependencyKey<T>,
+) -> BoxFuture<'a, Result<T, ToolError>> {
+    Box::pin(ctx.resolve(key))
+}
+
+/// What the value type of a [`DependencyKey`] must be: `Clone + Send + Sync + 'static`.
+/// Implemented for every such type; the key's constructors require it, so a key of another type
+/// is refused where it is declared, with a message that says what to wrap the value in.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the value of a `DependencyKey`: it must be `Clone + Send + Sync + 'static`; wrap it in `Arc<Mutex<{Self}>>` (or in `Arc<{Self}>` if it is `Sync`)",
+    label = "not `Clone + Send + Sync + 'static`",
+    note = "every `#[depends]` parameter gets a clone of the value, shared across threads: `Arc<Mutex<{Self}>>` for a value that is `Send` but not `Sync` (a database connection such as `rusqlite::Connection`) or that calls change, `Arc<{Self}>` for one that is `Sync` but not `Clone`; the `#[depends]` parameters take the same type"
+)]
+pub trait DependencyValue: Clone + Send + Sync + 'static {}
+
+#[diagnostic::do_not_recommend]
+impl<T: Clone + Send + Sync + 'static> DependencyValue for T {}
+
+impl<T: DependencyValue> DependencyKey<T> {
     /// A key whose value a synchronous `create` makes afresh for each call ([`Scope::Call`]): at
     /// most once per call, dropped when the call ends.
     pub const fn per_call(id: &'static str, create: fn(&ToolContext) -> Result<T, DependencyError>) -> Self {
-        Self { id, create: Create::Sync(create), scope: Scope::Call, close: None }
+        Self { id, create: Create::Sync(create), scope: Scope::Call, close: None, resolve: resolve_value::<T> }
     }
 
     /// A key whose value an async `create` (return `Box::pin(async move { ... })`) makes afresh
@@ -125,13 +154,13 @@ impl<T: 'static> DependencyKey<T> {
         id: &'static str,
         create: for<'a> fn(&'a ToolContext) -> BoxFuture<'a, Result<T, DependencyError>>,
     ) -> Self {
-        Self { id, create: Create::Async(create), scope: Scope::Call, close: None }
+        Self { id, create: Create::Async(create), scope: Scope::Call, close: None, resolve: resolve_value::<T> }
     }
 
     /// A key whose value a synchronous `create` makes once per registry, on first use, and every
     /// later call of that registry shares ([`Scope::Registry`]).
     pub const fn shared(id: &'static str, create: fn(&ToolContext) -> Result<T, DependencyError>) -> Self {
-        Self { id, create: Create::Sync(create), scope: Scope::Registry, close: None }
+        Self { id, create: Create::Sync(create), scope: Scope::Registry, close: None, resolve: resolve_value::<T> }
     }
 
     /// A key whose value an async `create` (return `Box::pin(async move { ... })`) makes once per
@@ -140,7 +169,7 @@ impl<T: 'static> DependencyKey<T> {
         id: &'static str,
         create: for<'a> fn(&'a ToolContext) -> BoxFuture<'a, Result<T, DependencyError>>,
     ) -> Self {
-        Self { id, create: Create::Async(create), scope: Scope::Registry, close: None }
+        Self { id, create: Create::Async(create), scope: Scope::Registry, close: None, resolve: resolve_value::<T> }
     }
 
     /// A key without a `create` ([`Scope::Provided`]): the program hands the value in with
@@ -150,7 +179,7 @@ impl<T: 'static> DependencyKey<T> {
     /// resolution that still finds no value (a hand-written tool, another key's `create`) is a
     /// [`ToolError::Dependency`](crate::ToolError::Dependency) saying to provide it.
     pub const fn provided(id: &'static str) -> Self {
-        Self { id, create: Create::None, scope: Scope::Provided, close: None }
+        Self { id, create: Create::None, scope: Scope::Provided, close: None, resolve: resolve_value::<T> }
     }
 
     /// A per-call key with a synchronous `create`.
@@ -183,7 +212,9 @@ impl<T: 'static> DependencyKey<T> {
             Self { scope, ..self }
         }
     }
+}
 
+impl<T: 'static> DependencyKey<T> {
     /// The same key with a synchronous close: the registry calls `close` with the value it created
     /// when it is closed or dropped. Only [`Scope::Registry`] values are closed this way (a
     /// per-call value is dropped when its call ends); a provided or overriding value belongs to
@@ -213,6 +244,12 @@ impl<T: 'static> DependencyKey<T> {
     /// `true` for a key without a `create` ([`DependencyKey::provided`]).
     pub const fn is_provided(&self) -> bool {
         matches!(self.create, Create::None)
+    }
+
+    /// Resolves the key in `ctx` ([`ToolContext::resolve`]), for `#[depends]`: without a bound
+    /// on `T`, which the constructor checked.
+    pub(crate) fn resolve_in<'a>(&'a self, ctx: &'a ToolContext) -> BoxFuture<'a, Result<T, ToolError>> {
+        (self.resolve)(ctx, self)
     }
 
     pub(crate) async fn create(&self, ctx: &ToolContext) -> Result<T, DependencyError> {
@@ -260,6 +297,9 @@ impl<T> fmt::Debug for DependencyKey<T> {
 #[derive(Debug, Clone, Copy)]
 pub struct DependencyUse {
     pub(crate) id: &'static str,
+    /// The key as the user wrote it in `#[depends(..)]` (`DB`, `crate::db::DB`), which the
+    /// registry's errors name; the id for a key named by the generated code (a method's instance).
+    pub(crate) name: &'static str,
     pub(crate) provided: bool,
     /// `std::any::type_name` of the key's value type.
     pub(crate) value_type: fn() -> &'static str,
@@ -268,6 +308,11 @@ pub struct DependencyUse {
 impl DependencyUse {
     /// The use of `key`.
     pub const fn of<T>(key: &DependencyKey<T>) -> Self {
-        Self { id: key.id, provided: key.is_provided(), value_type: std::any::type_name::<T> }
+        Self { id: key.id, name: key.id, provided: key.is_provided(), value_type: std::any::type_name::<T> }
+    }
+
+    /// The use of `key`, written `name` in its `#[depends(..)]`.
+    pub const fn named(self, name: &'static str) -> Self {
+        Self { name, ..self }
     }
 }

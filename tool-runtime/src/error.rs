@@ -11,7 +11,7 @@ pub enum ToolError {
     UnknownTool {
         /// The name the model used.
         name: String,
-        /// Every registered name, sorted.
+        /// Every registered name the caller reaches ([`ToolAccess`](crate::ToolAccess)), sorted.
         available: Vec<String>,
     },
     /// The arguments did not decode into the tool's parameters.
@@ -333,6 +333,40 @@ pub enum RegistryError {
         /// Each argument of a key's type.
         arguments: Vec<KeyTypedArgument>,
     },
+    /// The registry requires a description of every parameter
+    /// ([`RegistryBuilder::require_parameter_descriptions`](crate::RegistryBuilder::require_parameter_descriptions))
+    /// and tools have parameters without one: every such tool, in name order, each with its
+    /// parameters in schema order.
+    #[error("{}", describe_undescribed(.tools))]
+    UndescribedParameters {
+        /// Each tool with parameters that have no description.
+        tools: Vec<UndescribedParameters>,
+    },
+}
+
+/// A tool whose parameters have no description ([`RegistryError::UndescribedParameters`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndescribedParameters {
+    /// The tool's name.
+    pub tool: String,
+    /// The property names of its input schema that have no description, in schema order: one or
+    /// more.
+    pub parameters: Vec<String>,
+}
+
+fn describe_undescribed(tools: &[UndescribedParameters]) -> String {
+    let each: Vec<String> = tools
+        .iter()
+        .map(|t| {
+            let names: Vec<String> = t.parameters.iter().map(|p| format!("`{p}`")).collect();
+            format!("`{}` ({})", t.tool, names.join(", "))
+        })
+        .collect();
+    let (subject, verb) = if tools.len() == 1 { ("the tool", "has") } else { ("the tools", "have") };
+    format!(
+        "this registry requires a description of every parameter (`require_parameter_descriptions`), and {subject} {} {verb} parameters without one: give each a doc comment (`/// What it is.`) or `#[arg(description = \"...\")]`; a field of an `#[input]` struct, a doc comment on the field",
+        each.join(", ")
+    )
 }
 
 fn describe_names(names: &[String]) -> String {
@@ -385,7 +419,9 @@ fn describe_imported(server: &str, tools: &[(String, String)]) -> String {
 /// ([`RegistryError::MissingDependencies`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MissingDependency {
-    /// The key's id.
+    /// The key as the `#[depends(..)]` of the first tool asking for it wrote it (`DB`,
+    /// `crate::db::DB`): the static a reader can find in the code; for a method's instance, the
+    /// type's path.
     pub key: String,
     /// The tools that ask for it, sorted: one or more.
     pub tools: Vec<String>,
@@ -400,8 +436,9 @@ fn describe_missing(missing: &[MissingDependency]) -> String {
         })
         .collect();
     let (noun, verb) = if missing.len() == 1 { ("key", "has") } else { ("keys", "have") };
+    let provides: String = missing.iter().map(|m| format!(".provide(&{}, value)", m.key)).collect();
     format!(
-        "the dependency {noun} {} {verb} no value: these keys are declared with `DependencyKey::provided`, so the registry must be given one with `RegistryBuilder::provide(&KEY, value)`",
+        "the dependency {noun} {} {verb} no value: a key declared with `DependencyKey::provided` gets its value from the program, before `build`: `Registry::builder().discover(){provides}.build()` (or `.tool(..)` for each tool instead of `.discover()`; `Registry::discover()` cannot take values)",
         keys.join(", ")
     )
 }
@@ -416,7 +453,9 @@ pub struct KeyTypedArgument {
     pub argument: String,
     /// The argument's type, as [`std::any::type_name`] gives it (`my_crate::Notes`).
     pub type_name: String,
-    /// The ids of the keys of that value type, sorted: one or more.
+    /// The keys of that value type, sorted: one or more, each as a `#[depends(..)]` wrote it
+    /// (`NOTEBOOK`), or by its id when no tool of the registry asks for it (a key only given to
+    /// [`provide`](crate::RegistryBuilder::provide)).
     pub keys: Vec<String>,
 }
 
@@ -435,9 +474,13 @@ fn describe_key_typed(arguments: &[KeyTypedArgument]) -> String {
             )
         })
         .collect();
-    let parameter = if arguments.len() == 1 { "the parameter" } else { "each parameter" };
+    let fix = match arguments {
+        [one] if one.keys.len() == 1 => format!("mark the parameter `#[depends({})]`", one.keys[0]),
+        [_] => "mark the parameter `#[depends(KEY)]` with one of those keys".to_owned(),
+        _ => "mark each parameter `#[depends(KEY)]` with its key".to_owned(),
+    };
     format!(
-        "{}: mark {parameter} `#[depends(KEY)]` with that key (the schema asks the model for the program's state), or add `#[arg(from_model)]` if the model does send it",
+        "{}: {fix} (the schema asks the model for the program's state), or add `#[arg(from_model)]` if the model does send it",
         each.join("; ")
     )
 }

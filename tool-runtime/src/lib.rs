@@ -96,13 +96,13 @@ mod worker;
 
 pub use call::ToolCall;
 pub use clock::{Clock, FixedClock, SystemClock};
-pub use context::{ImageSupport, ToolContext, ToolContextBuilder};
-pub use depends::{DependencyKey, Scope};
+pub use context::{ImageSupport, ToolAccess, ToolContext, ToolContextBuilder};
+pub use depends::{DependencyKey, DependencyValue, Scope};
 #[cfg(feature = "dynamic")]
 pub use dynamic::{DynamicTool, DynamicToolError};
 pub use error::{
     ArgumentError, BoxError, CloseError, CloseFailure, DependencyError, KeyTypedArgument, MissingDependency, NameClash,
-    RegistryError, ToolError, ToolErrorKind, ToolOrigin, UnsupportedPattern,
+    RegistryError, ToolError, ToolErrorKind, ToolOrigin, UndescribedParameters, UnsupportedPattern,
 };
 /// A boxed `Send` future: what `per_call_async` and `shared_async` keys, hand-written [`Tool`]s and
 /// [`PermissionPolicy`] implementations return (from `futures`).
@@ -122,7 +122,7 @@ pub use result::{
 pub use talk::{ClientCapabilities, ClientChannel, Elicitation, LogLevel, SamplingRequest, TalkBackError};
 /// The token that cancels calls ([`ToolContextBuilder::cancellation`]), from `tokio-util`.
 pub use tokio_util::sync::CancellationToken;
-pub use tool::{InvokeFn, Tool, ToolDefinition, ToolMeta, ToolRegistration, ToolSpec, is_valid_tool_name};
+pub use tool::{Callers, InvokeFn, Tool, ToolDefinition, ToolMeta, ToolRegistration, ToolSpec, is_valid_tool_name};
 pub use tool_macros::{tool, tools};
 pub use worker::off_worker;
 

@@ -224,10 +224,27 @@ shared_state!([] std::sync::atomic::AtomicU64, [] std::sync::atomic::AtomicI64);
     label = "shared state, not a model argument",
     note = "mark the parameter `#[depends(KEY)]` with the `DependencyKey<{T}>` static that holds the value (a type alias of the key's type is the same type), or add `#[arg(from_model)]` if the model does send it"
 )]
-pub trait ModelArgument<T: ?Sized> {}
+pub trait ModelArgument<T: ?Sized> {
+    /// `T`: what `#[tool]`'s check of the argument types asks `Deserialize` and `JsonSchema` of,
+    /// so that a [`SharedState`] kind, which has no `Type`, is this trait's error alone.
+    type Type: ?Sized;
+}
 
 #[diagnostic::do_not_recommend]
-impl<T: ?Sized> ModelArgument<T> for ModelData {}
+impl<T: ?Sized> ModelArgument<T> for ModelData {
+    type Type = T;
+}
+
+/// The kind of a model argument's type (see [`ArgumentProbe`]), as a type.
+pub struct ArgumentKinds;
+
+impl ArgumentKinds {
+    /// The kind `probe` returns: `#[tool]` passes `&|| (&ArgumentProbe::<T>::NEW).kind()`,
+    /// never called.
+    pub const fn of<K, F: Fn() -> K>(_probe: &F) -> core::marker::PhantomData<K> {
+        core::marker::PhantomData
+    }
+}
 
 /// Checks that a model argument of type `T` is data a model sends (see [`ArgumentProbe`]).
 pub fn model_argument<T: ?Sized, K: ModelArgument<T>>(_kind: K) {}
@@ -310,21 +327,23 @@ pub trait FromDependency<K>: Sized {
     fn from_dependency<'a>(ctx: &'a ToolContext, key: &'a K) -> BoxFuture<'a, Result<Self, ToolError>>;
 }
 
-impl<T: Clone + Send + Sync + 'static> FromDependency<DependencyKey<T>> for T {
+/// No bound on `T`: the key's constructor checked [`DependencyValue`](crate::DependencyValue),
+/// so a key of a type that is not `Clone + Send + Sync` is reported once, where it is declared.
+impl<T: 'static> FromDependency<DependencyKey<T>> for T {
     fn from_dependency<'a>(ctx: &'a ToolContext, key: &'a DependencyKey<T>) -> BoxFuture<'a, Result<Self, ToolError>> {
-        Box::pin(ctx.resolve(key))
+        key.resolve_in(ctx)
     }
 }
 
 /// A key named through a reference (`#[depends(&KEY)]`, or a `&'static DependencyKey<T>`
 /// constant). A second impl also keeps the compiler from inferring `K` from the impls alone,
 /// so a mismatched key is reported with this trait's message.
-impl<'k, T: Clone + Send + Sync + 'static> FromDependency<&'k DependencyKey<T>> for T {
+impl<'k, T: 'static> FromDependency<&'k DependencyKey<T>> for T {
     fn from_dependency<'a>(
         ctx: &'a ToolContext,
         key: &'a &'k DependencyKey<T>,
     ) -> BoxFuture<'a, Result<Self, ToolError>> {
-        Box::pin(ctx.resolve(*key))
+        key.resolve_in(ctx)
     }
 }
 
@@ -350,6 +369,12 @@ impl<K: KeyUse + ?Sized> KeyUse for &K {
 /// What a `#[depends(KEY)]` parameter records of its key.
 pub fn key_use<K: KeyUse>(key: &K) -> DependencyUse {
     key.key_use()
+}
+
+/// What a `#[depends(KEY)]` parameter records of its key, with the key as the user wrote it
+/// (`name`), which the registry's errors name.
+pub fn key_use_named<K: KeyUse>(key: &K, name: &'static str) -> DependencyUse {
+    key.key_use().named(name)
 }
 
 /// Resolves a `#[depends(KEY)]` parameter of type `T`: `K` is inferred from the key, so that a
@@ -437,10 +462,14 @@ pub fn json<T: JsonOutput + ?Sized>(value: &T) -> Result<ToolResult, ToolError> 
 }
 
 /// The return value of a tool with an output schema (`#[tool(output_schema)]`): a
-/// [`ToolResult::Json`], so that the message keeps the value as `structured_content` (MCP's
-/// `structuredContent`) beside its text.
+/// [`ToolResult::Structured`] whose one text part is the value serialised straight to compact
+/// JSON text (fields in the type's order, whatever `serde_json`'s features: the text never goes
+/// through a `serde_json::Map`, whose order `preserve_order` decides), so that the message shows
+/// that text and keeps the value as `structured_content` (MCP's `structuredContent`).
 pub fn structured<T: JsonOutput + ?Sized>(value: &T) -> Result<ToolResult, ToolError> {
-    value.to_json().map(ToolResult::Json).map_err(not_serialised)
+    let text = value.to_json_text().map_err(not_serialised)?;
+    let value = value.to_json().map_err(not_serialised)?;
+    Ok(ToolResult::Structured { content: vec![crate::ContentPart::text(text)], value })
 }
 
 fn not_serialised(error: serde_json::Error) -> ToolError {

@@ -399,8 +399,8 @@ impl ToolMessage {
 /// Implemented for `String`, `&str`, `()` (empty text), [`ToolResult`], [`ContentPart`] and
 /// `Vec<ContentPart>`. `#[tool]` handles the other documented return types itself: any
 /// `Serialize` type becomes its compact JSON text (a [`ToolResult::Text`], fields in the type's
-/// order; a [`ToolResult::Json`] when the tool declares `output_schema`, so that the value is
-/// kept as structured content), and `Result<T, E: Display>` becomes `T`'s result or an error
+/// order; a [`ToolResult::Structured`] when the tool declares `output_schema`, with that text and
+/// the value kept as structured content), and `Result<T, E: Display>` becomes `T`'s result or an error
 /// message with `E`'s text.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a `#[tool]` function as text",

@@ -665,7 +665,8 @@ fn strip_null(schema: &mut Value) {
     }
 }
 
-fn is_null_schema(schema: &Value) -> bool {
+/// `true` for a schema that only allows `null` (`"type": "null"`, `"const": null`, or `"enum": [null]`).
+pub(crate) fn is_null_schema(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("null")
         || schema.get("const").is_some_and(Value::is_null)
         || schema.get("enum").and_then(Value::as_array).is_some_and(|e| e.len() == 1 && e[0].is_null())

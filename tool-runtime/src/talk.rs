@@ -409,8 +409,114 @@ pub const CONFIRM_TAG: &str = "confirm";
 /// The key of the approval's elicitation within its call.
 pub const APPROVAL_KEY: &str = "approval";
 
-/// How many bytes of the arguments the approval question shows: 2,000 (the rest is counted).
-const SHOWN_ARGUMENT_BYTES: usize = 2_000;
+/// How many characters of one argument the approval question shows: 300 (the cut is stated).
+pub const SHOWN_FIELD_CHARS: usize = 300;
+
+/// How many arguments the approval question shows: 20 (the others are counted).
+pub const SHOWN_FIELDS: usize = 20;
+
+/// The arguments that say what a call acts on, shown first in an approval question when present
+/// (the command a shell runs, the path a file tool writes, the address a fetch reaches).
+const FIRST_FIELDS: &[&str] = &["command", "cmd", "path", "file_path", "filePath", "paths", "url", "uri"];
+
+/// `true` for a character that changes how text is shown without being seen: the bidirectional
+/// controls and isolates (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), zero-width and
+/// invisible characters (U+200B-U+200D, U+2060-U+2064, U+FEFF, U+00AD, U+034F, U+180E), and
+/// every other control character.
+fn is_hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}')
+        || matches!(c, '\u{FEFF}' | '\u{00AD}' | '\u{034F}' | '\u{180E}')
+}
+
+/// `text` (a JSON value's compact text) as a person must see it: a run of three or more spaces
+/// as `⟦N spaces⟧`, a run of three or more escaped newlines or tabs as `⟦N newlines⟧` /
+/// `⟦N tabs⟧`, and each character of [`is_hidden`] as `⟦U+XXXX⟧`.
+fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let run = |unit: &str| rest.as_bytes().chunks(unit.len()).take_while(|chunk| *chunk == unit.as_bytes()).count();
+        let (unit, name) = match c {
+            ' ' => (" ", "spaces"),
+            '\\' if rest.starts_with("\\n") => ("\\n", "newlines"),
+            '\\' if rest.starts_with("\\t") => ("\\t", "tabs"),
+            '\\' if rest.starts_with("\\r") => ("\\r", "carriage returns"),
+            _ => ("", ""),
+        };
+        if !unit.is_empty() {
+            let count = run(unit);
+            if count >= 3 {
+                out.push_str(&format!("⟦{count} {name}⟧"));
+            } else {
+                out.push_str(&unit.repeat(count));
+            }
+            rest = &rest[unit.len() * count..];
+            continue;
+        }
+        if c == '\\' {
+            // Any other escape: kept whole, so `\\n` (a backslash and an `n`) is not read as a newline.
+            let escape = if rest[1..].starts_with('u') { 6 } else { 2 };
+            let end = escape.min(rest.len());
+            out.push_str(&rest[..end]);
+            rest = &rest[end..];
+            continue;
+        }
+        if is_hidden(c) {
+            out.push_str(&format!("⟦U+{:04X}⟧", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+/// `text` cut to [`SHOWN_FIELD_CHARS`] characters, the cut stated.
+fn cut(text: &str) -> String {
+    let total = text.chars().count();
+    if total <= SHOWN_FIELD_CHARS {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(SHOWN_FIELD_CHARS).collect();
+    format!("{kept}... (cut: {} more characters)", total - SHOWN_FIELD_CHARS)
+}
+
+/// What an approval question shows of a call's arguments: one line per argument, `name: value`
+/// (the value's JSON made [visible](visible), cut to [`SHOWN_FIELD_CHARS`] characters with the
+/// cut stated), the arguments of [`FIRST_FIELDS`] first (so a file tool's question names the path
+/// first), then the others in the order the model wrote them, at most [`SHOWN_FIELDS`] (the rest
+/// counted). Arguments that are not a JSON object are shown as their text, made visible and cut
+/// the same way.
+pub fn shown_arguments(arguments: &str) -> String {
+    let object = match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(object)) => object,
+        Ok(other) => return cut(&visible(&other.to_string())),
+        Err(_) => return cut(&visible(&Value::String(arguments.to_owned()).to_string())),
+    };
+    // The order the model wrote them (a map without `preserve_order` is sorted by key).
+    let mut names: Vec<&String> = object.keys().collect();
+    let written = |name: &str| arguments.find(&format!("\"{name}\"")).unwrap_or(usize::MAX);
+    names.sort_by_key(|name| (FIRST_FIELDS.iter().position(|f| f == name).unwrap_or(usize::MAX), written(name)));
+    let mut lines: Vec<String> = names
+        .iter()
+        .take(SHOWN_FIELDS)
+        .map(|name| {
+            format!(
+                "{}: {}",
+                visible(&Value::String((*name).clone()).to_string()),
+                cut(&visible(&object[*name].to_string()))
+            )
+        })
+        .collect();
+    if names.len() > SHOWN_FIELDS {
+        lines.push(format!("... ({} more arguments not shown)", names.len() - SHOWN_FIELDS));
+    }
+    if lines.is_empty() {
+        return "(no arguments)".to_owned();
+    }
+    lines.join("\n")
+}
 
 /// The (empty) form of an approval: the user accepts or declines it.
 #[derive(Deserialize, JsonSchema)]
@@ -418,8 +524,9 @@ struct Approval {}
 
 /// Asks the user, through the call's client channel, whether the call of a tool tagged `tag` may
 /// run: an elicitation under the key [`APPROVAL_KEY`] (`approval`) whose message names the tool
-/// and shows its arguments (pretty JSON, at most 2,000 bytes), with an empty form. Accept runs the
-/// call.
+/// and shows its arguments as [`shown_arguments`] does (what it acts on first, the start of every
+/// argument, hidden characters and whitespace runs made visible, every cut stated), with an empty
+/// form. Accept runs the call.
 ///
 /// # Errors
 /// [`ToolError::PermissionDenied`](crate::ToolError::PermissionDenied), which the model reads as
@@ -450,20 +557,8 @@ pub async fn approve(call: &crate::ToolCall, tag: &str, ctx: &crate::ToolContext
              elicitation capability); use a client that supports elicitation, or {how}"
         )));
     }
-    let shown = match serde_json::from_str::<Value>(&call.arguments) {
-        Ok(value) => serde_json::to_string_pretty(&value).unwrap_or_else(|_| call.arguments.clone()),
-        Err(_) => call.arguments.clone(),
-    };
-    let shown = if shown.len() > SHOWN_ARGUMENT_BYTES {
-        let mut end = SHOWN_ARGUMENT_BYTES;
-        while !shown.is_char_boundary(end) {
-            end -= 1;
-        }
-        format!("{}\n... ({} more bytes)", &shown[..end], shown.len() - end)
-    } else {
-        shown
-    };
-    let message = format!("Allow the tool `{}` to run with these arguments?\n{shown}", call.name);
+    let message =
+        format!("Allow the tool `{}` to run with these arguments?\n{}", call.name, shown_arguments(&call.arguments));
     match ctx.elicit::<Approval>(message).key(APPROVAL_KEY).await {
         Ok(Elicitation::Accept(_)) => Ok(()),
         Ok(Elicitation::Decline) => {

@@ -40,6 +40,66 @@ pub struct ToolDefinition {
     pub output_schema: Option<Value>,
 }
 
+/// Who may call a tool: the model directly, a program the model wrote (code mode: `tool-code`,
+/// Anthropic's programmatic tool calling, OpenAI's programmatic tool calling), or both.
+///
+/// Declared with `#[tool(callers = direct | code | both)]` (or [`Callers::tag`] among a tool's
+/// tags); undeclared is [`Callers::Direct`], the providers' default, so a tool opts in to being
+/// called from code. It is carried in [`ToolDefinition::tags`] as the tag [`Callers::tag`]
+/// (`callers:code` or `callers:both`), read back by [`ToolDefinition::callers`]. The provider
+/// projections show a declared value as Anthropic's and OpenAI's `allowed_callers`
+/// ([`crate::provider`]). It decides what is offered and listed, never what is allowed: the
+/// permission policy and approval judge a call from code like any other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Callers {
+    /// Only the model, by a direct tool call (the default).
+    #[default]
+    Direct,
+    /// Only a program the model wrote.
+    Code,
+    /// Both.
+    Both,
+}
+
+impl Callers {
+    /// `true` when the model may call the tool directly.
+    pub const fn direct(self) -> bool {
+        matches!(self, Callers::Direct | Callers::Both)
+    }
+
+    /// `true` when a program may call the tool.
+    pub const fn code(self) -> bool {
+        matches!(self, Callers::Code | Callers::Both)
+    }
+
+    /// The tag that declares it: `callers:code`, `callers:both`; `None` for [`Callers::Direct`],
+    /// which needs no tag.
+    pub const fn tag(self) -> Option<&'static str> {
+        match self {
+            Callers::Direct => None,
+            Callers::Code => Some("callers:code"),
+            Callers::Both => Some("callers:both"),
+        }
+    }
+}
+
+impl ToolDefinition {
+    /// Who may call the tool, from its tags ([`Callers`]): the last `callers:direct`,
+    /// `callers:code` or `callers:both` tag, else [`Callers::Direct`].
+    pub fn callers(&self) -> Callers {
+        self.tags
+            .iter()
+            .rev()
+            .find_map(|tag| match tag.as_str() {
+                "callers:direct" => Some(Callers::Direct),
+                "callers:code" => Some(Callers::Code),
+                "callers:both" => Some(Callers::Both),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+}
+
 /// Whether `name` follows the tool-name rule `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`, the intersection of
 /// the tool-name rules of every provider ([`ToolDefinition::name`]): the rule `#[tool]` checks at
 /// compile time, and the registry and `DynamicTool` (cargo feature `dynamic`) at run time.
@@ -407,16 +467,16 @@ impl ToolSpec {
         self
     }
 
-    /// The ids of the [provided](crate::DependencyKey::provided) keys the tool's `#[depends]`
-    /// parameters ask for, in parameter order.
-    pub(crate) fn provided_keys(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.dependencies.iter().map(|of| of()).filter(|used| used.provided).map(|used| used.id)
+    /// The [provided](crate::DependencyKey::provided) keys the tool's `#[depends]` parameters
+    /// ask for, as `(id, the key as written)`, in parameter order.
+    pub(crate) fn provided_keys(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
+        self.dependencies.iter().map(|of| of()).filter(|used| used.provided).map(|used| (used.id, used.name))
     }
 
-    /// The keys of the tool's `#[depends]` parameters, as `(id, type_name of the value type)`,
-    /// in parameter order.
-    pub(crate) fn key_types(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
-        self.dependencies.iter().map(|of| of()).map(|used| (used.id, (used.value_type)()))
+    /// The keys of the tool's `#[depends]` parameters, as `(id, the key as written, type_name of
+    /// the value type)`, in parameter order.
+    pub(crate) fn key_types(&self) -> impl Iterator<Item = (&'static str, &'static str, &'static str)> + '_ {
+        self.dependencies.iter().map(|of| of()).map(|used| (used.id, used.name, (used.value_type)()))
     }
 
     /// The model arguments the registry compares with the dependency keys' types, as

@@ -74,6 +74,29 @@
 //! # }
 //! ```
 //!
+//! Beside your own tools, choose the standard sets with `RegistryBuilder::tagged_sets`, which
+//! keeps every tool without a set (yours, unless they say `#[tool(set = "..")]`); `sets` would
+//! drop them:
+//!
+//! ```no_run
+//! use tool_runtime::prelude::*;
+//!
+//! /// Count the rows of the table.
+//! #[tool]
+//! fn count_rows() -> String {
+//!     "3".to_owned()
+//! }
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let registry = tool_std::registry_builder()
+//!     .tool(count_rows::TOOL) // or `.discover()`: every `#[tool]` of the binary
+//!     .tagged_sets(["fs"]) // `read`, `read_line`, `write`, `edit`, `glob`, `grep` and `count_rows`
+//!     .build()?;
+//! # let _ = registry;
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! A change of a todo list retried with the same `idempotency_key` (or the same tool call id) is
 //! applied once.
 //!
@@ -102,7 +125,8 @@ use tool_runtime::{Registry, RegistryBuilder};
 /// A registry builder holding every tool of this crate (see the [crate docs](crate) for the
 /// list), registered explicitly so that no link-time collection is needed. Add your own tools
 /// (`.discover()` adds every `#[tool]` of the binary and keeps those of this crate once), filter
-/// with `.sets([...])` and override dependencies before `.build()`.
+/// with `.tagged_sets([...])` (which keeps your tools without a set) or `.sets([...])` (which
+/// drops them), and override dependencies before `.build()`.
 pub fn registry_builder() -> RegistryBuilder {
     without_exec().tool(exec::bash::TOOL).tool(exec::bash_output::TOOL).tool(exec::bash_kill::TOOL)
 }

@@ -11,11 +11,10 @@ use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputLayer, OutputStore, 
 use tool_runtime::{
     DefaultPolicy, Permission, PermissionRequest, Progress, Registry, ToolCall, ToolContext, ToolMessage,
 };
-use tool_std::exec::{EXEC_CONFIG, ExecConfig};
+use tool_std::exec::{EXEC_CONFIG, ExecConfig, ExecUser};
 use tool_std::sandbox::{SANDBOX, Sandbox};
 
-#[path = "support/procs.rs"]
-mod procs;
+use test_support::procs;
 
 use procs::{await_file, gone, pid_in, running, sleeper, write_pid};
 
@@ -114,8 +113,8 @@ impl Shell {
 const CONTAINED: &str = "every process ends with the command and with the server";
 
 /// The first line's part on the default limits.
-const LIMITS: &str = "limits: 512 processes, 600 cpu s, 8 GiB address space, 1 GiB per file; as root: chmod and \
-                      chown outside the workspace are not confined";
+const LIMITS: &str =
+    "limits: 512 processes, 600 cpu s, 8 GiB address space, 1 GiB per file, 4 GiB memory per session, 1 GiB HOME";
 
 /// The kernel's Landlock ABI as the crate uses it (the lower of the kernel's and 10).
 fn landlock_abi() -> i32 {
@@ -314,12 +313,14 @@ async fn a_write_outside_the_workspace_is_refused_by_the_kernel_and_the_note_nam
     assert!(message.is_error);
     assert!(!target.exists());
     let text = message.text();
-    assert!(text.contains(&format!("{}: Permission denied", target.display())), "{text}");
+    // The read-only view of everything but the workspace and `HOME` answers before Landlock does.
+    assert!(text.contains(&format!("{}: Read-only file system", target.display())), "{text}");
     assert!(
         text.ends_with(&format!(
             "[note: the command runs in a Landlock sandbox: the kernel refuses writes outside {}, {}, reads of the \
-             server's state, caches and other sessions and, unless the network is allowed, sockets; a \"Permission \
-             denied\" above may come from it]",
+             server's state, caches and other sessions and, unless the network is allowed, sockets, and a read-only \
+             view of the rest refuses changes there; a \"Permission denied\" or \"Read-only file system\" above may \
+             come from it]",
             shell.root.display(),
             shell.home().display(),
         )),
@@ -499,20 +500,28 @@ async fn without_landlock_a_command_is_refused_with_the_reason_and_how_to_allow_
 }
 
 #[tokio::test]
-async fn without_landlock_an_allowed_command_runs_unconfined_and_its_first_line_says_so() {
+async fn without_landlock_an_allowed_command_runs_unconfined_by_landlock_and_its_first_line_says_so() {
     let shell = Shell::with(|config| ExecConfig { max_landlock_abi: Some(0), allow_unconfined: true, ..config });
+    // The state of another session, which Landlock alone hides.
+    let secret = shell.outside.join("secret.txt");
+    std::fs::write(&secret, "read without Landlock\n").unwrap();
     let target = shell.outside.join("unconfined.txt");
-    let message = shell.bash(&format!("echo x > {}", target.display())).await;
-    assert_eq!(status(&message), "exit code 0", "{}", message.text());
+    let message = shell.bash(&format!("cat {}; echo x > {}", secret.display(), target.display())).await;
     assert_eq!(
         message.text().lines().next().unwrap(),
         format!(
             "[sandbox: none (Landlock is off in the exec configuration (`max_landlock_abi` is 0), as on a kernel \
-             without it); files are not confined; network refused (tcp, udp, unix sockets); {CONTAINED}; {LIMITS}]"
+             without it); files are not confined by Landlock; network refused (tcp, udp, unix sockets); {CONTAINED}; \
+             {LIMITS}]"
         )
     );
-    // Not confined indeed: the write outside the workspace went through.
-    assert_eq!(std::fs::read_to_string(&target).unwrap(), "x\n");
+    // Reads are not confined; writes outside are still refused by the read-only view of the rest.
+    assert_eq!(
+        body(&message),
+        format!("read without Landlock\nbash: line 1: {}: Read-only file system\n", target.display()),
+        "{}",
+        message.text()
+    );
 }
 
 #[tokio::test]
@@ -736,9 +745,10 @@ async fn no_environment_outside_the_command_is_readable_from_it() {
     let command = format!(
         "readable=0; for f in /proc/[0-9]*/environ; do if tr '\\0' '\\n' < \"$f\" > env.txt 2>/dev/null; then \
          readable=$((readable+1)); grep -h SECRET_TOKEN env.txt; fi; done; echo \"readable $readable\"; cat \
-         /proc/{}/environ /proc/{}/environ",
+         /proc/{}/environ /proc/{}/environ /proc/{}/cmdline",
         std::process::id(),
-        holder.id()
+        holder.id(),
+        std::process::id()
     );
     let message = shell.bash(&command).await;
     holder.kill().unwrap();
@@ -747,8 +757,11 @@ async fn no_environment_outside_the_command_is_readable_from_it() {
     assert!(!text.contains(&secret), "{text}");
     // Its own processes' environments it reads (so that the loop above did read some).
     assert!(!text.contains("readable 0\n"), "{text}");
-    assert!(text.contains(&format!("/proc/{}/environ: Permission denied", std::process::id())), "{text}");
-    assert!(text.contains(&format!("/proc/{}/environ: Permission denied", holder.id())), "{text}");
+    // The server's `/proc` entry is not listed, and entered by its pid it refuses
+    // (hidepid=ptraceable), its command line too.
+    assert!(text.contains(&format!("/proc/{}/environ: Operation not permitted", std::process::id())), "{text}");
+    assert!(text.contains(&format!("/proc/{}/cmdline: Operation not permitted", std::process::id())), "{text}");
+    assert!(text.contains(&format!("/proc/{}/environ: No such file or directory", holder.id())), "{text}");
 }
 
 /// Sends a datagram to a UDP socket on 127.0.0.1 with bash's `/dev/udp`; whether it arrived.
@@ -917,7 +930,7 @@ async fn a_command_cannot_read_the_state_and_cache_directories() {
         "sessions/other.json: Permission denied",
         "ref1/text: Permission denied",
         "cannot open directory",
-        "new: Permission denied",
+        "new: Read-only file system",
     ] {
         assert!(text.contains(refused), "{text}");
     }
@@ -981,8 +994,8 @@ async fn each_command_runs_under_the_configured_limits_which_it_cannot_raise() {
     let text = message.text();
     assert!(
         text.lines().next().unwrap().ends_with(
-            "; limits: 512 processes, 7 cpu s, 1 GiB address space, 1 MiB per file; as root: chmod and chown \
-                 outside the workspace are not confined]"
+            "; limits: 512 processes, 7 cpu s, 1 GiB address space, 1 MiB per file, 4 GiB memory per session, 1 GiB \
+             HOME]"
         ),
         "{text}"
     );
@@ -1104,4 +1117,353 @@ async fn a_command_sets_no_set_user_id_or_set_group_id_bit_in_any_way() {
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(std::fs::metadata(shell.root.join("tool")).unwrap().permissions().mode() & 0o7777, 0o755);
     assert!(!shell.root.join("made").exists() && !shell.root.join("node").exists());
+}
+
+// The shell as root (issue 42, point 10): each attack below worked on a command run as root
+// before the kernel closed it.
+
+#[tokio::test]
+async fn a_command_cannot_make_a_user_namespace() {
+    let shell = Shell::new();
+    // CLONE_NEWUSER (0x10000000) through `unshare` and through `clone`; `clone3`, whose flags a
+    // filter cannot read, is not implemented as far as the command can tell, so that libc falls
+    // back to `clone`.
+    let script = "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nfor name, call in [\n    ('unshare', \
+                  lambda: libc.unshare(0x10000000)),\n    ('clone', lambda: libc.syscall(56, 0x10000000 | 17, 0, 0, 0, \
+                  0)),\n    ('clone3', lambda: libc.syscall(435, 0, 0)),\n]:\n    result = call()\n    if result == 0:\n        \
+                  os._exit(0)\n    print(name, result, os.strerror(ctypes.get_errno()) if result < 0 else 'made')\n";
+    let message = python(&shell, script).await;
+    assert_eq!(
+        body(&message),
+        "unshare -1 Permission denied\nclone -1 Permission denied\nclone3 -1 Function not implemented\n",
+        "{}",
+        message.text()
+    );
+    // Processes and threads are still made (by `clone`).
+    let message = shell
+        .bash(
+            "python3 -c 'import threading; t = threading.Thread(target=print, args=(1,)); t.start(); t.join()' & wait",
+        )
+        .await;
+    assert_eq!(body(&message), "1\n", "{}", message.text());
+}
+
+#[tokio::test]
+async fn a_command_cannot_use_the_kernel_keyrings() {
+    let shell = Shell::new();
+    // add_key (248) into the user keyring (-4), which outlives the command as root's; keyctl (250)
+    // reading the session keyring (-3, KEYCTL_GET_KEYRING_ID 0); request_key (249).
+    let script = "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nfor name, call in [\n    ('add_key', \
+                  lambda: libc.syscall(248, b'user', b'tool-exec-attack', b'secret', 6, -4)),\n    ('keyctl', lambda: \
+                  libc.syscall(250, 0, -3, 0)),\n    ('request_key', lambda: libc.syscall(249, b'user', \
+                  b'tool-exec-attack', None, 0)),\n]:\n    result = call()\n    print(name, result, \
+                  os.strerror(ctypes.get_errno()) if result < 0 else 'ok')\n";
+    let message = python(&shell, script).await;
+    assert_eq!(
+        body(&message),
+        "add_key -1 Permission denied\nkeyctl -1 Permission denied\nrequest_key -1 Permission denied\n",
+        "{}",
+        message.text()
+    );
+}
+
+#[tokio::test]
+async fn a_command_sees_no_host_sockets_through_netlink_or_proc_when_the_network_is_off() {
+    let shell = Shell::new();
+    // A listening socket of the host's, which `ss` (netlink's sock_diag) and /proc/net/tcp list.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = format!("{:04X}", listener.local_addr().unwrap().port());
+    let script = "import socket\nfor protocol in (0, 4):\n    try:\n        socket.socket(socket.AF_NETLINK, \
+                  socket.SOCK_RAW, protocol)\n        print(protocol, 'opened')\n    except OSError as e:\n        \
+                  print(protocol, e.strerror)\n";
+    let message = python(&shell, script).await;
+    assert_eq!(body(&message), "0 Permission denied\n4 Permission denied\n", "{}", message.text());
+    let message =
+        shell.bash(&format!("grep -ci ':{port} ' /proc/net/tcp; awk -F: 'NR > 2 {{ print $1 }}' /proc/net/dev")).await;
+    assert_eq!(body(&message), "0\n    lo\n", "{}", message.text());
+}
+
+#[tokio::test]
+async fn sysv_ipc_is_the_commands_own_and_ends_with_it() {
+    let shell = Shell::new();
+    // A shared memory segment of a size no other program asks for.
+    let message = shell.bash("ipcmk -M 7340033 -p 0600 && ipcs -m | grep -c 7340033").await;
+    assert_eq!(body(&message).lines().last(), Some("1"), "{}", message.text());
+    let host = std::fs::read_to_string("/proc/sysvipc/shm").unwrap();
+    let leaked: Vec<&str> = host.lines().filter(|line| line.split_whitespace().nth(3) == Some("7340033")).collect();
+    for line in &leaked {
+        let _ = std::process::Command::new("ipcrm").args(["-m", line.split_whitespace().nth(1).unwrap()]).status();
+    }
+    assert_eq!(leaked, Vec::<&str>::new(), "the segment outlived its command in the host's IPC namespace");
+    let message = shell.bash("ipcs -m | grep -c 7340033").await;
+    assert_eq!(body(&message), "0\n", "{}", message.text());
+}
+
+#[tokio::test]
+async fn a_command_cannot_read_another_sessions_command_line_or_environment() {
+    sessions_do_not_see_each_others_processes(Shell::new()).await;
+}
+
+#[tokio::test]
+async fn commands_of_two_sessions_run_as_one_user_do_not_see_each_others_processes() {
+    sessions_do_not_see_each_others_processes(shell_of_nobody(|config| config)).await;
+}
+
+/// Session s2 looks for the secret in the command line and the environment of session s1's
+/// command, in every `/proc/PID` it sees.
+async fn sessions_do_not_see_each_others_processes(shell: Shell) {
+    let secret = format!("secret-{}-{}", std::process::id(), line!());
+    let s1 = ToolContext::builder().session_id("s1").build();
+    start(&shell, &s1, &format!("export TOKEN={secret}; {} & sleep 60; echo {secret}", sleeper("s1.pid", 60))).await;
+    let victim = pid_in(&shell.root.join("s1.pid")).await;
+    let s2 = ToolContext::builder().session_id("s2").build();
+    let command = format!(
+        "for f in /proc/[0-9]*/cmdline /proc/[0-9]*/environ; do tr '\\0' ' ' < $f 2>/dev/null; done | grep -c secre[t]{}; \
+         ls -d /proc/{victim}",
+        secret.trim_start_matches("secret")
+    );
+    let message = shell.call_in(&s2, "bash", json!({ "command": command })).await;
+    let text = body(&message);
+    assert!(text.starts_with("0\n"), "{}", message.text());
+    assert!(text.contains(&format!("/proc/{victim}': No such file or directory")), "{text}");
+    // Its own processes' entries it reads: the shell's, from a process it started (marker-own).
+    let command = "sh -c 'read -r _ _ _ ppid _ < /proc/self/stat; tr \"\\0\" \" \" < /proc/$ppid/cmdline' | grep -o marker-own; true";
+    let message = shell.call_in(&s2, "bash", json!({ "command": command })).await;
+    assert_eq!(body(&message), "marker-own\n", "{}", message.text());
+}
+
+/// The cgroup of `controller` (v1) a command's shell ran in, as it wrote it with
+/// `grep <controller> /proc/self/cgroup | cut -d: -f3 > <file>` in the workspace.
+fn cgroup_dir(shell: &Shell, controller: &str, file: &str) -> PathBuf {
+    let path = std::fs::read_to_string(shell.root.join(file)).unwrap();
+    PathBuf::from(format!("/sys/fs/cgroup/{controller}{}", path.trim()))
+}
+
+#[tokio::test]
+async fn a_session_is_held_to_its_memory_limit_across_its_commands() {
+    let shell = Shell::with(|config| ExecConfig { max_session_memory_bytes: 64 << 20, ..config });
+    // 200 MiB written, well under the 8 GiB of address space each process may have.
+    let message = shell.bash("python3 -c 'data = b\"x\" * (200 << 20); print(\"allocated\")'").await;
+    assert_eq!(status(&message), "exit code 137", "{}", message.text());
+    assert!(!body(&message).lines().any(|line| line == "allocated"), "{}", message.text());
+    assert!(message.text().lines().next().unwrap().contains(", 64 MiB memory per session"), "{}", message.text());
+}
+
+#[tokio::test]
+async fn the_commands_of_a_session_share_one_memory_cgroup_and_other_sessions_have_their_own() {
+    let shell = Shell::with(|config| ExecConfig { max_session_memory_bytes: 64 << 20, ..config });
+    let (s1, s2) = (ToolContext::builder().session_id("s1").build(), ToolContext::builder().session_id("s2").build());
+    for (ctx, file) in [(&s1, "a.txt"), (&s1, "b.txt"), (&s2, "c.txt")] {
+        let command = format!("grep memory /proc/self/cgroup | cut -d: -f3 > {file}");
+        let message = shell.call_in(ctx, "bash", json!({ "command": command })).await;
+        assert_eq!(status(&message), "exit code 0", "{}", message.text());
+    }
+    let [a, b, c] = ["a.txt", "b.txt", "c.txt"].map(|file| cgroup_dir(&shell, "memory", file));
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    assert_eq!(std::fs::read_to_string(a.join("memory.limit_in_bytes")).unwrap(), "67108864\n");
+}
+
+#[tokio::test]
+async fn a_sessions_home_holds_at_most_max_home_bytes() {
+    let shell = Shell::with(|config| ExecConfig { max_home_bytes: 1 << 20, ..config });
+    let message = shell.bash("head -c 2000000 /dev/zero > \"$HOME/big\"; echo $?; stat -c %s \"$HOME/big\"").await;
+    assert_eq!(
+        body(&message),
+        "head: error writing 'standard output': No space left on device\n1\n1048576\n",
+        "{}",
+        message.text()
+    );
+    assert!(message.text().lines().next().unwrap().ends_with(", 1 MiB HOME]"), "{}", message.text());
+}
+
+#[test]
+fn a_registry_dropped_with_its_runtime_while_a_command_runs_leaves_no_temp_dir_or_cgroup() {
+    let shell = Shell::new();
+    // The runtime goes first, with the command's supervisor, as at the end of a server's `main`.
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let ctx = ToolContext::new();
+        let command = "grep pids /proc/self/cgroup | cut -d: -f3 > pids.txt; grep memory /proc/self/cgroup | cut -d: \
+                       -f3 > memory.txt; sleep 60";
+        start(&shell, &ctx, command).await;
+        procs::poll(|| std::fs::metadata(shell.root.join("memory.txt")).is_ok_and(|m| m.len() > 0).then_some(())).await;
+    });
+    let cgroups = [cgroup_dir(&shell, "pids", "pids.txt"), cgroup_dir(&shell, "memory", "memory.txt")];
+    assert!(cgroups.iter().all(|dir| dir.exists()), "{cgroups:?}");
+    drop(runtime);
+    let Shell { registry, temp_root, _dir, .. } = shell;
+    drop(registry);
+    let left: Vec<PathBuf> = std::fs::read_dir(&temp_root).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(left, Vec::<PathBuf>::new());
+    for dir in cgroups {
+        assert!(!dir.exists(), "{} is left", dir.display());
+    }
+}
+
+#[tokio::test]
+async fn temp_dirs_mounts_and_cgroups_left_by_a_killed_server_are_removed_at_the_next_start() {
+    // A server that is gone: its pid names no process.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let shell = Shell::new();
+    let home = shell.temp_root.join(format!("tool-exec-{dead}-1-Xq2/session-a81/home"));
+    std::fs::create_dir_all(&home).unwrap();
+    let mounted =
+        std::process::Command::new("mount").args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"]).arg(&home).status();
+    assert!(mounted.unwrap().success());
+    std::fs::write(home.join("left.txt"), "left by a killed server").unwrap();
+    let own = |controller: &str| {
+        let cgroups = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+        let line = cgroups.lines().find(|line| line.split(':').nth(1) == Some(controller)).unwrap();
+        PathBuf::from(format!("/sys/fs/cgroup/{controller}{}", line.splitn(3, ':').nth(2).unwrap()))
+    };
+    let cgroups =
+        [own("pids").join(format!("tool-exec-{dead}-1-c1")), own("memory").join(format!("tool-exec-{dead}-1-s1"))];
+    for dir in &cgroups {
+        std::fs::create_dir(dir).unwrap();
+    }
+    let message = shell.bash("true").await;
+    assert_eq!(status(&message), "exit code 0", "{}", message.text());
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(&format!("tool-exec-{dead}-")), "{mounts}");
+    assert!(!shell.temp_root.join(format!("tool-exec-{dead}-1-Xq2")).exists());
+    for dir in cgroups {
+        assert!(!dir.exists(), "{} is left", dir.display());
+    }
+}
+
+/// A shell whose workspace (and the directories above it) belongs to `nobody` (65534), as a
+/// workspace of a user's own is, with `outside/victim.txt` (root's, 0644) and
+/// `outside/secret.txt` (root's, 0600) hard-linked into the workspace as `link.txt`.
+fn shell_of_nobody(configure: impl FnOnce(ExecConfig) -> ExecConfig) -> Shell {
+    use std::os::unix::fs::PermissionsExt;
+    let shell = Shell::with(configure);
+    std::os::unix::fs::chown(&shell.root, Some(65534), Some(65534)).unwrap();
+    std::fs::set_permissions(shell.root.parent().unwrap(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(shell.outside.join("victim.txt"), "victim\n").unwrap();
+    std::fs::write(shell.outside.join("secret.txt"), "secret of root\n").unwrap();
+    std::fs::set_permissions(shell.outside.join("secret.txt"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::hard_link(shell.outside.join("secret.txt"), shell.root.join("link.txt")).unwrap();
+    shell
+}
+
+#[tokio::test]
+async fn a_command_changes_no_mode_owner_time_or_attribute_outside_and_reads_no_hard_link_to_a_private_file() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let shell = shell_of_nobody(|config| config);
+    let victim = shell.outside.join("victim.txt");
+    let before = std::fs::metadata(&victim).unwrap();
+    let script = format!(
+        "import os\nv = {victim:?}\nfor name, call in [\n    ('chmod', lambda: os.chmod(v, 0o777)),\n    ('chown', lambda: \
+         os.chown(v, 65534, 65534)),\n    ('utime', lambda: os.utime(v, (0, 0))),\n    ('setxattr', lambda: \
+         os.setxattr(v, 'user.attack', b'1')),\n    ('read link.txt', lambda: open('link.txt').read()),\n]:\n    try:\n        \
+         call()\n        print(name, 'ok')\n    except OSError as e:\n        print(name, e.strerror)\n",
+        victim = victim.display().to_string()
+    );
+    let message = python(&shell, &script).await;
+    assert_eq!(
+        body(&message),
+        "chmod Read-only file system\nchown Read-only file system\nutime Read-only file system\nsetxattr Read-only \
+         file system\nread link.txt Permission denied\n",
+        "{}",
+        message.text()
+    );
+    let after = std::fs::metadata(&victim).unwrap();
+    assert_eq!(
+        (after.permissions().mode(), after.uid(), after.mtime()),
+        (before.permissions().mode(), 0, before.mtime())
+    );
+}
+
+#[tokio::test]
+async fn a_command_runs_as_the_owner_of_the_workspace_and_writes_there_and_in_home() {
+    use std::os::unix::fs::MetadataExt;
+    let shell = shell_of_nobody(|config| config);
+    let message = shell
+        .bash("id -u; id -g; id -G; echo made > made.txt; echo kept > \"$HOME/kept.txt\" && cat \"$HOME/kept.txt\"")
+        .await;
+    assert_eq!(body(&message), "65534\n65534\n65534\nkept\n", "{}", message.text());
+    assert_eq!(std::fs::metadata(shell.root.join("made.txt")).unwrap().uid(), 65534);
+    let first = message.text().lines().next().unwrap().to_owned();
+    assert!(first.ends_with("1 GiB HOME; as uid 65534 (gid 65534), the owner of the workspace]"), "{first}");
+}
+
+#[tokio::test]
+async fn a_command_run_as_another_user_still_ends_with_the_server() {
+    let shell = shell_of_nobody(|config| config);
+    // PR_GET_PDEATHSIG (2): the user was switched before the signal was set, which a switch clears.
+    let script = "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nsignal = ctypes.c_int(0)\n\
+                  libc.prctl(2, ctypes.byref(signal), 0, 0, 0)\nprint(os.getuid(), signal.value)\n";
+    // `exec`: python is the shell itself then (a fork clears the signal, an `exec` keeps it).
+    std::fs::write(shell.root.join("pdeathsig.py"), script).unwrap();
+    let message = shell.bash(&format!("exec python3 {}", shell.root.join("pdeathsig.py").display())).await;
+    assert_eq!(body(&message), "65534 9\n", "{}", message.text());
+}
+
+#[tokio::test]
+async fn the_server_user_setting_runs_commands_as_root_whoever_owns_the_workspace() {
+    let shell = shell_of_nobody(|config| ExecConfig { user: ExecUser::Server, ..config });
+    let message = shell.bash("id -u").await;
+    assert_eq!(body(&message), "0\n", "{}", message.text());
+    assert!(message.text().lines().next().unwrap().ends_with(&format!("{LIMITS}]")), "{}", message.text());
+}
+
+#[tokio::test]
+async fn a_user_given_runs_the_commands_when_the_workspace_is_writable_by_it() {
+    let shell = shell_of_nobody(|config| ExecConfig { user: ExecUser::Id { uid: 65534, gid: 65534 }, ..config });
+    let message = shell.bash("id -u; echo made > made.txt && cat made.txt").await;
+    assert_eq!(body(&message), "65534\nmade\n", "{}", message.text());
+    let first = message.text().lines().next().unwrap().to_owned();
+    assert!(first.ends_with("1 GiB HOME; as uid 65534 (gid 65534)]"), "{first}");
+}
+
+#[tokio::test]
+async fn a_user_given_that_cannot_write_the_workspace_is_refused_saying_what_to_change() {
+    let shell = Shell::with(|config| ExecConfig { user: ExecUser::Id { uid: 4242, gid: 4242 }, ..config });
+    let message = shell.bash("touch made.txt").await;
+    assert!(message.is_error);
+    let root = shell.root.display();
+    assert_eq!(
+        message.text(),
+        format!(
+            "refused to run the command as uid 4242 (gid 4242): the workspace root {root} is not writable by it (owner \
+             uid 0, gid 0, mode 755); give the workspace to that user (`chown -R 4242:4242 {root}`) or run commands \
+             as the workspace's owner (toolbox `--exec-user owner`)"
+        )
+    );
+    assert!(!shell.root.join("made.txt").exists());
+}
+
+#[tokio::test]
+async fn a_command_run_as_root_changes_no_mode_owner_time_or_attribute_outside_its_workspace_and_home() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // A workspace of root's: the command runs as root.
+    let shell = Shell::new();
+    let victim = shell.outside.join("victim.txt");
+    std::fs::write(&victim, "victim\n").unwrap();
+    std::fs::write(shell.root.join("mine.txt"), "mine\n").unwrap();
+    let before = std::fs::metadata(&victim).unwrap();
+    let script = format!(
+        "import os\nfor path in [{victim:?}, 'mine.txt', os.environ['HOME']]:\n    for name, call in [\n        ('chmod', \
+         lambda: os.chmod(path, 0o700)),\n        ('chown', lambda: os.chown(path, 65534, 65534)),\n        ('utime', \
+         lambda: os.utime(path, (0, 0))),\n        ('setxattr', lambda: os.setxattr(path, 'user.attack', b'1')),\n    \
+         ]:\n        try:\n            call()\n            print(name, 'ok')\n        except OSError as e:\n            \
+         print(name, e.strerror)\n",
+        victim = victim.display().to_string()
+    );
+    let message = python(&shell, &script).await;
+    let refused = "chmod Read-only file system\nchown Read-only file system\nutime Read-only file system\nsetxattr \
+                   Read-only file system\n";
+    // Outside refused; in the workspace and in `HOME` allowed.
+    let allowed = "chmod ok\nchown ok\nutime ok\nsetxattr ok\n";
+    assert_eq!(body(&message), format!("{refused}{allowed}{allowed}"), "{}", message.text());
+    let after = std::fs::metadata(&victim).unwrap();
+    assert_eq!(
+        (after.permissions().mode(), after.uid(), after.mtime()),
+        (before.permissions().mode(), 0, before.mtime())
+    );
+    // So the first line does not say that root may change them.
+    assert!(!message.text().lines().next().unwrap().contains("as root"), "{}", message.text());
 }

@@ -68,6 +68,48 @@ fn every_tool_belongs_to_its_set() {
     );
 }
 
+/// A program's own tool, without a set.
+#[tool_runtime::tool]
+fn count_rows() -> String {
+    "3".to_owned()
+}
+
+const FS_TOOLS: [&str; 6] = ["edit", "glob", "grep", "read", "read_line", "write"];
+
+#[test]
+fn tagged_sets_keeps_the_chosen_standard_sets_and_the_programs_own_tools() {
+    let registry = tool_std::registry_builder().tool(count_rows::TOOL).tagged_sets(["fs"]).build().unwrap();
+
+    assert_eq!(
+        registry.names().collect::<Vec<_>>(),
+        ["count_rows", "edit", "glob", "grep", "read", "read_line", "write"]
+    );
+}
+
+#[test]
+fn tagged_sets_after_discovery_keeps_the_binarys_own_tools_beside_the_chosen_sets() {
+    let registry = tool_runtime::Registry::builder().discover().tagged_sets(["fs"]).build().unwrap();
+
+    let mut expected = vec!["count_rows"];
+    expected.extend(FS_TOOLS);
+    assert_eq!(registry.names().collect::<Vec<_>>(), expected);
+}
+
+#[test]
+fn sets_drops_the_tools_without_a_set() {
+    let registry = tool_std::registry_builder().tool(count_rows::TOOL).sets(["fs"]).build().unwrap();
+
+    assert_eq!(registry.names().collect::<Vec<_>>(), FS_TOOLS);
+}
+
+#[test]
+fn the_last_set_filter_wins() {
+    let registry =
+        tool_std::registry_builder().tool(count_rows::TOOL).tagged_sets(["fs"]).sets(["control"]).build().unwrap();
+
+    assert_eq!(registry.names().collect::<Vec<_>>(), ["done"]);
+}
+
 #[test]
 fn a_set_filter_keeps_only_that_set() {
     let registry = tool_std::registry_builder().sets(["todo"]).build().unwrap();
@@ -204,10 +246,13 @@ async fn the_default_policy_refuses_the_external_tools_until_allowed() {
 
 #[test]
 fn discover_on_the_registry_builder_keeps_each_standard_tool_once() {
-    let explicit: Vec<String> = tool_std::registry_builder().build().unwrap().names().map(str::to_owned).collect();
+    let mut expected: Vec<String> = tool_std::registry_builder().build().unwrap().names().map(str::to_owned).collect();
+    // This binary's own tool, found by discovery too.
+    expected.push("count_rows".to_owned());
+    expected.sort();
     let registry = tool_std::registry_builder().discover().build().unwrap();
 
-    assert_eq!(registry.names().collect::<Vec<_>>(), explicit);
+    assert_eq!(registry.names().collect::<Vec<_>>(), expected);
 }
 
 /// The parameters of `tool` (its schema's `properties`).

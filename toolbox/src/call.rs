@@ -38,7 +38,7 @@ pub(crate) fn call(
         Some(text) => text.to_owned(),
         None => String::new(),
     };
-    let runtime = crate::runtime()?;
+    let runtime = crate::setup::runtime()?;
     setup.connect_imports(&runtime)?;
     let registry = setup.calling_registry(&[])?;
     let bars = Bars::for_stderr();

@@ -47,7 +47,7 @@ pub(crate) enum Format {
 /// the schema path are named), for OpenAI a tool that asks for strict mode (`#[tool(strict)]`) but
 /// whose schema does not comply. Every OpenAI format honours `#[tool(strict)]`.
 pub(crate) fn list(setup: &Setup, format: Format, sets: &[String]) -> Result<String, String> {
-    let runtime = crate::runtime()?;
+    let runtime = crate::setup::runtime()?;
     setup.connect_imports(&runtime)?;
     let registry = setup.registry(sets, false);
     runtime.block_on(setup.close_imports());

@@ -12,9 +12,14 @@
 //! Global options (accepted before or after the command): `--root DIR`, `--state-dir DIR`,
 //! `--session ID`, `--store file|redis://HOST:PORT/DB`, `--allow external,exec,unconfined-exec`,
 //! `--max-processes N`, `--max-cpu-seconds SECS`, `--max-address-space-bytes BYTES`,
-//! `--max-file-size-bytes BYTES` (the limits of each shell command),
+//! `--max-file-size-bytes BYTES` (the limits of each shell command), `--max-session-memory-bytes
+//! BYTES`, `--max-home-bytes BYTES` (of each session's commands together), `--exec-user
+//! owner|server|UID[:GID]` (who they run as),
 //! `--config FILE` (the tools of the MCP servers of an `mcpServers` file join the standard ones:
-//! `toolbox mcp --config FILE` is a gateway), `-v` (see [`setup`]).
+//! `toolbox mcp --config FILE` is a gateway), `--code-mode` and its limits (`--code-wall-time-ms`,
+//! `--code-memory-bytes`, `--code-stack-bytes`, `--code-max-tool-calls`, `--code-max-in-flight`,
+//! `--code-max-result-bytes`, `--code-max-code-bytes`, `--code-max-programs`; see [`code`]), `-v`
+//! (see [`setup`]).
 //!
 //! Exit codes:
 //! - 0: success. For `run`, a tool call that failed is still an answer for the model: it is
@@ -30,6 +35,7 @@
 
 mod bars;
 mod call;
+mod code;
 mod list;
 mod mcp;
 mod policy;
@@ -40,12 +46,11 @@ mod tasks;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{ArgAction, Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
 use crate::list::Format;
-use crate::policy::Permission;
 use crate::run::ProviderArg;
-use crate::setup::Setup;
+use crate::setup::{Global, Setup};
 
 /// The standard agent tools (read, write, edit, glob, grep, todo_*, ...), for any MCP client and
 /// any provider.
@@ -62,86 +67,6 @@ struct Cli {
     global: Global,
     #[command(subcommand)]
     command: Command,
-}
-
-/// Options every command accepts.
-#[derive(Debug, Args)]
-struct Global {
-    /// The workspace root the file tools are confined to [default: the current directory].
-    #[arg(long, global = true, value_name = "DIR")]
-    root: Option<PathBuf>,
-    /// Where the output cache and the sessions are kept [default: the user's state directory,
-    /// `$XDG_STATE_HOME/toolbox` or `~/.local/state/toolbox`].
-    #[arg(long, global = true, value_name = "DIR")]
-    state_dir: Option<PathBuf>,
-    /// The session id (todo plans are kept per session) [default: one fixed id per root,
-    /// `root-` and 16 hex digits].
-    #[arg(long, global = true, value_name = "ID")]
-    session: Option<String>,
-    /// How long a cached tool output is kept after its last use, in seconds [default:
-    /// `TOOL_OUTPUT_TTL_SECS`, else 86400 (24 hours)].
-    #[arg(long, global = true, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
-    cache_ttl: Option<u64>,
-    /// The bytes all cached tool outputs may take; past it the least recently used go [default:
-    /// `TOOL_OUTPUT_MAX_BYTES`, else 268435456 (256 MiB)].
-    #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
-    cache_max_bytes: Option<u64>,
-    /// How long a session (its todo plan) is kept after its last use, in seconds [default:
-    /// `TOOL_SESSION_TTL_SECS`, else 2592000 (30 days)].
-    #[arg(long, global = true, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
-    session_ttl: Option<u64>,
-    /// The bytes all sessions may take; past it the least recently used go [default:
-    /// `TOOL_SESSION_MAX_BYTES`, else 67108864 (64 MiB)].
-    #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
-    session_max_bytes: Option<u64>,
-    /// Where the output cache and the sessions are kept: `file` (in `--state-dir`) or a Redis
-    /// shared by many servers, `redis://HOST:PORT/DB` [default: `TOOL_STORE`, else `file`].
-    #[arg(long, global = true, value_name = "STORE")]
-    store: Option<String>,
-    /// Enable tools that are off by default: `external` ones reach outside this machine (web
-    /// fetch, search); `exec` ones run shell commands in the workspace, confined by Landlock
-    /// (writes only in the workspace and a session temp dir; sockets refused unless `external` is
-    /// allowed too); `unconfined-exec` lets commands run where the kernel has no Landlock.
-    /// Comma-separated or repeated.
-    #[arg(long, global = true, value_enum, value_delimiter = ',', value_name = "WHAT")]
-    allow: Vec<Permission>,
-    /// The most processes and threads one shell command may have at once (a `pids` cgroup),
-    /// 0 for no limit [default: 512].
-    #[arg(long, global = true, value_name = "N")]
-    max_processes: Option<u64>,
-    /// The CPU time each process of a shell command may use, in seconds (`RLIMIT_CPU`), 0 for
-    /// the server's own limit [default: 600].
-    #[arg(long, global = true, value_name = "SECS")]
-    max_cpu_seconds: Option<u64>,
-    /// The address space each process of a shell command may map, in bytes (`RLIMIT_AS`), 0 for
-    /// the server's own limit [default: 8589934592 (8 GiB)].
-    #[arg(long, global = true, value_name = "BYTES")]
-    max_address_space_bytes: Option<u64>,
-    /// The largest file each process of a shell command may write, in bytes (`RLIMIT_FSIZE`), 0
-    /// for the server's own limit [default: 1073741824 (1 GiB)].
-    #[arg(long, global = true, value_name = "BYTES")]
-    max_file_size_bytes: Option<u64>,
-    /// Defer the tools of these sets, comma-separated: they are left out of the first request
-    /// (`list`, `mcp`) and found through tool search (Anthropic `defer_loading` with a search
-    /// tool, OpenAI Responses `tool_search`, else the `search_tools` and `call_tool`
-    /// meta-tools); `run` answers the searches. Deferred tools stay callable by name.
-    #[arg(long, global = true, value_delimiter = ',', value_name = "SETS")]
-    defer: Vec<String>,
-    /// Ask the user before each call of a tool with one of these tags (e.g. `destructive,exec`),
-    /// showing the tool and its arguments; tools tagged `confirm` always ask. Over MCP the
-    /// question is an elicitation to the client's user (a client without elicitation gets a
-    /// refusal saying so); `call` and `run`, which have nobody to ask, refuse such calls.
-    /// Comma-separated or repeated.
-    #[arg(long, global = true, value_delimiter = ',', value_name = "TAGS")]
-    confirm: Vec<String>,
-    /// An `mcpServers` JSON file (as MCP clients read): the tools of every server in it are
-    /// added to the standard ones, named `<server>_<tool>` unless the entry gives a `prefix`.
-    /// Their `openWorldHint` (true when absent) makes them `external`.
-    #[arg(long, global = true, value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// Log to standard error: `-v` debug, `-vv` trace (default: warnings only).
-    #[arg(short, long, global = true, action = ArgAction::Count)]
-    verbose: u8,
 }
 
 // `mcp` has many flags and the others few; the one value is parsed once per run.
@@ -290,13 +215,4 @@ fn init_logging(verbose: u8) {
         _ => tracing::Level::TRACE,
     };
     tracing_subscriber::fmt().with_max_level(level).with_writer(std::io::stderr).with_ansi(false).init();
-}
-
-/// A multi-threaded async runtime (one worker per core): a long call on one worker leaves the
-/// others to answer `ping`, list tools, forward progress and run the other calls of a batch.
-fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))
 }

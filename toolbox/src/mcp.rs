@@ -86,6 +86,10 @@ pub(crate) struct AuthFlags {
     /// [default: `tools:exec=exec,external;tools:read=read_only;tools:write=*`].
     #[arg(long, value_name = "MAP", requires = "auth_issuer", value_parser = tool_mcp::auth::ScopeMap::parse)]
     pub(crate) auth_scopes_map: Option<tool_mcp::auth::ScopeMap>,
+    /// With `--auth-issuer`: also accept JWT access tokens typed `JWT` or untyped, for an issuer
+    /// that does not type its access tokens `at+jwt` as RFC 9068 asks [default: only `at+jwt`].
+    #[arg(long, requires = "auth_issuer")]
+    pub(crate) auth_accept_jwt_typ: bool,
     /// With `--http`: serve an address that is not loopback without authentication: anyone who
     /// reaches it can call the tools.
     #[arg(long, requires = "http", conflicts_with = "auth_issuer")]
@@ -127,19 +131,21 @@ async fn resource_server(
     if let Some(map) = &auth.auth_scopes_map {
         builder = builder.scopes(map.clone());
     }
+    builder = builder.accept_jwt_typ(auth.auth_accept_jwt_typ);
     builder.discover().await.map(Some).map_err(|e| format!("--auth-issuer {issuer}: {e}"))
 }
 
 /// The session of a caller: `session` itself without authorization, else `session`, `-` and the
-/// first 16 lowercase hex digits of the SHA-256 of the token's subject (a valid session id for any
-/// subject, and one of its own for each).
+/// first 16 lowercase hex digits of the SHA-256 of the token's principal (issuer and subject, with
+/// `sub` and `client_id` kept apart: [`tool_mcp::auth::Authenticated::principal`]; a valid session
+/// id for any principal, and one of its own for each).
 fn caller_session(session: &str, request: &tool_mcp::CallRequest<'_>) -> String {
     use sha2::{Digest, Sha256};
     let who = request.http.and_then(|parts| parts.extensions.get::<tool_mcp::auth::Authenticated>());
     match who {
         None => session.to_owned(),
         Some(who) => {
-            let digest = Sha256::digest(who.subject.as_bytes());
+            let digest = Sha256::digest(who.principal.as_bytes());
             let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
             format!("{session}-{hex}")
         }
@@ -193,7 +199,7 @@ pub(crate) struct Serving {
     pub(crate) legacy_sessions: bool,
     /// `--allow-origin` and the HTTP limits.
     pub(crate) limits: HttpFlags,
-    /// `--auth-issuer`, `--auth-audience`, `--auth-scopes-map`, `--no-auth`.
+    /// `--auth-issuer`, `--auth-audience`, `--auth-scopes-map`, `--auth-accept-jwt-typ`, `--no-auth`.
     pub(crate) auth: AuthFlags,
     /// `--grace-period-ms`.
     pub(crate) grace: Duration,
@@ -237,7 +243,7 @@ async fn refresh(setup: &Setup, sets: &[String], server: &McpServer) -> std::con
 /// client's first messages are not an MCP initialization, or the server stops on a transport
 /// error.
 pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result<(), String> {
-    let runtime = crate::runtime()?;
+    let runtime = crate::setup::runtime()?;
     setup.connect_imports(&runtime)?;
     let registry = setup.calling_registry(sets)?;
     let instructions = format!(
@@ -253,7 +259,7 @@ pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result
         .context(move |request, ctx| Ok(ctx.session_id(caller_session(&session, request))))
         .legacy_session_mode(serving.legacy_sessions)
         .grace_period(serving.grace)
-        .task_store(crate::tasks::SessionTaskStore::new(setup.session_store()?));
+        .task_store(crate::tasks::SessionTaskStore::new(setup.task_store()?));
     for tag in &serving.task_tags {
         builder = builder.task_tag(tag.clone());
     }

@@ -83,7 +83,7 @@ pub(crate) fn run(setup: &Setup, response: &Path, provider: Option<Provider>) ->
     }
     let is_meta = |call: &ToolCall| call.name == SEARCH_TOOL || call.name == CALL_TOOL;
     let (meta, plain): (Vec<ToolCall>, Vec<ToolCall>) = calls.iter().cloned().partition(is_meta);
-    let runtime = crate::runtime()?;
+    let runtime = crate::setup::runtime()?;
     setup.connect_imports(&runtime)?;
     let registry = setup.calling_registry(&[])?;
     let bars = Bars::for_stderr();

@@ -34,6 +34,8 @@
 //!   true or absent is tagged `external`, so it is off unless `--allow external` is given.
 
 use std::path::{Path, PathBuf};
+
+use clap::{ArgAction, Args};
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
@@ -42,17 +44,19 @@ use tool_runtime::output::{FileStore, OUTPUT_STORE, OutputLayer, OutputStore, St
 use tool_runtime::redis::{OUTPUT_NAMESPACE, RedisConnection, RedisStore};
 use tool_runtime::{ImageSupport, Registry, RegistryBuilder, SystemClock, ToolContext, ToolContextBuilder};
 use tool_std::exec::confine::canonical_as_far_as_it_exists;
-use tool_std::exec::{EXEC_CONFIG, ExecConfig};
+use tool_std::exec::{EXEC_CONFIG, ExecConfig, ExecUser};
 use tool_std::sandbox::{SANDBOX, Sandbox};
 use tool_std::session::{
     FileSessionStore, RedisSessionStore, SESSION_NAMESPACE, SESSION_STORE, SessionStore, session_limits_from_env,
 };
 
-use crate::Global;
-use crate::policy::Policy;
+use crate::policy::{Permission, Policy};
 
 /// The longest session id accepted, in bytes (ASCII characters).
 const MAX_SESSION_ID: usize = 128;
+
+/// The Redis namespace of `toolbox mcp`'s task records (beside the sessions' `tool:sess`).
+pub(crate) const TASK_NAMESPACE: &str = "tool:task";
 
 /// The environment variable naming the store when `--store` is not given.
 pub(crate) const STORE_ENV: &str = "TOOL_STORE";
@@ -113,6 +117,10 @@ struct ExecLimits {
     max_cpu_seconds: Option<u64>,
     max_address_space_bytes: Option<u64>,
     max_file_size_bytes: Option<u64>,
+    max_session_memory_bytes: Option<u64>,
+    max_home_bytes: Option<u64>,
+    /// `--exec-user`.
+    user: Option<ExecUser>,
 }
 
 /// The output store and the session store of a registry.
@@ -137,8 +145,11 @@ pub(crate) struct Setup {
     confirm: Vec<String>,
     /// `--config`: the `mcpServers` file.
     config: Option<PathBuf>,
+    /// `--code-mode` and its limits.
+    code: crate::code::CodeFlags,
     /// The shell commands' limits of `--max-processes`, `--max-cpu-seconds`,
-    /// `--max-address-space-bytes` and `--max-file-size-bytes`, where given.
+    /// `--max-address-space-bytes`, `--max-file-size-bytes`, `--max-session-memory-bytes` and
+    /// `--max-home-bytes`, and the user of `--exec-user`, where given.
     exec_limits: ExecLimits,
     /// The servers of `--config`, once connected.
     imported: std::sync::OnceLock<Vec<ImportedServer>>,
@@ -179,11 +190,15 @@ impl Setup {
             defer: global.defer.clone(),
             confirm: global.confirm.clone(),
             config: global.config.clone(),
+            code: global.code.clone(),
             exec_limits: ExecLimits {
                 max_processes: global.max_processes,
                 max_cpu_seconds: global.max_cpu_seconds,
                 max_address_space_bytes: global.max_address_space_bytes,
                 max_file_size_bytes: global.max_file_size_bytes,
+                max_session_memory_bytes: global.max_session_memory_bytes,
+                max_home_bytes: global.max_home_bytes,
+                user: global.exec_user,
             },
             imported: std::sync::OnceLock::new(),
         })
@@ -264,7 +279,8 @@ impl Setup {
     }
 
     /// The standard tools, filtered to `sets` when it is not empty, with the sandbox of `--root`
-    /// (resolved now when `with_sandbox`; `list` does not need one).
+    /// (resolved now when `with_sandbox`; `list` does not need one), wrapped in code mode with
+    /// `--code-mode`.
     ///
     /// # Errors
     /// As [`Setup::sandbox`], or the registry's own error (two tools with one name).
@@ -276,10 +292,11 @@ impl Setup {
         if with_sandbox {
             builder = builder.override_dependency(&SANDBOX, self.sandbox()?);
         }
-        self.permissions(builder).build().map_err(|e| e.to_string())
+        self.code.wrap(self.permissions(builder).build().map_err(|e| e.to_string())?, |outer| outer)
     }
 
-    /// As [`Setup::registry`], plus the stores of `--store`: the output layer with its cache in
+    /// As [`Setup::registry`], plus the stores of `--store` (and wrapped in code mode with
+    /// `--code-mode`, see [`crate::code`]): the output layer with its cache in
     /// `STATE_DIR/output-cache` (so a ref id printed by one `toolbox call` is readable by the
     /// next) and the sessions in `STATE_DIR/sessions` (so a todo plan outlives the process), or
     /// both in Redis.
@@ -289,6 +306,8 @@ impl Setup {
     pub(crate) fn calling_registry(&self, sets: &[String]) -> Result<Registry, String> {
         let (store, sessions) = self.stores()?;
         let layer = OutputLayer::from_env()?;
+        let outer_layer = layer.clone();
+        let outer_store = store.clone();
         let mut builder = self
             .standard_tools()?
             .output(layer)
@@ -298,15 +317,33 @@ impl Setup {
         if !sets.is_empty() {
             builder = builder.sets(sets.iter().cloned());
         }
-        self.permissions(builder).build().map_err(|e| e.to_string())
+        let registry = self.permissions(builder).build().map_err(|e| e.to_string())?;
+        self.code.wrap(registry, |outer| outer.output(outer_layer).override_dependency(&OUTPUT_STORE, outer_store))
     }
 
-    /// The session store of `--store` (also where `toolbox mcp` keeps its MCP tasks).
+    /// The store of MCP task records: beside the session store of `--store` (a `tasks` folder in
+    /// the state directory, or the Redis namespace [`TASK_NAMESPACE`]) with a budget of its own of
+    /// the same limits, so that task records never evict a session's data (a plan, an output).
     ///
     /// # Errors
-    /// As [`Setup::stores`].
-    pub(crate) fn session_store(&self) -> Result<Arc<dyn SessionStore>, String> {
-        self.stores().map(|(_, sessions)| sessions)
+    /// The Redis URL cannot be used.
+    pub(crate) fn task_store(&self) -> Result<Arc<dyn SessionStore>, String> {
+        match &self.store {
+            StoreChoice::File => Ok(Arc::new(FileSessionStore::with_limits(
+                self.state_dir().join("tasks"),
+                self.session_limits,
+                Arc::new(SystemClock),
+            ))),
+            StoreChoice::Redis(url) => {
+                let conn = RedisConnection::open(url).map_err(|e| format!("cannot use --store: {e}"))?;
+                Ok(Arc::new(RedisSessionStore::with_limits(
+                    conn,
+                    TASK_NAMESPACE,
+                    self.session_limits,
+                    Arc::new(SystemClock),
+                )))
+            }
+        }
     }
 
     /// The output store and the session store of `--store`, bounded by their limits.
@@ -363,8 +400,15 @@ impl Setup {
     /// output cache) nor the default ones, and run under the `--max-*` limits given.
     fn permissions(&self, builder: RegistryBuilder) -> RegistryBuilder {
         let defaults = ExecConfig::default();
-        let ExecLimits { max_processes, max_cpu_seconds, max_address_space_bytes, max_file_size_bytes } =
-            self.exec_limits;
+        let ExecLimits {
+            max_processes,
+            max_cpu_seconds,
+            max_address_space_bytes,
+            max_file_size_bytes,
+            max_session_memory_bytes,
+            max_home_bytes,
+            user,
+        } = self.exec_limits;
         let mut hidden = defaults.hidden.clone();
         hidden.push(self.state_dir.clone());
         let exec = ExecConfig {
@@ -375,6 +419,9 @@ impl Setup {
             max_cpu_seconds: max_cpu_seconds.unwrap_or(defaults.max_cpu_seconds),
             max_address_space_bytes: max_address_space_bytes.unwrap_or(defaults.max_address_space_bytes),
             max_file_size_bytes: max_file_size_bytes.unwrap_or(defaults.max_file_size_bytes),
+            max_session_memory_bytes: max_session_memory_bytes.unwrap_or(defaults.max_session_memory_bytes),
+            max_home_bytes: max_home_bytes.unwrap_or(defaults.max_home_bytes),
+            user: user.unwrap_or(defaults.user),
             ..defaults
         };
         let builder = self.confirm.iter().fold(builder, |builder, tag| builder.confirm_tag(tag.clone()));
@@ -486,4 +533,112 @@ mod tests {
         assert!(check_session_id("").is_err());
         assert!(check_session_id(&"a".repeat(129)).is_err());
     }
+}
+
+/// Options every command accepts.
+#[derive(Debug, Args)]
+pub(crate) struct Global {
+    /// The workspace root the file tools are confined to [default: the current directory].
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) root: Option<PathBuf>,
+    /// Where the output cache and the sessions are kept [default: the user's state directory,
+    /// `$XDG_STATE_HOME/toolbox` or `~/.local/state/toolbox`].
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) state_dir: Option<PathBuf>,
+    /// The session id (todo plans are kept per session) [default: one fixed id per root,
+    /// `root-` and 16 hex digits].
+    #[arg(long, global = true, value_name = "ID")]
+    pub(crate) session: Option<String>,
+    /// How long a cached tool output is kept after its last use, in seconds [default:
+    /// `TOOL_OUTPUT_TTL_SECS`, else 86400 (24 hours)].
+    #[arg(long, global = true, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) cache_ttl: Option<u64>,
+    /// The bytes all cached tool outputs may take; past it the least recently used go [default:
+    /// `TOOL_OUTPUT_MAX_BYTES`, else 268435456 (256 MiB)].
+    #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) cache_max_bytes: Option<u64>,
+    /// How long a session (its todo plan) is kept after its last use, in seconds [default:
+    /// `TOOL_SESSION_TTL_SECS`, else 2592000 (30 days)].
+    #[arg(long, global = true, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) session_ttl: Option<u64>,
+    /// The bytes all sessions may take; past it the least recently used go [default:
+    /// `TOOL_SESSION_MAX_BYTES`, else 67108864 (64 MiB)].
+    #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) session_max_bytes: Option<u64>,
+    /// Where the output cache and the sessions are kept: `file` (in `--state-dir`) or a Redis
+    /// shared by many servers, `redis://HOST:PORT/DB` [default: `TOOL_STORE`, else `file`].
+    #[arg(long, global = true, value_name = "STORE")]
+    pub(crate) store: Option<String>,
+    /// Enable tools that are off by default: `external` ones reach outside this machine (web
+    /// fetch, search); `exec` ones run shell commands in the workspace, confined by Landlock
+    /// (writes only in the workspace and a session temp dir; sockets refused unless `external` is
+    /// allowed too); `unconfined-exec` lets commands run where the kernel has no Landlock.
+    /// Comma-separated or repeated.
+    #[arg(long, global = true, value_enum, value_delimiter = ',', value_name = "WHAT")]
+    pub(crate) allow: Vec<Permission>,
+    /// The most processes and threads one shell command may have at once (a `pids` cgroup),
+    /// 0 for no limit [default: 512].
+    #[arg(long, global = true, value_name = "N")]
+    pub(crate) max_processes: Option<u64>,
+    /// The CPU time each process of a shell command may use, in seconds (`RLIMIT_CPU`), 0 for
+    /// the server's own limit [default: 600].
+    #[arg(long, global = true, value_name = "SECS")]
+    pub(crate) max_cpu_seconds: Option<u64>,
+    /// The address space each process of a shell command may map, in bytes (`RLIMIT_AS`), 0 for
+    /// the server's own limit [default: 8589934592 (8 GiB)].
+    #[arg(long, global = true, value_name = "BYTES")]
+    pub(crate) max_address_space_bytes: Option<u64>,
+    /// The largest file each process of a shell command may write, in bytes (`RLIMIT_FSIZE`), 0
+    /// for the server's own limit [default: 1073741824 (1 GiB)].
+    #[arg(long, global = true, value_name = "BYTES")]
+    pub(crate) max_file_size_bytes: Option<u64>,
+    /// The most memory the shell commands of one session use together, in bytes (a cgroup v1
+    /// `memory` controller per session; past it the kernel kills one of its processes), 0 for no
+    /// limit [default: 4294967296 (4 GiB)].
+    #[arg(long, global = true, value_name = "BYTES")]
+    pub(crate) max_session_memory_bytes: Option<u64>,
+    /// The size of each session's HOME for shell commands, in bytes (a `tmpfs`; writes past it
+    /// fail with "No space left on device"), 0 for a plain directory in the temp dir [default:
+    /// 1073741824 (1 GiB)].
+    #[arg(long, global = true, value_name = "BYTES")]
+    pub(crate) max_home_bytes: Option<u64>,
+    /// The user shell commands run as when toolbox runs as root: `owner` (the owner of the
+    /// workspace root, unless that is root), `server` (toolbox's own user, root included), or
+    /// `UID[:GID]` (decimal; the workspace root must be writable by it). Another user than root
+    /// cannot change the modes, owners, times or attributes of files outside the workspace, nor
+    /// read root's files through hard links [default: owner].
+    #[arg(long, global = true, value_name = "USER")]
+    pub(crate) exec_user: Option<tool_std::exec::ExecUser>,
+    /// Defer the tools of these sets, comma-separated: they are left out of the first request
+    /// (`list`, `mcp`) and found through tool search (Anthropic `defer_loading` with a search
+    /// tool, OpenAI Responses `tool_search`, else the `search_tools` and `call_tool`
+    /// meta-tools); `run` answers the searches. Deferred tools stay callable by name.
+    #[arg(long, global = true, value_delimiter = ',', value_name = "SETS")]
+    pub(crate) defer: Vec<String>,
+    /// Ask the user before each call of a tool with one of these tags (e.g. `destructive,exec`),
+    /// showing the tool and its arguments; tools tagged `confirm` always ask. Over MCP the
+    /// question is an elicitation to the client's user (a client without elicitation gets a
+    /// refusal saying so); `call` and `run`, which have nobody to ask, refuse such calls.
+    /// Comma-separated or repeated.
+    #[arg(long, global = true, value_delimiter = ',', value_name = "TAGS")]
+    pub(crate) confirm: Vec<String>,
+    /// An `mcpServers` JSON file (as MCP clients read): the tools of every server in it are
+    /// added to the standard ones, named `<server>_<tool>` unless the entry gives a `prefix`.
+    /// Their `openWorldHint` (true when absent) makes them `external`.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+    /// Log to standard error: `-v` debug, `-vv` trace (default: warnings only).
+    #[arg(short, long, global = true, action = ArgAction::Count)]
+    pub(crate) verbose: u8,
+    #[command(flatten)]
+    pub(crate) code: crate::code::CodeFlags,
+}
+
+/// A multi-threaded async runtime (one worker per core): a long call on one worker leaves the
+/// others to answer `ping`, list tools, forward progress and run the other calls of a batch.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
 }

@@ -175,7 +175,9 @@ impl Protected {
         let (issuer_server, issuer) = start_saying(node, true, "issuer ");
         let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let mut command = toolbox();
-        command.args(["mcp", "--http", "127.0.0.1:0", "--auth-issuer", &issuer, "--root"]).arg(root.path());
+        // oauth2-mock-server types its access tokens `JWT`, not RFC 9068's `at+jwt`.
+        command.args(["mcp", "--http", "127.0.0.1:0", "--auth-issuer", &issuer, "--auth-accept-jwt-typ", "--root"]);
+        command.arg(root.path());
         command.arg("--state-dir").arg(state.path());
         let (server, url) = start_saying(command, false, "toolbox: serving MCP on ");
         Self { issuer, url, root, state, _servers: (issuer_server, server) }

@@ -9,8 +9,7 @@ use rmcp::model::{CallToolRequestParams, ClientRequest, Request};
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Value, json};
 
-#[path = "../../tool-std/tests/support/procs.rs"]
-mod procs;
+use test_support::procs;
 
 use procs::{gone, pid_in, running, sleeper, write_pid};
 
@@ -115,7 +114,8 @@ fn no_environ_file_of_proc_that_a_command_can_read_holds_the_secret_of_toolbox()
     let body = text.splitn(3, '\n').nth(2).unwrap();
     let lines: Vec<&str> = body.lines().collect();
     let (last, counts) = lines.split_last().unwrap();
-    assert_eq!(*last, "cat: /proc/TOOLBOX/environ: Permission denied", "{body}");
+    // Not listed in its `/proc`, and opened by its pid it refuses (hidepid=ptraceable).
+    assert_eq!(*last, "cat: /proc/TOOLBOX/environ: Operation not permitted", "{body}");
     // Each file it could read is its own processes' (no secret: a count of 0), and there are some.
     let (read, counts) = counts.split_last().unwrap();
     assert!(counts.iter().all(|count| *count == "0"), "{body}");
@@ -146,7 +146,7 @@ fn a_command_can_neither_read_nor_write_the_state_directory_of_toolbox() {
         text.splitn(3, '\n').nth(2).unwrap(),
         format!(
             "ls: cannot open directory '{0}/sessions': Permission denied\ncat: {1}: Permission denied\n0\nbash: line \
-             1: {0}/new: Permission denied\ndone\n",
+             1: {0}/new: Read-only file system\ndone\n",
             dir.display(),
             session.display()
         ),
@@ -209,7 +209,8 @@ fn the_max_flags_set_the_limits_of_each_command() {
     let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let root = root.path().to_str().unwrap();
     let command = json!({"command": "ulimit -t; ulimit -v; ulimit -f; cat /sys/fs/cgroup/pids$(grep pids \
-        /proc/self/cgroup | cut -d: -f3)/pids.max"});
+        /proc/self/cgroup | cut -d: -f3)/pids.max; cat /sys/fs/cgroup/memory$(grep memory /proc/self/cgroup | cut \
+        -d: -f3)/memory.limit_in_bytes; df -B1 --output=size \"$HOME\" | tail -n 1 | tr -d ' '"});
     let limits = [
         "--max-processes",
         "40",
@@ -219,6 +220,10 @@ fn the_max_flags_set_the_limits_of_each_command() {
         "2147483648",
         "--max-file-size-bytes",
         "1048576",
+        "--max-session-memory-bytes",
+        "67108864",
+        "--max-home-bytes",
+        "2097152",
     ];
     let message = toolbox(
         &[&["call", "bash", &command.to_string(), "--allow", "exec", "--root", root][..], &limits].concat(),
@@ -228,12 +233,12 @@ fn the_max_flags_set_the_limits_of_each_command() {
     let text = message["content"].as_str().unwrap();
     assert!(
         text.lines().next().unwrap().ends_with(
-            "; limits: 40 processes, 9 cpu s, 2 GiB address space, 1 MiB per file; as root: chmod and chown outside \
-             the workspace are not confined]"
+            "; limits: 40 processes, 9 cpu s, 2 GiB address space, 1 MiB per file, 64 MiB memory per session, 2 MiB \
+             HOME]"
         ),
         "{text}"
     );
-    assert_eq!(text.splitn(3, '\n').nth(2).unwrap(), "9\n2097152\n1024\n40\n");
+    assert_eq!(text.splitn(3, '\n').nth(2).unwrap(), "9\n2097152\n1024\n40\n67108864\n2097152\n");
 }
 
 /// `toolbox mcp --set exec --allow exec` on stdio in `root`, and an rmcp client of it.
@@ -313,4 +318,107 @@ async fn cancelling_a_bash_call_over_mcp_stops_its_process_group() {
     assert!(text.ends_with("\nstill here\n"), "{text}");
     client.cancel().await.unwrap();
     assert!(server.wait().await.unwrap().success());
+}
+
+#[test]
+fn exec_user_runs_the_commands_as_the_user_given() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // A workspace of nobody's, below a directory every user may enter.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).unwrap();
+    std::os::unix::fs::chown(&root, Some(65534), Some(65534)).unwrap();
+    let command = json!({"command": "id -u"}).to_string();
+    let root = root.to_str().unwrap();
+    let run = |user: &str| {
+        let message =
+            toolbox(&["call", "bash", &command, "--allow", "exec", "--root", root, "--exec-user", user], state.path());
+        let text = message["content"].as_str().unwrap().to_owned();
+        (text.lines().nth(2).unwrap_or_default().to_owned(), text.lines().next().unwrap().to_owned())
+    };
+    let (uid, first) = run("65534:65534");
+    assert_eq!(uid, "65534", "{first}");
+    assert!(first.ends_with("; as uid 65534 (gid 65534)]"), "{first}");
+    assert_eq!(run("server").0, "0");
+    assert_eq!(run("owner").0, "65534");
+}
+
+#[test]
+fn an_exec_user_that_is_not_a_user_is_refused_at_the_command_line() {
+    let state = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["list", "--exec-user", "nobody", "--state-dir", state.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "invalid value 'nobody' for '--exec-user <USER>': `nobody` is not a user: give `owner` (the workspace's \
+             owner), `server` (the server's own user) or a decimal `UID` or `UID:GID`"
+        ),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn the_temp_dir_mount_and_cgroups_of_a_killed_toolbox_are_removed_by_the_next_one() {
+    let (root, state, temp) =
+        (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["mcp", "--set", "exec", "--allow", "exec", "--root", root.path().to_str().unwrap()])
+        .args(["--state-dir", state.path().to_str().unwrap()])
+        .env("TMPDIR", temp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let transport = (server.stdout.take().unwrap(), server.stdin.take().unwrap());
+    let client = ().serve(transport).await.unwrap();
+    let command = "grep -E 'pids|memory' /proc/self/cgroup | cut -d: -f2,3 > cgroups.txt; exec sleep 1000";
+    let arguments = json!({ "command": command, "run_in_background": true }).as_object().unwrap().clone();
+    let result = client.call_tool(CallToolRequestParams::new("bash").with_arguments(arguments)).await.unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    let cgroups_file = root.path().join("cgroups.txt");
+    procs::poll(|| std::fs::metadata(&cgroups_file).is_ok_and(|m| m.len() > 0).then_some(())).await;
+    let cgroups: Vec<PathBuf> = std::fs::read_to_string(&cgroups_file)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let (controller, path) = line.split_once(':').unwrap();
+            PathBuf::from(format!("/sys/fs/cgroup/{controller}{path}"))
+        })
+        .collect();
+    assert_eq!(cgroups.len(), 2, "{cgroups:?}");
+    server.start_kill().unwrap();
+    server.wait().await.unwrap();
+    // Left behind: no code of toolbox's ran after SIGKILL.
+    let left = |what: &str| {
+        let dirs = std::fs::read_dir(temp.path()).unwrap().count();
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        let mounted = mounts.lines().filter(|line| line.contains(temp.path().to_str().unwrap())).count();
+        let groups = cgroups.iter().filter(|dir| dir.exists()).count();
+        format!("{what}: {dirs} temp dir, {mounted} mount, {groups} cgroups")
+    };
+    assert!(procs::poll(|| cgroups.iter().all(|dir| dir.exists()).then_some(())).await.is_some());
+    assert_eq!(left("killed"), "killed: 1 temp dir, 1 mount, 2 cgroups");
+    let message = toolbox_in(temp.path(), root.path(), state.path());
+    assert_eq!(message["is_error"], false, "{message}");
+    // The next toolbox's first command removed them (its own are gone with its registry).
+    assert_eq!(left("next start"), "next start: 0 temp dir, 0 mount, 0 cgroups");
+}
+
+/// `toolbox call bash true` with `TMPDIR` set to `temp`.
+fn toolbox_in(temp: &Path, root: &Path, state: &Path) -> Value {
+    let command = json!({"command": "true"}).to_string();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["call", "bash", &command, "--allow", "exec", "--root", root.to_str().unwrap()])
+        .args(["--state-dir", state.to_str().unwrap()])
+        .env("TMPDIR", temp)
+        .output()
+        .unwrap();
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stderr)))
 }

@@ -105,3 +105,39 @@ fn a_write_is_a_task_whose_result_the_next_server_process_still_gives() {
     second.kill().unwrap();
     second.wait().unwrap();
 }
+
+#[test]
+fn task_records_never_evict_a_sessions_plan() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("notes.txt"), "one line\n").unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let args = [
+        "--task",
+        "read_only",
+        "--session-max-bytes",
+        "4000",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--state-dir",
+        state.path().to_str().unwrap(),
+    ];
+    let (mut server, addr) = serve(&args);
+    let plan = json!({"todos": [{"content": "ship the release", "status": "in_progress"}]});
+    let made = request(&addr, 1, "tools/call", "todo_new", json!({"name": "todo_new", "arguments": plan}));
+    assert_eq!(made["result"]["isError"], false, "{made}");
+    // Forty task records of about 500 bytes each: ten times the budget.
+    for id in 0..40 {
+        let read = json!({"name": "read", "arguments": {"file_path": "notes.txt"}});
+        let created = request(&addr, 10 + id, "tools/call", "read", read);
+        assert_eq!(created["result"]["resultType"], "task", "{created}");
+        settled(&addr, created["result"]["taskId"].as_str().unwrap());
+    }
+    // `todo_read` is read-only too: a task, whose result is the plan.
+    let read = request(&addr, 99, "tools/call", "todo_read", json!({"name": "todo_read", "arguments": {}}));
+    let task = read["result"]["taskId"].as_str().unwrap_or_else(|| panic!("{read}")).to_owned();
+    let read = settled(&addr, &task);
+    let text = read["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("ship the release"), "{read}");
+    server.kill().unwrap();
+    server.wait().unwrap();
+}

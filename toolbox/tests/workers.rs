@@ -10,8 +10,7 @@
 //! Needs `redis-server` and `haproxy` (`.ci/run` installs both with apt-get) and the Python SDK
 //! in `$TOOL_CONFORMANCE_PYTHON` (scripts/test.sh sets it); without them the test fails saying so.
 
-#[path = "../../tool-runtime/tests/support/redis_server.rs"]
-mod redis_server;
+use test_support::redis_server;
 
 use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};

@@ -67,6 +67,7 @@ fn token(algorithm: Algorithm, kid: &str, key: &EncodingKey, issuer: &str) -> St
     let claims =
         json!({"iss": issuer, "aud": RESOURCE, "sub": "bench", "scope": "tools:write", "iat": now, "exp": now + 3600});
     let mut header = Header::new(algorithm);
+    header.typ = Some("at+jwt".to_owned());
     header.kid = Some(kid.to_owned());
     jsonwebtoken::encode(&header, &claims, key).unwrap()
 }

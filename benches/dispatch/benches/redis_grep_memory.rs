@@ -8,8 +8,7 @@
 //!
 //! `cargo bench -p tool-benches --features redis --bench redis_grep_memory`
 
-#[path = "../../../tool-runtime/tests/support/redis_server.rs"]
-mod redis_server;
+use test_support::redis_server;
 
 #[path = "../../../tool-runtime/benches/common/lines.rs"]
 mod lines;

@@ -20,8 +20,7 @@
 // `criterion_group!` generates an undocumented public function.
 #![allow(missing_docs)]
 
-#[path = "../../../tool-runtime/tests/support/redis_server.rs"]
-mod redis_server;
+use test_support::redis_server;
 
 use std::hint::black_box;
 use std::io::Read;

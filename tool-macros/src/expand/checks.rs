@@ -144,7 +144,11 @@ pub(super) fn json_result_type(output: &syn::ReturnType) -> Option<&syn::Type> {
 /// reported already as a forgotten `#[depends(KEY)]` of its `#[tools]` block). They name
 /// nothing else of the tool, so a tool with errors gets them too ([`checks_beside_errors`]): a
 /// bound on the wrong type is reported in the same compile as the macro's own errors.
-pub(super) fn argument_checks(model: &ToolFn, private: &TokenStream) -> TokenStream {
+///
+/// With `in_fns` (a tool whose registration is generated), an argument without a default is
+/// probed by `__TOOL_FNS` instead (see `argument_fns`), so that the probe's error stands in for
+/// the type's `Deserialize` and `JsonSchema` errors rather than coming after them.
+pub(super) fn argument_checks(model: &ToolFn, private: &TokenStream, in_fns: bool) -> TokenStream {
     let mut checks = Vec::new();
     let mut probes = Vec::new();
     for param in &model.params {
@@ -152,7 +156,7 @@ pub(super) fn argument_checks(model: &ToolFn, private: &TokenStream) -> TokenStr
             continue;
         };
         let decoded = &arg.decoded;
-        if !arg.from_model && !arg.state_reported && !crate::model::is_plain_data(decoded) {
+        if super::registration::probed(arg) && !(in_fns && arg.default.is_none()) {
             probes.push(quote_spanned! {arg.written.span()=>
                 #private::model_argument::<#decoded, _>((&#private::ArgumentProbe::<#decoded>::NEW).kind());
             });
@@ -187,7 +191,7 @@ pub(super) fn argument_checks(model: &ToolFn, private: &TokenStream) -> TokenStr
 /// [`argument_checks`] for a tool with errors, which gets no spec: in an anonymous constant of
 /// their own (nothing when there is none).
 pub(crate) fn checks_beside_errors(model: &ToolFn, private: &TokenStream) -> TokenStream {
-    let checks = argument_checks(model, private);
+    let checks = argument_checks(model, private, false);
     if checks.is_empty() {
         return quote!();
     }

@@ -28,7 +28,7 @@ pub(crate) fn registration(
     let schema = schema(&params, &decoding);
     let argument_fns = argument_fns(&params, &decoding, &arguments_struct, &schema);
     // The compile-time checks of the arguments' types (`const _: () = range_bound::<T>();`, ..).
-    let argument_checks = argument_checks(model, private);
+    let argument_checks = argument_checks(model, private, true);
     let dependencies = dependencies(&params);
     let invoke = invoke(&params, &arguments_struct.destructure);
     let output_schema = output_schema(&params);
@@ -158,6 +158,9 @@ struct Decoding<'a> {
     generics: Vec<syn::Ident>,
     /// The decoded type each of `generics` is instantiated with, spanned on the written type.
     instances: Vec<TokenStream>,
+    /// Whether each of `generics` is checked for shared state the program hands in (see
+    /// [`probed`]).
+    probed: Vec<bool>,
     fields: Vec<TokenStream>,
     /// `__default_<arg>`, `__null_default_<arg>` and `__default_json_<arg>` of each argument
     /// with a default.
@@ -180,6 +183,7 @@ fn decoding<'a>(params: &Parameters<'a>) -> Decoding<'a> {
     let mut decoding = Decoding {
         generics: Vec::new(),
         instances: Vec::new(),
+        probed: Vec::new(),
         fields: Vec::new(),
         defaults: Vec::new(),
         idents: Vec::new(),
@@ -194,6 +198,7 @@ fn decoding<'a>(params: &Parameters<'a>) -> Decoding<'a> {
                     let param = format_ident!("__A{}", decoding.generics.len());
                     decoding.generics.push(param.clone());
                     decoding.instances.push(quote_spanned!(arg.written.span()=> #decoded));
+                    decoding.probed.push(probed(arg));
                     param
                 });
                 // A generic argument's schema function comes from the check below; a defaulted
@@ -240,8 +245,16 @@ fn decoding<'a>(params: &Parameters<'a>) -> Decoding<'a> {
     if let Some((_, ty)) = decoding.input {
         decoding.generics = vec![format_ident!("__A0")];
         decoding.instances = vec![quote_spanned!(ty.span()=> #ty)];
+        decoding.probed = vec![false];
     }
     decoding
+}
+
+/// Whether a model argument's type is checked for shared state the program hands in (`Arc`,
+/// `Mutex`, ... behind a type alias): not for `#[arg(from_model)]`, a type named like plain data,
+/// or one a `#[tools]` block reported already as a forgotten `#[depends(KEY)]`.
+pub(super) fn probed(arg: &Arg) -> bool {
+    !arg.from_model && !arg.state_reported && !crate::model::is_plain_data(&arg.decoded)
 }
 
 /// The type the raw arguments decode into, and how the invoke binds it.
@@ -376,18 +389,81 @@ fn argument_fns(
     let (generics, instances) = (&decoding.generics, &decoding.instances);
     let ArgumentsStruct { generic, concrete, decode_fn, .. } = arguments_struct;
     let Schema { fns_type, fns, .. } = schema;
-    quote! {
+    let tool_fns = quote! {
         const fn __tool_fns<#(#generics: #private::ArgumentDecode + #private::ArgumentSchemaOf),*>() -> (
             #fns_type,
             #private::DecodeFn<#generic>,
         ) {
             (#fns, #private::#decode_fn::<#generic>)
         }
+    };
+    if !decoding.probed.contains(&true) {
+        return quote! {
+            #tool_fns
+
+            const __TOOL_FNS: (
+                #fns_type,
+                #private::DecodeFn<#concrete>,
+            ) = __tool_fns::<#(#instances),*>();
+        };
+    }
+    // A probed argument's type `A` is checked through its kind `K`, inferred from the argument's
+    // probe (passed as a value): `K: ModelArgument<A, Type = A>`, which only `ModelData`
+    // implements, and `Deserialize` and `JsonSchema` are asked of `K::Type`, which a
+    // `SharedState` kind does not have, so that a forgotten `#[depends(KEY)]` is
+    // `ModelArgument`'s error alone. Each probe is an expression spanned on the argument's type
+    // from its first token to its last (`<ArgumentKinds>::of(..)`), where rustc shows the errors
+    // of the bounds on its `K`; the other arguments' bounds are on their types in the turbofish,
+    // as without a probe.
+    let mut params = Vec::new();
+    let mut predicates = Vec::new();
+    let mut checked = Vec::new();
+    let mut kinds = Vec::new();
+    let mut inferred = Vec::new();
+    let mut probes = Vec::new();
+    for ((generic, instance), &probed) in generics.iter().zip(instances).zip(&decoding.probed) {
+        if !probed {
+            params.push(quote!(#generic: #private::ArgumentDecode + #private::ArgumentSchemaOf));
+            checked.push(quote!(#generic));
+            continue;
+        }
+        let kind = format_ident!("__K{}", kinds.len());
+        params.push(quote!(#generic));
+        predicates.push(quote! {
+            #kind: #private::ModelArgument<#generic, Type = #generic>,
+            <#kind as #private::ModelArgument<#generic>>::Type: #private::ArgumentDecode + #private::ArgumentSchemaOf,
+        });
+        checked.push(quote!(<#kind as #private::ModelArgument<#generic>>::Type));
+        inferred.push(quote_spanned!(instance.span()=> _));
+        probes.push(quote_spanned! {instance.span()=>
+            <#private::ArgumentKinds>::of(&|| (&#private::ArgumentProbe::<#instance>::NEW).kind())
+        });
+        kinds.push(kind);
+    }
+    quote! {
+        #tool_fns
+
+        // One parameter per probed argument.
+        #[allow(clippy::too_many_arguments)]
+        const fn __tool_fns_of<#(#params,)* #(#kinds),*>(
+            #(_: ::core::marker::PhantomData<#kinds>,)*
+        ) -> (
+            #fns_type,
+            #private::DecodeFn<#generic>,
+        )
+        where
+            #(#predicates)*
+        {
+            __tool_fns::<#(#checked),*>()
+        }
+
+        #[allow(unused_imports)]
+        use #private::{ProbeModelData as _, ProbeSharedState as _};
 
         const __TOOL_FNS: (
             #fns_type,
             #private::DecodeFn<#concrete>,
-        ) = __tool_fns::<#(#instances),*>();
+        ) = __tool_fns_of::<#(#instances,)* #(#inferred),*>(#(#probes),*);
     }
 }
 
@@ -406,7 +482,11 @@ fn dependencies(params: &Parameters<'_>) -> SpecPart {
     let mut key_uses = Vec::new();
     for param in &params.model.params {
         match param {
-            Param::Depends { key, .. } => key_uses.push(quote!(|| #private::key_use(&#key))),
+            Param::Depends { key, .. } => {
+                // The key as written, for the registry's errors: `DB`, `crate::db::DB`, `&DB`.
+                let name = quote!(#key).to_string().replace(' ', "").trim_start_matches('&').to_owned();
+                key_uses.push(quote!(|| #private::key_use_named(&#key, #name)));
+            }
             Param::Receiver => {
                 // Checked by `#[tools]`: only methods have a receiver.
                 if let Some(method) = params.method {
@@ -586,7 +666,9 @@ fn spec(
         Some(darling::util::Override::Explicit(value)) => quote!(::core::option::Option::Some(#value)),
         None => quote!(::core::option::Option::None),
     };
-    let tags: Vec<String> = options.tags.iter().map(|p| quote!(#p).to_string().replace(' ', "")).collect();
+    let mut tags: Vec<String> = options.tags.iter().map(|p| quote!(#p).to_string().replace(' ', "")).collect();
+    // Checked when the options were parsed.
+    tags.extend(crate::options::callers_tag(options.callers.as_ref()).ok().flatten());
     let set = match &options.set {
         Some(set) => quote!(::core::option::Option::Some(#set)),
         None => quote!(::core::option::Option::None),

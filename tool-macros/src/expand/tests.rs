@@ -69,7 +69,7 @@ fn a_tool_expands_to_its_function_its_spec_its_submission_and_its_handle() {
             ];
 
             static __TOOL_DEPENDENCIES: [fn() -> ::tool_runtime::__private::DependencyUse; 1usize] = [
-                || ::tool_runtime::__private::key_use(&K)
+                || ::tool_runtime::__private::key_use_named(&K, "K")
             ];
 
             #[allow(clippy::used_underscore_binding, clippy::unit_arg, clippy::let_unit_value)]
@@ -296,11 +296,16 @@ fn an_argument_whose_type_may_be_an_alias_of_state_is_probed_and_plain_data_and_
         ),
     )
     .to_string();
+    // Probed in `__TOOL_FNS`, through its kind; no separate check.
     let probe = quote! {
-        ::tool_runtime::__private::model_argument::<Notes, _>((&::tool_runtime::__private::ArgumentProbe::<Notes>::NEW).kind());
+        <::tool_runtime::__private::ArgumentKinds>::of(&|| (&::tool_runtime::__private::ArgumentProbe::<Notes>::NEW).kind())
     };
-    assert_eq!(actual.matches(":: model_argument ::").count(), 1, "{actual}");
+    assert_eq!(actual.matches("ArgumentProbe").count(), 1, "{actual}");
     assert!(actual.contains(&probe.to_string()), "{actual}");
+    assert_eq!(actual.matches(":: model_argument ::").count(), 0, "{actual}");
+    let kinds = quote!(__K0: ::tool_runtime::__private::ModelArgument<__A0, Type = __A0>);
+    assert!(actual.contains(&kinds.to_string()), "{actual}");
+    assert_eq!(actual.matches("__K1").count(), 0, "{actual}");
 }
 
 #[test]

@@ -30,8 +30,12 @@
 //!   issuer's JWKS, that key being of the algorithm's family (and of its very algorithm when the
 //!   JWK names one); `iss` is the issuer; `aud` is (or contains) the canonical resource URI
 //!   (RFC 8707: a token for another resource is refused); `exp` is not past and `nbf` not ahead,
-//!   give or take the leeway ([`DEFAULT_LEEWAY`], 60 s); it has a `sub` (or, for a client's own
-//!   token, a `client_id`). A key set in the token's header (`jwk`, `jku`, `x5u`) is never used.
+//!   give or take the leeway ([`DEFAULT_LEEWAY`], 60 s); its header's `typ` is `at+jwt` (RFC 9068
+//!   section 4; [`ResourceServerBuilder::accept_jwt_typ`] also takes `JWT` and none); it has a
+//!   `sub` (or, for a client's own token, a `client_id`). A key set in the token's header (`jwk`,
+//!   `jku`, `x5u`) is never used. A value read from the token is quoted in a refusal up to 64
+//!   characters, and the `WWW-Authenticate` header carries at most [`MAX_CHALLENGE_TEXT`]
+//!   characters of a description.
 //! - An opaque token (not a JWT) is checked by token introspection (RFC 7662) when
 //!   [`ResourceServerBuilder::introspection`] is set, else refused: the introspection answer must
 //!   say `"active": true`, name this resource in `aud` and, when it names them, this issuer and an
@@ -40,12 +44,16 @@
 //!   ([`ScopeMap`]): `tools/list` gives only those; a `tools/call` of another gets `403` with
 //!   `WWW-Authenticate: Bearer error="insufficient_scope", scope="<the scope it needs>",
 //!   resource_metadata="<metadata URL>", error_description="<which tool needs what>"`, so that
-//!   the client can ask for that scope (step-up). A deferred tool beyond the token's scopes is
-//!   not found by `search_tools` nor run by `call_tool`.
-//! - The token's subject is the call's [principal](tool_runtime::ToolContext::principal) (set
-//!   before the [context hook](crate::McpServerBuilder::context) runs, which can read the whole
-//!   [`Authenticated`] from the request's extensions): outputs cached by the output layer and
-//!   sessions made by one subject are not served to another.
+//!   the client can ask for that scope (step-up). The same decision ([`ScopeMap::allows_tags`])
+//!   is the call's [access](tool_runtime::ToolAccess), which the registry asks for every call it
+//!   runs: a tool beyond the token's scopes is not found by `search_tools`, not run by
+//!   `call_tool` (the unknown-tool error, listing only the tools the token reaches), nor by a
+//!   task or a task's rerun.
+//! - The token's issuer and subject make the call's [principal](tool_runtime::ToolContext::principal)
+//!   ([`Authenticated::principal`]: `sub` and `client_id` kept apart), set before the [context
+//!   hook](crate::McpServerBuilder::context) runs, which can read the whole [`Authenticated`] from
+//!   the request's extensions: outputs cached by the output layer, tasks and legacy sessions made
+//!   by one principal are not served to another (to it they do not exist).
 //!
 //! Keys: the issuer's metadata (RFC 8414 `/.well-known/oauth-authorization-server`, else OpenID
 //! `/.well-known/openid-configuration`) and its JWKS are fetched once, by
@@ -113,9 +121,14 @@ pub const DEFAULT_ALGORITHMS: &[Algorithm] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Authenticated {
-    /// The token's `sub` (for a client's own token without one, its `client_id`): the call's
-    /// principal.
+    /// The token's `sub` (for a client's own token without one, its `client_id`).
     pub subject: String,
+    /// The call's [principal](tool_runtime::ToolContext::principal): the issuer, `#`, the claim
+    /// that named the subject and `=`, then the subject: `https://auth.example#sub=alice` for a
+    /// token with `sub`, `https://auth.example#client_id=alice` for a client's own token without
+    /// one. A user and a client of the same name, or two issuers' subjects, are never one
+    /// principal, so none reads what another stored (plans, outputs, tasks, sessions).
+    pub principal: String,
     /// The token's scopes, in its order.
     pub scopes: Vec<String>,
     /// The token's `client_id` (RFC 9068), when it has one.
@@ -188,6 +201,23 @@ pub enum AuthError {
     NoIntrospectionEndpoint,
 }
 
+/// The most characters of a refusal's description or scope the `WWW-Authenticate` header
+/// carries: 256 (the rest is cut and `...` marks the cut).
+pub const MAX_CHALLENGE_TEXT: usize = 256;
+
+/// The most characters of a value read from a token (a key id, an algorithm, a `typ`, its
+/// scopes) that a refusal quotes: 64; a longer one is cut, `...` marking the cut.
+pub(crate) const MAX_ECHOED: usize = 64;
+
+/// `value` as a refusal quotes it: at most [`MAX_ECHOED`] characters, control characters as `?`.
+pub(crate) fn echoed(value: &str) -> String {
+    let mut out: String = value.chars().take(MAX_ECHOED).map(|c| if c.is_control() { '?' } else { c }).collect();
+    if value.chars().nth(MAX_ECHOED).is_some() {
+        out.push_str("...");
+    }
+    out
+}
+
 /// A request refused by the resource server: the status, and the `WWW-Authenticate` challenge.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Refusal {
@@ -232,6 +262,7 @@ pub struct ResourceServerBuilder {
     introspection: Option<Introspection>,
     resource_name: Option<String>,
     cache: (Duration, usize),
+    accept_jwt_typ: bool,
 }
 
 /// The resource server: checks the access token of every Streamable HTTP request and decides
@@ -298,6 +329,7 @@ impl ResourceServer {
             introspection: None,
             resource_name: None,
             cache: (DEFAULT_TOKEN_CACHE_TTL, DEFAULT_TOKEN_CACHE_ENTRIES),
+            accept_jwt_typ: false,
         }
     }
 
@@ -375,7 +407,7 @@ impl ResourceServer {
 
     /// The refusal of a call to `tool`, which needs `scope`, by a token without it.
     pub(crate) fn insufficient_scope(&self, tool: &str, scope: &str, who: &Authenticated) -> Refusal {
-        let has = if who.scopes.is_empty() { "no scope".to_owned() } else { who.scopes.join(" ") };
+        let has = if who.scopes.is_empty() { "no scope".to_owned() } else { echoed(&who.scopes.join(" ")) };
         Refusal {
             status: http::StatusCode::FORBIDDEN,
             error: Some("insufficient_scope"),
@@ -384,9 +416,22 @@ impl ResourceServer {
         }
     }
 
-    /// The `WWW-Authenticate` value of a refusal (RFC 6750 section 3, RFC 9728 section 5.1).
+    /// The `WWW-Authenticate` value of a refusal (RFC 6750 section 3, RFC 9728 section 5.1): a
+    /// quoted value holds visible ASCII only (others, quotes and backslashes become `?`), and the
+    /// description and scope at most [`MAX_CHALLENGE_TEXT`] characters each, so nothing a token
+    /// carries makes the header long.
     pub(crate) fn challenge(&self, refusal: &Refusal) -> String {
-        let quoted = |text: &str| text.replace(['"', '\\'], "'");
+        let quoted = |text: &str| {
+            let mut out: String = text
+                .chars()
+                .take(MAX_CHALLENGE_TEXT)
+                .map(|c| if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' { c } else { '?' })
+                .collect();
+            if text.chars().nth(MAX_CHALLENGE_TEXT).is_some() {
+                out.push_str("...");
+            }
+            out
+        };
         let mut params = Vec::new();
         if let Some(error) = refusal.error {
             params.push(format!("error=\"{error}\""));
@@ -465,6 +510,17 @@ impl ResourceServerBuilder {
         if let Some(introspection) = &mut self.introspection {
             introspection.endpoint = Some(url.into());
         }
+        self
+    }
+
+    /// Also accept JWT access tokens whose header says `typ: JWT` or gives no `typ` (default
+    /// `false`: only `at+jwt` or `application/at+jwt`, as RFC 9068 section 4 requires, so an ID
+    /// token or another JWT of the issuer is never taken for an access token). Turn it on only for
+    /// an issuer that does not type its access tokens, and only when its other JWTs cannot name
+    /// this resource in `aud`.
+    #[must_use]
+    pub fn accept_jwt_typ(mut self, on: bool) -> Self {
+        self.accept_jwt_typ = on;
         self
     }
 
@@ -548,7 +604,8 @@ impl ResourceServerBuilder {
         let algorithms = self.algorithms.into_iter().filter(|a| a.family() != jsonwebtoken::AlgorithmFamily::Hmac);
         let checker =
             token::Checker::new(&issuer, &resource, self.leeway, algorithms.collect(), keys, introspection, client)
-                .remembering(token::TokenCache::new(self.cache.0, self.cache.1));
+                .remembering(token::TokenCache::new(self.cache.0, self.cache.1))
+                .accepting_jwt_typ(self.accept_jwt_typ);
         Ok(ResourceServer {
             shared: Arc::new(Shared {
                 issuer,

@@ -95,16 +95,29 @@ impl ScopeMap {
 
     /// The scope `definition` needs.
     pub fn required(&self, definition: &ToolDefinition) -> &str {
-        self.rules
-            .iter()
-            .find(|(_, tags)| tags.iter().any(|tag| definition.tags.iter().any(|t| t == tag)))
-            .map_or(&self.fallback, |(scope, _)| scope)
+        self.required_by(&definition.tags)
     }
 
     /// `true` when a token with the scopes `granted` may see and call `definition`.
     pub fn allows(&self, definition: &ToolDefinition, granted: &[String]) -> bool {
-        let required = self.required(definition);
+        self.allows_tags(&definition.tags, granted)
+    }
+
+    /// The one decision of authorization: `true` when a token with the scopes `granted` may see
+    /// and call a tool with `tags`. Every path that lists, finds or runs a tool asks it (the
+    /// listing, the endpoint's `403`, and through the call's [access](tool_runtime::ToolAccess) the
+    /// registry itself, so the meta-tools, tasks and their reruns decide alike).
+    pub fn allows_tags(&self, tags: &[String], granted: &[String]) -> bool {
+        let required = self.required_by(tags);
         granted.iter().any(|g| g == required)
+    }
+
+    /// The scope a tool with `tags` needs.
+    fn required_by(&self, tags: &[String]) -> &str {
+        self.rules
+            .iter()
+            .find(|(_, rule)| rule.iter().any(|tag| tags.iter().any(|t| t == tag)))
+            .map_or(&self.fallback, |(scope, _)| scope)
     }
 
     /// Every scope of the map, each once: the rules' in order, then the fallback (the protected

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::keys::KeyCache;
-use super::{Authenticated, Refusal};
+use super::{Authenticated, Refusal, echoed};
 
 /// The introspection endpoint and this server's client credentials there.
 pub(crate) struct Introspector {
@@ -37,17 +37,24 @@ enum Scp {
 }
 
 impl Claims {
-    fn authenticated(self) -> Result<Authenticated, Refusal> {
-        let subject = self.sub.clone().or_else(|| self.client_id.clone()).filter(|s| !s.is_empty());
-        let Some(subject) = subject else {
+    /// Who the token names (see [`Authenticated::principal`] for the principal's form), with
+    /// `issuer` the issuer it was checked against.
+    fn authenticated(self, issuer: &str) -> Result<Authenticated, Refusal> {
+        let named = match (self.sub.as_deref().filter(|s| !s.is_empty()), self.client_id.as_deref()) {
+            (Some(sub), _) => Some((sub.to_owned(), "sub")),
+            (None, Some(client)) if !client.is_empty() => Some((client.to_owned(), "client_id")),
+            _ => None,
+        };
+        let Some((subject, claim)) = named else {
             return Err(Refusal::invalid_token("the access token has no `sub` (nor `client_id`) to name its subject"));
         };
+        let principal = format!("{issuer}#{claim}={subject}");
         let scopes = match (self.scope, self.scp) {
             (Some(scope), _) | (None, Some(Scp::Text(scope))) => scope.split_whitespace().map(str::to_owned).collect(),
             (None, Some(Scp::List(scopes))) => scopes,
             (None, None) => Vec::new(),
         };
-        Ok(Authenticated { subject, scopes, client_id: self.client_id })
+        Ok(Authenticated { subject, principal, scopes, client_id: self.client_id })
     }
 }
 
@@ -113,6 +120,8 @@ pub(crate) struct Checker {
     introspector: Option<Introspector>,
     client: reqwest::Client,
     cache: Option<TokenCache>,
+    /// Also take `typ: JWT` or no `typ` ([`super::ResourceServerBuilder::accept_jwt_typ`]).
+    accept_jwt_typ: bool,
 }
 
 impl Checker {
@@ -149,7 +158,14 @@ impl Checker {
             introspector,
             client,
             cache: None,
+            accept_jwt_typ: false,
         }
+    }
+
+    /// The checker, taking `typ: JWT` and untyped tokens too when `on`.
+    pub(crate) fn accepting_jwt_typ(mut self, on: bool) -> Self {
+        self.accept_jwt_typ = on;
+        self
     }
 
     /// The checker, remembering the tokens that passed in `cache` (none: checking every time).
@@ -182,9 +198,9 @@ impl Checker {
                     None => {
                         return Err(Refusal::invalid_token(match (&kid, set.has_id(kid.as_deref().unwrap_or(""))) {
                             (Some(kid), true) => {
-                                format!("the issuer's key `{kid}` is not a key for `{algorithm:?}`")
+                                format!("the issuer's key `{}` is not a key for `{algorithm:?}`", echoed(kid))
                             }
-                            (Some(kid), false) => format!("the issuer has no key `{kid}`"),
+                            (Some(kid), false) => format!("the issuer has no key `{}`", echoed(kid)),
                             (None, _) => {
                                 "the access token names no key (`kid`) and the issuer has more than one".to_owned()
                             }
@@ -197,7 +213,7 @@ impl Checker {
         match jsonwebtoken::decode::<Claims>(token, &key.decoding, validation) {
             Ok(data) => {
                 let exp = data.claims.exp.map(|exp| exp.saturating_add(self.leeway.as_secs()));
-                let who = data.claims.authenticated()?;
+                let who = data.claims.authenticated(&self.issuer)?;
                 if let Some(cache) = &self.cache {
                     cache.put(token, &who, exp);
                 }
@@ -214,6 +230,7 @@ impl Checker {
         struct Head {
             alg: Option<String>,
             kid: Option<String>,
+            typ: Option<String>,
         }
         let head = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .decode(header.trim_end_matches('='))
@@ -226,12 +243,26 @@ impl Checker {
         if name.eq_ignore_ascii_case("none") {
             return Err(Refusal::invalid_token("the access token is not signed (`alg` is `none`)"));
         }
+        // RFC 9068 section 4: an access token is typed `at+jwt` (the media type's `application/`
+        // may be left out; compared without case, RFC 7515 section 4.1.9).
+        let typ = head.typ.as_deref();
+        let typed =
+            typ.is_some_and(|t| t.eq_ignore_ascii_case("at+jwt") || t.eq_ignore_ascii_case("application/at+jwt"));
+        let generic = typ.is_none_or(|t| t.eq_ignore_ascii_case("jwt"));
+        if !(typed || self.accept_jwt_typ && generic) {
+            let given = typ.map_or_else(|| "no `typ`".to_owned(), |t| format!("`typ` `{}`", echoed(t)));
+            return Err(Refusal::invalid_token(format!(
+                "the access token's header has {given}, not `at+jwt` (RFC 9068): send an access token, not another \
+                 JWT of the issuer"
+            )));
+        }
         match name.parse::<Algorithm>() {
             Ok(algorithm) if self.algorithms.contains(&algorithm) => Ok((algorithm, head.kid)),
             _ => {
                 let accepted: Vec<String> = self.algorithms.iter().map(|a| format!("{a:?}")).collect();
                 Err(Refusal::invalid_token(format!(
-                    "the access token's algorithm `{name}` is not accepted (accepted: {})",
+                    "the access token's algorithm `{}` is not accepted (accepted: {})",
+                    echoed(&name),
                     accepted.join(", ")
                 )))
             }
@@ -313,7 +344,7 @@ impl Checker {
         }
         let claims: Claims = serde_json::from_value(Value::Object(answer))
             .map_err(|e| Refusal::invalid_token(format!("the introspection answer cannot be read ({e})")))?;
-        claims.authenticated()
+        claims.authenticated(&self.issuer)
     }
 }
 

@@ -1,6 +1,6 @@
 //! Resources, resource templates, prompts and completions served beside the tools, declared on
-//! the builder ([`McpServerBuilder::resource`], [`McpServerBuilder::resource_template`],
-//! [`McpServerBuilder::prompt`], [`McpServerBuilder::completion`]) with a handler each.
+//! the builder ([`McpServerBuilder::resource`](crate::McpServerBuilder::resource), [`McpServerBuilder::resource_template`](crate::McpServerBuilder::resource_template),
+//! [`McpServerBuilder::prompt`](crate::McpServerBuilder::prompt), [`McpServerBuilder::completion`](crate::McpServerBuilder::completion)) with a handler each.
 //!
 //! ```
 //! use tool_mcp::{Completes, McpServer, Prompt, PromptMessage, RequestError, Resource, ResourceTemplate};
@@ -64,14 +64,14 @@
 //!
 //! Everything is stateless: each request is answered from the declarations and the handlers'
 //! own state (what the closures capture), so any worker behind a load balancer answers it.
-//! Resource updates ([`McpServer::notify_resource_updated`]), when
-//! [turned on](McpServerBuilder::resource_subscriptions), reach clients of 2026-07-28 on their
+//! Resource updates ([`McpServer::notify_resource_updated`](crate::McpServer::notify_resource_updated)), when
+//! [turned on](crate::McpServerBuilder::resource_subscriptions), reach clients of 2026-07-28 on their
 //! `subscriptions/listen` streams, and clients of earlier versions that sent
 //! `resources/subscribe`: that one needs the server to remember the client between requests, so
 //! it is served on standard input and output and in legacy sessions, and refused over stateless
 //! HTTP.
 //!
-//! [`McpServer::notify_resource_updated`]: crate::McpServer::notify_resource_updated
+//! [`McpServer::notify_resource_updated`](crate::McpServer::notify_resource_updated): crate::McpServer::notify_resource_updated
 //!
 //! # Why a builder, not a macro
 //! Tools have `#[tool]` because a tool's interface is its Rust signature: typed parameters become
@@ -88,7 +88,7 @@
 //! ([`ResourceTemplate::new`] returns [`TemplateError`]), [`ResourceRequest::variables`] holds
 //! exactly the template's variables and [`PromptRequest::arguments`] every required argument, and
 //! a handler that indexes a name it was not given panics, which the client gets as `-32603`
-//! saying so. A `#[prompt]` macro could later expand to [`McpServerBuilder::prompt`].
+//! saying so. A `#[prompt]` macro could later expand to [`McpServerBuilder::prompt`](crate::McpServerBuilder::prompt).
 
 mod template;
 mod updates;
@@ -112,7 +112,6 @@ pub use self::template::TemplateError;
 use self::template::UriTemplate;
 pub use self::updates::MAX_SUBSCRIPTIONS_PER_CONNECTION;
 pub(crate) use self::updates::next_update;
-use crate::McpServerBuilder;
 
 /// The future a handler returns, boxed.
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -182,10 +181,10 @@ impl CacheHints {
 }
 
 /// A resource with a fixed URI, as `resources/list` gives it: `uri`, `name`, and `title`,
-/// `description` and `mimeType` when set. Served by [`McpServerBuilder::resource`].
+/// `description` and `mimeType` when set. Served by [`McpServerBuilder::resource`](crate::McpServerBuilder::resource).
 #[derive(Debug, Clone)]
 pub struct Resource {
-    entry: rmcp::model::Resource,
+    pub(crate) entry: rmcp::model::Resource,
     cache: Option<CacheHints>,
 }
 
@@ -199,10 +198,10 @@ impl Resource {
 
 /// A family of resources whose URIs expand an RFC 6570 level-1 template (`notes://note/{id}`),
 /// as `resources/templates/list` gives it: `uriTemplate`, `name`, and `title`, `description` and
-/// `mimeType` when set. Served by [`McpServerBuilder::resource_template`].
+/// `mimeType` when set. Served by [`McpServerBuilder::resource_template`](crate::McpServerBuilder::resource_template).
 #[derive(Debug, Clone)]
 pub struct ResourceTemplate {
-    entry: rmcp::model::ResourceTemplate,
+    pub(crate) entry: rmcp::model::ResourceTemplate,
     template: UriTemplate,
     cache: Option<CacheHints>,
 }
@@ -280,10 +279,10 @@ pub struct ResourceRequest {
 
 /// A prompt, as `prompts/list` gives it: `name`, `title` and `description` when set, and its
 /// `arguments` (each with `name`, `description` and `required`) when it has some. Served by
-/// [`McpServerBuilder::prompt`].
+/// [`McpServerBuilder::prompt`](crate::McpServerBuilder::prompt).
 #[derive(Debug, Clone)]
 pub struct Prompt {
-    entry: rmcp::model::Prompt,
+    pub(crate) entry: rmcp::model::Prompt,
 }
 
 impl Prompt {
@@ -390,11 +389,11 @@ impl PromptMessage {
             Role::User => rmcp::model::Role::User,
             Role::Assistant => rmcp::model::Role::Assistant,
         };
-        rmcp::model::PromptMessage::new(role, crate::handler::content_block(&self.content))
+        rmcp::model::PromptMessage::new(role, crate::content::content_block(&self.content))
     }
 }
 
-/// The argument a completion is for ([`McpServerBuilder::completion`]).
+/// The argument a completion is for ([`McpServerBuilder::completion`](crate::McpServerBuilder::completion)).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum Completes {
@@ -451,7 +450,7 @@ type PromptHandler = Handler<PromptRequest, Vec<PromptMessage>>;
 type CompletionHandler = Handler<CompletionRequest, Vec<String>>;
 
 /// `handler` boxed.
-fn boxed<R, T, F, Fut>(handler: F) -> Handler<R, T>
+pub(crate) fn boxed<R, T, F, Fut>(handler: F) -> Handler<R, T>
 where
     F: Fn(R) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<T, RequestError>> + Send + 'static,
@@ -462,13 +461,13 @@ where
 /// Everything served beside the tools.
 #[derive(Default)]
 pub(crate) struct Catalog {
-    resources: BTreeMap<String, (Resource, ResourceHandler)>,
-    templates: BTreeMap<String, (ResourceTemplate, ResourceHandler)>,
-    prompts: BTreeMap<String, (Prompt, PromptHandler)>,
-    completions: BTreeMap<Completes, CompletionHandler>,
-    /// Whether listen streams may follow resources ([`McpServerBuilder::resource_subscriptions`]).
-    subscriptions: bool,
-    updates: updates::Updates,
+    pub(crate) resources: BTreeMap<String, (Resource, ResourceHandler)>,
+    pub(crate) templates: BTreeMap<String, (ResourceTemplate, ResourceHandler)>,
+    pub(crate) prompts: BTreeMap<String, (Prompt, PromptHandler)>,
+    pub(crate) completions: BTreeMap<Completes, CompletionHandler>,
+    /// Whether listen streams may follow resources ([`McpServerBuilder::resource_subscriptions`](crate::McpServerBuilder::resource_subscriptions)).
+    pub(crate) subscriptions: bool,
+    pub(crate) updates: updates::Updates,
 }
 
 /// Runs a handler's future on its own task, so that a panic is an error, not a lost request.
@@ -727,69 +726,5 @@ impl Catalog {
         let info = CompletionInfo::with_pagination(values, u32::try_from(total).ok(), total > MAX_COMPLETION_VALUES)
             .expect("the values are truncated to the cap");
         Ok(CompleteResult::new(info))
-    }
-}
-
-impl McpServerBuilder {
-    /// Serves `resource` (listed by `resources/list`), read by `handler` on each `resources/read`
-    /// of its URI: it gets the [`ResourceRequest`] (no variables) and returns the contents, text
-    /// or base64 blob ([`ResourceContents`]), or a [`RequestError`]. Async; what it captures is
-    /// shared by every request. A second resource with the same URI replaces the first. Declaring
-    /// one turns the `resources` capability on. See the [module](crate::catalog) for what a
-    /// client sees.
-    #[must_use]
-    pub fn resource<F, Fut>(mut self, resource: Resource, handler: F) -> Self
-    where
-        F: Fn(ResourceRequest) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<ResourceContents, RequestError>> + Send + 'static,
-    {
-        self.catalog.resources.insert(resource.entry.uri.clone(), (resource, boxed(handler)));
-        self
-    }
-
-    /// Serves `template` (listed by `resources/templates/list`), read by `handler` on each
-    /// `resources/read` of a URI that expands it and is not a [resource](Self::resource)'s: it
-    /// gets the URI and the value of every variable ([`ResourceRequest::variables`]). A
-    /// [`RequestError::Invalid`] (the values name nothing) is `-32602` with the URI in `data`. A
-    /// second template with the same URI template replaces the first; when a URI expands two, the
-    /// first by URI template (byte order) reads it. Turns the `resources` capability on.
-    #[must_use]
-    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
-    where
-        F: Fn(ResourceRequest) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<ResourceContents, RequestError>> + Send + 'static,
-    {
-        self.catalog.templates.insert(template.entry.uri_template.clone(), (template, boxed(handler)));
-        self
-    }
-
-    /// Serves `prompt` (listed by `prompts/list`), given by `handler` on each `prompts/get` whose
-    /// arguments fit the declaration (checked first: see the [module](crate::catalog)): it gets
-    /// the [`PromptRequest`] and returns the messages in order. A second prompt with the same
-    /// name replaces the first. Turns the `prompts` capability on.
-    #[must_use]
-    pub fn prompt<F, Fut>(mut self, prompt: Prompt, handler: F) -> Self
-    where
-        F: Fn(PromptRequest) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<PromptMessage>, RequestError>> + Send + 'static,
-    {
-        self.catalog.prompts.insert(prompt.entry.name.clone(), (prompt, boxed(handler)));
-        self
-    }
-
-    /// Completes the values of one prompt argument or template variable (`completion/complete`):
-    /// `handler` gets what was typed and the other values ([`CompletionRequest`]) and returns the
-    /// candidates, best first; the first [`MAX_COMPLETION_VALUES`] (100) are sent, with `total`
-    /// and `hasMore`. Declare the prompt or template too: a request naming an undeclared one is
-    /// `-32602`. A second completion of the same argument replaces the first. Turns the
-    /// `completions` capability on.
-    #[must_use]
-    pub fn completion<F, Fut>(mut self, completes: Completes, handler: F) -> Self
-    where
-        F: Fn(CompletionRequest) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<String>, RequestError>> + Send + 'static,
-    {
-        self.catalog.completions.insert(completes, boxed(handler));
-        self
     }
 }

@@ -1,7 +1,7 @@
 //! Resource subscriptions: on `subscriptions/listen` streams (MCP 2026-07-28), which URIs a
 //! stream may follow; with `resources/subscribe` (earlier versions, on a connection that lasts:
 //! standard input and output, a legacy HTTP session), one forwarding task per connection and URI;
-//! and the updates [`McpServer::notify_resource_updated`] announces to both.
+//! and the updates [`McpServer::notify_resource_updated`](crate::McpServer::notify_resource_updated) announces to both.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -13,7 +13,6 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::Catalog;
-use crate::{McpServer, McpServerBuilder};
 
 /// The most URIs one connection may follow with `resources/subscribe`: 1,000 (each is a task
 /// that waits for the URI's updates until the client unsubscribes or the connection goes).
@@ -24,7 +23,7 @@ const BACKLOG: usize = 256;
 
 /// The updated URIs, to every listen stream and legacy subscription.
 pub(crate) struct Updates {
-    sender: broadcast::Sender<String>,
+    pub(crate) sender: broadcast::Sender<String>,
     /// The `resources/subscribe` subscriptions of connections that last.
     legacy: Mutex<Vec<Legacy>>,
 }
@@ -168,40 +167,5 @@ impl Catalog {
             }
             !this && !s.stop.is_cancelled()
         });
-    }
-}
-
-impl McpServerBuilder {
-    /// Lets clients follow resources, and says so in the capability (`resources.subscribe:
-    /// true`); updates are announced with [`McpServer::notify_resource_updated`]. Default `false`.
-    ///
-    /// - Protocol 2026-07-28: on a `subscriptions/listen` stream (`resourceSubscriptions`: the
-    ///   URIs of declared resources, or URIs that expand a declared template; others are left out
-    ///   of the accepted filter). Stateless: the stream is one open request.
-    /// - Earlier versions: `resources/subscribe` and `resources/unsubscribe` of such a URI (another
-    ///   is `-32602` with `data: {"uri": URI}`). They need the server to remember the client
-    ///   between requests, so they are served on standard input and output and in
-    ///   [legacy sessions](McpServerBuilder::legacy_session_mode) only; over stateless HTTP (no
-    ///   `Mcp-Session-Id`) `resources/subscribe` is `-32600` saying to use a listen stream. A
-    ///   subscription ends with `resources/unsubscribe` or when sending an update to its client
-    ///   fails (the connection closed).
-    #[must_use]
-    pub fn resource_subscriptions(mut self, on: bool) -> Self {
-        self.catalog.subscriptions = on;
-        self
-    }
-}
-
-impl McpServer {
-    /// Says that the resource at `uri` changed: every `subscriptions/listen` stream of this
-    /// server following `uri`, and every client that subscribed to it with
-    /// `resources/subscribe`, gets `notifications/resources/updated` with it (clients then read
-    /// it again). Nothing is sent when no stream follows it, or when
-    /// [subscriptions](McpServerBuilder::resource_subscriptions) are off. A stream or subscription
-    /// more than 256 updates behind misses the oldest. Only this process's streams are told: with several
-    /// workers behind a load balancer, announce on each.
-    pub fn notify_resource_updated(&self, uri: impl Into<String>) {
-        // An error means no stream listens now: nobody to tell.
-        let _ = self.inner.catalog.updates.sender.send(uri.into());
     }
 }

@@ -16,9 +16,10 @@ use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildPr
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::Value;
 use tokio::sync::watch;
-use tool_runtime::{ContentPart, ToolContext, ToolError, ToolResult};
+use tool_runtime::{ToolContext, ToolError, ToolResult};
 
-use super::{CONNECT_TIMEOUT, Compiled, ImportError, RemoteTool, Transport, compile, restart_wait};
+use super::{CONNECT_TIMEOUT, Compiled, ImportError, ImportLimits, RemoteTool, Transport, compile, restart_wait};
+use crate::content::to_result;
 
 /// What the import knows of one server.
 pub(super) struct Shared {
@@ -26,6 +27,7 @@ pub(super) struct Shared {
     transport: Transport,
     prefix: String,
     pub(super) exclude: BTreeSet<String>,
+    limits: ImportLimits,
     /// The open connection, if any; locked while a connection is opened.
     link: tokio::sync::Mutex<Link>,
     /// The stdio child's process id, readable without waiting for `link`.
@@ -51,6 +53,14 @@ struct Link {
     failures: u32,
     /// Counts the connections opened, so that a call that lost one drops that one only.
     opened: u64,
+}
+
+/// Why a listing did not end.
+enum Listing {
+    /// A request failed.
+    Failed(ServiceError),
+    /// It went past one of the import's limits (the message says which).
+    Over(String),
 }
 
 /// The client side of the MCP session: progress and list changes.
@@ -84,6 +94,7 @@ impl Shared {
         transport: Transport,
         prefix: String,
         exclude: BTreeSet<String>,
+        limits: ImportLimits,
     ) -> Result<Arc<Self>, ImportError> {
         #[cfg(feature = "client-auth")]
         let oauth = match &transport {
@@ -99,6 +110,7 @@ impl Shared {
             transport,
             prefix,
             exclude,
+            limits,
             link: tokio::sync::Mutex::new(Link::default()),
             pid: Mutex::new(None),
             tools: RwLock::new((Arc::new(Vec::new()), Arc::new(HashMap::new()))),
@@ -140,12 +152,62 @@ impl Shared {
     /// Lists the tools again on `peer` after a change notification; a failure is logged and the
     /// old listing kept.
     async fn relist(&self, peer: &Peer<RoleClient>) {
-        match peer.list_all_tools().await {
+        match self.list_pages(peer).await {
             Ok(listed) => self.set_listing(&listed, true),
-            Err(error) => {
+            Err(Listing::Failed(error)) => {
                 tracing::warn!(server = %self.name, %error, "cannot list the tools again after a change; keeping the old list");
             }
+            Err(Listing::Over(message)) => {
+                tracing::warn!(server = %self.name, message, "the tools listed after a change are over a limit; keeping the old list");
+            }
         }
+    }
+
+    /// Every page of `tools/list`, within the import's [limits](ImportLimits): each page answered
+    /// within `request_timeout`, at most `max_pages` pages, `max_tools` tools and
+    /// `max_listing_bytes` of them as JSON.
+    async fn list_pages(&self, peer: &Peer<RoleClient>) -> Result<Vec<rmcp::model::Tool>, Listing> {
+        let limits = self.limits;
+        let mut tools = Vec::new();
+        let mut bytes = 0usize;
+        let mut cursor = None;
+        for _ in 0..limits.max_pages {
+            let params =
+                cursor.take().map(|cursor| rmcp::model::PaginatedRequestParams::default().with_cursor(Some(cursor)));
+            let page = match tokio::time::timeout(limits.request_timeout, peer.list_tools(params)).await {
+                Ok(page) => page.map_err(Listing::Failed)?,
+                Err(_) => {
+                    return Err(Listing::Over(format!(
+                        "a `tools/list` page was not answered within {} ms (the import's request timeout)",
+                        limits.request_timeout.as_millis()
+                    )));
+                }
+            };
+            bytes = bytes.saturating_add(page.tools.iter().map(|t| serde_json::to_vec(t).map_or(0, |v| v.len())).sum());
+            tools.extend(page.tools);
+            if tools.len() > limits.max_tools {
+                return Err(Listing::Over(format!(
+                    "it lists more than {} tools (the import's cap); import a server with fewer tools or raise \
+                     ImportLimits::max_tools",
+                    limits.max_tools
+                )));
+            }
+            if bytes > limits.max_listing_bytes {
+                return Err(Listing::Over(format!(
+                    "its tools take more than {} bytes as JSON (the import's cap); raise \
+                     ImportLimits::max_listing_bytes",
+                    limits.max_listing_bytes
+                )));
+            }
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(tools),
+            }
+        }
+        Err(Listing::Over(format!(
+            "its listing goes on past {} pages (the import's cap); raise ImportLimits::max_pages",
+            limits.max_pages
+        )))
     }
 
     /// Lists the tools now, connecting first when no connection is open; `tick`: count the
@@ -158,9 +220,10 @@ impl Shared {
         let mut answered = 0;
         let listed = loop {
             let seen = self.authorizations();
-            let error = match peer.list_all_tools().await {
+            let error = match self.list_pages(&peer).await {
                 Ok(listed) => break listed,
-                Err(error) => error,
+                Err(Listing::Failed(error)) => error,
+                Err(Listing::Over(message)) => return Err(ImportError::List { server: self.name.clone(), message }),
             };
             let message = match self.answer_challenge(&error, answered, seen).await {
                 Some(Ok(())) => {
@@ -483,9 +546,17 @@ impl Shared {
         let key = token_key(&handle.progress_token);
         let _listening = Listening::new(self, key, ctx);
         let mut pending = Pending { peer: Some(peer.clone()), id: handle.id.clone() };
+        let timeout = self.limits.call_timeout;
         let response = tokio::select! {
             response = handle.await_response() => response,
             () = ctx.cancellation().cancelled() => return Ok(Err(cancelled(ctx, tool))),
+            // Dropping `pending` cancels the call on the server.
+            () = tokio::time::sleep(timeout) => return Ok(Err(ToolError::Failed(format!(
+                "MCP server `{}` did not answer the call of `{tool}` within {} ms (the import's call timeout); \
+                 try again later or with less work",
+                self.name,
+                timeout.as_millis()
+            )))),
         };
         pending.peer = None;
         Ok(match response {
@@ -662,76 +733,6 @@ impl Drop for Pending {
     }
 }
 
-/// The registry result of a `tools/call` result (as JSON).
-fn to_result(server: &str, tool: &str, result: &Value) -> Result<ToolResult, ToolError> {
-    let blocks = result.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    let parts: Vec<ContentPart> = blocks.iter().map(content_part).collect();
-    if result.get("isError").and_then(Value::as_bool) == Some(true) {
-        let text: Vec<String> = parts
-            .iter()
-            .map(|part| match part {
-                ContentPart::Image { media_type, .. } => format!("[an image, {media_type}]"),
-                ContentPart::Audio { media_type, .. } => format!("[audio, {media_type}]"),
-                other => other.as_text().into_owned(),
-            })
-            .collect();
-        let text = if text.is_empty() {
-            format!("MCP server `{server}` says the call of `{tool}` failed")
-        } else {
-            text.join("\n")
-        };
-        return Err(ToolError::Failed(text));
-    }
-    if let Some(value @ Value::Object(_)) = result.get("structuredContent") {
-        return Ok(ToolResult::Structured { content: parts, value: value.clone() });
-    }
-    Ok(match parts.as_slice() {
-        [] => ToolResult::Text(String::new()),
-        [ContentPart::Text { text }] => ToolResult::Text(text.clone()),
-        _ => ToolResult::Parts(parts),
-    })
-}
-
-/// One content block: text, an image, audio, an embedded resource (text or blob), a resource
-/// link, or any other block (or one missing a required field) as its JSON text.
-fn content_part(block: &Value) -> ContentPart {
-    let field = |key: &str| block.get(key).and_then(Value::as_str);
-    let owned = |key: &str| field(key).map(str::to_owned);
-    match field("type") {
-        Some("text") => ContentPart::text(field("text").unwrap_or_default()),
-        Some("image") => ContentPart::Image {
-            data: field("data").unwrap_or_default().to_owned(),
-            media_type: field("mimeType").unwrap_or("application/octet-stream").to_owned(),
-            detail: None,
-        },
-        Some("audio") => ContentPart::Audio {
-            data: field("data").unwrap_or_default().to_owned(),
-            media_type: field("mimeType").unwrap_or("application/octet-stream").to_owned(),
-        },
-        Some("resource") => {
-            let inner = |key: &str| block.get("resource").and_then(|r| r.get(key)).and_then(Value::as_str);
-            let media_type = inner("mimeType").map(str::to_owned);
-            match (inner("uri"), inner("text"), inner("blob")) {
-                (Some(uri), Some(text), _) => ContentPart::resource_text(uri, media_type, text),
-                (Some(uri), None, Some(blob)) => ContentPart::resource_blob(uri, media_type, blob),
-                (None, Some(text), _) => ContentPart::text(text),
-                _ => ContentPart::text(block.to_string()),
-            }
-        }
-        Some("resource_link") => match (field("uri"), field("name")) {
-            (Some(uri), Some(name)) => ContentPart::ResourceLink {
-                uri: uri.to_owned(),
-                name: name.to_owned(),
-                title: owned("title"),
-                description: owned("description"),
-                media_type: owned("mimeType"),
-            },
-            _ => ContentPart::text(block.to_string()),
-        },
-        _ => ContentPart::text(block.to_string()),
-    }
-}
-
 /// Why `what` (a URL, or a command in backticks) did not initialize an MCP session: `error`, or
 /// (`None`) no answer within [`CONNECT_TIMEOUT`].
 fn initialize_failure(what: &str, error: Option<&ClientInitializeError>, stdio: bool) -> String {
@@ -773,7 +774,7 @@ mod tests {
     use serde_json::json;
     use tool_runtime::{ContentPart, ToolResult};
 
-    use super::to_result;
+    use crate::content::to_result;
 
     #[test]
     fn a_lost_connection_is_said_in_plain_words_without_rmcps_type_names() {

@@ -117,6 +117,42 @@ pub fn restart_wait(failures: u32) -> Duration {
 /// call that reconnects).
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// What an import takes from one server at most, and how long it waits for it: the server is
+/// treated as hostile. Over a cap, the listing fails with [`ImportError::List`] naming the server
+/// and the cap (at [`McpImport::connect`]: that import fails and the others are still served; on
+/// a relisting after a change: the old listing is kept). A request that gets no answer within
+/// `request_timeout` fails the same way, the start of a connection included
+/// ([`CONNECT_TIMEOUT`]), and a tool call without an answer within `call_timeout` ends with an
+/// error result naming the server and the limit (the call is cancelled on the server).
+///
+/// Set the fields you change over the defaults: `ImportLimits { max_tools: 50,
+/// ..ImportLimits::default() }`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImportLimits {
+    /// The most tools one listing may hold: default 1,000.
+    pub max_tools: usize,
+    /// The most `tools/list` pages one listing may take: default 100.
+    pub max_pages: usize,
+    /// The most bytes (as JSON) of the tools one listing holds: default 8 MiB.
+    pub max_listing_bytes: usize,
+    /// How long one `tools/list` page may take to be answered: default 30 s.
+    pub request_timeout: Duration,
+    /// How long one tool call may take to be answered: default 600 s.
+    pub call_timeout: Duration,
+}
+
+impl Default for ImportLimits {
+    fn default() -> Self {
+        Self {
+            max_tools: 1_000,
+            max_pages: 100,
+            max_listing_bytes: 8 << 20,
+            request_timeout: Duration::from_secs(30),
+            call_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
 /// How to reach a server. Its `Debug` form hides the bearer token and the values of `env`.
 #[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -200,6 +236,7 @@ pub struct McpImport {
     exclude: BTreeSet<String>,
     /// A setting that does not fit the transport (see [`ImportError::Misused`]).
     misused: Option<&'static str>,
+    limits: ImportLimits,
 }
 
 impl McpImport {
@@ -229,7 +266,22 @@ impl McpImport {
 
     /// A server reached by `transport`.
     pub fn new(name: impl Into<String>, transport: Transport) -> Self {
-        Self { name: name.into(), transport, prefix: String::new(), exclude: BTreeSet::new(), misused: None }
+        Self {
+            name: name.into(),
+            transport,
+            prefix: String::new(),
+            exclude: BTreeSet::new(),
+            misused: None,
+            limits: ImportLimits::default(),
+        }
+    }
+
+    /// What the import takes from the server at most, and how long it waits (default
+    /// [`ImportLimits::default`]).
+    #[must_use]
+    pub fn limits(mut self, limits: ImportLimits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// Puts `prefix` before every remote tool's name (default: none), e.g. `files_` makes `read`
@@ -357,7 +409,7 @@ impl McpImport {
         if !self.prefix.is_empty() && !is_valid_tool_name(&self.prefix) {
             return Err(ImportError::InvalidPrefix { server: self.name, prefix: self.prefix });
         }
-        let shared = Shared::connect(self.name, self.transport, self.prefix, self.exclude).await?;
+        let shared = Shared::connect(self.name, self.transport, self.prefix, self.exclude, self.limits).await?;
         Ok(ImportedServer { shared })
     }
 }

@@ -64,7 +64,7 @@ async fn a_valid_token_calls_as_its_subject_and_lists_only_what_its_scopes_reach
     let issuer = Issuer::start(true).await;
     let server = Protected::start(&issuer, |b| b).await;
     let reader = rsa_a(&claims(&issuer, &server.resource, "ana", "tools:read"));
-    assert_eq!(text(&server.call(Some(&reader), "whoami", json!({})).await), "ana");
+    assert_eq!(text(&server.call(Some(&reader), "whoami", json!({})).await), format!("{}#sub=ana", issuer.url));
     assert_eq!(server.list(&reader).await, ["whoami"]);
     let writer = rsa_a(&claims(&issuer, &server.resource, "bo", "tools:read tools:write"));
     assert_eq!(server.list(&writer).await, ["whoami", "write_note"]);
@@ -85,7 +85,7 @@ async fn an_es256_token_of_the_issuers_ec_key_is_accepted() {
         "ec-a",
         &EncodingKey::from_ec_pem(EC_A).unwrap(),
     );
-    assert_eq!(text(&server.call(Some(&token), "whoami", json!({})).await), "ana");
+    assert_eq!(text(&server.call(Some(&token), "whoami", json!({})).await), format!("{}#sub=ana", issuer.url));
     server.running.stop().await;
 }
 
@@ -95,7 +95,7 @@ async fn a_token_expired_within_the_leeway_is_accepted() {
     let server = Protected::start(&issuer, |b| b).await;
     let mut late = claims(&issuer, &server.resource, "ana", "tools:read");
     late["exp"] = json!(now() - 30);
-    assert_eq!(text(&server.call(Some(&rsa_a(&late)), "whoami", json!({})).await), "ana");
+    assert_eq!(text(&server.call(Some(&rsa_a(&late)), "whoami", json!({})).await), format!("{}#sub=ana", issuer.url));
     server.running.stop().await;
 }
 
@@ -161,12 +161,75 @@ async fn every_bad_token_gets_401_with_invalid_token_and_why() {
             "the access token has no `sub` (nor `client_id`) to name its subject".to_owned(),
         ),
         ("not a JWT", "opaque-token".to_owned(), "the access token is not a JWT (three base64url parts)".to_owned()),
+        (
+            "typed JWT (an ID token, say)",
+            typed(&good, Some("JWT")),
+            "the access token's header has `typ` `JWT`, not `at+jwt` (RFC 9068): send an access token, not another \
+             JWT of the issuer"
+                .to_owned(),
+        ),
+        (
+            "untyped",
+            typed(&good, None),
+            "the access token's header has no `typ`, not `at+jwt` (RFC 9068): send an access token, not another JWT \
+             of the issuer"
+                .to_owned(),
+        ),
+        (
+            "a key id of 60,000 characters",
+            sign(&good, Algorithm::RS256, &"k".repeat(60_000), &EncodingKey::from_rsa_pem(RSA_A).unwrap()),
+            format!("the issuer has no key `{}...`", "k".repeat(64)),
+        ),
     ];
     for (case, token, why) in cases {
         let response = server.call(Some(&token), "whoami", json!({})).await;
         assert_eq!(response.status, 401, "{case}: {}", response.body);
         assert_eq!(response.header("www-authenticate").unwrap(), server.invalid(&why), "{case}");
     }
+    server.running.stop().await;
+}
+
+/// `claims` signed with the issuer's RSA key under a header whose `typ` is `typ`.
+fn typed(claims: &Value, typ: Option<&str>) -> String {
+    let mut header = jsonwebtoken::Header::new(Algorithm::RS256);
+    header.typ = typ.map(str::to_owned);
+    header.kid = Some("rsa-a".to_owned());
+    jsonwebtoken::encode(&header, claims, &EncodingKey::from_rsa_pem(RSA_A).unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_issuer_that_types_its_tokens_jwt_is_served_with_the_switch_and_only_then() {
+    let issuer = Issuer::start(true).await;
+    let server = Protected::start(&issuer, |b| b.accept_jwt_typ(true)).await;
+    let good = claims(&issuer, &server.resource, "ana", "tools:read");
+    for typ in [Some("JWT"), None, Some("at+jwt"), Some("application/at+jwt")] {
+        assert_eq!(
+            text(&server.call(Some(&typed(&good, typ)), "whoami", json!({})).await),
+            format!("{}#sub=ana", issuer.url)
+        );
+    }
+    let other = server.call(Some(&typed(&good, Some("dpop+jwt"))), "whoami", json!({})).await;
+    assert_eq!(other.status, 401);
+    server.running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_with_huge_scopes_gets_a_bounded_challenge() {
+    let issuer = Issuer::start(true).await;
+    let server = Protected::start(&issuer, |b| b).await;
+    let scopes = format!("tools:read {}", "x".repeat(60_000));
+    let reader = rsa_a(&claims(&issuer, &server.resource, "ana", &scopes));
+    let response = server.call(Some(&reader), "write_note", json!({"text": "hi"})).await;
+    assert_eq!(response.status, 403);
+    assert_eq!(
+        response.header("www-authenticate").unwrap(),
+        format!(
+            "Bearer error=\"insufficient_scope\", scope=\"tools:write\", resource_metadata=\"{}\", \
+             error_description=\"tool `write_note` needs the scope `tools:write`; the token has tools:read {}...\"",
+            server.metadata_url(),
+            "x".repeat(53)
+        )
+    );
     server.running.stop().await;
 }
 
@@ -207,9 +270,9 @@ async fn an_unknown_kid_fetches_the_jwks_again_and_a_rotated_key_is_accepted() {
     assert_eq!(issuer.fetches(), 2);
     let rotated: Value = serde_json::from_str(RSA_B_JWK).unwrap();
     issuer.jwks.lock().unwrap()["keys"].as_array_mut().unwrap().push(rotated);
-    assert_eq!(text(&server.call(Some(&token), "whoami", json!({})).await), "ana");
+    assert_eq!(text(&server.call(Some(&token), "whoami", json!({})).await), format!("{}#sub=ana", issuer.url));
     assert_eq!(issuer.fetches(), 3);
-    assert_eq!(text(&server.call(Some(&token), "whoami", json!({})).await), "ana");
+    assert_eq!(text(&server.call(Some(&token), "whoami", json!({})).await), format!("{}#sub=ana", issuer.url));
     assert_eq!(issuer.fetches(), 3, "a cached key costs no fetch");
     server.running.stop().await;
 }
@@ -240,7 +303,7 @@ async fn an_issuer_with_only_openid_metadata_is_discovered() {
     let issuer = Issuer::start(false).await;
     let server = Protected::start(&issuer, |b| b).await;
     let token = rsa_a(&claims(&issuer, &server.resource, "ana", "tools:read"));
-    assert_eq!(text(&server.call(Some(&token), "whoami", json!({})).await), "ana");
+    assert_eq!(text(&server.call(Some(&token), "whoami", json!({})).await), format!("{}#sub=ana", issuer.url));
     server.running.stop().await;
 }
 
@@ -354,7 +417,7 @@ async fn an_opaque_token_is_checked_by_introspection_when_it_is_set() {
     let issuer = Issuer::start(true).await;
     let server = Protected::start(&issuer, |b| b.introspection("mcp-server", "secret-of-mcp-server")).await;
     let active = format!("opaque-ana-for-{}", server.addr.port());
-    assert_eq!(text(&server.call(Some(&active), "whoami", json!({})).await), "ana");
+    assert_eq!(text(&server.call(Some(&active), "whoami", json!({})).await), format!("{}#sub=ana", issuer.url));
     let elsewhere = "opaque-ana-for-1";
     let response = server.call(Some(elsewhere), "whoami", json!({})).await;
     assert_eq!(
@@ -363,5 +426,130 @@ async fn an_opaque_token_is_checked_by_introspection_when_it_is_set() {
     );
     let response = server.call(Some("revoked"), "whoami", json!({})).await;
     assert_eq!(response.header("www-authenticate").unwrap(), server.invalid("the access token is not active"));
+    server.running.stop().await;
+}
+
+/// The reply of a response, JSON or an event stream's last message.
+fn reply(response: &Response) -> Value {
+    match response.header("content-type") {
+        Some("text/event-stream") => response
+            .body
+            .lines()
+            .rev()
+            .find_map(|line| serde_json::from_str(line.strip_prefix("data:")?.trim()).ok())
+            .unwrap_or_else(|| panic!("{}", response.body)),
+        _ => serde_json::from_str(&response.body).unwrap_or_else(|_| panic!("{}", response.body)),
+    }
+}
+
+/// Calls a meta-tool (`search_tools`, `call_tool`) with `token` and gives its result.
+async fn meta_call(server: &Protected, token: &str, tool: &str, arguments: Value) -> Value {
+    let response = server.call(Some(token), tool, arguments).await;
+    assert_eq!(response.status, 200, "{}", response.body);
+    reply(&response)["result"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_for_reading_tools_runs_and_finds_no_other_tool_through_the_meta_tools() {
+    let issuer = Issuer::start(true).await;
+    let server = Protected::start_deferred(&issuer, false).await;
+    let reader = rsa_a(&claims(&issuer, &server.resource, "ana", "tools:read"));
+    assert_eq!(server.list(&reader).await, ["whoami", "search_tools", "call_tool"]);
+    for (tool, arguments) in [("write_note", json!({"text": "pwned"})), ("run_command", json!({}))] {
+        let result = meta_call(&server, &reader, "call_tool", json!({"name": tool, "arguments": arguments})).await;
+        assert_eq!(
+            (&result["isError"], &result["content"][0]["text"]),
+            (&json!(true), &json!(format!("unknown tool `{tool}`; available tools: whoami")))
+        );
+    }
+    let found = meta_call(&server, &reader, "search_tools", json!({"query": "note command write run"})).await;
+    assert_eq!(found["content"][0]["text"], json!({"tools": []}).to_string());
+    // The same paths with the scopes that reach the tools.
+    let writer = rsa_a(&claims(&issuer, &server.resource, "bo", "tools:read tools:write"));
+    let result =
+        meta_call(&server, &writer, "call_tool", json!({"name": "write_note", "arguments": {"text": "hi"}})).await;
+    assert_eq!((&result["isError"], &result["content"][0]["text"]), (&json!(false), &json!("noted: hi")));
+    let found = meta_call(&server, &writer, "search_tools", json!({"query": "note command write run"})).await;
+    let found: Value = serde_json::from_str(found["content"][0]["text"].as_str().unwrap()).unwrap();
+    let names: Vec<&str> = found["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["write_note"]);
+    server.running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_tool_lists_only_the_tools_the_token_reaches() {
+    let issuer = Issuer::start(true).await;
+    let server = Protected::start(&issuer, |b| b).await;
+    let reader = rsa_a(&claims(&issuer, &server.resource, "ana", "tools:read"));
+    let response = server.call(Some(&reader), "no_such_tool", json!({})).await;
+    assert_eq!(reply(&response)["error"]["message"], "unknown tool `no_such_tool`; available tools: whoami");
+    server.running.stop().await;
+}
+
+/// A legacy (2025-06-18) request with `token`, in `session` when given.
+async fn legacy(server: &Protected, token: &str, session: Option<&str>, body: &Value) -> Response {
+    let authorization = format!("Bearer {token}");
+    let mut headers = vec![("Authorization", authorization.as_str()), ("MCP-Protocol-Version", "2025-06-18")];
+    if let Some(session) = session {
+        headers.push(("Mcp-Session-Id", session));
+    }
+    post(server.addr, "/mcp", "127.0.0.1", &headers, body).await
+}
+
+/// A DELETE of `session` with `token`: its status.
+async fn delete_session(server: &Protected, token: &str, session: &str) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let request = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\nMcp-Session-Id: {session}\r\n\
+         MCP-Protocol-Version: 2025-06-18\r\nConnection: close\r\n\r\n"
+    );
+    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).await.unwrap();
+    raw.split(' ').nth(1).unwrap().parse().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_session_serves_only_the_principal_that_opened_it() {
+    let issuer = Issuer::start(true).await;
+    let server = Protected::start_deferred(&issuer, true).await;
+    let ana = rsa_a(&claims(&issuer, &server.resource, "ana", "tools:read tools:write"));
+    let mallory = rsa_a(&claims(&issuer, &server.resource, "mallory", "tools:read tools:write"));
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    let opened = legacy(&server, &ana, None, &initialize).await;
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    let session = opened.header("mcp-session-id").unwrap().to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(legacy(&server, &ana, Some(&session), &initialized).await.status, 202);
+    let whoami = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "whoami"}});
+
+    // Another subject's valid token with the victim's session id: the session does not exist.
+    let stolen = legacy(&server, &mallory, Some(&session), &whoami).await;
+    assert_eq!((stolen.status, stolen.body.as_str()), (404, "Not Found: Session not found"));
+    assert_eq!(delete_session(&server, &mallory, &session).await, 404);
+
+    // The session is still the victim's, and serves the victim.
+    let own = legacy(&server, &ana, Some(&session), &whoami).await;
+    assert_eq!(reply(&own)["result"]["content"][0]["text"], format!("{}#sub=ana", issuer.url));
+    assert_eq!(delete_session(&server, &ana, &session).await, 202);
+    assert_eq!(legacy(&server, &ana, Some(&session), &whoami).await.status, 404);
+    server.running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_id_and_a_subject_of_the_same_name_are_two_principals() {
+    let issuer = Issuer::start(true).await;
+    let server = Protected::start(&issuer, |b| b).await;
+    let user = rsa_a(&claims(&issuer, &server.resource, "ana", "tools:read"));
+    let mut client = claims(&issuer, &server.resource, "ana", "tools:read");
+    client.as_object_mut().unwrap().remove("sub");
+    client["client_id"] = json!("ana");
+    assert_eq!(text(&server.call(Some(&user), "whoami", json!({})).await), format!("{}#sub=ana", issuer.url));
+    assert_eq!(
+        text(&server.call(Some(&rsa_a(&client)), "whoami", json!({})).await),
+        format!("{}#client_id=ana", issuer.url)
+    );
     server.running.stop().await;
 }

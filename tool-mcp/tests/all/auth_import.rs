@@ -22,7 +22,7 @@ async fn an_import_with_a_bearer_token_reaches_the_tools_of_its_scopes_as_its_su
     assert_eq!(imported.remote_tools(), ["whoami"]);
     let registry = imported.add_to(Registry::builder()).unwrap().build().unwrap();
     let message = registry.call(&ToolCall::new("c1", "whoami", "{}"), &ToolContext::new()).await;
-    assert_eq!((message.is_error, message.text().into_owned()), (false, "ana".to_owned()));
+    assert_eq!((message.is_error, message.text().into_owned()), (false, format!("{}#sub=ana", issuer.url)));
     imported.close().await;
     server.running.stop().await;
 }
@@ -39,7 +39,7 @@ async fn an_import_with_client_credentials_discovers_the_issuer_and_gets_a_token
     assert_eq!(imported.remote_tools(), ["whoami", "write_note"]);
     let registry = imported.add_to(Registry::builder()).unwrap().build().unwrap();
     let message = registry.call(&ToolCall::new("c1", "whoami", "{}"), &ToolContext::new()).await;
-    assert_eq!((message.is_error, message.text().into_owned()), (false, "agent".to_owned()));
+    assert_eq!((message.is_error, message.text().into_owned()), (false, format!("{}#sub=agent", issuer.url)));
     imported.close().await;
     server.running.stop().await;
 }

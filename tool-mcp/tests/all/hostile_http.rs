@@ -239,3 +239,37 @@ async fn malformed_messages_get_their_json_rpc_errors() {
     );
     running.stop().await;
 }
+
+#[test]
+fn the_connection_cap_stays_below_the_file_descriptor_limit() {
+    assert_eq!(tool_mcp::connection_cap(1024, Some(256)), 192);
+    assert_eq!(tool_mcp::connection_cap(200, Some(256)), 192);
+    assert_eq!(tool_mcp::connection_cap(100, Some(256)), 100);
+    assert_eq!(tool_mcp::connection_cap(1024, Some(1024)), 896);
+    assert_eq!(tool_mcp::connection_cap(1024, Some(1 << 20)), 1024);
+    assert_eq!(tool_mcp::connection_cap(1024, None), 1024);
+    assert_eq!(tool_mcp::connection_cap(1024, Some(10)), 1);
+    assert_eq!(tool_mcp::connection_cap(0, None), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sockets_that_never_send_a_byte_do_not_lock_out_a_new_client_at_the_default_idle_timeout() {
+    // The default idle timeout (60 s) is far past BOUND: only closing idle sockets lets it in.
+    let running = Running::start(builder().max_connections(8).build()).await;
+    let mut silent = Vec::new();
+    for _ in 0..20 {
+        silent.push(TcpStream::connect(running.addr).await.unwrap());
+    }
+    for id in 1..=3 {
+        let served = tokio::time::timeout(
+            BOUND,
+            post(running.addr, "/mcp", "127.0.0.1", &[], &call(id, "echo", json!({"text": "let in"}))),
+        )
+        .await
+        .expect("a new client was locked out by silent sockets");
+        assert_eq!(text_of(&served), json!("let in"));
+    }
+    // The oldest silent sockets were closed to make room.
+    assert_eq!(read_until_closed(&mut silent[0]).await, b"");
+    running.stop().await;
+}

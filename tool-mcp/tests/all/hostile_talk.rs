@@ -223,7 +223,7 @@ async fn an_approval_sent_before_it_was_asked_runs_the_tool_in_one_round() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_approval_question_shows_two_thousand_bytes_of_arguments_and_counts_the_rest() {
+async fn the_approval_question_shows_the_start_of_an_argument_and_states_the_cut() {
     let running = Running::start(builder().build()).await;
     // A model puts what matters past what the user is shown.
     let arguments = json!({"path": format!("{}/etc/passwd", "a".repeat(3_000))});
@@ -231,7 +231,13 @@ async fn the_approval_question_shows_two_thousand_bytes_of_arguments_and_counts_
         rpc(&running, "tools/call", json!({"name": "wipe", "arguments": arguments}), &capabilities(false), None).await;
     let message = first["result"]["inputRequests"]["approval"]["params"]["message"].as_str().unwrap().to_owned();
     assert!(!message.contains("/etc/passwd"));
-    assert!(message.ends_with("\n... (1027 more bytes)"), "{}", &message[message.len() - 40..]);
+    assert_eq!(
+        message,
+        format!(
+            "Allow the tool `wipe` to run with these arguments?\n\"path\": \"{}... (cut: 2713 more characters)",
+            "a".repeat(299)
+        )
+    );
     running.stop().await;
 }
 

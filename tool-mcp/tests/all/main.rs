@@ -5,6 +5,7 @@
 //! `tests/`.
 
 pub mod annotations;
+pub mod architecture;
 #[cfg(feature = "auth")]
 pub mod auth;
 #[cfg(all(feature = "auth", feature = "client-auth"))]
@@ -16,6 +17,8 @@ pub mod content_kinds;
 pub mod hostile_http;
 pub mod hostile_stdio;
 pub mod hostile_talk;
+#[cfg(feature = "client")]
+pub mod hostile_upstream;
 pub mod http;
 pub mod methods;
 pub mod server;

@@ -386,7 +386,7 @@ async fn a_tool_that_needs_approval_asks_the_user_with_an_input_request_and_runs
     assert_eq!(
         first["result"]["inputRequests"],
         json!({"approval": {"method": "elicitation/create", "params": {
-            "message": "Allow the tool `remove` to run with these arguments?\n{\n  \"path\": \"notes.txt\"\n}",
+            "message": "Allow the tool `remove` to run with these arguments?\n\"path\": \"notes.txt\"",
             "mode": "form", "requestedSchema": {"type": "object", "properties": {}}}}})
     );
     let state = first["result"]["requestState"].clone();
@@ -490,5 +490,69 @@ async fn input_responses_that_are_not_an_object_and_a_request_state_that_is_not_
         assert_eq!(reply["error"], json!({"code": -32602, "message": said}));
         assert_eq!(reply["id"], 9);
     }
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_may_answer_only_what_the_last_result_asked_and_never_change_a_sealed_answer() {
+    let running = Running::start(McpServer::builder(registry()).build()).await;
+    let caps = json!({"elicitation": {}});
+    let args = json!({"prefix": "> "});
+    let first = message(
+        &send(&running, "two_questions", &call(1, "two_questions", args.clone(), caps.clone(), json!({}))).await,
+    );
+    let state = first["result"]["requestState"].clone();
+    let answer = json!({"inputResponses": {"input-1": elicitation(json!({"name": "Ana"}))}, "requestState": state});
+    let second =
+        message(&send(&running, "two_questions", &call(2, "two_questions", args.clone(), caps.clone(), answer)).await);
+    let state2 = second["result"]["requestState"].clone();
+
+    // Mallory adds a new answer for the first step beside the sealed one.
+    let changed = json!({"inputResponses": {
+        "input-1": elicitation(json!({"name": "mallory"})), "input-2": elicitation(json!({"color": "red"}))},
+        "requestState": state2.clone()});
+    let refused =
+        message(&send(&running, "two_questions", &call(3, "two_questions", args.clone(), caps.clone(), changed)).await);
+    assert_eq!(
+        refused["error"],
+        json!({"code": -32602, "message": "inputResponses answers `input-1`, but its answer is sealed in the requestState \
+               already and cannot change; send only answers to the input requests of the last result, with its \
+               requestState"})
+    );
+    // An answer to a step that was never asked.
+    let stray = json!({"inputResponses": {
+        "input-2": elicitation(json!({"color": "red"})), "input-9": elicitation(json!({}))},
+        "requestState": state2.clone()});
+    let refused =
+        message(&send(&running, "two_questions", &call(4, "two_questions", args.clone(), caps.clone(), stray)).await);
+    assert_eq!(
+        refused["error"]["message"],
+        "inputResponses answers `input-9`, but the last input-required result did not ask it; send only answers to \
+         the input requests of the last result, with its requestState"
+    );
+    // The honest retry still works.
+    let answer = json!({"inputResponses": {"input-2": elicitation(json!({"color": "blue"}))}, "requestState": state2});
+    let third = message(&send(&running, "two_questions", &call(5, "two_questions", args, caps, answer)).await);
+    assert_eq!(text_of(&third["result"]), "> Ana likes blue");
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_over_the_servers_limit_are_refused_before_anything_is_sealed() {
+    let running = Running::start(McpServer::builder(registry()).max_input_response_bytes(1_000).build()).await;
+    let caps = json!({"elicitation": {}});
+    let args = json!({"prefix": "> "});
+    let first = message(
+        &send(&running, "two_questions", &call(1, "two_questions", args.clone(), caps.clone(), json!({}))).await,
+    );
+    let state = first["result"]["requestState"].clone();
+    let big =
+        json!({"inputResponses": {"input-1": elicitation(json!({"name": "a".repeat(2_000)}))}, "requestState": state});
+    let refused = message(&send(&running, "two_questions", &call(2, "two_questions", args, caps, big)).await);
+    assert_eq!(
+        refused["error"],
+        json!({"code": -32602, "message": "the answers of this call are 2053 bytes of JSON, over this server's limit \
+               of 1000; answer the input requests with less"})
+    );
     running.stop().await;
 }

@@ -81,6 +81,10 @@ async fn greet_later(ctx: &ToolContext) -> Result<String, TalkBackError> {
 }
 
 fn server() -> McpServer {
+    server_with(|builder| builder)
+}
+
+fn server_with(configure: impl FnOnce(tool_mcp::McpServerBuilder) -> tool_mcp::McpServerBuilder) -> McpServer {
     let registry = Registry::builder()
         .tool(held::TOOL)
         .tool(broken::TOOL)
@@ -91,15 +95,14 @@ fn server() -> McpServer {
         .build()
         .unwrap();
     // The principal is the `X-User` header, when sent.
-    McpServer::builder(registry)
-        .context(|request, ctx| {
-            let user = request.http.and_then(|p| p.headers.get("x-user")).and_then(|v| v.to_str().ok());
-            Ok(match user {
-                Some(user) => ctx.principal(user),
-                None => ctx,
-            })
+    let builder = McpServer::builder(registry).context(|request, ctx| {
+        let user = request.http.and_then(|p| p.headers.get("x-user")).and_then(|v| v.to_str().ok());
+        Ok(match user {
+            Some(user) => ctx.principal(user),
+            None => ctx,
         })
-        .build()
+    });
+    configure(builder).build()
 }
 
 fn with_tasks() -> Value {
@@ -306,5 +309,31 @@ async fn a_tool_tagged_task_after_input_asks_in_the_request_and_the_round_with_a
     let done = until_not(&running, created["taskId"].as_str().unwrap(), "working").await;
     assert_eq!(done["status"], "completed");
     assert_eq!(done["result"]["content"], json!([{"type": "text", "text": "Hello, Ana!"}]));
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_principal_runs_at_most_its_cap_of_tasks_at_once_and_others_are_not_counted() {
+    let running = Running::start(server_with(|b| b.max_running_tasks(3))).await;
+    let mut mallory = Vec::new();
+    for _ in 0..3 {
+        mallory.push(create(&running, "endless", json!({}), Some("mallory")).await);
+    }
+    let refused =
+        rpc(&running, "tools/call", json!({"name": "endless", "arguments": {}}), &with_tasks(), Some("mallory")).await;
+    assert_eq!(
+        refused["error"],
+        json!({"code": -32600, "message": "this caller already has 3 tasks running, the most this server runs at once \
+               for one caller; wait for one to end, or cancel one with tasks/cancel"})
+    );
+    // Another principal still gets its tasks.
+    let ana = create(&running, "endless", json!({}), Some("ana")).await;
+    // A cancelled task gives its place back.
+    let cancel = rpc(&running, "tasks/cancel", json!({"taskId": mallory[0]}), &with_tasks(), Some("mallory")).await;
+    assert_eq!(cancel["result"], json!({"resultType": "complete"}), "{cancel}");
+    mallory.push(create(&running, "endless", json!({}), Some("mallory")).await);
+    for (id, user) in mallory.iter().skip(1).map(|id| (id, "mallory")).chain([(&ana, "ana")]) {
+        rpc(&running, "tasks/cancel", json!({"taskId": id}), &with_tasks(), Some(user)).await;
+    }
     running.stop().await;
 }

@@ -195,6 +195,25 @@ impl Protected {
         Self { addr, resource, running }
     }
 
+    /// A server of the same three tools, `write_note` and `run_command` deferred (reached through
+    /// `search_tools` and `call_tool`), with legacy sessions on when `legacy`.
+    pub async fn start_deferred(issuer: &Issuer, legacy: bool) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let resource = format!("http://{addr}/mcp");
+        let auth = ResourceServer::builder(&issuer.url, &resource).discover().await.unwrap();
+        let registry = Registry::builder()
+            .tool(whoami::TOOL)
+            .tool(write_note::TOOL)
+            .tool(run_command::TOOL)
+            .defer_tools(["write_note", "run_command"])
+            .build()
+            .unwrap();
+        let server = McpServer::builder(registry).auth(auth).legacy_session_mode(legacy).build();
+        let running = super::Running::start_on(server, listener).await;
+        Self { addr, resource, running }
+    }
+
     pub fn metadata_url(&self) -> String {
         format!("http://{}/.well-known/oauth-protected-resource/mcp", self.addr)
     }
@@ -235,6 +254,7 @@ pub fn claims(issuer: &Issuer, resource: &str, sub: &str, scope: &str) -> Value 
 
 pub fn sign(claims: &Value, algorithm: Algorithm, kid: &str, key: &EncodingKey) -> String {
     let mut header = Header::new(algorithm);
+    header.typ = Some("at+jwt".to_owned());
     header.kid = Some(kid.to_owned());
     jsonwebtoken::encode(&header, claims, key).unwrap()
 }

@@ -9,7 +9,10 @@ use serde_json::{Map, Value, json};
 use super::{At, ProviderError};
 use crate::{ContentPart, MessageContent, ResourceContents, ToolCall, ToolMessage};
 
-/// The `content[]` blocks of `type: "tool_use"`: `{id, name, input}`.
+/// The `content[]` blocks of `type: "tool_use"`: `{id, name, input, caller?}`. A `caller` of a
+/// code execution type (`{"type": "code_execution_20250825", "tool_id": "srvtoolu_..."}`, a call
+/// from a program: programmatic tool calling) gives [`ToolCall::caller`] its `tool_id`; a
+/// `{"type": "direct"}` caller, or none, leaves it `None`.
 pub(super) fn parse_tool_calls(response: &Value) -> Result<Vec<ToolCall>, ProviderError> {
     let mut calls = Vec::new();
     for block in At::root(response).field("content")?.elements()? {
@@ -20,7 +23,13 @@ pub(super) fn parse_tool_calls(response: &Value) -> Result<Vec<ToolCall>, Provid
         let id = block.field("id")?.str()?;
         let name = block.field("name")?.str()?;
         let input = block.field("input")?.object()?;
-        calls.push(ToolCall::new(id, name, input.value.to_string()));
+        let call = ToolCall::new(id, name, input.value.to_string());
+        calls.push(match block.optional("caller") {
+            Some(caller) if caller.clone().object()?.field("type")?.str()? != "direct" => {
+                call.with_caller(caller.field("tool_id")?.str()?)
+            }
+            _ => call,
+        });
     }
     Ok(calls)
 }

@@ -9,6 +9,7 @@
 use serde_json::{Map, Number, Value, json};
 
 use super::{At, ProviderError};
+use crate::schema::is_null_schema;
 use crate::{ContentPart, MessageContent, ResourceContents, ToolCall, ToolMessage};
 
 /// The prefix of the call ids generated for calls the model sent without one.
@@ -375,9 +376,9 @@ fn project(node: &Value, root: &Value, inlining: &mut Vec<String>) -> Map<String
     // Bounds outside the subset, said in words.
     let bounds: Vec<String> = ["exclusiveMinimum", "exclusiveMaximum", "multipleOf"]
         .iter()
-        .filter_map(|k| super::projection::bound_note(k, node.get(*k)?))
+        .filter_map(|k| super::notes::bound_note(k, node.get(*k)?))
         .collect();
-    super::projection::note_in_description(&mut out, &bounds);
+    super::notes::note_in_description(&mut out, &bounds);
 
     if !out.contains_key("type") && !out.contains_key("anyOf") {
         let kind = if out.contains_key("items") { "array" } else { "object" };
@@ -402,7 +403,7 @@ fn object_as_text(out: &mut Map<String, Value>) {
     out.remove("minProperties");
     out.remove("maxProperties");
     out.insert("type".to_owned(), json!("string"));
-    super::projection::note_in_description(out, &["a JSON object, written as a string".to_owned()]);
+    super::notes::note_in_description(out, &["a JSON object, written as a string".to_owned()]);
 }
 
 /// Enum values without `null`: strings stay an enum; others become a type, bounds and a note.
@@ -455,11 +456,4 @@ fn merge(out: &mut Map<String, Value>, branch: Map<String, Value>) {
             }
         }
     }
-}
-
-/// A schema that only allows `null`.
-fn is_null_schema(schema: &Value) -> bool {
-    schema.get("type").and_then(Value::as_str) == Some("null")
-        || schema.get("const").is_some_and(Value::is_null)
-        || schema.get("enum").and_then(Value::as_array).is_some_and(|e| e.len() == 1 && e[0].is_null())
 }

@@ -40,6 +40,7 @@
 
 mod anthropic;
 mod gemini;
+mod notes;
 mod openai_chat;
 mod openai_responses;
 mod projection;
@@ -223,6 +224,11 @@ impl Provider {
     ///   [`openai_strict_schema`] of its schema; any other is sent `strict: false` with the
     ///   canonical schema (see [`Strict`] for strict mode wherever possible).
     /// - Anthropic: `{"name","description","input_schema"}`.
+    /// - A tool that may be called from code ([`Callers`](crate::Callers) `code` or `both`,
+    ///   `#[tool(callers = ...)]`) also carries `allowed_callers`: Anthropic's
+    ///   `["direct", "code_execution_20250825"]` (or the program alone for `code`), OpenAI
+    ///   Responses' `["direct", "programmatic"]` (or `["programmatic"]`). OpenAI Chat and Gemini
+    ///   have no programmatic calling and get the entry as above.
     /// - Gemini: `{"name","description","parameters"}`, `parameters` being [`gemini_schema`] of the
     ///   canonical schema (the OpenAPI 3.0 subset) and left out for a tool without properties
     ///   (Gemini refuses an object schema with empty `properties`); see [`GeminiParameters`] for

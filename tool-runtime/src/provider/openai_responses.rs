@@ -10,7 +10,11 @@ use serde_json::{Value, json};
 use super::{At, ProviderError};
 use crate::{ContentPart, MessageContent, ResourceContents, ToolCall, ToolMessage};
 
-/// The `output[]` items of `type: "function_call"`: `{call_id, name, arguments}`.
+/// The `output[]` items of `type: "function_call"`: `{call_id, name, arguments, caller?}`. A
+/// `caller` of type `program` (`{"type": "program", "caller_id": "..."}`, a call from a program:
+/// programmatic tool calling) gives [`ToolCall::caller`] its `caller_id`; a `{"type": "direct"}`
+/// caller, or none, leaves it `None`. Other items, the program's own among them, are not calls
+/// for the client and are skipped.
 pub(super) fn parse_tool_calls(response: &Value) -> Result<Vec<ToolCall>, ProviderError> {
     let mut calls = Vec::new();
     for item in At::root(response).field("output")?.elements()? {
@@ -21,7 +25,13 @@ pub(super) fn parse_tool_calls(response: &Value) -> Result<Vec<ToolCall>, Provid
         let id = item.field("call_id")?.str()?;
         let name = item.field("name")?.str()?;
         let arguments = item.field("arguments")?.str()?;
-        calls.push(ToolCall::new(id, name, arguments));
+        let call = ToolCall::new(id, name, arguments);
+        calls.push(match item.optional("caller") {
+            Some(caller) if caller.clone().object()?.field("type")?.str()? != "direct" => {
+                call.with_caller(caller.field("caller_id")?.str()?)
+            }
+            _ => call,
+        });
     }
     Ok(calls)
 }

@@ -13,6 +13,7 @@ use std::fmt;
 use serde_json::{Map, Value, json};
 
 use super::gemini::gemini_schema;
+use super::notes::{bound_note, note_in_description};
 use super::{GeminiParameters, Provider, Rendering, Strict};
 use crate::ToolDefinition;
 use crate::schema::pointer_escape;
@@ -243,7 +244,12 @@ pub(super) fn project(definition: &ToolDefinition, form: Form) -> Result<Value, 
         }
         Form::Anthropic => {
             check_anthropic(&this.input_schema).map_err(fail)?;
-            Ok(json!({"name": this.name, "description": this.description, "input_schema": this.input_schema}))
+            let mut entry =
+                json!({"name": this.name, "description": this.description, "input_schema": this.input_schema});
+            if let Some(callers) = allowed_callers(this, ANTHROPIC_PROGRAM_CALLER) {
+                entry["allowed_callers"] = callers;
+            }
+            Ok(entry)
         }
         Form::Gemini(form) => {
             let (key, parameters) = match form {
@@ -350,13 +356,33 @@ fn openai_entry(definition: &ToolDefinition, chat: bool, parameters: Value, stri
             },
         })
     } else {
-        json!({
+        let mut entry = json!({
             "type": "function",
             "name": definition.name,
             "description": definition.description,
             "parameters": parameters,
             "strict": strict,
-        })
+        });
+        if let Some(callers) = allowed_callers(definition, OPENAI_PROGRAM_CALLER) {
+            entry["allowed_callers"] = callers;
+        }
+        entry
+    }
+}
+
+/// The caller Anthropic's `allowed_callers` names for a program of its code execution tool.
+pub(super) const ANTHROPIC_PROGRAM_CALLER: &str = "code_execution_20250825";
+/// The caller OpenAI Responses' `allowed_callers` names for a program (programmatic tool calling).
+pub(super) const OPENAI_PROGRAM_CALLER: &str = "programmatic";
+
+/// The `allowed_callers` of a tool that declares [`Callers`](crate::Callers) `code` or `both`
+/// (`["program"]`, `["direct", "program"]`, `program` being the provider's name for a program's
+/// call); `None` for a tool that does not, which the providers read as direct calls only.
+fn allowed_callers(definition: &ToolDefinition, program: &str) -> Option<Value> {
+    match definition.callers() {
+        crate::Callers::Direct => None,
+        crate::Callers::Code => Some(json!([program])),
+        crate::Callers::Both => Some(json!(["direct", program])),
     }
 }
 
@@ -644,39 +670,6 @@ fn strict_node(
     }
     note_in_description(&mut out, &notes);
     Ok(Value::Object(out))
-}
-
-/// A bound a consumer cannot take, in words for the description: `at least 1 character`, `at
-/// most 1000`, `greater than 0`.
-pub(super) fn bound_note(key: &str, value: &Value) -> Option<String> {
-    let n = value.as_f64()?;
-    let plural = |noun: &str| if (n - 1.0).abs() < f64::EPSILON { noun.to_owned() } else { format!("{noun}s") };
-    Some(match key {
-        "minimum" => format!("at least {value}"),
-        "maximum" => format!("at most {value}"),
-        "exclusiveMinimum" => format!("greater than {value}"),
-        "exclusiveMaximum" => format!("less than {value}"),
-        "multipleOf" => format!("a multiple of {value}"),
-        "minLength" => format!("at least {value} {}", plural("character")),
-        "maxLength" => format!("at most {value} {}", plural("character")),
-        "minItems" => format!("at least {value} {}", plural("item")),
-        "maxItems" => format!("at most {value} {}", plural("item")),
-        _ => return None,
-    })
-}
-
-/// Appends `notes` to the node's description as one parenthesis: `The name. (at most 80
-/// characters)`.
-pub(super) fn note_in_description(node: &mut Map<String, Value>, notes: &[String]) {
-    if notes.is_empty() {
-        return;
-    }
-    let notes = format!("({})", notes.join(", "));
-    let description = match node.get("description").and_then(Value::as_str) {
-        Some(description) if !description.is_empty() => format!("{description} {notes}"),
-        _ => notes,
-    };
-    node.insert("description".to_owned(), Value::String(description));
 }
 
 /// `schema` that also allows `null` (see [`openai_strict_schema`]).

@@ -1,5 +1,5 @@
-//! What the registry decides before a call runs: the lookup, the closed registry and the
-//! permission policy.
+//! What the registry decides before a call runs: the lookup, the caller's access
+//! ([`ToolContext::reaches`]), the closed registry and the permission policy.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
@@ -45,9 +45,11 @@ impl Registry {
     /// policy's [`check_now`](PermissionPolicy::check_now); the tool's index when the policy has
     /// to be awaited.
     pub(super) fn admit_now(&self, call: &ToolCall, ctx: &ToolContext) -> AdmittedNow {
-        let Some(&index) = self.index.get(call.name.as_str()) else {
-            let available = self.names().map(str::to_owned).collect();
-            return Ok(Admission::Refuse(ToolError::UnknownTool { name: call.name.clone(), available }));
+        // A tool beyond the caller's access is, to that caller, a tool that does not exist; the
+        // list of available tools names only the tools it reaches.
+        let index = match self.index.get(call.name.as_str()) {
+            Some(&index) if ctx.reaches(&call.name, &self.tools[index].definition().tags) => index,
+            _ => return Ok(Admission::Refuse(self.unknown_tool(call, ctx))),
         };
         if self.closed.load(Ordering::Acquire) {
             return Ok(Admission::Refuse(ToolError::RegistryClosed { tool: call.name.clone() }));
@@ -62,6 +64,18 @@ impl Registry {
             Ok(None) => Err(index),
             Err(payload) => Ok(self.admission(index, call, policy_panicked(payload))),
         }
+    }
+
+    /// The error of a call to a tool the registry does not have, or that `ctx`'s access does not
+    /// reach: it lists the tools `ctx` reaches.
+    pub(super) fn unknown_tool(&self, call: &ToolCall, ctx: &ToolContext) -> ToolError {
+        let available = self
+            .tools
+            .iter()
+            .filter(|tool| ctx.reaches(tool.name(), &tool.definition().tags))
+            .map(|tool| tool.name().to_owned())
+            .collect();
+        ToolError::UnknownTool { name: call.name.clone(), available }
     }
 
     /// Asks the policy's [`check`](PermissionPolicy::check) about the call of `self.tools[index]`;

@@ -9,7 +9,9 @@ use crate::context::RegistryScope;
 use crate::decode::RepairPolicy;
 use crate::depends::DependencyKey;
 use crate::error::ToolOrigin;
-use crate::error::{KeyTypedArgument, MissingDependency, NameClash, RegistryError, UnsupportedPattern};
+use crate::error::{
+    KeyTypedArgument, MissingDependency, NameClash, RegistryError, UndescribedParameters, UnsupportedPattern,
+};
 use crate::policy::{DefaultPolicy, PermissionPolicy};
 use crate::search::{CALL_TOOL, SEARCH_TOOL};
 use crate::tool::{Tool, ToolSpec, is_valid_tool_name, registrations};
@@ -23,7 +25,9 @@ pub struct RegistryBuilder {
     /// [`tools_of`](RegistryBuilder::tools_of) was called: a binary of `#[tools]` methods alone
     /// may discover nothing.
     methods_given: bool,
-    sets: Option<Vec<String>>,
+    /// The filter of [`sets`](RegistryBuilder::sets) or [`tagged_sets`](RegistryBuilder::tagged_sets):
+    /// the sets kept, and whether a tool without a set is kept too.
+    sets: Option<(Vec<String>, bool)>,
     defer_sets: Vec<String>,
     defer_tools: Vec<String>,
     scope: RegistryScope,
@@ -37,6 +41,8 @@ pub struct RegistryBuilder {
     /// [`override_dependency`](RegistryBuilder::override_dependency)), as `(id, type_name of
     /// the value type)`, for [`RegistryError::ArgumentsOfKeyTypes`].
     key_types: Vec<(&'static str, &'static str)>,
+    /// [`require_parameter_descriptions`](RegistryBuilder::require_parameter_descriptions) was called.
+    descriptions_required: bool,
 }
 
 /// A tool added to a [`RegistryBuilder`].
@@ -121,14 +127,61 @@ impl RegistryBuilder {
         self
     }
 
-    /// Keeps only tools whose set is one of `sets` (tools without a set are dropped too).
+    /// Keeps only tools whose set is one of `sets`: **a tool without a set is dropped too** (your
+    /// own `#[tool]`s, unless they say `#[tool(set = "..")]`). To choose some standard sets and
+    /// keep your own tools beside them, use [`tagged_sets`](RegistryBuilder::tagged_sets). The
+    /// filter applies at [`build`](RegistryBuilder::build) to every tool added before or after
+    /// this call; a later `sets` or `tagged_sets` replaces it.
     #[must_use]
-    pub fn sets<I, S>(mut self, sets: I) -> Self
+    pub fn sets<I, S>(self, sets: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.sets = Some(sets.into_iter().map(Into::into).collect());
+        self.set_filter(sets, false)
+    }
+
+    /// Of the tools that belong to a set, keeps those whose set is one of `sets`; **a tool without
+    /// a set is kept** (your own `#[tool]`s, usually). The way to add some of the standard tools
+    /// (`tool_std::registry_builder()`, whose every tool has a set) to your own:
+    /// `tool_std::registry_builder().tool(my_tool::TOOL).tagged_sets(["fs"])`, or
+    /// `.discover()` instead of `.tool(..)`. As [`sets`](RegistryBuilder::sets) otherwise: applied
+    /// at [`build`](RegistryBuilder::build), replaced by a later `sets` or `tagged_sets`.
+    #[must_use]
+    pub fn tagged_sets<I, S>(self, sets: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.set_filter(sets, true)
+    }
+
+    /// The filter of [`sets`](RegistryBuilder::sets) (`untagged` false) and
+    /// [`tagged_sets`](RegistryBuilder::tagged_sets) (true).
+    fn set_filter<I, S>(mut self, sets: I, untagged: bool) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.sets = Some((sets.into_iter().map(Into::into).collect(), untagged));
+        self
+    }
+
+    /// Requires a description of every parameter: [`build`](RegistryBuilder::build) fails with
+    /// [`RegistryError::UndescribedParameters`] when a property of a tool's input schema has no
+    /// `description` (nor the definition its `$ref` names), naming every such tool and property.
+    /// It applies to every tool the registry keeps: `#[tool]` functions (a parameter's doc
+    /// comment or `#[arg(description = "..")]`; an `#[input]` struct's field doc comments), the
+    /// tools of `#[tools]` blocks, hand-written, run-time and imported tools.
+    ///
+    /// Off by default: a parameter without a doc comment is sent without a description, and
+    /// the model has its name and type alone to go by (a tool's own description is always
+    /// required: a `#[tool]` without one does not compile). A check at `build` rather than a
+    /// `#[tool]` option, so that one line holds every tool of the registry to the rule,
+    /// whichever crate or server defines it.
+    #[must_use]
+    pub fn require_parameter_descriptions(mut self) -> Self {
+        self.descriptions_required = true;
         self
     }
 
@@ -266,7 +319,10 @@ impl RegistryBuilder {
     /// - [`RegistryError::ArgumentsOfKeyTypes`] listing every model argument of a `#[tool]` whose
     ///   type is the value type of a dependency key that a kept tool asks for or that
     ///   [`provide`](RegistryBuilder::provide) was given: a parameter that lacks its
-    ///   `#[depends(KEY)]`.
+    ///   `#[depends(KEY)]`;
+    /// - [`RegistryError::UndescribedParameters`], when
+    ///   [`require_parameter_descriptions`](RegistryBuilder::require_parameter_descriptions) was
+    ///   called, listing every kept tool with a parameter that has no description.
     pub fn build(self) -> Result<Registry, RegistryError> {
         if self.discovered_nothing && !self.methods_given {
             return Err(RegistryError::NothingDiscovered { methods_blocks: crate::methods::methods_blocks() });
@@ -275,7 +331,10 @@ impl RegistryBuilder {
         let mut added: Vec<Added> = Vec::with_capacity(self.tools.len());
         for entry in self.tools {
             let selected = match &self.sets {
-                Some(sets) => entry.tool.set().is_some_and(|s| sets.iter().any(|x| x == s)),
+                Some((sets, untagged)) => match entry.tool.set() {
+                    Some(set) => sets.iter().any(|x| x == set),
+                    None => *untagged,
+                },
                 None => true,
             };
             if selected && seen.insert(entry.identity()) {
@@ -322,11 +381,26 @@ impl RegistryBuilder {
         if !unsupported.is_empty() {
             return Err(RegistryError::UnsupportedPatterns { patterns: unsupported });
         }
-        let mut missing: std::collections::BTreeMap<&'static str, Vec<String>> = std::collections::BTreeMap::new();
+        // By id, each with the key as the first tool's `#[depends(..)]` wrote it.
+        if self.descriptions_required {
+            let undescribed: Vec<UndescribedParameters> = added
+                .iter()
+                .filter_map(|a| {
+                    let parameters = undescribed_parameters(&a.tool.definition().input_schema);
+                    (!parameters.is_empty())
+                        .then(|| UndescribedParameters { tool: a.tool.name().to_owned(), parameters })
+                })
+                .collect();
+            if !undescribed.is_empty() {
+                return Err(RegistryError::UndescribedParameters { tools: undescribed });
+            }
+        }
+        let mut missing: std::collections::BTreeMap<&'static str, (&'static str, Vec<String>)> =
+            std::collections::BTreeMap::new();
         for entry in &added {
-            for key in entry.spec.into_iter().flat_map(ToolSpec::provided_keys) {
-                if !self.scope.overrides.contains_key(key) {
-                    let tools = missing.entry(key).or_default();
+            for (id, name) in entry.spec.into_iter().flat_map(ToolSpec::provided_keys) {
+                if !self.scope.overrides.contains_key(id) {
+                    let (_, tools) = missing.entry(id).or_insert((name, Vec::new()));
                     if !tools.iter().any(|t| t == entry.tool.name()) {
                         tools.push(entry.tool.name().to_owned());
                     }
@@ -335,7 +409,7 @@ impl RegistryBuilder {
         }
         if !missing.is_empty() {
             let missing =
-                missing.into_iter().map(|(key, tools)| MissingDependency { key: key.to_owned(), tools }).collect();
+                missing.into_values().map(|(name, tools)| MissingDependency { key: name.to_owned(), tools }).collect();
             return Err(RegistryError::MissingDependencies { missing });
         }
         let key_typed = key_typed_arguments(&added, &self.key_types);
@@ -378,16 +452,41 @@ impl RegistryBuilder {
     }
 }
 
+/// The properties of an input schema, in its order, that have no description: no non-empty
+/// `description` of their own, nor on the definition a `$ref` of theirs names (`#/$defs/..`).
+fn undescribed_parameters(schema: &serde_json::Value) -> Vec<String> {
+    let described = |value: &serde_json::Value| {
+        value.get("description").and_then(serde_json::Value::as_str).is_some_and(|d| !d.trim().is_empty())
+    };
+    let Some(properties) = schema.get("properties").and_then(serde_json::Value::as_object) else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .filter(|(_, property)| {
+            let referenced = property
+                .get("$ref")
+                .and_then(serde_json::Value::as_str)
+                .and_then(|reference| reference.strip_prefix('#'))
+                .and_then(|pointer| schema.pointer(pointer));
+            !described(property) && !referenced.is_some_and(described)
+        })
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
 /// The model arguments of `added` whose type is the value type of a key (one a tool asks for
 /// with `#[depends]`, or one of `given`), in tool name order (`added` is sorted), then argument
 /// order; see [`RegistryError::ArgumentsOfKeyTypes`].
 fn key_typed_arguments(added: &[Added], given: &[(&'static str, &'static str)]) -> Vec<KeyTypedArgument> {
-    let mut keys: std::collections::BTreeMap<&'static str, std::collections::BTreeSet<&'static str>> =
+    // The keys by value type, each by id with the key as a `#[depends(..)]` wrote it (its id
+    // when only `given` has it).
+    let mut keys: std::collections::BTreeMap<&'static str, std::collections::BTreeMap<&'static str, &'static str>> =
         std::collections::BTreeMap::new();
     let used = added.iter().filter_map(|a| a.spec).flat_map(ToolSpec::key_types);
-    for (id, type_name) in used.chain(given.iter().copied()) {
+    for (id, name, type_name) in used.chain(given.iter().map(|&(id, type_name)| (id, id, type_name))) {
         if !of_std_alone(type_name) {
-            keys.entry(type_name).or_default().insert(id);
+            keys.entry(type_name).or_default().entry(id).or_insert(name);
         }
     }
     if keys.is_empty() {
@@ -405,7 +504,11 @@ fn key_typed_arguments(added: &[Added], given: &[(&'static str, &'static str)]) 
                     tool: spec.name().to_owned(),
                     argument: argument.to_owned(),
                     type_name: type_name.to_owned(),
-                    keys: ids.iter().map(|&id| id.to_owned()).collect(),
+                    keys: {
+                        let mut names: Vec<String> = ids.values().map(|&name| name.to_owned()).collect();
+                        names.sort();
+                        names
+                    },
                 });
             }
         }

@@ -47,6 +47,10 @@ impl Registry {
     /// [`Registry::call_with_search`] whose searches find only the tools `listed` keeps: a
     /// server's listing filter, so that a tool it hides is not found either (a call by name
     /// still reaches the permission policy, which says why a tool does not run).
+    ///
+    /// The caller's [access](crate::ToolAccess) holds on both meta-tools as on a direct call: a
+    /// search finds only the tools `ctx` reaches, and [`CALL_TOOL`] naming a tool beyond it gets
+    /// the unknown-tool error, as the inner call is admitted like any other.
     pub async fn call_with_search_where(
         &self,
         call: &ToolCall,
@@ -54,7 +58,7 @@ impl Registry {
         listed: &(dyn Fn(&ToolDefinition) -> bool + Sync),
     ) -> ToolMessage {
         match call.name.as_str() {
-            SEARCH_TOOL => self.answer_search(call, listed),
+            SEARCH_TOOL => self.answer_search(call, ctx, listed),
             CALL_TOOL => {
                 let inner = match arguments_value(&call.arguments)
                     .and_then(|v| serde_json::from_value::<CallArguments>(v).map_err(|e| e.to_string()))
@@ -89,12 +93,17 @@ impl Registry {
     }
 
     /// The answer to a [`SEARCH_TOOL`] call.
-    fn answer_search(&self, call: &ToolCall, listed: &(dyn Fn(&ToolDefinition) -> bool + Sync)) -> ToolMessage {
+    fn answer_search(
+        &self,
+        call: &ToolCall,
+        ctx: &ToolContext,
+        listed: &(dyn Fn(&ToolDefinition) -> bool + Sync),
+    ) -> ToolMessage {
         let query = match arguments_value(&call.arguments).and_then(SearchArguments::read) {
             Ok(query) => query.deferred_only(self.has_deferred()),
             Err(error) => return invalid(call, &error),
         };
-        match self.search_where(&query, listed) {
+        match self.search_where(&query, |d| listed(d) && ctx.reaches(&d.name, &d.tags)) {
             Ok(hits) => {
                 let tools: Vec<Value> = hits
                     .iter()

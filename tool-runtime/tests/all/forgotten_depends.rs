@@ -94,12 +94,12 @@ fn an_argument_of_the_type_of_a_key_another_tool_asks_for_is_refused_naming_tool
     assert_eq!(
         error,
         RegistryError::ArgumentsOfKeyTypes {
-            arguments: vec![argument("add_note", "book", NOTEBOOK_TYPE, &["notebook"])]
+            arguments: vec![argument("add_note", "book", NOTEBOOK_TYPE, &["NOTEBOOK"])]
         }
     );
     assert_eq!(
         error.to_string(),
-        "the tool `add_note` asks the model for `book`, a `all::forgotten_depends::Notebook`, the value type of the dependency key `notebook`: mark the parameter `#[depends(KEY)]` with that key (the schema asks the model for the program's state), or add `#[arg(from_model)]` if the model does send it"
+        "the tool `add_note` asks the model for `book`, a `all::forgotten_depends::Notebook`, the value type of the dependency key `NOTEBOOK`: mark the parameter `#[depends(NOTEBOOK)]` (the schema asks the model for the program's state), or add `#[arg(from_model)]` if the model does send it"
     );
 }
 
@@ -128,7 +128,7 @@ fn a_key_only_provided_by_the_program_is_compared_too_and_every_argument_is_repo
     );
     assert_eq!(
         error.to_string(),
-        "the tool `add_note` asks the model for `book`, a `all::forgotten_depends::Notebook`, the value type of the dependency keys `notebook`, `spare_notebook`; the tool `count_notes` asks the model for `book`, a `core::option::Option<all::forgotten_depends::Notebook>`, the value type of the dependency keys `notebook`, `spare_notebook`: mark each parameter `#[depends(KEY)]` with that key (the schema asks the model for the program's state), or add `#[arg(from_model)]` if the model does send it"
+        "the tool `add_note` asks the model for `book`, a `all::forgotten_depends::Notebook`, the value type of the dependency keys `notebook`, `spare_notebook`; the tool `count_notes` asks the model for `book`, a `core::option::Option<all::forgotten_depends::Notebook>`, the value type of the dependency keys `notebook`, `spare_notebook`: mark each parameter `#[depends(KEY)]` with its key (the schema asks the model for the program's state), or add `#[arg(from_model)]` if the model does send it"
     );
 }
 

@@ -77,7 +77,46 @@ fn the_canonical_definition_serializes_the_output_schema_only_when_there_is_one(
 async fn a_json_result_keeps_its_value_as_structured_content_and_its_text_as_content() {
     let message = run(size::TOOL, r#"{"path":"a.txt"}"#).await;
     assert_eq!(message.structured_content, Some(json!({"path": "a.txt", "bytes": 12, "media_type": null})));
-    assert_eq!(message.content, MessageContent::Text(r#"{"bytes":12,"media_type":null,"path":"a.txt"}"#.to_owned()));
+    assert_eq!(message.content, MessageContent::Text(r#"{"path":"a.txt","bytes":12,"media_type":null}"#.to_owned()));
+}
+
+/// Keys whose order in the type (`zone`, `alpha`, `middle`) is neither sorted nor reversed.
+#[derive(Serialize, JsonSchema)]
+struct Unsorted {
+    /// Last alphabetically, first here.
+    zone: String,
+    /// First alphabetically.
+    alpha: u8,
+    /// A nested object, in its own type's order.
+    middle: Size,
+}
+
+/// Report an unsorted result.
+#[tool(output_schema)]
+fn unsorted() -> Unsorted {
+    Unsorted { zone: "z".to_owned(), alpha: 1, middle: Size { path: "p".to_owned(), bytes: 2, media_type: None } }
+}
+
+/// By construction, whatever `serde_json/preserve_order` says: without it (this build) a
+/// `serde_json::Map` sorts its keys, so a text made from the value would read `alpha`, `middle`,
+/// `zone`; with it, the map keeps the type's order, which is the text's order already.
+#[tokio::test]
+async fn the_text_of_an_output_schema_result_keeps_the_types_key_order_at_every_depth() {
+    let message = run(unsorted::TOOL, "").await;
+    assert_eq!(
+        message.content,
+        MessageContent::Text(r#"{"zone":"z","alpha":1,"middle":{"path":"p","bytes":2,"media_type":null}}"#.to_owned())
+    );
+    assert_eq!(
+        message.structured_content,
+        Some(json!({"zone": "z", "alpha": 1, "middle": {"path": "p", "bytes": 2, "media_type": null}}))
+    );
+}
+
+#[test]
+fn this_build_sorts_the_keys_of_a_json_map_so_the_key_order_test_would_see_a_text_made_from_one() {
+    let value = serde_json::to_value(unsorted()).unwrap();
+    assert_eq!(value.to_string(), r#"{"alpha":1,"middle":{"bytes":2,"media_type":null,"path":"p"},"zone":"z"}"#);
 }
 
 #[tokio::test]

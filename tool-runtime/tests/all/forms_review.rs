@@ -471,7 +471,7 @@ async fn every_return_form_of_a_sync_tool_reaches_the_model_as_its_text() {
             "err: the disk is full",
             "ok: Text(\"{\\\"total\\\":3}\")",
             "err: oops: bad",
-            "ok: Json(Object {\"total\": Number(4)})",
+            "ok: Structured { content: [Text { text: \"{\\\"total\\\":4}\" }], value: Object {\"total\": Number(4)} }",
             "ok: Json(Object {\"a\": Number(2), \"b\": Number(1)})",
             "ok: Text(\"\")"
         ]
@@ -872,7 +872,7 @@ async fn more_sync_forms_answer_as_their_async_counterparts_would() {
             "error: invalid arguments for `input_and_ctx`: unknown field `x`; expected one of `name`",
             "error: tool `panics_with_a_number` panicked: Box<dyn Any>",
             "error: no such file",
-            "ok: Json(Object {\"total\": Number(7)})",
+            "ok: Structured { content: [Text { text: \"{\\\"total\\\":7}\" }], value: Object {\"total\": Number(7)} }",
             "ok: Text(\"10\")",
             "ok: Text(\"10\")"
         ]
@@ -1119,7 +1119,7 @@ async fn a_result_borrowing_an_argument_is_returned_by_sync_async_and_blocking_t
             "ok: c",
             "error: oops: empty",
             "error: tool `panics_blocking` panicked: blocked",
-            "ok: Json(Object {\"total\": Number(9)})"
+            "ok: Structured { content: [Text { text: \"{\\\"total\\\":9}\" }], value: Object {\"total\": Number(9)} }"
         ]
     );
 }

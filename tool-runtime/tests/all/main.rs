@@ -36,6 +36,7 @@ pub mod output_misc;
 pub mod output_store;
 pub mod output_stream;
 pub mod output_truncate;
+pub mod parameter_descriptions;
 pub mod policy;
 pub mod principal;
 pub mod provided;
@@ -67,7 +68,6 @@ mod corpus;
 mod fields;
 #[path = "../support/forms.rs"]
 mod forms;
-#[path = "../support/instances.rs"]
-mod instances;
-#[path = "../support/redis_server.rs"]
-mod redis_server;
+use test_support::instances;
+#[cfg(feature = "redis")]
+use test_support::redis_server;

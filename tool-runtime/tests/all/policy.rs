@@ -281,3 +281,28 @@ async fn the_policy_is_not_asked_about_a_call_of_a_cancelled_turn() {
     assert_eq!(message.text(), "tool `read` was cancelled");
     assert_eq!(*policy.asked.lock().unwrap(), Vec::<String>::new());
 }
+
+/// A context whose access reaches only tools tagged `read_only`.
+fn reader() -> ToolContext {
+    ToolContext::builder().access(|_: &str, tags: &[String]| tags.iter().any(|t| t == "read_only")).build()
+}
+
+#[tokio::test]
+async fn a_tool_beyond_the_callers_access_is_unknown_to_it_on_every_path_and_never_runs() {
+    let runs = Arc::new(Runs::default());
+    let registry = builder(&runs).defer_tools(["delete"]).build().unwrap();
+    let unknown = "unknown tool `delete`; available tools: fetch, read";
+    // A direct call, one of a batch, and the inner call of `call_tool`.
+    assert_eq!(registry.call(&delete_call("c1"), &reader()).await, ToolMessage::error("c1", "delete", unknown));
+    let batch = registry.call_batch(&[delete_call("c2"), read_call("c3")], &reader()).await;
+    assert_eq!(batch.messages[0], ToolMessage::error("c2", "delete", unknown));
+    assert_eq!(batch.messages[1].text(), "read a.txt");
+    let meta = ToolCall::new("c4", "call_tool", r#"{"name":"delete","arguments":{"path":"a.txt"}}"#);
+    assert_eq!(registry.call_with_search(&meta, &reader()).await, ToolMessage::error("c4", "call_tool", unknown));
+    // A search finds it only for a caller that reaches it.
+    let search = ToolCall::new("c5", "search_tools", r#"{"query":"deletes a local file"}"#);
+    assert_eq!(registry.call_with_search(&search, &reader()).await.text(), r#"{"tools":[]}"#);
+    let found = registry.call_with_search(&search, &ToolContext::new()).await;
+    assert!(found.text().contains(r#""name":"delete""#), "{}", found.text());
+    assert_eq!(runs.counts(), BTreeMap::from([("read".to_owned(), 1)]));
+}

@@ -60,12 +60,12 @@ fn a_registry_whose_tool_needs_a_key_nobody_provided_fails_to_build_naming_the_k
     assert_eq!(
         error,
         RegistryError::MissingDependencies {
-            missing: vec![MissingDependency { key: "database".to_owned(), tools: vec!["insert".to_owned()] }]
+            missing: vec![MissingDependency { key: "DATABASE".to_owned(), tools: vec!["insert".to_owned()] }]
         }
     );
     assert_eq!(
         error.to_string(),
-        "the dependency key `database` (asked for by `insert`) has no value: these keys are declared with `DependencyKey::provided`, so the registry must be given one with `RegistryBuilder::provide(&KEY, value)`"
+        "the dependency key `DATABASE` (asked for by `insert`) has no value: a key declared with `DependencyKey::provided` gets its value from the program, before `build`: `Registry::builder().discover().provide(&DATABASE, value).build()` (or `.tool(..)` for each tool instead of `.discover()`; `Registry::discover()` cannot take values)"
     );
 }
 
@@ -76,16 +76,16 @@ fn every_missing_key_is_reported_at_once_with_every_tool_that_asks_for_it() {
         error,
         RegistryError::MissingDependencies {
             missing: vec![
-                MissingDependency { key: "api_key".to_owned(), tools: vec!["publish".to_owned()] },
+                MissingDependency { key: "API_KEY".to_owned(), tools: vec!["publish".to_owned()] },
                 MissingDependency {
-                    key: "database".to_owned(),
+                    key: "DATABASE".to_owned(),
                     tools: vec!["count".to_owned(), "insert".to_owned(), "publish".to_owned()]
                 },
             ]
         }
     );
     assert!(error.to_string().starts_with(
-        "the dependency keys `api_key` (asked for by `publish`), `database` (asked for by `count`, `insert`, `publish`) have no value"
+        "the dependency keys `API_KEY` (asked for by `publish`), `DATABASE` (asked for by `count`, `insert`, `publish`) have no value: a key declared with `DependencyKey::provided` gets its value from the program, before `build`: `Registry::builder().discover().provide(&API_KEY, value).provide(&DATABASE, value).build()`"
     ));
 }
 
@@ -96,7 +96,7 @@ fn a_key_given_a_value_is_no_longer_missing() {
     assert_eq!(
         error,
         RegistryError::MissingDependencies {
-            missing: vec![MissingDependency { key: "api_key".to_owned(), tools: vec!["publish".to_owned()] }]
+            missing: vec![MissingDependency { key: "API_KEY".to_owned(), tools: vec!["publish".to_owned()] }]
         }
     );
 }

@@ -468,17 +468,17 @@ async fn a_plain_fn_returning_serialize_answers_as_its_async_twin_with_and_witho
     assert_eq!(
         twins(sum_structured_sync::TOOL, sum_structured_async::TOOL, SUM_INPUTS).await,
         [
-            r#"ok: {"terms":[1,2],"total":3} +structured {"terms":[1,2],"total":3}"#,
+            r#"ok: {"total":3,"terms":[1,2]} +structured {"terms":[1,2],"total":3}"#,
             "error: oops: no terms: the whole chain",
-            "error: invalid arguments for `sum_structured_sync`: `terms[0]`: invalid type: string \"3\", expected an integer from -9223372036854775808 to 9223372036854775807 | repaired: ok: {\"terms\":[3],\"total\":3} +structured {\"terms\":[3],\"total\":3}",
+            "error: invalid arguments for `sum_structured_sync`: `terms[0]`: invalid type: string \"3\", expected an integer from -9223372036854775808 to 9223372036854775807 | repaired: ok: {\"total\":3,\"terms\":[3]} +structured {\"terms\":[3],\"total\":3}",
             "error: invalid arguments for `sum_structured_sync`: `terms`: invalid type: integer `1`, expected a sequence"
         ]
     );
     assert_eq!(
         twins(sum_plain_sync::TOOL, sum_plain_async::TOOL, &SUM_INPUTS[..2]).await,
         [
-            r#"ok: {"terms":[1,2],"total":3} +structured {"terms":[1,2],"total":3}"#,
-            r#"ok: {"terms":[],"total":0} +structured {"terms":[],"total":0}"#
+            r#"ok: {"total":3,"terms":[1,2]} +structured {"terms":[1,2],"total":3}"#,
+            r#"ok: {"total":0,"terms":[]} +structured {"terms":[],"total":0}"#
         ]
     );
     assert_eq!(

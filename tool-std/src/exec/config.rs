@@ -107,6 +107,77 @@ pub struct ExecConfig {
     /// (default 1 GiB = 1073741824; 0: the server's own). A write past it fails (`EFBIG`) and
     /// the process gets `SIGXFSZ`.
     pub max_file_size_bytes: u64,
+    /// The most memory the commands of one session use together, in bytes: a cgroup v1 `memory`
+    /// controller per session (`memory.limit_in_bytes`), which every command of the session
+    /// joins; past it the kernel reclaims the session's page cache and then kills one of its
+    /// processes (the OOM killer: the command reads `exit code 137`). Its `HOME`, a `tmpfs`, is
+    /// counted there too. Default 4 GiB = 4294967296; 0: no limit of ours. Where there is no
+    /// such controller, the result's first line says so.
+    pub max_session_memory_bytes: u64,
+    /// The most bytes a session's `HOME` holds: it is a `tmpfs` of this size mounted on the
+    /// session's temp dir (writes past it fail with `ENOSPC`, "No space left on device"), made
+    /// when the session runs its first command and unmounted when the registry closes. Default
+    /// 1 GiB = 1073741824; 0: a plain directory on the file system of
+    /// [`temp_root`](ExecConfig::temp_root). Where it cannot be mounted (no `CAP_SYS_ADMIN`), the
+    /// result's first line says so.
+    pub max_home_bytes: u64,
+    /// The user commands run as (default [`ExecUser::WorkspaceOwner`]): a user other than root
+    /// cannot change the modes, owners, times or extended attributes of files outside the
+    /// workspace, nor read a root-only file through a hard link into the workspace, which
+    /// Landlock (path-based, without rights for metadata) does not stop for root.
+    pub user: ExecUser,
+}
+
+/// Who commands run as, when the server runs as root (a server that is not root runs them as
+/// itself: no other user is open to it). The switch is made by util-linux's `setpriv --reuid
+/// UID --regid GID --clear-groups` (so `setpriv` must be on the `PATH`), before the shell's
+/// parent-death signal is set, with `CAP_SETUID` and `CAP_SETGID` kept in the bounding set for
+/// it alone: once every user id of the process is not 0, the kernel clears its capabilities.
+/// The session's `HOME` belongs to that user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ExecUser {
+    /// The owner of the workspace root (its user and group id), when that is not root; else
+    /// root, and the result's first line says what root may still do. toolbox `--exec-user
+    /// owner`.
+    #[default]
+    WorkspaceOwner,
+    /// The server's own user, root included. toolbox `--exec-user server`.
+    Server,
+    /// This user and group id (0 is root). The workspace root must be writable by it, else
+    /// `bash` refuses to run, saying what to change. toolbox `--exec-user UID[:GID]`.
+    Id {
+        /// The user id.
+        uid: u32,
+        /// The group id (its only group: supplementary groups are cleared).
+        gid: u32,
+    },
+}
+
+impl std::str::FromStr for ExecUser {
+    type Err = String;
+
+    /// `owner`, `server`, `UID` (the group id is the same number) or `UID:GID`, decimal.
+    ///
+    /// # Errors
+    /// A message naming the accepted forms.
+    fn from_str(value: &str) -> Result<Self, String> {
+        let number = |text: &str| text.parse::<u32>().ok();
+        match value {
+            "owner" => Ok(Self::WorkspaceOwner),
+            "server" => Ok(Self::Server),
+            _ => {
+                let (uid, gid) = value.split_once(':').unwrap_or((value, value));
+                match (number(uid), number(gid)) {
+                    (Some(uid), Some(gid)) => Ok(Self::Id { uid, gid }),
+                    _ => Err(format!(
+                        "`{value}` is not a user: give `owner` (the workspace's owner), `server` (the server's own \
+                         user) or a decimal `UID` or `UID:GID`"
+                    )),
+                }
+            }
+        }
+    }
 }
 
 impl Default for ExecConfig {
@@ -133,6 +204,9 @@ impl Default for ExecConfig {
             max_cpu_seconds: 600,
             max_address_space_bytes: 8 << 30,
             max_file_size_bytes: 1 << 30,
+            max_session_memory_bytes: 4 << 30,
+            max_home_bytes: 1 << 30,
+            user: ExecUser::WorkspaceOwner,
         }
     }
 }
@@ -148,4 +222,30 @@ pub static EXEC_CONFIG: DependencyKey<ExecConfig> = DependencyKey::shared("exec_
 
 fn default_config(_ctx: &ToolContext) -> Result<ExecConfig, DependencyError> {
     Ok(ExecConfig::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_user_is_owner_server_or_a_uid_with_an_optional_gid() {
+        assert_eq!("owner".parse(), Ok(ExecUser::WorkspaceOwner));
+        assert_eq!("server".parse(), Ok(ExecUser::Server));
+        assert_eq!("1000".parse(), Ok(ExecUser::Id { uid: 1000, gid: 1000 }));
+        assert_eq!("1000:100".parse(), Ok(ExecUser::Id { uid: 1000, gid: 100 }));
+    }
+
+    #[test]
+    fn anything_else_is_refused_naming_the_accepted_forms() {
+        for bad in ["nobody", "1000:", ":100", "-1", "1000:100:1", ""] {
+            assert_eq!(
+                bad.parse::<ExecUser>(),
+                Err(format!(
+                    "`{bad}` is not a user: give `owner` (the workspace's owner), `server` (the server's own user) \
+                     or a decimal `UID` or `UID:GID`"
+                )),
+            );
+        }
+    }
 }

@@ -2,7 +2,8 @@
 //!
 //! Every mechanism below restricts the calling *thread* and what it starts afterwards, and none
 //! can be lifted by the command. So it is applied on a short-lived thread made for one spawn: the
-//! thread joins a cgroup of its own, unshares the pid namespace of its children, drops
+//! thread joins a cgroup of its own, unshares the pid, IPC, network and mount namespaces of its
+//! children (with a `/proc` of their own), drops
 //! capabilities from its bounding set, restricts itself with Landlock and a seccomp filter,
 //! spawns the command (which inherits all of it across `fork` and `exec`), and ends. The
 //! process's other threads stay unrestricted, and no code runs between `fork` and `exec` (no
@@ -12,17 +13,24 @@
 //! |---|---|---|
 //! | Files outside the workspace (writes) | Landlock: writes only below the workspace and the session's `HOME`, and to a few device files; no device nodes made anywhere (`MakeChar`/`MakeBlock` are not granted; `CAP_MKNOD` is dropped) | no Landlock: refused unless [`allow_unconfined`](super::ExecConfig::allow_unconfined); then said in the first line |
 //! | The state and cache directories, other sessions' temp dirs (reads) | Landlock's allow-list: read is granted on every entry of each ancestor of a hidden directory except the one on the way to it ([`ExecConfig::hidden`](super::ExecConfig::hidden)); the ancestors themselves cannot be listed | as above |
+//! | Other processes in `/proc` (another session's command line and environment, the server's) | a mount namespace per command with a `proc` of its own mounted `hidepid=ptraceable`: a process is listed (and its entry entered) only when the command may trace it, which the capability check (below) and Landlock's ptrace rule (each command is a Landlock domain of its own) allow for its own processes alone; `/proc` keeps the host's pid numbers | no `CAP_SYS_ADMIN`: said in the first line |
+//! | System V IPC (shared memory, semaphores, message queues), shared with the host and outliving the command | an IPC namespace per command: what it makes there ends with it | no namespace: seccomp refuses every System V IPC call; said in the first line |
+//! | Netlink (`sock_diag` lists the host's sockets), `/proc/net` | seccomp refuses `AF_NETLINK` when the network is off, and a network namespace per command (only a loopback, down) leaves `/proc/net` empty of the host's sockets | no namespace: `/proc/net` shows the host's; said in the first line |
+//! | User namespaces (every capability again, inside one) | seccomp refuses `unshare` and `clone` with `CLONE_NEWUSER`, and answers `clone3` (whose flags it cannot read) with `ENOSYS`, so that libc falls back to `clone` | no seccomp: said in the first line |
+//! | The kernel's keyrings (root's user keyring is the host's and outlives the command) | seccomp refuses `add_key`, `keyctl` and `request_key` | as above |
 //! | The server's environment (`/proc/PID/environ`) | the command's environment is cleared; its capabilities are a strict subset of the server's (the bounding set below), so the kernel's ptrace check (`PTRACE_MODE_READ`: the caller's permitted capabilities must cover the target's, or it needs `CAP_SYS_PTRACE`, which is dropped) refuses it; Landlock's ptrace rule where the kernel applies it to `/proc` reads (on Linux 6.18 it did not: the capability check is what refused it) | a server without capabilities (not root) relies on Landlock alone |
 //! | TCP | Landlock ABI 4 (`connect`, `bind`), unless [`network`](super::ExecConfig::network) | with seccomp, `socket` refuses IPv4 and IPv6 altogether; without either, said in the first line |
-//! | UDP, raw sockets, SCTP, Unix sockets by path, `AF_VSOCK`, everything but TCP and netlink | seccomp on `socket`'s family, type and protocol (`EACCES`), and `io_uring_setup` refused (it can make sockets without `socket`); Landlock ABI 6 scopes abstract Unix sockets to the sandbox | no seccomp: said in the first line |
+//! | UDP, raw sockets, SCTP, Unix sockets by path, `AF_VSOCK`, netlink, everything but TCP | seccomp on `socket`'s family, type and protocol (`EACCES`), and `io_uring_setup` refused (it can make sockets without `socket`); Landlock ABI 6 scopes abstract Unix sockets to the sandbox | no seccomp: said in the first line |
 //! | Signals to the server or other commands | the pid namespace (other processes have no pid in it); Landlock ABI 6's signal scope (against pidfds of `/proc` entries) | below ABI 6 without a namespace, `kill` by pid reaches same-uid processes |
 //! | Processes that leave the group (`setsid`, double fork) | a pid namespace per command (`unshare(CLONE_NEWPID)` on the spawn thread): the shell is its pid 1, and when it ends, by itself or by `SIGKILL` from the server (at the end, the time limit, `bash_kill`, the registry's close or drop), the kernel kills every process in it | no namespace (no `CAP_SYS_ADMIN`): only the process group is stopped; said in the first line |
 //! | Processes left when the server is killed (`SIGKILL`, a crash) | the shell is started by `setpriv --pdeathsig KILL` from a thread that lives as long as the command: when the server goes, the kernel kills the shell and with it its pid namespace; seccomp refuses a `prctl` setting another parent-death signal | no `setpriv` (util-linux) on the `PATH`, or no seccomp: said in the first line |
-//! | Metadata outside the workspace (modes, owners, times) | nothing but the operator's choice of user: Landlock has no right for them and root owns the files, so a command run as root may `chmod` and `chown` them (the first line says so: run the server as another user); the set-user-ID and set-group-ID bits are refused everywhere by seccomp (`chmod`, `fchmod`, `fchmodat`, `fchmodat2`, `creat`, `mknod`, `mknodat`, `open` and `openat` with `O_CREAT` or `O_TMPFILE`; `openat2` altogether), and `SETUID`/`SETGID` are dropped | no seccomp: said in the first line |
+//! | Metadata outside the workspace (modes, owners, times, extended attributes); root-only files hard-linked into the workspace | the user: as root, the server runs commands as another ([`ExecUser`](super::ExecUser): by default the owner of the workspace root), switched by `setpriv --reuid --regid --clear-groups` (with `CAP_SETUID` and `CAP_SETGID` kept in the bounding set for it; the kernel clears every capability once no user id is 0), so the kernel's own permission checks refuse them. For root too (a root-owned workspace, or [`ExecUser::Server`](super::ExecUser::Server)), Landlock having no right for metadata: the command's mount namespace binds the workspace and `HOME` onto themselves and remounts every other mount but `/proc` read-only (`EROFS`; device files stay writable); a root-only file hard-linked into the workspace stays readable to root; the set-user-ID and set-group-ID bits are refused everywhere by seccomp (`chmod`, `fchmod`, `fchmodat`, `fchmodat2`, `creat`, `mknod`, `mknodat`, `open` and `openat` with `O_CREAT` or `O_TMPFILE`; `openat2` altogether), and `SETUID`/`SETGID` are dropped | no seccomp: said in the first line |
 //! | The operator's terminal | the shell leads a session of its own (`setsid`, util-linux), so it has no controlling terminal; seccomp refuses `TIOCSTI` and `TIOCLINUX` | no `setsid` on the `PATH`: only the `ioctl`s are refused |
 //! | Descriptors the server inherited without close-on-exec | the shell closes every descriptor but 0, 1 and 2 before the command's first word | — |
 //! | Inbound TCP | seccomp refuses `listen` when the network is off (a socket never bound gets a port of its own, which Landlock's `bind` right does not see) | no seccomp: said in the first line |
 //! | Fork bombs, threads | a cgroup v1 `pids` controller per command (`pids.max`, processes and threads), joined by the spawn thread through its `tasks` file | no `pids` cgroup (cgroup v2 only, no write access): said in the first line; `RLIMIT_NPROC` is not used, the kernel never enforces it for root |
+//! | Memory of a whole session (three processes each under its address space limit) | a cgroup v1 `memory` controller per session (`memory.limit_in_bytes`), joined by every spawn thread of the session through its `tasks` file; its `HOME` (`tmpfs`) is counted there too | no `memory` cgroup: said in the first line |
+//! | Disk in the session's `HOME` | a `tmpfs` of [`max_home_bytes`](super::ExecConfig::max_home_bytes) mounted on it when the session starts (`ENOSPC` past it), unmounted when the registry closes or is dropped | no `CAP_SYS_ADMIN`: a plain directory, said in the first line |
 //! | CPU, memory, disk | `RLIMIT_CPU`, `RLIMIT_AS`, `RLIMIT_FSIZE` per process, set by the shell's `ulimit -S -H` before the command's first word runs; `CAP_SYS_RESOURCE` is dropped, so the hard limits cannot be raised again | a limit the server's own hard limit is below is held at the server's |
 //!
 //! The pid namespace rather than a child subreaper: a subreaper is a property of the whole server
@@ -36,13 +44,14 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, LandlockStatus, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetError,
     RulesetStatus, Scope, path_beneath_rules,
 };
 use rustix::process::{Resource, getrlimit};
+
+use super::cleanup;
 use rustix::thread::{CapabilitySet, remove_capability_from_bounding_set};
 
 /// The newest Landlock ABI whose file system rights the rules name (ABI 5 added `ioctl` on
@@ -57,9 +66,6 @@ const SCOPE_ABI: ABI = ABI::V6;
 
 /// Device files every command may write (and read): the ones shells and build tools open.
 const WRITABLE_DEVICES: [&str; 6] = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"];
-
-/// Where the cgroup v1 `pids` controller is mounted.
-const PIDS_CGROUP: &str = "/sys/fs/cgroup/pids";
 
 /// The capabilities a command keeps (the file ones, so that a workspace owned by root stays
 /// writable and tools like `cp -p` or `tar` work, plus binding ports below 1024 when the network
@@ -91,13 +97,42 @@ pub struct Confinement {
     pub processes: Result<u64, String>,
     /// The per-process limits in force.
     pub limits: ResourceLimits,
+    /// The most memory the session's commands use together (its `memory` cgroup, in bytes), or
+    /// why there is no such limit.
+    pub session_memory: Result<u64, String>,
+    /// The most bytes the session's `HOME` holds (a `tmpfs`), or why there is no such bound.
+    pub home: Result<u64, String>,
     /// `Err(reason)` when the server runs as root and the command kept its capabilities.
     pub capabilities: Result<(), String>,
-    /// The command runs as root (user id 0): it may change the modes, owners, times and extended
-    /// attributes of files it does not write, outside the workspace too (Landlock has no right
-    /// for them, and root owns them), though never set the set-user-ID or set-group-ID bit
-    /// (seccomp). Said in the first line; run the server as another user to confine them.
+    /// `Ok` when the command has namespaces of its own for what it would otherwise share with
+    /// the host: System V IPC (an IPC namespace, which ends with the command), the network when
+    /// it is not allowed (a network namespace with only a loopback that is down, so that neither
+    /// netlink nor `/proc/net` shows the host's sockets), and a `/proc` (a mount namespace with a
+    /// `proc` mounted `hidepid=ptraceable`, which lists only the processes the command may trace:
+    /// its own). Else each that is missing, and why.
+    pub isolation: Result<(), String>,
+    /// The command runs as root (user id 0) without the read-only view of what lies outside the
+    /// workspace and `HOME` (no mount namespace could be made): it may change the modes, owners,
+    /// times and extended attributes of files outside the workspace (Landlock has no right for
+    /// them, and root owns them), though never set the set-user-ID or set-group-ID bit
+    /// (seccomp). Said in the first line; run commands as another user to confine them.
     pub as_root: bool,
+    /// The user the command runs as when it is not the server's (see
+    /// [`ExecUser`](super::ExecUser)).
+    pub user: Option<CommandUser>,
+}
+
+/// A user other than the server's that a command runs as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CommandUser {
+    /// Its user id (not 0).
+    pub uid: u32,
+    /// Its group id, its only group.
+    pub gid: u32,
+    /// It was chosen as the owner of the workspace root
+    /// ([`ExecUser::WorkspaceOwner`](super::ExecUser::WorkspaceOwner)).
+    pub workspace_owner: bool,
 }
 
 /// Whether Landlock confines a command's files.
@@ -128,8 +163,8 @@ pub enum Landlock {
 pub enum NetworkConfinement {
     /// The network is allowed by the configuration ([`ExecConfig::network`](super::ExecConfig::network)).
     Allowed,
-    /// TCP (Landlock, or seccomp refusing IPv4 and IPv6), UDP, Unix and every other socket
-    /// family but netlink (seccomp) are refused.
+    /// TCP (Landlock, or seccomp refusing IPv4 and IPv6), UDP, Unix, netlink and every other
+    /// socket family (seccomp) are refused.
     Refused,
     /// TCP is refused by Landlock; there is no seccomp filter, so UDP and Unix sockets are not
     /// (abstract Unix sockets are where the Landlock ABI is 6 or more).
@@ -205,8 +240,8 @@ fn size(bytes: u64) -> String {
 impl fmt::Display for Confinement {
     /// `[sandbox: landlock ABI 7; writes only below /ws, /tmp/s/home; network refused (tcp, udp,
     /// unix sockets); every process ends with the command and with the server; limits: 512 processes, 600 cpu s, 8 GiB
-    /// address space, 1 GiB per file]`; without Landlock it starts `[sandbox: none (<reason>);
-    /// files are not confined; ...`. Each part the kernel could not enforce says so and why.
+    /// address space, 1 GiB per file, 4 GiB memory per session, 1 GiB HOME]`; without Landlock it starts `[sandbox: none (<reason>);
+    /// files are not confined by Landlock; ...`. Each part the kernel could not enforce says so and why.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut parts = Vec::new();
         match &self.landlock {
@@ -217,7 +252,7 @@ impl fmt::Display for Confinement {
             }
             Landlock::Off { reason } => {
                 parts.push(format!("none ({reason})"));
-                parts.push("files are not confined".to_owned());
+                parts.push("files are not confined by Landlock".to_owned());
             }
         }
         parts.push(match &self.network {
@@ -253,12 +288,27 @@ impl fmt::Display for Confinement {
         } else {
             "file size not limited".to_owned()
         };
-        parts.push(format!("limits: {processes}, {cpu}, {memory}, {files}"));
+        let session_memory = match &self.session_memory {
+            Ok(max) => format!("{} memory per session", size(*max)),
+            Err(reason) => format!("memory per session not limited ({reason})"),
+        };
+        let home = match &self.home {
+            Ok(max) => format!("{} HOME", size(*max)),
+            Err(reason) => format!("HOME not bounded ({reason})"),
+        };
+        parts.push(format!("limits: {processes}, {cpu}, {memory}, {files}, {session_memory}, {home}"));
         if let Err(reason) = &self.capabilities {
             parts.push(format!("capabilities kept ({reason})"));
         }
+        if let Err(reason) = &self.isolation {
+            parts.push(format!("shared with the host: {reason}"));
+        }
         if self.as_root {
             parts.push("as root: chmod and chown outside the workspace are not confined".to_owned());
+        }
+        if let Some(CommandUser { uid, gid, workspace_owner }) = self.user {
+            let owner = if workspace_owner { ", the owner of the workspace" } else { "" };
+            parts.push(format!("as uid {uid} (gid {gid}){owner}"));
         }
         write!(f, "[sandbox: {}]", parts.join("; "))
     }
@@ -279,8 +329,18 @@ pub(crate) struct Rules<'a> {
     pub(crate) max_abi: Option<i32>,
     /// The most processes and threads (0: no limit).
     pub(crate) max_processes: u64,
+    /// The name of the command's `pids` cgroup (`<registry prefix>-c<k>`, see
+    /// [`cleanup`](super::cleanup)).
+    pub(crate) pids_cgroup: &'a str,
+    /// The session's `memory` cgroup to join and its limit in bytes, or why there is none.
+    pub(crate) session_memory: &'a Result<(PathBuf, u64), String>,
+    /// The bound of the session's `HOME`, or why there is none (said in the first line).
+    pub(crate) home: &'a Result<u64, String>,
     /// The per-process limits (as configured; held to the server's own here).
     pub(crate) limits: ResourceLimits,
+    /// The user to run as, when not the server's: `CAP_SETUID` and `CAP_SETGID` stay in the
+    /// bounding set for `setpriv` to switch to it.
+    pub(crate) user: Option<CommandUser>,
 }
 
 /// Confines the calling thread (and what it spawns later) by `rules`, in the order each step
@@ -294,17 +354,27 @@ pub(crate) struct Rules<'a> {
 pub(crate) fn confine_thread(rules: &Rules<'_>) -> (Result<Confinement, String>, Option<Cgroup>) {
     let (cgroup, processes) = match rules.max_processes {
         0 => (None, Err("none configured".to_owned())),
-        max => match Cgroup::join(max) {
+        max => match Cgroup::make("pids", rules.pids_cgroup, &[("pids.max", max.to_string())])
+            .and_then(|cgroup| cgroup.join().map(|()| cgroup))
+        {
             Ok(cgroup) => (Some(cgroup), Ok(max)),
             Err(reason) => (None, Err(reason)),
         },
     };
-    (confine_rest(rules, processes), cgroup)
+    let session_memory = rules.session_memory.as_ref().map_err(String::clone).and_then(|(dir, max)| {
+        join_cgroup(dir).map(|()| *max).map_err(|e| format!("cannot join the session's memory cgroup: {e}"))
+    });
+    (confine_rest(rules, processes, session_memory), cgroup)
 }
 
-fn confine_rest(rules: &Rules<'_>, processes: Result<u64, String>) -> Result<Confinement, String> {
+fn confine_rest(
+    rules: &Rules<'_>,
+    processes: Result<u64, String>,
+    session_memory: Result<u64, String>,
+) -> Result<Confinement, String> {
     let contained = new_pid_namespace();
-    let capabilities = drop_capabilities();
+    let isolation = isolate(rules.network, rules.writable);
+    let capabilities = drop_capabilities(rules.user.is_some());
     let hidden = hidden_dirs(rules.hidden);
     let (landlock, tcp) = match restrict_thread(rules.writable, &hidden, rules.network, rules.max_abi) {
         Ok((abi, tcp)) => {
@@ -312,7 +382,8 @@ fn confine_rest(rules: &Rules<'_>, processes: Result<u64, String>) -> Result<Con
         }
         Err(reason) => (unconfined(reason, rules.allow_unconfined)?, false),
     };
-    let filtered = filter_syscalls((!rules.network).then_some(tcp));
+    let own_ipc = !isolation.as_ref().is_err_and(|missing| missing.iter().any(|m| m.starts_with("SysV")));
+    let filtered = filter_syscalls((!rules.network).then_some(tcp), own_ipc);
     let network = match (rules.network, &filtered) {
         (true, _) => NetworkConfinement::Allowed,
         (false, Ok(())) => NetworkConfinement::Refused,
@@ -321,8 +392,25 @@ fn confine_rest(rules: &Rules<'_>, processes: Result<u64, String>) -> Result<Con
     };
     let server_exit = filtered.map_err(|reason| format!("no seccomp to keep its parent-death signal: {reason}"));
     let limits = rules.limits.within_own();
-    let as_root = rustix::process::geteuid().is_root();
-    Ok(Confinement { landlock, network, contained, server_exit, processes, limits, capabilities, as_root })
+    let user = rules.user;
+    let read_only = !isolation.as_ref().is_err_and(|missing| missing.iter().any(|m| m.starts_with(METADATA)));
+    let as_root = user.is_none() && rustix::process::geteuid().is_root() && !read_only;
+    let isolation = isolation.map_err(|missing| missing.join(", "));
+    let home = rules.home.clone();
+    Ok(Confinement {
+        landlock,
+        network,
+        contained,
+        server_exit,
+        processes,
+        limits,
+        session_memory,
+        home,
+        capabilities,
+        isolation,
+        as_root,
+        user,
+    })
 }
 
 /// Makes the calling thread's next child the pid 1 of a new pid namespace
@@ -335,11 +423,111 @@ fn new_pid_namespace() -> Result<(), String> {
     rustix::thread::unshare(rustix::thread::UnshareFlags::NEWPID).map_err(|e| format!("unshare: {e}"))
 }
 
-/// Drops every capability but [`KEPT_CAPABILITIES`] from the calling thread's bounding set: a
-/// program it executes (as root) gets no other capability, and cannot gain one back.
-fn drop_capabilities() -> Result<(), String> {
+/// Gives the calling thread's next child namespaces of its own (each `unshare` changes only this
+/// thread's): IPC, network unless `network` is allowed, and mount, with a `/proc` of its own
+/// mounted `hidepid=ptraceable` (a process appears there only if the reader may trace it; the
+/// command's capabilities are a strict subset of the server's and Landlock keeps each command
+/// in a domain of its own, so the server's and other sessions' processes are not listed, and
+/// entered by pid they refuse with `EPERM`), and everything but `writable` and `/proc` read-only
+/// ([`read_only_outside`]). Each needs `CAP_SYS_ADMIN`, so it is done before the capabilities
+/// are dropped, and before Landlock, which refuses mounts. `Err` lists what is missing and why
+/// (the missing IPC namespace starts with `SysV`: seccomp then refuses System V IPC
+/// altogether; the missing read-only view with [`METADATA`]).
+fn isolate(network: bool, writable: &[&Path]) -> Result<(), Vec<String>> {
+    use rustix::mount::{MountFlags, MountPropagationFlags, mount, mount_change};
+    use rustix::thread::UnshareFlags;
+    // As in `new_pid_namespace`: none of these flags touches a descriptor or memory.
+    #[allow(deprecated)]
+    let unshare = |flags| rustix::thread::unshare(flags).map_err(|e| format!("unshare: {e}"));
+    let mut missing = Vec::new();
+    if let Err(e) = unshare(UnshareFlags::NEWIPC) {
+        missing.push(format!("SysV IPC refused (no IPC namespace: {e})"));
+    }
+    if !network && let Err(e) = unshare(UnshareFlags::NEWNET) {
+        missing.push(format!("netlink and /proc/net (no network namespace: {e})"));
+    }
+    let proc = unshare(UnshareFlags::NEWNS).and_then(|()| {
+        // Nothing mounted here reaches the host's mount namespace.
+        mount_change("/", MountPropagationFlags::REC | MountPropagationFlags::PRIVATE)
+            .and_then(|()| {
+                let flags = MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC;
+                mount("proc", "/proc", "proc", flags, c"hidepid=ptraceable")
+            })
+            .map_err(|e| format!("mount: {e}"))
+    });
+    match proc {
+        Err(e) => {
+            missing.push(format!("the processes in /proc (no /proc of its own: {e})"));
+            missing.push(format!("{METADATA} (no mount namespace)"));
+        }
+        Ok(()) => {
+            if let Err(e) = read_only_outside(writable) {
+                missing.push(format!("{METADATA} ({e})"));
+            }
+        }
+    }
+    if missing.is_empty() { Ok(()) } else { Err(missing) }
+}
+
+/// How [`isolate`] names what stays open when the rest of the file system is not read-only.
+const METADATA: &str = "modes, owners and times outside the workspace";
+
+/// In the calling thread's own mount namespace: binds each of `writable` onto itself
+/// (recursively, so its own mounts stay as they are), then remounts every other mount but
+/// `/proc` read-only, keeping its other flags. A command, root included, then changes no mode,
+/// owner, time or extended attribute of a file outside (`EROFS`), which Landlock has no right
+/// for; writes to device files go on (a read-only mount refuses changes to the file system, not
+/// to a device).
+///
+/// # Errors
+/// The mounts that stay writable, and why.
+fn read_only_outside(writable: &[&Path]) -> Result<(), String> {
+    use rustix::fs::{StatVfsMountFlags, statvfs};
+    use rustix::mount::{MountFlags, mount_bind_recursive, mount_remount};
+    for dir in writable {
+        mount_bind_recursive(*dir, *dir).map_err(|e| format!("cannot bind {}: {e}", dir.display()))?;
+    }
+    // This thread's mounts: `/proc/self` is the process's, whose main thread has the host's.
+    let info = std::fs::read_to_string("/proc/thread-self/mountinfo").map_err(|e| format!("mountinfo: {e}"))?;
+    let kept = [
+        (StatVfsMountFlags::NOSUID, MountFlags::NOSUID),
+        (StatVfsMountFlags::NODEV, MountFlags::NODEV),
+        (StatVfsMountFlags::NOEXEC, MountFlags::NOEXEC),
+        (StatVfsMountFlags::NOATIME, MountFlags::NOATIME),
+        (StatVfsMountFlags::NODIRATIME, MountFlags::NODIRATIME),
+        (StatVfsMountFlags::RELATIME, MountFlags::RELATIME),
+    ];
+    let mut done = std::collections::HashSet::new();
+    let mut failed = Vec::new();
+    for point in info.lines().filter_map(|line| line.split(' ').nth(4)).map(cleanup::unescape) {
+        let open = point.starts_with("/proc") || writable.iter().any(|dir| point.starts_with(dir));
+        if open || !done.insert(point.clone()) {
+            continue;
+        }
+        let own = statvfs(&point).map(|stat| stat.f_flag).unwrap_or(StatVfsMountFlags::empty());
+        let flags = kept
+            .iter()
+            .filter(|(stat, _)| own.contains(*stat))
+            .fold(MountFlags::BIND | MountFlags::RDONLY, |flags, (_, flag)| flags | *flag);
+        if let Err(e) = mount_remount(&point, flags, "") {
+            failed.push(format!("{}: {e}", point.display()));
+        }
+    }
+    if failed.is_empty() { Ok(()) } else { Err(format!("not read-only: {}", failed.join(", "))) }
+}
+
+/// Drops every capability but [`KEPT_CAPABILITIES`] (and `SETUID` and `SETGID` when
+/// `switch_user`: `setpriv` needs them to switch users, after which the kernel clears every
+/// capability) from the calling thread's bounding set: a program it executes (as root) gets no
+/// other capability, and cannot gain one back.
+fn drop_capabilities(switch_user: bool) -> Result<(), String> {
     let mut failed = None;
-    for capability in CapabilitySet::all().difference(KEPT_CAPABILITIES).iter() {
+    let kept = if switch_user {
+        KEPT_CAPABILITIES.union(CapabilitySet::SETUID).union(CapabilitySet::SETGID)
+    } else {
+        KEPT_CAPABILITIES
+    };
+    for capability in CapabilitySet::all().difference(kept).iter() {
         match remove_capability_from_bounding_set(capability) {
             // A capability this kernel does not know: nothing to drop.
             Ok(()) | Err(rustix::io::Errno::INVAL) => {}
@@ -483,16 +671,18 @@ fn build_and_restrict(
 
 /// Applies a seccomp filter to the calling thread (inherited by what it spawns). Always: `prctl`
 /// fails with `EACCES` when it sets a parent-death signal other than `SIGKILL` (so that the
-/// shell cannot clear the one it starts with). With `sockets` = `Some(tcp_confined)` (the
-/// network is not allowed): `socket` fails with `EACCES` for every family but `AF_INET`,
-/// `AF_INET6` and `AF_NETLINK`, and for those two IP families unless the socket is TCP
+/// shell cannot clear the one it starts with); `unshare` and `clone` making a user namespace,
+/// the keyring calls, and (unless `own_ipc`, an IPC namespace of the command's own) every
+/// System V IPC call fail with `EACCES`, and `clone3` with `ENOSYS`. With `sockets` = `Some(tcp_confined)` (the
+/// network is not allowed): `socket` fails with `EACCES` for every family but `AF_INET` and
+/// `AF_INET6`, and for those two unless the socket is TCP
 /// (`SOCK_STREAM`, protocol 0 or `IPPROTO_TCP`) and `tcp_confined` (Landlock refuses its
 /// `connect` and `bind`); and `io_uring_setup` fails (an io_uring can open sockets without
 /// `socket`).
 ///
 /// # Errors
 /// Why the filter could not be made or applied (no seccomp, an unknown architecture).
-fn filter_syscalls(sockets: Option<bool>) -> Result<(), String> {
+fn filter_syscalls(sockets: Option<bool>, own_ipc: bool) -> Result<(), String> {
     use seccompiler::{SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompRule, TargetArch};
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| e.to_string())?;
     let check = |arg: u8, op: SeccompCmpOp, value: i32| {
@@ -542,17 +732,47 @@ fn filter_syscalls(sockets: Option<bool>) -> Result<(), String> {
     openat.extend(mode_bits(3, &[(2, libc::O_TMPFILE)]));
     rules.insert(libc::SYS_openat, openat);
     rules.insert(libc::SYS_openat2, Vec::new());
+    // User namespaces, in which a command would hold every capability again (for mounts, for
+    // the kernel's less hardened code): `unshare` and `clone` with `CLONE_NEWUSER`; `clone3`
+    // (its flags are in a struct a filter cannot read) is answered by a filter of its own.
+    let new_user = libc::CLONE_NEWUSER;
+    let user_namespace =
+        || vec![rule(vec![check(0, SeccompCmpOp::MaskedEq(u64::from(new_user.unsigned_abs())), new_user)])];
+    rules.insert(libc::SYS_unshare, user_namespace());
+    rules.insert(libc::SYS_clone, user_namespace());
+    // The kernel's keyrings: root's user keyring is shared with the host and outlives the
+    // command.
+    for syscall in [libc::SYS_add_key, libc::SYS_keyctl, libc::SYS_request_key] {
+        rules.insert(syscall, Vec::new());
+    }
+    // System V IPC, shared with the host and outliving the command, where it has no IPC
+    // namespace of its own.
+    if !own_ipc {
+        for syscall in [
+            libc::SYS_shmget,
+            libc::SYS_shmat,
+            libc::SYS_shmctl,
+            libc::SYS_semget,
+            libc::SYS_semop,
+            libc::SYS_semtimedop,
+            libc::SYS_semctl,
+            libc::SYS_msgget,
+            libc::SYS_msgsnd,
+            libc::SYS_msgrcv,
+            libc::SYS_msgctl,
+        ] {
+            rules.insert(syscall, Vec::new());
+        }
+    }
     let Some(tcp_confined) = sockets else {
-        return apply(rules, arch);
+        return apply(rules, arch, libc::EACCES).and_then(|()| refuse_clone3(arch));
     };
     // `listen` on a socket never bound picks a port of its own, which Landlock's `bind` right
     // does not see.
     rules.insert(libc::SYS_listen, Vec::new());
-    let mut socket = vec![rule(vec![
-        check(0, SeccompCmpOp::Ne, libc::AF_INET),
-        check(0, SeccompCmpOp::Ne, libc::AF_INET6),
-        check(0, SeccompCmpOp::Ne, libc::AF_NETLINK),
-    ])];
+    // Netlink too: its `sock_diag` lists the host's sockets, its `route` the host's interfaces.
+    let mut socket =
+        vec![rule(vec![check(0, SeccompCmpOp::Ne, libc::AF_INET), check(0, SeccompCmpOp::Ne, libc::AF_INET6)])];
     for family in [libc::AF_INET, libc::AF_INET6] {
         if !tcp_confined {
             socket.push(rule(vec![check(0, SeccompCmpOp::Eq, family)]));
@@ -570,18 +790,25 @@ fn filter_syscalls(sockets: Option<bool>) -> Result<(), String> {
     }
     rules.insert(libc::SYS_socket, socket);
     rules.insert(libc::SYS_io_uring_setup, Vec::new());
-    apply(rules, arch)
+    apply(rules, arch, libc::EACCES).and_then(|()| refuse_clone3(arch))
+}
+
+/// A second filter: `clone3` fails with `ENOSYS`, as on a kernel without it, so that libc falls
+/// back to `clone`, whose flags the first filter reads (`CLONE_NEWUSER` refused).
+fn refuse_clone3(arch: seccompiler::TargetArch) -> Result<(), String> {
+    apply([(libc::SYS_clone3, Vec::new())].into_iter().collect(), arch, libc::ENOSYS)
 }
 
 /// `fchmodat2` (Linux 6.6), which the `libc` crate may not name yet.
 const FCHMODAT2: i64 = 452;
 
-/// Compiles `rules` (each syscall refused with `EACCES` when one of its rules matches, or always
+/// Compiles `rules` (each syscall refused with `errno` when one of its rules matches, or always
 /// when it has none) and applies them to the calling thread only (no
 /// `SECCOMP_FILTER_FLAG_TSYNC`); `seccompiler` sets `no_new_privs` first.
 fn apply(
     rules: std::collections::BTreeMap<i64, Vec<Result<seccompiler::SeccompRule, seccompiler::BackendError>>>,
     arch: seccompiler::TargetArch,
+    errno: i32,
 ) -> Result<(), String> {
     use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, SeccompRule};
     let mut compiled = std::collections::BTreeMap::new();
@@ -589,58 +816,68 @@ fn apply(
         let rules: Vec<SeccompRule> = rules.into_iter().collect::<Result<_, _>>().map_err(|e| e.to_string())?;
         compiled.insert(syscall, rules);
     }
-    let refused = SeccompAction::Errno(libc::EACCES.unsigned_abs());
+    let refused = SeccompAction::Errno(errno.unsigned_abs());
     let filter = SeccompFilter::new(compiled, SeccompAction::Allow, refused, arch).map_err(|e| e.to_string())?;
     let program = BpfProgram::try_from(filter).map_err(|e| e.to_string())?;
     seccompiler::apply_filter(&program).map_err(|e| e.to_string())
 }
 
-/// A cgroup v1 `pids` cgroup made for one command, below the server's own.
+/// A cgroup v1 cgroup made by the exec tools below the server's own (see
+/// [`cleanup`](super::cleanup) for its name and removal).
 #[derive(Debug)]
 pub(crate) struct Cgroup {
     dir: PathBuf,
 }
 
 impl Cgroup {
-    /// Makes a cgroup with `pids.max` = `max` and moves the calling thread (only) into it, so that
-    /// what it spawns is counted there.
+    /// Makes the cgroup `name` below this process's own in the v1 hierarchy of `controller`,
+    /// with each of `settings` written to its file. Blocking.
     ///
     /// # Errors
-    /// Why not, shortly (no `pids` controller, no permission).
-    fn join(max: u64) -> Result<Self, String> {
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-        let Some(path) = own.lines().find_map(|line| {
-            let mut fields = line.splitn(3, ':');
-            let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
-            controllers.split(',').any(|c| c == "pids").then(|| path.trim_start_matches('/').to_owned())
-        }) else {
-            return Err("no cgroup v1 pids controller".to_owned());
-        };
-        let parent = Path::new(PIDS_CGROUP).join(path);
-        let name = format!("tool-exec-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+    /// Why not, shortly (no such controller, no permission); a cgroup made is removed again.
+    pub(crate) fn make(controller: &str, name: &str, settings: &[(&str, String)]) -> Result<Self, String> {
+        let parent = cleanup::own_cgroup(controller).ok_or_else(|| format!("no cgroup v1 {controller} controller"))?;
         let dir = parent.join(name);
-        std::fs::create_dir(&dir).map_err(|e| format!("cannot make a pids cgroup: {e}"))?;
+        std::fs::create_dir(&dir).map_err(|e| format!("cannot make a {controller} cgroup: {e}"))?;
         let cgroup = Self { dir };
-        let tid = rustix::thread::gettid().as_raw_nonzero();
-        std::fs::write(cgroup.dir.join("pids.max"), max.to_string())
-            .and_then(|()| std::fs::write(cgroup.dir.join("tasks"), tid.to_string()))
-            .map_err(|e| format!("cannot join a pids cgroup: {e}"))?;
+        for (file, value) in settings {
+            if let Err(e) = std::fs::write(cgroup.dir.join(file), value) {
+                cgroup.remove();
+                return Err(format!("cannot set {file}: {e}"));
+            }
+        }
         Ok(cgroup)
     }
 
-    /// Removes the cgroup once its last process is gone (retried 100 times, 20 ms apart: the
-    /// processes the kernel killed may take a moment to be released). Blocking.
-    pub(crate) fn remove(self) {
-        for _ in 0..100 {
-            match std::fs::remove_dir(&self.dir) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                _ => return,
-            }
-        }
+    /// The cgroup's directory.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
     }
+
+    /// Moves the calling thread (only) into it, so that what it spawns is counted there.
+    fn join(&self) -> Result<(), String> {
+        join_cgroup(&self.dir).map_err(|e| format!("cannot join a {} cgroup: {e}", controller_of(&self.dir)))
+    }
+
+    /// Removes the cgroup once its last process is gone (tried 100 times, 20 ms apart).
+    /// Blocking.
+    pub(crate) fn remove(self) {
+        cleanup::remove_cgroup(&self.dir, 100);
+    }
+}
+
+/// Moves the calling thread (only) into the v1 cgroup `dir` (its `tasks` file).
+fn join_cgroup(dir: &Path) -> std::io::Result<()> {
+    let tid = rustix::thread::gettid().as_raw_nonzero();
+    std::fs::write(dir.join("tasks"), tid.to_string())
+}
+
+/// The controller of a cgroup v1 directory (`pids` for `/sys/fs/cgroup/pids/...`).
+fn controller_of(dir: &Path) -> String {
+    dir.strip_prefix("/sys/fs/cgroup")
+        .ok()
+        .and_then(|rest| rest.iter().next())
+        .map_or_else(|| "v1".to_owned(), |c| c.to_string_lossy().into_owned())
 }
 
 /// Whether a command may run where Landlock is not in force: `Ok` with the state to show when
@@ -671,8 +908,12 @@ mod tests {
             server_exit: Ok(()),
             processes: Ok(512),
             limits: LIMITS,
+            session_memory: Ok(4 << 30),
+            home: Ok(1 << 30),
             capabilities: Ok(()),
+            isolation: Ok(()),
             as_root: false,
+            user: None,
         }
     }
 
@@ -695,9 +936,9 @@ mod tests {
         let landlock = unconfined("the kernel has no Landlock".to_owned(), true).unwrap();
         assert_eq!(
             confinement(landlock, NetworkConfinement::Refused).to_string(),
-            "[sandbox: none (the kernel has no Landlock); files are not confined; network refused (tcp, udp, unix \
+            "[sandbox: none (the kernel has no Landlock); files are not confined by Landlock; network refused (tcp, udp, unix \
              sockets); every process ends with the command and with the server; limits: 512 processes, 600 cpu s, 8 GiB address space, \
-             1 GiB per file]"
+             1 GiB per file, 4 GiB memory per session, 1 GiB HOME]"
         );
     }
 
@@ -707,7 +948,7 @@ mod tests {
             confinement(in_force(7), NetworkConfinement::Refused).to_string(),
             "[sandbox: landlock ABI 7; writes only below /ws, /tmp/s/home; network refused (tcp, udp, unix sockets); \
              every process ends with the command and with the server; limits: 512 processes, 600 cpu s, 8 GiB address space, 1 GiB per \
-             file]"
+             file, 4 GiB memory per session, 1 GiB HOME]"
         );
     }
 
@@ -721,13 +962,19 @@ mod tests {
         confinement.processes = Err("no cgroup v1 pids controller".to_owned());
         confinement.limits = ResourceLimits { cpu_seconds: 0, address_space_bytes: 3 << 20, file_size_bytes: 1000 };
         confinement.capabilities = Err("cannot drop them: Operation not permitted".to_owned());
+        confinement.isolation = Err("SysV IPC refused (no IPC namespace: unshare: Operation not permitted)".to_owned());
+        confinement.session_memory = Err("no cgroup v1 memory controller".to_owned());
+        confinement.home = Err("cannot mount a tmpfs on it: Operation not permitted".to_owned());
         assert_eq!(
             confinement.to_string(),
             "[sandbox: landlock ABI 3; writes only below /ws, /tmp/s/home; network not confined (needs Landlock ABI \
              4 or seccomp: invalid target architecture: mips); processes that leave the group may outlive the \
              command (no pid namespace: unshare: Operation not permitted); limits: processes not limited (no cgroup \
-             v1 pids controller), cpu not limited, 3 MiB address space, 1000 bytes per file; capabilities kept \
-             (cannot drop them: Operation not permitted)]"
+             v1 pids controller), cpu not limited, 3 MiB address space, 1000 bytes per file, memory per session not \
+             limited (no cgroup v1 memory controller), HOME not bounded (cannot mount a tmpfs on it: Operation not \
+             permitted); capabilities kept \
+             (cannot drop them: Operation not permitted); shared with the host: SysV IPC refused (no IPC namespace: \
+             unshare: Operation not permitted)]"
         );
     }
 

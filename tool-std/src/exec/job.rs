@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use tool_runtime::CancellationToken;
 
 use super::capture::{Capture, Sink};
-use super::confine::{Cgroup, Confinement, ResourceLimits, Rules, confine_thread};
+use super::confine::{Cgroup, CommandUser, Confinement, ResourceLimits, Rules, confine_thread};
 
 /// What a command is run with.
 #[derive(Debug, Clone)]
@@ -31,6 +31,15 @@ pub(crate) struct Launch {
     pub(crate) network: bool,
     /// The most processes and threads at once (0: no limit).
     pub(crate) max_processes: u64,
+    /// The registry's prefix of names (see [`cleanup`](super::cleanup)): the command's `pids`
+    /// cgroup is `<prefix>-c<k>`.
+    pub(crate) prefix: String,
+    /// The session's `memory` cgroup and its limit in bytes, or why there is none.
+    pub(crate) session_memory: Result<(PathBuf, u64), String>,
+    /// The bound of the session's `HOME` in bytes, or why there is none.
+    pub(crate) home: Result<u64, String>,
+    /// The user to run as, when not the server's.
+    pub(crate) user: Option<CommandUser>,
     /// The per-process limits.
     pub(crate) limits: ResourceLimits,
     /// Run unconfined where Landlock is not in force.
@@ -116,6 +125,14 @@ impl Job {
     /// The end, once the command has ended and its output is complete.
     pub(crate) fn finished(&self) -> Option<Finished> {
         *self.finished.borrow()
+    }
+
+    /// Sends `SIGKILL` to the command's process group at once (its shell is the pid 1 of its
+    /// namespace: everything in it ends).
+    pub(crate) fn kill(&self) {
+        if let Some(group) = i32::try_from(self.pgid).ok().and_then(Pid::from_raw) {
+            let _ = kill_process_group(group, Signal::KILL);
+        }
     }
 
     /// Waits for the end.
@@ -223,8 +240,14 @@ type Spawned = (tokio::process::Child, std::io::PipeReader, Confinement);
 /// command's first line, so that its line numbers stay as they were and a syntax error there
 /// runs nothing. The cgroup joined goes back with the outcome.
 fn spawn_confined(launch: &Launch) -> (Result<Spawned, String>, Option<Cgroup>) {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let pids_cgroup = format!("{}-c{}", launch.prefix, NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
     let writable: Vec<&Path> = launch.writable.iter().map(PathBuf::as_path).collect();
     let rules = Rules {
+        pids_cgroup: &pids_cgroup,
+        session_memory: &launch.session_memory,
+        home: &launch.home,
+        user: launch.user,
         writable: &writable,
         hidden: &launch.hidden,
         network: launch.network,
@@ -255,8 +278,19 @@ fn spawn_bash(launch: &Launch, mut confinement: Confinement) -> Result<Spawned, 
     if setsid {
         program.insert(0, "setsid");
     }
+    let (uid, gid) = confinement.user.map(|user| (user.uid.to_string(), user.gid.to_string())).unzip();
     if on_path("setpriv", &launch.env) {
         program.splice(0..0, ["setpriv", "--pdeathsig", "KILL", "--"]);
+        // The user first: `setpriv` switches it before it sets the parent-death signal, which
+        // a change of user would clear.
+        if let (Some(uid), Some(gid)) = (&uid, &gid) {
+            program.splice(1..1, ["--reuid", uid.as_str(), "--regid", gid.as_str(), "--clear-groups"]);
+        }
+    } else if let Some(user) = confinement.user {
+        return Err(format!(
+            "refused to run the command: it is to run as uid {}, which needs `setpriv` (util-linux) on the PATH",
+            user.uid
+        ));
     } else {
         confinement.server_exit = Err("no `setpriv` (util-linux) on the PATH to set it".to_owned());
     }

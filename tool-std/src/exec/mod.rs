@@ -42,15 +42,25 @@
 //! On Linux with Landlock, a command reads everywhere but the state directories
 //! ([`ExecConfig::hidden`]) and other sessions' temp dirs, and writes only below the workspace
 //! root and its session's temp dir (and to `/dev/null` and a few other device files). Unless
-//! [`ExecConfig::network`] it can open no socket but netlink ones: Landlock (ABI 4 and up)
-//! refuses TCP `connect` and `bind`, a seccomp filter refuses UDP, Unix and every other family.
+//! [`ExecConfig::network`] it can open no socket: Landlock (ABI 4 and up) refuses TCP `connect`
+//! and `bind`, a seccomp filter refuses UDP, Unix, netlink and every other family. It shares no
+//! System V IPC, network (when off) or `/proc` with the host or other commands (namespaces of its
+//! own), and can make no user namespace and use no keyring (seccomp).
 //! Its capabilities are the file ones only, so the server's `/proc/PID/environ` is not readable.
+//! When the server runs as root, it runs as the owner of the workspace root unless that is root
+//! ([`ExecConfig::user`]), so that it can change nothing about files outside the workspace.
 //! It is the pid 1 of a pid namespace of its own, so every process it starts (`setsid` and double
 //! forks included) ends with it, with `bash_kill`, the time limit, the registry's close and the
 //! server's exit, even a `SIGKILL` of the server. Each command runs under limits: at most
 //! [`ExecConfig::max_processes`] processes and threads (default 512) and, per process,
 //! [`ExecConfig::max_cpu_seconds`] of CPU time (600), [`ExecConfig::max_address_space_bytes`]
-//! of address space (8 GiB) and [`ExecConfig::max_file_size_bytes`] per file written (1 GiB).
+//! of address space (8 GiB) and [`ExecConfig::max_file_size_bytes`] per file written (1 GiB);
+//! the commands of a session together, [`ExecConfig::max_session_memory_bytes`] of memory (a
+//! `memory` cgroup per session, 4 GiB) and a `HOME` of [`ExecConfig::max_home_bytes`] (a
+//! `tmpfs`, 1 GiB). What a registry makes on the host (temp dirs, mounts, cgroups) goes with it,
+//! and what a killed server left goes at the next start: each is named
+//! `tool-exec-<server pid>-<n>-...`, and the first command of a registry removes those whose pid
+//! names no live process.
 //! The rules are applied to a thread made for the spawn, which the command inherits (see
 //! [`confine`], which also says why a namespace rather than a subreaper). Where the kernel has no
 //! Landlock, `bash` refuses to run unless [`ExecConfig::allow_unconfined`]. Every result's first
@@ -58,7 +68,7 @@
 //!
 //! # Result
 //! ```text
-//! [sandbox: landlock ABI 7; writes only below /ws, /tmp/tool-exec-x/session-y/home; network refused (tcp, udp, unix sockets); every process ends with the command and with the server; limits: 512 processes, 600 cpu s, 8 GiB address space, 1 GiB per file]
+//! [sandbox: landlock ABI 7; writes only below /ws, /tmp/tool-exec-x/session-y/home; network refused (tcp, udp, unix sockets); every process ends with the command and with the server; limits: 512 processes, 600 cpu s, 8 GiB address space, 1 GiB per file, 4 GiB memory per session, 1 GiB HOME]
 //! exit code 0 · 12 ms
 //! <output>
 //! ```
@@ -66,11 +76,13 @@
 //! error result with the same text.
 
 mod capture;
+mod cleanup;
 mod config;
 pub mod confine;
 mod job;
 mod open_world;
 mod state;
+mod user;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -81,12 +93,12 @@ use tool_runtime::{CancellationToken, StoredResult, ToolContext, ToolError, Tool
 
 use self::capture::{Capture, LOSSY_NOTE, Seen, Sink};
 use self::job::{End, Finished, Job, Launch};
-use self::state::{Background, SessionExec};
+use self::state::{Background, SessionExec, SessionLimits};
 pub use self::state::{EXEC_STATE, ExecState};
 use crate::sandbox::{SANDBOX, Sandbox};
-pub use config::{EXEC_CONFIG, ExecConfig};
+pub use config::{EXEC_CONFIG, ExecConfig, ExecUser};
 use confine::ResourceLimits;
-pub use confine::{Confinement, Landlock, NetworkConfinement};
+pub use confine::{CommandUser, Confinement, Landlock, NetworkConfinement};
 pub use open_world::open_world_tools;
 use tool_runtime::off_worker;
 
@@ -175,26 +187,36 @@ pub async fn bash(
         return Err(ToolError::failed(ExecError::Timeout { value: timeout_ms, max: config.max_timeout_ms }));
     }
     let id = ctx.session_id().unwrap_or_default().to_owned();
-    let temp_root = config.temp_root.clone();
+    let (temp_root, memory_bytes, home_bytes) =
+        (config.temp_root.clone(), config.max_session_memory_bytes, config.max_home_bytes);
     let root = sandbox.root().to_path_buf();
     let mut hidden = config.hidden.clone();
+    let prefix = state.prefix().to_owned();
+    let exec_user = config.user;
     let prepared = off_worker(move || -> Result<_, ExecError> {
         let workdir = resolve_workdir(&sandbox, workdir.as_deref())?;
-        let session = state.session(&id, &temp_root).map_err(ExecError::Start)?;
+        let user = user::resolve(exec_user, sandbox.root()).map_err(ExecError::Start)?;
+        let limits = SessionLimits { temp_root, memory_bytes, home_bytes, user };
+        let session = state.session(&id, &limits).map_err(ExecError::Start)?;
         // Every registry's exec temp dir (this one's too): the session's `HOME` is granted alone.
-        hidden.extend(exec_dirs(&temp_root));
-        Ok((workdir, session, hidden))
+        hidden.extend(exec_dirs(&limits.temp_root));
+        Ok((workdir, session, hidden, user))
     })
     .await
     .ok_or_else(shutting_down)?;
-    let (workdir, session, hidden) = prepared.map_err(ToolError::failed)?;
+    let (workdir, session, hidden, user) = prepared.map_err(ToolError::failed)?;
     let mut env = vec![
         ("PATH".to_owned(), config.path.clone()),
         ("LANG".to_owned(), config.lang.clone()),
         ("HOME".to_owned(), session.home().to_string_lossy().into_owned()),
     ];
     env.extend(config.env.iter().cloned());
+    let (session_memory, home) = session.bounds();
     let launch = Launch {
+        user,
+        prefix,
+        session_memory,
+        home,
         command,
         workdir,
         env,
@@ -455,7 +477,8 @@ fn render(job: &Job, status: &str, body: &str, seen: &Seen, finished: Option<Fin
             let reads = if hidden.is_empty() { "" } else { ", reads of the server's state, caches and other sessions" };
             note(&format!(
                 "[note: the command runs in a Landlock sandbox: the kernel refuses writes outside {}{reads} and, \
-                 unless the network is allowed, sockets; a \"Permission denied\" above may come from it]",
+                 unless the network is allowed, sockets, and a read-only view of the rest refuses changes there; a \
+                 \"Permission denied\" or \"Read-only file system\" above may come from it]",
                 dirs.join(", ")
             ));
         }

@@ -1,7 +1,6 @@
 //! The `webfetch` tool.
 
 use std::net::IpAddr;
-use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use reqwest::Url;
@@ -12,9 +11,9 @@ use tokio::time::{Duration, Instant};
 use tool_runtime::{DependencyError, DependencyKey, ToolContext, tool};
 
 use super::address::article;
-use super::config::{WEB_CONFIG, WebConfig};
+use super::config::{WEB_CONFIG, WebConfig, build_client};
 use super::html::Document;
-use super::net::{CheckedResolver, Failure, NetErrorClass, NetworkPolicy, classify};
+use super::net::{Failure, NetErrorClass, NetworkPolicy, classify};
 
 /// What `webfetch` returns the content as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
@@ -181,20 +180,6 @@ fn fetch_client(ctx: &ToolContext) -> BoxFuture<'_, Result<reqwest::Client, Depe
         let config = ctx.resolve(&WEB_CONFIG).await?;
         build_client(&config, Some(config.network.clone()))
     })
-}
-
-/// A client with the configured resolver (filtered by `policy` when given), no redirects and no proxy.
-pub(crate) fn build_client(
-    config: &WebConfig,
-    policy: Option<NetworkPolicy>,
-) -> Result<reqwest::Client, DependencyError> {
-    reqwest::Client::builder()
-        .user_agent(config.user_agent.clone())
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        .dns_resolver(Arc::new(CheckedResolver { inner: config.resolver.clone(), policy }))
-        .build()
-        .map_err(|e| DependencyError(format!("cannot build the HTTP client: {e}")))
 }
 
 /// Fetch the text of an http(s) URL. Non-text content and non-public addresses (loopback,

@@ -32,10 +32,7 @@ mod net;
 mod search_tool;
 
 pub use address::blocked_reason;
-pub use config::{WEB_CONFIG, WebConfig};
+pub use config::{SearchBackendId, SearchConfig, WEB_CONFIG, WebConfig};
 pub use fetch::{FetchError, OutputFormat, WebFetchOutput, webfetch};
 pub use net::{HostResolver, NetErrorClass, NetworkPolicy, StaticHosts, SystemResolver};
-pub use search_tool::{
-    Brave, DuckDuckGo, SearchBackend, SearchBackendId, SearchConfig, SearchError, SearchHit, SearchOutput, backend_for,
-    search,
-};
+pub use search_tool::{Brave, DuckDuckGo, SearchBackend, SearchError, SearchHit, SearchOutput, backend_for, search};

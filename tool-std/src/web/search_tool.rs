@@ -6,76 +6,13 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use reqwest::Url;
 use reqwest::header::ACCEPT;
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::time::Duration;
 use tool_runtime::{DependencyError, DependencyKey, ToolContext, tool};
 
-use super::config::{WEB_CONFIG, WebConfig};
-use super::fetch::build_client;
+use super::config::{SearchBackendId, SearchConfig, WEB_CONFIG, WebConfig, build_client};
 use super::html::{Document, attr, collapse, has_class, tag, text_of};
 use super::net::{Failure, NetErrorClass, classify};
-
-/// A search backend's name in the `backend` argument.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SearchBackendId {
-    /// DuckDuckGo's HTML results page (no key needed; the default).
-    #[default]
-    #[schemars(description = "DuckDuckGo, no key")]
-    Ddg,
-    /// The Brave Search API (needs an API key).
-    #[schemars(description = "Brave Search API, needs a key")]
-    Brave,
-}
-
-impl SearchBackendId {
-    /// `ddg` or `brave`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Ddg => "ddg",
-            Self::Brave => "brave",
-        }
-    }
-}
-
-impl fmt::Display for SearchBackendId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The search backends' settings (part of [`WebConfig`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SearchConfig {
-    /// The backend of calls that name none (default `ddg`).
-    pub default_backend: SearchBackendId,
-    /// DuckDuckGo's base URL (default `https://html.duckduckgo.com`); results are read from
-    /// `GET {base}/html/?q=QUERY`.
-    pub ddg_base_url: String,
-    /// Brave's base URL (default `https://api.search.brave.com`); results are read from
-    /// `GET {base}/res/v1/web/search?q=QUERY&count=N` with the key in `X-Subscription-Token`.
-    pub brave_base_url: String,
-    /// The Brave API key; when `None` it is read from the variable `brave_api_key_env` at each call.
-    pub brave_api_key: Option<String>,
-    /// The environment variable holding the Brave API key (default `BRAVE_API_KEY`).
-    pub brave_api_key_env: String,
-    /// Time limit of one backend request in milliseconds (default 10000).
-    pub timeout_ms: u64,
-}
-
-impl Default for SearchConfig {
-    fn default() -> Self {
-        Self {
-            default_backend: SearchBackendId::Ddg,
-            ddg_base_url: "https://html.duckduckgo.com".to_owned(),
-            brave_base_url: "https://api.search.brave.com".to_owned(),
-            brave_api_key: None,
-            brave_api_key_env: "BRAVE_API_KEY".to_owned(),
-            timeout_ms: 10_000,
-        }
-    }
-}
 
 /// One search result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,6 +4,7 @@
 //! child, or a check of the process's threads, files or children) stays a binary of its own in
 //! `tests/`.
 
+pub mod architecture;
 pub mod cache;
 pub mod cancel;
 pub mod continuation;
@@ -44,9 +45,7 @@ mod grep_record;
 #[path = "../../fuzz/src/lib.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod harness;
-#[path = "../../../tool-runtime/tests/support/instances.rs"]
-mod instances;
-#[path = "../../../tool-runtime/tests/support/redis_server.rs"]
-mod redis_server;
+use test_support::instances;
+use test_support::redis_server;
 #[path = "../webfetch_support/mod.rs"]
 mod webfetch_support;

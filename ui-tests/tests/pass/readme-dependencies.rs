@@ -57,7 +57,7 @@ fn add_signed_note(
 }
 
 fn registry(author: Author) -> Result<Registry, tool_runtime::RegistryError> {
-    // Without `provide`, `build` fails: the key `author` (asked for by `add_signed_note`) has no value.
+    // Without `provide`, `build` fails: the key `AUTHOR` (asked for by `add_signed_note`) has no value.
     Registry::builder()
         .tool(add_note::TOOL)
         .tool(find_notes::TOOL)
@@ -78,6 +78,6 @@ async fn main() {
     let unprovided = Registry::builder().tool(add_signed_note::TOOL).build().unwrap_err();
     assert_eq!(
         unprovided.to_string(),
-        "the dependency key `author` (asked for by `add_signed_note`) has no value: these keys are declared with `DependencyKey::provided`, so the registry must be given one with `RegistryBuilder::provide(&KEY, value)`"
+        "the dependency key `AUTHOR` (asked for by `add_signed_note`) has no value: a key declared with `DependencyKey::provided` gets its value from the program, before `build`: `Registry::builder().discover().provide(&AUTHOR, value).build()` (or `.tool(..)` for each tool instead of `.discover()`; `Registry::discover()` cannot take values)"
     );
 }

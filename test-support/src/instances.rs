@@ -9,19 +9,19 @@
 //! [`mutate`] changes one value of a valid instance into a form the schema refuses (see
 //! [`Mutation`]), or gives `None` where the instance has no value of that kind.
 
-#![allow(dead_code)]
-
 use serde_json::{Map, Value, json};
 
 /// splitmix64: a small deterministic generator (no dependency, the same numbers everywhere).
-pub(crate) struct Rng(u64);
+pub struct Rng(u64);
 
 impl Rng {
-    pub(crate) fn new(seed: u64) -> Self {
+    /// The generator of `seed`.
+    pub fn new(seed: u64) -> Self {
         Self(seed)
     }
 
-    pub(crate) fn next(&mut self) -> u64 {
+    /// The next number.
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -30,12 +30,12 @@ impl Rng {
     }
 
     /// A number in `0..n` (0 for an empty range).
-    pub(crate) fn below(&mut self, n: usize) -> usize {
-        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
+    pub fn below(&mut self, n: usize) -> usize {
+        if n == 0 { 0 } else { (self.next_u64() % n as u64) as usize }
     }
 
     fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
+        self.next_u64() % 100 < percent
     }
 
     fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
@@ -65,7 +65,7 @@ fn kinds(node: &Value) -> Vec<&str> {
 }
 
 /// A value for the schema `node` (of the schema `root`).
-pub(crate) fn instance(node: &Value, root: &Value, rng: &mut Rng, depth: usize) -> Value {
+pub fn instance(node: &Value, root: &Value, rng: &mut Rng, depth: usize) -> Value {
     let node = resolve(root, node);
     if let Some(values) = node.get("enum").and_then(Value::as_array).filter(|v| !v.is_empty()) {
         return rng.pick(values).clone();
@@ -188,7 +188,7 @@ fn string(node: &Value, rng: &mut Rng) -> String {
 
 /// One change of a valid instance into a form its schema refuses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Mutation {
+pub enum Mutation {
     /// A string, number or boolean replaced by a value of a JSON type its schema does not allow
     /// (never `null`, which an optional property takes as absent, by decoding's rule 3).
     TypeChange,
@@ -204,7 +204,8 @@ pub(crate) enum Mutation {
     OutOfRange,
 }
 
-pub(crate) const MUTATIONS: [Mutation; 6] = [
+/// Every kind of [`Mutation`].
+pub const MUTATIONS: [Mutation; 6] = [
     Mutation::TypeChange,
     Mutation::ExtraKey,
     Mutation::StructAsArray,
@@ -260,7 +261,7 @@ fn sites<'v, 's>(
 
 /// `valid` with `mutation` applied to one of its values (picked with `rng` among those it
 /// applies to); `None` when it applies to none.
-pub(crate) fn mutate(valid: &Value, root: &Value, mutation: Mutation, rng: &mut Rng) -> Option<Value> {
+pub fn mutate(valid: &Value, root: &Value, mutation: Mutation, rng: &mut Rng) -> Option<Value> {
     let mut found = Vec::new();
     sites(valid, root, root, String::new(), &mut found);
     let replacement = |value: &Value, node: &Value| -> Option<Value> {
@@ -327,17 +328,17 @@ pub(crate) fn mutate(valid: &Value, root: &Value, mutation: Mutation, rng: &mut 
 
 /// What [`agree`] found, over the tools it was run for.
 #[derive(Debug, Default)]
-pub(crate) struct Agreement {
+pub struct Agreement {
     /// Schema-valid instances sent.
-    pub(crate) valid: usize,
+    pub valid: usize,
     /// Mutations sent that the validator refuses.
-    pub(crate) mutations: usize,
+    pub mutations: usize,
     /// Every call where decoding and the validator disagree, as `what: arguments: answer`.
-    pub(crate) disagreements: Vec<String>,
+    pub disagreements: Vec<String>,
 }
 
 /// Instances per tool.
-pub(crate) const INSTANCES: usize = 12;
+pub const INSTANCES: usize = 12;
 /// Attempts at a valid instance per tool (a `pattern` or a `oneOf` may refuse many).
 const ATTEMPTS: usize = 20 * INSTANCES;
 
@@ -346,7 +347,7 @@ const ATTEMPTS: usize = 20 * INSTANCES;
 /// [`Mutation`] kind that applies and that the validator refuses, within `deadline`, adding to
 /// `found` (and printing the tool's counts). A valid instance must not be answered `invalid
 /// arguments...`; a refused mutation must be.
-pub(crate) async fn agree<F, Fut>(
+pub async fn agree<F, Fut>(
     found: &mut Agreement,
     name: &str,
     schema: &Value,

@@ -29,8 +29,19 @@
 //! panic of the handler itself (a tool's panic is its result), each get `500 Internal Server
 //! Error` with a JSON-RPC error (rmcp's path gives a plain-text `500`, or no response). A client
 //! that goes away before the response cancels the call, as on rmcp's path.
+//!
+//! Two contracts hold this path up, each checked:
+//! - Nothing is sent to the client before the response: the requests taken ask for no progress
+//!   and no log messages, and rmcp refuses server-to-client requests to the shared peer, stamped
+//!   [`STATELESS_PROTOCOL`]. The peer's sink ([`Unsent`]) logs and counts a message that reaches
+//!   it anyway, and in a test build every later answer here is then a `500` naming the contract.
+//! - The checks restated here are rmcp 3.11.0's, the version `Cargo.toml` pins exactly; the test
+//!   `rmcps_answers_to_the_requests_the_direct_path_takes_are_these` holds rmcp's own answers to
+//!   the same requests, so another version that answers differently fails it.
 
+use std::pin::Pin;
 use std::sync::OnceLock;
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use futures::FutureExt;
@@ -38,15 +49,14 @@ use http_body_util::{BodyExt, Full};
 use rmcp::RoleServer;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, GetExtensions, GetMeta, Implementation,
-    InitializeRequestParams, ProtocolVersion, ServerJsonRpcMessage,
+    InitializeRequestParams, ServerJsonRpcMessage,
 };
-use rmcp::service::{Peer, RequestContext, RunningService};
+use rmcp::service::{Peer, RequestContext, RunningService, TxJsonRpcMessage};
 use tokio_util::sync::CancellationToken;
 
-use crate::McpServer;
+use crate::protocol::{STATELESS_PROTOCOL, STATELESS_PROTOCOL_TEXT};
+use crate::server::McpServer;
 
-/// The protocol version a request must name to be answered here.
-const VERSION: &str = "2026-07-28";
 /// The `_meta` key of a request's protocol version (MCP 2026-07-28).
 const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// The `_meta` keys of MCP 2026-07-28 that ask for messages before the response.
@@ -54,7 +64,7 @@ const PROGRESS_TOKEN: &str = "progressToken";
 const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
 /// A response of the endpoint.
-type Response = http::Response<crate::http::ResponseBody>;
+type Response = http::Response<super::response::ResponseBody>;
 
 /// What the endpoint needs to answer a request itself.
 pub(crate) struct Direct {
@@ -64,6 +74,54 @@ pub(crate) struct Direct {
     /// transport that carries nothing. No request taken here sends through it (no progress, no
     /// log messages, and server-to-client requests are refused at 2026-07-28).
     peer: OnceLock<RunningService<RoleServer, McpServer>>,
+    /// The sink of that peer's transport.
+    sent: Unsent,
+}
+
+/// The sink of the shared peer's transport. No request taken here sends through it: it asks for
+/// no progress and no log messages, and rmcp refuses server-to-client requests to a peer of
+/// [`STATELESS_PROTOCOL`]. A message that reaches it anyway breaks that contract: it is logged as
+/// an error naming its method, counted and dropped (the client never gets it); in a build with
+/// debug assertions (every test build) each answer of the direct path from then on is `500
+/// Internal Server Error` with a JSON-RPC error saying so, so the test whose call sent it fails.
+#[derive(Clone, Default)]
+struct Unsent(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl Unsent {
+    /// How many messages reached the sink.
+    fn count(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl futures::Sink<TxJsonRpcMessage<RoleServer>> for Unsent {
+    type Error = std::convert::Infallible;
+
+    fn poll_ready(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn start_send(self: Pin<&mut Self>, message: TxJsonRpcMessage<RoleServer>) -> Result<(), Self::Error> {
+        let method = serde_json::to_value(&message)
+            .ok()
+            .and_then(|value| value.get("method").and_then(|m| m.as_str()).map(str::to_owned))
+            .unwrap_or_else(|| "a message without a method".to_owned());
+        tracing::error!(
+            %method,
+            "a call answered by the direct path sent a message before its response; it was dropped (the direct \
+             path's admission let through a request it must leave to rmcp)"
+        );
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
 }
 
 /// `host` as rmcp compares it: `[` then `]` trimmed from both ends, lowercase.
@@ -89,7 +147,7 @@ impl Direct {
                 })
                 .collect()
         });
-        Self { hosts, peer: OnceLock::new() }
+        Self { hosts, peer: OnceLock::new(), sent: Unsent::default() }
     }
 
     /// `true` when the head of a `tools/call` of `tool` passes every check of the
@@ -98,7 +156,7 @@ impl Direct {
         !server.inner.legacy_sessions
             && self.host_allowed(headers)
             && accepts_json_and_events(headers)
-            && only(headers, "mcp-protocol-version") == Some(VERSION)
+            && only(headers, "mcp-protocol-version") == Some(STATELESS_PROTOCOL_TEXT)
             && only(headers, "mcp-method") == Some("tools/call")
             && only(headers, "mcp-name").is_some_and(|name| name == tool && !name.starts_with("=?base64?"))
             && server.served().direct.contains(tool)
@@ -122,9 +180,9 @@ impl Direct {
             return None;
         }
         let meta = request.request.get_meta();
-        let named = meta.0.0.get(PROTOCOL_VERSION).and_then(|v| v.as_str()) == Some(VERSION);
+        let named = meta.0.0.get(PROTOCOL_VERSION).and_then(|v| v.as_str()) == Some(STATELESS_PROTOCOL_TEXT);
         let quiet = !meta.0.0.contains_key(PROGRESS_TOKEN) && !meta.0.0.contains_key(LOG_LEVEL);
-        let complete = || meta.missing_required_keys(&ProtocolVersion::V_2026_07_28).is_empty();
+        let complete = || meta.missing_required_keys(&STATELESS_PROTOCOL).is_empty();
         (named && quiet && complete()).then_some(Taken { request })
     }
 
@@ -171,6 +229,15 @@ impl Direct {
                 return json(http::StatusCode::INTERNAL_SERVER_ERROR, &ServerJsonRpcMessage::error(error, Some(id)));
             }
         };
+        #[cfg(debug_assertions)]
+        if self.sent.count() > 0 {
+            let error = ErrorData::internal_error(
+                "the direct path's contract is broken: a call it answered sent a message before its response (see \
+                 the error in the log); leave such requests to rmcp",
+                None,
+            );
+            return json(http::StatusCode::INTERNAL_SERVER_ERROR, &ServerJsonRpcMessage::error(error, Some(id)));
+        }
         let message = match result {
             Ok(result) => ServerJsonRpcMessage::response(result, id),
             Err(error) => {
@@ -183,13 +250,11 @@ impl Direct {
 
     fn peer(&self, server: &McpServer) -> Peer<RoleServer> {
         let running = self.peer.get_or_init(|| {
-            // A transport that receives nothing and drops what it is given.
-            let transport = (
-                futures::sink::drain::<rmcp::service::TxJsonRpcMessage<RoleServer>>(),
-                futures::stream::pending::<rmcp::service::RxJsonRpcMessage<RoleServer>>(),
-            );
+            // A transport that receives nothing; what it is given breaks the contract ([`Unsent`]).
+            let transport =
+                (self.sent.clone(), futures::stream::pending::<rmcp::service::RxJsonRpcMessage<RoleServer>>());
             let info = InitializeRequestParams::new(Default::default(), Implementation::default())
-                .with_protocol_version(ProtocolVersion::V_2026_07_28);
+                .with_protocol_version(STATELESS_PROTOCOL);
             rmcp::service::serve_directly(server.clone(), transport, Some(info))
         });
         running.peer().clone()
@@ -239,7 +304,7 @@ fn status(message: &ServerJsonRpcMessage) -> http::StatusCode {
 /// as JSON gets `500 Internal Server Error` saying so.
 fn json(status: http::StatusCode, message: &ServerJsonRpcMessage) -> Response {
     match serde_json::to_vec(message) {
-        Ok(body) => crate::http::json_response(status, Bytes::from(body)),
+        Ok(body) => super::response::json_response(status, Bytes::from(body)),
         Err(error) => {
             tracing::error!(%error, "a JSON-RPC response could not be written as JSON");
             let mut response = http::Response::new(
@@ -548,21 +613,27 @@ mod tests {
         (status, content_type, message)
     }
 
+    /// The requests the two tests below send: a tool, its arguments as sent, the client's
+    /// capabilities. A good call, three bad arguments, an input request with and without the
+    /// capability it needs.
+    fn cases() -> [(&'static str, &'static str, Value); 6] {
+        let (none, elicits) = (json!({}), json!({"elicitation": {}}));
+        [
+            ("greet", r#"{"name":"Ana"}"#, none.clone()),
+            ("greet", "{}", none.clone()),
+            ("greet", r#"{"name":"Ana","name":"Bob"}"#, none.clone()),
+            ("greet", r#"{"name":"Ana","age":3}"#, none.clone()),
+            ("ask", "{}", elicits),
+            ("ask", "{}", none),
+        ]
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn each_call_taken_here_gets_the_answer_rmcp_gives_the_same_request() {
         let (server, addr, stop) = serving().await;
         let answered = || server.inner.direct_answers.load(Ordering::Relaxed);
-        let (none, elicits) = (json!({}), json!({"elicitation": {}}));
-        let cases = [
-            ("greet", r#"{"name":"Ana"}"#, &none),
-            ("greet", "{}", &none),
-            ("greet", r#"{"name":"Ana","name":"Bob"}"#, &none),
-            ("greet", r#"{"name":"Ana","age":3}"#, &none),
-            ("ask", "{}", &elicits),
-            ("ask", "{}", &none),
-        ];
         let mut answers = Vec::new();
-        for (i, (tool, arguments, capabilities)) in cases.into_iter().enumerate() {
+        for (i, (tool, arguments, capabilities)) in cases().iter().enumerate() {
             let here = answer(addr, &request(tool, arguments, capabilities, PLAIN)).await;
             assert_eq!(answered(), i + 1, "{tool} {arguments}: not answered here");
             let through_rmcp = answer(addr, &request(tool, arguments, capabilities, WEIGHTED)).await;
@@ -599,6 +670,104 @@ mod tests {
         tokio::time::timeout(BOUND, WAITING.get().unwrap().cancelled())
             .await
             .expect("the call's cancellation token was not cancelled when its client went away");
+        stop.cancel();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_message_sent_through_the_shared_peer_makes_every_later_answer_a_500_in_a_test_build() {
+        let (server, direct) = (server(), direct());
+        let complete = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        });
+        let parts = || http::Request::new(()).into_parts().0;
+        let before = direct
+            .answer(&server, Direct::take(&call(complete.clone())).unwrap(), parts(), &CancellationToken::new())
+            .await;
+        assert_eq!(before.status(), http::StatusCode::OK);
+        let progress = rmcp::model::ProgressNotificationParam::new(
+            rmcp::model::ProgressToken(rmcp::model::NumberOrString::Number(1)),
+            1.0,
+        );
+        direct.peer(&server).notify_progress(progress).await.unwrap();
+        tokio::time::timeout(BOUND, async {
+            while direct.sent.count() == 0 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .expect("the message did not reach the sink");
+        let after =
+            direct.answer(&server, Direct::take(&call(complete)).unwrap(), parts(), &CancellationToken::new()).await;
+        assert_eq!(after.status(), http::StatusCode::INTERNAL_SERVER_ERROR);
+        let body: Value = serde_json::from_slice(&after.into_body().collect().await.unwrap().to_bytes()).unwrap();
+        assert_eq!(body["id"], 7);
+        assert_eq!(body["error"]["code"], -32603);
+        assert!(
+            body["error"]["message"].as_str().unwrap().starts_with("the direct path's contract is broken"),
+            "{body}"
+        );
+    }
+
+    /// What rmcp 3.11.0's own stateless path answers to each kind of request the direct path
+    /// takes, in full: the direct path promises the same answers, so this test fails when another
+    /// rmcp answers them differently (then the direct path's checks need reading again, see
+    /// `Cargo.toml`).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn rmcps_answers_to_the_requests_the_direct_path_takes_are_these() {
+        let (server, addr, stop) = serving().await;
+        let mut answers = Vec::new();
+        for (tool, arguments, capabilities) in &cases() {
+            answers.push(answer(addr, &request(tool, arguments, capabilities, WEIGHTED)).await);
+        }
+        assert_eq!(server.inner.direct_answers.load(Ordering::Relaxed), 0, "a request was not left to rmcp");
+        let json = Some("application/json".to_owned());
+        let text = |text: &str, error: bool| {
+            json!({"jsonrpc": "2.0", "id": 1, "result": {
+                "content": [{"type": "text", "text": text}], "isError": error, "resultType": "complete"}})
+        };
+        let expected = vec![
+            (200, json.clone(), text("hello, Ana", false)),
+            (200, json.clone(), text("invalid arguments for `greet`: missing field `name`", true)),
+            (
+                200,
+                json.clone(),
+                text("invalid arguments for `greet`: `name`: the field is sent twice; send each field once", true),
+            ),
+            (
+                200,
+                json.clone(),
+                text("invalid arguments for `greet`: unknown field `age`; expected one of `name`", true),
+            ),
+            (
+                200,
+                json.clone(),
+                json!({"jsonrpc": "2.0", "id": 1, "result": {
+                    "inputRequests": {"who": {"method": "elicitation/create", "params": {
+                        "message": "Your name?",
+                        "mode": "form",
+                        "requestedSchema": {
+                            "type": "object",
+                            "properties": {"name": {"type": "string"}},
+                            "required": ["name"]
+                        }
+                    }}},
+                    "requestState": "sealed",
+                    "resultType": "input_required"
+                }}),
+            ),
+            (
+                400,
+                json,
+                json!({"jsonrpc": "2.0", "id": 1, "error": {
+                    "code": -32021,
+                    "message": "the client did not declare the `elicitation` capability; use a client that supports \
+                                elicitation and declares it",
+                    "data": {"requiredCapabilities": {"elicitation": {}}}
+                }}),
+            ),
+        ];
+        assert_eq!(answers, expected);
         stop.cancel();
     }
 }

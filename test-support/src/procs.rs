@@ -1,7 +1,5 @@
-//! Watching processes by pid in tests of commands (`/proc` on Linux): shared by the exec tests of
-//! tool-std and toolbox (included with `#[path]`).
-
-#![allow(dead_code, unreachable_pub)]
+//! Watching processes by pid in tests of commands (`/proc` on Linux): used by the exec tests of
+//! tool-std and toolbox.
 
 use std::path::Path;
 

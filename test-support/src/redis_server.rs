@@ -1,8 +1,6 @@
 //! A real `redis-server` for tests: started on a free loopback port with no persistence in its own
-//! temp dir, stopped when the guard drops. Shared by the Redis tests of tool-runtime, tool-std and
-//! toolbox (included with `#[path]`).
-
-#![allow(dead_code, unreachable_pub)]
+//! temp dir, stopped when the guard drops. Used by the Redis tests of tool-runtime, tool-std and
+//! toolbox and by the Redis benchmarks.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

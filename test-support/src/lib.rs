@@ -1,0 +1,12 @@
+//! Helpers shared by the workspace's tests; a dev-dependency of the crates that use it, never a
+//! dependency. Each module is one job:
+//!
+//! - [`architecture`]: the import rules of ARCHITECTURE.md, checked on a crate's sources;
+//! - [`redis_server`]: a real `redis-server` on a free loopback port;
+//! - [`procs`]: watching processes by pid (`/proc`), for tests of commands;
+//! - [`instances`]: instances of a tool's input schema and mutations the schema refuses.
+
+pub mod architecture;
+pub mod instances;
+pub mod procs;
+pub mod redis_server;

@@ -1,0 +1,418 @@
+//! One program on QuickJS, on a thread of its own: the interpreter's side of the bridge.
+//!
+//! The thread owns a fresh runtime and context, evaluates the program as the body of an async
+//! function, and runs QuickJS's job queue. A tool call from the program becomes a [`Request`]
+//! sent to the async side ([`crate::run`]), which dispatches it through the registry and answers
+//! with a [`Reply`]; the thread waits for replies (up to the deadline) only when no job is ready.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::Instant;
+
+use rquickjs::function::Opt;
+use rquickjs::promise::PromiseState;
+use rquickjs::{Context, Ctx, Function, Persistent, Promise, Runtime, Value};
+
+use crate::error::ProgramError;
+use crate::limits::Limits;
+
+/// The name the program's source has in stack traces and errors.
+pub(crate) const FILE_NAME: &str = "program.js";
+
+/// What comes before the program's first line: the program is the body of an async function.
+const WRAPPER_START: &str = "(async () => {";
+
+/// A tool call the program made: its number in the run (from 1), the tool, the arguments' JSON.
+#[derive(Debug)]
+pub(crate) struct Request {
+    pub(crate) seq: u64,
+    pub(crate) name: String,
+    pub(crate) arguments: String,
+}
+
+/// The answer to [`Request`] `seq`.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub(crate) seq: u64,
+    pub(crate) outcome: Answer,
+}
+
+/// What a tool call gives the program.
+#[derive(Debug)]
+pub(crate) enum Answer {
+    /// A JSON value (a tool's structured result), as text.
+    Json(String),
+    /// A text result.
+    Text(String),
+    /// An error result's text: the call's promise rejects with an `Error` of it.
+    Error(String),
+}
+
+/// A program that ran to its end.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Finished {
+    /// What `console.log` and friends printed, one line per call.
+    pub(crate) printed: String,
+    /// The returned value: a string as it is, anything else as JSON; `None` for `undefined`.
+    pub(crate) returned: Option<String>,
+    /// Tool calls made.
+    pub(crate) calls: u64,
+}
+
+/// The interpreter's state that the program's functions share.
+struct State {
+    limits: Limits,
+    requests: tokio::sync::mpsc::UnboundedSender<Request>,
+    next_seq: u64,
+    in_flight: usize,
+    /// Calls past [`Limits::max_in_flight`], sent as earlier ones end.
+    queued: VecDeque<Request>,
+    /// The resolve and reject functions of each call not answered yet.
+    pending: HashMap<u64, (Persistent<Function<'static>>, Persistent<Function<'static>>)>,
+    printed: String,
+    /// A limit the program reached inside a function of ours: it ends the run.
+    limit: Option<ProgramError>,
+    /// Set with `limit`: the interrupt handler then stops a program that caught the throw.
+    limit_hit: Arc<AtomicBool>,
+}
+
+impl State {
+    /// Records that the program reached `error`'s limit, and the JavaScript error thrown there
+    /// (the interrupt handler ends the program if it catches it).
+    fn reached(&mut self, ctx: &Ctx<'_>, error: ProgramError) -> rquickjs::Error {
+        let message = error.to_string();
+        self.limit = Some(error);
+        self.limit_hit.store(true, Ordering::Relaxed);
+        rquickjs::Exception::throw_internal(ctx, &message)
+    }
+}
+
+impl State {
+    fn send(&mut self, request: Request) {
+        if self.in_flight < self.limits.max_in_flight {
+            self.in_flight += 1;
+            // The receiver is gone only when the run is being torn down; the loop sees that.
+            let _ = self.requests.send(request);
+        } else {
+            self.queued.push_back(request);
+        }
+    }
+}
+
+/// The prelude run before the program: `console`, the `tools` object, and no clock.
+fn prelude(names: &[String]) -> String {
+    let names = serde_json::to_string(names).unwrap_or_else(|_| "[]".to_owned());
+    format!(
+        r#"(() => {{
+  const call = globalThis.__tool_call, print = globalThis.__print;
+  delete globalThis.__tool_call; delete globalThis.__print;
+  delete globalThis.Date; delete globalThis.performance;
+  const show = (v) => typeof v === "string" ? v
+    : v instanceof Error ? String(v)
+    : v === undefined ? "undefined"
+    : (JSON.stringify(v) ?? String(v));
+  const log = (...args) => print(args.map(show).join(" "));
+  globalThis.console = Object.freeze({{ log, info: log, warn: log, error: log, debug: log }});
+  const tools = {{}};
+  for (const name of {names}) {{
+    tools[name] = (args) => {{
+      // The call site, so that a failed call the program does not catch names its line.
+      const site = new Error();
+      return call(name, args).catch((e) => {{
+        const error = new Error(e.message);
+        error.stack = site.stack;
+        throw error;
+      }});
+    }};
+  }}
+  globalThis.tools = Object.freeze(tools);
+}})();"#
+    )
+}
+
+/// Runs `source` to its end on the calling thread (which must not be an async worker), calling
+/// the tools `names` through `requests`/`replies`, within `limits`; `stop` set ends it
+/// ([`ProgramError::Cancelled`]).
+pub(crate) fn run(
+    source: &str,
+    names: &[String],
+    limits: Limits,
+    stop: &Arc<AtomicBool>,
+    requests: tokio::sync::mpsc::UnboundedSender<Request>,
+    replies: &Receiver<Reply>,
+) -> Result<Finished, ProgramError> {
+    let start = Instant::now();
+    let lines = source.split('\n').count();
+    let deadline = start + limits.wall_time;
+    let runtime = Runtime::new().map_err(|e| ProgramError::Engine(e.to_string()))?;
+    runtime.set_memory_limit(limits.memory_bytes);
+    runtime.set_max_stack_size(limits.stack_bytes);
+    let interrupt = stop.clone();
+    let limit_hit = Arc::new(AtomicBool::new(false));
+    let interrupt_limit = limit_hit.clone();
+    runtime.set_interrupt_handler(Some(Box::new(move || {
+        interrupt.load(Ordering::Relaxed) || interrupt_limit.load(Ordering::Relaxed) || Instant::now() >= deadline
+    })));
+    let context = Context::full(&runtime).map_err(|e| ProgramError::Engine(e.to_string()))?;
+    let state = Rc::new(RefCell::new(State {
+        limits,
+        requests,
+        next_seq: 1,
+        in_flight: 0,
+        queued: VecDeque::new(),
+        pending: HashMap::new(),
+        printed: String::new(),
+        limit: None,
+        limit_hit,
+    }));
+
+    // What ends the run in the engine's own terms, mapped to the limit that caused it.
+    let stopped = |error: ProgramError| -> ProgramError {
+        if let Some(limit) = state.borrow_mut().limit.take() {
+            limit
+        } else if let ProgramError::Thrown { text, line } = &error
+            && (text.ends_with("out of memory") || (text == "null" && line.is_none()))
+        {
+            // QuickJS throws `InternalError: out of memory`, or `null` when it cannot even make
+            // that error.
+            ProgramError::Memory { limit: limits.memory_bytes, at: *line }
+        } else if stop.load(Ordering::Relaxed) {
+            ProgramError::Cancelled
+        } else if Instant::now() >= deadline {
+            ProgramError::WallTime { limit: limits.wall_time, at: error.line() }
+        } else {
+            error
+        }
+    };
+
+    let main = context.with(|ctx| -> Result<Persistent<Promise<'static>>, ProgramError> {
+        install(&ctx, &state).map_err(|e| ProgramError::Engine(e.to_string()))?;
+        ctx.eval::<(), _>(prelude(names)).map_err(|_| exception(&ctx, &ctx.catch(), lines))?;
+        // The wrapper's first line holds the program's first line, so lines keep their numbers.
+        let wrapped = format!("{WRAPPER_START}{source}\n}})()");
+        let mut options = rquickjs::context::EvalOptions::default();
+        options.strict = true;
+        options.filename = Some(FILE_NAME.to_owned());
+        let promise: Promise<'_> =
+            ctx.eval_with_options(wrapped, options).map_err(|_| exception(&ctx, &ctx.catch(), lines))?;
+        Ok(Persistent::save(&ctx, promise))
+    });
+    let main = main.map_err(stopped)?;
+
+    loop {
+        // Every job that is ready: the program runs here.
+        loop {
+            match runtime.execute_pending_job() {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(job) => return Err(stopped(job.0.with(|ctx| exception(&ctx, &ctx.catch(), lines)))),
+            }
+            if let Some(limit) = state.borrow_mut().limit.take() {
+                return Err(limit);
+            }
+        }
+        if let Some(limit) = state.borrow_mut().limit.take() {
+            return Err(limit);
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Err(ProgramError::Cancelled);
+        }
+        if Instant::now() >= deadline {
+            return Err(ProgramError::WallTime { limit: limits.wall_time, at: None });
+        }
+        let settled = context.with(|ctx| -> Result<Option<Finished>, ProgramError> {
+            let promise = main.clone().restore(&ctx).map_err(|e| ProgramError::Engine(e.to_string()))?;
+            match promise.state() {
+                PromiseState::Pending => Ok(None),
+                PromiseState::Rejected => {
+                    let reason = match promise.result::<Value<'_>>() {
+                        Some(Err(_)) => ctx.catch(),
+                        Some(Ok(value)) => value,
+                        None => Value::new_undefined(ctx.clone()),
+                    };
+                    Err(exception(&ctx, &reason, lines))
+                }
+                PromiseState::Resolved => {
+                    let value: Value<'_> = promise
+                        .result::<Value<'_>>()
+                        .and_then(Result::ok)
+                        .unwrap_or_else(|| Value::new_undefined(ctx.clone()));
+                    let returned = if let Some(text) = value.as_string() {
+                        Some(text.to_string().map_err(|e| ProgramError::Engine(e.to_string()))?)
+                    } else {
+                        match ctx.json_stringify(value) {
+                            Ok(text) => text
+                                .map(|t| t.to_string())
+                                .transpose()
+                                .map_err(|e| ProgramError::Engine(e.to_string()))?,
+                            Err(_) => {
+                                return Err(ProgramError::NotJson {
+                                    message: exception(&ctx, &ctx.catch(), lines).to_string(),
+                                });
+                            }
+                        }
+                    };
+                    let state = state.borrow();
+                    Ok(Some(Finished { printed: state.printed.clone(), returned, calls: state.next_seq - 1 }))
+                }
+            }
+        });
+        if let Some(finished) = settled.map_err(&stopped)? {
+            // A program that caught the interrupt and returned still ran past its time.
+            if Instant::now() >= deadline {
+                return Err(ProgramError::WallTime { limit: limits.wall_time, at: None });
+            }
+            return Ok(finished);
+        }
+        if state.borrow().in_flight == 0 {
+            return Err(ProgramError::NeverSettled);
+        }
+        let reply = match replies.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(reply) => reply,
+            Err(RecvTimeoutError::Timeout) => return Err(ProgramError::WallTime { limit: limits.wall_time, at: None }),
+            Err(RecvTimeoutError::Disconnected) => return Err(ProgramError::Cancelled),
+        };
+        context.with(|ctx| answer(&ctx, &state, reply)).map_err(|e| ProgramError::Engine(e.to_string()))?;
+    }
+}
+
+/// Settles the promise of the call `reply` answers, and sends the next queued call.
+fn answer(ctx: &Ctx<'_>, state: &Rc<RefCell<State>>, reply: Reply) -> rquickjs::Result<()> {
+    let functions = {
+        let mut state = state.borrow_mut();
+        state.in_flight -= 1;
+        if let Some(next) = state.queued.pop_front() {
+            state.send(next);
+        }
+        state.pending.remove(&reply.seq)
+    };
+    let Some((resolve, reject)) = functions else { return Ok(()) };
+    match reply.outcome {
+        Answer::Json(text) => {
+            let value = ctx.json_parse(text)?;
+            resolve.restore(ctx)?.call::<_, ()>((value,))
+        }
+        Answer::Text(text) => resolve.restore(ctx)?.call::<_, ()>((text,)),
+        Answer::Error(text) => {
+            let error = rquickjs::Exception::from_message(ctx.clone(), &text)?;
+            reject.restore(ctx)?.call::<_, ()>((error,))
+        }
+    }
+}
+
+/// Installs the two functions the prelude hides behind `tools` and `console`.
+fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RefCell<State>>) -> rquickjs::Result<()> {
+    let calls = state.clone();
+    let call = Function::new(ctx.clone(), move |ctx: Ctx<'js>, name: String, arguments: Opt<Value<'js>>| {
+        call_tool(&ctx, &calls, name, arguments.0)
+    })?;
+    let prints = state.clone();
+    let print = Function::new(ctx.clone(), move |ctx: Ctx<'js>, line: String| -> rquickjs::Result<()> {
+        let mut state = prints.borrow_mut();
+        let max = state.limits.max_result_bytes;
+        if state.printed.len() + line.len() + 1 > max {
+            return Err(state.reached(&ctx, ProgramError::Printed { limit: max }));
+        }
+        if !state.printed.is_empty() {
+            state.printed.push('\n');
+        }
+        state.printed.push_str(&line);
+        Ok(())
+    })?;
+    ctx.globals().set("__tool_call", call)?;
+    ctx.globals().set("__print", print)?;
+    Ok(())
+}
+
+/// `tools.NAME(args)`: a promise of the call's answer.
+fn call_tool<'js>(
+    ctx: &Ctx<'js>,
+    state: &Rc<RefCell<State>>,
+    name: String,
+    arguments: Option<Value<'js>>,
+) -> rquickjs::Result<Promise<'js>> {
+    let arguments = match arguments {
+        None => "{}".to_owned(),
+        Some(value) if value.is_undefined() => "{}".to_owned(),
+        Some(value) => match ctx.json_stringify(value)? {
+            Some(text) => text.to_string()?,
+            None => "{}".to_owned(),
+        },
+    };
+    let mut state = state.borrow_mut();
+    let max = state.limits.max_tool_calls;
+    if state.next_seq > max as u64 {
+        return Err(state.reached(ctx, ProgramError::ToolCalls { limit: max }));
+    }
+    let seq = state.next_seq;
+    state.next_seq += 1;
+    let (promise, resolve, reject) = ctx.promise()?;
+    state.pending.insert(seq, (Persistent::save(ctx, resolve), Persistent::save(ctx, reject)));
+    state.send(Request { seq, name, arguments });
+    Ok(promise)
+}
+
+/// A thrown value as a [`ProgramError::Thrown`]: its text (`Name: message`) and the line of
+/// the program (of `lines` lines) it was thrown at, from its stack.
+fn exception<'js>(ctx: &Ctx<'js>, value: &Value<'js>, lines: usize) -> ProgramError {
+    let _ = ctx;
+    if let Some(object) = value.as_object() {
+        let name: Option<String> = object.get("name").ok();
+        let message: Option<String> = object.get("message").ok();
+        let stack: Option<String> = object.get("stack").ok();
+        if name.is_some() || message.is_some() {
+            let text = match (name, message) {
+                (Some(name), Some(message)) if !message.is_empty() => format!("{name}: {message}"),
+                (Some(name), _) => name,
+                (None, Some(message)) => message,
+                (None, None) => String::new(),
+            };
+            return ProgramError::Thrown { text, line: stack.as_deref().and_then(|stack| line_in_stack(stack, lines)) };
+        }
+    }
+    let text = match value.as_string() {
+        Some(text) => text.to_string().unwrap_or_default(),
+        None => ctx
+            .json_stringify(value.clone())
+            .ok()
+            .flatten()
+            .and_then(|t| t.to_string().ok())
+            .unwrap_or_else(|| "undefined".to_owned()),
+    };
+    ProgramError::Thrown { text, line: None }
+}
+
+/// The first line of the program (of `lines` lines) a stack names (`at f (program.js:3:12)`),
+/// skipping frames in the wrapper: before the program's first column, or after its last line.
+fn line_in_stack(stack: &str, lines: usize) -> Option<u32> {
+    stack.match_indices(FILE_NAME).find_map(|(at, _)| {
+        let mut numbers = stack[at + FILE_NAME.len()..]
+            .strip_prefix(':')?
+            .split(|c: char| !c.is_ascii_digit())
+            .take(2)
+            .map(|n| n.parse::<usize>().ok());
+        let line = numbers.next()??;
+        let column = numbers.next().flatten();
+        let in_wrapper = line > lines || (line == 1 && column.is_some_and(|c| c <= WRAPPER_START.len()));
+        (!in_wrapper).then(|| u32::try_from(line).ok()).flatten()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::line_in_stack;
+
+    #[test]
+    fn line_in_stack_reads_the_first_program_frame() {
+        assert_eq!(line_in_stack("    at f (program.js:3:12)\n    at <anonymous> (program.js:9:1)\n", 5), Some(3));
+        assert_eq!(line_in_stack("    at program.js:14\n", 20), Some(14));
+        assert_eq!(line_in_stack("    at program.js:6:1\n", 5), None);
+        assert_eq!(line_in_stack("    at <eval>\n", 5), None);
+        assert_eq!(line_in_stack("    at <anonymous> (program.js:1:1)\n    at <eval> (program.js:3:1)\n", 5), Some(3));
+        assert_eq!(line_in_stack("    at <anonymous> (program.js:1:15)\n", 5), Some(1));
+    }
+}

@@ -1,0 +1,476 @@
+//! Code mode in process: programs over a real registry, every limit attacked.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde::Serialize;
+use tool_code::{CodeMode, Limits, ProgramError, RUN_PROGRAM};
+use tool_runtime::prelude::*;
+use tool_runtime::{BoxFuture, CancellationToken, PermissionRequest};
+
+/// Echo the text.
+#[tool]
+async fn echo(
+    /// The text.
+    text: String,
+) -> String {
+    text
+}
+
+/// The sum of two numbers.
+#[derive(Serialize, schemars::JsonSchema)]
+struct Sum {
+    sum: i64,
+}
+
+/// Add two numbers.
+#[tool(output_schema)]
+async fn add(a: i64, b: i64) -> Sum {
+    Sum { sum: a + b }
+}
+
+/// Always fails.
+#[tool]
+async fn broken() -> Result<String, String> {
+    Err("the disk is on fire".to_owned())
+}
+
+/// The id of this call.
+#[tool]
+async fn whoami(ctx: &ToolContext) -> String {
+    ctx.call_id().unwrap_or("none").to_owned()
+}
+
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+static MOST: AtomicUsize = AtomicUsize::new(0);
+
+/// Waits a little, counting how many calls of it run at once.
+#[tool]
+async fn crowd() -> String {
+    let now = RUNNING.fetch_add(1, Ordering::SeqCst) + 1;
+    MOST.fetch_max(now, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    RUNNING.fetch_sub(1, Ordering::SeqCst);
+    "ok".to_owned()
+}
+
+fn registry() -> Arc<Registry> {
+    let policy = |request: PermissionRequest<'_>| {
+        if request.call.name == "whoami" && request.call.arguments.contains("deny") {
+            Permission::Deny("whoami is off limits".to_owned())
+        } else {
+            Permission::Allow
+        }
+    };
+    Arc::new(
+        Registry::builder()
+            .tool(echo::TOOL)
+            .tool(add::TOOL)
+            .tool(broken::TOOL)
+            .tool(whoami::TOOL)
+            .tool(crowd::TOOL)
+            .policy(policy)
+            .build()
+            .unwrap(),
+    )
+}
+
+fn code_mode(limits: Limits) -> CodeMode {
+    CodeMode::new(registry()).callable(|_| true).limits(limits)
+}
+
+async fn run(code: &str) -> Result<tool_code::ProgramOutput, ProgramError> {
+    code_mode(Limits::DEFAULT).run(code, &ToolContext::new()).await
+}
+
+async fn run_with(limits: Limits, code: &str) -> Result<tool_code::ProgramOutput, ProgramError> {
+    code_mode(limits).run(code, &ToolContext::new()).await
+}
+
+#[tokio::test]
+async fn a_program_calls_tools_and_returns_only_its_value() {
+    let output = run("const a = await tools.echo({text: 'x'.repeat(1000)});\n\
+         const s = await tools.add({a: 2, b: 3});\n\
+         return {length: a.length, sum: s.sum};")
+    .await
+    .unwrap();
+    assert_eq!(output.text(), r#"{"length":1000,"sum":5}"#);
+    assert_eq!(output.tool_calls, 2);
+}
+
+#[tokio::test]
+async fn printed_lines_come_before_the_returned_value() {
+    let output = run("console.log('one', 2, {three: 3});\nconsole.error('four');\nreturn 'done';").await.unwrap();
+    assert_eq!(output.text(), "one 2 {\"three\":3}\nfour\nreturned:\ndone");
+}
+
+#[tokio::test]
+async fn a_program_without_output_says_so() {
+    assert_eq!(run("const x = 1;").await.unwrap().text(), "(no output)");
+}
+
+#[tokio::test]
+async fn a_failed_tool_call_rejects_with_the_error_text_and_can_be_caught() {
+    let output = run("try { await tools.broken(); } catch (e) { return 'caught: ' + e.message; }").await.unwrap();
+    assert_eq!(output.text(), "caught: the disk is on fire");
+}
+
+#[tokio::test]
+async fn an_uncaught_tool_error_ends_the_program_naming_the_line() {
+    let error = run("const a = 1;\nawait tools.broken();\nreturn a;").await.unwrap_err();
+    assert_eq!(error.to_string(), "the program failed at line 2: Error: the disk is on fire");
+}
+
+#[tokio::test]
+async fn a_thrown_error_names_its_line() {
+    let error = run("const a = 1;\n\nthrow new TypeError('bad input ' + a);").await.unwrap_err();
+    assert_eq!(error.to_string(), "the program failed at line 3: TypeError: bad input 1");
+}
+
+#[tokio::test]
+async fn a_syntax_error_names_its_line() {
+    let error = run("const a = 1;\nconst = 2;").await.unwrap_err();
+    assert_eq!(error.line(), Some(2));
+    assert!(error.to_string().starts_with("the program failed at line 2: SyntaxError"), "{error}");
+}
+
+#[tokio::test]
+async fn arguments_are_decoded_strictly_by_the_registry() {
+    let error = run("await tools.add({a: 1, b: 2, c: 3});").await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "the program failed at line 1: Error: invalid arguments for `add`: unknown field `c`; expected one of `a`, `b`"
+    );
+}
+
+#[tokio::test]
+async fn the_permission_policy_judges_each_call_from_a_program() {
+    let error = run("await tools.whoami({deny: true});").await.unwrap_err();
+    assert!(error.to_string().contains("Permission denied: whoami is off limits"), "{error}");
+}
+
+#[tokio::test]
+async fn an_infinite_loop_ends_at_the_wall_time_naming_the_line() {
+    let limits = Limits::DEFAULT.wall_time(Duration::from_millis(200));
+    let error = run_with(limits, "let i = 0;\nwhile (true) { i = Math.max(i, i + 1); }").await.unwrap_err();
+    assert_eq!(error, ProgramError::WallTime { limit: Duration::from_millis(200), at: Some(2) }, "{error}");
+}
+
+#[tokio::test]
+async fn a_loop_without_calls_ends_at_the_wall_time_without_a_line() {
+    let limits = Limits::DEFAULT.wall_time(Duration::from_millis(200));
+    let error = run_with(limits, "let i = 0;\nwhile (true) { i++; }").await.unwrap_err();
+    assert_eq!(error, ProgramError::WallTime { limit: Duration::from_millis(200), at: None });
+}
+
+#[tokio::test]
+async fn a_loop_that_catches_the_interrupt_still_ends_at_the_wall_time() {
+    let limits = Limits::DEFAULT.wall_time(Duration::from_millis(200));
+    let code = "for (;;) { try { for (;;) {} } catch (e) {} }\n";
+    let error = run_with(limits, code).await.unwrap_err();
+    assert!(matches!(error, ProgramError::WallTime { .. }), "{error}");
+}
+
+#[tokio::test]
+async fn a_memory_bomb_ends_at_the_memory_limit() {
+    for megabytes in [4, 8, 16] {
+        let limits = Limits::DEFAULT.memory_bytes(megabytes * 1024 * 1024);
+        let bomb = "const a = [];\nwhile (true) { a.push('x'.repeat(65536) + a.length); }";
+        let error = run_with(limits, bomb).await.unwrap_err();
+        assert!(matches!(error, ProgramError::Memory { limit, .. } if limit == megabytes * 1024 * 1024), "{error}");
+    }
+}
+
+#[tokio::test]
+async fn a_memory_bomb_that_catches_out_of_memory_cannot_grow_past_the_limit() {
+    let limits = Limits::DEFAULT.memory_bytes(8 * 1024 * 1024);
+    let code = "const a = [];\nlet caught = 0;\nfor (let i = 0; i < 2000; i++) { try { a.push('x'.repeat(65536) + i); } catch (e) { caught++; } }\nreturn caught > 0;";
+    let output = run_with(limits, code).await;
+    assert_eq!(output.map(|o| o.text()), Ok("true".to_owned()));
+}
+
+#[tokio::test]
+async fn deep_recursion_ends_with_stack_overflow_naming_the_line() {
+    let error = run("function f(n) {\n  return f(n + 1) + 1;\n}\nreturn f(0);").await.unwrap_err();
+    assert_eq!(error.line(), Some(2), "{error}");
+    assert!(error.to_string().contains("RangeError: Maximum call stack size exceeded"), "{error}");
+}
+
+#[tokio::test]
+async fn the_tool_call_past_the_limit_ends_the_program() {
+    let limits = Limits::DEFAULT.max_tool_calls(3);
+    let code =
+        "for (let i = 0; i < 10; i++) { try { await tools.echo({text: 'x'}); } catch (e) {} }\nreturn 'kept going';";
+    let error = run_with(limits, code).await.unwrap_err();
+    assert_eq!(error, ProgramError::ToolCalls { limit: 3 });
+}
+
+#[tokio::test]
+async fn calls_in_flight_stay_under_the_limit() {
+    let limits = Limits::DEFAULT.max_in_flight(2);
+    let output =
+        run_with(limits, "const r = await Promise.all([1,2,3,4,5,6].map(() => tools.crowd()));\nreturn r.length;")
+            .await
+            .unwrap();
+    assert_eq!(output.text(), "6");
+    assert_eq!(MOST.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_result_over_the_limit_is_refused() {
+    let limits = Limits::DEFAULT.max_result_bytes(100);
+    let error = run_with(limits, "return 'x'.repeat(101);").await.unwrap_err();
+    assert_eq!(error, ProgramError::Result { size: 101, limit: 100 });
+}
+
+#[tokio::test]
+async fn printing_past_the_limit_ends_the_program() {
+    let limits = Limits::DEFAULT.max_result_bytes(100);
+    let error = run_with(limits, "for (;;) { try { console.log('y'.repeat(30)); } catch (e) {} }").await.unwrap_err();
+    assert_eq!(error, ProgramError::Printed { limit: 100 });
+}
+
+#[tokio::test]
+async fn a_program_over_the_code_limit_is_refused_unrun() {
+    let limits = Limits::DEFAULT.max_code_bytes(10);
+    let error = run_with(limits, "return 'eleven chars';").await.unwrap_err();
+    assert_eq!(error, ProgramError::Code { size: 22, limit: 10 });
+}
+
+#[tokio::test]
+async fn awaiting_a_promise_nothing_settles_ends_the_program() {
+    let error = run("await new Promise(() => {});").await.unwrap_err();
+    assert_eq!(error, ProgramError::NeverSettled);
+}
+
+#[tokio::test]
+async fn no_ambient_io_or_clock_is_reachable() {
+    let output =
+        run("return [typeof Date, typeof performance, typeof require, typeof process, typeof std, typeof os, \
+         typeof fetch, typeof setTimeout, typeof __tool_call, typeof __print];")
+        .await
+        .unwrap();
+    assert_eq!(
+        output.text(),
+        r#"["undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined","undefined"]"#
+    );
+}
+
+#[tokio::test]
+async fn import_is_refused() {
+    let error = run("const fs = await import('fs');\nreturn fs;").await.unwrap_err();
+    assert_eq!(error.to_string(), "the program failed: ReferenceError: could not load module 'fs'");
+}
+
+#[tokio::test]
+async fn every_run_starts_from_a_fresh_context() {
+    let code = code_mode(Limits::DEFAULT);
+    let ctx = ToolContext::new();
+    code.run("globalThis.secret = 42; tools.extra = 1;", &ctx).await.unwrap_err();
+    let output = code.run("return typeof secret;", &ctx).await.unwrap();
+    assert_eq!(output.text(), "undefined");
+}
+
+#[tokio::test]
+async fn the_tools_object_is_frozen() {
+    let error = run("tools.echo = () => 'forged';").await.unwrap_err();
+    assert!(error.to_string().starts_with("the program failed at line 1: TypeError"), "{error}");
+}
+
+#[tokio::test]
+async fn the_server_goes_on_after_a_program_fails() {
+    let code = code_mode(Limits::DEFAULT.wall_time(Duration::from_millis(100)));
+    let ctx = ToolContext::new();
+    assert!(code.run("while (true) {}", &ctx).await.is_err());
+    assert_eq!(code.run("return (await tools.echo({text: 'alive'}));", &ctx).await.unwrap().text(), "alive");
+}
+
+#[tokio::test]
+async fn a_cancelled_caller_stops_the_program() {
+    let token = CancellationToken::new();
+    let ctx = ToolContext::builder().cancellation(token.clone()).build();
+    let code = code_mode(Limits::DEFAULT);
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        token.cancel();
+    });
+    let error = code.run("while (true) {}", &ctx).await.unwrap_err();
+    canceller.await.unwrap();
+    assert_eq!(error, ProgramError::Cancelled);
+}
+
+#[tokio::test]
+async fn served_through_a_registry_each_call_id_names_the_program_call() {
+    let outer = code_mode(Limits::DEFAULT).registry_builder().build().unwrap();
+    let call = ToolCall::new(
+        "call_7",
+        RUN_PROGRAM,
+        r#"{"code": "return [await tools.whoami(), await tools.whoami()].join(' ');"}"#,
+    );
+    let message = outer.call(&call, &ToolContext::new()).await;
+    assert!(!message.is_error, "{}", message.text());
+    assert_eq!(message.text(), "call_7#1 call_7#2");
+}
+
+#[tokio::test]
+async fn the_run_tool_decodes_its_arguments_strictly() {
+    let outer = code_mode(Limits::DEFAULT).registry_builder().build().unwrap();
+    let message = outer.call(&ToolCall::new("c", RUN_PROGRAM, r#"{"source": "return 1"}"#), &ToolContext::new()).await;
+    assert!(message.is_error);
+    assert!(message.text().contains("unknown field `source`"), "{}", message.text());
+}
+
+#[tokio::test]
+async fn a_failed_program_is_an_error_result_of_the_run_tool() {
+    let outer = code_mode(Limits::DEFAULT).registry_builder().build().unwrap();
+    let message = outer.call(&ToolCall::new("c", RUN_PROGRAM, r#"{"code": "\n\nnull.x"}"#), &ToolContext::new()).await;
+    assert!(message.is_error);
+    assert!(message.text().starts_with("the program failed at line 3: TypeError"), "{}", message.text());
+}
+
+/// Wipe everything (asks the user first: tagged `confirm`).
+#[tool(callers = both, tags(confirm))]
+async fn wipe() -> String {
+    "wiped".to_owned()
+}
+
+/// Only for programs.
+#[tool(callers = code)]
+async fn program_only() -> String {
+    "from code".to_owned()
+}
+
+/// A channel that answers each question from a script and records the questions.
+#[derive(Clone, Default)]
+struct Scripted {
+    answers: Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+    asked: Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
+}
+
+impl tool_runtime::ClientChannel for Scripted {
+    fn capabilities(&self) -> tool_runtime::ClientCapabilities {
+        tool_runtime::ClientCapabilities { elicitation: true, sampling: false, roots: false }
+    }
+
+    fn request(
+        &self,
+        _key: &str,
+        request: tool_runtime::talk::InputRequest,
+    ) -> BoxFuture<'_, Result<serde_json::Value, tool_runtime::TalkBackError>> {
+        self.asked.lock().unwrap().push(request.params);
+        let answer = self.answers.lock().unwrap().remove(0);
+        Box::pin(async move { Ok(answer) })
+    }
+}
+
+fn opted_in() -> CodeMode {
+    let registry = Registry::builder().tool(echo::TOOL).tool(wipe::TOOL).tool(program_only::TOOL).build().unwrap();
+    CodeMode::new(Arc::new(registry))
+}
+
+#[tokio::test]
+async fn programs_may_call_only_the_tools_that_opted_in() {
+    let code = opted_in();
+    assert_eq!(code.callable_names(), ["program_only", "wipe"]);
+    let output = code.run("return [typeof tools.echo, await tools.program_only()];", &ToolContext::new()).await;
+    assert_eq!(output.unwrap().text(), r#"["undefined","from code"]"#);
+}
+
+#[tokio::test]
+async fn the_served_registry_lists_the_meta_tools_and_forwards_the_direct_only_tools() {
+    let served = opted_in().registry_builder().build().unwrap();
+    assert_eq!(served.names().collect::<Vec<_>>(), ["echo", "find_tools", "run_program", "tool_signatures"]);
+    let message = served.call(&ToolCall::new("c1", "echo", r#"{"text": "hi"}"#), &ToolContext::new()).await;
+    assert_eq!((message.is_error, message.text().as_ref()), (false, "hi"));
+    let refused = served.call(&ToolCall::new("c2", "echo", r#"{"txt": "hi"}"#), &ToolContext::new()).await;
+    assert_eq!(refused.text(), "invalid arguments for `echo`: unknown field `txt`; expected one of `text`");
+}
+
+#[tokio::test]
+async fn a_tool_that_needs_approval_asks_the_user_from_a_program_too() {
+    let channel = Scripted::default();
+    channel
+        .answers
+        .lock()
+        .unwrap()
+        .extend([serde_json::json!({"action": "accept"}), serde_json::json!({"action": "decline"})]);
+    let ctx = ToolContext::builder().client(channel.clone()).build();
+    let code = "const first = await tools.wipe();\nlet second;\ntry { await tools.wipe(); } catch (e) { second = e.message; }\nreturn [first, second];";
+    let output = opted_in().run(code, &ctx).await.unwrap();
+    assert_eq!(
+        output.text(),
+        r#"["wiped","Permission denied: the user declined to run it; do not call it again unless the user asks for it"]"#
+    );
+    let asked = channel.asked.lock().unwrap();
+    assert_eq!(asked.len(), 2);
+    assert_eq!(asked[0]["message"], "Allow the tool `wipe` to run with these arguments?\n{}");
+}
+
+#[tokio::test]
+async fn without_anyone_to_ask_a_program_cannot_run_a_tool_that_needs_approval() {
+    let error = opted_in().run("\nawait tools.wipe();", &ToolContext::new()).await.unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("the program failed at line 2: Error: Permission denied: it needs the user's approval"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn find_tools_and_tool_signatures_show_only_what_a_program_may_call() {
+    let code = opted_in();
+    assert_eq!(
+        code.find("wipe everything", 10).unwrap(),
+        "wipe: Wipe everything (asks the user first: tagged `confirm`)."
+    );
+    assert_eq!(
+        code.signatures(None).unwrap(),
+        "declare const tools: {\n  /** Only for programs. */\n  program_only(args: {}): Promise<string>;\n  \
+         /** Wipe everything (asks the user first: tagged `confirm`). */\n  wipe(args: {}): Promise<string>;\n};"
+    );
+    assert_eq!(
+        code.signatures(Some(&["echo".to_owned()])).unwrap_err(),
+        "no tool a program may call is named `echo`; the tools are: program_only, wipe"
+    );
+}
+
+static PROGRAMS_RUNNING: AtomicUsize = AtomicUsize::new(0);
+static PROGRAMS_MOST: AtomicUsize = AtomicUsize::new(0);
+
+/// Waits a little, counting how many calls of it run at once (one per program in the test).
+#[tool]
+async fn turnstile() -> String {
+    let now = PROGRAMS_RUNNING.fetch_add(1, Ordering::SeqCst) + 1;
+    PROGRAMS_MOST.fetch_max(now, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    PROGRAMS_RUNNING.fetch_sub(1, Ordering::SeqCst);
+    "through".to_owned()
+}
+
+#[tokio::test]
+async fn programs_past_the_limit_wait_their_turn() {
+    let registry = Registry::builder().tool(turnstile::TOOL).build().unwrap();
+    let code = CodeMode::new(Arc::new(registry)).callable(|_| true).limits(Limits::DEFAULT.max_programs(1));
+    let ctx = ToolContext::new();
+    let runs: Vec<_> = (0..4).map(|_| code.run("return await tools.turnstile();", &ctx)).collect();
+    let outputs = futures::future::join_all(runs).await;
+    assert_eq!(outputs.into_iter().map(|o| o.unwrap().text()).collect::<Vec<_>>(), ["through"; 4]);
+    assert_eq!(PROGRAMS_MOST.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_run_waiting_for_its_turn_ends_when_its_caller_cancels() {
+    let code = code_mode(Limits::DEFAULT.max_programs(1).wall_time(Duration::from_secs(5)));
+    let busy_ctx = ToolContext::new();
+    let token = CancellationToken::new();
+    let waiting_ctx = ToolContext::builder().cancellation(token.clone()).build();
+    token.cancel();
+    let busy = code.run("while (true) {}", &busy_ctx);
+    let waiting = code.run("return 1;", &waiting_ctx);
+    let (busy, waiting) =
+        tokio::join!(async { tokio::time::timeout(Duration::from_millis(200), busy).await.ok() }, waiting);
+    assert!(busy.is_none(), "the busy program runs on");
+    assert_eq!(waiting, Err(ProgramError::Cancelled));
+}

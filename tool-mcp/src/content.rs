@@ -1,0 +1,306 @@
+//! The MCP content mapping, both ways: a tool definition as a `tools/list` entry, a tool's
+//! message as a `tools/call` result and a content part as a content block (serving), and a
+//! `tools/call` result of another server as a tool result (importing, [`crate::import`]).
+//! A leaf: it knows no server.
+
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use serde_json::Value;
+use tool_runtime::{ContentPart, MessageContent, ResourceContents, ToolDefinition, ToolMessage};
+#[cfg(feature = "client")]
+use tool_runtime::{ToolError, ToolResult};
+
+/// The MCP tool entry of a definition.
+///
+/// - `name`, `description`; `inputSchema` is the canonical schema unchanged (MCP takes plain
+///   JSON Schema); a hand-written tool whose schema is not an object gets `{"type":"object"}` and
+///   a warning in the log.
+/// - `annotations` from the tags, as `tool_runtime::provider::mcp_annotations` gives them
+///   (`read_only` → `readOnlyHint`, `destructive` → `destructiveHint`, `false` for a tool that
+///   is neither; `idempotent` → `idempotentHint`; `openWorldHint` always, `true` exactly for
+///   tools tagged `external` (`tool_runtime::EXTERNAL_TAG`), which the default permission policy relies on).
+/// - `outputSchema`: the definition's output schema, for a tool that declares one
+///   (`#[tool(output_schema)]`) and whose schema is an object schema (`"type": "object"`, as MCP
+///   requires); otherwise left out, with a warning in the log for a non-object one.
+pub fn tool_entry(definition: &ToolDefinition) -> Tool {
+    let schema: JsonObject = match &definition.input_schema {
+        Value::Object(schema) => schema.clone(),
+        other => {
+            tracing::warn!(tool = %definition.name, schema = %other, "the input schema is not an object; serving {{\"type\":\"object\"}}");
+            JsonObject::from_iter([("type".to_owned(), Value::from("object"))])
+        }
+    };
+    // The one mapping of tags to hints, shared with `ToolDefinition::mcp_entry`.
+    let annotations: ToolAnnotations =
+        serde_json::from_value(Value::Object(tool_runtime::provider::mcp_annotations(definition)))
+            .expect("the hints are booleans under the names `ToolAnnotations` reads");
+    let tool = Tool::new(definition.name.clone(), definition.description.clone(), Arc::new(schema))
+        .with_annotations(annotations);
+    match &definition.output_schema {
+        Some(Value::Object(output)) if output.get("type").and_then(Value::as_str) == Some("object") => {
+            tool.with_raw_output_schema(Arc::new(output.clone()))
+        }
+        Some(other) => {
+            tracing::warn!(tool = %definition.name, schema = %other, "the output schema is not an object schema; serving none");
+            tool
+        }
+        None => tool,
+    }
+}
+
+/// The MCP content block of one part.
+pub(crate) fn content_block(part: &ContentPart) -> ContentBlock {
+    match part {
+        ContentPart::Text { text } => ContentBlock::text(text.clone()),
+        ContentPart::Image { data, media_type, .. } => ContentBlock::image(data.clone(), media_type.clone()),
+        ContentPart::Audio { data, media_type } => ContentBlock::audio(data.clone(), media_type.clone()),
+        ContentPart::Resource { uri, media_type, contents } => ContentBlock::resource(match contents {
+            ResourceContents::Text(text) => rmcp::model::ResourceContents::TextResourceContents {
+                uri: uri.clone(),
+                mime_type: media_type.clone(),
+                text: text.clone(),
+                meta: None,
+            },
+            ResourceContents::Blob(blob) => rmcp::model::ResourceContents::BlobResourceContents {
+                uri: uri.clone(),
+                mime_type: media_type.clone(),
+                blob: blob.clone(),
+                meta: None,
+            },
+        }),
+        ContentPart::ResourceLink { uri, name, title, description, media_type } => {
+            let mut link = rmcp::model::Resource::new(uri.clone(), name.clone());
+            link.title = title.clone();
+            link.description = description.clone();
+            link.mime_type = media_type.clone();
+            ContentBlock::resource_link(link)
+        }
+    }
+}
+
+/// The `tools/call` result of a message.
+///
+/// - Text becomes one text block; parts become blocks of their kind in order: text, image
+///   (an image part's `detail` has no MCP equivalent and is left out), audio, embedded resource
+///   (`resource`, text or blob contents) and resource link (`resource_link`).
+/// - `isError` is the message's `is_error`.
+/// - `_meta` carries `ref_id` (the ref id of the full output in the output cache) and
+///   `trimmed: true` when the output layer shortened the text; left out when neither applies.
+/// - `structured`: the tool declares an output schema; then a successful message's JSON object
+///   value is also given as `structuredContent`, beside the text (the same value as JSON text),
+///   for clients that read only `content`.
+pub fn call_result(message: &ToolMessage, structured: bool) -> CallToolResult {
+    let content = match &message.content {
+        MessageContent::Text(text) => vec![ContentBlock::text(text.clone())],
+        MessageContent::Parts(parts) => parts.iter().map(content_block).collect(),
+    };
+    let mut result = if message.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
+    let mut meta = JsonObject::new();
+    if let Some(ref_id) = &message.ref_id {
+        meta.insert("ref_id".to_owned(), Value::from(ref_id.clone()));
+    }
+    if message.trimmed {
+        meta.insert("trimmed".to_owned(), Value::Bool(true));
+    }
+    if !meta.is_empty() {
+        result.meta = Some(meta.into());
+    }
+    if structured && !message.is_error {
+        result.structured_content = message.structured_content.clone().filter(Value::is_object);
+    }
+    result
+}
+
+/// The registry result of a `tools/call` result (as JSON).
+#[cfg(feature = "client")]
+pub(crate) fn to_result(server: &str, tool: &str, result: &Value) -> Result<ToolResult, ToolError> {
+    let blocks = result.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let parts: Vec<ContentPart> = blocks.iter().map(content_part).collect();
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        let text: Vec<String> = parts
+            .iter()
+            .map(|part| match part {
+                ContentPart::Image { media_type, .. } => format!("[an image, {media_type}]"),
+                ContentPart::Audio { media_type, .. } => format!("[audio, {media_type}]"),
+                other => other.as_text().into_owned(),
+            })
+            .collect();
+        let text = if text.is_empty() {
+            format!("MCP server `{server}` says the call of `{tool}` failed")
+        } else {
+            text.join("\n")
+        };
+        return Err(ToolError::Failed(text));
+    }
+    if let Some(value @ Value::Object(_)) = result.get("structuredContent") {
+        return Ok(ToolResult::Structured { content: parts, value: value.clone() });
+    }
+    Ok(match parts.as_slice() {
+        [] => ToolResult::Text(String::new()),
+        [ContentPart::Text { text }] => ToolResult::Text(text.clone()),
+        _ => ToolResult::Parts(parts),
+    })
+}
+
+/// One content block: text, an image, audio, an embedded resource (text or blob), a resource
+/// link, or any other block (or one missing a required field) as its JSON text.
+#[cfg(feature = "client")]
+fn content_part(block: &Value) -> ContentPart {
+    let field = |key: &str| block.get(key).and_then(Value::as_str);
+    let owned = |key: &str| field(key).map(str::to_owned);
+    match field("type") {
+        Some("text") => ContentPart::text(field("text").unwrap_or_default()),
+        Some("image") => ContentPart::Image {
+            data: field("data").unwrap_or_default().to_owned(),
+            media_type: field("mimeType").unwrap_or("application/octet-stream").to_owned(),
+            detail: None,
+        },
+        Some("audio") => ContentPart::Audio {
+            data: field("data").unwrap_or_default().to_owned(),
+            media_type: field("mimeType").unwrap_or("application/octet-stream").to_owned(),
+        },
+        Some("resource") => {
+            let inner = |key: &str| block.get("resource").and_then(|r| r.get(key)).and_then(Value::as_str);
+            let media_type = inner("mimeType").map(str::to_owned);
+            match (inner("uri"), inner("text"), inner("blob")) {
+                (Some(uri), Some(text), _) => ContentPart::resource_text(uri, media_type, text),
+                (Some(uri), None, Some(blob)) => ContentPart::resource_blob(uri, media_type, blob),
+                (None, Some(text), _) => ContentPart::text(text),
+                _ => ContentPart::text(block.to_string()),
+            }
+        }
+        Some("resource_link") => match (field("uri"), field("name")) {
+            (Some(uri), Some(name)) => ContentPart::ResourceLink {
+                uri: uri.to_owned(),
+                name: name.to_owned(),
+                title: owned("title"),
+                description: owned("description"),
+                media_type: owned("mimeType"),
+            },
+            _ => ContentPart::text(block.to_string()),
+        },
+        _ => ContentPart::text(block.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn definition(tags: &[&str]) -> ToolDefinition {
+        ToolDefinition {
+            name: "edit".to_owned(),
+            description: "Edit a file.".to_owned(),
+            input_schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+            set: Some("fs".to_owned()),
+            tags: tags.iter().map(|t| (*t).to_owned()).collect(),
+            strict: None,
+            output_schema: None,
+        }
+    }
+
+    #[test]
+    fn a_tool_entry_keeps_the_canonical_schema_and_says_it_is_closed_world() {
+        assert_eq!(
+            serde_json::to_value(tool_entry(&definition(&[]))).unwrap(),
+            json!({
+                "name": "edit",
+                "description": "Edit a file.",
+                "inputSchema": {"type": "object", "properties": {}, "additionalProperties": false},
+                "annotations": {"destructiveHint": false, "openWorldHint": false}
+            })
+        );
+    }
+
+    #[test]
+    fn tags_become_annotations() {
+        let entry = tool_entry(&definition(&["read_only", "destructive", "idempotent", "external", "other"]));
+        assert_eq!(
+            serde_json::to_value(entry.annotations).unwrap(),
+            json!({"readOnlyHint": true, "destructiveHint": true, "idempotentHint": true, "openWorldHint": true})
+        );
+    }
+
+    #[test]
+    fn an_object_output_schema_is_served_as_output_schema_and_another_is_left_out() {
+        let mut with = definition(&[]);
+        with.output_schema = Some(json!({"type": "object", "properties": {"n": {"type": "integer"}}}));
+        assert_eq!(
+            serde_json::to_value(tool_entry(&with).output_schema).unwrap(),
+            json!({"type": "object", "properties": {"n": {"type": "integer"}}})
+        );
+        with.output_schema = Some(json!({"type": "array"}));
+        assert_eq!(tool_entry(&with).output_schema, None);
+    }
+
+    #[test]
+    fn a_json_result_of_a_tool_with_an_output_schema_is_structured_content_beside_its_text() {
+        let message = ToolMessage::success("c1", "write", tool_runtime::ToolResult::Json(json!({"created": true})));
+        assert_eq!(
+            serde_json::to_value(call_result(&message, true)).unwrap(),
+            json!({
+                "resultType": "complete",
+                "content": [{"type": "text", "text": "{\"created\":true}"}],
+                "structuredContent": {"created": true},
+                "isError": false
+            })
+        );
+        assert_eq!(serde_json::to_value(call_result(&message, false)).unwrap().get("structuredContent"), None);
+    }
+
+    #[test]
+    fn parts_become_text_and_image_blocks_in_order() {
+        let message = ToolMessage::success(
+            "c1",
+            "view_image",
+            tool_runtime::ToolResult::Parts(vec![
+                ContentPart::text("a.png (1x1)"),
+                ContentPart::Image {
+                    data: "iVBORw0KGgo=".to_owned(),
+                    media_type: "image/png".to_owned(),
+                    detail: None,
+                },
+            ]),
+        );
+        assert_eq!(
+            serde_json::to_value(call_result(&message, false)).unwrap(),
+            json!({
+                "resultType": "complete",
+                "content": [
+                    {"type": "text", "text": "a.png (1x1)"},
+                    {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+                ],
+                "isError": false
+            })
+        );
+    }
+
+    #[test]
+    fn the_ref_id_and_trimmed_flag_go_in_meta() {
+        let mut message =
+            ToolMessage::success("c1", "grep", tool_runtime::ToolResult::text("a\n[tool output trimmed; ref_id=c1]"));
+        message.ref_id = Some("c1".to_owned());
+        message.trimmed = true;
+        assert_eq!(
+            serde_json::to_value(call_result(&message, false)).unwrap(),
+            json!({
+                "resultType": "complete",
+                "content": [{"type": "text", "text": "a\n[tool output trimmed; ref_id=c1]"}],
+                "isError": false,
+                "_meta": {"ref_id": "c1", "trimmed": true}
+            })
+        );
+    }
+
+    #[test]
+    fn an_error_message_is_an_is_error_result() {
+        let message = ToolMessage::error("c1", "read", "File not found: a.txt");
+        assert_eq!(
+            serde_json::to_value(call_result(&message, false)).unwrap(),
+            json!({"resultType": "complete", "content": [{"type": "text", "text": "File not found: a.txt"}], "isError": true})
+        );
+    }
+}

@@ -1,0 +1,63 @@
+//! The errors of serving: why serving stopped, and a request state key too short. A leaf: it
+//! knows no server.
+
+/// A request state key too short for HMAC-SHA256 ([`McpServerBuilder::request_state_key`](crate::McpServerBuilder::request_state_key)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestStateKeyError {
+    /// The key's length in bytes.
+    pub bytes: usize,
+}
+
+impl std::fmt::Display for RequestStateKeyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "a request state key needs at least 32 bytes, got {}; give 32 random bytes", self.bytes)
+    }
+}
+
+impl std::error::Error for RequestStateKeyError {}
+
+/// Why serving stopped with an error.
+///
+/// `Debug` writes the same text as `Display`, so a `main` that returns
+/// `Result<(), ServeError>` (or a boxed error of it) ends with that sentence, not a dump of the
+/// enum: `Error: cannot listen on 127.0.0.1:8080: Address in use (os error 98); give a free local
+/// address`.
+#[non_exhaustive]
+pub enum ServeError {
+    /// The client's first messages on standard input were not an MCP initialization.
+    Initialize(String),
+    /// The address could not be bound (in use, not local, no permission).
+    Bind {
+        /// The address as given.
+        addr: String,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The service or the HTTP server stopped on an error.
+    Stopped(String),
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Initialize(e) => write!(f, "the MCP client did not initialize the session: {e}"),
+            Self::Bind { addr, source } => write!(f, "cannot listen on {addr}: {source}; give a free local address"),
+            Self::Stopped(e) => write!(f, "the MCP server stopped: {e}"),
+        }
+    }
+}
+
+impl std::fmt::Debug for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::error::Error for ServeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Bind { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! Every limit and default of serving, stated once (the builder's methods, the crate docs and
+//! the modules link here): message size, the grace period of a shutdown, the HTTP timeouts and
+//! connection cap, and the defaults of tasks. A leaf: it knows no server.
+
+use std::time::Duration;
+
+/// The most bytes one JSON-RPC message may take (a line on standard input, a POST body over
+/// Streamable HTTP): 16 MiB (16 777 216 bytes), as rmcp's own line transport. A longer line is
+/// answered with a parse error (`-32700`) and skipped without being kept in memory, and the
+/// stream goes on; a longer POST body gets `413 Payload Too Large`.
+pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
+
+/// How long running calls may go on after a shutdown begins before they are cancelled: 10 000 ms.
+/// Long enough for a typical tool call to finish, well inside the 30 s a container orchestrator
+/// (Kubernetes' default `terminationGracePeriodSeconds`) waits before it kills the process.
+pub const DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(10);
+
+/// How long, once every call has answered in a shutdown, [`McpServer::serve_http_on`](crate::McpServer::serve_http_on) lets open
+/// response streams end by themselves before it ends them: 1 000 ms. Stateless responses end with
+/// their call's answer well within it; a legacy session's event stream would stay open.
+pub const STREAM_LINGER: Duration = Duration::from_secs(1);
+
+/// How long a client has, from the first byte of a request, to send the whole request line and
+/// headers: 10 000 ms. Past it the connection is closed (no response: the request is not read).
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a client has, once the headers are read, to send the whole body of a POST: 30 000 ms.
+/// Past it the request gets `408 Request Timeout` and the connection is closed.
+pub const DEFAULT_REQUEST_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a connection may stay open with no request in flight and no byte received (after it
+/// was accepted, or after its last response): 60 000 ms. Past it the connection is closed.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How many connections [`McpServer::serve_http_on`](crate::McpServer::serve_http_on) keeps open
+/// at once: 1 024, or fewer when the process may not open that many files
+/// ([`connection_cap`](crate::connection_cap)). Every accepted socket counts. When the cap is
+/// reached, each new connection closes the connection that has been idle (no request in flight)
+/// the longest, so sockets that never send a byte cannot lock a new client out; when every
+/// connection has a request in flight, the new one waits in the kernel's listen backlog.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
+/// The HTTP limits of a server (see the `DEFAULT_*` constants).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub(crate) header_read: Duration,
+    pub(crate) body: Duration,
+    pub(crate) idle: Duration,
+    pub(crate) connections: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            header_read: DEFAULT_HEADER_READ_TIMEOUT,
+            body: DEFAULT_REQUEST_BODY_TIMEOUT,
+            idle: DEFAULT_IDLE_TIMEOUT,
+            connections: DEFAULT_MAX_CONNECTIONS,
+        }
+    }
+}
+
+/// How long a task is kept from its creation by default: 3 600 000 ms (one hour), sent as
+/// `ttlMs`.
+pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(3600);
+
+/// The default cap of a [`MemoryTaskStore`](crate::tasks::MemoryTaskStore) on records: 1 000.
+pub const DEFAULT_MAX_TASKS: usize = 1000;
+
+/// The default cap of a [`MemoryTaskStore`](crate::tasks::MemoryTaskStore) on bytes (the records' JSON): 64 MiB.
+pub const DEFAULT_MAX_TASK_BYTES: usize = 64 << 20;

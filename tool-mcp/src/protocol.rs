@@ -1,0 +1,31 @@
+//! The protocol version the stateless path is built on. A leaf: it knows no server.
+
+use rmcp::model::ProtocolVersion;
+
+/// MCP 2026-07-28, the version of stateless Streamable HTTP: the version a request must name to
+/// be answered by the direct path, and the version its shared peer is stamped with. Its readers,
+/// each relying on a peer of this version never being sent a message before a response:
+///
+/// - `http/direct.rs`: admits only requests whose `MCP-Protocol-Version` header and `_meta`
+///   name it ([`STATELESS_PROTOCOL_TEXT`]), and stamps the shared peer of the requests it
+///   answers with it;
+/// - `talk.rs` (`McpChannel::new`): a request of this version or later asks the client in
+///   rounds (input-required results), never with a server-to-client request;
+/// - rmcp 3.11.0 (pinned exactly in `Cargo.toml`): refuses server-to-client requests (sampling,
+///   elicitation, roots) to a peer of this version, so none reaches the shared peer's sink;
+/// - `stdio.rs`: a client of an earlier version gets `notifications/tools/list_changed`
+///   unscoped.
+pub(crate) const STATELESS_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+
+/// [`STATELESS_PROTOCOL`] as its text, as headers and `_meta` carry it.
+pub(crate) const STATELESS_PROTOCOL_TEXT: &str = "2026-07-28";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_is_the_versions() {
+        assert_eq!(STATELESS_PROTOCOL.as_str(), STATELESS_PROTOCOL_TEXT);
+    }
+}

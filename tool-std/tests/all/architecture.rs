@@ -1,0 +1,21 @@
+//! The import rules of ARCHITECTURE.md for `tool-std`, checked on its sources by
+//! [`test_support::architecture::violations`]: every room on a floor and importing only its floor
+//! and those below, and no circle between rooms or between the files of a folder.
+
+use std::path::Path;
+
+use test_support::architecture::{Rules, violations};
+
+/// The floors, bottom first, as ARCHITECTURE.md lists them.
+const FLOORS: &[&[&str]] = &[
+    &["sandbox", "session"],
+    &["state"],
+    &["cache", "control", "exec", "fs", "media", "patch", "todo", "web"],
+    &["lib"],
+];
+
+#[test]
+fn the_import_rules_hold() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    assert_eq!(violations(&src, &Rules { floors: FLOORS, circles: &[], only: &[] }), Vec::<String>::new());
+}
