@@ -404,7 +404,7 @@ async fn a_tool_that_needs_approval_asks_the_user_from_a_program_too() {
     );
     let asked = channel.asked.lock().unwrap();
     assert_eq!(asked.len(), 2);
-    assert_eq!(asked[0]["message"], "Allow the tool `wipe` to run with these arguments?\n{}");
+    assert_eq!(asked[0]["message"], "Allow the tool `wipe` to run with these arguments?\n(no arguments)");
 }
 
 #[tokio::test]

@@ -22,11 +22,11 @@ mod origins;
 mod response;
 mod sessions;
 
+pub use self::connection::{RESERVED_DESCRIPTORS, connection_cap};
 use self::direct::Direct;
 use self::endpoint::Endpoint;
 pub use self::endpoint::HttpService;
 use self::origins::Origins;
-pub use self::connection::{RESERVED_DESCRIPTORS, connection_cap};
 pub use self::origins::check_allowed_origin;
 use self::sessions::{SESSIONS_PRUNED_AT, Sessions};
 use crate::errors::ServeError;
