@@ -1,5 +1,19 @@
-//! The errors of serving: why serving stopped, and a request state key too short. A leaf: it
-//! knows no server.
+//! The errors of serving: why serving stopped, and a request state key too short; and how an
+//! error quotes a value a client sent ([`echoed`]). A leaf: it knows no server.
+
+/// The most characters of a client's value (a token's key id or scopes, an input request's key)
+/// that an error quotes: 64; a longer one is cut, `...` marking the cut.
+pub(crate) const MAX_ECHOED: usize = 64;
+
+/// `value` as an error quotes it: at most [`MAX_ECHOED`] characters, control characters as `?`,
+/// so that nothing a client sends makes an error message or a header long.
+pub(crate) fn echoed(value: &str) -> String {
+    let mut out: String = value.chars().take(MAX_ECHOED).map(|c| if c.is_control() { '?' } else { c }).collect();
+    if value.chars().nth(MAX_ECHOED).is_some() {
+        out.push_str("...");
+    }
+    out
+}
 
 /// A request state key too short for HMAC-SHA256 ([`McpServerBuilder::request_state_key`](crate::McpServerBuilder::request_state_key)).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -176,8 +176,9 @@ impl McpServer {
         #[cfg(feature = "auth")]
         let built = match (&self.inner.auth, who, built) {
             (Some(auth), Some(who), Ok(Ok(builder))) => {
-                let (map, granted) = (auth.scopes().clone(), who.scopes.clone());
-                Ok(Ok(builder.access(move |_: &str, tags: &[String]| map.allows_tags(tags, &granted))))
+                // The resource server is one `Arc`: only the token's scopes are copied per call.
+                let (auth, granted) = (auth.clone(), who.scopes.clone());
+                Ok(Ok(builder.access(move |_: &str, tags: &[String]| auth.scopes().allows_tags(tags, &granted))))
             }
             (_, _, built) => built,
         };
@@ -217,9 +218,8 @@ impl McpServer {
     }
 
     /// The error of a `tools/call` naming a tool not served; it lists the tools served that the
-    /// caller reaches.
-    #[cfg(feature = "auth")]
-    pub(crate) fn unknown_tool(&self, name: &str, who: Option<&crate::auth::Authenticated>) -> ErrorData {
+    /// caller reaches ([`McpServer::reaches`]).
+    pub(crate) fn unknown_tool(&self, name: &str, who: Option<&Caller>) -> ErrorData {
         let served = self.served();
         let available = served
             .tools
@@ -229,14 +229,14 @@ impl McpServer {
             .collect();
         ErrorData::invalid_params(ToolError::UnknownTool { name: name.to_owned(), available }.to_string(), None)
     }
-
-    /// The error of a `tools/call` naming a tool not served; it lists the tools served.
-    #[cfg(not(feature = "auth"))]
-    pub(crate) fn unknown_tool(&self, name: &str, _: Option<&()>) -> ErrorData {
-        let available = self.served().tools.iter().map(|t| t.name.to_string()).collect();
-        ErrorData::invalid_params(ToolError::UnknownTool { name: name.to_owned(), available }.to_string(), None)
-    }
 }
+
+/// Who a request's access token names (feature `auth`); nothing without the feature.
+#[cfg(feature = "auth")]
+pub(crate) type Caller = crate::auth::Authenticated;
+/// Who a request's access token names (feature `auth`); nothing without the feature.
+#[cfg(not(feature = "auth"))]
+pub(crate) type Caller = ();
 
 /// The caller a valid access token named, when the server checks tokens.
 #[cfg(feature = "auth")]

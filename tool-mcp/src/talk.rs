@@ -272,7 +272,7 @@ impl McpChannel {
                 format!(
                     "inputResponses answers `{}`, but {why}; send only answers to the input requests of the last \
                      result, with its requestState",
-                    shown_key(key)
+                    crate::errors::echoed(key)
                 ),
                 None,
             ));
@@ -414,15 +414,6 @@ impl ClientChannel for McpChannel {
             *refused = Some(error.clone());
         }
     }
-}
-
-/// A key the client sent, as an error quotes it: at most 64 characters, `...` marking a cut.
-fn shown_key(key: &str) -> String {
-    let mut shown: String = key.chars().take(64).map(|c| if c.is_control() { '?' } else { c }).collect();
-    if key.chars().nth(64).is_some() {
-        shown.push_str("...");
-    }
-    shown
 }
 
 /// Opens a sealed request state bound to `binding`.

@@ -205,18 +205,7 @@ pub enum AuthError {
 /// carries: 256 (the rest is cut and `...` marks the cut).
 pub const MAX_CHALLENGE_TEXT: usize = 256;
 
-/// The most characters of a value read from a token (a key id, an algorithm, a `typ`, its
-/// scopes) that a refusal quotes: 64; a longer one is cut, `...` marking the cut.
-pub(crate) const MAX_ECHOED: usize = 64;
-
-/// `value` as a refusal quotes it: at most [`MAX_ECHOED`] characters, control characters as `?`.
-pub(crate) fn echoed(value: &str) -> String {
-    let mut out: String = value.chars().take(MAX_ECHOED).map(|c| if c.is_control() { '?' } else { c }).collect();
-    if value.chars().nth(MAX_ECHOED).is_some() {
-        out.push_str("...");
-    }
-    out
-}
+pub(crate) use crate::errors::echoed;
 
 /// A request refused by the resource server: the status, and the `WWW-Authenticate` challenge.
 #[derive(Debug, Clone, PartialEq, Eq)]
