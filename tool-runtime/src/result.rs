@@ -278,7 +278,8 @@ pub struct ToolMessage {
     pub structured_content: Option<serde_json::Value>,
     /// The kind of failure of an error result (`Some` exactly when `is_error`): what
     /// [`Registry::call`](crate::Registry::call) met ([`ToolError::kind`](crate::ToolError::kind)),
-    /// [`ToolErrorKind::Failed`] for a message made with [`ToolMessage::error`]. For code beside
+    /// [`ToolErrorKind::Failed`](crate::ToolErrorKind::Failed) for a message made with
+    /// [`ToolMessage::error`]. For code beside
     /// the model (an agent framework's error kinds, a retry policy); the model reads the text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<crate::ToolErrorKind>,

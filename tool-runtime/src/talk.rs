@@ -483,8 +483,10 @@ fn cut(text: &str) -> String {
 }
 
 /// What an approval question shows of a call's arguments: one line per argument, `name: value`
-/// (the value's JSON made [visible](visible), cut to [`SHOWN_FIELD_CHARS`] characters with the
-/// cut stated), the arguments of [`FIRST_FIELDS`] first (so a file tool's question names the path
+/// (the value's JSON made visible: whitespace runs, control, bidirectional and zero-width
+/// characters written out; cut to [`SHOWN_FIELD_CHARS`] characters with the cut stated), the
+/// arguments that name what runs or what is touched (`command`, `cmd`, `path`,
+/// `file_path`, `filePath`, `paths`, `url`, `uri`) first (so a file tool's question names the path
 /// first), then the others in the order the model wrote them, at most [`SHOWN_FIELDS`] (the rest
 /// counted). Arguments that are not a JSON object are shown as their text, made visible and cut
 /// the same way.
