@@ -1,11 +1,10 @@
 //! A hostile client against the talk-back, catalog and tasks methods over stateless Streamable HTTP
 //! at protocol 2026-07-28: request states replayed for another call or caller, answers of wrong
 //! shapes, tasks of another principal, a full task store, URI template values that name other
-//! paths, and elicitation types that are not flat.
+//! paths.
 
 use crate::common;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -13,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_mcp::tasks::MemoryTaskStore;
 use tool_mcp::{McpServer, McpServerBuilder, Prompt, PromptMessage, ResourceTemplate};
-use tool_runtime::talk::{Elicitation, elicitation_schema};
+use tool_runtime::talk::Elicitation;
 use tool_runtime::{ContentPart, Registry, ResourceContents, TalkBackError, ToolContext, tool};
 
 use common::{Running, post};
@@ -385,83 +384,6 @@ async fn a_template_variable_that_decodes_to_a_path_or_nul_expands_nothing() {
     running.stop().await;
 }
 
-/// A unit enum.
-#[derive(Deserialize, JsonSchema)]
-#[allow(dead_code)]
-enum Size {
-    Small,
-    Large,
-}
-
-/// An enum with data.
-#[derive(Deserialize, JsonSchema)]
-#[allow(dead_code)]
-enum Shape {
-    Circle { radius: f64 },
-    Square(f64),
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[allow(dead_code)]
-struct WithDataEnum {
-    shape: Shape,
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[allow(dead_code)]
-struct WithOptionalList {
-    tags: Option<Vec<String>>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[allow(dead_code)]
-struct WithOptionalEnum {
-    size: Option<Size>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[allow(dead_code)]
-struct WithMap {
-    extra: BTreeMap<String, String>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[allow(dead_code)]
-struct WithNested {
-    inner: Name,
-}
-
-#[test]
-fn elicitation_types_that_are_not_flat_are_refused_naming_the_property() {
-    let refused = |schema: Result<Value, TalkBackError>| match schema {
-        Err(TalkBackError::NotElicitable { property, .. }) => property,
-        other => panic!("elicitable: {other:?}"),
-    };
-    assert_eq!(refused(elicitation_schema::<WithOptionalList>()), "tags");
-    assert_eq!(refused(elicitation_schema::<WithMap>()), "extra");
-    assert_eq!(refused(elicitation_schema::<WithNested>()), "inner");
-    assert_eq!(refused(elicitation_schema::<Vec<String>>()), "");
-}
-
-#[test]
-fn an_enum_with_data_is_not_elicitable() {
-    let schema = elicitation_schema::<WithDataEnum>();
-    assert!(
-        matches!(schema, Err(TalkBackError::NotElicitable { ref property, .. }) if property == "shape"),
-        "{schema:?}"
-    );
-}
-
-#[test]
-fn an_optional_unit_enum_is_elicited_as_an_optional_single_select() {
-    let schema = elicitation_schema::<WithOptionalEnum>().unwrap();
-    assert_eq!(
-        schema,
-        json!({"type": "object", "properties": {"size": {
-            "type": "string", "description": "A unit enum.", "enum": ["Small", "Large"]}}})
-    );
-}
-
 /// How many times `count_after_answer` got past its question.
 static ANSWERED_RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
@@ -718,35 +640,6 @@ async fn a_task_is_not_created_with_more_answers_than_it_keeps() {
     let small = create(&running, "quick", Some("ana")).await;
     assert_eq!(small["result"]["resultType"], "task", "{small:.300}");
     running.stop().await;
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[allow(dead_code)]
-struct Numbers {
-    age: u32,
-    ratio: f64,
-}
-
-#[test]
-fn numbers_are_elicited_without_the_formats_schemars_gives_them() {
-    // MCP's number schema has no `format`: schemars' `uint32` and `double` are left out.
-    let schema = elicitation_schema::<Numbers>().unwrap();
-    assert_eq!(schema["properties"], json!({"age": {"type": "integer", "minimum": 0}, "ratio": {"type": "number"}}));
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[allow(dead_code)]
-struct WithDataEnumList {
-    shapes: Vec<Shape>,
-}
-
-#[test]
-fn a_list_of_an_enum_with_data_is_not_elicitable() {
-    let schema = elicitation_schema::<WithDataEnumList>();
-    assert!(
-        matches!(schema, Err(TalkBackError::NotElicitable { ref property, .. }) if property == "shapes"),
-        "{schema:?}"
-    );
 }
 
 /// Set once the run of `until_cancelled` ended (its future dropped, as a stopped call's is).

@@ -1,6 +1,9 @@
 //! Tools that talk back, outside MCP: a program's own client channel answers elicitation,
-//! sampling, roots and log messages; what a tool gets without one; which types can be elicited.
+//! sampling, roots and log messages; what a tool gets without one; which types can be elicited
+//! (flat objects of MCP's primitive schemas: a list, a map, a nested object or an enum with data is
+//! refused, naming the property).
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
@@ -405,4 +408,117 @@ fn an_approval_question_counts_the_arguments_it_does_not_show_and_shows_text_tha
     assert_eq!(shown.lines().last(), Some("... (5 more arguments not shown)"));
     assert_eq!(tool_runtime::talk::shown_arguments("not json\u{202E}"), "\"not json⟦U+202E⟧\"");
     assert_eq!(tool_runtime::talk::shown_arguments("{}"), "(no arguments)");
+}
+
+/// A unit enum.
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+enum Size {
+    Small,
+    Large,
+}
+
+/// An enum with data.
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+enum Shape {
+    Circle { radius: f64 },
+    Square(f64),
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct WithDataEnum {
+    shape: Shape,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct WithOptionalList {
+    tags: Option<Vec<String>>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct WithOptionalEnum {
+    size: Option<Size>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct WithMap {
+    extra: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct WithNested {
+    inner: Person,
+}
+
+/// An object (not flat).
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Person {
+    name: String,
+}
+
+#[test]
+fn elicitation_types_that_are_not_flat_are_refused_naming_the_property() {
+    let refused = |schema: Result<Value, TalkBackError>| match schema {
+        Err(TalkBackError::NotElicitable { property, .. }) => property,
+        other => panic!("elicitable: {other:?}"),
+    };
+    assert_eq!(refused(elicitation_schema::<WithOptionalList>()), "tags");
+    assert_eq!(refused(elicitation_schema::<WithMap>()), "extra");
+    assert_eq!(refused(elicitation_schema::<WithNested>()), "inner");
+    assert_eq!(refused(elicitation_schema::<Vec<String>>()), "");
+}
+
+#[test]
+fn an_enum_with_data_is_not_elicitable() {
+    let schema = elicitation_schema::<WithDataEnum>();
+    assert!(
+        matches!(schema, Err(TalkBackError::NotElicitable { ref property, .. }) if property == "shape"),
+        "{schema:?}"
+    );
+}
+
+#[test]
+fn an_optional_unit_enum_is_elicited_as_an_optional_single_select() {
+    let schema = elicitation_schema::<WithOptionalEnum>().unwrap();
+    assert_eq!(
+        schema,
+        json!({"type": "object", "properties": {"size": {
+            "type": "string", "description": "A unit enum.", "enum": ["Small", "Large"]}}})
+    );
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Numbers {
+    age: u32,
+    ratio: f64,
+}
+
+#[test]
+fn numbers_are_elicited_without_the_formats_schemars_gives_them() {
+    // MCP's number schema has no `format`: schemars' `uint32` and `double` are left out.
+    let schema = elicitation_schema::<Numbers>().unwrap();
+    assert_eq!(schema["properties"], json!({"age": {"type": "integer", "minimum": 0}, "ratio": {"type": "number"}}));
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct WithDataEnumList {
+    shapes: Vec<Shape>,
+}
+
+#[test]
+fn a_list_of_an_enum_with_data_is_not_elicitable() {
+    let schema = elicitation_schema::<WithDataEnumList>();
+    assert!(
+        matches!(schema, Err(TalkBackError::NotElicitable { ref property, .. }) if property == "shapes"),
+        "{schema:?}"
+    );
 }
