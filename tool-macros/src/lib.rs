@@ -11,9 +11,6 @@ mod expand;
 mod methods;
 mod model;
 mod options;
-// The pattern rule of `tool-runtime`, compiled here too so that both hold patterns to one rule.
-#[path = "../../tool-runtime/src/pattern_syntax.rs"]
-mod pattern_syntax;
 mod position;
 
 use proc_macro::TokenStream;

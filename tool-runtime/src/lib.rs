@@ -79,7 +79,6 @@ mod error;
 mod lifecycle;
 mod methods;
 pub mod output;
-mod pattern_syntax;
 mod policy;
 mod progress;
 pub mod provider;

@@ -145,7 +145,7 @@ pub(super) fn bounds_of(options: &ArgOptions, errors: &mut Errors) -> Vec<Bound>
     }
     if let Some(pattern) = &options.pattern {
         // The rule decoding's check is held to at registry build, from the same source file.
-        match crate::pattern_syntax::pattern_problem(&pattern.value()) {
+        match tool_pattern::pattern_problem(&pattern.value()) {
             None => bounds.push(Bound { kind: BoundKind::Pattern(pattern.value()), span: pattern.span() }),
             Some(problem) => errors.push(pattern.span(), format!("`pattern` {problem}")),
         }

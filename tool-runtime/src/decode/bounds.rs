@@ -6,7 +6,7 @@
 //! Lengths of strings count Unicode code points, as JSON Schema (2020-12, section 6.3.1) does.
 //! Numbers are compared as `f64` (exact for every integer up to 2^53). A `pattern` is searched
 //! unanchored, as JSON Schema reads it, with the `regex-lite` engine; the patterns of `#[tool]`
-//! schemas are held to the part of ECMA-262's syntax that both read alike (`pattern_syntax`, at
+//! schemas are held to the part of ECMA-262's syntax that both read alike (the `tool-pattern` crate, at
 //! compile time for `#[arg(pattern)]`, at registry build for `#[input]` types), so what decoding
 //! enforces is what the schema says. Hand-written schemas decoded here (a `Canonical` made
 //! elsewhere) are not checked: a pattern of theirs that does not compile bounds nothing.
@@ -231,10 +231,10 @@ mod tests {
         );
     }
 
-    /// The rule of `pattern_syntax`: each pattern with what it says of it.
+    /// The rule of the `tool-pattern` crate: each pattern with what it says of it.
     #[test]
     fn patterns_are_held_to_what_ecma_262_and_regex_lite_read_alike() {
-        use crate::pattern_syntax::pattern_problem;
+        use tool_pattern::pattern_problem;
         let fine = [
             r"^[a-z]+$",
             r"\d{4}-\d{2}",

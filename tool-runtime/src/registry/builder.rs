@@ -369,7 +369,7 @@ impl RegistryBuilder {
                 let mut found = Vec::new();
                 crate::schema::patterns(&spec.definition().input_schema, "", &mut found);
                 found.into_iter().filter_map(|(path, pattern)| {
-                    crate::pattern_syntax::pattern_problem(pattern).map(|problem| UnsupportedPattern {
+                    tool_pattern::pattern_problem(pattern).map(|problem| UnsupportedPattern {
                         tool: spec.name().to_owned(),
                         path,
                         pattern: pattern.to_owned(),

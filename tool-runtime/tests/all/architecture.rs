@@ -10,20 +10,7 @@ use test_support::architecture::{Rules, room_imports, violations};
 
 /// The floors, bottom first, as ARCHITECTURE.md lists them.
 const FLOORS: &[&[&str]] = &[
-    &[
-        "error",
-        "result",
-        "call",
-        "client",
-        "clock",
-        "ref_id",
-        "rustdoc",
-        "pattern_syntax",
-        "lifecycle",
-        "progress",
-        "waits",
-        "worker",
-    ],
+    &["error", "result", "call", "client", "clock", "ref_id", "rustdoc", "lifecycle", "progress", "waits", "worker"],
     &["schema"],
     &["decode"],
     &["talk", "context", "depends"],

@@ -2,9 +2,10 @@
 //! decoding enforces patterns with) and ECMA-262 (the dialect JSON Schema's `pattern` is written
 //! in, so the one a model and a validator read it in) read alike.
 //!
-//! The one source of this rule: `tool-runtime` compiles it for `RegistryBuilder::build` (the
-//! patterns of `#[input]` types and `#[schemars(regex(..))]` attributes), and `tool-macros`
-//! compiles the same file for `#[arg(pattern)]` at compile time.
+//! The one source of this rule, a crate of its own so that both sides hold patterns to it:
+//! `tool-macros` checks `#[arg(pattern)]` at compile time, and `tool-runtime` checks at
+//! `RegistryBuilder::build` the patterns of `#[input]` types and `#[schemars(regex(..))]`
+//! attributes. Not meant to be used directly.
 
 /// Why `pattern` cannot be enforced as JSON Schema reads it, as a lowercase phrase that says
 /// what to write instead (`` uses `(?i)` ... ``); `None` when it can. ECMA-262 is read with the
@@ -25,7 +26,7 @@
 /// What stays different, and is documented where patterns are described: `\d`, `\w`, `\s` and
 /// `\b` are ASCII (ECMA-262's `\s` also matches Unicode spaces), and `.` matches `\r`, U+2028
 /// and U+2029 (ECMA-262's does not).
-pub(crate) fn pattern_problem(pattern: &str) -> Option<String> {
+pub fn pattern_problem(pattern: &str) -> Option<String> {
     if let Err(error) = regex_lite::Regex::new(pattern) {
         let text = error.to_string();
         let reason = text.lines().rfind(|l| !l.trim().is_empty()).unwrap_or_default().trim();

@@ -6,14 +6,14 @@
 //! does) and reads a line near its end, and prints the peak RSS (`VmHWM`) of this process.
 //! redis-server itself holds the gigabyte (about 1.1 GB of its own memory).
 //!
-//! `cargo bench -p tool-benches --features redis --bench redis_grep_memory`
+//! `cargo bench -p tool-runtime --features redis --bench redis_grep_memory`
 
 use test_support::redis_server;
 
-#[path = "../../../tool-runtime/benches/common/lines.rs"]
+#[path = "common/lines.rs"]
 mod lines;
 
-#[path = "../../../tool-runtime/benches/common/search_memory.rs"]
+#[path = "common/search_memory.rs"]
 mod search_memory;
 
 use std::sync::Arc;

@@ -3,12 +3,12 @@
 //! alternative a registry without an index has: scanning every definition's name and
 //! description for the query's words. Building the index is measured apart.
 //!
-//! `cargo bench -p tool-benches --bench search`
+//! `cargo bench -p tool-runtime --bench search`
 
 // `criterion_group!` generates an undocumented public function.
 #![allow(missing_docs)]
 
-#[path = "../../../tool-runtime/tests/support/tool_search_corpus.rs"]
+#[path = "../tests/support/tool_search_corpus.rs"]
 mod corpus;
 
 use std::hint::black_box;
