@@ -4,9 +4,15 @@
 //! - [`architecture`]: the import rules of ARCHITECTURE.md, checked on a crate's sources;
 //! - [`redis_server`]: a real `redis-server` on a free loopback port;
 //! - [`procs`]: watching processes by pid (`/proc`), for tests of commands;
-//! - [`instances`]: instances of a tool's input schema and mutations the schema refuses.
+//! - [`instances`]: instances of a tool's input schema and mutations the schema refuses;
+//! - [`process`]: a child killed on drop, and starting a server that says its address;
+//! - [`haproxy`]: a real haproxy round-robin in front of loopback servers;
+//! - [`python`]: the Python with the MCP SDK that client tests run.
 
 pub mod architecture;
+pub mod haproxy;
 pub mod instances;
+pub mod process;
 pub mod procs;
+pub mod python;
 pub mod redis_server;

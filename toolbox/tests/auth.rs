@@ -12,47 +12,19 @@
 //! and the Python SDK in `$TOOL_CONFORMANCE_PYTHON` (scripts/test.sh sets it); without them the
 //! test fails saying so.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Output, Stdio};
+
 use std::time::Duration;
+use test_support::process::{self, Output as Stream, Running, TOOLBOX_SERVING};
+use test_support::python;
 
-/// A child process killed (and waited for) on drop.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `command` with its standard error (or output, when `stdout`) read line by line on a
-/// thread; returns the process and the first line starting with `prefix`, without the prefix.
-fn start_saying(mut command: Command, stdout: bool, prefix: &str) -> (Running, String) {
-    if stdout {
-        command.stdout(Stdio::piped()).stderr(Stdio::inherit());
-    } else {
-        command.stdout(Stdio::null()).stderr(Stdio::piped());
-    }
-    let mut child = command.stdin(Stdio::null()).spawn().unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
-    let stream: Box<dyn std::io::Read + Send> =
-        if stdout { Box::new(child.stdout.take().unwrap()) } else { Box::new(child.stderr.take().unwrap()) };
-    let (lines, said) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stream).lines().map_while(Result::ok) {
-            if lines.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    let running = Running(child);
-    let found = said
-        .iter()
-        .find_map(|line| line.strip_prefix(prefix).map(str::to_owned))
-        .unwrap_or_else(|| panic!("{command:?} ended without saying `{prefix}`"));
-    (running, found)
+/// Starts `command`, reading its standard error (or output, when `stdout`); returns the process
+/// and what followed `prefix` on the first line that starts with it.
+fn start_saying(command: Command, stdout: bool, prefix: &str) -> (Running, String) {
+    let output = if stdout { Stream::Stdout } else { Stream::Stderr };
+    let started = process::start_saying(command, output, prefix);
+    (started.process, started.said)
 }
 
 fn toolbox() -> Command {
@@ -115,7 +87,7 @@ fn no_auth_serves_a_non_loopback_address_with_a_warning() {
     command.args(["mcp", "--http", "0.0.0.0:0", "--no-auth", "--root"]).arg(root.path());
     let state = tempfile::tempdir().unwrap();
     command.arg("--state-dir").arg(state.path());
-    let (_server, url) = start_saying(command, false, "toolbox: serving MCP on ");
+    let (_server, url) = start_saying(command, false, TOOLBOX_SERVING);
     assert!(url.starts_with("http://0.0.0.0:"), "{url}");
 }
 
@@ -179,7 +151,7 @@ impl Protected {
         command.args(["mcp", "--http", "127.0.0.1:0", "--auth-issuer", &issuer, "--auth-accept-jwt-typ", "--root"]);
         command.arg(root.path());
         command.arg("--state-dir").arg(state.path());
-        let (server, url) = start_saying(command, false, "toolbox: serving MCP on ");
+        let (server, url) = start_saying(command, false, TOOLBOX_SERVING);
         Self { issuer, url, root, state, _servers: (issuer_server, server) }
     }
 }
@@ -189,21 +161,7 @@ fn the_python_sdk_gets_tokens_by_client_credentials_and_each_client_reaches_only
     let protected = Protected::start(&["ana=tools:read,tools:write", "bo=tools:read"]);
     let (issuer, url) = (&protected.issuer, &protected.url);
 
-    let python = std::env::var("TOOL_CONFORMANCE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/auth_client.py");
-    let output = Command::new(&python).arg(&script).args([&url, &issuer]).output().unwrap_or_else(|e| {
-        panic!("cannot run `{python}` ({e}); run scripts/test.sh, or set TOOL_CONFORMANCE_PYTHON to a python with `mcp` installed")
-    });
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    if output.status.code() == Some(3) {
-        panic!("{stderr}");
-    }
-    assert!(
-        output.status.success(),
-        "auth_client.py failed ({}).\nstdout:\n{stdout}\nstderr:\n{stderr}",
-        output.status
-    );
+    let stdout = python::run(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/auth_client.py"), &[url, issuer]);
     assert_eq!(
         stdout,
         "unauthenticated: 401 Bearer scope=\"tools:exec tools:read tools:write\"\n\

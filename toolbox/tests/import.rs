@@ -12,12 +12,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use test_support::process::{Output, TOOLBOX_SERVING, start_saying};
+use test_support::python;
 use tool_mcp::import::{ImportError, ImportedServer, McpImport};
 use tool_runtime::{Progress, Registry, RegistryError, ToolCall, ToolContext, ToolMessage};
-
-fn python() -> String {
-    std::env::var("TOOL_CONFORMANCE_PYTHON").unwrap_or_else(|_| "python3".to_owned())
-}
 
 /// The Python server, killed on drop.
 struct PyServer {
@@ -31,7 +29,7 @@ impl PyServer {
     /// it accepts connections.
     fn start(port: u16, counts: &Path, extra: &[&str]) -> Self {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/import_server.py");
-        let mut child = Command::new(python())
+        let mut child = Command::new(python::interpreter())
             .arg(&script)
             .arg(port.to_string())
             .arg(counts)
@@ -40,7 +38,7 @@ impl PyServer {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot run `{}` ({e}); run scripts/test.sh", python()));
+            .unwrap_or_else(|e| panic!("cannot run `{}` ({e}); run scripts/test.sh", python::interpreter()));
         // Read on a thread, so that the wait for the first line is bounded.
         let stdout = child.stdout.take().unwrap();
         let (sender, receiver) = std::sync::mpsc::channel();
@@ -502,8 +500,12 @@ const GATEWAY_CHECKS: [&str; 8] = [
 fn drive_gateway(gateway: &Gateway, target: &[&str], more: &[&str]) {
     std::fs::write(gateway.remote_root.path().join("remote.txt"), "from the remote workspace\n").unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/gateway_client.py");
-    let output =
-        Command::new(python()).arg(&script).arg(gateway.dir.path().join("cancelled")).args(target).output().unwrap();
+    let output = Command::new(python::interpreter())
+        .arg(&script)
+        .arg(gateway.dir.path().join("cancelled"))
+        .args(target)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "stdout:\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&output.stderr));
     assert_eq!(stdout.lines().collect::<Vec<_>>(), [&GATEWAY_CHECKS[..], more].concat());
@@ -523,39 +525,14 @@ fn the_python_mcp_sdk_drives_the_gateway_over_stdio() {
     );
 }
 
-/// A child process killed on drop.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn the_python_mcp_sdk_drives_the_gateway_over_streamable_http() {
     let gateway = Gateway::start();
     let root = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolbox"))
-        .args(["mcp", "--http", "127.0.0.1:0", "--root", root.path().to_str().unwrap()])
-        .args(gateway.options())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut gateway_process = Killed(child);
-    let (sender, receiver) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(url) = line.strip_prefix("toolbox: serving MCP on ") {
-                let _ = sender.send(url.to_owned());
-            }
-        }
-    });
-    let url = receiver.recv_timeout(std::time::Duration::from_secs(120)).expect("the gateway said no address");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolbox"));
+    command.args(["mcp", "--http", "127.0.0.1:0", "--root", root.path().to_str().unwrap()]).args(gateway.options());
+    let started = start_saying(command, Output::Stderr, TOOLBOX_SERVING);
+    let (mut gateway_process, url) = (started.process, started.said);
     drive_gateway(&gateway, &[&url], &[]);
     let pid = gateway_process.0.id().to_string();
     assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());

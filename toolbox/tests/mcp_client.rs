@@ -7,28 +7,19 @@
 //! `target/conformance-venv`), else `python3`. A missing `mcp` package fails the test with a
 //! message saying how to install it; it never passes silently.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
+
 use std::sync::mpsc;
+use test_support::process::{Output, Running, TOOLBOX_SERVING, start_saying};
+use test_support::python;
 
 /// The files of the tree the long grep walks (as `mcp_client.py` makes it).
 const BIG_TREE_FILES: u64 = 20_000;
 
 /// Runs `mcp_client.py` with `args`; returns its standard output and standard error.
 fn run_client(args: &[&str]) -> (String, String) {
-    let python = std::env::var("TOOL_CONFORMANCE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
-    let output = Command::new(&python).arg(&script).args(args).output().unwrap_or_else(|e| {
-        panic!("cannot run `{python}` ({e}); run scripts/test.sh, or set TOOL_CONFORMANCE_PYTHON to a python with `mcp` installed")
-    });
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    if output.status.code() == Some(3) {
-        panic!("{stderr}");
-    }
-    assert!(output.status.success(), "mcp_client.py failed ({}).\nstdout:\n{stdout}\nstderr:\n{stderr}", output.status);
-    (stdout, stderr)
+    python::run_outputs(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py"), args)
 }
 
 /// The checks `mcp_client.py toolbox ...` prints, in order, when all pass.
@@ -101,39 +92,21 @@ fn the_python_mcp_sdk_drives_toolbox_over_stdio() {
     assert_the_cancelled_grep_stopped(&stderr);
 }
 
-/// `toolbox mcp --http 127.0.0.1:0` with `args`; returns the child, its URL, and the receiver of
-/// its log lines (read on a thread until the process ends).
-fn start_http_server(args: &[&str]) -> (Child, String, mpsc::Receiver<String>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolbox"))
-        .args(["mcp", "--http", "127.0.0.1:0"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (lines, received) = mpsc::channel();
-    let stderr = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if lines.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    let url = received
-        .iter()
-        .find_map(|line| line.strip_prefix("toolbox: serving MCP on ").map(str::to_owned))
-        .expect("the server ended without saying its address");
-    (child, url, received)
+/// `toolbox mcp --http 127.0.0.1:0` with `args`; returns the process, its URL, and the receiver
+/// of its later log lines.
+fn start_http_server(args: &[&str]) -> (Running, String, mpsc::Receiver<String>) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolbox"));
+    command.args(["mcp", "--http", "127.0.0.1:0"]).args(args);
+    let started = start_saying(command, Output::Stderr, TOOLBOX_SERVING);
+    (started.process, started.said, started.lines)
 }
 
 /// Sends SIGTERM, checks the exit code 0, and returns the rest of the log.
-fn stop(mut child: Child, log: mpsc::Receiver<String>) -> String {
-    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+fn stop(mut process: Running, lines: mpsc::Receiver<String>) -> String {
+    let status = Command::new("kill").args(["-TERM", &process.id().to_string()]).status().unwrap();
     assert!(status.success());
-    assert_eq!(child.wait().unwrap().code(), Some(0));
-    log.iter().collect::<Vec<_>>().join("\n")
+    assert_eq!(process.0.wait().unwrap().code(), Some(0));
+    lines.iter().collect::<Vec<_>>().join("\n")
 }
 
 #[test]

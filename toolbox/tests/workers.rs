@@ -10,26 +10,14 @@
 //! Needs `redis-server` and `haproxy` (`.ci/run` installs both with apt-get) and the Python SDK
 //! in `$TOOL_CONFORMANCE_PYTHON` (scripts/test.sh sets it); without them the test fails saying so.
 
-use test_support::redis_server;
+use test_support::process::{Output, Running, TOOLBOX_SERVING, start_saying};
+use test_support::{haproxy, python, redis_server};
 
-use std::io::{BufRead, BufReader};
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::mpsc;
-use std::time::Duration;
 
 use redis_server::RedisServer;
-
-/// A child process killed (and waited for) on drop.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// A worker: its process, its URL, and its log lines (read on a thread until it ends).
 struct Worker {
@@ -46,35 +34,19 @@ impl Worker {
 
     /// A worker whose messages over `max_bytes` are cut.
     fn start_with(store: &str, root: &Path, state_dir: &Path, max_bytes: &str) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolbox"));
+        command
             .args(["mcp", "-v", "--http", "127.0.0.1:0", "--store", store, "--session", "plan-1", "--root"])
             .arg(root)
             .arg("--state-dir")
             .arg(state_dir)
-            .env("TOOL_MAX_BYTES", max_bytes)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let (lines, log) = mpsc::channel();
-        let stderr = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if lines.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        let url = log
-            .iter()
-            .find_map(|line| line.strip_prefix("toolbox: serving MCP on ").map(str::to_owned))
-            .expect("the worker ended without saying its address");
-        Self { process: Running(child), url, log }
+            .env("TOOL_MAX_BYTES", max_bytes);
+        let started = start_saying(command, Output::Stderr, TOOLBOX_SERVING);
+        Self { process: started.process, url: started.said, log: started.lines }
     }
 
-    fn port(&self) -> &str {
-        self.url.trim_start_matches("http://127.0.0.1:").trim_end_matches("/mcp")
+    fn port(&self) -> u16 {
+        self.url.trim_start_matches("http://127.0.0.1:").trim_end_matches("/mcp").parse().expect("the worker's port")
     }
 
     /// The tools this worker was asked to call, in order, from its log so far.
@@ -89,50 +61,9 @@ impl Worker {
     }
 }
 
-/// haproxy in the foreground with a config written into `dir`: `mode http`, `balance roundrobin`
-/// over the two workers, bound to a free loopback port; `retries 3` and `option redispatch` send a
-/// request whose worker refuses the connection to the other one.
-fn start_haproxy(dir: &Path, workers: [&str; 2]) -> (Running, String) {
-    let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).unwrap().port();
-    let config = format!(
-        "global\n  nbthread 1\n\ndefaults\n  mode http\n  timeout connect 2s\n  timeout client 120s\n  timeout server \
-         120s\n  retries 3\n  option redispatch 1\n\nfrontend mcp\n  bind 127.0.0.1:{port}\n  default_backend \
-         workers\n\nbackend workers\n  balance roundrobin\n  server w1 127.0.0.1:{}\n  server w2 127.0.0.1:{}\n",
-        workers[0], workers[1]
-    );
-    let path = dir.join("haproxy.cfg");
-    std::fs::write(&path, config).unwrap();
-    let child = Command::new("haproxy").arg("-db").arg("-f").arg(&path).stdin(Stdio::null()).spawn().unwrap_or_else(|e| {
-        panic!("cannot start haproxy ({e}): this test needs it; install it with `apt-get install -y haproxy` (.ci/run does this in CI)")
-    });
-    let running = Running(child);
-    for _ in 0..400 {
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return (running, format!("http://127.0.0.1:{port}/mcp"));
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    panic!("haproxy never listened on port {port}");
-}
-
 /// Runs `workers_client.py` with `args`; returns its standard output.
 fn run_client(args: &[&str]) -> String {
-    let python = std::env::var("TOOL_CONFORMANCE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workers_client.py");
-    let output = Command::new(&python).arg(&script).args(args).output().unwrap_or_else(|e| {
-        panic!("cannot run `{python}` ({e}); run scripts/test.sh, or set TOOL_CONFORMANCE_PYTHON to a python with `mcp` installed")
-    });
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    if output.status.code() == Some(3) {
-        panic!("{stderr}");
-    }
-    assert!(
-        output.status.success(),
-        "workers_client.py failed ({}).\nstdout:\n{stdout}\nstderr:\n{stderr}",
-        output.status
-    );
-    stdout
+    python::run(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workers_client.py"), args)
 }
 
 #[test]
@@ -146,7 +77,7 @@ fn two_workers_behind_haproxy_share_plans_and_refs_and_survive_one_killed() {
     let store = redis.url(0);
     let worker1 = Worker::start(&store, workspace.path(), state1.path());
     let worker2 = Worker::start(&store, workspace.path(), state2.path());
-    let (_haproxy, balancer) = start_haproxy(haproxy_dir.path(), [worker1.port(), worker2.port()]);
+    let (_haproxy, balancer) = haproxy::start(haproxy_dir.path(), &[worker1.port(), worker2.port()]);
 
     let pid = worker1.process.0.id().to_string();
     let stdout = run_client(&[&balancer, &worker1.url, &worker2.url, &pid]);
@@ -252,7 +183,7 @@ fn keyed_appends_retried_through_a_stopped_redis_and_a_killed_worker_apply_once(
     // Plans of 1,100 items are read whole (about 40 KiB).
     let worker1 = Worker::start_with(&store, workspace.path(), state1.path(), "1048576");
     let worker2 = Worker::start_with(&store, workspace.path(), state2.path(), "1048576");
-    let (_haproxy, balancer) = start_haproxy(haproxy_dir.path(), [worker1.port(), worker2.port()]);
+    let (_haproxy, balancer) = haproxy::start(haproxy_dir.path(), &[worker1.port(), worker2.port()]);
 
     let (redis_pid, worker1_pid) = (redis.pid().to_string(), worker1.process.0.id().to_string());
     let stdout = run_client(&["retries", &balancer, &redis_pid, &worker1_pid]);

@@ -1,7 +1,13 @@
 //! Tool calls over Streamable HTTP: the `tool-mcp` server beside rmcp's own `#[tool_router]`
-//! server on `StreamableHttpService`, the same trivial tool, the same load generator, one run.
+//! server on `StreamableHttpService` and beside the floor, the same trivial tool, the same load
+//! generator, one run.
 //!
-//! Both servers are tower services served by the same hyper connection loop on free loopback
+//! The floor is the least any server of this call does: a bare service that collects the body,
+//! parses the JSON-RPC request with serde_json, checks the method and the tool's name, and answers
+//! the same result; no MCP checks, no registry, no decoding beyond serde's. ours/floor says what
+//! the framework costs over that, ours/rmcp what it gains over the peer.
+//!
+//! The three servers are tower services served by the same hyper connection loop on free loopback
 //! ports, stateless (MCP 2026-07-28: no `initialize`, no session) with plain JSON responses, in one
 //! server process. The load generator runs in processes of its own: a set of clients, each with its
 //! own keep-alive connection (one `reqwest` client each), sending `tools/call` requests one after
@@ -12,11 +18,12 @@
 //! do not take each other's time slices.
 //!
 //! One load generator process measures each row (1, 16, 64 clients): its clients hold a
-//! connection to each server and measure the two in turn, `--seconds` (default 0.5) each, for
-//! `--pairs` pairs (default 20), ours first in even pairs and rmcp first in odd ones, so that a
-//! change of the machine's load between slices hits both alike. Each pair gives one ratio
-//! ours/rmcp; the table reports the median ratio and its spread (lowest and highest), and the
-//! calls per second and p50/p99 of all slices of each server together.
+//! connection to each server and measure the three in turn, `--seconds` (default 0.5) each, for
+//! `--pairs` rounds (default 20), the order rotating from round to round (ours, rmcp, floor; then
+//! rmcp, floor, ours; then floor, ours, rmcp), so that a change of the machine's load between
+//! slices hits all alike. Each round gives one ratio ours/rmcp and one ours/floor; the table
+//! reports the median of each and the spread of ours/rmcp (lowest and highest), and the calls per
+//! second and p50/p99 of all slices of each server together.
 //!
 //! Head of line: the p50 latency of the same fast call while four long calls (each a
 //! `#[tool_runtime::tool]` plain `fn` sleeping 3 s on the blocking pool) are in flight, beside
@@ -42,6 +49,63 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::net::TcpListener;
 use tool_runtime::Registry;
+
+/// The floor server (see the module docs): answers a `tools/call` of `add` and nothing else.
+#[derive(Clone, Copy)]
+struct Floor;
+
+/// The parts of a `tools/call` request the floor reads.
+#[derive(Deserialize)]
+struct FloorRequest {
+    id: serde_json::Value,
+    method: String,
+    params: FloorParams,
+}
+
+/// The params of [`FloorRequest`].
+#[derive(Deserialize)]
+struct FloorParams {
+    name: String,
+    arguments: AddArgs,
+}
+
+impl tower_service::Service<http::Request<hyper::body::Incoming>> for Floor {
+    type Response = http::Response<String>;
+    type Error = Infallible;
+    type Future = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Infallible>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<hyper::body::Incoming>) -> Self::Future {
+        Box::pin(async move {
+            use http_body_util::BodyExt;
+            let answer = |status: u16, body: String| {
+                let mut response = http::Response::new(body);
+                *response.status_mut() = http::StatusCode::from_u16(status).expect("a status");
+                response
+                    .headers_mut()
+                    .insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+                Ok(response)
+            };
+            let Ok(body) = request.into_body().collect().await else { return answer(400, String::new()) };
+            let Ok(call) = serde_json::from_slice::<FloorRequest>(&body.to_bytes()) else {
+                return answer(400, String::new());
+            };
+            if call.method != "tools/call" || call.params.name != "add" {
+                return answer(400, String::new());
+            }
+            let sum = (call.params.arguments.a + call.params.arguments.b).to_string();
+            let result = serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": call.id,
+                "result": {"content": [{"type": "text", "text": sum}], "isError": false},
+            });
+            answer(200, result.to_string())
+        })
+    }
+}
 
 /// The arguments of `add`, for rmcp's side.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -168,6 +232,11 @@ struct Row {
 }
 
 impl Row {
+    /// No calls, no time.
+    fn empty() -> Row {
+        Row { latencies: Vec::new(), seconds: 0.0 }
+    }
+
     /// Two measurements as one: their calls and their measuring time together.
     fn and(mut self, other: Row) -> Row {
         self.latencies.extend(other.latencies);
@@ -240,6 +309,7 @@ const ROLE: &str = "TOOL_HTTP_BENCH_ROLE";
 /// (of a slice, for `alternate`), pairs of slices and number of long calls.
 const OURS: &str = "TOOL_HTTP_BENCH_OURS";
 const RMCP: &str = "TOOL_HTTP_BENCH_RMCP";
+const FLOOR: &str = "TOOL_HTTP_BENCH_FLOOR";
 const CLIENTS: &str = "TOOL_HTTP_BENCH_CLIENTS";
 const SECONDS: &str = "TOOL_HTTP_BENCH_SECONDS";
 const PAIRS: &str = "TOOL_HTTP_BENCH_PAIRS";
@@ -282,13 +352,13 @@ fn main() {
     match std::env::var(ROLE).as_deref() {
         Ok("serve") => serve_both(env(THREADS)),
         Ok("generate") => generate(env(OURS), env(CLIENTS), env(SECONDS), env(LONG)),
-        Ok("alternate") => alternate(env(OURS), env(RMCP), env(CLIENTS), env(SECONDS), env(PAIRS)),
+        Ok("alternate") => alternate([env(OURS), env(RMCP), env(FLOOR)], env(CLIENTS), env(SECONDS), env(PAIRS)),
         _ => compare(&options()),
     }
 }
 
-/// The server process: both servers on one runtime of `threads` workers; prints their
-/// addresses (`ours ADDR`, `rmcp ADDR`) and serves until its standard input ends (the run that
+/// The server process: the three servers on one runtime of `threads` workers; prints their
+/// addresses (`ours ADDR`, `rmcp ADDR`, `floor ADDR`) and serves until its standard input ends (the run that
 /// started it closes it, or ends).
 fn serve_both(threads: usize) {
     let runtime =
@@ -300,7 +370,8 @@ fn serve_both(threads: usize) {
         let registry = Registry::builder().tool(add::TOOL).tool(slow::TOOL).build().expect("unique names");
         let ours = tool_mcp::McpServer::builder(registry).build().http_service();
         let our_address = serve(ours).await;
-        println!("ours {our_address}\nrmcp {rmcp_address}");
+        let floor_address = serve(Floor).await;
+        println!("ours {our_address}\nrmcp {rmcp_address}\nfloor {floor_address}");
         let stdin = tokio::task::spawn_blocking(|| std::io::copy(&mut std::io::stdin(), &mut std::io::sink()));
         let _ = stdin.await;
     });
@@ -335,36 +406,43 @@ fn generate(address: SocketAddr, clients: usize, seconds: f64, long: u64) {
     });
 }
 
-/// A load generator process for one row of the table: `clients` clients on each server, their
-/// connections kept, measure the two in turn for `seconds` each, `pairs` times, ours first in even
-/// pairs and rmcp first in odd ones (after a warm-up of 0.5 s on each). Prints the ratio ours/rmcp
-/// of each pair on one line (`ratios r1 r2 ...`), then ours' and rmcp's rows of all their slices
+/// A load generator process for one row of the table: `clients` clients on each of the three
+/// servers (`[ours, rmcp, floor]`), their connections kept, measure them in turn for `seconds`
+/// each, `rounds` times, the order rotating by one each round (after a warm-up of 0.5 s on each).
+/// Prints the ratios ours/rmcp of each round on one line (`ratios r1 r2 ...`), those of
+/// ours/floor on the next (`floor_ratios ...`), then the three servers' rows of all their slices
 /// ([`print_row`]).
-fn alternate(ours: SocketAddr, rmcp: SocketAddr, clients: usize, seconds: f64, pairs: usize) {
+fn alternate(servers: [SocketAddr; 3], clients: usize, seconds: f64, rounds: usize) {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a runtime");
     runtime.block_on(async {
         let connect = |address| (0..clients).map(|_| Arc::new(Client::new(address, "/"))).collect::<Vec<_>>();
-        let (our_clients, rmcp_clients) = (connect(ours), connect(rmcp));
+        let connected = servers.map(connect);
         let warm_up = Duration::from_millis(500);
-        let mut ours_all = measure_with(&our_clients, warm_up, 0.0).await;
-        let mut rmcp_all = measure_with(&rmcp_clients, warm_up, 0.0).await;
-        let mut ratios = Vec::new();
-        for pair in 0..pairs {
-            let (o, r) = if pair % 2 == 0 {
-                let o = measure_with(&our_clients, Duration::ZERO, seconds).await;
-                (o, measure_with(&rmcp_clients, Duration::ZERO, seconds).await)
-            } else {
-                let r = measure_with(&rmcp_clients, Duration::ZERO, seconds).await;
-                (measure_with(&our_clients, Duration::ZERO, seconds).await, r)
-            };
-            ratios.push(o.calls_per_second() / r.calls_per_second());
-            ours_all = ours_all.and(o);
-            rmcp_all = rmcp_all.and(r);
+        let mut all = Vec::new();
+        for server in &connected {
+            all.push(measure_with(server, warm_up, 0.0).await);
         }
-        let ratios: Vec<String> = ratios.iter().map(ToString::to_string).collect();
-        println!("ratios {}", ratios.join(" "));
-        print_row(ours_all);
-        print_row(rmcp_all);
+        let (mut ratios, mut floor_ratios) = (Vec::new(), Vec::new());
+        for round in 0..rounds {
+            let mut slices: [Option<Row>; 3] = [None, None, None];
+            for step in 0..3 {
+                let server = (round + step) % 3;
+                slices[server] = Some(measure_with(&connected[server], Duration::ZERO, seconds).await);
+            }
+            let [o, r, f] = slices.map(|slice| slice.expect("every server measured"));
+            ratios.push(o.calls_per_second() / r.calls_per_second());
+            floor_ratios.push(o.calls_per_second() / f.calls_per_second());
+            for (total, slice) in all.iter_mut().zip([o, r, f]) {
+                let taken = std::mem::replace(total, Row::empty());
+                *total = taken.and(slice);
+            }
+        }
+        let line = |values: &[f64]| values.iter().map(ToString::to_string).collect::<Vec<_>>().join(" ");
+        println!("ratios {}", line(&ratios));
+        println!("floor_ratios {}", line(&floor_ratios));
+        for row in all {
+            print_row(row);
+        }
     });
 }
 
@@ -450,10 +528,10 @@ fn compare(options: &Options) {
         let line = lines.next().expect("an address line").expect("text");
         line.strip_prefix(name).and_then(|a| a.trim().parse().ok()).unwrap_or_else(|| panic!("not {name}: {line}"))
     };
-    let (ours, rmcp) = (address("ours"), address("rmcp"));
+    let (ours, rmcp, floor) = (address("ours"), address("rmcp"), address("floor"));
     let Options { pairs, seconds, .. } = *options;
     println!(
-        "Streamable HTTP, `add` (stateless, JSON responses): per row {pairs} pairs of {seconds} s on each server, \
+        "Streamable HTTP, `add` (stateless, JSON responses): per row {pairs} rounds of {seconds} s on each server, \
          {}",
         if pinning.taskset {
             format!("server process on CPU 0 ({} worker thread(s)), load generator on CPU 1", options.server_threads)
@@ -462,36 +540,44 @@ fn compare(options: &Options) {
         }
     );
     println!(
-        "| clients | ours calls/s | rmcp calls/s | ours/rmcp (median of {pairs} pairs) | lowest - highest | ours p50 / \
-         p99 (ms) | rmcp p50 / p99 (ms) |"
+        "| clients | ours calls/s | rmcp calls/s | floor calls/s | ours/rmcp (median of {pairs} rounds) | lowest - \
+         highest | ours/floor (median) | ours p50 / p99 (ms) | rmcp p50 / p99 (ms) | floor p50 / p99 (ms) |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for &clients in &options.clients {
         let vars = [
             (OURS, ours.to_string()),
             (RMCP, rmcp.to_string()),
+            (FLOOR, floor.to_string()),
             (CLIENTS, clients.to_string()),
             (SECONDS, seconds.to_string()),
             (PAIRS, pairs.to_string()),
         ];
         let out = pinning.generator("alternate", &vars);
-        let ratios: Vec<f64> = out[0]
-            .strip_prefix("ratios")
-            .expect("a ratios line")
-            .split_whitespace()
-            .map(|r| r.parse().expect("a number"))
-            .collect();
-        let (o, r) = (Run::parse(&out[1]), Run::parse(&out[2]));
+        let numbers = |line: &str, prefix: &str| -> Vec<f64> {
+            line.strip_prefix(prefix)
+                .unwrap_or_else(|| panic!("not {prefix}: {line}"))
+                .split_whitespace()
+                .map(|r| r.parse().expect("a number"))
+                .collect()
+        };
+        let (ratios, floor_ratios) = (numbers(&out[0], "ratios "), numbers(&out[1], "floor_ratios "));
+        let (o, r, f) = (Run::parse(&out[2]), Run::parse(&out[3]), Run::parse(&out[4]));
         let (low, high) = ratios.iter().fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
         println!(
-            "| {clients} | {:.0} | {:.0} | {:.3} | {low:.3} - {high:.3} | {:.3} / {:.3} | {:.3} / {:.3} |",
+            "| {clients} | {:.0} | {:.0} | {:.0} | {:.3} | {low:.3} - {high:.3} | {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | \
+             {:.3} / {:.3} |",
             o.calls_per_second,
             r.calls_per_second,
+            f.calls_per_second,
             median(ratios),
+            median(floor_ratios),
             ms(o.p50),
             ms(o.p99),
             ms(r.p50),
             ms(r.p99),
+            ms(f.p50),
+            ms(f.p99),
         );
     }
     let head_of_line = |long: u64| {

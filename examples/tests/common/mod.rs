@@ -19,23 +19,10 @@ pub fn example_binary(name: &str) -> PathBuf {
     binary
 }
 
-/// Runs the Python script `script` (relative to this crate) with `args` on
-/// `$TOOL_CONFORMANCE_PYTHON` (set by `scripts/test.sh`), else `python3`; returns its standard
-/// output. A failed script fails the test with its output; exit code 3 (the `mcp` package
-/// missing) with the script's message.
+/// Runs the Python script `script` (relative to this crate) with `args` through
+/// [`test_support::python::run`]; returns its standard output.
 pub fn run_python(script: &str, args: &[&str]) -> String {
-    let python = std::env::var("TOOL_CONFORMANCE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(script);
-    let output = Command::new(&python).arg(&path).args(args).output().unwrap_or_else(|e| {
-        panic!("cannot run `{python}` ({e}); run scripts/test.sh, or set TOOL_CONFORMANCE_PYTHON to a python with `mcp` installed")
-    });
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    if output.status.code() == Some(3) {
-        panic!("{stderr}");
-    }
-    assert!(output.status.success(), "{script} failed ({}).\nstdout:\n{stdout}\nstderr:\n{stderr}", output.status);
-    stdout
+    test_support::python::run(&Path::new(env!("CARGO_MANIFEST_DIR")).join(script), args)
 }
 
 /// Starts the example `name` with `args`, which prints its URL as its first line on standard

@@ -15,7 +15,7 @@ use tool_mcp::{McpServer, McpServerBuilder, Prompt, PromptMessage, ResourceTempl
 use tool_runtime::talk::Elicitation;
 use tool_runtime::{ContentPart, Registry, ResourceContents, TalkBackError, ToolContext, tool};
 
-use common::{Running, post};
+use common::{Running, post, rpc};
 
 const BOUND: Duration = Duration::from_secs(10);
 
@@ -86,33 +86,6 @@ fn capabilities(tasks: bool) -> Value {
     match tasks {
         true => json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}),
         false => json!({"elicitation": {}}),
-    }
-}
-
-/// A request of protocol 2026-07-28 with the client's `capabilities` in `_meta`, sent as `user`;
-/// the JSON-RPC response.
-async fn rpc(running: &Running, method: &str, mut params: Value, capabilities: &Value, user: Option<&str>) -> Value {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-    });
-    let name = params
-        .get("name")
-        .or_else(|| params.get("taskId"))
-        .or_else(|| params.get("uri"))
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
-    let mut headers = vec![("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", method)];
-    headers.push(("Mcp-Name", &name));
-    if let Some(user) = user {
-        headers.push(("X-User", user));
-    }
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let response = tokio::time::timeout(BOUND, post(running.addr, "/mcp", "127.0.0.1", &headers, &body)).await.unwrap();
-    match response.header("content-type") {
-        Some("text/event-stream") => response.events().pop().unwrap(),
-        _ => serde_json::from_str(&response.body).unwrap_or_else(|_| json!({"status": response.status})),
     }
 }
 

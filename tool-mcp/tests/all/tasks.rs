@@ -14,9 +14,7 @@ use tool_mcp::McpServer;
 use tool_runtime::talk::Elicitation;
 use tool_runtime::{Registry, TalkBackError, ToolContext, tool};
 
-use common::{Running, post};
-
-const BOUND: Duration = Duration::from_secs(10);
+use common::{Running, rpc};
 
 /// How many times a test reads a task while waiting for it to change, 20 ms apart.
 const POLLS: usize = 500;
@@ -107,26 +105,6 @@ fn server_with(configure: impl FnOnce(tool_mcp::McpServerBuilder) -> tool_mcp::M
 
 fn with_tasks() -> Value {
     json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}})
-}
-
-/// A request of protocol 2026-07-28 with the client's `capabilities` in `_meta`, sent as `user`
-/// (none: no `X-User`); the JSON-RPC response.
-async fn rpc(running: &Running, method: &str, mut params: Value, capabilities: &Value, user: Option<&str>) -> Value {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-    });
-    let name = params.get("name").or_else(|| params.get("taskId")).and_then(Value::as_str).unwrap_or("").to_owned();
-    let mut headers = vec![("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", method), ("Mcp-Name", &name)];
-    if let Some(user) = user {
-        headers.push(("X-User", user));
-    }
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let response = tokio::time::timeout(BOUND, post(running.addr, "/mcp", "127.0.0.1", &headers, &body)).await.unwrap();
-    match response.header("content-type") {
-        Some("text/event-stream") => response.events().pop().unwrap(),
-        _ => serde_json::from_str(&response.body).unwrap(),
-    }
 }
 
 /// Calls `tool` as a client with the tasks extension; the task id of its `CreateTaskResult`.

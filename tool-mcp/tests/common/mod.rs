@@ -226,3 +226,42 @@ impl Piped {
         self.serving.await.unwrap().unwrap();
     }
 }
+
+/// How long [`rpc`] waits for an answer.
+pub const RPC_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A stateless request of protocol 2026-07-28 (the headers it requires, with `Mcp-Name` from the
+/// params' `name`, `taskId` or `uri`) with the client's `capabilities` in `_meta`, sent as `user`
+/// (an `X-User` header; none without), answered within [`RPC_BOUND`]; the JSON-RPC response (the
+/// last event of a stream), or `{"status": N}` for an answer that is not JSON.
+pub async fn rpc(
+    running: &Running,
+    method: &str,
+    mut params: Value,
+    capabilities: &Value,
+    user: Option<&str>,
+) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    });
+    let name = params
+        .get("name")
+        .or_else(|| params.get("taskId"))
+        .or_else(|| params.get("uri"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let mut headers = vec![("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", method)];
+    headers.push(("Mcp-Name", &name));
+    if let Some(user) = user {
+        headers.push(("X-User", user));
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let response =
+        tokio::time::timeout(RPC_BOUND, post(running.addr, "/mcp", "127.0.0.1", &headers, &body)).await.unwrap();
+    match response.header("content-type") {
+        Some("text/event-stream") => response.events().pop().unwrap(),
+        _ => serde_json::from_str(&response.body).unwrap_or_else(|_| json!({"status": response.status})),
+    }
+}
