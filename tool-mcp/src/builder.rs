@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use tool_runtime::{Registry, ResourceContents, ToolContextBuilder, ToolDefinition};
+use tool_runtime::{Clock, Registry, ResourceContents, SystemClock, ToolContextBuilder, ToolDefinition};
 
 #[cfg(feature = "auth")]
 use crate::auth;
@@ -44,6 +44,9 @@ pub struct McpServerBuilder {
     task_ttl: Duration,
     task_tags: Vec<String>,
     max_running_tasks: usize,
+    task_quota: tasks::TaskQuota,
+    task_lease: Duration,
+    clock: Arc<dyn Clock>,
 }
 
 impl McpServer {
@@ -71,6 +74,9 @@ impl McpServer {
             task_ttl: tasks::DEFAULT_TASK_TTL,
             task_tags: Vec::new(),
             max_running_tasks: tasks::DEFAULT_MAX_RUNNING_TASKS,
+            task_quota: tasks::TaskQuota::default(),
+            task_lease: tasks::DEFAULT_TASK_LEASE,
+            clock: Arc::new(SystemClock),
         }
     }
 }
@@ -281,6 +287,36 @@ impl McpServerBuilder {
         self
     }
 
+    /// What one principal may keep in the default task store (default [`TaskQuota::default`](tasks::TaskQuota):
+    /// [`DEFAULT_TASK_QUOTA_OPEN`](tasks::DEFAULT_TASK_QUOTA_OPEN) open tasks,
+    /// [`DEFAULT_TASK_QUOTA_BYTES`](tasks::DEFAULT_TASK_QUOTA_BYTES) bytes). A store given with
+    /// [`task_store`](Self::task_store) keeps its own quota.
+    #[must_use]
+    pub fn task_quota(mut self, quota: tasks::TaskQuota) -> Self {
+        self.task_quota = quota;
+        self
+    }
+
+    /// How long a task run's lease lasts unless renewed (default
+    /// [`DEFAULT_TASK_LEASE`](tasks::DEFAULT_TASK_LEASE), 10 000 ms; at least 3 ms). A run renews
+    /// it every third of it; a `working` task whose lease lapsed is run again or failed when next
+    /// read ([leases](tasks#leases)), so a task of a stopped worker is settled within about this
+    /// long of its last renewal.
+    #[must_use]
+    pub fn task_lease(mut self, lease: Duration) -> Self {
+        self.task_lease = lease.max(Duration::from_millis(3));
+        self
+    }
+
+    /// The wall clock of task records (their times, time to live and leases) and of request
+    /// states' expiry (default the system's; tests drive a [`FixedClock`](tool_runtime::FixedClock)).
+    /// Durations (a run's deadline, the lease's renewal period) use tokio's clock.
+    #[must_use]
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
     /// How many bytes of JSON the answers of one call may hold, those sealed in its request state
     /// and a retry's new `inputResponses` together (default
     /// [`DEFAULT_MAX_INPUT_RESPONSE_BYTES`](talk::DEFAULT_MAX_INPUT_RESPONSE_BYTES), 1 MiB); a
@@ -320,10 +356,18 @@ impl McpServerBuilder {
                 calls: TaskTracker::new(),
                 stop: CancellationToken::new(),
                 tasks: tasks::Tasks::new(
-                    self.task_store.unwrap_or_else(|| Arc::new(tasks::MemoryTaskStore::default())),
+                    self.task_store.unwrap_or_else(|| {
+                        Arc::new(
+                            tasks::MemoryTaskStore::default()
+                                .with_quota(self.task_quota)
+                                .with_clock(self.clock.clone()),
+                        )
+                    }),
                     self.task_ttl,
                     self.task_tags,
                     self.max_running_tasks,
+                    self.clock,
+                    self.task_lease,
                 ),
                 #[cfg(test)]
                 direct_answers: std::sync::atomic::AtomicUsize::new(0),

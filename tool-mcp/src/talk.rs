@@ -62,6 +62,10 @@ struct State {
     answers: BTreeMap<String, Value>,
     #[serde(rename = "q", default)]
     asked: BTreeSet<String>,
+    /// When it expires by the server's clock ([`McpServerBuilder::clock`](crate::McpServerBuilder::clock)),
+    /// in ms since the Unix epoch; the codec's own expiry (the system clock) holds too.
+    #[serde(rename = "e", default)]
+    expires_ms: u64,
 }
 
 /// A request's `requestState` and `inputResponses`, as it gave them.
@@ -245,6 +249,7 @@ impl McpChannel {
     pub(crate) fn open(
         &self,
         codec: Option<&RequestStateCodec>,
+        now_ms: u64,
         max_bytes: usize,
         binding: impl FnOnce() -> Vec<u8>,
     ) -> Result<(), ErrorData> {
@@ -255,6 +260,10 @@ impl McpChannel {
         let (mut known, asked) = match (state, codec) {
             (Some(sealed), Some(codec)) => {
                 let state = open_state(codec, &sealed, &binding())?;
+                if now_ms > state.expires_ms {
+                    tracing::debug!(expires_ms = state.expires_ms, now_ms, "a request state was refused: expired");
+                    return Err(state_refused());
+                }
                 (state.answers, Some(state.asked))
             }
             (Some(_), None) => return Err(ErrorData::invalid_params(NO_KEY, None)),
@@ -306,6 +315,7 @@ impl McpChannel {
     pub(crate) fn input_required(
         &self,
         codec: Option<&RequestStateCodec>,
+        now_ms: u64,
         binding: &[u8],
     ) -> Result<InputRequiredResult, ErrorData> {
         let Mode::Rounds { answers, used, .. } = &self.mode else {
@@ -315,8 +325,9 @@ impl McpChannel {
         let used = used.lock().unwrap_or_else(PoisonError::into_inner);
         let known = answers.get();
         let asked = self.pending_requests().into_keys().collect();
-        let state =
-            State { answers: used.iter().filter_map(|k| Some((k.clone(), known?.get(k)?.clone()))).collect(), asked };
+        let answers = used.iter().filter_map(|k| Some((k.clone(), known?.get(k)?.clone()))).collect();
+        let ttl = u64::try_from(REQUEST_STATE_TTL.as_millis()).unwrap_or(u64::MAX);
+        let state = State { answers, asked, expires_ms: now_ms.saturating_add(ttl) };
         let mut requests = BTreeMap::new();
         for (key, wire) in self.pending_requests() {
             let request = serde_json::from_value(wire).map_err(|error| {
@@ -421,12 +432,17 @@ fn open_state(codec: &RequestStateCodec, sealed: &str, binding: &[u8]) -> Result
     // One answer for every failure (as the codec asks): the detail goes to the log only.
     codec.open_json_with(sealed, binding).map_err(|error| {
         tracing::debug!(%error, "a request state was refused");
-        ErrorData::invalid_params(
-            "the requestState was refused: it is not one this server sealed for this call and caller, or it has \
-             expired; send the call again without requestState and inputResponses to start over",
-            None,
-        )
+        state_refused()
     })
+}
+
+/// The one answer to a request state that fails any check.
+fn state_refused() -> ErrorData {
+    ErrorData::invalid_params(
+        "the requestState was refused: it is not one this server sealed for this call and caller, or it has \
+         expired; send the call again without requestState and inputResponses to start over",
+        None,
+    )
 }
 
 /// What a request state is bound to: the tool, its arguments as sent, and the caller.

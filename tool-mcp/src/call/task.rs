@@ -13,20 +13,20 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use serde_json::Value;
 use tool_runtime::talk::ClientCapabilities;
-use tool_runtime::{ToolCall, ToolDefinition, ToolError};
+use tool_runtime::{ToolCall, ToolDefinition, ToolErrorKind};
 
 use super::Ended;
 use crate::content::call_result;
 use crate::server::{CallRequest, McpServer, is_structured};
 use crate::talk::McpChannel;
 use crate::tasks::{
-    MAX_TASK_ANSWER_BYTES, MAX_TASK_ANSWERS, TaskRecord, detailed, error_object, new_task_id, now_ms, store_error,
-    task_of, unknown_task, update,
+    MAX_TASK_ANSWER_BYTES, MAX_TASK_ANSWERS, TASK_RETRY_TAG, TaskRecord, TaskStoreError, Tasks, WATCH_PERIOD, detailed,
+    error_object, iso8601, new_task_id, store_error, task_of, unknown_task, update,
 };
 
 impl McpServer {
-    /// Creates the task of a call: stores its record (with the answers known so far), starts it
-    /// and gives the `CreateTaskResult`.
+    /// Creates the task of a call: stores its record (with the answers known so far and this
+    /// worker's lease), starts it and gives the `CreateTaskResult`.
     pub(crate) async fn create_task(
         &self,
         tool: &str,
@@ -48,22 +48,12 @@ impl McpServer {
                 None,
             ));
         }
-        let now = now_ms();
+        let ttl_ms = u64::try_from(tasks.ttl.as_millis()).unwrap_or(u64::MAX);
         let record = TaskRecord {
-            id: new_task_id()?,
-            revision: 0,
-            tool: tool.to_owned(),
-            arguments,
-            principal,
             client: client.into(),
-            status: TaskStatus::Working,
             answers,
-            input_requests: BTreeMap::new(),
-            result: None,
-            error: None,
-            created_at_ms: now,
-            updated_at_ms: now,
-            ttl_ms: u64::try_from(tasks.ttl.as_millis()).unwrap_or(u64::MAX),
+            lease: Some(tasks.new_lease()),
+            ..TaskRecord::new(new_task_id()?, tool, arguments, principal, tasks.now_ms(), ttl_ms)
         };
         tasks.reserve(&record.id, record.principal.as_deref())?;
         if let Err(error) = tasks.store.insert(record.clone()).await {
@@ -75,15 +65,21 @@ impl McpServer {
         Ok(CreateTaskResult::new(task_of(&record)))
     }
 
-    /// [`run_task`](Self::run_task), and a record that cannot start (the context hook refused)
-    /// marked `failed` with the error, which is also returned.
+    /// [`run_task`](Self::run_task) of a task whose place is reserved
+    /// ([`Tasks::reserve`](crate::tasks::Tasks)), and a record that cannot start (the context
+    /// hook refused) marked `failed` with the error, which is also returned.
     async fn start_task(&self, record: &TaskRecord, http: Option<&::http::request::Parts>) -> Result<(), ErrorData> {
         let Err(error) = self.run_task(record, http) else { return Ok(()) };
         self.inner.tasks.release(&record.id);
         let object = error_object(&error);
-        let marked = update(self.inner.tasks.store.as_ref(), &record.id, |record| {
+        let tasks = &self.inner.tasks;
+        let marked = update(tasks.store.as_ref(), tasks.clock.as_ref(), &record.id, |record| {
+            if record.status.is_terminal() {
+                return false;
+            }
             record.status = TaskStatus::Failed;
             record.error = Some(object.clone());
+            record.lease = None;
             true
         })
         .await;
@@ -93,7 +89,11 @@ impl McpServer {
         Err(error)
     }
 
-    /// Runs `record`'s tool in the background from the start, with the answers it holds.
+    /// Runs `record`'s tool in the background from the start, with the answers it holds, unless
+    /// its reserved place was given back (a `tasks/cancel` came first). The run first takes the
+    /// task's lease in the store (only of a `working` record: a cancel written before is seen),
+    /// renews it and watches the record while the tool runs (see [`watch`]), and writes its
+    /// outcome only while it still holds the lease.
     fn run_task(&self, record: &TaskRecord, http: Option<&::http::request::Parts>) -> Result<(), ErrorData> {
         let inner = &self.inner;
         let served = self.served();
@@ -101,34 +101,52 @@ impl McpServer {
         let prepared = self.prepare(&record.tool, http, channel, None)?;
         let call = ToolCall::new(prepared.call_id.clone(), record.tool.clone(), record.arguments.clone());
         let id = record.id.clone();
-        let lifetime =
-            Duration::from_millis(record.created_at_ms.saturating_add(record.ttl_ms).saturating_sub(now_ms()));
-        let principal = record.principal.clone();
-        inner
-            .tasks
-            .running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id.clone(), (prepared.token.clone(), principal));
+        let lifetime = Duration::from_millis(
+            record.created_at_ms.saturating_add(record.ttl_ms).saturating_sub(inner.tasks.now_ms()),
+        );
+        {
+            let mut running = inner.tasks.running.lock().unwrap_or_else(PoisonError::into_inner);
+            match running.get_mut(&id) {
+                Some((token, _)) if !token.is_cancelled() => *token = prepared.token.clone(),
+                _ => {
+                    tracing::debug!(task = %id, "task cancelled before its run started");
+                    return Ok(());
+                }
+            }
+        }
         let server = self.clone();
         inner.calls.spawn(async move {
+            let tasks = &server.inner.tasks;
+            if !claim(tasks, &id).await {
+                tasks.release(&id);
+                tracing::debug!(task = %id, "task no longer working (cancelled) or run elsewhere: not started");
+                return;
+            }
             let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name);
             let work = served.registry.call_with_search_where(&call, &prepared.ctx, &listed);
+            let stop = async {
+                tokio::select! {
+                    () = prepared.token.cancelled() => {}
+                    () = watch(tasks, &id) => {
+                        // The tool sees its token fire and may end on its own before it is dropped.
+                        prepared.token.cancel();
+                        tokio::task::yield_now().await;
+                    }
+                }
+            };
             // A run ends with its record (its time to live): nobody could see or cancel it after.
-            let ran = prepared.run(&server, work, prepared.token.cancelled(), Some(lifetime)).await;
+            let ran = prepared.run(&server, work, stop, Some(lifetime)).await;
             prepared.finish(&ran).await;
             prepared.token.cancel();
             let channel = prepared.channel.clone();
             drop(prepared);
-            let tasks = &server.inner.tasks;
             tasks.release(&id);
             let structured = is_structured(&served, &call.name);
             let outcome = match ran {
                 Ended::Done(message) => {
-                    let panicked = ToolError::Panicked { tool: call.name.clone(), message: String::new() }.to_string();
                     let error = match channel.refusal() {
                         Some(refusal) if message.is_error => Some(refusal),
-                        _ if message.is_error && message.text().starts_with(&panicked) => {
+                        _ if message.error_kind == Some(ToolErrorKind::Panicked) => {
                             Some(ErrorData::internal_error(message.text().into_owned(), None))
                         }
                         _ => None,
@@ -154,35 +172,77 @@ impl McpServer {
                     None,
                 ))),
             };
-            let written = update(tasks.store.as_ref(), &id, |record| {
-                if record.status.is_terminal() {
-                    return false;
-                }
-                match &outcome {
-                    Outcome::Completed(result) => {
-                        record.status = TaskStatus::Completed;
-                        record.result = Some(result.clone());
-                    }
-                    Outcome::Failed(error) => {
-                        record.status = TaskStatus::Failed;
-                        record.error = Some(error.clone());
-                    }
-                    Outcome::Asked(answers, requests) => {
-                        record.status = TaskStatus::InputRequired;
-                        record.answers.extend(answers.clone());
-                        record.input_requests = requests.clone();
-                    }
-                }
-                true
-            })
-            .await;
-            match written {
-                Ok(Some(record)) => tracing::debug!(task = %id, status = ?record.status, "task changed"),
-                Ok(None) => tracing::debug!(task = %id, "task already ended or gone; its run's outcome is dropped"),
-                Err(error) => tracing::warn!(task = %id, %error, "cannot write the outcome of a task"),
-            }
+            write_outcome(tasks, &id, outcome).await;
         });
         Ok(())
+    }
+
+    /// A `working` record whose lease lapsed has no live runner (its worker was killed, frozen,
+    /// cut off, or restarted): a retry-safe tool ([`retry_safe`]) is run again from the start
+    /// by this worker, any other ends `failed` saying so ([`crate::tasks`]). Gives the record
+    /// as it is after.
+    async fn settle_lapsed(&self, record: TaskRecord) -> Result<TaskRecord, ErrorData> {
+        let tasks = &self.inner.tasks;
+        let now = tasks.now_ms();
+        let lapsed =
+            |r: &TaskRecord| r.status == TaskStatus::Working && r.lease.as_ref().is_some_and(|l| l.until_ms <= now);
+        if !lapsed(&record) {
+            return Ok(record);
+        }
+        let again = self.served().registry.definition(&record.tool).is_some_and(retry_safe);
+        if again && tasks.reserve(&record.id, record.principal.as_deref()).is_ok() {
+            let lease = tasks.new_lease();
+            let taken = update(tasks.store.as_ref(), tasks.clock.as_ref(), &record.id, |r| {
+                lapsed(r).then(|| r.lease = Some(lease.clone())).is_some()
+            })
+            .await
+            .map_err(|error| store_error(&error));
+            match taken {
+                Ok(Some(taken)) => {
+                    tracing::info!(task = %taken.id, tool = %taken.tool, "task's runner lapsed: running it again");
+                    self.start_task(&taken, None).await?;
+                    return Ok(taken);
+                }
+                Ok(None) => tasks.release(&record.id),
+                Err(error) => {
+                    tasks.release(&record.id);
+                    return Err(error);
+                }
+            };
+        } else {
+            let until = record.lease.as_ref().map_or(0, |l| l.until_ms);
+            let error = error_object(&ErrorData::internal_error(
+                format!(
+                    "the worker running this task stopped before it finished (its lease lapsed at {}); the call may \
+                     have had effects, so it was not run again: check what it changed, then call the tool again",
+                    iso8601(until)
+                ),
+                None,
+            ));
+            let failed = update(tasks.store.as_ref(), tasks.clock.as_ref(), &record.id, |r| {
+                if !lapsed(r) {
+                    return false;
+                }
+                r.status = TaskStatus::Failed;
+                r.error = Some(error.clone());
+                r.lease = None;
+                true
+            })
+            .await
+            .map_err(|error| store_error(&error))?;
+            if let Some(failed) = failed {
+                tracing::info!(task = %failed.id, tool = %failed.tool, "task's runner lapsed: failed");
+                return Ok(failed);
+            }
+        }
+        // Another writer changed it first: what it is now.
+        self.inner
+            .tasks
+            .store
+            .get(&record.id)
+            .await
+            .map_err(|error| store_error(&error))?
+            .ok_or_else(|| unknown_task(&record.id))
     }
 
     /// The record of `id` when the request's caller may see it.
@@ -209,7 +269,7 @@ impl McpServer {
         {
             return Err(unknown_task(id));
         }
-        Ok(record)
+        self.settle_lapsed(record).await
     }
 
     pub(crate) async fn get_task_state(
@@ -227,10 +287,17 @@ impl McpServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let id = params.task_id;
-        self.visible_task(&id, context).await?;
+        let seen = self.visible_task(&id, context).await?;
+        if seen.status != TaskStatus::InputRequired {
+            return Ok(());
+        }
         let given = params.input_responses;
-        let store = self.inner.tasks.store.as_ref();
-        let written = update(store, &id, |record| {
+        let tasks = &self.inner.tasks;
+        // The place of the rerun is taken before the record says `working`, so that a
+        // `tasks/cancel` between the two finds its token (and the rerun never starts).
+        tasks.reserve(&id, seen.principal.as_deref())?;
+        let lease = tasks.new_lease();
+        let written = update(tasks.store.as_ref(), tasks.clock.as_ref(), &id, |record| {
             if record.status != TaskStatus::InputRequired {
                 return false;
             }
@@ -243,15 +310,22 @@ impl McpServer {
             }
             if record.input_requests.is_empty() {
                 record.status = TaskStatus::Working;
+                record.lease = Some(lease.clone());
             }
             changed
         })
-        .await
-        .map_err(|error| store_error(&error))?;
-        if let Some(record) = written
-            && record.status == TaskStatus::Working
-        {
-            self.start_task(&record, context.extensions.get::<::http::request::Parts>()).await?;
+        .await;
+        match written {
+            Ok(Some(record)) if record.status == TaskStatus::Working => {
+                self.start_task(&record, context.extensions.get::<::http::request::Parts>()).await?;
+            }
+            Ok(_) => {
+                tasks.release(&id);
+            }
+            Err(error) => {
+                tasks.release(&id);
+                return Err(store_error(&error));
+            }
         }
         Ok(())
     }
@@ -266,22 +340,135 @@ impl McpServer {
         if record.status.is_terminal() {
             return Ok(());
         }
-        update(self.inner.tasks.store.as_ref(), &id, |record| {
+        let tasks = &self.inner.tasks;
+        update(tasks.store.as_ref(), tasks.clock.as_ref(), &id, |record| {
             if record.status.is_terminal() {
                 return false;
             }
             record.status = TaskStatus::Cancelled;
             record.input_requests.clear();
+            record.lease = None;
             true
         })
         .await
         .map_err(|error| store_error(&error))?;
-        let token = self.inner.tasks.release(&id);
-        if let Some(token) = token {
+        // A run in this process stops now; one on another worker when its watch reads the record.
+        if let Some(token) = tasks.release(&id) {
             token.cancel();
         }
         tracing::debug!(task = %id, "task cancelled");
         Ok(())
+    }
+}
+
+/// `true` for a tool that may run again from the start after its worker stopped: tagged
+/// `read_only`, `idempotent` or [`TASK_RETRY_TAG`] (`retry_safe`).
+pub(crate) fn retry_safe(definition: &ToolDefinition) -> bool {
+    definition.tags.iter().any(|tag| matches!(tag.as_str(), "read_only" | "idempotent" | TASK_RETRY_TAG))
+}
+
+/// Takes the lease of `id` for this worker: `true` when the record is `working` and its lease is
+/// this worker's, lapsed, or none.
+async fn claim(tasks: &Tasks, id: &str) -> bool {
+    let lease = tasks.new_lease();
+    let now = tasks.now_ms();
+    let taken = update(tasks.store.as_ref(), tasks.clock.as_ref(), id, |record| {
+        let free = record.lease.as_ref().is_none_or(|l| l.worker == tasks.worker || l.until_ms <= now);
+        if record.status != TaskStatus::Working || !free {
+            return false;
+        }
+        record.lease = Some(lease.clone());
+        true
+    })
+    .await;
+    match taken {
+        Ok(taken) => taken.is_some(),
+        Err(error) => {
+            tracing::warn!(task = %id, %error, "cannot take the lease of a task; it is not run here");
+            false
+        }
+    }
+}
+
+/// While the run of `id` goes on: reads its record every [`WATCH_PERIOD`] (or a third of the
+/// lease, when shorter) and renews the lease once a third of it has passed; completes (to stop
+/// the run) once the record is gone, no longer `working` (a `tasks/cancel` on any worker), or
+/// leased to another worker. A store that cannot be read is tried again at the next period.
+async fn watch(tasks: &Tasks, id: &str) {
+    let period = WATCH_PERIOD.min(tasks.lease / 3).max(Duration::from_millis(1));
+    let lease_ms = u64::try_from(tasks.lease.as_millis()).unwrap_or(u64::MAX);
+    loop {
+        tokio::time::sleep(period).await;
+        let record = match tasks.store.get(id).await {
+            Ok(Some(record)) => record,
+            Ok(None) => return,
+            Err(error) => {
+                tracing::warn!(task = %id, %error, "cannot read a running task's record; trying again");
+                continue;
+            }
+        };
+        let mine = record.lease.as_ref().is_some_and(|l| l.worker == tasks.worker);
+        if record.status != TaskStatus::Working || !mine {
+            tracing::debug!(task = %id, status = ?record.status, "task ended or taken elsewhere: stopping its run");
+            return;
+        }
+        let renew_at = record.lease.as_ref().map_or(0, |l| l.until_ms.saturating_sub(lease_ms - lease_ms / 3));
+        if tasks.now_ms() >= renew_at {
+            let lease = tasks.new_lease();
+            let renewed = update(tasks.store.as_ref(), tasks.clock.as_ref(), id, |record| {
+                let mine = record.lease.as_ref().is_some_and(|l| l.worker == tasks.worker);
+                (record.status == TaskStatus::Working && mine).then(|| record.lease = Some(lease.clone())).is_some()
+            })
+            .await;
+            if let Err(error) = renewed {
+                tracing::warn!(task = %id, %error, "cannot renew a task's lease; trying again");
+            }
+        }
+    }
+}
+
+/// Writes the outcome of this worker's run of `id`, while the record is `working` under its
+/// lease (a cancelled task, or one another worker took, keeps what it has). An outcome over the
+/// principal's quota ends the task `failed` with the quota's error instead.
+async fn write_outcome(tasks: &Tasks, id: &str, outcome: Outcome) {
+    let mut outcome = outcome;
+    for _ in 0..2 {
+        let written = update(tasks.store.as_ref(), tasks.clock.as_ref(), id, |record| {
+            let mine = record.lease.as_ref().is_none_or(|l| l.worker == tasks.worker);
+            if record.status != TaskStatus::Working || !mine {
+                return false;
+            }
+            record.lease = None;
+            match &outcome {
+                Outcome::Completed(result) => {
+                    record.status = TaskStatus::Completed;
+                    record.result = Some(result.clone());
+                }
+                Outcome::Failed(error) => {
+                    record.status = TaskStatus::Failed;
+                    record.error = Some(error.clone());
+                }
+                Outcome::Asked(answers, requests) => {
+                    record.status = TaskStatus::InputRequired;
+                    record.answers.extend(answers.clone());
+                    record.input_requests = requests.clone();
+                }
+            }
+            true
+        })
+        .await;
+        match written {
+            Ok(Some(record)) => tracing::debug!(task = %id, status = ?record.status, "task changed"),
+            Ok(None) => {
+                tracing::debug!(task = %id, "task already ended, gone or taken elsewhere; its run's outcome is dropped")
+            }
+            Err(error @ TaskStoreError::OverQuota(_)) if !matches!(outcome, Outcome::Failed(_)) => {
+                outcome = Outcome::Failed(error_object(&store_error(&error)));
+                continue;
+            }
+            Err(error) => tracing::warn!(task = %id, %error, "cannot write the outcome of a task"),
+        }
+        return;
     }
 }
 
