@@ -39,6 +39,9 @@ use tool_runtime::talk::{ClientCapabilities, ClientChannel, InputRequest, LogLev
 
 use crate::protocol::STATELESS_PROTOCOL;
 
+/// The most characters of a log message kept as a task's `statusMessage`: 1 024 (the rest is cut).
+pub const MAX_STATUS_CHARS: usize = 1024;
+
 /// How long a sealed request state is good for: 10 minutes from the input-required result that
 /// carried it (a user answering a form takes minutes, not hours).
 pub const REQUEST_STATE_TTL: Duration = Duration::from_secs(600);
@@ -107,6 +110,9 @@ pub(crate) struct McpChannel {
     logs: Mutex<Option<tokio::sync::mpsc::Sender<LoggingMessageNotificationParam>>>,
     /// Sends them; [`McpChannel::flush`] waits for it.
     sender: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The text of the last log message not yet taken (a task's `statusMessage`, see
+    /// [`take_log`](Self::take_log)).
+    last_log: Mutex<Option<String>>,
 }
 
 impl McpChannel {
@@ -170,6 +176,7 @@ impl McpChannel {
             mode,
             refused: Mutex::new(None),
             logs: Mutex::new(logs),
+            last_log: Mutex::new(None),
             sender: Mutex::new(sender),
         }
     }
@@ -183,7 +190,7 @@ impl McpChannel {
         Self {
             peer: None,
             capabilities,
-            level: None,
+            level: Some(LogLevel::Info),
             mode: Mode::Rounds {
                 given: Mutex::new(None),
                 answers,
@@ -194,7 +201,14 @@ impl McpChannel {
             refused: Mutex::new(None),
             logs: Mutex::new(None),
             sender: Mutex::new(None),
+            last_log: Mutex::new(None),
         }
+    }
+
+    /// The text of the last log message since the last call, at most [`MAX_STATUS_CHARS`]
+    /// characters (a string as it is, other data as compact JSON): a task's `statusMessage`.
+    pub(crate) fn take_log(&self) -> Option<String> {
+        self.last_log.lock().unwrap_or_else(PoisonError::into_inner).take()
     }
 
     /// The answers known (after [`open`](Self::open)): the sealed state's and the request's.
@@ -367,6 +381,12 @@ impl ClientChannel for McpChannel {
     }
 
     fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) {
+        let text = match &data {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        *self.last_log.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some(text.chars().take(MAX_STATUS_CHARS).collect());
         let Some(level) = to_rmcp(level) else { return };
         let mut param = LoggingMessageNotificationParam::new(level, data);
         param.logger = logger.map(str::to_owned);

@@ -51,9 +51,18 @@
 //!   `tasks/cancel` in between keeps the rerun from starting. A `tasks/update` of a task that is
 //!   not `input_required` (working, or ended) is acknowledged and changes nothing.
 //!
-//! A run has no request open to the client: its log messages and progress reports are dropped,
-//! and its input requests always park the task (also for a client of a protocol before
-//! 2026-07-28). A deferred tool reached through the `call_tool` meta-tool runs in the request.
+//! A run has no request open to the client, so its input requests always park the task (also
+//! for a client of a protocol before 2026-07-28), and its progress reports and log messages (at
+//! `info` and above) are kept in the record instead: every [`STATUS_PERIOD`] (250 ms) the last
+//! report as `progress` and the last log message (or, without one, the last report's message;
+//! at most [`MAX_STATUS_CHARS`](crate::talk::MAX_STATUS_CHARS) characters) as the status message.
+//! `tasks/get` gives them as `statusMessage`: the counts first, `"2/5 copied a.txt"`.
+//! When the run ends (completed, failed, input_required), the client whose request created or
+//! resumed the task is sent the extension's task status notification, `notifications/tasks`
+//! with the task as `tasks/get` gives it, on that request's connection: a stdio client or a
+//! legacy session gets it; a stateless HTTP request, answered already, does not (rmcp cannot
+//! route it through `subscriptions/listen` yet), and such a client polls `tasks/get`.
+//! A deferred tool reached through the `call_tool` meta-tool runs in the request.
 //!
 //! # Leases
 //! A `working` record holds the [`TaskLease`] of the worker running it: the worker's id and when
@@ -132,6 +141,10 @@ pub const TASK_RETRY_TAG: &str = "retry_safe";
 /// worker and to renew its lease: 1 s (a third of the lease when that is shorter). A cancel
 /// reaching another worker stops the tool within about this long.
 pub const WATCH_PERIOD: Duration = Duration::from_secs(1);
+
+/// How often a run keeps its last progress report and log message in its record, at most:
+/// 250 ms (the poll interval a client is told).
+pub const STATUS_PERIOD: Duration = Duration::from_millis(POLL_INTERVAL_MS);
 
 /// How often a client is told to poll `tasks/get` (`pollIntervalMs`): 250 ms.
 pub const POLL_INTERVAL_MS: u64 = 250;
@@ -676,9 +689,28 @@ pub(crate) fn error_object(error: &ErrorData) -> JsonObject {
 
 /// The base `Task` fields of `record`.
 pub(crate) fn task_of(record: &TaskRecord) -> Task {
-    Task::new(record.id.clone(), record.status, iso8601(record.created_at_ms), iso8601(record.updated_at_ms))
-        .with_ttl_ms(record.ttl_ms)
-        .with_poll_interval_ms(POLL_INTERVAL_MS)
+    let task =
+        Task::new(record.id.clone(), record.status, iso8601(record.created_at_ms), iso8601(record.updated_at_ms))
+            .with_ttl_ms(record.ttl_ms)
+            .with_poll_interval_ms(POLL_INTERVAL_MS);
+    match status_message(record) {
+        Some(message) => task.with_status_message(message),
+        None => task,
+    }
+}
+
+/// A record's `statusMessage`: its last log or progress message, after its last progress as
+/// `done/total` (or `done`) when it has one: `"3/10 reading files"`.
+fn status_message(record: &TaskRecord) -> Option<String> {
+    let counts = record.progress.as_ref().map(|p| match p.total {
+        Some(total) => format!("{}/{total}", p.done),
+        None => p.done.to_string(),
+    });
+    match (counts, &record.status_message) {
+        (Some(counts), Some(message)) => Some(format!("{counts} {message}")),
+        (Some(counts), None) => Some(counts),
+        (None, message) => message.clone(),
+    }
 }
 
 /// The `DetailedTask` of `record`.

@@ -7,36 +7,40 @@ use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    CancelTaskParams, CreateTaskResult, ErrorData, GetTaskParams, GetTaskResult, JsonObject, TaskStatus,
-    UpdateTaskParams,
+    CancelTaskParams, CreateTaskResult, ErrorData, GetTaskParams, GetTaskResult, JsonObject, ServerNotification,
+    TaskStatus, TaskStatusNotification, TaskStatusNotificationParams, UpdateTaskParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use serde_json::Value;
-use tool_runtime::talk::ClientCapabilities;
-use tool_runtime::{ToolCall, ToolDefinition, ToolErrorKind};
+use tokio::sync::mpsc;
+use tool_runtime::{Progress, ToolCall, ToolDefinition, ToolErrorKind};
 
 use super::Ended;
 use crate::content::call_result;
 use crate::server::{CallRequest, McpServer, is_structured};
-use crate::talk::McpChannel;
+use crate::talk::{MAX_STATUS_CHARS, McpChannel};
 use crate::tasks::{
-    MAX_TASK_ANSWER_BYTES, MAX_TASK_ANSWERS, TASK_RETRY_TAG, TaskRecord, TaskStoreError, Tasks, WATCH_PERIOD, detailed,
-    error_object, iso8601, new_task_id, store_error, task_of, unknown_task, update,
+    MAX_TASK_ANSWER_BYTES, MAX_TASK_ANSWERS, STATUS_PERIOD, TASK_RETRY_TAG, TaskProgress, TaskRecord, TaskStoreError,
+    Tasks, WATCH_PERIOD, detailed, error_object, iso8601, new_task_id, store_error, task_of, unknown_task, update,
 };
 
 impl McpServer {
-    /// Creates the task of a call: stores its record (with the answers known so far and this
-    /// worker's lease), starts it and gives the `CreateTaskResult`.
+    /// Creates the task of a call: stores its record (with what the client of `channel` can
+    /// answer, the answers known so far and this worker's lease), starts it and gives the
+    /// `CreateTaskResult`. `listener` is the client's connection, told the task's status
+    /// ([`notify_status`]).
     pub(crate) async fn create_task(
         &self,
         tool: &str,
         arguments: String,
         principal: Option<String>,
-        client: ClientCapabilities,
-        answers: BTreeMap<String, Value>,
+        channel: &McpChannel,
         http: Option<&::http::request::Parts>,
+        listener: Option<Peer<RoleServer>>,
     ) -> Result<CreateTaskResult, ErrorData> {
         let tasks = &self.inner.tasks;
+        let client = tool_runtime::talk::ClientChannel::capabilities(channel);
+        let answers = channel.known_answers();
         let bytes = serde_json::to_vec(&answers).map_or(usize::MAX, |json| json.len());
         if answers.len() > MAX_TASK_ANSWERS || bytes > MAX_TASK_ANSWER_BYTES {
             return Err(ErrorData::invalid_params(
@@ -61,15 +65,20 @@ impl McpServer {
             return Err(store_error(&error));
         }
         tracing::debug!(task = %record.id, tool, "task created");
-        self.start_task(&record, http).await?;
+        self.start_task(&record, http, listener).await?;
         Ok(CreateTaskResult::new(task_of(&record)))
     }
 
     /// [`run_task`](Self::run_task) of a task whose place is reserved
     /// ([`Tasks::reserve`](crate::tasks::Tasks)), and a record that cannot start (the context
     /// hook refused) marked `failed` with the error, which is also returned.
-    async fn start_task(&self, record: &TaskRecord, http: Option<&::http::request::Parts>) -> Result<(), ErrorData> {
-        let Err(error) = self.run_task(record, http) else { return Ok(()) };
+    async fn start_task(
+        &self,
+        record: &TaskRecord,
+        http: Option<&::http::request::Parts>,
+        listener: Option<Peer<RoleServer>>,
+    ) -> Result<(), ErrorData> {
+        let Err(error) = self.run_task(record, http, listener) else { return Ok(()) };
         self.inner.tasks.release(&record.id);
         let object = error_object(&error);
         let tasks = &self.inner.tasks;
@@ -94,11 +103,17 @@ impl McpServer {
     /// task's lease in the store (only of a `working` record: a cancel written before is seen),
     /// renews it and watches the record while the tool runs (see [`watch`]), and writes its
     /// outcome only while it still holds the lease.
-    fn run_task(&self, record: &TaskRecord, http: Option<&::http::request::Parts>) -> Result<(), ErrorData> {
+    fn run_task(
+        &self,
+        record: &TaskRecord,
+        http: Option<&::http::request::Parts>,
+        listener: Option<Peer<RoleServer>>,
+    ) -> Result<(), ErrorData> {
         let inner = &self.inner;
         let served = self.served();
         let channel = Arc::new(McpChannel::for_task(record.client.into(), record.answers.clone()));
-        let prepared = self.prepare(&record.tool, http, channel, None)?;
+        let (progress, reports) = mpsc::unbounded_channel();
+        let prepared = self.prepare(&record.tool, http, channel, Some(progress))?;
         let call = ToolCall::new(prepared.call_id.clone(), record.tool.clone(), record.arguments.clone());
         let id = record.id.clone();
         let lifetime = Duration::from_millis(
@@ -132,6 +147,7 @@ impl McpServer {
                         prepared.token.cancel();
                         tokio::task::yield_now().await;
                     }
+                    () = report(tasks, &id, reports, &prepared.channel) => {}
                 }
             };
             // A run ends with its record (its time to live): nobody could see or cancel it after.
@@ -172,7 +188,10 @@ impl McpServer {
                     None,
                 ))),
             };
-            write_outcome(tasks, &id, outcome).await;
+            let written = write_outcome(tasks, &id, outcome).await;
+            if let (Some(record), Some(listener)) = (written, listener) {
+                notify_status(&listener, &record).await;
+            }
         });
         Ok(())
     }
@@ -200,7 +219,7 @@ impl McpServer {
             match taken {
                 Ok(Some(taken)) => {
                     tracing::info!(task = %taken.id, tool = %taken.tool, "task's runner lapsed: running it again");
-                    self.start_task(&taken, None).await?;
+                    self.start_task(&taken, None, None).await?;
                     return Ok(taken);
                 }
                 Ok(None) => tasks.release(&record.id),
@@ -317,7 +336,8 @@ impl McpServer {
         .await;
         match written {
             Ok(Some(record)) if record.status == TaskStatus::Working => {
-                self.start_task(&record, context.extensions.get::<::http::request::Parts>()).await?;
+                let http = context.extensions.get::<::http::request::Parts>();
+                self.start_task(&record, http, Some(context.peer.clone())).await?;
             }
             Ok(_) => {
                 tasks.release(&id);
@@ -430,7 +450,7 @@ async fn watch(tasks: &Tasks, id: &str) {
 /// Writes the outcome of this worker's run of `id`, while the record is `working` under its
 /// lease (a cancelled task, or one another worker took, keeps what it has). An outcome over the
 /// principal's quota ends the task `failed` with the quota's error instead.
-async fn write_outcome(tasks: &Tasks, id: &str, outcome: Outcome) {
+async fn write_outcome(tasks: &Tasks, id: &str, outcome: Outcome) -> Option<TaskRecord> {
     let mut outcome = outcome;
     for _ in 0..2 {
         let written = update(tasks.store.as_ref(), tasks.clock.as_ref(), id, |record| {
@@ -458,9 +478,12 @@ async fn write_outcome(tasks: &Tasks, id: &str, outcome: Outcome) {
         })
         .await;
         match written {
-            Ok(Some(record)) => tracing::debug!(task = %id, status = ?record.status, "task changed"),
+            Ok(Some(record)) => {
+                tracing::debug!(task = %id, status = ?record.status, "task changed");
+                return Some(record);
+            }
             Ok(None) => {
-                tracing::debug!(task = %id, "task already ended, gone or taken elsewhere; its run's outcome is dropped")
+                tracing::debug!(task = %id, "task already ended, gone or taken elsewhere; its run's outcome is dropped");
             }
             Err(error @ TaskStoreError::OverQuota(_)) if !matches!(outcome, Outcome::Failed(_)) => {
                 outcome = Outcome::Failed(error_object(&store_error(&error)));
@@ -468,7 +491,62 @@ async fn write_outcome(tasks: &Tasks, id: &str, outcome: Outcome) {
             }
             Err(error) => tracing::warn!(task = %id, %error, "cannot write the outcome of a task"),
         }
-        return;
+        return None;
+    }
+    None
+}
+
+/// Sends `notifications/tasks` (the extension's task status notification: the task as
+/// `tasks/get` gives it) of `record` to `listener`, the connection of the client that created
+/// or resumed the task. A connection that is gone (a stateless HTTP request already answered)
+/// drops it.
+async fn notify_status(listener: &Peer<RoleServer>, record: &TaskRecord) {
+    let Ok(task) = detailed(record) else { return };
+    let notification = ServerNotification::TaskStatusNotification(TaskStatusNotification::new(
+        TaskStatusNotificationParams::new(task),
+    ));
+    if let Err(error) = listener.send_notification(notification).await {
+        tracing::debug!(task = %record.id, %error, "cannot send a task status notification; dropped");
+    }
+}
+
+/// While the run of `id` goes on: every [`STATUS_PERIOD`], keeps the last progress report and
+/// the last log message (or, without one, the last report's message) in the record as its
+/// `progress` and `statusMessage`, when they changed. Never completes.
+async fn report(tasks: &Tasks, id: &str, mut reports: mpsc::UnboundedReceiver<Progress>, channel: &McpChannel) {
+    let mut shown: (Option<TaskProgress>, Option<String>) = (None, None);
+    let mut open = true;
+    loop {
+        tokio::time::sleep(STATUS_PERIOD).await;
+        let mut last = None;
+        while open {
+            match reports.try_recv() {
+                Ok(report) => last = Some(report),
+                Err(mpsc::error::TryRecvError::Empty) => break,
+                Err(mpsc::error::TryRecvError::Disconnected) => open = false,
+            }
+        }
+        let progress = last.as_ref().map(|p| TaskProgress { done: p.done, total: p.total }).or(shown.0.clone());
+        let from_report =
+            last.filter(|p| !p.message.is_empty()).map(|p| p.message.chars().take(MAX_STATUS_CHARS).collect());
+        let message = channel.take_log().or(from_report).or(shown.1.clone());
+        if (&progress, &message) == (&shown.0, &shown.1) {
+            continue;
+        }
+        let written = update(tasks.store.as_ref(), tasks.clock.as_ref(), id, |record| {
+            let mine = record.lease.as_ref().is_some_and(|l| l.worker == tasks.worker);
+            if record.status != TaskStatus::Working || !mine {
+                return false;
+            }
+            record.progress.clone_from(&progress);
+            record.status_message.clone_from(&message);
+            true
+        })
+        .await;
+        match written {
+            Ok(_) => shown = (progress, message),
+            Err(error) => tracing::debug!(task = %id, %error, "cannot keep a task's progress; trying again"),
+        }
     }
 }
 

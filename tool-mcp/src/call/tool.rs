@@ -104,10 +104,10 @@ impl McpServer {
                 forwarding.abort();
             }
             let principal = ctx.principal().map(str::to_owned);
-            let capabilities = tool_runtime::talk::ClientChannel::capabilities(channel.as_ref());
-            let known = channel.known_answers();
+            let channel = channel.clone();
             drop(prepared);
-            let created = self.create_task(name, arguments, principal, capabilities, known, http).await?;
+            let listener = Some(context.peer.clone());
+            let created = self.create_task(name, arguments, principal, &channel, http, listener).await?;
             return Ok(CallToolResponse::Task(created));
         }
         let call = ToolCall::new(prepared.call_id.clone(), name, arguments);

@@ -17,7 +17,7 @@ use tool_mcp::tasks::{MemoryTaskStore, TaskLease, TaskQuota, TaskRecord, TaskSto
 use tool_runtime::talk::Elicitation;
 use tool_runtime::{BoxFuture, FixedClock, Registry, TalkBackError, ToolContext, tool};
 
-use common::{Running, post};
+use common::{Piped, RawClient, Running, post};
 
 const BOUND: Duration = Duration::from_secs(10);
 
@@ -126,6 +126,19 @@ async fn ask_then_count(ctx: &ToolContext) -> Result<String, TalkBackError> {
     Ok(format!("run {}", CONFIRMED_RUNS.fetch_add(1, Ordering::SeqCst) + 1))
 }
 
+static REPORTED: Notify = Notify::const_new();
+
+/// Report progress, log, then wait until released.
+#[tool(tags(task))]
+async fn reporting(ctx: &ToolContext, log: bool) -> String {
+    ctx.progress(2, Some(5), "copying");
+    if log {
+        ctx.log(tool_runtime::LogLevel::Info, "copied a.txt");
+    }
+    REPORTED.notified().await;
+    "copied".to_owned()
+}
+
 fn server() -> McpServer {
     server_with(|builder| builder)
 }
@@ -143,6 +156,7 @@ fn server_with(configure: impl FnOnce(tool_mcp::McpServerBuilder) -> tool_mcp::M
         .tool(looks_panicked::TOOL)
         .tool(panics::TOOL)
         .tool(ask_then_count::TOOL)
+        .tool(reporting::TOOL)
         .build()
         .unwrap();
     // The principal is the `X-User` header, when sent.
@@ -582,4 +596,58 @@ async fn a_panic_fails_the_task_and_an_error_text_like_a_panics_completes_it() {
     assert_eq!(looks["status"], "completed");
     assert_eq!(looks["result"]["isError"], true);
     running.stop().await;
+}
+
+/// Reads the task until it has a `statusMessage` (at most [`POLLS`] times); its result.
+async fn until_status_message(running: &Running, id: &str) -> Value {
+    for _ in 0..POLLS {
+        let got = get(running, id, None).await;
+        if got["result"].get("statusMessage").is_some() {
+            return got["result"].clone();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("task {id} got no statusMessage");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_tasks_last_progress_and_log_message_are_its_status_message() {
+    let running = Running::start(server()).await;
+    let id = create(&running, "reporting", json!({"log": true}), None).await;
+    let working = until_status_message(&running, &id).await;
+    assert_eq!(
+        (working["status"].clone(), working["statusMessage"].clone()),
+        (json!("working"), json!("2/5 copied a.txt"))
+    );
+    REPORTED.notify_one();
+    assert_eq!(until_not(&running, &id, "working").await["status"], "completed");
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_log_message_the_status_message_is_the_progress_message() {
+    let running = Running::start(server()).await;
+    let id = create(&running, "reporting", json!({"log": false}), None).await;
+    assert_eq!(until_status_message(&running, &id).await["statusMessage"], "2/5 copying");
+    REPORTED.notify_one();
+    assert_eq!(until_not(&running, &id, "working").await["status"], "completed");
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_on_a_live_connection_is_sent_the_task_status_notification_when_the_task_ends() {
+    let (piped, reader, writer) = Piped::start(server());
+    let mut client = RawClient::initialize_with(reader, writer, with_tasks()).await;
+    client.call(1, "held", json!({}), false).await;
+    let created = client.recv().await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].clone();
+    RELEASE.notify_one();
+    let notified = tokio::time::timeout(BOUND, client.recv()).await.unwrap();
+    assert_eq!(notified["method"], "notifications/tasks", "{notified}");
+    assert_eq!(notified["params"]["taskId"], id);
+    assert_eq!(notified["params"]["status"], "completed");
+    assert_eq!(notified["params"]["result"]["content"], json!([{"type": "text", "text": "released"}]));
+    drop(client);
+    piped.stop().await;
 }
