@@ -43,6 +43,7 @@ pub struct McpServerBuilder {
     task_store: Option<Arc<dyn tasks::TaskStore>>,
     task_ttl: Duration,
     task_tags: Vec<String>,
+    task_retry_tags: Vec<String>,
     max_running_tasks: usize,
     task_quota: tasks::TaskQuota,
     task_lease: Duration,
@@ -73,6 +74,7 @@ impl McpServer {
             task_store: None,
             task_ttl: tasks::DEFAULT_TASK_TTL,
             task_tags: Vec::new(),
+            task_retry_tags: Vec::new(),
             max_running_tasks: tasks::DEFAULT_MAX_RUNNING_TASKS,
             task_quota: tasks::TaskQuota::default(),
             task_lease: tasks::DEFAULT_TASK_LEASE,
@@ -269,6 +271,15 @@ impl McpServerBuilder {
         self
     }
 
+    /// Makes every tool tagged `tag` safe to run again from the start when the worker running its
+    /// task stopped, as the tags `read_only`, `idempotent` and
+    /// [`TASK_RETRY_TAG`](tasks::TASK_RETRY_TAG) do ([leases](tasks#leases)). Default: none.
+    #[must_use]
+    pub fn task_retry_tag(mut self, tag: impl Into<String>) -> Self {
+        self.task_retry_tags.push(tag.into());
+        self
+    }
+
     /// How long a task is kept from its creation, sent as `ttlMs` (default
     /// [`DEFAULT_TASK_TTL`](tasks::DEFAULT_TASK_TTL), 3 600 000 ms). A store may drop it after.
     #[must_use]
@@ -368,7 +379,8 @@ impl McpServerBuilder {
                     self.max_running_tasks,
                     self.clock,
                     self.task_lease,
-                ),
+                )
+                .retry_tags(self.task_retry_tags),
                 #[cfg(test)]
                 direct_answers: std::sync::atomic::AtomicUsize::new(0),
             }),

@@ -568,6 +568,9 @@ pub(crate) struct Tasks {
     pub(crate) lease: Duration,
     /// This server's worker id in leases: 32 hex digits drawn when it was built.
     pub(crate) worker: String,
+    /// The tags that make a tool retry-safe beside `read_only`, `idempotent` and
+    /// [`TASK_RETRY_TAG`] ([`McpServerBuilder::task_retry_tag`](crate::McpServerBuilder::task_retry_tag)).
+    retry_tags: Vec<String>,
 }
 
 impl Tasks {
@@ -581,7 +584,31 @@ impl Tasks {
     ) -> Self {
         // Without the random source, a worker id unique in practice: the time and the process.
         let worker = new_task_id().unwrap_or_else(|_| format!("{}-{}", now_ms(clock.as_ref()), std::process::id()));
-        Self { store, ttl, tags, running: Mutex::new(HashMap::new()), max_running, clock, lease, worker }
+        Self {
+            store,
+            ttl,
+            tags,
+            running: Mutex::new(HashMap::new()),
+            max_running,
+            clock,
+            lease,
+            worker,
+            retry_tags: Vec::new(),
+        }
+    }
+
+    /// The same, with `tags` making a tool retry-safe too.
+    pub(crate) fn retry_tags(mut self, tags: Vec<String>) -> Self {
+        self.retry_tags = tags;
+        self
+    }
+
+    /// `true` for a tool that may run again from the start after its worker stopped: tagged
+    /// `read_only`, `idempotent`, [`TASK_RETRY_TAG`] (`retry_safe`) or one of the retry tags.
+    pub(crate) fn retry_safe(&self, definition: &ToolDefinition) -> bool {
+        definition.tags.iter().any(|tag| {
+            matches!(tag.as_str(), "read_only" | "idempotent" | TASK_RETRY_TAG) || self.retry_tags.contains(tag)
+        })
     }
 
     /// Milliseconds since the Unix epoch by the server's clock.

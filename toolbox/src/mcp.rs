@@ -270,6 +270,9 @@ pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result
     for tag in &serving.task_tags {
         builder = builder.task_tag(tag.clone());
     }
+    for tag in &serving.tasks.task_retry {
+        builder = builder.task_retry_tag(tag.clone());
+    }
     for host in &serving.allowed_hosts {
         builder = builder.allow_host(host.clone());
     }

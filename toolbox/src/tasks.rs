@@ -29,6 +29,11 @@ const HELD: &str = "held";
 /// The task flags of `toolbox mcp` beside `--task`: the lease of a run and each principal's quota.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct TaskFlags {
+    /// Tools with one of these tags (beside `read_only`, `idempotent`, `retry_safe`) are run
+    /// again from the start when the worker running their task stopped; other tasks of a stopped
+    /// worker fail saying the call may have had effects. Comma-separated or repeated.
+    #[arg(long, value_delimiter = ',', value_name = "TAGS")]
+    pub(crate) task_retry: Vec<String>,
     /// How long a task run's lease lasts unless renewed, in milliseconds: a task whose worker
     /// stopped (killed, frozen, cut off) is run again (a `read_only`, `idempotent` or
     /// `retry_safe` tool) or failed when next read after its lease lapsed.

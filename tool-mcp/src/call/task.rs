@@ -20,8 +20,8 @@ use crate::content::call_result;
 use crate::server::{CallRequest, McpServer, is_structured};
 use crate::talk::{MAX_STATUS_CHARS, McpChannel};
 use crate::tasks::{
-    MAX_TASK_ANSWER_BYTES, MAX_TASK_ANSWERS, STATUS_PERIOD, TASK_RETRY_TAG, TaskProgress, TaskRecord, TaskStoreError,
-    Tasks, WATCH_PERIOD, detailed, error_object, iso8601, new_task_id, store_error, task_of, unknown_task, update,
+    MAX_TASK_ANSWER_BYTES, MAX_TASK_ANSWERS, STATUS_PERIOD, TaskProgress, TaskRecord, TaskStoreError, Tasks,
+    WATCH_PERIOD, detailed, error_object, iso8601, new_task_id, store_error, task_of, unknown_task, update,
 };
 
 impl McpServer {
@@ -197,7 +197,7 @@ impl McpServer {
     }
 
     /// A `working` record whose lease lapsed has no live runner (its worker was killed, frozen,
-    /// cut off, or restarted): a retry-safe tool ([`retry_safe`]) is run again from the start
+    /// cut off, or restarted): a retry-safe tool ([`Tasks::retry_safe`]) is run again from the start
     /// by this worker, any other ends `failed` saying so ([`crate::tasks`]). Gives the record
     /// as it is after.
     async fn settle_lapsed(&self, record: TaskRecord) -> Result<TaskRecord, ErrorData> {
@@ -208,7 +208,7 @@ impl McpServer {
         if !lapsed(&record) {
             return Ok(record);
         }
-        let again = self.served().registry.definition(&record.tool).is_some_and(retry_safe);
+        let again = self.served().registry.definition(&record.tool).is_some_and(|d| tasks.retry_safe(d));
         if again && tasks.reserve(&record.id, record.principal.as_deref()).is_ok() {
             let lease = tasks.new_lease();
             let taken = update(tasks.store.as_ref(), tasks.clock.as_ref(), &record.id, |r| {
@@ -379,12 +379,6 @@ impl McpServer {
         tracing::debug!(task = %id, "task cancelled");
         Ok(())
     }
-}
-
-/// `true` for a tool that may run again from the start after its worker stopped: tagged
-/// `read_only`, `idempotent` or [`TASK_RETRY_TAG`] (`retry_safe`).
-pub(crate) fn retry_safe(definition: &ToolDefinition) -> bool {
-    definition.tags.iter().any(|tag| matches!(tag.as_str(), "read_only" | "idempotent" | TASK_RETRY_TAG))
 }
 
 /// Takes the lease of `id` for this worker: `true` when the record is `working` and its lease is
