@@ -622,10 +622,21 @@ impl Tasks {
         TaskLease { worker: self.worker.clone(), until_ms: self.now_ms().saturating_add(lease) }
     }
 
+    /// `true` while a run of the task `id` is in this process (or its place is reserved).
+    pub(crate) fn runs_here(&self, id: &str) -> bool {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner).contains_key(id)
+    }
+
     /// Takes a place among `principal`'s running tasks for the task `id` (a token that a run
-    /// replaces), or says that the principal has no place left.
+    /// replaces), or says that the principal has no place left, or that `id` has one already.
     pub(crate) fn reserve(&self, id: &str, principal: Option<&str>) -> Result<CancellationToken, ErrorData> {
         let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        if running.contains_key(id) {
+            return Err(ErrorData::invalid_request(
+                format!("task `{id}` is running on this server already; wait for it with tasks/get"),
+                None,
+            ));
+        }
         let own = running.values().filter(|(_, owner)| owner.as_deref() == principal).count();
         if own >= self.max_running {
             return Err(ErrorData::invalid_request(

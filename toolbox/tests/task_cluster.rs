@@ -1,5 +1,5 @@
 //! MCP tasks on a cluster: a real `redis-server`, three `toolbox mcp --http --task exec` workers
-//! on it (`--store redis://...`, a task lease of 3 s) and haproxy round-robin in front (its config
+//! on it (`--store redis://...`, a task lease of 5 s) and haproxy round-robin in front (its config
 //! written here into a temp dir, loopback only). The tasks are `bash` commands whose effects are
 //! lines appended to files of the workspace, so that a test counts how often each ran. A worker
 //! running a task is found by its own log (`-v`: `task created task=ID`). Every process started
@@ -46,7 +46,7 @@ impl Worker {
     fn start(store: &str, root: &Path, state: &Path, extra: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolbox"))
             .args(["-v", "mcp", "--http", "127.0.0.1:0", "--store", store, "--allow", "exec", "--task", "exec"])
-            .args(["--task-lease-ms", "3000"])
+            .args(["--task-lease-ms", "5000"])
             .args(extra)
             .arg("--root")
             .arg(root)
@@ -119,12 +119,17 @@ struct Cluster {
 
 impl Cluster {
     fn start(extra: &[&str]) -> Self {
+        Self::start_with(3, extra)
+    }
+
+    /// A cluster of `count` workers started with `extra` arguments.
+    fn start_with(count: usize, extra: &[&str]) -> Self {
         let redis = RedisServer::start();
         let workspace = tempfile::tempdir().unwrap();
-        let dirs: Vec<_> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
+        let dirs: Vec<_> = (0..=count).map(|_| tempfile::tempdir().unwrap()).collect();
         let workers: Vec<Worker> =
-            (0..3).map(|n| Worker::start(&redis.url(0), workspace.path(), dirs[n].path(), extra)).collect();
-        let (haproxy, balancer) = balance(dirs[3].path(), &workers);
+            (0..count).map(|n| Worker::start(&redis.url(0), workspace.path(), dirs[n].path(), extra)).collect();
+        let (haproxy, balancer) = balance(dirs[count].path(), &workers);
         Self { workers, balancer, workspace, redis, _haproxy: haproxy, _dirs: dirs }
     }
 
@@ -170,14 +175,20 @@ impl Cluster {
     /// `tasks/get` of `task` through the balancer until it is no longer `working` (at most 400
     /// polls, 50 ms apart); the task.
     fn settled(&self, task: &str) -> Value {
-        for i in 0..400 {
+        self.settled_every(task, Duration::from_millis(50))
+    }
+
+    /// As [`settled`](Self::settled), polls `pause` apart (at most 20 s of pauses).
+    fn settled_every(&self, task: &str, pause: Duration) -> Value {
+        let polls = (Duration::from_secs(20).as_millis() / pause.as_millis().max(1)) as u64;
+        for i in 0..polls {
             let got = request(&self.balancer, 1000 + i, "tasks/get", task, json!({"taskId": task}));
             if got["result"]["status"] != "working" {
                 return got["result"].clone();
             }
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(pause);
         }
-        panic!("task {task} still working after 400 polls");
+        panic!("task {task} still working after {polls} polls");
     }
 }
 
@@ -282,4 +293,54 @@ fn two_hundred_tasks_over_three_workers_each_run_exactly_once() {
     for worker in &cluster.workers {
         assert!(tasks.iter().any(|t| worker.created(t)), "a worker ran none of the tasks");
     }
+}
+
+/// The bench of BENCHMARKS.md ("MCP tasks on a cluster"), not run by `cargo test`: tasks created
+/// and completed per second through one worker and through three on one Redis (a `read` of a
+/// small file as a task; rounds of 15 tasks a worker, each task created and polled by a
+/// client thread of its own, every 20 ms), and the time from killing the worker that
+/// runs a retry-safe task to that task completed on another. Prints its figures.
+#[test]
+#[ignore = "a benchmark: cargo test -p toolbox --test task_cluster -- --ignored --nocapture"]
+fn bench_tasks_per_second_and_reclaim_time() {
+    for workers in [1, 3] {
+        let cluster = Cluster::start_with(workers, &["--task", "read_only", "--task-retry", "exec"]);
+        std::fs::write(cluster.workspace.path().join("a.txt"), "one line\n").unwrap();
+        let (total, batch) = (600u64, 15 * workers as u64);
+        let started = std::time::Instant::now();
+        // One client thread per task of a round: each creates its task and polls it until done.
+        for round in 0..total / batch {
+            std::thread::scope(|scope| {
+                for n in 0..batch {
+                    let cluster = &cluster;
+                    scope.spawn(move || {
+                        let call = json!({"name": "read", "arguments": {"file_path": "a.txt"}});
+                        let created = request(&cluster.balancer, round * batch + n, "tools/call", "read", call);
+                        let task = created["result"]["taskId"].as_str().unwrap_or_else(|| panic!("{created}"));
+                        let done = cluster.settled_every(task, Duration::from_millis(20));
+                        assert_eq!(done["status"], "completed", "{done}");
+                    });
+                }
+            });
+        }
+        let elapsed = started.elapsed();
+        println!(
+            "{workers} worker(s): {total} tasks created and completed in {elapsed:.2?}: {:.0} tasks/s",
+            total as f64 / elapsed.as_secs_f64()
+        );
+    }
+    let mut cluster = Cluster::start_with(3, &["--task-retry", "exec"]);
+    let task = cluster.bash_task(1, "if [ -e marker ]; then echo again; else touch marker; sleep 60; fi");
+    for _ in 0..500 {
+        if cluster.workspace.path().join("marker").exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let runner = cluster.runner(&task);
+    let killed = std::time::Instant::now();
+    cluster.workers.remove(runner);
+    let done = cluster.settled_every(&task, Duration::from_millis(50));
+    assert_eq!(done["status"], "completed", "{done}");
+    println!("reclaim after a kill (lease 5000 ms, a poll every 50 ms): {:.2?}", killed.elapsed());
 }

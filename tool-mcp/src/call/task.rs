@@ -209,7 +209,15 @@ impl McpServer {
             return Ok(record);
         }
         let again = self.served().registry.definition(&record.tool).is_some_and(|d| tasks.retry_safe(d));
-        if again && tasks.reserve(&record.id, record.principal.as_deref()).is_ok() {
+        if tasks.runs_here(&record.id) {
+            // Its run is in this process, only late to renew: its watch renews the lease.
+            return Ok(record);
+        }
+        if again {
+            if tasks.reserve(&record.id, record.principal.as_deref()).is_err() {
+                // No place to run it here now: a later read (here or elsewhere) takes it.
+                return Ok(record);
+            }
             let lease = tasks.new_lease();
             let taken = update(tasks.store.as_ref(), tasks.clock.as_ref(), &record.id, |r| {
                 lapsed(r).then(|| r.lease = Some(lease.clone())).is_some()
