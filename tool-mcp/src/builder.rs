@@ -343,8 +343,9 @@ impl McpServerBuilder {
     /// declared prompt or template has is logged as a warning.
     pub fn build(self) -> McpServer {
         let served = Served::new(self.registry, &self.filter, &self.task_tags);
+        let takes_tasks = served.takes_tasks;
         self.catalog.warn_undeclared();
-        McpServer {
+        let server = McpServer {
             inner: Arc::new(Inner {
                 served: std::sync::RwLock::new(Arc::new(served)),
                 filter: self.filter,
@@ -385,7 +386,12 @@ impl McpServerBuilder {
                 direct_answers: std::sync::atomic::AtomicUsize::new(0),
             }),
             session: talk::SessionLevel::default(),
+        };
+        // The lease sweep of task records, when a tool takes part in tasks ([`tasks`]).
+        if takes_tasks {
+            server.start_sweep();
         }
+        server
     }
 
     /// The key that seals the request state of input-required results (MCP 2026-07-28's

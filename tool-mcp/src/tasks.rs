@@ -71,8 +71,11 @@
 //! third of the lease when shorter) and renews the lease once a third of it has passed; it stops
 //! when the record is gone, ended, or leased to another worker, and writes its outcome only while
 //! it holds the lease, so a task never has two runs that both write. A lease lapses when its
-//! worker was killed, frozen, cut off from the store or restarted. The first `tasks/get`,
-//! `tasks/update` or `tasks/cancel` that finds a `working` record with a lapsed lease settles it:
+//! worker was killed, frozen, cut off from the store or restarted. Each server sweeps the store
+//! every half lease, jittered by a quarter either way ([`TaskStore::working`], at most
+//! [`SWEEP_BATCH`] records a round); the first sweep, `tasks/get`, `tasks/update` or
+//! `tasks/cancel` that finds a `working` record with a lapsed lease settles it (a run in the
+//! worker that finds it is left to go on):
 //! - a tool that declares it may run again (tagged `read_only`, `idempotent`, or
 //!   [`TASK_RETRY_TAG`] `retry_safe`) is run again from the start by the worker that found it,
 //!   under a new lease;
@@ -95,13 +98,16 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientCapabilities as RmcpClientCapabilities, DetailedTask, ErrorData, JsonObject, Task, TaskPayload, TaskStatus,
+    ClientCapabilities as RmcpClientCapabilities, DetailedTask, ErrorData, JsonObject, Task, TaskPayload,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tool_runtime::talk::ClientCapabilities;
 use tool_runtime::{BoxFuture, Clock, SystemClock, ToolDefinition};
+
+/// A task's status (rmcp's): `working`, `input_required`, `completed`, `failed`, `cancelled`.
+pub use rmcp::model::TaskStatus;
 
 pub use crate::limits::{
     DEFAULT_MAX_TASK_BYTES, DEFAULT_MAX_TASKS, DEFAULT_TASK_LEASE, DEFAULT_TASK_QUOTA_BYTES, DEFAULT_TASK_QUOTA_OPEN,
@@ -145,6 +151,9 @@ pub const WATCH_PERIOD: Duration = Duration::from_secs(1);
 /// How often a run keeps its last progress report and log message in its record, at most:
 /// 250 ms (the poll interval a client is told).
 pub const STATUS_PERIOD: Duration = Duration::from_millis(POLL_INTERVAL_MS);
+
+/// The most `working` tasks one round of the lease sweep reads: 256 ([leases](self#leases)).
+pub const SWEEP_BATCH: usize = 256;
 
 /// How often a client is told to poll `tasks/get` (`pollIntervalMs`): 250 ms.
 pub const POLL_INTERVAL_MS: u64 = 250;
@@ -421,6 +430,17 @@ pub trait TaskStore: Send + Sync + 'static {
     /// # Errors
     /// As [`insert`](Self::insert).
     fn replace(&self, record: TaskRecord) -> BoxFuture<'_, Result<bool, TaskStoreError>>;
+
+    /// The ids of (at most `limit`) records stored `working`, for the sweep that settles those
+    /// whose lease lapsed without waiting for a read ([leases](self#leases)). The default lists
+    /// none: with such a store, a task of a stopped worker is settled when it is next read.
+    ///
+    /// # Errors
+    /// The store is unreachable (the sweep tries again at its next round).
+    fn working(&self, limit: usize) -> BoxFuture<'_, Result<Vec<String>, TaskStoreError>> {
+        let _ = limit;
+        Box::pin(std::future::ready(Ok(Vec::new())))
+    }
 }
 
 /// A [`TaskStore`] in the process's memory, bounded in records and in bytes (each record counted
@@ -515,6 +535,18 @@ impl MemoryTaskStore {
 }
 
 impl TaskStore for MemoryTaskStore {
+    fn working(&self, limit: usize) -> BoxFuture<'_, Result<Vec<String>, TaskStoreError>> {
+        let records = self.records.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = now_ms(self.clock.as_ref());
+        let ids = records
+            .values()
+            .filter(|(r, _)| r.status == TaskStatus::Working && !r.expired(now))
+            .map(|(r, _)| r.id.clone())
+            .take(limit)
+            .collect();
+        Box::pin(std::future::ready(Ok(ids)))
+    }
+
     fn insert(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>> {
         let mut records = self.records.lock().unwrap_or_else(PoisonError::into_inner);
         let stored = if records.contains_key(&record.id) {
@@ -571,6 +603,8 @@ pub(crate) struct Tasks {
     /// The tags that make a tool retry-safe beside `read_only`, `idempotent` and
     /// [`TASK_RETRY_TAG`] ([`McpServerBuilder::task_retry_tag`](crate::McpServerBuilder::task_retry_tag)).
     retry_tags: Vec<String>,
+    /// Set once this server's lease sweep is started.
+    pub(crate) sweeping: std::sync::atomic::AtomicBool,
 }
 
 impl Tasks {
@@ -594,6 +628,7 @@ impl Tasks {
             lease,
             worker,
             retry_tags: Vec::new(),
+            sweeping: std::sync::atomic::AtomicBool::new(false),
         }
     }
 

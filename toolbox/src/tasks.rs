@@ -83,8 +83,7 @@ fn account(
     entry: Option<Value>,
     creates: bool,
 ) -> Result<Option<Value>, TaskStoreError> {
-    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let now = u64::try_from(since.as_millis()).unwrap_or(u64::MAX);
+    let now = now_ms();
     modify(sessions, &ledger_of(record.principal.as_deref()), None, |meta| {
         let mut held = match meta.remove(HELD) {
             Some(Value::Object(held)) => held,
@@ -147,7 +146,9 @@ impl TaskStore for SessionTaskStore {
                 meta.insert(RECORD.to_owned(), value.clone());
                 Ok::<_, ()>(())
             });
-            if !matches!(written, Ok(Ok(()))) {
+            if matches!(written, Ok(Ok(()))) {
+                index(&*ledgers, &record);
+            } else {
                 let _ = account(&*ledgers, &quota, &record, None, false);
             }
             written
@@ -184,12 +185,68 @@ impl TaskStore for SessionTaskStore {
                 }
             })
             .map_err(|e| failed(&e));
-            if !matches!(outcome, Ok(Ok(()))) {
+            if matches!(outcome, Ok(Ok(()))) {
+                index(&*ledgers, &record);
+            } else {
                 // Not written: the ledger keeps what it had (no entry when it had none).
                 let _ = account(&*ledgers, &quota, &record, before, false);
             }
             Ok(outcome?.is_ok())
         }))
+    }
+
+    fn working(&self, limit: usize) -> BoxFuture<'_, Result<Vec<String>, TaskStoreError>> {
+        let ledgers = self.ledgers.clone();
+        Box::pin(blocking(move || {
+            let meta = match ledgers.load(WORKING, None) {
+                Ok(meta) => meta,
+                Err(SessionError::Expired { .. }) => return Ok(Vec::new()),
+                Err(error) => return Err(failed(&error)),
+            };
+            let now = now_ms();
+            let ids = meta.get(HELD).and_then(Value::as_object).map(|held| {
+                held.iter().filter(|(_, until)| until.as_u64().is_some_and(|u| u > now)).map(|(id, _)| id.clone())
+            });
+            Ok(ids.into_iter().flatten().take(limit).collect())
+        }))
+    }
+}
+
+/// The record (in the ledgers' store) indexing the tasks stored `working`, for the lease sweep:
+/// task id to when it expires.
+const WORKING: &str = "working";
+
+/// The most tasks [`WORKING`] indexes: 10 000. Past it a new `working` task is not indexed (it is
+/// settled when read, as with a store without a sweep).
+const MAX_INDEXED: usize = 10_000;
+
+/// Milliseconds since the Unix epoch.
+fn now_ms() -> u64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Keeps `record`, just written, in the [`WORKING`] index while it is `working`, out of it
+/// otherwise. An index that cannot be written is logged: its tasks are settled when read.
+fn index(ledgers: &dyn SessionStore, record: &TaskRecord) {
+    let working = record.status == tool_mcp::tasks::TaskStatus::Working;
+    let now = now_ms();
+    let changed = modify(ledgers, WORKING, None, |meta| {
+        let mut held = match meta.remove(HELD) {
+            Some(Value::Object(held)) => held,
+            _ => serde_json::Map::new(),
+        };
+        held.retain(|_, until| until.as_u64().is_some_and(|u| u > now));
+        if !working {
+            held.remove(&record.id);
+        } else if held.len() < MAX_INDEXED || held.contains_key(&record.id) {
+            held.insert(record.id.clone(), json!(record.created_at_ms.saturating_add(record.ttl_ms)));
+        }
+        meta.insert(HELD.to_owned(), Value::Object(held));
+        Ok::<_, ()>(())
+    });
+    if let Err(error) = changed {
+        tracing::warn!(task = %record.id, %error, "cannot keep the index of working tasks; the task is settled when read");
     }
 }
 
@@ -207,6 +264,22 @@ mod tests {
 
     fn store(quota: TaskQuota) -> SessionTaskStore {
         SessionTaskStore::new(Arc::new(MemorySessionStore::new()), Arc::new(MemorySessionStore::new()), quota)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn working_lists_the_tasks_stored_working_and_no_others() {
+        let store = store(TaskQuota::default());
+        for id in ["w1", "w2", "w3"] {
+            store.insert(record("ana", id)).await.unwrap();
+        }
+        let mut ended = store.get("w2").await.unwrap().unwrap();
+        ended.revision = 1;
+        ended.status = TaskStatus::Failed;
+        assert!(store.replace(ended).await.unwrap());
+        let mut working = store.working(10).await.unwrap();
+        working.sort();
+        assert_eq!(working, ["w1", "w3"]);
+        assert_eq!(store.working(1).await.unwrap().len(), 1);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -73,6 +73,11 @@ impl Worker {
         Self { _process: Proc(child), addr, log }
     }
 
+    /// `true` when this worker's log has a line with `text` and the task `id`.
+    fn logged(&self, text: &str, id: &str) -> bool {
+        self.log.lock().unwrap().iter().any(|line| line.contains(text) && line.contains(id))
+    }
+
     /// `true` when this worker's log says it created (and so ran) the task `id`.
     fn created(&self, id: &str) -> bool {
         let needle = format!("task created task={id}");
@@ -216,6 +221,24 @@ fn a_task_whose_worker_is_killed_fails_saying_it_may_have_had_effects_and_never_
         "{message}"
     );
     assert_eq!(failed["error"]["code"], -32603);
+    assert_eq!(cluster.lines("runs.txt"), ["start"]);
+}
+
+#[test]
+fn a_killed_workers_task_is_settled_by_another_workers_sweep_without_any_read() {
+    let mut cluster = Cluster::start(&[]);
+    let task = cluster.bash_task(1, &start_sleep_done("runs.txt", 30));
+    cluster.until_lines("runs.txt", 1);
+    let runner = cluster.runner(&task);
+    cluster.workers.remove(runner);
+    // The lease (5 s) lapses, then a sweep (every 1.9 to 3.1 s) of one of the others fails it.
+    let swept = (0..1000).any(|_| {
+        std::thread::sleep(Duration::from_millis(20));
+        cluster.workers.iter().any(|w| w.logged("task's runner lapsed: failed", &task))
+    });
+    assert!(swept, "no worker's sweep settled the task");
+    let failed = request(&cluster.balancer, 2, "tasks/get", &task, json!({"taskId": task}));
+    assert_eq!(failed["result"]["status"], "failed", "{failed}");
     assert_eq!(cluster.lines("runs.txt"), ["start"]);
 }
 

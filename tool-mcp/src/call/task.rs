@@ -20,8 +20,8 @@ use crate::content::call_result;
 use crate::server::{CallRequest, McpServer, is_structured};
 use crate::talk::{MAX_STATUS_CHARS, McpChannel};
 use crate::tasks::{
-    MAX_TASK_ANSWER_BYTES, MAX_TASK_ANSWERS, STATUS_PERIOD, TaskProgress, TaskRecord, TaskStoreError, Tasks,
-    WATCH_PERIOD, detailed, error_object, iso8601, new_task_id, store_error, task_of, unknown_task, update,
+    MAX_TASK_ANSWER_BYTES, MAX_TASK_ANSWERS, STATUS_PERIOD, SWEEP_BATCH, TaskProgress, TaskRecord, TaskStoreError,
+    Tasks, WATCH_PERIOD, detailed, error_object, iso8601, new_task_id, store_error, task_of, unknown_task, update,
 };
 
 impl McpServer {
@@ -38,6 +38,7 @@ impl McpServer {
         http: Option<&::http::request::Parts>,
         listener: Option<Peer<RoleServer>>,
     ) -> Result<CreateTaskResult, ErrorData> {
+        self.start_sweep();
         let tasks = &self.inner.tasks;
         let client = tool_runtime::talk::ClientChannel::capabilities(channel);
         let answers = channel.known_answers();
@@ -272,8 +273,61 @@ impl McpServer {
             .ok_or_else(|| unknown_task(&record.id))
     }
 
+    /// Starts this server's lease sweep once, when a tokio runtime runs (at build, else at the
+    /// first task request): every half lease (jittered by up to a quarter either way, so that
+    /// workers started together do not sweep together) it reads the store's `working` records
+    /// ([`TaskStore::working`](crate::tasks::TaskStore::working), at most [`SWEEP_BATCH`]) and
+    /// settles those whose lease lapsed ([`settle_lapsed`](Self::settle_lapsed)), so that a task
+    /// of a stopped worker is run again or failed within about a lease and a half even when no
+    /// client reads it. It stops with the server (the end of a shutdown's grace period).
+    pub(crate) fn start_sweep(&self) {
+        let tasks = &self.inner.tasks;
+        if tokio::runtime::Handle::try_current().is_err()
+            || tasks.sweeping.swap(true, std::sync::atomic::Ordering::AcqRel)
+        {
+            return;
+        }
+        let server = self.clone();
+        tokio::spawn(async move {
+            let stop = server.inner.stop.clone();
+            loop {
+                let mut byte = [0u8; 1];
+                let _ = getrandom::fill(&mut byte);
+                // 0.75 to 1.25 of half the lease.
+                let period = server.inner.tasks.lease / 2 * (96 + u32::from(byte[0] / 4)) / 128;
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    () = tokio::time::sleep(period) => {}
+                }
+                server.sweep_once().await;
+            }
+        });
+    }
+
+    /// One round of the lease sweep (see [`start_sweep`](Self::start_sweep)).
+    async fn sweep_once(&self) {
+        let tasks = &self.inner.tasks;
+        let ids = match tasks.store.working(SWEEP_BATCH).await {
+            Ok(ids) => ids,
+            Err(error) => {
+                tracing::warn!(%error, "the task lease sweep cannot list working tasks; trying again");
+                return;
+            }
+        };
+        for id in ids {
+            if tasks.runs_here(&id) {
+                continue;
+            }
+            let Ok(Some(record)) = tasks.store.get(&id).await else { continue };
+            if let Err(error) = self.settle_lapsed(record).await {
+                tracing::warn!(task = %id, message = %error.message, "the task lease sweep cannot settle a task");
+            }
+        }
+    }
+
     /// The record of `id` when the request's caller may see it.
     async fn visible_task(&self, id: &str, context: &RequestContext<RoleServer>) -> Result<TaskRecord, ErrorData> {
+        self.start_sweep();
         let record = self.inner.tasks.store.get(id).await.map_err(|error| store_error(&error))?;
         let Some(record) = record else { return Err(unknown_task(id)) };
         let http = context.extensions.get::<::http::request::Parts>();

@@ -126,6 +126,25 @@ async fn ask_then_count(ctx: &ToolContext) -> Result<String, TalkBackError> {
     Ok(format!("run {}", CONFIRMED_RUNS.fetch_add(1, Ordering::SeqCst) + 1))
 }
 
+static SWEPT_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+/// Count its runs; safe to run again (the sweep's test).
+#[tool(tags(task, retry_safe))]
+fn count_swept_runs() -> String {
+    format!("run {}", SWEPT_RUNS.fetch_add(1, Ordering::SeqCst) + 1)
+}
+
+static HELD_RETRY_RUNS: AtomicUsize = AtomicUsize::new(0);
+static RELEASE_RETRY: Notify = Notify::const_new();
+
+/// Count its runs and wait until released; safe to run again.
+#[tool(tags(task, retry_safe))]
+async fn held_retry_safe() -> String {
+    HELD_RETRY_RUNS.fetch_add(1, Ordering::SeqCst);
+    RELEASE_RETRY.notified().await;
+    "released".to_owned()
+}
+
 static REPORTED: Notify = Notify::const_new();
 
 /// Report progress, log, then wait until released.
@@ -157,6 +176,8 @@ fn server_with(configure: impl FnOnce(tool_mcp::McpServerBuilder) -> tool_mcp::M
         .tool(panics::TOOL)
         .tool(ask_then_count::TOOL)
         .tool(reporting::TOOL)
+        .tool(count_swept_runs::TOOL)
+        .tool(held_retry_safe::TOOL)
         .build()
         .unwrap();
     // The principal is the `X-User` header, when sent.
@@ -435,6 +456,10 @@ impl TaskStore for Shared {
         self.inner.get(id)
     }
 
+    fn working(&self, limit: usize) -> BoxFuture<'_, Result<Vec<String>, TaskStoreError>> {
+        self.inner.working(limit)
+    }
+
     fn replace(&self, record: TaskRecord) -> BoxFuture<'_, Result<bool, TaskStoreError>> {
         Box::pin(async move {
             let before = self.inner.get(&record.id).await?;
@@ -650,4 +675,58 @@ async fn a_client_on_a_live_connection_is_sent_the_task_status_notification_when
     assert_eq!(notified["params"]["result"]["content"], json!([{"type": "text", "text": "released"}]));
     drop(client);
     piped.stop().await;
+}
+
+/// Reads the record of `id` from `store` until it is no longer `working` (at most [`POLLS`]
+/// times, 20 ms apart), without any request to a server.
+async fn until_stored_not_working(store: &Shared, id: &str) -> TaskRecord {
+    for _ in 0..POLLS {
+        let record = store.inner.get(id).await.unwrap().unwrap();
+        if record.status != rmcp::model::TaskStatus::Working {
+            return record;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("task {id} stayed working");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lease_sweep_settles_lapsed_tasks_nobody_reads() {
+    let clock = clock();
+    let store = Shared::new(clock.clone());
+    let until = UNIX_EPOCH + START + Duration::from_secs(10);
+    store.inner.insert(orphan("s-unsafe", "endless", until)).await.unwrap();
+    store.inner.insert(orphan("s-safe", "count_swept_runs", until)).await.unwrap();
+    // A lease of 300 ms: the sweep runs every 113 to 187 ms of tokio's clock.
+    let server =
+        server_with(|b| b.clock(clock.clone()).task_store(store.clone()).task_lease(Duration::from_millis(300)));
+    clock.advance(Duration::from_secs(10));
+    let failed = until_stored_not_working(&store, "s-unsafe").await;
+    assert_eq!(failed.status, rmcp::model::TaskStatus::Failed);
+    assert_eq!(
+        failed.error.unwrap()["message"],
+        "the worker running this task stopped before it finished (its lease lapsed at 2026-07-28T09:05:11.000Z); the \
+         call may have had effects, so it was not run again: check what it changed, then call the tool again"
+    );
+    let done = until_stored_not_working(&store, "s-safe").await;
+    assert_eq!(done.status, rmcp::model::TaskStatus::Completed);
+    assert_eq!(done.result.unwrap()["content"], json!([{"type": "text", "text": "run 1"}]));
+    assert_eq!(SWEPT_RUNS.load(Ordering::SeqCst), 1);
+    drop(server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lapsed_lease_of_a_run_in_this_worker_is_not_taken_again() {
+    let clock = clock();
+    let store = Shared::new(clock.clone());
+    let running = Running::start(server_with(|b| b.clock(clock.clone()).task_store(store.clone()))).await;
+    let id = create(&running, "held_retry_safe", json!({}), None).await;
+    // Its run is late to renew (the clock jumps past the lease): it still runs here, once.
+    clock.advance(Duration::from_secs(11));
+    assert_eq!(get(&running, &id, None).await["result"]["status"], "working");
+    assert_eq!(HELD_RETRY_RUNS.load(Ordering::SeqCst), 1);
+    RELEASE_RETRY.notify_one();
+    assert_eq!(until_not(&running, &id, "working").await["status"], "completed");
+    assert_eq!(HELD_RETRY_RUNS.load(Ordering::SeqCst), 1);
+    running.stop().await;
 }
