@@ -70,7 +70,9 @@
 //! default [`DEFAULT_TASK_LEASE`], 10 s). The run reads its record every [`WATCH_PERIOD`] (or a
 //! third of the lease when shorter) and renews the lease once a third of it has passed; it stops
 //! when the record is gone, ended, or leased to another worker, and writes its outcome only while
-//! it holds the lease, so a task never has two runs that both write. A lease lapses when its
+//! it holds the lease, so a task never has two runs that both write; a run that cannot renew its
+//! lease in time (the store does not answer) stops itself, without an outcome, once the lease is
+//! within a sixth of lapsing, before another worker may take the task. A lease lapses when its
 //! worker was killed, frozen, cut off from the store or restarted. Each server sweeps the store
 //! every half lease, jittered by a quarter either way ([`TaskStore::working`], at most
 //! [`SWEEP_BATCH`] records a round); the first sweep, `tasks/get`, `tasks/update` or

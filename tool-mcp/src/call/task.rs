@@ -133,17 +133,19 @@ impl McpServer {
         let server = self.clone();
         inner.calls.spawn(async move {
             let tasks = &server.inner.tasks;
-            if !claim(tasks, &id).await {
+            let Some(held_until) = claim(tasks, &id).await else {
                 tasks.release(&id);
                 tracing::debug!(task = %id, "task no longer working (cancelled) or run elsewhere: not started");
                 return;
-            }
+            };
             let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name);
             let work = served.registry.call_with_search_where(&call, &prepared.ctx, &listed);
+            let fenced = std::sync::atomic::AtomicBool::new(false);
             let stop = async {
                 tokio::select! {
                     () = prepared.token.cancelled() => {}
-                    () = watch(tasks, &id) => {
+                    stopped = watch(tasks, &id, held_until) => {
+                        fenced.store(stopped == Watched::Fenced, std::sync::atomic::Ordering::Release);
                         // The tool sees its token fire and may end on its own before it is dropped.
                         prepared.token.cancel();
                         tokio::task::yield_now().await;
@@ -158,6 +160,11 @@ impl McpServer {
             let channel = prepared.channel.clone();
             drop(prepared);
             tasks.release(&id);
+            if fenced.load(std::sync::atomic::Ordering::Acquire) {
+                // Its lease may be another worker's by now: the sweep or a read settles the task.
+                tracing::debug!(task = %id, "a run stopped for want of its lease writes no outcome");
+                return;
+            }
             let structured = is_structured(&served, &call.name);
             let outcome = match ran {
                 Ended::Done(message) => {
@@ -443,9 +450,9 @@ impl McpServer {
     }
 }
 
-/// Takes the lease of `id` for this worker: `true` when the record is `working` and its lease is
-/// this worker's, lapsed, or none.
-async fn claim(tasks: &Tasks, id: &str) -> bool {
+/// Takes the lease of `id` for this worker when the record is `working` and its lease is this
+/// worker's, lapsed, or none; when it lapses unless renewed (ms since the Unix epoch).
+async fn claim(tasks: &Tasks, id: &str) -> Option<u64> {
     let lease = tasks.new_lease();
     let now = tasks.now_ms();
     let taken = update(tasks.store.as_ref(), tasks.clock.as_ref(), id, |record| {
@@ -458,10 +465,10 @@ async fn claim(tasks: &Tasks, id: &str) -> bool {
     })
     .await;
     match taken {
-        Ok(taken) => taken.is_some(),
+        Ok(taken) => taken.map(|_| lease.until_ms),
         Err(error) => {
             tracing::warn!(task = %id, %error, "cannot take the lease of a task; it is not run here");
-            false
+            None
         }
     }
 }
@@ -469,36 +476,65 @@ async fn claim(tasks: &Tasks, id: &str) -> bool {
 /// While the run of `id` goes on: reads its record every [`WATCH_PERIOD`] (or a third of the
 /// lease, when shorter) and renews the lease once a third of it has passed; completes (to stop
 /// the run) once the record is gone, no longer `working` (a `tasks/cancel` on any worker), or
-/// leased to another worker. A store that cannot be read is tried again at the next period.
-async fn watch(tasks: &Tasks, id: &str) {
+/// leased to another worker, and once the lease it holds (`held_until`, ms since the Unix epoch)
+/// is within a sixth of the lease of lapsing without a renewal (the store could not be reached in
+/// time): another worker may take the task after that, and two runs must never overlap; such a
+/// run writes no outcome ([`Watched::Fenced`]). A store call that does not answer within the
+/// period is given up and tried again at the next.
+async fn watch(tasks: &Tasks, id: &str, mut held_until: u64) -> Watched {
     let period = WATCH_PERIOD.min(tasks.lease / 3).max(Duration::from_millis(1));
     let lease_ms = u64::try_from(tasks.lease.as_millis()).unwrap_or(u64::MAX);
     loop {
         tokio::time::sleep(period).await;
-        let record = match tasks.store.get(id).await {
-            Ok(Some(record)) => record,
-            Ok(None) => return,
-            Err(error) => {
-                tracing::warn!(task = %id, %error, "cannot read a running task's record; trying again");
-                continue;
+        match tokio::time::timeout(period, tasks.store.get(id)).await {
+            Ok(Ok(Some(record))) => {
+                let mine = record.lease.as_ref().filter(|l| l.worker == tasks.worker);
+                let Some(lease) = mine.filter(|_| record.status == TaskStatus::Working) else {
+                    tracing::debug!(task = %id, status = ?record.status, "task ended or taken elsewhere: stopping its run");
+                    return Watched::Ended;
+                };
+                held_until = lease.until_ms;
+                if tasks.now_ms() >= held_until.saturating_sub(lease_ms - lease_ms / 3) {
+                    held_until = renew(tasks, id, period).await.unwrap_or(held_until);
+                }
             }
-        };
-        let mine = record.lease.as_ref().is_some_and(|l| l.worker == tasks.worker);
-        if record.status != TaskStatus::Working || !mine {
-            tracing::debug!(task = %id, status = ?record.status, "task ended or taken elsewhere: stopping its run");
-            return;
+            Ok(Ok(None)) => return Watched::Ended,
+            Ok(Err(error)) => tracing::warn!(task = %id, %error, "cannot read a running task's record; trying again"),
+            Err(_) => tracing::warn!(task = %id, "the task store did not answer in time; trying again"),
         }
-        let renew_at = record.lease.as_ref().map_or(0, |l| l.until_ms.saturating_sub(lease_ms - lease_ms / 3));
-        if tasks.now_ms() >= renew_at {
-            let lease = tasks.new_lease();
-            let renewed = update(tasks.store.as_ref(), tasks.clock.as_ref(), id, |record| {
-                let mine = record.lease.as_ref().is_some_and(|l| l.worker == tasks.worker);
-                (record.status == TaskStatus::Working && mine).then(|| record.lease = Some(lease.clone())).is_some()
-            })
-            .await;
-            if let Err(error) = renewed {
-                tracing::warn!(task = %id, %error, "cannot renew a task's lease; trying again");
-            }
+        if tasks.now_ms() >= held_until.saturating_sub(lease_ms / 6) {
+            tracing::warn!(task = %id, "a task's lease could not be renewed in time: its run is stopped");
+            return Watched::Fenced;
+        }
+    }
+}
+
+/// Why [`watch`] stopped a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Watched {
+    /// The record is gone, ended (cancelled) or leased to another worker.
+    Ended,
+    /// Its lease was about to lapse without a renewal: the run writes no outcome.
+    Fenced,
+}
+
+/// Renews this worker's lease of `id` (giving up after `period`); when the new one lapses.
+async fn renew(tasks: &Tasks, id: &str, period: Duration) -> Option<u64> {
+    let lease = tasks.new_lease();
+    let renewing = update(tasks.store.as_ref(), tasks.clock.as_ref(), id, |record| {
+        let mine = record.lease.as_ref().is_some_and(|l| l.worker == tasks.worker);
+        (record.status == TaskStatus::Working && mine).then(|| record.lease = Some(lease.clone())).is_some()
+    });
+    match tokio::time::timeout(period, renewing).await {
+        Ok(Ok(Some(_))) => Some(lease.until_ms),
+        Ok(Ok(None)) => None,
+        Ok(Err(error)) => {
+            tracing::warn!(task = %id, %error, "cannot renew a task's lease; trying again");
+            None
+        }
+        Err(_) => {
+            tracing::warn!(task = %id, "the task store did not answer in time; trying again");
+            None
         }
     }
 }

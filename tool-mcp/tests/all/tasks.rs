@@ -145,6 +145,19 @@ async fn held_retry_safe() -> String {
     "released".to_owned()
 }
 
+static FENCED: Notify = Notify::const_new();
+
+/// Run until cancelled, and say so (the self-fence's test).
+#[tool(tags(task))]
+async fn fenced(ctx: &ToolContext) -> String {
+    let token = ctx.cancellation().clone();
+    tokio::spawn(async move {
+        token.cancelled().await;
+        FENCED.notify_one();
+    });
+    std::future::pending().await
+}
+
 static REPORTED: Notify = Notify::const_new();
 
 /// Report progress, log, then wait until released.
@@ -178,6 +191,7 @@ fn server_with(configure: impl FnOnce(tool_mcp::McpServerBuilder) -> tool_mcp::M
         .tool(reporting::TOOL)
         .tool(count_swept_runs::TOOL)
         .tool(held_retry_safe::TOOL)
+        .tool(fenced::TOOL)
         .build()
         .unwrap();
     // The principal is the `X-User` header, when sent.
@@ -432,18 +446,24 @@ type Hook = Box<dyn FnOnce(&MemoryTaskStore, TaskRecord) + Send>;
 #[derive(Clone)]
 struct Shared {
     inner: Arc<MemoryTaskStore>,
+    /// While set, every call waits forever (a store cut off).
+    frozen: Arc<std::sync::atomic::AtomicBool>,
     after_resume: Arc<std::sync::Mutex<Option<Hook>>>,
 }
 
 impl Shared {
     fn new(clock: Arc<FixedClock>) -> Self {
-        Self { inner: Arc::new(MemoryTaskStore::default().with_clock(clock)), after_resume: Arc::default() }
+        Self {
+            inner: Arc::new(MemoryTaskStore::default().with_clock(clock)),
+            frozen: Arc::default(),
+            after_resume: Arc::default(),
+        }
     }
 }
 
 impl Default for Shared {
     fn default() -> Self {
-        Self { inner: Arc::new(MemoryTaskStore::default()), after_resume: Arc::default() }
+        Self { inner: Arc::new(MemoryTaskStore::default()), frozen: Arc::default(), after_resume: Arc::default() }
     }
 }
 
@@ -453,6 +473,9 @@ impl TaskStore for Shared {
     }
 
     fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+        if self.frozen.load(Ordering::SeqCst) {
+            return Box::pin(std::future::pending());
+        }
         self.inner.get(id)
     }
 
@@ -461,6 +484,9 @@ impl TaskStore for Shared {
     }
 
     fn replace(&self, record: TaskRecord) -> BoxFuture<'_, Result<bool, TaskStoreError>> {
+        if self.frozen.load(Ordering::SeqCst) {
+            return Box::pin(std::future::pending());
+        }
         Box::pin(async move {
             let before = self.inner.get(&record.id).await?;
             let replaced = self.inner.replace(record.clone()).await?;
@@ -728,5 +754,25 @@ async fn a_lapsed_lease_of_a_run_in_this_worker_is_not_taken_again() {
     RELEASE_RETRY.notify_one();
     assert_eq!(until_not(&running, &id, "working").await["status"], "completed");
     assert_eq!(HELD_RETRY_RUNS.load(Ordering::SeqCst), 1);
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_cannot_renew_its_lease_in_time_stops_before_another_worker_may_take_it() {
+    let clock = clock();
+    let store = Shared::new(clock.clone());
+    let lease = Duration::from_millis(300);
+    let running =
+        Running::start(server_with(|b| b.clock(clock.clone()).task_store(store.clone()).task_lease(lease))).await;
+    let id = create(&running, "fenced", json!({}), None).await;
+    let fenced = FENCED.notified();
+    // The store is cut off, and the lease runs out by the server's clock.
+    store.frozen.store(true, Ordering::SeqCst);
+    clock.advance(lease);
+    tokio::time::timeout(BOUND, fenced).await.expect("the run's token fired");
+    store.frozen.store(false, Ordering::SeqCst);
+    // Nothing was written while cut off: the record still says working under the lapsed lease.
+    let record = store.inner.get(&id).await.unwrap().unwrap();
+    assert_eq!(record.status, rmcp::model::TaskStatus::Working);
     running.stop().await;
 }
