@@ -75,9 +75,9 @@
 //! within a sixth of lapsing, before another worker may take the task. A lease lapses when its
 //! worker was killed, frozen, cut off from the store or restarted. Each server sweeps the store
 //! every half lease, jittered by a quarter either way ([`TaskStore::working`], at most
-//! [`SWEEP_BATCH`] records a round); the first sweep, `tasks/get`, `tasks/update` or
-//! `tasks/cancel` that finds a `working` record with a lapsed lease settles it (a run in the
-//! worker that finds it is left to go on):
+//! [`SWEEP_BATCH`] records a round); the first sweep, `tasks/get` or `tasks/update` that
+//! finds a `working` record with a lapsed lease settles it (a run in the worker that finds it is
+//! left to go on; a `tasks/cancel` cancels it as it is):
 //! - a tool that declares it may run again (tagged `read_only`, `idempotent`, or
 //!   [`TASK_RETRY_TAG`] `retry_safe`) is run again from the start by the worker that found it,
 //!   under a new lease;

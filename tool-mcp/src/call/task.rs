@@ -357,7 +357,7 @@ impl McpServer {
         {
             return Err(unknown_task(id));
         }
-        self.settle_lapsed(record).await
+        Ok(record)
     }
 
     pub(crate) async fn get_task_state(
@@ -366,6 +366,7 @@ impl McpServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         let record = self.visible_task(&params.task_id, context).await?;
+        let record = self.settle_lapsed(record).await?;
         Ok(GetTaskResult::new(detailed(&record)?))
     }
 
@@ -376,6 +377,7 @@ impl McpServer {
     ) -> Result<(), ErrorData> {
         let id = params.task_id;
         let seen = self.visible_task(&id, context).await?;
+        let seen = self.settle_lapsed(seen).await?;
         if seen.status != TaskStatus::InputRequired {
             return Ok(());
         }

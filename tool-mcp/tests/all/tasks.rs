@@ -145,6 +145,14 @@ async fn held_retry_safe() -> String {
     "released".to_owned()
 }
 
+static CANCELLED_RUNS: AtomicUsize = AtomicUsize::new(0);
+
+/// Count its runs; safe to run again (the cancel of a lapsed task's test).
+#[tool(tags(task, retry_safe))]
+fn count_cancelled_runs() -> String {
+    format!("run {}", CANCELLED_RUNS.fetch_add(1, Ordering::SeqCst) + 1)
+}
+
 static FENCED: Notify = Notify::const_new();
 
 /// Run until cancelled, and say so (the self-fence's test).
@@ -192,6 +200,7 @@ fn server_with(configure: impl FnOnce(tool_mcp::McpServerBuilder) -> tool_mcp::M
         .tool(count_swept_runs::TOOL)
         .tool(held_retry_safe::TOOL)
         .tool(fenced::TOOL)
+        .tool(count_cancelled_runs::TOOL)
         .build()
         .unwrap();
     // The principal is the `X-User` header, when sent.
@@ -699,8 +708,8 @@ async fn a_client_on_a_live_connection_is_sent_the_task_status_notification_when
     assert_eq!(notified["params"]["taskId"], id);
     assert_eq!(notified["params"]["status"], "completed");
     assert_eq!(notified["params"]["result"]["content"], json!([{"type": "text", "text": "released"}]));
-    drop(client);
     piped.stop().await;
+    drop(client);
 }
 
 /// Reads the record of `id` from `store` until it is no longer `working` (at most [`POLLS`]
@@ -766,6 +775,16 @@ async fn a_run_that_cannot_renew_its_lease_in_time_stops_before_another_worker_m
         Running::start(server_with(|b| b.clock(clock.clone()).task_store(store.clone()).task_lease(lease))).await;
     let id = create(&running, "fenced", json!({}), None).await;
     let fenced = FENCED.notified();
+    // The run took its lease (its first write) before the store is cut off.
+    let mut claimed = false;
+    for _ in 0..POLLS {
+        claimed = store.inner.get(&id).await.unwrap().unwrap().revision >= 1;
+        if claimed {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(claimed, "the run never took its lease");
     // The store is cut off, and the lease runs out by the server's clock.
     store.frozen.store(true, Ordering::SeqCst);
     clock.advance(lease);
@@ -774,5 +793,23 @@ async fn a_run_that_cannot_renew_its_lease_in_time_stops_before_another_worker_m
     // Nothing was written while cut off: the record still says working under the lapsed lease.
     let record = store.inner.get(&id).await.unwrap().unwrap();
     assert_eq!(record.status, rmcp::model::TaskStatus::Working);
+    running.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_of_a_lapsed_retry_safe_task_cancels_it_without_running_it_again() {
+    let clock = clock();
+    let store = Shared::new(clock.clone());
+    store
+        .inner
+        .insert(orphan("c1", "count_cancelled_runs", UNIX_EPOCH + START + Duration::from_secs(10)))
+        .await
+        .unwrap();
+    let running = Running::start(server_with(|b| b.clock(clock.clone()).task_store(store.clone()))).await;
+    clock.advance(Duration::from_secs(11));
+    let ack = rpc(&running, "tasks/cancel", json!({"taskId": "c1"}), &with_tasks(), None).await;
+    assert_eq!(ack["result"], json!({"resultType": "complete"}));
+    assert_eq!(get(&running, "c1", None).await["result"]["status"], "cancelled");
+    assert_eq!(CANCELLED_RUNS.load(Ordering::SeqCst), 0);
     running.stop().await;
 }
