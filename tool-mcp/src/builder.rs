@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use tool_runtime::{Registry, ResourceContents, ToolContextBuilder, ToolDefinition};
+use tool_runtime::{Clock, Registry, ResourceContents, SystemClock, ToolContextBuilder, ToolDefinition};
 
 #[cfg(feature = "auth")]
 use crate::auth;
@@ -43,7 +43,11 @@ pub struct McpServerBuilder {
     task_store: Option<Arc<dyn tasks::TaskStore>>,
     task_ttl: Duration,
     task_tags: Vec<String>,
+    task_retry_tags: Vec<String>,
     max_running_tasks: usize,
+    task_quota: tasks::TaskQuota,
+    task_lease: Duration,
+    clock: Arc<dyn Clock>,
 }
 
 impl McpServer {
@@ -70,7 +74,11 @@ impl McpServer {
             task_store: None,
             task_ttl: tasks::DEFAULT_TASK_TTL,
             task_tags: Vec::new(),
+            task_retry_tags: Vec::new(),
             max_running_tasks: tasks::DEFAULT_MAX_RUNNING_TASKS,
+            task_quota: tasks::TaskQuota::default(),
+            task_lease: tasks::DEFAULT_TASK_LEASE,
+            clock: Arc::new(SystemClock),
         }
     }
 }
@@ -263,6 +271,15 @@ impl McpServerBuilder {
         self
     }
 
+    /// Makes every tool tagged `tag` safe to run again from the start when the worker running its
+    /// task stopped, as the tags `read_only`, `idempotent` and
+    /// [`TASK_RETRY_TAG`](tasks::TASK_RETRY_TAG) do ([leases](tasks#leases)). Default: none.
+    #[must_use]
+    pub fn task_retry_tag(mut self, tag: impl Into<String>) -> Self {
+        self.task_retry_tags.push(tag.into());
+        self
+    }
+
     /// How long a task is kept from its creation, sent as `ttlMs` (default
     /// [`DEFAULT_TASK_TTL`](tasks::DEFAULT_TASK_TTL), 3 600 000 ms). A store may drop it after.
     #[must_use]
@@ -281,6 +298,36 @@ impl McpServerBuilder {
         self
     }
 
+    /// What one principal may keep in the default task store (default [`TaskQuota::default`](tasks::TaskQuota):
+    /// [`DEFAULT_TASK_QUOTA_OPEN`](tasks::DEFAULT_TASK_QUOTA_OPEN) open tasks,
+    /// [`DEFAULT_TASK_QUOTA_BYTES`](tasks::DEFAULT_TASK_QUOTA_BYTES) bytes). A store given with
+    /// [`task_store`](Self::task_store) keeps its own quota.
+    #[must_use]
+    pub fn task_quota(mut self, quota: tasks::TaskQuota) -> Self {
+        self.task_quota = quota;
+        self
+    }
+
+    /// How long a task run's lease lasts unless renewed (default
+    /// [`DEFAULT_TASK_LEASE`](tasks::DEFAULT_TASK_LEASE), 10 000 ms; at least 3 ms). A run renews
+    /// it every third of it; a `working` task whose lease lapsed is run again or failed when next
+    /// read ([leases](tasks#leases)), so a task of a stopped worker is settled within about this
+    /// long of its last renewal.
+    #[must_use]
+    pub fn task_lease(mut self, lease: Duration) -> Self {
+        self.task_lease = lease.max(Duration::from_millis(3));
+        self
+    }
+
+    /// The wall clock of task records (their times, time to live and leases) and of request
+    /// states' expiry (default the system's; tests drive a [`FixedClock`](tool_runtime::FixedClock)).
+    /// Durations (a run's deadline, the lease's renewal period) use tokio's clock.
+    #[must_use]
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
     /// How many bytes of JSON the answers of one call may hold, those sealed in its request state
     /// and a retry's new `inputResponses` together (default
     /// [`DEFAULT_MAX_INPUT_RESPONSE_BYTES`](talk::DEFAULT_MAX_INPUT_RESPONSE_BYTES), 1 MiB); a
@@ -296,8 +343,9 @@ impl McpServerBuilder {
     /// declared prompt or template has is logged as a warning.
     pub fn build(self) -> McpServer {
         let served = Served::new(self.registry, &self.filter, &self.task_tags);
+        let takes_tasks = served.takes_tasks;
         self.catalog.warn_undeclared();
-        McpServer {
+        let server = McpServer {
             inner: Arc::new(Inner {
                 served: std::sync::RwLock::new(Arc::new(served)),
                 filter: self.filter,
@@ -320,16 +368,30 @@ impl McpServerBuilder {
                 calls: TaskTracker::new(),
                 stop: CancellationToken::new(),
                 tasks: tasks::Tasks::new(
-                    self.task_store.unwrap_or_else(|| Arc::new(tasks::MemoryTaskStore::default())),
+                    self.task_store.unwrap_or_else(|| {
+                        Arc::new(
+                            tasks::MemoryTaskStore::default()
+                                .with_quota(self.task_quota)
+                                .with_clock(self.clock.clone()),
+                        )
+                    }),
                     self.task_ttl,
                     self.task_tags,
                     self.max_running_tasks,
-                ),
+                    self.clock,
+                    self.task_lease,
+                )
+                .retry_tags(self.task_retry_tags),
                 #[cfg(test)]
                 direct_answers: std::sync::atomic::AtomicUsize::new(0),
             }),
             session: talk::SessionLevel::default(),
+        };
+        // The lease sweep of task records, when a tool takes part in tasks ([`tasks`]).
+        if takes_tasks {
+            server.start_sweep();
         }
+        server
     }
 
     /// The key that seals the request state of input-required results (MCP 2026-07-28's

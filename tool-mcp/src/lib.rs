@@ -5,6 +5,7 @@
 #![doc = include_str!("../docs/auth.md")]
 #![doc = include_str!("../docs/conformance.md")]
 #![doc = include_str!("../docs/import.md")]
+#![doc = include_str!("../docs/tasks.md")]
 
 // The floors of ARCHITECTURE.md, bottom first; a module imports only its floor and those below
 // (tests/all/architecture.rs checks it).

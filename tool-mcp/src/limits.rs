@@ -69,3 +69,16 @@ pub const DEFAULT_MAX_TASKS: usize = 1000;
 
 /// The default cap of a [`MemoryTaskStore`](crate::tasks::MemoryTaskStore) on bytes (the records' JSON): 64 MiB.
 pub const DEFAULT_MAX_TASK_BYTES: usize = 64 << 20;
+
+/// The default quota of one principal on open tasks (`working` or `input_required`) in a task
+/// store: 100 ([`TaskQuota`](crate::tasks::TaskQuota)).
+pub const DEFAULT_TASK_QUOTA_OPEN: usize = 100;
+
+/// The default quota of one principal on the bytes of its task records (their JSON) in a task
+/// store: 8 MiB ([`TaskQuota`](crate::tasks::TaskQuota)).
+pub const DEFAULT_TASK_QUOTA_BYTES: usize = 8 << 20;
+
+/// How long a run's lease on its task lasts unless renewed, by default: 10 s. A run renews it
+/// every third of it; a `working` task whose lease lapsed has no live runner (its worker stopped)
+/// ([`McpServerBuilder::task_lease`](crate::McpServerBuilder::task_lease)).
+pub const DEFAULT_TASK_LEASE: Duration = Duration::from_secs(10);

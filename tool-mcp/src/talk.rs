@@ -39,6 +39,9 @@ use tool_runtime::talk::{ClientCapabilities, ClientChannel, InputRequest, LogLev
 
 use crate::protocol::STATELESS_PROTOCOL;
 
+/// The most characters of a log message kept as a task's `statusMessage`: 1 024 (the rest is cut).
+pub const MAX_STATUS_CHARS: usize = 1024;
+
 /// How long a sealed request state is good for: 10 minutes from the input-required result that
 /// carried it (a user answering a form takes minutes, not hours).
 pub const REQUEST_STATE_TTL: Duration = Duration::from_secs(600);
@@ -62,6 +65,10 @@ struct State {
     answers: BTreeMap<String, Value>,
     #[serde(rename = "q", default)]
     asked: BTreeSet<String>,
+    /// When it expires by the server's clock ([`McpServerBuilder::clock`](crate::McpServerBuilder::clock)),
+    /// in ms since the Unix epoch; the codec's own expiry (the system clock) holds too.
+    #[serde(rename = "e", default)]
+    expires_ms: u64,
 }
 
 /// A request's `requestState` and `inputResponses`, as it gave them.
@@ -103,6 +110,9 @@ pub(crate) struct McpChannel {
     logs: Mutex<Option<tokio::sync::mpsc::Sender<LoggingMessageNotificationParam>>>,
     /// Sends them; [`McpChannel::flush`] waits for it.
     sender: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The text of the last log message not yet taken (a task's `statusMessage`, see
+    /// [`take_log`](Self::take_log)).
+    last_log: Mutex<Option<String>>,
 }
 
 impl McpChannel {
@@ -166,6 +176,7 @@ impl McpChannel {
             mode,
             refused: Mutex::new(None),
             logs: Mutex::new(logs),
+            last_log: Mutex::new(None),
             sender: Mutex::new(sender),
         }
     }
@@ -179,7 +190,7 @@ impl McpChannel {
         Self {
             peer: None,
             capabilities,
-            level: None,
+            level: Some(LogLevel::Info),
             mode: Mode::Rounds {
                 given: Mutex::new(None),
                 answers,
@@ -190,7 +201,14 @@ impl McpChannel {
             refused: Mutex::new(None),
             logs: Mutex::new(None),
             sender: Mutex::new(None),
+            last_log: Mutex::new(None),
         }
+    }
+
+    /// The text of the last log message since the last call, at most [`MAX_STATUS_CHARS`]
+    /// characters (a string as it is, other data as compact JSON): a task's `statusMessage`.
+    pub(crate) fn take_log(&self) -> Option<String> {
+        self.last_log.lock().unwrap_or_else(PoisonError::into_inner).take()
     }
 
     /// The answers known (after [`open`](Self::open)): the sealed state's and the request's.
@@ -245,6 +263,7 @@ impl McpChannel {
     pub(crate) fn open(
         &self,
         codec: Option<&RequestStateCodec>,
+        now_ms: u64,
         max_bytes: usize,
         binding: impl FnOnce() -> Vec<u8>,
     ) -> Result<(), ErrorData> {
@@ -255,6 +274,10 @@ impl McpChannel {
         let (mut known, asked) = match (state, codec) {
             (Some(sealed), Some(codec)) => {
                 let state = open_state(codec, &sealed, &binding())?;
+                if now_ms > state.expires_ms {
+                    tracing::debug!(expires_ms = state.expires_ms, now_ms, "a request state was refused: expired");
+                    return Err(state_refused());
+                }
                 (state.answers, Some(state.asked))
             }
             (Some(_), None) => return Err(ErrorData::invalid_params(NO_KEY, None)),
@@ -306,6 +329,7 @@ impl McpChannel {
     pub(crate) fn input_required(
         &self,
         codec: Option<&RequestStateCodec>,
+        now_ms: u64,
         binding: &[u8],
     ) -> Result<InputRequiredResult, ErrorData> {
         let Mode::Rounds { answers, used, .. } = &self.mode else {
@@ -315,8 +339,9 @@ impl McpChannel {
         let used = used.lock().unwrap_or_else(PoisonError::into_inner);
         let known = answers.get();
         let asked = self.pending_requests().into_keys().collect();
-        let state =
-            State { answers: used.iter().filter_map(|k| Some((k.clone(), known?.get(k)?.clone()))).collect(), asked };
+        let answers = used.iter().filter_map(|k| Some((k.clone(), known?.get(k)?.clone()))).collect();
+        let ttl = u64::try_from(REQUEST_STATE_TTL.as_millis()).unwrap_or(u64::MAX);
+        let state = State { answers, asked, expires_ms: now_ms.saturating_add(ttl) };
         let mut requests = BTreeMap::new();
         for (key, wire) in self.pending_requests() {
             let request = serde_json::from_value(wire).map_err(|error| {
@@ -356,6 +381,12 @@ impl ClientChannel for McpChannel {
     }
 
     fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) {
+        let text = match &data {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        *self.last_log.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some(text.chars().take(MAX_STATUS_CHARS).collect());
         let Some(level) = to_rmcp(level) else { return };
         let mut param = LoggingMessageNotificationParam::new(level, data);
         param.logger = logger.map(str::to_owned);
@@ -421,12 +452,17 @@ fn open_state(codec: &RequestStateCodec, sealed: &str, binding: &[u8]) -> Result
     // One answer for every failure (as the codec asks): the detail goes to the log only.
     codec.open_json_with(sealed, binding).map_err(|error| {
         tracing::debug!(%error, "a request state was refused");
-        ErrorData::invalid_params(
-            "the requestState was refused: it is not one this server sealed for this call and caller, or it has \
-             expired; send the call again without requestState and inputResponses to start over",
-            None,
-        )
+        state_refused()
     })
+}
+
+/// The one answer to a request state that fails any check.
+fn state_refused() -> ErrorData {
+    ErrorData::invalid_params(
+        "the requestState was refused: it is not one this server sealed for this call and caller, or it has \
+         expired; send the call again without requestState and inputResponses to start over",
+        None,
+    )
 }
 
 /// What a request state is bound to: the tool, its arguments as sent, and the caller.

@@ -33,35 +33,88 @@
 //! cancellation token kept in the process by task id. It ends as:
 //! - `completed` with the `tools/call` result inlined as `result` (a tool error too:
 //!   `result.isError` is `true`);
-//! - `failed` with a JSON-RPC error object as `error`: the tool panicked (-32603), or it failed
-//!   on an answer the client could not give (-32021 or -32602, as in a request);
-//! - `cancelled` by `tasks/cancel`, which cancels the token when the task runs in this process
-//!   and marks the record; a task already terminal is left as it is (the ack is the same);
+//! - `failed` with a JSON-RPC error object as `error`: the tool panicked (-32603; told by the
+//!   result's [`ToolErrorKind::Panicked`](tool_runtime::ToolErrorKind::Panicked), never by its
+//!   text), it failed on an answer the client could not give (-32021 or -32602, as in a
+//!   request), its outcome is over the principal's [quota](#quotas), or its worker stopped (see
+//!   [leases](#leases));
+//! - `cancelled` by `tasks/cancel` on any worker: the record is marked, a run in this process has
+//!   its token cancelled at once, and a run on another worker sees the mark within
+//!   [`WATCH_PERIOD`] (1 s) and has its token cancelled then. A task already terminal is left as
+//!   it is (the ack is the same);
 //! - `input_required` when the tool asked for input without an answer: the run stops (as a call
 //!   does in a request, see [`talk`](crate::talk)) and the record holds the `inputRequests`.
 //!   `tasks/update` merges the answers given into the record (unknown keys are ignored) and, once
 //!   no request is pending, runs the tool again from the start with every answer known, on
-//!   whichever worker received the update. A `tasks/update` of a task that is not
-//!   `input_required` (working, or ended) is acknowledged and changes nothing.
+//!   whichever worker received the update. Its place among the running tasks is taken before the
+//!   record says `working`, and the run starts only once it holds the record's lease, so a
+//!   `tasks/cancel` in between keeps the rerun from starting. A `tasks/update` of a task that is
+//!   not `input_required` (working, or ended) is acknowledged and changes nothing.
 //!
-//! A run has no request open to the client: its log messages and progress reports are dropped,
-//! and its input requests always park the task (also for a client of a protocol before
-//! 2026-07-28). A deferred tool reached through the `call_tool` meta-tool runs in the request.
+//! A run has no request open to the client, so its input requests always park the task (also
+//! for a client of a protocol before 2026-07-28), and its progress reports and log messages (at
+//! `info` and above) are kept in the record instead: every [`STATUS_PERIOD`] (250 ms) the last
+//! report as `progress` and the last log message (or, without one, the last report's message;
+//! at most [`MAX_STATUS_CHARS`](crate::talk::MAX_STATUS_CHARS) characters) as the status message.
+//! `tasks/get` gives them as `statusMessage`: the counts first, `"2/5 copied a.txt"`.
+//! When the run ends (completed, failed, input_required), the client whose request created or
+//! resumed the task is sent the extension's task status notification, `notifications/tasks`
+//! with the task as `tasks/get` gives it, on that request's connection: a stdio client or a
+//! legacy session gets it; a stateless HTTP request, answered already, does not (rmcp cannot
+//! route it through `subscriptions/listen` yet), and such a client polls `tasks/get`.
+//! A deferred tool reached through the `call_tool` meta-tool runs in the request.
+//!
+//! # Leases
+//! A `working` record holds the [`TaskLease`] of the worker running it: the worker's id and when
+//! the lease lapses unless renewed ([`McpServerBuilder::task_lease`](crate::McpServerBuilder::task_lease),
+//! default [`DEFAULT_TASK_LEASE`], 10 s). The run reads its record every [`WATCH_PERIOD`] (or a
+//! third of the lease when shorter) and renews the lease once a third of it has passed; it stops
+//! when the record is gone, ended, or leased to another worker, and writes its outcome only while
+//! it holds the lease, so a task never has two runs that both write; a run that cannot renew its
+//! lease in time (the store does not answer) stops itself, without an outcome, once the lease is
+//! within a sixth of lapsing, before another worker may take the task. A lease lapses when its
+//! worker was killed, frozen, cut off from the store or restarted. Each server sweeps the store
+//! every half lease, jittered by a quarter either way ([`TaskStore::working`], at most
+//! [`SWEEP_BATCH`] records a round); the first sweep, `tasks/get` or `tasks/update` that
+//! finds a `working` record with a lapsed lease settles it (a run in the worker that finds it is
+//! left to go on; a `tasks/cancel` cancels it as it is):
+//! - a tool that declares it may run again (tagged `read_only`, `idempotent`, or
+//!   [`TASK_RETRY_TAG`] `retry_safe`) is run again from the start by the worker that found it,
+//!   under a new lease;
+//! - any other ends `failed` (-32603) saying that the worker running it stopped and that the call
+//!   may have had effects.
+//!
+//! Times of records and leases are read from the server's clock
+//! ([`McpServerBuilder::clock`](crate::McpServerBuilder::clock)); the periods are tokio's.
+//!
+//! # Quotas
+//! Every store of this crate (and of `toolbox`) holds each principal to a [`TaskQuota`]: open
+//! tasks (default [`DEFAULT_TASK_QUOTA_OPEN`], 100) and bytes of records
+//! ([`DEFAULT_TASK_QUOTA_BYTES`], 8 MiB). A `tools/call` over it is refused with -32600 naming the
+//! quota, and nothing is stored; a run whose outcome does not fit ends `failed` with that error.
+//! Other principals are not affected. Beside it, one server runs at most
+//! [`DEFAULT_MAX_RUNNING_TASKS`] tasks of one principal at once.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientCapabilities as RmcpClientCapabilities, DetailedTask, ErrorData, JsonObject, Task, TaskPayload, TaskStatus,
+    ClientCapabilities as RmcpClientCapabilities, DetailedTask, ErrorData, JsonObject, Task, TaskPayload,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tool_runtime::talk::ClientCapabilities;
-use tool_runtime::{BoxFuture, ToolDefinition};
+use tool_runtime::{BoxFuture, Clock, SystemClock, ToolDefinition};
 
-pub use crate::limits::{DEFAULT_MAX_TASK_BYTES, DEFAULT_MAX_TASKS, DEFAULT_TASK_TTL};
+/// A task's status (rmcp's): `working`, `input_required`, `completed`, `failed`, `cancelled`.
+pub use rmcp::model::TaskStatus;
+
+pub use crate::limits::{
+    DEFAULT_MAX_TASK_BYTES, DEFAULT_MAX_TASKS, DEFAULT_TASK_LEASE, DEFAULT_TASK_QUOTA_BYTES, DEFAULT_TASK_QUOTA_OPEN,
+    DEFAULT_TASK_TTL,
+};
 
 /// The tag of a tool whose calls become tasks for clients that declared the tasks extension
 /// (see the [module docs](self)).
@@ -86,6 +139,23 @@ pub const MAX_TASK_ANSWER_BYTES: usize = 1 << 20;
 /// past it is refused (-32600, saying so) and nothing is stored; the other principals' tasks are
 /// not counted ([`McpServerBuilder::max_running_tasks`](crate::McpServerBuilder::max_running_tasks)).
 pub const DEFAULT_MAX_RUNNING_TASKS: usize = 16;
+
+/// The tag of a tool that may run again from the start when the worker running its task
+/// stopped (its lease lapsed), beside `read_only` and `idempotent`, which say so too
+/// (see the [module docs](self#leases)).
+pub const TASK_RETRY_TAG: &str = "retry_safe";
+
+/// How often a run reads its task's record, at most, to see a `tasks/cancel` written by another
+/// worker and to renew its lease: 1 s (a third of the lease when that is shorter). A cancel
+/// reaching another worker stops the tool within about this long.
+pub const WATCH_PERIOD: Duration = Duration::from_secs(1);
+
+/// How often a run keeps its last progress report and log message in its record, at most:
+/// 250 ms (the poll interval a client is told).
+pub const STATUS_PERIOD: Duration = Duration::from_millis(POLL_INTERVAL_MS);
+
+/// The most `working` tasks one round of the lease sweep reads: 256 ([leases](self#leases)).
+pub const SWEEP_BATCH: usize = 256;
 
 /// How often a client is told to poll `tasks/get` (`pollIntervalMs`): 250 ms.
 pub const POLL_INTERVAL_MS: u64 = 250;
@@ -176,9 +246,71 @@ pub struct TaskRecord {
     pub updated_at_ms: u64,
     /// How long it is kept from `created_at_ms`, in ms; a store may drop it after.
     pub ttl_ms: u64,
+    /// The last log message or progress message of its run, for a person (`statusMessage`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_message: Option<String>,
+    /// The last progress its run reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<TaskProgress>,
+    /// The lease of the run working on it, while one is (`working` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<TaskLease>,
+}
+
+/// The last progress report of a task's run (as a `notifications/progress`: `progress`, `total`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskProgress {
+    /// Units done so far (the tool chooses the unit).
+    pub done: u64,
+    /// Units in all, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+}
+
+/// A run's hold on a `working` task: which worker runs it, until when unless renewed. A
+/// `working` task whose lease lapsed has no live runner (its worker was killed, frozen or cut
+/// off): see the [module docs](self#leases).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskLease {
+    /// The worker running it: a random id drawn when its server was built.
+    pub worker: String,
+    /// When the lease lapses unless renewed, in ms since the Unix epoch.
+    pub until_ms: u64,
 }
 
 impl TaskRecord {
+    /// A new `working` record (revision 0) of a call of `tool` with `arguments` (JSON text, `""`
+    /// for none) by `principal`, created at `created_at_ms` (ms since the Unix epoch) and kept
+    /// `ttl_ms`: no answers, no lease, nothing else yet.
+    pub fn new(
+        id: impl Into<String>,
+        tool: impl Into<String>,
+        arguments: impl Into<String>,
+        principal: Option<String>,
+        created_at_ms: u64,
+        ttl_ms: u64,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            revision: 0,
+            tool: tool.into(),
+            arguments: arguments.into(),
+            principal,
+            client: TaskClient::default(),
+            status: TaskStatus::Working,
+            answers: BTreeMap::new(),
+            input_requests: BTreeMap::new(),
+            result: None,
+            error: None,
+            created_at_ms,
+            updated_at_ms: created_at_ms,
+            ttl_ms,
+            status_message: None,
+            progress: None,
+            lease: None,
+        }
+    }
+
     /// `true` once its time to live is over at `now_ms` (ms since the Unix epoch).
     pub fn expired(&self, now_ms: u64) -> bool {
         now_ms >= self.created_at_ms.saturating_add(self.ttl_ms)
@@ -186,34 +318,106 @@ impl TaskRecord {
 
     /// `true` once its time to live is over now (the system clock).
     pub fn expired_now(&self) -> bool {
-        self.expired(now_ms())
+        self.expired(now_ms(&SystemClock))
+    }
+
+    /// `true` while it is `working` or `input_required` (it counts against
+    /// [`TaskQuota::max_open`]).
+    pub fn open(&self) -> bool {
+        !self.status.is_terminal()
+    }
+
+    /// Its size as a store counts it: the bytes of its JSON.
+    pub fn size(&self) -> usize {
+        serde_json::to_vec(self).map_or(usize::MAX, |bytes| bytes.len())
     }
 }
 
 /// A store's failure: its text says what went wrong and what to change.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskStoreError(
-    /// What went wrong and what to change (lowercase, as the server's other errors).
-    pub String,
-);
+pub enum TaskStoreError {
+    /// The store cannot be used (unreachable, full, a bad record); a `tools/call` creating a task
+    /// is answered -32603 (internal error) with the text.
+    Failed(String),
+    /// The principal of the record is over its [`TaskQuota`]; the text names the quota. A
+    /// `tools/call` creating a task is answered -32600 (invalid request) with the text, and a
+    /// run whose outcome does not fit ends `failed` with it.
+    OverQuota(String),
+}
+
+impl TaskStoreError {
+    /// The text: what went wrong and what to change (lowercase, as the server's other errors).
+    pub fn message(&self) -> &str {
+        match self {
+            Self::Failed(message) | Self::OverQuota(message) => message,
+        }
+    }
+}
 
 impl std::fmt::Display for TaskStoreError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.message())
     }
 }
 
 impl std::error::Error for TaskStoreError {}
 
+/// What one principal may keep in a task store: records of one principal (the same
+/// `Option<String>`; every caller without a principal shares one quota) count against it, those
+/// of others never do. Every store of this crate enforces it, and a [`TaskStore`] of your own
+/// should (its [`check`](Self::check) says how).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskQuota {
+    /// The most open tasks (`working` or `input_required`, unexpired) at once. Default
+    /// [`DEFAULT_TASK_QUOTA_OPEN`] (100). Checked when a task is created.
+    pub max_open: usize,
+    /// The most bytes of unexpired records (each counted as [`TaskRecord::size`]). Default
+    /// [`DEFAULT_TASK_QUOTA_BYTES`] (8 MiB). Checked at every write.
+    pub max_bytes: usize,
+}
+
+impl Default for TaskQuota {
+    fn default() -> Self {
+        Self { max_open: DEFAULT_TASK_QUOTA_OPEN, max_bytes: DEFAULT_TASK_QUOTA_BYTES }
+    }
+}
+
+impl TaskQuota {
+    /// Checks a write of one principal's record: `open` tasks of the principal before it (not
+    /// counting the record written), `bytes` of its records once written, `creates` when the
+    /// write is a new record (only then is `max_open` checked).
+    ///
+    /// # Errors
+    /// [`TaskStoreError::OverQuota`] naming the quota passed.
+    pub fn check(&self, open: usize, bytes: usize, creates: bool) -> Result<(), TaskStoreError> {
+        if creates && open >= self.max_open {
+            return Err(TaskStoreError::OverQuota(format!(
+                "this caller has {open} tasks open, its quota of open tasks (TaskQuota::max_open is {}); wait for \
+                 one to end, or cancel one with tasks/cancel",
+                self.max_open
+            )));
+        }
+        if bytes > self.max_bytes {
+            return Err(TaskStoreError::OverQuota(format!(
+                "this caller's task records would take {bytes} bytes, over its quota of stored bytes \
+                 (TaskQuota::max_bytes is {}); wait for its tasks to expire, or send less",
+                self.max_bytes
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// Where task records live. Implement it over a shared store (Redis, a database) to let any
 /// worker answer for any task; give it with
-/// [`McpServerBuilder::task_store`](crate::McpServerBuilder::task_store).
+/// [`McpServerBuilder::task_store`](crate::McpServerBuilder::task_store). A store enforces a
+/// [`TaskQuota`] per principal.
 pub trait TaskStore: Send + Sync + 'static {
     /// Stores a new record (revision 0).
     ///
     /// # Errors
-    /// The store is full or unreachable; the `tools/call` is then answered with -32603 and the
-    /// message.
+    /// [`TaskStoreError::OverQuota`]: the record's principal is over its quota;
+    /// [`TaskStoreError::Failed`]: the store is full or unreachable.
     fn insert(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>>;
 
     /// The record of `id`; `None` when there is none or it expired.
@@ -226,31 +430,69 @@ pub trait TaskStore: Send + Sync + 'static {
     /// `record.revision - 1` (a compare and swap); `Ok(false)` when it is another or gone.
     ///
     /// # Errors
-    /// The store is full or unreachable.
+    /// As [`insert`](Self::insert).
     fn replace(&self, record: TaskRecord) -> BoxFuture<'_, Result<bool, TaskStoreError>>;
+
+    /// The ids of (at most `limit`) records stored `working`, for the sweep that settles those
+    /// whose lease lapsed without waiting for a read ([leases](self#leases)). The default lists
+    /// none: with such a store, a task of a stopped worker is settled when it is next read.
+    ///
+    /// # Errors
+    /// The store is unreachable (the sweep tries again at its next round).
+    fn working(&self, limit: usize) -> BoxFuture<'_, Result<Vec<String>, TaskStoreError>> {
+        let _ = limit;
+        Box::pin(std::future::ready(Ok(Vec::new())))
+    }
 }
 
 /// A [`TaskStore`] in the process's memory, bounded in records and in bytes (each record counted
-/// as its JSON). The bounds are shared by every caller: one caller's tasks can fill the store until
-/// they expire (no quota per principal). Expired records are dropped when the store is full or read; a record that does
-/// not fit once they are gone is refused.
+/// as [`TaskRecord::size`]) for all callers together, and per principal by a [`TaskQuota`]
+/// ([`with_quota`](Self::with_quota)).
+/// Expired records (by its clock, the system's unless [`with_clock`](Self::with_clock)) are
+/// dropped when the store is full or read; a record that does not fit once they are gone is
+/// refused.
 pub struct MemoryTaskStore {
     max_tasks: usize,
     max_bytes: usize,
+    quota: TaskQuota,
+    clock: Arc<dyn Clock>,
     records: Mutex<HashMap<String, (TaskRecord, usize)>>,
 }
 
 impl Default for MemoryTaskStore {
-    /// [`DEFAULT_MAX_TASKS`] records, [`DEFAULT_MAX_TASK_BYTES`] bytes.
+    /// [`DEFAULT_MAX_TASKS`] records, [`DEFAULT_MAX_TASK_BYTES`] bytes, the default
+    /// [`TaskQuota`].
     fn default() -> Self {
         Self::new(DEFAULT_MAX_TASKS, DEFAULT_MAX_TASK_BYTES)
     }
 }
 
 impl MemoryTaskStore {
-    /// A store of at most `max_tasks` records and `max_bytes` bytes of them.
+    /// A store of at most `max_tasks` records and `max_bytes` bytes of them, with the default
+    /// [`TaskQuota`] per principal.
     pub fn new(max_tasks: usize, max_bytes: usize) -> Self {
-        Self { max_tasks, max_bytes, records: Mutex::new(HashMap::new()) }
+        Self {
+            max_tasks,
+            max_bytes,
+            quota: TaskQuota::default(),
+            clock: Arc::new(SystemClock),
+            records: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The same store with `quota` per principal.
+    #[must_use]
+    pub fn with_quota(mut self, quota: TaskQuota) -> Self {
+        self.quota = quota;
+        self
+    }
+
+    /// The same store telling expiry by `clock` (tests drive a
+    /// [`FixedClock`](tool_runtime::FixedClock)).
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// How many records it holds (expired ones included until they are dropped).
@@ -263,25 +505,27 @@ impl MemoryTaskStore {
         self.len() == 0
     }
 
-    /// Stores `record` (of `size` bytes) in place of `replacing` bytes, when it fits.
+    /// Stores `record` in place of the record of its id (`replacing`), when it fits.
     fn fit(
         &self,
         records: &mut HashMap<String, (TaskRecord, usize)>,
         record: TaskRecord,
-        replacing: Option<usize>,
+        replacing: bool,
     ) -> Result<(), TaskStoreError> {
-        let size = serde_json::to_vec(&record).map_or(0, |bytes| bytes.len());
-        let fits = |records: &HashMap<String, (TaskRecord, usize)>| {
-            let count = records.len() + usize::from(replacing.is_none());
-            let bytes = records.values().map(|(_, n)| n).sum::<usize>() - replacing.unwrap_or(0) + size;
-            count <= self.max_tasks && bytes <= self.max_bytes
-        };
-        if !fits(records) {
-            let now = now_ms();
-            records.retain(|id, (r, _)| *id == record.id || !r.expired(now));
+        let size = record.size();
+        let now = now_ms(self.clock.as_ref());
+        records.retain(|id, (r, _)| *id == record.id || !r.expired(now));
+        let others = || records.iter().filter(|(id, _)| **id != record.id).map(|(_, held)| held);
+        let (mut open, mut bytes) = (0, size);
+        for (held, n) in others().filter(|(r, _)| r.principal == record.principal) {
+            open += usize::from(held.open());
+            bytes = bytes.saturating_add(*n);
         }
-        if !fits(records) {
-            return Err(TaskStoreError(format!(
+        self.quota.check(open, bytes, !replacing)?;
+        let count = others().count() + 1;
+        let total = others().map(|(_, n)| n).sum::<usize>().saturating_add(size);
+        if count > self.max_tasks || total > self.max_bytes {
+            return Err(TaskStoreError::Failed(format!(
                 "the task store is full (at most {} tasks and {} bytes); wait for tasks to expire, or raise the caps \
                  with MemoryTaskStore::new",
                 self.max_tasks, self.max_bytes
@@ -293,16 +537,32 @@ impl MemoryTaskStore {
 }
 
 impl TaskStore for MemoryTaskStore {
+    fn working(&self, limit: usize) -> BoxFuture<'_, Result<Vec<String>, TaskStoreError>> {
+        let records = self.records.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = now_ms(self.clock.as_ref());
+        let ids = records
+            .values()
+            .filter(|(r, _)| r.status == TaskStatus::Working && !r.expired(now))
+            .map(|(r, _)| r.id.clone())
+            .take(limit)
+            .collect();
+        Box::pin(std::future::ready(Ok(ids)))
+    }
+
     fn insert(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>> {
         let mut records = self.records.lock().unwrap_or_else(PoisonError::into_inner);
-        let stored = self.fit(&mut records, record, None);
+        let stored = if records.contains_key(&record.id) {
+            Err(TaskStoreError::Failed(format!("a task `{}` is stored already; draw another id", record.id)))
+        } else {
+            self.fit(&mut records, record, false)
+        };
         Box::pin(std::future::ready(stored))
     }
 
     fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
         let mut records = self.records.lock().unwrap_or_else(PoisonError::into_inner);
         let found = match records.get(id) {
-            Some((record, _)) if record.expired(now_ms()) => {
+            Some((record, _)) if record.expired(now_ms(self.clock.as_ref())) => {
                 records.remove(id);
                 None
             }
@@ -315,9 +575,8 @@ impl TaskStore for MemoryTaskStore {
     fn replace(&self, record: TaskRecord) -> BoxFuture<'_, Result<bool, TaskStoreError>> {
         let mut records = self.records.lock().unwrap_or_else(PoisonError::into_inner);
         let replaced = match records.get(&record.id) {
-            Some((stored, size)) if stored.revision + 1 == record.revision => {
-                let size = *size;
-                self.fit(&mut records, record, Some(size)).map(|()| true)
+            Some((stored, _)) if stored.revision + 1 == record.revision => {
+                self.fit(&mut records, record, true).map(|()| true)
             }
             _ => Ok(false),
         };
@@ -325,8 +584,8 @@ impl TaskStore for MemoryTaskStore {
     }
 }
 
-/// The tasks of a server: the store, the time to live, and the tokens of the runs in this
-/// process.
+/// The tasks of a server: the store, the time to live, the clock, and the tokens of the runs in
+/// this process.
 pub(crate) struct Tasks {
     pub(crate) store: Arc<dyn TaskStore>,
     pub(crate) ttl: Duration,
@@ -337,17 +596,84 @@ pub(crate) struct Tasks {
     pub(crate) running: Mutex<HashMap<String, (CancellationToken, Option<String>)>>,
     /// The most runs of one principal at once ([`DEFAULT_MAX_RUNNING_TASKS`]).
     max_running: usize,
+    /// The wall clock of records' times, expiry and leases.
+    pub(crate) clock: Arc<dyn Clock>,
+    /// How long a run's lease lasts unless renewed ([`DEFAULT_TASK_LEASE`]).
+    pub(crate) lease: Duration,
+    /// This server's worker id in leases: 32 hex digits drawn when it was built.
+    pub(crate) worker: String,
+    /// The tags that make a tool retry-safe beside `read_only`, `idempotent` and
+    /// [`TASK_RETRY_TAG`] ([`McpServerBuilder::task_retry_tag`](crate::McpServerBuilder::task_retry_tag)).
+    retry_tags: Vec<String>,
+    /// Set once this server's lease sweep is started.
+    pub(crate) sweeping: std::sync::atomic::AtomicBool,
 }
 
 impl Tasks {
-    pub(crate) fn new(store: Arc<dyn TaskStore>, ttl: Duration, tags: Vec<String>, max_running: usize) -> Self {
-        Self { store, ttl, tags, running: Mutex::new(HashMap::new()), max_running }
+    pub(crate) fn new(
+        store: Arc<dyn TaskStore>,
+        ttl: Duration,
+        tags: Vec<String>,
+        max_running: usize,
+        clock: Arc<dyn Clock>,
+        lease: Duration,
+    ) -> Self {
+        // Without the random source, a worker id unique in practice: the time and the process.
+        let worker = new_task_id().unwrap_or_else(|_| format!("{}-{}", now_ms(clock.as_ref()), std::process::id()));
+        Self {
+            store,
+            ttl,
+            tags,
+            running: Mutex::new(HashMap::new()),
+            max_running,
+            clock,
+            lease,
+            worker,
+            retry_tags: Vec::new(),
+            sweeping: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// The same, with `tags` making a tool retry-safe too.
+    pub(crate) fn retry_tags(mut self, tags: Vec<String>) -> Self {
+        self.retry_tags = tags;
+        self
+    }
+
+    /// `true` for a tool that may run again from the start after its worker stopped: tagged
+    /// `read_only`, `idempotent`, [`TASK_RETRY_TAG`] (`retry_safe`) or one of the retry tags.
+    pub(crate) fn retry_safe(&self, definition: &ToolDefinition) -> bool {
+        definition.tags.iter().any(|tag| {
+            matches!(tag.as_str(), "read_only" | "idempotent" | TASK_RETRY_TAG) || self.retry_tags.contains(tag)
+        })
+    }
+
+    /// Milliseconds since the Unix epoch by the server's clock.
+    pub(crate) fn now_ms(&self) -> u64 {
+        now_ms(self.clock.as_ref())
+    }
+
+    /// A lease of this worker from now.
+    pub(crate) fn new_lease(&self) -> TaskLease {
+        let lease = u64::try_from(self.lease.as_millis()).unwrap_or(u64::MAX);
+        TaskLease { worker: self.worker.clone(), until_ms: self.now_ms().saturating_add(lease) }
+    }
+
+    /// `true` while a run of the task `id` is in this process (or its place is reserved).
+    pub(crate) fn runs_here(&self, id: &str) -> bool {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner).contains_key(id)
     }
 
     /// Takes a place among `principal`'s running tasks for the task `id` (a token that a run
-    /// replaces), or says that the principal has no place left.
-    pub(crate) fn reserve(&self, id: &str, principal: Option<&str>) -> Result<(), ErrorData> {
+    /// replaces), or says that the principal has no place left, or that `id` has one already.
+    pub(crate) fn reserve(&self, id: &str, principal: Option<&str>) -> Result<CancellationToken, ErrorData> {
         let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        if running.contains_key(id) {
+            return Err(ErrorData::invalid_request(
+                format!("task `{id}` is running on this server already; wait for it with tasks/get"),
+                None,
+            ));
+        }
         let own = running.values().filter(|(_, owner)| owner.as_deref() == principal).count();
         if own >= self.max_running {
             return Err(ErrorData::invalid_request(
@@ -358,8 +684,9 @@ impl Tasks {
                 None,
             ));
         }
-        running.insert(id.to_owned(), (CancellationToken::new(), principal.map(str::to_owned)));
-        Ok(())
+        let token = CancellationToken::new();
+        running.insert(id.to_owned(), (token.clone(), principal.map(str::to_owned)));
+        Ok(token)
     }
 
     /// Gives back the place of the task `id`.
@@ -368,14 +695,14 @@ impl Tasks {
     }
 }
 
-/// Milliseconds since the Unix epoch.
-pub(crate) fn now_ms() -> u64 {
-    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+/// Milliseconds since the Unix epoch by `clock`.
+pub(crate) fn now_ms(clock: &dyn Clock) -> u64 {
+    let since = clock.now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// `ms` since the Unix epoch as ISO 8601 UTC (`2026-07-28T09:05:01.250Z`).
-fn iso8601(ms: u64) -> String {
+pub(crate) fn iso8601(ms: u64) -> String {
     let secs = ms / 1000;
     let days = i64::try_from(secs / 86_400).unwrap_or(0);
     let rest = secs % 86_400;
@@ -408,7 +735,10 @@ pub(crate) fn new_task_id() -> Result<String, ErrorData> {
 }
 
 pub(crate) fn store_error(error: &TaskStoreError) -> ErrorData {
-    ErrorData::internal_error(format!("the task store failed: {error}"), None)
+    match error {
+        TaskStoreError::OverQuota(message) => ErrorData::invalid_request(message.clone(), None),
+        TaskStoreError::Failed(message) => ErrorData::internal_error(format!("the task store failed: {message}"), None),
+    }
 }
 
 pub(crate) fn unknown_task(id: &str) -> ErrorData {
@@ -434,9 +764,28 @@ pub(crate) fn error_object(error: &ErrorData) -> JsonObject {
 
 /// The base `Task` fields of `record`.
 pub(crate) fn task_of(record: &TaskRecord) -> Task {
-    Task::new(record.id.clone(), record.status, iso8601(record.created_at_ms), iso8601(record.updated_at_ms))
-        .with_ttl_ms(record.ttl_ms)
-        .with_poll_interval_ms(POLL_INTERVAL_MS)
+    let task =
+        Task::new(record.id.clone(), record.status, iso8601(record.created_at_ms), iso8601(record.updated_at_ms))
+            .with_ttl_ms(record.ttl_ms)
+            .with_poll_interval_ms(POLL_INTERVAL_MS);
+    match status_message(record) {
+        Some(message) => task.with_status_message(message),
+        None => task,
+    }
+}
+
+/// A record's `statusMessage`: its last log or progress message, after its last progress as
+/// `done/total` (or `done`) when it has one: `"3/10 reading files"`.
+fn status_message(record: &TaskRecord) -> Option<String> {
+    let counts = record.progress.as_ref().map(|p| match p.total {
+        Some(total) => format!("{}/{total}", p.done),
+        None => p.done.to_string(),
+    });
+    match (counts, &record.status_message) {
+        (Some(counts), Some(message)) => Some(format!("{counts} {message}")),
+        (Some(counts), None) => Some(counts),
+        (None, message) => message.clone(),
+    }
 }
 
 /// The `DetailedTask` of `record`.
@@ -468,6 +817,7 @@ pub(crate) fn detailed(record: &TaskRecord) -> Result<DetailedTask, ErrorData> {
 /// or `None` when there is none or `change` left it.
 pub(crate) async fn update(
     store: &dyn TaskStore,
+    clock: &dyn Clock,
     id: &str,
     mut change: impl FnMut(&mut TaskRecord) -> bool,
 ) -> Result<Option<TaskRecord>, TaskStoreError> {
@@ -477,12 +827,14 @@ pub(crate) async fn update(
             return Ok(None);
         }
         record.revision += 1;
-        record.updated_at_ms = now_ms().max(record.updated_at_ms);
+        record.updated_at_ms = now_ms(clock).max(record.updated_at_ms);
         if store.replace(record.clone()).await? {
             return Ok(Some(record));
         }
     }
-    Err(TaskStoreError(format!("task `{id}` kept changing under {WRITE_ATTEMPTS} attempts to write it; try again")))
+    Err(TaskStoreError::Failed(format!(
+        "task `{id}` kept changing under {WRITE_ATTEMPTS} attempts to write it; try again"
+    )))
 }
 
 #[cfg(test)]
@@ -495,29 +847,25 @@ mod tests {
         assert_eq!(iso8601(1_785_229_501_250), "2026-07-28T09:05:01.250Z");
     }
 
+    const T0: u64 = 1_785_229_501_000;
+
     fn record(id: &str, ttl_ms: u64) -> TaskRecord {
-        TaskRecord {
-            id: id.to_owned(),
-            revision: 0,
-            tool: "t".to_owned(),
-            arguments: String::new(),
-            principal: None,
-            client: TaskClient::default(),
-            status: TaskStatus::Working,
-            answers: BTreeMap::new(),
-            input_requests: BTreeMap::new(),
-            result: None,
-            error: None,
-            created_at_ms: now_ms(),
-            updated_at_ms: now_ms(),
-            ttl_ms,
-        }
+        TaskRecord::new(id, "t", "", None, T0, ttl_ms)
+    }
+
+    fn of(principal: &str, id: &str) -> TaskRecord {
+        TaskRecord { principal: Some(principal.to_owned()), ..record(id, 60_000) }
+    }
+
+    fn clock_at(ms: u64) -> Arc<tool_runtime::FixedClock> {
+        Arc::new(tool_runtime::FixedClock::new(std::time::UNIX_EPOCH + Duration::from_millis(ms)))
     }
 
     #[tokio::test]
     async fn the_memory_store_is_capped_drops_expired_records_and_replaces_by_revision() {
-        let store = MemoryTaskStore::new(2, 1 << 20);
-        store.insert(record("a", 0)).await.unwrap();
+        let clock = clock_at(T0 + 1);
+        let store = MemoryTaskStore::new(2, 1 << 20).with_clock(clock.clone());
+        store.insert(record("a", 1)).await.unwrap();
         store.insert(record("b", 60_000)).await.unwrap();
         // `a` expired: it makes room.
         store.insert(record("c", 60_000)).await.unwrap();
@@ -525,9 +873,12 @@ mod tests {
         assert_eq!(store.get("a").await.unwrap(), None);
         let error = store.insert(record("d", 60_000)).await.unwrap_err();
         assert_eq!(
-            error.0,
-            "the task store is full (at most 2 tasks and 1048576 bytes); wait for tasks to expire, or raise the caps \
-             with MemoryTaskStore::new"
+            error,
+            TaskStoreError::Failed(
+                "the task store is full (at most 2 tasks and 1048576 bytes); wait for tasks to expire, or raise the \
+                 caps with MemoryTaskStore::new"
+                    .to_owned()
+            )
         );
         let mut next = store.get("b").await.unwrap().unwrap();
         next.revision = 1;
@@ -536,5 +887,65 @@ mod tests {
         assert_eq!(store.get("b").await.unwrap().unwrap().revision, 1);
         let small = MemoryTaskStore::new(10, 10);
         assert!(small.insert(record("e", 60_000)).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn a_record_is_read_until_its_time_to_live_ends_by_the_stores_clock() {
+        let clock = clock_at(T0);
+        let store = MemoryTaskStore::default().with_clock(clock.clone());
+        store.insert(record("a", 60_000)).await.unwrap();
+        clock.advance(Duration::from_millis(59_999));
+        assert_eq!(store.get("a").await.unwrap().map(|r| r.id), Some("a".to_owned()));
+        clock.advance(Duration::from_millis(1));
+        assert_eq!(store.get("a").await.unwrap(), None);
+        assert!(store.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_principal_over_its_open_quota_is_refused_and_others_are_not() {
+        let store = MemoryTaskStore::default()
+            .with_quota(TaskQuota { max_open: 2, max_bytes: 1 << 20 })
+            .with_clock(clock_at(T0));
+        store.insert(of("mallory", "m1")).await.unwrap();
+        store.insert(of("mallory", "m2")).await.unwrap();
+        assert_eq!(
+            store.insert(of("mallory", "m3")).await,
+            Err(TaskStoreError::OverQuota(
+                "this caller has 2 tasks open, its quota of open tasks (TaskQuota::max_open is 2); wait for one to \
+                 end, or cancel one with tasks/cancel"
+                    .to_owned()
+            ))
+        );
+        store.insert(of("ana", "a1")).await.unwrap();
+        // An ended task is not open: its place is free again.
+        let mut ended = store.get("m1").await.unwrap().unwrap();
+        ended.revision = 1;
+        ended.status = TaskStatus::Completed;
+        assert!(store.replace(ended).await.unwrap());
+        store.insert(of("mallory", "m3")).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_principal_over_its_byte_quota_is_refused_at_any_write_and_others_are_not() {
+        let size = of("mallory", "m1").size();
+        let store = MemoryTaskStore::default()
+            .with_quota(TaskQuota { max_open: 10, max_bytes: 2 * size + 10 })
+            .with_clock(clock_at(T0));
+        store.insert(of("mallory", "m1")).await.unwrap();
+        store.insert(of("mallory", "m2")).await.unwrap();
+        let mut grown = store.get("m2").await.unwrap().unwrap();
+        grown.revision = 1;
+        grown.status_message = Some("x".repeat(100));
+        let over = format!(
+            "this caller's task records would take {} bytes, over its quota of stored bytes (TaskQuota::max_bytes is \
+             {}); wait for its tasks to expire, or send less",
+            grown.size() + size,
+            2 * size + 10
+        );
+        assert_eq!(store.replace(grown).await, Err(TaskStoreError::OverQuota(over)));
+        assert_eq!(store.get("m2").await.unwrap().unwrap().revision, 0);
+        assert!(matches!(store.insert(of("mallory", "m3")).await, Err(TaskStoreError::OverQuota(_))));
+        store.insert(of("ana", "a1")).await.unwrap();
+        store.insert(of("ana", "a2")).await.unwrap();
     }
 }

@@ -148,6 +148,8 @@ enum Command {
         /// Comma-separated or repeated.
         #[arg(long, value_delimiter = ',', value_name = "TAGS")]
         task: Vec<String>,
+        #[command(flatten)]
+        task_flags: tasks::TaskFlags,
     },
 }
 
@@ -191,7 +193,7 @@ fn execute(cli: Cli) -> Result<Outcome, String> {
         Command::Run { response, provider } => {
             run::run(&setup, &response, provider.map(Into::into)).map(Outcome::printed)
         }
-        Command::Mcp { set, http, allowed_host, legacy_sessions, limits, auth, grace_period_ms, task } => {
+        Command::Mcp { set, http, allowed_host, legacy_sessions, limits, auth, grace_period_ms, task, task_flags } => {
             let serving = mcp::Serving {
                 http,
                 allowed_hosts: allowed_host,
@@ -200,6 +202,7 @@ fn execute(cli: Cli) -> Result<Outcome, String> {
                 auth,
                 grace: std::time::Duration::from_millis(grace_period_ms),
                 task_tags: task,
+                tasks: task_flags,
             };
             mcp::serve(&setup, &set, &serving).map(|()| Outcome { stdout: None, code: ExitCode::SUCCESS })
         }

@@ -205,6 +205,8 @@ pub(crate) struct Serving {
     pub(crate) grace: Duration,
     /// `--task`: the tags whose tools run as MCP tasks.
     pub(crate) task_tags: Vec<String>,
+    /// `--task-lease-ms`, `--task-quota-open`, `--task-quota-bytes`.
+    pub(crate) tasks: crate::tasks::TaskFlags,
 }
 
 /// Rebuilds the registry each time the tools of a `--config` server change and serves the new one
@@ -259,9 +261,17 @@ pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result
         .context(move |request, ctx| Ok(ctx.session_id(caller_session(&session, request))))
         .legacy_session_mode(serving.legacy_sessions)
         .grace_period(serving.grace)
-        .task_store(crate::tasks::SessionTaskStore::new(setup.task_store()?));
+        .task_lease(Duration::from_millis(serving.tasks.task_lease_ms))
+        .task_store(crate::tasks::SessionTaskStore::new(
+            setup.task_store()?,
+            setup.task_quota_store()?,
+            serving.tasks.quota(),
+        ));
     for tag in &serving.task_tags {
         builder = builder.task_tag(tag.clone());
+    }
+    for tag in &serving.tasks.task_retry {
+        builder = builder.task_retry_tag(tag.clone());
     }
     for host in &serving.allowed_hosts {
         builder = builder.allow_host(host.clone());

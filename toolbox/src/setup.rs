@@ -328,9 +328,25 @@ impl Setup {
     /// # Errors
     /// The Redis URL cannot be used.
     pub(crate) fn task_store(&self) -> Result<Arc<dyn SessionStore>, String> {
+        self.task_room("tasks", TASK_NAMESPACE)
+    }
+
+    /// The store of the principals' task quota ledgers: as [`task_store`](Self::task_store), in
+    /// a `task-quotas` folder or the namespace `tool:task-quota`, so that a ledger and the records
+    /// it counts never evict each other.
+    ///
+    /// # Errors
+    /// The Redis URL cannot be used.
+    pub(crate) fn task_quota_store(&self) -> Result<Arc<dyn SessionStore>, String> {
+        self.task_room("task-quotas", "tool:task-quota")
+    }
+
+    /// A session store of the task records' limits in the folder `folder` of the state
+    /// directory, or the Redis namespace `namespace`.
+    fn task_room(&self, folder: &str, namespace: &str) -> Result<Arc<dyn SessionStore>, String> {
         match &self.store {
             StoreChoice::File => Ok(Arc::new(FileSessionStore::with_limits(
-                self.state_dir().join("tasks"),
+                self.state_dir().join(folder),
                 self.session_limits,
                 Arc::new(SystemClock),
             ))),
@@ -338,7 +354,7 @@ impl Setup {
                 let conn = RedisConnection::open(url).map_err(|e| format!("cannot use --store: {e}"))?;
                 Ok(Arc::new(RedisSessionStore::with_limits(
                     conn,
-                    TASK_NAMESPACE,
+                    namespace,
                     self.session_limits,
                     Arc::new(SystemClock),
                 )))

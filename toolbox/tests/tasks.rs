@@ -2,11 +2,14 @@
 //! client that declares the tasks extension, kept in the store of `--store` (here the state
 //! directory's files), so that a task made by one server process is read by the next.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+#[path = "task_rpc/mod.rs"]
+mod task_rpc;
+
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
+use task_rpc::request;
 
 /// Starts `toolbox mcp --http 127.0.0.1:0` with `args`; returns the child and its URL's address.
 fn serve(args: &[&str]) -> (Child, String) {
@@ -22,34 +25,6 @@ fn serve(args: &[&str]) -> (Child, String) {
     BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
     let url = line.trim().strip_prefix("toolbox: serving MCP on http://").unwrap_or_else(|| panic!("{line}"));
     (child, url.strip_suffix("/mcp").unwrap_or_else(|| panic!("{line}")).to_owned())
-}
-
-/// POSTs a JSON-RPC request of protocol 2026-07-28 whose client declares the tasks extension;
-/// returns the JSON-RPC response (the last event of a stream).
-fn request(addr: &str, id: u64, method: &str, name: &str, mut params: Value) -> Value {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}});
-    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\nContent-Type: \
-         application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\nMcp-Name: {name}\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).unwrap();
-    stream.write_all(head.as_bytes()).unwrap();
-    stream.write_all(body.as_bytes()).unwrap();
-    let mut raw = String::new();
-    stream.read_to_string(&mut raw).unwrap();
-    let (_, rest) = raw.split_once("\r\n\r\n").unwrap();
-    let json_of = |text: &str| serde_json::from_str::<Value>(text.trim()).ok();
-    rest.lines()
-        .filter_map(|line| line.strip_prefix("data: ").and_then(json_of))
-        .rfind(|message| message.get("id") == Some(&json!(id)))
-        .or_else(|| rest.lines().find_map(|line| json_of(line).filter(|m| m.get("id").is_some())))
-        .unwrap_or_else(|| panic!("no response in {raw}"))
 }
 
 /// `tasks/get` of `task` until it is no longer `working` (at most 200 polls).

@@ -32,7 +32,7 @@ impl McpServer {
         let channel = &prepared.channel;
         let arguments = request.arguments.as_ref().map(|a| Value::Object(a.clone()).to_string()).unwrap_or_default();
         let binding = talk::binding(&format!("prompts/get {}", request.name), &arguments, prepared.ctx.principal());
-        channel.open(inner.codec.as_ref(), inner.max_input_response_bytes, || binding.clone())?;
+        channel.open(inner.codec.as_ref(), inner.tasks.now_ms(), inner.max_input_response_bytes, || binding.clone())?;
         let work = inner.catalog.get_prompt(request, http_parts(context), prepared.ctx.clone());
         let ended = prepared.run(self, work, context.ct.cancelled(), None).await;
         prepared.finish(&ended).await;
@@ -40,9 +40,9 @@ impl McpServer {
             Ended::Done(Ok(result)) => Ok(result.into()),
             // A handler that failed after its client could not answer gets MCP's error for that.
             Ended::Done(Err(error)) => Err(channel.refusal().unwrap_or(error)),
-            Ended::Asked => {
-                channel.input_required(inner.codec.as_ref(), &binding).map(GetPromptResponse::InputRequired)
-            }
+            Ended::Asked => channel
+                .input_required(inner.codec.as_ref(), inner.tasks.now_ms(), &binding)
+                .map(GetPromptResponse::InputRequired),
             // Dropped by rmcp unanswered, as for a cancelled tool call (an `Err` would be logged as
             // a warning).
             Ended::Cancelled | Ended::Expired => {

@@ -7,36 +7,41 @@ use std::time::Duration;
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    CancelTaskParams, CreateTaskResult, ErrorData, GetTaskParams, GetTaskResult, JsonObject, TaskStatus,
-    UpdateTaskParams,
+    CancelTaskParams, CreateTaskResult, ErrorData, GetTaskParams, GetTaskResult, JsonObject, ServerNotification,
+    TaskStatus, TaskStatusNotification, TaskStatusNotificationParams, UpdateTaskParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use serde_json::Value;
-use tool_runtime::talk::ClientCapabilities;
-use tool_runtime::{ToolCall, ToolDefinition, ToolError};
+use tokio::sync::mpsc;
+use tool_runtime::{Progress, ToolCall, ToolDefinition, ToolErrorKind};
 
 use super::Ended;
 use crate::content::call_result;
 use crate::server::{CallRequest, McpServer, is_structured};
-use crate::talk::McpChannel;
+use crate::talk::{MAX_STATUS_CHARS, McpChannel};
 use crate::tasks::{
-    MAX_TASK_ANSWER_BYTES, MAX_TASK_ANSWERS, TaskRecord, detailed, error_object, new_task_id, now_ms, store_error,
-    task_of, unknown_task, update,
+    MAX_TASK_ANSWER_BYTES, MAX_TASK_ANSWERS, STATUS_PERIOD, SWEEP_BATCH, TaskProgress, TaskRecord, TaskStoreError,
+    Tasks, WATCH_PERIOD, detailed, error_object, iso8601, new_task_id, store_error, task_of, unknown_task, update,
 };
 
 impl McpServer {
-    /// Creates the task of a call: stores its record (with the answers known so far), starts it
-    /// and gives the `CreateTaskResult`.
+    /// Creates the task of a call: stores its record (with what the client of `channel` can
+    /// answer, the answers known so far and this worker's lease), starts it and gives the
+    /// `CreateTaskResult`. `listener` is the client's connection, told the task's status
+    /// ([`notify_status`]).
     pub(crate) async fn create_task(
         &self,
         tool: &str,
         arguments: String,
         principal: Option<String>,
-        client: ClientCapabilities,
-        answers: BTreeMap<String, Value>,
+        channel: &McpChannel,
         http: Option<&::http::request::Parts>,
+        listener: Option<Peer<RoleServer>>,
     ) -> Result<CreateTaskResult, ErrorData> {
+        self.start_sweep();
         let tasks = &self.inner.tasks;
+        let client = tool_runtime::talk::ClientChannel::capabilities(channel);
+        let answers = channel.known_answers();
         let bytes = serde_json::to_vec(&answers).map_or(usize::MAX, |json| json.len());
         if answers.len() > MAX_TASK_ANSWERS || bytes > MAX_TASK_ANSWER_BYTES {
             return Err(ErrorData::invalid_params(
@@ -48,22 +53,12 @@ impl McpServer {
                 None,
             ));
         }
-        let now = now_ms();
+        let ttl_ms = u64::try_from(tasks.ttl.as_millis()).unwrap_or(u64::MAX);
         let record = TaskRecord {
-            id: new_task_id()?,
-            revision: 0,
-            tool: tool.to_owned(),
-            arguments,
-            principal,
             client: client.into(),
-            status: TaskStatus::Working,
             answers,
-            input_requests: BTreeMap::new(),
-            result: None,
-            error: None,
-            created_at_ms: now,
-            updated_at_ms: now,
-            ttl_ms: u64::try_from(tasks.ttl.as_millis()).unwrap_or(u64::MAX),
+            lease: Some(tasks.new_lease()),
+            ..TaskRecord::new(new_task_id()?, tool, arguments, principal, tasks.now_ms(), ttl_ms)
         };
         tasks.reserve(&record.id, record.principal.as_deref())?;
         if let Err(error) = tasks.store.insert(record.clone()).await {
@@ -71,19 +66,30 @@ impl McpServer {
             return Err(store_error(&error));
         }
         tracing::debug!(task = %record.id, tool, "task created");
-        self.start_task(&record, http).await?;
+        self.start_task(&record, http, listener).await?;
         Ok(CreateTaskResult::new(task_of(&record)))
     }
 
-    /// [`run_task`](Self::run_task), and a record that cannot start (the context hook refused)
-    /// marked `failed` with the error, which is also returned.
-    async fn start_task(&self, record: &TaskRecord, http: Option<&::http::request::Parts>) -> Result<(), ErrorData> {
-        let Err(error) = self.run_task(record, http) else { return Ok(()) };
+    /// [`run_task`](Self::run_task) of a task whose place is reserved
+    /// ([`Tasks::reserve`](crate::tasks::Tasks)), and a record that cannot start (the context
+    /// hook refused) marked `failed` with the error, which is also returned.
+    async fn start_task(
+        &self,
+        record: &TaskRecord,
+        http: Option<&::http::request::Parts>,
+        listener: Option<Peer<RoleServer>>,
+    ) -> Result<(), ErrorData> {
+        let Err(error) = self.run_task(record, http, listener) else { return Ok(()) };
         self.inner.tasks.release(&record.id);
         let object = error_object(&error);
-        let marked = update(self.inner.tasks.store.as_ref(), &record.id, |record| {
+        let tasks = &self.inner.tasks;
+        let marked = update(tasks.store.as_ref(), tasks.clock.as_ref(), &record.id, |record| {
+            if record.status.is_terminal() {
+                return false;
+            }
             record.status = TaskStatus::Failed;
             record.error = Some(object.clone());
+            record.lease = None;
             true
         })
         .await;
@@ -93,42 +99,78 @@ impl McpServer {
         Err(error)
     }
 
-    /// Runs `record`'s tool in the background from the start, with the answers it holds.
-    fn run_task(&self, record: &TaskRecord, http: Option<&::http::request::Parts>) -> Result<(), ErrorData> {
+    /// Runs `record`'s tool in the background from the start, with the answers it holds, unless
+    /// its reserved place was given back (a `tasks/cancel` came first). The run first takes the
+    /// task's lease in the store (only of a `working` record: a cancel written before is seen),
+    /// renews it and watches the record while the tool runs (see [`watch`]), and writes its
+    /// outcome only while it still holds the lease.
+    fn run_task(
+        &self,
+        record: &TaskRecord,
+        http: Option<&::http::request::Parts>,
+        listener: Option<Peer<RoleServer>>,
+    ) -> Result<(), ErrorData> {
         let inner = &self.inner;
         let served = self.served();
         let channel = Arc::new(McpChannel::for_task(record.client.into(), record.answers.clone()));
-        let prepared = self.prepare(&record.tool, http, channel, None)?;
+        let (progress, reports) = mpsc::unbounded_channel();
+        let prepared = self.prepare(&record.tool, http, channel, Some(progress))?;
         let call = ToolCall::new(prepared.call_id.clone(), record.tool.clone(), record.arguments.clone());
         let id = record.id.clone();
-        let lifetime =
-            Duration::from_millis(record.created_at_ms.saturating_add(record.ttl_ms).saturating_sub(now_ms()));
-        let principal = record.principal.clone();
-        inner
-            .tasks
-            .running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id.clone(), (prepared.token.clone(), principal));
+        let lifetime = Duration::from_millis(
+            record.created_at_ms.saturating_add(record.ttl_ms).saturating_sub(inner.tasks.now_ms()),
+        );
+        {
+            let mut running = inner.tasks.running.lock().unwrap_or_else(PoisonError::into_inner);
+            match running.get_mut(&id) {
+                Some((token, _)) if !token.is_cancelled() => *token = prepared.token.clone(),
+                _ => {
+                    tracing::debug!(task = %id, "task cancelled before its run started");
+                    return Ok(());
+                }
+            }
+        }
         let server = self.clone();
         inner.calls.spawn(async move {
+            let tasks = &server.inner.tasks;
+            let Some(held_until) = claim(tasks, &id).await else {
+                tasks.release(&id);
+                tracing::debug!(task = %id, "task no longer working (cancelled) or run elsewhere: not started");
+                return;
+            };
             let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name);
             let work = served.registry.call_with_search_where(&call, &prepared.ctx, &listed);
+            let fenced = std::sync::atomic::AtomicBool::new(false);
+            let stop = async {
+                tokio::select! {
+                    () = prepared.token.cancelled() => {}
+                    stopped = watch(tasks, &id, held_until) => {
+                        fenced.store(stopped == Watched::Fenced, std::sync::atomic::Ordering::Release);
+                        // The tool sees its token fire and may end on its own before it is dropped.
+                        prepared.token.cancel();
+                        tokio::task::yield_now().await;
+                    }
+                    () = report(tasks, &id, reports, &prepared.channel) => {}
+                }
+            };
             // A run ends with its record (its time to live): nobody could see or cancel it after.
-            let ran = prepared.run(&server, work, prepared.token.cancelled(), Some(lifetime)).await;
+            let ran = prepared.run(&server, work, stop, Some(lifetime)).await;
             prepared.finish(&ran).await;
             prepared.token.cancel();
             let channel = prepared.channel.clone();
             drop(prepared);
-            let tasks = &server.inner.tasks;
             tasks.release(&id);
+            if fenced.load(std::sync::atomic::Ordering::Acquire) {
+                // Its lease may be another worker's by now: the sweep or a read settles the task.
+                tracing::debug!(task = %id, "a run stopped for want of its lease writes no outcome");
+                return;
+            }
             let structured = is_structured(&served, &call.name);
             let outcome = match ran {
                 Ended::Done(message) => {
-                    let panicked = ToolError::Panicked { tool: call.name.clone(), message: String::new() }.to_string();
                     let error = match channel.refusal() {
                         Some(refusal) if message.is_error => Some(refusal),
-                        _ if message.is_error && message.text().starts_with(&panicked) => {
+                        _ if message.error_kind == Some(ToolErrorKind::Panicked) => {
                             Some(ErrorData::internal_error(message.text().into_owned(), None))
                         }
                         _ => None,
@@ -154,39 +196,145 @@ impl McpServer {
                     None,
                 ))),
             };
-            let written = update(tasks.store.as_ref(), &id, |record| {
-                if record.status.is_terminal() {
-                    return false;
-                }
-                match &outcome {
-                    Outcome::Completed(result) => {
-                        record.status = TaskStatus::Completed;
-                        record.result = Some(result.clone());
-                    }
-                    Outcome::Failed(error) => {
-                        record.status = TaskStatus::Failed;
-                        record.error = Some(error.clone());
-                    }
-                    Outcome::Asked(answers, requests) => {
-                        record.status = TaskStatus::InputRequired;
-                        record.answers.extend(answers.clone());
-                        record.input_requests = requests.clone();
-                    }
-                }
-                true
-            })
-            .await;
-            match written {
-                Ok(Some(record)) => tracing::debug!(task = %id, status = ?record.status, "task changed"),
-                Ok(None) => tracing::debug!(task = %id, "task already ended or gone; its run's outcome is dropped"),
-                Err(error) => tracing::warn!(task = %id, %error, "cannot write the outcome of a task"),
+            let written = write_outcome(tasks, &id, outcome).await;
+            if let (Some(record), Some(listener)) = (written, listener) {
+                notify_status(&listener, &record).await;
             }
         });
         Ok(())
     }
 
+    /// A `working` record whose lease lapsed has no live runner (its worker was killed, frozen,
+    /// cut off, or restarted): a retry-safe tool ([`Tasks::retry_safe`]) is run again from the start
+    /// by this worker, any other ends `failed` saying so ([`crate::tasks`]). Gives the record
+    /// as it is after.
+    async fn settle_lapsed(&self, record: TaskRecord) -> Result<TaskRecord, ErrorData> {
+        let tasks = &self.inner.tasks;
+        let now = tasks.now_ms();
+        let lapsed =
+            |r: &TaskRecord| r.status == TaskStatus::Working && r.lease.as_ref().is_some_and(|l| l.until_ms <= now);
+        if !lapsed(&record) {
+            return Ok(record);
+        }
+        let again = self.served().registry.definition(&record.tool).is_some_and(|d| tasks.retry_safe(d));
+        if tasks.runs_here(&record.id) {
+            // Its run is in this process, only late to renew: its watch renews the lease.
+            return Ok(record);
+        }
+        if again {
+            if tasks.reserve(&record.id, record.principal.as_deref()).is_err() {
+                // No place to run it here now: a later read (here or elsewhere) takes it.
+                return Ok(record);
+            }
+            let lease = tasks.new_lease();
+            let taken = update(tasks.store.as_ref(), tasks.clock.as_ref(), &record.id, |r| {
+                lapsed(r).then(|| r.lease = Some(lease.clone())).is_some()
+            })
+            .await
+            .map_err(|error| store_error(&error));
+            match taken {
+                Ok(Some(taken)) => {
+                    tracing::info!(task = %taken.id, tool = %taken.tool, "task's runner lapsed: running it again");
+                    self.start_task(&taken, None, None).await?;
+                    return Ok(taken);
+                }
+                Ok(None) => tasks.release(&record.id),
+                Err(error) => {
+                    tasks.release(&record.id);
+                    return Err(error);
+                }
+            };
+        } else {
+            let until = record.lease.as_ref().map_or(0, |l| l.until_ms);
+            let error = error_object(&ErrorData::internal_error(
+                format!(
+                    "the worker running this task stopped before it finished (its lease lapsed at {}); the call may \
+                     have had effects, so it was not run again: check what it changed, then call the tool again",
+                    iso8601(until)
+                ),
+                None,
+            ));
+            let failed = update(tasks.store.as_ref(), tasks.clock.as_ref(), &record.id, |r| {
+                if !lapsed(r) {
+                    return false;
+                }
+                r.status = TaskStatus::Failed;
+                r.error = Some(error.clone());
+                r.lease = None;
+                true
+            })
+            .await
+            .map_err(|error| store_error(&error))?;
+            if let Some(failed) = failed {
+                tracing::info!(task = %failed.id, tool = %failed.tool, "task's runner lapsed: failed");
+                return Ok(failed);
+            }
+        }
+        // Another writer changed it first: what it is now.
+        self.inner
+            .tasks
+            .store
+            .get(&record.id)
+            .await
+            .map_err(|error| store_error(&error))?
+            .ok_or_else(|| unknown_task(&record.id))
+    }
+
+    /// Starts this server's lease sweep once, when a tokio runtime runs (at build, else at the
+    /// first task request): every half lease (jittered by up to a quarter either way, so that
+    /// workers started together do not sweep together) it reads the store's `working` records
+    /// ([`TaskStore::working`](crate::tasks::TaskStore::working), at most [`SWEEP_BATCH`]) and
+    /// settles those whose lease lapsed ([`settle_lapsed`](Self::settle_lapsed)), so that a task
+    /// of a stopped worker is run again or failed within about a lease and a half even when no
+    /// client reads it. It stops with the server (the end of a shutdown's grace period).
+    pub(crate) fn start_sweep(&self) {
+        let tasks = &self.inner.tasks;
+        if tokio::runtime::Handle::try_current().is_err()
+            || tasks.sweeping.swap(true, std::sync::atomic::Ordering::AcqRel)
+        {
+            return;
+        }
+        let server = self.clone();
+        tokio::spawn(async move {
+            let stop = server.inner.stop.clone();
+            loop {
+                let mut byte = [0u8; 1];
+                let _ = getrandom::fill(&mut byte);
+                // 0.75 to 1.25 of half the lease.
+                let period = server.inner.tasks.lease / 2 * (96 + u32::from(byte[0] / 4)) / 128;
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    () = tokio::time::sleep(period) => {}
+                }
+                server.sweep_once().await;
+            }
+        });
+    }
+
+    /// One round of the lease sweep (see [`start_sweep`](Self::start_sweep)).
+    async fn sweep_once(&self) {
+        let tasks = &self.inner.tasks;
+        let ids = match tasks.store.working(SWEEP_BATCH).await {
+            Ok(ids) => ids,
+            Err(error) => {
+                tracing::warn!(%error, "the task lease sweep cannot list working tasks; trying again");
+                return;
+            }
+        };
+        for id in ids {
+            if tasks.runs_here(&id) {
+                continue;
+            }
+            let Ok(Some(record)) = tasks.store.get(&id).await else { continue };
+            if let Err(error) = self.settle_lapsed(record).await {
+                tracing::warn!(task = %id, message = %error.message, "the task lease sweep cannot settle a task");
+            }
+        }
+    }
+
     /// The record of `id` when the request's caller may see it.
     async fn visible_task(&self, id: &str, context: &RequestContext<RoleServer>) -> Result<TaskRecord, ErrorData> {
+        self.start_sweep();
         let record = self.inner.tasks.store.get(id).await.map_err(|error| store_error(&error))?;
         let Some(record) = record else { return Err(unknown_task(id)) };
         let http = context.extensions.get::<::http::request::Parts>();
@@ -218,6 +366,7 @@ impl McpServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         let record = self.visible_task(&params.task_id, context).await?;
+        let record = self.settle_lapsed(record).await?;
         Ok(GetTaskResult::new(detailed(&record)?))
     }
 
@@ -227,10 +376,18 @@ impl McpServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let id = params.task_id;
-        self.visible_task(&id, context).await?;
+        let seen = self.visible_task(&id, context).await?;
+        let seen = self.settle_lapsed(seen).await?;
+        if seen.status != TaskStatus::InputRequired {
+            return Ok(());
+        }
         let given = params.input_responses;
-        let store = self.inner.tasks.store.as_ref();
-        let written = update(store, &id, |record| {
+        let tasks = &self.inner.tasks;
+        // The place of the rerun is taken before the record says `working`, so that a
+        // `tasks/cancel` between the two finds its token (and the rerun never starts).
+        tasks.reserve(&id, seen.principal.as_deref())?;
+        let lease = tasks.new_lease();
+        let written = update(tasks.store.as_ref(), tasks.clock.as_ref(), &id, |record| {
             if record.status != TaskStatus::InputRequired {
                 return false;
             }
@@ -243,15 +400,23 @@ impl McpServer {
             }
             if record.input_requests.is_empty() {
                 record.status = TaskStatus::Working;
+                record.lease = Some(lease.clone());
             }
             changed
         })
-        .await
-        .map_err(|error| store_error(&error))?;
-        if let Some(record) = written
-            && record.status == TaskStatus::Working
-        {
-            self.start_task(&record, context.extensions.get::<::http::request::Parts>()).await?;
+        .await;
+        match written {
+            Ok(Some(record)) if record.status == TaskStatus::Working => {
+                let http = context.extensions.get::<::http::request::Parts>();
+                self.start_task(&record, http, Some(context.peer.clone())).await?;
+            }
+            Ok(_) => {
+                tasks.release(&id);
+            }
+            Err(error) => {
+                tasks.release(&id);
+                return Err(store_error(&error));
+            }
         }
         Ok(())
     }
@@ -266,22 +431,216 @@ impl McpServer {
         if record.status.is_terminal() {
             return Ok(());
         }
-        update(self.inner.tasks.store.as_ref(), &id, |record| {
+        let tasks = &self.inner.tasks;
+        update(tasks.store.as_ref(), tasks.clock.as_ref(), &id, |record| {
             if record.status.is_terminal() {
                 return false;
             }
             record.status = TaskStatus::Cancelled;
             record.input_requests.clear();
+            record.lease = None;
             true
         })
         .await
         .map_err(|error| store_error(&error))?;
-        let token = self.inner.tasks.release(&id);
-        if let Some(token) = token {
+        // A run in this process stops now; one on another worker when its watch reads the record.
+        if let Some(token) = tasks.release(&id) {
             token.cancel();
         }
         tracing::debug!(task = %id, "task cancelled");
         Ok(())
+    }
+}
+
+/// Takes the lease of `id` for this worker when the record is `working` and its lease is this
+/// worker's, lapsed, or none; when it lapses unless renewed (ms since the Unix epoch).
+async fn claim(tasks: &Tasks, id: &str) -> Option<u64> {
+    let lease = tasks.new_lease();
+    let now = tasks.now_ms();
+    let taken = update(tasks.store.as_ref(), tasks.clock.as_ref(), id, |record| {
+        let free = record.lease.as_ref().is_none_or(|l| l.worker == tasks.worker || l.until_ms <= now);
+        if record.status != TaskStatus::Working || !free {
+            return false;
+        }
+        record.lease = Some(lease.clone());
+        true
+    })
+    .await;
+    match taken {
+        Ok(taken) => taken.map(|_| lease.until_ms),
+        Err(error) => {
+            tracing::warn!(task = %id, %error, "cannot take the lease of a task; it is not run here");
+            None
+        }
+    }
+}
+
+/// While the run of `id` goes on: reads its record every [`WATCH_PERIOD`] (or a third of the
+/// lease, when shorter) and renews the lease once a third of it has passed; completes (to stop
+/// the run) once the record is gone, no longer `working` (a `tasks/cancel` on any worker), or
+/// leased to another worker, and once the lease it holds (`held_until`, ms since the Unix epoch)
+/// is within a sixth of the lease of lapsing without a renewal (the store could not be reached in
+/// time): another worker may take the task after that, and two runs must never overlap; such a
+/// run writes no outcome ([`Watched::Fenced`]). A store call that does not answer within the
+/// period is given up and tried again at the next.
+async fn watch(tasks: &Tasks, id: &str, mut held_until: u64) -> Watched {
+    let period = WATCH_PERIOD.min(tasks.lease / 3).max(Duration::from_millis(1));
+    let lease_ms = u64::try_from(tasks.lease.as_millis()).unwrap_or(u64::MAX);
+    loop {
+        tokio::time::sleep(period).await;
+        match tokio::time::timeout(period, tasks.store.get(id)).await {
+            Ok(Ok(Some(record))) => {
+                let mine = record.lease.as_ref().filter(|l| l.worker == tasks.worker);
+                let Some(lease) = mine.filter(|_| record.status == TaskStatus::Working) else {
+                    tracing::debug!(task = %id, status = ?record.status, "task ended or taken elsewhere: stopping its run");
+                    return Watched::Ended;
+                };
+                held_until = lease.until_ms;
+                if tasks.now_ms() >= held_until.saturating_sub(lease_ms - lease_ms / 3) {
+                    held_until = renew(tasks, id, period).await.unwrap_or(held_until);
+                }
+            }
+            Ok(Ok(None)) => return Watched::Ended,
+            Ok(Err(error)) => tracing::warn!(task = %id, %error, "cannot read a running task's record; trying again"),
+            Err(_) => tracing::warn!(task = %id, "the task store did not answer in time; trying again"),
+        }
+        if tasks.now_ms() >= held_until.saturating_sub(lease_ms / 6) {
+            tracing::warn!(task = %id, "a task's lease could not be renewed in time: its run is stopped");
+            return Watched::Fenced;
+        }
+    }
+}
+
+/// Why [`watch`] stopped a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Watched {
+    /// The record is gone, ended (cancelled) or leased to another worker.
+    Ended,
+    /// Its lease was about to lapse without a renewal: the run writes no outcome.
+    Fenced,
+}
+
+/// Renews this worker's lease of `id` (giving up after `period`); when the new one lapses.
+async fn renew(tasks: &Tasks, id: &str, period: Duration) -> Option<u64> {
+    let lease = tasks.new_lease();
+    let renewing = update(tasks.store.as_ref(), tasks.clock.as_ref(), id, |record| {
+        let mine = record.lease.as_ref().is_some_and(|l| l.worker == tasks.worker);
+        (record.status == TaskStatus::Working && mine).then(|| record.lease = Some(lease.clone())).is_some()
+    });
+    match tokio::time::timeout(period, renewing).await {
+        Ok(Ok(Some(_))) => Some(lease.until_ms),
+        Ok(Ok(None)) => None,
+        Ok(Err(error)) => {
+            tracing::warn!(task = %id, %error, "cannot renew a task's lease; trying again");
+            None
+        }
+        Err(_) => {
+            tracing::warn!(task = %id, "the task store did not answer in time; trying again");
+            None
+        }
+    }
+}
+
+/// Writes the outcome of this worker's run of `id`, while the record is `working` under its
+/// lease (a cancelled task, or one another worker took, keeps what it has). An outcome over the
+/// principal's quota ends the task `failed` with the quota's error instead.
+async fn write_outcome(tasks: &Tasks, id: &str, outcome: Outcome) -> Option<TaskRecord> {
+    let mut outcome = outcome;
+    for _ in 0..2 {
+        let written = update(tasks.store.as_ref(), tasks.clock.as_ref(), id, |record| {
+            let mine = record.lease.as_ref().is_none_or(|l| l.worker == tasks.worker);
+            if record.status != TaskStatus::Working || !mine {
+                return false;
+            }
+            record.lease = None;
+            match &outcome {
+                Outcome::Completed(result) => {
+                    record.status = TaskStatus::Completed;
+                    record.result = Some(result.clone());
+                }
+                Outcome::Failed(error) => {
+                    record.status = TaskStatus::Failed;
+                    record.error = Some(error.clone());
+                }
+                Outcome::Asked(answers, requests) => {
+                    record.status = TaskStatus::InputRequired;
+                    record.answers.extend(answers.clone());
+                    record.input_requests = requests.clone();
+                }
+            }
+            true
+        })
+        .await;
+        match written {
+            Ok(Some(record)) => {
+                tracing::debug!(task = %id, status = ?record.status, "task changed");
+                return Some(record);
+            }
+            Ok(None) => {
+                tracing::debug!(task = %id, "task already ended, gone or taken elsewhere; its run's outcome is dropped");
+            }
+            Err(error @ TaskStoreError::OverQuota(_)) if !matches!(outcome, Outcome::Failed(_)) => {
+                outcome = Outcome::Failed(error_object(&store_error(&error)));
+                continue;
+            }
+            Err(error) => tracing::warn!(task = %id, %error, "cannot write the outcome of a task"),
+        }
+        return None;
+    }
+    None
+}
+
+/// Sends `notifications/tasks` (the extension's task status notification: the task as
+/// `tasks/get` gives it) of `record` to `listener`, the connection of the client that created
+/// or resumed the task. A connection that is gone (a stateless HTTP request already answered)
+/// drops it.
+async fn notify_status(listener: &Peer<RoleServer>, record: &TaskRecord) {
+    let Ok(task) = detailed(record) else { return };
+    let notification = ServerNotification::TaskStatusNotification(TaskStatusNotification::new(
+        TaskStatusNotificationParams::new(task),
+    ));
+    if let Err(error) = listener.send_notification(notification).await {
+        tracing::debug!(task = %record.id, %error, "cannot send a task status notification; dropped");
+    }
+}
+
+/// While the run of `id` goes on: every [`STATUS_PERIOD`], keeps the last progress report and
+/// the last log message (or, without one, the last report's message) in the record as its
+/// `progress` and `statusMessage`, when they changed. Never completes.
+async fn report(tasks: &Tasks, id: &str, mut reports: mpsc::UnboundedReceiver<Progress>, channel: &McpChannel) {
+    let mut shown: (Option<TaskProgress>, Option<String>) = (None, None);
+    let mut open = true;
+    loop {
+        tokio::time::sleep(STATUS_PERIOD).await;
+        let mut last = None;
+        while open {
+            match reports.try_recv() {
+                Ok(report) => last = Some(report),
+                Err(mpsc::error::TryRecvError::Empty) => break,
+                Err(mpsc::error::TryRecvError::Disconnected) => open = false,
+            }
+        }
+        let progress = last.as_ref().map(|p| TaskProgress { done: p.done, total: p.total }).or(shown.0.clone());
+        let from_report =
+            last.filter(|p| !p.message.is_empty()).map(|p| p.message.chars().take(MAX_STATUS_CHARS).collect());
+        let message = channel.take_log().or(from_report).or(shown.1.clone());
+        if (&progress, &message) == (&shown.0, &shown.1) {
+            continue;
+        }
+        let written = update(tasks.store.as_ref(), tasks.clock.as_ref(), id, |record| {
+            let mine = record.lease.as_ref().is_some_and(|l| l.worker == tasks.worker);
+            if record.status != TaskStatus::Working || !mine {
+                return false;
+            }
+            record.progress.clone_from(&progress);
+            record.status_message.clone_from(&message);
+            true
+        })
+        .await;
+        match written {
+            Ok(_) => shown = (progress, message),
+            Err(error) => tracing::debug!(task = %id, %error, "cannot keep a task's progress; trying again"),
+        }
     }
 }
 

@@ -97,16 +97,17 @@ impl McpServer {
         });
         // What a request state is bound to, made only when a state is opened or sealed.
         let binding = |arguments: &str| talk::binding(name, arguments, ctx.principal());
-        channel.open(inner.codec.as_ref(), inner.max_input_response_bytes, || binding(&arguments))?;
+        channel
+            .open(inner.codec.as_ref(), inner.tasks.now_ms(), inner.max_input_response_bytes, || binding(&arguments))?;
         if as_task {
             if let Some((_, forwarding)) = forwarding {
                 forwarding.abort();
             }
             let principal = ctx.principal().map(str::to_owned);
-            let capabilities = tool_runtime::talk::ClientChannel::capabilities(channel.as_ref());
-            let known = channel.known_answers();
+            let channel = channel.clone();
             drop(prepared);
-            let created = self.create_task(name, arguments, principal, capabilities, known, http).await?;
+            let listener = Some(context.peer.clone());
+            let created = self.create_task(name, arguments, principal, &channel, http, listener).await?;
             return Ok(CallToolResponse::Task(created));
         }
         let call = ToolCall::new(prepared.call_id.clone(), name, arguments);
@@ -129,7 +130,9 @@ impl McpServer {
                 }
                 if let Ended::Asked = ended {
                     tracing::debug!(call_id = %call.id, "input required");
-                    return channel.input_required(inner.codec.as_ref(), &binding(&call.arguments)).map(Into::into);
+                    return channel
+                        .input_required(inner.codec.as_ref(), inner.tasks.now_ms(), &binding(&call.arguments))
+                        .map(Into::into);
                 }
                 tracing::debug!(call_id = %call.id, "cancelled by the client");
                 // No response reaches the client: rmcp drops what a handler returns for a request
