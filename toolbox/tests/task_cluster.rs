@@ -12,65 +12,47 @@
 mod task_rpc;
 
 use task_rpc::request;
-use test_support::{procs, redis_server};
+use test_support::process::{Output, Running, TOOLBOX_SERVING, start_saying};
+use test_support::{haproxy, procs, redis_server};
 
-use std::io::{BufRead, BufReader};
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use redis_server::RedisServer;
 use serde_json::{Value, json};
 
-/// A child process killed (and waited for) on drop.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// A worker: its process, its address, and its log so far (read on a thread until it ends).
 struct Worker {
     /// Killed when the worker is dropped.
-    _process: Proc,
+    _process: Running,
     addr: String,
     log: Arc<Mutex<Vec<String>>>,
 }
 
 impl Worker {
     fn start(store: &str, root: &Path, state: &Path, extra: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolbox"));
+        command
             .args(["-v", "mcp", "--http", "127.0.0.1:0", "--store", store, "--allow", "exec", "--task", "exec"])
             .args(["--task-lease-ms", "5000"])
             .args(extra)
             .arg("--root")
             .arg(root)
             .arg("--state-dir")
-            .arg(state)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let (sender, receiver) = std::sync::mpsc::channel();
+            .arg(state);
+        let started = start_saying(command, Output::Stderr, TOOLBOX_SERVING);
         let log = Arc::new(Mutex::new(Vec::new()));
         let kept = log.clone();
-        let stderr = child.stderr.take().unwrap();
+        let lines = started.lines;
         std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(url) = line.strip_prefix("toolbox: serving MCP on http://") {
-                    let _ = sender.send(url.trim_end_matches("/mcp").to_owned());
-                }
+            for line in lines {
                 kept.lock().unwrap().push(line);
             }
         });
-        let addr = receiver.recv_timeout(Duration::from_secs(30)).expect("the worker never said its address");
-        Self { _process: Proc(child), addr, log }
+        let addr = started.said.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
+        Self { _process: started.process, addr, log }
     }
 
     /// `true` when this worker's log has a line with `text` and the task `id`.
@@ -85,31 +67,12 @@ impl Worker {
     }
 }
 
-/// haproxy in the foreground with a config written into `dir`: `mode http`, `balance roundrobin`
-/// over `workers`, a free loopback port; `retries 3` and `option redispatch` send a request whose
-/// worker refuses the connection to another.
-fn balance(dir: &Path, workers: &[Worker]) -> (Proc, String) {
-    let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).unwrap().port();
-    let servers: String = workers.iter().enumerate().map(|(n, w)| format!("  server w{n} {}\n", w.addr)).collect();
-    let config = format!(
-        "global\n  nbthread 1\n\ndefaults\n  mode http\n  timeout connect 2s\n  timeout client 60s\n  timeout server \
-         60s\n  retries 3\n  option redispatch 1\n\nfrontend mcp\n  bind 127.0.0.1:{port}\n  default_backend \
-         workers\n\nbackend workers\n  balance roundrobin\n{servers}"
-    );
-    let path = dir.join("haproxy.cfg");
-    std::fs::write(&path, config).unwrap();
-    let child =
-        Command::new("haproxy").arg("-db").arg("-f").arg(&path).stdin(Stdio::null()).spawn().unwrap_or_else(|e| {
-            panic!("cannot start haproxy ({e}): this test needs it; install it with `apt-get install -y haproxy`")
-        });
-    let running = Proc(child);
-    for _ in 0..400 {
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return (running, format!("127.0.0.1:{port}"));
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    panic!("haproxy never listened on port {port}");
+/// haproxy round robin over `workers` ([`haproxy::start`]); its address (`127.0.0.1:PORT`).
+fn balance(dir: &Path, workers: &[Worker]) -> (Running, String) {
+    let ports: Vec<u16> =
+        workers.iter().map(|w| w.addr.rsplit(':').next().and_then(|p| p.parse().ok()).expect("a port")).collect();
+    let (running, url) = haproxy::start(dir, &ports);
+    (running, url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned())
 }
 
 /// A cluster: Redis, three workers sharing it and a workspace, haproxy in front.
@@ -118,7 +81,7 @@ struct Cluster {
     balancer: String,
     workspace: tempfile::TempDir,
     redis: RedisServer,
-    _haproxy: Proc,
+    _haproxy: Running,
     _dirs: Vec<tempfile::TempDir>,
 }
 
