@@ -121,6 +121,8 @@ struct ExecLimits {
     max_home_bytes: Option<u64>,
     /// `--exec-user`.
     user: Option<ExecUser>,
+    /// `--max-commands-per-principal`.
+    max_commands_per_principal: Option<usize>,
 }
 
 /// The output store and the session store of a registry.
@@ -151,6 +153,8 @@ pub(crate) struct Setup {
     /// `--max-address-space-bytes`, `--max-file-size-bytes`, `--max-session-memory-bytes` and
     /// `--max-home-bytes`, and the user of `--exec-user`, where given.
     exec_limits: ExecLimits,
+    /// The limits of each import of `--config` (`--import-*`).
+    import_limits: tool_mcp::import::ImportLimits,
     /// The servers of `--config`, once connected.
     imported: std::sync::OnceLock<Vec<ImportedServer>>,
 }
@@ -199,7 +203,9 @@ impl Setup {
                 max_session_memory_bytes: global.max_session_memory_bytes,
                 max_home_bytes: global.max_home_bytes,
                 user: global.exec_user,
+                max_commands_per_principal: global.max_commands_per_principal,
             },
+            import_limits: global.import.limits(),
             imported: std::sync::OnceLock::new(),
         })
     }
@@ -218,7 +224,7 @@ impl Setup {
         let servers = runtime.block_on(async {
             let mut servers = Vec::new();
             for import in config.imports() {
-                servers.push(import.connect().await.map_err(|e| e.to_string())?);
+                servers.push(import.limits(self.import_limits).connect().await.map_err(|e| e.to_string())?);
             }
             Ok::<_, String>(servers)
         })?;
@@ -408,6 +414,7 @@ impl Setup {
             max_session_memory_bytes,
             max_home_bytes,
             user,
+            max_commands_per_principal,
         } = self.exec_limits;
         let mut hidden = defaults.hidden.clone();
         hidden.push(self.state_dir.clone());
@@ -422,6 +429,7 @@ impl Setup {
             max_session_memory_bytes: max_session_memory_bytes.unwrap_or(defaults.max_session_memory_bytes),
             max_home_bytes: max_home_bytes.unwrap_or(defaults.max_home_bytes),
             user: user.unwrap_or(defaults.user),
+            max_commands_per_principal: max_commands_per_principal.unwrap_or(defaults.max_commands_per_principal),
             ..defaults
         };
         let builder = self.confirm.iter().fold(builder, |builder, tag| builder.confirm_tag(tag.clone()));
@@ -609,6 +617,11 @@ pub(crate) struct Global {
     /// read root's files through hard links [default: owner].
     #[arg(long, global = true, value_name = "USER")]
     pub(crate) exec_user: Option<tool_std::exec::ExecUser>,
+    /// The most shell commands one caller runs at once, in the foreground and the background
+    /// (over MCP with `--auth-issuer`, each token's principal; otherwise every caller together),
+    /// 0 for no cap; a `bash` call past it is refused saying so [default: 16].
+    #[arg(long, global = true, value_name = "N")]
+    pub(crate) max_commands_per_principal: Option<usize>,
     /// Defer the tools of these sets, comma-separated: they are left out of the first request
     /// (`list`, `mcp`) and found through tool search (Anthropic `defer_loading` with a search
     /// tool, OpenAI Responses `tool_search`, else the `search_tools` and `call_tool`
@@ -632,6 +645,48 @@ pub(crate) struct Global {
     pub(crate) verbose: u8,
     #[command(flatten)]
     pub(crate) code: crate::code::CodeFlags,
+    #[command(flatten)]
+    pub(crate) import: ImportFlags,
+}
+
+/// The limits of each server of `--config` (`tool_mcp::import::ImportLimits`): past one, the
+/// server is refused with an error naming it and the limit.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ImportFlags {
+    /// With `--config`: the most tools one server may list [default: 1000].
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) import_max_tools: Option<u64>,
+    /// With `--config`: the most `tools/list` pages one server's listing may take [default: 100].
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) import_max_pages: Option<u64>,
+    /// With `--config`: the most bytes (as JSON) of one server's tools [default: 8388608 (8 MiB)].
+    #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) import_max_listing_bytes: Option<u64>,
+    /// With `--config`: how long one request to a server (a `tools/list` page) may take to be
+    /// answered, in milliseconds [default: 30000].
+    #[arg(long, global = true, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) import_request_timeout_ms: Option<u64>,
+    /// With `--config`: how long one call of an imported tool may take to be answered, in
+    /// milliseconds [default: 600000].
+    #[arg(long, global = true, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) import_call_timeout_ms: Option<u64>,
+}
+
+impl ImportFlags {
+    /// The import limits: each flag given over `ImportLimits::default()`.
+    fn limits(&self) -> tool_mcp::import::ImportLimits {
+        let defaults = tool_mcp::import::ImportLimits::default();
+        let count =
+            |flag: Option<u64>, default: usize| flag.map_or(default, |n| usize::try_from(n).unwrap_or(usize::MAX));
+        let millis = |flag: Option<u64>, default| flag.map_or(default, std::time::Duration::from_millis);
+        tool_mcp::import::ImportLimits {
+            max_tools: count(self.import_max_tools, defaults.max_tools),
+            max_pages: count(self.import_max_pages, defaults.max_pages),
+            max_listing_bytes: count(self.import_max_listing_bytes, defaults.max_listing_bytes),
+            request_timeout: millis(self.import_request_timeout_ms, defaults.request_timeout),
+            call_timeout: millis(self.import_call_timeout_ms, defaults.call_timeout),
+        }
+    }
 }
 
 /// A multi-threaded async runtime (one worker per core): a long call on one worker leaves the

@@ -37,6 +37,8 @@ fn close_state(state: &Arc<ExecState>) -> BoxFuture<'_, Result<(), BoxError>> {
 #[derive(Debug)]
 pub struct ExecState {
     sessions: Mutex<HashMap<String, Arc<SessionExec>>>,
+    /// How many commands each principal runs now (calls without one count under the empty name).
+    running: Arc<Mutex<HashMap<String, usize>>>,
     dir: Mutex<Option<tempfile::TempDir>>,
     /// `tool-exec-<pid>-<n>`: the start of the name of everything this registry makes.
     prefix: String,
@@ -47,7 +49,13 @@ impl Default for ExecState {
     fn default() -> Self {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let prefix = format!("{PREFIX}{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-        Self { sessions: Mutex::default(), dir: Mutex::default(), prefix, next_session: AtomicU64::new(1) }
+        Self {
+            sessions: Mutex::default(),
+            running: Arc::default(),
+            dir: Mutex::default(),
+            prefix,
+            next_session: AtomicU64::new(1),
+        }
     }
 }
 
@@ -63,6 +71,27 @@ impl Drop for ExecState {
         }
         drop(sessions);
         self.remove_made();
+    }
+}
+
+/// One running command counted against its principal's cap
+/// ([`ExecConfig::max_commands_per_principal`](super::ExecConfig::max_commands_per_principal));
+/// dropping it gives the place back.
+#[derive(Debug)]
+pub(crate) struct CommandSlot {
+    running: Arc<Mutex<HashMap<String, usize>>>,
+    principal: String,
+}
+
+impl Drop for CommandSlot {
+    fn drop(&mut self) {
+        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = running.get_mut(&self.principal) {
+            *count -= 1;
+            if *count == 0 {
+                running.remove(&self.principal);
+            }
+        }
     }
 }
 
@@ -108,6 +137,19 @@ impl ExecState {
         let session = Arc::new(SessionExec::new(&parent, &format!("{}-s{n}", self.prefix), limits)?);
         sessions.insert(id.to_owned(), session.clone());
         Ok(session)
+    }
+
+    /// A place for one more running command of `principal` (`""` for calls without one), when it
+    /// runs fewer than `max` (0: no cap); else `Err(max)`. The place is given back when the
+    /// [`CommandSlot`] is dropped: when the command has ended (see [`super::job::start`]).
+    pub(crate) fn admit(&self, principal: &str, max: usize) -> Result<CommandSlot, usize> {
+        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = running.entry(principal.to_owned()).or_default();
+        if max != 0 && *count >= max {
+            return Err(max);
+        }
+        *count += 1;
+        Ok(CommandSlot { running: self.running.clone(), principal: principal.to_owned() })
     }
 
     /// The start of the name of everything this registry makes (`tool-exec-<pid>-<n>`).
