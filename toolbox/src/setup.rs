@@ -211,23 +211,34 @@ impl Setup {
     }
 
     /// Connects every server of `--config` on `runtime` (which must outlive the registries
-    /// built after), so that the registries include their tools; nothing without `--config`.
+    /// built after), all at once, so that the registries include their tools; nothing without
+    /// `--config`. A server that cannot be connected or listed (it does not start, does not
+    /// answer within the import's timeouts, or lists past a limit) is skipped while another one
+    /// connects: each such server is said on standard error as `toolbox: warning: skipping MCP
+    /// server ...` with why, and the others are served.
     ///
     /// # Errors
-    /// The file cannot be read or used, or a server cannot be connected or listed; the message
-    /// names the file or the server.
+    /// The file cannot be read or used, or no server of a non-empty file could be connected; the
+    /// message names the file, or each server and why.
     pub(crate) fn connect_imports(&self, runtime: &tokio::runtime::Runtime) -> Result<(), String> {
         let Some(path) = &self.config else {
             return Ok(());
         };
         let config = McpServersConfig::read(path).map_err(|e| format!("--config {e}"))?;
-        let servers = runtime.block_on(async {
-            let mut servers = Vec::new();
-            for import in config.imports() {
-                servers.push(import.limits(self.import_limits).connect().await.map_err(|e| e.to_string())?);
-            }
-            Ok::<_, String>(servers)
-        })?;
+        let imports = config.imports();
+        let wanted = imports.len();
+        let connected = runtime.block_on(futures::future::join_all(
+            imports.into_iter().map(|import| import.limits(self.import_limits).connect()),
+        ));
+        let (servers, failures): (Vec<_>, Vec<_>) = connected.into_iter().partition(Result::is_ok);
+        let servers: Vec<ImportedServer> = servers.into_iter().filter_map(Result::ok).collect();
+        let failures: Vec<String> = failures.into_iter().filter_map(Result::err).map(|e| e.to_string()).collect();
+        if wanted > 0 && servers.is_empty() {
+            return Err(failures.join("; "));
+        }
+        for failure in &failures {
+            eprintln!("toolbox: warning: skipping MCP server of --config: {failure}");
+        }
         let _ = self.imported.set(servers);
         Ok(())
     }

@@ -723,3 +723,33 @@ fn import_max_tools_refuses_a_server_listing_more_naming_it_and_the_cap() {
     let output = toolbox(&[&["list", "--set", "tb", "--import-max-tools", "6"], &options[..]].concat());
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
 }
+
+#[test]
+fn a_config_server_that_cannot_start_is_skipped_with_a_warning_and_the_others_are_served() {
+    let (dir, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let file = fs_server_config(dir.path());
+    let mut config: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let missing = "/nonexistent/no-such-server";
+    config["mcpServers"]["a"] = json!({"command": missing});
+    std::fs::write(&file, config.to_string()).unwrap();
+    let output = toolbox(&[
+        "list",
+        "--set",
+        "tb",
+        "--config",
+        file.to_str().unwrap(),
+        "--state-dir",
+        state.path().to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "toolbox: warning: skipping MCP server of --config: cannot connect to MCP server `a`: cannot start \
+             `{missing}`: No such file or directory (os error 2); check the command and that it is on PATH\n"
+        )
+    );
+    let listed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let names: Vec<&str> = listed.as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["tb_edit", "tb_glob", "tb_grep", "tb_read", "tb_read_line", "tb_write"]);
+}
