@@ -23,6 +23,8 @@ enum Hostile {
     Structured(Value),
     /// One page of this many tools.
     Many(usize),
+    /// One tool whose input schema nests objects this deep.
+    Deep(usize),
     /// Page after page of one tool, each with a next cursor.
     Endless,
     /// Never.
@@ -64,6 +66,15 @@ async fn upstream(mode: Hostile) -> (SocketAddr, Arc<AtomicUsize>) {
                                 let mut listed = tool(0);
                                 listed["outputSchema"] = json!({"type": "object",
                                     "properties": {"n": {"type": "integer"}}, "required": ["n"]});
+                                reply(json!({"tools": [listed]}))
+                            }
+                            Hostile::Deep(depth) => {
+                                let mut schema = json!({"type": "object"});
+                                for _ in 0..*depth {
+                                    schema = json!({"type": "object", "properties": {"a": schema}});
+                                }
+                                let mut listed = tool(0);
+                                listed["inputSchema"] = schema;
                                 reply(json!({"tools": [listed]}))
                             }
                             Hostile::Many(n) => reply(json!({"tools": (0..*n).map(tool).collect::<Vec<_>>()})),
@@ -218,4 +229,15 @@ async fn a_result_without_the_structured_content_its_output_schema_requires_is_n
 async fn structured_content_that_conforms_to_the_output_schema_is_passed_on() {
     let message = call_structured(json!({"n": 7})).await;
     assert_eq!((message.is_error, message.structured_content), (false, Some(json!({"n": 7}))));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_nested_past_the_parsers_depth_fails_at_once_naming_the_server() {
+    let (addr, _) = upstream(Hostile::Deep(70)).await;
+    // The request timeout is far past the test's bound (20 s): only failing at once ends it.
+    let limits = ImportLimits { request_timeout: Duration::from_secs(600), ..ImportLimits::default() };
+    assert_eq!(
+        list_error(connect(addr, limits).await),
+        "hostile: it sent an answer nested deeper than the 128 levels the JSON parser reads, so it cannot be read"
+    );
 }
