@@ -18,7 +18,7 @@ use super::confine::{Cgroup, CommandUser, Confinement, ResourceLimits, Rules, co
 #[derive(Debug)]
 pub(crate) struct Launch {
     /// The command's place in its principal's cap, given back once it has ended.
-    pub(crate) slot: Option<super::state::CommandSlot>,
+    pub(crate) slot: Option<super::slot::CommandSlot>,
     /// The command line, run as `bash -c <command>`.
     pub(crate) command: String,
     /// The working directory (inside the workspace).

@@ -81,6 +81,7 @@ mod config;
 pub mod confine;
 mod job;
 mod open_world;
+mod slot;
 mod state;
 mod user;
 

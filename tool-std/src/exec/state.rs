@@ -10,6 +10,7 @@ use tool_runtime::{BoxError, BoxFuture, DependencyError, DependencyKey, ToolCont
 use super::cleanup::{self, PREFIX};
 use super::confine::{Cgroup, CommandUser};
 use super::job::Job;
+use super::slot::{CommandSlot, Running};
 
 /// The registry's exec state ([`ExecState`]): closing the registry stops every background
 /// command and removes the session temp dirs.
@@ -38,7 +39,7 @@ fn close_state(state: &Arc<ExecState>) -> BoxFuture<'_, Result<(), BoxError>> {
 pub struct ExecState {
     sessions: Mutex<HashMap<String, Arc<SessionExec>>>,
     /// How many commands each principal runs now (calls without one count under the empty name).
-    running: Arc<Mutex<HashMap<String, usize>>>,
+    running: Running,
     dir: Mutex<Option<tempfile::TempDir>>,
     /// `tool-exec-<pid>-<n>`: the start of the name of everything this registry makes.
     prefix: String,
@@ -71,27 +72,6 @@ impl Drop for ExecState {
         }
         drop(sessions);
         self.remove_made();
-    }
-}
-
-/// One running command counted against its principal's cap
-/// ([`ExecConfig::max_commands_per_principal`](super::ExecConfig::max_commands_per_principal));
-/// dropping it gives the place back.
-#[derive(Debug)]
-pub(crate) struct CommandSlot {
-    running: Arc<Mutex<HashMap<String, usize>>>,
-    principal: String,
-}
-
-impl Drop for CommandSlot {
-    fn drop(&mut self) {
-        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(count) = running.get_mut(&self.principal) {
-            *count -= 1;
-            if *count == 0 {
-                running.remove(&self.principal);
-            }
-        }
     }
 }
 
@@ -143,13 +123,7 @@ impl ExecState {
     /// runs fewer than `max` (0: no cap); else `Err(max)`. The place is given back when the
     /// [`CommandSlot`] is dropped: when the command has ended (see [`super::job::start`]).
     pub(crate) fn admit(&self, principal: &str, max: usize) -> Result<CommandSlot, usize> {
-        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
-        let count = running.entry(principal.to_owned()).or_default();
-        if max != 0 && *count >= max {
-            return Err(max);
-        }
-        *count += 1;
-        Ok(CommandSlot { running: self.running.clone(), principal: principal.to_owned() })
+        CommandSlot::take(&self.running, principal, max)
     }
 
     /// The start of the name of everything this registry makes (`tool-exec-<pid>-<n>`).
