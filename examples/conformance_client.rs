@@ -6,8 +6,11 @@
 //! when the server asks for a token, the browser step done by [`HeadlessRedirect`], as the suite's
 //! authorization servers approve at once), then calls each tool once: `add_numbers` with
 //! `{"a": 2, "b": 3}`, any other tool with `{}`. A pre-registered client comes from the suite's
-//! `MCP_CONFORMANCE_CONTEXT` (`{"client_id": ..., "client_secret": ...}`). Exits with 1 and the
-//! error on standard error when the import or a call fails.
+//! `MCP_CONFORMANCE_CONTEXT` (`{"client_id": ..., "client_secret": ...}`); in the scenario
+//! `auth/client-credentials-basic` (the OAuth client credentials extension, SEP-1046) that client
+//! takes its token with the client credentials grant instead (`McpImport::client_credentials`,
+//! the secret sent as HTTP Basic). Exits with 1 and the error on standard error when the import or
+//! a call fails.
 
 use std::process::ExitCode;
 
@@ -41,11 +44,17 @@ async fn run() -> Result<(), String> {
     let mut flow = AuthorizationCode::new(REDIRECT_URI, HeadlessRedirect)
         .client_name("tool-mcp conformance client")
         .client_metadata_url(CLIENT_METADATA_URL);
-    if let Some((client_id, secret)) = preregistered_client() {
-        flow = flow.client(client_id, secret);
-    }
-    let imported =
-        McpImport::http("conformance", &url).authorization_code(flow).connect().await.map_err(|e| e.to_string())?;
+    let import = match preregistered_client() {
+        Some((scenario, client_id, Some(secret))) if scenario == "auth/client-credentials-basic" => {
+            McpImport::http("conformance", &url).client_credentials(client_id, secret, Vec::<String>::new())
+        }
+        Some((_, client_id, secret)) => {
+            flow = flow.client(client_id, secret);
+            McpImport::http("conformance", &url).authorization_code(flow)
+        }
+        None => McpImport::http("conformance", &url).authorization_code(flow),
+    };
+    let imported = import.connect().await.map_err(|e| e.to_string())?;
     println!("tools: {}", imported.remote_tools().join(", "));
     let ctx = ToolContext::new();
     for tool in imported.tools().map_err(|e| e.to_string())? {
@@ -58,9 +67,10 @@ async fn run() -> Result<(), String> {
     Ok(())
 }
 
-/// The client id and secret of `MCP_CONFORMANCE_CONTEXT`, when it names a client.
-fn preregistered_client() -> Option<(String, Option<String>)> {
+/// The scenario's name, and the client id and secret of `MCP_CONFORMANCE_CONTEXT`, when it names
+/// a client.
+fn preregistered_client() -> Option<(String, String, Option<String>)> {
     let context: serde_json::Value = serde_json::from_str(&std::env::var("MCP_CONFORMANCE_CONTEXT").ok()?).ok()?;
     let field = |key: &str| context.get(key).and_then(serde_json::Value::as_str).map(str::to_owned);
-    Some((field("client_id")?, field("client_secret")))
+    Some((field("name").unwrap_or_default(), field("client_id")?, field("client_secret")))
 }

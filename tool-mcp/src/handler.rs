@@ -92,9 +92,9 @@ impl ServerHandler for McpServer {
     async fn list_prompts(
         &self,
         _: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        self.inner.catalog.list_prompts()
+        self.list_prompts_for(&context)
     }
 
     async fn get_prompt(
@@ -110,7 +110,7 @@ impl ServerHandler for McpServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        self.inner.catalog.complete(request, http_parts(&context)).await
+        self.complete_for(request, &context).await
     }
 
     /// `resources/subscribe` (before 2026-07-28; stdio and legacy sessions): see

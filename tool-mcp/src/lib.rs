@@ -48,7 +48,7 @@ pub use crate::errors::{RequestStateKeyError, ServeError};
 pub use crate::http::{HttpService, MCP_PATH, RESERVED_DESCRIPTORS, check_allowed_origin, connection_cap};
 pub use crate::limits::{
     DEFAULT_GRACE_PERIOD, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_FRAME_BYTES, DEFAULT_REQUEST_BODY_TIMEOUT, STREAM_LINGER,
+    DEFAULT_MAX_FRAME_BYTES, DEFAULT_REQUEST_BODY_TIMEOUT, OFF_WORKER_BODY_BYTES, STREAM_LINGER,
 };
 pub use crate::server::{CallRequest, McpServer};
 pub use crate::shutdown::shutdown_signal;

@@ -40,6 +40,15 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// connection has a request in flight, the new one waits in the kernel's listen backlog.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
+/// POST bodies of at least this many bytes (64 KiB) are checked ([`crate::incoming`]) and, on the
+/// endpoint's direct path, parsed into their request on tokio's blocking pool, so that a client
+/// sending large bodies never holds an async worker (and every other request waiting on it) for
+/// the time a parse takes; smaller bodies are parsed in place, where a trip to the pool would
+/// cost more than the parse. A request the endpoint hands to rmcp's own service (not a stateless
+/// 2026-07-28 `tools/call`, or one the direct path does not take) is parsed again by rmcp, on the
+/// async worker: rmcp's service takes the body's bytes, not a parsed message.
+pub const OFF_WORKER_BODY_BYTES: usize = 64 << 10;
+
 /// The HTTP limits of a server (see the `DEFAULT_*` constants).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {

@@ -247,19 +247,58 @@ pub(crate) fn caller(parts: Option<&::http::request::Parts>) -> Option<&crate::a
 impl McpServer {
     /// `true` when the caller's token reaches `definition` (always without a resource server or a
     /// caller: standard input and output).
+    pub(crate) fn reaches(&self, who: Option<&Caller>, definition: &ToolDefinition) -> bool {
+        self.reaches_tags(who, &definition.tags)
+    }
+
+    /// `true` when the caller's token reaches a tool or [prompt](crate::catalog::Prompt::tags) with
+    /// `tags`: the one decision, [`auth::ScopeMap::allows_tags`] (always without a resource server
+    /// or a caller: standard input and output).
     #[cfg(feature = "auth")]
-    pub(crate) fn reaches(&self, who: Option<&crate::auth::Authenticated>, definition: &ToolDefinition) -> bool {
+    pub(crate) fn reaches_tags(&self, who: Option<&Caller>, tags: &[String]) -> bool {
         match (&self.inner.auth, who) {
-            (Some(auth), Some(who)) => auth.scopes().allows(definition, &who.scopes),
+            (Some(auth), Some(who)) => auth.scopes().allows_tags(tags, &who.scopes),
             _ => true,
         }
     }
 
     /// `true` always: no resource server without the feature `auth`.
     #[cfg(not(feature = "auth"))]
-    pub(crate) fn reaches(&self, _: Option<&()>, _: &ToolDefinition) -> bool {
+    pub(crate) fn reaches_tags(&self, _: Option<&Caller>, _: &[String]) -> bool {
         true
     }
+
+    /// `prompts/list`: the prompts the request's token reaches.
+    pub(crate) fn list_prompts_for(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        let who = request_caller(context);
+        self.inner.catalog.list_prompts(&|_, tags| self.reaches_tags(who, tags))
+    }
+
+    /// `completion/complete`: a prompt argument's values only when the request's token reaches the
+    /// prompt.
+    pub(crate) async fn complete_for(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, ErrorData> {
+        let who = request_caller(context);
+        self.inner.catalog.complete(request, http_parts(context), &|_, tags| self.reaches_tags(who, tags)).await
+    }
+}
+
+/// The caller a valid access token of `context`'s request named (feature `auth`).
+#[cfg(feature = "auth")]
+fn request_caller(context: &RequestContext<RoleServer>) -> Option<&Caller> {
+    caller(context.extensions.get::<::http::request::Parts>())
+}
+
+/// Nobody: no access tokens without the feature `auth`.
+#[cfg(not(feature = "auth"))]
+fn request_caller(_: &RequestContext<RoleServer>) -> Option<&Caller> {
+    None
 }
 
 /// Over HTTP, the head of the POST that carried a request.

@@ -648,6 +648,35 @@ async fn a_session_has_at_most_8_background_commands() {
 }
 
 #[tokio::test]
+async fn one_principal_runs_at_most_max_commands_per_principal_across_its_sessions() {
+    let shell = Shell::with(|config| ExecConfig { max_commands_per_principal: 2, ..config });
+    let ana = |session: &str| ToolContext::builder().session_id(session).principal("ana").build();
+    let first = start(&shell, &ana("a1"), "sleep 60").await;
+    start(&shell, &ana("a2"), "sleep 60").await;
+    // A third, in a session of its own and in the foreground: refused before anything starts.
+    let message = shell.call_in(&ana("a3"), "bash", json!({"command": "touch started"})).await;
+    assert_eq!(
+        (message.is_error, message.text().into_owned()),
+        (
+            true,
+            "this caller already runs 2 shell commands, the most one caller may run at once; wait for one to end, or \
+             stop a background one with bash_kill first"
+                .to_owned()
+        )
+    );
+    assert!(!shell.root.join("started").exists());
+    // Another principal is not affected.
+    let bo = ToolContext::builder().session_id("b1").principal("bo").build();
+    assert!(!shell.call_in(&bo, "bash", json!({"command": "true"})).await.is_error);
+    // Once one of ana's has ended, ana runs another.
+    assert!(!shell.call_in(&ana("a1"), "bash_kill", json!({"handle": first})).await.is_error);
+    let message = shell.call_in(&ana("a3"), "bash", json!({"command": "touch started"})).await;
+    assert!(!message.is_error, "{}", message.text());
+    assert!(shell.root.join("started").exists());
+    shell.registry.close().await.unwrap();
+}
+
+#[tokio::test]
 async fn the_default_policy_refuses_the_exec_tools_unless_allowed() {
     let shell = Shell::build(|config| config, |builder| builder);
     let message = shell.bash("echo hi").await;

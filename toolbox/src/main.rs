@@ -137,6 +137,8 @@ enum Command {
         limits: mcp::HttpFlags,
         #[command(flatten)]
         auth: mcp::AuthFlags,
+        #[command(flatten)]
+        bounds: mcp::BoundFlags,
         /// How long running calls may go on after SIGTERM or Ctrl-C before they are cancelled,
         /// in milliseconds.
         #[arg(long, value_name = "MS", default_value_t = 10_000)]
@@ -193,7 +195,18 @@ fn execute(cli: Cli) -> Result<Outcome, String> {
         Command::Run { response, provider } => {
             run::run(&setup, &response, provider.map(Into::into)).map(Outcome::printed)
         }
-        Command::Mcp { set, http, allowed_host, legacy_sessions, limits, auth, grace_period_ms, task, task_flags } => {
+        Command::Mcp {
+            set,
+            http,
+            allowed_host,
+            legacy_sessions,
+            limits,
+            auth,
+            bounds,
+            grace_period_ms,
+            task,
+            task_flags,
+        } => {
             let serving = mcp::Serving {
                 http,
                 allowed_hosts: allowed_host,
@@ -203,6 +216,7 @@ fn execute(cli: Cli) -> Result<Outcome, String> {
                 grace: std::time::Duration::from_millis(grace_period_ms),
                 task_tags: task,
                 tasks: task_flags,
+                bounds,
             };
             mcp::serve(&setup, &set, &serving).map(|()| Outcome { stdout: None, code: ExitCode::SUCCESS })
         }

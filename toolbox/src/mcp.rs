@@ -26,6 +26,8 @@
 //! - `--config FILE`: the tools of the servers of an `mcpServers` file are served beside the
 //!   standard ones (see [`crate::setup`]); when a server's tools change, the registry is built
 //!   again and served (`tool_mcp::McpServer::set_registry`), and clients are told.
+//! - `--max-input-response-bytes` (1 MiB) bounds the answers of one call to its questions, and
+//!   `--max-running-tasks` (16) the tasks one principal runs at once (see [`BoundFlags`]).
 //! - `initialize`: the server's name is `toolbox`, its version the crate's; the instructions
 //!   name the workspace root the file tools are confined to.
 //!
@@ -67,6 +69,34 @@ pub(crate) struct HttpFlags {
     /// [default: 32 random bytes drawn at start, known to this server alone].
     #[arg(long, value_name = "FILE", requires = "http")]
     pub(crate) request_state_key_file: Option<std::path::PathBuf>,
+}
+
+/// The `toolbox mcp` flags of per-call and per-principal bounds (any transport).
+#[derive(Debug, clap::Args)]
+pub(crate) struct BoundFlags {
+    /// How many bytes of JSON the answers of one call to the user's or the client's questions may
+    /// hold (input-required results, MCP 2026-07-28); a retry over it is refused with -32602
+    /// [default: 1048576 (1 MiB)].
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_input_response_bytes: Option<u64>,
+    /// How many tasks (`--task`) of one principal run at once in this process; a task created
+    /// past it is refused with -32600 [default: 16].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_running_tasks: Option<u64>,
+}
+
+impl BoundFlags {
+    /// The builder with the bounds given (the others at the builder's defaults).
+    fn apply(&self, mut builder: tool_mcp::McpServerBuilder) -> tool_mcp::McpServerBuilder {
+        let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        if let Some(bytes) = self.max_input_response_bytes {
+            builder = builder.max_input_response_bytes(size(bytes));
+        }
+        if let Some(tasks) = self.max_running_tasks {
+            builder = builder.max_running_tasks(size(tasks));
+        }
+        builder
+    }
 }
 
 /// The `toolbox mcp --http` flags of authorization.
@@ -207,6 +237,8 @@ pub(crate) struct Serving {
     pub(crate) task_tags: Vec<String>,
     /// `--task-lease-ms`, `--task-quota-open`, `--task-quota-bytes`.
     pub(crate) tasks: crate::tasks::TaskFlags,
+    /// `--max-input-response-bytes`, `--max-running-tasks`.
+    pub(crate) bounds: BoundFlags,
 }
 
 /// Rebuilds the registry each time the tools of a `--config` server change and serves the new one
@@ -279,7 +311,7 @@ pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result
     if let Some(host) = serving.auth.auth_audience.as_deref().and_then(url_host) {
         builder = builder.allow_host(host.to_owned());
     }
-    let builder = serving.limits.apply(builder)?;
+    let builder = serving.bounds.apply(serving.limits.apply(builder)?);
     let served = runtime.block_on(async {
         let served = async {
             let Some(addr) = &serving.http else {

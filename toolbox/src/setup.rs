@@ -121,6 +121,8 @@ struct ExecLimits {
     max_home_bytes: Option<u64>,
     /// `--exec-user`.
     user: Option<ExecUser>,
+    /// `--max-commands-per-principal`.
+    max_commands_per_principal: Option<usize>,
 }
 
 /// The output store and the session store of a registry.
@@ -151,6 +153,8 @@ pub(crate) struct Setup {
     /// `--max-address-space-bytes`, `--max-file-size-bytes`, `--max-session-memory-bytes` and
     /// `--max-home-bytes`, and the user of `--exec-user`, where given.
     exec_limits: ExecLimits,
+    /// The limits of each import of `--config` (`--import-*`).
+    import_limits: tool_mcp::import::ImportLimits,
     /// The servers of `--config`, once connected.
     imported: std::sync::OnceLock<Vec<ImportedServer>>,
 }
@@ -199,29 +203,42 @@ impl Setup {
                 max_session_memory_bytes: global.max_session_memory_bytes,
                 max_home_bytes: global.max_home_bytes,
                 user: global.exec_user,
+                max_commands_per_principal: global.max_commands_per_principal,
             },
+            import_limits: global.import.limits(),
             imported: std::sync::OnceLock::new(),
         })
     }
 
     /// Connects every server of `--config` on `runtime` (which must outlive the registries
-    /// built after), so that the registries include their tools; nothing without `--config`.
+    /// built after), all at once, so that the registries include their tools; nothing without
+    /// `--config`. A server that cannot be connected or listed (it does not start, does not
+    /// answer within the import's timeouts, or lists past a limit) is skipped while another one
+    /// connects: each such server is said on standard error as `toolbox: warning: skipping MCP
+    /// server ...` with why, and the others are served.
     ///
     /// # Errors
-    /// The file cannot be read or used, or a server cannot be connected or listed; the message
-    /// names the file or the server.
+    /// The file cannot be read or used, or no server of a non-empty file could be connected; the
+    /// message names the file, or each server and why.
     pub(crate) fn connect_imports(&self, runtime: &tokio::runtime::Runtime) -> Result<(), String> {
         let Some(path) = &self.config else {
             return Ok(());
         };
         let config = McpServersConfig::read(path).map_err(|e| format!("--config {e}"))?;
-        let servers = runtime.block_on(async {
-            let mut servers = Vec::new();
-            for import in config.imports() {
-                servers.push(import.connect().await.map_err(|e| e.to_string())?);
-            }
-            Ok::<_, String>(servers)
-        })?;
+        let imports = config.imports();
+        let wanted = imports.len();
+        let connected = runtime.block_on(futures::future::join_all(
+            imports.into_iter().map(|import| import.limits(self.import_limits).connect()),
+        ));
+        let (servers, failures): (Vec<_>, Vec<_>) = connected.into_iter().partition(Result::is_ok);
+        let servers: Vec<ImportedServer> = servers.into_iter().filter_map(Result::ok).collect();
+        let failures: Vec<String> = failures.into_iter().filter_map(Result::err).map(|e| e.to_string()).collect();
+        if wanted > 0 && servers.is_empty() {
+            return Err(failures.join("; "));
+        }
+        for failure in &failures {
+            eprintln!("toolbox: warning: skipping MCP server of --config: {failure}");
+        }
         let _ = self.imported.set(servers);
         Ok(())
     }
@@ -424,6 +441,7 @@ impl Setup {
             max_session_memory_bytes,
             max_home_bytes,
             user,
+            max_commands_per_principal,
         } = self.exec_limits;
         let mut hidden = defaults.hidden.clone();
         hidden.push(self.state_dir.clone());
@@ -438,6 +456,7 @@ impl Setup {
             max_session_memory_bytes: max_session_memory_bytes.unwrap_or(defaults.max_session_memory_bytes),
             max_home_bytes: max_home_bytes.unwrap_or(defaults.max_home_bytes),
             user: user.unwrap_or(defaults.user),
+            max_commands_per_principal: max_commands_per_principal.unwrap_or(defaults.max_commands_per_principal),
             ..defaults
         };
         let builder = self.confirm.iter().fold(builder, |builder, tag| builder.confirm_tag(tag.clone()));
@@ -625,6 +644,11 @@ pub(crate) struct Global {
     /// read root's files through hard links [default: owner].
     #[arg(long, global = true, value_name = "USER")]
     pub(crate) exec_user: Option<tool_std::exec::ExecUser>,
+    /// The most shell commands one caller runs at once, in the foreground and the background
+    /// (over MCP with `--auth-issuer`, each token's principal; otherwise every caller together),
+    /// 0 for no cap; a `bash` call past it is refused saying so [default: 16].
+    #[arg(long, global = true, value_name = "N")]
+    pub(crate) max_commands_per_principal: Option<usize>,
     /// Defer the tools of these sets, comma-separated: they are left out of the first request
     /// (`list`, `mcp`) and found through tool search (Anthropic `defer_loading` with a search
     /// tool, OpenAI Responses `tool_search`, else the `search_tools` and `call_tool`
@@ -648,6 +672,48 @@ pub(crate) struct Global {
     pub(crate) verbose: u8,
     #[command(flatten)]
     pub(crate) code: crate::code::CodeFlags,
+    #[command(flatten)]
+    pub(crate) import: ImportFlags,
+}
+
+/// The limits of each server of `--config` (`tool_mcp::import::ImportLimits`): past one, the
+/// server is refused with an error naming it and the limit.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ImportFlags {
+    /// With `--config`: the most tools one server may list [default: 1000].
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) import_max_tools: Option<u64>,
+    /// With `--config`: the most `tools/list` pages one server's listing may take [default: 100].
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) import_max_pages: Option<u64>,
+    /// With `--config`: the most bytes (as JSON) of one server's tools [default: 8388608 (8 MiB)].
+    #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) import_max_listing_bytes: Option<u64>,
+    /// With `--config`: how long one request to a server (a `tools/list` page) may take to be
+    /// answered, in milliseconds [default: 30000].
+    #[arg(long, global = true, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) import_request_timeout_ms: Option<u64>,
+    /// With `--config`: how long one call of an imported tool may take to be answered, in
+    /// milliseconds [default: 600000].
+    #[arg(long, global = true, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) import_call_timeout_ms: Option<u64>,
+}
+
+impl ImportFlags {
+    /// The import limits: each flag given over `ImportLimits::default()`.
+    fn limits(&self) -> tool_mcp::import::ImportLimits {
+        let defaults = tool_mcp::import::ImportLimits::default();
+        let count =
+            |flag: Option<u64>, default: usize| flag.map_or(default, |n| usize::try_from(n).unwrap_or(usize::MAX));
+        let millis = |flag: Option<u64>, default| flag.map_or(default, std::time::Duration::from_millis);
+        tool_mcp::import::ImportLimits {
+            max_tools: count(self.import_max_tools, defaults.max_tools),
+            max_pages: count(self.import_max_pages, defaults.max_pages),
+            max_listing_bytes: count(self.import_max_listing_bytes, defaults.max_listing_bytes),
+            request_timeout: millis(self.import_request_timeout_ms, defaults.request_timeout),
+            call_timeout: millis(self.import_call_timeout_ms, defaults.call_timeout),
+        }
+    }
 }
 
 /// A multi-threaded async runtime (one worker per core): a long call on one worker leaves the

@@ -246,9 +246,19 @@ async fn exec_server(
     root: &Path,
     state: &Path,
 ) -> (tokio::process::Child, rmcp::service::RunningService<rmcp::RoleClient, ()>) {
+    exec_server_with(root, state, &[]).await
+}
+
+/// As [`exec_server`], with the `more` arguments.
+async fn exec_server_with(
+    root: &Path,
+    state: &Path,
+    more: &[&str],
+) -> (tokio::process::Child, rmcp::service::RunningService<rmcp::RoleClient, ()>) {
     let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolbox"))
         .args(["mcp", "--set", "exec", "--allow", "exec", "--root", root.to_str().unwrap()])
         .args(["--state-dir", state.to_str().unwrap()])
+        .args(more)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .kill_on_drop(true)
@@ -273,6 +283,27 @@ async fn every_process_of_a_command_ends_when_toolbox_is_killed() {
     server.start_kill().unwrap();
     server.wait().await.unwrap();
     assert!(gone(&pids).await, "{pids:?} outlived toolbox");
+}
+
+#[tokio::test]
+async fn max_commands_per_principal_refuses_a_command_past_the_flags_count() {
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mut server, client) =
+        exec_server_with(root.path(), state.path(), &["--max-commands-per-principal", "1"]).await;
+    let bash =
+        |arguments: Value| CallToolRequestParams::new("bash").with_arguments(arguments.as_object().unwrap().clone());
+    let started = client.call_tool(bash(json!({"command": "sleep 60", "run_in_background": true}))).await.unwrap();
+    assert_ne!(started.is_error, Some(true), "{started:?}");
+    let refused = client.call_tool(bash(json!({"command": "touch ran"}))).await.unwrap();
+    assert_eq!(refused.is_error, Some(true));
+    assert_eq!(
+        refused.content[0].as_text().unwrap().text,
+        "this caller already runs 1 shell commands, the most one caller may run at once; wait for one to end, or \
+         stop a background one with bash_kill first"
+    );
+    assert!(!root.path().join("ran").exists());
+    server.start_kill().unwrap();
+    server.wait().await.unwrap();
 }
 
 /// `toolbox call bash` connecting to a listener on 127.0.0.1 with `--allow ALLOW`: the command's

@@ -669,3 +669,64 @@ async fn a_list_change_reaches_an_import_of_the_gateway_itself() {
     assert!(tools.iter().any(|t| t == "py_extra") && !tools.iter().any(|t| t == "py_echo"), "{tools:?}");
     imported.close().await;
 }
+
+/// A `--config` file of one server `tb`, a `toolbox mcp` of the six fs tools over stdio, in `dir`.
+fn fs_server_config(dir: &Path) -> PathBuf {
+    let (root, state) = (dir.join("remote-root"), dir.join("remote-state"));
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::create_dir_all(&state).unwrap();
+    let file = dir.join("servers.json");
+    let config = json!({"mcpServers": {"tb": {
+        "command": env!("CARGO_BIN_EXE_toolbox"),
+        "args": ["mcp", "--set", "fs", "--root", root, "--state-dir", state]
+    }}});
+    std::fs::write(&file, config.to_string()).unwrap();
+    file
+}
+
+#[test]
+fn import_max_tools_refuses_a_server_listing_more_naming_it_and_the_cap() {
+    let (dir, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let file = fs_server_config(dir.path());
+    let options = ["--config", file.to_str().unwrap(), "--state-dir", state.path().to_str().unwrap()];
+    let output = toolbox(&[&["list", "--set", "tb", "--import-max-tools", "5"], &options[..]].concat());
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "toolbox: MCP server `tb` did not list its tools: it lists more than 5 tools (the import's cap); import a \
+         server with fewer tools or raise ImportLimits::max_tools\n"
+    );
+    // At the server's own count, it is served.
+    let output = toolbox(&[&["list", "--set", "tb", "--import-max-tools", "6"], &options[..]].concat());
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+}
+
+#[test]
+fn a_config_server_that_cannot_start_is_skipped_with_a_warning_and_the_others_are_served() {
+    let (dir, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let file = fs_server_config(dir.path());
+    let mut config: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let missing = "/nonexistent/no-such-server";
+    config["mcpServers"]["a"] = json!({"command": missing});
+    std::fs::write(&file, config.to_string()).unwrap();
+    let output = toolbox(&[
+        "list",
+        "--set",
+        "tb",
+        "--config",
+        file.to_str().unwrap(),
+        "--state-dir",
+        state.path().to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "toolbox: warning: skipping MCP server of --config: cannot connect to MCP server `a`: cannot start \
+             `{missing}`: No such file or directory (os error 2); check the command and that it is on PATH\n"
+        )
+    );
+    let listed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let names: Vec<&str> = listed.as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["tb_edit", "tb_glob", "tb_grep", "tb_read", "tb_read_line", "tb_write"]);
+}

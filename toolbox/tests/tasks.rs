@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
-use task_rpc::request;
+use task_rpc::{request, request_of};
 
 /// Starts `toolbox mcp --http 127.0.0.1:0` with `args`; returns the child and its URL's address.
 fn serve(args: &[&str]) -> (Child, String) {
@@ -22,7 +22,11 @@ fn serve(args: &[&str]) -> (Child, String) {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    stderr.read_line(&mut line).unwrap();
+    // The rest is read, never left to a closed pipe (a server whose standard error is closed
+    // does not answer a request whose warning it logs).
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
     let url = line.trim().strip_prefix("toolbox: serving MCP on http://").unwrap_or_else(|| panic!("{line}"));
     (child, url.strip_suffix("/mcp").unwrap_or_else(|| panic!("{line}")).to_owned())
 }
@@ -113,6 +117,75 @@ fn task_records_never_evict_a_sessions_plan() {
     let read = settled(&addr, &task);
     let text = read["result"]["content"][0]["text"].as_str().unwrap_or_default();
     assert!(text.contains("ship the release"), "{read}");
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+#[test]
+fn max_running_tasks_refuses_a_callers_task_past_the_flags_count() {
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mut server, addr) = serve(&[
+        "--task",
+        "exec",
+        "--allow",
+        "exec",
+        "--max-running-tasks",
+        "1",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--state-dir",
+        state.path().to_str().unwrap(),
+    ]);
+    let sleep = json!({"name": "bash", "arguments": {"command": "sleep 60"}});
+    let created = request(&addr, 1, "tools/call", "bash", sleep.clone());
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let refused = request(&addr, 2, "tools/call", "bash", sleep);
+    assert_eq!(
+        (&refused["error"]["code"], &refused["error"]["message"]),
+        (
+            &json!(-32600),
+            &json!(
+                "this caller already has 1 tasks running, the most this server runs at once for one caller; wait for \
+                 one to end, or cancel one with tasks/cancel"
+            )
+        ),
+        "{refused}"
+    );
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+#[test]
+fn max_input_response_bytes_refuses_answers_past_the_flags_count() {
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (mut server, addr) = serve(&[
+        "--confirm",
+        "destructive",
+        "--max-input-response-bytes",
+        "100",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--state-dir",
+        state.path().to_str().unwrap(),
+    ]);
+    let asker = json!({"elicitation": {}});
+    let write = json!({"name": "write", "arguments": {"file_path": "a.txt", "content": "hi\n"}});
+    let asked = request_of(&addr, 1, "tools/call", "write", write.clone(), asker.clone());
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    let key = asked["result"]["inputRequests"].as_object().unwrap().keys().next().unwrap().clone();
+    let mut retry = write;
+    retry["requestState"] = asked["result"]["requestState"].clone();
+    retry["inputResponses"] = json!({key: {"action": "accept", "content": {"note": "a".repeat(200)}}});
+    // Counted as the JSON of the answers by key, as sent.
+    let bytes = retry["inputResponses"].to_string().len();
+    let refused = request_of(&addr, 2, "tools/call", "write", retry, asker);
+    assert_eq!(
+        refused["error"],
+        json!({"code": -32602, "message": format!("the answers of this call are {bytes} bytes of JSON, over this \
+               server's limit of 100; answer the input requests with less")}),
+        "{refused}"
+    );
+    assert!(!root.path().join("a.txt").exists());
     server.kill().unwrap();
     server.wait().unwrap();
 }

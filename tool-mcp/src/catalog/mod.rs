@@ -280,15 +280,33 @@ pub struct ResourceRequest {
 /// A prompt, as `prompts/list` gives it: `name`, `title` and `description` when set, and its
 /// `arguments` (each with `name`, `description` and `required`) when it has some. Served by
 /// [`McpServerBuilder::prompt`](crate::McpServerBuilder::prompt).
+///
+/// Who may list, get and complete it is decided as for a tool, by its [tags](Prompt::tags): with
+/// a resource server (feature `auth`), the token's scopes through the same
+/// `ScopeMap::allows_tags` that decides tools, and the call's
+/// [access](tool_runtime::ToolAccess), asked with the prompt's name and tags.
 #[derive(Debug, Clone)]
 pub struct Prompt {
     pub(crate) entry: rmcp::model::Prompt,
+    /// The tags that decide who reaches it (default: none).
+    pub(crate) tags: Vec<String>,
 }
 
 impl Prompt {
-    /// A prompt called `name`, with no title, description or arguments.
+    /// A prompt called `name`, with no title, description, arguments or tags.
     pub fn new(name: impl Into<String>) -> Self {
-        Self { entry: rmcp::model::Prompt::new(name, None::<String>, None) }
+        Self { entry: rmcp::model::Prompt::new(name, None::<String>, None), tags: Vec::new() }
+    }
+
+    /// The tags that decide who reaches the prompt, as a tool's tags do (default: none, so with
+    /// the default scope map a prompt needs the fallback scope `tools:write`; tag it `read_only`
+    /// for `tools:read`). A caller the tags do not reach finds no such prompt: `prompts/list` leaves
+    /// it out, and `prompts/get` and `completion/complete` of its arguments are `-32602` as for an
+    /// unknown prompt. The tags are not sent to clients.
+    #[must_use]
+    pub fn tags(mut self, tags: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.tags = tags.into_iter().map(Into::into).collect();
+        self
     }
 
     /// The title a client shows people (default: none; clients then show the name).
@@ -449,6 +467,9 @@ type ResourceHandler = Handler<ResourceRequest, ResourceContents>;
 type PromptHandler = Handler<PromptRequest, Vec<PromptMessage>>;
 type CompletionHandler = Handler<CompletionRequest, Vec<String>>;
 
+/// Whether the caller reaches a prompt of this name and these tags (see [`Prompt::tags`]).
+pub(crate) type Reaches<'a> = &'a (dyn Fn(&str, &[String]) -> bool + Send + Sync);
+
 /// `handler` boxed.
 pub(crate) fn boxed<R, T, F, Fut>(handler: F) -> Handler<R, T>
 where
@@ -592,17 +613,21 @@ impl Catalog {
         })
     }
 
-    /// `prompts/list`.
-    pub(crate) fn list_prompts(&self) -> Result<ListPromptsResult, ErrorData> {
+    /// `prompts/list`: the prompts whose tags `reaches` (see [`Prompt::tags`]).
+    pub(crate) fn list_prompts(&self, reaches: Reaches<'_>) -> Result<ListPromptsResult, ErrorData> {
         if self.prompts.is_empty() {
             return Err(ErrorData::method_not_found::<ListPromptsRequestMethod>());
         }
-        Ok(ListPromptsResult::with_all_items(self.prompts.values().map(|(p, _)| p.entry.clone()).collect()))
+        let reached = self.prompts.values().filter(|(p, _)| reaches(&p.entry.name, &p.tags));
+        Ok(ListPromptsResult::with_all_items(reached.map(|(p, _)| p.entry.clone()).collect()))
     }
 
-    fn prompt(&self, name: &str) -> Result<&(Prompt, PromptHandler), ErrorData> {
-        self.prompts.get(name).ok_or_else(|| {
-            let names = listing(self.prompts.keys().map(String::as_str));
+    /// The prompt `name` when the caller `reaches` it; else `-32602` naming the prompts it reaches
+    /// (a prompt beyond its reach is not revealed).
+    fn prompt(&self, name: &str, reaches: Reaches<'_>) -> Result<&(Prompt, PromptHandler), ErrorData> {
+        self.prompts.get(name).filter(|(p, _)| reaches(name, &p.tags)).ok_or_else(|| {
+            let reached = self.prompts.iter().filter(|(n, (p, _))| reaches(n, &p.tags));
+            let names = listing(reached.map(|(n, _)| n.as_str()));
             ErrorData::invalid_params(format!("there is no prompt `{name}`; the prompts are {names}"), None)
         })
     }
@@ -618,7 +643,7 @@ impl Catalog {
             return Err(ErrorData::method_not_found::<GetPromptRequestMethod>());
         }
         let name = request.name;
-        let (prompt, handler) = self.prompt(&name)?;
+        let (prompt, handler) = self.prompt(&name, &|name, tags| ctx.reaches(name, tags))?;
         let declared = prompt.arguments();
         let declared_names = || listing(declared.iter().map(|a| a.name.as_str()));
         let mut arguments = BTreeMap::new();
@@ -666,11 +691,13 @@ impl Catalog {
         })
     }
 
-    /// `completion/complete`.
+    /// `completion/complete`: a prompt argument's completion only for a caller that `reaches` the
+    /// prompt ([`Prompt::tags`]); a template variable's for any caller (resources are not scoped).
     pub(crate) async fn complete(
         &self,
         request: CompleteRequestParams,
         http: Option<::http::request::Parts>,
+        reaches: Reaches<'_>,
     ) -> Result<CompleteResult, ErrorData> {
         if self.completions.is_empty() {
             return Err(ErrorData::method_not_found::<CompleteRequestMethod>());
@@ -678,7 +705,7 @@ impl Catalog {
         let argument = request.argument.name;
         let key = match request.r#ref {
             Reference::Prompt(reference) => {
-                let (prompt, _) = self.prompt(&reference.name)?;
+                let (prompt, _) = self.prompt(&reference.name, reaches)?;
                 if !prompt.arguments().iter().any(|a| a.name == argument) {
                     let names = listing(prompt.arguments().iter().map(|a| a.name.as_str()));
                     return Err(ErrorData::invalid_params(

@@ -21,7 +21,8 @@ use super::response::{ResponseBody, closing, refusal};
 #[cfg(feature = "auth")]
 use super::response::{challenge_response, metadata_response};
 use super::sessions::{Sessions, named_session, session_not_found};
-use crate::incoming::{Fault, RawArguments, inspect, message};
+use crate::incoming::{Checked, Fault, RawArguments, inspect, message};
+use crate::limits::OFF_WORKER_BODY_BYTES;
 use crate::server::McpServer;
 
 /// The Streamable HTTP endpoint of [`McpServer::http_service`]: rmcp's Streamable HTTP service
@@ -110,6 +111,48 @@ where
     })
 }
 
+/// What [`inspect`] found in a body, owning its parts (so that it can come back from the blocking
+/// pool): the `tools/call` arguments share the body's buffer.
+struct Inspected {
+    arguments: Option<RawArguments>,
+    #[cfg_attr(not(feature = "auth"), allow(dead_code))]
+    id: Option<serde_json::Value>,
+    tool: Option<String>,
+}
+
+impl Inspected {
+    fn of(frame: &Bytes, checked: Checked<'_>) -> Self {
+        Self {
+            arguments: checked.arguments.map(|arguments| RawArguments::of(frame, arguments)),
+            id: checked.id,
+            tool: checked.tool.map(std::borrow::Cow::into_owned),
+        }
+    }
+}
+
+/// `work` on `body`: in place for a body under [`OFF_WORKER_BODY_BYTES`], else on tokio's blocking
+/// pool (see there); `None` when the runtime shut down before it ran.
+async fn off_worker_if_large<T: Send + 'static>(
+    body: &Bytes,
+    work: impl FnOnce(&Bytes) -> T + Send + 'static,
+) -> Option<T> {
+    if body.len() < OFF_WORKER_BODY_BYTES {
+        return Some(work(body));
+    }
+    let body = body.clone();
+    tool_runtime::off_worker(move || work(&body)).await
+}
+
+/// `503 Service Unavailable` with a JSON-RPC error: the runtime is shutting down.
+fn shutting_down() -> http::Response<ResponseBody> {
+    let fault = Fault {
+        code: rmcp::model::ErrorCode::INTERNAL_ERROR,
+        message: "the server is shutting down; send the request to another server or again later".to_owned(),
+        id: None,
+    };
+    closing(refusal(http::StatusCode::SERVICE_UNAVAILABLE, &fault))
+}
+
 impl Endpoint {
     /// Answers one request. The checks run in this order, each answering the request itself
     /// when it fails, so that a later one never sees what an earlier one refuses:
@@ -122,7 +165,9 @@ impl Endpoint {
     ///    then rmcp answers;
     /// 5. the body, read within the size limit (`413`) and the body timeout (`408`), both closing
     ///    the connection, or broken (`400`);
-    /// 6. the incoming-message check ([`crate::incoming`]): `400` with the JSON-RPC error it names;
+    /// 6. the incoming-message check ([`crate::incoming`]; on the blocking pool for a body of
+    ///    [`OFF_WORKER_BODY_BYTES`] or more, as the direct path's parse): `400` with the JSON-RPC
+    ///    error it names;
     /// 7. (feature `auth`) a `tools/call` of a tool beyond the token's scopes: `403`
     ///    `insufficient_scope` with a challenge;
     /// 8. a stateless 2026-07-28 `tools/call` the direct path admits ([`super::direct`]): answered
@@ -223,7 +268,11 @@ impl Endpoint {
                 return closing(refusal(http::StatusCode::REQUEST_TIMEOUT, &fault));
             }
         };
-        match inspect(&bytes) {
+        let Some(checked) = off_worker_if_large(&bytes, |bytes| inspect(bytes).map(|c| Inspected::of(bytes, c))).await
+        else {
+            return shutting_down();
+        };
+        match checked {
             Err(fault) => refusal(http::StatusCode::BAD_REQUEST, &fault),
             Ok(checked) => {
                 #[cfg(feature = "auth")]
@@ -241,13 +290,18 @@ impl Endpoint {
                     parts.extensions.insert(who);
                 }
                 if let Some(arguments) = checked.arguments {
-                    parts.extensions.insert(RawArguments::of(&bytes, arguments));
+                    parts.extensions.insert(arguments);
                 }
                 if let Some(tool) = &checked.tool
                     && self.direct.admits(&self.server, &parts.headers, tool)
-                    && let Some(taken) = Direct::take(message(&bytes))
                 {
-                    return self.direct.answer(&self.server, taken, parts, &self.streams).await;
+                    match off_worker_if_large(&bytes, |bytes| Direct::take(message(bytes))).await {
+                        Some(Some(taken)) => {
+                            return self.direct.answer(&self.server, taken, parts, &self.streams).await;
+                        }
+                        Some(None) => {}
+                        None => return shutting_down(),
+                    }
                 }
                 let Some(sessions) = &self.sessions else {
                     let request = http::Request::from_parts(parts, Full::new(bytes.slice_ref(message(&bytes))));

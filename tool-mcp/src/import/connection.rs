@@ -618,13 +618,32 @@ fn lost_connection(error: &ServiceError, stdio: bool) -> String {
         ServiceError::TransportClosed | ServiceError::Cancelled { .. } => "closed its connection".to_owned(),
         ServiceError::TransportSend(_) if stdio => "closed its connection".to_owned(),
         ServiceError::TransportSend(error) => {
-            format!("could not be reached ({})", lowercase_first(&error.error.to_string()))
+            let text = error.error.to_string();
+            unparsable(&text).unwrap_or_else(|| format!("could not be reached ({})", lowercase_first(&text)))
         }
         ServiceError::Timeout { timeout } => format!("did not answer within {} ms", timeout.as_millis()),
         ServiceError::UnexpectedResponse => "answered with a message of another kind than the request's".to_owned(),
         ServiceError::McpError(error) => format!("answered with an error ({})", error.message),
         other => format!("stopped answering ({})", lowercase_first(&other.to_string())),
     }
+}
+
+/// When rmcp's HTTP client could not parse the server's answer (`text` is its error), what was
+/// wrong, in plain words: nested past the 128 levels `serde_json` parses (its recursion limit), or
+/// not a JSON-RPC message, with the parser's reason cut to [`echoed`](crate::errors::echoed)'s
+/// bound (the answer itself, which rmcp's error quotes, is never repeated). The request fails at
+/// once with it.
+fn unparsable(text: &str) -> Option<String> {
+    const PARSE_FAILED: &str = "could not parse JSON response as ServerJsonRpcMessage: ";
+    let (_, reason) = text.split_once(PARSE_FAILED)?;
+    if reason.starts_with("recursion limit exceeded") {
+        return Some(
+            "sent an answer nested deeper than the 128 levels the JSON parser reads, so it cannot be read".to_owned(),
+        );
+    }
+    // The parser's reason ends before the answer's text, which follows as `: {...`.
+    let reason = reason.split(": ").next().unwrap_or(reason);
+    Some(format!("sent an answer that is not a JSON-RPC message ({})", crate::errors::echoed(reason)))
 }
 
 /// A failed request's error for a message that names the server first ("did not list its tools:

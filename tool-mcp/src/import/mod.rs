@@ -34,6 +34,8 @@
 //! - The tool's set is the server's name (for [`RegistryBuilder::sets`]).
 //! - `outputSchema` is kept as the definition's output schema, and a result's `structuredContent`
 //!   object beside its content ([`ToolResult::Structured`]), so both are served again over MCP.
+//!   The `structuredContent` of a tool with an output schema is checked against it: missing or
+//!   breaking it, the call fails naming the server, the tool and where (see `docs/import.md`).
 //!
 //! # A call
 //! - The registry's context reaches the server: `notifications/progress` the server sends for the
@@ -606,13 +608,28 @@ fn compile_one(
     }
     let shared = shared.clone();
     let remote_name = remote.name.clone();
+    let output = match &remote.output_schema {
+        Some(schema) => Some(Arc::new(
+            jsonschema::validator_for(schema)
+                .map_err(|error| format!("its `outputSchema` is not a valid JSON Schema: {error}"))?,
+        )),
+        None => None,
+    };
+    let server_name = server.to_owned();
     let handler = move |arguments: Value, ctx: ToolContext| {
         let shared = shared.upgrade();
         let remote_name = remote_name.clone();
+        let (output, server_name) = (output.clone(), server_name.clone());
         async move {
-            match shared {
-                Some(shared) => shared.call(&remote_name, arguments, &ctx).await,
-                None => Err(ToolError::Failed("the MCP import was closed; build the registry again".to_owned())),
+            let result = match shared {
+                Some(shared) => shared.call(&remote_name, arguments, &ctx).await?,
+                None => {
+                    return Err(ToolError::Failed("the MCP import was closed; build the registry again".to_owned()));
+                }
+            };
+            match output {
+                Some(validator) => check_structured(result, validator, &server_name, &remote_name).await,
+                None => Ok(result),
             }
         }
     };
@@ -633,6 +650,44 @@ fn compile_one(
         Some(schema) => tool.with_output_schema(schema.clone()),
         None => tool,
     })
+}
+
+/// `result` of the tool `tool` of `server`, whose declared `outputSchema` `validator` checks: its
+/// `structuredContent` must be there and conform (MCP: a server with an output schema MUST give
+/// structured results that conform to it, and clients SHOULD validate them), else the call fails
+/// naming the first place where it breaks the schema, and nothing of it is passed on. Checked on
+/// the blocking pool (a large value takes a while).
+async fn check_structured(
+    result: ToolResult,
+    validator: Arc<jsonschema::Validator>,
+    server: &str,
+    tool: &str,
+) -> Result<ToolResult, ToolError> {
+    let ToolResult::Structured { content, value } = result else {
+        return Err(ToolError::Failed(format!(
+            "MCP server `{server}` answered the call of `{tool}` without `structuredContent`, which its declared \
+             `outputSchema` requires; the result is not passed on"
+        )));
+    };
+    let checked = tool_runtime::off_worker(move || {
+        let broken = validator.iter_errors(&value).next().map(|error| {
+            let at = error.instance_path().to_string();
+            let at = if at.is_empty() { "the top".to_owned() } else { format!("`{at}`") };
+            format!("at {at}: {error}")
+        });
+        (value, broken)
+    })
+    .await;
+    let Some((value, broken)) = checked else {
+        return Err(ToolError::Failed("the runtime is shutting down".to_owned()));
+    };
+    match broken {
+        None => Ok(ToolResult::Structured { content, value }),
+        Some(broken) => Err(ToolError::Failed(format!(
+            "MCP server `{server}` answered the call of `{tool}` with `structuredContent` that breaks its declared \
+             `outputSchema` ({broken}); the result is not passed on"
+        ))),
+    }
 }
 
 /// A tool as the server lists it.

@@ -273,3 +273,69 @@ async fn sockets_that_never_send_a_byte_do_not_lock_out_a_new_client_at_the_defa
     assert_eq!(read_until_closed(&mut silent[0]).await, b"");
     running.stop().await;
 }
+
+/// How many calls of `hold` have started (a tool of one test alone).
+static HOLD_STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Count the items.
+#[tool]
+async fn hold(
+    /// The items.
+    items: Vec<String>,
+) -> String {
+    HOLD_STARTED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    format!("{} items", items.len())
+}
+
+/// A stateless 2026-07-28 `tools/call` of `hold` whose body is about 14.4 MB (under the 16 MiB
+/// limit), as the endpoint answers itself: sent whole (then `sent` is told), and its response read.
+async fn post_fifteen_megabytes(
+    addr: std::net::SocketAddr,
+    id: u64,
+    sent: tokio::sync::oneshot::Sender<()>,
+) -> common::Response {
+    let items: Vec<String> = (0..1_200_000).map(|i| format!("item{i:05}")[..9].to_owned()).collect();
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "hold",
+        "arguments": {"items": items}, "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let body = body.to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\nContent-Type: \
+         application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: hold\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body.as_bytes()).await.unwrap();
+    let _ = sent.send(());
+    // Parsing and decoding 14 MB three times takes seconds in a debug build beside the other
+    // tests: a bound of its own, far above that.
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(120), stream.read_to_end(&mut raw)).await.unwrap().unwrap();
+    parse_response(&String::from_utf8(raw).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_fifteen_megabyte_bodies_are_parsed_off_the_workers_and_a_ping_is_answered_first() {
+    let registry = Registry::builder().tool(hold::TOOL).build().unwrap();
+    let running = Running::start(McpServer::builder(registry).build()).await;
+    let addr = running.addr;
+    let (sent_1, sent_2) = (tokio::sync::oneshot::channel(), tokio::sync::oneshot::channel());
+    let big = [
+        tokio::spawn(post_fifteen_megabytes(addr, 1, sent_1.0)),
+        tokio::spawn(post_fifteen_megabytes(addr, 2, sent_2.0)),
+    ];
+    // Once both bodies are sent whole, a ping.
+    sent_1.1.await.unwrap();
+    sent_2.1.await.unwrap();
+    let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"});
+    let pong = tokio::time::timeout(BOUND, post(addr, "/mcp", "127.0.0.1", &[], &ping)).await.unwrap();
+    let started_before_the_pong = HOLD_STARTED.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(serde_json::from_str::<Value>(&pong.body).unwrap()["result"], json!({}));
+    assert_eq!(started_before_the_pong, 0, "a big body's call started before the ping was answered");
+    for call in big {
+        assert_eq!(text_of(&call.await.unwrap()), json!("1200000 items"));
+    }
+    running.stop().await;
+}

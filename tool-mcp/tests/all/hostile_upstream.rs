@@ -16,10 +16,15 @@ use tool_mcp::import::{ImportError, ImportLimits, McpImport};
 use tool_runtime::{Registry, ToolCall, ToolContext};
 
 /// How the upstream answers `tools/list` and `tools/call`.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum Hostile {
+    /// One tool `t0` declaring the output schema `{"n": integer}` required, whose calls answer
+    /// with this `structuredContent` (`null`: none).
+    Structured(Value),
     /// One page of this many tools.
     Many(usize),
+    /// One tool whose input schema nests objects this deep.
+    Deep(usize),
     /// Page after page of one tool, each with a next cursor.
     Endless,
     /// Never.
@@ -40,7 +45,7 @@ async fn upstream(mode: Hostile) -> (SocketAddr, Arc<AtomicUsize>) {
     let app = axum::Router::new().route(
         "/mcp",
         axum::routing::post(move |body: String| {
-            let counter = counter.clone();
+            let (counter, mode) = (counter.clone(), mode.clone());
             async move {
                 let message: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
                 let id = message["id"].clone();
@@ -56,14 +61,38 @@ async fn upstream(mode: Hostile) -> (SocketAddr, Arc<AtomicUsize>) {
                         "serverInfo": {"name": "hostile", "version": "0"}})),
                     "tools/list" => {
                         let page = counter.fetch_add(1, Ordering::SeqCst);
-                        match mode {
-                            Hostile::Many(n) => reply(json!({"tools": (0..n).map(tool).collect::<Vec<_>>()})),
+                        match &mode {
+                            Hostile::Structured(_) => {
+                                let mut listed = tool(0);
+                                listed["outputSchema"] = json!({"type": "object",
+                                    "properties": {"n": {"type": "integer"}}, "required": ["n"]});
+                                reply(json!({"tools": [listed]}))
+                            }
+                            Hostile::Deep(depth) => {
+                                let mut schema = json!({"type": "object"});
+                                for _ in 0..*depth {
+                                    schema = json!({"type": "object", "properties": {"a": schema}});
+                                }
+                                let mut listed = tool(0);
+                                listed["inputSchema"] = schema;
+                                reply(json!({"tools": [listed]}))
+                            }
+                            Hostile::Many(n) => reply(json!({"tools": (0..*n).map(tool).collect::<Vec<_>>()})),
                             Hostile::Endless => reply(json!({"tools": [tool(page)], "nextCursor": format!("c{page}")})),
                             Hostile::SilentCall => reply(json!({"tools": [tool(0)]})),
                             Hostile::Silent => std::future::pending().await,
                         }
                     }
-                    "tools/call" => std::future::pending().await,
+                    "tools/call" => match &mode {
+                        Hostile::Structured(value) => {
+                            let mut result = json!({"content": [{"type": "text", "text": "n"}]});
+                            if !value.is_null() {
+                                result["structuredContent"] = value.clone();
+                            }
+                            reply(result)
+                        }
+                        _ => std::future::pending().await,
+                    },
                     method if method.starts_with("notifications/") => StatusCode::ACCEPTED.into_response(),
                     _ => (
                         [("content-type", "application/json")],
@@ -155,4 +184,60 @@ async fn a_call_that_is_never_answered_ends_at_the_call_timeout() {
         )
     );
     imported.close().await;
+}
+
+/// Calls `t0` of an upstream whose calls answer with `structured` (see [`Hostile::Structured`]).
+async fn call_structured(structured: Value) -> tool_runtime::ToolMessage {
+    let (addr, _) = upstream(Hostile::Structured(structured)).await;
+    let imported = connect(addr, ImportLimits::default()).await.unwrap();
+    let registry = imported.add_to(Registry::builder()).unwrap().build().unwrap();
+    let message = registry.call(&ToolCall::new("c1", "t0", "{}"), &ToolContext::new()).await;
+    imported.close().await;
+    message
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn structured_content_that_breaks_the_declared_output_schema_is_not_passed_on() {
+    let message = call_structured(json!({"n": "seven"})).await;
+    assert_eq!(
+        (message.is_error, message.text().into_owned(), message.structured_content),
+        (
+            true,
+            "MCP server `hostile` answered the call of `t0` with `structuredContent` that breaks its declared \
+             `outputSchema` (at `/n`: \"seven\" is not of type \"integer\"); the result is not passed on"
+                .to_owned(),
+            None
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_without_the_structured_content_its_output_schema_requires_is_not_passed_on() {
+    let message = call_structured(Value::Null).await;
+    assert_eq!(
+        (message.is_error, message.text().into_owned()),
+        (
+            true,
+            "MCP server `hostile` answered the call of `t0` without `structuredContent`, which its declared \
+             `outputSchema` requires; the result is not passed on"
+                .to_owned()
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn structured_content_that_conforms_to_the_output_schema_is_passed_on() {
+    let message = call_structured(json!({"n": 7})).await;
+    assert_eq!((message.is_error, message.structured_content), (false, Some(json!({"n": 7}))));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_nested_past_the_parsers_depth_fails_at_once_naming_the_server() {
+    let (addr, _) = upstream(Hostile::Deep(70)).await;
+    // The request timeout is far past the test's bound (20 s): only failing at once ends it.
+    let limits = ImportLimits { request_timeout: Duration::from_secs(600), ..ImportLimits::default() };
+    assert_eq!(
+        list_error(connect(addr, limits).await),
+        "hostile: it sent an answer nested deeper than the 128 levels the JSON parser reads, so it cannot be read"
+    );
 }

@@ -31,6 +31,13 @@ pub struct ExecConfig {
     /// Background commands one session may have at once, running or finished but not yet read
     /// to their end (default 8).
     pub max_background: usize,
+    /// The most commands one principal (the call's
+    /// [`ToolContext::principal`](tool_runtime::ToolContext::principal); calls without one count
+    /// together) runs at once in this registry, in the foreground and in the background, across
+    /// its sessions (default 16, as many as MCP task runs per principal; 0: no cap). A command
+    /// counts until its process group is gone. A `bash` call past it is refused before anything
+    /// starts, saying so; other principals are not affected.
+    pub max_commands_per_principal: usize,
     /// Outputs up to this many bytes are returned whole (held in memory until the command ends;
     /// the output layer cuts one over its own cap); a larger output is returned as its head and
     /// tail ([`preview_bytes`](ExecConfig::preview_bytes),
@@ -187,6 +194,7 @@ impl Default for ExecConfig {
             max_timeout_ms: 600_000,
             kill_grace_ms: 2_000,
             max_background: 8,
+            max_commands_per_principal: 16,
             inline_bytes: 48 * 1024,
             preview_bytes: 16 * 1024,
             preview_lines: 500,

@@ -15,8 +15,10 @@ use super::capture::{Capture, Sink};
 use super::confine::{Cgroup, CommandUser, Confinement, ResourceLimits, Rules, confine_thread};
 
 /// What a command is run with.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Launch {
+    /// The command's place in its principal's cap, given back once it has ended.
+    pub(crate) slot: Option<super::slot::CommandSlot>,
     /// The command line, run as `bash -c <command>`.
     pub(crate) command: String,
     /// The working directory (inside the workspace).
@@ -155,12 +157,14 @@ const LOST: Finished = Finished { end: End::Stopped, duration_ms: 0, killed: tru
 /// # Errors
 /// The refusal to run unconfined, or why the spawn failed, as the model reads it.
 pub(crate) async fn start(
-    launch: Launch,
+    mut launch: Launch,
     capture: (Capture, Sink),
     stop: CancellationToken,
     progress: Box<dyn Fn(u64) + Send>,
 ) -> Result<Arc<Job>, String> {
     let (timeout, grace) = (launch.timeout, launch.grace);
+    // Held by the supervisor until the group is gone (given back at once when the spawn fails).
+    let slot = launch.slot.take();
     let (capture, sink) = capture;
     let runtime = tokio::runtime::Handle::current();
     let (sender, receiver) = tokio::sync::oneshot::channel();
@@ -216,6 +220,8 @@ pub(crate) async fn start(
         };
         let killed = group.stop(&mut child, exited.is_some(), &mut pump, grace).await;
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        // Before the end is seen: whoever waited for it may start another command at once.
+        drop(slot);
         let _ = report.send(Some(Finished { end, duration_ms, killed }));
         remove_later(cgroup);
         drop(ended);

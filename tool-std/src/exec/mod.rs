@@ -81,6 +81,7 @@ mod config;
 pub mod confine;
 mod job;
 mod open_world;
+mod slot;
 mod state;
 mod user;
 
@@ -139,6 +140,15 @@ pub enum ExecError {
         /// Their handles, comma-separated.
         handles: String,
     },
+    /// The caller already runs [`ExecConfig::max_commands_per_principal`] commands.
+    #[error(
+        "this caller already runs {max} shell commands, the most one caller may run at once; wait for one to end, or \
+         stop a background one with bash_kill first"
+    )]
+    TooManyCommands {
+        /// The cap.
+        max: usize,
+    },
     /// No background command has this handle in the session.
     #[error("no background command `{handle}` in this session ({known}); use a handle that bash returned here")]
     UnknownHandle {
@@ -186,6 +196,9 @@ pub async fn bash(
     if timeout_ms == 0 || timeout_ms > config.max_timeout_ms {
         return Err(ToolError::failed(ExecError::Timeout { value: timeout_ms, max: config.max_timeout_ms }));
     }
+    let slot = state
+        .admit(ctx.principal().unwrap_or_default(), config.max_commands_per_principal)
+        .map_err(|max| ToolError::failed(ExecError::TooManyCommands { max }))?;
     let id = ctx.session_id().unwrap_or_default().to_owned();
     let (temp_root, memory_bytes, home_bytes) =
         (config.temp_root.clone(), config.max_session_memory_bytes, config.max_home_bytes);
@@ -213,6 +226,7 @@ pub async fn bash(
     env.extend(config.env.iter().cloned());
     let (session_memory, home) = session.bounds();
     let launch = Launch {
+        slot: Some(slot),
         user,
         prefix,
         session_memory,

@@ -10,6 +10,7 @@ use tool_runtime::{BoxError, BoxFuture, DependencyError, DependencyKey, ToolCont
 use super::cleanup::{self, PREFIX};
 use super::confine::{Cgroup, CommandUser};
 use super::job::Job;
+use super::slot::{CommandSlot, Running};
 
 /// The registry's exec state ([`ExecState`]): closing the registry stops every background
 /// command and removes the session temp dirs.
@@ -37,6 +38,8 @@ fn close_state(state: &Arc<ExecState>) -> BoxFuture<'_, Result<(), BoxError>> {
 #[derive(Debug)]
 pub struct ExecState {
     sessions: Mutex<HashMap<String, Arc<SessionExec>>>,
+    /// How many commands each principal runs now (calls without one count under the empty name).
+    running: Running,
     dir: Mutex<Option<tempfile::TempDir>>,
     /// `tool-exec-<pid>-<n>`: the start of the name of everything this registry makes.
     prefix: String,
@@ -47,7 +50,13 @@ impl Default for ExecState {
     fn default() -> Self {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let prefix = format!("{PREFIX}{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-        Self { sessions: Mutex::default(), dir: Mutex::default(), prefix, next_session: AtomicU64::new(1) }
+        Self {
+            sessions: Mutex::default(),
+            running: Arc::default(),
+            dir: Mutex::default(),
+            prefix,
+            next_session: AtomicU64::new(1),
+        }
     }
 }
 
@@ -108,6 +117,13 @@ impl ExecState {
         let session = Arc::new(SessionExec::new(&parent, &format!("{}-s{n}", self.prefix), limits)?);
         sessions.insert(id.to_owned(), session.clone());
         Ok(session)
+    }
+
+    /// A place for one more running command of `principal` (`""` for calls without one), when it
+    /// runs fewer than `max` (0: no cap); else `Err(max)`. The place is given back when the
+    /// [`CommandSlot`] is dropped: when the command has ended (see [`super::job::start`]).
+    pub(crate) fn admit(&self, principal: &str, max: usize) -> Result<CommandSlot, usize> {
+        CommandSlot::take(&self.running, principal, max)
     }
 
     /// The start of the name of everything this registry makes (`tool-exec-<pid>-<n>`).

@@ -10,10 +10,24 @@ use serde_json::{Value, json};
 
 /// POSTs a JSON-RPC request of protocol 2026-07-28 whose client declares the tasks extension to
 /// `addr`; the JSON-RPC response (the last event of a stream).
-pub(crate) fn request(addr: &str, id: u64, method: &str, name: &str, mut params: Value) -> Value {
+pub(crate) fn request(addr: &str, id: u64, method: &str, name: &str, params: Value) -> Value {
+    let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    request_of(addr, id, method, name, params, tasks)
+}
+
+/// As [`request`], from a client of these `capabilities`.
+#[allow(dead_code)] // `task_cluster.rs` asks with the tasks extension only
+pub(crate) fn request_of(
+    addr: &str,
+    id: u64,
+    method: &str,
+    name: &str,
+    mut params: Value,
+    capabilities: Value,
+) -> Value {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}});
+        "io.modelcontextprotocol/clientCapabilities": capabilities});
     let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
     let head = format!(
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\nContent-Type: \
