@@ -429,6 +429,8 @@ impl RegistryBuilder {
                     .map(Arc::from)
             })
             .collect();
+        let secret: Vec<bool> =
+            tools.iter().map(|tool| crate::secret::has_secrets(&tool.definition().input_schema)).collect();
         let index = names.iter().enumerate().map(|(i, name)| (name.clone(), i)).collect();
         let output = self.output.map(|layer| match layer.for_tools(names.iter().map(|n| &**n)) {
             Some(adjusted) => Arc::new(adjusted),
@@ -441,6 +443,8 @@ impl RegistryBuilder {
             definitions: OnceLock::new(),
             deferred,
             approval,
+            any_secret: secret.contains(&true),
+            secret,
             search_index: OnceLock::new(),
             scope: Arc::new(self.scope),
             policy: self.policy.unwrap_or_else(|| Arc::new(DefaultPolicy::new())),

@@ -361,7 +361,7 @@ impl Registry {
             return (Err(ToolError::Cancelled { tool: call.name.clone() }), None);
         }
         if let Some(tag) = &self.approval[index]
-            && let Err(error) = Box::pin(crate::talk::approve(call, tag, ctx)).await
+            && let Err(error) = Box::pin(crate::talk::approve(&self.shown_call(index, call), tag, ctx)).await
         {
             return (Err(error), None);
         }
@@ -490,10 +490,13 @@ impl Registry {
         started: Option<Instant>,
     ) -> ToolMessage {
         let label = outcome_label(&outcome);
-        let message = match outcome {
+        let mut message = match outcome {
             Ok(result) => ToolMessage::success(&call.id, &call.name, result),
             Err(error) => ToolMessage::error(&call.id, &call.name, error.to_string()).with_error_kind(error.kind()),
         };
+        if self.any_secret {
+            self.scrub_secrets(call, &mut message);
+        }
         if span.is_disabled() {
             return message;
         }
@@ -502,5 +505,28 @@ impl Registry {
         span.record("duration_ms", duration_ms);
         tracing::debug!(parent: span, outcome = label, duration_ms, "tool call finished");
         message
+    }
+
+    /// `call` as the approval question of `tools[index]` shows it: with its secret values
+    /// redacted ("Secret arguments" on [`Registry`]).
+    fn shown_call<'c>(&self, index: usize, call: &'c ToolCall) -> std::borrow::Cow<'c, ToolCall> {
+        if !self.secret[index] {
+            return std::borrow::Cow::Borrowed(call);
+        }
+        let arguments = crate::secret::redact_arguments(&call.arguments, &self.tools[index].definition().input_schema);
+        std::borrow::Cow::Owned(ToolCall { arguments, ..call.clone() })
+    }
+
+    /// Replaces the secret values of `call` in its `message` ("Secret arguments" on [`Registry`]).
+    fn scrub_secrets(&self, call: &ToolCall, message: &mut ToolMessage) {
+        let Some(&index) = self.index.get(call.name.as_str()) else { return };
+        if !self.secret[index] {
+            return;
+        }
+        if let Some((_, secrets)) =
+            crate::secret::redacted(&call.arguments, &self.tools[index].definition().input_schema)
+        {
+            secrets.scrub_message(message);
+        }
     }
 }

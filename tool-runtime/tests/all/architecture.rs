@@ -24,7 +24,7 @@ const FLOORS: &[&[&str]] = &[
         "waits",
         "worker",
     ],
-    &["schema"],
+    &["schema", "secret"],
     &["decode"],
     &["talk", "context", "depends"],
     &["tool", "methods", "policy", "dynamic"],

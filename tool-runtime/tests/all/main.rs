@@ -56,6 +56,8 @@ pub mod schema_projection;
 pub mod schema_rules;
 pub mod search;
 pub mod search_corpus;
+pub mod secret_schema;
+pub mod secret_sinks;
 pub mod structured_result;
 pub mod sync_tools;
 pub mod talk;
