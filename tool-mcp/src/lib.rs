@@ -16,6 +16,7 @@ mod errors;
 mod incoming;
 mod limits;
 mod protocol;
+mod sealed;
 mod shutdown;
 // 2. What each feature keeps.
 #[cfg(feature = "auth")]

@@ -120,7 +120,7 @@ pub use registry::{Batch, Registry, RegistryBuilder, TurnStop};
 pub use result::{
     ContentPart, ImageDetail, IntoToolResult, MessageContent, ResourceContents, StoredResult, ToolMessage, ToolResult,
 };
-pub use secret::{REDACTED, Secret, redact_arguments};
+pub use secret::{REDACTED, Secret, redact_arguments, replace_secrets};
 pub use talk::{ClientCapabilities, ClientChannel, Elicitation, LogLevel, SamplingRequest, TalkBackError};
 /// The token that cancels calls ([`ToolContextBuilder::cancellation`]), from `tokio-util`.
 pub use tokio_util::sync::CancellationToken;

@@ -26,6 +26,11 @@ pub const REDACTED: &str = "[redacted]";
 /// `skip_serializing` produces and which says nothing about secrecy).
 pub(crate) const SECRET_MARK: &str = "x-tool-secret";
 
+/// The shortest secret text searched for in what a call produces, in bytes: 4. A shorter one
+/// (`"t"`, `7`) would replace every such letter or digit of a result, and is no secret a search
+/// could keep: it is left where it occurs.
+const MIN_SEARCHED: usize = 4;
+
 /// The deepest a schema's `$ref`s are followed while looking for secrets (a recursive type's
 /// value deeper than this is not searched further; its secrets are still scrubbed from results).
 const MAX_DEPTH: usize = 64;
@@ -165,24 +170,61 @@ pub(crate) fn redacted(arguments: &str, schema: &Value) -> Option<(String, CallS
     if !has_secrets(schema) {
         return None;
     }
-    let mut value = match serde_json::from_str::<Value>(arguments) {
-        // A JSON string holding the object (what argument repair takes): the object.
-        Ok(Value::String(inner)) => serde_json::from_str::<Value>(&inner).unwrap_or(Value::String(inner)),
-        Ok(value) => value,
-        Err(_) => Value::Null,
-    };
-    if !value.is_object() {
-        // Not a JSON object: the whole text is what must not be shown.
-        return Some((Value::from(REDACTED).to_string(), CallSecrets::of_text(arguments)));
-    }
     let mut found = Vec::new();
-    mark(&mut value, schema, schema, 0, &mut found);
-    if found.is_empty() {
-        return None;
+    let replaced = replace_secrets(arguments, schema, &mut |value| {
+        found.push(value);
+        Value::from(REDACTED)
+    });
+    match replaced {
+        Some(text) if !found.is_empty() => Some((text, CallSecrets::of_values(&found))),
+        Some(_) => None,
+        // Not a JSON object: the whole text is what must not be shown.
+        None => Some((Value::from(REDACTED).to_string(), CallSecrets::of_text(arguments))),
     }
-    Some((value.to_string(), CallSecrets::of_values(&found)))
 }
 
+/// `arguments` (a tool call's JSON text) with each value its `schema` marks `writeOnly` replaced
+/// by what `replace` makes of it, found by the walk [`redact_arguments`] describes (each value
+/// once, also when several branches of a union mark it), as compact JSON; the text unchanged
+/// when nothing is marked. `None` when `arguments` is not a JSON object (nor a JSON string
+/// holding one): then the values cannot be told apart. For a store that must keep a call's
+/// arguments to run it again (a task record), `replace` seals each value (encrypts it) and the
+/// same walk opens them.
+pub fn replace_secrets(arguments: &str, schema: &Value, replace: &mut dyn FnMut(Value) -> Value) -> Option<String> {
+    if !has_secrets(schema) {
+        return Some(arguments.to_owned());
+    }
+    let mut value = match serde_json::from_str::<Value>(arguments) {
+        // A JSON string holding the object (what argument repair takes): the object.
+        Ok(Value::String(inner)) => serde_json::from_str::<Value>(&inner).ok()?,
+        Ok(value) => value,
+        Err(_) => return None,
+    };
+    if !value.is_object() {
+        return None;
+    }
+    let mut pointers = Vec::new();
+    find(&value, schema, schema, 0, &mut String::new(), &mut pointers);
+    if pointers.is_empty() {
+        return Some(arguments.to_owned());
+    }
+    pointers.sort();
+    pointers.dedup();
+    // A value inside one already replaced goes with it.
+    let mut outer: Vec<String> = Vec::new();
+    for pointer in pointers {
+        if !outer.iter().any(|o| pointer.starts_with(&format!("{o}/"))) {
+            outer.push(pointer);
+        }
+    }
+    for pointer in &outer {
+        if let Some(slot) = value.pointer_mut(pointer) {
+            let taken = std::mem::take(slot);
+            *slot = replace(taken);
+        }
+    }
+    Some(value.to_string())
+}
 /// Marks every node of a schema made at run time that says `writeOnly: true` (an imported MCP
 /// tool's, a [`DynamicTool`](crate::DynamicTool)'s) as a secret, so that the canonical schema
 /// pass keeps the keyword (it removes the `writeOnly` that serde's `skip_serializing` gives).
@@ -215,58 +257,62 @@ pub(crate) fn has_secrets(schema: &Value) -> bool {
     }
 }
 
-/// Replaces every value of `value` that `node` (a node of `root`) marks `writeOnly`, pushing the
-/// value replaced onto `found`.
-fn mark(value: &mut Value, node: &Value, root: &Value, depth: usize, found: &mut Vec<Value>) {
+/// Pushes onto `found` the JSON Pointer (below `path`) of every value of `value` that `node` (a
+/// node of `root`) marks `writeOnly`.
+fn find(value: &Value, node: &Value, root: &Value, depth: usize, path: &mut String, found: &mut Vec<String>) {
     let Value::Object(node) = node else { return };
     if depth > MAX_DEPTH {
         return;
     }
     if node.get("writeOnly") == Some(&Value::Bool(true)) {
-        if value.as_str() != Some(REDACTED) {
-            found.push(std::mem::replace(value, Value::from(REDACTED)));
-        }
+        found.push(path.clone());
         return;
     }
     if let Some(target) = node.get("$ref").and_then(Value::as_str).and_then(|r| resolve(root, r)) {
-        mark(value, target, root, depth + 1, found);
+        find(value, target, root, depth + 1, path, found);
     }
     for key in ["anyOf", "oneOf", "allOf"] {
         for branch in node.get(key).and_then(Value::as_array).into_iter().flatten() {
-            mark(value, branch, root, depth + 1, found);
+            find(value, branch, root, depth + 1, path, found);
         }
     }
+    let mut below = |item: &Value, schema: &Value, step: &str, found: &mut Vec<String>| {
+        let len = path.len();
+        path.push('/');
+        path.push_str(&step.replace('~', "~0").replace('/', "~1"));
+        find(item, schema, root, depth + 1, path, found);
+        path.truncate(len);
+    };
     match value {
         Value::Object(object) => {
             let properties = node.get("properties").and_then(Value::as_object);
             let patterns = node.get("patternProperties").and_then(Value::as_object);
-            for (key, item) in object.iter_mut() {
+            for (key, item) in object {
                 if let Some(property) = properties.and_then(|p| p.get(key)) {
-                    mark(item, property, root, depth + 1, found);
+                    below(item, property, key, found);
                     continue;
                 }
                 let mut matched = false;
                 for (pattern, schema) in patterns.into_iter().flatten() {
                     if regex_lite::Regex::new(pattern).is_ok_and(|p| p.is_match(key)) {
                         matched = true;
-                        mark(item, schema, root, depth + 1, found);
+                        below(item, schema, key, found);
                     }
                 }
                 if !matched && let Some(additional) = node.get("additionalProperties") {
-                    mark(item, additional, root, depth + 1, found);
+                    below(item, additional, key, found);
                 }
             }
         }
         Value::Array(items) => {
             let prefix = node.get("prefixItems").and_then(Value::as_array);
-            for (index, item) in items.iter_mut().enumerate() {
-                match prefix.and_then(|p| p.get(index)) {
-                    Some(position) => mark(item, position, root, depth + 1, found),
-                    None => {
-                        if let Some(each) = node.get("items") {
-                            mark(item, each, root, depth + 1, found);
-                        }
-                    }
+            for (index, item) in items.iter().enumerate() {
+                let schema = match prefix.and_then(|p| p.get(index)) {
+                    Some(position) => Some(position),
+                    None => node.get("items"),
+                };
+                if let Some(schema) = schema {
+                    below(item, schema, &index.to_string(), found);
                 }
             }
         }
@@ -283,8 +329,8 @@ fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
 /// The texts of one call's secret values, as they may appear in what the call produces: each
 /// string as sent, JSON-escaped and Rust-escaped (serde's `got string "..."` quotes with `{:?}`);
 /// each number as written; arrays and objects by their leaves and by their compact JSON. Booleans
-/// and `null` are not searched for (their text is in every JSON result). Longest first, so that a
-/// secret holding another is replaced whole.
+/// and `null` are not searched for (their text is in every JSON result), nor texts shorter than
+/// [`MIN_SEARCHED`] bytes. Longest first, so that a secret holding another is replaced whole.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct CallSecrets {
     texts: Vec<String>,
@@ -306,7 +352,7 @@ impl CallSecrets {
     }
 
     fn sorted(mut texts: Vec<String>) -> Self {
-        texts.retain(|t| !t.is_empty() && t != REDACTED);
+        texts.retain(|t| t.len() >= MIN_SEARCHED && t != REDACTED);
         texts.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         texts.dedup();
         CallSecrets { texts }
@@ -314,14 +360,27 @@ impl CallSecrets {
 
     /// `text` with every occurrence of a secret text replaced by [`REDACTED`]; borrowed when none
     /// occurs.
+    /// In one pass from the start, the longest secret text at each position, so that a
+    /// replacement is never searched again.
     pub(crate) fn scrub<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        let mut out = Cow::Borrowed(text);
-        for secret in &self.texts {
-            if out.contains(secret.as_str()) {
-                out = Cow::Owned(out.replace(secret.as_str(), REDACTED));
+        if !self.texts.iter().any(|secret| text.contains(secret.as_str())) {
+            return Cow::Borrowed(text);
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(c) = rest.chars().next() {
+            match self.texts.iter().find(|secret| rest.starts_with(secret.as_str())) {
+                Some(secret) => {
+                    out.push_str(REDACTED);
+                    rest = &rest[secret.len()..];
+                }
+                None => {
+                    out.push(c);
+                    rest = &rest[c.len_utf8()..];
+                }
             }
         }
-        out
+        Cow::Owned(out)
     }
 
     /// Scrubs `text` in place; `true` when anything was replaced.
@@ -476,16 +535,51 @@ mod tests {
 
     #[test]
     fn the_texts_of_a_call_cover_escaped_forms_longest_first() {
-        let (_, secrets) = redacted(r#"{"token":"a\"b","nested":{"key":4242}}"#, &schema()).unwrap();
-        assert_eq!(secrets.texts, vec![r#"a\"b"#.to_owned(), "4242".to_owned(), "a\"b".to_owned()]);
-        assert_eq!(secrets.scrub(r#"got string "a\"b" and 4242"#), "got string \"[redacted]\" and [redacted]");
+        let (_, secrets) = redacted(r#"{"token":"ab\"cd","nested":{"key":4242}}"#, &schema()).unwrap();
+        // Longest first; of one length, in byte order.
+        assert_eq!(secrets.texts, vec![r#"ab\"cd"#.to_owned(), "ab\"cd".to_owned(), "4242".to_owned()]);
+        assert_eq!(secrets.scrub(r#"got string "ab\"cd" and 4242"#), "got string \"[redacted]\" and [redacted]");
     }
 
     #[test]
     fn scrubbing_a_value_replaces_strings_keys_and_equal_numbers() {
-        let (_, secrets) = redacted(r#"{"token":"s3cr3t","nested":{"key":77}}"#, &schema()).unwrap();
-        let mut value = json!({"echo": "token=s3cr3t", "s3cr3t": 1, "n": 77, "m": 78});
+        let (_, secrets) = redacted(r#"{"token":"s3cr3t","nested":{"key":7777}}"#, &schema()).unwrap();
+        let mut value = json!({"echo": "token=s3cr3t", "s3cr3t": 1, "n": 7777, "m": 7778});
         secrets.scrub_value(&mut value);
-        assert_eq!(value, json!({"echo": "token=[redacted]", "[redacted]": 1, "n": "[redacted]", "m": 78}));
+        assert_eq!(value, json!({"echo": "token=[redacted]", "[redacted]": 1, "n": "[redacted]", "m": 7778}));
+    }
+
+    #[test]
+    fn a_secret_of_fewer_than_four_bytes_is_not_searched_for_in_results() {
+        let (redacted_text, secrets) = redacted(r#"{"token":"t","nested":{"key":7}}"#, &schema()).unwrap();
+        assert_eq!(redacted_text, r#"{"nested":{"key":"[redacted]"},"token":"[redacted]"}"#);
+        assert_eq!(secrets.scrub("a text with t and 7"), "a text with t and 7");
+    }
+
+    #[test]
+    fn a_replacement_is_never_searched_again() {
+        let (_, secrets) = redacted(r#"{"token":"dact"}"#, &schema()).unwrap();
+        assert_eq!(secrets.scrub("dact redacted"), "[redacted] re[redacted]ed");
+    }
+
+    #[test]
+    fn a_value_secret_in_two_branches_of_a_union_is_replaced_once() {
+        let schema = json!({"type": "object", "anyOf": [
+            {"properties": {"k": {"type": "string", "writeOnly": true}}},
+            {"properties": {"k": {"type": "string", "writeOnly": true}}},
+        ]});
+        let mut seen = Vec::new();
+        let replaced = replace_secrets(r#"{"k":"v"}"#, &schema, &mut |value| {
+            seen.push(value);
+            json!("sealed")
+        });
+        assert_eq!(replaced.as_deref(), Some(r#"{"k":"sealed"}"#));
+        assert_eq!(seen, vec![json!("v")]);
+    }
+
+    #[test]
+    fn arguments_that_are_no_object_cannot_have_their_secrets_replaced() {
+        assert_eq!(replace_secrets("[1]", &schema(), &mut |v| v), None);
+        assert_eq!(replace_secrets("{", &schema(), &mut |v| v), None);
     }
 }

@@ -49,6 +49,8 @@ impl McpServer {
             ));
         }
         let now = now_ms();
+        let arguments =
+            crate::sealed::seal_arguments(&arguments, self.served().registry.definition(tool).map(|d| &d.input_schema));
         let record = TaskRecord {
             id: new_task_id()?,
             revision: 0,
@@ -97,9 +99,12 @@ impl McpServer {
     fn run_task(&self, record: &TaskRecord, http: Option<&::http::request::Parts>) -> Result<(), ErrorData> {
         let inner = &self.inner;
         let served = self.served();
+        let schema = served.registry.definition(&record.tool).map(|d| &d.input_schema);
+        let arguments = crate::sealed::open_arguments(&record.tool, &record.arguments, schema)
+            .map_err(|message| ErrorData::invalid_params(message, None))?;
         let channel = Arc::new(McpChannel::for_task(record.client.into(), record.answers.clone()));
         let prepared = self.prepare(&record.tool, http, channel, None)?;
-        let call = ToolCall::new(prepared.call_id.clone(), record.tool.clone(), record.arguments.clone());
+        let call = ToolCall::new(prepared.call_id.clone(), record.tool.clone(), arguments);
         let id = record.id.clone();
         let lifetime =
             Duration::from_millis(record.created_at_ms.saturating_add(record.ttl_ms).saturating_sub(now_ms()));

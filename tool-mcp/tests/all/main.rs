@@ -21,6 +21,7 @@ pub mod hostile_talk;
 pub mod hostile_upstream;
 pub mod http;
 pub mod methods;
+pub mod secrets;
 pub mod server;
 pub mod talk_back;
 pub mod tasks;

@@ -96,8 +96,9 @@ pub use builder::RegistryBuilder;
 ///
 /// Arguments that are not a JSON object, for such a tool, are all secret. A tool that writes its
 /// secret elsewhere itself (a file, a log of its own) is the tool's business: the registry sees
-/// only what the call returns. A short secret (`"1"`) is replaced wherever its text occurs in the
-/// result: redaction errs on the side of hiding.
+/// only what the call returns. A secret value of fewer than 4 bytes (`"abc"`, `7`) is not searched
+/// for in results (it would replace every such letter or digit); the approval question still
+/// redacts it, as every sink that works on the arguments.
 ///
 /// # Lifecycle
 /// [`Registry::close`] (or dropping the registry) closes every tool ([`Tool::close`]) and every
