@@ -50,5 +50,6 @@ pub use crate::limits::{
     DEFAULT_GRACE_PERIOD, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_FRAME_BYTES, DEFAULT_REQUEST_BODY_TIMEOUT, STREAM_LINGER,
 };
+pub use crate::protocol::IDEMPOTENCY_KEY_META;
 pub use crate::server::{CallRequest, McpServer};
 pub use crate::shutdown::shutdown_signal;

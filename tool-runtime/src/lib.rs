@@ -76,6 +76,7 @@ mod depends;
 #[cfg(feature = "dynamic")]
 mod dynamic;
 mod error;
+pub mod idempotency;
 mod lifecycle;
 mod methods;
 pub mod output;

@@ -43,6 +43,8 @@ pub struct RegistryBuilder {
     key_types: Vec<(&'static str, &'static str)>,
     /// [`require_parameter_descriptions`](RegistryBuilder::require_parameter_descriptions) was called.
     descriptions_required: bool,
+    /// [`idempotency`](RegistryBuilder::idempotency), when given.
+    idempotency: Option<crate::idempotency::Idempotency>,
 }
 
 /// A tool added to a [`RegistryBuilder`].
@@ -287,6 +289,16 @@ impl RegistryBuilder {
         self
     }
 
+    /// Makes calls that carry an idempotency key ([`ToolCall::idempotency_key`](crate::ToolCall::idempotency_key))
+    /// run at most once per key: a retry with the same key and arguments gets the first call's
+    /// message (see [`crate::idempotency`] for every rule). Off by default; calls without a key
+    /// are not affected.
+    #[must_use]
+    pub fn idempotency(mut self, idempotency: crate::idempotency::Idempotency) -> Self {
+        self.idempotency = Some(idempotency);
+        self
+    }
+
     /// Applies `layer` to every message and batch (see [`crate::output`]); without it messages are
     /// returned as the tools made them. The store is the dependency
     /// [`OUTPUT_STORE`](crate::output::OUTPUT_STORE) (override it to choose one).
@@ -444,6 +456,7 @@ impl RegistryBuilder {
             deferred,
             approval,
             any_secret: secret.contains(&true),
+            idempotency: self.idempotency,
             secret,
             search_index: OnceLock::new(),
             scope: Arc::new(self.scope),

@@ -17,6 +17,7 @@ use super::admission::{Admission, AdmittedNow};
 use crate::call::ToolCall;
 use crate::context::ToolContext;
 use crate::error::ToolError;
+use crate::idempotency::Begin;
 use crate::lifecycle;
 use crate::result::{ToolMessage, ToolResult};
 use crate::tool::Tool;
@@ -275,6 +276,7 @@ impl Registry {
             || tool.timeout().or(self.default_timeout).is_some()
             || !self.repair.is_none()
             || ctx.is_cancelled()
+            || (self.idempotency.is_some() && call.idempotency_key.is_some())
         {
             return Fast::No;
         }
@@ -333,13 +335,34 @@ impl Registry {
                 Ok(admission) => admission,
                 Err(index) => self.ask(index, call, ctx).await,
             };
+            let held = match (&admission, &self.idempotency, &call.idempotency_key) {
+                (Admission::Run(index), Some(idempotency), Some(key)) => {
+                    let limit = self.tools[*index].timeout().or(self.default_timeout);
+                    match idempotency.begin(&self.names[*index], key, call, ctx.principal(), limit).await {
+                        Begin::Run(held) => Some(held),
+                        Begin::Replay(message) => {
+                            span.record("outcome", "replayed");
+                            return message;
+                        }
+                        Begin::Refuse(message) => {
+                            span.record("outcome", "error");
+                            return message;
+                        }
+                    }
+                }
+                _ => None,
+            };
             let (outcome, call_ctx) = match admission {
                 Admission::Run(index) => self.execute(index, call, ctx).await,
                 Admission::Refuse(error) => (Err(error), None),
                 Admission::Stop(reason) => (Err(ToolError::PermissionDenied { tool: call.name.clone(), reason }), None),
             };
             let message = self.finish(call, outcome, &span, started);
-            self.output(message, call, ctx, call_ctx).await
+            let message = self.output(message, call, ctx, call_ctx).await;
+            if let Some(held) = held {
+                held.settle(&message).await;
+            }
+            message
         };
         if span.is_disabled() { steps.await } else { steps.instrument(span.clone()).await }
     }

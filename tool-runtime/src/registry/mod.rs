@@ -121,6 +121,8 @@ pub struct Registry {
     /// [`Secret`](crate::Secret) argument); `any_secret`: some tool's does.
     secret: Vec<bool>,
     any_secret: bool,
+    /// Idempotent retries ([`RegistryBuilder::idempotency`]), when on.
+    idempotency: Option<crate::idempotency::Idempotency>,
     /// The search index over `tools`, built on the first search.
     search_index: OnceLock<ToolIndex>,
     scope: Arc<RegistryScope>,

@@ -27,6 +27,7 @@ pub mod forms_returns;
 pub mod forms_review;
 pub mod forms_shadow;
 pub mod held_worker;
+pub mod idempotency;
 pub mod lifecycle;
 pub mod mcp_hints;
 pub mod output_bounds;
