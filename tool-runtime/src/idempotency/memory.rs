@@ -123,10 +123,7 @@ impl IdempotencyStore for MemoryIdempotencyStore {
                 )));
             }
             if owned(&entries) >= self.max_per_principal {
-                return Err(IdempotencyStoreError(format!(
-                    "this caller holds its most idempotency keys ({}); retry once older keys expire",
-                    self.max_per_principal
-                )));
+                return Err(IdempotencyStoreError::over_quota(self.max_per_principal));
             }
             entries.map.insert(
                 key.to_owned(),

@@ -47,8 +47,12 @@ use crate::error::ToolErrorKind;
 use crate::result::ToolMessage;
 
 mod memory;
+#[cfg(feature = "redis")]
+mod redis;
 
 pub use memory::{DEFAULT_MAX_BYTES, DEFAULT_MAX_KEYS, DEFAULT_MAX_KEYS_PER_PRINCIPAL, MemoryIdempotencyStore};
+#[cfg(feature = "redis")]
+pub use redis::{DEFAULT_MAX_MESSAGE_BYTES, IDEMPOTENCY_NAMESPACE, RedisIdempotencyStore};
 
 /// How long a kept message lives by default: 24 hours.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(24 * 60 * 60);
@@ -95,8 +99,15 @@ impl fmt::Display for IdempotencyStoreError {
 
 impl std::error::Error for IdempotencyStoreError {}
 
+impl IdempotencyStoreError {
+    /// A principal holds `max` keys already: what every store says then.
+    pub(super) fn over_quota(max: usize) -> Self {
+        Self(format!("this caller holds its most idempotency keys ({max}); retry once older keys expire"))
+    }
+}
+
 /// Where idempotency records live: [`MemoryIdempotencyStore`] in the process, or a store every
-/// worker shares (Redis: `redis::RedisIdempotencyStore` with the feature `redis`). `key` is the
+/// worker shares (`RedisIdempotencyStore`, feature `redis`). `key` is the
 /// HMAC of the principal, tool and client key (hex), `principal` the HMAC of the principal alone
 /// (for quotas), `fingerprint` the HMAC of the arguments (hex).
 pub trait IdempotencyStore: Send + Sync + 'static {

@@ -46,6 +46,8 @@ pub mod provider_content_kinds;
 pub mod provider_search;
 pub mod provider_trim;
 #[cfg(feature = "redis")]
+pub mod redis_idempotency;
+#[cfg(feature = "redis")]
 pub mod redis_store;
 pub mod schema;
 pub mod schema_arguments;
