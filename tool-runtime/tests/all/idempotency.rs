@@ -214,3 +214,19 @@ fn a_calls_debug_form_hides_its_idempotency_key() {
     assert!(!shown.contains("k-secret-1"), "{shown}");
     assert!(shown.contains(r#"idempotency_key: Some("[redacted]")"#), "{shown}");
 }
+
+#[tokio::test]
+async fn a_key_sent_with_the_call_tool_meta_tool_holds_for_the_tool_it_calls() {
+    let ledger = Arc::new(Ledger::default());
+    let registry = registry(ledger.clone(), idempotent());
+    let ctx = ToolContext::new();
+    let through = |id: &str| {
+        let arguments = serde_json::json!({"name": "append", "arguments": {"line": "x"}}).to_string();
+        ToolCall::new(id, tool_runtime::search::CALL_TOOL, arguments).with_idempotency_key("k-1")
+    };
+    let first = registry.call_with_search(&through("c1"), &ctx).await;
+    let retry = registry.call_with_search(&through("c2"), &ctx).await;
+    assert_eq!(first.text(), r#"appended "x" as line 1"#);
+    assert_eq!(retry.text(), r#"appended "x" as line 1"#);
+    assert_eq!(ledger.runs.load(Ordering::SeqCst), 1);
+}
