@@ -22,7 +22,9 @@
 //!   that did not run (arguments that do not decode, a refusal of the policy, a cancellation
 //!   before or during the run, a closed registry) releases its key: a retry runs it.
 //! - A running call holds its key under a lease ([`Idempotency::lease`], default 5 minutes, or the
-//!   tool's time limit when longer). A worker killed mid-call leaves the lease behind: retries wait
+//!   tool's time limit when longer; the lease is not renewed, so a call that runs past it can be
+//!   run again by a retry: give a long tool a time limit). A worker killed mid-call leaves the
+//!   lease behind: retries wait
 //!   (or are told it runs) until the lease ends, then the next retry runs the tool again. Whether
 //!   the killed worker's effect happened before it died is not known: such a call is run at least
 //!   once, and exactly once only when it ended or its worker lived.
