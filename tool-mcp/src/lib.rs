@@ -17,6 +17,7 @@ mod errors;
 mod incoming;
 mod limits;
 mod protocol;
+mod sealed;
 mod shutdown;
 // 2. What each feature keeps.
 #[cfg(feature = "auth")]
@@ -50,5 +51,6 @@ pub use crate::limits::{
     DEFAULT_GRACE_PERIOD, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_FRAME_BYTES, DEFAULT_REQUEST_BODY_TIMEOUT, OFF_WORKER_BODY_BYTES, STREAM_LINGER,
 };
+pub use crate::protocol::IDEMPOTENCY_KEY_META;
 pub use crate::server::{CallRequest, McpServer};
 pub use crate::shutdown::shutdown_signal;

@@ -20,6 +20,16 @@ pub(crate) const STATELESS_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2026_0
 /// [`STATELESS_PROTOCOL`] as its text, as headers and `_meta` carry it.
 pub(crate) const STATELESS_PROTOCOL_TEXT: &str = "2026-07-28";
 
+/// The `_meta` key of a `tools/call` request that carries the client's idempotency key:
+/// `tool-framework/idempotency-key`, a string of 1 to 256 bytes (a UUID). A retry with the same
+/// key and arguments gets the first call's result without the tool running again, in a server
+/// whose registry has idempotency on (`RegistryBuilder::idempotency`; the rules:
+/// `tool_runtime::idempotency`). MCP names no such key (the proposal of an `idempotencyKey`,
+/// SEP-3182, was closed) and reserves the `io.modelcontextprotocol/` prefix for the
+/// specification, so the key carries this project's own prefix. A value that is not a string is
+/// refused with -32602. A call that becomes a task ignores it (the task is the retry handle).
+pub const IDEMPOTENCY_KEY_META: &str = "tool-framework/idempotency-key";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -223,7 +223,9 @@ pub struct TaskRecord {
     pub revision: u64,
     /// The tool's name.
     pub tool: String,
-    /// The arguments as the client sent them (JSON text, `""` for none).
+    /// The arguments as the client sent them (JSON text, `""` for none), but for the values the
+    /// tool's schema marks `writeOnly` ([`Secret<T>`](tool_runtime::Secret) arguments): those are
+    /// sealed (encrypted under a key of the creating process, `sealed:v1:...`), never in clear.
     pub arguments: String,
     /// The principal of the creating call; only the same principal sees the task.
     pub principal: Option<String>,

@@ -6,7 +6,7 @@
 /// a string; for Anthropic and Gemini, which send an object, it is that object serialised). Decoding
 /// happens in [`Registry::call`](crate::Registry::call), so that every decoding failure becomes an
 /// error result the model can act on.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct ToolCall {
     /// The provider's id for this call (`call_...`, `toolu_...`), echoed in the tool result.
     pub id: String,
@@ -20,12 +20,38 @@ pub struct ToolCall {
     /// `None` for a call the model made directly. The registry runs both alike; the result is
     /// answered by [`id`](ToolCall::id) as any other.
     pub caller: Option<String>,
+    /// The client's idempotency key for this call, when it sent one: a retry with the same key
+    /// and the same arguments gets the first call's result without the tool running again, in a
+    /// registry with [idempotency](crate::RegistryBuilder::idempotency) (see
+    /// [`crate::idempotency`]); `None` runs the call as any other. MCP clients send it as
+    /// `params._meta["tool-framework/idempotency-key"]` (`tool-mcp`'s `IDEMPOTENCY_KEY_META`).
+    /// Never printed by `Debug`.
+    pub idempotency_key: Option<String>,
+}
+
+impl std::fmt::Debug for ToolCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolCall")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("arguments", &self.arguments)
+            .field("caller", &self.caller)
+            .field("idempotency_key", &self.idempotency_key.as_ref().map(|_| "[redacted]"))
+            .finish()
+    }
 }
 
 impl ToolCall {
     /// A tool call from its id, tool name and raw JSON arguments.
     pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
-        Self { id: id.into(), name: name.into(), arguments: arguments.into(), caller: None }
+        Self { id: id.into(), name: name.into(), arguments: arguments.into(), caller: None, idempotency_key: None }
+    }
+
+    /// This call, with the client's idempotency key `key` (see [`ToolCall::idempotency_key`]).
+    #[must_use]
+    pub fn with_idempotency_key(mut self, key: impl Into<String>) -> Self {
+        self.idempotency_key = Some(key.into());
+        self
     }
 
     /// This call, made by the program `caller` (see [`ToolCall::caller`]).

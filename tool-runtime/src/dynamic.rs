@@ -102,6 +102,9 @@ impl DynamicTool {
             return Err(DynamicToolError::NotAnObject { tool: name });
         }
         let meta_schema = schema.get("$schema").cloned();
+        // A run-time schema's `writeOnly` is its author's: it marks a secret, kept by the pass.
+        let mut schema = schema;
+        crate::secret::mark_write_only(&mut schema);
         let mut validated = canonicalize_union(schema);
         if let (Some(meta), Value::Object(map)) = (meta_schema, &mut validated) {
             map.insert("$schema".to_owned(), meta);
@@ -115,7 +118,11 @@ impl DynamicTool {
         let definition = ToolDefinition {
             name,
             description: description.into(),
-            input_schema: canonicalize(validated.clone()),
+            input_schema: canonicalize({
+                let mut schema = validated.clone();
+                crate::secret::mark_write_only(&mut schema);
+                schema
+            }),
             set: None,
             tags: Vec::new(),
             strict: None,

@@ -76,6 +76,7 @@ mod depends;
 #[cfg(feature = "dynamic")]
 mod dynamic;
 mod error;
+pub mod idempotency;
 mod lifecycle;
 mod methods;
 pub mod output;
@@ -88,6 +89,7 @@ mod result;
 pub mod rustdoc;
 pub mod schema;
 pub mod search;
+mod secret;
 pub mod talk;
 mod tool;
 mod waits;
@@ -118,6 +120,7 @@ pub use registry::{Batch, Registry, RegistryBuilder, TurnStop};
 pub use result::{
     ContentPart, ImageDetail, IntoToolResult, MessageContent, ResourceContents, StoredResult, ToolMessage, ToolResult,
 };
+pub use secret::{REDACTED, Secret, redact_arguments, replace_secrets};
 pub use talk::{ClientCapabilities, ClientChannel, Elicitation, LogLevel, SamplingRequest, TalkBackError};
 /// The token that cancels calls ([`ToolContextBuilder::cancellation`]), from `tokio-util`.
 pub use tokio_util::sync::CancellationToken;
@@ -128,7 +131,7 @@ pub use worker::off_worker;
 /// Re-exports for tool authors: `use tool_runtime::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        Batch, ContentPart, DependencyError, DependencyKey, MessageContent, Permission, Registry, Scope, Tool,
+        Batch, ContentPart, DependencyError, DependencyKey, MessageContent, Permission, Registry, Scope, Secret, Tool,
         ToolCall, ToolContext, ToolDefinition, ToolError, ToolMessage, ToolMethods, ToolResult, TurnStop, tool, tools,
     };
 }

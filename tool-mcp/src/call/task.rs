@@ -54,6 +54,8 @@ impl McpServer {
             ));
         }
         let ttl_ms = u64::try_from(tasks.ttl.as_millis()).unwrap_or(u64::MAX);
+        let arguments =
+            crate::sealed::seal_arguments(&arguments, self.served().registry.definition(tool).map(|d| &d.input_schema));
         let record = TaskRecord {
             client: client.into(),
             answers,
@@ -112,10 +114,13 @@ impl McpServer {
     ) -> Result<(), ErrorData> {
         let inner = &self.inner;
         let served = self.served();
+        let schema = served.registry.definition(&record.tool).map(|d| &d.input_schema);
+        let arguments = crate::sealed::open_arguments(&record.tool, &record.arguments, schema)
+            .map_err(|message| ErrorData::invalid_params(message, None))?;
         let channel = Arc::new(McpChannel::for_task(record.client.into(), record.answers.clone()));
         let (progress, reports) = mpsc::unbounded_channel();
         let prepared = self.prepare(&record.tool, http, channel, Some(progress))?;
-        let call = ToolCall::new(prepared.call_id.clone(), record.tool.clone(), record.arguments.clone());
+        let call = ToolCall::new(prepared.call_id.clone(), record.tool.clone(), arguments);
         let id = record.id.clone();
         let lifetime = Duration::from_millis(
             record.created_at_ms.saturating_add(record.ttl_ms).saturating_sub(inner.tasks.now_ms()),

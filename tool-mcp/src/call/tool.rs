@@ -11,6 +11,7 @@ use super::Ended;
 use super::progress::Forwarder;
 use crate::content::call_result;
 use crate::incoming::RawArguments;
+use crate::protocol::IDEMPOTENCY_KEY_META;
 #[cfg(feature = "auth")]
 use crate::server::caller;
 use crate::server::{McpServer, is_structured};
@@ -65,6 +66,7 @@ impl McpServer {
             return Err(tasks::required_error(name));
         }
         // A task, unless the tool gathers input in the request first and this is the first round.
+        let idempotency_key = idempotency_key(&context.meta)?;
         let first_round = request.request_state.is_none() && request.input_responses.is_none();
         let as_task = declared && support.is_some_and(|s| !(s.after_input && first_round));
         // The arguments as the client sent them (a key sent twice is the decoder's to refuse; rmcp's
@@ -110,7 +112,8 @@ impl McpServer {
             let created = self.create_task(name, arguments, principal, &channel, http, listener).await?;
             return Ok(CallToolResponse::Task(created));
         }
-        let call = ToolCall::new(prepared.call_id.clone(), name, arguments);
+        let mut call = ToolCall::new(prepared.call_id.clone(), name, arguments);
+        call.idempotency_key = idempotency_key;
         tracing::debug!(tool = name, call_id = %call.id, progress = forwarding.is_some(), "tools/call");
         let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name) && self.reaches(who, d);
         // A call dropped before it ends (its client went away while the HTTP endpoint answered it
@@ -162,5 +165,30 @@ impl McpServer {
             return Err(refusal);
         }
         Ok(call_result(&message, is_structured(&served, name)).into())
+    }
+}
+
+/// The client's idempotency key of a `tools/call`, from `_meta` ([`IDEMPOTENCY_KEY_META`]).
+///
+/// # Errors
+/// -32602 for a value that is not a string.
+fn idempotency_key(meta: &rmcp::model::RequestMetaObject) -> Result<Option<String>, ErrorData> {
+    match meta.get(IDEMPOTENCY_KEY_META) {
+        None => Ok(None),
+        Some(Value::String(key)) => Ok(Some(key.clone())),
+        Some(other) => Err(ErrorData::invalid_params(
+            format!(
+                "`_meta[\"{IDEMPOTENCY_KEY_META}\"]` must be a string of 1 to 256 bytes (a UUID), not {}; send the \
+                 same key with each retry of one call",
+                match other {
+                    Value::Null => "null",
+                    Value::Bool(_) => "a boolean",
+                    Value::Number(_) => "a number",
+                    Value::Array(_) => "an array",
+                    _ => "an object",
+                }
+            ),
+            None,
+        )),
     }
 }

@@ -20,7 +20,9 @@ pub mod hostile_talk;
 #[cfg(feature = "client")]
 pub mod hostile_upstream;
 pub mod http;
+pub mod idempotency;
 pub mod methods;
+pub mod secrets;
 pub mod server;
 pub mod talk_back;
 pub mod tasks;

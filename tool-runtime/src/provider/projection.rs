@@ -515,6 +515,10 @@ fn check_gemini(node: &Value, path: &mut String) -> Result<(), SchemaError> {
 ///   `{"anyOf":[{"$ref":..}], <siblings>}`, so that the reference stays a reference.
 /// - A `format` strict mode does not know (anything but date-time, time, date, duration, email,
 ///   hostname, ipv4, ipv6, uuid) is removed: it is a hint, and the value's type is kept.
+/// - `writeOnly` (the mark of a [`Secret<T>`](crate::Secret) argument) is removed: strict mode's
+///   supported keywords do not list it. The registry still finds the call's secrets by the
+///   canonical schema. (Gemini's projection drops it too, as every key outside its `Schema`;
+///   Anthropic and MCP keep it, as JSON Schema 2020-12 allows.)
 ///
 /// # Errors
 /// A [`SchemaError`] with the JSON Pointer of the first node strict mode cannot take: a root that
@@ -638,6 +642,9 @@ fn strict_node(
             "minLength" | "maxLength" => {}
             // Not a supported keyword either: the description says it, and `null` reads as it.
             "default" => {}
+            // An annotation strict mode does not list (a `Secret<T>`'s mark): the model need not
+            // know, and the runtime finds the call's secrets by the canonical schema.
+            "writeOnly" => {}
             "items" => {
                 let len = path.len();
                 path.push_str("/items");

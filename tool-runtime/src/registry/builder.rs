@@ -43,6 +43,8 @@ pub struct RegistryBuilder {
     key_types: Vec<(&'static str, &'static str)>,
     /// [`require_parameter_descriptions`](RegistryBuilder::require_parameter_descriptions) was called.
     descriptions_required: bool,
+    /// [`idempotency`](RegistryBuilder::idempotency), when given.
+    idempotency: Option<crate::idempotency::Idempotency>,
 }
 
 /// A tool added to a [`RegistryBuilder`].
@@ -287,6 +289,16 @@ impl RegistryBuilder {
         self
     }
 
+    /// Makes calls that carry an idempotency key ([`ToolCall::idempotency_key`](crate::ToolCall::idempotency_key))
+    /// run at most once per key: a retry with the same key and arguments gets the first call's
+    /// message (see [`crate::idempotency`] for every rule). Off by default; calls without a key
+    /// are not affected.
+    #[must_use]
+    pub fn idempotency(mut self, idempotency: crate::idempotency::Idempotency) -> Self {
+        self.idempotency = Some(idempotency);
+        self
+    }
+
     /// Applies `layer` to every message and batch (see [`crate::output`]); without it messages are
     /// returned as the tools made them. The store is the dependency
     /// [`OUTPUT_STORE`](crate::output::OUTPUT_STORE) (override it to choose one).
@@ -429,6 +441,8 @@ impl RegistryBuilder {
                     .map(Arc::from)
             })
             .collect();
+        let secret: Vec<bool> =
+            tools.iter().map(|tool| crate::secret::has_secrets(&tool.definition().input_schema)).collect();
         let index = names.iter().enumerate().map(|(i, name)| (name.clone(), i)).collect();
         let output = self.output.map(|layer| match layer.for_tools(names.iter().map(|n| &**n)) {
             Some(adjusted) => Arc::new(adjusted),
@@ -441,6 +455,9 @@ impl RegistryBuilder {
             definitions: OnceLock::new(),
             deferred,
             approval,
+            any_secret: secret.contains(&true),
+            idempotency: self.idempotency,
+            secret,
             search_index: OnceLock::new(),
             scope: Arc::new(self.scope),
             policy: self.policy.unwrap_or_else(|| Arc::new(DefaultPolicy::new())),

@@ -17,6 +17,7 @@ use super::admission::{Admission, AdmittedNow};
 use crate::call::ToolCall;
 use crate::context::ToolContext;
 use crate::error::ToolError;
+use crate::idempotency::Begin;
 use crate::lifecycle;
 use crate::result::{ToolMessage, ToolResult};
 use crate::tool::Tool;
@@ -275,6 +276,7 @@ impl Registry {
             || tool.timeout().or(self.default_timeout).is_some()
             || !self.repair.is_none()
             || ctx.is_cancelled()
+            || (self.idempotency.is_some() && call.idempotency_key.is_some())
         {
             return Fast::No;
         }
@@ -333,13 +335,34 @@ impl Registry {
                 Ok(admission) => admission,
                 Err(index) => self.ask(index, call, ctx).await,
             };
+            let held = match (&admission, &self.idempotency, &call.idempotency_key) {
+                (Admission::Run(index), Some(idempotency), Some(key)) => {
+                    let limit = self.tools[*index].timeout().or(self.default_timeout);
+                    match idempotency.begin(&self.names[*index], key, call, ctx.principal(), limit).await {
+                        Begin::Run(held) => Some(held),
+                        Begin::Replay(message) => {
+                            span.record("outcome", "replayed");
+                            return message;
+                        }
+                        Begin::Refuse(message) => {
+                            span.record("outcome", "error");
+                            return message;
+                        }
+                    }
+                }
+                _ => None,
+            };
             let (outcome, call_ctx) = match admission {
                 Admission::Run(index) => self.execute(index, call, ctx).await,
                 Admission::Refuse(error) => (Err(error), None),
                 Admission::Stop(reason) => (Err(ToolError::PermissionDenied { tool: call.name.clone(), reason }), None),
             };
             let message = self.finish(call, outcome, &span, started);
-            self.output(message, call, ctx, call_ctx).await
+            let message = self.output(message, call, ctx, call_ctx).await;
+            if let Some(held) = held {
+                held.settle(&message).await;
+            }
+            message
         };
         if span.is_disabled() { steps.await } else { steps.instrument(span.clone()).await }
     }
@@ -361,7 +384,7 @@ impl Registry {
             return (Err(ToolError::Cancelled { tool: call.name.clone() }), None);
         }
         if let Some(tag) = &self.approval[index]
-            && let Err(error) = Box::pin(crate::talk::approve(call, tag, ctx)).await
+            && let Err(error) = Box::pin(crate::talk::approve(&self.shown_call(index, call), tag, ctx)).await
         {
             return (Err(error), None);
         }
@@ -490,10 +513,13 @@ impl Registry {
         started: Option<Instant>,
     ) -> ToolMessage {
         let label = outcome_label(&outcome);
-        let message = match outcome {
+        let mut message = match outcome {
             Ok(result) => ToolMessage::success(&call.id, &call.name, result),
             Err(error) => ToolMessage::error(&call.id, &call.name, error.to_string()).with_error_kind(error.kind()),
         };
+        if self.any_secret {
+            self.scrub_secrets(call, &mut message);
+        }
         if span.is_disabled() {
             return message;
         }
@@ -502,5 +528,28 @@ impl Registry {
         span.record("duration_ms", duration_ms);
         tracing::debug!(parent: span, outcome = label, duration_ms, "tool call finished");
         message
+    }
+
+    /// `call` as the approval question of `tools[index]` shows it: with its secret values
+    /// redacted ("Secret arguments" on [`Registry`]).
+    fn shown_call<'c>(&self, index: usize, call: &'c ToolCall) -> std::borrow::Cow<'c, ToolCall> {
+        if !self.secret[index] {
+            return std::borrow::Cow::Borrowed(call);
+        }
+        let arguments = crate::secret::redact_arguments(&call.arguments, &self.tools[index].definition().input_schema);
+        std::borrow::Cow::Owned(ToolCall { arguments, ..call.clone() })
+    }
+
+    /// Replaces the secret values of `call` in its `message` ("Secret arguments" on [`Registry`]).
+    fn scrub_secrets(&self, call: &ToolCall, message: &mut ToolMessage) {
+        let Some(&index) = self.index.get(call.name.as_str()) else { return };
+        if !self.secret[index] {
+            return;
+        }
+        if let Some((_, secrets)) =
+            crate::secret::redacted(&call.arguments, &self.tools[index].definition().input_schema)
+        {
+            secrets.scrub_message(message);
+        }
     }
 }

@@ -83,7 +83,11 @@ impl Registry {
                         );
                     }
                 };
-                let inner_call = ToolCall::new(call.id.clone(), inner.name, arguments);
+                // The client's idempotency key is the inner call's: the key is per tool run.
+                let inner_call = ToolCall {
+                    idempotency_key: call.idempotency_key.clone(),
+                    ..ToolCall::new(call.id.clone(), inner.name, arguments)
+                };
                 let mut message = self.call(&inner_call, ctx).await;
                 message.tool_name.clone_from(&call.name);
                 message

@@ -78,6 +78,28 @@ pub use builder::RegistryBuilder;
 /// races the call's future, whose first poll runs the function to its end; with dependencies, it
 /// bounds their resolution). The caller's cancellation is checked before it starts.
 ///
+/// # Secret arguments
+/// A tool whose input schema marks values `writeOnly` (its [`Secret<T>`](crate::Secret)
+/// arguments, at any depth, or a run-time tool's schema that says so) has those values kept out
+/// of what the registry shows or hands on, found in each call's arguments by
+/// [`redact_arguments`](crate::redact_arguments)' walk:
+/// - the approval question ([`talk::approve`](crate::talk::approve)) shows the redacted
+///   arguments (`token: "[redacted]"`);
+/// - the message (a result or an error, also a decoding error that quotes the value, `got string
+///   "..."`, and the tool's own `Err` text) has every occurrence of a secret value (as sent,
+///   JSON-escaped or Rust-escaped; a number as written; booleans and `null` are not searched
+///   for) in its text, text parts, resources and structured content replaced by `[redacted]`,
+///   before the output layer stores it and before the model or an MCP client reads it. A decoding
+///   error cut to its first and last bytes (see [`crate::decode`], rule 5) could hold part of a
+///   value at the cut: such an error names no value at all;
+/// - the `tool_call` span and its events carry no arguments.
+///
+/// Arguments that are not a JSON object, for such a tool, are all secret. A tool that writes its
+/// secret elsewhere itself (a file, a log of its own) is the tool's business: the registry sees
+/// only what the call returns. A secret value of fewer than 4 bytes (`"abc"`, `7`) is not searched
+/// for in results (it would replace every such letter or digit); the approval question still
+/// redacts it, as every sink that works on the arguments.
+///
 /// # Lifecycle
 /// [`Registry::close`] (or dropping the registry) closes every tool ([`Tool::close`]) and every
 /// registry-scoped dependency value that declares a close, once each.
@@ -95,6 +117,12 @@ pub struct Registry {
     /// `approval[i]`: the tag of `tools[i]` for which its calls need the user's approval
     /// ([`RegistryBuilder::confirm_tag`]), or `None`.
     approval: Vec<Option<Arc<str>>>,
+    /// `secret[i]`: `tools[i]`'s input schema marks a value `writeOnly` (a
+    /// [`Secret`](crate::Secret) argument); `any_secret`: some tool's does.
+    secret: Vec<bool>,
+    any_secret: bool,
+    /// Idempotent retries ([`RegistryBuilder::idempotency`]), when on.
+    idempotency: Option<crate::idempotency::Idempotency>,
     /// The search index over `tools`, built on the first search.
     search_index: OnceLock<ToolIndex>,
     scope: Arc<RegistryScope>,

@@ -165,6 +165,9 @@ fn visit(schema: &mut Value, pass: &mut Pass) {
     }
     node.remove("writeOnly");
     node.remove("readOnly");
+    if node.remove(crate::secret::SECRET_MARK) == Some(Value::Bool(true)) {
+        node.insert("writeOnly".to_owned(), Value::Bool(true));
+    }
     if let Some(Value::Array(tuple)) = node.get("items")
         && !node.contains_key("prefixItems")
     {

@@ -20,7 +20,8 @@
 //! - every struct node has `additionalProperties: false` (maps keep their value schema);
 //! - subschemas are inlined; `$defs` and `$ref` remain only for recursive types;
 //! - `writeOnly` / `readOnly` (from `#[serde(skip_serializing)]` and friends) are removed: a tool's
-//!   arguments are only ever written by the model;
+//!   arguments are only ever written by the model; a [`Secret<T>`](crate::Secret) node alone is
+//!   `writeOnly: true`, the mark that keeps its value out of every sink;
 //! - a tuple (`items` as an array, draft-07) becomes `prefixItems` with `minItems`/`maxItems`, the
 //!   form valid under both 2020-12 and draft-07;
 //! - the root has no `description` (the tool's description is the definition's own);

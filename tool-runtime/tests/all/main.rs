@@ -27,6 +27,7 @@ pub mod forms_returns;
 pub mod forms_review;
 pub mod forms_shadow;
 pub mod held_worker;
+pub mod idempotency;
 pub mod lifecycle;
 pub mod mcp_hints;
 pub mod output_bounds;
@@ -45,6 +46,8 @@ pub mod provider_content_kinds;
 pub mod provider_search;
 pub mod provider_trim;
 #[cfg(feature = "redis")]
+pub mod redis_idempotency;
+#[cfg(feature = "redis")]
 pub mod redis_store;
 pub mod schema;
 pub mod schema_arguments;
@@ -56,6 +59,8 @@ pub mod schema_projection;
 pub mod schema_rules;
 pub mod search;
 pub mod search_corpus;
+pub mod secret_schema;
+pub mod secret_sinks;
 pub mod structured_result;
 pub mod sync_tools;
 pub mod talk;

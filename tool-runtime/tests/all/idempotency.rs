@@ -1,0 +1,232 @@
+//! Idempotent retries (`tool_runtime::idempotency`): a call with an idempotency key runs at most
+//! once per key, principal and tool; a retry gets the first message; other arguments under the
+//! same key are refused; a retry during the run waits for it, or is told so; a call that did not
+//! run frees its key; a call dropped mid-run (its worker killed) holds the key until its lease ends.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tool_runtime::ToolErrorKind;
+use tool_runtime::idempotency::{Idempotency, MemoryIdempotencyStore};
+use tool_runtime::prelude::*;
+
+/// A ledger: each append is an effect that must happen once.
+#[derive(Default)]
+struct Ledger {
+    lines: Mutex<Vec<String>>,
+    runs: AtomicUsize,
+    /// When set, an append waits for it before writing.
+    gate: Option<Arc<Notify>>,
+}
+
+#[tools]
+impl Ledger {
+    /// Append a line; returns its number.
+    #[tool]
+    async fn append(
+        &self,
+        /// The line.
+        line: String,
+    ) -> String {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        if let Some(gate) = &self.gate {
+            gate.notified().await;
+        }
+        let mut lines = self.lines.lock().unwrap();
+        lines.push(line.clone());
+        format!("appended {line:?} as line {}", lines.len())
+    }
+
+    /// Count the lines.
+    #[tool]
+    async fn count(&self) -> String {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        self.lines.lock().unwrap().len().to_string()
+    }
+}
+
+fn registry(ledger: Arc<Ledger>, idempotency: Idempotency) -> Registry {
+    Registry::builder().tools_of(ledger).idempotency(idempotency).build().unwrap()
+}
+
+fn idempotent() -> Idempotency {
+    Idempotency::new(MemoryIdempotencyStore::new())
+}
+
+fn append(id: &str, arguments: &str, key: &str) -> ToolCall {
+    ToolCall::new(id, "append", arguments).with_idempotency_key(key)
+}
+
+#[tokio::test]
+async fn a_retry_with_the_same_key_and_arguments_gets_the_first_result_without_running_again() {
+    let ledger = Arc::new(Ledger::default());
+    let registry = registry(ledger.clone(), idempotent());
+    let ctx = ToolContext::new();
+    let first = registry.call(&append("c1", r#"{"line":"pay 5"}"#, "k-1"), &ctx).await;
+    let retry = registry.call(&append("c2", r#"{ "line" : "pay 5" }"#, "k-1"), &ctx).await;
+    assert_eq!(first.text(), r#"appended "pay 5" as line 1"#);
+    assert_eq!(retry.text(), r#"appended "pay 5" as line 1"#);
+    assert_eq!(retry.tool_call_id, "c2");
+    assert!(!retry.is_error);
+    assert_eq!(ledger.runs.load(Ordering::SeqCst), 1);
+    assert_eq!(*ledger.lines.lock().unwrap(), vec!["pay 5".to_owned()]);
+}
+
+#[tokio::test]
+async fn the_same_key_with_other_arguments_is_refused_before_the_tool_runs() {
+    let ledger = Arc::new(Ledger::default());
+    let registry = registry(ledger.clone(), idempotent());
+    let ctx = ToolContext::new();
+    registry.call(&append("c1", r#"{"line":"pay 5"}"#, "k-1"), &ctx).await;
+    let other = registry.call(&append("c2", r#"{"line":"pay 500"}"#, "k-1"), &ctx).await;
+    assert!(other.is_error);
+    assert_eq!(other.error_kind, Some(ToolErrorKind::InvalidArguments));
+    assert_eq!(
+        other.text(),
+        "tool `append` did not run: this idempotency key was used for a call with other arguments; send a new key \
+         for new arguments, or the same arguments to get the first call's result"
+    );
+    assert_eq!(ledger.runs.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn calls_without_a_key_run_every_time() {
+    let ledger = Arc::new(Ledger::default());
+    let registry = registry(ledger.clone(), idempotent());
+    let ctx = ToolContext::new();
+    for id in ["c1", "c2"] {
+        registry.call(&ToolCall::new(id, "append", r#"{"line":"x"}"#), &ctx).await;
+    }
+    assert_eq!(ledger.runs.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_key_is_scoped_to_its_principal_and_its_tool() {
+    let ledger = Arc::new(Ledger::default());
+    let registry = registry(ledger.clone(), idempotent());
+    let ann = ToolContext::builder().principal("ann").build();
+    let bob = ToolContext::builder().principal("bob").build();
+    let first = registry.call(&append("c1", r#"{"line":"x"}"#, "k-1"), &ann).await;
+    let other_principal = registry.call(&append("c2", r#"{"line":"x"}"#, "k-1"), &bob).await;
+    let other_tool = registry.call(&ToolCall::new("c3", "count", "{}").with_idempotency_key("k-1"), &ann).await;
+    assert_eq!(first.text(), r#"appended "x" as line 1"#);
+    assert_eq!(other_principal.text(), r#"appended "x" as line 2"#);
+    assert_eq!(other_tool.text(), "2");
+    assert_eq!(ledger.runs.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_while_the_first_call_runs_waits_for_its_result() {
+    let gate = Arc::new(Notify::new());
+    let ledger = Arc::new(Ledger { gate: Some(gate.clone()), ..Ledger::default() });
+    let registry = registry(ledger.clone(), idempotent());
+    let ctx = ToolContext::new();
+    let (first_call, retry_call) = (append("c1", r#"{"line":"x"}"#, "k-1"), append("c2", r#"{"line":"x"}"#, "k-1"));
+    let (first, retry, ()) = tokio::join!(registry.call(&first_call, &ctx), registry.call(&retry_call, &ctx), async {
+        // The retry has read the store at least once (it polls every 50 ms) before the first ends.
+        tokio::time::sleep(Duration::from_millis(120)).await;
+        gate.notify_one();
+    });
+    assert_eq!(first.text(), r#"appended "x" as line 1"#);
+    assert_eq!(retry.text(), r#"appended "x" as line 1"#);
+    assert_eq!(retry.tool_call_id, "c2");
+    assert_eq!(ledger.runs.load(Ordering::SeqCst), 1);
+}
+
+const STILL_RUNNING: &str = "tool `append` did not run again: the first call with this idempotency key is still \
+                             running; retry later with the same key to get its result";
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_that_may_not_wait_is_told_the_first_call_still_runs() {
+    let gate = Arc::new(Notify::new());
+    let ledger = Arc::new(Ledger { gate: Some(gate.clone()), ..Ledger::default() });
+    let registry = registry(ledger.clone(), idempotent().wait(Duration::ZERO));
+    let ctx = ToolContext::new();
+    let (first_call, retry_call) = (append("c1", r#"{"line":"x"}"#, "k-1"), append("c2", r#"{"line":"x"}"#, "k-1"));
+    let (first, retry) = tokio::join!(registry.call(&first_call, &ctx), async {
+        let retry = registry.call(&retry_call, &ctx).await;
+        gate.notify_one();
+        retry
+    });
+    assert_eq!(first.text(), r#"appended "x" as line 1"#);
+    assert_eq!(retry.text(), STILL_RUNNING);
+    assert_eq!(retry.error_kind, Some(ToolErrorKind::Failed));
+    assert_eq!(ledger.runs.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_call_whose_arguments_do_not_decode_frees_its_key() {
+    let ledger = Arc::new(Ledger::default());
+    let registry = registry(ledger.clone(), idempotent());
+    let ctx = ToolContext::new();
+    let bad = registry.call(&append("c1", r#"{"line":5}"#, "k-1"), &ctx).await;
+    assert_eq!(bad.error_kind, Some(ToolErrorKind::InvalidArguments));
+    let good = registry.call(&append("c2", r#"{"line":"x"}"#, "k-1"), &ctx).await;
+    assert_eq!(good.text(), r#"appended "x" as line 1"#);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_dropped_mid_run_holds_its_key_until_the_lease_ends_then_a_retry_runs() {
+    let gate = Arc::new(Notify::new());
+    let ledger = Arc::new(Ledger { gate: Some(gate), ..Ledger::default() });
+    let lease = Duration::from_secs(60);
+    let registry = registry(ledger.clone(), idempotent().lease(lease).wait(Duration::ZERO));
+    let ctx = ToolContext::new();
+    let call = append("c1", r#"{"line":"x"}"#, "k-1");
+    // The worker dies mid-call: its future is dropped while the tool waits.
+    let dropped = tokio::time::timeout(Duration::from_millis(10), registry.call(&call, &ctx)).await;
+    assert!(dropped.is_err());
+    let during = registry.call(&append("c2", r#"{"line":"x"}"#, "k-1"), &ctx).await;
+    assert_eq!(during.text(), STILL_RUNNING);
+    tokio::time::advance(lease).await;
+    let after =
+        tokio::time::timeout(Duration::from_millis(10), registry.call(&append("c3", r#"{"line":"x"}"#, "k-1"), &ctx))
+            .await;
+    // It ran (the tool started and waits at its gate again): the run count says so.
+    assert!(after.is_err());
+    assert_eq!(ledger.runs.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_principal_over_its_quota_of_keys_is_refused_with_the_stores_error() {
+    let ledger = Arc::new(Ledger::default());
+    let store = MemoryIdempotencyStore::with_caps(100, 2, 1 << 20);
+    let registry = registry(ledger.clone(), Idempotency::new(store));
+    let ctx = ToolContext::builder().principal("ann").build();
+    for key in ["k-1", "k-2"] {
+        registry.call(&append(key, r#"{"line":"x"}"#, key), &ctx).await;
+    }
+    let third = registry.call(&append("c3", r#"{"line":"x"}"#, "k-3"), &ctx).await;
+    assert_eq!(
+        third.text(),
+        "tool `append` did not run: its idempotency record could not be kept: this caller holds its most idempotency \
+         keys (2); retry once older keys expire"
+    );
+    assert_eq!(ledger.runs.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_calls_debug_form_hides_its_idempotency_key() {
+    let call = ToolCall::new("c1", "append", "{}").with_idempotency_key("k-secret-1");
+    let shown = format!("{call:?}");
+    assert!(!shown.contains("k-secret-1"), "{shown}");
+    assert!(shown.contains(r#"idempotency_key: Some("[redacted]")"#), "{shown}");
+}
+
+#[tokio::test]
+async fn a_key_sent_with_the_call_tool_meta_tool_holds_for_the_tool_it_calls() {
+    let ledger = Arc::new(Ledger::default());
+    let registry = registry(ledger.clone(), idempotent());
+    let ctx = ToolContext::new();
+    let through = |id: &str| {
+        let arguments = serde_json::json!({"name": "append", "arguments": {"line": "x"}}).to_string();
+        ToolCall::new(id, tool_runtime::search::CALL_TOOL, arguments).with_idempotency_key("k-1")
+    };
+    let first = registry.call_with_search(&through("c1"), &ctx).await;
+    let retry = registry.call_with_search(&through("c2"), &ctx).await;
+    assert_eq!(first.text(), r#"appended "x" as line 1"#);
+    assert_eq!(retry.text(), r#"appended "x" as line 1"#);
+    assert_eq!(ledger.runs.load(Ordering::SeqCst), 1);
+}
