@@ -15,6 +15,7 @@ mod options;
 #[path = "../../tool-runtime/src/pattern_syntax.rs"]
 mod pattern_syntax;
 mod position;
+mod resources;
 
 use proc_macro::TokenStream;
 

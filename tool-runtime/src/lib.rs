@@ -77,6 +77,7 @@ mod depends;
 mod dynamic;
 mod error;
 mod lifecycle;
+pub mod locks;
 mod methods;
 pub mod output;
 mod pattern_syntax;
@@ -85,6 +86,7 @@ mod progress;
 pub mod provider;
 mod ref_id;
 mod registry;
+mod resource;
 mod result;
 pub mod rustdoc;
 pub mod schema;
@@ -116,6 +118,7 @@ pub use output::store::redis;
 pub use policy::{DefaultPolicy, EXEC_TAG, EXTERNAL_TAG, Permission, PermissionPolicy, PermissionRequest};
 pub use progress::{Progress, ProgressListener};
 pub use registry::{Batch, Registry, RegistryBuilder, TurnStop};
+pub use resource::Resource;
 pub use result::{
     ContentPart, ImageDetail, IntoToolResult, MessageContent, ResourceContents, StoredResult, ToolMessage, ToolResult,
 };

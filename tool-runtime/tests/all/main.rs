@@ -28,6 +28,7 @@ pub mod forms_review;
 pub mod forms_shadow;
 pub mod held_worker;
 pub mod lifecycle;
+pub mod locks;
 pub mod mcp_hints;
 pub mod output_bounds;
 pub mod output_budget;
