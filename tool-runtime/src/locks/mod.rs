@@ -74,10 +74,12 @@ pub trait LockStore: Send + Sync + 'static {
 /// the thread that polls the call and should answer without waiting (a few system calls at most):
 /// the calls of a turn reach the lock in turn order only when it does.
 pub trait ResourceResolver: Send + Sync + 'static {
-    /// The keys (without the kind: the registry prefixes `kind:`) of the resource of `kind` that
-    /// `value` names in a call run with `ctx`; `None` when the resolver does not know `kind`, and
-    /// the [default keys](default_keys) apply. A value the resolver refuses (a path outside the
-    /// sandbox) should get its default keys: the tool then refuses the call itself.
+    /// The keys of the resource of `kind` that `value` names in a call run with `ctx`, whole
+    /// (`kind:key` by convention; a resolver may put several kinds in one namespace, as
+    /// `tool-std`'s puts a patch's paths among `path:` keys); `None` when the resolver does not
+    /// know `kind`, and `kind:` before each [default key](default_keys) applies. A value the
+    /// resolver refuses (a path outside the sandbox) should get a key of its own text: the tool
+    /// then refuses the call itself.
     fn resolve<'a>(
         &'a self,
         kind: &'a str,
@@ -141,11 +143,12 @@ pub async fn call_keys(
             }
             continue;
         }
-        let resolved = match resolver.and_then(|resolver| resolver.resolve(resource.kind, value, ctx)) {
-            Some(resolving) => resolving.await,
-            None => default_keys(value),
-        };
-        keys.extend(resolved.into_iter().map(|key| (format!("{}:{key}", resource.kind), resource.permits)));
+        match resolver.and_then(|resolver| resolver.resolve(resource.kind, value, ctx)) {
+            Some(resolving) => keys.extend(resolving.await.into_iter().map(|key| (key, resource.permits))),
+            None => keys.extend(
+                default_keys(value).into_iter().map(|key| (format!("{}:{key}", resource.kind), resource.permits)),
+            ),
+        }
     }
     keys.sort();
     keys.dedup_by(|a, b| a.0 == b.0);

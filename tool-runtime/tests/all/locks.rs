@@ -375,7 +375,8 @@ impl ResourceResolver for CaseInsensitive {
         _ctx: &'a ToolContext,
     ) -> Option<BoxFuture<'a, Vec<String>>> {
         (kind == "id").then(|| {
-            let keys = value.and_then(Value::as_str).map(str::to_lowercase).into_iter().collect();
+            let keys =
+                value.and_then(Value::as_str).map(|id| format!("id:{}", id.to_lowercase())).into_iter().collect();
             Box::pin(std::future::ready(keys)) as BoxFuture<'a, Vec<String>>
         })
     }
