@@ -7,6 +7,8 @@
 //! One mechanism: a key with `permits` places; a lock is a key with one place.
 
 mod local;
+#[cfg(feature = "redis")]
+mod redis;
 
 use std::fmt;
 
@@ -17,6 +19,8 @@ use crate::context::ToolContext;
 use crate::resource::Resource;
 
 pub use local::LocalLocks;
+#[cfg(feature = "redis")]
+pub use redis::{DEFAULT_LEASE, LOCK_NAMESPACE, RedisLocks};
 
 /// A place held on one key of a [`LockStore`]; dropping it gives the place back (to the next
 /// waiter in arrival order, for [`LocalLocks`]).
