@@ -111,6 +111,11 @@ pub fn default_keys(value: Option<&Value>) -> Vec<String> {
     }
 }
 
+/// The most resource keys one call may hold: 1,024. A call whose arguments name more (a patch of
+/// thousands of files) is refused before it runs, so that no call makes thousands of lock round
+/// trips or fills the lock table.
+pub const MAX_CALL_KEYS: usize = 1024;
+
 /// The keys and places a call of `tool` with `arguments` (the decoded arguments object; `None`
 /// when they do not parse, and the tool refuses them itself) holds while it runs, sorted by key
 /// with duplicates removed (sorted, so that two calls holding several keys take them in one order

@@ -399,7 +399,9 @@ impl Registry {
     ///
     /// # Errors
     /// [`ToolError::Cancelled`] when the caller cancels while the call waits (its places given
-    /// up); [`ToolError::Failed`] when the lock store cannot be reached.
+    /// up); [`ToolError::Failed`] when the arguments name more than
+    /// [`MAX_CALL_KEYS`](crate::locks::MAX_CALL_KEYS) resources, or the lock store cannot be
+    /// reached.
     async fn hold(
         &self,
         resources: &[crate::resource::Resource],
@@ -409,6 +411,15 @@ impl Registry {
     ) -> Result<Vec<crate::locks::LockGuard>, ToolError> {
         let parsed = crate::decode::parse_arguments(arguments).ok();
         let keys = crate::locks::call_keys(&call.name, resources, parsed.as_ref(), self.resolver.as_deref(), ctx).await;
+        if keys.len() > crate::locks::MAX_CALL_KEYS {
+            return Err(ToolError::Failed(format!(
+                "tool `{}` did not run: its arguments name {} resources, more than the {} one call may hold; split \
+                 the change into smaller calls",
+                call.name,
+                keys.len(),
+                crate::locks::MAX_CALL_KEYS
+            )));
+        }
         let mut held = Vec::with_capacity(keys.len());
         for (key, permits) in &keys {
             let acquiring = async {

@@ -143,3 +143,17 @@ async fn the_plan_is_the_sessions_and_other_kinds_are_left_to_the_default() {
     assert_eq!(keys(&ws.root, "todo_plan", None).await, Some(vec!["todo_plan:s1".to_owned()]));
     assert_eq!(keys(&ws.root, "id", Some(json!("x"))).await, None);
 }
+
+#[tokio::test]
+async fn a_patch_naming_more_files_than_a_call_may_lock_is_refused_before_it_writes() {
+    let ws = Workspace::new();
+    let sections: String = (0..1025).map(|i| format!("*** Add File: f{i}.txt\n+x\n")).collect();
+    let patch = format!("*** Begin Patch\n{sections}*** End Patch\n");
+    let message = ws.call("apply_patch", json!({"patch": patch})).await;
+    assert!(message.is_error);
+    assert_eq!(
+        message.text(),
+        "tool `apply_patch` did not run: its arguments name 1025 resources, more than the 1024 one call may hold; split the change into smaller calls"
+    );
+    assert!(!ws.root.join("f0.txt").exists());
+}
