@@ -182,23 +182,27 @@ fn token() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// What a held place keeps: the renewal's stop, and what its release needs.
-struct Held {
+/// A waiter's or holder's token on one key: its drop takes it out of the queue or gives its place
+/// back (and stops the renewal of a held place's lease).
+struct Place {
     store: RedisLocks,
     keys: [String; 4],
     token: String,
-    renewing: CancellationToken,
+    /// Set once the place is held: stops the lease's renewal.
+    renewing: Option<CancellationToken>,
 }
 
-impl Drop for Held {
+impl Drop for Place {
     fn drop(&mut self) {
-        self.renewing.cancel();
+        if let Some(renewing) = &self.renewing {
+            renewing.cancel();
+        }
         release(&self.store, self.keys.clone(), self.token.clone());
     }
 }
 
-/// Gives `token`'s place back on the connection's thread, without waiting (a drop may happen on
-/// any thread; a release that fails leaves the lease to lapse).
+/// Gives `token`'s place back (or its place in the queue) on the connection's thread, without
+/// waiting (a drop may happen on any thread; a release that fails leaves the lease to lapse).
 fn release(store: &RedisLocks, keys: [String; 4], token: String) {
     let script = store.inner.release.clone();
     store.inner.conn.detach(move |mut con| async move {
@@ -218,40 +222,23 @@ fn invocation<'s>(script: &'s Script, keys: &[String; 4], args: Vec<String>) -> 
     invocation
 }
 
-/// A waiter's token, released (out of the queue) if its wait is dropped.
-struct Waiting {
-    store: RedisLocks,
-    keys: [String; 4],
-    token: String,
-    done: bool,
-}
-
-impl Drop for Waiting {
-    fn drop(&mut self) {
-        if !self.done {
-            release(&self.store, self.keys.clone(), self.token.clone());
-        }
-    }
-}
-
 impl LockStore for RedisLocks {
     fn acquire<'a>(&'a self, key: &'a str, permits: u32) -> BoxFuture<'a, Result<LockGuard, LockError>> {
         Box::pin(async move {
-            let mut waiting = Waiting { store: self.clone(), keys: self.keys(key), token: token(), done: false };
+            let mut place = Place { store: self.clone(), keys: self.keys(key), token: token(), renewing: None };
             let mut pause = Duration::from_millis(5);
             loop {
-                let args = vec![waiting.token.clone(), permits.max(1).to_string(), self.lease_ms()];
-                if self.script(&self.inner.acquire, &waiting.keys, args).await? == 1 {
+                let args = vec![place.token.clone(), permits.max(1).to_string(), self.lease_ms()];
+                if self.script(&self.inner.acquire, &place.keys, args).await? == 1 {
                     break;
                 }
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(MAX_POLL);
             }
-            waiting.done = true;
             let renewing = CancellationToken::new();
-            tokio::spawn(renew(self.clone(), waiting.keys.clone(), waiting.token.clone(), renewing.clone()));
-            let held = Held { store: self.clone(), keys: waiting.keys.clone(), token: waiting.token.clone(), renewing };
-            Ok(LockGuard::new(held))
+            tokio::spawn(renew(self.clone(), place.keys.clone(), place.token.clone(), renewing.clone()));
+            place.renewing = Some(renewing);
+            Ok(LockGuard::new(place))
         })
     }
 }
