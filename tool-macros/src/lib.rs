@@ -12,6 +12,7 @@ mod methods;
 mod model;
 mod options;
 mod position;
+mod resources;
 
 use proc_macro::TokenStream;
 
@@ -105,6 +106,12 @@ use proc_macro::TokenStream;
 /// - `callers = direct | code | both`: who may call the tool, the model directly or a program it
 ///   wrote (code mode); default `direct`. `code` and `both` add the tag `callers:code` /
 ///   `callers:both` (`tool_runtime::Callers`, read by `ToolDefinition::callers`).
+/// - `resource`, `resource = "arg"`, `resource(kind = "arg", other_kind)`: resource locks (the
+///   whole tool; the value of an argument, its name the kind; the value of `arg` as a resource of
+///   `kind`, shared by every tool naming the kind; the one resource of `other_kind`). Every named
+///   argument must be a model argument of the tool (`tool_runtime::Resource`).
+/// - `concurrency = N`, `concurrency(limit = N, per = "arg")`: at most N (at least 1) calls at
+///   once, or per value of `arg`; not with `resource` on the whole tool.
 ///
 /// Returns: `String`, `&'static str`, `()` (empty text), `ToolResult`, `Vec<ContentPart>`, any
 /// `Serialize` type (sent as JSON), or `Result<T, E: Display>` of these (`Err` becomes an error

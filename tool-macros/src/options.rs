@@ -38,6 +38,10 @@ pub(crate) struct ToolOptions {
     pub(crate) defer: darling::util::Flag,
     /// Who may call the tool: `callers = direct`, `code` or `both` (checked by [`callers_tag`]).
     pub(crate) callers: Option<syn::Ident>,
+    /// What the calls lock: `resource`, `resource = "arg"`, `resource(kind = "arg", kind2)`.
+    pub(crate) resource: Option<crate::resources::ResourceOption>,
+    /// `concurrency = N` or `concurrency(limit = N, per = "arg")`.
+    pub(crate) concurrency: Option<crate::resources::ConcurrencyOption>,
 }
 
 /// The tag `callers = code` or `callers = both` adds to a tool's tags (`tool_runtime::Callers`);
@@ -71,6 +75,8 @@ pub(crate) const TOOL_OPTIONS: &[&str] = &[
     "output_schema",
     "defer",
     "callers",
+    "resource",
+    "concurrency",
 ];
 
 /// The options of `#[tool(...)]` and `#[arg(...)]` whose value is a string literal.
@@ -202,6 +208,11 @@ pub(crate) fn restyle_message(message: &str, what: &str, known: &[&str]) -> Stri
     if let Some(field) = message.strip_prefix("Duplicate field ") {
         return format!("the `{what}` option {field} is given twice; keep one");
     }
+    // A custom message of one option, which darling ends with ` at <option>`.
+    let message = match message.rsplit_once(" at ") {
+        Some((text, field)) if known.contains(&field) && !text.starts_with("Unexpected") => text,
+        _ => message,
+    };
     let mut chars = message.trim_end_matches('.').chars();
     match chars.next() {
         Some(first) => format!("invalid `{what}` option: {}{}", first.to_lowercase(), chars.as_str()),

@@ -78,6 +78,7 @@ mod dynamic;
 mod error;
 pub mod idempotency;
 mod lifecycle;
+pub mod locks;
 mod methods;
 pub mod output;
 mod policy;
@@ -85,6 +86,7 @@ mod progress;
 pub mod provider;
 mod ref_id;
 mod registry;
+mod resource;
 mod result;
 pub mod rustdoc;
 pub mod schema;
@@ -117,6 +119,7 @@ pub use output::store::redis;
 pub use policy::{DefaultPolicy, EXEC_TAG, EXTERNAL_TAG, Permission, PermissionPolicy, PermissionRequest};
 pub use progress::{Progress, ProgressListener};
 pub use registry::{Batch, Registry, RegistryBuilder, TurnStop};
+pub use resource::Resource;
 pub use result::{
     ContentPart, ImageDetail, IntoToolResult, MessageContent, ResourceContents, StoredResult, ToolMessage, ToolResult,
 };

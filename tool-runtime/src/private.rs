@@ -13,7 +13,9 @@ pub use crate::schema::{ArgumentBound, ArgumentSchema, ArgumentSchemaFn, BoundNu
 pub use crate::schema::{DefaultJson, DefaultJsonNone, DefaultJsonSerialize};
 pub use crate::tool::{DecodingSchema, Invoke, SyncInvokeFn};
 pub use crate::{DependencyKey, ToolMethods};
-pub use crate::{IntoToolResult, Tool, ToolContext, ToolError, ToolMeta, ToolRegistration, ToolResult, ToolSpec};
+pub use crate::{
+    IntoToolResult, Resource, Tool, ToolContext, ToolError, ToolMeta, ToolRegistration, ToolResult, ToolSpec,
+};
 
 /// [`decode`] or [`decode_input`] for one type, as generated code holds it.
 pub type DecodeFn<T> = fn(&'static ToolSpec, &str) -> Result<T, ToolError>;

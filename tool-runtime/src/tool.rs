@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::context::ToolContext;
 use crate::decode::Decoding;
 use crate::error::{BoxError, ToolError, ToolOrigin};
+use crate::resource::Resource;
 use crate::result::ToolResult;
 
 /// What a model is told about a tool: its name, description and the canonical JSON Schema of its
@@ -186,6 +187,13 @@ pub trait Tool: Send + Sync + 'static {
         false
     }
 
+    /// The resources the tool's calls hold while they run, and its concurrency limits
+    /// (`#[tool(resource ..)]`, `#[tool(concurrency ..)]`; see [`Resource`]). Default: none, and
+    /// the calls take no lock.
+    fn resources(&self) -> &[Resource] {
+        &[]
+    }
+
     /// The tool's own time limit, if any.
     fn timeout(&self) -> Option<Duration> {
         None
@@ -267,6 +275,10 @@ impl<T: Tool + ?Sized> Tool for &'static T {
         (**self).sequential()
     }
 
+    fn resources(&self) -> &[Resource] {
+        (**self).resources()
+    }
+
     fn timeout(&self) -> Option<Duration> {
         (**self).timeout()
     }
@@ -334,6 +346,8 @@ pub struct ToolSpec {
     reads_context: bool,
     /// The keys of its `#[depends(KEY)]` parameters ([`ToolSpec::with_dependencies`]).
     dependencies: &'static [fn() -> crate::depends::DependencyUse],
+    /// See [`Tool::resources`].
+    resources: &'static [Resource],
     definition: OnceLock<ToolDefinition>,
     decoding: OnceLock<Decoding>,
 }
@@ -415,6 +429,7 @@ impl ToolSpec {
             invoke,
             reads_context: true,
             dependencies: &[],
+            resources: &[],
             definition: OnceLock::new(),
             decoding: OnceLock::new(),
         }
@@ -464,6 +479,15 @@ impl ToolSpec {
     #[must_use]
     pub const fn with_dependencies(mut self, dependencies: &'static [fn() -> crate::depends::DependencyUse]) -> Self {
         self.dependencies = dependencies;
+        self
+    }
+
+    /// Used by `#[tool(resource ..)]` and `#[tool(concurrency ..)]`: the resources the tool's calls
+    /// hold ([`Tool::resources`]); not meant to be called by hand.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn with_resources(mut self, resources: &'static [Resource]) -> Self {
+        self.resources = resources;
         self
     }
 
@@ -556,6 +580,10 @@ impl Tool for ToolSpec {
 
     fn sequential(&self) -> bool {
         self.meta.sequential
+    }
+
+    fn resources(&self) -> &[Resource] {
+        self.resources
     }
 
     fn timeout(&self) -> Option<Duration> {

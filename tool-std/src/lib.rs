@@ -37,6 +37,16 @@
 //! cancellation token between files or 64 KiB chunks (see [`fs`]); `apply_patch` checks it once
 //! the files are read, before its first write.
 //!
+//! # Resource locks
+//! `write`, `edit` and `apply_patch` lock each file they change, and `todo_new`, `todo_append`,
+//! `todo_patch` and `todo_clear` the session's plan (`#[tool(resource ..)]`, see "Resource locks
+//! and concurrency limits" on [`Registry`](tool_runtime::Registry)): the calls of one turn, or of
+//! concurrent requests, on one file run one after the other in arrival order, calls on other files
+//! in parallel. [`registry_builder`] installs [`WorkspaceResources`](resources::WorkspaceResources),
+//! which names a file by its real path in the sandbox, so two spellings of one file are one
+//! resource; a registry built otherwise locks each path by its text. `apply_patch` no longer runs
+//! alone in its turn (`sequential`): it waits only for the calls on its own files.
+//!
 //! # Tags
 //! Each tool carries the tags that are true of it, which MCP servers turn into hints (`read_only`
 //! → `readOnlyHint`, `destructive` → `destructiveHint`, `idempotent` → `idempotentHint`,
@@ -114,6 +124,7 @@ pub mod exec;
 pub mod fs;
 pub mod media;
 pub mod patch;
+pub mod resources;
 pub mod sandbox;
 pub mod session;
 pub mod state;
@@ -142,6 +153,7 @@ pub fn registry_builder_with_network_exec() -> RegistryBuilder {
 /// Every tool but the exec set.
 fn without_exec() -> RegistryBuilder {
     Registry::builder()
+        .resource_resolver(resources::WorkspaceResources)
         .tool(fs::read::TOOL)
         .tool(fs::read_line::TOOL)
         .tool(fs::write::TOOL)

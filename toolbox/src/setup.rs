@@ -25,7 +25,8 @@
 //! - `--store STORE` (else `TOOL_STORE`, else `file`): `file` keeps the output cache and the
 //!   sessions in the state directory; `redis://HOST:PORT/DB` keeps both in that Redis
 //!   (`tool_runtime::redis`), so that many `toolbox mcp` workers behind one load balancer share
-//!   todo plans and cached outputs. A Redis that is down does not stop the server: the tools that
+//!   todo plans and cached outputs, and their resource locks (`tool_runtime::locks::RedisLocks`:
+//!   an `edit` of a file on one worker waits for an `edit` of it on another). A Redis that is down does not stop the server: the tools that
 //!   need a store answer with an error naming it and what to check, the others work as usual.
 //! - `--config FILE` names an `mcpServers` file (`tool_mcp::import::McpServersConfig`): every
 //!   server in it is connected by [`Setup::connect_imports`] and its tools join the standard ones
@@ -40,6 +41,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use tool_mcp::import::{ImportedServer, McpServersConfig};
+use tool_runtime::locks::RedisLocks;
 use tool_runtime::output::{FileStore, OUTPUT_STORE, OutputLayer, OutputStore, StoreLimits, output_limits_from_env};
 use tool_runtime::redis::{OUTPUT_NAMESPACE, RedisConnection, RedisStore};
 use tool_runtime::{ImageSupport, Registry, RegistryBuilder, SystemClock, ToolContext, ToolContextBuilder};
@@ -334,6 +336,9 @@ impl Setup {
         if !sets.is_empty() {
             builder = builder.sets(sets.iter().cloned());
         }
+        if let Some(locks) = self.shared_locks()? {
+            builder = builder.locks(locks);
+        }
         let registry = self.permissions(builder).build().map_err(|e| e.to_string())?;
         self.code.wrap(registry, |outer| outer.output(outer_layer).override_dependency(&OUTPUT_STORE, outer_store))
     }
@@ -375,6 +380,22 @@ impl Setup {
                     self.session_limits,
                     Arc::new(SystemClock),
                 )))
+            }
+        }
+    }
+
+    /// The resource locks of `--store` when it is a Redis, shared by every worker on it
+    /// (`tool_runtime::locks::RedisLocks`, lease 10 s); `None` for `file`, whose registry keeps
+    /// its locks in the process.
+    ///
+    /// # Errors
+    /// The Redis URL cannot be used.
+    fn shared_locks(&self) -> Result<Option<RedisLocks>, String> {
+        match &self.store {
+            StoreChoice::File => Ok(None),
+            StoreChoice::Redis(url) => {
+                let conn = RedisConnection::open(url).map_err(|e| format!("cannot use --store: {e}"))?;
+                Ok(Some(RedisLocks::new(conn)))
             }
         }
     }

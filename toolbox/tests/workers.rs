@@ -195,3 +195,26 @@ fn keyed_appends_retried_through_a_stopped_redis_and_a_killed_worker_apply_once(
     let calls = [worker1.calls(), worker2.calls()];
     assert!(calls.iter().all(|c| c.iter().any(|t| t == "todo_append")), "{calls:?}");
 }
+
+/// Resource locks across workers: two workers on one Redis, 20 `edit` calls of one file sent at
+/// once, 10 to each worker directly, each upper-casing its own line (`workers_client.py edits`).
+/// Each `edit` holds the file's lock in Redis while it runs, so every edit applies; without the
+/// shared lock, edits read the file before another's write and lose it.
+#[test]
+fn twenty_parallel_edits_of_one_file_on_two_workers_all_apply() {
+    let redis = RedisServer::start();
+    let workspace = tempfile::tempdir().unwrap();
+    let lines: String = (0..20).map(|n| format!("line {n}\n")).collect();
+    std::fs::write(workspace.path().join("edits.txt"), lines).unwrap();
+    let (state1, state2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let store = redis.url(0);
+    let worker1 = Worker::start(&store, workspace.path(), state1.path());
+    let worker2 = Worker::start(&store, workspace.path(), state2.path());
+
+    let stdout = run_client(&["edits", &worker1.url, &worker2.url]);
+    assert_eq!(stdout.trim(), "ok 20 parallel edits of one file on two workers all apply");
+    let expected: String = (0..20).map(|n| format!("LINE {n}\n")).collect();
+    assert_eq!(std::fs::read_to_string(workspace.path().join("edits.txt")).unwrap(), expected);
+    let edits = [worker1.calls(), worker2.calls()].map(|calls| calls.iter().filter(|t| *t == "edit").count());
+    assert_eq!(edits, [10, 10]);
+}

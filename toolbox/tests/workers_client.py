@@ -5,13 +5,17 @@ Usage:
     python workers_client.py BALANCER_URL WORKER1_URL WORKER2_URL WORKER1_PID
     python workers_client.py down WORKER_URL STORE_URL
     python workers_client.py retries BALANCER_URL REDIS_PID WORKER1_PID
+    python workers_client.py edits WORKER1_URL WORKER2_URL
 
 The second form checks a worker whose Redis is down: `read` works, `todo_read` answers an error
 naming the store at STORE_URL. The third sends 100 `todo_append` calls, each with an
 `idempotency_key` of its own; Redis is stopped (SIGSTOP) in the middle of a batch of them for
 longer than the workers wait for a Redis reply, worker 1 is killed (SIGKILL) while its calls of
 that batch wait, and Redis is continued (SIGCONT); every call that failed is sent again with the
-same key until it succeeds, and every item is in the plan exactly once.
+same key until it succeeds, and every item is in the plan exactly once. The fourth sends 20
+`edit` calls of one file (`edits.txt`, lines `line 0` to `line 19`), all at once, the even ones to
+worker 1 and the odd ones to worker 2, each upper-casing its own line: the resource lock each
+`edit` takes in the shared Redis makes them run one after the other, so none is lost.
 
 Run by `toolbox/tests/workers.rs`, which starts redis-server, the two workers (both with
 `--store redis://...` and `--session plan-1`) and haproxy (round-robin), and reads the workers'
@@ -260,9 +264,30 @@ async def with_redis_down(worker: str, store: str) -> None:
     print("ok with redis down, read and glob answer and todo_read names the store")
 
 
+async def parallel_edits_on_two_workers(worker1: str, worker2: str) -> None:
+    async with Client(worker1) as first, Client(worker2) as second:
+        failures = []
+
+        async def edit(client: Client, n: int) -> None:
+            arguments = {"file_path": "edits.txt", "old_string": f"line {n}\n", "new_string": f"LINE {n}\n"}
+            result = await client.call_tool("edit", arguments)
+            if result.is_error:
+                failures.append(text_of(result))
+
+        with anyio.fail_after(BOUND):
+            async with anyio.create_task_group() as tg:
+                for n in range(20):
+                    tg.start_soon(edit, first if n % 2 == 0 else second, n)
+    assert failures == [], failures
+    print("ok 20 parallel edits of one file on two workers all apply")
+
+
 async def main(argv: list[str]) -> None:
     if argv[0] == "down":
         await with_redis_down(argv[1], argv[2])
+        return
+    if argv[0] == "edits":
+        await parallel_edits_on_two_workers(argv[1], argv[2])
         return
     if argv[0] == "retries":
         await retried_appends_apply_once(argv[1], int(argv[2]), int(argv[3]))

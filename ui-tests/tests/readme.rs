@@ -33,8 +33,8 @@ fn every_defining_tools_example_is_compiled_by_a_pass_test() {
     let blocks = defining_tools_blocks();
     assert_eq!(
         blocks.len(),
-        8,
-        "the examples: parameters, dependencies (shared, provided), input, options, returns, registration, methods"
+        9,
+        "the examples: parameters, dependencies (shared, provided), input, options, locks, returns, registration, methods"
     );
     for block in blocks {
         assert!(

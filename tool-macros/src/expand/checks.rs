@@ -81,6 +81,7 @@ pub(crate) fn check_options(model: &ToolFn, options: &ToolOptions, errors: &mut 
             "`timeout_ms` cannot stop an `inline` tool: once started it runs to its end on the thread that polls the call; remove `inline` (a plain `fn` then runs on the blocking pool and the call times out) or remove `timeout_ms`",
         );
     }
+    crate::resources::check(model, options.resource.as_ref(), options.concurrency.as_ref(), errors);
     if options.output_schema.is_present() && json_result_type(&sig.output).is_none() {
         errors.push(
             options.output_schema.span(),

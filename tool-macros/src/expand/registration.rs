@@ -686,6 +686,7 @@ fn spec(
     let context_free =
         model.params.iter().all(|p| matches!(p, Param::Arg(_) | Param::Input { .. })).then(|| quote!(.context_free()));
     let (with_output_schema, with_dependencies) = (&output_schema.builder, &dependencies.builder);
+    let with_resources = crate::resources::builder(options.resource.as_ref(), options.concurrency.as_ref(), private);
     quote! {
         #private::ToolSpec::decoded(
             #name,
@@ -701,6 +702,7 @@ fn spec(
         #deferred
         #with_dependencies
         #context_free
+        #with_resources
     }
 }
 

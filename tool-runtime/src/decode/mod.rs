@@ -99,7 +99,8 @@ mod walk;
 
 use faults::{Faults, other_faults, schema_refusals, shorten};
 pub(crate) use keys::KeyTree;
-use keys::{definite, fast_path_applies, has_nested_keywords, parse_arguments};
+pub(crate) use keys::parse_arguments;
+use keys::{definite, fast_path_applies, has_nested_keywords};
 use layout::Layout;
 #[cfg(feature = "dynamic")]
 pub(crate) use nulls::drop_nulls;

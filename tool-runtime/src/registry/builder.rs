@@ -45,6 +45,10 @@ pub struct RegistryBuilder {
     descriptions_required: bool,
     /// [`idempotency`](RegistryBuilder::idempotency), when given.
     idempotency: Option<crate::idempotency::Idempotency>,
+    /// [`locks`](RegistryBuilder::locks); default a fresh [`LocalLocks`](crate::locks::LocalLocks).
+    locks: Option<Arc<dyn crate::locks::LockStore>>,
+    /// [`resource_resolver`](RegistryBuilder::resource_resolver).
+    resolver: Option<Arc<dyn crate::locks::ResourceResolver>>,
 }
 
 /// A tool added to a [`RegistryBuilder`].
@@ -308,6 +312,27 @@ impl RegistryBuilder {
         self
     }
 
+    /// Where the places of resource locks and concurrency limits are kept ("Resource locks and
+    /// concurrency limits" on [`Registry`]). Default: a [`LocalLocks`](crate::locks::LocalLocks) of
+    /// this registry's own; give one `LocalLocks` to several registries of a process so that they
+    /// lock each other's resources, or a shared store (`RedisLocks`, feature `redis`) for the
+    /// workers of a cluster.
+    #[must_use]
+    pub fn locks(mut self, store: impl crate::locks::LockStore) -> Self {
+        self.locks = Some(Arc::new(store));
+        self
+    }
+
+    /// Turns declared resources' values into keys where the raw value would not do (see
+    /// [`ResourceResolver`](crate::locks::ResourceResolver); `tool-std`'s registry builders install
+    /// the sandbox's path resolver). Default: none, every value is its own key
+    /// ([`default_keys`](crate::locks::default_keys)).
+    #[must_use]
+    pub fn resource_resolver(mut self, resolver: impl crate::locks::ResourceResolver) -> Self {
+        self.resolver = Some(Arc::new(resolver));
+        self
+    }
+
     /// The registry, sorted by tool name.
     ///
     /// # Errors
@@ -464,6 +489,8 @@ impl RegistryBuilder {
             default_timeout: self.default_timeout,
             repair: self.repair,
             output,
+            locks: self.locks.unwrap_or_else(|| Arc::new(crate::locks::LocalLocks::new())),
+            resolver: self.resolver,
             closed: AtomicBool::new(false),
         })
     }

@@ -272,6 +272,7 @@ impl Registry {
         let tool = &*self.tools[index];
         if !span.is_disabled()
             || self.approval[index].is_some()
+            || !tool.resources().is_empty()
             || tool.reads_context()
             || tool.timeout().or(self.default_timeout).is_some()
             || !self.repair.is_none()
@@ -396,7 +397,15 @@ impl Registry {
             self.repair.apply(&call.name, &call.arguments, &tool.definition().input_schema)
         };
         let arguments = repaired.as_deref().unwrap_or(&call.arguments);
+        let held = match tool.resources() {
+            [] => Vec::new(),
+            resources => match Box::pin(self.hold(resources, call, arguments, run_ctx)).await {
+                Ok(held) => held,
+                Err(error) => return (Err(error), call_ctx),
+            },
+        };
         let outcome = self.limited(tool, call, arguments, run_ctx).await;
+        drop(held);
         if let (Some(call_ctx), Err(ToolError::TimedOut { .. })) = (&call_ctx, &outcome) {
             // Work the tool started on its own (a child process, a blocking thread) sees the end.
             // (The caller's context is not the call's: a tool that does not read it started
@@ -404,6 +413,49 @@ impl Registry {
             call_ctx.cancel_call();
         }
         (outcome, call_ctx)
+    }
+
+    /// Takes the places of the call's declared `resources` ("Resource locks and concurrency
+    /// limits" on [`Registry`]), key by key in key order, each raced against the cancellation
+    /// token: the guards, held until the body ends. Arguments that do not parse (the tool refuses
+    /// them itself, before its body) name no argument's resource.
+    ///
+    /// # Errors
+    /// [`ToolError::Cancelled`] when the caller cancels while the call waits (its places given
+    /// up); [`ToolError::Failed`] when the arguments name more than
+    /// [`MAX_CALL_KEYS`](crate::locks::MAX_CALL_KEYS) resources, or the lock store cannot be
+    /// reached.
+    async fn hold(
+        &self,
+        resources: &[crate::resource::Resource],
+        call: &ToolCall,
+        arguments: &str,
+        ctx: &ToolContext,
+    ) -> Result<Vec<crate::locks::LockGuard>, ToolError> {
+        let parsed = crate::decode::parse_arguments(arguments).ok();
+        let keys = crate::locks::call_keys(&call.name, resources, parsed.as_ref(), self.resolver.as_deref(), ctx).await;
+        if keys.len() > crate::locks::MAX_CALL_KEYS {
+            return Err(ToolError::Failed(format!(
+                "tool `{}` did not run: its arguments name {} resources, more than the {} one call may hold; split \
+                 the change into smaller calls",
+                call.name,
+                keys.len(),
+                crate::locks::MAX_CALL_KEYS
+            )));
+        }
+        let mut held = Vec::with_capacity(keys.len());
+        for (key, permits) in &keys {
+            let acquiring = async {
+                self.locks.acquire(key, *permits).await.map_err(|error| {
+                    ToolError::Failed(format!(
+                        "tool `{}` did not run: its resource lock could not be taken: {error}",
+                        call.name
+                    ))
+                })
+            };
+            held.push(Self::wait(acquiring, call, ctx).await?);
+        }
+        Ok(held)
     }
 
     /// The tool's future for `arguments` in `ctx`, raced against the cancellation token and the

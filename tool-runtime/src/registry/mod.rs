@@ -57,6 +57,33 @@ pub use builder::RegistryBuilder;
 /// message; one that does not goes on in one boxed future that waits for it, raced against the
 /// cancellation token as in step 2.
 ///
+/// # Resource locks and concurrency limits
+/// A tool declares what its calls touch (`#[tool(resource = "id")]`, `resource(path = "file_path")`,
+/// `resource(plan)`, `resource` for the whole tool) and how many may run at once
+/// (`#[tool(concurrency = N)]`, `concurrency(limit = N, per = "user")`); each declaration is a
+/// [`Resource`](crate::Resource), read back by [`Tool::resources`]. One mechanism serves both: a key
+/// with N places, a lock being one place.
+///
+/// After a call is admitted (and approved, when its tool needs approval) and before its arguments
+/// are decoded and its body runs, the registry parses its arguments, turns each declared resource
+/// into keys (through the [resolver](RegistryBuilder::resource_resolver), so that two spellings of
+/// one file are one resource; an argument left out or `null` names nothing) and takes a place on
+/// each key, in key order, from the [lock store](RegistryBuilder::locks). The places are held until
+/// the body ends (its result, error, panic, time limit or cancellation) and given back before the
+/// message is finished. So:
+/// - calls on one resource run one after the other, in arrival order (the order in which their
+///   calls first reached the lock; for the calls of one [`call_batch`](Registry::call_batch), the
+///   order of the turn), whether they come in one turn, in concurrent requests, or over MCP;
+/// - calls on different resources run in parallel, as undeclared calls do;
+/// - a call cancelled while it waits gives up its turn and never runs (``tool `x` was
+///   cancelled``); the wait is not part of the call's time limit, which bounds the run;
+/// - arguments that are not a JSON object name no argument's resource (the tool refuses them
+///   itself, before its body).
+///
+/// Every call of a tool that declares a resource takes the general path (below). The in-process
+/// store ([`LocalLocks`](crate::locks::LocalLocks), the default) serves one process; a shared
+/// store serves the workers of a cluster.
+///
 /// # Sync tools
 /// No call runs on an async worker thread unless its tool says it is cheap. A plain `fn` tool runs
 /// on tokio's blocking pool (`spawn_blocking`, with its own clone of the context), so that however
@@ -130,6 +157,10 @@ pub struct Registry {
     default_timeout: Option<Duration>,
     repair: RepairPolicy,
     output: crate::output::SharedLayer,
+    /// Where the places of resource locks and concurrency limits are kept.
+    locks: Arc<dyn crate::locks::LockStore>,
+    /// What turns a declared resource's value into keys, when not the default.
+    resolver: Option<Arc<dyn crate::locks::ResourceResolver>>,
     closed: AtomicBool,
 }
 

@@ -10,12 +10,25 @@ use test_support::architecture::{Rules, room_imports, violations};
 
 /// The floors, bottom first, as ARCHITECTURE.md lists them.
 const FLOORS: &[&[&str]] = &[
-    &["error", "result", "call", "client", "clock", "ref_id", "rustdoc", "lifecycle", "progress", "waits", "worker"],
+    &[
+        "error",
+        "result",
+        "call",
+        "client",
+        "clock",
+        "ref_id",
+        "rustdoc",
+        "lifecycle",
+        "progress",
+        "waits",
+        "worker",
+        "resource",
+    ],
     &["schema", "secret"],
     &["decode"],
     &["talk", "context", "depends"],
     &["tool", "methods", "policy", "dynamic"],
-    &["output", "search", "idempotency"],
+    &["output", "search", "idempotency", "locks"],
     &["registry"],
     &["provider"],
     &["lib", "private"],

@@ -29,6 +29,9 @@ pub mod forms_shadow;
 pub mod held_worker;
 pub mod idempotency;
 pub mod lifecycle;
+pub mod locks;
+#[cfg(feature = "redis")]
+pub mod locks_redis;
 pub mod mcp_hints;
 pub mod output_bounds;
 pub mod output_budget;

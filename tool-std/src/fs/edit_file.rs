@@ -48,7 +48,7 @@ pub struct EditOutput {
 ///
 /// old_string must match one place, else the call fails listing the matches: add surrounding lines,
 /// or set replace_all or expected_replacements.
-#[tool(set = "fs", tags(destructive))]
+#[tool(set = "fs", resource(path = "file_path"), tags(destructive))]
 #[allow(clippy::too_many_arguments)]
 pub async fn edit(
     /// Relative to the workspace root.

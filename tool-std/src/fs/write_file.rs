@@ -40,7 +40,7 @@ pub struct WriteOutput {
 
 /// Write a whole UTF-8 file, creating it and its directories; atomic. To change part of a file use
 /// edit.
-#[tool(set = "fs", output_schema, tags(destructive, idempotent))]
+#[tool(set = "fs", output_schema, resource(path = "file_path"), tags(destructive, idempotent))]
 pub async fn write(
     /// Relative to the workspace root.
     file_path: String,

@@ -56,7 +56,7 @@ use tool_runtime::{ToolContext, off_worker, tool};
 
 pub use disk::SandboxFiles;
 pub use memory::MemoryFiles;
-pub use parse::{Chunk, ChunkLine, ParseError, Patch, Section, SectionKind, parse_patch};
+pub use parse::{Chunk, ChunkLine, ParseError, Patch, Section, SectionKind, parse_patch, patch_paths};
 pub use plan::{Entry, FileAction, FileChange, FileSet, PatchError, PatchPlan, SectionError, plan_patch};
 use preview::{cap_preview, file_diff};
 pub use seek::MatchLevel;
@@ -197,7 +197,7 @@ fn apply_unless_cancelled(
 /// Paths are relative to the workspace root; `*** Move to` is optional. `@@` starts each chunk,
 /// optionally with a line to find first. Give about 3 context lines around each change, chunks
 /// in file order. Add fails on an existing file, Update and Delete on a missing one.
-#[tool(set = "patch", sequential, tags(destructive))]
+#[tool(set = "patch", resource(patch = "patch"), tags(destructive))]
 pub async fn apply_patch(
     patch: String,
     /// Only return the diff; write nothing.

@@ -154,6 +154,21 @@ fn error(line: usize, message: impl Into<String>) -> ParseError {
 }
 
 /// `Some(path)` when `line` is the header `name` (e.g. `*** Add File:`); the path is trimmed.
+/// Every path a patch may change, read from its section and `*** Move to:` headers without parsing
+/// the rest, in patch order, repeats kept: what `apply_patch` locks ([`crate::resources`]). It
+/// reads more than [`parse_patch`] accepts (any line that is a header once trimmed, in or out of
+/// the envelope), so that every path the patch changes is in it; a path that is not changed is
+/// only locked for nothing.
+pub fn patch_paths(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            [ADD, DELETE, UPDATE, MOVE].into_iter().find_map(|name| header(line, name))
+        })
+        .filter(|path| !path.is_empty())
+        .collect()
+}
+
 fn header<'a>(line: &'a str, name: &str) -> Option<&'a str> {
     line.strip_prefix(name).map(str::trim)
 }

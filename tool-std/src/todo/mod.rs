@@ -145,7 +145,7 @@ pub enum TodoError {
 
 /// Write this session's plan for a task of several steps, replacing the current one. At most one
 /// item may be in_progress; a call that breaks a rule saves nothing.
-#[tool(set = "todo", tags(destructive, idempotent))]
+#[tool(set = "todo", resource(todo_plan), tags(destructive, idempotent))]
 pub async fn todo_new(
     /// The plan, in order.
     #[arg(length(min = 1))]
@@ -176,7 +176,7 @@ pub async fn todo_new(
 }
 
 /// Add items to the end of this session's plan; at most one item may be in_progress.
-#[tool(set = "todo")]
+#[tool(set = "todo", resource(todo_plan))]
 pub async fn todo_append(
     /// The items to add, in order.
     #[arg(length(min = 1))]
@@ -205,7 +205,7 @@ pub async fn todo_append(
 
 /// Change or remove items of this session's plan by id, all or nothing; omitted fields keep their
 /// values. At most one item may be in_progress: complete the current one in the same call.
-#[tool(set = "todo", tags(destructive, idempotent))]
+#[tool(set = "todo", resource(todo_plan), tags(destructive, idempotent))]
 pub async fn todo_patch(
     /// The changes, in order.
     #[arg(length(min = 1))]
@@ -234,7 +234,7 @@ pub async fn todo_patch(
 }
 
 /// Remove every item of this session's plan.
-#[tool(set = "todo", tags(destructive, idempotent))]
+#[tool(set = "todo", resource(todo_plan), tags(destructive, idempotent))]
 pub async fn todo_clear(ctx: &ToolContext) -> Result<String, TodoError> {
     let call_id = ctx.call_id().map(str::to_owned);
     let retry = move || RetryKey::of("todo_clear", None, call_id.as_deref(), &());

@@ -10,7 +10,7 @@ use test_support::architecture::{Rules, violations};
 const FLOORS: &[&[&str]] = &[
     &["sandbox", "session"],
     &["state"],
-    &["cache", "control", "exec", "fs", "media", "patch", "todo", "web"],
+    &["cache", "control", "exec", "fs", "media", "patch", "todo", "web", "resources"],
     &["lib"],
 ];
 

@@ -15,6 +15,7 @@ pub mod edit_props;
 pub mod glob;
 pub mod grep;
 pub mod grep_progress;
+pub mod locks;
 pub mod off_worker;
 pub mod patch;
 pub mod patch_fuzz;

@@ -61,6 +61,11 @@ impl Workspace {
         write_file(&self.parent.join(path), contents)
     }
 
+    /// The registry of the standard tools rooted in this workspace.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
     /// Calls a tool in the default session.
     pub async fn call(&self, tool: &str, arguments: Value) -> ToolMessage {
         self.call_in(&ToolContext::new(), tool, arguments).await

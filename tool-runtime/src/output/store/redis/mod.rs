@@ -172,6 +172,38 @@ impl RedisConnection {
     }
 }
 
+impl RedisConnection {
+    /// Runs `command` on the connection's thread and awaits its result without blocking the
+    /// caller's thread: for async callers (the lock store, `locks::RedisLocks`).
+    ///
+    /// # Errors
+    /// The command's error; an I/O error when the connection's thread has stopped.
+    pub async fn call<T, F>(&self, command: impl FnOnce(ConnectionManager) -> F) -> Result<T, RedisError>
+    where
+        T: Send + 'static,
+        F: Future<Output = Result<T, RedisError>> + Send + 'static,
+    {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        if let Some(runtime) = &self.inner.runtime {
+            let future = command(self.inner.manager.clone());
+            runtime.spawn(async move {
+                let _ = tx.send(future.await);
+            });
+        }
+        rx.await.unwrap_or_else(|_| Err(io::Error::other("the redis connection is closed").into()))
+    }
+
+    /// Runs `command` on the connection's thread and forgets it (a release that nobody waits for).
+    pub fn detach<F>(&self, command: impl FnOnce(ConnectionManager) -> F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        if let Some(runtime) = &self.inner.runtime {
+            runtime.spawn(command(self.inner.manager.clone()));
+        }
+    }
+}
+
 /// A command started with [`RedisConnection::start`].
 #[derive(Debug)]
 pub struct Pending<T>(mpsc::Receiver<Result<T, RedisError>>);

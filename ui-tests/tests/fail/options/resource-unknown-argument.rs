@@ -1,0 +1,9 @@
+use tool_runtime::prelude::*;
+
+/// Edits a file.
+#[tool(resource = "path")]
+async fn edit(file_path: String) -> String {
+    file_path
+}
+
+fn main() {}
