@@ -90,6 +90,7 @@ pub mod rustdoc;
 pub mod schema;
 pub mod search;
 pub mod talk;
+pub mod telemetry;
 mod tool;
 mod waits;
 mod worker;

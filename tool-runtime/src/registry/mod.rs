@@ -103,6 +103,8 @@ pub struct Registry {
     repair: RepairPolicy,
     output: crate::output::SharedLayer,
     closed: AtomicBool,
+    /// Content capture and the metric instruments ([`crate::telemetry`]).
+    telemetry: crate::telemetry::Telemetry,
 }
 
 impl Registry {

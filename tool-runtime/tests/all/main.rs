@@ -59,6 +59,7 @@ pub mod search_corpus;
 pub mod structured_result;
 pub mod sync_tools;
 pub mod talk;
+pub mod telemetry;
 pub mod tracing;
 
 // Support files the modules share, each compiled once.
