@@ -111,77 +111,82 @@ impl McpServer {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id.clone(), (prepared.token.clone(), principal));
         let server = self.clone();
-        inner.calls.spawn(async move {
-            let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name);
-            let work = served.registry.call_with_search_where(&call, &prepared.ctx, &listed);
-            // A run ends with its record (its time to live): nobody could see or cancel it after.
-            let ran = prepared.run(&server, work, prepared.token.cancelled(), Some(lifetime)).await;
-            prepared.finish(&ran).await;
-            prepared.token.cancel();
-            let channel = prepared.channel.clone();
-            drop(prepared);
-            let tasks = &server.inner.tasks;
-            tasks.release(&id);
-            let structured = is_structured(&served, &call.name);
-            let outcome = match ran {
-                Ended::Done(message) => {
-                    let panicked = ToolError::Panicked { tool: call.name.clone(), message: String::new() }.to_string();
-                    let error = match channel.refusal() {
-                        Some(refusal) if message.is_error => Some(refusal),
-                        _ if message.is_error && message.text().starts_with(&panicked) => {
-                            Some(ErrorData::internal_error(message.text().into_owned(), None))
+        let span = crate::telemetry::task_span(&record.tool);
+        inner.calls.spawn(tracing::Instrument::instrument(
+            async move {
+                let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name);
+                let work = served.registry.call_with_search_where(&call, &prepared.ctx, &listed);
+                // A run ends with its record (its time to live): nobody could see or cancel it after.
+                let ran = prepared.run(&server, work, prepared.token.cancelled(), Some(lifetime)).await;
+                prepared.finish(&ran).await;
+                prepared.token.cancel();
+                let channel = prepared.channel.clone();
+                drop(prepared);
+                let tasks = &server.inner.tasks;
+                tasks.release(&id);
+                let structured = is_structured(&served, &call.name);
+                let outcome = match ran {
+                    Ended::Done(message) => {
+                        let panicked =
+                            ToolError::Panicked { tool: call.name.clone(), message: String::new() }.to_string();
+                        let error = match channel.refusal() {
+                            Some(refusal) if message.is_error => Some(refusal),
+                            _ if message.is_error && message.text().starts_with(&panicked) => {
+                                Some(ErrorData::internal_error(message.text().into_owned(), None))
+                            }
+                            _ => None,
+                        };
+                        match error {
+                            Some(error) => Outcome::Failed(error_object(&error)),
+                            None => match serde_json::to_value(call_result(&message, structured)) {
+                                Ok(Value::Object(result)) => Outcome::Completed(result),
+                                _ => Outcome::Failed(error_object(&ErrorData::internal_error(
+                                    "the tool's result could not be written as JSON",
+                                    None,
+                                ))),
+                            },
                         }
-                        _ => None,
-                    };
-                    match error {
-                        Some(error) => Outcome::Failed(error_object(&error)),
-                        None => match serde_json::to_value(call_result(&message, structured)) {
-                            Ok(Value::Object(result)) => Outcome::Completed(result),
-                            _ => Outcome::Failed(error_object(&ErrorData::internal_error(
-                                "the tool's result could not be written as JSON",
-                                None,
-                            ))),
-                        },
                     }
-                }
-                Ended::Asked => Outcome::Asked(channel.used_answers(), channel.pending_requests()),
-                Ended::Expired => {
-                    tracing::debug!(task = %id, "the task's time to live is over: its run is stopped");
-                    return;
-                }
-                Ended::Cancelled => Outcome::Failed(error_object(&ErrorData::internal_error(
-                    "the server stopped before the task finished; call the tool again",
-                    None,
-                ))),
-            };
-            let written = update(tasks.store.as_ref(), &id, |record| {
-                if record.status.is_terminal() {
-                    return false;
-                }
-                match &outcome {
-                    Outcome::Completed(result) => {
-                        record.status = TaskStatus::Completed;
-                        record.result = Some(result.clone());
+                    Ended::Asked => Outcome::Asked(channel.used_answers(), channel.pending_requests()),
+                    Ended::Expired => {
+                        tracing::debug!(task = %id, "the task's time to live is over: its run is stopped");
+                        return;
                     }
-                    Outcome::Failed(error) => {
-                        record.status = TaskStatus::Failed;
-                        record.error = Some(error.clone());
+                    Ended::Cancelled => Outcome::Failed(error_object(&ErrorData::internal_error(
+                        "the server stopped before the task finished; call the tool again",
+                        None,
+                    ))),
+                };
+                let written = update(tasks.store.as_ref(), &id, |record| {
+                    if record.status.is_terminal() {
+                        return false;
                     }
-                    Outcome::Asked(answers, requests) => {
-                        record.status = TaskStatus::InputRequired;
-                        record.answers.extend(answers.clone());
-                        record.input_requests = requests.clone();
+                    match &outcome {
+                        Outcome::Completed(result) => {
+                            record.status = TaskStatus::Completed;
+                            record.result = Some(result.clone());
+                        }
+                        Outcome::Failed(error) => {
+                            record.status = TaskStatus::Failed;
+                            record.error = Some(error.clone());
+                        }
+                        Outcome::Asked(answers, requests) => {
+                            record.status = TaskStatus::InputRequired;
+                            record.answers.extend(answers.clone());
+                            record.input_requests = requests.clone();
+                        }
                     }
+                    true
+                })
+                .await;
+                match written {
+                    Ok(Some(record)) => tracing::debug!(task = %id, status = ?record.status, "task changed"),
+                    Ok(None) => tracing::debug!(task = %id, "task already ended or gone; its run's outcome is dropped"),
+                    Err(error) => tracing::warn!(task = %id, %error, "cannot write the outcome of a task"),
                 }
-                true
-            })
-            .await;
-            match written {
-                Ok(Some(record)) => tracing::debug!(task = %id, status = ?record.status, "task changed"),
-                Ok(None) => tracing::debug!(task = %id, "task already ended or gone; its run's outcome is dropped"),
-                Err(error) => tracing::warn!(task = %id, %error, "cannot write the outcome of a task"),
-            }
-        });
+            },
+            span,
+        ));
         Ok(())
     }
 
