@@ -25,6 +25,12 @@
 //! Run: `cargo bench -p tool-benches --features http --bench http -- --pairs 20 --seconds 0.5`
 //! (release profile). Options: `--pairs N` (default 20), `--seconds N` (one slice, default 0.5),
 //! `--clients 1,16,64`, `--server-threads N` (default 1).
+//!
+//! Telemetry: `cargo bench -p tool-benches --features telemetry --bench http -- --telemetry
+//! --clients 1,16` compares our server with OpenTelemetry on (a `tracing-opentelemetry` layer
+//! with a batch span exporter to a local sink that drops what it gets, the metrics recorded on a
+//! meter provider) with the same server with it off, each in a process of its own, the same way:
+//! the ratio on/off per pair.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -281,6 +287,10 @@ fn options() -> Options {
 fn main() {
     match std::env::var(ROLE).as_deref() {
         Ok("serve") => serve_both(env(THREADS)),
+        #[cfg(feature = "telemetry")]
+        Ok("serve-ours") => telemetry::serve_ours(env(THREADS), env(telemetry::ON)),
+        #[cfg(feature = "telemetry")]
+        _ if std::env::args().any(|a| a == "--telemetry") => telemetry::compare(&options()),
         Ok("generate") => generate(env(OURS), env(CLIENTS), env(SECONDS), env(LONG)),
         Ok("alternate") => alternate(env(OURS), env(RMCP), env(CLIENTS), env(SECONDS), env(PAIRS)),
         _ => compare(&options()),
@@ -435,6 +445,29 @@ fn median(mut values: Vec<f64>) -> f64 {
     if n % 2 == 1 { values[n / 2] } else { f64::midpoint(values[n / 2 - 1], values[n / 2]) }
 }
 
+/// Prints one row of a table from the output of an `alternate` load generator: the ratios of its
+/// pairs (first server / second), then each server's run.
+fn print_pair_row(clients: usize, out: &[String]) {
+    let ratios: Vec<f64> = out[0]
+        .strip_prefix("ratios")
+        .expect("a ratios line")
+        .split_whitespace()
+        .map(|r| r.parse().expect("a number"))
+        .collect();
+    let (a, b) = (Run::parse(&out[1]), Run::parse(&out[2]));
+    let (low, high) = ratios.iter().fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
+    println!(
+        "| {clients} | {:.0} | {:.0} | {:.3} | {low:.3} - {high:.3} | {:.3} / {:.3} | {:.3} / {:.3} |",
+        a.calls_per_second,
+        b.calls_per_second,
+        median(ratios),
+        ms(a.p50),
+        ms(a.p99),
+        ms(b.p50),
+        ms(b.p99),
+    );
+}
+
 /// Starts the server process, runs a load generator per row and prints the table.
 fn compare(options: &Options) {
     let pinning = Pinning::detect();
@@ -474,25 +507,7 @@ fn compare(options: &Options) {
             (SECONDS, seconds.to_string()),
             (PAIRS, pairs.to_string()),
         ];
-        let out = pinning.generator("alternate", &vars);
-        let ratios: Vec<f64> = out[0]
-            .strip_prefix("ratios")
-            .expect("a ratios line")
-            .split_whitespace()
-            .map(|r| r.parse().expect("a number"))
-            .collect();
-        let (o, r) = (Run::parse(&out[1]), Run::parse(&out[2]));
-        let (low, high) = ratios.iter().fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
-        println!(
-            "| {clients} | {:.0} | {:.0} | {:.3} | {low:.3} - {high:.3} | {:.3} / {:.3} | {:.3} / {:.3} |",
-            o.calls_per_second,
-            r.calls_per_second,
-            median(ratios),
-            ms(o.p50),
-            ms(o.p99),
-            ms(r.p50),
-            ms(r.p99),
-        );
+        print_pair_row(clients, &pinning.generator("alternate", &vars));
     }
     let head_of_line = |long: u64| {
         let vars = [
@@ -514,4 +529,105 @@ fn compare(options: &Options) {
     // Its input closed, the server process ends; it is waited for.
     drop(server.stdin.take());
     let _ = server.wait();
+}
+
+/// Our server with OpenTelemetry on beside off (`--telemetry`).
+#[cfg(feature = "telemetry")]
+mod telemetry {
+    use super::{Options, Pinning};
+    use opentelemetry::trace::TracerProvider as _;
+    use opentelemetry_sdk::error::OTelSdkResult;
+    use opentelemetry_sdk::trace::{SpanData, SpanExporter};
+    use std::net::SocketAddr;
+    use tracing_subscriber::layer::SubscriberExt;
+
+    /// `1`: the server process installs telemetry.
+    pub(super) const ON: &str = "TOOL_HTTP_BENCH_TELEMETRY";
+
+    /// A span exporter that drops what it gets (the local sink).
+    #[derive(Debug)]
+    struct Sink;
+
+    impl SpanExporter for Sink {
+        fn export(&self, batch: Vec<SpanData>) -> impl Future<Output = OTelSdkResult> + Send {
+            drop(batch);
+            std::future::ready(Ok(()))
+        }
+    }
+
+    /// A server process of ours alone, telemetry `on` (1) or off (0); prints `ours ADDR`.
+    pub(super) fn serve_ours(threads: usize, on: u8) {
+        let _providers = (on == 1).then(|| {
+            let spans = opentelemetry_sdk::trace::SdkTracerProvider::builder().with_batch_exporter(Sink).build();
+            let layer = tracing_opentelemetry::layer().with_tracer(spans.tracer("bench"));
+            tracing_subscriber::util::SubscriberInitExt::init(tracing_subscriber::registry().with(layer));
+            let metrics = opentelemetry_sdk::metrics::SdkMeterProvider::builder()
+                .with_reader(
+                    opentelemetry_sdk::metrics::PeriodicReader::builder(
+                        opentelemetry_sdk::metrics::InMemoryMetricExporter::default(),
+                    )
+                    .build(),
+                )
+                .build();
+            opentelemetry::global::set_meter_provider(metrics.clone());
+            (spans, metrics)
+        });
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async {
+            let registry = tool_runtime::Registry::builder()
+                .tool(super::add::TOOL)
+                .tool(super::slow::TOOL)
+                .build()
+                .expect("unique");
+            let address = super::serve(tool_mcp::McpServer::builder(registry).build().http_service()).await;
+            println!("ours {address}");
+            let stdin = tokio::task::spawn_blocking(|| std::io::copy(&mut std::io::stdin(), &mut std::io::sink()));
+            let _ = stdin.await;
+        });
+    }
+
+    /// Starts the two server processes, runs a load generator per row and prints the table.
+    pub(super) fn compare(options: &Options) {
+        let pinning = Pinning::detect();
+        let start = |on: u8| {
+            let mut server = pinning
+                .command(0, "serve-ours")
+                .env(super::THREADS, options.server_threads.to_string())
+                .env(ON, on.to_string())
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .expect("a server process");
+            let mut lines = std::io::BufRead::lines(std::io::BufReader::new(server.stdout.take().expect("its output")));
+            let line = lines.next().expect("an address line").expect("text");
+            let address: SocketAddr =
+                line.strip_prefix("ours").and_then(|a| a.trim().parse().ok()).unwrap_or_else(|| panic!("{line}"));
+            (server, address)
+        };
+        let ((mut on_server, on), (mut off_server, off)) = (start(1), start(0));
+        let Options { pairs, seconds, .. } = *options;
+        println!("Streamable HTTP, `add`, telemetry on beside off: per row {pairs} pairs of {seconds} s on each");
+        println!(
+            "| clients | on calls/s | off calls/s | on/off (median of {pairs} pairs) | lowest - highest | on p50 / p99 (ms) | off p50 / p99 (ms) |"
+        );
+        println!("|---|---|---|---|---|---|---|");
+        for &clients in &options.clients {
+            let vars = [
+                (super::OURS, on.to_string()),
+                (super::RMCP, off.to_string()),
+                (super::CLIENTS, clients.to_string()),
+                (super::SECONDS, seconds.to_string()),
+                (super::PAIRS, pairs.to_string()),
+            ];
+            super::print_pair_row(clients, &pinning.generator("alternate", &vars));
+        }
+        for server in [&mut on_server, &mut off_server] {
+            drop(server.stdin.take());
+            let _ = server.wait();
+        }
+    }
 }
