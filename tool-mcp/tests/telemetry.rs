@@ -364,3 +364,53 @@ async fn a_gateway_call_is_one_trace_from_the_callers_traceparent_through_the_up
         ]
     );
 }
+
+/// Says hello as a task.
+#[tool(tags(task))]
+fn task_hello() -> String {
+    "hello from a task".to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_run_is_a_root_span_linked_to_the_request_that_created_it() {
+    let otel = otel();
+    let running =
+        Running::start(McpServer::builder(Registry::builder().tool(task_hello::TOOL).build().unwrap()).build()).await;
+    const TASK_TRACE: &str = "6bf92f3577b34da6a3ce929d0e0e4736";
+    let body = json!({
+        "jsonrpc": "2.0", "id": 11, "method": "tools/call",
+        "params": {"name": "task_hello", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+            "traceparent": traceparent(TASK_TRACE, PARENT),
+        }},
+    });
+    let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", "task_hello")];
+    let response = post(running.addr, "/mcp", "127.0.0.1", &headers, &body).await;
+    let answer: Value = serde_json::from_str(&response.body).unwrap();
+    assert_eq!(answer["result"]["resultType"], "task", "{answer}");
+    // The run ends on its own; its span is exported when it does (500 looks, 20 ms apart).
+    let mut run = None;
+    for _ in 0..500 {
+        let spans = otel.spans.get_finished_spans().unwrap();
+        run = spans.into_iter().find(|s| s.name == "task_run task_hello");
+        if run.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    running.stop().await;
+
+    let run = run.expect("the task's run span");
+    let (request, _) = otel.trace_of("tools/call task_hello");
+    assert_eq!(request.span_kind, SpanKind::Server);
+    assert_eq!(request.span_context.trace_id(), TraceId::from_hex(TASK_TRACE).unwrap());
+    assert_eq!(attribute(&request, "mcp.protocol.version").as_deref(), Some("2026-07-28"));
+    assert_eq!(run.span_kind, SpanKind::Internal);
+    assert_eq!(run.parent_span_id, SpanId::INVALID);
+    let links: Vec<(TraceId, SpanId)> =
+        run.links.iter().map(|l| (l.span_context.trace_id(), l.span_context.span_id())).collect();
+    assert_eq!(links, [(request.span_context.trace_id(), request.span_context.span_id())]);
+    let (tool, _) = otel.trace_of("execute_tool task_hello");
+    assert_eq!(tool.parent_span_id, run.span_context.span_id());
+}
