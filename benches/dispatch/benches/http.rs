@@ -28,8 +28,8 @@
 //!
 //! Telemetry: `cargo bench -p tool-benches --features telemetry --bench http -- --telemetry
 //! --clients 1,16` compares our server with OpenTelemetry on (a `tracing-opentelemetry` layer
-//! with a batch span exporter to a local sink that drops what it gets, the metrics recorded on a
-//! meter provider) with the same server with it off, each in a process of its own, the same way:
+//! at INFO, as `toolbox` installs it, with a batch span exporter to a local sink that drops what
+//! it gets, the metrics recorded on a meter provider) with the same server with it off, each in a process of its own, the same way:
 //! the ratio on/off per pair.
 
 use std::convert::Infallible;
@@ -559,7 +559,11 @@ mod telemetry {
     pub(super) fn serve_ours(threads: usize, on: u8) {
         let _providers = (on == 1).then(|| {
             let spans = opentelemetry_sdk::trace::SdkTracerProvider::builder().with_batch_exporter(Sink).build();
-            let layer = tracing_opentelemetry::layer().with_tracer(spans.tracer("bench"));
+            // INFO, as `toolbox` installs it: the spans of calls and requests, not rmcp's debug events.
+            let layer = tracing_subscriber::Layer::with_filter(
+                tracing_opentelemetry::layer().with_tracer(spans.tracer("bench")),
+                tracing_subscriber::filter::LevelFilter::INFO,
+            );
             tracing_subscriber::util::SubscriberInitExt::init(tracing_subscriber::registry().with(layer));
             let metrics = opentelemetry_sdk::metrics::SdkMeterProvider::builder()
                 .with_reader(
