@@ -14,6 +14,18 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::server::{McpServer, http_parts};
 use crate::talk;
+use crate::telemetry::{Target, observed};
+
+impl McpServer {
+    /// The target of a `tools/call` of `name` for its span ([`crate::telemetry`]): the tool when
+    /// the server serves it (tool search's meta-tools included), else none.
+    fn call_target<'a>(&self, name: &'a str) -> Target<'a> {
+        let registry = &self.served().registry;
+        let meta = registry.has_deferred()
+            && (name == tool_runtime::search::SEARCH_TOOL || name == tool_runtime::search::CALL_TOOL);
+        if meta || registry.get(name).is_some() { Target::Tool(name) } else { Target::UnknownTool }
+    }
+}
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
@@ -39,7 +51,7 @@ impl ServerHandler for McpServer {
         request: rmcp::model::GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        self.get_task_state(request, &context).await
+        observed("tasks/get", Target::None, &context, self.get_task_state(request, &context)).await
     }
 
     /// `tasks/update`: answers to the task's input requests ([`crate::tasks`]).
@@ -48,7 +60,7 @@ impl ServerHandler for McpServer {
         request: rmcp::model::UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.update_task_answers(request, &context).await
+        observed("tasks/update", Target::None, &context, self.update_task_answers(request, &context)).await
     }
 
     /// `tasks/cancel` ([`crate::tasks`]).
@@ -57,7 +69,7 @@ impl ServerHandler for McpServer {
         request: rmcp::model::CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.cancel_task_run(request, &context).await
+        observed("tasks/cancel", Target::None, &context, self.cancel_task_run(request, &context)).await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -68,17 +80,18 @@ impl ServerHandler for McpServer {
     async fn list_resources(
         &self,
         _: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        self.inner.catalog.list_resources()
+        observed("resources/list", Target::None, &context, async { self.inner.catalog.list_resources() }).await
     }
 
     async fn list_resource_templates(
         &self,
         _: Option<PaginatedRequestParams>,
-        _: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        self.inner.catalog.list_resource_templates()
+        let list = async { self.inner.catalog.list_resource_templates() };
+        observed("resources/templates/list", Target::None, &context, list).await
     }
 
     async fn read_resource(
@@ -86,7 +99,8 @@ impl ServerHandler for McpServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.inner.catalog.read_resource(request, http_parts(&context)).await.map(Into::into)
+        let read = async { self.inner.catalog.read_resource(request, http_parts(&context)).await.map(Into::into) };
+        observed("resources/read", Target::None, &context, read).await
     }
 
     async fn list_prompts(
@@ -94,7 +108,7 @@ impl ServerHandler for McpServer {
         _: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        self.list_prompts_for(&context)
+        observed("prompts/list", Target::None, &context, async { self.list_prompts_for(&context) }).await
     }
 
     async fn get_prompt(
@@ -102,7 +116,8 @@ impl ServerHandler for McpServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.prompt(request, &context).await
+        let name = request.name.clone();
+        observed("prompts/get", Target::Prompt(&name), &context, self.prompt(request, &context)).await
     }
 
     async fn complete(
@@ -110,7 +125,7 @@ impl ServerHandler for McpServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        self.complete_for(request, &context).await
+        observed("completion/complete", Target::None, &context, self.complete_for(request, &context)).await
     }
 
     /// `resources/subscribe` (before 2026-07-28; stdio and legacy sessions): see
@@ -137,7 +152,7 @@ impl ServerHandler for McpServer {
         _: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(self.list_tools_for(&context))
+        observed("tools/list", Target::None, &context, async { Ok(self.list_tools_for(&context)) }).await
     }
 
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
@@ -153,7 +168,9 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.tool_call(request, &context).await
+        let name = request.name.clone();
+        let target = self.call_target(&name);
+        observed("tools/call", target, &context, self.tool_call(request, &context)).await
     }
 }
 

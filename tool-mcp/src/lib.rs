@@ -27,6 +27,7 @@ pub mod catalog;
 pub mod import;
 pub mod talk;
 pub mod tasks;
+pub mod telemetry;
 // 3. The server.
 mod server;
 // 4. Running one call.

@@ -93,6 +93,7 @@ pub mod schema;
 pub mod search;
 mod secret;
 pub mod talk;
+pub mod telemetry;
 mod tool;
 mod waits;
 mod worker;

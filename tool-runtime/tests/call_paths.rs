@@ -903,11 +903,13 @@ fn with_a_subscriber_context_free_calls_record_their_outcome_and_duration_and_lo
     let call_spans: BTreeMap<String, (u64, BTreeMap<String, String>)> = spans
         .iter()
         .filter(|(_, (name, _))| name == "tool_call")
-        .map(|(id, (_, fields))| (fields["call_id"].clone(), (*id, fields.clone())))
+        .map(|(id, (_, fields))| (fields["gen_ai.tool.call.id"].clone(), (*id, fields.clone())))
         .collect();
     let summary: Vec<(String, String, String, String)> = call_spans
         .values()
-        .map(|(_, f)| (f["tool"].clone(), f["session_id"].clone(), f["outcome"].clone(), f["duration_ms"].clone()))
+        .map(|(_, f)| {
+            (f["gen_ai.tool.name"].clone(), f["session_id"].clone(), f["outcome"].clone(), f["duration_ms"].clone())
+        })
         .collect();
     let row = |tool: &str, ms: &str| (tool.to_owned(), "s-9".to_owned(), "ok".to_owned(), ms.to_owned());
     assert_eq!(
@@ -1243,7 +1245,7 @@ fn with_a_subscriber_a_policy_without_an_answer_at_once_is_still_asked_once_a_ca
         .unwrap()
         .values()
         .filter(|(name, _)| name == "tool_call")
-        .map(|(_, f)| (f["call_id"].clone(), f["outcome"].clone()))
+        .map(|(_, f)| (f["gen_ai.tool.call.id"].clone(), f["outcome"].clone()))
         .collect();
     let pair = |id: &str, outcome: &str| (id.to_owned(), outcome.to_owned());
     assert_eq!(outcomes, [pair("call_1", "ok"), pair("call_2", "denied"), pair("call_3", "ok")]);

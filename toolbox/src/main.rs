@@ -42,6 +42,7 @@ mod policy;
 mod run;
 mod setup;
 mod tasks;
+mod telemetry;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -65,6 +66,11 @@ use crate::setup::{Global, Setup};
 struct Cli {
     #[command(flatten)]
     global: Global,
+    /// Export OpenTelemetry spans and metrics over OTLP/HTTP (protobuf) to this base URL, e.g.
+    /// `http://127.0.0.1:4318` (`/v1/traces` and `/v1/metrics` are added) [default:
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`, else no export]. The standard `OTEL_*` variables apply.
+    #[arg(long, global = true, value_name = "URL")]
+    otlp_endpoint: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -169,8 +175,16 @@ impl Outcome {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.global.verbose);
-    match execute(cli) {
+    let telemetry = match telemetry::init(log_level(cli.global.verbose), cli.otlp_endpoint.as_deref()) {
+        Ok(telemetry) => telemetry,
+        Err(message) => {
+            eprintln!("toolbox: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = execute(cli);
+    telemetry.shutdown();
+    match outcome {
         Ok(outcome) => {
             if let Some(stdout) = outcome.stdout {
                 println!("{stdout}");
@@ -223,13 +237,12 @@ fn execute(cli: Cli) -> Result<Outcome, String> {
     }
 }
 
-/// Logs (this crate's, rmcp's) go to standard error only: standard output is the result, or the
-/// MCP stream.
-fn init_logging(verbose: u8) {
-    let level = match verbose {
+/// The level of the logs (this crate's, rmcp's), which go to standard error only: standard output
+/// is the result, or the MCP stream ([`telemetry::init`]).
+fn log_level(verbose: u8) -> tracing::Level {
+    match verbose {
         0 => tracing::Level::WARN,
         1 => tracing::Level::DEBUG,
         _ => tracing::Level::TRACE,
-    };
-    tracing_subscriber::fmt().with_max_level(level).with_writer(std::io::stderr).with_ansi(false).init();
+    }
 }

@@ -32,6 +32,12 @@
 //! Run: `cargo bench -p tool-benches --features http --bench http -- --pairs 20 --seconds 0.5`
 //! (release profile). Options: `--pairs N` (default 20), `--seconds N` (one slice, default 0.5),
 //! `--clients 1,16,64`, `--server-threads N` (default 1).
+//!
+//! Telemetry: `cargo bench -p tool-benches --features telemetry --bench http -- --telemetry
+//! --clients 1,16` compares our server with OpenTelemetry on (a `tracing-opentelemetry` layer
+//! at INFO, as `toolbox` installs it, with a batch span exporter to a local sink that drops what
+//! it gets, the metrics recorded on a meter provider) with the same server with it off, each in a process of its own, the same way:
+//! the ratio on/off per pair.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -351,8 +357,12 @@ fn options() -> Options {
 fn main() {
     match std::env::var(ROLE).as_deref() {
         Ok("serve") => serve_both(env(THREADS)),
+        #[cfg(feature = "telemetry")]
+        Ok("serve-ours") => telemetry::serve_ours(env(THREADS), env(telemetry::ON)),
+        #[cfg(feature = "telemetry")]
+        _ if std::env::args().any(|a| a == "--telemetry") => telemetry::compare(&options()),
         Ok("generate") => generate(env(OURS), env(CLIENTS), env(SECONDS), env(LONG)),
-        Ok("alternate") => alternate([env(OURS), env(RMCP), env(FLOOR)], env(CLIENTS), env(SECONDS), env(PAIRS)),
+        Ok("alternate") => alternate(&servers(), env(CLIENTS), env(SECONDS), env(PAIRS)),
         _ => compare(&options()),
     }
 }
@@ -406,40 +416,53 @@ fn generate(address: SocketAddr, clients: usize, seconds: f64, long: u64) {
     });
 }
 
-/// A load generator process for one row of the table: `clients` clients on each of the three
-/// servers (`[ours, rmcp, floor]`), their connections kept, measure them in turn for `seconds`
-/// each, `rounds` times, the order rotating by one each round (after a warm-up of 0.5 s on each).
-/// Prints the ratios ours/rmcp of each round on one line (`ratios r1 r2 ...`), those of
-/// ours/floor on the next (`floor_ratios ...`), then the three servers' rows of all their slices
-/// ([`print_row`]).
-fn alternate(servers: [SocketAddr; 3], clients: usize, seconds: f64, rounds: usize) {
+/// The servers a load generator measures: `OURS`, `RMCP` (the second server: rmcp's, or ours with
+/// telemetry off) and, when set, `FLOOR`.
+fn servers() -> Vec<SocketAddr> {
+    let mut servers = vec![env(OURS), env(RMCP)];
+    if std::env::var_os(FLOOR).is_some() {
+        servers.push(env(FLOOR));
+    }
+    servers
+}
+
+/// A load generator process for one row of the table: `clients` clients on each server (ours
+/// first), their connections kept, measure them in turn for `seconds` each, `rounds` times, the
+/// order rotating by one each round (after a warm-up of 0.5 s on each). Prints the ratios of ours
+/// to the second server for each round on one line (`ratios r1 r2 ...`), those of ours to the
+/// third (the floor) on the next when there is one (`floor_ratios ...`), then each server's row of
+/// all its slices ([`print_row`]).
+fn alternate(servers: &[SocketAddr], clients: usize, seconds: f64, rounds: usize) {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a runtime");
     runtime.block_on(async {
         let connect = |address| (0..clients).map(|_| Arc::new(Client::new(address, "/"))).collect::<Vec<_>>();
-        let connected = servers.map(connect);
+        let connected: Vec<_> = servers.iter().map(|&address| connect(address)).collect();
         let warm_up = Duration::from_millis(500);
         let mut all = Vec::new();
         for server in &connected {
             all.push(measure_with(server, warm_up, 0.0).await);
         }
-        let (mut ratios, mut floor_ratios) = (Vec::new(), Vec::new());
+        let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); servers.len() - 1];
         for round in 0..rounds {
-            let mut slices: [Option<Row>; 3] = [None, None, None];
-            for step in 0..3 {
-                let server = (round + step) % 3;
+            let mut slices: Vec<Option<Row>> = (0..servers.len()).map(|_| None).collect();
+            for step in 0..servers.len() {
+                let server = (round + step) % servers.len();
                 slices[server] = Some(measure_with(&connected[server], Duration::ZERO, seconds).await);
             }
-            let [o, r, f] = slices.map(|slice| slice.expect("every server measured"));
-            ratios.push(o.calls_per_second() / r.calls_per_second());
-            floor_ratios.push(o.calls_per_second() / f.calls_per_second());
-            for (total, slice) in all.iter_mut().zip([o, r, f]) {
+            let slices: Vec<Row> = slices.into_iter().map(|slice| slice.expect("every server measured")).collect();
+            for (other, ratio) in slices[1..].iter().zip(&mut ratios) {
+                ratio.push(slices[0].calls_per_second() / other.calls_per_second());
+            }
+            for (total, slice) in all.iter_mut().zip(slices) {
                 let taken = std::mem::replace(total, Row::empty());
                 *total = taken.and(slice);
             }
         }
         let line = |values: &[f64]| values.iter().map(ToString::to_string).collect::<Vec<_>>().join(" ");
-        println!("ratios {}", line(&ratios));
-        println!("floor_ratios {}", line(&floor_ratios));
+        println!("ratios {}", line(&ratios[0]));
+        if let Some(floor) = ratios.get(1) {
+            println!("floor_ratios {}", line(floor));
+        }
         for row in all {
             print_row(row);
         }
@@ -511,6 +534,29 @@ fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     let n = values.len();
     if n % 2 == 1 { values[n / 2] } else { f64::midpoint(values[n / 2 - 1], values[n / 2]) }
+}
+
+/// Prints one row of a table from the output of an `alternate` load generator: the ratios of its
+/// pairs (first server / second), then each server's run.
+fn print_pair_row(clients: usize, out: &[String]) {
+    let ratios: Vec<f64> = out[0]
+        .strip_prefix("ratios")
+        .expect("a ratios line")
+        .split_whitespace()
+        .map(|r| r.parse().expect("a number"))
+        .collect();
+    let (a, b) = (Run::parse(&out[1]), Run::parse(&out[2]));
+    let (low, high) = ratios.iter().fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
+    println!(
+        "| {clients} | {:.0} | {:.0} | {:.3} | {low:.3} - {high:.3} | {:.3} / {:.3} | {:.3} / {:.3} |",
+        a.calls_per_second,
+        b.calls_per_second,
+        median(ratios),
+        ms(a.p50),
+        ms(a.p99),
+        ms(b.p50),
+        ms(b.p99),
+    );
 }
 
 /// Starts the server process, runs a load generator per row and prints the table.
@@ -600,4 +646,109 @@ fn compare(options: &Options) {
     // Its input closed, the server process ends; it is waited for.
     drop(server.stdin.take());
     let _ = server.wait();
+}
+
+/// Our server with OpenTelemetry on beside off (`--telemetry`).
+#[cfg(feature = "telemetry")]
+mod telemetry {
+    use super::{Options, Pinning};
+    use opentelemetry::trace::TracerProvider as _;
+    use opentelemetry_sdk::error::OTelSdkResult;
+    use opentelemetry_sdk::trace::{SpanData, SpanExporter};
+    use std::net::SocketAddr;
+    use tracing_subscriber::layer::SubscriberExt;
+
+    /// `1`: the server process installs telemetry.
+    pub(super) const ON: &str = "TOOL_HTTP_BENCH_TELEMETRY";
+
+    /// A span exporter that drops what it gets (the local sink).
+    #[derive(Debug)]
+    struct Sink;
+
+    impl SpanExporter for Sink {
+        fn export(&self, batch: Vec<SpanData>) -> impl Future<Output = OTelSdkResult> + Send {
+            drop(batch);
+            std::future::ready(Ok(()))
+        }
+    }
+
+    /// A server process of ours alone, telemetry `on` (1) or off (0); prints `ours ADDR`.
+    pub(super) fn serve_ours(threads: usize, on: u8) {
+        let _providers = (on == 1).then(|| {
+            let spans = opentelemetry_sdk::trace::SdkTracerProvider::builder().with_batch_exporter(Sink).build();
+            // INFO, as `toolbox` installs it: the spans of calls and requests, not rmcp's debug events.
+            let layer = tracing_subscriber::Layer::with_filter(
+                tracing_opentelemetry::layer().with_tracer(spans.tracer("bench")),
+                tracing_subscriber::filter::LevelFilter::INFO,
+            );
+            tracing_subscriber::util::SubscriberInitExt::init(tracing_subscriber::registry().with(layer));
+            let metrics = opentelemetry_sdk::metrics::SdkMeterProvider::builder()
+                .with_reader(
+                    opentelemetry_sdk::metrics::PeriodicReader::builder(
+                        opentelemetry_sdk::metrics::InMemoryMetricExporter::default(),
+                    )
+                    .build(),
+                )
+                .build();
+            opentelemetry::global::set_meter_provider(metrics.clone());
+            (spans, metrics)
+        });
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async {
+            let registry = tool_runtime::Registry::builder()
+                .tool(super::add::TOOL)
+                .tool(super::slow::TOOL)
+                .build()
+                .expect("unique");
+            let address = super::serve(tool_mcp::McpServer::builder(registry).build().http_service()).await;
+            println!("ours {address}");
+            let stdin = tokio::task::spawn_blocking(|| std::io::copy(&mut std::io::stdin(), &mut std::io::sink()));
+            let _ = stdin.await;
+        });
+    }
+
+    /// Starts the two server processes, runs a load generator per row and prints the table.
+    pub(super) fn compare(options: &Options) {
+        let pinning = Pinning::detect();
+        let start = |on: u8| {
+            let mut server = pinning
+                .command(0, "serve-ours")
+                .env(super::THREADS, options.server_threads.to_string())
+                .env(ON, on.to_string())
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .expect("a server process");
+            let mut lines = std::io::BufRead::lines(std::io::BufReader::new(server.stdout.take().expect("its output")));
+            let line = lines.next().expect("an address line").expect("text");
+            let address: SocketAddr =
+                line.strip_prefix("ours").and_then(|a| a.trim().parse().ok()).unwrap_or_else(|| panic!("{line}"));
+            (server, address)
+        };
+        let ((mut on_server, on), (mut off_server, off)) = (start(1), start(0));
+        let Options { pairs, seconds, .. } = *options;
+        println!("Streamable HTTP, `add`, telemetry on beside off: per row {pairs} pairs of {seconds} s on each");
+        println!(
+            "| clients | on calls/s | off calls/s | on/off (median of {pairs} pairs) | lowest - highest | on p50 / p99 (ms) | off p50 / p99 (ms) |"
+        );
+        println!("|---|---|---|---|---|---|---|");
+        for &clients in &options.clients {
+            let vars = [
+                (super::OURS, on.to_string()),
+                (super::RMCP, off.to_string()),
+                (super::CLIENTS, clients.to_string()),
+                (super::SECONDS, seconds.to_string()),
+                (super::PAIRS, pairs.to_string()),
+            ];
+            super::print_pair_row(clients, &pinning.generator("alternate", &vars));
+        }
+        for server in [&mut on_server, &mut off_server] {
+            drop(server.stdin.take());
+            let _ = server.wait();
+        }
+    }
 }

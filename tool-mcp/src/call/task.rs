@@ -136,76 +136,80 @@ impl McpServer {
             }
         }
         let server = self.clone();
-        inner.calls.spawn(async move {
-            let tasks = &server.inner.tasks;
-            let Some(held_until) = claim(tasks, &id).await else {
-                tasks.release(&id);
-                tracing::debug!(task = %id, "task no longer working (cancelled) or run elsewhere: not started");
-                return;
-            };
-            let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name);
-            let work = served.registry.call_with_search_where(&call, &prepared.ctx, &listed);
-            let fenced = std::sync::atomic::AtomicBool::new(false);
-            let stop = async {
-                tokio::select! {
-                    () = prepared.token.cancelled() => {}
-                    stopped = watch(tasks, &id, held_until) => {
-                        fenced.store(stopped == Watched::Fenced, std::sync::atomic::Ordering::Release);
-                        // The tool sees its token fire and may end on its own before it is dropped.
-                        prepared.token.cancel();
-                        tokio::task::yield_now().await;
-                    }
-                    () = report(tasks, &id, reports, &prepared.channel) => {}
-                }
-            };
-            // A run ends with its record (its time to live): nobody could see or cancel it after.
-            let ran = prepared.run(&server, work, stop, Some(lifetime)).await;
-            prepared.finish(&ran).await;
-            prepared.token.cancel();
-            let channel = prepared.channel.clone();
-            drop(prepared);
-            tasks.release(&id);
-            if fenced.load(std::sync::atomic::Ordering::Acquire) {
-                // Its lease may be another worker's by now: the sweep or a read settles the task.
-                tracing::debug!(task = %id, "a run stopped for want of its lease writes no outcome");
-                return;
-            }
-            let structured = is_structured(&served, &call.name);
-            let outcome = match ran {
-                Ended::Done(message) => {
-                    let error = match channel.refusal() {
-                        Some(refusal) if message.is_error => Some(refusal),
-                        _ if message.error_kind == Some(ToolErrorKind::Panicked) => {
-                            Some(ErrorData::internal_error(message.text().into_owned(), None))
+        let span = crate::telemetry::task_span(&record.tool);
+        inner.calls.spawn(tracing::Instrument::instrument(
+            async move {
+                let tasks = &server.inner.tasks;
+                let Some(held_until) = claim(tasks, &id).await else {
+                    tasks.release(&id);
+                    tracing::debug!(task = %id, "task no longer working (cancelled) or run elsewhere: not started");
+                    return;
+                };
+                let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name);
+                let work = served.registry.call_with_search_where(&call, &prepared.ctx, &listed);
+                let fenced = std::sync::atomic::AtomicBool::new(false);
+                let stop = async {
+                    tokio::select! {
+                        () = prepared.token.cancelled() => {}
+                        stopped = watch(tasks, &id, held_until) => {
+                            fenced.store(stopped == Watched::Fenced, std::sync::atomic::Ordering::Release);
+                            // The tool sees its token fire and may end on its own before it is dropped.
+                            prepared.token.cancel();
+                            tokio::task::yield_now().await;
                         }
-                        _ => None,
-                    };
-                    match error {
-                        Some(error) => Outcome::Failed(error_object(&error)),
-                        None => match serde_json::to_value(call_result(&message, structured)) {
-                            Ok(Value::Object(result)) => Outcome::Completed(result),
-                            _ => Outcome::Failed(error_object(&ErrorData::internal_error(
-                                "the tool's result could not be written as JSON",
-                                None,
-                            ))),
-                        },
+                        () = report(tasks, &id, reports, &prepared.channel) => {}
                     }
-                }
-                Ended::Asked => Outcome::Asked(channel.used_answers(), channel.pending_requests()),
-                Ended::Expired => {
-                    tracing::debug!(task = %id, "the task's time to live is over: its run is stopped");
+                };
+                // A run ends with its record (its time to live): nobody could see or cancel it after.
+                let ran = prepared.run(&server, work, stop, Some(lifetime)).await;
+                prepared.finish(&ran).await;
+                prepared.token.cancel();
+                let channel = prepared.channel.clone();
+                drop(prepared);
+                tasks.release(&id);
+                if fenced.load(std::sync::atomic::Ordering::Acquire) {
+                    // Its lease may be another worker's by now: the sweep or a read settles the task.
+                    tracing::debug!(task = %id, "a run stopped for want of its lease writes no outcome");
                     return;
                 }
-                Ended::Cancelled => Outcome::Failed(error_object(&ErrorData::internal_error(
-                    "the server stopped before the task finished; call the tool again",
-                    None,
-                ))),
-            };
-            let written = write_outcome(tasks, &id, outcome).await;
-            if let (Some(record), Some(listener)) = (written, listener) {
-                notify_status(&listener, &record).await;
-            }
-        });
+                let structured = is_structured(&served, &call.name);
+                let outcome = match ran {
+                    Ended::Done(message) => {
+                        let error = match channel.refusal() {
+                            Some(refusal) if message.is_error => Some(refusal),
+                            _ if message.error_kind == Some(ToolErrorKind::Panicked) => {
+                                Some(ErrorData::internal_error(message.text().into_owned(), None))
+                            }
+                            _ => None,
+                        };
+                        match error {
+                            Some(error) => Outcome::Failed(error_object(&error)),
+                            None => match serde_json::to_value(call_result(&message, structured)) {
+                                Ok(Value::Object(result)) => Outcome::Completed(result),
+                                _ => Outcome::Failed(error_object(&ErrorData::internal_error(
+                                    "the tool's result could not be written as JSON",
+                                    None,
+                                ))),
+                            },
+                        }
+                    }
+                    Ended::Asked => Outcome::Asked(channel.used_answers(), channel.pending_requests()),
+                    Ended::Expired => {
+                        tracing::debug!(task = %id, "the task's time to live is over: its run is stopped");
+                        return;
+                    }
+                    Ended::Cancelled => Outcome::Failed(error_object(&ErrorData::internal_error(
+                        "the server stopped before the task finished; call the tool again",
+                        None,
+                    ))),
+                };
+                let written = write_outcome(tasks, &id, outcome).await;
+                if let (Some(record), Some(listener)) = (written, listener) {
+                    notify_status(&listener, &record).await;
+                }
+            },
+            span,
+        ));
         Ok(())
     }
 

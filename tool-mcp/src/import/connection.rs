@@ -20,6 +20,8 @@ use tool_runtime::{ToolContext, ToolError, ToolResult};
 
 use super::{CONNECT_TIMEOUT, Compiled, ImportError, ImportLimits, RemoteTool, Transport, compile, restart_wait};
 use crate::content::to_result;
+use crate::telemetry;
+use tracing::Instrument;
 
 /// What the import knows of one server.
 pub(super) struct Shared {
@@ -528,8 +530,9 @@ impl Shared {
         }
     }
 
-    /// Sends one `tools/call` of `tool` on `peer` and awaits its answer; `Err`: the request failed
-    /// on its way (a lost connection, or an authorization challenge of the server).
+    /// Sends one `tools/call` of `tool` on `peer` and awaits its answer, in a CLIENT span whose
+    /// context goes in the request's `_meta` ([`crate::telemetry::client_span`]); `Err`: the
+    /// request failed on its way (a lost connection, or an authorization challenge of the server).
     async fn send_call(
         &self,
         peer: &Peer<RoleClient>,
@@ -537,42 +540,93 @@ impl Shared {
         arguments: &Value,
         ctx: &ToolContext,
     ) -> Result<Result<ToolResult, ToolError>, ServiceError> {
+        let server = match &self.transport {
+            Transport::Http { url, .. } => url.parse::<http::Uri>().ok().and_then(|uri| {
+                let port = uri.port_u16().unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
+                uri.host().map(|host| (host.to_owned(), port))
+            }),
+            Transport::Stdio { .. } => None,
+        };
+        let span =
+            telemetry::client_span("tools/call", tool, server.as_ref().map(|(host, port)| (host.as_str(), *port)));
+        let started = tokio::time::Instant::now();
+        let mut ended = Ended::default();
+        let outcome = self.send_call_in(peer, tool, arguments, ctx, &span, &mut ended).instrument(span.clone()).await;
+        if outcome.is_err() && ended.error.is_none() {
+            ended.error = Some("transport_error".to_owned());
+        }
+        let tcp = matches!(self.transport, Transport::Http { .. });
+        telemetry::client_finished(&span, started, "tools/call", tool, tcp, ended.error, ended.code);
+        outcome
+    }
+
+    /// [`send_call`](Shared::send_call)'s request, in `span`; `ended` gets how it ended.
+    async fn send_call_in(
+        &self,
+        peer: &Peer<RoleClient>,
+        tool: &str,
+        arguments: &Value,
+        ctx: &ToolContext,
+        span: &tracing::Span,
+        ended: &mut Ended,
+    ) -> Result<Result<ToolResult, ToolError>, ServiceError> {
         let mut params = CallToolRequestParams::new(tool.to_owned());
         if let Value::Object(map) = arguments {
             params.arguments = Some(map.clone());
         }
+        let mut meta = rmcp::model::RequestMetaObject::default();
+        telemetry::inject(span, &mut meta);
+        if !meta.0.0.is_empty() {
+            params.meta = Some(meta);
+        }
         let request = ClientRequest::CallToolRequest(Request::new(params));
         let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
+        if !span.is_disabled() {
+            span.record("jsonrpc.request.id", telemetry::bounded_id(&handle.id));
+        }
         let key = token_key(&handle.progress_token);
         let _listening = Listening::new(self, key, ctx);
         let mut pending = Pending { peer: Some(peer.clone()), id: handle.id.clone() };
         let timeout = self.limits.call_timeout;
         let response = tokio::select! {
             response = handle.await_response() => response,
-            () = ctx.cancellation().cancelled() => return Ok(Err(cancelled(ctx, tool))),
+            () = ctx.cancellation().cancelled() => {
+                ended.error = Some("cancelled".to_owned());
+                return Ok(Err(cancelled(ctx, tool)));
+            }
             // Dropping `pending` cancels the call on the server.
-            () = tokio::time::sleep(timeout) => return Ok(Err(ToolError::Failed(format!(
+            () = tokio::time::sleep(timeout) => return Ok(Err(ended.timed_out(ToolError::Failed(format!(
                 "MCP server `{}` did not answer the call of `{tool}` within {} ms (the import's call timeout); \
                  try again later or with less work",
                 self.name,
                 timeout.as_millis()
-            )))),
+            ))))),
         };
         pending.peer = None;
         Ok(match response {
             Ok(ServerResult::CallToolResult(result)) => {
+                if result.is_error == Some(true) {
+                    ended.error = Some("tool_error".to_owned());
+                }
                 self.link.lock().await.failures = 0;
                 let value = serde_json::to_value(&result).unwrap_or(Value::Null);
                 to_result(&self.name, tool, &value)
             }
-            Ok(_) => Err(ToolError::Failed(format!(
-                "MCP server `{}` answered the call of `{tool}` with something other than a tool result",
-                self.name
-            ))),
-            Err(ServiceError::McpError(error)) => Err(ToolError::Failed(format!(
-                "MCP server `{}` refused the call of `{tool}`: {}",
-                self.name, error.message
-            ))),
+            Ok(_) => {
+                ended.error = Some("unexpected_response".to_owned());
+                Err(ToolError::Failed(format!(
+                    "MCP server `{}` answered the call of `{tool}` with something other than a tool result",
+                    self.name
+                )))
+            }
+            Err(ServiceError::McpError(error)) => {
+                ended.error = Some(error.code.0.to_string());
+                ended.code = Some(error.code.0);
+                Err(ToolError::Failed(format!(
+                    "MCP server `{}` refused the call of `{tool}`: {}",
+                    self.name, error.message
+                )))
+            }
             Err(error) => return Err(error),
         })
     }
@@ -606,6 +660,24 @@ impl Shared {
             lost_connection(error, self.is_stdio()),
             self.next_call()
         ))
+    }
+}
+
+/// How a `tools/call` of the import client ended, for its span and metric
+/// ([`crate::telemetry::client_finished`]).
+#[derive(Default)]
+struct Ended {
+    /// `error.type`, when it failed.
+    error: Option<String>,
+    /// The JSON-RPC code of an error response.
+    code: Option<i32>,
+}
+
+impl Ended {
+    /// `error`, the call having timed out.
+    fn timed_out(&mut self, error: ToolError) -> ToolError {
+        self.error = Some("timeout".to_owned());
+        error
     }
 }
 

@@ -49,6 +49,8 @@ pub struct RegistryBuilder {
     locks: Option<Arc<dyn crate::locks::LockStore>>,
     /// [`resource_resolver`](RegistryBuilder::resource_resolver).
     resolver: Option<Arc<dyn crate::locks::ResourceResolver>>,
+    /// [`capture_content`](RegistryBuilder::capture_content) and [`meter`](RegistryBuilder::meter).
+    telemetry: TelemetrySettings,
 }
 
 /// A tool added to a [`RegistryBuilder`].
@@ -492,6 +494,7 @@ impl RegistryBuilder {
             locks: self.locks.unwrap_or_else(|| Arc::new(crate::locks::LocalLocks::new())),
             resolver: self.resolver,
             closed: AtomicBool::new(false),
+            telemetry: self.telemetry.into_telemetry(),
         })
     }
 }
@@ -613,4 +616,46 @@ fn deferral(tools: &[Arc<dyn Tool>], sets: &[String], names: &[String]) -> Resul
         }
     }
     Ok(deferred)
+}
+
+/// What [`RegistryBuilder::capture_content`] and [`RegistryBuilder::meter`] set.
+#[derive(Default)]
+struct TelemetrySettings {
+    capture_content: bool,
+    #[cfg(feature = "otel")]
+    meter: Option<opentelemetry::metrics::Meter>,
+}
+
+impl TelemetrySettings {
+    #[cfg(feature = "otel")]
+    fn into_telemetry(self) -> crate::telemetry::Telemetry {
+        crate::telemetry::Telemetry::with_meter(self.capture_content, self.meter)
+    }
+
+    #[cfg(not(feature = "otel"))]
+    fn into_telemetry(self) -> crate::telemetry::Telemetry {
+        crate::telemetry::Telemetry { capture_content: self.capture_content }
+    }
+}
+
+impl RegistryBuilder {
+    /// Content capture ([`crate::telemetry`]): with `true`, each call's span records its arguments
+    /// (`gen_ai.tool.call.arguments`) and its result's text (`gen_ai.tool.call.result`), each
+    /// through [`telemetry::captured`](crate::telemetry::captured). Off by default: the
+    /// OpenTelemetry conventions make both opt-in, since they hold what users and tools said.
+    #[must_use]
+    pub fn capture_content(mut self, on: bool) -> Self {
+        self.telemetry.capture_content = on;
+        self
+    }
+
+    /// The meter the registry records `gen_ai.execute_tool.duration` on ([`crate::telemetry`]).
+    /// By default, the global meter provider's (`opentelemetry::global::meter_provider()`) as it
+    /// is when [`build`](RegistryBuilder::build) runs: install the provider first.
+    #[cfg(feature = "otel")]
+    #[must_use]
+    pub fn meter(mut self, meter: opentelemetry::metrics::Meter) -> Self {
+        self.telemetry.meter = Some(meter);
+        self
+    }
 }

@@ -20,6 +20,7 @@ use crate::error::ToolError;
 use crate::idempotency::Begin;
 use crate::lifecycle;
 use crate::result::{ToolMessage, ToolResult};
+use crate::telemetry::{self, Content};
 use crate::tool::Tool;
 
 /// The future of one call ("How a call runs" on [`Registry`]), for [`Registry::call`] and for each
@@ -67,7 +68,7 @@ impl Future for CallFuture<'_> {
                 let (span, admission) = match admitted {
                     Some(admitted) => *admitted,
                     None => {
-                        let span = call_span(this.call, this.ctx);
+                        let span = call_span(this.registry, this.call, this.ctx);
                         let admission = span.in_scope(|| this.registry.admit_now(this.call, this.ctx));
                         (span, admission)
                     }
@@ -174,16 +175,41 @@ fn caught(
     })
 }
 
-/// The `tool_call` span of one call; `outcome` and `duration_ms` are recorded when it finishes.
-pub(super) fn call_span(call: &ToolCall, ctx: &ToolContext) -> tracing::Span {
+/// The `tool_call` span of one call, `execute_tool {name}` for OpenTelemetry (the fields are in
+/// [`crate::telemetry`]); `outcome`, `duration_ms`, `error.type` and the captured content are
+/// recorded when it finishes ([`Registry::finish`]). The values are only computed when a
+/// subscriber wants the span.
+pub(super) fn call_span(registry: &Registry, call: &ToolCall, ctx: &ToolContext) -> tracing::Span {
     tracing::info_span!(
         "tool_call",
-        tool = call.name.as_str(),
-        call_id = call.id.as_str(),
+        otel.name = %SpanName(registry.index.get_key_value(call.name.as_str()).map(|(name, _)| &**name)),
+        otel.kind = "internal",
+        otel.status_code = tracing::field::Empty,
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = telemetry::bounded(&call.name),
+        gen_ai.tool.call.id = telemetry::bounded(&call.id),
+        gen_ai.tool.type = "function",
+        gen_ai.tool.description = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+        gen_ai.tool.call.arguments = tracing::field::Empty,
+        gen_ai.tool.call.result = tracing::field::Empty,
         session_id = ctx.session_id(),
         outcome = tracing::field::Empty,
         duration_ms = tracing::field::Empty,
     )
+}
+
+/// The OpenTelemetry name of a call's span: `execute_tool {name}` for a tool of the registry (its
+/// registered name), `execute_tool` for a name the registry does not have.
+struct SpanName<'a>(Option<&'a str>);
+
+impl std::fmt::Display for SpanName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(name) => write!(f, "execute_tool {name}"),
+            None => f.write_str("execute_tool"),
+        }
+    }
 }
 
 fn outcome_label(outcome: &Result<ToolResult, ToolError>) -> &'static str {
@@ -289,6 +315,8 @@ impl Registry {
                 _ => return Fast::No,
             },
         };
+        // Measured for the duration metric only (the span is disabled).
+        let started = self.telemetry.measures().then(Instant::now);
         let outcome = match on_worker(&call.name, || {
             std::panic::catch_unwind(AssertUnwindSafe(|| tool.call_now(&call.arguments, ctx)))
         }) {
@@ -304,15 +332,15 @@ impl Registry {
                                 Ok(outcome) => caught(call, outcome),
                                 Err(cancelled) => Err(cancelled),
                             };
-                            // The span is disabled: nothing to record.
-                            let message = self.finish(call, outcome, &tracing::Span::none(), None);
+                            // The span is disabled: the duration metric alone is recorded.
+                            let message = self.finish(call, outcome, &tracing::Span::none(), started);
                             self.output(message, call, ctx, None).await
                         }));
                     }
                 }
             }
         };
-        let message = self.finish(call, outcome, span, None);
+        let message = self.finish(call, outcome, span, started);
         Fast::Done(match (&self.output, store) {
             (Some(layer), Some(store)) => layer.finish_message(message, &*store, crate::output::OutputScope::of(ctx)),
             _ => message,
@@ -330,7 +358,7 @@ impl Registry {
         admission: AdmittedNow,
     ) -> ToolMessage {
         // The duration is only measured for someone to see it (two clock reads a call).
-        let started = (!span.is_disabled()).then(Instant::now);
+        let started = (!span.is_disabled() || self.telemetry.measures()).then(Instant::now);
         let steps = async {
             let admission = match admission {
                 Ok(admission) => admission,
@@ -353,6 +381,11 @@ impl Registry {
                 }
                 _ => None,
             };
+            if let Admission::Run(index) = &admission
+                && !span.is_disabled()
+            {
+                span.record("gen_ai.tool.description", self.tools[*index].definition().description.as_str());
+            }
             let (outcome, call_ctx) = match admission {
                 Admission::Run(index) => self.execute(index, call, ctx).await,
                 Admission::Refuse(error) => (Err(error), None),
@@ -565,6 +598,7 @@ impl Registry {
         started: Option<Instant>,
     ) -> ToolMessage {
         let label = outcome_label(&outcome);
+        let error = outcome.as_ref().err().map(|error| telemetry::error_type(error.kind()));
         let mut message = match outcome {
             Ok(result) => ToolMessage::success(&call.id, &call.name, result),
             Err(error) => ToolMessage::error(&call.id, &call.name, error.to_string()).with_error_kind(error.kind()),
@@ -572,12 +606,24 @@ impl Registry {
         if self.any_secret {
             self.scrub_secrets(call, &mut message);
         }
+        let elapsed = started.map(|s| s.elapsed());
+        if self.telemetry.measures() {
+            let known = self.index.get_key_value(call.name.as_str()).map(|(name, _)| name.clone());
+            self.telemetry.record(elapsed.map_or(0.0, |e| e.as_secs_f64()), known, error);
+        }
         if span.is_disabled() {
             return message;
         }
-        let duration_ms = started.map_or(0, |s| u64::try_from(s.elapsed().as_millis()).unwrap_or(u64::MAX));
+        let duration_ms = elapsed.map_or(0, |e| u64::try_from(e.as_millis()).unwrap_or(u64::MAX));
         span.record("outcome", label);
         span.record("duration_ms", duration_ms);
+        if let Some(error) = error {
+            span.record("error.type", error);
+            span.record("otel.status_code", "error");
+        }
+        if self.telemetry.capture_content {
+            self.capture(call, &message, span);
+        }
         tracing::debug!(parent: span, outcome = label, duration_ms, "tool call finished");
         message
     }
@@ -603,5 +649,13 @@ impl Registry {
         {
             secrets.scrub_message(message);
         }
+    }
+
+    /// Records the call's arguments and result on its span (content capture is on), each through
+    /// [`telemetry::captured`].
+    fn capture(&self, call: &ToolCall, message: &ToolMessage, span: &tracing::Span) {
+        let tool = self.index.get(call.name.as_str()).map(|&index| &*self.tools[index]);
+        span.record("gen_ai.tool.call.arguments", telemetry::captured(Content::Arguments { tool, call }));
+        span.record("gen_ai.tool.call.result", telemetry::captured(Content::Result { tool, message }));
     }
 }

@@ -162,6 +162,8 @@ pub struct Registry {
     /// What turns a declared resource's value into keys, when not the default.
     resolver: Option<Arc<dyn crate::locks::ResourceResolver>>,
     closed: AtomicBool,
+    /// Content capture and the metric instruments ([`crate::telemetry`]).
+    telemetry: crate::telemetry::Telemetry,
 }
 
 impl Registry {

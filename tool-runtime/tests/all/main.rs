@@ -67,6 +67,7 @@ pub mod secret_sinks;
 pub mod structured_result;
 pub mod sync_tools;
 pub mod talk;
+pub mod telemetry;
 pub mod tracing;
 
 // Support files the modules share, each compiled once.

@@ -1,0 +1,487 @@
+//! What serving tells an observability stack, by the OpenTelemetry semantic conventions for MCP
+//! (status Development): a SERVER span per request and, with the feature `otel`, trace context
+//! taken from `params._meta` (SEP-414) and the `mcp.server.operation.duration` histogram. A leaf:
+//! it knows no server.
+//!
+//! # The span of a request
+//!
+//! A `tracing` span named `mcp_request` for `tracing` subscribers and `{mcp.method.name}
+//! {target}` for OpenTelemetry (`tools/call get_weather`; the method alone when there is no
+//! target, or the target is not one the server serves: a client sending made-up names makes no
+//! new span names), kind SERVER, a root of `tracing`'s tree (a transport's own spans, such as
+//! rmcp's connection-long one, are not its parent). Its fields:
+//!
+//! | field | value | when |
+//! |---|---|---|
+//! | `mcp.method.name` | `tools/call`, `prompts/get`, `resources/read`, `tools/list`, ... | always |
+//! | `jsonrpc.request.id` | the request's id, cut to 128 bytes | always |
+//! | `network.transport` | `pipe` (standard input and output), `tcp` (Streamable HTTP) | always |
+//! | `mcp.protocol.version` | the version the request or its session speaks | known |
+//! | `gen_ai.tool.name`, `gen_ai.operation.name` | the tool, `execute_tool` | `tools/call` of a served tool |
+//! | `gen_ai.prompt.name` | the prompt's name, cut to 128 bytes | `prompts/get` |
+//! | `error.type` | the JSON-RPC error code as text (`-32602`), or `tool_error` for a result with `isError: true` | the request failed |
+//! | `rpc.response.status_code` | the JSON-RPC error code as text | an error response |
+//! | `otel.status_code` | `error` | a server error or `tool_error`; never for -32700, -32600, -32601, -32602 or -32002, which are the client's |
+//!
+//! The tool's own `execute_tool` span ([`tool_runtime::telemetry`]) is the child of a
+//! `tools/call` span: the MCP layer opens no second tool span.
+//!
+//! Never recorded: `mcp.session.id` (a session id is what a client presents to be that session;
+//! MCP 2026-07-28 has no sessions at all), headers, access tokens, arguments and results (content
+//! capture is the registry's, [`tool_runtime::RegistryBuilder::capture_content`]).
+//!
+//! # Trace context (feature `otel`)
+//!
+//! The W3C `traceparent`, `tracestate` and `baggage` of a request's `params._meta` are the span's
+//! parent; the HTTP request's own `traceparent` header (the ambient context of the HTTP hop) is a
+//! link, or the parent when `_meta` has none. Values that do not parse are ignored.
+//!
+//! # Metrics (feature `otel`)
+//!
+//! `mcp.server.operation.duration`: a histogram of seconds with the bucket boundaries
+//! [`OPERATION_DURATION_BUCKETS`], one measurement per request the handler answers, with
+//! `mcp.method.name`, `network.transport`, `mcp.protocol.version` (known), `gen_ai.tool.name`
+//! (`tools/call` of a served tool) and `error.type` (failed). Recorded on the global meter
+//! provider's meter `tool-mcp`, as it is when the first request is answered: install the provider
+//! before serving.
+
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+use tokio::time::Instant;
+use tool_runtime::telemetry::bounded;
+use tracing::Instrument;
+
+/// The bucket boundaries of `mcp.server.operation.duration` and `mcp.client.operation.duration`,
+/// in seconds, as the MCP conventions advise.
+pub const OPERATION_DURATION_BUCKETS: [f64; 14] =
+    [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0];
+
+/// The JSON-RPC codes that are the client's errors, not the server's: parse error, invalid
+/// request, method not found, invalid params, resource not found. A span with one of them keeps
+/// its status unset.
+pub const CLIENT_ERROR_CODES: [i32; 5] = [-32700, -32600, -32601, -32602, -32002];
+
+/// What a request is about, for its span's name and attributes.
+#[derive(Clone, Copy)]
+pub(crate) enum Target<'a> {
+    /// No target (a listing, a task method).
+    None,
+    /// `tools/call` of a tool the server serves.
+    Tool(&'a str),
+    /// `tools/call` of a name the server does not serve.
+    UnknownTool,
+    /// `prompts/get` of this name (not in the span's name: it is the client's text).
+    Prompt(&'a str),
+}
+
+/// An answer's own failure beside a JSON-RPC error: a `tools/call` result with `isError: true`.
+pub(crate) trait Answer {
+    /// `true` for a tool result with `isError: true`.
+    fn is_tool_error(&self) -> bool {
+        false
+    }
+}
+
+impl Answer for rmcp::model::CallToolResponse {
+    fn is_tool_error(&self) -> bool {
+        match self {
+            rmcp::model::CallToolResponse::Complete(result) => result.is_error == Some(true),
+            _ => false,
+        }
+    }
+}
+
+macro_rules! plain_answers {
+    ($($t:ty),* $(,)?) => { $(impl Answer for $t {})* };
+}
+
+plain_answers!(
+    (),
+    rmcp::model::GetPromptResponse,
+    rmcp::model::ReadResourceResponse,
+    rmcp::model::ListToolsResult,
+    rmcp::model::ListPromptsResult,
+    rmcp::model::ListResourcesResult,
+    rmcp::model::ListResourceTemplatesResult,
+    rmcp::model::CompleteResult,
+    rmcp::model::GetTaskResult,
+);
+
+/// `error.type` of an answer: the JSON-RPC code as text, `tool_error`, or `None`.
+fn error_type<T: Answer>(answer: &Result<T, ErrorData>) -> Option<String> {
+    match answer {
+        Err(error) => Some(error.code.0.to_string()),
+        Ok(answer) if answer.is_tool_error() => Some("tool_error".to_owned()),
+        Ok(_) => None,
+    }
+}
+
+/// Whether `error.type` is the server's failure (the span's status is `error`).
+fn is_server_error(error: &str) -> bool {
+    error.parse::<i32>().map_or(true, |code| !CLIENT_ERROR_CODES.contains(&code))
+}
+
+/// The protocol version of the request (its `_meta`, MCP 2026-07-28) or of its session.
+fn protocol_version(context: &RequestContext<RoleServer>) -> Option<String> {
+    context
+        .meta
+        .protocol_version()
+        .or_else(|| context.peer.peer_info().map(|info| info.protocol_version.clone()))
+        .map(|version| version.as_str().to_owned())
+}
+
+/// The span name: `{method} {target}`, or the method alone.
+struct SpanName<'a>(&'static str, Target<'a>);
+
+impl std::fmt::Display for SpanName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.1 {
+            Target::Tool(name) => write!(f, "{} {name}", self.0),
+            _ => f.write_str(self.0),
+        }
+    }
+}
+
+/// The SERVER span of one request of `method` about `target` ([module docs](self)).
+pub(crate) fn server_span(
+    method: &'static str,
+    target: Target<'_>,
+    context: &RequestContext<RoleServer>,
+) -> tracing::Span {
+    let http = context.extensions.get::<::http::request::Parts>();
+    // A root: the transport's own spans (rmcp's connection-long `serve_inner`) are not a request's
+    // parent; its parent is the caller's context, when it sent one.
+    let span = tracing::info_span!(
+        parent: None,
+        "mcp_request",
+        otel.name = %SpanName(method, target),
+        otel.kind = "server",
+        otel.status_code = tracing::field::Empty,
+        mcp.method.name = method,
+        jsonrpc.request.id = bounded(&context.id.to_string()),
+        network.transport = if http.is_some() { "tcp" } else { "pipe" },
+        mcp.protocol.version = tracing::field::Empty,
+        gen_ai.tool.name = tracing::field::Empty,
+        gen_ai.operation.name = tracing::field::Empty,
+        gen_ai.prompt.name = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+        rpc.response.status_code = tracing::field::Empty,
+    );
+    if span.is_disabled() {
+        return span;
+    }
+    if let Some(version) = protocol_version(context) {
+        span.record("mcp.protocol.version", version);
+    }
+    match target {
+        Target::Tool(name) => {
+            span.record("gen_ai.tool.name", name);
+            span.record("gen_ai.operation.name", "execute_tool");
+        }
+        Target::Prompt(name) => {
+            span.record("gen_ai.prompt.name", bounded(name));
+        }
+        Target::None | Target::UnknownTool => {}
+    }
+    #[cfg(feature = "otel")]
+    context_of::adopt(&span, &context.meta, http.map(|parts| &parts.headers));
+    span
+}
+
+/// The span of a task's run: `task_run {tool}` (the tool the task runs), kind INTERNAL, a root
+/// that follows from (links to) the span current where the run starts: the request that created
+/// the task, or the `tasks/update` that started it again. The run outlives that request, so it is
+/// not its child. The task's id is not recorded (it is what a client presents to reach the task).
+pub(crate) fn task_span(tool: &str) -> tracing::Span {
+    let tool = bounded(tool);
+    let span = tracing::info_span!(
+        parent: None,
+        "mcp_task_run",
+        otel.name = %format_args!("task_run {tool}"),
+        otel.kind = "internal",
+        gen_ai.tool.name = tool,
+        gen_ai.operation.name = "execute_tool",
+    );
+    if !span.is_disabled() {
+        span.follows_from(tracing::Span::current());
+        #[cfg(feature = "otel")]
+        context_of::root(&span);
+    }
+    span
+}
+
+/// Answers one request of `method` about `target` with `work`, in its SERVER span, recording the
+/// outcome on the span and the duration on `mcp.server.operation.duration` ([module docs](self)).
+pub(crate) async fn observed<T: Answer>(
+    method: &'static str,
+    target: Target<'_>,
+    context: &RequestContext<RoleServer>,
+    work: impl Future<Output = Result<T, ErrorData>>,
+) -> Result<T, ErrorData> {
+    let span = server_span(method, target, context);
+    let measured = metrics::on();
+    if span.is_disabled() && !measured {
+        return work.await;
+    }
+    let started = Instant::now();
+    let answer = if span.is_disabled() { work.await } else { work.instrument(span.clone()).await };
+    let error = error_type(&answer);
+    if !span.is_disabled()
+        && let Some(error) = &error
+    {
+        span.record("error.type", error.as_str());
+        if let Err(data) = &answer {
+            span.record("rpc.response.status_code", data.code.0.to_string());
+        }
+        if is_server_error(error) {
+            span.record("otel.status_code", "error");
+        }
+    }
+    if measured {
+        let transport = if context.extensions.get::<::http::request::Parts>().is_some() { "tcp" } else { "pipe" };
+        let tool = match target {
+            Target::Tool(name) => Some(name),
+            _ => None,
+        };
+        metrics::record(
+            false,
+            started.elapsed().as_secs_f64(),
+            method,
+            transport,
+            protocol_version(context),
+            tool,
+            error,
+        );
+    }
+    answer
+}
+
+/// The CLIENT span of one request of the import client (feature `client`): `{method} {tool}`, the
+/// tool as the imported server names it (cut to 128 bytes), kind CLIENT, a child of the span the
+/// call runs in (the gateway's `execute_tool` span). Fields as the SERVER span's, with
+/// `network.transport` `pipe` for a child process and `tcp` for Streamable HTTP, and
+/// `server.address` and `server.port` for HTTP.
+#[cfg(feature = "client")]
+pub(crate) fn client_span(method: &'static str, tool: &str, server: Option<(&str, u16)>) -> tracing::Span {
+    let tool = bounded(tool);
+    let span = tracing::info_span!(
+        "mcp_client_request",
+        otel.name = %format_args!("{method} {tool}"),
+        otel.kind = "client",
+        otel.status_code = tracing::field::Empty,
+        mcp.method.name = method,
+        jsonrpc.request.id = tracing::field::Empty,
+        network.transport = if server.is_some() { "tcp" } else { "pipe" },
+        server.address = tracing::field::Empty,
+        server.port = tracing::field::Empty,
+        gen_ai.tool.name = tool,
+        gen_ai.operation.name = "execute_tool",
+        error.type = tracing::field::Empty,
+        rpc.response.status_code = tracing::field::Empty,
+    );
+    if let Some((address, port)) = server
+        && !span.is_disabled()
+    {
+        span.record("server.address", bounded(address));
+        span.record("server.port", port);
+    }
+    span
+}
+
+/// A request id as a span records it, cut to 128 bytes.
+#[cfg(feature = "client")]
+pub(crate) fn bounded_id(id: &rmcp::model::RequestId) -> String {
+    bounded(&id.to_string()).to_owned()
+}
+
+/// Puts the context of `span` into a request's `_meta` as `traceparent`, `tracestate` and
+/// `baggage` (SEP-414; feature `otel`, else nothing): the imported server's span is its child.
+#[cfg(feature = "client")]
+#[cfg_attr(not(feature = "otel"), allow(unused_variables))]
+pub(crate) fn inject(span: &tracing::Span, meta: &mut rmcp::model::RequestMetaObject) {
+    #[cfg(feature = "otel")]
+    {
+        use opentelemetry::propagation::{Injector, TextMapPropagator};
+        use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+        struct Meta<'a>(&'a mut serde_json::Map<String, serde_json::Value>);
+        impl Injector for Meta<'_> {
+            fn set(&mut self, key: &str, value: String) {
+                self.0.insert(key.to_owned(), serde_json::Value::String(value));
+            }
+        }
+        if span.is_disabled() {
+            return;
+        }
+        context_of::propagator().inject_context(&span.context(), &mut Meta(&mut meta.0.0));
+    }
+}
+
+/// How a client request ended, for its span and metric: `error` its `error.type` (the JSON-RPC
+/// code as text, `tool_error`, or a fixed word for a request that got no answer: `cancelled`,
+/// `timeout`, `transport_error`, `unexpected_response`), `code` the JSON-RPC error code of an
+/// error response.
+#[cfg(feature = "client")]
+pub(crate) fn client_finished(
+    span: &tracing::Span,
+    started: Instant,
+    method: &'static str,
+    tool: &str,
+    tcp: bool,
+    error: Option<String>,
+    code: Option<i32>,
+) {
+    if !span.is_disabled() {
+        if let Some(error) = &error {
+            span.record("error.type", error.as_str());
+            if is_server_error(error) {
+                span.record("otel.status_code", "error");
+            }
+        }
+        if let Some(code) = code {
+            span.record("rpc.response.status_code", code.to_string());
+        }
+    }
+    if metrics::on() {
+        let transport = if tcp { "tcp" } else { "pipe" };
+        metrics::record(true, started.elapsed().as_secs_f64(), method, transport, None, Some(bounded(tool)), error);
+    }
+}
+
+/// Trace context in `params._meta` and HTTP headers (W3C Trace Context and Baggage).
+#[cfg(feature = "otel")]
+mod context_of {
+    use opentelemetry::propagation::{Extractor, TextMapCompositePropagator, TextMapPropagator};
+    use opentelemetry::trace::TraceContextExt;
+    use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+    /// The three keys SEP-414 reserves in `_meta`.
+    const KEYS: [&str; 3] = ["traceparent", "tracestate", "baggage"];
+
+    /// W3C Trace Context and Baggage, the formats SEP-414 names.
+    pub(super) fn propagator() -> TextMapCompositePropagator {
+        TextMapCompositePropagator::new(vec![
+            Box::new(TraceContextPropagator::new()),
+            Box::new(BaggagePropagator::new()),
+        ])
+    }
+
+    /// `_meta`'s string values of the reserved keys.
+    struct Meta<'a>(&'a serde_json::Map<String, serde_json::Value>);
+
+    impl Extractor for Meta<'_> {
+        fn get(&self, key: &str) -> Option<&str> {
+            if !KEYS.contains(&key) {
+                return None;
+            }
+            self.0.get(key).and_then(serde_json::Value::as_str)
+        }
+
+        fn keys(&self) -> Vec<&str> {
+            KEYS.iter().copied().filter(|key| self.0.contains_key(*key)).collect()
+        }
+    }
+
+    /// An HTTP request's headers.
+    struct Headers<'a>(&'a http::HeaderMap);
+
+    impl Extractor for Headers<'_> {
+        fn get(&self, key: &str) -> Option<&str> {
+            self.0.get(key).and_then(|value| value.to_str().ok())
+        }
+
+        fn keys(&self) -> Vec<&str> {
+            self.0.keys().map(http::HeaderName::as_str).collect()
+        }
+    }
+
+    /// Parents `span` on `meta`'s context and links the HTTP one, or parents it on the HTTP one
+    /// when `meta` has none, or makes it a root.
+    pub(super) fn adopt(
+        span: &tracing::Span,
+        meta: &rmcp::model::RequestMetaObject,
+        headers: Option<&http::HeaderMap>,
+    ) {
+        let propagator = propagator();
+        // From an empty context: `extract` alone starts from the current one, which a
+        // transport's span may have set.
+        let empty = opentelemetry::Context::new();
+        let from_meta = propagator.extract_with_context(&empty, &Meta(&meta.0.0));
+        let from_http = headers
+            .map(|headers| propagator.extract_with_context(&empty, &Headers(headers)))
+            .filter(|cx| cx.span().span_context().is_valid());
+        if from_meta.span().span_context().is_valid() {
+            // Set before the span is entered: it cannot fail.
+            let _ = span.set_parent(from_meta);
+            if let Some(ambient) = from_http {
+                span.add_link(ambient.span().span_context().clone());
+            }
+        } else if let Some(ambient) = from_http {
+            let _ = span.set_parent(ambient);
+        } else {
+            root(span);
+        }
+    }
+
+    /// Makes `span` a root: not a child of the OpenTelemetry context a transport's span left
+    /// current.
+    pub(super) fn root(span: &tracing::Span) {
+        // Set before the span is entered: it cannot fail.
+        let _ = span.set_parent(opentelemetry::Context::new());
+    }
+}
+
+/// `mcp.server.operation.duration` and `mcp.client.operation.duration` (feature `otel`).
+mod metrics {
+    /// Whether durations are recorded.
+    pub(super) fn on() -> bool {
+        cfg!(feature = "otel")
+    }
+
+    /// Records one request's duration as the server (`client`: false) or the client sees it.
+    #[cfg_attr(not(feature = "otel"), allow(unused_variables))]
+    pub(super) fn record(
+        client: bool,
+        seconds: f64,
+        method: &'static str,
+        transport: &'static str,
+        version: Option<String>,
+        tool: Option<&str>,
+        error: Option<String>,
+    ) {
+        #[cfg(feature = "otel")]
+        {
+            use opentelemetry::KeyValue;
+            use opentelemetry::metrics::Histogram;
+            use std::sync::OnceLock;
+            static SERVER: OnceLock<Histogram<f64>> = OnceLock::new();
+            static CLIENT: OnceLock<Histogram<f64>> = OnceLock::new();
+            let (cell, name, side) = if client {
+                (&CLIENT, "mcp.client.operation.duration", "client")
+            } else {
+                (&SERVER, "mcp.server.operation.duration", "server")
+            };
+            let histogram = cell.get_or_init(|| {
+                opentelemetry::global::meter("tool-mcp")
+                    .f64_histogram(name)
+                    .with_unit("s")
+                    .with_description(format!("Duration of MCP requests as the {side} sees them"))
+                    .with_boundaries(super::OPERATION_DURATION_BUCKETS.to_vec())
+                    .build()
+            });
+            let mut attributes =
+                vec![KeyValue::new("mcp.method.name", method), KeyValue::new("network.transport", transport)];
+            if let Some(version) = version {
+                attributes.push(KeyValue::new("mcp.protocol.version", version));
+            }
+            if let Some(tool) = tool {
+                attributes.push(KeyValue::new("gen_ai.tool.name", tool.to_owned()));
+            }
+            if let Some(error) = error {
+                attributes.push(KeyValue::new("error.type", error));
+            }
+            histogram.record(seconds, &attributes);
+        }
+    }
+}

@@ -1,0 +1,416 @@
+//! What serving tells OpenTelemetry (`tool_mcp::telemetry`, feature `otel`): the SERVER span of
+//! each request by the MCP conventions, its parent from `params._meta`, its link to the HTTP
+//! request's context, and `mcp.server.operation.duration`, read back through the SDK's in-memory
+//! span and metric exporters.
+//!
+//! A binary of its own: it installs a global `tracing` subscriber (the HTTP server runs on a
+//! multi-threaded runtime) and the global meter provider. Each test calls tools of its own names
+//! and finds its spans by them.
+
+#[path = "common/mod.rs"]
+mod common;
+
+use std::sync::OnceLock;
+
+use opentelemetry::trace::{SpanId, SpanKind, Status, TraceId, TracerProvider};
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, HistogramDataPoint, MetricData};
+use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use serde_json::{Value, json};
+use tool_mcp::McpServer;
+use tool_mcp::telemetry::OPERATION_DURATION_BUCKETS;
+use tool_runtime::{Registry, tool};
+use tracing_subscriber::layer::SubscriberExt;
+
+use common::{RawClient, Running, post};
+
+/// The exporters every test reads.
+struct Otel {
+    spans: InMemorySpanExporter,
+    metrics: InMemoryMetricExporter,
+    meters: SdkMeterProvider,
+}
+
+fn otel() -> &'static Otel {
+    static OTEL: OnceLock<Otel> = OnceLock::new();
+    OTEL.get_or_init(|| {
+        let spans = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder().with_simple_exporter(spans.clone()).build();
+        let layer = tracing_opentelemetry::layer()
+            .with_tracer(provider.tracer("test"))
+            .with_location(false)
+            .with_threads(false)
+            .with_target(false)
+            .with_tracked_inactivity(false);
+        tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer)).unwrap();
+        let metrics = InMemoryMetricExporter::default();
+        let meters = SdkMeterProvider::builder().with_reader(PeriodicReader::builder(metrics.clone()).build()).build();
+        opentelemetry::global::set_meter_provider(meters.clone());
+        Otel { spans, metrics, meters }
+    })
+}
+
+impl Otel {
+    /// The finished spans of the trace of the span named `name` (exactly one such span).
+    fn trace_of(&self, name: &str) -> (SpanData, Vec<SpanData>) {
+        let spans = self.spans.get_finished_spans().unwrap();
+        let named: Vec<&SpanData> = spans.iter().filter(|s| s.name == name).collect();
+        assert_eq!(named.len(), 1, "spans named {name}: {named:?}");
+        let found = named[0].clone();
+        let trace =
+            spans.iter().filter(|s| s.span_context.trace_id() == found.span_context.trace_id()).cloned().collect();
+        (found, trace)
+    }
+
+    /// The data points of the histogram `name` whose `gen_ai.tool.name` is `tool`.
+    fn durations_of(&self, name: &str, tool: &str) -> Vec<HistogramDataPoint<f64>> {
+        self.meters.force_flush().unwrap();
+        let exported = self.metrics.get_finished_metrics().unwrap();
+        let mut points = Vec::new();
+        for scope in exported.last().expect("one export").scope_metrics() {
+            for metric in scope.metrics().filter(|m| m.name() == name) {
+                assert_eq!(metric.unit(), "s");
+                let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
+                    panic!("{name} is not a histogram of f64");
+                };
+                points.extend(
+                    histogram
+                        .data_points()
+                        .filter(|p| {
+                            p.attributes().any(|kv| kv.key.as_str() == "gen_ai.tool.name" && kv.value.as_str() == tool)
+                        })
+                        .cloned(),
+                );
+            }
+        }
+        points
+    }
+}
+
+fn attribute(span: &SpanData, key: &str) -> Option<String> {
+    span.attributes.iter().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.to_string())
+}
+
+fn attribute_map(span: &SpanData, keys: &[&str]) -> Vec<(String, Option<String>)> {
+    keys.iter().map(|k| ((*k).to_owned(), attribute(span, k))).collect()
+}
+
+fn pairs(pairs: &[(&str, Option<&str>)]) -> Vec<(String, Option<String>)> {
+    pairs.iter().map(|(k, v)| ((*k).to_owned(), v.map(str::to_owned))).collect()
+}
+
+/// Says hello.
+#[tool]
+fn hello_pipe() -> String {
+    "hello".to_owned()
+}
+
+/// Says hello over HTTP.
+#[tool]
+fn hello_http() -> String {
+    "hello".to_owned()
+}
+
+/// Says hello, with a trace from `_meta`.
+#[tool]
+fn hello_traced() -> String {
+    "hello".to_owned()
+}
+
+/// Says hello, with a bad `traceparent`.
+#[tool]
+fn hello_forged() -> String {
+    "hello".to_owned()
+}
+
+/// Fails.
+#[tool]
+fn fails_for_metrics() -> Result<String, String> {
+    Err("no".to_owned())
+}
+
+const TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
+const PARENT: &str = "b7ad6b7169203331";
+const AMBIENT_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const AMBIENT_PARENT: &str = "00f067aa0ba902b7";
+
+fn traceparent(trace: &str, parent: &str) -> String {
+    format!("00-{trace}-{parent}-01")
+}
+
+fn piped(registry: Registry) -> (common::Piped, tokio::io::DuplexStream, tokio::io::DuplexStream) {
+    common::Piped::start(McpServer::builder(registry).build())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tools_call_on_a_pipe_is_a_server_span_named_by_the_tool_over_the_tools_execute_tool_span() {
+    let otel = otel();
+    let (piped, read, write) = piped(Registry::builder().tool(hello_pipe::TOOL).build().unwrap());
+    let mut client = RawClient::initialize(read, write).await;
+    client.call(7, "hello_pipe", json!({}), false).await;
+    let answer = client.recv().await;
+    assert_eq!(answer["result"]["content"][0]["text"], "hello");
+    piped.stop().await;
+    drop(client);
+
+    let (server, trace) = otel.trace_of("tools/call hello_pipe");
+    assert_eq!(server.span_kind, SpanKind::Server);
+    assert_eq!(server.status, Status::Unset);
+    assert_eq!(
+        attribute_map(
+            &server,
+            &[
+                "mcp.method.name",
+                "jsonrpc.request.id",
+                "network.transport",
+                "gen_ai.tool.name",
+                "gen_ai.operation.name",
+                "error.type",
+                "mcp.session.id"
+            ]
+        ),
+        pairs(&[
+            ("mcp.method.name", Some("tools/call")),
+            ("jsonrpc.request.id", Some("7")),
+            ("network.transport", Some("pipe")),
+            ("gen_ai.tool.name", Some("hello_pipe")),
+            ("gen_ai.operation.name", Some("execute_tool")),
+            ("error.type", None),
+            ("mcp.session.id", None),
+        ])
+    );
+    assert!(attribute(&server, "mcp.protocol.version").is_some_and(|v| v.starts_with("20")));
+    let names: Vec<(&str, SpanKind)> = trace.iter().map(|s| (&*s.name, s.span_kind.clone())).collect();
+    assert_eq!(names.len(), 2, "one SERVER span and one tool span: {names:?}");
+    let (tool, _) = otel.trace_of("execute_tool hello_pipe");
+    assert_eq!(tool.span_kind, SpanKind::Internal);
+    assert_eq!(tool.parent_span_id, server.span_context.span_id());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_call_parents_on_the_traceparent_in_meta_and_links_the_http_requests_context() {
+    let otel = otel();
+    let running =
+        Running::start(McpServer::builder(Registry::builder().tool(hello_traced::TOOL).build().unwrap()).build()).await;
+    let body = json!({
+        "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "hello_traced", "arguments": {}, "_meta": {"traceparent": traceparent(TRACE, PARENT)}},
+    });
+    let ambient = traceparent(AMBIENT_TRACE, AMBIENT_PARENT);
+    let response = post(running.addr, "/mcp", "127.0.0.1", &[("traceparent", &ambient)], &body).await;
+    assert_eq!(response.status, 200, "{}", response.body);
+    running.stop().await;
+
+    let (server, _) = otel.trace_of("tools/call hello_traced");
+    assert_eq!(server.span_context.trace_id(), TraceId::from_hex(TRACE).unwrap());
+    assert_eq!(server.parent_span_id, SpanId::from_hex(PARENT).unwrap());
+    assert!(server.parent_span_is_remote);
+    assert_eq!(attribute(&server, "network.transport").as_deref(), Some("tcp"));
+    let links: Vec<(TraceId, SpanId)> =
+        server.links.iter().map(|l| (l.span_context.trace_id(), l.span_context.span_id())).collect();
+    assert_eq!(links, [(TraceId::from_hex(AMBIENT_TRACE).unwrap(), SpanId::from_hex(AMBIENT_PARENT).unwrap())]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_traceparent_in_meta_is_ignored_and_the_span_starts_a_trace_of_its_own() {
+    let otel = otel();
+    let running =
+        Running::start(McpServer::builder(Registry::builder().tool(hello_forged::TOOL).build().unwrap()).build()).await;
+    let body = json!({
+        "jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "hello_forged", "arguments": {}, "_meta": {"traceparent": "00-zz-'; DROP TABLE spans-01", "baggage": 7}},
+    });
+    let response = post(running.addr, "/mcp", "127.0.0.1", &[], &body).await;
+    assert_eq!(response.status, 200, "{}", response.body);
+    running.stop().await;
+
+    let (server, _) = otel.trace_of("tools/call hello_forged");
+    assert_eq!(server.parent_span_id, SpanId::INVALID);
+    assert!(server.span_context.trace_id() != TraceId::INVALID);
+    assert!(server.links.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_with_is_error_is_error_type_tool_error_with_status_error() {
+    let otel = otel();
+    let running =
+        Running::start(McpServer::builder(Registry::builder().tool(fails_for_metrics::TOOL).build().unwrap()).build())
+            .await;
+    let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "fails_for_metrics", "arguments": {}}});
+    let response = post(running.addr, "/mcp", "127.0.0.1", &[], &body).await;
+    let answer: Value = serde_json::from_str(&response.body).unwrap();
+    assert_eq!(answer["result"]["isError"], true);
+    running.stop().await;
+
+    let (server, _) = otel.trace_of("tools/call fails_for_metrics");
+    assert_eq!(attribute(&server, "error.type").as_deref(), Some("tool_error"));
+    assert_eq!(attribute(&server, "rpc.response.status_code"), None);
+    assert_eq!(server.status, Status::error(""));
+
+    let points = otel.durations_of("mcp.server.operation.duration", "fails_for_metrics");
+    assert_eq!(points.len(), 1);
+    assert_eq!(points[0].count(), 1);
+    assert_eq!(points[0].bounds().collect::<Vec<_>>(), OPERATION_DURATION_BUCKETS);
+    let mut attributes: Vec<(String, String)> =
+        points[0].attributes().map(|kv| (kv.key.to_string(), kv.value.to_string())).collect();
+    attributes.sort();
+    let version = attributes.iter().find(|(k, _)| k == "mcp.protocol.version").map(|(_, v)| v.clone());
+    let mut expected = vec![
+        ("error.type".to_owned(), "tool_error".to_owned()),
+        ("gen_ai.tool.name".to_owned(), "fails_for_metrics".to_owned()),
+        ("mcp.method.name".to_owned(), "tools/call".to_owned()),
+        ("network.transport".to_owned(), "tcp".to_owned()),
+    ];
+    if let Some(version) = version {
+        expected.push(("mcp.protocol.version".to_owned(), version));
+    }
+    expected.sort();
+    assert_eq!(attributes, expected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_tool_is_error_type_32602_a_clients_error_named_by_the_method_alone() {
+    let otel = otel();
+    let running =
+        Running::start(McpServer::builder(Registry::builder().tool(hello_http::TOOL).build().unwrap()).build()).await;
+    let name = "made_up_tool_for_telemetry";
+    let body =
+        json!({"jsonrpc": "2.0", "id": "unknown-1", "method": "tools/call", "params": {"name": name, "arguments": {}}});
+    let response = post(running.addr, "/mcp", "127.0.0.1", &[], &body).await;
+    let answer: Value = serde_json::from_str(&response.body).unwrap();
+    assert_eq!(answer["error"]["code"], -32602);
+    running.stop().await;
+
+    let spans = otel.spans.get_finished_spans().unwrap();
+    let server = spans
+        .iter()
+        .find(|s| attribute(s, "jsonrpc.request.id").as_deref() == Some("unknown-1"))
+        .expect("the request's span");
+    assert_eq!(server.name, "tools/call");
+    assert_eq!(attribute(server, "error.type").as_deref(), Some("-32602"));
+    assert_eq!(attribute(server, "rpc.response.status_code").as_deref(), Some("-32602"));
+    assert_eq!(attribute(server, "gen_ai.tool.name"), None);
+    assert_eq!(server.status, Status::Unset);
+    assert!(!spans.iter().any(|s| s.name.contains(name)), "a made-up name became a span name");
+}
+
+/// Says hello from the upstream of a gateway.
+#[tool]
+fn hello_upstream() -> String {
+    "hello from upstream".to_owned()
+}
+
+#[cfg(feature = "client")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_call_is_one_trace_from_the_callers_traceparent_through_the_upstream() {
+    use tool_mcp::import::McpImport;
+
+    let otel = otel();
+    let upstream =
+        Running::start(McpServer::builder(Registry::builder().tool(hello_upstream::TOOL).build().unwrap()).build())
+            .await;
+    let imported =
+        McpImport::http("up", format!("http://{}/mcp", upstream.addr)).prefix("gw_").connect().await.unwrap();
+    let registry = imported.add_to(Registry::builder()).unwrap().build().unwrap();
+    let gateway = Running::start(McpServer::builder(registry).build()).await;
+    const GATEWAY_TRACE: &str = "5bf92f3577b34da6a3ce929d0e0e4736";
+    let body = json!({
+        "jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "gw_hello_upstream", "arguments": {}, "_meta": {"traceparent": traceparent(GATEWAY_TRACE, PARENT)}},
+    });
+    let response = post(gateway.addr, "/mcp", "127.0.0.1", &[], &body).await;
+    let answer: Value = serde_json::from_str(&response.body).unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "hello from upstream");
+    gateway.stop().await;
+    imported.close().await;
+    upstream.stop().await;
+
+    let (gateway_server, trace) = otel.trace_of("tools/call gw_hello_upstream");
+    assert_eq!(gateway_server.span_context.trace_id(), TraceId::from_hex(GATEWAY_TRACE).unwrap());
+    assert_eq!(gateway_server.parent_span_id, SpanId::from_hex(PARENT).unwrap());
+    let (gateway_tool, _) = otel.trace_of("execute_tool gw_hello_upstream");
+    let upstream_server = trace
+        .iter()
+        .find(|s| s.name == "tools/call hello_upstream" && s.span_kind == SpanKind::Server)
+        .expect("the upstream's SERVER span is in the caller's trace");
+    let upstream_tool =
+        trace.iter().find(|s| s.name == "execute_tool hello_upstream").expect("the upstream's tool span");
+    let client = trace
+        .iter()
+        .find(|s| s.name == "tools/call hello_upstream" && s.span_kind == SpanKind::Client)
+        .expect("the gateway's CLIENT span is in the caller's trace");
+    assert_eq!(gateway_tool.parent_span_id, gateway_server.span_context.span_id());
+    assert_eq!(client.parent_span_id, gateway_tool.span_context.span_id());
+    assert_eq!(upstream_server.parent_span_id, client.span_context.span_id());
+    assert_eq!(upstream_tool.parent_span_id, upstream_server.span_context.span_id());
+    assert_eq!(attribute(client, "network.transport").as_deref(), Some("tcp"));
+    assert_eq!(attribute(client, "server.address").as_deref(), Some("127.0.0.1"));
+    assert_eq!(attribute(client, "gen_ai.tool.name").as_deref(), Some("hello_upstream"));
+    assert_eq!(trace.len(), 5, "{:?}", trace.iter().map(|s| &s.name).collect::<Vec<_>>());
+
+    let points = otel.durations_of("mcp.client.operation.duration", "hello_upstream");
+    assert_eq!(points.len(), 1);
+    assert_eq!(points[0].count(), 1);
+    assert_eq!(points[0].bounds().collect::<Vec<_>>(), OPERATION_DURATION_BUCKETS);
+    let mut attributes: Vec<(String, String)> =
+        points[0].attributes().map(|kv| (kv.key.to_string(), kv.value.to_string())).collect();
+    attributes.sort();
+    assert_eq!(
+        attributes,
+        [
+            ("gen_ai.tool.name".to_owned(), "hello_upstream".to_owned()),
+            ("mcp.method.name".to_owned(), "tools/call".to_owned()),
+            ("network.transport".to_owned(), "tcp".to_owned()),
+        ]
+    );
+}
+
+/// Says hello as a task.
+#[tool(tags(task))]
+fn task_hello() -> String {
+    "hello from a task".to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_run_is_a_root_span_linked_to_the_request_that_created_it() {
+    let otel = otel();
+    let running =
+        Running::start(McpServer::builder(Registry::builder().tool(task_hello::TOOL).build().unwrap()).build()).await;
+    const TASK_TRACE: &str = "6bf92f3577b34da6a3ce929d0e0e4736";
+    let body = json!({
+        "jsonrpc": "2.0", "id": 11, "method": "tools/call",
+        "params": {"name": "task_hello", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+            "traceparent": traceparent(TASK_TRACE, PARENT),
+        }},
+    });
+    let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", "task_hello")];
+    let response = post(running.addr, "/mcp", "127.0.0.1", &headers, &body).await;
+    let answer: Value = serde_json::from_str(&response.body).unwrap();
+    assert_eq!(answer["result"]["resultType"], "task", "{answer}");
+    // The run ends on its own; its span is exported when it does (500 looks, 20 ms apart).
+    let mut run = None;
+    for _ in 0..500 {
+        let spans = otel.spans.get_finished_spans().unwrap();
+        run = spans.into_iter().find(|s| s.name == "task_run task_hello");
+        if run.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    running.stop().await;
+
+    let run = run.expect("the task's run span");
+    let (request, _) = otel.trace_of("tools/call task_hello");
+    assert_eq!(request.span_kind, SpanKind::Server);
+    assert_eq!(request.span_context.trace_id(), TraceId::from_hex(TASK_TRACE).unwrap());
+    assert_eq!(attribute(&request, "mcp.protocol.version").as_deref(), Some("2026-07-28"));
+    assert_eq!(run.span_kind, SpanKind::Internal);
+    assert_eq!(run.parent_span_id, SpanId::INVALID);
+    let links: Vec<(TraceId, SpanId)> =
+        run.links.iter().map(|l| (l.span_context.trace_id(), l.span_context.span_id())).collect();
+    assert_eq!(links, [(request.span_context.trace_id(), request.span_context.span_id())]);
+    let (tool, _) = otel.trace_of("execute_tool task_hello");
+    assert_eq!(tool.parent_span_id, run.span_context.span_id());
+}

@@ -1,0 +1,113 @@
+//! Logs and OpenTelemetry: what the process tells standard error and, when asked, an OTLP
+//! receiver.
+//!
+//! Export is on when `--otlp-endpoint URL` is given, or the standard variable
+//! `OTEL_EXPORTER_OTLP_ENDPOINT` (or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` /
+//! `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`) is set, unless `OTEL_SDK_DISABLED=true`. Then spans go
+//! through a batch exporter and metrics through a periodic reader (every 60 s, or
+//! `OTEL_METRIC_EXPORT_INTERVAL` ms), both OTLP over HTTP with protobuf (`{endpoint}/v1/traces`,
+//! `{endpoint}/v1/metrics`); the other standard variables (`OTEL_EXPORTER_OTLP_HEADERS`,
+//! `OTEL_EXPORTER_OTLP_TIMEOUT`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_BSP_*`) apply as the
+//! OpenTelemetry SDK reads them. The resource's `service.name` is `OTEL_SERVICE_NAME`, else
+//! `toolbox`; `service.version` is this binary's version. Both are flushed when the command ends
+//! (a served MCP server ends on SIGINT or SIGTERM).
+//!
+//! What the spans and metrics hold is in `tool_runtime::telemetry` and `tool_mcp::telemetry`.
+
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::WithExportConfig;
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::metrics::SdkMeterProvider;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing_subscriber::Layer;
+use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
+/// The providers to flush when the command ends ([`Telemetry::shutdown`]).
+pub(crate) struct Telemetry {
+    providers: Option<(SdkTracerProvider, SdkMeterProvider)>,
+}
+
+/// The base URL OTLP goes to: `flag`, else `OTEL_EXPORTER_OTLP_ENDPOINT`; `None` when neither (nor
+/// a per-signal variable) is set, or `OTEL_SDK_DISABLED` is `true`.
+fn endpoint(flag: Option<&str>) -> Option<Option<String>> {
+    let var = |name: &str| std::env::var(name).ok().filter(|value| !value.trim().is_empty());
+    if var("OTEL_SDK_DISABLED").is_some_and(|value| value.trim().eq_ignore_ascii_case("true")) {
+        return None;
+    }
+    if let Some(flag) = flag {
+        return Some(Some(flag.trim_end_matches('/').to_owned()));
+    }
+    let any =
+        ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"]
+            .iter()
+            .any(|name| var(name).is_some());
+    // The exporters read the variables themselves.
+    any.then_some(None)
+}
+
+/// Installs the logging to standard error at `level` and, when export is on (module docs), the
+/// OTLP exporters: the `tracing` layer of spans and the global meter provider (before any
+/// registry is built, so that its instruments record there).
+///
+/// # Errors
+/// An exporter that cannot be built (an endpoint that is not a URL), naming what to change.
+pub(crate) fn init(level: tracing::Level, otlp_endpoint: Option<&str>) -> Result<Telemetry, String> {
+    let logs = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_filter(LevelFilter::from_level(level));
+    let Some(base) = endpoint(otlp_endpoint) else {
+        tracing_subscriber::registry().with(logs).init();
+        return Ok(Telemetry { providers: None });
+    };
+    let mut resource =
+        Resource::builder().with_attribute(opentelemetry::KeyValue::new("service.version", env!("CARGO_PKG_VERSION")));
+    if std::env::var("OTEL_SERVICE_NAME").map_or(true, |name| name.trim().is_empty()) {
+        resource = resource.with_service_name("toolbox");
+    }
+    let resource = resource.build();
+    let why = |what: &str, error: &dyn std::fmt::Display| {
+        format!(
+            "cannot export OpenTelemetry {what}: {error}; give --otlp-endpoint (or OTEL_EXPORTER_OTLP_ENDPOINT) as a URL such as http://127.0.0.1:4318"
+        )
+    };
+    let mut spans =
+        opentelemetry_otlp::SpanExporter::builder().with_http().with_protocol(opentelemetry_otlp::Protocol::HttpBinary);
+    let mut metrics = opentelemetry_otlp::MetricExporter::builder()
+        .with_http()
+        .with_protocol(opentelemetry_otlp::Protocol::HttpBinary);
+    if let Some(base) = &base {
+        spans = spans.with_endpoint(format!("{base}/v1/traces"));
+        metrics = metrics.with_endpoint(format!("{base}/v1/metrics"));
+    }
+    let spans = spans.build().map_err(|e| why("spans", &e))?;
+    let metrics = metrics.build().map_err(|e| why("metrics", &e))?;
+    let tracer_provider =
+        SdkTracerProvider::builder().with_batch_exporter(spans).with_resource(resource.clone()).build();
+    let meter_provider = SdkMeterProvider::builder()
+        .with_reader(opentelemetry_sdk::metrics::PeriodicReader::builder(metrics).build())
+        .with_resource(resource)
+        .build();
+    opentelemetry::global::set_meter_provider(meter_provider.clone());
+    let spans_layer =
+        tracing_opentelemetry::layer().with_tracer(tracer_provider.tracer("toolbox")).with_filter(LevelFilter::INFO);
+    tracing_subscriber::registry().with(logs).with(spans_layer).init();
+    Ok(Telemetry { providers: Some((tracer_provider, meter_provider)) })
+}
+
+impl Telemetry {
+    /// Exports what is left and stops the exporters; a failure is written to standard error (the
+    /// command's outcome stands).
+    pub(crate) fn shutdown(self) {
+        if let Some((spans, metrics)) = self.providers {
+            if let Err(error) = spans.shutdown() {
+                eprintln!("toolbox: could not export the last OpenTelemetry spans: {error}");
+            }
+            if let Err(error) = metrics.shutdown() {
+                eprintln!("toolbox: could not export the last OpenTelemetry metrics: {error}");
+            }
+        }
+    }
+}

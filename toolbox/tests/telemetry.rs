@@ -1,0 +1,245 @@
+//! OpenTelemetry end to end: `toolbox mcp --http` as an upstream, a second `toolbox mcp --http`
+//! importing it as a gateway, the Python MCP SDK calling the gateway with a `traceparent` in
+//! `params._meta`, and both toolboxes exporting OTLP over HTTP to a local receiver that decodes
+//! the exports with the official OpenTelemetry protobuf definitions (`otlp_receiver.py`, the
+//! Python `opentelemetry-proto` package). One trace runs from the client's span through the
+//! gateway to the upstream's tool.
+//!
+//! The interpreter is `$TOOL_CONFORMANCE_PYTHON` (set by `scripts/test.sh` to the python of
+//! `target/conformance-venv`), else `python3`. Every wait is bounded in count; nothing is timed.
+//! Every process the test starts is killed by it (or by a guard when it fails).
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+fn python() -> String {
+    std::env::var("TOOL_CONFORMANCE_PYTHON").unwrap_or_else(|_| "python3".to_owned())
+}
+
+/// A child process killed (and waited for) on drop.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The first line of `reader` that starts with `prefix`, the rest of it; read on a thread so that
+/// the wait is bounded (120 s, for a cold interpreter).
+fn line_after(reader: impl std::io::Read + Send + 'static, prefix: &'static str) -> Option<String> {
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(reader).lines().map_while(Result::ok) {
+            if let Some(rest) = line.strip_prefix(prefix) {
+                let _ = sender.send(rest.to_owned());
+                break;
+            }
+        }
+    });
+    receiver.recv_timeout(Duration::from_secs(120)).ok()
+}
+
+/// `otlp_receiver.py` writing to `out`; it stops when its standard input closes.
+fn receiver(out: &Path) -> (Killed, ChildStdin, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/otlp_receiver.py");
+    let mut child = Command::new(python())
+        .arg(&script)
+        .arg(out)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run `{}` ({e}); run scripts/test.sh", python()));
+    let stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut child = Killed(child);
+    let Some(url) = line_after(stdout, "listening on ") else {
+        let status = child.0.wait().unwrap();
+        panic!(
+            "otlp_receiver.py did not start ({status}; exit 3: opentelemetry-proto is missing, run scripts/test.sh)"
+        );
+    };
+    (child, stdin, url)
+}
+
+/// `toolbox mcp --http 127.0.0.1:0 ARGS` with the variables `env`; returns once it serves, with
+/// its URL.
+fn toolbox_http(args: &[&str], env: &[(&str, &str)]) -> (Killed, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolbox"));
+    command.args(["mcp", "--http", "127.0.0.1:0"]).args(args);
+    for name in ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SERVICE_NAME", "OTEL_SDK_DISABLED", "OTEL_RESOURCE_ATTRIBUTES"] {
+        command.env_remove(name);
+    }
+    let mut child = command
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let child = Killed(child);
+    let url = line_after(stderr, "toolbox: serving MCP on ").expect("toolbox ended without saying its address");
+    (child, url)
+}
+
+/// Stops `toolbox` with SIGTERM (it exports what is left as it ends) and waits for it, at most 30 s
+/// (300 looks, 100 ms apart).
+fn terminate(mut toolbox: Killed) {
+    let pid = toolbox.0.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    for _ in 0..300 {
+        if let Some(status) = toolbox.0.try_wait().unwrap() {
+            assert!(status.success(), "toolbox ended with {status}");
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("toolbox did not end within 30 s of SIGTERM");
+}
+
+/// The records `otlp_receiver.py` wrote.
+fn records(out: &Path) -> Vec<Value> {
+    std::fs::read_to_string(out).unwrap_or_default().lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+}
+
+const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const CLIENT_SPAN: &str = "00f067aa0ba902b7";
+
+#[test]
+fn a_call_through_a_gateway_is_one_trace_from_the_python_client_to_the_upstreams_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("otlp.jsonl");
+    let (_receiver, receiver_stdin, otlp) = receiver(&out);
+    let (upstream_root, upstream_state, gateway_root, gateway_state) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    std::fs::write(upstream_root.path().join("remote.txt"), "from the upstream\n").unwrap();
+
+    // The upstream names the receiver with the flag, the gateway with the standard variable.
+    let (upstream, upstream_url) = toolbox_http(
+        &[
+            "--set",
+            "fs",
+            "--root",
+            upstream_root.path().to_str().unwrap(),
+            "--state-dir",
+            upstream_state.path().to_str().unwrap(),
+            "--otlp-endpoint",
+            &otlp,
+        ],
+        &[("OTEL_SERVICE_NAME", "upstream")],
+    );
+    let config = dir.path().join("servers.json");
+    std::fs::write(&config, json!({"mcpServers": {"up": {"url": upstream_url, "type": "http"}}}).to_string()).unwrap();
+    let (gateway, gateway_url) = toolbox_http(
+        &[
+            "--set",
+            "up",
+            "--config",
+            config.to_str().unwrap(),
+            "--root",
+            gateway_root.path().to_str().unwrap(),
+            "--state-dir",
+            gateway_state.path().to_str().unwrap(),
+        ],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", &otlp), ("OTEL_SERVICE_NAME", "gateway")],
+    );
+
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/telemetry_client.py");
+    let traceparent = format!("00-{TRACE}-{CLIENT_SPAN}-01");
+    let output = Command::new(python())
+        .arg(&script)
+        .args([gateway_url.as_str(), "up_read", r#"{"file_path": "remote.txt"}"#, &traceparent])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "stdout:\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(stdout.lines().take(2).collect::<Vec<_>>(), ["ok", "    1  from the upstream"]);
+
+    terminate(gateway);
+    terminate(upstream);
+    drop(receiver_stdin);
+    let records = records(&out);
+
+    // Every span of the client's trace: (service, name, kind) -> (span id, parent span id).
+    let mut trace: BTreeMap<(String, String, String), (String, String)> = BTreeMap::new();
+    for span in records.iter().filter(|r| r["signal"] == "span" && r["trace_id"] == TRACE) {
+        let key = (
+            span["service"].as_str().unwrap().to_owned(),
+            span["name"].as_str().unwrap().to_owned(),
+            span["kind"].as_str().unwrap().to_owned(),
+        );
+        let ids = (span["span_id"].as_str().unwrap().to_owned(), span["parent_span_id"].as_str().unwrap().to_owned());
+        assert!(trace.insert(key.clone(), ids).is_none(), "two spans {key:?}");
+    }
+    let key = |service: &str, name: &str, kind: &str| (service.to_owned(), name.to_owned(), kind.to_owned());
+    let keys: Vec<_> = trace.keys().cloned().collect();
+    assert_eq!(
+        keys,
+        [
+            key("gateway", "execute_tool up_read", "INTERNAL"),
+            key("gateway", "tools/call read", "CLIENT"),
+            key("gateway", "tools/call up_read", "SERVER"),
+            key("upstream", "execute_tool read", "INTERNAL"),
+            key("upstream", "tools/call read", "SERVER"),
+        ]
+    );
+    let gateway_server = &trace[&key("gateway", "tools/call up_read", "SERVER")];
+    let gateway_tool = &trace[&key("gateway", "execute_tool up_read", "INTERNAL")];
+    let gateway_client = &trace[&key("gateway", "tools/call read", "CLIENT")];
+    let upstream_server = &trace[&key("upstream", "tools/call read", "SERVER")];
+    let upstream_tool = &trace[&key("upstream", "execute_tool read", "INTERNAL")];
+    assert_eq!(gateway_server.1, CLIENT_SPAN);
+    assert_eq!(gateway_tool.1, gateway_server.0);
+    assert_eq!(gateway_client.1, gateway_tool.0);
+    assert_eq!(upstream_server.1, gateway_client.0);
+    assert_eq!(upstream_tool.1, upstream_server.0);
+
+    let server = records
+        .iter()
+        .find(|r| r["signal"] == "span" && r["trace_id"] == TRACE && r["service"] == "gateway" && r["kind"] == "SERVER")
+        .unwrap();
+    assert_eq!(server["attributes"]["mcp.method.name"], "tools/call");
+    assert_eq!(server["attributes"]["network.transport"], "tcp");
+    assert_eq!(server["attributes"]["gen_ai.tool.name"], "up_read");
+    assert!(server["attributes"].get("mcp.session.id").is_none());
+    let tool = records
+        .iter()
+        .find(|r| r["signal"] == "span" && r["trace_id"] == TRACE && r["name"] == "execute_tool read")
+        .unwrap();
+    assert!(tool["attributes"].get("gen_ai.tool.call.arguments").is_none(), "arguments captured by default");
+    assert!(!tool.to_string().contains("remote.txt"), "the model's input reached the span: {tool}");
+
+    // The resource and the metrics of each process.
+    let metrics = |service: &str| -> BTreeMap<String, Vec<f64>> {
+        records
+            .iter()
+            .filter(|r| r["signal"] == "metric" && r["service"] == service)
+            .map(|r| {
+                let bounds = r["bounds"].as_array().unwrap().iter().map(|b| b.as_f64().unwrap()).collect();
+                (r["name"].as_str().unwrap().to_owned(), bounds)
+            })
+            .collect()
+    };
+    let execute_tool = vec![0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
+    let operation = vec![0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0];
+    let gateway_metrics = metrics("gateway");
+    assert_eq!(gateway_metrics.get("gen_ai.execute_tool.duration"), Some(&execute_tool));
+    assert_eq!(gateway_metrics.get("mcp.server.operation.duration"), Some(&operation));
+    assert_eq!(gateway_metrics.get("mcp.client.operation.duration"), Some(&operation));
+    let upstream_metrics = metrics("upstream");
+    assert_eq!(upstream_metrics.get("gen_ai.execute_tool.duration"), Some(&execute_tool));
+    assert_eq!(upstream_metrics.get("mcp.server.operation.duration"), Some(&operation));
+}
