@@ -36,7 +36,15 @@ fn the_test_command_installs_the_pinned_python_packages_and_runs_the_whole_suite
         .collect();
     assert_eq!(
         pinned,
-        ["jsonschema", "openai-agents", "google-genai", "mcp", "hypothesis-jsonschema", "hypothesis"],
+        [
+            "jsonschema",
+            "openai-agents",
+            "google-genai",
+            "mcp",
+            "hypothesis-jsonschema",
+            "hypothesis",
+            "opentelemetry-proto"
+        ],
         "{requirements}"
     );
     assert!(requirements.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()).all(|l| l.contains("==")));
