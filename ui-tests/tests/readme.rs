@@ -33,8 +33,9 @@ fn every_defining_tools_example_is_compiled_by_a_pass_test() {
     let blocks = defining_tools_blocks();
     assert_eq!(
         blocks.len(),
-        9,
-        "the examples: parameters, dependencies (shared, provided), input, options, locks, returns, registration, methods"
+        11,
+        "the examples: parameters, dependencies (shared, provided), input, options, locks, returns, registration, \
+         methods, secret arguments, idempotent retries"
     );
     for block in blocks {
         assert!(
