@@ -30,6 +30,17 @@ pub(crate) const STATELESS_PROTOCOL_TEXT: &str = "2026-07-28";
 /// refused with -32602. A call that becomes a task ignores it (the task is the retry handle).
 pub const IDEMPOTENCY_KEY_META: &str = "tool-framework/idempotency-key";
 
+/// The `_meta` key of a `tools/call` request that carries an approval token:
+/// `tool-framework/approval-token`, a string. In a server whose registry binds approvals to the
+/// call (`RegistryBuilder::approval_tokens`; the rules: `tool_runtime::approvals`), a call of a
+/// tool that needs approval runs without asking when the token was minted for that tool, those
+/// arguments and that principal, is unexpired and unused; a call without one whose client cannot
+/// be asked gets the preview and a token in its error result. Same prefix as
+/// [`IDEMPOTENCY_KEY_META`], for the same reason. A value that is not a string is refused with
+/// -32602. A call that becomes a task does not carry it (a task of such a tool is refused as
+/// unapproved, unless its client can be asked).
+pub const APPROVAL_TOKEN_META: &str = "tool-framework/approval-token";
+
 #[cfg(test)]
 mod tests {
     use super::*;

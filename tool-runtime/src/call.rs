@@ -27,6 +27,12 @@ pub struct ToolCall {
     /// `params._meta["tool-framework/idempotency-key"]` (`tool-mcp`'s `IDEMPOTENCY_KEY_META`).
     /// Never printed by `Debug`.
     pub idempotency_key: Option<String>,
+    /// The approval token of this exact call, when the client sends one: in a registry with
+    /// [approval tokens](crate::RegistryBuilder::approval_tokens), a call of a tool that needs
+    /// approval runs without asking when the token redeems for it (see [`crate::approvals`]).
+    /// MCP clients send it as `params._meta["tool-framework/approval-token"]` (`tool-mcp`'s
+    /// `APPROVAL_TOKEN_META`). Never printed by `Debug`.
+    pub approval_token: Option<String>,
 }
 
 impl std::fmt::Debug for ToolCall {
@@ -37,6 +43,7 @@ impl std::fmt::Debug for ToolCall {
             .field("arguments", &self.arguments)
             .field("caller", &self.caller)
             .field("idempotency_key", &self.idempotency_key.as_ref().map(|_| "[redacted]"))
+            .field("approval_token", &self.approval_token.as_ref().map(|_| "[redacted]"))
             .finish()
     }
 }
@@ -44,13 +51,27 @@ impl std::fmt::Debug for ToolCall {
 impl ToolCall {
     /// A tool call from its id, tool name and raw JSON arguments.
     pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: impl Into<String>) -> Self {
-        Self { id: id.into(), name: name.into(), arguments: arguments.into(), caller: None, idempotency_key: None }
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+            caller: None,
+            idempotency_key: None,
+            approval_token: None,
+        }
     }
 
     /// This call, with the client's idempotency key `key` (see [`ToolCall::idempotency_key`]).
     #[must_use]
     pub fn with_idempotency_key(mut self, key: impl Into<String>) -> Self {
         self.idempotency_key = Some(key.into());
+        self
+    }
+
+    /// This call, with the approval token `token` (see [`ToolCall::approval_token`]).
+    #[must_use]
+    pub fn with_approval_token(mut self, token: impl Into<String>) -> Self {
+        self.approval_token = Some(token.into());
         self
     }
 

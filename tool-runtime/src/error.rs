@@ -52,6 +52,16 @@ pub enum ToolError {
         /// The policy's reason, written for the model.
         reason: String,
     },
+    /// A call of a tool that needs approval, under [approval tokens](crate::approvals), did not
+    /// run: its token was missing, expired, used or for another call. Its kind is
+    /// [`ToolErrorKind::PermissionDenied`].
+    #[error("tool `{tool}` did not run: {problem}")]
+    Approval {
+        /// The tool's name.
+        tool: String,
+        /// What was wrong with the approval.
+        problem: ApprovalProblem,
+    },
     /// Another call of the same turn was denied with [`Permission::DenyAndStop`](crate::Permission),
     /// so this call did not run.
     #[error("tool `{tool}` did not run: the turn was stopped because the call of `{denied_tool}` was denied: {reason}")]
@@ -112,7 +122,7 @@ impl ToolError {
             Self::UnknownTool { .. } => ToolErrorKind::UnknownTool,
             Self::InvalidArguments { .. } => ToolErrorKind::InvalidArguments,
             Self::Dependency { .. } | Self::DependencyCycle { .. } => ToolErrorKind::Dependency,
-            Self::PermissionDenied { .. } => ToolErrorKind::PermissionDenied,
+            Self::PermissionDenied { .. } | Self::Approval { .. } => ToolErrorKind::PermissionDenied,
             Self::TurnStopped { .. } => ToolErrorKind::TurnStopped,
             Self::Cancelled { .. } => ToolErrorKind::Cancelled,
             Self::TimedOut { .. } => ToolErrorKind::TimedOut,
@@ -121,6 +131,52 @@ impl ToolError {
             Self::Panicked { .. } => ToolErrorKind::Panicked,
         }
     }
+}
+
+/// Why a call of a tool that needs approval did not run under [approval tokens](crate::approvals)
+/// ([`ToolError::Approval`]); each text says what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApprovalProblem {
+    /// The call carried no approval token and no client could ask its user: the preview and a
+    /// token minted for exactly this call.
+    #[error(
+        "it needs the user's approval and carried no approval token. What it would do:\n{preview}\nShow this to the \
+         user; if they approve, send the same call (same tool, same arguments) again with the approval token \
+         `{token}`. The token runs this exact call once, for this caller, within {valid_secs} s; other arguments \
+         need a new approval"
+    )]
+    Missing {
+        /// What the call would do: the tool and its arguments as the approval question shows them.
+        preview: String,
+        /// The token that approves exactly this call.
+        token: String,
+        /// How long the token stays valid, in seconds.
+        valid_secs: u64,
+    },
+    /// The token is valid for this call but its expiry has passed.
+    #[error(
+        "its approval token expired {seconds_ago} s ago; send the call without a token to get a new preview and \
+         token, and ask the user again"
+    )]
+    Expired {
+        /// How long ago the token expired, in seconds.
+        seconds_ago: u64,
+    },
+    /// The token ran a call already: an approval runs one call, once.
+    #[error(
+        "its approval token was used already (an approval runs one call, once); send the call without a token to \
+         get a new preview and token, and ask the user again"
+    )]
+    Used,
+    /// The token was not issued for this call: another tool, other arguments, another caller,
+    /// another server key, or not a token at all.
+    #[error(
+        "its approval token was not issued for this call (an approval holds only for the tool, arguments and \
+         caller approved); send the call without a token to get a preview and a token for these arguments, and \
+         ask the user again"
+    )]
+    Mismatch,
 }
 
 /// The kind of a [`ToolError`], one per variant (both dependency variants are

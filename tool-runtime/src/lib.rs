@@ -67,6 +67,7 @@
 #![doc = include_str!("../docs/defining-tools.md")]
 #![doc = include_str!("../docs/providers.md")]
 
+pub mod approvals;
 mod call;
 mod client;
 mod clock;
@@ -98,6 +99,7 @@ mod tool;
 mod waits;
 mod worker;
 
+pub use approvals::ApprovalTokens;
 pub use call::ToolCall;
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use context::{ImageSupport, ToolAccess, ToolContext, ToolContextBuilder};
@@ -105,8 +107,9 @@ pub use depends::{DependencyKey, DependencyValue, Scope};
 #[cfg(feature = "dynamic")]
 pub use dynamic::{DynamicTool, DynamicToolError};
 pub use error::{
-    ArgumentError, BoxError, CloseError, CloseFailure, DependencyError, KeyTypedArgument, MissingDependency, NameClash,
-    RegistryError, ToolError, ToolErrorKind, ToolOrigin, UndescribedParameters, UnsupportedPattern,
+    ApprovalProblem, ArgumentError, BoxError, CloseError, CloseFailure, DependencyError, KeyTypedArgument,
+    MissingDependency, NameClash, RegistryError, ToolError, ToolErrorKind, ToolOrigin, UndescribedParameters,
+    UnsupportedPattern,
 };
 /// A boxed `Send` future: what `per_call_async` and `shared_async` keys, hand-written [`Tool`]s and
 /// [`PermissionPolicy`] implementations return (from `futures`).

@@ -541,6 +541,21 @@ struct Approval {}
 /// - no client channel at all: the same, pointing at `ToolContextBuilder::client`;
 /// - a malformed answer or a failed channel: its error.
 pub async fn approve(call: &crate::ToolCall, tag: &str, ctx: &crate::ToolContext) -> Result<(), crate::ToolError> {
+    approve_keyed(call, tag, ctx, APPROVAL_KEY).await
+}
+
+/// `true` when `ctx`'s client can ask its user: a client channel that declared elicitation.
+pub(crate) fn can_ask(ctx: &crate::ToolContext) -> bool {
+    !ctx.channel_missing() && ctx.client_capabilities().elicitation
+}
+
+/// [`approve`] with the elicitation under `key` (approval tokens name the exact call there).
+pub(crate) async fn approve_keyed(
+    call: &crate::ToolCall,
+    tag: &str,
+    ctx: &crate::ToolContext,
+    key: &str,
+) -> Result<(), crate::ToolError> {
     let denied = |reason: String| crate::ToolError::PermissionDenied { tool: call.name.clone(), reason };
     let how = if tag == CONFIRM_TAG {
         "serve it without the tag `confirm`".to_owned()
@@ -561,7 +576,7 @@ pub async fn approve(call: &crate::ToolCall, tag: &str, ctx: &crate::ToolContext
     }
     let message =
         format!("Allow the tool `{}` to run with these arguments?\n{}", call.name, shown_arguments(&call.arguments));
-    match ctx.elicit::<Approval>(message).key(APPROVAL_KEY).await {
+    match ctx.elicit::<Approval>(message).key(key).await {
         Ok(Elicitation::Accept(_)) => Ok(()),
         Ok(Elicitation::Decline) => {
             Err(denied("the user declined to run it; do not call it again unless the user asks for it".to_owned()))

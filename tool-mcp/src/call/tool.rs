@@ -11,7 +11,7 @@ use super::Ended;
 use super::progress::Forwarder;
 use crate::content::call_result;
 use crate::incoming::RawArguments;
-use crate::protocol::IDEMPOTENCY_KEY_META;
+use crate::protocol::{APPROVAL_TOKEN_META, IDEMPOTENCY_KEY_META};
 #[cfg(feature = "auth")]
 use crate::server::caller;
 use crate::server::{McpServer, is_structured};
@@ -67,6 +67,7 @@ impl McpServer {
         }
         // A task, unless the tool gathers input in the request first and this is the first round.
         let idempotency_key = idempotency_key(&context.meta)?;
+        let approval_token = approval_token(&context.meta)?;
         let first_round = request.request_state.is_none() && request.input_responses.is_none();
         let as_task = declared && support.is_some_and(|s| !(s.after_input && first_round));
         // The arguments as the client sent them (a key sent twice is the decoder's to refuse; rmcp's
@@ -114,6 +115,7 @@ impl McpServer {
         }
         let mut call = ToolCall::new(prepared.call_id.clone(), name, arguments);
         call.idempotency_key = idempotency_key;
+        call.approval_token = approval_token;
         tracing::debug!(tool = name, call_id = %call.id, progress = forwarding.is_some(), "tools/call");
         let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name) && self.reaches(who, d);
         // A call dropped before it ends (its client went away while the HTTP endpoint answered it
@@ -180,15 +182,40 @@ fn idempotency_key(meta: &rmcp::model::RequestMetaObject) -> Result<Option<Strin
             format!(
                 "`_meta[\"{IDEMPOTENCY_KEY_META}\"]` must be a string of 1 to 256 bytes (a UUID), not {}; send the \
                  same key with each retry of one call",
-                match other {
-                    Value::Null => "null",
-                    Value::Bool(_) => "a boolean",
-                    Value::Number(_) => "a number",
-                    Value::Array(_) => "an array",
-                    _ => "an object",
-                }
+                json_kind(other)
             ),
             None,
         )),
+    }
+}
+
+/// The approval token of a `tools/call`, from `_meta` ([`APPROVAL_TOKEN_META`]).
+///
+/// # Errors
+/// -32602 for a value that is not a string.
+fn approval_token(meta: &rmcp::model::RequestMetaObject) -> Result<Option<String>, ErrorData> {
+    match meta.get(APPROVAL_TOKEN_META) {
+        None => Ok(None),
+        Some(Value::String(token)) => Ok(Some(token.clone())),
+        Some(other) => Err(ErrorData::invalid_params(
+            format!(
+                "`_meta[\"{APPROVAL_TOKEN_META}\"]` must be the approval token string a refused call of this tool \
+                 gave, not {}; send it as it was given",
+                json_kind(other)
+            ),
+            None,
+        )),
+    }
+}
+
+/// What a JSON value that is not a string is, for an error (`null`, `a number`, ...).
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::Array(_) => "an array",
+        Value::String(_) => "a string",
+        Value::Object(_) => "an object",
     }
 }

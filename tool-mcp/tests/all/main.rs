@@ -5,6 +5,7 @@
 //! `tests/`.
 
 pub mod annotations;
+pub mod approvals;
 pub mod architecture;
 #[cfg(feature = "auth")]
 pub mod auth;

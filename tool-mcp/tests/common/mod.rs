@@ -233,7 +233,8 @@ impl Piped {
 pub const RPC_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A stateless request of protocol 2026-07-28 (the headers it requires, with `Mcp-Name` from the
-/// params' `name`, `taskId` or `uri`) with the client's `capabilities` in `_meta`, sent as `user`
+/// params' `name`, `taskId` or `uri`) with the client's `capabilities` in `_meta` (beside what
+/// the params' `_meta` carries already), sent as `user`
 /// (an `X-User` header; none without), answered within [`RPC_BOUND`]; the JSON-RPC response (the
 /// last event of a stream), or `{"status": N}` for an answer that is not JSON.
 pub async fn rpc(
@@ -243,10 +244,15 @@ pub async fn rpc(
     capabilities: &Value,
     user: Option<&str>,
 ) -> Value {
-    params["_meta"] = json!({
+    let mut meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": capabilities,
     });
+    // Keys the caller put in `_meta` (an idempotency key, an approval token) are kept.
+    if let Some(Value::Object(given)) = params.get_mut("_meta").map(Value::take) {
+        meta.as_object_mut().unwrap().extend(given);
+    }
+    params["_meta"] = meta;
     let name = params
         .get("name")
         .or_else(|| params.get("taskId"))

@@ -144,6 +144,33 @@ pub trait IdempotencyStore: Send + Sync + 'static {
     fn release<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), IdempotencyStoreError>>;
 }
 
+/// A store shared by several users in one process (two registries, or idempotency and
+/// [approval tokens](crate::approvals)): each call goes to the one store.
+impl<S: IdempotencyStore> IdempotencyStore for Arc<S> {
+    fn claim<'a>(
+        &'a self,
+        key: &'a str,
+        principal: &'a str,
+        fingerprint: &'a str,
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<Claim, IdempotencyStoreError>> {
+        (**self).claim(key, principal, fingerprint, lease)
+    }
+
+    fn complete<'a>(
+        &'a self,
+        key: &'a str,
+        message: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), IdempotencyStoreError>> {
+        (**self).complete(key, message, ttl)
+    }
+
+    fn release<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), IdempotencyStoreError>> {
+        (**self).release(key)
+    }
+}
+
 /// Idempotent retries for a registry ([`RegistryBuilder::idempotency`](crate::RegistryBuilder::idempotency)):
 /// a store, the server's key and the times (see the [module docs](self)).
 #[derive(Clone)]
@@ -185,16 +212,15 @@ impl Idempotency {
     /// process knows it: use [`Idempotency::server_key`] for a store shared by workers), with
     /// the default times.
     pub fn new(store: impl IdempotencyStore) -> Self {
+        Self::shared(Arc::new(store))
+    }
+
+    /// [`Idempotency::new`] on a store shared with other users of it (approval tokens).
+    pub(crate) fn shared(store: Arc<dyn IdempotencyStore>) -> Self {
         let mut key = [0u8; 32];
         // Without a random source the key stays zero: still an HMAC key, though not a secret one.
         let _ = getrandom::fill(&mut key);
-        Self {
-            store: Arc::new(store),
-            server_key: Arc::from(&key[..]),
-            ttl: DEFAULT_TTL,
-            lease: DEFAULT_LEASE,
-            wait: DEFAULT_WAIT,
-        }
+        Self { store, server_key: Arc::from(&key[..]), ttl: DEFAULT_TTL, lease: DEFAULT_LEASE, wait: DEFAULT_WAIT }
     }
 
     /// The server key the stored keys are HMACs under: at least 32 bytes, the same on every
@@ -233,7 +259,7 @@ impl Idempotency {
     }
 
     /// HMAC-SHA256 (hex) under the server key of `parts`, each length-prefixed.
-    fn mac(&self, parts: &[&str]) -> String {
+    pub(crate) fn mac(&self, parts: &[&str]) -> String {
         // HMAC takes a key of any length.
         let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(&self.server_key) else { return String::new() };
         for part in parts {
@@ -385,13 +411,14 @@ fn mismatch(call: &ToolCall) -> ToolMessage {
 }
 
 /// `arguments` as a JSON value (keys sorted, no spacing), or the text as sent when it is not JSON.
-fn canonical_arguments(arguments: &str) -> String {
+pub(crate) fn canonical_arguments(arguments: &str) -> String {
     let text = arguments.trim();
     let text = if text.is_empty() { "{}" } else { text };
     serde_json::from_str::<serde_json::Value>(text).map_or_else(|_| text.to_owned(), |v| v.to_string())
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// `bytes` as lowercase hex.
+pub(crate) fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
     bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
         let _ = write!(out, "{b:02x}");

@@ -45,6 +45,8 @@ pub struct RegistryBuilder {
     descriptions_required: bool,
     /// [`idempotency`](RegistryBuilder::idempotency), when given.
     idempotency: Option<crate::idempotency::Idempotency>,
+    /// [`approval_tokens`](RegistryBuilder::approval_tokens), when given.
+    approval_tokens: Option<crate::approvals::ApprovalTokens>,
     /// [`locks`](RegistryBuilder::locks); default a fresh [`LocalLocks`](crate::locks::LocalLocks).
     locks: Option<Arc<dyn crate::locks::LockStore>>,
     /// [`resource_resolver`](RegistryBuilder::resource_resolver).
@@ -305,6 +307,18 @@ impl RegistryBuilder {
         self
     }
 
+    /// Binds approvals to the exact call (see [`crate::approvals`] for every rule): a call of a
+    /// tool that needs approval runs with an approval token minted for that tool, those
+    /// arguments and that principal, once, before its expiry; without a token the user is asked
+    /// through the client channel when one can ask, else the call's error gives the preview and a
+    /// token. Off by default: approval is then the question of [`confirm_tag`](Self::confirm_tag)
+    /// alone.
+    #[must_use]
+    pub fn approval_tokens(mut self, tokens: crate::approvals::ApprovalTokens) -> Self {
+        self.approval_tokens = Some(tokens);
+        self
+    }
+
     /// Applies `layer` to every message and batch (see [`crate::output`]); without it messages are
     /// returned as the tools made them. The store is the dependency
     /// [`OUTPUT_STORE`](crate::output::OUTPUT_STORE) (override it to choose one).
@@ -484,6 +498,7 @@ impl RegistryBuilder {
             approval,
             any_secret: secret.contains(&true),
             idempotency: self.idempotency,
+            approval_tokens: self.approval_tokens,
             secret,
             search_index: OnceLock::new(),
             scope: Arc::new(self.scope),

@@ -216,7 +216,7 @@ fn outcome_label(outcome: &Result<ToolResult, ToolError>) -> &'static str {
     match outcome {
         Ok(ToolResult::Done(_)) => "done",
         Ok(_) => "ok",
-        Err(ToolError::PermissionDenied { .. }) => "denied",
+        Err(ToolError::PermissionDenied { .. } | ToolError::Approval { .. }) => "denied",
         Err(ToolError::TurnStopped { .. }) => "stopped",
         Err(ToolError::Cancelled { .. }) => "cancelled",
         Err(ToolError::TimedOut { .. }) => "timed_out",
@@ -418,7 +418,7 @@ impl Registry {
             return (Err(ToolError::Cancelled { tool: call.name.clone() }), None);
         }
         if let Some(tag) = &self.approval[index]
-            && let Err(error) = Box::pin(crate::talk::approve(&self.shown_call(index, call), tag, ctx)).await
+            && let Err(error) = Box::pin(self.approved(index, tag, call, ctx)).await
         {
             return (Err(error), None);
         }
@@ -626,6 +626,25 @@ impl Registry {
         }
         tracing::debug!(parent: span, outcome = label, duration_ms, "tool call finished");
         message
+    }
+
+    /// The approval of the call of `tools[index]`, a tool that needs approval for `tag`: the
+    /// user's answer through the client channel, or under [approval tokens](crate::approvals) the
+    /// call's token redeemed, the user asked under a key naming the exact call, or the preview and
+    /// a token as the error.
+    async fn approved(&self, index: usize, tag: &str, call: &ToolCall, ctx: &ToolContext) -> Result<(), ToolError> {
+        let shown = self.shown_call(index, call);
+        let Some(tokens) = &self.approval_tokens else { return crate::talk::approve(&shown, tag, ctx).await };
+        let tool = &*self.names[index];
+        if let Some(token) = &call.approval_token {
+            return tokens.redeem(tool, &call.arguments, ctx.principal(), token).await;
+        }
+        if crate::talk::can_ask(ctx) {
+            let key = tokens.question_key(tool, call, ctx.principal());
+            return crate::talk::approve_keyed(&shown, tag, ctx, &key).await;
+        }
+        let preview = format!("call `{tool}` with\n{}", crate::talk::shown_arguments(&shown.arguments));
+        Err(tokens.missing(tool, &call.arguments, ctx.principal(), preview))
     }
 
     /// `call` as the approval question of `tools[index]` shows it: with its secret values

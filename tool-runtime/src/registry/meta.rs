@@ -86,6 +86,7 @@ impl Registry {
                 // The client's idempotency key is the inner call's: the key is per tool run.
                 let inner_call = ToolCall {
                     idempotency_key: call.idempotency_key.clone(),
+                    approval_token: call.approval_token.clone(),
                     ..ToolCall::new(call.id.clone(), inner.name, arguments)
                 };
                 let mut message = self.call(&inner_call, ctx).await;

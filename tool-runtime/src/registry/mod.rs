@@ -150,6 +150,8 @@ pub struct Registry {
     any_secret: bool,
     /// Idempotent retries ([`RegistryBuilder::idempotency`]), when on.
     idempotency: Option<crate::idempotency::Idempotency>,
+    /// Approvals bound to the exact call ([`RegistryBuilder::approval_tokens`]), when on.
+    approval_tokens: Option<crate::approvals::ApprovalTokens>,
     /// The search index over `tools`, built on the first search.
     search_index: OnceLock<ToolIndex>,
     scope: Arc<RegistryScope>,

@@ -28,7 +28,7 @@ const FLOORS: &[&[&str]] = &[
     &["decode"],
     &["talk", "context", "depends"],
     &["tool", "methods", "policy", "dynamic"],
-    &["output", "search", "idempotency", "locks", "telemetry"],
+    &["output", "search", "idempotency", "approvals", "locks", "telemetry"],
     &["registry"],
     &["provider"],
     &["lib", "private"],

@@ -1,6 +1,7 @@
 //! The Redis idempotency store against a real `redis-server`: two registries on one Redis (two
-//! workers) run a keyed call once; other arguments are refused; a worker killed mid-call holds the
-//! key until its lease ends, then a retry on the other worker runs it; no key is stored in clear.
+//! workers) run a keyed call once and redeem an approval token once; other arguments are
+//! refused; a worker killed mid-call holds the key until its lease ends, then a retry on the
+//! other worker runs it; no key or token is stored in clear.
 
 use crate::redis_server;
 
@@ -106,4 +107,43 @@ async fn a_key_of_a_worker_killed_mid_call_is_free_again_once_its_lease_ends() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(ran.expect("the lease ended").text(), "sent to bob (run 1)");
+}
+
+/// Delete a branch (a tool that needs approval).
+#[tool(tags(confirm))]
+fn delete_branch(
+    /// The branch.
+    name: String,
+) -> String {
+    format!("deleted branch {name}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_workers_on_one_redis_redeem_an_approval_token_once() {
+    let server = RedisServer::start();
+    let worker = || {
+        let store = RedisIdempotencyStore::new(RedisConnection::open(&server.url(0)).unwrap(), IDEMPOTENCY_NAMESPACE);
+        let tokens = tool_runtime::ApprovalTokens::new(store).server_key([4u8; 32]).unwrap();
+        Registry::builder().tool(delete_branch::TOOL).approval_tokens(tokens).build().unwrap()
+    };
+    let (one, two) = (worker(), worker());
+    let ctx = ToolContext::builder().principal("ann").build();
+    let call = ToolCall::new("c1", "delete_branch", r#"{"name":"old"}"#);
+    let asked = one.call(&call, &ctx).await.text().into_owned();
+    let token = asked.split('`').find(|part| part.starts_with("ap1.")).expect("a token").to_owned();
+    let approved = call.clone().with_approval_token(&token);
+    assert_eq!(two.call(&approved, &ctx).await.text(), "deleted branch old");
+    assert_eq!(
+        one.call(&approved, &ctx).await.text(),
+        "tool `delete_branch` did not run: its approval token was used already (an approval runs one call, once); \
+         send the call without a token to get a new preview and token, and ask the user again"
+    );
+    // The token is not stored in clear.
+    let keys = server.cli(&["KEYS", "*"]);
+    let mac = token.rsplit('.').next().unwrap();
+    assert!(!keys.is_empty());
+    assert!(
+        keys.iter().all(|key| key.starts_with("tool:idem:") && !key.contains(mac) && !key.contains("ann")),
+        "{keys:?}"
+    );
 }

@@ -1,0 +1,210 @@
+//! Approvals bound to what runs: an approval token names one exact tool call (the tool, its
+//! arguments, the principal who may run it and an expiry) and runs it once.
+//!
+//! A person who approves "delete `build/`" approves that call, not the next call of the tool: with
+//! [`RegistryBuilder::approval_tokens`](crate::RegistryBuilder::approval_tokens) on, a call of a
+//! tool that needs approval (tagged [`CONFIRM_TAG`](crate::talk::CONFIRM_TAG) or a
+//! [`confirm_tag`](crate::RegistryBuilder::confirm_tag)) runs only when one of these holds:
+//!
+//! - it carries an approval token ([`ToolCall::approval_token`](crate::ToolCall::approval_token);
+//!   over MCP `params._meta["tool-framework/approval-token"]`, `tool-mcp`'s `APPROVAL_TOKEN_META`)
+//!   that redeems for it; the person is not asked again;
+//! - it carries none, and the call's client can ask its user (a client channel with elicitation):
+//!   the user is asked as without tokens ([`approve`](crate::talk::approve)), under an
+//!   elicitation key that names the exact call ([`ApprovalTokens::question_key`]), so that an
+//!   answer given for other arguments (a stateless client retrying with changed arguments) does not
+//!   approve this call: the user is asked again.
+//!
+//! Otherwise the call does not run and its error ([`ApprovalProblem::Missing`]) gives the preview
+//! (what it would do: the tool and its arguments as [`shown_arguments`](crate::talk::shown_arguments)
+//! shows them, secret values redacted) and a fresh token for exactly that call. The client shows
+//! the preview to the person and, once they approve, sends the same call again with the token.
+//!
+//! # The rules
+//! - A token is `ap1.<expiry>.<nonce>.<mac>`: the expiry in seconds since the Unix epoch, 16 random
+//!   bytes (hex), and HMAC-SHA256 (hex) under the server key of the tool's registered name, the
+//!   arguments as a JSON value (key order and spacing do not matter; any other change does), the
+//!   principal ([`ToolContext::principal`](crate::ToolContext::principal), none being a principal
+//!   of its own), the expiry and the nonce. It keeps nothing in clear but the expiry.
+//! - Redeeming checks, in order: the token's form and MAC for this call
+//!   ([`ApprovalProblem::Mismatch`]: another tool, other arguments, another principal, another
+//!   server key, or not a token), the expiry on the settings' [`Clock`] ([`ApprovalProblem::Expired`]),
+//!   then its single use in the store ([`ApprovalProblem::Used`]). The first redeem of a valid token
+//!   runs the call; the tool's outcome does not give the token back.
+//! - Used tokens are kept in an [`IdempotencyStore`] (the idempotency module's stores, with their
+//!   size caps and per-principal quotas: [`MemoryIdempotencyStore`](crate::idempotency::MemoryIdempotencyStore)
+//!   in one process, the Redis store for every worker of a cluster), as the HMAC of the token's MAC,
+//!   until the expiry plus [`CLOCK_SKEW`] (so that a worker whose clock is a little behind still
+//!   sees it used). Every worker must share the server key and the store.
+//! - A store failure refuses the call ([`ToolError::Failed`](crate::ToolError::Failed)): running it
+//!   unrecorded would allow a replay.
+//! - The token is a capability for one call by one principal: give it to the person's client, not to
+//!   a party that should not approve. Tokens are not logged or traced by the registry; `Debug` of a
+//!   [`ToolCall`](crate::ToolCall) redacts it.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use crate::call::ToolCall;
+use crate::clock::{Clock, SystemClock};
+use crate::error::{ApprovalProblem, ToolError};
+use crate::idempotency::{Claim, Idempotency, IdempotencyStore, ServerKeyError, canonical_arguments, hex};
+
+/// How long a token minted for a call stays valid by default: 5 minutes.
+pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(5 * 60);
+
+/// How long past its expiry a used token is kept: 60 seconds, the clock difference between
+/// workers this tolerates.
+pub const CLOCK_SKEW: Duration = Duration::from_secs(60);
+
+/// The form tag that starts every token.
+const PREFIX: &str = "ap1";
+
+/// Approvals bound to the exact call ([`RegistryBuilder::approval_tokens`](crate::RegistryBuilder::approval_tokens);
+/// off by default): the server key tokens are MACs under, the store of used tokens, the time to
+/// live of a minted token ([`DEFAULT_APPROVAL_TTL`]) and the clock expiries are read on
+/// ([`SystemClock`] by default). See the [module docs](self) for every rule.
+#[derive(Clone)]
+pub struct ApprovalTokens {
+    keys: Idempotency,
+    store: Arc<dyn IdempotencyStore>,
+    ttl: Duration,
+    clock: Arc<dyn Clock>,
+}
+
+impl fmt::Debug for ApprovalTokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApprovalTokens").field("ttl", &self.ttl).finish_non_exhaustive()
+    }
+}
+
+impl ApprovalTokens {
+    /// Approval tokens whose used tokens are kept in `store`, under 32 random bytes drawn now as
+    /// the server key (only this process can redeem its tokens: use
+    /// [`ApprovalTokens::server_key`] for a cluster), with the default time to live.
+    pub fn new(store: impl IdempotencyStore) -> Self {
+        let store: Arc<dyn IdempotencyStore> = Arc::new(store);
+        Self {
+            keys: Idempotency::shared(store.clone()),
+            store,
+            ttl: DEFAULT_APPROVAL_TTL,
+            clock: Arc::new(SystemClock),
+        }
+    }
+
+    /// The server key tokens are HMACs under: at least 32 bytes, the same on every worker. Never
+    /// logged.
+    ///
+    /// # Errors
+    /// [`ServerKeyError`] for a key shorter than 32 bytes.
+    pub fn server_key(mut self, key: impl AsRef<[u8]>) -> Result<Self, ServerKeyError> {
+        self.keys = self.keys.server_key(key)?;
+        Ok(self)
+    }
+
+    /// How long a minted token stays valid ([`DEFAULT_APPROVAL_TTL`]), counted in whole seconds
+    /// (at least one).
+    #[must_use]
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl.max(Duration::from_secs(1));
+        self
+    }
+
+    /// The clock expiries are read on ([`SystemClock`] by default; tests give a
+    /// [`FixedClock`](crate::FixedClock)).
+    #[must_use]
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Seconds since the Unix epoch on the settings' clock (0 before the epoch).
+    fn now_secs(&self) -> u64 {
+        self.clock.now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+    }
+
+    /// The MAC binding `tool`, `arguments`, `principal`, `expiry` and `nonce`.
+    fn bind(&self, tool: &str, arguments: &str, principal: Option<&str>, expiry: &str, nonce: &str) -> String {
+        let who = principal.map_or_else(|| "-".to_owned(), |p| format!("p:{p}"));
+        self.keys.mac(&["approval", tool, &canonical_arguments(arguments), &who, expiry, nonce])
+    }
+
+    /// A token for the call of the tool registered as `tool` with `arguments` (raw JSON text) by
+    /// `principal`, valid from now for the time to live.
+    pub fn mint(&self, tool: &str, arguments: &str, principal: Option<&str>) -> String {
+        let expiry = (self.now_secs() + self.ttl.as_secs()).to_string();
+        let mut nonce = [0u8; 16];
+        // Without a random source the nonce stays zero: tokens of one call and second then match,
+        // and the first redeem uses them all (never more than one run).
+        let _ = getrandom::fill(&mut nonce);
+        let nonce = hex(&nonce);
+        let mac = self.bind(tool, arguments, principal, &expiry, &nonce);
+        format!("{PREFIX}.{expiry}.{nonce}.{mac}")
+    }
+
+    /// The elicitation key of the approval question of `call` of the tool registered as `tool` by
+    /// `principal`: `approval-` and 16 hex digits of an HMAC of the three, so that an answer is
+    /// read only for the exact call it was given for.
+    pub fn question_key(&self, tool: &str, call: &ToolCall, principal: Option<&str>) -> String {
+        let mac = self.bind(tool, &call.arguments, principal, "question", "");
+        format!("approval-{}", &mac[..16.min(mac.len())])
+    }
+
+    /// Redeems `token` for the call of the tool registered as `tool` with `arguments` by
+    /// `principal`: `Ok` once, for that exact call, before the expiry.
+    ///
+    /// # Errors
+    /// [`ToolError::Approval`] with [`ApprovalProblem::Mismatch`] (not a token of this server for
+    /// this call), [`ApprovalProblem::Expired`] or [`ApprovalProblem::Used`];
+    /// [`ToolError::Failed`] when the store cannot record the use.
+    pub async fn redeem(
+        &self,
+        tool: &str,
+        arguments: &str,
+        principal: Option<&str>,
+        token: &str,
+    ) -> Result<(), ToolError> {
+        let refuse = |problem| ToolError::Approval { tool: tool.to_owned(), problem };
+        let parts: Vec<&str> = token.split('.').collect();
+        let [PREFIX, expiry, nonce, mac] = parts[..] else { return Err(refuse(ApprovalProblem::Mismatch)) };
+        let expected = self.bind(tool, arguments, principal, expiry, nonce);
+        if !constant_time_eq(expected.as_bytes(), mac.as_bytes()) {
+            return Err(refuse(ApprovalProblem::Mismatch));
+        }
+        let Ok(expiry) = expiry.parse::<u64>() else { return Err(refuse(ApprovalProblem::Mismatch)) };
+        let now = self.now_secs();
+        if now >= expiry {
+            return Err(refuse(ApprovalProblem::Expired { seconds_ago: now - expiry }));
+        }
+        let who = principal.map_or_else(|| "-".to_owned(), |p| format!("p:{p}"));
+        let used = self.keys.mac(&["approval-used", mac]);
+        let scope = self.keys.mac(&["principal", &who]);
+        let keep = Duration::from_secs(expiry - now) + CLOCK_SKEW;
+        match self.store.claim(&used, &scope, "", keep).await {
+            Ok(Claim::Claimed) => Ok(()),
+            Ok(Claim::Running { .. } | Claim::Done { .. }) => Err(refuse(ApprovalProblem::Used)),
+            Err(error) => Err(ToolError::Failed(format!(
+                "tool `{tool}` did not run: the use of its approval token could not be recorded: {error}"
+            ))),
+        }
+    }
+
+    /// The refusal of a call of `tool` that carries no token: the preview `preview` and a token
+    /// minted for the call.
+    pub(crate) fn missing(&self, tool: &str, arguments: &str, principal: Option<&str>, preview: String) -> ToolError {
+        ToolError::Approval {
+            tool: tool.to_owned(),
+            problem: ApprovalProblem::Missing {
+                preview,
+                token: self.mint(tool, arguments, principal),
+                valid_secs: self.ttl.as_secs(),
+            },
+        }
+    }
+}
+
+/// `a == b` in a time that does not depend on where they differ.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
+}

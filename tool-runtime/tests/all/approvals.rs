@@ -1,0 +1,274 @@
+//! Approvals bound to what runs (`tool_runtime::approvals`): a token approves one tool, those
+//! arguments, that principal, once, before its expiry; every other use is refused with its own
+//! error, and the tool does not run.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+use tool_runtime::ApprovalTokens;
+use tool_runtime::idempotency::MemoryIdempotencyStore;
+use tool_runtime::prelude::*;
+use tool_runtime::talk::{ClientCapabilities, ClientChannel, InputRequest, TalkBackError};
+use tool_runtime::{BoxFuture, FixedClock, ToolErrorKind};
+
+/// How many times `delete_dir` ran.
+static DELETED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Delete a directory.
+#[tool(tags(confirm))]
+fn delete_dir(
+    /// The directory.
+    path: String,
+) -> String {
+    DELETED.lock().unwrap_or_else(PoisonError::into_inner).push(path.clone());
+    format!("deleted {path}")
+}
+
+/// The tests share `DELETED`: each uses paths of its own and counts only them.
+fn runs_of(path: &str) -> usize {
+    DELETED.lock().unwrap_or_else(PoisonError::into_inner).iter().filter(|p| *p == path).count()
+}
+
+const KEY: [u8; 32] = [7; 32];
+const START: u64 = 1_800_000_000;
+
+fn clock() -> Arc<FixedClock> {
+    Arc::new(FixedClock::new(UNIX_EPOCH + Duration::from_secs(START)))
+}
+
+fn registry(clock: Arc<FixedClock>) -> Registry {
+    let tokens = ApprovalTokens::new(MemoryIdempotencyStore::new()).server_key(KEY).unwrap().clock(clock);
+    Registry::builder().tool(delete_dir::TOOL).approval_tokens(tokens).build().unwrap()
+}
+
+fn as_ann() -> ToolContext {
+    ToolContext::builder().principal("ann").build()
+}
+
+fn delete(id: &str, path: &str) -> ToolCall {
+    ToolCall::new(id, "delete_dir", json!({ "path": path }).to_string())
+}
+
+/// The token in the text of a refusal without one.
+fn token_in(text: &str) -> String {
+    let start = text.find("token `").expect("a token") + "token `".len();
+    let end = start + text[start..].find('`').expect("a closing backquote");
+    text[start..end].to_owned()
+}
+
+/// The token a call without one is given.
+async fn token_for(registry: &Registry, path: &str, ctx: &ToolContext) -> String {
+    token_in(&registry.call(&delete("ask", path), ctx).await.text())
+}
+
+#[tokio::test]
+async fn a_call_without_a_token_gets_the_preview_and_a_token_and_does_not_run() {
+    let registry = registry(clock());
+    let message = registry.call(&delete("c1", "build-preview/"), &as_ann()).await;
+    assert!(message.is_error);
+    assert_eq!(message.error_kind, Some(ToolErrorKind::PermissionDenied));
+    let token = token_in(&message.text());
+    assert_eq!(
+        message.text(),
+        format!(
+            "tool `delete_dir` did not run: it needs the user's approval and carried no approval token. What it would \
+             do:\ncall `delete_dir` with\n\"path\": \"build-preview/\"\nShow this to the user; if they approve, send \
+             the same call (same tool, same arguments) again with the approval token `{token}`. The token runs this \
+             exact call once, for this caller, within 300 s; other arguments need a new approval"
+        )
+    );
+    let parts: Vec<&str> = token.split('.').collect();
+    assert_eq!(parts.len(), 4, "{token}");
+    assert_eq!(parts[0], "ap1");
+    assert_eq!(parts[1], (START + 300).to_string());
+    assert_eq!((parts[2].len(), parts[3].len()), (32, 64));
+    assert_eq!(runs_of("build-preview/"), 0);
+}
+
+#[tokio::test]
+async fn the_token_runs_that_exact_call_once_with_its_arguments_written_otherwise() {
+    let registry = registry(clock());
+    let token = token_for(&registry, "build-happy/", &as_ann()).await;
+    // Key order and spacing are not part of the call's meaning.
+    let call = ToolCall::new("c2", "delete_dir", r#"{ "path" : "build-happy/" }"#).with_approval_token(&token);
+    let message = registry.call(&call, &as_ann()).await;
+    assert_eq!(message.text(), "deleted build-happy/");
+    assert!(!message.is_error);
+    assert_eq!(runs_of("build-happy/"), 1);
+}
+
+#[tokio::test]
+async fn a_replayed_token_is_refused_as_used_and_the_tool_runs_once() {
+    let registry = registry(clock());
+    let token = token_for(&registry, "build-replay/", &as_ann()).await;
+    let call = delete("c2", "build-replay/").with_approval_token(&token);
+    assert_eq!(registry.call(&call, &as_ann()).await.text(), "deleted build-replay/");
+    let replay = registry.call(&call, &as_ann()).await;
+    assert!(replay.is_error);
+    assert_eq!(
+        replay.text(),
+        "tool `delete_dir` did not run: its approval token was used already (an approval runs one call, once); send \
+         the call without a token to get a new preview and token, and ask the user again"
+    );
+    assert_eq!(runs_of("build-replay/"), 1);
+}
+
+const MISMATCH: &str = "tool `delete_dir` did not run: its approval token was not issued for this call (an approval \
+                        holds only for the tool, arguments and caller approved); send the call without a token to get \
+                        a preview and a token for these arguments, and ask the user again";
+
+#[tokio::test]
+async fn a_token_sent_with_a_changed_argument_is_refused_as_a_mismatch() {
+    let registry = registry(clock());
+    let token = token_for(&registry, "build-changed/", &as_ann()).await;
+    let changed = registry.call(&delete("c2", "/").with_approval_token(&token), &as_ann()).await;
+    assert_eq!(changed.text(), MISMATCH);
+    assert_eq!(runs_of("/"), 0);
+    // A refused mismatch does not use the token: the approved call still runs.
+    let approved = registry.call(&delete("c3", "build-changed/").with_approval_token(&token), &as_ann()).await;
+    assert_eq!(approved.text(), "deleted build-changed/");
+}
+
+#[tokio::test]
+async fn a_token_sent_by_another_principal_is_refused_as_a_mismatch() {
+    let registry = registry(clock());
+    let token = token_for(&registry, "build-principal/", &as_ann()).await;
+    let call = delete("c2", "build-principal/").with_approval_token(&token);
+    let bob = ToolContext::builder().principal("bob").build();
+    assert_eq!(registry.call(&call, &bob).await.text(), MISMATCH);
+    // No principal is a principal of its own.
+    assert_eq!(registry.call(&call, &ToolContext::new()).await.text(), MISMATCH);
+    assert_eq!(runs_of("build-principal/"), 0);
+}
+
+#[tokio::test]
+async fn a_token_past_its_expiry_is_refused_as_expired_saying_how_long_ago() {
+    let clock = clock();
+    let registry = registry(clock.clone());
+    let token = token_for(&registry, "build-expired/", &as_ann()).await;
+    clock.advance(Duration::from_secs(300));
+    let call = delete("c2", "build-expired/").with_approval_token(&token);
+    assert_eq!(
+        registry.call(&call, &as_ann()).await.text(),
+        "tool `delete_dir` did not run: its approval token expired 0 s ago; send the call without a token to get a \
+         new preview and token, and ask the user again"
+    );
+    clock.advance(Duration::from_secs(41));
+    assert!(registry.call(&call, &as_ann()).await.text().contains("expired 41 s ago"));
+    assert_eq!(runs_of("build-expired/"), 0);
+}
+
+#[tokio::test]
+async fn a_token_one_second_before_its_expiry_still_runs() {
+    let clock = clock();
+    let registry = registry(clock.clone());
+    let token = token_for(&registry, "build-late/", &as_ann()).await;
+    clock.advance(Duration::from_secs(299));
+    let call = delete("c2", "build-late/").with_approval_token(&token);
+    assert_eq!(registry.call(&call, &as_ann()).await.text(), "deleted build-late/");
+}
+
+#[tokio::test]
+async fn a_token_with_its_expiry_moved_later_is_refused_as_a_mismatch() {
+    let clock = clock();
+    let registry = registry(clock.clone());
+    let token = token_for(&registry, "build-forged/", &as_ann()).await;
+    let forged = token.replace(&(START + 300).to_string(), &(START + 86_400).to_string());
+    assert_ne!(forged, token);
+    clock.advance(Duration::from_secs(400));
+    let call = delete("c2", "build-forged/").with_approval_token(&forged);
+    assert_eq!(registry.call(&call, &as_ann()).await.text(), MISMATCH);
+    assert_eq!(runs_of("build-forged/"), 0);
+}
+
+#[tokio::test]
+async fn a_token_minted_under_another_server_key_is_refused_as_a_mismatch() {
+    let other = ApprovalTokens::new(MemoryIdempotencyStore::new()).server_key([8u8; 32]).unwrap().clock(clock());
+    let other = Registry::builder().tool(delete_dir::TOOL).approval_tokens(other).build().unwrap();
+    let token = token_for(&other, "build-key/", &as_ann()).await;
+    let call = delete("c2", "build-key/").with_approval_token(&token);
+    assert_eq!(registry(clock()).call(&call, &as_ann()).await.text(), MISMATCH);
+    assert_eq!(runs_of("build-key/"), 0);
+}
+
+#[tokio::test]
+async fn text_that_is_not_a_token_is_refused_as_a_mismatch() {
+    let registry = registry(clock());
+    for junk in ["", "ap1", "ap1...", "ap1.x.y.z", "ap2.1.2.3", "ap1.1800000300.00.00.extra"] {
+        let call = delete("c1", "build-junk/").with_approval_token(junk);
+        assert_eq!(registry.call(&call, &as_ann()).await.text(), MISMATCH, "{junk:?}");
+    }
+    assert_eq!(runs_of("build-junk/"), 0);
+}
+
+#[tokio::test]
+async fn workers_with_one_server_key_and_one_store_redeem_each_others_tokens_once() {
+    let store = Arc::new(MemoryIdempotencyStore::new());
+    let worker = |clock: Arc<FixedClock>| {
+        let tokens = ApprovalTokens::new(store.clone()).server_key(KEY).unwrap().clock(clock);
+        Registry::builder().tool(delete_dir::TOOL).approval_tokens(tokens).build().unwrap()
+    };
+    let (one, two) = (worker(clock()), worker(clock()));
+    let token = token_for(&one, "build-workers/", &as_ann()).await;
+    let call = delete("c2", "build-workers/").with_approval_token(&token);
+    assert_eq!(two.call(&call, &as_ann()).await.text(), "deleted build-workers/");
+    assert!(one.call(&call, &as_ann()).await.text().contains("was used already"));
+    assert_eq!(runs_of("build-workers/"), 1);
+}
+
+#[tokio::test]
+async fn a_calls_debug_form_hides_its_approval_token() {
+    let call = delete("c1", "x").with_approval_token("ap1.1.2.3");
+    let shown = format!("{call:?}");
+    assert!(shown.contains(r#"approval_token: Some("[redacted]")"#), "{shown}");
+    assert!(!shown.contains("ap1.1.2.3"), "{shown}");
+}
+
+/// A client that accepts every approval and records the keys it was asked under.
+#[derive(Clone, Default)]
+struct Accepting {
+    keys: Arc<Mutex<Vec<String>>>,
+    asked: Arc<AtomicUsize>,
+}
+
+impl ClientChannel for Accepting {
+    fn capabilities(&self) -> ClientCapabilities {
+        ClientCapabilities { elicitation: true, sampling: false, roots: false }
+    }
+
+    fn request(&self, key: &str, _request: InputRequest) -> BoxFuture<'_, Result<Value, TalkBackError>> {
+        self.keys.lock().unwrap().push(key.to_owned());
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Ok(json!({"action": "accept", "content": {}})) })
+    }
+}
+
+#[tokio::test]
+async fn with_a_client_that_can_ask_the_user_is_asked_under_a_key_naming_the_exact_call() {
+    let registry = registry(clock());
+    let channel = Accepting::default();
+    let ctx = ToolContext::builder().principal("ann").client(channel.clone()).build();
+    assert_eq!(registry.call(&delete("c1", "build-asked/"), &ctx).await.text(), "deleted build-asked/");
+    assert_eq!(registry.call(&delete("c2", "build-asked/"), &ctx).await.text(), "deleted build-asked/");
+    assert_eq!(registry.call(&delete("c3", "build-asked-2/"), &ctx).await.text(), "deleted build-asked-2/");
+    let keys = channel.keys.lock().unwrap().clone();
+    assert_eq!(channel.asked.load(Ordering::SeqCst), 3);
+    assert!(keys.iter().all(|key| key.starts_with("approval-") && key.len() == "approval-".len() + 16), "{keys:?}");
+    // The same call asks under the same key on every run; other arguments under another.
+    assert_eq!(keys[0], keys[1]);
+    assert_ne!(keys[0], keys[2]);
+}
+
+#[tokio::test]
+async fn with_a_client_a_call_that_carries_a_token_runs_without_asking() {
+    let registry = registry(clock());
+    let token = token_for(&registry, "build-no-ask/", &as_ann()).await;
+    let channel = Accepting::default();
+    let ctx = ToolContext::builder().principal("ann").client(channel.clone()).build();
+    let call = delete("c2", "build-no-ask/").with_approval_token(&token);
+    assert_eq!(registry.call(&call, &ctx).await.text(), "deleted build-no-ask/");
+    assert_eq!(channel.asked.load(Ordering::SeqCst), 0);
+}
