@@ -33,9 +33,9 @@ fn every_defining_tools_example_is_compiled_by_a_pass_test() {
     let blocks = defining_tools_blocks();
     assert_eq!(
         blocks.len(),
-        11,
+        12,
         "the examples: parameters, dependencies (shared, provided), input, options, locks, returns, registration, \
-         methods, secret arguments, idempotent retries"
+         methods, secret arguments, idempotent retries, bound approvals"
     );
     for block in blocks {
         assert!(
