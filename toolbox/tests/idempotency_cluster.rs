@@ -161,9 +161,9 @@ fn a_retry_with_the_same_key_and_other_arguments_is_refused_without_running() {
 #[test]
 fn a_kill_before_the_result_is_recorded_holds_the_key_for_the_lease_then_a_retry_runs_the_call_again() {
     let mut cluster = Cluster::start(8_000);
-    // The first run (no `slept` file yet) sleeps long enough to be killed mid-call.
-    let command =
-        "echo start >> effects.txt; if [ ! -e slept ]; then touch slept; sleep 60; fi; echo done >> effects.txt";
+    // The first run (no `slept` file yet) sleeps long enough to be killed mid-call; it makes
+    // `slept` before it writes `start`, so a run after the kill does not sleep.
+    let command = "if [ -e slept ]; then s=0; else s=60; fi; touch slept; echo start >> effects.txt; sleep $s; echo done >> effects.txt";
     let runner = cluster.workers[0].addr.clone();
     let command_of_thread = command.to_owned();
     // Its connection dies with the worker, so this thread's request panics: its result is not read.
