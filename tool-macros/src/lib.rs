@@ -112,6 +112,10 @@ use proc_macro::TokenStream;
 ///   argument must be a model argument of the tool (`tool_runtime::Resource`).
 /// - `concurrency = N`, `concurrency(limit = N, per = "arg")`: at most N (at least 1) calls at
 ///   once, or per value of `arg`; not with `resource` on the whole tool.
+/// - `idempotency_key = "arg"`: on a registry with idempotent retries, the value of model
+///   argument `arg` (its parameter name or its `rename`) is the call's idempotency key, winning
+///   over the call's own (`tool_runtime::idempotency`). An `arg` that is no model argument is a
+///   compile error listing the ones there are.
 ///
 /// Returns: `String`, `&'static str`, `()` (empty text), `ToolResult`, `Vec<ContentPart>`, any
 /// `Serialize` type (sent as JSON), or `Result<T, E: Display>` of these (`Err` becomes an error

@@ -7,7 +7,8 @@ use proc_macro2::TokenStream;
 use syn::{Expr, Meta};
 
 /// `#[tool(name = "...", description = "...", set = "...", crate = path, inline, blocking,
-/// sequential, timeout_ms = N, strict, tags(...), output_schema, defer, callers = ...)]`.
+/// sequential, timeout_ms = N, strict, tags(...), output_schema, defer, callers = ...,
+/// idempotency_key = "...")]`.
 #[derive(Debug, Default, FromMeta)]
 pub(crate) struct ToolOptions {
     /// The tool name; default: the function name.
@@ -42,6 +43,8 @@ pub(crate) struct ToolOptions {
     pub(crate) resource: Option<crate::resources::ResourceOption>,
     /// `concurrency = N` or `concurrency(limit = N, per = "arg")`.
     pub(crate) concurrency: Option<crate::resources::ConcurrencyOption>,
+    /// `idempotency_key = "arg"`: the argument whose value is the call's idempotency key.
+    pub(crate) idempotency_key: Option<syn::LitStr>,
 }
 
 /// The tag `callers = code` or `callers = both` adds to a tool's tags (`tool_runtime::Callers`);
@@ -77,10 +80,11 @@ pub(crate) const TOOL_OPTIONS: &[&str] = &[
     "callers",
     "resource",
     "concurrency",
+    "idempotency_key",
 ];
 
 /// The options of `#[tool(...)]` and `#[arg(...)]` whose value is a string literal.
-const STRING_OPTIONS: &[&str] = &["name", "description", "set", "rename", "pattern"];
+const STRING_OPTIONS: &[&str] = &["name", "description", "set", "rename", "pattern", "idempotency_key"];
 
 /// The option names of `#[arg(...)]`.
 pub(crate) const ARG_OPTIONS: &[&str] =

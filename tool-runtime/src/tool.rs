@@ -199,6 +199,13 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
+    /// The argument (its property name in the arguments object) whose value is the call's
+    /// idempotency key (`#[tool(idempotency_key = "request_id")]`; the rules:
+    /// [`crate::idempotency`]). Default: none, only the call's own key counts.
+    fn idempotency_key_argument(&self) -> Option<&str> {
+        None
+    }
+
     /// `true` when the tool asks to be deferred (`#[tool(defer)]`): a registry then lists it only
     /// through tool search ([`Registry::search`](crate::Registry::search) and the projections of
     /// [`crate::provider::Deferral`]), and still calls it by name like any other. A registry may
@@ -283,6 +290,10 @@ impl<T: Tool + ?Sized> Tool for &'static T {
         (**self).timeout()
     }
 
+    fn idempotency_key_argument(&self) -> Option<&str> {
+        (**self).idempotency_key_argument()
+    }
+
     fn deferred(&self) -> bool {
         (**self).deferred()
     }
@@ -348,6 +359,8 @@ pub struct ToolSpec {
     dependencies: &'static [fn() -> crate::depends::DependencyUse],
     /// See [`Tool::resources`].
     resources: &'static [Resource],
+    /// See [`Tool::idempotency_key_argument`].
+    idempotency_key: Option<&'static str>,
     definition: OnceLock<ToolDefinition>,
     decoding: OnceLock<Decoding>,
 }
@@ -430,6 +443,7 @@ impl ToolSpec {
             reads_context: true,
             dependencies: &[],
             resources: &[],
+            idempotency_key: None,
             definition: OnceLock::new(),
             decoding: OnceLock::new(),
         }
@@ -488,6 +502,15 @@ impl ToolSpec {
     #[must_use]
     pub const fn with_resources(mut self, resources: &'static [Resource]) -> Self {
         self.resources = resources;
+        self
+    }
+
+    /// Used by `#[tool(idempotency_key = "..")]`: the argument whose value is the call's
+    /// idempotency key ([`Tool::idempotency_key_argument`]); not meant to be called by hand.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn idempotency_key_argument(mut self, argument: &'static str) -> Self {
+        self.idempotency_key = Some(argument);
         self
     }
 
@@ -588,6 +611,10 @@ impl Tool for ToolSpec {
 
     fn timeout(&self) -> Option<Duration> {
         self.meta.timeout_ms.map(Duration::from_millis)
+    }
+
+    fn idempotency_key_argument(&self) -> Option<&str> {
+        self.idempotency_key
     }
 
     fn deferred(&self) -> bool {

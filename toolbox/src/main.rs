@@ -145,6 +145,8 @@ enum Command {
         auth: mcp::AuthFlags,
         #[command(flatten)]
         bounds: mcp::BoundFlags,
+        #[command(flatten)]
+        idempotency: mcp::IdempotencyFlags,
         /// How long running calls may go on after SIGTERM or Ctrl-C before they are cancelled,
         /// in milliseconds.
         #[arg(long, value_name = "MS", default_value_t = 10_000)]
@@ -217,6 +219,7 @@ fn execute(cli: Cli) -> Result<Outcome, String> {
             limits,
             auth,
             bounds,
+            idempotency,
             grace_period_ms,
             task,
             task_flags,
@@ -231,6 +234,7 @@ fn execute(cli: Cli) -> Result<Outcome, String> {
                 task_tags: task,
                 tasks: task_flags,
                 bounds,
+                idempotency,
             };
             mcp::serve(&setup, &set, &serving).map(|()| Outcome { stdout: None, code: ExitCode::SUCCESS })
         }

@@ -26,6 +26,8 @@
 //! - `--config FILE`: the tools of the servers of an `mcpServers` file are served beside the
 //!   standard ones (see [`crate::setup`]); when a server's tools change, the registry is built
 //!   again and served (`tool_mcp::McpServer::set_registry`), and clients are told.
+//! - `--idempotency`: idempotent retries of calls that carry an idempotency key (see
+//!   [`IdempotencyFlags`]).
 //! - `--max-input-response-bytes` (1 MiB) bounds the answers of one call to its questions, and
 //!   `--max-running-tasks` (16) the tasks one principal runs at once (see [`BoundFlags`]).
 //! - `initialize`: the server's name is `toolbox`, its version the crate's; the instructions
@@ -69,6 +71,63 @@ pub(crate) struct HttpFlags {
     /// [default: 32 random bytes drawn at start, known to this server alone].
     #[arg(long, value_name = "FILE", requires = "http")]
     pub(crate) request_state_key_file: Option<std::path::PathBuf>,
+}
+
+/// The `toolbox mcp` flags of idempotent retries (any transport; the rules:
+/// `tool_runtime::idempotency`).
+#[derive(Debug, clap::Args)]
+pub(crate) struct IdempotencyFlags {
+    /// Run each `tools/call` that carries `_meta["tool-framework/idempotency-key"]` (a string of
+    /// 1 to 256 bytes) at most once per key, caller and tool: a retry with the same key and
+    /// arguments gets the first call's result, on any worker of a `--store redis://` [default:
+    /// off; the key is then ignored]. The records live in this process with `--store file`, in
+    /// the Redis of `--store redis://` (which needs `--idempotency-key-file`), for 24 hours.
+    #[arg(long)]
+    pub(crate) idempotency: bool,
+    /// With `--idempotency`: the server key (at least 32 bytes, read as they are) the stored
+    /// idempotency keys are HMACs under; every worker on one Redis needs the same file [default:
+    /// 32 random bytes drawn at start, which only `--store file` accepts].
+    #[arg(long, value_name = "FILE", requires = "idempotency")]
+    pub(crate) idempotency_key_file: Option<std::path::PathBuf>,
+    /// With `--idempotency`: how long a running call holds its key, in milliseconds (a tool's
+    /// longer time limit wins). A worker killed mid-call leaves its key held this long: retries
+    /// wait for it, then the next one runs the tool again.
+    #[arg(long, value_name = "MS", requires = "idempotency", default_value_t = 300_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) idempotency_lease_ms: u64,
+    /// With `--idempotency`: how long a retry waits for the first call with its key to end, in
+    /// milliseconds, before it is told the call still runs (0 answers at once).
+    #[arg(long, value_name = "MS", requires = "idempotency", default_value_t = 30_000)]
+    pub(crate) idempotency_wait_ms: u64,
+}
+
+impl IdempotencyFlags {
+    /// The idempotent retries these flags ask for on `setup`'s store, `None` without
+    /// `--idempotency`.
+    ///
+    /// # Errors
+    /// The key file cannot be read or holds fewer than 32 bytes; `--store redis://` without a key
+    /// file ([`Setup::idempotency`]).
+    fn idempotency(&self, setup: &Setup) -> Result<Option<tool_runtime::idempotency::Idempotency>, String> {
+        if !self.idempotency {
+            return Ok(None);
+        }
+        let key = match &self.idempotency_key_file {
+            Some(path) => Some(
+                std::fs::read(path)
+                    .map_err(|e| format!("cannot read --idempotency-key-file {}: {e}", path.display()))?,
+            ),
+            None => None,
+        };
+        let idempotency = setup.idempotency(key.as_deref()).map_err(|e| match &self.idempotency_key_file {
+            Some(path) => format!("--idempotency-key-file {}: {e}", path.display()),
+            None => e,
+        })?;
+        Ok(Some(
+            idempotency
+                .lease(Duration::from_millis(self.idempotency_lease_ms))
+                .wait(Duration::from_millis(self.idempotency_wait_ms)),
+        ))
+    }
 }
 
 /// The `toolbox mcp` flags of per-call and per-principal bounds (any transport).
@@ -239,12 +298,19 @@ pub(crate) struct Serving {
     pub(crate) tasks: crate::tasks::TaskFlags,
     /// `--max-input-response-bytes`, `--max-running-tasks`.
     pub(crate) bounds: BoundFlags,
+    /// `--idempotency` and its key and times.
+    pub(crate) idempotency: IdempotencyFlags,
 }
 
 /// Rebuilds the registry each time the tools of a `--config` server change and serves the new one
 /// (calls already running finish on the old); a registry that cannot be built is logged and the
 /// old one kept. Never returns.
-async fn refresh(setup: &Setup, sets: &[String], server: &McpServer) -> std::convert::Infallible {
+async fn refresh(
+    setup: &Setup,
+    sets: &[String],
+    idempotency: Option<&tool_runtime::idempotency::Idempotency>,
+    server: &McpServer,
+) -> std::convert::Infallible {
     let mut changes = setup.import_changes();
     loop {
         if changes.is_empty() {
@@ -257,7 +323,7 @@ async fn refresh(setup: &Setup, sets: &[String], server: &McpServer) -> std::con
             continue;
         }
         // Opening the output cache reads the disk: off the async workers.
-        match tokio::task::block_in_place(|| setup.calling_registry(sets)) {
+        match tokio::task::block_in_place(|| setup.served_registry(sets, idempotency)) {
             Ok(registry) => {
                 tracing::info!(tools = registry.len(), "the tools of an imported MCP server changed; serving them");
                 server.set_registry(registry);
@@ -279,7 +345,8 @@ async fn refresh(setup: &Setup, sets: &[String], server: &McpServer) -> std::con
 pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result<(), String> {
     let runtime = crate::setup::runtime()?;
     setup.connect_imports(&runtime)?;
-    let registry = setup.calling_registry(sets)?;
+    let idempotency = serving.idempotency.idempotency(setup)?;
+    let registry = setup.served_registry(sets, idempotency.as_ref())?;
     let instructions = format!(
         "The file tools work inside the workspace {}; give paths relative to it.",
         setup.sandbox()?.root().display()
@@ -318,7 +385,7 @@ pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result
                 let server = builder.build();
                 return tokio::select! {
                     served = server.serve_stdio() => served.map_err(|e| e.to_string()),
-                    never = refresh(setup, sets, &server) => match never {},
+                    never = refresh(setup, sets, idempotency.as_ref(), &server) => match never {},
                 };
             };
             let listener = tokio::net::TcpListener::bind(addr.as_str())
@@ -336,7 +403,7 @@ pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result
             eprintln!("toolbox: serving MCP on http://{bound}{}", tool_mcp::MCP_PATH);
             tokio::select! {
                 served = server.serve_http_on(listener, shutdown) => served.map_err(|e| e.to_string()),
-                never = refresh(setup, sets, &server) => match never {},
+                never = refresh(setup, sets, idempotency.as_ref(), &server) => match never {},
             }
         };
         let served = served.await;

@@ -41,6 +41,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use tool_mcp::import::{ImportedServer, McpServersConfig};
+use tool_runtime::idempotency::{IDEMPOTENCY_NAMESPACE, Idempotency, MemoryIdempotencyStore, RedisIdempotencyStore};
 use tool_runtime::locks::RedisLocks;
 use tool_runtime::output::{FileStore, OUTPUT_STORE, OutputLayer, OutputStore, StoreLimits, output_limits_from_env};
 use tool_runtime::redis::{OUTPUT_NAMESPACE, RedisConnection, RedisStore};
@@ -323,6 +324,19 @@ impl Setup {
     /// # Errors
     /// As [`Setup::registry`]; the output cache directory cannot be created; the Redis URL is not one.
     pub(crate) fn calling_registry(&self, sets: &[String]) -> Result<Registry, String> {
+        self.served_registry(sets, None)
+    }
+
+    /// As [`Setup::calling_registry`], with idempotent retries on the registry the calls reach
+    /// (the code-mode registry with `--code-mode`) when `idempotency` is given.
+    ///
+    /// # Errors
+    /// As [`Setup::calling_registry`].
+    pub(crate) fn served_registry(
+        &self,
+        sets: &[String],
+        idempotency: Option<&Idempotency>,
+    ) -> Result<Registry, String> {
         let (store, sessions) = self.stores()?;
         let layer = OutputLayer::from_env()?;
         let outer_layer = layer.clone();
@@ -339,8 +353,46 @@ impl Setup {
         if let Some(locks) = self.shared_locks()? {
             builder = builder.locks(locks);
         }
+        if let Some(idempotency) = idempotency.filter(|_| !self.code.code_mode) {
+            builder = builder.idempotency(idempotency.clone());
+        }
         let registry = self.permissions(builder).build().map_err(|e| e.to_string())?;
-        self.code.wrap(registry, |outer| outer.output(outer_layer).override_dependency(&OUTPUT_STORE, outer_store))
+        self.code.wrap(registry, |outer| {
+            let outer = outer.output(outer_layer).override_dependency(&OUTPUT_STORE, outer_store);
+            match idempotency {
+                Some(idempotency) => outer.idempotency(idempotency.clone()),
+                None => outer,
+            }
+        })
+    }
+
+    /// Idempotent retries on the store of `--store`: [`MemoryIdempotencyStore`] in this process
+    /// for `file`, [`RedisIdempotencyStore`] (namespace [`IDEMPOTENCY_NAMESPACE`]) for
+    /// `redis://`; the records' keys are HMACs under `server_key` (at least 32 bytes), or under 32
+    /// random bytes drawn now when it is `None`.
+    ///
+    /// # Errors
+    /// `server_key` is shorter than 32 bytes; `--store` is a Redis and `server_key` is `None`
+    /// (each worker would draw a key of its own, so none would find another's records); the Redis
+    /// URL cannot be used.
+    pub(crate) fn idempotency(&self, server_key: Option<&[u8]>) -> Result<Idempotency, String> {
+        let idempotency = match &self.store {
+            StoreChoice::File => Idempotency::new(MemoryIdempotencyStore::new()),
+            StoreChoice::Redis(url) => {
+                if server_key.is_none() {
+                    return Err("`--idempotency` with `--store redis://...` needs `--idempotency-key-file FILE` (at \
+                                least 32 random bytes, the same file for every worker on that Redis): a key drawn by \
+                                each worker would hide its records from the others"
+                        .to_owned());
+                }
+                let conn = RedisConnection::open(url).map_err(|e| format!("cannot use --store: {e}"))?;
+                Idempotency::new(RedisIdempotencyStore::new(conn, IDEMPOTENCY_NAMESPACE))
+            }
+        };
+        match server_key {
+            Some(key) => idempotency.server_key(key).map_err(|e| e.to_string()),
+            None => Ok(idempotency),
+        }
     }
 
     /// The store of MCP task records: beside the session store of `--store` (a `tasks` folder in

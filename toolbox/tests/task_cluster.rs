@@ -103,22 +103,12 @@ impl Cluster {
 
     /// The lines of the workspace's file `name` (none when it does not exist).
     fn lines(&self, name: &str) -> Vec<String> {
-        std::fs::read_to_string(self.workspace.path().join(name))
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_owned)
-            .collect()
+        task_rpc::lines(&self.workspace.path().join(name))
     }
 
-    /// Waits (at most 500 times 20 ms) until the file `name` has `count` lines.
+    /// Waits until the workspace's file `name` has `count` lines ([`task_rpc::until_lines`]).
     fn until_lines(&self, name: &str, count: usize) {
-        for _ in 0..500 {
-            if self.lines(name).len() >= count {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!("{name} never had {count} lines: {:?}", self.lines(name));
+        task_rpc::until_lines(&self.workspace.path().join(name), count);
     }
 
     /// The index of the worker that created the task `id`.

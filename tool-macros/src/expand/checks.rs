@@ -82,6 +82,9 @@ pub(crate) fn check_options(model: &ToolFn, options: &ToolOptions, errors: &mut 
         );
     }
     crate::resources::check(model, options.resource.as_ref(), options.concurrency.as_ref(), errors);
+    if let (Some(option), Some(Err(message))) = (&options.idempotency_key, idempotency_key_property(model, options)) {
+        errors.push(option.span(), message);
+    }
     if options.output_schema.is_present() && json_result_type(&sig.output).is_none() {
         errors.push(
             options.output_schema.span(),
@@ -197,4 +200,27 @@ pub(crate) fn checks_beside_errors(model: &ToolFn, private: &TokenStream) -> Tok
         return quote!();
     }
     quote!(const _: () = { #checks };)
+}
+
+/// The property name of the argument `#[tool(idempotency_key = "..")]` names (by its parameter
+/// name or its `rename`); `None` without the option.
+///
+/// # Errors
+/// The name is no model argument of the function: the message lists the ones there are.
+pub(crate) fn idempotency_key_property(model: &ToolFn, options: &ToolOptions) -> Option<Result<String, String>> {
+    let wanted = options.idempotency_key.as_ref()?.value();
+    let args: Vec<_> =
+        model.params.iter().filter_map(|p| if let Param::Arg(arg) = p { Some(arg) } else { None }).collect();
+    if let Some(arg) = args.iter().find(|arg| unraw(&arg.ident) == wanted || arg.wire_name() == wanted) {
+        return Some(Ok(arg.wire_name()));
+    }
+    let names = args.iter().map(|arg| format!("`{}`", unraw(&arg.ident))).collect::<Vec<_>>().join(", ");
+    Some(Err(if names.is_empty() {
+        format!(
+            "`idempotency_key` names `{wanted}`, but this tool has no argument the model sends (an `#[input]` struct \
+             or `#[depends]` parameters only); name a parameter of the function, or remove `idempotency_key`"
+        )
+    } else {
+        format!("`idempotency_key` names `{wanted}`, which is no argument of this tool; name one of {names}")
+    }))
 }

@@ -687,6 +687,11 @@ fn spec(
         model.params.iter().all(|p| matches!(p, Param::Arg(_) | Param::Input { .. })).then(|| quote!(.context_free()));
     let (with_output_schema, with_dependencies) = (&output_schema.builder, &dependencies.builder);
     let with_resources = crate::resources::builder(options.resource.as_ref(), options.concurrency.as_ref(), private);
+    let with_idempotency_key = match crate::expand::checks::idempotency_key_property(model, options) {
+        Some(Ok(property)) => quote!(.idempotency_key_argument(#property)),
+        // Checked with the options (a compile error).
+        _ => quote!(),
+    };
     quote! {
         #private::ToolSpec::decoded(
             #name,
@@ -703,6 +708,7 @@ fn spec(
         #with_dependencies
         #context_free
         #with_resources
+        #with_idempotency_key
     }
 }
 

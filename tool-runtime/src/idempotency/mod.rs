@@ -33,6 +33,11 @@
 //!   of a shared store the same one) over the principal, the tool and the key; the arguments only
 //!   as their HMAC under the same key; the message as JSON (secret arguments are redacted from it already, see
 //!   "Secret arguments" on [`Registry`](crate::Registry)). No key is logged or traced.
+//! - A tool may name the argument whose value is the key
+//!   (`#[tool(idempotency_key = "request_id")]`, [`Tool::idempotency_key_argument`](crate::Tool::idempotency_key_argument)):
+//!   when the arguments carry it (not `null`), its value is the key (a string as it is, a number
+//!   or another value as its JSON text) and wins over the call's own key, since the tool's author
+//!   said what identifies one effect; without it the call's own key counts, as for any tool.
 //! - Store failures (unreachable, full, over a principal's quota) refuse the call with the
 //!   store's error: running it without the record would break the promise.
 
@@ -389,6 +394,25 @@ impl Held {
         if let Err(error) = kept {
             tracing::warn!(%error, "an idempotency record could not be written; its lease will end it");
         }
+    }
+}
+
+/// The idempotency key of `call` of `tool`: the value of the tool's declared argument
+/// ([`Tool::idempotency_key_argument`](crate::Tool::idempotency_key_argument)) when the arguments
+/// (a JSON object) carry it and it is not `null` (a string as it is, any other JSON value as its
+/// JSON text, `42` as `42`), else the call's own key.
+pub(crate) fn key_of<'a>(tool: &dyn crate::Tool, call: &'a ToolCall) -> Option<std::borrow::Cow<'a, str>> {
+    let declared = tool.idempotency_key_argument().and_then(|argument| {
+        let arguments = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&call.arguments).ok()?;
+        match arguments.get(argument)? {
+            serde_json::Value::Null => None,
+            serde_json::Value::String(key) => Some(key.clone()),
+            other => Some(other.to_string()),
+        }
+    });
+    match declared {
+        Some(key) => Some(std::borrow::Cow::Owned(key)),
+        None => call.idempotency_key.as_deref().map(std::borrow::Cow::Borrowed),
     }
 }
 

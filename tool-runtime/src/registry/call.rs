@@ -303,7 +303,8 @@ impl Registry {
             || tool.timeout().or(self.default_timeout).is_some()
             || !self.repair.is_none()
             || ctx.is_cancelled()
-            || (self.idempotency.is_some() && call.idempotency_key.is_some())
+            || (self.idempotency.is_some()
+                && (call.idempotency_key.is_some() || tool.idempotency_key_argument().is_some()))
         {
             return Fast::No;
         }
@@ -364,10 +365,14 @@ impl Registry {
                 Ok(admission) => admission,
                 Err(index) => self.ask(index, call, ctx).await,
             };
-            let held = match (&admission, &self.idempotency, &call.idempotency_key) {
+            let key = match (&admission, &self.idempotency) {
+                (Admission::Run(index), Some(_)) => crate::idempotency::key_of(&*self.tools[*index], call),
+                _ => None,
+            };
+            let held = match (&admission, &self.idempotency, key) {
                 (Admission::Run(index), Some(idempotency), Some(key)) => {
                     let limit = self.tools[*index].timeout().or(self.default_timeout);
-                    match idempotency.begin(&self.names[*index], key, call, ctx.principal(), limit).await {
+                    match idempotency.begin(&self.names[*index], &key, call, ctx.principal(), limit).await {
                         Begin::Run(held) => Some(held),
                         Begin::Replay(message) => {
                             span.record("outcome", "replayed");

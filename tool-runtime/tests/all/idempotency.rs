@@ -230,3 +230,101 @@ async fn a_key_sent_with_the_call_tool_meta_tool_holds_for_the_tool_it_calls() {
     assert_eq!(retry.text(), r#"appended "x" as line 1"#);
     assert_eq!(ledger.runs.load(Ordering::SeqCst), 1);
 }
+
+/// Payments made, one line each: a tool whose argument `request_id` is its idempotency key.
+static PAYMENTS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Pay an amount once per request id.
+#[tool(idempotency_key = "request_id")]
+fn pay(
+    /// The caller's id of this payment request.
+    #[arg(rename = "requestId")]
+    request_id: Option<String>,
+    /// The payee.
+    payee: String,
+    /// The amount in cents.
+    cents: u64,
+) -> String {
+    let mut payments = PAYMENTS.lock().unwrap();
+    payments.push(format!("{payee} {cents} {request_id:?}"));
+    format!("payment {} of {cents} cents to {payee}", payments.len())
+}
+
+/// The payments to `payee` made so far.
+fn payments_to(payee: &str) -> Vec<String> {
+    PAYMENTS.lock().unwrap().iter().filter(|line| line.starts_with(&format!("{payee} "))).cloned().collect()
+}
+
+fn pay_registry() -> Registry {
+    Registry::builder().tool(pay::TOOL).idempotency(idempotent()).build().unwrap()
+}
+
+#[test]
+fn a_tool_declares_the_property_of_its_idempotency_key_argument() {
+    assert_eq!(pay::TOOL.idempotency_key_argument(), Some("requestId"));
+    assert_eq!(Tool::idempotency_key_argument(&append_spec()), None);
+}
+
+/// A tool without `idempotency_key`, for comparison.
+fn append_spec() -> impl Tool {
+    /// Say hello.
+    #[tool]
+    fn hello() -> String {
+        "hello".to_owned()
+    }
+    hello::TOOL
+}
+
+#[tokio::test]
+async fn the_declared_argument_is_the_key_so_a_repeated_request_id_runs_once_without_a_call_key() {
+    let registry = pay_registry();
+    let ctx = ToolContext::new();
+    let arguments = r#"{"requestId":"r-1","payee":"ann","cents":500}"#;
+    let first = registry.call(&ToolCall::new("c1", "pay", arguments), &ctx).await;
+    let again = registry.call(&ToolCall::new("c2", "pay", arguments), &ctx).await;
+    assert!(!first.is_error, "{}", first.text());
+    assert_eq!(again.text(), first.text());
+    assert_eq!(again.tool_call_id, "c2");
+    assert_eq!(payments_to("ann"), ["ann 500 Some(\"r-1\")"]);
+}
+
+#[tokio::test]
+async fn the_declared_argument_wins_over_the_calls_own_key() {
+    let registry = pay_registry();
+    let ctx = ToolContext::new();
+    let arguments = r#"{"requestId":"r-2","payee":"bob","cents":300}"#;
+    let first = registry.call(&ToolCall::new("c1", "pay", arguments).with_idempotency_key("k-a"), &ctx).await;
+    let again = registry.call(&ToolCall::new("c2", "pay", arguments).with_idempotency_key("k-b"), &ctx).await;
+    assert_eq!(again.text(), first.text());
+    assert_eq!(payments_to("bob"), ["bob 300 Some(\"r-2\")"]);
+}
+
+#[tokio::test]
+async fn the_declared_key_with_other_arguments_is_refused_before_the_tool_runs() {
+    let registry = pay_registry();
+    let ctx = ToolContext::new();
+    let first = registry.call(&ToolCall::new("c1", "pay", r#"{"requestId":"r-3","payee":"cy","cents":1}"#), &ctx).await;
+    let other = registry.call(&ToolCall::new("c2", "pay", r#"{"requestId":"r-3","payee":"cy","cents":2}"#), &ctx).await;
+    assert!(!first.is_error);
+    assert_eq!(other.error_kind, Some(ToolErrorKind::InvalidArguments));
+    assert_eq!(
+        other.text(),
+        "tool `pay` did not run: this idempotency key was used for a call with other arguments; send a new key for \
+         new arguments, or the same arguments to get the first call's result"
+    );
+    assert_eq!(payments_to("cy"), ["cy 1 Some(\"r-3\")"]);
+}
+
+#[tokio::test]
+async fn without_the_declared_argument_the_calls_own_key_counts_and_without_both_every_call_runs() {
+    let registry = pay_registry();
+    let ctx = ToolContext::new();
+    let arguments = r#"{"payee":"dee","cents":7}"#;
+    registry.call(&ToolCall::new("c1", "pay", arguments).with_idempotency_key("k-d"), &ctx).await;
+    registry.call(&ToolCall::new("c2", "pay", arguments).with_idempotency_key("k-d"), &ctx).await;
+    assert_eq!(payments_to("dee"), ["dee 7 None"]);
+    let null_id = r#"{"requestId":null,"payee":"dee","cents":7}"#;
+    registry.call(&ToolCall::new("c3", "pay", null_id), &ctx).await;
+    registry.call(&ToolCall::new("c4", "pay", null_id), &ctx).await;
+    assert_eq!(payments_to("dee"), ["dee 7 None", "dee 7 None", "dee 7 None"]);
+}

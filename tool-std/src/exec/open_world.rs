@@ -55,6 +55,10 @@ impl Tool for Tagged {
         self.spec.timeout()
     }
 
+    fn idempotency_key_argument(&self) -> Option<&str> {
+        self.spec.idempotency_key_argument()
+    }
+
     fn deferred(&self) -> bool {
         Tool::deferred(self.spec)
     }

@@ -1,6 +1,6 @@
 //! The JSON-RPC client of the task tests: one POST of protocol 2026-07-28 whose client declares
-//! the tasks extension, over a fresh HTTP/1.1 connection (shared by `tasks.rs` and
-//! `task_cluster.rs`).
+//! the tasks extension, over a fresh HTTP/1.1 connection (shared by `tasks.rs`,
+//! `task_cluster.rs` and `idempotency_cluster.rs`).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -25,9 +25,9 @@ pub(crate) fn request_of(
     mut params: Value,
     capabilities: Value,
 ) -> Value {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": capabilities});
+    // Beside any `_meta` the caller gave (an idempotency key).
+    params["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = capabilities;
     let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
     let head = format!(
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\nContent-Type: \
@@ -48,4 +48,22 @@ pub(crate) fn request_of(
         .rfind(|message| message.get("id") == Some(&json!(id)))
         .or_else(|| rest.lines().find_map(|line| json_of(line).filter(|m| m.get("id").is_some())))
         .unwrap_or_else(|| panic!("no response in {raw}"))
+}
+
+/// The lines of the file at `path` (none when it does not exist).
+#[allow(dead_code)] // `tasks.rs` counts no lines
+pub(crate) fn lines(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_owned).collect()
+}
+
+/// Waits (at most 500 times 20 ms) until the file at `path` has `count` lines.
+#[allow(dead_code)] // `tasks.rs` counts no lines
+pub(crate) fn until_lines(path: &std::path::Path, count: usize) {
+    for _ in 0..500 {
+        if lines(path).len() >= count {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("{} never had {count} lines: {:?}", path.display(), lines(path));
 }
