@@ -142,12 +142,9 @@ impl std::fmt::Display for SpanName<'_> {
     }
 }
 
-/// The SERVER span of one request of `method` about `target` ([module docs](self)).
-pub(crate) fn server_span(
-    method: &'static str,
-    target: Target<'_>,
-    context: &RequestContext<RoleServer>,
-) -> tracing::Span {
+/// The SERVER span of one request of `method` about `target` ([module docs](self)), without its
+/// `mcp.protocol.version` ([`observed`] records it).
+fn server_span(method: &'static str, target: Target<'_>, context: &RequestContext<RoleServer>) -> tracing::Span {
     let http = context.extensions.get::<::http::request::Parts>();
     // A root: the transport's own spans (rmcp's connection-long `serve_inner`) are not a request's
     // parent; its parent is the caller's context, when it sent one.
@@ -169,9 +166,6 @@ pub(crate) fn server_span(
     );
     if span.is_disabled() {
         return span;
-    }
-    if let Some(version) = protocol_version(context) {
-        span.record("mcp.protocol.version", version);
     }
     match target {
         Target::Tool(name) => {
@@ -223,6 +217,13 @@ pub(crate) async fn observed<T: Answer>(
     if span.is_disabled() && !measured {
         return work.await;
     }
+    // Looked up once, for the span and the metric.
+    let version = protocol_version(context);
+    if let Some(version) = &version
+        && !span.is_disabled()
+    {
+        span.record("mcp.protocol.version", version.as_str());
+    }
     let started = Instant::now();
     let answer = if span.is_disabled() { work.await } else { work.instrument(span.clone()).await };
     let error = error_type(&answer);
@@ -243,15 +244,7 @@ pub(crate) async fn observed<T: Answer>(
             Target::Tool(name) => Some(name),
             _ => None,
         };
-        metrics::record(
-            false,
-            started.elapsed().as_secs_f64(),
-            method,
-            transport,
-            protocol_version(context),
-            tool,
-            error,
-        );
+        metrics::record(false, started.elapsed().as_secs_f64(), method, transport, version, tool, error);
     }
     answer
 }
@@ -348,6 +341,30 @@ pub(crate) fn client_finished(
     }
 }
 
+/// The `tracing-opentelemetry` layer that turns the spans of this crate and of
+/// [`tool_runtime::telemetry`] into OpenTelemetry spans of `tracer` (feature `otel`): the
+/// conventions' attributes and nothing more a span. `tracing-opentelemetry`'s defaults add seven
+/// attributes to every span that neither the GenAI nor the MCP conventions ask for (`busy_ns` and
+/// `idle_ns`, two clock reads at every poll of an instrumented future; `thread.id`, `thread.name`,
+/// `code.file.path`, `code.line.number`, `code.module.name`, `target`): this layer leaves them
+/// out, which saves their cost on every call. Everything else is `tracing-opentelemetry`'s default
+/// (the span's OpenTelemetry context is current while it is entered). Put a level filter on it
+/// (`toolbox` uses INFO: the spans of calls and requests, not a transport's debug events).
+#[cfg(feature = "otel")]
+pub fn otel_layer<S, T>(tracer: T) -> tracing_opentelemetry::OpenTelemetryLayer<S, T>
+where
+    S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
+    T: opentelemetry::trace::Tracer + 'static,
+    T::Span: Send + Sync,
+{
+    tracing_opentelemetry::layer()
+        .with_tracked_inactivity(false)
+        .with_threads(false)
+        .with_location(false)
+        .with_target(false)
+        .with_tracer(tracer)
+}
+
 /// Trace context in `params._meta` and HTTP headers (W3C Trace Context and Baggage).
 #[cfg(feature = "otel")]
 mod context_of {
@@ -359,12 +376,16 @@ mod context_of {
     /// The three keys SEP-414 reserves in `_meta`.
     const KEYS: [&str; 3] = ["traceparent", "tracestate", "baggage"];
 
-    /// W3C Trace Context and Baggage, the formats SEP-414 names.
-    pub(super) fn propagator() -> TextMapCompositePropagator {
-        TextMapCompositePropagator::new(vec![
-            Box::new(TraceContextPropagator::new()),
-            Box::new(BaggagePropagator::new()),
-        ])
+    /// W3C Trace Context and Baggage, the formats SEP-414 names: made once a process, not once a
+    /// request.
+    pub(super) fn propagator() -> &'static TextMapCompositePropagator {
+        static PROPAGATOR: std::sync::LazyLock<TextMapCompositePropagator> = std::sync::LazyLock::new(|| {
+            TextMapCompositePropagator::new(vec![
+                Box::new(TraceContextPropagator::new()),
+                Box::new(BaggagePropagator::new()),
+            ])
+        });
+        &PROPAGATOR
     }
 
     /// `_meta`'s string values of the reserved keys.
@@ -470,18 +491,25 @@ mod metrics {
                     .with_boundaries(super::OPERATION_DURATION_BUCKETS.to_vec())
                     .build()
             });
-            let mut attributes =
-                vec![KeyValue::new("mcp.method.name", method), KeyValue::new("network.transport", transport)];
-            if let Some(version) = version {
-                attributes.push(KeyValue::new("mcp.protocol.version", version));
+            // On the stack: at most five attributes, the absent ones left out of the slice.
+            let optional = [
+                version.map(|version| KeyValue::new("mcp.protocol.version", version)),
+                tool.map(|tool| KeyValue::new("gen_ai.tool.name", tool.to_owned())),
+                error.map(|error| KeyValue::new("error.type", error)),
+            ];
+            let mut attributes: [KeyValue; 5] = [
+                KeyValue::new("mcp.method.name", method),
+                KeyValue::new("network.transport", transport),
+                KeyValue::new("", ""),
+                KeyValue::new("", ""),
+                KeyValue::new("", ""),
+            ];
+            let mut len = 2;
+            for attribute in optional.into_iter().flatten() {
+                attributes[len] = attribute;
+                len += 1;
             }
-            if let Some(tool) = tool {
-                attributes.push(KeyValue::new("gen_ai.tool.name", tool.to_owned()));
-            }
-            if let Some(error) = error {
-                attributes.push(KeyValue::new("error.type", error));
-            }
-            histogram.record(seconds, &attributes);
+            histogram.record(seconds, &attributes[..len]);
         }
     }
 }

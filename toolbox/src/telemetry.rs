@@ -12,7 +12,8 @@
 //! `toolbox`; `service.version` is this binary's version. Both are flushed when the command ends
 //! (a served MCP server ends on SIGINT or SIGTERM).
 //!
-//! What the spans and metrics hold is in `tool_runtime::telemetry` and `tool_mcp::telemetry`.
+//! What the spans and metrics hold is in `tool_runtime::telemetry` and `tool_mcp::telemetry`; the
+//! `tracing` layer is `tool_mcp::telemetry::otel_layer` (the conventions' attributes only).
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::WithExportConfig;
@@ -91,8 +92,7 @@ pub(crate) fn init(level: tracing::Level, otlp_endpoint: Option<&str>) -> Result
         .with_resource(resource)
         .build();
     opentelemetry::global::set_meter_provider(meter_provider.clone());
-    let spans_layer =
-        tracing_opentelemetry::layer().with_tracer(tracer_provider.tracer("toolbox")).with_filter(LevelFilter::INFO);
+    let spans_layer = tool_mcp::telemetry::otel_layer(tracer_provider.tracer("toolbox")).with_filter(LevelFilter::INFO);
     tracing_subscriber::registry().with(logs).with(spans_layer).init();
     Ok(Telemetry { providers: Some((tracer_provider, meter_provider)) })
 }

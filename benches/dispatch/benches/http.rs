@@ -678,7 +678,7 @@ mod telemetry {
             let spans = opentelemetry_sdk::trace::SdkTracerProvider::builder().with_batch_exporter(Sink).build();
             // INFO, as `toolbox` installs it: the spans of calls and requests, not rmcp's debug events.
             let layer = tracing_subscriber::Layer::with_filter(
-                tracing_opentelemetry::layer().with_tracer(spans.tracer("bench")),
+                tool_mcp::telemetry::otel_layer(spans.tracer("bench")),
                 tracing_subscriber::filter::LevelFilter::INFO,
             );
             tracing_subscriber::util::SubscriberInitExt::init(tracing_subscriber::registry().with(layer));
