@@ -238,16 +238,10 @@ struct Row {
 }
 
 impl Row {
-    /// No calls, no time.
-    fn empty() -> Row {
-        Row { latencies: Vec::new(), seconds: 0.0 }
-    }
-
-    /// Two measurements as one: their calls and their measuring time together.
-    fn and(mut self, other: Row) -> Row {
+    /// Takes `other` into this measurement: its calls and its measuring time.
+    fn absorb(&mut self, other: Row) {
         self.latencies.extend(other.latencies);
         self.seconds += other.seconds;
-        self
     }
 
     fn calls_per_second(&self) -> f64 {
@@ -454,8 +448,7 @@ fn alternate(servers: &[SocketAddr], clients: usize, seconds: f64, rounds: usize
                 ratio.push(slices[0].calls_per_second() / other.calls_per_second());
             }
             for (total, slice) in all.iter_mut().zip(slices) {
-                let taken = std::mem::replace(total, Row::empty());
-                *total = taken.and(slice);
+                total.absorb(slice);
             }
         }
         let line = |values: &[f64]| values.iter().map(ToString::to_string).collect::<Vec<_>>().join(" ");
@@ -536,17 +529,26 @@ fn median(mut values: Vec<f64>) -> f64 {
     if n % 2 == 1 { values[n / 2] } else { f64::midpoint(values[n / 2 - 1], values[n / 2]) }
 }
 
+/// The numbers of a load generator's line that starts with `prefix` (`ratios r1 r2 ...`).
+fn numbers(line: &str, prefix: &str) -> Vec<f64> {
+    line.strip_prefix(prefix)
+        .unwrap_or_else(|| panic!("not {prefix}: {line}"))
+        .split_whitespace()
+        .map(|r| r.parse().expect("a number"))
+        .collect()
+}
+
+/// The lowest and the highest of `values`.
+fn spread(values: &[f64]) -> (f64, f64) {
+    values.iter().fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)))
+}
+
 /// Prints one row of a table from the output of an `alternate` load generator: the ratios of its
 /// pairs (first server / second), then each server's run.
 fn print_pair_row(clients: usize, out: &[String]) {
-    let ratios: Vec<f64> = out[0]
-        .strip_prefix("ratios")
-        .expect("a ratios line")
-        .split_whitespace()
-        .map(|r| r.parse().expect("a number"))
-        .collect();
+    let ratios = numbers(&out[0], "ratios ");
     let (a, b) = (Run::parse(&out[1]), Run::parse(&out[2]));
-    let (low, high) = ratios.iter().fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
+    let (low, high) = spread(&ratios);
     println!(
         "| {clients} | {:.0} | {:.0} | {:.3} | {low:.3} - {high:.3} | {:.3} / {:.3} | {:.3} / {:.3} |",
         a.calls_per_second,
@@ -600,16 +602,9 @@ fn compare(options: &Options) {
             (PAIRS, pairs.to_string()),
         ];
         let out = pinning.generator("alternate", &vars);
-        let numbers = |line: &str, prefix: &str| -> Vec<f64> {
-            line.strip_prefix(prefix)
-                .unwrap_or_else(|| panic!("not {prefix}: {line}"))
-                .split_whitespace()
-                .map(|r| r.parse().expect("a number"))
-                .collect()
-        };
         let (ratios, floor_ratios) = (numbers(&out[0], "ratios "), numbers(&out[1], "floor_ratios "));
         let (o, r, f) = (Run::parse(&out[2]), Run::parse(&out[3]), Run::parse(&out[4]));
-        let (low, high) = ratios.iter().fold((f64::MAX, f64::MIN), |(l, h), &x| (l.min(x), h.max(x)));
+        let (low, high) = spread(&ratios);
         println!(
             "| {clients} | {:.0} | {:.0} | {:.0} | {:.3} | {low:.3} - {high:.3} | {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | \
              {:.3} / {:.3} |",
