@@ -417,7 +417,8 @@ impl McpServer {
         match written {
             Ok(Some(record)) if record.status == TaskStatus::Working => {
                 let http = context.extensions.get::<::http::request::Parts>();
-                self.start_task(&record, http, Some(context.peer.clone())).await?;
+                let listener = (!self.stateless_http(context)).then(|| context.peer.clone());
+                self.start_task(&record, http, listener).await?;
             }
             Ok(_) => {
                 tasks.release(&id);
@@ -599,17 +600,25 @@ async fn write_outcome(tasks: &Tasks, id: &str, outcome: Outcome) -> Option<Task
     None
 }
 
+/// How long [`notify_status`] waits for a connection to take a task status notification: 5 s.
+const NOTIFY_BOUND: Duration = Duration::from_secs(5);
+
 /// Sends `notifications/tasks` (the extension's task status notification: the task as
 /// `tasks/get` gives it) of `record` to `listener`, the connection of the client that created
-/// or resumed the task. A connection that is gone (a stateless HTTP request already answered)
-/// drops it.
+/// or resumed the task (stdio, a legacy session; a stateless HTTP request has none). A
+/// connection that is gone, or does not take the notification within [`NOTIFY_BOUND`], drops
+/// it: a run never waits on its client for longer (a shutdown waits for the run).
 async fn notify_status(listener: &Peer<RoleServer>, record: &TaskRecord) {
     let Ok(task) = detailed(record) else { return };
     let notification = ServerNotification::TaskStatusNotification(TaskStatusNotification::new(
         TaskStatusNotificationParams::new(task),
     ));
-    if let Err(error) = listener.send_notification(notification).await {
-        tracing::debug!(task = %record.id, %error, "cannot send a task status notification; dropped");
+    match tokio::time::timeout(NOTIFY_BOUND, listener.send_notification(notification)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => tracing::debug!(task = %record.id, %error, "cannot send a task status notification; dropped"),
+        Err(_) => {
+            tracing::debug!(task = %record.id, "the client did not take a task status notification in time; dropped")
+        }
     }
 }
 

@@ -109,7 +109,8 @@ impl McpServer {
             let principal = ctx.principal().map(str::to_owned);
             let channel = channel.clone();
             drop(prepared);
-            let listener = Some(context.peer.clone());
+            // A stateless HTTP request's connection ends with its response: its client polls.
+            let listener = (!self.stateless_http(context)).then(|| context.peer.clone());
             let created = self.create_task(name, arguments, principal, &channel, http, listener).await?;
             return Ok(CallToolResponse::Task(created));
         }

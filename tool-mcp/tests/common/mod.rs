@@ -195,7 +195,7 @@ impl Running {
 
     pub async fn stop(self) {
         self.stop.send(()).unwrap();
-        self.serving.await.unwrap().unwrap();
+        stopped(self.serving).await;
     }
 }
 
@@ -225,7 +225,20 @@ impl Piped {
 
     pub async fn stop(self) {
         self.stop.send(()).unwrap();
-        self.serving.await.unwrap().unwrap();
+        stopped(self.serving).await;
+    }
+}
+
+/// How long a test waits for a server to stop: past the grace period (10 s), the stream linger
+/// (1 s) and a task's last notification (5 s).
+pub const STOP_BOUND: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Waits for `serving` to end cleanly; a server still serving after [`STOP_BOUND`] fails the test
+/// (a call, task run or connection that a shutdown does not end) instead of hanging it.
+async fn stopped(serving: tokio::task::JoinHandle<Result<(), tool_mcp::ServeError>>) {
+    match tokio::time::timeout(STOP_BOUND, serving).await {
+        Ok(ended) => ended.unwrap().unwrap(),
+        Err(_) => panic!("the server did not stop within {STOP_BOUND:?} of its shutdown"),
     }
 }
 
