@@ -47,6 +47,7 @@ pub struct McpServerBuilder {
     max_running_tasks: usize,
     task_quota: tasks::TaskQuota,
     task_lease: Duration,
+    task_runner: Arc<dyn crate::runner::TaskRunner>,
     clock: Arc<dyn Clock>,
 }
 
@@ -78,6 +79,7 @@ impl McpServer {
             max_running_tasks: tasks::DEFAULT_MAX_RUNNING_TASKS,
             task_quota: tasks::TaskQuota::default(),
             task_lease: tasks::DEFAULT_TASK_LEASE,
+            task_runner: Arc::new(crate::runner::LocalTaskRunner),
             clock: Arc::new(SystemClock),
         }
     }
@@ -319,6 +321,19 @@ impl McpServerBuilder {
         self
     }
 
+    /// How a created task reaches the worker that runs it ([`runner`](crate::runner)). Default:
+    /// [`LocalTaskRunner`](crate::runner::LocalTaskRunner), the task runs in this server at once.
+    /// A [`RedisStreamsRunner`](crate::runner) (feature `redis`) queues it on a Redis stream that
+    /// every worker sharing the task store takes from: a task created here may run on another
+    /// worker, and one whose worker stopped is reclaimed by another within about a lease and a
+    /// half ([`task_lease`](Self::task_lease)). A task with a secret argument still runs here (its
+    /// sealed arguments open only in this process). See `tool-mcp/docs/tasks.md`.
+    #[must_use]
+    pub fn task_runner(mut self, runner: impl crate::runner::TaskRunner) -> Self {
+        self.task_runner = Arc::new(runner);
+        self
+    }
+
     /// The wall clock of task records (their times, time to live and leases) and of request
     /// states' expiry (default the system's; tests drive a [`FixedClock`](tool_runtime::FixedClock)).
     /// Durations (a run's deadline, the lease's renewal period) use tokio's clock.
@@ -382,6 +397,7 @@ impl McpServerBuilder {
                     self.task_lease,
                 )
                 .retry_tags(self.task_retry_tags),
+                runner: self.task_runner,
                 #[cfg(test)]
                 direct_answers: std::sync::atomic::AtomicUsize::new(0),
             }),

@@ -25,6 +25,7 @@ pub mod auth;
 pub mod catalog;
 #[cfg(feature = "client")]
 pub mod import;
+pub mod runner;
 pub mod talk;
 pub mod tasks;
 pub mod telemetry;

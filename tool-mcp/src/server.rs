@@ -89,6 +89,8 @@ pub(crate) struct Inner {
     pub(crate) stop: CancellationToken,
     /// The task store and the runs of tasks in this process ([`tasks`]).
     pub(crate) tasks: tasks::Tasks,
+    /// How created tasks reach the worker that runs them ([`crate::runner`]).
+    pub(crate) runner: Arc<dyn crate::runner::TaskRunner>,
     /// How many requests the HTTP endpoint has answered itself ([`crate::http`]'s direct path), for the tests.
     #[cfg(test)]
     pub(crate) direct_answers: std::sync::atomic::AtomicUsize,

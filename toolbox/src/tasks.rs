@@ -39,12 +39,33 @@ pub(crate) struct TaskFlags {
     /// `retry_safe` tool) or failed when next read after its lease lapsed.
     #[arg(long, value_name = "MS", default_value_t = 10_000)]
     pub(crate) task_lease_ms: u64,
+    /// How a created task reaches the worker that runs it: `local` runs it in the worker that
+    /// created it; `streams` queues it on a Redis stream (in the Redis of `--store
+    /// redis://...`, which it needs) that every worker on that Redis takes tasks from, so a task
+    /// created on one worker may run on another, and one whose worker stopped after taking it is
+    /// taken by another within about 1.6 leases. A task with a secret argument runs where it was
+    /// created either way.
+    #[arg(long, value_enum, value_name = "RUNNER", default_value_t = RunnerChoice::Local)]
+    pub(crate) task_runner: RunnerChoice,
+    /// With `--task-runner streams`: queue the tasks this worker creates but take none from the
+    /// queue (a front worker; the other workers run them).
+    #[arg(long)]
+    pub(crate) no_task_take: bool,
     /// The most open tasks (working or input_required) one principal keeps in the task store.
     #[arg(long, value_name = "N", default_value_t = tool_mcp::tasks::DEFAULT_TASK_QUOTA_OPEN)]
     pub(crate) task_quota_open: usize,
     /// The most bytes of task records (their JSON) one principal keeps in the task store.
     #[arg(long, value_name = "BYTES", default_value_t = tool_mcp::tasks::DEFAULT_TASK_QUOTA_BYTES)]
     pub(crate) task_quota_bytes: usize,
+}
+
+/// `--task-runner`: how a created task reaches the worker that runs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum RunnerChoice {
+    /// In the worker that created it, at once.
+    Local,
+    /// Queued on a Redis stream that every worker on the Redis of `--store` takes tasks from.
+    Streams,
 }
 
 impl TaskFlags {
