@@ -271,6 +271,37 @@ fn two_hundred_tasks_over_three_workers_each_run_exactly_once() {
     }
 }
 
+#[test]
+fn with_the_streams_runner_a_task_accepted_by_one_worker_runs_on_another() {
+    let redis = RedisServer::start();
+    let workspace = tempfile::tempdir().unwrap();
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let (root, store) = (workspace.path(), redis.url(0));
+    // The front worker queues the tasks it accepts and takes none; the two others take them.
+    let front = Worker::start(&store, root, dirs[0].path(), &["--task-runner", "streams", "--no-task-take"]);
+    let backs: Vec<Worker> =
+        (1..3).map(|n| Worker::start(&store, root, dirs[n].path(), &["--task-runner", "streams"])).collect();
+    let call = json!({"name": "bash", "arguments": {"command": "echo ran >> runs.txt"}});
+    let created = request(&front.addr, 1, "tools/call", "bash", call);
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let mut done = Value::Null;
+    for i in 0..400 {
+        done = request(&front.addr, 100 + i, "tasks/get", &task, json!({"taskId": task}))["result"].clone();
+        if done["status"] != "working" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!((&done["status"], &done["result"]["isError"]), (&json!("completed"), &json!(false)), "{done}");
+    assert_eq!(task_rpc::lines(&root.join("runs.txt")), ["ran"]);
+    let ran_on: Vec<bool> = backs.iter().map(|w| w.logged("task running here", &task)).collect();
+    assert_eq!(ran_on.iter().filter(|ran| **ran).count(), 1, "{ran_on:?}");
+    assert!(!front.logged("task running here", &task), "the front worker ran the task");
+    assert!(front.logged("task created and queued", &task));
+    assert_eq!(redis.cli(&["XLEN", "tool:task:queue"]), ["0"]);
+}
+
 /// The bench of BENCHMARKS.md ("MCP tasks on a cluster"), not run by `cargo test`: tasks created
 /// and completed per second through one worker and through three on one Redis (a `read` of a
 /// small file as a task; rounds of 15 tasks a worker, each task created and polled by a
