@@ -372,12 +372,16 @@ impl McpServer {
     }
 
     /// Takes the tasks the [runner](crate::runner) delivers to this worker, [`TAKE_BATCH`] at
-    /// a time, until the server stops; a queue that cannot be read is asked again a second
+    /// a time, until a shutdown begins; a queue that cannot be read is asked again a second
     /// later.
     async fn consume(self) {
         let stop = self.inner.stop.clone();
         let worker = self.inner.tasks.worker.clone();
         loop {
+            if self.inner.calls.is_closed() {
+                // A shutdown began: the tasks still queued are for the other workers.
+                return;
+            }
             let next = tokio::select! {
                 () = stop.cancelled() => return,
                 next = self.inner.runner.next(&worker, TAKE_BATCH) => next,
@@ -405,10 +409,12 @@ impl McpServer {
     /// a place for its principal (else its entry waits to be reclaimed, here or elsewhere); one
     /// whose lease lapsed is settled as [`settle_lapsed`](Self::settle_lapsed) says (run again
     /// here, or failed); one another worker holds is left to it (its entry stays, and is
-    /// reclaimed again once idle). A record that cannot be read leaves the entry for later.
+    /// reclaimed again once idle). A record that cannot be read leaves the entry for later, as
+    /// does a shutdown that began (another worker reclaims it after a lease).
     async fn take(&self, delivery: Delivery) {
         let tasks = &self.inner.tasks;
-        if tasks.runs_here(&delivery.task) {
+        if tasks.runs_here(&delivery.task) || self.inner.calls.is_closed() {
+            // Its run here settles it; or a shutdown began, and another worker reclaims it.
             return;
         }
         let record = match tasks.store.get(&delivery.task).await {

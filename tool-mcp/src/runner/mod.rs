@@ -9,8 +9,7 @@
 //!
 //! - [`LocalTaskRunner`], the default: a task runs in the worker that created it, at once. No
 //!   queue and no Redis; a single server needs nothing else.
-//! - `RedisStreamsRunner` (feature `redis`): a Redis stream with one consumer group
-//!   ([`RedisStreamsRunner`](streams::RedisStreamsRunner)); a task is added to the stream when it
+//! - `RedisStreamsRunner` (feature `redis`): a Redis stream with one consumer group; a task is added to the stream when it
 //!   is created and any worker sharing the store takes it, so a task created on one worker may
 //!   run on another, and one whose taker stopped is reclaimed by another worker.
 //!

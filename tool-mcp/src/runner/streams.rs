@@ -24,6 +24,11 @@ pub const DEFAULT_MAX_QUEUED: usize = 100_000;
 /// A task is taken as soon as it is added; this only bounds how late a worker sees its shutdown.
 pub const READ_BLOCK: Duration = Duration::from_secs(1);
 
+/// How long a consumer (a worker) with no pending entry may stay idle before a sweep takes it out
+/// of the group: 1 hour. Workers that stopped leave their consumer behind; this bounds their
+/// number.
+pub const CONSUMER_FORGET: Duration = Duration::from_secs(3600);
+
 /// The name of the consumer group every worker joins: `workers`.
 const GROUP: &str = "workers";
 
@@ -146,6 +151,32 @@ impl RedisStreamsRunner {
     }
 }
 
+impl RedisStreamsRunner {
+    /// Takes out of the group the consumers with no pending entry idle for [`CONSUMER_FORGET`]
+    /// (workers that stopped); a failure is logged and tried again at the next reclaim.
+    async fn forget_stopped_consumers(&self) {
+        let stream = self.stream.clone();
+        let forgotten = self
+            .conn
+            .call(move |mut m: ConnectionManager| async move {
+                let info: redis::streams::StreamInfoConsumersReply = m.xinfo_consumers(&stream, GROUP).await?;
+                let stale = info
+                    .consumers
+                    .into_iter()
+                    .filter(|c| c.pending == 0 && c.idle >= millis(CONSUMER_FORGET))
+                    .map(|c| c.name);
+                for name in stale {
+                    m.xgroup_delconsumer::<_, _, _, ()>(&stream, GROUP, name).await?;
+                }
+                Ok(())
+            })
+            .await;
+        if let Err(error) = forgotten {
+            tracing::debug!(%error, "cannot take stopped consumers out of the task queue's group; trying again later");
+        }
+    }
+}
+
 /// The deliveries of stream entries.
 fn deliveries(ids: Vec<redis::streams::StreamId>) -> Vec<Delivery> {
     ids.into_iter()
@@ -227,6 +258,7 @@ impl TaskRunner for RedisStreamsRunner {
                 })
                 .await
                 .map_err(|error| self.lost("reclaim idle entries", &error))?;
+            self.forget_stopped_consumers().await;
             Ok(deliveries(claimed.claimed))
         })
     }

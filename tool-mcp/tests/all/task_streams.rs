@@ -14,7 +14,7 @@ use test_support::redis_server::RedisServer;
 use tool_mcp::McpServer;
 use tool_mcp::runner::{DEFAULT_QUEUE_NAMESPACE, RedisStreamsRunner};
 use tool_mcp::tasks::{MemoryTaskStore, TaskLease, TaskRecord, TaskStore, TaskStoreError};
-use tool_runtime::{BoxFuture, Registry, ToolContext, tool};
+use tool_runtime::{BoxFuture, Registry, Secret, ToolContext, tool};
 
 use common::{Running, rpc};
 
@@ -56,6 +56,16 @@ fn count_reclaimed(ctx: &ToolContext) -> String {
     ctx.session_id().unwrap_or("none").to_owned()
 }
 
+/// Use a token; say which worker ran this.
+#[tool(tags(task))]
+fn with_token(
+    ctx: &ToolContext,
+    /// The token.
+    token: Secret<String>,
+) -> String {
+    format!("{} used {} token bytes", ctx.session_id().unwrap_or("none"), token.expose().len())
+}
+
 /// One task store shared by the workers of a test.
 #[derive(Clone, Default)]
 struct Shared(Arc<MemoryTaskStore>);
@@ -85,6 +95,7 @@ async fn worker(name: &'static str, store: &Shared, redis: &RedisServer, takes: 
         .tool(effect::TOOL)
         .tool(count_cancelled::TOOL)
         .tool(count_reclaimed::TOOL)
+        .tool(with_token::TOOL)
         .build()
         .unwrap();
     let runner = RedisStreamsRunner::open(&redis.url(0), DEFAULT_QUEUE_NAMESPACE).unwrap().takes(takes);
@@ -227,4 +238,37 @@ async fn tasks_a_stopped_consumer_took_are_reclaimed_within_the_bound_and_run_on
     assert!(until_queue_empty(&redis).await, "the reclaimed tasks' entries are still queued");
     assert_eq!(RECLAIMED_RUNS.load(Ordering::SeqCst), 2);
     live.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_with_a_secret_argument_runs_on_the_worker_that_created_it_and_is_not_queued() {
+    let redis = RedisServer::start();
+    let store = Shared::default();
+    // The front takes no task from the queue: only running it itself completes the task.
+    let front = worker("front", &store, &redis, false).await;
+    let back = worker("back", &store, &redis, true).await;
+    let id = create(&front, "with_token", json!({"token": "s3cret"})).await;
+    assert_eq!(text(&settled(&front, &id).await), "front used 6 token bytes");
+    assert_eq!(redis.cli(&["XLEN", "tool:task:queue"]), ["0"]);
+    front.stop().await;
+    back.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_cannot_be_queued_fails_saying_why_and_nothing_runs() {
+    let redis = RedisServer::start();
+    let store = Shared::default();
+    let registry = Registry::builder().tool(whereami::TOOL).build().unwrap();
+    let runner = RedisStreamsRunner::open(&redis.url(0), "capped").unwrap().takes(false).max_queued(1);
+    let front =
+        Running::start(McpServer::builder(registry).task_store(store.clone()).task_runner(runner).build()).await;
+    create(&front, "whereami", json!({})).await;
+    let refused = rpc(&front, "tools/call", json!({"name": "whereami", "arguments": {}}), &with_tasks(), None).await;
+    assert_eq!(
+        refused["error"],
+        json!({"code": -32603, "message": "the task store failed: the task queue capped:queue holds 1 entries, its \
+               cap; wait for tasks to end, or raise the cap (RedisStreamsRunner::max_queued)"})
+    );
+    assert_eq!(redis.cli(&["XLEN", "capped:queue"]), ["1"]);
+    front.stop().await;
 }
