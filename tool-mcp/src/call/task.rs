@@ -260,8 +260,9 @@ impl McpServer {
 
     /// A `working` record whose lease lapsed has no live runner (its worker was killed, frozen,
     /// cut off, or restarted): a retry-safe tool ([`Tasks::retry_safe`]) is run again from the start
-    /// by this worker, any other ends `failed` saying so ([`crate::tasks`]). Gives the record
-    /// as it is after.
+    /// by this worker (unless its runner queues tasks and this worker takes none: then a worker
+    /// that takes tasks does, at its sweep), any other ends `failed` saying so ([`crate::tasks`]).
+    /// Gives the record as it is after.
     /// `delivery` is the queue's entry of the task, when a [runner](crate::runner) delivered it.
     async fn settle_lapsed(&self, record: TaskRecord, delivery: Option<Delivery>) -> Result<TaskRecord, ErrorData> {
         let tasks = &self.inner.tasks;
@@ -274,6 +275,11 @@ impl McpServer {
         let again = self.served().registry.definition(&record.tool).is_some_and(|d| tasks.retry_safe(d));
         if tasks.runs_here(&record.id) {
             // Its run is in this process, only late to renew: its watch renews the lease.
+            return Ok(record);
+        }
+        let runner = &self.inner.runner;
+        if again && runner.queues() && !runner.takes() {
+            // A worker that takes no task runs none again either: the sweep of one that does.
             return Ok(record);
         }
         if again {

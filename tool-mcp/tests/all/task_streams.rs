@@ -96,6 +96,7 @@ async fn worker(name: &'static str, store: &Shared, redis: &RedisServer, takes: 
         .tool(count_cancelled::TOOL)
         .tool(count_reclaimed::TOOL)
         .tool(with_token::TOOL)
+        .tool(hang_first::TOOL)
         .build()
         .unwrap();
     let runner = RedisStreamsRunner::open(&redis.url(0), DEFAULT_QUEUE_NAMESPACE).unwrap().takes(takes);
@@ -271,4 +272,60 @@ async fn a_task_that_cannot_be_queued_fails_saying_why_and_nothing_runs() {
     );
     assert_eq!(redis.cli(&["XLEN", "capped:queue"]), ["1"]);
     front.stop().await;
+}
+
+static STARTS: AtomicUsize = AtomicUsize::new(0);
+
+/// Hang on its first run (until its worker dies); say which worker ran it after. Safe to run
+/// again.
+#[tool(tags(task, retry_safe))]
+async fn hang_first(ctx: &ToolContext) -> String {
+    if STARTS.fetch_add(1, Ordering::SeqCst) == 0 {
+        std::future::pending::<()>().await;
+    }
+    ctx.session_id().unwrap_or("none").to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_consumer_killed_mid_run_is_reclaimed_by_another_worker_that_runs_it_again() {
+    let redis = RedisServer::start();
+    let store = Shared::default();
+    let front = worker("front", &store, &redis, false).await;
+    // The worker that takes the task runs on a runtime of its own, which the test then drops
+    // at once, as a kill would: its run, its lease renewals and its holds all stop.
+    let (url, doomed_store) = (redis.url(0), store.clone());
+    let doomed = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let server = runtime.block_on(async {
+            let registry = Registry::builder().tool(hang_first::TOOL).build().unwrap();
+            let runner = RedisStreamsRunner::open(&url, DEFAULT_QUEUE_NAMESPACE).unwrap();
+            McpServer::builder(registry)
+                .context(|_, ctx| Ok(ctx.session_id("doomed")))
+                .task_store(doomed_store)
+                .task_lease(LEASE)
+                .task_runner(runner)
+                .build()
+        });
+        (runtime, server)
+    })
+    .join()
+    .unwrap();
+    let id = create(&front, "hang_first", json!({})).await;
+    for _ in 0..POLLS {
+        if STARTS.load(Ordering::SeqCst) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(STARTS.load(Ordering::SeqCst), 1, "the doomed worker never started the task");
+    let (runtime, server) = doomed;
+    runtime.shutdown_background();
+    // Another worker takes it over once its lease lapsed and runs it again from the start.
+    let survivor = worker("survivor", &store, &redis, true).await;
+    assert_eq!(text(&settled(&front, &id).await), "survivor");
+    assert_eq!(STARTS.load(Ordering::SeqCst), 2);
+    assert!(until_queue_empty(&redis).await, "the reclaimed task's entry is still queued");
+    front.stop().await;
+    survivor.stop().await;
+    drop(server);
 }
