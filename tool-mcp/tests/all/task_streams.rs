@@ -97,6 +97,7 @@ async fn worker(name: &'static str, store: &Shared, redis: &RedisServer, takes: 
         .tool(count_reclaimed::TOOL)
         .tool(with_token::TOOL)
         .tool(hang_first::TOOL)
+        .tool(outlast_leases::TOOL)
         .build()
         .unwrap();
     let runner = RedisStreamsRunner::open(&redis.url(0), DEFAULT_QUEUE_NAMESPACE).unwrap().takes(takes);
@@ -328,4 +329,44 @@ async fn a_consumer_killed_mid_run_is_reclaimed_by_another_worker_that_runs_it_a
     front.stop().await;
     survivor.stop().await;
     drop(server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entries_naming_no_task_or_an_unknown_one_are_settled_and_run_nothing() {
+    let redis = RedisServer::start();
+    let store = Shared::default();
+    redis.cli(&["XGROUP", "CREATE", "tool:task:queue", "workers", "0", "MKSTREAM"]);
+    redis.cli(&["XADD", "tool:task:queue", "*", "other", "field"]);
+    redis.cli(&["XADD", "tool:task:queue", "*", "task", "no-such-task"]);
+    let back = worker("back", &store, &redis, true).await;
+    assert!(until_queue_empty(&redis).await, "hostile entries were left in the stream");
+    // Nothing pending either: each entry was acknowledged, not just deleted.
+    assert_eq!(redis.cli(&["XPENDING", "tool:task:queue", "workers"])[0], "0");
+    assert_eq!(store.0.len(), 0);
+    back.stop().await;
+}
+
+static OUTLASTING_STARTS: AtomicUsize = AtomicUsize::new(0);
+
+/// Run for 2.5 leases (1.5 s), counting its starts; safe to run again, so a reclaim would rerun it.
+#[tool(tags(task, retry_safe))]
+async fn outlast_leases() -> String {
+    let start = OUTLASTING_STARTS.fetch_add(1, Ordering::SeqCst) + 1;
+    tokio::time::sleep(LEASE * 5 / 2).await;
+    format!("start {start}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_longer_than_its_lease_holds_it_and_no_other_worker_reclaims_or_reruns_it() {
+    let redis = RedisServer::start();
+    let store = Shared::default();
+    let workers = [worker("w1", &store, &redis, true).await, worker("w2", &store, &redis, true).await];
+    let id = create(&workers[0], "outlast_leases", json!({})).await;
+    // Both workers sweep and reclaim every 0.375 to 0.625 leases meanwhile.
+    assert_eq!(text(&settled(&workers[1], &id).await), "start 1");
+    assert_eq!(OUTLASTING_STARTS.load(Ordering::SeqCst), 1);
+    assert!(until_queue_empty(&redis).await, "the task's entry is still queued");
+    for running in workers {
+        running.stop().await;
+    }
 }
