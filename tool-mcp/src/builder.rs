@@ -16,7 +16,7 @@ use crate::catalog::{
     Completes, CompletionRequest, Prompt, PromptMessage, PromptRequest, RequestError, Resource, ResourceRequest,
     ResourceTemplate, boxed,
 };
-use crate::errors::RequestStateKeyError;
+use crate::errors::{RequestStateKeyError, TaskKeyError};
 use crate::limits::{DEFAULT_GRACE_PERIOD, DEFAULT_MAX_FRAME_BYTES, Limits};
 use crate::server::{CallRequest, ContextHook, Inner, McpServer, Served};
 use crate::{catalog, talk, tasks};
@@ -48,6 +48,7 @@ pub struct McpServerBuilder {
     task_quota: tasks::TaskQuota,
     task_lease: Duration,
     task_runner: Arc<dyn crate::runner::TaskRunner>,
+    task_key: Option<crate::sealed::TaskKey>,
     clock: Arc<dyn Clock>,
 }
 
@@ -80,6 +81,7 @@ impl McpServer {
             task_quota: tasks::TaskQuota::default(),
             task_lease: tasks::DEFAULT_TASK_LEASE,
             task_runner: Arc::new(crate::runner::LocalTaskRunner),
+            task_key: None,
             clock: Arc::new(SystemClock),
         }
     }
@@ -327,7 +329,8 @@ impl McpServerBuilder {
     /// every worker sharing the task store takes from: a task created here may run on another
     /// worker, and one whose worker stopped is reclaimed by another within about a lease and a
     /// half ([`task_lease`](Self::task_lease)). A task with a secret argument still runs here (its
-    /// sealed arguments open only in this process). See `tool-mcp/docs/tasks.md`.
+    /// sealed arguments open only in this process) unless the workers share a
+    /// [`task_key`](Self::task_key). See `tool-mcp/docs/tasks.md`.
     #[must_use]
     pub fn task_runner(mut self, runner: impl crate::runner::TaskRunner) -> Self {
         self.task_runner = Arc::new(runner);
@@ -398,6 +401,7 @@ impl McpServerBuilder {
                 )
                 .retry_tags(self.task_retry_tags),
                 runner: self.task_runner,
+                task_key: self.task_key,
                 #[cfg(test)]
                 direct_answers: std::sync::atomic::AtomicUsize::new(0),
             }),
@@ -408,6 +412,22 @@ impl McpServerBuilder {
             server.start_sweep();
         }
         server
+    }
+
+    /// The key that seals the secret arguments of task records (the values of
+    /// [`Secret<T>`](tool_runtime::Secret) arguments, ChaCha20-Poly1305 under its first 32 bytes):
+    /// give every worker sharing the task store the same key, so that a task with a secret
+    /// argument may run on any of them (a [queued](Self::task_runner) task, or a rerun after its
+    /// worker stopped or after `tasks/update`). Default: none, a key drawn once per process, and
+    /// such a task runs only in the process that created it. Use a key of its own, not the
+    /// [request state key](Self::request_state_key). The key is never logged.
+    ///
+    /// # Errors
+    /// [`TaskKeyError`] for a key shorter than 32 bytes.
+    pub fn task_key(mut self, key: impl AsRef<[u8]>) -> Result<Self, TaskKeyError> {
+        let key = key.as_ref();
+        self.task_key = Some(crate::sealed::TaskKey::new(key).ok_or(TaskKeyError { bytes: key.len() })?);
+        Ok(self)
     }
 
     /// The key that seals the request state of input-required results (MCP 2026-07-28's

@@ -372,6 +372,7 @@ pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result
             .to_owned());
     }
     builder = setup.task_runner(serving.tasks.task_runner, !serving.tasks.no_task_take)?(builder);
+    builder = serving.tasks.apply_key(builder)?;
     for tag in &serving.task_tags {
         builder = builder.task_tag(tag.clone());
     }

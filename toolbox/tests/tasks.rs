@@ -233,3 +233,15 @@ fn the_streams_runner_with_an_auth_issuer_is_refused_saying_why() {
          worker without its caller's access token (its session and scopes); use `--task-runner local`\n"
     );
 }
+
+#[test]
+fn a_task_key_file_shorter_than_32_bytes_is_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("short.key");
+    std::fs::write(&key, [1u8; 16]).unwrap();
+    let path = key.to_str().unwrap();
+    assert_eq!(
+        refused(&["--task-key-file", path]),
+        format!("toolbox: --task-key-file {path}: a task key needs at least 32 bytes, got 16; give 32 random bytes\n")
+    );
+}

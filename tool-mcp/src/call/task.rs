@@ -55,10 +55,12 @@ impl McpServer {
             ));
         }
         let ttl_ms = u64::try_from(tasks.ttl.as_millis()).unwrap_or(u64::MAX);
+        let served = self.served();
+        let key = self.inner.task_key.as_ref();
         let sealed =
-            crate::sealed::seal_arguments(&arguments, self.served().registry.definition(tool).map(|d| &d.input_schema));
-        // Sealed secrets open only in this process: such a task runs here, whatever the runner.
-        let queued = self.inner.runner.queues() && sealed == arguments;
+            crate::sealed::seal_arguments(&arguments, served.registry.definition(tool).map(|d| &d.input_schema), key);
+        // Secrets sealed under this process's own key open only here: such a task runs here.
+        let queued = self.inner.runner.queues() && (sealed == arguments || key.is_some());
         let record = TaskRecord {
             client: client.into(),
             answers,
@@ -151,7 +153,7 @@ impl McpServer {
         let inner = &self.inner;
         let served = self.served();
         let schema = served.registry.definition(&record.tool).map(|d| &d.input_schema);
-        let arguments = crate::sealed::open_arguments(&record.tool, &record.arguments, schema)
+        let arguments = crate::sealed::open_arguments(&record.tool, &record.arguments, schema, inner.task_key.as_ref())
             .map_err(|message| ErrorData::invalid_params(message, None))?;
         let channel = Arc::new(McpChannel::for_task(record.client.into(), record.answers.clone()));
         let (progress, reports) = mpsc::unbounded_channel();

@@ -90,6 +90,17 @@ impl TaskStore for Shared {
 
 /// A worker named `name` on `store` and the stream of `redis`, taking tasks or not.
 async fn worker(name: &'static str, store: &Shared, redis: &RedisServer, takes: bool) -> Running {
+    worker_with(name, store, redis, takes, |builder| builder).await
+}
+
+/// As [`worker`], its builder changed by `configure`.
+async fn worker_with(
+    name: &'static str,
+    store: &Shared,
+    redis: &RedisServer,
+    takes: bool,
+    configure: impl FnOnce(tool_mcp::McpServerBuilder) -> tool_mcp::McpServerBuilder,
+) -> Running {
     let registry = Registry::builder()
         .tool(whereami::TOOL)
         .tool(effect::TOOL)
@@ -101,13 +112,12 @@ async fn worker(name: &'static str, store: &Shared, redis: &RedisServer, takes: 
         .build()
         .unwrap();
     let runner = RedisStreamsRunner::open(&redis.url(0), DEFAULT_QUEUE_NAMESPACE).unwrap().takes(takes);
-    let server = McpServer::builder(registry)
+    let builder = McpServer::builder(registry)
         .context(move |_, ctx| Ok(ctx.session_id(name)))
         .task_store(store.clone())
         .task_lease(LEASE)
-        .task_runner(runner)
-        .build();
-    Running::start(server).await
+        .task_runner(runner);
+    Running::start(configure(builder).build()).await
 }
 
 fn with_tasks() -> Value {
@@ -369,4 +379,27 @@ async fn a_run_longer_than_its_lease_holds_it_and_no_other_worker_reclaims_or_re
     for running in workers {
         running.stop().await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_shared_task_key_a_task_with_a_secret_argument_is_queued_and_runs_on_another_worker() {
+    let redis = RedisServer::start();
+    let store = Shared::default();
+    let key = |b: tool_mcp::McpServerBuilder| b.task_key([42u8; 32]).unwrap();
+    let front = worker_with("front", &store, &redis, false, key).await;
+    let back = worker_with("back", &store, &redis, true, key).await;
+    let id = create(&front, "with_token", json!({"token": "s3cret"})).await;
+    assert_eq!(text(&settled(&front, &id).await), "back used 6 token bytes");
+    // The store never held the secret in clear.
+    let record = store.get(&id).await.unwrap().unwrap();
+    assert!(!record.arguments.contains("s3cret"), "{}", record.arguments);
+    front.stop().await;
+    back.stop().await;
+}
+
+#[test]
+fn a_task_key_shorter_than_32_bytes_is_refused_saying_so() {
+    let registry = Registry::builder().tool(whereami::TOOL).build().unwrap();
+    let error = McpServer::builder(registry).task_key([1u8; 16]).err().unwrap();
+    assert_eq!(error.to_string(), "a task key needs at least 32 bytes, got 16; give 32 random bytes");
 }
