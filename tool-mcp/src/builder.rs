@@ -16,7 +16,7 @@ use crate::catalog::{
     Completes, CompletionRequest, Prompt, PromptMessage, PromptRequest, RequestError, Resource, ResourceRequest,
     ResourceTemplate, boxed,
 };
-use crate::errors::RequestStateKeyError;
+use crate::errors::{RequestStateKeyError, TaskKeyError};
 use crate::limits::{DEFAULT_GRACE_PERIOD, DEFAULT_MAX_FRAME_BYTES, Limits};
 use crate::server::{CallRequest, ContextHook, Inner, McpServer, Served};
 use crate::{catalog, talk, tasks};
@@ -47,6 +47,8 @@ pub struct McpServerBuilder {
     max_running_tasks: usize,
     task_quota: tasks::TaskQuota,
     task_lease: Duration,
+    task_runner: Arc<dyn crate::runner::TaskRunner>,
+    task_key: Option<crate::sealed::TaskKey>,
     clock: Arc<dyn Clock>,
 }
 
@@ -78,6 +80,8 @@ impl McpServer {
             max_running_tasks: tasks::DEFAULT_MAX_RUNNING_TASKS,
             task_quota: tasks::TaskQuota::default(),
             task_lease: tasks::DEFAULT_TASK_LEASE,
+            task_runner: Arc::new(crate::runner::LocalTaskRunner),
+            task_key: None,
             clock: Arc::new(SystemClock),
         }
     }
@@ -319,6 +323,20 @@ impl McpServerBuilder {
         self
     }
 
+    /// How a created task reaches the worker that runs it ([`runner`](crate::runner)). Default:
+    /// [`LocalTaskRunner`](crate::runner::LocalTaskRunner), the task runs in this server at once.
+    /// A [`RedisStreamsRunner`](crate::runner) (feature `redis`) queues it on a Redis stream that
+    /// every worker sharing the task store takes from: a task created here may run on another
+    /// worker, and one whose worker stopped is reclaimed by another within about a lease and a
+    /// half ([`task_lease`](Self::task_lease)). A task with a secret argument still runs here (its
+    /// sealed arguments open only in this process) unless the workers share a
+    /// [`task_key`](Self::task_key). See `tool-mcp/docs/tasks.md`.
+    #[must_use]
+    pub fn task_runner(mut self, runner: impl crate::runner::TaskRunner) -> Self {
+        self.task_runner = Arc::new(runner);
+        self
+    }
+
     /// The wall clock of task records (their times, time to live and leases) and of request
     /// states' expiry (default the system's; tests drive a [`FixedClock`](tool_runtime::FixedClock)).
     /// Durations (a run's deadline, the lease's renewal period) use tokio's clock.
@@ -382,6 +400,8 @@ impl McpServerBuilder {
                     self.task_lease,
                 )
                 .retry_tags(self.task_retry_tags),
+                runner: self.task_runner,
+                task_key: self.task_key,
                 #[cfg(test)]
                 direct_answers: std::sync::atomic::AtomicUsize::new(0),
             }),
@@ -392,6 +412,22 @@ impl McpServerBuilder {
             server.start_sweep();
         }
         server
+    }
+
+    /// The key that seals the secret arguments of task records (the values of
+    /// [`Secret<T>`](tool_runtime::Secret) arguments, ChaCha20-Poly1305 under its first 32 bytes):
+    /// give every worker sharing the task store the same key, so that a task with a secret
+    /// argument may run on any of them (a [queued](Self::task_runner) task, or a rerun after its
+    /// worker stopped or after `tasks/update`). Default: none, a key drawn once per process, and
+    /// such a task runs only in the process that created it. Use a key of its own, not the
+    /// [request state key](Self::request_state_key). The key is never logged.
+    ///
+    /// # Errors
+    /// [`TaskKeyError`] for a key shorter than 32 bytes.
+    pub fn task_key(mut self, key: impl AsRef<[u8]>) -> Result<Self, TaskKeyError> {
+        let key = key.as_ref();
+        self.task_key = Some(crate::sealed::TaskKey::new(key).ok_or(TaskKeyError { bytes: key.len() })?);
+        Ok(self)
     }
 
     /// The key that seals the request state of input-required results (MCP 2026-07-28's

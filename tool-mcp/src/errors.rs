@@ -30,6 +30,21 @@ impl std::fmt::Display for RequestStateKeyError {
 
 impl std::error::Error for RequestStateKeyError {}
 
+/// A task key too short for ChaCha20-Poly1305 ([`McpServerBuilder::task_key`](crate::McpServerBuilder::task_key)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskKeyError {
+    /// The key's length in bytes.
+    pub bytes: usize,
+}
+
+impl std::fmt::Display for TaskKeyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "a task key needs at least 32 bytes, got {}; give 32 random bytes", self.bytes)
+    }
+}
+
+impl std::error::Error for TaskKeyError {}
+
 /// Why serving stopped with an error.
 ///
 /// `Debug` writes the same text as `Display`, so a `main` that returns

@@ -25,6 +25,7 @@ pub mod auth;
 pub mod catalog;
 #[cfg(feature = "client")]
 pub mod import;
+pub mod runner;
 pub mod talk;
 pub mod tasks;
 pub mod telemetry;
@@ -46,7 +47,7 @@ pub use crate::catalog::{
     ResourceRequest, ResourceTemplate, Role, TemplateError,
 };
 pub use crate::content::{call_result, tool_entry};
-pub use crate::errors::{RequestStateKeyError, ServeError};
+pub use crate::errors::{RequestStateKeyError, ServeError, TaskKeyError};
 pub use crate::http::{HttpService, MCP_PATH, RESERVED_DESCRIPTORS, check_allowed_origin, connection_cap};
 pub use crate::limits::{
     DEFAULT_GRACE_PERIOD, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,

@@ -89,6 +89,11 @@ pub(crate) struct Inner {
     pub(crate) stop: CancellationToken,
     /// The task store and the runs of tasks in this process ([`tasks`]).
     pub(crate) tasks: tasks::Tasks,
+    /// How created tasks reach the worker that runs them ([`crate::runner`]).
+    pub(crate) runner: Arc<dyn crate::runner::TaskRunner>,
+    /// The key sealing task records' secret arguments that every worker shares, when given
+    /// ([`crate::sealed`]); else each process's own.
+    pub(crate) task_key: Option<crate::sealed::TaskKey>,
     /// How many requests the HTTP endpoint has answered itself ([`crate::http`]'s direct path), for the tests.
     #[cfg(test)]
     pub(crate) direct_answers: std::sync::atomic::AtomicUsize,

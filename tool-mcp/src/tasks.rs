@@ -30,7 +30,9 @@
 //!
 //! # Running
 //! The tool runs on the server's task tracker (a shutdown waits for it as for any call) with a
-//! cancellation token kept in the process by task id. It ends as:
+//! cancellation token kept in the process by task id, in the worker the
+//! [task runner](crate::runner) hands it to: the one that created it by default, or whichever
+//! worker takes it from a shared queue (`RedisStreamsRunner`, feature `redis`). It ends as:
 //! - `completed` with the `tools/call` result inlined as `result` (a tool error too:
 //!   `result.isError` is `true`);
 //! - `failed` with a JSON-RPC error object as `error`: the tool panicked (-32603; told by the

@@ -366,6 +366,13 @@ pub(crate) fn serve(setup: &Setup, sets: &[String], serving: &Serving) -> Result
             setup.task_quota_store()?,
             serving.tasks.quota(),
         ));
+    if serving.tasks.task_runner == crate::tasks::RunnerChoice::Streams && serving.auth.auth_issuer.is_some() {
+        return Err("`--task-runner streams` cannot be used with `--auth-issuer` yet: a queued task runs on another \
+                    worker without its caller's access token (its session and scopes); use `--task-runner local`"
+            .to_owned());
+    }
+    builder = setup.task_runner(serving.tasks.task_runner, !serving.tasks.no_task_take)?(builder);
+    builder = serving.tasks.apply_key(builder)?;
     for tag in &serving.task_tags {
         builder = builder.task_tag(tag.clone());
     }

@@ -436,6 +436,40 @@ impl Setup {
         }
     }
 
+    /// The task runner of `--task-runner`: [`LocalTaskRunner`](tool_mcp::runner::LocalTaskRunner)
+    /// for `local`; for `streams`, a [`RedisStreamsRunner`](tool_mcp::runner::RedisStreamsRunner)
+    /// on the Redis of `--store` (its stream `tool:task:queue`), taking tasks unless `takes` is
+    /// `false`.
+    ///
+    /// # Errors
+    /// `streams` without `--store redis://...` (the queue must be shared by the workers); the
+    /// Redis URL cannot be used.
+    pub(crate) fn task_runner(
+        &self,
+        runner: crate::tasks::RunnerChoice,
+        takes: bool,
+    ) -> Result<Box<dyn FnOnce(tool_mcp::McpServerBuilder) -> tool_mcp::McpServerBuilder>, String> {
+        use tool_mcp::runner::{DEFAULT_QUEUE_NAMESPACE, RedisStreamsRunner};
+        match (runner, &self.store) {
+            (crate::tasks::RunnerChoice::Local, _) if !takes => {
+                Err("`--no-task-take` needs `--task-runner streams`: with `local`, a worker runs the tasks it creates"
+                    .to_owned())
+            }
+            (crate::tasks::RunnerChoice::Local, _) => Ok(Box::new(|builder| builder)),
+            (crate::tasks::RunnerChoice::Streams, StoreChoice::File) => Err(
+                "`--task-runner streams` needs `--store redis://HOST:PORT/DB`: the queue of tasks lives in the Redis \
+                 every worker shares; pass --store, or use --task-runner local"
+                    .to_owned(),
+            ),
+            (crate::tasks::RunnerChoice::Streams, StoreChoice::Redis(url)) => {
+                let runner = RedisStreamsRunner::open(url, DEFAULT_QUEUE_NAMESPACE)
+                    .map_err(|e| format!("cannot use --store: {e}"))?
+                    .takes(takes);
+                Ok(Box::new(move |builder| builder.task_runner(runner)))
+            }
+        }
+    }
+
     /// The resource locks of `--store` when it is a Redis, shared by every worker on it
     /// (`tool_runtime::locks::RedisLocks`, lease 10 s); `None` for `file`, whose registry keeps
     /// its locks in the process.

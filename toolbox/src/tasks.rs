@@ -39,6 +39,25 @@ pub(crate) struct TaskFlags {
     /// `retry_safe` tool) or failed when next read after its lease lapsed.
     #[arg(long, value_name = "MS", default_value_t = 10_000)]
     pub(crate) task_lease_ms: u64,
+    /// How a created task reaches the worker that runs it: `local` runs it in the worker that
+    /// created it; `streams` queues it on a Redis stream (in the Redis of `--store
+    /// redis://...`, which it needs) that every worker on that Redis takes tasks from, so a task
+    /// created on one worker may run on another, and one whose worker stopped after taking it is
+    /// taken by another within about 1.6 leases. A task with a secret argument runs where it was
+    /// created, unless the workers share `--task-key-file`.
+    #[arg(long, value_enum, value_name = "RUNNER", default_value_t = RunnerChoice::Local)]
+    pub(crate) task_runner: RunnerChoice,
+    /// With `--task-runner streams`: queue the tasks this worker creates but take none from the
+    /// queue (a front worker; the other workers run them).
+    #[arg(long)]
+    pub(crate) no_task_take: bool,
+    /// A file of at least 32 random bytes (the first 32 are used) sealing the secret arguments of
+    /// task records, the same file for every worker on the store: then a task with a secret
+    /// argument may run on any worker (queued with `--task-runner streams`, or run again after
+    /// its worker stopped). Without it each worker seals with a key of its own and such a task
+    /// runs only where it was created. Use a file of its own, not `--request-state-key-file`.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) task_key_file: Option<std::path::PathBuf>,
     /// The most open tasks (working or input_required) one principal keeps in the task store.
     #[arg(long, value_name = "N", default_value_t = tool_mcp::tasks::DEFAULT_TASK_QUOTA_OPEN)]
     pub(crate) task_quota_open: usize,
@@ -47,7 +66,26 @@ pub(crate) struct TaskFlags {
     pub(crate) task_quota_bytes: usize,
 }
 
+/// `--task-runner`: how a created task reaches the worker that runs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum RunnerChoice {
+    /// In the worker that created it, at once.
+    Local,
+    /// Queued on a Redis stream that every worker on the Redis of `--store` takes tasks from.
+    Streams,
+}
+
 impl TaskFlags {
+    /// The builder with the task key of `--task-key-file`, when given.
+    ///
+    /// # Errors
+    /// The file cannot be read or holds fewer than 32 bytes.
+    pub(crate) fn apply_key(&self, builder: tool_mcp::McpServerBuilder) -> Result<tool_mcp::McpServerBuilder, String> {
+        let Some(path) = &self.task_key_file else { return Ok(builder) };
+        let key = std::fs::read(path).map_err(|e| format!("cannot read --task-key-file {}: {e}", path.display()))?;
+        builder.task_key(key).map_err(|e| format!("--task-key-file {}: {e}", path.display()))
+    }
+
     /// The quota of one principal.
     pub(crate) fn quota(&self) -> TaskQuota {
         TaskQuota { max_open: self.task_quota_open, max_bytes: self.task_quota_bytes }

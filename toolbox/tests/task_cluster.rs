@@ -111,15 +111,15 @@ impl Cluster {
         task_rpc::until_lines(&self.workspace.path().join(name), count);
     }
 
-    /// The index of the worker that created the task `id`.
+    /// The index of the worker that runs the task `id` (by its log: `task running here`).
     fn runner(&self, id: &str) -> usize {
         for _ in 0..250 {
-            if let Some(n) = self.workers.iter().position(|w| w.created(id)) {
+            if let Some(n) = self.workers.iter().position(|w| w.logged("task running here", id)) {
                 return n;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        panic!("no worker's log says it created task {id}");
+        panic!("no worker's log says it runs task {id}");
     }
 
     /// Starts `command` as a bash task through the balancer; its task id.
@@ -271,52 +271,91 @@ fn two_hundred_tasks_over_three_workers_each_run_exactly_once() {
     }
 }
 
-/// The bench of BENCHMARKS.md ("MCP tasks on a cluster"), not run by `cargo test`: tasks created
-/// and completed per second through one worker and through three on one Redis (a `read` of a
-/// small file as a task; rounds of 15 tasks a worker, each task created and polled by a
-/// client thread of its own, every 20 ms), and the time from killing the worker that
-/// runs a retry-safe task to that task completed on another. Prints its figures.
+#[test]
+fn with_the_streams_runner_a_task_accepted_by_one_worker_runs_on_another() {
+    let redis = RedisServer::start();
+    let workspace = tempfile::tempdir().unwrap();
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let (root, store) = (workspace.path(), redis.url(0));
+    // The front worker queues the tasks it accepts and takes none; the two others take them.
+    let front = Worker::start(&store, root, dirs[0].path(), &["--task-runner", "streams", "--no-task-take"]);
+    let backs: Vec<Worker> =
+        (1..3).map(|n| Worker::start(&store, root, dirs[n].path(), &["--task-runner", "streams"])).collect();
+    let call = json!({"name": "bash", "arguments": {"command": "echo ran >> runs.txt"}});
+    let created = request(&front.addr, 1, "tools/call", "bash", call);
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let mut done = Value::Null;
+    for i in 0..400 {
+        done = request(&front.addr, 100 + i, "tasks/get", &task, json!({"taskId": task}))["result"].clone();
+        if done["status"] != "working" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!((&done["status"], &done["result"]["isError"]), (&json!("completed"), &json!(false)), "{done}");
+    assert_eq!(task_rpc::lines(&root.join("runs.txt")), ["ran"]);
+    let ran_on: Vec<bool> = backs.iter().map(|w| w.logged("task running here", &task)).collect();
+    assert_eq!(ran_on.iter().filter(|ran| **ran).count(), 1, "{ran_on:?}");
+    assert!(!front.logged("task running here", &task), "the front worker ran the task");
+    assert!(front.logged("task created and queued", &task));
+    assert_eq!(redis.cli(&["XLEN", "tool:task:queue"]), ["0"]);
+}
+
+/// The bench of BENCHMARKS.md ("MCP tasks on a cluster"), not run by `cargo test`: for each task
+/// runner (`--task-runner local`, then `streams`), tasks created and completed per second through
+/// one worker and through three on one Redis (a `read` of a small file as a task; rounds of 15
+/// tasks a worker, each task created and polled by a client thread of its own, every 20 ms), and
+/// the time from killing the worker that runs a retry-safe task to that task completed on
+/// another. Prints its figures.
 #[test]
 #[ignore = "a benchmark: cargo test -p toolbox --test task_cluster -- --ignored --nocapture"]
 fn bench_tasks_per_second_and_reclaim_time() {
-    for workers in [1, 3] {
-        let cluster = Cluster::start_with(workers, &["--task", "read_only", "--task-retry", "exec"]);
-        std::fs::write(cluster.workspace.path().join("a.txt"), "one line\n").unwrap();
-        let (total, batch) = (600u64, 15 * workers as u64);
-        let started = std::time::Instant::now();
-        // One client thread per task of a round: each creates its task and polls it until done.
-        for round in 0..total / batch {
-            std::thread::scope(|scope| {
-                for n in 0..batch {
-                    let cluster = &cluster;
-                    scope.spawn(move || {
-                        let call = json!({"name": "read", "arguments": {"file_path": "a.txt"}});
-                        let created = request(&cluster.balancer, round * batch + n, "tools/call", "read", call);
-                        let task = created["result"]["taskId"].as_str().unwrap_or_else(|| panic!("{created}"));
-                        let done = cluster.settled_every(task, Duration::from_millis(20));
-                        assert_eq!(done["status"], "completed", "{done}");
-                    });
-                }
-            });
+    for runner in ["local", "streams"] {
+        for workers in [1, 3] {
+            let extra = ["--task", "read_only", "--task-retry", "exec", "--task-runner", runner];
+            let cluster = Cluster::start_with(workers, &extra);
+            std::fs::write(cluster.workspace.path().join("a.txt"), "one line\n").unwrap();
+            let (total, batch) = (600u64, 15 * workers as u64);
+            let started = std::time::Instant::now();
+            // One client thread per task of a round: each creates its task and polls it until done.
+            for round in 0..total / batch {
+                std::thread::scope(|scope| {
+                    for n in 0..batch {
+                        let cluster = &cluster;
+                        scope.spawn(move || {
+                            let call = json!({"name": "read", "arguments": {"file_path": "a.txt"}});
+                            let created = request(&cluster.balancer, round * batch + n, "tools/call", "read", call);
+                            let task = created["result"]["taskId"].as_str().unwrap_or_else(|| panic!("{created}"));
+                            let done = cluster.settled_every(task, Duration::from_millis(20));
+                            assert_eq!(done["status"], "completed", "{done}");
+                        });
+                    }
+                });
+            }
+            let elapsed = started.elapsed();
+            println!(
+                "--task-runner {runner}, {workers} worker(s): {total} tasks created and completed in {elapsed:.2?}: \
+                 {:.0} tasks/s",
+                total as f64 / elapsed.as_secs_f64()
+            );
         }
-        let elapsed = started.elapsed();
+        let mut cluster = Cluster::start_with(3, &["--task-retry", "exec", "--task-runner", runner]);
+        let task = cluster.bash_task(1, "if [ -e marker ]; then echo again; else touch marker; sleep 60; fi");
+        for _ in 0..500 {
+            if cluster.workspace.path().join("marker").exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let runner_index = cluster.runner(&task);
+        let killed = std::time::Instant::now();
+        cluster.workers.remove(runner_index);
+        let done = cluster.settled_every(&task, Duration::from_millis(50));
+        assert_eq!(done["status"], "completed", "{done}");
         println!(
-            "{workers} worker(s): {total} tasks created and completed in {elapsed:.2?}: {:.0} tasks/s",
-            total as f64 / elapsed.as_secs_f64()
+            "--task-runner {runner}: reclaim after a kill (lease 5000 ms, a poll every 50 ms): {:.2?}",
+            killed.elapsed()
         );
     }
-    let mut cluster = Cluster::start_with(3, &["--task-retry", "exec"]);
-    let task = cluster.bash_task(1, "if [ -e marker ]; then echo again; else touch marker; sleep 60; fi");
-    for _ in 0..500 {
-        if cluster.workspace.path().join("marker").exists() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let runner = cluster.runner(&task);
-    let killed = std::time::Instant::now();
-    cluster.workers.remove(runner);
-    let done = cluster.settled_every(&task, Duration::from_millis(50));
-    assert_eq!(done["status"], "completed", "{done}");
-    println!("reclaim after a kill (lease 5000 ms, a poll every 50 ms): {:.2?}", killed.elapsed());
 }

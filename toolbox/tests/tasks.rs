@@ -189,3 +189,59 @@ fn max_input_response_bytes_refuses_answers_past_the_flags_count() {
     server.kill().unwrap();
     server.wait().unwrap();
 }
+
+/// What `toolbox mcp --http 127.0.0.1:0 ARGS` says on standard error when it refuses to start
+/// (exit code 1).
+fn refused(args: &[&str]) -> String {
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let output = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["mcp", "--http", "127.0.0.1:0"])
+        .args(args)
+        .args([std::ffi::OsStr::new("--root"), root.path().as_os_str()])
+        .args([std::ffi::OsStr::new("--state-dir"), state.path().as_os_str()])
+        .env_remove("TOOL_STORE")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn the_streams_runner_without_a_redis_store_is_refused_saying_what_to_give() {
+    assert_eq!(
+        refused(&["--task-runner", "streams"]),
+        "toolbox: `--task-runner streams` needs `--store redis://HOST:PORT/DB`: the queue of tasks lives in the Redis \
+         every worker shares; pass --store, or use --task-runner local\n"
+    );
+}
+
+#[test]
+fn no_task_take_without_the_streams_runner_is_refused() {
+    assert_eq!(
+        refused(&["--no-task-take"]),
+        "toolbox: `--no-task-take` needs `--task-runner streams`: with `local`, a worker runs the tasks it creates\n"
+    );
+}
+
+#[test]
+fn the_streams_runner_with_an_auth_issuer_is_refused_saying_why() {
+    let args = ["--task-runner", "streams", "--store", "redis://127.0.0.1:1/0", "--auth-issuer", "http://127.0.0.1:1"];
+    assert_eq!(
+        refused(&args),
+        "toolbox: `--task-runner streams` cannot be used with `--auth-issuer` yet: a queued task runs on another \
+         worker without its caller's access token (its session and scopes); use `--task-runner local`\n"
+    );
+}
+
+#[test]
+fn a_task_key_file_shorter_than_32_bytes_is_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("short.key");
+    std::fs::write(&key, [1u8; 16]).unwrap();
+    let path = key.to_str().unwrap();
+    assert_eq!(
+        refused(&["--task-key-file", path]),
+        format!("toolbox: --task-key-file {path}: a task key needs at least 32 bytes, got 16; give 32 random bytes\n")
+    );
+}

@@ -69,7 +69,8 @@ impl McpServer {
     /// Step 1 (see the [module docs](self)): the context of a call of `name` (a tool, or a
     /// prompt) carried by `http` (`None` on standard input and output, and for a task run started
     /// without a request), talking to the client through `channel`; `progress` receives the
-    /// tool's progress reports when the request asked for them.
+    /// tool's progress reports when the request asked for them; `principal` (a task's) is the
+    /// context's principal when there is no request.
     ///
     /// # Errors
     /// `-32600` (invalid request) with the context hook's message when it refuses the call.
@@ -79,11 +80,18 @@ impl McpServer {
         http: Option<&::http::request::Parts>,
         channel: Arc<McpChannel>,
         progress: Option<mpsc::UnboundedSender<Progress>>,
+        principal: Option<&str>,
     ) -> Result<Prepared, ErrorData> {
         let call_id = next_call_id();
         let builder = self
             .call_context(&CallRequest { tool: name, call_id: &call_id, http })
             .map_err(|message| ErrorData::invalid_request(message, None))?;
+        // A task run without its creating request (taken from the queue, or run again) runs as
+        // the principal its record names.
+        let builder = match principal {
+            Some(principal) if http.is_none() => builder.principal(principal),
+            _ => builder,
+        };
         let token = self.inner.stop.child_token();
         let mut builder = builder.cancellation(token.clone()).client_arc(channel.clone());
         if let Some(sender) = progress {

@@ -17,6 +17,7 @@ use tool_runtime::{Progress, ToolCall, ToolDefinition, ToolErrorKind};
 
 use super::Ended;
 use crate::content::call_result;
+use crate::runner::Delivery;
 use crate::server::{CallRequest, McpServer, is_structured};
 use crate::talk::{MAX_STATUS_CHARS, McpChannel};
 use crate::tasks::{
@@ -54,38 +55,52 @@ impl McpServer {
             ));
         }
         let ttl_ms = u64::try_from(tasks.ttl.as_millis()).unwrap_or(u64::MAX);
-        let arguments =
-            crate::sealed::seal_arguments(&arguments, self.served().registry.definition(tool).map(|d| &d.input_schema));
+        let served = self.served();
+        let key = self.inner.task_key.as_ref();
+        let sealed =
+            crate::sealed::seal_arguments(&arguments, served.registry.definition(tool).map(|d| &d.input_schema), key);
+        // Secrets sealed under this process's own key open only here: such a task runs here.
+        let queued = self.inner.runner.queues() && (sealed == arguments || key.is_some());
         let record = TaskRecord {
             client: client.into(),
             answers,
-            lease: Some(tasks.new_lease()),
-            ..TaskRecord::new(new_task_id()?, tool, arguments, principal, tasks.now_ms(), ttl_ms)
+            lease: (!queued).then(|| tasks.new_lease()),
+            ..TaskRecord::new(new_task_id()?, tool, sealed, principal, tasks.now_ms(), ttl_ms)
         };
+        if queued {
+            return self.queue_task(record).await;
+        }
         tasks.reserve(&record.id, record.principal.as_deref())?;
         if let Err(error) = tasks.store.insert(record.clone()).await {
             tasks.release(&record.id);
             return Err(store_error(&error));
         }
         tracing::debug!(task = %record.id, tool, "task created");
-        self.start_task(&record, http, listener).await?;
+        self.start_task(&record, http, listener, None).await?;
         Ok(CreateTaskResult::new(task_of(&record)))
     }
 
-    /// [`run_task`](Self::run_task) of a task whose place is reserved
-    /// ([`Tasks::reserve`](crate::tasks::Tasks)), and a record that cannot start (the context
-    /// hook refused) marked `failed` with the error, which is also returned.
-    async fn start_task(
-        &self,
-        record: &TaskRecord,
-        http: Option<&::http::request::Parts>,
-        listener: Option<Peer<RoleServer>>,
-    ) -> Result<(), ErrorData> {
-        let Err(error) = self.run_task(record, http, listener) else { return Ok(()) };
-        self.inner.tasks.release(&record.id);
-        let object = error_object(&error);
+    /// Stores `record` (`working`, no lease) and queues it on the [task runner](crate::runner),
+    /// for whichever worker takes it; a task that cannot be queued is marked `failed` with the
+    /// runner's error, which is also returned (-32603).
+    async fn queue_task(&self, record: TaskRecord) -> Result<CreateTaskResult, ErrorData> {
         let tasks = &self.inner.tasks;
-        let marked = update(tasks.store.as_ref(), tasks.clock.as_ref(), &record.id, |record| {
+        tasks.store.insert(record.clone()).await.map_err(|error| store_error(&error))?;
+        if let Err(error) = self.inner.runner.submit(&record.id).await {
+            let error = store_error(&error);
+            self.mark_failed(&record.id, &error).await;
+            return Err(error);
+        }
+        tracing::debug!(task = %record.id, tool = %record.tool, "task created and queued");
+        Ok(CreateTaskResult::new(task_of(&record)))
+    }
+
+    /// Marks the record of `id` `failed` with `error` unless it ended already (a failure to
+    /// write it is logged).
+    async fn mark_failed(&self, id: &str, error: &ErrorData) {
+        let object = error_object(error);
+        let tasks = &self.inner.tasks;
+        let marked = update(tasks.store.as_ref(), tasks.clock.as_ref(), id, |record| {
             if record.status.is_terminal() {
                 return false;
             }
@@ -96,7 +111,26 @@ impl McpServer {
         })
         .await;
         if let Err(store) = marked {
-            tracing::warn!(task = %record.id, %store, "cannot mark a task that did not start as failed");
+            tracing::warn!(task = %id, %store, "cannot mark a task that did not start as failed");
+        }
+    }
+
+    /// [`run_task`](Self::run_task) of a task whose place is reserved
+    /// ([`Tasks::reserve`](crate::tasks::Tasks)), and a record that cannot start (the context
+    /// hook refused) marked `failed` with the error, which is also returned.
+    /// `delivery` is the queue's entry of the task, when a [runner](crate::runner) delivered it.
+    async fn start_task(
+        &self,
+        record: &TaskRecord,
+        http: Option<&::http::request::Parts>,
+        listener: Option<Peer<RoleServer>>,
+        delivery: Option<Delivery>,
+    ) -> Result<(), ErrorData> {
+        let Err(error) = self.run_task(record, http, listener, delivery.clone()) else { return Ok(()) };
+        self.inner.tasks.release(&record.id);
+        self.mark_failed(&record.id, &error).await;
+        if let Some(delivery) = &delivery {
+            self.settle_delivery(delivery).await;
         }
         Err(error)
     }
@@ -105,21 +139,25 @@ impl McpServer {
     /// its reserved place was given back (a `tasks/cancel` came first). The run first takes the
     /// task's lease in the store (only of a `working` record: a cancel written before is seen),
     /// renews it and watches the record while the tool runs (see [`watch`]), and writes its
-    /// outcome only while it still holds the lease.
+    /// outcome only while it still holds the lease. A run of a `delivery` holds its entry in the
+    /// queue while it goes on ([`hold`]) and settles it once the task no longer needs a worker
+    /// (it ran, was cancelled, or is another's); a run stopped for want of its lease leaves it,
+    /// for the worker that settles the task.
     fn run_task(
         &self,
         record: &TaskRecord,
         http: Option<&::http::request::Parts>,
         listener: Option<Peer<RoleServer>>,
+        delivery: Option<Delivery>,
     ) -> Result<(), ErrorData> {
         let inner = &self.inner;
         let served = self.served();
         let schema = served.registry.definition(&record.tool).map(|d| &d.input_schema);
-        let arguments = crate::sealed::open_arguments(&record.tool, &record.arguments, schema)
+        let arguments = crate::sealed::open_arguments(&record.tool, &record.arguments, schema, inner.task_key.as_ref())
             .map_err(|message| ErrorData::invalid_params(message, None))?;
         let channel = Arc::new(McpChannel::for_task(record.client.into(), record.answers.clone()));
         let (progress, reports) = mpsc::unbounded_channel();
-        let prepared = self.prepare(&record.tool, http, channel, Some(progress))?;
+        let prepared = self.prepare(&record.tool, http, channel, Some(progress), record.principal.as_deref())?;
         let call = ToolCall::new(prepared.call_id.clone(), record.tool.clone(), arguments);
         let id = record.id.clone();
         let lifetime = Duration::from_millis(
@@ -143,8 +181,12 @@ impl McpServer {
                 let Some(held_until) = claim(tasks, &id).await else {
                     tasks.release(&id);
                     tracing::debug!(task = %id, "task no longer working (cancelled) or run elsewhere: not started");
+                    if let Some(delivery) = &delivery {
+                        server.settle_delivery(delivery).await;
+                    }
                     return;
                 };
+                tracing::debug!(task = %id, tool = %call.name, "task running here");
                 let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name);
                 let work = served.registry.call_with_search_where(&call, &prepared.ctx, &listed);
                 let fenced = std::sync::atomic::AtomicBool::new(false);
@@ -158,6 +200,7 @@ impl McpServer {
                             tokio::task::yield_now().await;
                         }
                         () = report(tasks, &id, reports, &prepared.channel) => {}
+                        () = hold(&server, delivery.as_ref()) => {}
                     }
                 };
                 // A run ends with its record (its time to live): nobody could see or cancel it after.
@@ -171,6 +214,10 @@ impl McpServer {
                     // Its lease may be another worker's by now: the sweep or a read settles the task.
                     tracing::debug!(task = %id, "a run stopped for want of its lease writes no outcome");
                     return;
+                }
+                if let Some(delivery) = &delivery {
+                    // The record says the rest: the queue's entry is no longer needed.
+                    server.settle_delivery(delivery).await;
                 }
                 let structured = is_structured(&served, &call.name);
                 let outcome = match ran {
@@ -215,9 +262,11 @@ impl McpServer {
 
     /// A `working` record whose lease lapsed has no live runner (its worker was killed, frozen,
     /// cut off, or restarted): a retry-safe tool ([`Tasks::retry_safe`]) is run again from the start
-    /// by this worker, any other ends `failed` saying so ([`crate::tasks`]). Gives the record
-    /// as it is after.
-    async fn settle_lapsed(&self, record: TaskRecord) -> Result<TaskRecord, ErrorData> {
+    /// by this worker (unless its runner queues tasks and this worker takes none: then a worker
+    /// that takes tasks does, at its sweep), any other ends `failed` saying so ([`crate::tasks`]).
+    /// Gives the record as it is after.
+    /// `delivery` is the queue's entry of the task, when a [runner](crate::runner) delivered it.
+    async fn settle_lapsed(&self, record: TaskRecord, delivery: Option<Delivery>) -> Result<TaskRecord, ErrorData> {
         let tasks = &self.inner.tasks;
         let now = tasks.now_ms();
         let lapsed =
@@ -228,6 +277,11 @@ impl McpServer {
         let again = self.served().registry.definition(&record.tool).is_some_and(|d| tasks.retry_safe(d));
         if tasks.runs_here(&record.id) {
             // Its run is in this process, only late to renew: its watch renews the lease.
+            return Ok(record);
+        }
+        let runner = &self.inner.runner;
+        if again && runner.queues() && !runner.takes() {
+            // A worker that takes no task runs none again either: the sweep of one that does.
             return Ok(record);
         }
         if again {
@@ -244,7 +298,7 @@ impl McpServer {
             match taken {
                 Ok(Some(taken)) => {
                     tracing::info!(task = %taken.id, tool = %taken.tool, "task's runner lapsed: running it again");
-                    self.start_task(&taken, None, None).await?;
+                    self.start_task(&taken, None, None, delivery).await?;
                     return Ok(taken);
                 }
                 Ok(None) => tasks.release(&record.id),
@@ -295,13 +349,18 @@ impl McpServer {
     /// ([`TaskStore::working`](crate::tasks::TaskStore::working), at most [`SWEEP_BATCH`]) and
     /// settles those whose lease lapsed ([`settle_lapsed`](Self::settle_lapsed)), so that a task
     /// of a stopped worker is run again or failed within about a lease and a half even when no
-    /// client reads it. It stops with the server (the end of a shutdown's grace period).
+    /// client reads it. With a [runner](crate::runner) that queues and takes tasks, it also
+    /// starts the consumer ([`consume`](Self::consume)), and each round reclaims the queue's
+    /// entries idle for a lease. It stops with the server (the end of a shutdown's grace period).
     pub(crate) fn start_sweep(&self) {
         let tasks = &self.inner.tasks;
         if tokio::runtime::Handle::try_current().is_err()
             || tasks.sweeping.swap(true, std::sync::atomic::Ordering::AcqRel)
         {
             return;
+        }
+        if self.inner.runner.queues() && self.inner.runner.takes() {
+            tokio::spawn(self.clone().consume());
         }
         let server = self.clone();
         tokio::spawn(async move {
@@ -320,9 +379,111 @@ impl McpServer {
         });
     }
 
-    /// One round of the lease sweep (see [`start_sweep`](Self::start_sweep)).
+    /// Takes the tasks the [runner](crate::runner) delivers to this worker, [`TAKE_BATCH`] at
+    /// a time, until a shutdown begins; a queue that cannot be read is asked again a second
+    /// later.
+    async fn consume(self) {
+        let stop = self.inner.stop.clone();
+        let worker = self.inner.tasks.worker.clone();
+        loop {
+            if self.inner.calls.is_closed() {
+                // A shutdown began: the tasks still queued are for the other workers.
+                return;
+            }
+            let next = tokio::select! {
+                () = stop.cancelled() => return,
+                next = self.inner.runner.next(&worker, TAKE_BATCH) => next,
+            };
+            match next {
+                Ok(deliveries) => {
+                    for delivery in deliveries {
+                        self.take(delivery).await;
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "cannot read the task queue; trying again in a second");
+                    tokio::select! {
+                        () = stop.cancelled() => return,
+                        () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// Acts on a task the runner delivered (new, or reclaimed from a worker idle for a lease),
+    /// after reading its record: a task gone, ended, cancelled or waiting for input is settled
+    /// and never started; one without a lease (never started) is run here when this worker has
+    /// a place for its principal (else its entry waits to be reclaimed, here or elsewhere); one
+    /// whose lease lapsed is settled as [`settle_lapsed`](Self::settle_lapsed) says (run again
+    /// here, or failed); one another worker holds is left to it (its entry stays, and is
+    /// reclaimed again once idle). A record that cannot be read leaves the entry for later, as
+    /// does a shutdown that began (another worker reclaims it after a lease).
+    async fn take(&self, delivery: Delivery) {
+        let tasks = &self.inner.tasks;
+        if tasks.runs_here(&delivery.task) || self.inner.calls.is_closed() {
+            // Its run here settles it; or a shutdown began, and another worker reclaims it.
+            return;
+        }
+        let record = match tasks.store.get(&delivery.task).await {
+            Ok(record) => record,
+            Err(error) => {
+                tracing::warn!(task = %delivery.task, %error, "cannot read a queued task's record; it is taken later");
+                return;
+            }
+        };
+        let Some(record) = record.filter(|r| r.status == TaskStatus::Working) else {
+            tracing::debug!(task = %delivery.task, "queued task gone, ended or cancelled: not started");
+            self.settle_delivery(&delivery).await;
+            return;
+        };
+        match &record.lease {
+            None => {
+                if tasks.reserve(&record.id, record.principal.as_deref()).is_err() {
+                    tracing::debug!(task = %record.id, "no place to run a queued task here now; it is reclaimed later");
+                    return;
+                }
+                // A failure to start is written to the record and settles the entry.
+                let _ = self.start_task(&record, None, None, Some(delivery)).await;
+            }
+            Some(lease) if lease.until_ms > tasks.now_ms() => {}
+            Some(_) => match self.settle_lapsed(record, Some(delivery.clone())).await {
+                Ok(settled) if settled.status != TaskStatus::Working => self.settle_delivery(&delivery).await,
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::warn!(task = %delivery.task, message = %error.message, "cannot settle a reclaimed task");
+                }
+            },
+        }
+    }
+
+    /// Takes `delivery` out of the runner's queue (a failure is logged: a later reclaim settles
+    /// it again).
+    async fn settle_delivery(&self, delivery: &Delivery) {
+        if let Err(error) = self.inner.runner.settle(delivery).await {
+            tracing::warn!(task = %delivery.task, %error, "cannot take a task out of the queue; a reclaim does later");
+        }
+    }
+
+    /// One round of the lease sweep (see [`start_sweep`](Self::start_sweep)): the store's
+    /// `working` records, then, with a runner that queues and takes tasks, the queue's entries
+    /// idle for a lease ([`TaskRunner::reclaim`](crate::runner::TaskRunner::reclaim)) and the
+    /// records queued a lease ago that no worker took (their entry was never added: the worker
+    /// that created them stopped in between), which run here.
     async fn sweep_once(&self) {
         let tasks = &self.inner.tasks;
+        let runner = &self.inner.runner;
+        if runner.queues() && runner.takes() {
+            match runner.reclaim(&tasks.worker, tasks.lease, SWEEP_BATCH).await {
+                Ok(deliveries) => {
+                    for delivery in deliveries {
+                        tracing::debug!(task = %delivery.task, "task reclaimed from an idle worker");
+                        self.take(delivery).await;
+                    }
+                }
+                Err(error) => tracing::warn!(%error, "the task sweep cannot reclaim idle tasks; trying again"),
+            }
+        }
         let ids = match tasks.store.working(SWEEP_BATCH).await {
             Ok(ids) => ids,
             Err(error) => {
@@ -335,7 +496,16 @@ impl McpServer {
                 continue;
             }
             let Ok(Some(record)) = tasks.store.get(&id).await else { continue };
-            if let Err(error) = self.settle_lapsed(record).await {
+            let lease_ms = u64::try_from(tasks.lease.as_millis()).unwrap_or(u64::MAX);
+            let untaken = record.lease.is_none() && record.updated_at_ms.saturating_add(lease_ms) <= tasks.now_ms();
+            if untaken && runner.queues() && runner.takes() && record.status == TaskStatus::Working {
+                if tasks.reserve(&record.id, record.principal.as_deref()).is_ok() {
+                    tracing::info!(task = %record.id, "a queued task no worker took: running it here");
+                    let _ = self.start_task(&record, None, None, None).await;
+                }
+                continue;
+            }
+            if let Err(error) = self.settle_lapsed(record, None).await {
                 tracing::warn!(task = %id, message = %error.message, "the task lease sweep cannot settle a task");
             }
         }
@@ -375,7 +545,7 @@ impl McpServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         let record = self.visible_task(&params.task_id, context).await?;
-        let record = self.settle_lapsed(record).await?;
+        let record = self.settle_lapsed(record, None).await?;
         Ok(GetTaskResult::new(detailed(&record)?))
     }
 
@@ -386,7 +556,7 @@ impl McpServer {
     ) -> Result<(), ErrorData> {
         let id = params.task_id;
         let seen = self.visible_task(&id, context).await?;
-        let seen = self.settle_lapsed(seen).await?;
+        let seen = self.settle_lapsed(seen, None).await?;
         if seen.status != TaskStatus::InputRequired {
             return Ok(());
         }
@@ -418,7 +588,7 @@ impl McpServer {
             Ok(Some(record)) if record.status == TaskStatus::Working => {
                 let http = context.extensions.get::<::http::request::Parts>();
                 let listener = (!self.stateless_http(context)).then(|| context.peer.clone());
-                self.start_task(&record, http, listener).await?;
+                self.start_task(&record, http, listener, None).await?;
             }
             Ok(_) => {
                 tasks.release(&id);
@@ -517,6 +687,24 @@ async fn watch(tasks: &Tasks, id: &str, mut held_until: u64) -> Watched {
         if tasks.now_ms() >= held_until.saturating_sub(lease_ms / 6) {
             tracing::warn!(task = %id, "a task's lease could not be renewed in time: its run is stopped");
             return Watched::Fenced;
+        }
+    }
+}
+
+/// How many queued tasks a worker takes at one read of the queue: 8.
+const TAKE_BATCH: usize = 8;
+
+/// While the run of `delivery`'s task goes on: tells the runner every third of the lease that
+/// this worker still holds it, so that no other worker reclaims it. Never completes (at once
+/// without a delivery).
+async fn hold(server: &McpServer, delivery: Option<&Delivery>) {
+    let Some(delivery) = delivery else { return std::future::pending().await };
+    let tasks = &server.inner.tasks;
+    let period = (tasks.lease / 3).max(Duration::from_millis(1));
+    loop {
+        tokio::time::sleep(period).await;
+        if let Err(error) = server.inner.runner.hold(&tasks.worker, delivery).await {
+            tracing::warn!(task = %delivery.task, %error, "cannot hold a running task's queue entry; trying again");
         }
     }
 }

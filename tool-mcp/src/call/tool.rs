@@ -86,7 +86,7 @@ impl McpServer {
             }
             None => (None, None),
         };
-        let prepared = self.prepare(name, http, channel, sender)?;
+        let prepared = self.prepare(name, http, channel, sender, None)?;
         let (ctx, channel, token) = (&prepared.ctx, &prepared.channel, &prepared.token);
         let forwarding = progress_token.zip(receiver).map(|(progress_token, receiver)| {
             let (finished, finished_receiver) = oneshot::channel();

@@ -14,7 +14,7 @@ const LEAVES: &[&str] =
 /// The floors, bottom first, as ARCHITECTURE.md lists them.
 const FLOORS: &[&[&str]] = &[
     LEAVES,
-    &["auth", "catalog", "import", "talk", "tasks"],
+    &["auth", "catalog", "import", "runner", "talk", "tasks"],
     &["server"],
     &["call"],
     &["handler"],

@@ -26,6 +26,7 @@ pub mod methods;
 pub mod secrets;
 pub mod server;
 pub mod talk_back;
+pub mod task_streams;
 pub mod tasks;
 
 // Support files the modules share, each compiled once.

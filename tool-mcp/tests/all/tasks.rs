@@ -737,6 +737,13 @@ async fn a_lapsed_lease_of_a_run_in_this_worker_is_not_taken_again() {
     let store = Shared::new(clock.clone());
     let running = Running::start(server_with(|b| b.clock(clock.clone()).task_store(store.clone()))).await;
     let id = create(&running, "held_retry_safe", json!({}), None).await;
+    // Its run has started (on a loaded machine the spawned run may come after the answer).
+    for _ in 0..POLLS {
+        if HELD_RETRY_RUNS.load(Ordering::SeqCst) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     // Its run is late to renew (the clock jumps past the lease): it still runs here, once.
     clock.advance(Duration::from_secs(11));
     assert_eq!(get(&running, &id, None).await["result"]["status"], "working");
