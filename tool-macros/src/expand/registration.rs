@@ -477,14 +477,19 @@ struct SpecPart {
 /// The dependency list: `__TOOL_DEPENDENCIES`, what each `#[depends(KEY)]` (and a method's
 /// instance key) records of its key, in parameter order, for the registry's check of provided
 /// keys, and `.with_dependencies(..)`.
+/// The key of a `#[depends(..)]` as written, for the registry's and the runtime's errors: `DB`,
+/// `crate::db::DB` (`&DB` as `DB`).
+fn key_text(key: &syn::Expr) -> String {
+    quote!(#key).to_string().replace(' ', "").trim_start_matches('&').to_owned()
+}
+
 fn dependencies(params: &Parameters<'_>) -> SpecPart {
     let private = params.private;
     let mut key_uses = Vec::new();
     for param in &params.model.params {
         match param {
             Param::Depends { key, .. } => {
-                // The key as written, for the registry's errors: `DB`, `crate::db::DB`, `&DB`.
-                let name = quote!(#key).to_string().replace(' ', "").trim_start_matches('&').to_owned();
+                let name = key_text(key);
                 key_uses.push(quote!(|| #private::key_use_named(&#key, #name)));
             }
             Param::Receiver => {
@@ -523,8 +528,9 @@ fn call_arguments(params: &Parameters<'_>) -> (Vec<TokenStream>, Vec<TokenStream
             }
             Param::Input { ident, .. } => call_args.push(quote!(#ident)),
             Param::Depends { ident, ty, key } => {
+                let name = key_text(key);
                 let resolve = quote_spanned! {ty.span()=>
-                    #private::resolve::<#ty, _>(__ctx, &#key)
+                    #private::resolve::<#ty, _>(__ctx, &#key, #name)
                 };
                 resolves.push(quote!(let #ident: #ty = #resolve.await?;));
                 call_args.push(quote!(#ident));
@@ -535,7 +541,7 @@ fn call_arguments(params: &Parameters<'_>) -> (Vec<TokenStream>, Vec<TokenStream
                 if let Some(method) = params.method {
                     let (self_ty, key) = (method.self_ty, method.instance_key);
                     resolves.push(quote! {
-                        let __self: ::std::sync::Arc<#self_ty> = #private::resolve::<::std::sync::Arc<#self_ty>, _>(__ctx, &#key).await?;
+                        let __self: ::std::sync::Arc<#self_ty> = #private::resolve::<::std::sync::Arc<#self_ty>, _>(__ctx, &#key, #key.id()).await?;
                     });
                     call_args.push(quote!(&*__self));
                 }
