@@ -6,7 +6,7 @@ use syn::ItemFn;
 use syn::spanned::Spanned;
 
 use super::Method;
-use super::checks::{argument_checks, json_result_type};
+use super::checks::{argument_checks, json_result_type, probed};
 use crate::docs::{Doc, DocPart};
 use crate::model::{Arg, BoundKind, Number, Output, Param, ToolFn, unraw};
 use crate::options::ToolOptions;
@@ -248,13 +248,6 @@ fn decoding<'a>(params: &Parameters<'a>) -> Decoding<'a> {
         decoding.probed = vec![false];
     }
     decoding
-}
-
-/// Whether a model argument's type is checked for shared state the program hands in (`Arc`,
-/// `Mutex`, ... behind a type alias): not for `#[arg(from_model)]`, a type named like plain data,
-/// or one a `#[tools]` block reported already as a forgotten `#[depends(KEY)]`.
-pub(super) fn probed(arg: &Arg) -> bool {
-    !arg.from_model && !arg.state_reported && !crate::model::is_plain_data(&arg.decoded)
 }
 
 /// The type the raw arguments decode into, and how the invoke binds it.
