@@ -1,5 +1,6 @@
-//! `#[tool(resource ..)]` and `#[tool(concurrency ..)]`: parsing, the checks against the
-//! function's arguments, and the `ToolSpec::with_resources(&[..])` they generate.
+//! `#[tool(resource ..)]` and `#[tool(concurrency ..)]`: parsing, and the
+//! `ToolSpec::with_resources(&[..])` they generate (their checks against the function's
+//! arguments are `expand/checks.rs`'s `resources`, so that this room knows no function).
 
 use darling::FromMeta;
 use darling::ast::NestedMeta;
@@ -7,15 +8,13 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::{Lit, Meta};
 
-use crate::model::{Errors, Param, ToolFn};
-
 /// One declared resource as written: the kind, the argument naming it (`None` for the whole kind),
 /// the span to point errors at.
 #[derive(Debug, Clone)]
 pub(crate) struct Declared {
-    kind: String,
-    argument: Option<String>,
-    span: Span,
+    pub(crate) kind: String,
+    pub(crate) argument: Option<String>,
+    pub(crate) span: Span,
 }
 
 /// `resource` (the whole tool), `resource = "arg"`, or `resource(kind = "arg", kind2 = "arg2",
@@ -31,8 +30,8 @@ pub(crate) enum ResourceOption {
 /// `concurrency = N` or `concurrency(limit = N, per = "arg")`.
 #[derive(Debug, Clone)]
 pub(crate) struct ConcurrencyOption {
-    limit: syn::LitInt,
-    per: Option<syn::LitStr>,
+    pub(crate) limit: syn::LitInt,
+    pub(crate) per: Option<syn::LitStr>,
 }
 
 /// The inside of `concurrency(limit = N, per = "arg")`.
@@ -109,68 +108,8 @@ impl FromMeta for ConcurrencyOption {
 
 const CONCURRENCY_FORMS: &str = "write `concurrency = N` (at most N calls at once) or `concurrency(limit = N, per = \"argument\")` (at most N per value of the argument)";
 
-/// Checks `resource` and `concurrency` against the function: every named argument is a model
-/// argument of it (by the name the model sends), a limit is a whole number from 1 to 4294967295,
-/// and `resource` on the whole tool does not meet `concurrency = N` (one call at a time, or N).
-pub(crate) fn check(
-    model: &ToolFn,
-    resource: Option<&ResourceOption>,
-    concurrency: Option<&ConcurrencyOption>,
-    errors: &mut Errors,
-) {
-    let arguments: Vec<String> = model
-        .params
-        .iter()
-        .filter_map(|p| match p {
-            Param::Arg(arg) => Some(arg.wire_name()),
-            _ => None,
-        })
-        .collect();
-    let whole_input = model.params.iter().any(|p| matches!(p, Param::Input { .. }));
-    let mut check_argument = |name: &str, span: Span| {
-        // An `#[input]` struct's fields are not known to the macro.
-        if !whole_input && !arguments.iter().any(|a| a == name) {
-            let known = if arguments.is_empty() {
-                "the tool has no model argument".to_owned()
-            } else {
-                format!(
-                    "its arguments are {}",
-                    arguments.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
-                )
-            };
-            errors.push(span, format!("`{name}` is not an argument of this tool ({known}); name the argument whose value identifies the resource, as the model sends it"));
-        }
-    };
-    if let Some(ResourceOption::Listed(declared)) = resource {
-        for item in declared {
-            if let Some(argument) = &item.argument {
-                check_argument(argument, item.span);
-            }
-        }
-    }
-    if let Some(concurrency) = concurrency {
-        if let Some(per) = &concurrency.per {
-            check_argument(&per.value(), per.span());
-        }
-        if !matches!(concurrency.limit.base10_parse::<u32>(), Ok(n) if n >= 1) {
-            errors.push(
-                concurrency.limit.span(),
-                "the concurrency limit must be a whole number from 1 to 4294967295: how many calls may run at once",
-            );
-        }
-        if concurrency.per.is_none()
-            && let Some(ResourceOption::WholeTool(span)) = resource
-        {
-            errors.push(
-                *span,
-                "`resource` on the whole tool already allows one call at a time, which contradicts `concurrency = N`; keep one of them",
-            );
-        }
-    }
-}
-
 /// `.with_resources(&[..])` for the spec's builder chain, or nothing when the tool declares none.
-/// Run after [`check`] passed.
+/// Run after the checks passed.
 pub(crate) fn builder(
     resource: Option<&ResourceOption>,
     concurrency: Option<&ConcurrencyOption>,

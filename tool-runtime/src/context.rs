@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::client::{ClientCapabilities, ClientChannel, InputMethod, InputRequest, LogLevel, TalkBackError};
 use crate::clock::{Clock, SystemClock};
 use crate::depends::{AnyValue, DependencyKey, Scope};
-use crate::error::{DependencyError, ToolError};
+use crate::error::{DependencyError, DependencyName, ToolError, describe_cycle, provide_fix};
 use crate::lifecycle::Closer;
 use crate::progress::{Progress, ProgressListener};
 use crate::waits::{self, Waits};
@@ -48,6 +48,9 @@ impl Memo {
 pub(crate) struct RegistryScope {
     pub(crate) overrides: KeyMap<AnyValue>,
     pub(crate) memo: Memo,
+    /// Each key id a `#[depends(..)]` of the registry's tools names, with the key as written
+    /// (`DB`): what the dependency errors call a key.
+    pub(crate) names: KeyMap<&'static str>,
     closers: Mutex<Vec<Closer>>,
     waits: Arc<Waits>,
     /// The client channel of calls whose context sets none ([`RegistryBuilder::client`](crate::RegistryBuilder::client)).
@@ -422,12 +425,19 @@ impl ToolContext {
     /// Memoised values are created once even when several resolutions ask at the same time (the
     /// others wait for the first). Outside a call there is no memo: each resolution creates.
     ///
+    /// Errors name each key by the static a `#[depends(..)]` of the registry's tools wrote for it
+    /// and by its id ([`DependencyName`]): ``dependency `DB` (key id "db")``; a key no
+    /// `#[depends]` names, by its id alone.
+    ///
     /// # Errors
     /// - [`ToolError::Dependency`] naming the key and the cause when `create` fails (a key whose
-    ///   `create` failed because another key failed names both: ``dependency `a` failed: dependency
-    ///   `b` failed: ...``).
+    ///   `create` failed because another key failed names both: ``dependency `A` (key id "a")
+    ///   failed: dependency `B` (key id "b") failed: ...``), or when two keys share an id with
+    ///   different value types.
+    /// - [`ToolError::DependencyNotProvided`] for a [provided](DependencyKey::provided) key
+    ///   without a value, saying how to give it one.
     /// - [`ToolError::DependencyCycle`] when a key asks for itself through other keys; the message
-    ///   gives the chain once (`a -> b -> a`).
+    ///   gives the chain once (`` `A` -> `B` -> `A` ``).
     pub async fn resolve<T>(&self, key: &DependencyKey<T>) -> Result<T, ToolError>
     where
         T: Clone + Send + Sync + 'static,
@@ -443,8 +453,13 @@ impl ToolContext {
         let (memo, registry) = match key.scope() {
             Scope::Call => (self.call.as_ref().map(|c| &c.memo), None),
             Scope::Registry => (self.registry.as_ref().map(|r| &r.memo), self.registry.as_ref()),
-            // Nothing to create or memoise: without a value given above, `create` says so.
-            Scope::Provided => (None, None),
+            // Nothing to create or memoise, and no value was given above.
+            Scope::Provided => {
+                return Err(ToolError::DependencyNotProvided {
+                    tool: self.tool_name().unwrap_or_default().to_owned(),
+                    key: self.key_name(key.id()),
+                });
+            }
         };
         // A value made already is handed out as it is (one lock), without a nested context or a
         // resolution path.
@@ -473,7 +488,7 @@ impl ToolContext {
                 let _creating = registry.map(|r| r.waits.create(path.id, key.id()));
                 let value: AnyValue = Arc::new(key.create(&nested).await?);
                 if let Some(registry) = registry {
-                    registry.push_closer(key.closer(value.clone()));
+                    registry.push_closer(key.closer(value.clone(), || self.key_name(key.id())));
                 }
                 Ok::<AnyValue, DependencyError>(value)
             })
@@ -510,18 +525,32 @@ impl ToolContext {
         value.downcast_ref::<T>().cloned().ok_or_else(|| {
             self.dependency_error(
                 key.id(),
-                format!("two dependency keys share the id `{}` with different value types", key.id()),
+                format!(
+                    "two dependency keys share the id {:?} with different value types; give each key an id of its own",
+                    key.id()
+                ),
             )
         })
     }
 
     /// The error of a failed `create`: the cycle found below it, reported once and unwrapped, or
     /// the key's own failure.
-    fn create_error(&self, path: &ResolutionPath, key: &str, error: DependencyError) -> ToolError {
+    fn create_error(&self, path: &ResolutionPath, key: &'static str, error: DependencyError) -> ToolError {
         match path.cycle() {
-            Some(chain) if error.0 == cycle_text(&chain) => self.cycle_error(&chain),
+            Some(chain) if error.0 == cycle_text(&self.key_names(&chain)) => self.cycle_error(&chain),
             _ => self.dependency_error(key, error.0),
         }
+    }
+
+    /// The key `id` as errors name it: by the static a `#[depends(..)]` of the registry's tools
+    /// wrote, and by its id.
+    fn key_name(&self, id: &'static str) -> DependencyName {
+        let name = self.registry.as_ref().and_then(|r| r.names.get(id).copied());
+        DependencyName::new(id, name)
+    }
+
+    fn key_names(&self, ids: &[&'static str]) -> Vec<DependencyName> {
+        ids.iter().map(|id| self.key_name(id)).collect()
     }
 
     /// Records a cycle found on this path and returns its error.
@@ -535,17 +564,17 @@ impl ToolContext {
     fn cycle_error(&self, chain: &[&'static str]) -> ToolError {
         ToolError::DependencyCycle {
             tool: self.tool_name().unwrap_or_default().to_owned(),
-            chain: chain.iter().map(|k| (*k).to_owned()).collect(),
+            chain: self.key_names(chain),
         }
     }
 
-    fn dependency_error(&self, key: &str, cause: String) -> ToolError {
-        ToolError::Dependency { tool: self.tool_name().unwrap_or_default().to_owned(), key: key.to_owned(), cause }
+    fn dependency_error(&self, key: &'static str, cause: String) -> ToolError {
+        ToolError::Dependency { tool: self.tool_name().unwrap_or_default().to_owned(), key: self.key_name(key), cause }
     }
 }
 
-fn cycle_text<S: AsRef<str>>(chain: &[S]) -> String {
-    format!("dependency cycle: {}", chain.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(" -> "))
+fn cycle_text(chain: &[DependencyName]) -> String {
+    format!("dependency cycle: {}", describe_cycle(chain))
 }
 
 impl From<ToolError> for DependencyError {
@@ -553,8 +582,11 @@ impl From<ToolError> for DependencyError {
     /// cycle keeps only the chain (the outermost `resolve` reports it once).
     fn from(error: ToolError) -> Self {
         match error {
-            ToolError::Dependency { key, cause, .. } => DependencyError(format!("dependency `{key}` failed: {cause}")),
+            ToolError::Dependency { key, cause, .. } => DependencyError(format!("dependency {key} failed: {cause}")),
             ToolError::DependencyCycle { chain, .. } => DependencyError(cycle_text(&chain)),
+            ToolError::DependencyNotProvided { key, .. } => {
+                DependencyError(format!("dependency {key} was not provided: {}", provide_fix(&key)))
+            }
             other => DependencyError(other.to_string()),
         }
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use crate::context::ToolContext;
-use crate::error::{BoxError, DependencyError, ToolError};
+use crate::error::{BoxError, DependencyError, DependencyName, ToolError};
 use crate::lifecycle::Closer;
 
 /// A type-erased dependency value, shared between the overrides, the memo tables and the callers.
@@ -118,14 +118,17 @@ pub struct DependencyKey<T: 'static> {
     resolve: ResolveFn<T>,
 }
 
-/// [`ToolContext::resolve`] of one value type, as [`DependencyKey`] holds it.
-type ResolveFn<T> = for<'a> fn(&'a ToolContext, &'a DependencyKey<T>) -> BoxFuture<'a, Result<T, ToolError>>;
+/// [`ToolContext::resolve`] of one value type, as [`DependencyKey`] holds it, with the key as the
+/// `#[depends(..)]` wrote it.
+type ResolveFn<T> =
+    for<'a> fn(&'a ToolContext, &'a DependencyKey<T>, &'static str) -> BoxFuture<'a, Result<T, ToolError>>;
 
 fn resolve_value<'a, T: DependencyValue>(
     ctx: &'a ToolContext,
     key: &'a DependencyKey<T>,
+    name: &'static str,
 ) -> BoxFuture<'a, Result<T, ToolError>> {
-    Box::pin(ctx.resolve(key))
+    Box::pin(async move { ctx.resolve(key).await.map_err(|error| error.named(key.id, name)) })
 }
 
 /// What the value type of a [`DependencyKey`] must be: `Clone + Send + Sync + 'static`.
@@ -246,16 +249,23 @@ impl<T: 'static> DependencyKey<T> {
         matches!(self.create, Create::None)
     }
 
-    /// Resolves the key in `ctx` ([`ToolContext::resolve`]), for `#[depends]`: without a bound
-    /// on `T`, which the constructor checked.
-    pub(crate) fn resolve_in<'a>(&'a self, ctx: &'a ToolContext) -> BoxFuture<'a, Result<T, ToolError>> {
-        (self.resolve)(ctx, self)
+    /// Resolves the key in `ctx` ([`ToolContext::resolve`]), for `#[depends(..)]` written `name`
+    /// (`DB`), which its errors then call the key: without a bound on `T`, which the constructor
+    /// checked.
+    pub(crate) fn resolve_in<'a>(
+        &'a self,
+        ctx: &'a ToolContext,
+        name: &'static str,
+    ) -> BoxFuture<'a, Result<T, ToolError>> {
+        (self.resolve)(ctx, self, name)
     }
 
+    /// Makes a value with the key's `create`; [`ToolContext::resolve`] never asks a
+    /// [provided](DependencyKey::provided) key (it has none), which would get an error.
     pub(crate) async fn create(&self, ctx: &ToolContext) -> Result<T, DependencyError> {
         match &self.create {
             Create::None => Err(DependencyError(format!(
-                "no value was provided: hand one in with `RegistryBuilder::provide(&KEY, value)` (the key `{}` has no `create`)",
+                "the provided key with id {:?} has no `create`: give it a value with `RegistryBuilder::provide`",
                 self.id
             ))),
             Create::Sync(create) => create(ctx),
@@ -263,8 +273,9 @@ impl<T: 'static> DependencyKey<T> {
         }
     }
 
-    /// The close of a value this key created, when the key declares one.
-    pub(crate) fn closer(&self, value: AnyValue) -> Option<Closer>
+    /// The close of a value this key created, when the key declares one; `name` says how a
+    /// failure of it names the key.
+    pub(crate) fn closer(&self, value: AnyValue, name: impl FnOnce() -> DependencyName) -> Option<Closer>
     where
         T: Send + Sync,
     {
@@ -280,7 +291,7 @@ impl<T: 'static> DependencyKey<T> {
                 }
             })
         };
-        Some(Closer::new(format!("dependency `{}`", self.id), run))
+        Some(Closer::new(format!("dependency {}", name()), run))
     }
 }
 

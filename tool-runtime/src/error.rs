@@ -22,24 +22,42 @@ pub enum ToolError {
         /// What is wrong, with the JSON path.
         error: ArgumentError,
     },
-    /// A `#[depends(KEY)]` dependency could not be created; the tool body did not run.
-    #[error("tool `{tool}` could not run: dependency `{key}` failed: {cause}")]
+    /// A `#[depends(KEY)]` dependency could not be created; the tool body did not run. Text:
+    /// ``tool `query` could not run: dependency `DATABASE` (key id "database") failed: <cause>``
+    /// (without the ``tool `..` could not run: `` part outside a call).
+    #[error("{}dependency {key} failed: {cause}", could_not_run(.tool))]
     Dependency {
         /// The tool's name (empty while resolving outside a call).
         tool: String,
-        /// The dependency key's id.
-        key: String,
-        /// The cause, from the key's `create`.
+        /// The key, by the static the code names it with and by its id.
+        key: DependencyName,
+        /// The cause, from the key's `create` (a nested key's failure keeps that key's text:
+        /// ``dependency `B` (key id "b") failed: ...``).
         cause: String,
     },
+    /// A `#[depends(KEY)]` dependency is a [provided](crate::DependencyKey::provided) key that
+    /// was given no value (a registry checks its `#[tool]` functions' own keys when it is built,
+    /// [`RegistryError::MissingDependencies`]; this is the key a hand-written tool or another
+    /// key's `create` asks for, or one resolved outside a registry); the tool body did not run.
+    /// Text: ``tool `publish` could not run: dependency `API_KEY` (key id "api_key") was not
+    /// provided: call `Registry::builder().discover().provide(&API_KEY, value).build()` ...``.
+    #[error("{}dependency {key} was not provided: {}", could_not_run(.tool), provide_fix(.key))]
+    DependencyNotProvided {
+        /// The tool's name (empty while resolving outside a call).
+        tool: String,
+        /// The key, by the static the code names it with and by its id.
+        key: DependencyName,
+    },
     /// A `#[depends(KEY)]` dependency asks for itself, directly or through other keys; the tool
-    /// body did not run. The chain is named once, from the key the tool asked for to the repeat.
-    #[error("tool `{tool}` could not run: dependency cycle: {}; change one `create` so that it no longer asks for a key already on the chain", .chain.join(" -> "))]
+    /// body did not run. The chain is named once, from the key the tool asked for to the repeat:
+    /// ``tool `spin` could not run: dependency cycle: `A` -> `B` -> `A` (key ids "a" -> "b" -> "a");
+    /// change one `create` so that it no longer asks for a key already on the chain``.
+    #[error("{}dependency cycle: {}; change one `create` so that it no longer asks for a key already on the chain", could_not_run(.tool), describe_cycle(.chain))]
     DependencyCycle {
         /// The tool's name (empty while resolving outside a call).
         tool: String,
-        /// The key ids in resolution order; the last repeats an earlier one (`a -> b -> a`).
-        chain: Vec<String>,
+        /// The keys in resolution order; the last repeats an earlier one (`A -> B -> A`).
+        chain: Vec<DependencyName>,
     },
     /// The permission policy refused the call; the tool did not run.
     ///
@@ -115,13 +133,32 @@ impl ToolError {
         Self::Failed(format!("{error:#}"))
     }
 
+    /// The error of resolving the key `id` for a `#[depends(..)]` that wrote it `name`: that key
+    /// named `name` wherever the error names it (a registry may know it by another tool's
+    /// spelling, or not at all).
+    pub(crate) fn named(mut self, id: &str, name: &'static str) -> Self {
+        let rename = |key: &mut DependencyName| {
+            if key.id == id {
+                key.name = Some(name.to_owned());
+            }
+        };
+        match &mut self {
+            Self::Dependency { key, .. } | Self::DependencyNotProvided { key, .. } => rename(key),
+            Self::DependencyCycle { chain, .. } => chain.iter_mut().for_each(rename),
+            _ => {}
+        }
+        self
+    }
+
     /// Which kind of failure this is, without its details: what an error result keeps
     /// ([`ToolMessage::error_kind`](crate::ToolMessage::error_kind)).
     pub const fn kind(&self) -> ToolErrorKind {
         match self {
             Self::UnknownTool { .. } => ToolErrorKind::UnknownTool,
             Self::InvalidArguments { .. } => ToolErrorKind::InvalidArguments,
-            Self::Dependency { .. } | Self::DependencyCycle { .. } => ToolErrorKind::Dependency,
+            Self::Dependency { .. } | Self::DependencyNotProvided { .. } | Self::DependencyCycle { .. } => {
+                ToolErrorKind::Dependency
+            }
             Self::PermissionDenied { .. } | Self::Approval { .. } => ToolErrorKind::PermissionDenied,
             Self::TurnStopped { .. } => ToolErrorKind::TurnStopped,
             Self::Cancelled { .. } => ToolErrorKind::Cancelled,
@@ -191,7 +228,8 @@ pub enum ToolErrorKind {
     UnknownTool,
     /// [`ToolError::InvalidArguments`]: the arguments did not decode; the body did not run.
     InvalidArguments,
-    /// [`ToolError::Dependency`] or [`ToolError::DependencyCycle`]: the body did not run.
+    /// [`ToolError::Dependency`], [`ToolError::DependencyNotProvided`] or
+    /// [`ToolError::DependencyCycle`]: the body did not run.
     Dependency,
     /// [`ToolError::PermissionDenied`]: the policy refused; the body did not run.
     PermissionDenied,
@@ -597,6 +635,69 @@ fn describe_invalid_names(tools: &[(String, ToolOrigin)]) -> String {
     )
 }
 
+/// A dependency key as a runtime error names it ([`ToolError::Dependency`],
+/// [`ToolError::DependencyNotProvided`], [`ToolError::DependencyCycle`]): by the static the code
+/// declares it as, which a reader can search for, and by its id.
+///
+/// Its `Display` is written to follow the word "dependency": `` `DB` (key id "db")``, and for a
+/// key without a name `with key id "db"`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DependencyName {
+    /// The key as a `#[depends(..)]` wrote it (`DB`, `crate::db::DB`): the calling tool's own
+    /// parameter for the key it asks for; for a key asked for by another key's `create`, the
+    /// `#[depends]` of the registry's tools that names it (the first in tool name order). `None`
+    /// for a key no `#[depends]` of the registry names (one only ever reached through
+    /// [`ToolContext::resolve`](crate::ToolContext::resolve), or resolved outside a registry).
+    pub name: Option<String>,
+    /// The key's id ([`DependencyKey::id`](crate::DependencyKey::id)).
+    pub id: String,
+}
+
+impl DependencyName {
+    /// The key `id`, named `name` when a `#[depends]` names it.
+    pub fn new(id: impl Into<String>, name: Option<impl Into<String>>) -> Self {
+        Self { name: name.map(Into::into), id: id.into() }
+    }
+}
+
+impl fmt::Display for DependencyName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.name {
+            Some(name) => write!(f, "`{name}` (key id {:?})", self.id),
+            None => write!(f, "with key id {:?}", self.id),
+        }
+    }
+}
+
+/// ``tool `x` could not run: ``, or nothing outside a call (no tool).
+fn could_not_run(tool: &str) -> String {
+    if tool.is_empty() { String::new() } else { format!("tool `{tool}` could not run: ") }
+}
+
+/// What to do about a provided key without a value, in the words of the README's path.
+pub(crate) fn provide_fix(key: &DependencyName) -> String {
+    let (path, which) = match &key.name {
+        Some(name) => (name.as_str(), String::new()),
+        None => ("KEY", format!(" with `KEY` the static declared `DependencyKey::provided({:?})`", key.id)),
+    };
+    format!(
+        "call `Registry::builder().discover().provide(&{path}, value).build()`{which} (or `.tool(..)` for each tool instead of `.discover()`; `Registry::discover()` cannot take values), or give a call its own value with `ToolContext::builder().override_dependency(&{path}, value)`"
+    )
+}
+
+/// `` `A` -> `B` -> `A` (key ids "a" -> "b" -> "a") ``; a key without a name by its id alone.
+pub(crate) fn describe_cycle(chain: &[DependencyName]) -> String {
+    let names: Vec<String> = chain
+        .iter()
+        .map(|k| match &k.name {
+            Some(name) => format!("`{name}`"),
+            None => format!("key id {:?}", k.id),
+        })
+        .collect();
+    let ids: Vec<String> = chain.iter().map(|k| format!("{:?}", k.id)).collect();
+    format!("{} (key ids {})", names.join(" -> "), ids.join(" -> "))
+}
+
 /// The error a dependency's `create` returns; its text reaches the model inside
 /// [`ToolError::Dependency`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -627,7 +728,8 @@ pub struct CloseError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{resource}: {cause}")]
 pub struct CloseFailure {
-    /// Which resource: ``tool `name` `` or ``dependency `id` ``.
+    /// Which resource: ``tool `name` `` or ``dependency `DB` (key id "db")`` (the key as
+    /// [`DependencyName`] shows it).
     pub resource: String,
     /// The close function's error text, or `panicked: ...` when it panicked.
     pub cause: String,

@@ -325,15 +325,24 @@ pub const fn pattern_bound<T: PatternBound>() {}
     note = "a `DependencyKey<T>` gives a `T`: make the parameter's type the key's value type, or use another key"
 )]
 pub trait FromDependency<K>: Sized {
-    /// Resolves the value through the call's context.
-    fn from_dependency<'a>(ctx: &'a ToolContext, key: &'a K) -> BoxFuture<'a, Result<Self, ToolError>>;
+    /// Resolves the value through the call's context; `name` is the key as the `#[depends(..)]`
+    /// wrote it (`DB`), which the errors name.
+    fn from_dependency<'a>(
+        ctx: &'a ToolContext,
+        key: &'a K,
+        name: &'static str,
+    ) -> BoxFuture<'a, Result<Self, ToolError>>;
 }
 
 /// No bound on `T`: the key's constructor checked [`DependencyValue`](crate::DependencyValue),
 /// so a key of a type that is not `Clone + Send + Sync` is reported once, where it is declared.
 impl<T: 'static> FromDependency<DependencyKey<T>> for T {
-    fn from_dependency<'a>(ctx: &'a ToolContext, key: &'a DependencyKey<T>) -> BoxFuture<'a, Result<Self, ToolError>> {
-        key.resolve_in(ctx)
+    fn from_dependency<'a>(
+        ctx: &'a ToolContext,
+        key: &'a DependencyKey<T>,
+        name: &'static str,
+    ) -> BoxFuture<'a, Result<Self, ToolError>> {
+        key.resolve_in(ctx, name)
     }
 }
 
@@ -344,8 +353,9 @@ impl<'k, T: 'static> FromDependency<&'k DependencyKey<T>> for T {
     fn from_dependency<'a>(
         ctx: &'a ToolContext,
         key: &'a &'k DependencyKey<T>,
+        name: &'static str,
     ) -> BoxFuture<'a, Result<Self, ToolError>> {
-        key.resolve_in(ctx)
+        key.resolve_in(ctx, name)
     }
 }
 
@@ -379,10 +389,15 @@ pub fn key_use_named<K: KeyUse>(key: &K, name: &'static str) -> DependencyUse {
     key.key_use().named(name)
 }
 
-/// Resolves a `#[depends(KEY)]` parameter of type `T`: `K` is inferred from the key, so that a
-/// key of another value type is reported through [`FromDependency`]'s message.
-pub fn resolve<'a, T: FromDependency<K>, K>(ctx: &'a ToolContext, key: &'a K) -> BoxFuture<'a, Result<T, ToolError>> {
-    T::from_dependency(ctx, key)
+/// Resolves a `#[depends(KEY)]` parameter of type `T`, written `name` (`KEY`): `K` is inferred
+/// from the key, so that a key of another value type is reported through [`FromDependency`]'s
+/// message.
+pub fn resolve<'a, T: FromDependency<K>, K>(
+    ctx: &'a ToolContext,
+    key: &'a K,
+    name: &'static str,
+) -> BoxFuture<'a, Result<T, ToolError>> {
+    T::from_dependency(ctx, key, name)
 }
 
 /// The call of an `async fn` tool: on its first poll, `start` decodes the arguments and

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use tool_runtime::prelude::*;
+use tool_runtime::{DependencyName, ToolError, ToolErrorKind};
 
 /// How many times each key's `create` ran; every test overrides [`CREATES`] with its own.
 #[derive(Debug, Default)]
@@ -295,7 +296,7 @@ async fn a_failed_registry_scoped_create_is_tried_again_by_the_next_call() {
     let registry = registry(&creates);
     assert_eq!(
         call(&registry, "flaky", "{}").await.text(),
-        "tool `flaky` could not run: dependency `flaky` failed: server busy"
+        "tool `flaky` could not run: dependency `FLAKY` (key id \"flaky\") failed: server busy"
     );
     assert_eq!(call(&registry, "flaky", "{}").await.text(), "attempt 2");
     assert_eq!(call(&registry, "flaky", "{}").await.text(), "attempt 2");
@@ -372,7 +373,7 @@ async fn a_failing_create_is_an_error_naming_the_dependency_and_the_body_never_r
         ToolMessage::error(
             "c1",
             "query",
-            "tool `query` could not run: dependency `database` failed: database unreachable"
+            "tool `query` could not run: dependency `BROKEN` (key id \"database\") failed: database unreachable"
         )
     );
     assert_eq!(BODY_RAN.load(Ordering::SeqCst), before);
@@ -385,9 +386,79 @@ async fn a_failing_nested_create_names_every_dependency_on_the_way() {
     let message = call(&registry, "lookup", "{}").await;
     assert_eq!(
         message.text(),
-        "tool `lookup` could not run: dependency `repository` failed: dependency `database` failed: database unreachable"
+        "tool `lookup` could not run: dependency `REPOSITORY` (key id \"repository\") failed: dependency with key id \
+         \"database\" failed: database unreachable"
     );
     assert_eq!(BODY_RAN.load(Ordering::SeqCst), before);
+}
+
+/// Needs the database, named by a path.
+#[tool]
+fn query_by_path(#[depends(crate::BROKEN)] db: String) -> String {
+    db
+}
+
+#[tokio::test]
+async fn a_nested_key_another_tool_of_the_registry_names_is_called_by_that_static() {
+    let registry = Registry::builder().tool(lookup::TOOL).tool(query::TOOL).build().unwrap();
+    assert_eq!(
+        call(&registry, "lookup", "{}").await.text(),
+        "tool `lookup` could not run: dependency `REPOSITORY` (key id \"repository\") failed: dependency `BROKEN` \
+         (key id \"database\") failed: database unreachable"
+    );
+}
+
+#[tokio::test]
+async fn a_key_is_named_as_the_calling_tools_own_depends_wrote_it() {
+    // The registry knows the key as `BROKEN` (`query` comes first by name); `query_by_path` wrote
+    // `crate::BROKEN`.
+    let registry = Registry::builder().tool(query_by_path::TOOL).tool(query::TOOL).build().unwrap();
+    assert_eq!(
+        call(&registry, "query_by_path", "{}").await.text(),
+        "tool `query_by_path` could not run: dependency `crate::BROKEN` (key id \"database\") failed: database \
+         unreachable"
+    );
+    assert_eq!(
+        call(&registry, "query", "{}").await.text(),
+        "tool `query` could not run: dependency `BROKEN` (key id \"database\") failed: database unreachable"
+    );
+}
+
+/// The counter's id, with another value type.
+static COUNTER_TEXT: DependencyKey<String> = DependencyKey::per_call("counter", |_| Ok(String::new()));
+
+/// Asks for the counter's id as text.
+#[tool]
+fn count_text(#[depends(COUNTER_TEXT)] text: String) -> String {
+    text
+}
+
+#[tokio::test]
+async fn two_keys_of_one_id_and_different_types_are_a_dependency_error_naming_the_key_asked_for() {
+    let registry = Registry::builder().tool(count_text::TOOL).build().unwrap();
+    let ctx = ToolContext::builder().override_dependency(&COUNTER, Arc::new(AtomicUsize::new(1))).build();
+    let message = registry.call(&ToolCall::new("c1", "count_text", "{}"), &ctx).await;
+    assert_eq!(message.error_kind, Some(ToolErrorKind::Dependency));
+    assert_eq!(
+        message.text(),
+        "tool `count_text` could not run: dependency `COUNTER_TEXT` (key id \"counter\") failed: two dependency keys \
+         share the id \"counter\" with different value types; give each key an id of its own"
+    );
+}
+
+#[tokio::test]
+async fn outside_a_registry_a_cycle_names_the_key_by_the_static_the_tools_depends_wrote() {
+    let error = mirror::TOOL.call("{}", &ToolContext::new()).await.unwrap_err();
+    assert_eq!(
+        error,
+        ToolError::DependencyCycle {
+            tool: String::new(),
+            chain: vec![
+                DependencyName::new("selfish", Some("SELFISH")),
+                DependencyName::new("selfish", Some("SELFISH"))
+            ],
+        }
+    );
 }
 
 #[tokio::test]
@@ -400,8 +471,9 @@ async fn a_dependency_cycle_is_an_error_naming_the_chain_once() {
         ToolMessage::error(
             "c1",
             "spin",
-            "tool `spin` could not run: dependency cycle: a -> b -> c -> a; change one `create` so that it no \
-             longer asks for a key already on the chain"
+            "tool `spin` could not run: dependency cycle: `CYCLE_A` -> key id \"b\" -> key id \"c\" -> `CYCLE_A` \
+             (key ids \"a\" -> \"b\" -> \"c\" -> \"a\"); change one `create` so that it no longer asks for a key \
+             already on the chain"
         )
     );
     assert_eq!(BODY_RAN.load(Ordering::SeqCst), before);
@@ -413,8 +485,8 @@ async fn a_key_that_asks_for_itself_is_a_cycle_of_one() {
     let message = call(&registry, "mirror", "{}").await;
     assert_eq!(
         message.text(),
-        "tool `mirror` could not run: dependency cycle: selfish -> selfish; change one `create` so that it no \
-         longer asks for a key already on the chain"
+        "tool `mirror` could not run: dependency cycle: `SELFISH` -> `SELFISH` (key ids \"selfish\" -> \"selfish\"); \
+         change one `create` so that it no longer asks for a key already on the chain"
     );
 }
 
@@ -445,10 +517,10 @@ async fn a_cycle_of_registry_scoped_keys_entered_by_two_calls_at_once_is_an_erro
     assert_eq!(
         texts,
         [
-            "tool `enter_x` could not run: dependency cycle: x -> y -> x; change one `create` so that it no longer \
-             asks for a key already on the chain",
-            "tool `enter_y` could not run: dependency cycle: y -> x -> y; change one `create` so that it no longer \
-             asks for a key already on the chain",
+            "tool `enter_x` could not run: dependency cycle: `SHARED_X` -> `SHARED_Y` -> `SHARED_X` (key ids \"x\" \
+             -> \"y\" -> \"x\"); change one `create` so that it no longer asks for a key already on the chain",
+            "tool `enter_y` could not run: dependency cycle: `SHARED_Y` -> `SHARED_X` -> `SHARED_Y` (key ids \"y\" \
+             -> \"x\" -> \"y\"); change one `create` so that it no longer asks for a key already on the chain",
         ]
     );
 }

@@ -14,6 +14,13 @@
 //!
 //! What the spans and metrics hold is in `tool_runtime::telemetry` and `tool_mcp::telemetry`; the
 //! `tracing` layer is `tool_mcp::telemetry::otel_layer` (the conventions' attributes only).
+//!
+//! Log lines never hold up the code that logs them: they go through a queue of at most
+//! [`LOG_QUEUE_LINES`] lines to a thread of their own (`tracing-appender`'s non-blocking writer),
+//! which writes them to standard error. When standard error is closed, its writes fail and the
+//! lines are lost; when nobody reads it (a full pipe), the queue fills and further lines are
+//! dropped, not waited for. Either way every request is still answered. What is queued when the
+//! command ends is written then ([`Telemetry::shutdown`], at most one second).
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::WithExportConfig;
@@ -25,9 +32,14 @@ use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-/// The providers to flush when the command ends ([`Telemetry::shutdown`]).
+/// The most log lines waiting for standard error; more are dropped (module docs).
+pub(crate) const LOG_QUEUE_LINES: usize = 1_000;
+
+/// The providers to flush when the command ends ([`Telemetry::shutdown`]), and the log thread's
+/// guard, which writes the queued lines when dropped.
 pub(crate) struct Telemetry {
     providers: Option<(SdkTracerProvider, SdkMeterProvider)>,
+    _logs: tracing_appender::non_blocking::WorkerGuard,
 }
 
 /// The base URL OTLP goes to: `flag`, else `OTEL_EXPORTER_OTLP_ENDPOINT`; `None` when neither (nor
@@ -55,13 +67,18 @@ fn endpoint(flag: Option<&str>) -> Option<Option<String>> {
 /// # Errors
 /// An exporter that cannot be built (an endpoint that is not a URL), naming what to change.
 pub(crate) fn init(level: tracing::Level, otlp_endpoint: Option<&str>) -> Result<Telemetry, String> {
+    let (stderr, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(true)
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .thread_name("toolbox-logs")
+        .finish(std::io::stderr());
     let logs = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(stderr)
         .with_ansi(false)
         .with_filter(LevelFilter::from_level(level));
     let Some(base) = endpoint(otlp_endpoint) else {
         tracing_subscriber::registry().with(logs).init();
-        return Ok(Telemetry { providers: None });
+        return Ok(Telemetry { providers: None, _logs: guard });
     };
     let mut resource =
         Resource::builder().with_attribute(opentelemetry::KeyValue::new("service.version", env!("CARGO_PKG_VERSION")));
@@ -94,12 +111,12 @@ pub(crate) fn init(level: tracing::Level, otlp_endpoint: Option<&str>) -> Result
     opentelemetry::global::set_meter_provider(meter_provider.clone());
     let spans_layer = tool_mcp::telemetry::otel_layer(tracer_provider.tracer("toolbox")).with_filter(LevelFilter::INFO);
     tracing_subscriber::registry().with(logs).with(spans_layer).init();
-    Ok(Telemetry { providers: Some((tracer_provider, meter_provider)) })
+    Ok(Telemetry { providers: Some((tracer_provider, meter_provider)), _logs: guard })
 }
 
 impl Telemetry {
     /// Exports what is left and stops the exporters; a failure is written to standard error (the
-    /// command's outcome stands).
+    /// command's outcome stands). Then the queued log lines are written (the guard's drop).
     pub(crate) fn shutdown(self) {
         if let Some((spans, metrics)) = self.providers {
             if let Err(error) = spans.shutdown() {

@@ -5,30 +5,22 @@
 #[path = "task_rpc/mod.rs"]
 mod task_rpc;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 use task_rpc::{request, request_of};
+use test_support::process::{Output, Started, TOOLBOX_SERVING, start_saying};
 
-/// Starts `toolbox mcp --http 127.0.0.1:0` with `args`; returns the child and its URL's address.
-fn serve(args: &[&str]) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolbox"))
-        .args(["mcp", "--http", "127.0.0.1:0"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    stderr.read_line(&mut line).unwrap();
-    // The rest is read, never left to a closed pipe (a server whose standard error is closed
-    // does not answer a request whose warning it logs).
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    let url = line.trim().strip_prefix("toolbox: serving MCP on http://").unwrap_or_else(|| panic!("{line}"));
-    (child, url.strip_suffix("/mcp").unwrap_or_else(|| panic!("{line}")).to_owned())
+/// Starts `toolbox mcp --http 127.0.0.1:0` with `args` (its standard error read to the end on a
+/// thread, and kept); returns it and its URL's address.
+fn serve(args: &[&str]) -> (Started, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolbox"));
+    command.args(["mcp", "--http", "127.0.0.1:0"]).args(args);
+    let started = start_saying(command, Output::Stderr, TOOLBOX_SERVING);
+    let url = &started.said;
+    let addr = url.strip_prefix("http://").and_then(|u| u.strip_suffix("/mcp")).unwrap_or_else(|| panic!("{url}"));
+    let addr = addr.to_owned();
+    (started, addr)
 }
 
 /// `tasks/get` of `task` until it is no longer `working` (at most 200 polls).
@@ -56,7 +48,7 @@ fn a_write_is_a_task_whose_result_the_next_server_process_still_gives() {
         "--state-dir",
         state.path().to_str().unwrap(),
     ];
-    let (mut first, addr) = serve(&args);
+    let (first, addr) = serve(&args);
     let arguments = json!({"file_path": "new.txt", "content": "written by a task\n"});
     let created = request(&addr, 1, "tools/call", "write", json!({"name": "write", "arguments": arguments}));
     assert_eq!(created["result"]["resultType"], "task", "{created}");
@@ -65,11 +57,10 @@ fn a_write_is_a_task_whose_result_the_next_server_process_still_gives() {
     assert_eq!(done["status"], "completed", "{done}");
     let text = done["result"]["content"][0]["text"].as_str().unwrap().to_owned();
     assert_eq!(std::fs::read_to_string(root.path().join("new.txt")).unwrap(), "written by a task\n");
-    first.kill().unwrap();
-    first.wait().unwrap();
+    drop(first);
 
     // Another process on the same store gives the same task.
-    let (mut second, addr) = serve(&args);
+    let (second, addr) = serve(&args);
     let again = request(&addr, 2, "tasks/get", &task, json!({"taskId": task}));
     assert_eq!(
         (again["result"]["status"].clone(), again["result"]["result"]["content"][0]["text"].clone()),
@@ -81,8 +72,7 @@ fn a_write_is_a_task_whose_result_the_next_server_process_still_gives() {
     assert_eq!(read["result"]["resultType"], "complete", "{read}");
     let shown = read["result"]["content"][0]["text"].as_str().unwrap();
     assert_eq!(shown.lines().next(), Some("    1  one line"), "{read}");
-    second.kill().unwrap();
-    second.wait().unwrap();
+    drop(second);
 }
 
 #[test]
@@ -100,7 +90,7 @@ fn task_records_never_evict_a_sessions_plan() {
         "--state-dir",
         state.path().to_str().unwrap(),
     ];
-    let (mut server, addr) = serve(&args);
+    let (server, addr) = serve(&args);
     let plan = json!({"todos": [{"content": "ship the release", "status": "in_progress"}]});
     let made = request(&addr, 1, "tools/call", "todo_new", json!({"name": "todo_new", "arguments": plan}));
     assert_eq!(made["result"]["isError"], false, "{made}");
@@ -117,14 +107,13 @@ fn task_records_never_evict_a_sessions_plan() {
     let read = settled(&addr, &task);
     let text = read["result"]["content"][0]["text"].as_str().unwrap_or_default();
     assert!(text.contains("ship the release"), "{read}");
-    server.kill().unwrap();
-    server.wait().unwrap();
+    drop(server);
 }
 
 #[test]
 fn max_running_tasks_refuses_a_callers_task_past_the_flags_count() {
     let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (mut server, addr) = serve(&[
+    let (server, addr) = serve(&[
         "--task",
         "exec",
         "--allow",
@@ -151,14 +140,13 @@ fn max_running_tasks_refuses_a_callers_task_past_the_flags_count() {
         ),
         "{refused}"
     );
-    server.kill().unwrap();
-    server.wait().unwrap();
+    drop(server);
 }
 
 #[test]
 fn max_input_response_bytes_refuses_answers_past_the_flags_count() {
     let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let (mut server, addr) = serve(&[
+    let (server, addr) = serve(&[
         "--confirm",
         "destructive",
         "--max-input-response-bytes",
@@ -186,8 +174,7 @@ fn max_input_response_bytes_refuses_answers_past_the_flags_count() {
         "{refused}"
     );
     assert!(!root.path().join("a.txt").exists());
-    server.kill().unwrap();
-    server.wait().unwrap();
+    drop(server);
 }
 
 /// What `toolbox mcp --http 127.0.0.1:0 ARGS` says on standard error when it refuses to start

@@ -17,6 +17,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use test_support::process::{Output, Running, TOOLBOX_SERVING, start_saying};
 
 fn python() -> String {
     std::env::var("TOOL_CONFORMANCE_PYTHON").unwrap_or_else(|_| "python3".to_owned())
@@ -72,28 +73,21 @@ fn receiver(out: &Path) -> (Killed, ChildStdin, String) {
 
 /// `toolbox mcp --http 127.0.0.1:0 ARGS` with the variables `env`; returns once it serves, with
 /// its URL.
-fn toolbox_http(args: &[&str], env: &[(&str, &str)]) -> (Killed, String) {
+fn toolbox_http(args: &[&str], env: &[(&str, &str)]) -> (Running, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_toolbox"));
     command.args(["mcp", "--http", "127.0.0.1:0"]).args(args);
     for name in ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SERVICE_NAME", "OTEL_SDK_DISABLED", "OTEL_RESOURCE_ATTRIBUTES"] {
         command.env_remove(name);
     }
-    let mut child = command
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let child = Killed(child);
-    let url = line_after(stderr, "toolbox: serving MCP on ").expect("toolbox ended without saying its address");
-    (child, url)
+    command.envs(env.iter().copied());
+    // Standard error is read to its end on a thread (and kept), never left closed or full.
+    let started = start_saying(command, Output::Stderr, TOOLBOX_SERVING);
+    (started.process, started.said)
 }
 
 /// Stops `toolbox` with SIGTERM (it exports what is left as it ends) and waits for it, at most 30 s
 /// (300 looks, 100 ms apart).
-fn terminate(mut toolbox: Killed) {
+fn terminate(mut toolbox: Running) {
     let pid = toolbox.0.id().to_string();
     assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
     for _ in 0..300 {

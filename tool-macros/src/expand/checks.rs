@@ -1,13 +1,14 @@
 //! The checks of a tool's options against its function, and the compile-time checks of its
 //! arguments' types that the generated code carries.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use crate::docs::Doc;
-use crate::model::{BoundKind, Errors, Output, Param, ToolFn, classify, unraw};
+use crate::model::{Arg, BoundKind, Errors, Output, Param, ToolFn, classify, unraw};
 use crate::options::ToolOptions;
+use crate::resources::{ConcurrencyOption, ResourceOption};
 
 /// The safe intersection of the tool-name rules of every provider: `^[A-Za-z_][A-Za-z0-9_-]{0,63}$`.
 pub(super) fn valid_tool_name(name: &str) -> bool {
@@ -81,7 +82,7 @@ pub(crate) fn check_options(model: &ToolFn, options: &ToolOptions, errors: &mut 
             "`timeout_ms` cannot stop an `inline` tool: once started it runs to its end on the thread that polls the call; remove `inline` (a plain `fn` then runs on the blocking pool and the call times out) or remove `timeout_ms`",
         );
     }
-    crate::resources::check(model, options.resource.as_ref(), options.concurrency.as_ref(), errors);
+    resources(model, options.resource.as_ref(), options.concurrency.as_ref(), errors);
     if let (Some(option), Some(Err(message))) = (&options.idempotency_key, idempotency_key_property(model, options)) {
         errors.push(option.span(), message);
     }
@@ -160,7 +161,7 @@ pub(super) fn argument_checks(model: &ToolFn, private: &TokenStream, in_fns: boo
             continue;
         };
         let decoded = &arg.decoded;
-        if super::registration::probed(arg) && !(in_fns && arg.default.is_none()) {
+        if probed(arg) && !(in_fns && arg.default.is_none()) {
             probes.push(quote_spanned! {arg.written.span()=>
                 #private::model_argument::<#decoded, _>((&#private::ArgumentProbe::<#decoded>::NEW).kind());
             });
@@ -223,4 +224,71 @@ pub(crate) fn idempotency_key_property(model: &ToolFn, options: &ToolOptions) ->
     } else {
         format!("`idempotency_key` names `{wanted}`, which is no argument of this tool; name one of {names}")
     }))
+}
+
+/// Checks `resource` and `concurrency` against the function: every named argument is a model
+/// argument of it (by the name the model sends), a limit is a whole number from 1 to 4294967295,
+/// and `resource` on the whole tool does not meet `concurrency = N` (one call at a time, or N).
+fn resources(
+    model: &ToolFn,
+    resource: Option<&ResourceOption>,
+    concurrency: Option<&ConcurrencyOption>,
+    errors: &mut Errors,
+) {
+    let arguments: Vec<String> = model
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            Param::Arg(arg) => Some(arg.wire_name()),
+            _ => None,
+        })
+        .collect();
+    let whole_input = model.params.iter().any(|p| matches!(p, Param::Input { .. }));
+    let mut check_argument = |name: &str, span: Span| {
+        // An `#[input]` struct's fields are not known to the macro.
+        if !whole_input && !arguments.iter().any(|a| a == name) {
+            let known = if arguments.is_empty() {
+                "the tool has no model argument".to_owned()
+            } else {
+                format!(
+                    "its arguments are {}",
+                    arguments.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+                )
+            };
+            errors.push(span, format!("`{name}` is not an argument of this tool ({known}); name the argument whose value identifies the resource, as the model sends it"));
+        }
+    };
+    if let Some(ResourceOption::Listed(declared)) = resource {
+        for item in declared {
+            if let Some(argument) = &item.argument {
+                check_argument(argument, item.span);
+            }
+        }
+    }
+    if let Some(concurrency) = concurrency {
+        if let Some(per) = &concurrency.per {
+            check_argument(&per.value(), per.span());
+        }
+        if !matches!(concurrency.limit.base10_parse::<u32>(), Ok(n) if n >= 1) {
+            errors.push(
+                concurrency.limit.span(),
+                "the concurrency limit must be a whole number from 1 to 4294967295: how many calls may run at once",
+            );
+        }
+        if concurrency.per.is_none()
+            && let Some(ResourceOption::WholeTool(span)) = resource
+        {
+            errors.push(
+                *span,
+                "`resource` on the whole tool already allows one call at a time, which contradicts `concurrency = N`; keep one of them",
+            );
+        }
+    }
+}
+
+/// Whether a model argument's type is checked for shared state the program hands in (`Arc`,
+/// `Mutex`, ... behind a type alias): not for `#[arg(from_model)]`, a type named like plain data,
+/// or one a `#[tools]` block reported already as a forgotten `#[depends(KEY)]`.
+pub(super) fn probed(arg: &Arg) -> bool {
+    !arg.from_model && !arg.state_reported && !crate::model::is_plain_data(&arg.decoded)
 }

@@ -6,7 +6,7 @@ use syn::ItemFn;
 use syn::spanned::Spanned;
 
 use super::Method;
-use super::checks::{argument_checks, json_result_type};
+use super::checks::{argument_checks, json_result_type, probed};
 use crate::docs::{Doc, DocPart};
 use crate::model::{Arg, BoundKind, Number, Output, Param, ToolFn, unraw};
 use crate::options::ToolOptions;
@@ -250,13 +250,6 @@ fn decoding<'a>(params: &Parameters<'a>) -> Decoding<'a> {
     decoding
 }
 
-/// Whether a model argument's type is checked for shared state the program hands in (`Arc`,
-/// `Mutex`, ... behind a type alias): not for `#[arg(from_model)]`, a type named like plain data,
-/// or one a `#[tools]` block reported already as a forgotten `#[depends(KEY)]`.
-pub(super) fn probed(arg: &Arg) -> bool {
-    !arg.from_model && !arg.state_reported && !crate::model::is_plain_data(&arg.decoded)
-}
-
 /// The type the raw arguments decode into, and how the invoke binds it.
 struct ArgumentsStruct {
     /// The module holding the struct, beside the function (see [`Parameters::in_module`]); empty
@@ -477,14 +470,19 @@ struct SpecPart {
 /// The dependency list: `__TOOL_DEPENDENCIES`, what each `#[depends(KEY)]` (and a method's
 /// instance key) records of its key, in parameter order, for the registry's check of provided
 /// keys, and `.with_dependencies(..)`.
+/// The key of a `#[depends(..)]` as written, for the registry's and the runtime's errors: `DB`,
+/// `crate::db::DB` (`&DB` as `DB`).
+fn key_text(key: &syn::Expr) -> String {
+    quote!(#key).to_string().replace(' ', "").trim_start_matches('&').to_owned()
+}
+
 fn dependencies(params: &Parameters<'_>) -> SpecPart {
     let private = params.private;
     let mut key_uses = Vec::new();
     for param in &params.model.params {
         match param {
             Param::Depends { key, .. } => {
-                // The key as written, for the registry's errors: `DB`, `crate::db::DB`, `&DB`.
-                let name = quote!(#key).to_string().replace(' ', "").trim_start_matches('&').to_owned();
+                let name = key_text(key);
                 key_uses.push(quote!(|| #private::key_use_named(&#key, #name)));
             }
             Param::Receiver => {
@@ -523,8 +521,9 @@ fn call_arguments(params: &Parameters<'_>) -> (Vec<TokenStream>, Vec<TokenStream
             }
             Param::Input { ident, .. } => call_args.push(quote!(#ident)),
             Param::Depends { ident, ty, key } => {
+                let name = key_text(key);
                 let resolve = quote_spanned! {ty.span()=>
-                    #private::resolve::<#ty, _>(__ctx, &#key)
+                    #private::resolve::<#ty, _>(__ctx, &#key, #name)
                 };
                 resolves.push(quote!(let #ident: #ty = #resolve.await?;));
                 call_args.push(quote!(#ident));
@@ -535,7 +534,7 @@ fn call_arguments(params: &Parameters<'_>) -> (Vec<TokenStream>, Vec<TokenStream
                 if let Some(method) = params.method {
                     let (self_ty, key) = (method.self_ty, method.instance_key);
                     resolves.push(quote! {
-                        let __self: ::std::sync::Arc<#self_ty> = #private::resolve::<::std::sync::Arc<#self_ty>, _>(__ctx, &#key).await?;
+                        let __self: ::std::sync::Arc<#self_ty> = #private::resolve::<::std::sync::Arc<#self_ty>, _>(__ctx, &#key, #key.id()).await?;
                     });
                     call_args.push(quote!(&*__self));
                 }

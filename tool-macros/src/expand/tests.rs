@@ -80,7 +80,7 @@ fn a_tool_expands_to_its_function_its_spec_its_submission_and_its_handle() {
                 let __tool_fn = add;
                 ::std::boxed::Box::pin(async move {
                     let __ToolArgs { a, } = (__TOOL_FNS.1)(&__TOOL_add, __raw)?;
-                    let k: u8 = ::tool_runtime::__private::resolve::<u8, _>(__ctx, &K).await?;
+                    let k: u8 = ::tool_runtime::__private::resolve::<u8, _>(__ctx, &K, "K").await?;
                     let __out = __tool_fn(a, k, __ctx);
                     ::tool_runtime::__private::text(__out)
                 })

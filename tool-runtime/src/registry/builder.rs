@@ -376,7 +376,7 @@ impl RegistryBuilder {
     /// - [`RegistryError::UndescribedParameters`], when
     ///   [`require_parameter_descriptions`](RegistryBuilder::require_parameter_descriptions) was
     ///   called, listing every kept tool with a parameter that has no description.
-    pub fn build(self) -> Result<Registry, RegistryError> {
+    pub fn build(mut self) -> Result<Registry, RegistryError> {
         if self.discovered_nothing && !self.methods_given {
             return Err(RegistryError::NothingDiscovered { methods_blocks: crate::methods::methods_blocks() });
         }
@@ -468,6 +468,11 @@ impl RegistryBuilder {
         let key_typed = key_typed_arguments(&added, &self.key_types);
         if !key_typed.is_empty() {
             return Err(RegistryError::ArgumentsOfKeyTypes { arguments: key_typed });
+        }
+        // The statics the runtime's dependency errors name: each key as the first tool (by name)
+        // wrote it in its `#[depends(..)]`.
+        for (id, name, _) in added.iter().filter_map(|a| a.spec).flat_map(ToolSpec::key_types) {
+            self.scope.names.entry(id).or_insert(name);
         }
         let tools: Vec<Arc<dyn Tool>> = added.into_iter().map(|a| a.tool).collect();
         let deferred = deferral(&tools, &self.defer_sets, &self.defer_tools)?;

@@ -238,8 +238,9 @@ impl Registry {
     /// | policy refused | `Permission denied: <reason>` | no |
     /// | cancelled before the start | ``tool `x` was cancelled`` | no |
     /// | arguments do not decode | ``invalid arguments for `x`: ...`` | no |
-    /// | a dependency's `create` failed | ``tool `x` could not run: dependency `k` failed: ...`` | no |
-    /// | dependency cycle | ``tool `x` could not run: dependency cycle: a -> b -> a; ...`` | no |
+    /// | a dependency's `create` failed | ``tool `x` could not run: dependency `DB` (key id "db") failed: ...`` | no |
+    /// | a provided dependency has no value | ``tool `x` could not run: dependency `DB` (key id "db") was not provided: call ...`` | no |
+    /// | dependency cycle | ``tool `x` could not run: dependency cycle: `A` -> `B` -> `A` (key ids "a" -> "b" -> "a"); ...`` | no |
     /// | the tool returned `Err(e)` | `e`'s text | yes |
     /// | cancelled while running | ``tool `x` was cancelled`` | stopped |
     /// | time limit reached | ``tool `x` timed out after N ms`` | stopped |

@@ -205,7 +205,7 @@ async fn a_failing_dependency_changes_nothing() {
     let message = registry.call(&save(GOOD), &session()).await;
     assert_eq!(
         message.text(),
-        "tool `save_note` could not run: dependency `lock` failed: the notes lock is held by pid 99"
+        "tool `save_note` could not run: dependency `LOCK` (key id \"lock\") failed: the notes lock is held by pid 99"
     );
     assert_eq!(fixture.snapshot(), Fixture::untouched());
 }
@@ -217,8 +217,8 @@ async fn a_dependency_cycle_changes_nothing() {
     let message = registry.call(&ToolCall::new("c1", "save_linked", r#"{"name":"x.md"}"#), &session()).await;
     assert_eq!(
         message.text(),
-        "tool `save_linked` could not run: dependency cycle: ring -> link -> ring; change one `create` so that it no \
-         longer asks for a key already on the chain"
+        "tool `save_linked` could not run: dependency cycle: `RING` -> key id \"link\" -> `RING` (key ids \"ring\" \
+         -> \"link\" -> \"ring\"); change one `create` so that it no longer asks for a key already on the chain"
     );
     assert_eq!(fixture.snapshot(), Fixture::untouched());
 }

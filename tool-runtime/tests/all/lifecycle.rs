@@ -243,11 +243,11 @@ async fn a_failing_close_is_reported_and_the_other_resources_are_still_closed() 
             failures: vec![
                 CloseFailure { resource: "tool `terminal`".to_owned(), cause: "shell hung up".to_owned() },
                 CloseFailure {
-                    resource: "dependency `socket`".to_owned(),
+                    resource: "dependency `SOCKET` (key id \"socket\")".to_owned(),
                     cause: "panicked: socket already closed".to_owned()
                 },
                 CloseFailure {
-                    resource: "dependency `browser`".to_owned(),
+                    resource: "dependency `BROWSER` (key id \"browser\")".to_owned(),
                     cause: "the browser process did not exit: pid 4242 still running".to_owned()
                 },
             ]
@@ -255,8 +255,9 @@ async fn a_failing_close_is_reported_and_the_other_resources_are_still_closed() 
     );
     assert_eq!(
         error.to_string(),
-        "3 of the registry's resources failed to close: tool `terminal`: shell hung up; dependency `socket`: \
-         panicked: socket already closed; dependency `browser`: the browser process did not exit: pid 4242 still running"
+        "3 of the registry's resources failed to close: tool `terminal`: shell hung up; dependency `SOCKET` (key id \
+         \"socket\"): panicked: socket already closed; dependency `BROWSER` (key id \"browser\"): the browser process \
+         did not exit: pid 4242 still running"
     );
     assert_eq!(
         journal.entries(),

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use tool_runtime::prelude::*;
-use tool_runtime::{MissingDependency, RegistryError};
+use tool_runtime::{DependencyName, MissingDependency, RegistryError, ToolError, ToolErrorKind};
 
 /// A database the program opens before it builds the registry.
 #[derive(Debug, Default)]
@@ -114,11 +114,61 @@ fn a_tool_left_out_by_sets_does_not_need_its_keys() {
 }
 
 #[tokio::test]
-async fn resolving_a_provided_key_without_a_value_says_to_provide_it() {
+async fn resolving_a_provided_key_without_a_value_outside_a_registry_names_it_by_id_and_says_to_provide_it() {
     let error = ToolContext::new().resolve(&API_KEY).await.unwrap_err();
     assert_eq!(
+        error,
+        ToolError::DependencyNotProvided { tool: String::new(), key: DependencyName::new("api_key", None::<&str>) }
+    );
+    assert_eq!(
         error.to_string(),
-        "tool `` could not run: dependency `api_key` failed: no value was provided: hand one in with `RegistryBuilder::provide(&KEY, value)` (the key `api_key` has no `create`)"
+        "dependency with key id \"api_key\" was not provided: call \
+         `Registry::builder().discover().provide(&KEY, value).build()` with `KEY` the static declared \
+         `DependencyKey::provided(\"api_key\")` (or `.tool(..)` for each tool instead of `.discover()`; \
+         `Registry::discover()` cannot take values), or give a call its own value with \
+         `ToolContext::builder().override_dependency(&KEY, value)`"
+    );
+}
+
+#[tokio::test]
+async fn a_tool_called_outside_a_registry_names_the_missing_key_by_the_static_its_depends_wrote() {
+    let ctx = ToolContext::builder().override_dependency(&DATABASE, Arc::new(Database::default())).build();
+    let error = publish::TOOL.call("{}", &ctx).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "dependency `API_KEY` (key id \"api_key\") was not provided: call \
+         `Registry::builder().discover().provide(&API_KEY, value).build()` (or `.tool(..)` for each tool instead of \
+         `.discover()`; `Registry::discover()` cannot take values), or give a call its own value with \
+         `ToolContext::builder().override_dependency(&API_KEY, value)`"
+    );
+}
+
+fn make_signer(ctx: &ToolContext) -> futures::future::BoxFuture<'_, Result<String, DependencyError>> {
+    Box::pin(async move { Ok(format!("signer of {}", ctx.resolve(&API_KEY).await?)) })
+}
+
+/// A key whose `create` asks for the provided [`API_KEY`], which no `#[depends]` of the
+/// registries below names, so their build checks cannot see it.
+static SIGNER: DependencyKey<String> = DependencyKey::per_call_async("signer", make_signer);
+
+/// Sign the rows.
+#[tool]
+async fn sign(#[depends(SIGNER)] signer: String) -> String {
+    signer
+}
+
+#[tokio::test]
+async fn a_provided_key_without_a_value_asked_for_by_another_keys_create_is_a_dependency_error_naming_both() {
+    let registry = Registry::builder().tool(sign::TOOL).build().unwrap();
+    let message = registry.call(&ToolCall::new("c1", "sign", "{}"), &ToolContext::new()).await;
+    assert_eq!(message.error_kind, Some(ToolErrorKind::Dependency));
+    assert_eq!(
+        message.text(),
+        "tool `sign` could not run: dependency `SIGNER` (key id \"signer\") failed: dependency with key id \
+         \"api_key\" was not provided: call `Registry::builder().discover().provide(&KEY, value).build()` with `KEY` \
+         the static declared `DependencyKey::provided(\"api_key\")` (or `.tool(..)` for each tool instead of \
+         `.discover()`; `Registry::discover()` cannot take values), or give a call its own value with \
+         `ToolContext::builder().override_dependency(&KEY, value)`"
     );
 }
 

@@ -202,9 +202,10 @@ fn every_call_has_a_span_and_a_dropped_registry_reports_close_failures() {
                 ("cause", "handle 7 is still in use"),
                 (
                     "message",
-                    "dependency `handle` failed to close when its registry was dropped: handle 7 is still in use"
+                    "dependency `HANDLE` (key id \"handle\") failed to close when its registry was dropped: handle 7 \
+                     is still in use"
                 ),
-                ("resource", "dependency `handle`"),
+                ("resource", "dependency `HANDLE` (key id \"handle\")"),
             ])
         )]
     );

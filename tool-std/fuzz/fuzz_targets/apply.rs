@@ -2,4 +2,4 @@
 
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| patch_fuzz::apply_target(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| patch_checks::apply_target(data));

@@ -43,10 +43,8 @@ pub mod write;
 mod common;
 #[path = "../grep_record/mod.rs"]
 mod grep_record;
-#[path = "../../fuzz/src/lib.rs"]
-#[allow(dead_code, unreachable_pub)]
-mod harness;
 use test_support::instances;
+#[cfg(feature = "redis")]
 use test_support::redis_server;
 #[path = "../webfetch_support/mod.rs"]
 mod webfetch_support;

@@ -1,7 +1,7 @@
-//! The fuzz targets' checks (`tool-std/fuzz/src/lib.rs`) run in the normal suite: on the
-//! committed fuzz corpus, and on seeded random inputs from proptest.
+//! The fuzz targets' checks (the crate `tool-std-patch-checks`, `tool-std/patch-checks`) run in
+//! the normal suite: on the committed fuzz corpus, and on seeded random inputs from proptest.
 
-use crate::harness;
+use patch_checks as harness;
 
 use std::path::Path;
 
@@ -47,7 +47,7 @@ proptest! {
 
     #[test]
     fn generated_patches_pass_the_parse_checks(data in proptest::collection::vec(any::<u8>(), 0..600)) {
-        let mut u = arbitrary::Unstructured::new(&data);
+        let mut u = harness::Unstructured::new(&data);
         if let Ok((_, text)) = harness::build_case(&mut u) {
             harness::parse_target(text.as_bytes());
         }
@@ -67,7 +67,7 @@ fn at_least_a_tenth_of_the_generated_patches_apply() {
                 (state >> 33) as u8
             })
             .collect();
-        let Ok((files, text)) = harness::build_case(&mut arbitrary::Unstructured::new(&data)) else { continue };
+        let Ok((files, text)) = harness::build_case(&mut harness::Unstructured::new(&data)) else { continue };
         built += 1;
         if tool_std::patch::apply_to_memory(&mut files.clone(), &text).is_ok() {
             applied += 1;

@@ -1,4 +1,6 @@
-//! The checks the fuzz targets run, shared with the seeded runs in `tool-std/tests/all/patch_fuzz.rs`.
+//! The checks of `tool_std::patch` that the fuzz targets of `tool-std/fuzz` run, shared with the
+//! seeded runs in `tool-std/tests/all/patch_fuzz.rs` (a crate of its own, so that neither
+//! includes the other's files).
 //!
 //! - [`parse_target`]: any text; the parser must not panic, and a patch it accepts must read back
 //!   equal from its canonical form.
@@ -8,7 +10,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use arbitrary::{Result, Unstructured};
+use arbitrary::Result;
+/// The byte source [`build_case`] reads (from `arbitrary`), for callers without a dependency of
+/// their own.
+pub use arbitrary::Unstructured;
 use tool_std::patch::{
     ChunkLine, FileAction, MemoryFiles, Patch, PatchError, SectionKind, apply_to_memory, parse_patch,
 };
