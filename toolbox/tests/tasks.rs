@@ -5,7 +5,7 @@
 #[path = "task_rpc/mod.rs"]
 mod task_rpc;
 
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 use task_rpc::{request, request_of};
