@@ -107,9 +107,9 @@ pub use depends::{DependencyKey, DependencyValue, Scope};
 #[cfg(feature = "dynamic")]
 pub use dynamic::{DynamicTool, DynamicToolError};
 pub use error::{
-    ApprovalProblem, ArgumentError, BoxError, CloseError, CloseFailure, DependencyError, KeyTypedArgument,
-    MissingDependency, NameClash, RegistryError, ToolError, ToolErrorKind, ToolOrigin, UndescribedParameters,
-    UnsupportedPattern,
+    ApprovalProblem, ApprovalRequest, ArgumentError, BoxError, CloseError, CloseFailure, DependencyError,
+    KeyTypedArgument, MissingDependency, NameClash, RegistryError, ToolError, ToolErrorKind, ToolOrigin,
+    UndescribedParameters, UnsupportedPattern,
 };
 /// A boxed `Send` future: what `per_call_async` and `shared_async` keys, hand-written [`Tool`]s and
 /// [`PermissionPolicy`] implementations return (from `futures`).

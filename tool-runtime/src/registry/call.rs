@@ -606,7 +606,17 @@ impl Registry {
         let error = outcome.as_ref().err().map(|error| telemetry::error_type(error.kind()));
         let mut message = match outcome {
             Ok(result) => ToolMessage::success(&call.id, &call.name, result),
-            Err(error) => ToolMessage::error(&call.id, &call.name, error.to_string()).with_error_kind(error.kind()),
+            Err(error) => {
+                let text = error.to_string();
+                let message = ToolMessage::error(&call.id, &call.name, text).with_error_kind(error.kind());
+                match error {
+                    // The token goes to the host only: a field beside the text the model reads.
+                    ToolError::Approval { problem: crate::ApprovalProblem::Missing { request, .. }, .. } => {
+                        ToolMessage { approval: Some(Box::new(request)), ..message }
+                    }
+                    _ => message,
+                }
+            }
         };
         if self.any_secret {
             self.scrub_secrets(call, &mut message);

@@ -8,6 +8,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, UNIX_EPOCH};
 
 use serde_json::{Value, json};
+use test_support::approvals::tokens_in;
 use tool_runtime::ApprovalTokens;
 use tool_runtime::idempotency::MemoryIdempotencyStore;
 use tool_runtime::prelude::*;
@@ -52,40 +53,70 @@ fn delete(id: &str, path: &str) -> ToolCall {
     ToolCall::new(id, "delete_dir", json!({ "path": path }).to_string())
 }
 
-/// The token in the text of a refusal without one.
-fn token_in(text: &str) -> String {
-    let start = text.find("token `").expect("a token") + "token `".len();
-    let end = start + text[start..].find('`').expect("a closing backquote");
-    text[start..end].to_owned()
+/// The token a call without one gives its host ([`ToolMessage::approval`]).
+async fn token_for(registry: &Registry, path: &str, ctx: &ToolContext) -> String {
+    registry.call(&delete("ask", path), ctx).await.approval.expect("an approval request for the host").token
 }
 
-/// The token a call without one is given.
-async fn token_for(registry: &Registry, path: &str, ctx: &ToolContext) -> String {
-    token_in(&registry.call(&delete("ask", path), ctx).await.text())
-}
+const ASKED: &str = "tool `delete_dir` did not run: it needs the user's approval. What it would do:\ncall \
+                     `delete_dir` with\n\"path\": \"build-preview/\"\nThe approval is the user's to give, through \
+                     the application, within 300 s; it is not in this result. Do not send the call again on your \
+                     own: once the user approves, the application runs this exact call";
 
 #[tokio::test]
-async fn a_call_without_a_token_gets_the_preview_and_a_token_and_does_not_run() {
+async fn a_call_without_a_token_shows_the_model_the_preview_without_any_token() {
     let registry = registry(clock());
     let message = registry.call(&delete("c1", "build-preview/"), &as_ann()).await;
     assert!(message.is_error);
     assert_eq!(message.error_kind, Some(ToolErrorKind::PermissionDenied));
-    let token = token_in(&message.text());
-    assert_eq!(
-        message.text(),
-        format!(
-            "tool `delete_dir` did not run: it needs the user's approval and carried no approval token. What it would \
-             do:\ncall `delete_dir` with\n\"path\": \"build-preview/\"\nShow this to the user; if they approve, send \
-             the same call (same tool, same arguments) again with the approval token `{token}`. The token runs this \
-             exact call once, for this caller, within 300 s; other arguments need a new approval"
-        )
-    );
-    let parts: Vec<&str> = token.split('.').collect();
-    assert_eq!(parts.len(), 4, "{token}");
+    assert_eq!(message.text(), ASKED);
+    assert_eq!(runs_of("build-preview/"), 0);
+}
+
+#[tokio::test]
+async fn a_call_without_a_token_gives_the_host_the_preview_and_a_token_for_that_call() {
+    let registry = registry(clock());
+    let message = registry.call(&delete("c1", "build-host/"), &as_ann()).await;
+    let request = message.approval.expect("an approval request for the host");
+    assert_eq!(request.tool, "delete_dir");
+    assert_eq!(request.preview, "call `delete_dir` with\n\"path\": \"build-host/\"");
+    assert_eq!(request.expires_at, START + 300);
+    let parts: Vec<&str> = request.token.split('.').collect();
+    assert_eq!(parts.len(), 4, "{}", request.token);
     assert_eq!(parts[0], "ap1");
     assert_eq!(parts[1], (START + 300).to_string());
     assert_eq!((parts[2].len(), parts[3].len()), (32, 64));
-    assert_eq!(runs_of("build-preview/"), 0);
+    assert_eq!(runs_of("build-host/"), 0);
+}
+
+/// The attack: a model loop that reads each tool result and sends the call again with every
+/// `ap1.` token it finds there. Before the token left the text, its first replay ran the tool.
+#[tokio::test]
+async fn a_model_replaying_what_it_reads_in_the_result_cannot_approve_its_own_call() {
+    let registry = registry(clock());
+    let mut message = registry.call(&delete("m0", "build-self/"), &as_ann()).await;
+    for round in 1..=3 {
+        let read = tokens_in(&message.text());
+        assert_eq!(read, Vec::<String>::new(), "round {round}: {}", message.text());
+        let mut call = delete(&format!("m{round}"), "build-self/");
+        call.approval_token = read.into_iter().next();
+        message = registry.call(&call, &as_ann()).await;
+    }
+    assert_eq!(message.text(), ASKED.replace("build-preview/", "build-self/"));
+    assert_eq!(runs_of("build-self/"), 0);
+}
+
+#[tokio::test]
+async fn the_hosts_token_is_not_in_the_messages_serialised_or_debug_form() {
+    let registry = registry(clock());
+    let message = registry.call(&delete("c1", "build-hidden/"), &as_ann()).await;
+    let token = message.approval.clone().expect("an approval request").token;
+    let json = serde_json::to_string(&message).unwrap();
+    assert!(!json.contains(&token), "{json}");
+    assert_eq!(tokens_in(&json), Vec::<String>::new());
+    let debug = format!("{message:?}");
+    assert!(!debug.contains(&token), "{debug}");
+    assert!(debug.contains(r#"token: "[redacted]""#), "{debug}");
 }
 
 #[tokio::test]
