@@ -131,7 +131,9 @@ pub use secret::{REDACTED, Secret, redact_arguments, replace_secrets};
 pub use talk::{ClientCapabilities, ClientChannel, Elicitation, LogLevel, SamplingRequest, TalkBackError};
 /// The token that cancels calls ([`ToolContextBuilder::cancellation`]), from `tokio-util`.
 pub use tokio_util::sync::CancellationToken;
-pub use tool::{Callers, InvokeFn, Tool, ToolDefinition, ToolMeta, ToolRegistration, ToolSpec, is_valid_tool_name};
+pub use tool::{
+    Callers, InvokeFn, PreviewFn, Tool, ToolDefinition, ToolMeta, ToolRegistration, ToolSpec, is_valid_tool_name,
+};
 pub use tool_macros::{tool, tools};
 pub use worker::off_worker;
 

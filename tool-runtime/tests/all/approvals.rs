@@ -13,7 +13,7 @@ use tool_runtime::ApprovalTokens;
 use tool_runtime::idempotency::MemoryIdempotencyStore;
 use tool_runtime::prelude::*;
 use tool_runtime::talk::{ClientCapabilities, ClientChannel, InputRequest, TalkBackError};
-use tool_runtime::{BoxFuture, FixedClock, ToolErrorKind};
+use tool_runtime::{BoxFuture, FixedClock, ToolError, ToolErrorKind};
 
 /// How many times `delete_dir` ran.
 static DELETED: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -258,10 +258,12 @@ async fn a_calls_debug_form_hides_its_approval_token() {
     assert!(!shown.contains("ap1.1.2.3"), "{shown}");
 }
 
-/// A client that accepts every approval and records the keys it was asked under.
+/// A client that accepts every approval and records the keys it was asked under and the
+/// questions' messages.
 #[derive(Clone, Default)]
 struct Accepting {
     keys: Arc<Mutex<Vec<String>>>,
+    messages: Arc<Mutex<Vec<String>>>,
     asked: Arc<AtomicUsize>,
 }
 
@@ -270,8 +272,9 @@ impl ClientChannel for Accepting {
         ClientCapabilities { elicitation: true, sampling: false, roots: false }
     }
 
-    fn request(&self, key: &str, _request: InputRequest) -> BoxFuture<'_, Result<Value, TalkBackError>> {
+    fn request(&self, key: &str, request: InputRequest) -> BoxFuture<'_, Result<Value, TalkBackError>> {
         self.keys.lock().unwrap().push(key.to_owned());
+        self.messages.lock().unwrap().push(request.params["message"].as_str().unwrap_or_default().to_owned());
         self.asked.fetch_add(1, Ordering::SeqCst);
         Box::pin(async { Ok(json!({"action": "accept", "content": {}})) })
     }
@@ -302,4 +305,70 @@ async fn with_a_client_a_call_that_carries_a_token_runs_without_asking() {
     let call = delete("c2", "build-no-ask/").with_approval_token(&token);
     assert_eq!(registry.call(&call, &ctx).await.text(), "deleted build-no-ask/");
     assert_eq!(channel.asked.load(Ordering::SeqCst), 0);
+}
+
+/// Rename a file (its preview says what it would do, and refuses a name with a slash).
+#[tool(tags(confirm), preview = rename_preview)]
+fn rename_file(
+    /// The file.
+    from: String,
+    /// The new name.
+    to: String,
+) -> String {
+    DELETED.lock().unwrap_or_else(PoisonError::into_inner).push(format!("rename {from}"));
+    format!("renamed {from} to {to}")
+}
+
+fn rename_preview<'a>(arguments: &'a str, _ctx: &'a ToolContext) -> BoxFuture<'a, Result<String, ToolError>> {
+    Box::pin(async move {
+        let value: Value = serde_json::from_str(arguments).map_err(ToolError::failed)?;
+        let (from, to) = (value["from"].as_str().unwrap_or_default(), value["to"].as_str().unwrap_or_default());
+        if to.contains('/') {
+            return Err(ToolError::Failed(format!("`to` must be a name, not a path: {to}")));
+        }
+        Ok(format!("mv {from} {to}\u{202E}"))
+    })
+}
+
+fn renaming(clock: Arc<FixedClock>) -> Registry {
+    let tokens = ApprovalTokens::new(MemoryIdempotencyStore::new()).server_key(KEY).unwrap().clock(clock);
+    Registry::builder().tool(rename_file::TOOL).approval_tokens(tokens).build().unwrap()
+}
+
+fn rename(from: &str, to: &str) -> ToolCall {
+    ToolCall::new("r1", "rename_file", json!({ "from": from, "to": to }).to_string())
+}
+
+#[tokio::test]
+async fn a_tools_preview_hook_gives_the_hosts_preview_made_visible() {
+    let message = renaming(clock()).call(&rename("a.txt", "b.txt"), &as_ann()).await;
+    assert_eq!(message.approval.as_ref().expect("an approval request").preview, "mv a.txt b.txt⟦U+202E⟧");
+    assert!(message.text().contains("What it would do:\nmv a.txt b.txt⟦U+202E⟧\n"), "{}", message.text());
+    assert_eq!(runs_of("rename a.txt"), 0);
+}
+
+#[tokio::test]
+async fn with_a_client_the_question_shows_the_tools_preview() {
+    let channel = Accepting::default();
+    let ctx = ToolContext::builder().principal("ann").client(channel.clone()).build();
+    let message = renaming(clock()).call(&rename("q.txt", "r.txt"), &ctx).await;
+    assert_eq!(message.text(), "renamed q.txt to r.txt");
+    assert_eq!(
+        *channel.messages.lock().unwrap(),
+        ["Allow the tool `rename_file` to run? What it would do:\nmv q.txt r.txt⟦U+202E⟧"]
+    );
+}
+
+#[tokio::test]
+async fn a_preview_that_fails_refuses_the_call_with_its_error_and_no_approval() {
+    let channel = Accepting::default();
+    let ctx = ToolContext::builder().principal("ann").client(channel.clone()).build();
+    for ctx in [as_ann(), ctx] {
+        let message = renaming(clock()).call(&rename("p.txt", "../p.txt"), &ctx).await;
+        assert!(message.is_error);
+        assert_eq!(message.text(), "`to` must be a name, not a path: ../p.txt");
+        assert!(message.approval.is_none());
+    }
+    assert_eq!(channel.asked.load(Ordering::SeqCst), 0);
+    assert_eq!(runs_of("rename p.txt"), 0);
 }
