@@ -37,7 +37,8 @@ pub const IDEMPOTENCY_KEY_META: &str = "tool-framework/idempotency-key";
 /// arguments and that principal, is unexpired and unused; a call without one whose client cannot
 /// be asked gets an error result whose `_meta` holds the preview and a token ([`APPROVAL_META`]).
 /// Same prefix as [`IDEMPOTENCY_KEY_META`], for the same reason. A value that is not a string is
-/// refused with -32602.
+/// refused with -32602. A call that becomes a task carries its token into the task's first run
+/// (never into the task record); a run started again later has none.
 pub const APPROVAL_TOKEN_META: &str = "tool-framework/approval-token";
 
 /// The `_meta` key of a `tools/call` result that asks the client's host for the user's approval:

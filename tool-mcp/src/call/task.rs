@@ -29,6 +29,7 @@ impl McpServer {
     /// answer, the answers known so far and this worker's lease), starts it and gives the
     /// `CreateTaskResult`. `listener` is the client's connection, told the task's status
     /// ([`notify_status`]).
+    #[allow(clippy::too_many_arguments, reason = "each is one part of the creating request, read once")]
     pub(crate) async fn create_task(
         &self,
         tool: &str,
@@ -37,6 +38,7 @@ impl McpServer {
         channel: &McpChannel,
         http: Option<&::http::request::Parts>,
         listener: Option<Peer<RoleServer>>,
+        approval_token: Option<String>,
     ) -> Result<CreateTaskResult, ErrorData> {
         self.start_sweep();
         let tasks = &self.inner.tasks;
@@ -68,7 +70,7 @@ impl McpServer {
             return Err(store_error(&error));
         }
         tracing::debug!(task = %record.id, tool, "task created");
-        self.start_task(&record, http, listener).await?;
+        self.start_task(&record, http, listener, approval_token).await?;
         Ok(CreateTaskResult::new(task_of(&record)))
     }
 
@@ -80,8 +82,9 @@ impl McpServer {
         record: &TaskRecord,
         http: Option<&::http::request::Parts>,
         listener: Option<Peer<RoleServer>>,
+        approval_token: Option<String>,
     ) -> Result<(), ErrorData> {
-        let Err(error) = self.run_task(record, http, listener) else { return Ok(()) };
+        let Err(error) = self.run_task(record, http, listener, approval_token) else { return Ok(()) };
         self.inner.tasks.release(&record.id);
         let object = error_object(&error);
         let tasks = &self.inner.tasks;
@@ -106,11 +109,17 @@ impl McpServer {
     /// task's lease in the store (only of a `working` record: a cancel written before is seen),
     /// renews it and watches the record while the tool runs (see [`watch`]), and writes its
     /// outcome only while it still holds the lease.
+    ///
+    /// `approval_token` is the creating `tools/call`'s approval token
+    /// ([`APPROVAL_TOKEN_META`](crate::APPROVAL_TOKEN_META)), carried into the first run of a task
+    /// and never into its record: a token runs one call once, so a run started again (after
+    /// input, or by another worker once a lease lapsed) has none.
     fn run_task(
         &self,
         record: &TaskRecord,
         http: Option<&::http::request::Parts>,
         listener: Option<Peer<RoleServer>>,
+        approval_token: Option<String>,
     ) -> Result<(), ErrorData> {
         let inner = &self.inner;
         let served = self.served();
@@ -120,7 +129,8 @@ impl McpServer {
         let channel = Arc::new(McpChannel::for_task(record.client.into(), record.answers.clone()));
         let (progress, reports) = mpsc::unbounded_channel();
         let prepared = self.prepare(&record.tool, http, channel, Some(progress))?;
-        let call = ToolCall::new(prepared.call_id.clone(), record.tool.clone(), arguments);
+        let call =
+            ToolCall { approval_token, ..ToolCall::new(prepared.call_id.clone(), record.tool.clone(), arguments) };
         let id = record.id.clone();
         let lifetime = Duration::from_millis(
             record.created_at_ms.saturating_add(record.ttl_ms).saturating_sub(inner.tasks.now_ms()),
@@ -244,7 +254,7 @@ impl McpServer {
             match taken {
                 Ok(Some(taken)) => {
                     tracing::info!(task = %taken.id, tool = %taken.tool, "task's runner lapsed: running it again");
-                    self.start_task(&taken, None, None).await?;
+                    self.start_task(&taken, None, None, None).await?;
                     return Ok(taken);
                 }
                 Ok(None) => tasks.release(&record.id),
@@ -417,7 +427,7 @@ impl McpServer {
         match written {
             Ok(Some(record)) if record.status == TaskStatus::Working => {
                 let http = context.extensions.get::<::http::request::Parts>();
-                self.start_task(&record, http, Some(context.peer.clone())).await?;
+                self.start_task(&record, http, Some(context.peer.clone()), None).await?;
             }
             Ok(_) => {
                 tasks.release(&id);

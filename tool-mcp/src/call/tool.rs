@@ -110,7 +110,8 @@ impl McpServer {
             let channel = channel.clone();
             drop(prepared);
             let listener = Some(context.peer.clone());
-            let created = self.create_task(name, arguments, principal, &channel, http, listener).await?;
+            let created =
+                self.create_task(name, arguments, principal, &channel, http, listener, approval_token).await?;
             return Ok(CallToolResponse::Task(created));
         }
         let mut call = ToolCall::new(prepared.call_id.clone(), name, arguments);

@@ -27,8 +27,9 @@ fn runs_of(path: &str) -> usize {
     WIPES.lock().unwrap_or_else(PoisonError::into_inner).iter().filter(|p| *p == path).count()
 }
 
-/// Wipe a directory (an effect that needs the user's approval).
-#[tool(tags(confirm))]
+/// Wipe a directory (an effect that needs the user's approval; a task for a client that takes
+/// tasks).
+#[tool(tags(confirm, task))]
 async fn wipe_dir(
     /// The directory.
     path: String,
@@ -149,4 +150,43 @@ async fn a_token_that_is_not_a_string_is_invalid_params() {
                 string a refused call of this tool gave, not a number; send it as it was given"})
     );
     running.stop().await;
+}
+
+/// A client that takes tasks and cannot ask its user (no elicitation).
+fn tasks_only() -> Value {
+    json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})
+}
+
+/// A `tools/call` of `wipe_dir` on `path` from [`tasks_only`], with `token` in `_meta` unless it
+/// is `None`: the finished task's result.
+async fn task(running: &Running, path: &str, token: Option<&str>) -> Value {
+    let mut params = json!({"name": "wipe_dir", "arguments": {"path": path}});
+    if let Some(token) = token {
+        params["_meta"] = json!({ APPROVAL_TOKEN_META: token });
+    }
+    let created = common::rpc(running, "tools/call", params, &tasks_only(), None).await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    common::task_until_not(running, &id, "working", &tasks_only()).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_mode_call_carries_its_approval_token_into_the_run_once() {
+    let running = Running::start(server(&Arc::new(MemoryIdempotencyStore::new()))).await;
+    let asked = task(&running, "build-task/", None).await;
+    assert_eq!(asked["status"], "completed", "{asked}");
+    assert_eq!(asked["result"]["isError"], true);
+    assert_eq!(asked["result"]["content"][0]["text"], ASKED.replace("\"build/\"", "\"build-task/\""));
+    let token = asked["result"]["_meta"][APPROVAL_META]["token"].as_str().expect("a token for the host").to_owned();
+    let approved = task(&running, "build-task/", Some(&token)).await;
+    assert_eq!(approved["status"], "completed", "{approved}");
+    assert_eq!(
+        approved["result"],
+        json!({"resultType": "complete", "content": [{"type": "text", "text": "wiped build-task/"}], "isError": false})
+    );
+    let replay = task(&running, "build-task/", Some(&token)).await;
+    assert_eq!(replay["result"]["isError"], true);
+    assert!(replay["result"]["content"][0]["text"].as_str().unwrap().contains("was used already"), "{replay}");
+    running.stop().await;
+    assert_eq!(runs_of("build-task/"), 1);
 }
