@@ -372,3 +372,21 @@ async fn a_preview_that_fails_refuses_the_call_with_its_error_and_no_approval() 
     assert_eq!(channel.asked.load(Ordering::SeqCst), 0);
     assert_eq!(runs_of("rename p.txt"), 0);
 }
+
+#[tokio::test]
+async fn a_caller_over_its_quota_of_used_tokens_is_refused_naming_both_kinds_of_record() {
+    let tokens = ApprovalTokens::new(MemoryIdempotencyStore::with_caps(100, 1, 1 << 20)).server_key(KEY).unwrap();
+    let registry = Registry::builder().tool(delete_dir::TOOL).approval_tokens(tokens.clock(clock())).build().unwrap();
+    let first = token_for(&registry, "build-quota-1/", &as_ann()).await;
+    let second = token_for(&registry, "build-quota-2/", &as_ann()).await;
+    let ran = registry.call(&delete("q1", "build-quota-1/").with_approval_token(&first), &as_ann()).await;
+    assert_eq!(ran.text(), "deleted build-quota-1/");
+    let refused = registry.call(&delete("q2", "build-quota-2/").with_approval_token(&second), &as_ann()).await;
+    assert_eq!(
+        refused.text(),
+        "tool `delete_dir` did not run: the use of its approval token could not be recorded: this caller holds its \
+         most records in the idempotency store (1: idempotency keys and used approval tokens); retry once older ones \
+         expire"
+    );
+    assert_eq!(runs_of("build-quota-2/"), 0);
+}
