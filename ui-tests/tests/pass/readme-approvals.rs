@@ -23,7 +23,7 @@ async fn approve_once() {
     let ctx = ToolContext::new();
     let call = ToolCall::new("c1", "delete_dir", r#"{"path":"build/"}"#);
     let asked = registry.call(&call, &ctx).await; // the model reads `asked.text()`: no token there
-    let request = asked.approval.expect("the host's approval request");
+    let request = asked.approval.as_deref().expect("the host's approval request");
     assert_eq!(request.preview, "call `delete_dir` with\n\"path\": \"build/\"");
     assert!(!asked.text().contains(&request.token));
     // ... the host shows `request.preview` to the person, who approves ...
