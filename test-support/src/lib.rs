@@ -1,6 +1,7 @@
 //! Helpers shared by the workspace's tests; a dev-dependency of the crates that use it, never a
 //! dependency. Each module is one job:
 //!
+//! - [`approvals`]: the approval tokens a model would find in a tool result's text;
 //! - [`architecture`]: the import rules of ARCHITECTURE.md, checked on a crate's sources;
 //! - [`redis_server`]: a real `redis-server` on a free loopback port;
 //! - [`procs`]: watching processes by pid (`/proc`), for tests of commands;
@@ -9,6 +10,7 @@
 //! - [`haproxy`]: a real haproxy round-robin in front of loopback servers;
 //! - [`python`]: the Python with the MCP SDK that client tests run.
 
+pub mod approvals;
 pub mod architecture;
 pub mod haproxy;
 pub mod instances;

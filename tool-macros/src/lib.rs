@@ -116,6 +116,11 @@ use proc_macro::TokenStream;
 ///   argument `arg` (its parameter name or its `rename`) is the call's idempotency key, winning
 ///   over the call's own (`tool_runtime::idempotency`). An `arg` that is no model argument is a
 ///   compile error listing the ones there are.
+/// - `preview = path`: for a tool that needs approval (tag `confirm`), the function that says what
+///   a call would do before the person is asked (`tool_runtime::Tool::preview`): a
+///   `tool_runtime::PreviewFn`, `fn(&str, &ToolContext) -> BoxFuture<'_, Result<String,
+///   ToolError>>` given the call's raw arguments; it must change nothing. Without it the
+///   question shows the tool and its arguments.
 ///
 /// Returns: `String`, `&'static str`, `()` (empty text), `ToolResult`, `Vec<ContentPart>`, any
 /// `Serialize` type (sent as JSON), or `Result<T, E: Display>` of these (`Err` becomes an error

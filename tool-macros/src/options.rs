@@ -8,7 +8,7 @@ use syn::{Expr, Meta};
 
 /// `#[tool(name = "...", description = "...", set = "...", crate = path, inline, blocking,
 /// sequential, timeout_ms = N, strict, tags(...), output_schema, defer, callers = ...,
-/// idempotency_key = "...")]`.
+/// idempotency_key = "...", preview = path)]`.
 #[derive(Debug, Default, FromMeta)]
 pub(crate) struct ToolOptions {
     /// The tool name; default: the function name.
@@ -45,6 +45,8 @@ pub(crate) struct ToolOptions {
     pub(crate) concurrency: Option<crate::resources::ConcurrencyOption>,
     /// `idempotency_key = "arg"`: the argument whose value is the call's idempotency key.
     pub(crate) idempotency_key: Option<syn::LitStr>,
+    /// `preview = path`: the function giving a call's preview (`tool_runtime::PreviewFn`).
+    pub(crate) preview: Option<syn::Path>,
 }
 
 /// The tag `callers = code` or `callers = both` adds to a tool's tags (`tool_runtime::Callers`);
@@ -81,6 +83,7 @@ pub(crate) const TOOL_OPTIONS: &[&str] = &[
     "resource",
     "concurrency",
     "idempotency_key",
+    "preview",
 ];
 
 /// The options of `#[tool(...)]` and `#[arg(...)]` whose value is a string literal.

@@ -85,8 +85,10 @@ pub(crate) fn content_block(part: &ContentPart) -> ContentBlock {
 ///   (an image part's `detail` has no MCP equivalent and is left out), audio, embedded resource
 ///   (`resource`, text or blob contents) and resource link (`resource_link`).
 /// - `isError` is the message's `is_error`.
-/// - `_meta` carries `ref_id` (the ref id of the full output in the output cache) and
-///   `trimmed: true` when the output layer shortened the text; left out when neither applies.
+/// - `_meta` carries `ref_id` (the ref id of the full output in the output cache),
+///   `trimmed: true` when the output layer shortened the text, and the message's approval request
+///   for the host under [`APPROVAL_META`](crate::APPROVAL_META) (the token, never in `content`);
+///   left out when none applies.
 /// - `structured`: the tool declares an output schema; then a successful message's JSON object
 ///   value is also given as `structuredContent`, beside the text (the same value as JSON text),
 ///   for clients that read only `content`.
@@ -102,6 +104,15 @@ pub fn call_result(message: &ToolMessage, structured: bool) -> CallToolResult {
     }
     if message.trimmed {
         meta.insert("trimmed".to_owned(), Value::Bool(true));
+    }
+    if let Some(request) = &message.approval {
+        let approval = serde_json::json!({
+            "tool": request.tool,
+            "preview": request.preview,
+            "token": request.token,
+            "expiresAt": request.expires_at,
+        });
+        meta.insert(crate::protocol::APPROVAL_META.to_owned(), approval);
     }
     if !meta.is_empty() {
         result.meta = Some(meta.into());

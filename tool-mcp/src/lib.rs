@@ -53,6 +53,6 @@ pub use crate::limits::{
     DEFAULT_GRACE_PERIOD, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_FRAME_BYTES, DEFAULT_REQUEST_BODY_TIMEOUT, OFF_WORKER_BODY_BYTES, STREAM_LINGER,
 };
-pub use crate::protocol::{APPROVAL_TOKEN_META, IDEMPOTENCY_KEY_META};
+pub use crate::protocol::{APPROVAL_META, APPROVAL_TOKEN_META, IDEMPOTENCY_KEY_META};
 pub use crate::server::{CallRequest, McpServer};
 pub use crate::shutdown::shutdown_signal;

@@ -35,11 +35,21 @@ pub const IDEMPOTENCY_KEY_META: &str = "tool-framework/idempotency-key";
 /// call (`RegistryBuilder::approval_tokens`; the rules: `tool_runtime::approvals`), a call of a
 /// tool that needs approval runs without asking when the token was minted for that tool, those
 /// arguments and that principal, is unexpired and unused; a call without one whose client cannot
-/// be asked gets the preview and a token in its error result. Same prefix as
-/// [`IDEMPOTENCY_KEY_META`], for the same reason. A value that is not a string is refused with
-/// -32602. A call that becomes a task does not carry it (a task of such a tool is refused as
-/// unapproved, unless its client can be asked).
+/// be asked gets an error result whose `_meta` holds the preview and a token ([`APPROVAL_META`]).
+/// Same prefix as [`IDEMPOTENCY_KEY_META`], for the same reason. A value that is not a string is
+/// refused with -32602. A call that becomes a task carries its token into the task's first run
+/// (never into the task record); a run started again later has none.
 pub const APPROVAL_TOKEN_META: &str = "tool-framework/approval-token";
+
+/// The `_meta` key of a `tools/call` result that asks the client's host for the user's approval:
+/// `tool-framework/approval`, an object `{"tool", "preview", "token", "expiresAt"}` (the tool's
+/// registered name, what the call would do, the approval token for exactly this call, and its
+/// expiry in seconds since the Unix epoch; `tool_runtime::ApprovalRequest`). Present only on the
+/// error result of a call refused for want of an approval token; the token is never in `content`
+/// or `structuredContent`, which the model reads. The client shows the preview to its user and,
+/// once they approve, sends the same call again with the token under [`APPROVAL_TOKEN_META`];
+/// it must not hand the token to the model.
+pub const APPROVAL_META: &str = "tool-framework/approval";
 
 #[cfg(test)]
 mod tests {

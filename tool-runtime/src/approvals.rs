@@ -15,10 +15,15 @@
 //!   answer given for other arguments (a stateless client retrying with changed arguments) does not
 //!   approve this call: the user is asked again.
 //!
-//! Otherwise the call does not run and its error ([`ApprovalProblem::Missing`]) gives the preview
-//! (what it would do: the tool and its arguments as [`shown_arguments`](crate::talk::shown_arguments)
-//! shows them, secret values redacted) and a fresh token for exactly that call. The client shows
-//! the preview to the person and, once they approve, sends the same call again with the token.
+//! Otherwise the call does not run. Its error ([`ApprovalProblem::Missing`]) tells the model that
+//! the user's approval is needed and shows the preview (what the call would do: the tool's own
+//! preview when it gives one, such as a file tool's diff, else the tool and its arguments as
+//! [`shown_arguments`](crate::talk::shown_arguments) shows them; secret values redacted), never
+//! the token: a model that read a token could send it back and approve its own call. The preview
+//! and a fresh token for exactly that call go to the host alone, as
+//! [`ToolMessage::approval`](crate::ToolMessage::approval) ([`ApprovalRequest`]; over MCP the
+//! result's `_meta["tool-framework/approval"]`). The host shows the preview to the person and,
+//! once they approve, sends the same call again with the token.
 //!
 //! # The rules
 //! - A token is `ap1.<expiry>.<nonce>.<mac>`: the expiry in seconds since the Unix epoch, 16 random
@@ -39,8 +44,10 @@
 //! - A store failure refuses the call ([`ToolError::Failed`](crate::ToolError::Failed)): running it
 //!   unrecorded would allow a replay.
 //! - The token is a capability for one call by one principal: give it to the person's client, not to
-//!   a party that should not approve. Tokens are not logged or traced by the registry; `Debug` of a
-//!   [`ToolCall`](crate::ToolCall) redacts it.
+//!   a party that should not approve (the model above all). The registry keeps it out of the text
+//!   the model reads, the output cache, spans and logs; `Debug` of a [`ToolCall`](crate::ToolCall),
+//!   a [`ToolMessage`](crate::ToolMessage) and an [`ApprovalRequest`] redacts it, and a message's
+//!   serialised form leaves it out.
 
 use std::fmt;
 use std::sync::Arc;
@@ -48,7 +55,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use crate::call::ToolCall;
 use crate::clock::{Clock, SystemClock};
-use crate::error::{ApprovalProblem, ToolError};
+use crate::error::{ApprovalProblem, ApprovalRequest, ToolError};
 use crate::idempotency::{Claim, Idempotency, IdempotencyStore, ServerKeyError, canonical_arguments, hex};
 
 /// How long a token minted for a call stays valid by default: 5 minutes.
@@ -133,14 +140,20 @@ impl ApprovalTokens {
     /// A token for the call of the tool registered as `tool` with `arguments` (raw JSON text) by
     /// `principal`, valid from now for the time to live.
     pub fn mint(&self, tool: &str, arguments: &str, principal: Option<&str>) -> String {
-        let expiry = (self.now_secs() + self.ttl.as_secs()).to_string();
+        self.mint_expiring(tool, arguments, principal).0
+    }
+
+    /// [`mint`](Self::mint), with the token's expiry in seconds since the Unix epoch.
+    fn mint_expiring(&self, tool: &str, arguments: &str, principal: Option<&str>) -> (String, u64) {
+        let expires_at = self.now_secs() + self.ttl.as_secs();
+        let expiry = expires_at.to_string();
         let mut nonce = [0u8; 16];
         // Without a random source the nonce stays zero: tokens of one call and second then match,
         // and the first redeem uses them all (never more than one run).
         let _ = getrandom::fill(&mut nonce);
         let nonce = hex(&nonce);
         let mac = self.bind(tool, arguments, principal, &expiry, &nonce);
-        format!("{PREFIX}.{expiry}.{nonce}.{mac}")
+        (format!("{PREFIX}.{expiry}.{nonce}.{mac}"), expires_at)
     }
 
     /// The elicitation key of the approval question of `call` of the tool registered as `tool` by
@@ -191,13 +204,14 @@ impl ApprovalTokens {
     }
 
     /// The refusal of a call of `tool` that carries no token: the preview `preview` and a token
-    /// minted for the call.
+    /// minted for the call, for the host ([`ApprovalRequest`]; the model's text leaves the token
+    /// out).
     pub(crate) fn missing(&self, tool: &str, arguments: &str, principal: Option<&str>, preview: String) -> ToolError {
+        let (token, expires_at) = self.mint_expiring(tool, arguments, principal);
         ToolError::Approval {
             tool: tool.to_owned(),
             problem: ApprovalProblem::Missing {
-                preview,
-                token: self.mint(tool, arguments, principal),
+                request: ApprovalRequest { tool: tool.to_owned(), preview, token, expires_at },
                 valid_secs: self.ttl.as_secs(),
             },
         }

@@ -175,19 +175,20 @@ impl ToolError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ApprovalProblem {
-    /// The call carried no approval token and no client could ask its user: the preview and a
-    /// token minted for exactly this call.
+    /// The call carried no approval token and no client could ask its user. The text, what the
+    /// model reads, says that the user's approval is needed and shows the preview; it never holds
+    /// the token, so that a model cannot approve its own call. The token is for the host alone:
+    /// [`ToolMessage::approval`](crate::ToolMessage::approval) in process, `_meta` of the
+    /// `tools/call` result over MCP (`tool-mcp`'s `APPROVAL_META`).
     #[error(
-        "it needs the user's approval and carried no approval token. What it would do:\n{preview}\nShow this to the \
-         user; if they approve, send the same call (same tool, same arguments) again with the approval token \
-         `{token}`. The token runs this exact call once, for this caller, within {valid_secs} s; other arguments \
-         need a new approval"
+        "it needs the user's approval. What it would do:\n{}\nThe approval is the user's to give, through the \
+         application, within {valid_secs} s; it is not in this result. Do not send the call again on your own: once \
+         the user approves, the application runs this exact call",
+        .request.preview
     )]
     Missing {
-        /// What the call would do: the tool and its arguments as the approval question shows them.
-        preview: String,
-        /// The token that approves exactly this call.
-        token: String,
+        /// What the host needs to ask its user: the preview and the token for exactly this call.
+        request: ApprovalRequest,
         /// How long the token stays valid, in seconds.
         valid_secs: u64,
     },
@@ -214,6 +215,37 @@ pub enum ApprovalProblem {
          ask the user again"
     )]
     Mismatch,
+}
+
+/// What the host needs to ask its user about one call of a tool that needs approval
+/// ([`ApprovalProblem::Missing`]; the flow: [`crate::approvals`]): what the call would do and the
+/// token that approves exactly that call, once. The host shows `preview` to the person and, when
+/// they approve, sends the same call again with `token`
+/// ([`ToolCall::with_approval_token`](crate::ToolCall::with_approval_token)). Never shown to the
+/// model: the model-facing text of the refusal leaves the token out, and `Debug` redacts it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApprovalRequest {
+    /// The tool's registered name.
+    pub tool: String,
+    /// What the call would do, as the person is shown it: the tool's own preview when it gives
+    /// one (a file tool's unified diff), else the tool and its arguments as the approval question
+    /// shows them ([`shown_arguments`](crate::talk::shown_arguments)); secret values redacted.
+    pub preview: String,
+    /// The approval token: `ap1.<expiry>.<nonce>.<mac>` ([`crate::approvals`]).
+    pub token: String,
+    /// When the token expires, in seconds since the Unix epoch.
+    pub expires_at: u64,
+}
+
+impl fmt::Debug for ApprovalRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApprovalRequest")
+            .field("tool", &self.tool)
+            .field("preview", &self.preview)
+            .field("token", &"[redacted]")
+            .field("expires_at", &self.expires_at)
+            .finish()
+    }
 }
 
 /// The kind of a [`ToolError`], one per variant (both dependency variants are

@@ -107,9 +107,9 @@ pub use depends::{DependencyKey, DependencyValue, Scope};
 #[cfg(feature = "dynamic")]
 pub use dynamic::{DynamicTool, DynamicToolError};
 pub use error::{
-    ApprovalProblem, ArgumentError, BoxError, CloseError, CloseFailure, DependencyError, DependencyName,
-    KeyTypedArgument, MissingDependency, NameClash, RegistryError, ToolError, ToolErrorKind, ToolOrigin,
-    UndescribedParameters, UnsupportedPattern,
+    ApprovalProblem, ApprovalRequest, ArgumentError, BoxError, CloseError, CloseFailure, DependencyError,
+    DependencyName, KeyTypedArgument, MissingDependency, NameClash, RegistryError, ToolError, ToolErrorKind,
+    ToolOrigin, UndescribedParameters, UnsupportedPattern,
 };
 /// A boxed `Send` future: what `per_call_async` and `shared_async` keys, hand-written [`Tool`]s and
 /// [`PermissionPolicy`] implementations return (from `futures`).
@@ -131,7 +131,9 @@ pub use secret::{REDACTED, Secret, redact_arguments, replace_secrets};
 pub use talk::{ClientCapabilities, ClientChannel, Elicitation, LogLevel, SamplingRequest, TalkBackError};
 /// The token that cancels calls ([`ToolContextBuilder::cancellation`]), from `tokio-util`.
 pub use tokio_util::sync::CancellationToken;
-pub use tool::{Callers, InvokeFn, Tool, ToolDefinition, ToolMeta, ToolRegistration, ToolSpec, is_valid_tool_name};
+pub use tool::{
+    Callers, InvokeFn, PreviewFn, Tool, ToolDefinition, ToolMeta, ToolRegistration, ToolSpec, is_valid_tool_name,
+};
 pub use tool_macros::{tool, tools};
 pub use worker::off_worker;
 

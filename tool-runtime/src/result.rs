@@ -243,9 +243,10 @@ pub enum MessageContent {
 /// (unknown tool, arguments that do not decode, a tool returning `Err`, a panic) are messages with
 /// `is_error: true` whose text says what to change.
 ///
-/// Two messages are equal when every field but [`error_kind`](ToolMessage::error_kind) is: the
-/// kind classifies the failure the text already states, so a message built by hand with
-/// [`ToolMessage::error`] equals the registry's message of the same text whatever its kind.
+/// Two messages are equal when every field but [`error_kind`](ToolMessage::error_kind) and
+/// [`approval`](ToolMessage::approval) is: the kind classifies the failure the text already
+/// states, so a message built by hand with [`ToolMessage::error`] equals the registry's message of
+/// the same text whatever its kind; an approval's token is fresh on every refusal.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ToolMessage {
     /// The id of the [`ToolCall`](crate::ToolCall) this message answers.
@@ -283,11 +284,20 @@ pub struct ToolMessage {
     /// the model (an agent framework's error kinds, a retry policy); the model reads the text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<crate::ToolErrorKind>,
+    /// For the host, never the model: when a call of a tool that needs approval was refused for
+    /// want of an approval token ([`ApprovalProblem::Missing`](crate::ApprovalProblem::Missing)),
+    /// the preview and the token that approves exactly that call ([`crate::approvals`]). `None`
+    /// for every other message. A provider projection, the output cache and the spans read
+    /// `content` only, so the token reaches none of them; it is not serialised either (a message
+    /// written to a store or a log does not carry it) and `Debug` redacts it.
+    #[serde(skip)]
+    pub approval: Option<Box<crate::ApprovalRequest>>,
 }
 
 impl PartialEq for ToolMessage {
     fn eq(&self, other: &Self) -> bool {
-        // Every field but `error_kind`, spelled out so that a new field is not forgotten here.
+        // Every field but `error_kind` and `approval` (a fresh token each time), spelled out so that
+        // a new field is not forgotten here.
         let Self {
             tool_call_id,
             tool_name,
@@ -298,6 +308,7 @@ impl PartialEq for ToolMessage {
             done,
             structured_content,
             error_kind: _,
+            approval: _,
         } = self;
         *tool_call_id == other.tool_call_id
             && *tool_name == other.tool_name
@@ -354,6 +365,7 @@ impl ToolMessage {
             done,
             structured_content,
             error_kind: None,
+            approval: None,
         }
     }
 
@@ -370,6 +382,7 @@ impl ToolMessage {
             done: false,
             structured_content: None,
             error_kind: Some(crate::ToolErrorKind::Failed),
+            approval: None,
         }
     }
 

@@ -472,6 +472,21 @@ fn visible(text: &str) -> String {
     out
 }
 
+/// `text` (plain text of many lines, such as a tool's preview) as a person must see it: newlines
+/// and tabs kept, every other character of [`is_hidden`] (control, bidirectional and zero-width
+/// characters) written as `⟦U+XXXX⟧`, so that what is shown is what runs.
+pub fn visible_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if is_hidden(c) && c != '\n' && c != '\t' {
+            out.push_str(&format!("⟦U+{:04X}⟧", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// `text` cut to [`SHOWN_FIELD_CHARS`] characters, the cut stated.
 fn cut(text: &str) -> String {
     let total = text.chars().count();
@@ -541,7 +556,7 @@ struct Approval {}
 /// - no client channel at all: the same, pointing at `ToolContextBuilder::client`;
 /// - a malformed answer or a failed channel: its error.
 pub async fn approve(call: &crate::ToolCall, tag: &str, ctx: &crate::ToolContext) -> Result<(), crate::ToolError> {
-    approve_keyed(call, tag, ctx, APPROVAL_KEY).await
+    approve_previewed(call, tag, ctx, APPROVAL_KEY, None).await
 }
 
 /// `true` when `ctx`'s client can ask its user: a client channel that declared elicitation.
@@ -549,12 +564,15 @@ pub(crate) fn can_ask(ctx: &crate::ToolContext) -> bool {
     !ctx.channel_missing() && ctx.client_capabilities().elicitation
 }
 
-/// [`approve`] with the elicitation under `key` (approval tokens name the exact call there).
-pub(crate) async fn approve_keyed(
+/// [`approve`] with the elicitation under `key` (approval tokens name the exact call there), and
+/// the tool's preview ([`Tool::preview`](crate::Tool::preview), made visible) in place of its
+/// arguments when it gave one: `Allow the tool `x` to run? What it would do:` and the preview.
+pub(crate) async fn approve_previewed(
     call: &crate::ToolCall,
     tag: &str,
     ctx: &crate::ToolContext,
     key: &str,
+    preview: Option<&str>,
 ) -> Result<(), crate::ToolError> {
     let denied = |reason: String| crate::ToolError::PermissionDenied { tool: call.name.clone(), reason };
     let how = if tag == CONFIRM_TAG {
@@ -574,8 +592,12 @@ pub(crate) async fn approve_keyed(
              elicitation capability); use a client that supports elicitation, or {how}"
         )));
     }
-    let message =
-        format!("Allow the tool `{}` to run with these arguments?\n{}", call.name, shown_arguments(&call.arguments));
+    let message = match preview {
+        Some(preview) => format!("Allow the tool `{}` to run? What it would do:\n{preview}", call.name),
+        None => {
+            format!("Allow the tool `{}` to run with these arguments?\n{}", call.name, shown_arguments(&call.arguments))
+        }
+    };
     match ctx.elicit::<Approval>(message).key(key).await {
         Ok(Elicitation::Accept(_)) => Ok(()),
         Ok(Elicitation::Decline) => {

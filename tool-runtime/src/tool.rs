@@ -223,6 +223,25 @@ pub trait Tool: Send + Sync + 'static {
         true
     }
 
+    /// What a call with `arguments` (the raw JSON text) would do, for the person asked to approve
+    /// it: the preview hook of a tool that needs approval ([`CONFIRM_TAG`](crate::talk::CONFIRM_TAG)
+    /// or a [`confirm_tag`](crate::RegistryBuilder::confirm_tag)). The registry calls it before it
+    /// asks, in the call's own context ([`ToolContext::for_call`]: dependencies resolve as for the
+    /// call), and shows its text in place of the tool and its arguments: in the approval question,
+    /// and in the preview of an [approval token](crate::approvals)'s refusal. A preview must change
+    /// nothing; an `Err` refuses the call with that error (what the call itself would have met,
+    /// such as a path outside the workspace). A tool with [secret](crate::Secret) arguments gets
+    /// them redacted. `#[tool(preview = path)]` sets it to a [`PreviewFn`]. Default: `None`, the
+    /// tool and its arguments are shown ([`shown_arguments`](crate::talk::shown_arguments)).
+    fn preview<'a>(
+        &'a self,
+        arguments: &'a str,
+        ctx: &'a ToolContext,
+    ) -> Option<BoxFuture<'a, Result<String, ToolError>>> {
+        let _ = (arguments, ctx);
+        None
+    }
+
     /// Decodes `arguments` (raw JSON text, see [`crate::decode`]) and runs the tool.
     ///
     /// # Errors
@@ -306,6 +325,14 @@ impl<T: Tool + ?Sized> Tool for &'static T {
         (**self).call(arguments, ctx)
     }
 
+    fn preview<'a>(
+        &'a self,
+        arguments: &'a str,
+        ctx: &'a ToolContext,
+    ) -> Option<BoxFuture<'a, Result<String, ToolError>>> {
+        (**self).preview(arguments, ctx)
+    }
+
     fn call_now(&self, arguments: &str, ctx: &ToolContext) -> Option<Result<ToolResult, ToolError>> {
         (**self).call_now(arguments, ctx)
     }
@@ -314,6 +341,11 @@ impl<T: Tool + ?Sized> Tool for &'static T {
         (**self).close()
     }
 }
+
+/// The signature of a tool's preview hook, `#[tool(preview = path)]` ([`Tool::preview`]): given
+/// a call's raw arguments and its context, the text a person reads before approving it (a file
+/// tool's unified diff), computed without changing anything.
+pub type PreviewFn = for<'a> fn(&'a str, &'a ToolContext) -> BoxFuture<'a, Result<String, ToolError>>;
 
 /// The signature of the function `#[tool]` generates to decode arguments and call the user's
 /// function.
@@ -361,6 +393,8 @@ pub struct ToolSpec {
     resources: &'static [Resource],
     /// See [`Tool::idempotency_key_argument`].
     idempotency_key: Option<&'static str>,
+    /// See [`Tool::preview`].
+    preview: Option<PreviewFn>,
     definition: OnceLock<ToolDefinition>,
     decoding: OnceLock<Decoding>,
 }
@@ -444,6 +478,7 @@ impl ToolSpec {
             dependencies: &[],
             resources: &[],
             idempotency_key: None,
+            preview: None,
             definition: OnceLock::new(),
             decoding: OnceLock::new(),
         }
@@ -511,6 +546,15 @@ impl ToolSpec {
     #[must_use]
     pub const fn idempotency_key_argument(mut self, argument: &'static str) -> Self {
         self.idempotency_key = Some(argument);
+        self
+    }
+
+    /// Used by `#[tool(preview = path)]`: the tool's preview hook ([`Tool::preview`]); not meant
+    /// to be called by hand.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn with_preview(mut self, preview: PreviewFn) -> Self {
+        self.preview = Some(preview);
         self
     }
 
@@ -631,6 +675,14 @@ impl Tool for ToolSpec {
             // Runs when first polled, as an `async` tool's body does.
             Invoke::Sync(invoke) => Box::pin(futures::future::lazy(move |_| invoke(arguments, ctx))),
         }
+    }
+
+    fn preview<'a>(
+        &'a self,
+        arguments: &'a str,
+        ctx: &'a ToolContext,
+    ) -> Option<BoxFuture<'a, Result<String, ToolError>>> {
+        self.preview.map(|preview| preview(arguments, ctx))
     }
 
     fn call_now(&self, arguments: &str, ctx: &ToolContext) -> Option<Result<ToolResult, ToolError>> {

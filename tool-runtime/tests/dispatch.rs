@@ -102,6 +102,7 @@ async fn a_valid_call_returns_the_tool_text() {
             done: false,
             structured_content: None,
             error_kind: None,
+            approval: None,
         }
     );
 }

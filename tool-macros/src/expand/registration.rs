@@ -691,6 +691,7 @@ fn spec(
         // Checked with the options (a compile error).
         _ => quote!(),
     };
+    let with_preview = options.preview.as_ref().map(|path| quote!(.with_preview(#path)));
     quote! {
         #private::ToolSpec::decoded(
             #name,
@@ -708,6 +709,7 @@ fn spec(
         #context_free
         #with_resources
         #with_idempotency_key
+        #with_preview
     }
 }
 

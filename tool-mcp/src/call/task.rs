@@ -29,7 +29,10 @@ impl McpServer {
     /// Creates the task of a call: stores its record (with what the client of `channel` can
     /// answer, the answers known so far and this worker's lease), starts it and gives the
     /// `CreateTaskResult`. `listener` is the client's connection, told the task's status
-    /// ([`notify_status`]).
+    /// ([`notify_status`]). `approval_token` is the call's approval token
+    /// ([`APPROVAL_TOKEN_META`](crate::APPROVAL_TOKEN_META)), carried into the task's first run
+    /// only (see [`run_task`](Self::run_task)); a task with one is not queued but runs here.
+    #[allow(clippy::too_many_arguments, reason = "each is one part of the creating request, read once")]
     pub(crate) async fn create_task(
         &self,
         tool: &str,
@@ -38,6 +41,7 @@ impl McpServer {
         channel: &McpChannel,
         http: Option<&::http::request::Parts>,
         listener: Option<Peer<RoleServer>>,
+        approval_token: Option<String>,
     ) -> Result<CreateTaskResult, ErrorData> {
         self.start_sweep();
         let tasks = &self.inner.tasks;
@@ -59,8 +63,9 @@ impl McpServer {
         let key = self.inner.task_key.as_ref();
         let sealed =
             crate::sealed::seal_arguments(&arguments, served.registry.definition(tool).map(|d| &d.input_schema), key);
-        // Secrets sealed under this process's own key open only here: such a task runs here.
-        let queued = self.inner.runner.queues() && (sealed == arguments || key.is_some());
+        // Secrets sealed under this process's own key open only here: such a task runs here. So
+        // does a task with an approval token, which is never stored.
+        let queued = self.inner.runner.queues() && approval_token.is_none() && (sealed == arguments || key.is_some());
         let record = TaskRecord {
             client: client.into(),
             answers,
@@ -76,7 +81,7 @@ impl McpServer {
             return Err(store_error(&error));
         }
         tracing::debug!(task = %record.id, tool, "task created");
-        self.start_task(&record, http, listener, None).await?;
+        self.start_task(&record, http, listener, None, approval_token).await?;
         Ok(CreateTaskResult::new(task_of(&record)))
     }
 
@@ -118,15 +123,17 @@ impl McpServer {
     /// [`run_task`](Self::run_task) of a task whose place is reserved
     /// ([`Tasks::reserve`](crate::tasks::Tasks)), and a record that cannot start (the context
     /// hook refused) marked `failed` with the error, which is also returned.
-    /// `delivery` is the queue's entry of the task, when a [runner](crate::runner) delivered it.
+    /// `delivery` is the queue's entry of the task, when a [runner](crate::runner) delivered it;
+    /// `approval_token` as for [`run_task`](Self::run_task).
     async fn start_task(
         &self,
         record: &TaskRecord,
         http: Option<&::http::request::Parts>,
         listener: Option<Peer<RoleServer>>,
         delivery: Option<Delivery>,
+        approval_token: Option<String>,
     ) -> Result<(), ErrorData> {
-        let Err(error) = self.run_task(record, http, listener, delivery.clone()) else { return Ok(()) };
+        let Err(error) = self.run_task(record, http, listener, delivery.clone(), approval_token) else { return Ok(()) };
         self.inner.tasks.release(&record.id);
         self.mark_failed(&record.id, &error).await;
         if let Some(delivery) = &delivery {
@@ -143,12 +150,18 @@ impl McpServer {
     /// queue while it goes on ([`hold`]) and settles it once the task no longer needs a worker
     /// (it ran, was cancelled, or is another's); a run stopped for want of its lease leaves it,
     /// for the worker that settles the task.
+    ///
+    /// `approval_token` is the creating `tools/call`'s approval token
+    /// ([`APPROVAL_TOKEN_META`](crate::APPROVAL_TOKEN_META)), carried into the first run of a task
+    /// and never into its record: a token runs one call once, so a run started again (after
+    /// input, or by another worker once a lease lapsed) has none.
     fn run_task(
         &self,
         record: &TaskRecord,
         http: Option<&::http::request::Parts>,
         listener: Option<Peer<RoleServer>>,
         delivery: Option<Delivery>,
+        approval_token: Option<String>,
     ) -> Result<(), ErrorData> {
         let inner = &self.inner;
         let served = self.served();
@@ -158,7 +171,8 @@ impl McpServer {
         let channel = Arc::new(McpChannel::for_task(record.client.into(), record.answers.clone()));
         let (progress, reports) = mpsc::unbounded_channel();
         let prepared = self.prepare(&record.tool, http, channel, Some(progress), record.principal.as_deref())?;
-        let call = ToolCall::new(prepared.call_id.clone(), record.tool.clone(), arguments);
+        let call =
+            ToolCall { approval_token, ..ToolCall::new(prepared.call_id.clone(), record.tool.clone(), arguments) };
         let id = record.id.clone();
         let lifetime = Duration::from_millis(
             record.created_at_ms.saturating_add(record.ttl_ms).saturating_sub(inner.tasks.now_ms()),
@@ -298,7 +312,7 @@ impl McpServer {
             match taken {
                 Ok(Some(taken)) => {
                     tracing::info!(task = %taken.id, tool = %taken.tool, "task's runner lapsed: running it again");
-                    self.start_task(&taken, None, None, delivery).await?;
+                    self.start_task(&taken, None, None, delivery, None).await?;
                     return Ok(taken);
                 }
                 Ok(None) => tasks.release(&record.id),
@@ -444,7 +458,7 @@ impl McpServer {
                     return;
                 }
                 // A failure to start is written to the record and settles the entry.
-                let _ = self.start_task(&record, None, None, Some(delivery)).await;
+                let _ = self.start_task(&record, None, None, Some(delivery), None).await;
             }
             Some(lease) if lease.until_ms > tasks.now_ms() => {}
             Some(_) => match self.settle_lapsed(record, Some(delivery.clone())).await {
@@ -501,7 +515,7 @@ impl McpServer {
             if untaken && runner.queues() && runner.takes() && record.status == TaskStatus::Working {
                 if tasks.reserve(&record.id, record.principal.as_deref()).is_ok() {
                     tracing::info!(task = %record.id, "a queued task no worker took: running it here");
-                    let _ = self.start_task(&record, None, None, None).await;
+                    let _ = self.start_task(&record, None, None, None, None).await;
                 }
                 continue;
             }
@@ -588,7 +602,7 @@ impl McpServer {
             Ok(Some(record)) if record.status == TaskStatus::Working => {
                 let http = context.extensions.get::<::http::request::Parts>();
                 let listener = (!self.stateless_http(context)).then(|| context.peer.clone());
-                self.start_task(&record, http, listener, None).await?;
+                self.start_task(&record, http, listener, None, None).await?;
             }
             Ok(_) => {
                 tasks.release(&id);

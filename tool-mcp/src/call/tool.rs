@@ -111,7 +111,8 @@ impl McpServer {
             drop(prepared);
             // A stateless HTTP request's connection ends with its response: its client polls.
             let listener = (!self.stateless_http(context)).then(|| context.peer.clone());
-            let created = self.create_task(name, arguments, principal, &channel, http, listener).await?;
+            let created =
+                self.create_task(name, arguments, principal, &channel, http, listener, approval_token).await?;
             return Ok(CallToolResponse::Task(created));
         }
         let mut call = ToolCall::new(prepared.call_id.clone(), name, arguments);

@@ -235,16 +235,9 @@ async fn get(running: &Running, id: &str, user: Option<&str>) -> Value {
     rpc(running, "tasks/get", json!({"taskId": id}), &with_tasks(), user).await
 }
 
-/// Reads the task until its status is no longer `from` (at most [`POLLS`] times); its result.
+/// Reads the task until its status is no longer `from` (`common::task_until_not`); its result.
 async fn until_not(running: &Running, id: &str, from: &str) -> Value {
-    for _ in 0..POLLS {
-        let got = get(running, id, None).await;
-        if got["result"]["status"] != from {
-            return got["result"].clone();
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("task {id} stayed {from}");
+    common::task_until_not(running, id, from, &with_tasks()).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

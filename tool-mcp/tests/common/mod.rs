@@ -245,6 +245,22 @@ async fn stopped(serving: tokio::task::JoinHandle<Result<(), tool_mcp::ServeErro
 /// How long [`rpc`] waits for an answer.
 pub const RPC_BOUND: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// How many times [`task_until_not`] reads a task, 20 ms apart (10 s in all).
+pub const TASK_POLLS: usize = 500;
+
+/// Reads the task `id` (`tasks/get` with the client's `capabilities`) until its status is no
+/// longer `from`, at most [`TASK_POLLS`] times; its result.
+pub async fn task_until_not(running: &Running, id: &str, from: &str, capabilities: &Value) -> Value {
+    for _ in 0..TASK_POLLS {
+        let got = rpc(running, "tasks/get", json!({"taskId": id}), capabilities, None).await;
+        if got["result"]["status"] != from {
+            return got["result"].clone();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("task {id} stayed {from}");
+}
+
 /// A stateless request of protocol 2026-07-28 (the headers it requires, with `Mcp-Name` from the
 /// params' `name`, `taskId` or `uri`) with the client's `capabilities` in `_meta` (beside what
 /// the params' `_meta` carries already), sent as `user`

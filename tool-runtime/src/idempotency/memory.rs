@@ -36,18 +36,43 @@ pub struct MemoryIdempotencyStore {
     entries: Mutex<Entries>,
 }
 
-/// The records, and the bytes of their messages.
+/// The records, the bytes of their messages, and how many records each principal holds (kept
+/// beside the map, so that a claim does not count them over every record).
 #[derive(Default)]
 struct Entries {
     map: HashMap<String, Entry>,
     bytes: usize,
+    owned: HashMap<String, usize>,
 }
 
 impl Entries {
+    fn insert(&mut self, key: &str, entry: Entry) {
+        *self.owned.entry(entry.principal.clone()).or_default() += 1;
+        if let Some(old) = self.map.insert(key.to_owned(), entry) {
+            self.forget(old);
+        }
+    }
+
     fn remove(&mut self, key: &str) {
         if let Some(entry) = self.map.remove(key) {
-            self.bytes -= entry.message.map_or(0, |m| m.len());
+            self.forget(entry);
         }
+    }
+
+    /// Takes a record that left the map off the counts.
+    fn forget(&mut self, entry: Entry) {
+        self.bytes -= entry.message.map_or(0, |m| m.len());
+        if let Some(count) = self.owned.get_mut(&entry.principal) {
+            *count -= 1;
+            if *count == 0 {
+                self.owned.remove(&entry.principal);
+            }
+        }
+    }
+
+    /// How many records `principal` holds.
+    fn owned(&self, principal: &str) -> usize {
+        self.owned.get(principal).copied().unwrap_or(0)
     }
 
     /// Drops the records whose lease or time to live ended before `now`.
@@ -112,21 +137,21 @@ impl IdempotencyStore for MemoryIdempotencyStore {
                 Some(_) => entries.remove(key),
                 None => {}
             }
-            let owned = |entries: &Entries| entries.map.values().filter(|e| e.principal == principal).count();
-            if entries.map.len() >= self.max_keys || owned(&entries) >= self.max_per_principal {
+            if entries.map.len() >= self.max_keys || entries.owned(principal) >= self.max_per_principal {
                 entries.expire(now);
             }
             if entries.map.len() >= self.max_keys {
                 return Err(IdempotencyStoreError(format!(
-                    "the idempotency store holds its most keys ({}); retry once older keys expire",
+                    "the idempotency store holds its most records ({}: idempotency keys and used approval tokens); \
+                     retry once older ones expire",
                     self.max_keys
                 )));
             }
-            if owned(&entries) >= self.max_per_principal {
+            if entries.owned(principal) >= self.max_per_principal {
                 return Err(IdempotencyStoreError::over_quota(self.max_per_principal));
             }
-            entries.map.insert(
-                key.to_owned(),
+            entries.insert(
+                key,
                 Entry {
                     principal: principal.to_owned(),
                     fingerprint: fingerprint.to_owned(),

@@ -109,7 +109,10 @@ impl std::error::Error for IdempotencyStoreError {}
 impl IdempotencyStoreError {
     /// A principal holds `max` keys already: what every store says then.
     pub(super) fn over_quota(max: usize) -> Self {
-        Self(format!("this caller holds its most idempotency keys ({max}); retry once older keys expire"))
+        Self(format!(
+            "this caller holds its most records in the idempotency store ({max}: idempotency keys and used approval \
+             tokens); retry once older ones expire"
+        ))
     }
 }
 

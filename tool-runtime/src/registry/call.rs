@@ -607,7 +607,17 @@ impl Registry {
         let error = outcome.as_ref().err().map(|error| telemetry::error_type(error.kind()));
         let mut message = match outcome {
             Ok(result) => ToolMessage::success(&call.id, &call.name, result),
-            Err(error) => ToolMessage::error(&call.id, &call.name, error.to_string()).with_error_kind(error.kind()),
+            Err(error) => {
+                let text = error.to_string();
+                let message = ToolMessage::error(&call.id, &call.name, text).with_error_kind(error.kind());
+                match error {
+                    // The token goes to the host only: a field beside the text the model reads.
+                    ToolError::Approval { problem: crate::ApprovalProblem::Missing { request, .. }, .. } => {
+                        ToolMessage { approval: Some(Box::new(request)), ..message }
+                    }
+                    _ => message,
+                }
+            }
         };
         if self.any_secret {
             self.scrub_secrets(call, &mut message);
@@ -637,19 +647,29 @@ impl Registry {
     /// The approval of the call of `tools[index]`, a tool that needs approval for `tag`: the
     /// user's answer through the client channel, or under [approval tokens](crate::approvals) the
     /// call's token redeemed, the user asked under a key naming the exact call, or the preview and
-    /// a token as the error.
+    /// a token as the error. A call that carries a token is not previewed; any other is, by the
+    /// tool's preview hook when it has one ([`Tool::preview`]), whose error refuses the call.
     async fn approved(&self, index: usize, tag: &str, call: &ToolCall, ctx: &ToolContext) -> Result<(), ToolError> {
         let shown = self.shown_call(index, call);
-        let Some(tokens) = &self.approval_tokens else { return crate::talk::approve(&shown, tag, ctx).await };
         let tool = &*self.names[index];
-        if let Some(token) = &call.approval_token {
+        if let (Some(tokens), Some(token)) = (&self.approval_tokens, &call.approval_token) {
             return tokens.redeem(tool, &call.arguments, ctx.principal(), token).await;
         }
+        let call_ctx = ctx.for_call(&call.id, self.names[index].clone(), &self.scope);
+        let preview = match self.tools[index].preview(&shown.arguments, &call_ctx) {
+            Some(preview) => Some(crate::talk::visible_text(&preview.await?)),
+            None => None,
+        };
+        let Some(tokens) = &self.approval_tokens else {
+            return crate::talk::approve_previewed(&shown, tag, ctx, crate::talk::APPROVAL_KEY, preview.as_deref())
+                .await;
+        };
         if crate::talk::can_ask(ctx) {
             let key = tokens.question_key(tool, call, ctx.principal());
-            return crate::talk::approve_keyed(&shown, tag, ctx, &key).await;
+            return crate::talk::approve_previewed(&shown, tag, ctx, &key, preview.as_deref()).await;
         }
-        let preview = format!("call `{tool}` with\n{}", crate::talk::shown_arguments(&shown.arguments));
+        let preview = preview
+            .unwrap_or_else(|| format!("call `{tool}` with\n{}", crate::talk::shown_arguments(&shown.arguments)));
         Err(tokens.missing(tool, &call.arguments, ctx.principal(), preview))
     }
 

@@ -8,11 +8,12 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, UNIX_EPOCH};
 
 use serde_json::{Value, json};
+use test_support::approvals::tokens_in;
 use tool_runtime::ApprovalTokens;
 use tool_runtime::idempotency::MemoryIdempotencyStore;
 use tool_runtime::prelude::*;
 use tool_runtime::talk::{ClientCapabilities, ClientChannel, InputRequest, TalkBackError};
-use tool_runtime::{BoxFuture, FixedClock, ToolErrorKind};
+use tool_runtime::{BoxFuture, FixedClock, ToolError, ToolErrorKind};
 
 /// How many times `delete_dir` ran.
 static DELETED: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -52,40 +53,70 @@ fn delete(id: &str, path: &str) -> ToolCall {
     ToolCall::new(id, "delete_dir", json!({ "path": path }).to_string())
 }
 
-/// The token in the text of a refusal without one.
-fn token_in(text: &str) -> String {
-    let start = text.find("token `").expect("a token") + "token `".len();
-    let end = start + text[start..].find('`').expect("a closing backquote");
-    text[start..end].to_owned()
+/// The token a call without one gives its host ([`ToolMessage::approval`]).
+async fn token_for(registry: &Registry, path: &str, ctx: &ToolContext) -> String {
+    registry.call(&delete("ask", path), ctx).await.approval.expect("an approval request for the host").token
 }
 
-/// The token a call without one is given.
-async fn token_for(registry: &Registry, path: &str, ctx: &ToolContext) -> String {
-    token_in(&registry.call(&delete("ask", path), ctx).await.text())
-}
+const ASKED: &str = "tool `delete_dir` did not run: it needs the user's approval. What it would do:\ncall \
+                     `delete_dir` with\n\"path\": \"build-preview/\"\nThe approval is the user's to give, through \
+                     the application, within 300 s; it is not in this result. Do not send the call again on your \
+                     own: once the user approves, the application runs this exact call";
 
 #[tokio::test]
-async fn a_call_without_a_token_gets_the_preview_and_a_token_and_does_not_run() {
+async fn a_call_without_a_token_shows_the_model_the_preview_without_any_token() {
     let registry = registry(clock());
     let message = registry.call(&delete("c1", "build-preview/"), &as_ann()).await;
     assert!(message.is_error);
     assert_eq!(message.error_kind, Some(ToolErrorKind::PermissionDenied));
-    let token = token_in(&message.text());
-    assert_eq!(
-        message.text(),
-        format!(
-            "tool `delete_dir` did not run: it needs the user's approval and carried no approval token. What it would \
-             do:\ncall `delete_dir` with\n\"path\": \"build-preview/\"\nShow this to the user; if they approve, send \
-             the same call (same tool, same arguments) again with the approval token `{token}`. The token runs this \
-             exact call once, for this caller, within 300 s; other arguments need a new approval"
-        )
-    );
-    let parts: Vec<&str> = token.split('.').collect();
-    assert_eq!(parts.len(), 4, "{token}");
+    assert_eq!(message.text(), ASKED);
+    assert_eq!(runs_of("build-preview/"), 0);
+}
+
+#[tokio::test]
+async fn a_call_without_a_token_gives_the_host_the_preview_and_a_token_for_that_call() {
+    let registry = registry(clock());
+    let message = registry.call(&delete("c1", "build-host/"), &as_ann()).await;
+    let request = message.approval.expect("an approval request for the host");
+    assert_eq!(request.tool, "delete_dir");
+    assert_eq!(request.preview, "call `delete_dir` with\n\"path\": \"build-host/\"");
+    assert_eq!(request.expires_at, START + 300);
+    let parts: Vec<&str> = request.token.split('.').collect();
+    assert_eq!(parts.len(), 4, "{}", request.token);
     assert_eq!(parts[0], "ap1");
     assert_eq!(parts[1], (START + 300).to_string());
     assert_eq!((parts[2].len(), parts[3].len()), (32, 64));
-    assert_eq!(runs_of("build-preview/"), 0);
+    assert_eq!(runs_of("build-host/"), 0);
+}
+
+/// The attack: a model loop that reads each tool result and sends the call again with every
+/// `ap1.` token it finds there. Before the token left the text, its first replay ran the tool.
+#[tokio::test]
+async fn a_model_replaying_what_it_reads_in_the_result_cannot_approve_its_own_call() {
+    let registry = registry(clock());
+    let mut message = registry.call(&delete("m0", "build-self/"), &as_ann()).await;
+    for round in 1..=3 {
+        let read = tokens_in(&message.text());
+        assert_eq!(read, Vec::<String>::new(), "round {round}: {}", message.text());
+        let mut call = delete(&format!("m{round}"), "build-self/");
+        call.approval_token = read.into_iter().next();
+        message = registry.call(&call, &as_ann()).await;
+    }
+    assert_eq!(message.text(), ASKED.replace("build-preview/", "build-self/"));
+    assert_eq!(runs_of("build-self/"), 0);
+}
+
+#[tokio::test]
+async fn the_hosts_token_is_not_in_the_messages_serialised_or_debug_form() {
+    let registry = registry(clock());
+    let message = registry.call(&delete("c1", "build-hidden/"), &as_ann()).await;
+    let token = message.approval.clone().expect("an approval request").token;
+    let json = serde_json::to_string(&message).unwrap();
+    assert!(!json.contains(&token), "{json}");
+    assert_eq!(tokens_in(&json), Vec::<String>::new());
+    let debug = format!("{message:?}");
+    assert!(!debug.contains(&token), "{debug}");
+    assert!(debug.contains(r#"token: "[redacted]""#), "{debug}");
 }
 
 #[tokio::test]
@@ -227,10 +258,12 @@ async fn a_calls_debug_form_hides_its_approval_token() {
     assert!(!shown.contains("ap1.1.2.3"), "{shown}");
 }
 
-/// A client that accepts every approval and records the keys it was asked under.
+/// A client that accepts every approval and records the keys it was asked under and the
+/// questions' messages.
 #[derive(Clone, Default)]
 struct Accepting {
     keys: Arc<Mutex<Vec<String>>>,
+    messages: Arc<Mutex<Vec<String>>>,
     asked: Arc<AtomicUsize>,
 }
 
@@ -239,8 +272,9 @@ impl ClientChannel for Accepting {
         ClientCapabilities { elicitation: true, sampling: false, roots: false }
     }
 
-    fn request(&self, key: &str, _request: InputRequest) -> BoxFuture<'_, Result<Value, TalkBackError>> {
+    fn request(&self, key: &str, request: InputRequest) -> BoxFuture<'_, Result<Value, TalkBackError>> {
         self.keys.lock().unwrap().push(key.to_owned());
+        self.messages.lock().unwrap().push(request.params["message"].as_str().unwrap_or_default().to_owned());
         self.asked.fetch_add(1, Ordering::SeqCst);
         Box::pin(async { Ok(json!({"action": "accept", "content": {}})) })
     }
@@ -271,4 +305,88 @@ async fn with_a_client_a_call_that_carries_a_token_runs_without_asking() {
     let call = delete("c2", "build-no-ask/").with_approval_token(&token);
     assert_eq!(registry.call(&call, &ctx).await.text(), "deleted build-no-ask/");
     assert_eq!(channel.asked.load(Ordering::SeqCst), 0);
+}
+
+/// Rename a file (its preview says what it would do, and refuses a name with a slash).
+#[tool(tags(confirm), preview = rename_preview)]
+fn rename_file(
+    /// The file.
+    from: String,
+    /// The new name.
+    to: String,
+) -> String {
+    DELETED.lock().unwrap_or_else(PoisonError::into_inner).push(format!("rename {from}"));
+    format!("renamed {from} to {to}")
+}
+
+fn rename_preview<'a>(arguments: &'a str, _ctx: &'a ToolContext) -> BoxFuture<'a, Result<String, ToolError>> {
+    Box::pin(async move {
+        let value: Value = serde_json::from_str(arguments).map_err(ToolError::failed)?;
+        let (from, to) = (value["from"].as_str().unwrap_or_default(), value["to"].as_str().unwrap_or_default());
+        if to.contains('/') {
+            return Err(ToolError::Failed(format!("`to` must be a name, not a path: {to}")));
+        }
+        Ok(format!("mv {from} {to}\u{202E}"))
+    })
+}
+
+fn renaming(clock: Arc<FixedClock>) -> Registry {
+    let tokens = ApprovalTokens::new(MemoryIdempotencyStore::new()).server_key(KEY).unwrap().clock(clock);
+    Registry::builder().tool(rename_file::TOOL).approval_tokens(tokens).build().unwrap()
+}
+
+fn rename(from: &str, to: &str) -> ToolCall {
+    ToolCall::new("r1", "rename_file", json!({ "from": from, "to": to }).to_string())
+}
+
+#[tokio::test]
+async fn a_tools_preview_hook_gives_the_hosts_preview_made_visible() {
+    let message = renaming(clock()).call(&rename("a.txt", "b.txt"), &as_ann()).await;
+    assert_eq!(message.approval.as_ref().expect("an approval request").preview, "mv a.txt b.txt⟦U+202E⟧");
+    assert!(message.text().contains("What it would do:\nmv a.txt b.txt⟦U+202E⟧\n"), "{}", message.text());
+    assert_eq!(runs_of("rename a.txt"), 0);
+}
+
+#[tokio::test]
+async fn with_a_client_the_question_shows_the_tools_preview() {
+    let channel = Accepting::default();
+    let ctx = ToolContext::builder().principal("ann").client(channel.clone()).build();
+    let message = renaming(clock()).call(&rename("q.txt", "r.txt"), &ctx).await;
+    assert_eq!(message.text(), "renamed q.txt to r.txt");
+    assert_eq!(
+        *channel.messages.lock().unwrap(),
+        ["Allow the tool `rename_file` to run? What it would do:\nmv q.txt r.txt⟦U+202E⟧"]
+    );
+}
+
+#[tokio::test]
+async fn a_preview_that_fails_refuses_the_call_with_its_error_and_no_approval() {
+    let channel = Accepting::default();
+    let ctx = ToolContext::builder().principal("ann").client(channel.clone()).build();
+    for ctx in [as_ann(), ctx] {
+        let message = renaming(clock()).call(&rename("p.txt", "../p.txt"), &ctx).await;
+        assert!(message.is_error);
+        assert_eq!(message.text(), "`to` must be a name, not a path: ../p.txt");
+        assert!(message.approval.is_none());
+    }
+    assert_eq!(channel.asked.load(Ordering::SeqCst), 0);
+    assert_eq!(runs_of("rename p.txt"), 0);
+}
+
+#[tokio::test]
+async fn a_caller_over_its_quota_of_used_tokens_is_refused_naming_both_kinds_of_record() {
+    let tokens = ApprovalTokens::new(MemoryIdempotencyStore::with_caps(100, 1, 1 << 20)).server_key(KEY).unwrap();
+    let registry = Registry::builder().tool(delete_dir::TOOL).approval_tokens(tokens.clock(clock())).build().unwrap();
+    let first = token_for(&registry, "build-quota-1/", &as_ann()).await;
+    let second = token_for(&registry, "build-quota-2/", &as_ann()).await;
+    let ran = registry.call(&delete("q1", "build-quota-1/").with_approval_token(&first), &as_ann()).await;
+    assert_eq!(ran.text(), "deleted build-quota-1/");
+    let refused = registry.call(&delete("q2", "build-quota-2/").with_approval_token(&second), &as_ann()).await;
+    assert_eq!(
+        refused.text(),
+        "tool `delete_dir` did not run: the use of its approval token could not be recorded: this caller holds its \
+         most records in the idempotency store (1: idempotency keys and used approval tokens); retry once older ones \
+         expire"
+    );
+    assert_eq!(runs_of("build-quota-2/"), 0);
 }

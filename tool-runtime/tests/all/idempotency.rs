@@ -201,8 +201,8 @@ async fn a_principal_over_its_quota_of_keys_is_refused_with_the_stores_error() {
     let third = registry.call(&append("c3", r#"{"line":"x"}"#, "k-3"), &ctx).await;
     assert_eq!(
         third.text(),
-        "tool `append` did not run: its idempotency record could not be kept: this caller holds its most idempotency \
-         keys (2); retry once older keys expire"
+        "tool `append` did not run: its idempotency record could not be kept: this caller holds its most records in \
+         the idempotency store (2: idempotency keys and used approval tokens); retry once older ones expire"
     );
     assert_eq!(ledger.runs.load(Ordering::SeqCst), 2);
 }

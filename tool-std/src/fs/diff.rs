@@ -97,6 +97,50 @@ pub(crate) async fn keep_full_diff(full: String, ctx: &ToolContext) -> Option<St
     .flatten()
 }
 
+/// The approval preview ([`Tool::preview`](tool_runtime::Tool::preview)) of a file tool that takes
+/// `dry_run` (`edit`, `apply_patch`): the tool itself run on `arguments` with `"dry_run": true`,
+/// so that it reads through the call's sandbox, checks everything a real call checks and writes
+/// nothing in the workspace. The preview is `headline` of the dry run's JSON output (the paths
+/// first) on the first line, then its capped unified diff (the cut stated by the
+/// `...[N lines omitted]...` line; a cut diff is kept whole in the output cache, as a dry run
+/// keeps it), or `(no change)`.
+///
+/// # Errors
+/// What the dry run met (a path outside the workspace, `old_string` not found, a patch that does
+/// not apply, arguments that do not decode): the call is refused with it.
+pub(crate) async fn dry_run_preview(
+    tool: &'static tool_runtime::ToolSpec,
+    arguments: &str,
+    ctx: &ToolContext,
+    headline: fn(&serde_json::Value) -> String,
+) -> Result<String, tool_runtime::ToolError> {
+    use tool_runtime::{Tool as _, ToolError, ToolResult};
+    // Arguments that are not an object are the decoder's to refuse, as in a real call.
+    let dry = match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(serde_json::Value::Object(mut object)) => {
+            object.insert("dry_run".to_owned(), serde_json::Value::Bool(true));
+            serde_json::Value::Object(object).to_string()
+        }
+        _ => arguments.to_owned(),
+    };
+    let output = match tool.call(&dry, ctx).await? {
+        ToolResult::Text(text) => serde_json::from_str::<serde_json::Value>(&text).map_err(ToolError::failed)?,
+        ToolResult::Json(value) | ToolResult::Structured { value, .. } => value,
+        other => return Err(ToolError::Failed(format!("`{}` gave no dry run to preview: {other:?}", tool.name()))),
+    };
+    let diff = output["diff"].as_str().unwrap_or_default();
+    Ok(file_preview(&headline(&output), diff))
+}
+
+/// A file tool's approval preview: `headline` (what it changes, the paths first), then `diff`
+/// without its last line break, or `(no change)` for an empty diff.
+pub(crate) fn file_preview(headline: &str, diff: &str) -> String {
+    match diff.strip_suffix('\n').unwrap_or(diff) {
+        "" => format!("{headline}\n(no change)"),
+        diff => format!("{headline}\n{diff}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

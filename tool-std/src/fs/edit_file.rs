@@ -3,7 +3,7 @@
 use serde::Serialize;
 use tool_runtime::{ToolContext, tool};
 
-use super::diff::{diff_preview, keep_full_diff};
+use super::diff::{diff_preview, dry_run_preview, keep_full_diff};
 use super::error::FsError;
 use super::limits::{FS_LIMITS, FsLimits};
 use super::replace::{MatchMode, ReplaceError, Replacement, replace};
@@ -48,7 +48,7 @@ pub struct EditOutput {
 ///
 /// old_string must match one place, else the call fails listing the matches: add surrounding lines,
 /// or set replace_all or expected_replacements.
-#[tool(set = "fs", resource(path = "file_path"), tags(destructive))]
+#[tool(set = "fs", resource(path = "file_path"), tags(destructive), preview = edit_preview)]
 #[allow(clippy::too_many_arguments)]
 pub async fn edit(
     /// Relative to the workspace root.
@@ -180,6 +180,17 @@ pub async fn edit(
         output.ref_id = keep_full_diff(full, ctx).await;
     }
     Ok(output)
+}
+
+/// The approval preview of an `edit` call ([`Tool::preview`](tool_runtime::Tool::preview)): the
+/// edit run as a dry run, `edit `<file_path>`` and its unified diff ([`dry_run_preview`]).
+fn edit_preview<'a>(
+    arguments: &'a str,
+    ctx: &'a ToolContext,
+) -> tool_runtime::BoxFuture<'a, Result<String, tool_runtime::ToolError>> {
+    Box::pin(dry_run_preview(edit::TOOL, arguments, ctx, |output| {
+        format!("edit `{}`", output["file_path"].as_str().unwrap_or_default())
+    }))
 }
 
 /// The text a diff shows: without a byte order mark, CRLF shown as LF.

@@ -94,8 +94,8 @@ pub(crate) mod text;
 mod walk;
 mod write_file;
 
-pub(crate) use diff::keep_full_diff;
 pub use diff::{DIFF_CONTEXT_LINES, DiffPreview, diff_preview};
+pub(crate) use diff::{dry_run_preview, keep_full_diff};
 pub use edit_file::*;
 pub use error::FsError;
 pub use glob_files::*;

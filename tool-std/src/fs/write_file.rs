@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use tool_runtime::{ToolContext, tool};
 
-use super::diff::{diff_preview, keep_full_diff};
+use super::diff::{diff_preview, file_preview, keep_full_diff};
 use super::error::FsError;
 use super::limits::{FS_LIMITS, FsLimits};
 use super::text::sha256_hex;
@@ -40,7 +40,7 @@ pub struct WriteOutput {
 
 /// Write a whole UTF-8 file, creating it and its directories; atomic. To change part of a file use
 /// edit.
-#[tool(set = "fs", output_schema, resource(path = "file_path"), tags(destructive, idempotent))]
+#[tool(set = "fs", output_schema, resource(path = "file_path"), tags(destructive, idempotent), preview = write_preview)]
 pub async fn write(
     /// Relative to the workspace root.
     file_path: String,
@@ -78,6 +78,47 @@ pub async fn write(
         output.ref_id = keep_full_diff(full, ctx).await;
     }
     Ok(output)
+}
+
+/// The arguments of `write`, as its approval preview reads them (decoded by the tool's schema).
+#[derive(serde::Deserialize)]
+struct WriteArguments {
+    file_path: String,
+    content: String,
+    expected_hash: Option<String>,
+}
+
+/// The approval preview of a `write` call ([`Tool::preview`](tool_runtime::Tool::preview)):
+/// `write `<file_path>`` (with ` (new file)` when it does not exist) and the unified diff of the
+/// file as it is to `content`, capped as `write`'s own `diff` is. Reads through the call's
+/// sandbox on the blocking pool and writes nothing.
+///
+/// # Errors
+/// The errors `write` would meet before writing: arguments that do not decode, a path outside
+/// the workspace or not a regular file, an `expected_hash` that does not match.
+fn write_preview<'a>(
+    arguments: &'a str,
+    ctx: &'a ToolContext,
+) -> tool_runtime::BoxFuture<'a, Result<String, tool_runtime::ToolError>> {
+    use tool_runtime::{Tool as _, ToolError};
+    Box::pin(async move {
+        let WriteArguments { file_path, content, expected_hash } =
+            tool_runtime::decode::decode_arguments(arguments, || &write::TOOL.definition().input_schema)
+                .map_err(|error| ToolError::InvalidArguments { tool: "write".to_owned(), error })?;
+        let sandbox = ctx.resolve(&SANDBOX).await?;
+        let limits = ctx.resolve(&FS_LIMITS).await?;
+        let run = move || -> Result<String, FsError> {
+            let expected = expected_hash.as_deref().map(parse_hash).transpose()?;
+            let target = sandbox.target(&file_path)?;
+            let old = read_existing(&sandbox, &target)?;
+            check_hash(&file_path, old.as_ref().map(|o| &o.bytes[..]), expected.as_deref())?;
+            let old_text = old.as_ref().map(|o| String::from_utf8_lossy(&o.bytes)).unwrap_or_default();
+            let diff = diff_preview(&file_path, &old_text, &content, limits.diff_max_lines, limits.diff_max_bytes);
+            let new = if old.is_none() { " (new file)" } else { "" };
+            Ok(file_preview(&format!("write `{file_path}`{new}"), &diff.preview))
+        };
+        off_worker(run).await.unwrap_or(Err(FsError::Cancelled { tool: "write" })).map_err(ToolError::failed)
+    })
 }
 
 /// `expected_hash` as 64 lowercase hex digits.

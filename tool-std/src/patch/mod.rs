@@ -177,6 +177,20 @@ fn apply_unless_cancelled(
     Ok(PatchOutput::new(&plan, dry_run))
 }
 
+/// The approval preview of an `apply_patch` call ([`Tool::preview`](tool_runtime::Tool::preview)):
+/// the patch run as a dry run, `apply_patch: ` and its files' summaries (`A p`, `D p`, `M p`,
+/// `R p -> q`, in patch order), then its unified diff ([`dry_run_preview`](crate::fs::dry_run_preview)).
+fn patch_preview<'a>(
+    arguments: &'a str,
+    ctx: &'a ToolContext,
+) -> tool_runtime::BoxFuture<'a, Result<String, tool_runtime::ToolError>> {
+    Box::pin(crate::fs::dry_run_preview(apply_patch::TOOL, arguments, ctx, |output| {
+        let files = output["files"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let summaries: Vec<&str> = files.iter().filter_map(|file| file["summary"].as_str()).collect();
+        format!("apply_patch: {}", summaries.join(", "))
+    }))
+}
+
 /// Change several files in one call, all or nothing: add, delete, update and rename. For one
 /// change in one file, use edit.
 ///
@@ -197,7 +211,7 @@ fn apply_unless_cancelled(
 /// Paths are relative to the workspace root; `*** Move to` is optional. `@@` starts each chunk,
 /// optionally with a line to find first. Give about 3 context lines around each change, chunks
 /// in file order. Add fails on an existing file, Update and Delete on a missing one.
-#[tool(set = "patch", resource(patch = "patch"), tags(destructive))]
+#[tool(set = "patch", resource(patch = "patch"), tags(destructive), preview = patch_preview)]
 pub async fn apply_patch(
     patch: String,
     /// Only return the diff; write nothing.

@@ -4,6 +4,7 @@
 //! child, or a check of the process's threads, files or children) stays a binary of its own in
 //! `tests/`.
 
+pub mod approval_previews;
 pub mod architecture;
 pub mod cache;
 pub mod cancel;

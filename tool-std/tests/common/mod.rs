@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
+use tool_runtime::idempotency::MemoryIdempotencyStore;
 use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputStore};
-use tool_runtime::{Registry, ToolCall, ToolContext, ToolMessage};
+use tool_runtime::{ApprovalTokens, Registry, RegistryBuilder, ToolCall, ToolContext, ToolMessage};
 use tool_std::fs::{FS_LIMITS, FsLimits};
 use tool_std::sandbox::{SANDBOX, Sandbox};
 
@@ -37,17 +38,37 @@ impl Workspace {
         Self::build(sandbox, FsLimits::default())
     }
 
+    /// A workspace whose registry has `limits`, and needs the user's approval for every tool
+    /// tagged `destructive`, bound to the call by approval tokens (in memory).
+    pub fn with_approvals(limits: FsLimits) -> Self {
+        Self::build_with(
+            |root| Sandbox::new(root).unwrap(),
+            limits,
+            |builder| {
+                let tokens = ApprovalTokens::new(MemoryIdempotencyStore::new());
+                builder.confirm_tag("destructive").approval_tokens(tokens)
+            },
+        )
+    }
+
     fn build(sandbox: impl FnOnce(&Path) -> Sandbox, limits: FsLimits) -> Self {
+        Self::build_with(sandbox, limits, |builder| builder)
+    }
+
+    fn build_with(
+        sandbox: impl FnOnce(&Path) -> Sandbox,
+        limits: FsLimits,
+        settings: impl FnOnce(RegistryBuilder) -> RegistryBuilder,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let parent = std::fs::canonicalize(dir.path()).unwrap();
         let root = parent.join("ws");
         std::fs::create_dir(&root).unwrap();
-        let registry = tool_std::registry_builder()
+        let builder = tool_std::registry_builder()
             .override_dependency(&SANDBOX, sandbox(&root))
             .override_dependency(&FS_LIMITS, limits)
-            .override_dependency(&OUTPUT_STORE, Arc::new(MemoryStore::new()) as Arc<dyn OutputStore>)
-            .build()
-            .unwrap();
+            .override_dependency(&OUTPUT_STORE, Arc::new(MemoryStore::new()) as Arc<dyn OutputStore>);
+        let registry = settings(builder).build().unwrap();
         Self { _dir: dir, parent, root, registry }
     }
 

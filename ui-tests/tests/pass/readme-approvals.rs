@@ -22,10 +22,12 @@ async fn approve_once() {
         .unwrap();
     let ctx = ToolContext::new();
     let call = ToolCall::new("c1", "delete_dir", r#"{"path":"build/"}"#);
-    let asked = registry.call(&call, &ctx).await.text().into_owned(); // the preview and the token
-    let token = asked.split('`').find(|part| part.starts_with("ap1.")).unwrap().to_owned();
-    // ... the person approves ...
-    let approved = call.clone().with_approval_token(&token);
+    let asked = registry.call(&call, &ctx).await; // the model reads `asked.text()`: no token there
+    let request = asked.approval.as_deref().expect("the host's approval request");
+    assert_eq!(request.preview, "call `delete_dir` with\n\"path\": \"build/\"");
+    assert!(!asked.text().contains(&request.token));
+    // ... the host shows `request.preview` to the person, who approves ...
+    let approved = call.clone().with_approval_token(&request.token);
     assert_eq!(registry.call(&approved, &ctx).await.text(), "deleted build/");
     assert!(registry.call(&approved, &ctx).await.text().contains("was used already"));
 }

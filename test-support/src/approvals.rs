@@ -1,0 +1,31 @@
+//! What a model that tries to approve its own call would do with a tool result: find every
+//! approval token (`ap1.<expiry>.<nonce>.<mac>`) in the text it reads.
+
+/// Every `ap1.` word of `text` (the prefix and the letters, digits, dots and underscores after
+/// it), in order: the tokens a model would send back if the text showed any.
+pub fn tokens_in(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("ap1.") {
+        let word: String =
+            rest[start..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '.' || *c == '_').collect();
+        rest = &rest[start + word.len()..];
+        found.push(word);
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_token_in_a_text_is_found_in_order() {
+        assert_eq!(tokens_in("send `ap1.17.ab.cd` or ap1.18.ef_x, not ap2.1"), ["ap1.17.ab.cd", "ap1.18.ef_x"]);
+    }
+
+    #[test]
+    fn a_text_without_a_token_has_none() {
+        assert_eq!(tokens_in("it needs the user's approval"), Vec::<String>::new());
+    }
+}
