@@ -54,6 +54,7 @@ mod declare;
 mod engine;
 mod error;
 mod limits;
+mod marks;
 mod meta;
 
 use std::sync::Arc;
@@ -70,8 +71,9 @@ pub use meta::{FIND_TOOLS, RUN_PROGRAM, TOOL_SIGNATURES};
 use engine::{Answer, Reply, Request};
 
 /// Bytes of stack the program's thread has beyond [`Limits::stack_bytes`]: room for QuickJS's
-/// own frames past its check, and for ours.
-const THREAD_STACK_MARGIN: usize = 2 * 1024 * 1024;
+/// own frames past its check, for ours, and for the parser of the marking pre-pass (reserved
+/// address space: only the pages a run touches take memory).
+const THREAD_STACK_MARGIN: usize = 2 * 1024 * 1024 + marks::PARSE_STACK_BYTES;
 
 /// Code mode over one registry: which tools a program may call, the limits, and the runs.
 /// Cheap to clone (the registry is shared).
