@@ -40,7 +40,7 @@
 //!
 //! # Who may be called from code
 //! A tool opts in with `#[tool(callers = code)]` or `#[tool(callers = both)]`
-//! ([`tool_runtime::Callers`]); [`CodeMode::callable`] overrides the choice for a registry
+//! (the field [`ToolDefinition::callers`](field@ToolDefinition::callers), [`tool_runtime::Callers`]); [`CodeMode::callable`] overrides the choice for a registry
 //! whose tools do not say (imported MCP tools, for example).
 //!
 //! # Why JavaScript on QuickJS
@@ -117,10 +117,10 @@ impl ProgramOutput {
 
 impl CodeMode {
     /// Code mode over `registry`, with the default [`Limits`]; a program may call the tools
-    /// whose definition allows code ([`ToolDefinition::callers`]).
+    /// whose definition allows code (the field [`ToolDefinition::callers`](field@ToolDefinition::callers)).
     pub fn new(registry: Arc<Registry>) -> Self {
         let callable: Vec<String> =
-            registry.definitions().iter().filter(|d| d.callers().code()).map(|d| d.name.clone()).collect();
+            registry.definitions().iter().filter(|d| d.callers.code()).map(|d| d.name.clone()).collect();
         let programs = Arc::new(tokio::sync::Semaphore::new(Limits::DEFAULT.max_programs));
         Self { registry, limits: Limits::DEFAULT, callable: callable.into(), programs }
     }
