@@ -115,13 +115,25 @@ fn prelude(names: &[String]) -> String {
     let names = serde_json::to_string(names).unwrap_or_else(|_| "[]".to_owned());
     format!(
         r#"(() => {{
-  // [line, value] of the last throw statement, until a catch block runs.
+  // [line, value] of the program's last throw statement (line 0: the last rejection of a
+  // promise it made), until a catch block runs.
   let last = null;
+  const mark = (line, value) => {{ last = [line, value]; return value; }};
   // Not writable, not configurable, not enumerable: the program cannot replace them.
   const hidden = (name, value) => Object.defineProperty(globalThis, name, {{ value }});
   hidden("{LOOP_MARK}", () => {{}});
-  hidden("{THROW_MARK}", (line, value) => {{ last = [line, value]; return value; }});
+  hidden("{THROW_MARK}", mark);
   hidden("{CATCH_MARK}", () => {{ last = null; }});
+  // Promises the program makes (`new Promise`, `Promise.reject`, which constructs through it)
+  // mark what they are rejected with.
+  globalThis.Promise = new Proxy(Promise, {{
+    construct(target, args, newTarget) {{
+      const [executor] = args;
+      if (typeof executor !== "function") return Reflect.construct(target, args, newTarget);
+      const marked = (resolve, reject) => executor(resolve, (reason) => reject(mark(0, reason)));
+      return Reflect.construct(target, [marked], newTarget);
+    }},
+  }});
   const call = globalThis.__tool_call, print = globalThis.__print;
   delete globalThis.__tool_call; delete globalThis.__print;
   delete globalThis.Date; delete globalThis.performance;
@@ -144,7 +156,7 @@ fn prelude(names: &[String]) -> String {
     }};
   }}
   globalThis.tools = Object.freeze(tools);
-  return (value) => last !== null && Object.is(last[1], value) ? last[0] : 0;
+  return (value) => last !== null && Object.is(last[1], value) ? last[0] : -1;
 }})()"#
     )
 }
@@ -202,7 +214,7 @@ pub(crate) fn run(
 
     // The wrapper's first line holds the program's first line, so lines keep their numbers.
     let wrapped = format!("{WRAPPER_START}{source}\n}})()");
-    let wrapped = if parses_within(&runtime, &context, &wrapped, limits.stack_bytes) {
+    let wrapped = if parses_within(&runtime, &wrapped, limits.stack_bytes) {
         marks::mark(&wrapped).unwrap_or(wrapped)
     } else {
         wrapped
@@ -381,11 +393,14 @@ fn eval_options() -> rquickjs::context::EvalOptions {
 
 /// Whether QuickJS parses `wrapped` within [`marks::PROBE_STACK_BYTES`] of stack: the probe
 /// that bounds the nesting [`marks::mark`] parses. It compiles `wrapped` as a module without
-/// evaluating it (nothing of the program runs, even text that closes the wrapper early), then
-/// gives the runtime back its stack limit `stack_bytes`.
-fn parses_within(runtime: &Runtime, context: &Context, wrapped: &str, stack_bytes: usize) -> bool {
+/// evaluating it (nothing of the program runs, even text that closes the wrapper early), in a
+/// context of its own that is then dropped (the program's context never holds the module, so an
+/// `import` cannot run it), and gives the runtime back its stack limit `stack_bytes`.
+fn parses_within(runtime: &Runtime, wrapped: &str, stack_bytes: usize) -> bool {
+    // The base objects and the parser (`eval`), nothing else.
+    let Ok(probe) = Context::custom::<rquickjs::context::intrinsic::Eval>(runtime) else { return false };
     runtime.set_max_stack_size(marks::PROBE_STACK_BYTES);
-    let parsed = context.with(|ctx| {
+    let parsed = probe.with(|ctx| {
         let parsed = rquickjs::Module::declare(ctx.clone(), PROBE_NAME, wrapped).is_ok();
         if !parsed {
             // The probe's error is not the program's: the real evaluation reports it.
@@ -408,13 +423,16 @@ struct Reader {
 }
 
 impl Reader {
-    /// The line of the `throw` statement that threw `value`, if the program's last throw did
-    /// and no `catch` block ran since.
-    fn thrown_line<'js>(&self, ctx: &Ctx<'js>, value: &Value<'js>) -> Option<u32> {
+    /// Whether the program's last throw statement or promise rejection was of `value` (and no
+    /// `catch` block ran since), and the `throw`'s line.
+    ///
+    /// `None`: the program did not throw or reject with `value` (as far as the marks know);
+    /// `Some(None)`: it rejected a promise with it; `Some(Some(line))`: it threw it at `line`.
+    fn thrown_line<'js>(&self, ctx: &Ctx<'js>, value: &Value<'js>) -> Option<Option<u32>> {
         let function = self.thrown_line.clone()?.restore(ctx).ok()?;
-        match function.call::<_, u32>((value.clone(),)) {
-            Ok(0) => None,
-            Ok(line) => Some(line),
+        match function.call::<_, i64>((value.clone(),)) {
+            Ok(line) if line < 0 => None,
+            Ok(line) => Some(u32::try_from(line).ok().filter(|&line| line > 0)),
             Err(_) => {
                 let _ = ctx.catch();
                 None
@@ -425,15 +443,16 @@ impl Reader {
 
 /// A thrown value as a [`ProgramError`]: [`ProgramError::Memory`] for QuickJS's own `out of
 /// memory` (an `InternalError`, or `null` when it cannot even make that error: a `null` that no
-/// `throw` statement of the program threw), else [`ProgramError::Thrown`] with its text (`Name:
+/// `throw` statement or promise of the program threw or rejected with), else [`ProgramError::Thrown`] with its text (`Name:
 /// message`, a string as it is, anything else as JSON) and its line: from the error's stack,
 /// else the line of the program's `throw` statement that threw it.
 fn exception<'js>(ctx: &Ctx<'js>, value: &Value<'js>, reader: &Reader) -> ProgramError {
     let lines = reader.lines;
-    let thrown = reader.thrown_line(ctx, value);
-    if value.is_null() && thrown.is_none() {
+    let own = reader.thrown_line(ctx, value);
+    if value.is_null() && own.is_none() {
         return ProgramError::Memory { limit: reader.memory_limit, at: None };
     }
+    let thrown = own.flatten();
     if let Some(object) = value.as_object() {
         let name: Option<String> = object.get("name").ok();
         let message: Option<String> = object.get("message").ok();

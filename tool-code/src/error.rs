@@ -18,7 +18,7 @@ pub enum ProgramError {
         /// `Name: message` of the thrown error, or the thrown value's text.
         text: String,
         /// The 1-based line of the program: from the error's stack, else the line of the
-        /// `throw` statement that threw the value (a rejection no `throw` made has none).
+        /// `throw` statement that threw the value (a promise's rejection has none).
         line: Option<u32>,
     },
     /// The run outlasted [`Limits::wall_time`](crate::Limits::wall_time).
@@ -32,7 +32,8 @@ pub enum ProgramError {
     /// The program allocated past [`Limits::memory_bytes`](crate::Limits::memory_bytes) and did
     /// not catch QuickJS's `InternalError: out of memory`. QuickJS throws `null` instead when it
     /// cannot even make that error, so a `null` is read as this too unless a `throw` statement of
-    /// the program threw it (then it is [`ProgramError::Thrown`] with that line).
+    /// the program threw it (then it is [`ProgramError::Thrown`] with that line) or a promise the
+    /// program made was rejected with it ([`ProgramError::Thrown`] without a line).
     #[error("{}", describe_memory(*.limit, *.at))]
     Memory {
         /// The limit, in bytes.

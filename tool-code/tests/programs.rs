@@ -249,6 +249,35 @@ async fn a_caught_throw_is_forgotten_and_the_next_names_its_own_line() {
 }
 
 #[tokio::test]
+async fn a_promise_rejected_with_null_is_the_programs_value_not_the_memory_limit() {
+    let error = run("await Promise.reject(null);").await.unwrap_err();
+    assert_eq!(error, ProgramError::Thrown { text: "null".to_owned(), line: None });
+    assert_eq!(error.to_string(), "the program failed: null");
+    let error = run("await new Promise((resolve, reject) => reject(null));").await.unwrap_err();
+    assert_eq!(error.to_string(), "the program failed: null");
+}
+
+#[tokio::test]
+async fn a_returned_rejected_promise_is_the_programs_value() {
+    assert_eq!(run("return Promise.reject(7);").await.unwrap_err().to_string(), "the program failed: 7");
+}
+
+#[tokio::test]
+async fn promises_keep_their_class_and_statics() {
+    let code = "class Later extends Promise {}\n\
+                const later = Later.resolve(2);\n\
+                return [new Promise(() => {}) instanceof Promise, Promise.resolve(1) instanceof Promise,\n\
+                        later instanceof Later, await later, (await Promise.all([1, Promise.resolve(2)])).length];";
+    assert_eq!(run(code).await.unwrap().text(), "[true,true,true,2,2]");
+}
+
+#[tokio::test]
+async fn a_promise_without_an_executor_is_still_a_type_error() {
+    let error = run("new Promise(5);").await.unwrap_err();
+    assert!(error.to_string().starts_with("the program failed at line 1: TypeError"), "{error}");
+}
+
+#[tokio::test]
 async fn an_error_with_the_out_of_memory_message_is_the_programs_not_the_memory_limit() {
     let error = run("throw new Error('out of memory');").await.unwrap_err();
     assert_eq!(error.to_string(), "the program failed at line 1: Error: out of memory");
@@ -593,4 +622,10 @@ async fn nesting_past_the_marking_probe_runs_unmarked() {
     // 2,000 nested functions parse within the interpreter's 1 MiB, not within the probe's 256 KiB.
     let code = format!("{}{}\nreturn 'ran';", "function f() {".repeat(2000), "}".repeat(2000));
     assert_eq!(run(&code).await.unwrap().text(), "ran");
+}
+
+#[tokio::test]
+async fn the_marking_probe_is_not_a_module_the_program_can_import() {
+    let error = run("return await import('program-probe.js');").await.unwrap_err();
+    assert!(matches!(&error, ProgramError::Thrown { text, .. } if text.contains("program-probe.js")), "{error}");
 }
