@@ -17,11 +17,12 @@
 //! The loop mark costs one call per entry into a loop, not per iteration.
 //!
 //! The parser recurses once per level of nesting and has no depth limit of its own, so a
-//! hostile program of deep nesting could overflow its stack. [`mark`] therefore parses only a
+//! hostile program of deep nesting could overflow its stack. The engine therefore calls [`mark`] only on a
 //! program that QuickJS already parsed within [`PROBE_STACK_BYTES`] of stack (QuickJS checks its
 //! own stack), on a thread that has [`PARSE_STACK_BYTES`] more for the parser: measured in a
-//! debug build, the parser needed less than 8 MiB for any of 18 kinds of nesting at the depth
-//! QuickJS accepts within 1 MiB, four times the probe's. A program the probe refuses runs unmarked.
+//! debug build at the depth QuickJS accepts within 1 MiB (about four times the probe's), the
+//! parser needed at most 32 MiB for any of 18 kinds of nesting (nested functions needed more
+//! than 8). A program the probe refuses runs unmarked.
 
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{CatchClause, DoWhileStatement, ForInStatement, ForOfStatement, ForStatement, LabeledStatement};
@@ -40,8 +41,8 @@ pub(crate) const CATCH_MARK: &str = "__code_mode_caught";
 /// docs).
 pub(crate) const PROBE_STACK_BYTES: usize = 256 * 1024;
 
-/// The stack the parser of [`mark`] may use, beyond the interpreter's: 32 MiB, four times what
-/// it was measured to need at four times the probe's depth.
+/// The stack the parser of [`mark`] may use, beyond the interpreter's: 32 MiB, what it was
+/// measured to need at most at four times the probe's depth.
 pub(crate) const PARSE_STACK_BYTES: usize = 32 * 1024 * 1024;
 
 /// `source` with the marks of the module docs inserted, or `None` when the parser does not

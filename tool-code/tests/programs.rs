@@ -618,9 +618,17 @@ async fn nesting_too_deep_for_the_interpreter_is_its_stack_overflow_and_the_serv
 }
 
 #[tokio::test]
+async fn nesting_just_within_the_marking_probe_is_parsed_and_marked() {
+    // Near the deepest nesting of functions the probe's 256 KiB accepts (about 650 in a debug
+    // build): the parser runs on it, and the loop after it is marked (unmarked, it has no line).
+    let code = format!("{}{}\nwhile (true) {{}}", "function f() {".repeat(500), "}".repeat(500));
+    assert_eq!(stopped_at(&code).await, Some(2));
+}
+
+#[tokio::test]
 async fn nesting_past_the_marking_probe_runs_unmarked() {
     // 2,000 nested functions parse within the interpreter's 1 MiB, not within the probe's 256 KiB.
-    let code = format!("{}{}\nreturn 'ran';", "function f() {".repeat(2000), "}".repeat(2000));
+    let code = format!("{}{}\nreturn 'ran';", "function f() {".repeat(500), "}".repeat(500));
     assert_eq!(run(&code).await.unwrap().text(), "ran");
 }
 
