@@ -58,9 +58,10 @@ pub struct ToolDefinition {
 /// allowed: the permission policy and approval judge a call from code like any other.
 ///
 /// Before the field, the value was carried as the tag `callers:code` / `callers:both` among
-/// [`ToolDefinition::tags`]. That tag is still read, deprecated: [`Registry::definitions`]
-/// (crate::Registry::definitions) shows a definition whose field is `Direct` and that carries
-/// it with the tag's value in the field, and so does [`ToolDefinition::legacy_callers`].
+/// [`ToolDefinition::tags`]. That tag is still read, deprecated:
+/// [`Registry::definitions`](crate::Registry::definitions) shows a definition whose field is
+/// `Direct` and that carries it with the tag's value in the field, and so does
+/// [`ToolDefinition::legacy_callers`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Callers {
