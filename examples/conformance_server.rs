@@ -333,6 +333,7 @@ impl AsWritten {
             tags: Vec::new(),
             strict: None,
             output_schema: None,
+            callers: tool_runtime::Callers::Direct,
         };
         std::sync::Arc::new(Self { definition })
     }

@@ -19,9 +19,13 @@ use rquickjs::{Context, Ctx, Function, Persistent, Promise, Runtime, Value};
 
 use crate::error::ProgramError;
 use crate::limits::Limits;
+use crate::marks::{self, CATCH_MARK, LOOP_MARK, THROW_MARK};
 
 /// The name the program's source has in stack traces and errors.
 pub(crate) const FILE_NAME: &str = "program.js";
+
+/// The name of the module [`parses_within`] compiles.
+const PROBE_NAME: &str = "program-probe.js";
 
 /// What comes before the program's first line: the program is the body of an async function.
 const WRAPPER_START: &str = "(async () => {";
@@ -103,11 +107,33 @@ impl State {
     }
 }
 
-/// The prelude run before the program: `console`, the `tools` object, and no clock.
+/// The prelude run before the program: `console`, the `tools` object, no clock, and the
+/// functions the marks call ([`marks`]). It evaluates to the function that gives the line of
+/// the program's last `throw` statement if it threw `value` and no `catch` block ran since
+/// (else 0).
 fn prelude(names: &[String]) -> String {
     let names = serde_json::to_string(names).unwrap_or_else(|_| "[]".to_owned());
     format!(
         r#"(() => {{
+  // [line, value] of the program's last throw statement (line 0: the last rejection of a
+  // promise it made), until a catch block runs.
+  let last = null;
+  const mark = (line, value) => {{ last = [line, value]; return value; }};
+  // Not writable, not configurable, not enumerable: the program cannot replace them.
+  const hidden = (name, value) => Object.defineProperty(globalThis, name, {{ value }});
+  hidden("{LOOP_MARK}", () => {{}});
+  hidden("{THROW_MARK}", mark);
+  hidden("{CATCH_MARK}", () => {{ last = null; }});
+  // Promises the program makes (`new Promise`, `Promise.reject`, which constructs through it)
+  // mark what they are rejected with.
+  globalThis.Promise = new Proxy(Promise, {{
+    construct(target, args, newTarget) {{
+      const [executor] = args;
+      if (typeof executor !== "function") return Reflect.construct(target, args, newTarget);
+      const marked = (resolve, reject) => executor(resolve, (reason) => reject(mark(0, reason)));
+      return Reflect.construct(target, [marked], newTarget);
+    }},
+  }});
   const call = globalThis.__tool_call, print = globalThis.__print;
   delete globalThis.__tool_call; delete globalThis.__print;
   delete globalThis.Date; delete globalThis.performance;
@@ -130,7 +156,8 @@ fn prelude(names: &[String]) -> String {
     }};
   }}
   globalThis.tools = Object.freeze(tools);
-}})();"#
+  return (value) => last !== null && Object.is(last[1], value) ? last[0] : -1;
+}})()"#
     )
 }
 
@@ -174,12 +201,8 @@ pub(crate) fn run(
     let stopped = |error: ProgramError| -> ProgramError {
         if let Some(limit) = state.borrow_mut().limit.take() {
             limit
-        } else if let ProgramError::Thrown { text, line } = &error
-            && (text.ends_with("out of memory") || (text == "null" && line.is_none()))
-        {
-            // QuickJS throws `InternalError: out of memory`, or `null` when it cannot even make
-            // that error.
-            ProgramError::Memory { limit: limits.memory_bytes, at: *line }
+        } else if matches!(error, ProgramError::Memory { .. }) {
+            error
         } else if stop.load(Ordering::Relaxed) {
             ProgramError::Cancelled
         } else if Instant::now() >= deadline {
@@ -189,16 +212,20 @@ pub(crate) fn run(
         }
     };
 
+    // The wrapper's first line holds the program's first line, so lines keep their numbers.
+    let wrapped = format!("{WRAPPER_START}{source}\n}})()");
+    let wrapped = if parses_within(&runtime, &wrapped, limits.stack_bytes) {
+        marks::mark(&wrapped).unwrap_or(wrapped)
+    } else {
+        wrapped
+    };
+    let mut reader = Reader { lines, memory_limit: limits.memory_bytes, thrown_line: None };
     let main = context.with(|ctx| -> Result<Persistent<Promise<'static>>, ProgramError> {
         install(&ctx, &state).map_err(|e| ProgramError::Engine(e.to_string()))?;
-        ctx.eval::<(), _>(prelude(names)).map_err(|_| exception(&ctx, &ctx.catch(), lines))?;
-        // The wrapper's first line holds the program's first line, so lines keep their numbers.
-        let wrapped = format!("{WRAPPER_START}{source}\n}})()");
-        let mut options = rquickjs::context::EvalOptions::default();
-        options.strict = true;
-        options.filename = Some(FILE_NAME.to_owned());
+        let thrown_line: Function<'_> = ctx.eval(prelude(names)).map_err(|_| exception(&ctx, &ctx.catch(), &reader))?;
+        reader.thrown_line = Some(Persistent::save(&ctx, thrown_line));
         let promise: Promise<'_> =
-            ctx.eval_with_options(wrapped, options).map_err(|_| exception(&ctx, &ctx.catch(), lines))?;
+            ctx.eval_with_options(wrapped, eval_options()).map_err(|_| exception(&ctx, &ctx.catch(), &reader))?;
         Ok(Persistent::save(&ctx, promise))
     });
     let main = main.map_err(stopped)?;
@@ -209,7 +236,7 @@ pub(crate) fn run(
             match runtime.execute_pending_job() {
                 Ok(true) => {}
                 Ok(false) => break,
-                Err(job) => return Err(stopped(job.0.with(|ctx| exception(&ctx, &ctx.catch(), lines)))),
+                Err(job) => return Err(stopped(job.0.with(|ctx| exception(&ctx, &ctx.catch(), &reader)))),
             }
             if let Some(limit) = state.borrow_mut().limit.take() {
                 return Err(limit);
@@ -234,7 +261,7 @@ pub(crate) fn run(
                         Some(Ok(value)) => value,
                         None => Value::new_undefined(ctx.clone()),
                     };
-                    Err(exception(&ctx, &reason, lines))
+                    Err(exception(&ctx, &reason, &reader))
                 }
                 PromiseState::Resolved => {
                     let value: Value<'_> = promise
@@ -251,7 +278,7 @@ pub(crate) fn run(
                                 .map_err(|e| ProgramError::Engine(e.to_string()))?,
                             Err(_) => {
                                 return Err(ProgramError::NotJson {
-                                    message: exception(&ctx, &ctx.catch(), lines).to_string(),
+                                    message: exception(&ctx, &ctx.catch(), &reader).to_string(),
                                 });
                             }
                         }
@@ -356,10 +383,76 @@ fn call_tool<'js>(
     Ok(promise)
 }
 
-/// A thrown value as a [`ProgramError::Thrown`]: its text (`Name: message`) and the line of
-/// the program (of `lines` lines) it was thrown at, from its stack.
-fn exception<'js>(ctx: &Ctx<'js>, value: &Value<'js>, lines: usize) -> ProgramError {
-    let _ = ctx;
+/// The options every evaluation of the program uses: strict mode, [`FILE_NAME`].
+fn eval_options() -> rquickjs::context::EvalOptions {
+    let mut options = rquickjs::context::EvalOptions::default();
+    options.strict = true;
+    options.filename = Some(FILE_NAME.to_owned());
+    options
+}
+
+/// Whether QuickJS parses `wrapped` within [`marks::PROBE_STACK_BYTES`] of stack: the probe
+/// that bounds the nesting [`marks::mark`] parses. It compiles `wrapped` as a module without
+/// evaluating it (nothing of the program runs, even text that closes the wrapper early), in a
+/// context of its own that is then dropped (the program's context never holds the module, so an
+/// `import` cannot run it), and gives the runtime back its stack limit `stack_bytes`.
+fn parses_within(runtime: &Runtime, wrapped: &str, stack_bytes: usize) -> bool {
+    // The base objects and the parser (`eval`), nothing else.
+    let Ok(probe) = Context::custom::<rquickjs::context::intrinsic::Eval>(runtime) else { return false };
+    runtime.set_max_stack_size(marks::PROBE_STACK_BYTES);
+    let parsed = probe.with(|ctx| {
+        let parsed = rquickjs::Module::declare(ctx.clone(), PROBE_NAME, wrapped).is_ok();
+        if !parsed {
+            // The probe's error is not the program's: the real evaluation reports it.
+            let _ = ctx.catch();
+        }
+        parsed
+    });
+    runtime.set_max_stack_size(stack_bytes);
+    parsed
+}
+
+/// What reading a thrown value needs.
+struct Reader {
+    /// The program's line count: a stack frame past it is the wrapper's.
+    lines: usize,
+    /// [`Limits::memory_bytes`], for [`ProgramError::Memory`].
+    memory_limit: usize,
+    /// The prelude's function that gives the line of the program's own `throw` of a value.
+    thrown_line: Option<Persistent<Function<'static>>>,
+}
+
+impl Reader {
+    /// Whether the program's last throw statement or promise rejection was of `value` (and no
+    /// `catch` block ran since), and the `throw`'s line.
+    ///
+    /// `None`: the program did not throw or reject with `value` (as far as the marks know);
+    /// `Some(None)`: it rejected a promise with it; `Some(Some(line))`: it threw it at `line`.
+    fn thrown_line<'js>(&self, ctx: &Ctx<'js>, value: &Value<'js>) -> Option<Option<u32>> {
+        let function = self.thrown_line.clone()?.restore(ctx).ok()?;
+        match function.call::<_, i64>((value.clone(),)) {
+            Ok(line) if line < 0 => None,
+            Ok(line) => Some(u32::try_from(line).ok().filter(|&line| line > 0)),
+            Err(_) => {
+                let _ = ctx.catch();
+                None
+            }
+        }
+    }
+}
+
+/// A thrown value as a [`ProgramError`]: [`ProgramError::Memory`] for QuickJS's own `out of
+/// memory` (an `InternalError`, or `null` when it cannot even make that error: a `null` that no
+/// `throw` statement or promise of the program threw or rejected with), else [`ProgramError::Thrown`] with its text (`Name:
+/// message`, a string as it is, anything else as JSON) and its line: from the error's stack,
+/// else the line of the program's `throw` statement that threw it.
+fn exception<'js>(ctx: &Ctx<'js>, value: &Value<'js>, reader: &Reader) -> ProgramError {
+    let lines = reader.lines;
+    let own = reader.thrown_line(ctx, value);
+    if value.is_null() && own.is_none() {
+        return ProgramError::Memory { limit: reader.memory_limit, at: None };
+    }
+    let thrown = own.flatten();
     if let Some(object) = value.as_object() {
         let name: Option<String> = object.get("name").ok();
         let message: Option<String> = object.get("message").ok();
@@ -371,7 +464,11 @@ fn exception<'js>(ctx: &Ctx<'js>, value: &Value<'js>, lines: usize) -> ProgramEr
                 (None, Some(message)) => message,
                 (None, None) => String::new(),
             };
-            return ProgramError::Thrown { text, line: stack.as_deref().and_then(|stack| line_in_stack(stack, lines)) };
+            let line = stack.as_deref().and_then(|stack| line_in_stack(stack, lines)).or(thrown);
+            if text == "InternalError: out of memory" {
+                return ProgramError::Memory { limit: reader.memory_limit, at: line };
+            }
+            return ProgramError::Thrown { text, line };
         }
     }
     let text = match value.as_string() {
@@ -383,7 +480,7 @@ fn exception<'js>(ctx: &Ctx<'js>, value: &Value<'js>, lines: usize) -> ProgramEr
             .and_then(|t| t.to_string().ok())
             .unwrap_or_else(|| "undefined".to_owned()),
     };
-    ProgramError::Thrown { text, line: None }
+    ProgramError::Thrown { text, line: thrown }
 }
 
 /// The first line of the program (of `lines` lines) a stack names (`at f (program.js:3:12)`),

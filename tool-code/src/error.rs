@@ -10,12 +10,15 @@ use std::time::Duration;
 pub enum ProgramError {
     /// The program threw (or a promise it returned rejected): a `SyntaxError` at parse time, a
     /// `TypeError`, an `Error` of its own, a failed tool call it did not catch, `RangeError:
-    /// Maximum call stack size exceeded` past [`Limits::stack_bytes`](crate::Limits::stack_bytes).
+    /// Maximum call stack size exceeded` past [`Limits::stack_bytes`](crate::Limits::stack_bytes),
+    /// or a value that is not an `Error` (`throw null` gives the text `null`, `throw 42` `42`,
+    /// `throw "text"` `text`, `throw {}` `{}`).
     #[error("{}", describe_thrown(.text, *.line))]
     Thrown {
         /// `Name: message` of the thrown error, or the thrown value's text.
         text: String,
-        /// The 1-based line of the program, when the error's stack names one.
+        /// The 1-based line of the program: from the error's stack, else the line of the
+        /// `throw` statement that threw the value (a promise's rejection has none).
         line: Option<u32>,
     },
     /// The run outlasted [`Limits::wall_time`](crate::Limits::wall_time).
@@ -27,8 +30,10 @@ pub enum ProgramError {
         at: Option<u32>,
     },
     /// The program allocated past [`Limits::memory_bytes`](crate::Limits::memory_bytes) and did
-    /// not catch QuickJS's `out of memory` (a thrown `null` without a line is read as this too:
-    /// QuickJS throws `null` when it cannot even make the error).
+    /// not catch QuickJS's `InternalError: out of memory`. QuickJS throws `null` instead when it
+    /// cannot even make that error, so a `null` is read as this too unless a `throw` statement of
+    /// the program threw it (then it is [`ProgramError::Thrown`] with that line) or a promise the
+    /// program made was rejected with it ([`ProgramError::Thrown`] without a line).
     #[error("{}", describe_memory(*.limit, *.at))]
     Memory {
         /// The limit, in bytes.

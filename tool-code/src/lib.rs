@@ -40,7 +40,7 @@
 //!
 //! # Who may be called from code
 //! A tool opts in with `#[tool(callers = code)]` or `#[tool(callers = both)]`
-//! ([`tool_runtime::Callers`]); [`CodeMode::callable`] overrides the choice for a registry
+//! (the field [`ToolDefinition::callers`](field@ToolDefinition::callers), [`tool_runtime::Callers`]); [`CodeMode::callable`] overrides the choice for a registry
 //! whose tools do not say (imported MCP tools, for example).
 //!
 //! # Why JavaScript on QuickJS
@@ -54,6 +54,7 @@ mod declare;
 mod engine;
 mod error;
 mod limits;
+mod marks;
 mod meta;
 
 use std::sync::Arc;
@@ -70,8 +71,9 @@ pub use meta::{FIND_TOOLS, RUN_PROGRAM, TOOL_SIGNATURES};
 use engine::{Answer, Reply, Request};
 
 /// Bytes of stack the program's thread has beyond [`Limits::stack_bytes`]: room for QuickJS's
-/// own frames past its check, and for ours.
-const THREAD_STACK_MARGIN: usize = 2 * 1024 * 1024;
+/// own frames past its check, for ours, and for the parser of the marking pre-pass (reserved
+/// address space: only the pages a run touches take memory).
+const THREAD_STACK_MARGIN: usize = 2 * 1024 * 1024 + marks::PARSE_STACK_BYTES;
 
 /// Code mode over one registry: which tools a program may call, the limits, and the runs.
 /// Cheap to clone (the registry is shared).
@@ -115,10 +117,10 @@ impl ProgramOutput {
 
 impl CodeMode {
     /// Code mode over `registry`, with the default [`Limits`]; a program may call the tools
-    /// whose definition allows code ([`ToolDefinition::callers`]).
+    /// whose definition allows code (the field [`ToolDefinition::callers`](field@ToolDefinition::callers)).
     pub fn new(registry: Arc<Registry>) -> Self {
         let callable: Vec<String> =
-            registry.definitions().iter().filter(|d| d.callers().code()).map(|d| d.name.clone()).collect();
+            registry.definitions().iter().filter(|d| d.callers.code()).map(|d| d.name.clone()).collect();
         let programs = Arc::new(tokio::sync::Semaphore::new(Limits::DEFAULT.max_programs));
         Self { registry, limits: Limits::DEFAULT, callable: callable.into(), programs }
     }

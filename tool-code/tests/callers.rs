@@ -2,9 +2,9 @@
 //! provider loop of programmatic tool calling: calls that carry a `caller`, and their answers.
 
 use serde_json::json;
-use tool_runtime::Callers;
 use tool_runtime::prelude::*;
 use tool_runtime::provider::Provider;
+use tool_runtime::{Callers, DynamicTool};
 
 /// Read a note.
 #[tool(callers = both)]
@@ -32,13 +32,64 @@ fn registry() -> Registry {
 }
 
 #[test]
-fn the_callers_option_is_carried_as_a_tag_and_read_back() {
+fn the_callers_option_sets_the_definitions_field_and_adds_no_tag() {
     let registry = registry();
-    assert_eq!(registry.definition("note").unwrap().tags, ["callers:both"]);
-    assert_eq!(registry.definition("note").unwrap().callers(), Callers::Both);
-    assert_eq!(registry.definition("sum").unwrap().callers(), Callers::Code);
-    assert_eq!(registry.definition("hello").unwrap().callers(), Callers::Direct);
-    assert!(registry.definition("hello").unwrap().tags.is_empty());
+    assert_eq!(registry.definition("note").unwrap().callers, Callers::Both);
+    assert_eq!(registry.definition("sum").unwrap().callers, Callers::Code);
+    assert_eq!(registry.definition("hello").unwrap().callers, Callers::Direct);
+    for name in ["note", "sum", "hello"] {
+        assert!(registry.definition(name).unwrap().tags.is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn the_field_is_serialized_in_lower_case_and_left_out_when_direct() {
+    let registry = registry();
+    let note = serde_json::to_value(registry.definition("note").unwrap()).unwrap();
+    assert_eq!(note["callers"], json!("both"));
+    let hello = serde_json::to_value(registry.definition("hello").unwrap()).unwrap();
+    assert_eq!(hello.get("callers"), None);
+    let read: ToolDefinition = serde_json::from_value(note).unwrap();
+    assert_eq!(read.callers, Callers::Both);
+}
+
+#[test]
+fn an_unknown_callers_value_in_a_serialized_definition_is_an_error_naming_the_three() {
+    let error = serde_json::from_value::<ToolDefinition>(json!({
+        "name": "x", "description": "", "input_schema": {"type": "object"}, "callers": "everyone",
+    }))
+    .unwrap_err();
+    assert_eq!(error.to_string(), "unknown variant `everyone`, expected one of `direct`, `code`, `both`");
+}
+
+/// A tool built at run time that declares who may call it.
+fn dynamic(name: &str) -> DynamicTool {
+    DynamicTool::new(name, "A tool built at run time.", json!({"type": "object"}), |_, _| async {
+        Ok(ToolResult::Text("ok".to_owned()))
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_dynamic_tool_sets_the_field_with_with_callers() {
+    let registry =
+        Registry::builder().tool_dyn(std::sync::Arc::new(dynamic("late").with_callers(Callers::Code))).build().unwrap();
+    assert_eq!(registry.definition("late").unwrap().callers, Callers::Code);
+    let entry = Provider::OpenAiResponses.render_tool(&registry.definitions()[0]).unwrap();
+    assert_eq!(entry["allowed_callers"], json!(["programmatic"]));
+}
+
+#[test]
+#[allow(deprecated)]
+fn the_deprecated_tag_form_still_declares_it_and_the_registry_shows_it_in_the_field() {
+    let registry =
+        Registry::builder().tool_dyn(std::sync::Arc::new(dynamic("old").with_tags(["callers:both"]))).build().unwrap();
+    let definition = registry.definition("old").unwrap();
+    assert_eq!(definition.callers, Callers::Both);
+    assert_eq!(definition.callers(), Callers::Both);
+    assert_eq!(Callers::Code.tag(), Some("callers:code"));
+    let entry = Provider::Anthropic.render_tool(definition).unwrap();
+    assert_eq!(entry["allowed_callers"], json!(["direct", "code_execution_20250825"]));
 }
 
 #[test]

@@ -157,11 +157,136 @@ async fn an_infinite_loop_ends_at_the_wall_time_naming_the_line() {
     assert_eq!(error, ProgramError::WallTime { limit: Duration::from_millis(200), at: Some(2) }, "{error}");
 }
 
-#[tokio::test]
-async fn a_loop_without_calls_ends_at_the_wall_time_without_a_line() {
+/// The line the wall time of 200 ms names when it stops `code`.
+async fn stopped_at(code: &str) -> Option<u32> {
     let limits = Limits::DEFAULT.wall_time(Duration::from_millis(200));
-    let error = run_with(limits, "let i = 0;\nwhile (true) { i++; }").await.unwrap_err();
-    assert_eq!(error, ProgramError::WallTime { limit: Duration::from_millis(200), at: None });
+    match run_with(limits, code).await {
+        Err(ProgramError::WallTime { limit, at }) if limit == Duration::from_millis(200) => at,
+        other => panic!("not stopped at the wall time: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_while_loop_of_bare_arithmetic_ends_at_the_wall_time_naming_its_line() {
+    assert_eq!(stopped_at("let i = 0;\nwhile (true) { i++; }").await, Some(2));
+}
+
+#[tokio::test]
+async fn a_for_loop_of_bare_arithmetic_ends_at_the_wall_time_naming_its_line() {
+    assert_eq!(stopped_at("let i = 0;\n\nfor (;;) {\n  i++;\n}").await, Some(3));
+    assert_eq!(stopped_at("let n = 0;\nfor (let i = 0; i >= 0; i++) { n += i % 7; }").await, Some(2));
+}
+
+#[tokio::test]
+async fn a_do_while_loop_of_bare_arithmetic_ends_at_the_wall_time_naming_its_line() {
+    assert_eq!(stopped_at("let x = 0;\ndo {\n  x++;\n} while (true)").await, Some(2));
+}
+
+#[tokio::test]
+async fn a_labelled_loop_ends_at_the_wall_time_naming_its_line() {
+    assert_eq!(stopped_at("let x = 0;\nouter: while (true) { x++; continue outer; }").await, Some(2));
+}
+
+#[tokio::test]
+async fn a_loop_inside_a_function_ends_at_the_wall_time_naming_the_loops_line() {
+    assert_eq!(stopped_at("function spin() {\n  let i = 0;\n  while (true) i++;\n}\nspin();").await, Some(3));
+}
+
+#[tokio::test]
+async fn long_recursion_ends_at_the_wall_time_naming_the_recursive_line() {
+    let code = "function fib(n) {\n  return n < 2 ? n : fib(n - 1) + fib(n - 2);\n}\nreturn fib(60);";
+    assert_eq!(stopped_at(code).await, Some(2));
+}
+
+#[tokio::test]
+async fn a_thrown_null_is_the_programs_value_with_its_line_not_the_memory_limit() {
+    let error = run("const a = 1;\nthrow null;").await.unwrap_err();
+    assert_eq!(error, ProgramError::Thrown { text: "null".to_owned(), line: Some(2) });
+    assert_eq!(error.to_string(), "the program failed at line 2: null");
+}
+
+#[tokio::test]
+async fn a_thrown_undefined_is_the_programs_value_with_its_line() {
+    let error = run("\n\nthrow undefined").await.unwrap_err();
+    assert_eq!(error.to_string(), "the program failed at line 3: undefined");
+}
+
+#[tokio::test]
+async fn a_thrown_number_is_the_programs_value_with_its_line() {
+    let error = run("if (1 > 0) {\n  throw 42;\n}").await.unwrap_err();
+    assert_eq!(error.to_string(), "the program failed at line 2: 42");
+}
+
+#[tokio::test]
+async fn a_thrown_string_is_the_programs_value_with_its_line() {
+    let error = run("throw 'text'").await.unwrap_err();
+    assert_eq!(error.to_string(), "the program failed at line 1: text");
+}
+
+#[tokio::test]
+async fn a_thrown_plain_object_is_the_programs_value_as_json_with_its_line() {
+    assert_eq!(run("throw {}").await.unwrap_err().to_string(), "the program failed at line 1: {}");
+    let error = run("const why = 'no';\nthrow {code: 7, why};").await.unwrap_err();
+    assert_eq!(error.to_string(), r#"the program failed at line 2: {"code":7,"why":"no"}"#);
+}
+
+#[tokio::test]
+async fn a_value_thrown_from_a_function_names_the_throws_line() {
+    let error = run("function fail() {\n  throw null;\n}\nfail();").await.unwrap_err();
+    assert_eq!(error.to_string(), "the program failed at line 2: null");
+}
+
+#[tokio::test]
+async fn a_rethrown_value_names_the_line_of_the_rethrow() {
+    let error = run("try { throw 5; } catch (e) {\n  throw e;\n}").await.unwrap_err();
+    assert_eq!(error.to_string(), "the program failed at line 2: 5");
+}
+
+#[tokio::test]
+async fn a_caught_throw_is_forgotten_and_the_next_names_its_own_line() {
+    let error = run("try { throw 5; } catch {}\nthrow 5;").await.unwrap_err();
+    assert_eq!(error.to_string(), "the program failed at line 2: 5");
+}
+
+#[tokio::test]
+async fn a_promise_rejected_with_null_is_the_programs_value_not_the_memory_limit() {
+    let error = run("await Promise.reject(null);").await.unwrap_err();
+    assert_eq!(error, ProgramError::Thrown { text: "null".to_owned(), line: None });
+    assert_eq!(error.to_string(), "the program failed: null");
+    let error = run("await new Promise((resolve, reject) => reject(null));").await.unwrap_err();
+    assert_eq!(error.to_string(), "the program failed: null");
+}
+
+#[tokio::test]
+async fn a_returned_rejected_promise_is_the_programs_value() {
+    assert_eq!(run("return Promise.reject(7);").await.unwrap_err().to_string(), "the program failed: 7");
+}
+
+#[tokio::test]
+async fn promises_keep_their_class_and_statics() {
+    let code = "class Later extends Promise {}\n\
+                const later = Later.resolve(2);\n\
+                return [new Promise(() => {}) instanceof Promise, Promise.resolve(1) instanceof Promise,\n\
+                        later instanceof Later, await later, (await Promise.all([1, Promise.resolve(2)])).length];";
+    assert_eq!(run(code).await.unwrap().text(), "[true,true,true,2,2]");
+}
+
+#[tokio::test]
+async fn a_promise_without_an_executor_is_still_a_type_error() {
+    let error = run("new Promise(5);").await.unwrap_err();
+    assert!(error.to_string().starts_with("the program failed at line 1: TypeError"), "{error}");
+}
+
+#[tokio::test]
+async fn an_error_with_the_out_of_memory_message_is_the_programs_not_the_memory_limit() {
+    let error = run("throw new Error('out of memory');").await.unwrap_err();
+    assert_eq!(error.to_string(), "the program failed at line 1: Error: out of memory");
+}
+
+#[tokio::test]
+async fn the_mark_functions_cannot_be_replaced_by_the_program() {
+    let error = run("globalThis.__code_mode_throw = (l, v) => v;\nthrow null;").await.unwrap_err();
+    assert!(error.to_string().starts_with("the program failed at line 1: TypeError"), "{error}");
 }
 
 #[tokio::test]
@@ -473,4 +598,42 @@ async fn a_run_waiting_for_its_turn_ends_when_its_caller_cancels() {
         tokio::join!(async { tokio::time::timeout(Duration::from_millis(200), busy).await.ok() }, waiting);
     assert!(busy.is_none(), "the busy program runs on");
     assert_eq!(waiting, Err(ProgramError::Cancelled));
+}
+
+#[tokio::test]
+async fn text_that_closes_the_wrapper_early_runs_once_and_after_the_prelude() {
+    let code = "}); globalThis.runs = (globalThis.runs ?? 0) + 1; globalThis.clock = typeof Date; (async () => {\nreturn [globalThis.runs, globalThis.clock];";
+    assert_eq!(run(code).await.unwrap().text(), r#"[1,"undefined"]"#);
+}
+
+#[tokio::test]
+async fn nesting_too_deep_for_the_interpreter_is_its_stack_overflow_and_the_server_goes_on() {
+    let code = format!("return {}1{};", "(".repeat(100_000), ")".repeat(100_000));
+    let error = run(&code).await.unwrap_err();
+    assert_eq!(
+        error,
+        ProgramError::Thrown { text: "RangeError: Maximum call stack size exceeded".to_owned(), line: None }
+    );
+    assert_eq!(run("return 1 + 1;").await.unwrap().text(), "2");
+}
+
+#[tokio::test]
+async fn nesting_just_within_the_marking_probe_is_parsed_and_marked() {
+    // Near the deepest nesting of functions the probe's 256 KiB accepts (about 650 in a debug
+    // build): the parser runs on it, and the loop after it is marked (unmarked, it has no line).
+    let code = format!("{}{}\nwhile (true) {{}}", "function f() {".repeat(500), "}".repeat(500));
+    assert_eq!(stopped_at(&code).await, Some(2));
+}
+
+#[tokio::test]
+async fn nesting_past_the_marking_probe_runs_unmarked() {
+    // 2,000 nested functions parse within the interpreter's 1 MiB, not within the probe's 256 KiB.
+    let code = format!("{}{}\nreturn 'ran';", "function f() {".repeat(500), "}".repeat(500));
+    assert_eq!(run(&code).await.unwrap().text(), "ran");
+}
+
+#[tokio::test]
+async fn the_marking_probe_is_not_a_module_the_program_can_import() {
+    let error = run("return await import('program-probe.js');").await.unwrap_err();
+    assert!(matches!(&error, ProgramError::Thrown { text, .. } if text.contains("program-probe.js")), "{error}");
 }

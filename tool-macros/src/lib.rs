@@ -104,8 +104,8 @@ use proc_macro::TokenStream;
 /// - `defer`: the tool is deferred, listed only through tool search and called by name like any
 ///   other (`Tool::deferred`; a registry may defer more tools by set or name).
 /// - `callers = direct | code | both`: who may call the tool, the model directly or a program it
-///   wrote (code mode); default `direct`. `code` and `both` add the tag `callers:code` /
-///   `callers:both` (`tool_runtime::Callers`, read by `ToolDefinition::callers`).
+///   wrote (code mode); default `direct`. Sets the field `ToolDefinition::callers`
+///   (`tool_runtime::Callers`); another value is a compile error naming the three.
 /// - `resource`, `resource = "arg"`, `resource(kind = "arg", other_kind)`: resource locks (the
 ///   whole tool; the value of an argument, its name the kind; the value of `arg` as a resource of
 ///   `kind`, shared by every tool naming the kind; the one resource of `other_kind`). Every named

@@ -37,7 +37,7 @@ pub(crate) struct ToolOptions {
     pub(crate) output_schema: darling::util::Flag,
     /// Deferred: listed only through tool search, called by name like any other.
     pub(crate) defer: darling::util::Flag,
-    /// Who may call the tool: `callers = direct`, `code` or `both` (checked by [`callers_tag`]).
+    /// Who may call the tool: `callers = direct`, `code` or `both` (checked by [`callers_variant`]).
     pub(crate) callers: Option<syn::Ident>,
     /// What the calls lock: `resource`, `resource = "arg"`, `resource(kind = "arg", kind2)`.
     pub(crate) resource: Option<crate::resources::ResourceOption>,
@@ -49,15 +49,16 @@ pub(crate) struct ToolOptions {
     pub(crate) preview: Option<syn::Path>,
 }
 
-/// The tag `callers = code` or `callers = both` adds to a tool's tags (`tool_runtime::Callers`);
-/// `None` for `direct` and for no option.
+/// The `tool_runtime::Callers` variant `callers = code` or `callers = both` sets in the tool's
+/// definition (`Code`, `Both`); `None` for `direct` and for no option (the default, `Direct`).
 ///
 /// # Errors
 /// Any other value, on its token.
-pub(crate) fn callers_tag(callers: Option<&syn::Ident>) -> Result<Option<String>, syn::Error> {
+pub(crate) fn callers_variant(callers: Option<&syn::Ident>) -> Result<Option<&'static str>, syn::Error> {
     match callers.map(ToString::to_string).as_deref() {
         None | Some("direct") => Ok(None),
-        Some(value @ ("code" | "both")) => Ok(Some(format!("callers:{value}"))),
+        Some("code") => Ok(Some("Code")),
+        Some("both") => Ok(Some("Both")),
         Some(other) => Err(syn::Error::new(
             callers.map_or_else(proc_macro2::Span::call_site, syn::Ident::span),
             format!("`callers` is `direct`, `code` or `both`, not `{other}`"),
@@ -98,7 +99,7 @@ impl ToolOptions {
     pub(crate) fn parse(attr: TokenStream) -> Result<Self, Vec<syn::Error>> {
         let items = NestedMeta::parse_meta_list(attr).map_err(|e| vec![e])?;
         let options = Self::from_list(&items).map_err(|e| restyle(e, "#[tool]", TOOL_OPTIONS))?;
-        callers_tag(options.callers.as_ref()).map_err(|e| vec![e])?;
+        callers_variant(options.callers.as_ref()).map_err(|e| vec![e])?;
         Ok(options)
     }
 }
@@ -278,17 +279,17 @@ mod tests {
 
 #[cfg(test)]
 mod callers_tests {
-    use super::{ToolOptions, callers_tag};
+    use super::{ToolOptions, callers_variant};
 
     #[test]
-    fn callers_code_and_both_add_their_tag_and_direct_adds_none() {
-        let tag = |tokens: proc_macro2::TokenStream| {
-            callers_tag(ToolOptions::parse(tokens).unwrap().callers.as_ref()).unwrap()
+    fn callers_code_and_both_name_their_variant_and_direct_is_the_default() {
+        let variant = |tokens: proc_macro2::TokenStream| {
+            callers_variant(ToolOptions::parse(tokens).unwrap().callers.as_ref()).unwrap()
         };
-        assert_eq!(tag(quote::quote!(callers = code)), Some("callers:code".to_owned()));
-        assert_eq!(tag(quote::quote!(callers = both)), Some("callers:both".to_owned()));
-        assert_eq!(tag(quote::quote!(callers = direct)), None);
-        assert_eq!(tag(quote::quote!()), None);
+        assert_eq!(variant(quote::quote!(callers = code)), Some("Code"));
+        assert_eq!(variant(quote::quote!(callers = both)), Some("Both"));
+        assert_eq!(variant(quote::quote!(callers = direct)), None);
+        assert_eq!(variant(quote::quote!()), None);
     }
 
     #[test]

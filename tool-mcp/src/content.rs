@@ -210,6 +210,7 @@ mod tests {
             tags: tags.iter().map(|t| (*t).to_owned()).collect(),
             strict: None,
             output_schema: None,
+            callers: tool_runtime::Callers::Direct,
         }
     }
 

@@ -6,8 +6,9 @@
 //! documents them.
 
 use async_openai::types::responses::{
-    FunctionCallOutput, FunctionCallOutputItemParam, FunctionTool, InputItem, Item, MessageItem, OutputItem, Response,
-    Tool,
+    FunctionCallOutput, FunctionCallOutputItemParam, FunctionTool, InputItem, Item, MessageItem, OutputItem,
+    ProgramItemParam, ProgramOutputItemParam, ProgramOutputItemStatus, ProgramOutputStatus, Response, Tool,
+    ToolCallCaller,
 };
 use tool_runtime::provider::{ProjectionError, Provider, ProviderError, Rendering};
 use tool_runtime::{Registry, ToolCall, ToolContext, ToolDefinition, ToolMessage};
@@ -46,8 +47,11 @@ pub fn tools_with(definitions: &[ToolDefinition], rendering: Rendering) -> Resul
 }
 
 /// The tool calls of a response, in output order: each `function_call` item's `call_id` (not its
-/// `fc_...` item id), `name` and `arguments` text exactly as sent. Other items (reasoning,
-/// messages, the hosted tools' calls) are skipped.
+/// `fc_...` item id), `name` and `arguments` text exactly as sent, and, for a call a program made
+/// (programmatic tool calling: `caller` `{"type": "program", "caller_id": "prog_1"}`), the
+/// program's `call_id` as [`ToolCall::caller`]; a `direct` caller, or none, leaves it `None`.
+/// Other items (reasoning, messages, the program items, the hosted tools' calls) are not calls
+/// for the client and are skipped here ([`history`] replays them).
 ///
 /// # Errors
 /// [`ProviderError::Unsupported`] for a `custom_tool_call` item (free-text input, not JSON
@@ -56,7 +60,13 @@ pub fn tool_calls(response: &Response) -> Result<Vec<ToolCall>, ProviderError> {
     let mut calls = Vec::new();
     for (i, item) in response.output.iter().enumerate() {
         match item {
-            OutputItem::FunctionCall(call) => calls.push(ToolCall::new(&call.call_id, &call.name, &call.arguments)),
+            OutputItem::FunctionCall(call) => {
+                let parsed = ToolCall::new(&call.call_id, &call.name, &call.arguments);
+                calls.push(match &call.caller {
+                    Some(ToolCallCaller::Program(program)) => parsed.with_caller(&program.caller_id),
+                    Some(ToolCallCaller::Direct) | None => parsed,
+                });
+            }
             OutputItem::CustomToolCall(_) => {
                 return Err(ProviderError::Unsupported {
                     path: format!("output[{i}].type"),
@@ -72,9 +82,12 @@ pub fn tool_calls(response: &Response) -> Result<Vec<ToolCall>, ProviderError> {
 
 /// A response's output items as the input items to replay in the next request (when the
 /// conversation is not kept by the server through `previous_response_id`), in order: messages,
-/// `function_call` items (the calls the tool outputs answer) and reasoning items (which reasoning
-/// models need back beside their calls) unchanged; any other item as the input item of the same
-/// JSON shape.
+/// `function_call` items (the calls the tool outputs answer, a program's call with its `caller`)
+/// and reasoning items (which reasoning models need back beside their calls) unchanged; the
+/// items of programmatic tool calling as their replay input items: `program` (`id`, `call_id`,
+/// `code` and the opaque `fingerprint`, which the API requires back unchanged) and
+/// `program_output` (`id`, `call_id`, `result`, `status`); any other item as the input item of
+/// the same JSON shape.
 ///
 /// # Errors
 /// [`ProviderError::Unsupported`] for an output item that has no input form, path
@@ -89,6 +102,25 @@ pub fn history(response: &Response) -> Result<Vec<InputItem>, ProviderError> {
                 OutputItem::Message(message) => Item::Message(MessageItem::Output(message.clone())),
                 OutputItem::FunctionCall(call) => Item::FunctionCall(call.clone()),
                 OutputItem::Reasoning(reasoning) => Item::Reasoning(reasoning.clone()),
+                OutputItem::Program(program) => {
+                    return Ok(InputItem::Program(ProgramItemParam {
+                        id: program.id.clone(),
+                        call_id: program.call_id.clone(),
+                        code: program.code.clone(),
+                        fingerprint: program.fingerprint.clone(),
+                    }));
+                }
+                OutputItem::ProgramOutput(output) => {
+                    return Ok(InputItem::ProgramOutput(ProgramOutputItemParam {
+                        id: output.id.clone(),
+                        call_id: output.call_id.clone(),
+                        result: output.result.clone(),
+                        status: match output.status {
+                            ProgramOutputStatus::Completed => ProgramOutputItemStatus::Completed,
+                            ProgramOutputStatus::Incomplete => ProgramOutputItemStatus::Incomplete,
+                        },
+                    }));
+                }
                 other => {
                     let value = serde_json::to_value(other).unwrap_or_default();
                     return serde_json::from_value::<InputItem>(value.clone()).map_err(|_| {

@@ -125,3 +125,67 @@ fn a_custom_tool_call_is_refused_with_its_path() {
         "`output[2].type` is \"custom_tool_call\"; expected \"function_call\""
     );
 }
+
+/// A program item of programmatic tool calling, as the API sends it: the program's `call_id`,
+/// its JavaScript and the fingerprint that must be sent back unchanged.
+fn program_item() -> Value {
+    json!({"type": "program", "id": "prog_item_1", "call_id": "prog_1",
+           "code": "const w = await tools.get_weather({city: 'Paris'}); return w;", "fingerprint": "fp_7f3a"})
+}
+
+/// A `function_call` the program made: its `caller` names the program's `call_id`.
+fn program_call() -> Value {
+    json!({"id": "fc_call_1", "type": "function_call", "status": "completed", "arguments": "{\"city\":\"Paris\"}",
+           "call_id": "call_1", "name": "get_weather", "caller": {"type": "program", "caller_id": "prog_1"}})
+}
+
+/// Two responses: the program and its call; then the program's output and the final message.
+fn program_script() -> Vec<Value> {
+    let mut first = fixture("openai-responses-parallel-1.json");
+    first["output"] = json!([program_item(), program_call()]);
+    let mut second = fixture("openai-responses-parallel-1.json");
+    second["output"] = json!([
+        {"type": "program_output", "id": "prog_out_1", "call_id": "prog_1", "result": "Sunny, 21 °C", "status": "completed"},
+        {"id": "msg_1", "type": "message", "status": "completed", "role": "assistant",
+         "content": [{"type": "output_text", "text": "Paris is sunny.", "annotations": []}]}
+    ]);
+    vec![first, second]
+}
+
+#[tokio::test]
+async fn a_programs_call_is_run_with_its_caller_and_the_program_item_is_replayed_before_it() {
+    let server = MockProvider::start(program_script()).await.unwrap();
+    let (answer, results) = run_loop(&server).await;
+    assert_eq!(answer, "Paris is sunny.");
+    assert_eq!(results, [vec![("call_1".to_owned(), "Sunny, 21 °C".to_owned(), false)]]);
+    let input = server.requests()[1].body["input"].as_array().unwrap().clone();
+    assert_eq!(
+        input[1..],
+        [
+            program_item(),
+            program_call(),
+            json!({"type": "function_call_output", "call_id": "call_1", "output": "Sunny, 21 °C"}),
+        ]
+    );
+}
+
+#[test]
+fn a_programs_call_carries_its_caller() {
+    let mut body = fixture("openai-responses-parallel-1.json");
+    body["output"] = json!([program_item(), program_call()]);
+    let response: async_openai::types::responses::Response = serde_json::from_value(body).unwrap();
+    assert_eq!(
+        tool_openai::responses::tool_calls(&response).unwrap(),
+        [tool_runtime::ToolCall::new("call_1", "get_weather", r#"{"city":"Paris"}"#).with_caller("prog_1")]
+    );
+}
+
+#[test]
+fn a_program_output_item_is_replayed_as_its_input_item() {
+    let mut body = fixture("openai-responses-parallel-1.json");
+    let output = json!({"type": "program_output", "id": "prog_out_1", "call_id": "prog_1", "result": "3", "status": "incomplete"});
+    body["output"] = json!([output.clone()]);
+    let response: async_openai::types::responses::Response = serde_json::from_value(body).unwrap();
+    let history = tool_openai::responses::history(&response).unwrap();
+    assert_eq!(serde_json::to_value(&history).unwrap(), json!([output]));
+}

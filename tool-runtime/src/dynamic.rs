@@ -127,6 +127,7 @@ impl DynamicTool {
             tags: Vec::new(),
             strict: None,
             output_schema: None,
+            callers: crate::Callers::Direct,
         };
         let keys = crate::decode::KeyTree::compile(&validated);
         Ok(Self { definition, validated, keys, validator, handler, origin })
@@ -157,6 +158,14 @@ impl DynamicTool {
     #[must_use]
     pub fn with_output_schema(mut self, schema: Value) -> Self {
         self.definition.output_schema = Some(schema);
+        self
+    }
+
+    /// Sets who may call the tool (see [`ToolDefinition::callers`](field@ToolDefinition::callers); default
+    /// [`Callers::Direct`](crate::Callers::Direct)).
+    #[must_use]
+    pub fn with_callers(mut self, callers: crate::Callers) -> Self {
+        self.definition.callers = callers;
         self
     }
 

@@ -12,10 +12,10 @@ pub use crate::methods::MethodsRegistration;
 pub use crate::schema::{ArgumentBound, ArgumentSchema, ArgumentSchemaFn, BoundNumber, argument_schema};
 pub use crate::schema::{DefaultJson, DefaultJsonNone, DefaultJsonSerialize};
 pub use crate::tool::{DecodingSchema, Invoke, SyncInvokeFn};
-pub use crate::{DependencyKey, ToolMethods};
 pub use crate::{
-    IntoToolResult, Resource, Tool, ToolContext, ToolError, ToolMeta, ToolRegistration, ToolResult, ToolSpec,
+    Callers, IntoToolResult, Resource, Tool, ToolContext, ToolError, ToolMeta, ToolRegistration, ToolResult, ToolSpec,
 };
+pub use crate::{DependencyKey, ToolMethods};
 
 /// [`decode`] or [`decode_input`] for one type, as generated code holds it.
 pub type DecodeFn<T> = fn(&'static ToolSpec, &str) -> Result<T, ToolError>;

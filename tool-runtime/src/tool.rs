@@ -39,19 +39,31 @@ pub struct ToolDefinition {
     /// MCP serves it as the tool's `outputSchema`; provider projections leave it out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
+    /// Who may call the tool: the model directly, a program it wrote, or both ([`Callers`]);
+    /// `#[tool(callers = ...)]` sets it. Default [`Callers::Direct`] (left out when serialized;
+    /// otherwise `"code"` or `"both"`). The provider projections show it as `allowed_callers`.
+    #[serde(default, skip_serializing_if = "Callers::is_direct")]
+    pub callers: Callers,
 }
 
 /// Who may call a tool: the model directly, a program the model wrote (code mode: `tool-code`,
 /// Anthropic's programmatic tool calling, OpenAI's programmatic tool calling), or both.
 ///
-/// Declared with `#[tool(callers = direct | code | both)]` (or [`Callers::tag`] among a tool's
-/// tags); undeclared is [`Callers::Direct`], the providers' default, so a tool opts in to being
-/// called from code. It is carried in [`ToolDefinition::tags`] as the tag [`Callers::tag`]
-/// (`callers:code` or `callers:both`), read back by [`ToolDefinition::callers`]. The provider
-/// projections show a declared value as Anthropic's and OpenAI's `allowed_callers`
-/// ([`crate::provider`]). It decides what is offered and listed, never what is allowed: the
-/// permission policy and approval judge a call from code like any other.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+/// Declared with `#[tool(callers = direct | code | both)]` (or
+/// [`DynamicTool::with_callers`](crate::DynamicTool::with_callers)) and carried in the field
+/// [`ToolDefinition::callers`](field@ToolDefinition::callers); undeclared is [`Callers::Direct`], the providers' default, so a
+/// tool opts in to being called from code. Serialized in lower case (`"direct"`, `"code"`,
+/// `"both"`). The provider projections show a declared value as Anthropic's and OpenAI's
+/// `allowed_callers` ([`crate::provider`]). It decides what is offered and listed, never what is
+/// allowed: the permission policy and approval judge a call from code like any other.
+///
+/// Before the field, the value was carried as the tag `callers:code` / `callers:both` among
+/// [`ToolDefinition::tags`]. That tag is still read, deprecated:
+/// [`Registry::definitions`](crate::Registry::definitions) shows a definition whose field is
+/// `Direct` and that carries it with the tag's value in the field, and so does
+/// [`ToolDefinition::legacy_callers`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Callers {
     /// Only the model, by a direct tool call (the default).
     #[default]
@@ -73,8 +85,16 @@ impl Callers {
         matches!(self, Callers::Code | Callers::Both)
     }
 
-    /// The tag that declares it: `callers:code`, `callers:both`; `None` for [`Callers::Direct`],
-    /// which needs no tag.
+    /// `true` for [`Callers::Direct`], the default (serde leaves it out).
+    pub const fn is_direct(&self) -> bool {
+        matches!(self, Callers::Direct)
+    }
+
+    /// The legacy tag that declared it: `callers:code`, `callers:both`; `None` for
+    /// [`Callers::Direct`], which needs no tag.
+    #[deprecated(
+        note = "set the field `ToolDefinition::callers` (`#[tool(callers = ...)]`, `DynamicTool::with_callers`)"
+    )]
     pub const fn tag(self) -> Option<&'static str> {
         match self {
             Callers::Direct => None,
@@ -85,9 +105,20 @@ impl Callers {
 }
 
 impl ToolDefinition {
-    /// Who may call the tool, from its tags ([`Callers`]): the last `callers:direct`,
-    /// `callers:code` or `callers:both` tag, else [`Callers::Direct`].
+    /// Who may call the tool, as [`ToolDefinition::legacy_callers`] reads it: the method of
+    /// the releases that carried it as a tag.
+    #[deprecated(note = "read the field `ToolDefinition::callers`")]
     pub fn callers(&self) -> Callers {
+        self.legacy_callers()
+    }
+
+    /// Who may call the tool: the field [`ToolDefinition::callers`](field@ToolDefinition::callers), or, when it is
+    /// [`Callers::Direct`], the last legacy tag `callers:direct`, `callers:code` or
+    /// `callers:both` (deprecated, see [`Callers`]).
+    pub fn legacy_callers(&self) -> Callers {
+        if !self.callers.is_direct() {
+            return self.callers;
+        }
         self.tags
             .iter()
             .rev()
@@ -131,12 +162,21 @@ pub struct ToolMeta {
     /// `#[tool(defer)]`: the tool is deferred, listed only through tool search (see
     /// [`Tool::deferred`]).
     pub defer: bool,
+    /// `#[tool(callers = code | both)]`: who may call the tool ([`ToolDefinition::callers`](field@ToolDefinition::callers)).
+    pub callers: Callers,
 }
 
 impl ToolMeta {
     /// No option set.
-    pub const DEFAULT: ToolMeta =
-        ToolMeta { blocking: false, sequential: false, timeout_ms: None, strict: None, tags: &[], defer: false };
+    pub const DEFAULT: ToolMeta = ToolMeta {
+        blocking: false,
+        sequential: false,
+        timeout_ms: None,
+        strict: None,
+        tags: &[],
+        defer: false,
+        callers: Callers::Direct,
+    };
 
     /// Used by `#[tool]`.
     #[doc(hidden)]
@@ -147,7 +187,15 @@ impl ToolMeta {
         strict: Option<bool>,
         tags: &'static [&'static str],
     ) -> Self {
-        Self { blocking, sequential, timeout_ms, strict, tags, defer: false }
+        Self { blocking, sequential, timeout_ms, strict, tags, defer: false, callers: Callers::Direct }
+    }
+
+    /// Used by `#[tool(callers = ...)]`.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn with_callers(mut self, callers: Callers) -> Self {
+        self.callers = callers;
+        self
     }
 }
 
@@ -630,6 +678,7 @@ impl Tool for ToolSpec {
             tags: self.meta.tags.iter().map(|t| (*t).to_owned()).collect(),
             strict: self.meta.strict,
             output_schema: self.output_schema.map(|schema| schema()),
+            callers: self.meta.callers,
         })
     }
 

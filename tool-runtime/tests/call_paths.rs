@@ -676,6 +676,7 @@ fn definition(name: &str) -> ToolDefinition {
         tags: Vec::new(),
         strict: None,
         output_schema: None,
+        callers: tool_runtime::Callers::Direct,
     }
 }
 

@@ -20,6 +20,7 @@ impl Named {
             tags: Vec::new(),
             strict: None,
             output_schema: None,
+            callers: tool_runtime::Callers::Direct,
         }))
     }
 }

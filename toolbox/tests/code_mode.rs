@@ -64,8 +64,8 @@ fn the_wall_time_flag_ends_a_loop() {
     assert_eq!(message["is_error"], true);
     assert_eq!(
         message["content"],
-        "the program ran past its time limit of 100 ms (wall_time, `--code-wall-time-ms`); look for a loop that does \
-         not end, or do less in one run"
+        "the program ran past its time limit of 100 ms at line 1 (wall_time, `--code-wall-time-ms`); look for a loop \
+         that does not end, or do less in one run"
     );
 }
 

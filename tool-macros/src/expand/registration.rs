@@ -665,9 +665,15 @@ fn spec(
         Some(darling::util::Override::Explicit(value)) => quote!(::core::option::Option::Some(#value)),
         None => quote!(::core::option::Option::None),
     };
-    let mut tags: Vec<String> = options.tags.iter().map(|p| quote!(#p).to_string().replace(' ', "")).collect();
+    let tags: Vec<String> = options.tags.iter().map(|p| quote!(#p).to_string().replace(' ', "")).collect();
     // Checked when the options were parsed.
-    tags.extend(crate::options::callers_tag(options.callers.as_ref()).ok().flatten());
+    let callers = match crate::options::callers_variant(options.callers.as_ref()).ok().flatten() {
+        Some(variant) => {
+            let variant = quote::format_ident!("{variant}");
+            quote!(.with_callers(#private::Callers::#variant))
+        }
+        None => quote!(),
+    };
     let set = match &options.set {
         Some(set) => quote!(::core::option::Option::Some(#set)),
         None => quote!(::core::option::Option::None),
@@ -698,7 +704,7 @@ fn spec(
             #description,
             #set,
             ::core::module_path!(),
-            #private::ToolMeta::new(#blocking, #sequential, #timeout_ms, #strict, &[#(#tags),*]),
+            #private::ToolMeta::new(#blocking, #sequential, #timeout_ms, #strict, &[#(#tags),*])#callers,
             #decoding_schema,
             #private::Invoke::#invoke_kind(__tool_invoke),
         )

@@ -371,6 +371,7 @@ mod tests {
             tags: Vec::new(),
             strict: None,
             output_schema: None,
+            callers: tool_runtime::Callers::Direct,
         }))
     }
 

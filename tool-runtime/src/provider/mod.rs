@@ -224,7 +224,7 @@ impl Provider {
     ///   [`openai_strict_schema`] of its schema; any other is sent `strict: false` with the
     ///   canonical schema (see [`Strict`] for strict mode wherever possible).
     /// - Anthropic: `{"name","description","input_schema"}`.
-    /// - A tool that may be called from code ([`Callers`](crate::Callers) `code` or `both`,
+    /// - A tool that may be called from code (the field [`ToolDefinition::callers`](field@ToolDefinition::callers) `code` or `both`,
     ///   `#[tool(callers = ...)]`) also carries `allowed_callers`: Anthropic's
     ///   `["direct", "code_execution_20250825"]` (or the program alone for `code`), OpenAI
     ///   Responses' `["direct", "programmatic"]` (or `["programmatic"]`). OpenAI Chat and Gemini

@@ -379,7 +379,7 @@ pub(super) const OPENAI_PROGRAM_CALLER: &str = "programmatic";
 /// (`["program"]`, `["direct", "program"]`, `program` being the provider's name for a program's
 /// call); `None` for a tool that does not, which the providers read as direct calls only.
 fn allowed_callers(definition: &ToolDefinition, program: &str) -> Option<Value> {
-    match definition.callers() {
+    match definition.callers {
         crate::Callers::Direct => None,
         crate::Callers::Code => Some(json!([program])),
         crate::Callers::Both => Some(json!(["direct", program])),

@@ -196,7 +196,17 @@ impl Registry {
     /// The definitions of every tool, sorted by name. Built on the first call, then the same
     /// slice is returned.
     pub fn definitions(&self) -> &[ToolDefinition] {
-        self.definitions.get_or_init(|| self.tools.iter().map(|t| t.definition().clone()).collect())
+        self.definitions.get_or_init(|| {
+            self.tools
+                .iter()
+                .map(|t| {
+                    let mut definition = t.definition().clone();
+                    // The deprecated tag form of `callers` (see `Callers`), shown in the field.
+                    definition.callers = definition.legacy_callers();
+                    definition
+                })
+                .collect()
+        })
     }
 
     /// The tool names, sorted.

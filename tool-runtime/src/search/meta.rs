@@ -32,6 +32,7 @@ pub fn meta_tool_definitions() -> &'static [ToolDefinition; 2] {
             tags: vec!["read_only".to_owned()],
             strict: None,
             output_schema: None,
+            callers: crate::Callers::Direct,
         };
         [
             definition(

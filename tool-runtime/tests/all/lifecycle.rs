@@ -161,6 +161,7 @@ impl Terminal {
             tags: Vec::new(),
             strict: None,
             output_schema: None,
+            callers: tool_runtime::Callers::Direct,
         };
         Arc::new(Self { journal: journal.clone(), definition, fail })
     }

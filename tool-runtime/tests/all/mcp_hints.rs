@@ -57,6 +57,7 @@ fn the_tags_of_a_served_tool_come_back_from_its_annotations() {
             tags: case.iter().map(|t| (*t).to_owned()).collect(),
             strict: None,
             output_schema: None,
+            callers: tool_runtime::Callers::Direct,
         };
         let annotations: Map<String, Value> = mcp_annotations(&definition);
         assert_eq!(tags_from_mcp_annotations(&annotations), case, "{annotations:?}");

@@ -57,6 +57,7 @@ fn read_definition() -> ToolDefinition {
         tags: Vec::new(),
         strict: None,
         output_schema: None,
+        callers: tool_runtime::Callers::Direct,
     }
 }
 
@@ -69,6 +70,7 @@ fn no_argument_definition() -> ToolDefinition {
         tags: Vec::new(),
         strict: None,
         output_schema: None,
+        callers: tool_runtime::Callers::Direct,
     }
 }
 

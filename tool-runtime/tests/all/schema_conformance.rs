@@ -558,6 +558,7 @@ impl<T: DeserializeOwned + JsonSchema + 'static> TypedTool<T> {
             tags: Vec::new(),
             strict: None,
             output_schema: None,
+            callers: tool_runtime::Callers::Direct,
         };
         Self { definition, decoding: tool_runtime::schema::decoding_schema::<T>(), marker: std::marker::PhantomData }
     }

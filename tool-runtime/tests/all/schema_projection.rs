@@ -22,6 +22,7 @@ fn definition(name: &str, input_schema: Value, strict: Option<bool>) -> ToolDefi
         tags: Vec::new(),
         strict,
         output_schema: None,
+        callers: tool_runtime::Callers::Direct,
     }
 }
 

@@ -169,6 +169,7 @@ fn every_target_accepts_a_hoisted_union_root() {
         tags: Vec::new(),
         strict: Some(true),
         output_schema: None,
+        callers: tool_runtime::Callers::Direct,
     };
     for target in FORMS {
         let entry = definition.entry(target).unwrap();
@@ -262,6 +263,7 @@ fn field_docs_survive_every_projection() {
         tags: Vec::new(),
         strict: None,
         output_schema: None,
+        callers: tool_runtime::Callers::Direct,
     };
     assert_eq!(definition.input_schema.get("description"), None, "the root carries no description");
     for target in FORMS {

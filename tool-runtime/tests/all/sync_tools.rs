@@ -1099,6 +1099,7 @@ impl Disagrees {
             tags: Vec::new(),
             strict: None,
             output_schema: None,
+            callers: tool_runtime::Callers::Direct,
         };
         Arc::new(Self { definition, sequential, panics })
     }
