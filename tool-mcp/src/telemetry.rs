@@ -249,17 +249,20 @@ pub(crate) async fn observed<T: Answer>(
     answer
 }
 
-/// The CLIENT span of one request of the import client (feature `client`): `{method} {tool}`, the
-/// tool as the imported server names it (cut to 128 bytes), kind CLIENT, a child of the span the
-/// call runs in (the gateway's `execute_tool` span). Fields as the SERVER span's, with
-/// `network.transport` `pipe` for a child process and `tcp` for Streamable HTTP, and
-/// `server.address` and `server.port` for HTTP.
+/// The CLIENT span of one request of the import client (feature `client`): `{method} {tool}` for
+/// `tools/call` (the tool as the imported server names it, cut to 128 bytes), `{method}` alone for
+/// the others (`initialize`, `server/discover`, `tools/list`), kind CLIENT, a child of the span the
+/// request is sent in (for a call, the gateway's `execute_tool` span; a root when there is none).
+/// Fields as the SERVER span's, with `network.transport` `pipe` for a child process and `tcp` for
+/// Streamable HTTP, `server.address` and `server.port` for HTTP, and `gen_ai.tool.name` and
+/// `gen_ai.operation.name` for `tools/call` only.
 #[cfg(feature = "client")]
-pub(crate) fn client_span(method: &'static str, tool: &str, server: Option<(&str, u16)>) -> tracing::Span {
-    let tool = bounded(tool);
+pub(crate) fn client_span(method: &'static str, tool: Option<&str>, server: Option<(&str, u16)>) -> tracing::Span {
+    let tool = tool.map(bounded);
+    let target = tool.map_or(Target::None, Target::Tool);
     let span = tracing::info_span!(
         "mcp_client_request",
-        otel.name = %format_args!("{method} {tool}"),
+        otel.name = %SpanName(method, target),
         otel.kind = "client",
         otel.status_code = tracing::field::Empty,
         mcp.method.name = method,
@@ -267,16 +270,21 @@ pub(crate) fn client_span(method: &'static str, tool: &str, server: Option<(&str
         network.transport = if server.is_some() { "tcp" } else { "pipe" },
         server.address = tracing::field::Empty,
         server.port = tracing::field::Empty,
-        gen_ai.tool.name = tool,
-        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = tracing::field::Empty,
+        gen_ai.operation.name = tracing::field::Empty,
         error.type = tracing::field::Empty,
         rpc.response.status_code = tracing::field::Empty,
     );
-    if let Some((address, port)) = server
-        && !span.is_disabled()
-    {
+    if span.is_disabled() {
+        return span;
+    }
+    if let Some((address, port)) = server {
         span.record("server.address", bounded(address));
         span.record("server.port", port);
+    }
+    if let Some(tool) = tool {
+        span.record("gen_ai.tool.name", tool);
+        span.record("gen_ai.operation.name", "execute_tool");
     }
     span
 }
@@ -319,7 +327,7 @@ pub(crate) fn client_finished(
     span: &tracing::Span,
     started: Instant,
     method: &'static str,
-    tool: &str,
+    tool: Option<&str>,
     tcp: bool,
     error: Option<String>,
     code: Option<i32>,
@@ -337,7 +345,7 @@ pub(crate) fn client_finished(
     }
     if metrics::on() {
         let transport = if tcp { "tcp" } else { "pipe" };
-        metrics::record(true, started.elapsed().as_secs_f64(), method, transport, None, Some(bounded(tool)), error);
+        metrics::record(true, started.elapsed().as_secs_f64(), method, transport, None, tool.map(bounded), error);
     }
 }
 

@@ -414,3 +414,154 @@ async fn a_task_run_is_a_root_span_linked_to_the_request_that_created_it() {
     let (tool, _) = otel.trace_of("execute_tool task_hello");
     assert_eq!(tool.parent_span_id, run.span_context.span_id());
 }
+
+/// Says hello to an import's listing.
+#[tool]
+fn hello_listed() -> String {
+    "hello".to_owned()
+}
+
+/// The finished spans whose parent is `parent`, as (name, kind), sorted.
+fn children_of(parent: &SpanData) -> Vec<(String, SpanKind)> {
+    let mut children: Vec<(String, SpanKind)> = otel()
+        .spans
+        .get_finished_spans()
+        .unwrap()
+        .into_iter()
+        .filter(|s| s.parent_span_id == parent.span_context.span_id())
+        .map(|s| (s.name.to_string(), s.span_kind))
+        .collect();
+    children.sort_by(|a, b| a.0.cmp(&b.0));
+    children
+}
+
+/// The one finished span named `name` whose parent is `parent`.
+fn child_named(parent: &SpanData, name: &str) -> SpanData {
+    let spans: Vec<SpanData> = otel()
+        .spans
+        .get_finished_spans()
+        .unwrap()
+        .into_iter()
+        .filter(|s| s.name == name && s.parent_span_id == parent.span_context.span_id())
+        .collect();
+    assert_eq!(spans.len(), 1, "{name} under {}: {spans:?}", parent.name);
+    spans.into_iter().next().unwrap()
+}
+
+#[cfg(feature = "client")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_import_discovers_and_lists_in_client_spans_whose_context_the_upstream_continues() {
+    use tool_mcp::import::McpImport;
+    use tracing::Instrument;
+
+    let otel = otel();
+    let upstream =
+        Running::start(McpServer::builder(Registry::builder().tool(hello_listed::TOOL).build().unwrap()).build()).await;
+    let imported = McpImport::http("up", format!("http://{}/mcp", upstream.addr))
+        .connect()
+        .instrument(tracing::info_span!("connect_listed_http"))
+        .await
+        .unwrap();
+    let port = upstream.addr.port().to_string();
+    imported.close().await;
+    upstream.stop().await;
+
+    let (parent, _) = otel.trace_of("connect_listed_http");
+    assert_eq!(
+        children_of(&parent),
+        [("server/discover".to_owned(), SpanKind::Client), ("tools/list".to_owned(), SpanKind::Client)]
+    );
+    let discover = child_named(&parent, "server/discover");
+    let list = child_named(&parent, "tools/list");
+    for client in [&discover, &list] {
+        assert_eq!(client.status, Status::Unset);
+        assert_eq!(
+            attribute_map(
+                client,
+                &["network.transport", "server.address", "server.port", "gen_ai.tool.name", "error.type"]
+            ),
+            pairs(&[
+                ("network.transport", Some("tcp")),
+                ("server.address", Some("127.0.0.1")),
+                ("server.port", Some(&port)),
+                ("gen_ai.tool.name", None),
+                ("error.type", None),
+            ])
+        );
+    }
+    assert_eq!(attribute(&discover, "mcp.method.name").as_deref(), Some("server/discover"));
+    assert_eq!(attribute(&list, "mcp.method.name").as_deref(), Some("tools/list"));
+    // The upstream's SERVER span of the listing continues the CLIENT span's context.
+    assert_eq!(children_of(&list), [("tools/list".to_owned(), SpanKind::Server)]);
+    assert_eq!(child_named(&list, "tools/list").span_context.trace_id(), list.span_context.trace_id());
+}
+
+/// A stdio MCP server of the standard library only: it writes every message it reads, one a line,
+/// to the file of its first argument, answers `initialize` and `tools/list` (no tools), and ends
+/// when its standard input closes.
+const RECORDING_SERVER: &str = r#"
+import json, sys
+log = open(sys.argv[1], "a")
+for line in sys.stdin:
+    log.write(line); log.flush()
+    message = json.loads(line)
+    if "id" not in message or "method" not in message:
+        continue
+    if message["method"] == "initialize":
+        result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "recording", "version": "1"}}
+        reply = {"result": result}
+    elif message["method"] == "tools/list":
+        reply = {"result": {"tools": []}}
+    else:
+        reply = {"error": {"code": -32601, "message": "no"}}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], **reply}) + "\n"); sys.stdout.flush()
+"#;
+
+#[cfg(feature = "client")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_import_initializes_and_lists_in_client_spans_whose_context_is_in_meta() {
+    use tool_mcp::import::McpImport;
+    use tracing::Instrument;
+
+    let otel = otel();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("received.jsonl");
+    let imported =
+        McpImport::stdio("rec", "python3", ["-c".to_owned(), RECORDING_SERVER.to_owned(), log.display().to_string()])
+            .connect()
+            .instrument(tracing::info_span!("connect_recording_stdio"))
+            .await
+            .unwrap();
+    imported.close().await;
+
+    let (parent, _) = otel.trace_of("connect_recording_stdio");
+    assert_eq!(
+        children_of(&parent),
+        [("initialize".to_owned(), SpanKind::Client), ("tools/list".to_owned(), SpanKind::Client)]
+    );
+    let initialize = child_named(&parent, "initialize");
+    let list = child_named(&parent, "tools/list");
+    for (client, method) in [(&initialize, "initialize"), (&list, "tools/list")] {
+        assert_eq!(
+            attribute_map(client, &["mcp.method.name", "network.transport", "server.address", "error.type"]),
+            pairs(&[
+                ("mcp.method.name", Some(method)),
+                ("network.transport", Some("pipe")),
+                ("server.address", None),
+                ("error.type", None)
+            ])
+        );
+    }
+    let received: Vec<Value> =
+        std::fs::read_to_string(&log).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let traceparent_of = |method: &str| {
+        let requests: Vec<&Value> = received.iter().filter(|m| m["method"] == method).collect();
+        assert_eq!(requests.len(), 1, "{method}: {received:?}");
+        requests[0]["params"]["_meta"]["traceparent"].clone()
+    };
+    let expected =
+        |span: &SpanData| json!(format!("00-{}-{}-01", span.span_context.trace_id(), span.span_context.span_id()));
+    assert_eq!(traceparent_of("initialize"), expected(&initialize));
+    assert_eq!(traceparent_of("tools/list"), expected(&list));
+}
