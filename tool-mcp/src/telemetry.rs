@@ -26,6 +26,11 @@
 //! The tool's own `execute_tool` span ([`tool_runtime::telemetry`]) is the child of a
 //! `tools/call` span: the MCP layer opens no second tool span.
 //!
+//! A message refused before the handler saw it (the transport's check, a size or time limit, or
+//! rmcp's refusal of an HTTP request with an error status) is a SERVER span too, named by its
+//! method or `_OTHER`, with `error.type` the JSON-RPC code or rmcp's HTTP status (`refused`); a
+//! request of a method MCP does not name is answered `-32601` in a span named `_OTHER`.
+//!
 //! Never recorded: `mcp.session.id` (a session id is what a client presents to be that session;
 //! MCP 2026-07-28 has no sessions at all), headers, access tokens, arguments and results (content
 //! capture is the registry's, [`tool_runtime::RegistryBuilder::capture_content`]).
@@ -105,6 +110,9 @@ plain_answers!(
     rmcp::model::ListResourceTemplatesResult,
     rmcp::model::CompleteResult,
     rmcp::model::GetTaskResult,
+    rmcp::model::CustomResult,
+    rmcp::model::InitializeResult,
+    rmcp::model::DiscoverResult,
 );
 
 /// `error.type` of an answer: the JSON-RPC code as text, `tool_error`, or `None`.
@@ -116,9 +124,91 @@ fn error_type<T: Answer>(answer: &Result<T, ErrorData>) -> Option<String> {
     }
 }
 
-/// Whether `error.type` is the server's failure (the span's status is `error`).
+/// Whether `error.type` is the server's failure (the span's status is `error`): not one of
+/// [`CLIENT_ERROR_CODES`] nor an HTTP status of the 4xx class.
 fn is_server_error(error: &str) -> bool {
-    error.parse::<i32>().map_or(true, |code| !CLIENT_ERROR_CODES.contains(&code))
+    error.parse::<i32>().map_or(true, |code| !CLIENT_ERROR_CODES.contains(&code) && !(400..500).contains(&code))
+}
+
+/// The methods a client sends that MCP names (2025-11-25 and 2026-07-28): the only values of
+/// `mcp.method.name` that a refused message's span and measurement carry.
+const METHODS: [&str; 20] = [
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "completion/complete",
+    "logging/setLevel",
+    "subscriptions/listen",
+    "tasks/get",
+    "tasks/list",
+    "tasks/result",
+    "tasks/cancel",
+    "tasks/update",
+];
+
+/// `method` as one of the methods MCP names, `None` for any other text (a client's made-up
+/// method never becomes a span name or a metric series).
+pub(crate) fn method_name(method: &str) -> Option<&'static str> {
+    METHODS.iter().find(|known| **known == method).copied()
+}
+
+/// Records a message refused before the handler saw it (the transport's check of every message,
+/// [`crate::incoming`], a body over the limit or too slow, or rmcp's own refusal of an HTTP
+/// request): a SERVER span named by its method (`_OTHER` when the method was not read or is not one
+/// MCP names, [`method_name`]), a root, with `mcp.method.name`, `jsonrpc.request.id` (when read),
+/// `network.transport`, `error.type` (the JSON-RPC code as text, or the HTTP status rmcp answered
+/// with, e.g. `404`) and `rpc.response.status_code` (a JSON-RPC code), ended at once; and its
+/// measurement of `mcp.server.operation.duration` since `started`. The status stays unset: these
+/// are the client's errors (a 5xx status of rmcp's is `error`).
+pub(crate) fn refused(
+    started: Instant,
+    method: Option<&'static str>,
+    id: Option<&serde_json::Value>,
+    tcp: bool,
+    error: &str,
+    code: Option<i32>,
+) {
+    let method = method.unwrap_or("_OTHER");
+    let transport = if tcp { "tcp" } else { "pipe" };
+    let span = tracing::info_span!(
+        parent: None,
+        "mcp_request",
+        otel.name = method,
+        otel.kind = "server",
+        otel.status_code = tracing::field::Empty,
+        mcp.method.name = method,
+        jsonrpc.request.id = tracing::field::Empty,
+        network.transport = transport,
+        error.type = error,
+        rpc.response.status_code = tracing::field::Empty,
+    );
+    if !span.is_disabled() {
+        #[cfg(feature = "otel")]
+        context_of::root(&span);
+        match id {
+            Some(serde_json::Value::String(id)) => span.record("jsonrpc.request.id", bounded(id)),
+            Some(id) => span.record("jsonrpc.request.id", bounded(&id.to_string())),
+            None => &span,
+        };
+        if let Some(code) = code {
+            span.record("rpc.response.status_code", code.to_string());
+        }
+        if is_server_error(error) {
+            span.record("otel.status_code", "error");
+        }
+    }
+    if metrics::on() {
+        metrics::record(false, started.elapsed().as_secs_f64(), method, transport, None, None, Some(error.to_owned()));
+    }
 }
 
 /// The protocol version of the request (its `_meta`, MCP 2026-07-28) or of its session.

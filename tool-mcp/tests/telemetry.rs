@@ -491,7 +491,9 @@ async fn an_http_import_discovers_and_lists_in_client_spans_whose_context_the_up
     }
     assert_eq!(attribute(&discover, "mcp.method.name").as_deref(), Some("server/discover"));
     assert_eq!(attribute(&list, "mcp.method.name").as_deref(), Some("tools/list"));
-    // The upstream's SERVER span of the listing continues the CLIENT span's context.
+    // The upstream's SERVER spans of the handshake and the listing continue the CLIENT spans'
+    // contexts: the handshake's went in the `_meta` rmcp wrote.
+    assert_eq!(children_of(&discover), [("server/discover".to_owned(), SpanKind::Server)]);
     assert_eq!(children_of(&list), [("tools/list".to_owned(), SpanKind::Server)]);
     assert_eq!(child_named(&list, "tools/list").span_context.trace_id(), list.span_context.trace_id());
 }
@@ -564,4 +566,174 @@ async fn a_stdio_import_initializes_and_lists_in_client_spans_whose_context_is_i
         |span: &SpanData| json!(format!("00-{}-{}-01", span.span_context.trace_id(), span.span_context.span_id()));
     assert_eq!(traceparent_of("initialize"), expected(&initialize));
     assert_eq!(traceparent_of("tools/list"), expected(&list));
+}
+
+/// The one finished span whose `jsonrpc.request.id` is `id`.
+fn span_of_request(id: &str) -> SpanData {
+    let spans: Vec<SpanData> = otel()
+        .spans
+        .get_finished_spans()
+        .unwrap()
+        .into_iter()
+        .filter(|s| attribute(s, "jsonrpc.request.id").as_deref() == Some(id))
+        .collect();
+    assert_eq!(spans.len(), 1, "spans of request {id}: {spans:?}");
+    spans.into_iter().next().unwrap()
+}
+
+/// The attributes of the measurements of `mcp.server.operation.duration` with `error.type`
+/// `error`, each with its count.
+fn refusals_measured(error: &str) -> Vec<(Vec<(String, String)>, u64)> {
+    let otel = otel();
+    otel.meters.force_flush().unwrap();
+    let exported = otel.metrics.get_finished_metrics().unwrap();
+    let mut found = Vec::new();
+    for scope in exported.last().expect("one export").scope_metrics() {
+        for metric in scope.metrics().filter(|m| m.name() == "mcp.server.operation.duration") {
+            let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else { panic!() };
+            for point in histogram.data_points() {
+                let mut attributes: Vec<(String, String)> =
+                    point.attributes().map(|kv| (kv.key.to_string(), kv.value.to_string())).collect();
+                attributes.sort();
+                if attributes.iter().any(|(k, v)| k == "error.type" && v == error) {
+                    found.push((attributes, point.count()));
+                }
+            }
+        }
+    }
+    found
+}
+
+fn owned(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+}
+
+const REFUSED_KEYS: [&str; 5] =
+    ["mcp.method.name", "network.transport", "error.type", "rpc.response.status_code", "gen_ai.tool.name"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_method_mcp_does_not_name_is_a_server_span_named_other_with_error_type_32601() {
+    otel();
+    let (piped, read, write) = piped(Registry::builder().build().unwrap());
+    let mut client = RawClient::initialize(read, write).await;
+    client.send(json!({"jsonrpc": "2.0", "id": "refused-pipe-1", "method": "tools/destroy_everything"})).await;
+    let answer = client.recv().await;
+    assert_eq!(answer["error"]["code"], -32601);
+    piped.stop().await;
+    drop(client);
+
+    let span = span_of_request("refused-pipe-1");
+    assert_eq!((&*span.name, span.span_kind.clone(), span.status.clone()), ("_OTHER", SpanKind::Server, Status::Unset));
+    assert_eq!(
+        attribute_map(&span, &REFUSED_KEYS),
+        pairs(&[
+            ("mcp.method.name", Some("_OTHER")),
+            ("network.transport", Some("pipe")),
+            ("error.type", Some("-32601")),
+            ("rpc.response.status_code", Some("-32601")),
+            ("gen_ai.tool.name", None),
+        ])
+    );
+    let measured = refusals_measured("-32601");
+    assert!(
+        measured.iter().any(|(attributes, _)| attributes
+            .iter()
+            .filter(|(k, _)| k != "mcp.protocol.version")
+            .cloned()
+            .collect::<Vec<_>>()
+            == owned(&[("error.type", "-32601"), ("mcp.method.name", "_OTHER"), ("network.transport", "pipe")])),
+        "{measured:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_the_transport_check_refuses_on_a_pipe_is_a_root_server_span_with_its_json_rpc_code() {
+    otel();
+    let (piped, read, write) = piped(Registry::builder().build().unwrap());
+    let mut client = RawClient::initialize(read, write).await;
+    client.send(json!({"jsonrpc": "1.0", "id": "refused-pipe-2", "method": "tools/list"})).await;
+    let answer = client.recv().await;
+    assert_eq!(answer["error"]["code"], -32600);
+    piped.stop().await;
+    drop(client);
+
+    let span = span_of_request("refused-pipe-2");
+    assert_eq!((&*span.name, span.span_kind.clone(), span.status.clone()), ("_OTHER", SpanKind::Server, Status::Unset));
+    assert_eq!(span.parent_span_id, SpanId::INVALID);
+    assert_eq!(
+        attribute_map(&span, &REFUSED_KEYS),
+        pairs(&[
+            ("mcp.method.name", Some("_OTHER")),
+            ("network.transport", Some("pipe")),
+            ("error.type", Some("-32600")),
+            ("rpc.response.status_code", Some("-32600")),
+            ("gen_ai.tool.name", None),
+        ])
+    );
+    let measured = refusals_measured("-32600");
+    assert!(
+        measured.iter().any(|(attributes, count)| *count >= 1
+            && *attributes
+                == owned(&[("error.type", "-32600"), ("mcp.method.name", "_OTHER"), ("network.transport", "pipe")])),
+        "{measured:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tools_call_the_transport_check_refuses_over_http_is_a_tools_call_span_with_error_type_32602() {
+    otel();
+    let running = Running::start(McpServer::builder(Registry::builder().build().unwrap()).build()).await;
+    let body = br#"{"jsonrpc":"2.0","id":"refused-http-1","method":"tools/call","params":{"name":"a","name":"b"}}"#;
+    let response = common::post_raw(running.addr, "/mcp", "127.0.0.1", &[], body).await;
+    assert_eq!(response.status, 400, "{}", response.body);
+    running.stop().await;
+
+    let span = span_of_request("refused-http-1");
+    assert_eq!(
+        (&*span.name, span.span_kind.clone(), span.status.clone()),
+        ("tools/call", SpanKind::Server, Status::Unset)
+    );
+    assert_eq!(
+        attribute_map(&span, &REFUSED_KEYS),
+        pairs(&[
+            ("mcp.method.name", Some("tools/call")),
+            ("network.transport", Some("tcp")),
+            ("error.type", Some("-32602")),
+            ("rpc.response.status_code", Some("-32602")),
+            ("gen_ai.tool.name", None),
+        ])
+    );
+    let measured = refusals_measured("-32602");
+    assert!(
+        measured.iter().any(|(attributes, _)| *attributes
+            == owned(&[("error.type", "-32602"), ("mcp.method.name", "tools/call"), ("network.transport", "tcp")])),
+        "{measured:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_rmcp_refuses_over_http_is_a_server_span_with_the_http_status_as_error_type() {
+    otel();
+    let running = Running::start(McpServer::builder(Registry::builder().build().unwrap()).build()).await;
+    let body = json!({"jsonrpc": "2.0", "id": "refused-http-2", "method": "tools/list"});
+    let response = post(running.addr, "/mcp", "127.0.0.1", &[("MCP-Protocol-Version", "1999-01-01")], &body).await;
+    let status = response.status.to_string();
+    assert!(response.status >= 400, "{status}: {}", response.body);
+    running.stop().await;
+
+    let span = span_of_request("refused-http-2");
+    assert_eq!(
+        (&*span.name, span.span_kind.clone(), span.status.clone()),
+        ("tools/list", SpanKind::Server, Status::Unset)
+    );
+    assert_eq!(
+        attribute_map(&span, &REFUSED_KEYS),
+        pairs(&[
+            ("mcp.method.name", Some("tools/list")),
+            ("network.transport", Some("tcp")),
+            ("error.type", Some(&status)),
+            ("rpc.response.status_code", None),
+            ("gen_ai.tool.name", None),
+        ])
+    );
 }
