@@ -50,6 +50,8 @@
 //! provider's meter `tool-mcp`, as it is when the first request is answered: install the provider
 //! before serving.
 
+use std::borrow::Cow;
+
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use tokio::time::Instant;
@@ -211,13 +213,22 @@ pub(crate) fn refused(
     }
 }
 
+/// The protocol versions MCP has published: a request of one of them records it without a copy.
+const VERSIONS: [&str; 5] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
+
 /// The protocol version of the request (its `_meta`, MCP 2026-07-28) or of its session.
-fn protocol_version(context: &RequestContext<RoleServer>) -> Option<String> {
-    context
+fn protocol_version(context: &RequestContext<RoleServer>) -> Option<Cow<'static, str>> {
+    let version = context
         .meta
         .protocol_version()
-        .or_else(|| context.peer.peer_info().map(|info| info.protocol_version.clone()))
-        .map(|version| version.as_str().to_owned())
+        .or_else(|| context.peer.peer_info().map(|info| info.protocol_version.clone()))?;
+    let text = version.as_str();
+    Some(
+        VERSIONS
+            .iter()
+            .find(|known| **known == text)
+            .map_or_else(|| Cow::Owned(text.to_owned()), |known| Cow::Borrowed(*known)),
+    )
 }
 
 /// The span name: `{method} {target}`, or the method alone.
@@ -312,7 +323,7 @@ pub(crate) async fn observed<T: Answer>(
     if let Some(version) = &version
         && !span.is_disabled()
     {
-        span.record("mcp.protocol.version", version.as_str());
+        span.record("mcp.protocol.version", &**version);
     }
     let started = Instant::now();
     let answer = if span.is_disabled() { work.await } else { work.instrument(span.clone()).await };
@@ -522,6 +533,14 @@ mod context_of {
         meta: &rmcp::model::RequestMetaObject,
         headers: Option<&http::HeaderMap>,
     ) {
+        // Most requests carry no context: no propagator runs for them (each extraction builds
+        // contexts on the heap).
+        let in_meta = KEYS.iter().any(|key| meta.0.0.contains_key(*key));
+        let in_http = headers.is_some_and(|headers| KEYS.iter().any(|key| headers.contains_key(*key)));
+        if !in_meta && !in_http {
+            root(span);
+            return;
+        }
         let propagator = propagator();
         // From an empty context: `extract` alone starts from the current one, which a
         // transport's span may have set.
@@ -565,7 +584,7 @@ mod metrics {
         seconds: f64,
         method: &'static str,
         transport: &'static str,
-        version: Option<String>,
+        version: Option<std::borrow::Cow<'static, str>>,
         tool: Option<&str>,
         error: Option<String>,
     ) {
