@@ -172,6 +172,42 @@ impl ServerHandler for McpServer {
         let target = self.call_target(&name);
         observed("tools/call", target, &context, self.tool_call(request, &context)).await
     }
+
+    /// rmcp's own answer (the peer's info kept, the version negotiated), in a SERVER span.
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        observed("initialize", Target::None, &context, async { self.negotiate_initialize(&request) }).await
+    }
+
+    /// rmcp's own answer (the versions and the server's info), in a SERVER span.
+    async fn discover(&self, context: RequestContext<RoleServer>) -> Result<rmcp::model::DiscoverResult, ErrorData> {
+        let answer = async {
+            Ok(rmcp::model::DiscoverResult::from_server_info(
+                self.supported_protocol_versions().into_owned(),
+                self.get_info(),
+            ))
+        };
+        observed("server/discover", Target::None, &context, answer).await
+    }
+
+    async fn ping(&self, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        observed("ping", Target::None, &context, async { Ok(()) }).await
+    }
+
+    /// A method MCP does not name: `-32601` with the method as the message, as rmcp answers it,
+    /// in a SERVER span named `_OTHER` (the client's text never names a span).
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        let refusal = async { Err(ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, request.method, None)) };
+        observed("_OTHER", Target::None, &context, refusal).await
+    }
 }
 
 #[cfg(test)]

@@ -64,19 +64,27 @@ pub(crate) struct Fault {
     pub(crate) message: String,
     /// The request's id when it could be read, else `None` (sent as `null`).
     pub(crate) id: Option<Value>,
+    /// The request's method when it was read and is one MCP names
+    /// ([`telemetry::method_name`](crate::telemetry::method_name)), for its span.
+    pub(crate) method: Option<&'static str>,
 }
 
 impl Fault {
     pub(crate) fn parse(message: impl Into<String>) -> Self {
-        Self { code: ErrorCode::PARSE_ERROR, message: message.into(), id: None }
+        Self { code: ErrorCode::PARSE_ERROR, message: message.into(), id: None, method: None }
     }
 
     pub(crate) fn invalid_request(message: impl Into<String>, id: Option<Value>) -> Self {
-        Self { code: ErrorCode::INVALID_REQUEST, message: message.into(), id }
+        Self { code: ErrorCode::INVALID_REQUEST, message: message.into(), id, method: None }
     }
 
-    fn invalid_params(message: impl Into<String>, id: Option<Value>) -> Self {
-        Self { code: ErrorCode::INVALID_PARAMS, message: message.into(), id }
+    fn invalid_params(message: impl Into<String>, id: Option<Value>, method: &str) -> Self {
+        Self {
+            code: ErrorCode::INVALID_PARAMS,
+            message: message.into(),
+            id,
+            method: crate::telemetry::method_name(method),
+        }
     }
 
     /// The JSON-RPC error response: `{"jsonrpc":"2.0","id":…,"error":{"code":…,"message":…}}`.
@@ -100,6 +108,9 @@ pub(crate) struct Checked<'a> {
     pub(crate) id: Option<Value>,
     /// The name of the tool a `tools/call` request calls.
     pub(crate) tool: Option<Cow<'a, str>>,
+    /// The method of a request or notification, when MCP names it
+    /// ([`telemetry::method_name`](crate::telemetry::method_name)).
+    pub(crate) method: Option<&'static str>,
 }
 
 /// `frame` without a leading UTF-8 byte order mark: the JSON text [`inspect`] checks, and what
@@ -463,11 +474,12 @@ impl<'de> Envelope<'de> {
                 ));
             }
         };
+        let known = crate::telemetry::method_name(&method);
         let Some(id) = id else {
             // A notification gets no reply (JSON-RPC 2.0): rmcp reads it or drops it.
-            return Ok(Checked { notification: true, ..Checked::default() });
+            return Ok(Checked { notification: true, method: known, ..Checked::default() });
         };
-        let invalid = |message: String| Err(Fault::invalid_params(message, Some(id.clone())));
+        let invalid = |message: String| Err(Fault::invalid_params(message, Some(id.clone()), &method));
         if let Some(Params::Object(params)) = &self.params
             && let Some(member) = &params.member_twice
         {
@@ -479,7 +491,7 @@ impl<'de> Envelope<'de> {
         if method != "tools/call" {
             return match &self.params {
                 Some(Params::Other(kind)) => invalid(format!("`params` must be an object, not {kind}")),
-                _ => Ok(Checked { id: Some(id), ..Checked::default() }),
+                _ => Ok(Checked { id: Some(id), method: known, ..Checked::default() }),
             };
         }
         let params = match self.params {
@@ -524,7 +536,7 @@ impl<'de> Envelope<'de> {
                 "`params.requestState` must be the string the server sent in its input-required result, not {kind}"
             ));
         }
-        Ok(Checked { arguments: params.arguments, notification: false, id: Some(id), tool: Some(tool) })
+        Ok(Checked { arguments: params.arguments, notification: false, id: Some(id), tool: Some(tool), method: known })
     }
 }
 
@@ -728,7 +740,8 @@ mod tests {
                 arguments: Some(r#"{"a":1,"a":2}"#),
                 notification: false,
                 id: Some(json!(3)),
-                tool: Some(Cow::Borrowed("x"))
+                tool: Some(Cow::Borrowed("x")),
+                method: Some("tools/call"),
             }
         );
         let notification = inspect(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();

@@ -197,11 +197,12 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
         if line.iter().all(u8::is_ascii_whitespace) {
             return None;
         }
+        let started = tokio::time::Instant::now();
         let checked = match inspect(line) {
             Ok(checked) => checked,
             Err(fault) => {
                 tracing::debug!(message = %fault.message, "refusing a JSON-RPC message");
-                self.pending = Some(reply_line(&fault));
+                self.refuse(started, &fault);
                 return None;
             }
         };
@@ -224,11 +225,28 @@ impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
                     code: rmcp::model::ErrorCode::INVALID_REQUEST,
                     message: format!("the message is not an MCP message ({error})"),
                     id: checked.id,
+                    method: checked.method,
                 };
-                self.pending = Some(reply_line(&fault));
+                self.refuse(started, &fault);
                 None
             }
         }
+    }
+}
+
+impl<R> LineTransport<R> {
+    /// Answers a refused message with `fault` (pending until the reply queue has room) and
+    /// records it ([`crate::telemetry::refused`]).
+    fn refuse(&mut self, started: tokio::time::Instant, fault: &Fault) {
+        crate::telemetry::refused(
+            started,
+            fault.method,
+            fault.id.as_ref(),
+            false,
+            &fault.code.0.to_string(),
+            Some(fault.code.0),
+        );
+        self.pending = Some(reply_line(fault));
     }
 }
 
@@ -281,7 +299,7 @@ impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for LineTransport<R> {
                         self.max_frame_bytes
                     ));
                     tracing::debug!(limit = self.max_frame_bytes, "refusing a message over the frame limit");
-                    self.pending = Some(reply_line(&fault));
+                    self.refuse(tokio::time::Instant::now(), &fault);
                 }
                 // An unterminated last line is not a message.
                 Ok(Read::Eof) => return None,

@@ -26,6 +26,11 @@
 //! The tool's own `execute_tool` span ([`tool_runtime::telemetry`]) is the child of a
 //! `tools/call` span: the MCP layer opens no second tool span.
 //!
+//! A message refused before the handler saw it (the transport's check, a size or time limit, or
+//! rmcp's refusal of an HTTP request with an error status) is a SERVER span too, named by its
+//! method or `_OTHER`, with `error.type` the JSON-RPC code or rmcp's HTTP status (`refused`); a
+//! request of a method MCP does not name is answered `-32601` in a span named `_OTHER`.
+//!
 //! Never recorded: `mcp.session.id` (a session id is what a client presents to be that session;
 //! MCP 2026-07-28 has no sessions at all), headers, access tokens, arguments and results (content
 //! capture is the registry's, [`tool_runtime::RegistryBuilder::capture_content`]).
@@ -44,6 +49,8 @@
 //! (`tools/call` of a served tool) and `error.type` (failed). Recorded on the global meter
 //! provider's meter `tool-mcp`, as it is when the first request is answered: install the provider
 //! before serving.
+
+use std::borrow::Cow;
 
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -105,6 +112,9 @@ plain_answers!(
     rmcp::model::ListResourceTemplatesResult,
     rmcp::model::CompleteResult,
     rmcp::model::GetTaskResult,
+    rmcp::model::CustomResult,
+    rmcp::model::InitializeResult,
+    rmcp::model::DiscoverResult,
 );
 
 /// `error.type` of an answer: the JSON-RPC code as text, `tool_error`, or `None`.
@@ -116,18 +126,109 @@ fn error_type<T: Answer>(answer: &Result<T, ErrorData>) -> Option<String> {
     }
 }
 
-/// Whether `error.type` is the server's failure (the span's status is `error`).
+/// Whether `error.type` is the server's failure (the span's status is `error`): not one of
+/// [`CLIENT_ERROR_CODES`] nor an HTTP status of the 4xx class.
 fn is_server_error(error: &str) -> bool {
-    error.parse::<i32>().map_or(true, |code| !CLIENT_ERROR_CODES.contains(&code))
+    error.parse::<i32>().map_or(true, |code| !CLIENT_ERROR_CODES.contains(&code) && !(400..500).contains(&code))
 }
 
+/// The methods a client sends that MCP names (2025-11-25 and 2026-07-28): the only values of
+/// `mcp.method.name` that a refused message's span and measurement carry.
+const METHODS: [&str; 20] = [
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "completion/complete",
+    "logging/setLevel",
+    "subscriptions/listen",
+    "tasks/get",
+    "tasks/list",
+    "tasks/result",
+    "tasks/cancel",
+    "tasks/update",
+];
+
+/// `method` as one of the methods MCP names, `None` for any other text (a client's made-up
+/// method never becomes a span name or a metric series).
+pub(crate) fn method_name(method: &str) -> Option<&'static str> {
+    METHODS.iter().find(|known| **known == method).copied()
+}
+
+/// Records a message refused before the handler saw it (the transport's check of every message,
+/// [`crate::incoming`], a body over the limit or too slow, or rmcp's own refusal of an HTTP
+/// request): a SERVER span named by its method (`_OTHER` when the method was not read or is not one
+/// MCP names, [`method_name`]), a root, with `mcp.method.name`, `jsonrpc.request.id` (when read),
+/// `network.transport`, `error.type` (the JSON-RPC code as text, or the HTTP status rmcp answered
+/// with, e.g. `404`) and `rpc.response.status_code` (a JSON-RPC code), ended at once; and its
+/// measurement of `mcp.server.operation.duration` since `started`. The status stays unset: these
+/// are the client's errors (a 5xx status of rmcp's is `error`).
+pub(crate) fn refused(
+    started: Instant,
+    method: Option<&'static str>,
+    id: Option<&serde_json::Value>,
+    tcp: bool,
+    error: &str,
+    code: Option<i32>,
+) {
+    let method = method.unwrap_or("_OTHER");
+    let transport = if tcp { "tcp" } else { "pipe" };
+    let span = tracing::info_span!(
+        parent: None,
+        "mcp_request",
+        otel.name = method,
+        otel.kind = "server",
+        otel.status_code = tracing::field::Empty,
+        mcp.method.name = method,
+        jsonrpc.request.id = tracing::field::Empty,
+        network.transport = transport,
+        error.type = error,
+        rpc.response.status_code = tracing::field::Empty,
+    );
+    if !span.is_disabled() {
+        #[cfg(feature = "otel")]
+        context_of::root(&span);
+        match id {
+            Some(serde_json::Value::String(id)) => span.record("jsonrpc.request.id", bounded(id)),
+            Some(id) => span.record("jsonrpc.request.id", bounded(&id.to_string())),
+            None => &span,
+        };
+        if let Some(code) = code {
+            span.record("rpc.response.status_code", code.to_string());
+        }
+        if is_server_error(error) {
+            span.record("otel.status_code", "error");
+        }
+    }
+    if metrics::on() {
+        metrics::record(false, started.elapsed().as_secs_f64(), method, transport, None, None, Some(error.to_owned()));
+    }
+}
+
+/// The protocol versions MCP has published: a request of one of them records it without a copy.
+const VERSIONS: [&str; 5] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
+
 /// The protocol version of the request (its `_meta`, MCP 2026-07-28) or of its session.
-fn protocol_version(context: &RequestContext<RoleServer>) -> Option<String> {
-    context
+fn protocol_version(context: &RequestContext<RoleServer>) -> Option<Cow<'static, str>> {
+    let version = context
         .meta
         .protocol_version()
-        .or_else(|| context.peer.peer_info().map(|info| info.protocol_version.clone()))
-        .map(|version| version.as_str().to_owned())
+        .or_else(|| context.peer.peer_info().map(|info| info.protocol_version.clone()))?;
+    let text = version.as_str();
+    Some(
+        VERSIONS
+            .iter()
+            .find(|known| **known == text)
+            .map_or_else(|| Cow::Owned(text.to_owned()), |known| Cow::Borrowed(*known)),
+    )
 }
 
 /// The span name: `{method} {target}`, or the method alone.
@@ -222,7 +323,7 @@ pub(crate) async fn observed<T: Answer>(
     if let Some(version) = &version
         && !span.is_disabled()
     {
-        span.record("mcp.protocol.version", version.as_str());
+        span.record("mcp.protocol.version", &**version);
     }
     let started = Instant::now();
     let answer = if span.is_disabled() { work.await } else { work.instrument(span.clone()).await };
@@ -249,17 +350,20 @@ pub(crate) async fn observed<T: Answer>(
     answer
 }
 
-/// The CLIENT span of one request of the import client (feature `client`): `{method} {tool}`, the
-/// tool as the imported server names it (cut to 128 bytes), kind CLIENT, a child of the span the
-/// call runs in (the gateway's `execute_tool` span). Fields as the SERVER span's, with
-/// `network.transport` `pipe` for a child process and `tcp` for Streamable HTTP, and
-/// `server.address` and `server.port` for HTTP.
+/// The CLIENT span of one request of the import client (feature `client`): `{method} {tool}` for
+/// `tools/call` (the tool as the imported server names it, cut to 128 bytes), `{method}` alone for
+/// the others (`initialize`, `server/discover`, `tools/list`), kind CLIENT, a child of the span the
+/// request is sent in (for a call, the gateway's `execute_tool` span; a root when there is none).
+/// Fields as the SERVER span's, with `network.transport` `pipe` for a child process and `tcp` for
+/// Streamable HTTP, `server.address` and `server.port` for HTTP, and `gen_ai.tool.name` and
+/// `gen_ai.operation.name` for `tools/call` only.
 #[cfg(feature = "client")]
-pub(crate) fn client_span(method: &'static str, tool: &str, server: Option<(&str, u16)>) -> tracing::Span {
-    let tool = bounded(tool);
+pub(crate) fn client_span(method: &'static str, tool: Option<&str>, server: Option<(&str, u16)>) -> tracing::Span {
+    let tool = tool.map(bounded);
+    let target = tool.map_or(Target::None, Target::Tool);
     let span = tracing::info_span!(
         "mcp_client_request",
-        otel.name = %format_args!("{method} {tool}"),
+        otel.name = %SpanName(method, target),
         otel.kind = "client",
         otel.status_code = tracing::field::Empty,
         mcp.method.name = method,
@@ -267,16 +371,21 @@ pub(crate) fn client_span(method: &'static str, tool: &str, server: Option<(&str
         network.transport = if server.is_some() { "tcp" } else { "pipe" },
         server.address = tracing::field::Empty,
         server.port = tracing::field::Empty,
-        gen_ai.tool.name = tool,
-        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = tracing::field::Empty,
+        gen_ai.operation.name = tracing::field::Empty,
         error.type = tracing::field::Empty,
         rpc.response.status_code = tracing::field::Empty,
     );
-    if let Some((address, port)) = server
-        && !span.is_disabled()
-    {
+    if span.is_disabled() {
+        return span;
+    }
+    if let Some((address, port)) = server {
         span.record("server.address", bounded(address));
         span.record("server.port", port);
+    }
+    if let Some(tool) = tool {
+        span.record("gen_ai.tool.name", tool);
+        span.record("gen_ai.operation.name", "execute_tool");
     }
     span
 }
@@ -319,7 +428,7 @@ pub(crate) fn client_finished(
     span: &tracing::Span,
     started: Instant,
     method: &'static str,
-    tool: &str,
+    tool: Option<&str>,
     tcp: bool,
     error: Option<String>,
     code: Option<i32>,
@@ -337,7 +446,7 @@ pub(crate) fn client_finished(
     }
     if metrics::on() {
         let transport = if tcp { "tcp" } else { "pipe" };
-        metrics::record(true, started.elapsed().as_secs_f64(), method, transport, None, Some(bounded(tool)), error);
+        metrics::record(true, started.elapsed().as_secs_f64(), method, transport, None, tool.map(bounded), error);
     }
 }
 
@@ -424,6 +533,14 @@ mod context_of {
         meta: &rmcp::model::RequestMetaObject,
         headers: Option<&http::HeaderMap>,
     ) {
+        // Most requests carry no context: no propagator runs for them (each extraction builds
+        // contexts on the heap).
+        let in_meta = KEYS.iter().any(|key| meta.0.0.contains_key(*key));
+        let in_http = headers.is_some_and(|headers| KEYS.iter().any(|key| headers.contains_key(*key)));
+        if !in_meta && !in_http {
+            root(span);
+            return;
+        }
         let propagator = propagator();
         // From an empty context: `extract` alone starts from the current one, which a
         // transport's span may have set.
@@ -467,7 +584,7 @@ mod metrics {
         seconds: f64,
         method: &'static str,
         transport: &'static str,
-        version: Option<String>,
+        version: Option<std::borrow::Cow<'static, str>>,
         tool: Option<&str>,
         error: Option<String>,
     ) {

@@ -387,7 +387,14 @@ async fn a_task_run_is_a_root_span_linked_to_the_request_that_created_it() {
     });
     let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", "task_hello")];
     let response = post(running.addr, "/mcp", "127.0.0.1", &headers, &body).await;
-    let answer: Value = serde_json::from_str(&response.body).unwrap();
+    // A plain JSON answer, or, when the task finished first and its notification went ahead of
+    // the answer, an event stream whose message of id 11 is the answer.
+    let answer: Value = if response.header("content-type") == Some("text/event-stream") {
+        response.events().into_iter().find(|event| event["id"] == 11).expect("the answer among the events")
+    } else {
+        serde_json::from_str(&response.body)
+            .unwrap_or_else(|e| panic!("{e}: {} {:?} {}", response.status, response.headers, response.body))
+    };
     assert_eq!(answer["result"]["resultType"], "task", "{answer}");
     // The run ends on its own; its span is exported when it does (500 looks, 20 ms apart).
     let mut run = None;
@@ -413,4 +420,327 @@ async fn a_task_run_is_a_root_span_linked_to_the_request_that_created_it() {
     assert_eq!(links, [(request.span_context.trace_id(), request.span_context.span_id())]);
     let (tool, _) = otel.trace_of("execute_tool task_hello");
     assert_eq!(tool.parent_span_id, run.span_context.span_id());
+}
+
+/// Says hello to an import's listing.
+#[tool]
+fn hello_listed() -> String {
+    "hello".to_owned()
+}
+
+/// The finished spans whose parent is `parent`, as (name, kind), sorted.
+fn children_of(parent: &SpanData) -> Vec<(String, SpanKind)> {
+    let mut children: Vec<(String, SpanKind)> = otel()
+        .spans
+        .get_finished_spans()
+        .unwrap()
+        .into_iter()
+        .filter(|s| s.parent_span_id == parent.span_context.span_id())
+        .map(|s| (s.name.to_string(), s.span_kind))
+        .collect();
+    children.sort_by(|a, b| a.0.cmp(&b.0));
+    children
+}
+
+/// The one finished span named `name` whose parent is `parent`.
+fn child_named(parent: &SpanData, name: &str) -> SpanData {
+    let spans: Vec<SpanData> = otel()
+        .spans
+        .get_finished_spans()
+        .unwrap()
+        .into_iter()
+        .filter(|s| s.name == name && s.parent_span_id == parent.span_context.span_id())
+        .collect();
+    assert_eq!(spans.len(), 1, "{name} under {}: {spans:?}", parent.name);
+    spans.into_iter().next().unwrap()
+}
+
+#[cfg(feature = "client")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_import_discovers_and_lists_in_client_spans_whose_context_the_upstream_continues() {
+    use tool_mcp::import::McpImport;
+    use tracing::Instrument;
+
+    let otel = otel();
+    let upstream =
+        Running::start(McpServer::builder(Registry::builder().tool(hello_listed::TOOL).build().unwrap()).build()).await;
+    let imported = McpImport::http("up", format!("http://{}/mcp", upstream.addr))
+        .connect()
+        .instrument(tracing::info_span!("connect_listed_http"))
+        .await
+        .unwrap();
+    let port = upstream.addr.port().to_string();
+    imported.close().await;
+    upstream.stop().await;
+
+    let (parent, _) = otel.trace_of("connect_listed_http");
+    assert_eq!(
+        children_of(&parent),
+        [("server/discover".to_owned(), SpanKind::Client), ("tools/list".to_owned(), SpanKind::Client)]
+    );
+    let discover = child_named(&parent, "server/discover");
+    let list = child_named(&parent, "tools/list");
+    for client in [&discover, &list] {
+        assert_eq!(client.status, Status::Unset);
+        assert_eq!(
+            attribute_map(
+                client,
+                &["network.transport", "server.address", "server.port", "gen_ai.tool.name", "error.type"]
+            ),
+            pairs(&[
+                ("network.transport", Some("tcp")),
+                ("server.address", Some("127.0.0.1")),
+                ("server.port", Some(&port)),
+                ("gen_ai.tool.name", None),
+                ("error.type", None),
+            ])
+        );
+    }
+    assert_eq!(attribute(&discover, "mcp.method.name").as_deref(), Some("server/discover"));
+    assert_eq!(attribute(&list, "mcp.method.name").as_deref(), Some("tools/list"));
+    // The upstream's SERVER spans of the handshake and the listing continue the CLIENT spans'
+    // contexts: the handshake's went in the `_meta` rmcp wrote.
+    assert_eq!(children_of(&discover), [("server/discover".to_owned(), SpanKind::Server)]);
+    assert_eq!(children_of(&list), [("tools/list".to_owned(), SpanKind::Server)]);
+    assert_eq!(child_named(&list, "tools/list").span_context.trace_id(), list.span_context.trace_id());
+}
+
+/// A stdio MCP server of the standard library only: it writes every message it reads, one a line,
+/// to the file of its first argument, answers `initialize` and `tools/list` (no tools), and ends
+/// when its standard input closes.
+const RECORDING_SERVER: &str = r#"
+import json, sys
+log = open(sys.argv[1], "a")
+for line in sys.stdin:
+    log.write(line); log.flush()
+    message = json.loads(line)
+    if "id" not in message or "method" not in message:
+        continue
+    if message["method"] == "initialize":
+        result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "recording", "version": "1"}}
+        reply = {"result": result}
+    elif message["method"] == "tools/list":
+        reply = {"result": {"tools": []}}
+    else:
+        reply = {"error": {"code": -32601, "message": "no"}}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], **reply}) + "\n"); sys.stdout.flush()
+"#;
+
+#[cfg(feature = "client")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_import_initializes_and_lists_in_client_spans_whose_context_is_in_meta() {
+    use tool_mcp::import::McpImport;
+    use tracing::Instrument;
+
+    let otel = otel();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("received.jsonl");
+    let imported =
+        McpImport::stdio("rec", "python3", ["-c".to_owned(), RECORDING_SERVER.to_owned(), log.display().to_string()])
+            .connect()
+            .instrument(tracing::info_span!("connect_recording_stdio"))
+            .await
+            .unwrap();
+    imported.close().await;
+
+    let (parent, _) = otel.trace_of("connect_recording_stdio");
+    assert_eq!(
+        children_of(&parent),
+        [("initialize".to_owned(), SpanKind::Client), ("tools/list".to_owned(), SpanKind::Client)]
+    );
+    let initialize = child_named(&parent, "initialize");
+    let list = child_named(&parent, "tools/list");
+    for (client, method) in [(&initialize, "initialize"), (&list, "tools/list")] {
+        assert_eq!(
+            attribute_map(client, &["mcp.method.name", "network.transport", "server.address", "error.type"]),
+            pairs(&[
+                ("mcp.method.name", Some(method)),
+                ("network.transport", Some("pipe")),
+                ("server.address", None),
+                ("error.type", None)
+            ])
+        );
+    }
+    let received: Vec<Value> =
+        std::fs::read_to_string(&log).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let traceparent_of = |method: &str| {
+        let requests: Vec<&Value> = received.iter().filter(|m| m["method"] == method).collect();
+        assert_eq!(requests.len(), 1, "{method}: {received:?}");
+        requests[0]["params"]["_meta"]["traceparent"].clone()
+    };
+    let expected =
+        |span: &SpanData| json!(format!("00-{}-{}-01", span.span_context.trace_id(), span.span_context.span_id()));
+    assert_eq!(traceparent_of("initialize"), expected(&initialize));
+    assert_eq!(traceparent_of("tools/list"), expected(&list));
+}
+
+/// The one finished span whose `jsonrpc.request.id` is `id`.
+fn span_of_request(id: &str) -> SpanData {
+    let spans: Vec<SpanData> = otel()
+        .spans
+        .get_finished_spans()
+        .unwrap()
+        .into_iter()
+        .filter(|s| attribute(s, "jsonrpc.request.id").as_deref() == Some(id))
+        .collect();
+    assert_eq!(spans.len(), 1, "spans of request {id}: {spans:?}");
+    spans.into_iter().next().unwrap()
+}
+
+/// The attributes of the measurements of `mcp.server.operation.duration` with `error.type`
+/// `error`, each with its count.
+fn refusals_measured(error: &str) -> Vec<(Vec<(String, String)>, u64)> {
+    let otel = otel();
+    otel.meters.force_flush().unwrap();
+    let exported = otel.metrics.get_finished_metrics().unwrap();
+    let mut found = Vec::new();
+    for scope in exported.last().expect("one export").scope_metrics() {
+        for metric in scope.metrics().filter(|m| m.name() == "mcp.server.operation.duration") {
+            let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else { panic!() };
+            for point in histogram.data_points() {
+                let mut attributes: Vec<(String, String)> =
+                    point.attributes().map(|kv| (kv.key.to_string(), kv.value.to_string())).collect();
+                attributes.sort();
+                if attributes.iter().any(|(k, v)| k == "error.type" && v == error) {
+                    found.push((attributes, point.count()));
+                }
+            }
+        }
+    }
+    found
+}
+
+fn owned(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+}
+
+const REFUSED_KEYS: [&str; 5] =
+    ["mcp.method.name", "network.transport", "error.type", "rpc.response.status_code", "gen_ai.tool.name"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_method_mcp_does_not_name_is_a_server_span_named_other_with_error_type_32601() {
+    otel();
+    let (piped, read, write) = piped(Registry::builder().build().unwrap());
+    let mut client = RawClient::initialize(read, write).await;
+    client.send(json!({"jsonrpc": "2.0", "id": "refused-pipe-1", "method": "tools/destroy_everything"})).await;
+    let answer = client.recv().await;
+    assert_eq!(answer["error"]["code"], -32601);
+    piped.stop().await;
+    drop(client);
+
+    let span = span_of_request("refused-pipe-1");
+    assert_eq!((&*span.name, span.span_kind.clone(), span.status.clone()), ("_OTHER", SpanKind::Server, Status::Unset));
+    assert_eq!(
+        attribute_map(&span, &REFUSED_KEYS),
+        pairs(&[
+            ("mcp.method.name", Some("_OTHER")),
+            ("network.transport", Some("pipe")),
+            ("error.type", Some("-32601")),
+            ("rpc.response.status_code", Some("-32601")),
+            ("gen_ai.tool.name", None),
+        ])
+    );
+    let measured = refusals_measured("-32601");
+    assert!(
+        measured.iter().any(|(attributes, _)| attributes
+            .iter()
+            .filter(|(k, _)| k != "mcp.protocol.version")
+            .cloned()
+            .collect::<Vec<_>>()
+            == owned(&[("error.type", "-32601"), ("mcp.method.name", "_OTHER"), ("network.transport", "pipe")])),
+        "{measured:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_the_transport_check_refuses_on_a_pipe_is_a_root_server_span_with_its_json_rpc_code() {
+    otel();
+    let (piped, read, write) = piped(Registry::builder().build().unwrap());
+    let mut client = RawClient::initialize(read, write).await;
+    client.send(json!({"jsonrpc": "1.0", "id": "refused-pipe-2", "method": "tools/list"})).await;
+    let answer = client.recv().await;
+    assert_eq!(answer["error"]["code"], -32600);
+    piped.stop().await;
+    drop(client);
+
+    let span = span_of_request("refused-pipe-2");
+    assert_eq!((&*span.name, span.span_kind.clone(), span.status.clone()), ("_OTHER", SpanKind::Server, Status::Unset));
+    assert_eq!(span.parent_span_id, SpanId::INVALID);
+    assert_eq!(
+        attribute_map(&span, &REFUSED_KEYS),
+        pairs(&[
+            ("mcp.method.name", Some("_OTHER")),
+            ("network.transport", Some("pipe")),
+            ("error.type", Some("-32600")),
+            ("rpc.response.status_code", Some("-32600")),
+            ("gen_ai.tool.name", None),
+        ])
+    );
+    let measured = refusals_measured("-32600");
+    assert!(
+        measured.iter().any(|(attributes, count)| *count >= 1
+            && *attributes
+                == owned(&[("error.type", "-32600"), ("mcp.method.name", "_OTHER"), ("network.transport", "pipe")])),
+        "{measured:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tools_call_the_transport_check_refuses_over_http_is_a_tools_call_span_with_error_type_32602() {
+    otel();
+    let running = Running::start(McpServer::builder(Registry::builder().build().unwrap()).build()).await;
+    let body = br#"{"jsonrpc":"2.0","id":"refused-http-1","method":"tools/call","params":{"name":"a","name":"b"}}"#;
+    let response = common::post_raw(running.addr, "/mcp", "127.0.0.1", &[], body).await;
+    assert_eq!(response.status, 400, "{}", response.body);
+    running.stop().await;
+
+    let span = span_of_request("refused-http-1");
+    assert_eq!(
+        (&*span.name, span.span_kind.clone(), span.status.clone()),
+        ("tools/call", SpanKind::Server, Status::Unset)
+    );
+    assert_eq!(
+        attribute_map(&span, &REFUSED_KEYS),
+        pairs(&[
+            ("mcp.method.name", Some("tools/call")),
+            ("network.transport", Some("tcp")),
+            ("error.type", Some("-32602")),
+            ("rpc.response.status_code", Some("-32602")),
+            ("gen_ai.tool.name", None),
+        ])
+    );
+    let measured = refusals_measured("-32602");
+    assert!(
+        measured.iter().any(|(attributes, _)| *attributes
+            == owned(&[("error.type", "-32602"), ("mcp.method.name", "tools/call"), ("network.transport", "tcp")])),
+        "{measured:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_rmcp_refuses_over_http_is_a_server_span_with_the_http_status_as_error_type() {
+    otel();
+    let running = Running::start(McpServer::builder(Registry::builder().build().unwrap()).build()).await;
+    let body = json!({"jsonrpc": "2.0", "id": "refused-http-2", "method": "tools/list"});
+    let response = post(running.addr, "/mcp", "127.0.0.1", &[("MCP-Protocol-Version", "1999-01-01")], &body).await;
+    let status = response.status.to_string();
+    assert!(response.status >= 400, "{status}: {}", response.body);
+    running.stop().await;
+
+    let span = span_of_request("refused-http-2");
+    assert_eq!(
+        (&*span.name, span.span_kind.clone(), span.status.clone()),
+        ("tools/list", SpanKind::Server, Status::Unset)
+    );
+    assert_eq!(
+        attribute_map(&span, &REFUSED_KEYS),
+        pairs(&[
+            ("mcp.method.name", Some("tools/list")),
+            ("network.transport", Some("tcp")),
+            ("error.type", Some(&status)),
+            ("rpc.response.status_code", None),
+            ("gen_ai.tool.name", None),
+        ])
+    );
 }

@@ -160,6 +160,8 @@ pub(crate) struct Setup {
     import_limits: tool_mcp::import::ImportLimits,
     /// The servers of `--config`, once connected.
     imported: std::sync::OnceLock<Vec<ImportedServer>>,
+    /// Content capture on the registries' spans ([`crate::telemetry::capture_content`]).
+    capture_content: bool,
 }
 
 impl Setup {
@@ -186,6 +188,10 @@ impl Setup {
         let cache_limits = with_flags(output_limits_from_env()?, global.cache_ttl, global.cache_max_bytes);
         let session_limits = with_flags(session_limits_from_env()?, global.session_ttl, global.session_max_bytes);
         let store = StoreChoice::resolve(global.store.as_deref(), std::env::var(STORE_ENV).ok().as_deref())?;
+        let capture_content = crate::telemetry::capture_content(
+            global.capture_content,
+            std::env::var(crate::telemetry::CAPTURE_CONTENT_ENV).ok().as_deref(),
+        )?;
         Ok(Self {
             root,
             state_dir,
@@ -210,6 +216,7 @@ impl Setup {
             },
             import_limits: global.import.limits(),
             imported: std::sync::OnceLock::new(),
+            capture_content,
         })
     }
 
@@ -312,7 +319,9 @@ impl Setup {
         if with_sandbox {
             builder = builder.override_dependency(&SANDBOX, self.sandbox()?);
         }
-        self.code.wrap(self.permissions(builder).build().map_err(|e| e.to_string())?, |outer| outer)
+        self.code.wrap(self.permissions(builder).build().map_err(|e| e.to_string())?, |outer| {
+            outer.capture_content(self.capture_content)
+        })
     }
 
     /// As [`Setup::registry`], plus the stores of `--store` (and wrapped in code mode with
@@ -358,7 +367,10 @@ impl Setup {
         }
         let registry = self.permissions(builder).build().map_err(|e| e.to_string())?;
         self.code.wrap(registry, |outer| {
-            let outer = outer.output(outer_layer).override_dependency(&OUTPUT_STORE, outer_store);
+            let outer = outer
+                .output(outer_layer)
+                .override_dependency(&OUTPUT_STORE, outer_store)
+                .capture_content(self.capture_content);
             match idempotency {
                 Some(idempotency) => outer.idempotency(idempotency.clone()),
                 None => outer,
@@ -530,7 +542,7 @@ impl Setup {
             .into_iter()
             .flatten()
             .try_fold(builder, |builder, server| server.add_to(builder).map_err(|e| e.to_string()))
-            .map(|builder| builder.defer_sets(self.defer.iter().cloned()))
+            .map(|builder| builder.defer_sets(self.defer.iter().cloned()).capture_content(self.capture_content))
     }
 
     /// The registry's permission policy (the [`Policy`] of `--allow`), the tags of `--confirm`,
@@ -774,6 +786,12 @@ pub(crate) struct Global {
     /// Their `openWorldHint` (true when absent) makes them `external`.
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
+    /// Record the arguments and results of tool calls on their `execute_tool` spans
+    /// (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`), secret arguments `[redacted]`
+    /// [default: `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` (`true`, `SPAN_ONLY` or
+    /// `SPAN_AND_EVENT` turn it on), else off: they hold what the model and the tools said].
+    #[arg(long, global = true)]
+    pub(crate) capture_content: bool,
     /// Log to standard error: `-v` debug, `-vv` trace (default: warnings only).
     #[arg(short, long, global = true, action = ArgAction::Count)]
     pub(crate) verbose: u8,

@@ -21,6 +21,10 @@
 //! lines are lost; when nobody reads it (a full pipe), the queue fills and further lines are
 //! dropped, not waited for. Either way every request is still answered. What is queued when the
 //! command ends is written then ([`Telemetry::shutdown`], at most one second).
+//!
+//! Content capture (the arguments and results of tool calls on their `execute_tool` spans,
+//! `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result`) is off unless `--capture-content`
+//! is given or [`CAPTURE_CONTENT_ENV`] turns it on ([`capture_content`]).
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::WithExportConfig;
@@ -34,6 +38,46 @@ use tracing_subscriber::util::SubscriberInitExt;
 
 /// The most log lines waiting for standard error; more are dropped (module docs).
 pub(crate) const LOG_QUEUE_LINES: usize = 1_000;
+
+/// The variable the OpenTelemetry GenAI instrumentations read for content capture
+/// (`opentelemetry-util-genai`, the OpenAI instrumentation of `opentelemetry-python-contrib`).
+pub(crate) const CAPTURE_CONTENT_ENV: &str = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT";
+
+/// Whether the registries capture content: `true` with `flag` (`--capture-content`), else by
+/// [`CAPTURE_CONTENT_ENV`] (`value`, its text when set), read without regard to case: `true`,
+/// `SPAN_ONLY` and `SPAN_AND_EVENT` turn it on; unset, empty, `false`, `NO_CONTENT` and
+/// `EVENT_ONLY` leave it off (toolbox records content on spans only, and emits no events, so
+/// `EVENT_ONLY` captures nothing). Secret arguments are `[redacted]` either way
+/// (`tool_runtime::telemetry::captured`).
+///
+/// # Errors
+/// Any other value, naming the variable and the values it takes (a typo must not leave an operator
+/// believing content is captured, nor that it is not).
+pub(crate) fn capture_content(flag: bool, value: Option<&str>) -> Result<bool, String> {
+    if flag {
+        return Ok(true);
+    }
+    let Some(value) = value.map(str::trim).filter(|value| !value.is_empty()) else {
+        return Ok(false);
+    };
+    let on = ["true", "SPAN_ONLY", "SPAN_AND_EVENT"];
+    let off = ["false", "NO_CONTENT", "EVENT_ONLY"];
+    if on.iter().any(|word| value.eq_ignore_ascii_case(word)) {
+        Ok(true)
+    } else if off.iter().any(|word| value.eq_ignore_ascii_case(word)) {
+        Ok(false)
+    } else {
+        Err(format!(
+            "{CAPTURE_CONTENT_ENV} is `{}`, which is not a value it takes; set it to `true`, `SPAN_ONLY` or `SPAN_AND_EVENT` to capture the arguments and results of tool calls on spans, or `false`, `NO_CONTENT` or `EVENT_ONLY` (or leave it unset) not to",
+            quoted(value)
+        ))
+    }
+}
+
+/// `value` cut to 64 characters, for an error message that quotes it.
+fn quoted(value: &str) -> String {
+    value.chars().take(64).collect()
+}
 
 /// The providers to flush when the command ends ([`Telemetry::shutdown`]), and the log thread's
 /// guard, which writes the queued lines when dropped.
@@ -126,5 +170,45 @@ impl Telemetry {
                 eprintln!("toolbox: could not export the last OpenTelemetry metrics: {error}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_capture_is_off_without_the_flag_or_the_variable() {
+        assert_eq!(capture_content(false, None), Ok(false));
+        assert_eq!(capture_content(false, Some("  ")), Ok(false));
+    }
+
+    #[test]
+    fn the_flag_turns_content_capture_on_whatever_the_variable_says() {
+        assert_eq!(capture_content(true, None), Ok(true));
+        assert_eq!(capture_content(true, Some("NO_CONTENT")), Ok(true));
+        assert_eq!(capture_content(true, Some("bogus")), Ok(true));
+    }
+
+    #[test]
+    fn the_variable_takes_the_genai_conventions_words_in_any_case() {
+        for on in ["true", "TRUE", "span_only", "SPAN_ONLY", "SPAN_AND_EVENT", " true "] {
+            assert_eq!(capture_content(false, Some(on)), Ok(true), "{on}");
+        }
+        for off in ["false", "False", "NO_CONTENT", "EVENT_ONLY", "event_only"] {
+            assert_eq!(capture_content(false, Some(off)), Ok(false), "{off}");
+        }
+    }
+
+    #[test]
+    fn any_other_value_of_the_variable_is_an_error_naming_the_values_it_takes() {
+        assert_eq!(
+            capture_content(false, Some("yes")),
+            Err("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT is `yes`, which is not a value it takes; set it to \
+                 `true`, `SPAN_ONLY` or `SPAN_AND_EVENT` to capture the arguments and results of tool calls on spans, \
+                 or `false`, `NO_CONTENT` or `EVENT_ONLY` (or leave it unset) not to"
+                .to_owned())
+        );
+        assert_eq!(capture_content(false, Some(&"x".repeat(500))).unwrap_err().matches('x').count(), 64);
     }
 }

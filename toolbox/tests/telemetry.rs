@@ -237,3 +237,89 @@ fn a_call_through_a_gateway_is_one_trace_from_the_python_client_to_the_upstreams
     assert_eq!(upstream_metrics.get("gen_ai.execute_tool.duration"), Some(&execute_tool));
     assert_eq!(upstream_metrics.get("mcp.server.operation.duration"), Some(&operation));
 }
+
+/// `toolbox call sec_sign` of `secret_server.py` (imported over standard input and output) with
+/// `args` and the variables `env`, exporting to a receiver of its own; the tool message printed
+/// and the records the receiver got.
+fn call_secret_tool(args: &[&str], env: &[(&str, &str)]) -> (Value, Vec<Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("otlp.jsonl");
+    let (_receiver, receiver_stdin, otlp) = receiver(&out);
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/secret_server.py");
+    let config = dir.path().join("servers.json");
+    std::fs::write(&config, json!({"mcpServers": {"sec": {"command": "python3", "args": [script]}}}).to_string())
+        .unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolbox"));
+    command
+        .args(["call", "sec_sign", r#"{"text": "hello-visible", "token": "hunter2-secret"}"#])
+        .args(["--config", config.to_str().unwrap(), "--otlp-endpoint", &otlp])
+        .args(["--root", root.path().to_str().unwrap(), "--state-dir", state.path().to_str().unwrap()])
+        .args(args);
+    for name in
+        ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SDK_DISABLED", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"]
+    {
+        command.env_remove(name);
+    }
+    let output = command.envs(env.iter().copied()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "stdout:\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&output.stderr));
+    drop(receiver_stdin);
+    (serde_json::from_str(&stdout).unwrap(), records(&out))
+}
+
+/// The one `execute_tool sec_sign` span of `records`.
+fn sign_span(records: &[Value]) -> &Value {
+    let spans: Vec<&Value> =
+        records.iter().filter(|r| r["signal"] == "span" && r["name"] == "execute_tool sec_sign").collect();
+    assert_eq!(spans.len(), 1, "{records:?}");
+    spans[0]
+}
+
+#[test]
+fn without_the_switch_no_argument_or_result_reaches_the_exported_spans() {
+    let (message, records) = call_secret_tool(&[], &[]);
+    assert_eq!(message["content"], "signed hello-visible with [redacted]");
+    let span = sign_span(&records);
+    assert_eq!(span["attributes"].get("gen_ai.tool.call.arguments"), None);
+    assert_eq!(span["attributes"].get("gen_ai.tool.call.result"), None);
+    let exported = serde_json::to_string(&records).unwrap();
+    assert!(!exported.contains("hello-visible"), "{exported}");
+    assert!(!exported.contains("hunter2-secret"), "{exported}");
+}
+
+#[test]
+fn capture_content_records_the_arguments_and_the_result_with_the_secret_redacted() {
+    let (message, records) = call_secret_tool(&["--capture-content"], &[]);
+    assert_eq!(message["content"], "signed hello-visible with [redacted]");
+    let span = sign_span(&records);
+    assert_eq!(span["attributes"]["gen_ai.tool.call.arguments"], r#"{"text":"hello-visible","token":"[redacted]"}"#);
+    assert_eq!(span["attributes"]["gen_ai.tool.call.result"], "signed hello-visible with [redacted]");
+    let exported = serde_json::to_string(&records).unwrap();
+    assert!(!exported.contains("hunter2-secret"), "{exported}");
+}
+
+#[test]
+fn the_genai_capture_variable_turns_content_capture_on_like_the_switch() {
+    let (_, records) = call_secret_tool(&[], &[("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")]);
+    let span = sign_span(&records);
+    assert_eq!(span["attributes"]["gen_ai.tool.call.arguments"], r#"{"text":"hello-visible","token":"[redacted]"}"#);
+    assert!(!serde_json::to_string(&records).unwrap().contains("hunter2-secret"));
+}
+
+#[test]
+fn an_unknown_value_of_the_genai_capture_variable_is_refused_before_any_call() {
+    let output = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["list", "--set", "todo"])
+        .env("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "yes")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.stdout, b"");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "toolbox: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT is `yes`, which is not a value it takes; set it \
+         to `true`, `SPAN_ONLY` or `SPAN_AND_EVENT` to capture the arguments and results of tool calls on spans, or \
+         `false`, `NO_CONTENT` or `EVENT_ONLY` (or leave it unset) not to\n"
+    );
+}

@@ -115,9 +115,9 @@ where
 /// pool): the `tools/call` arguments share the body's buffer.
 struct Inspected {
     arguments: Option<RawArguments>,
-    #[cfg_attr(not(feature = "auth"), allow(dead_code))]
     id: Option<serde_json::Value>,
     tool: Option<String>,
+    method: Option<&'static str>,
 }
 
 impl Inspected {
@@ -126,6 +126,7 @@ impl Inspected {
             arguments: checked.arguments.map(|arguments| RawArguments::of(frame, arguments)),
             id: checked.id,
             tool: checked.tool.map(std::borrow::Cow::into_owned),
+            method: checked.method,
         }
     }
 }
@@ -149,8 +150,38 @@ fn shutting_down() -> http::Response<ResponseBody> {
         code: rmcp::model::ErrorCode::INTERNAL_ERROR,
         message: "the server is shutting down; send the request to another server or again later".to_owned(),
         id: None,
+        method: None,
     };
     closing(refusal(http::StatusCode::SERVICE_UNAVAILABLE, &fault))
+}
+
+/// `refusal` of `fault` with `status`, recorded as a refused message ([`crate::telemetry::refused`]).
+fn refused(started: tokio::time::Instant, status: http::StatusCode, fault: &Fault) -> http::Response<ResponseBody> {
+    crate::telemetry::refused(
+        started,
+        fault.method,
+        fault.id.as_ref(),
+        true,
+        &fault.code.0.to_string(),
+        Some(fault.code.0),
+    );
+    refusal(status, fault)
+}
+
+/// rmcp's `response` to a message that passed the check: one with an error status is rmcp's own
+/// refusal (the handler answers with `200` or `202`), recorded with the status as its `error.type`
+/// ([`crate::telemetry::refused`]).
+fn rmcp_answered(
+    started: tokio::time::Instant,
+    method: &Option<&'static str>,
+    id: Option<&serde_json::Value>,
+    response: http::Response<ResponseBody>,
+) -> http::Response<ResponseBody> {
+    let status = response.status();
+    if status.is_client_error() || status.is_server_error() {
+        crate::telemetry::refused(started, *method, id, true, status.as_str(), None);
+    }
+    response
 }
 
 impl Endpoint {
@@ -240,6 +271,7 @@ impl Endpoint {
             }
             return response;
         }
+        let started = tokio::time::Instant::now();
         let (mut parts, body) = request.into_parts();
         let limit = self.max_body_bytes;
         // A body that has arrived whole (most of them) is read without arming the timer.
@@ -253,11 +285,11 @@ impl Endpoint {
             Ok(Ok(bytes)) => bytes,
             Ok(Err(Unread::TooLarge)) => {
                 let fault = Fault::parse(format!("the message is over the limit of {limit} bytes; send a smaller one"));
-                return closing(refusal(http::StatusCode::PAYLOAD_TOO_LARGE, &fault));
+                return closing(refused(started, http::StatusCode::PAYLOAD_TOO_LARGE, &fault));
             }
             Ok(Err(Unread::Broken(error))) => {
                 let fault = Fault::parse(format!("the request body could not be read ({error}); send it again"));
-                return closing(refusal(http::StatusCode::BAD_REQUEST, &fault));
+                return closing(refused(started, http::StatusCode::BAD_REQUEST, &fault));
             }
             Err(_) => {
                 let ms = self.body_timeout.as_millis();
@@ -265,7 +297,7 @@ impl Endpoint {
                 let fault = Fault::parse(format!(
                     "the request body did not arrive within {ms} ms; send the whole body at once"
                 ));
-                return closing(refusal(http::StatusCode::REQUEST_TIMEOUT, &fault));
+                return closing(refused(started, http::StatusCode::REQUEST_TIMEOUT, &fault));
             }
         };
         let Some(checked) = off_worker_if_large(&bytes, |bytes| inspect(bytes).map(|c| Inspected::of(bytes, c))).await
@@ -273,7 +305,7 @@ impl Endpoint {
             return shutting_down();
         };
         match checked {
-            Err(fault) => refusal(http::StatusCode::BAD_REQUEST, &fault),
+            Err(fault) => refused(started, http::StatusCode::BAD_REQUEST, &fault),
             Ok(checked) => {
                 #[cfg(feature = "auth")]
                 if let (Some(auth), Some(who)) = (auth, who) {
@@ -305,7 +337,12 @@ impl Endpoint {
                 }
                 let Some(sessions) = &self.sessions else {
                     let request = http::Request::from_parts(parts, Full::new(bytes.slice_ref(message(&bytes))));
-                    return self.rmcp.handle(request).await;
+                    return rmcp_answered(
+                        started,
+                        &checked.method,
+                        checked.id.as_ref(),
+                        self.rmcp.handle(request).await,
+                    );
                 };
                 let principal = self.server.principal_of(&parts);
                 let named = named_session(&parts.headers).map(str::to_owned);
@@ -315,7 +352,8 @@ impl Endpoint {
                     return session_not_found();
                 }
                 let request = http::Request::from_parts(parts, Full::new(bytes.slice_ref(message(&bytes))));
-                let response = self.rmcp.handle(request).await;
+                let response =
+                    rmcp_answered(started, &checked.method, checked.id.as_ref(), self.rmcp.handle(request).await);
                 if named.is_none()
                     && let Some(id) = named_session(response.headers())
                 {

@@ -174,17 +174,7 @@ impl Shared {
         let mut bytes = 0usize;
         let mut cursor = None;
         for _ in 0..limits.max_pages {
-            let params =
-                cursor.take().map(|cursor| rmcp::model::PaginatedRequestParams::default().with_cursor(Some(cursor)));
-            let page = match tokio::time::timeout(limits.request_timeout, peer.list_tools(params)).await {
-                Ok(page) => page.map_err(Listing::Failed)?,
-                Err(_) => {
-                    return Err(Listing::Over(format!(
-                        "a `tools/list` page was not answered within {} ms (the import's request timeout)",
-                        limits.request_timeout.as_millis()
-                    )));
-                }
-            };
+            let page = self.list_page(peer, cursor.take()).await?;
             bytes = bytes.saturating_add(page.tools.iter().map(|t| serde_json::to_vec(t).map_or(0, |v| v.len())).sum());
             tools.extend(page.tools);
             if tools.len() > limits.max_tools {
@@ -210,6 +200,41 @@ impl Shared {
             "its listing goes on past {} pages (the import's cap); raise ImportLimits::max_pages",
             limits.max_pages
         )))
+    }
+
+    /// One `tools/list` request (the page after `cursor`), answered within the import's
+    /// `request_timeout`, in a CLIENT span whose context goes in the request's `_meta`.
+    async fn list_page(
+        &self,
+        peer: &Peer<RoleClient>,
+        cursor: Option<String>,
+    ) -> Result<rmcp::model::ListToolsResult, Listing> {
+        let server = self.server_address();
+        let span =
+            telemetry::client_span("tools/list", None, server.as_ref().map(|(host, port)| (host.as_str(), *port)));
+        let mut meta = rmcp::model::RequestMetaObject::default();
+        telemetry::inject(&span, &mut meta);
+        let mut params = rmcp::model::PaginatedRequestParams::default().with_cursor(cursor);
+        if !meta.0.0.is_empty() {
+            params.meta = Some(meta);
+        }
+        let started = tokio::time::Instant::now();
+        let timeout = self.limits.request_timeout;
+        let answer = tokio::time::timeout(timeout, peer.list_tools(Some(params))).instrument(span.clone()).await;
+        let (error, code) = match &answer {
+            Ok(Ok(_)) => (None, None),
+            Ok(Err(ServiceError::McpError(data))) => (Some(data.code.0.to_string()), Some(data.code.0)),
+            Ok(Err(_)) => (Some("transport_error".to_owned()), None),
+            Err(_) => (Some("timeout".to_owned()), None),
+        };
+        telemetry::client_finished(&span, started, "tools/list", None, !self.is_stdio(), error, code);
+        match answer {
+            Ok(page) => page.map_err(Listing::Failed),
+            Err(_) => Err(Listing::Over(format!(
+                "a `tools/list` page was not answered within {} ms (the import's request timeout)",
+                timeout.as_millis()
+            ))),
+        }
     }
 
     /// Lists the tools now, connecting first when no connection is open; `tick`: count the
@@ -273,10 +298,49 @@ impl Shared {
     {
         let client = Client { shared: self.this.clone() };
         let lifecycle = lifecycle.unwrap_or(ClientLifecycleMode::Initialize);
-        match tokio::time::timeout(CONNECT_TIMEOUT, client.serve_with_lifecycle(transport, lifecycle)).await {
-            Ok(Ok(service)) => Ok(service),
-            Ok(Err(error)) => Err(Some(error)),
-            Err(_) => Err(None),
+        let method =
+            if matches!(lifecycle, ClientLifecycleMode::Initialize) { "initialize" } else { "server/discover" };
+        let server = self.server_address();
+        let span = telemetry::client_span(method, None, server.as_ref().map(|(host, port)| (host.as_str(), *port)));
+        let mut meta = rmcp::model::RequestMetaObject::default();
+        telemetry::inject(&span, &mut meta);
+        let transport = Traced { inner: transport.into_transport(), meta };
+        let started = tokio::time::Instant::now();
+        // On a task of its own, which no span is current in: rmcp makes its connection-long
+        // `serve_inner` span in the handshake, and that span must be a root, not a child of the
+        // handshake's span nor of the call that (re)connects. Dropped with this future.
+        let handshake = tokio_util::task::AbortOnDropHandle::new(tokio::spawn(tokio::time::timeout(
+            CONNECT_TIMEOUT,
+            client.serve_with_lifecycle(transport, lifecycle),
+        )));
+        let outcome = match handshake.await {
+            Ok(Ok(Ok(service))) => Ok(service),
+            Ok(Ok(Err(error))) => Err(Some(error)),
+            Ok(Err(_)) => Err(None),
+            Err(error) => match error.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                // Only a drop of this future aborts the task, and then nothing awaits it.
+                Err(_) => Err(None),
+            },
+        };
+        let (error, code) = match &outcome {
+            Ok(_) => (None, None),
+            Err(None) => (Some("timeout".to_owned()), None),
+            Err(Some(ClientInitializeError::JsonRpcError(data))) => (Some(data.code.0.to_string()), Some(data.code.0)),
+            Err(Some(_)) => (Some("transport_error".to_owned()), None),
+        };
+        telemetry::client_finished(&span, started, method, None, !self.is_stdio(), error, code);
+        outcome
+    }
+
+    /// The host and port of an HTTP server, for a CLIENT span (`None` for a child process).
+    fn server_address(&self) -> Option<(String, u16)> {
+        match &self.transport {
+            Transport::Http { url, .. } => url.parse::<http::Uri>().ok().and_then(|uri| {
+                let port = uri.port_u16().unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
+                uri.host().map(|host| (host.to_owned(), port))
+            }),
+            Transport::Stdio { .. } => None,
         }
     }
 
@@ -540,15 +604,12 @@ impl Shared {
         arguments: &Value,
         ctx: &ToolContext,
     ) -> Result<Result<ToolResult, ToolError>, ServiceError> {
-        let server = match &self.transport {
-            Transport::Http { url, .. } => url.parse::<http::Uri>().ok().and_then(|uri| {
-                let port = uri.port_u16().unwrap_or(if uri.scheme_str() == Some("https") { 443 } else { 80 });
-                uri.host().map(|host| (host.to_owned(), port))
-            }),
-            Transport::Stdio { .. } => None,
-        };
-        let span =
-            telemetry::client_span("tools/call", tool, server.as_ref().map(|(host, port)| (host.as_str(), *port)));
+        let server = self.server_address();
+        let span = telemetry::client_span(
+            "tools/call",
+            Some(tool),
+            server.as_ref().map(|(host, port)| (host.as_str(), *port)),
+        );
         let started = tokio::time::Instant::now();
         let mut ended = Ended::default();
         let outcome = self.send_call_in(peer, tool, arguments, ctx, &span, &mut ended).instrument(span.clone()).await;
@@ -556,7 +617,7 @@ impl Shared {
             ended.error = Some("transport_error".to_owned());
         }
         let tcp = matches!(self.transport, Transport::Http { .. });
-        telemetry::client_finished(&span, started, "tools/call", tool, tcp, ended.error, ended.code);
+        telemetry::client_finished(&span, started, "tools/call", Some(tool), tcp, ended.error, ended.code);
         outcome
     }
 
@@ -858,6 +919,41 @@ async fn authorized_client(
         .into_authorization_manager()
         .ok_or_else(|| format!("cannot obtain an access token for {url}: the grant did not authorize the client"))?;
     Ok(AuthClient::new(reqwest::Client::default(), manager))
+}
+
+/// The transport of a connection, adding trace context to the `_meta` of the handshake's request
+/// (`initialize` or `server/discover`): rmcp writes those requests itself, and the handshake's
+/// CLIENT span is their parent ([`crate::telemetry::inject`]). Other messages pass unchanged.
+struct Traced<T> {
+    inner: T,
+    /// `traceparent`, `tracestate` and `baggage` (empty without the feature `otel`).
+    meta: rmcp::model::RequestMetaObject,
+}
+
+impl<T: rmcp::transport::Transport<RoleClient>> rmcp::transport::Transport<RoleClient> for Traced<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        mut item: rmcp::service::TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        use rmcp::model::GetMeta;
+        if let rmcp::model::JsonRpcMessage::Request(message) = &mut item
+            && matches!(message.request, ClientRequest::InitializeRequest(_) | ClientRequest::DiscoverRequest(_))
+            && !self.meta.0.0.is_empty()
+        {
+            message.request.get_meta_mut().extend(self.meta.clone());
+        }
+        self.inner.send(item)
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<rmcp::service::RxJsonRpcMessage<RoleClient>>> + Send {
+        self.inner.receive()
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
 }
 
 #[cfg(test)]

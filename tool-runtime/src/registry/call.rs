@@ -297,8 +297,7 @@ impl Registry {
         cx: &mut std::task::Context<'_>,
     ) -> Fast<'a> {
         let tool = &*self.tools[index];
-        if !span.is_disabled()
-            || self.approval[index].is_some()
+        if self.approval[index].is_some()
             || !tool.resources().is_empty()
             || tool.reads_context()
             || tool.timeout().or(self.default_timeout).is_some()
@@ -317,8 +316,13 @@ impl Registry {
                 _ => return Fast::No,
             },
         };
-        // Measured for the duration metric only (the span is disabled).
-        let started = self.telemetry.measures().then(Instant::now);
+        // Measured for someone to see it, as on the general path.
+        let started = (!span.is_disabled() || self.telemetry.measures()).then(Instant::now);
+        // The tool starts in its span, as it does on the general path.
+        let _entered = (!span.is_disabled()).then(|| {
+            span.record("gen_ai.tool.description", tool.definition().description.as_str());
+            span.enter()
+        });
         let outcome = match on_worker(&call.name, || {
             std::panic::catch_unwind(AssertUnwindSafe(|| tool.call_now(&call.arguments, ctx)))
         }) {
@@ -329,15 +333,20 @@ impl Registry {
                 match Pin::new(&mut running).poll(cx) {
                     Poll::Ready(outcome) => caught(call, outcome),
                     Poll::Pending => {
-                        return Fast::Waiting(Box::pin(async move {
+                        let finished_in = span.clone();
+                        let rest = async move {
                             let outcome = match Self::wait(running.map(Ok), call, ctx).await {
                                 Ok(outcome) => caught(call, outcome),
                                 Err(cancelled) => Err(cancelled),
                             };
-                            // The span is disabled: the duration metric alone is recorded.
-                            let message = self.finish(call, outcome, &tracing::Span::none(), started);
+                            let message = self.finish(call, outcome, &finished_in, started);
                             self.output(message, call, ctx, None).await
-                        }));
+                        };
+                        return Fast::Waiting(if span.is_disabled() {
+                            Box::pin(rest)
+                        } else {
+                            Box::pin(rest.instrument(span.clone()))
+                        });
                     }
                 }
             }

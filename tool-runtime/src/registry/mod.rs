@@ -47,8 +47,8 @@ pub use builder::RegistryBuilder;
 ///    written from tokio's blocking pool, never on the thread that polls the call.
 ///
 /// The fast path does the same work in the first poll of the call, without a future of its own,
-/// when nothing around the call can wait: no `tracing` subscriber records the span, the policy
-/// answers through `check_now`, the tool does not read its context, there is no time limit, no
+/// when nothing around the call can wait (whether a `tracing` subscriber records the span or not:
+/// the tool starts inside it either way): the policy answers through `check_now`, the tool does not read its context, there is no time limit, no
 /// argument repair and no cancelled token, and the output layer, if any, has its store made
 /// already (or overridden) and that store does not block. The tool then starts right there: a
 /// synchronous tool ([`Tool::call_now`], a `#[tool]` on a plain `fn` without dependencies) runs to

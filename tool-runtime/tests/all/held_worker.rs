@@ -31,8 +31,8 @@ async fn dawdle_async() -> &'static str {
 }
 
 /// The fields of the warnings seen on this thread, in order. With `spans`, the subscriber records
-/// spans too (a call then takes the general path); without, it is interested in events only (the
-/// `tool_call` span is disabled, so a call takes the fast path).
+/// spans too; without, it is interested in events only (the `tool_call` span is disabled). Either
+/// way a call takes the fast path, unless the registry has a time limit.
 #[derive(Default)]
 struct Warnings {
     spans: bool,
@@ -72,10 +72,15 @@ impl Subscriber for Warnings {
 }
 
 /// The warnings seen while `calls` ran through a registry of the two tools, on this thread, with
-/// spans recorded or not: for each, its `tool` and whether its text is the expected one for its
-/// own `held_ms`, which is at least the 30 ms the tool slept.
-async fn warnings_of(spans: bool, calls: &[ToolCall], batch: bool) -> Vec<(String, bool)> {
-    let registry = Registry::builder().tool(dawdle::TOOL).tool(dawdle_async::TOOL).build().unwrap();
+/// spans recorded or not, on the general path (a default time limit of 60 s) or not: for each, its
+/// `tool` and whether its text is the expected one for its own `held_ms`, which is at least the
+/// 30 ms the tool slept.
+async fn warnings_of(spans: bool, calls: &[ToolCall], batch: bool, general: bool) -> Vec<(String, bool)> {
+    let mut builder = Registry::builder().tool(dawdle::TOOL).tool(dawdle_async::TOOL);
+    if general {
+        builder = builder.default_timeout(Duration::from_secs(60));
+    }
+    let registry = builder.build().unwrap();
     let warnings = Warnings { spans, ..Warnings::default() };
     let seen = warnings.seen.clone();
     let messages = {
@@ -111,7 +116,15 @@ fn calls() -> [ToolCall; 2] {
 #[tokio::test]
 async fn a_tool_that_holds_the_polling_thread_for_30_ms_is_a_warning_on_the_fast_path() {
     assert_eq!(
-        warnings_of(false, &calls(), false).await,
+        warnings_of(false, &calls(), false, false).await,
+        [("dawdle".to_owned(), true), ("dawdle_async".to_owned(), true)]
+    );
+}
+
+#[tokio::test]
+async fn a_tool_that_holds_the_polling_thread_for_30_ms_is_a_warning_on_the_fast_path_with_spans_recorded() {
+    assert_eq!(
+        warnings_of(true, &calls(), false, false).await,
         [("dawdle".to_owned(), true), ("dawdle_async".to_owned(), true)]
     );
 }
@@ -119,7 +132,7 @@ async fn a_tool_that_holds_the_polling_thread_for_30_ms_is_a_warning_on_the_fast
 #[tokio::test]
 async fn a_tool_that_holds_the_polling_thread_for_30_ms_is_a_warning_on_the_general_path() {
     assert_eq!(
-        warnings_of(true, &calls(), false).await,
+        warnings_of(true, &calls(), false, true).await,
         [("dawdle".to_owned(), true), ("dawdle_async".to_owned(), true)]
     );
 }
@@ -127,7 +140,7 @@ async fn a_tool_that_holds_the_polling_thread_for_30_ms_is_a_warning_on_the_gene
 #[tokio::test]
 async fn a_tool_that_holds_the_polling_thread_for_30_ms_is_a_warning_in_a_batch() {
     assert_eq!(
-        warnings_of(false, &calls(), true).await,
+        warnings_of(false, &calls(), true, false).await,
         [("dawdle".to_owned(), true), ("dawdle_async".to_owned(), true)]
     );
 }

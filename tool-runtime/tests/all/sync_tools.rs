@@ -1171,12 +1171,8 @@ async fn where_a_call_cannot_run_at_once_the_future_of_a_tool_written_by_hand_an
     let calls =
         [ToolCall::new("c1", "fine", ""), ToolCall::new("c2", "call_boom", ""), ToolCall::new("c3", "future_boom", "")];
     let mut got: Vec<String> = limited.call_batch(&calls, &caller()).await.messages.iter().map(said).collect();
-    {
-        let traced = tools().build().unwrap();
-        let _traced = tracing::dispatcher::set_default(&tracing::Dispatch::new(CountCalls::default()));
-        for call in &calls {
-            got.push(said(&traced.call(call, &caller()).await));
-        }
+    for call in &calls {
+        got.push(said(&limited.call(call, &caller()).await));
     }
     assert_eq!(
         got,
@@ -1189,6 +1185,31 @@ async fn where_a_call_cannot_run_at_once_the_future_of_a_tool_written_by_hand_an
             "error: tool `future_boom` panicked: boom in the future"
         ]
     );
+}
+
+#[tokio::test]
+async fn a_subscriber_recording_the_calls_spans_leaves_the_calls_on_the_fast_path() {
+    let registry = Registry::builder()
+        .tool_dyn(Disagrees::shared("fine", false, None))
+        .tool_dyn(Disagrees::shared("call_boom", false, Some("call")))
+        .tool_dyn(Disagrees::shared("future_boom", false, Some("future")))
+        .build()
+        .unwrap();
+    let calls =
+        [ToolCall::new("c1", "fine", ""), ToolCall::new("c2", "call_boom", ""), ToolCall::new("c3", "future_boom", "")];
+    let counter = CountCalls::default();
+    let spans = counter.tool_calls.clone();
+    let mut got = Vec::new();
+    {
+        let _traced = tracing::dispatcher::set_default(&tracing::Dispatch::new(counter));
+        for call in &calls {
+            got.push(said(&registry.call(call, &caller()).await));
+        }
+    }
+    // `call_now` answers (the fast path), not the future (the general path), and each call had
+    // its span.
+    assert_eq!(got, ["ok: now", "ok: now", "ok: now"]);
+    assert_eq!(spans.load(Ordering::SeqCst), 3);
 }
 
 #[tokio::test]

@@ -1,0 +1,58 @@
+"""A minimal MCP server over standard input and output, with no package beyond the standard
+library, for `toolbox/tests/telemetry.rs`: one tool, `sign(text, token)`, whose `token` is a secret
+(`"writeOnly": true` in its input schema, as a `Secret<T>` parameter declares it). It answers
+`signed <text> with <token>`, so that a test can see the token taken out of a captured result too.
+
+    python secret_server.py
+
+Answers `initialize` (with the version the client asks for), `tools/list` and `tools/call`; other
+requests get the JSON-RPC error -32601; notifications are read and ignored. Ends when its standard
+input closes.
+"""
+
+import json
+import sys
+
+TOOL = {
+    "name": "sign",
+    "description": "Signs a text with a token.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "description": "What to sign."},
+            "token": {"type": "string", "writeOnly": True, "description": "The signing token."},
+        },
+        "required": ["text", "token"],
+        "additionalProperties": False,
+    },
+    "annotations": {"readOnlyHint": True, "openWorldHint": False},
+}
+
+
+def answer(message):
+    method = message.get("method")
+    params = message.get("params") or {}
+    if method == "initialize":
+        return {
+            "result": {
+                "protocolVersion": params.get("protocolVersion"),
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "secret-server", "version": "1"},
+            }
+        }
+    if method == "tools/list":
+        return {"result": {"tools": [TOOL]}}
+    if method == "tools/call" and params.get("name") == "sign":
+        arguments = params.get("arguments") or {}
+        text = f"signed {arguments.get('text')} with {arguments.get('token')}"
+        return {"result": {"content": [{"type": "text", "text": text}], "isError": False}}
+    return {"error": {"code": -32601, "message": f"no method {method}"}}
+
+
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message or "method" not in message:
+        continue
+    reply = {"jsonrpc": "2.0", "id": message["id"], **answer(message)}
+    sys.stdout.write(json.dumps(reply) + "\n")
+    sys.stdout.flush()
