@@ -544,7 +544,8 @@ fn spread(values: &[f64]) -> (f64, f64) {
 }
 
 /// Prints one row of a table from the output of an `alternate` load generator: the ratios of its
-/// pairs (first server / second), then each server's run.
+/// pairs (first server / second), then each server's run. (The telemetry comparison's table.)
+#[cfg(feature = "telemetry")]
 fn print_pair_row(clients: usize, out: &[String]) {
     let ratios = numbers(&out[0], "ratios ");
     let (a, b) = (Run::parse(&out[1]), Run::parse(&out[2]));
