@@ -112,7 +112,8 @@ async def concurrent_appends_on_two_workers(worker1: str, worker2: str) -> None:
 async def calls_while_a_worker_dies(balancer: str, worker1_pid: int) -> None:
     """200 todo_append calls, 10 at a time through one client; worker 1 is killed while the
     calls of the 11th batch are in flight. A failed call is retried on a new client: first a read
-    to see whether it was saved after all, then the call again."""
+    to see whether it was saved after all, then the call again under the same idempotency key (a
+    call whose client gave up may still be saved after the read: the key makes it one item)."""
     failures: list[str] = []
 
     async def retry(content: str) -> None:
@@ -121,7 +122,8 @@ async def calls_while_a_worker_dies(balancer: str, worker1_pid: int) -> None:
                 async with Client(balancer) as fresh:
                     if content in items_of(text_of(await fresh.call_tool("todo_read", {}))):
                         return
-                    if not (await fresh.call_tool("todo_append", {"todos": [pending(content)]})).is_error:
+                    retried = {"todos": [pending(content)], "idempotency_key": content}
+                    if not (await fresh.call_tool("todo_append", retried)).is_error:
                         return
             except Exception as error:  # the balancer's 502 while it learns that worker 1 is gone
                 failures.append(f"retry: {type(error).__name__}: {error}")
@@ -131,7 +133,7 @@ async def calls_while_a_worker_dies(balancer: str, worker1_pid: int) -> None:
 
     async def append(client: Client, n: int) -> None:
         try:
-            result = await client.call_tool("todo_append", {"todos": [pending(f"k{n}")]})
+            result = await client.call_tool("todo_append", {"todos": [pending(f"k{n}")], "idempotency_key": f"k{n}"})
             if not result.is_error:
                 done.add(n)
                 return
