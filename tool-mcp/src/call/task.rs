@@ -81,7 +81,7 @@ impl McpServer {
             return Err(store_error(&error));
         }
         tracing::debug!(task = %record.id, tool, "task created");
-        self.start_task(&record, http, listener, None, approval_token).await?;
+        self.start_task(&record, RunFrom { http, listener, approval_token, ..RunFrom::default() }).await?;
         Ok(CreateTaskResult::new(task_of(&record)))
     }
 
@@ -123,17 +123,9 @@ impl McpServer {
     /// [`run_task`](Self::run_task) of a task whose place is reserved
     /// ([`Tasks::reserve`](crate::tasks::Tasks)), and a record that cannot start (the context
     /// hook refused) marked `failed` with the error, which is also returned.
-    /// `delivery` is the queue's entry of the task, when a [runner](crate::runner) delivered it;
-    /// `approval_token` as for [`run_task`](Self::run_task).
-    async fn start_task(
-        &self,
-        record: &TaskRecord,
-        http: Option<&::http::request::Parts>,
-        listener: Option<Peer<RoleServer>>,
-        delivery: Option<Delivery>,
-        approval_token: Option<String>,
-    ) -> Result<(), ErrorData> {
-        let Err(error) = self.run_task(record, http, listener, delivery.clone(), approval_token) else { return Ok(()) };
+    async fn start_task(&self, record: &TaskRecord, from: RunFrom<'_>) -> Result<(), ErrorData> {
+        let delivery = from.delivery.clone();
+        let Err(error) = self.run_task(record, from) else { return Ok(()) };
         self.inner.tasks.release(&record.id);
         self.mark_failed(&record.id, &error).await;
         if let Some(delivery) = &delivery {
@@ -146,23 +138,12 @@ impl McpServer {
     /// its reserved place was given back (a `tasks/cancel` came first). The run first takes the
     /// task's lease in the store (only of a `working` record: a cancel written before is seen),
     /// renews it and watches the record while the tool runs (see [`watch`]), and writes its
-    /// outcome only while it still holds the lease. A run of a `delivery` holds its entry in the
-    /// queue while it goes on ([`hold`]) and settles it once the task no longer needs a worker
-    /// (it ran, was cancelled, or is another's); a run stopped for want of its lease leaves it,
-    /// for the worker that settles the task.
-    ///
-    /// `approval_token` is the creating `tools/call`'s approval token
-    /// ([`APPROVAL_TOKEN_META`](crate::APPROVAL_TOKEN_META)), carried into the first run of a task
-    /// and never into its record: a token runs one call once, so a run started again (after
-    /// input, or by another worker once a lease lapsed) has none.
-    fn run_task(
-        &self,
-        record: &TaskRecord,
-        http: Option<&::http::request::Parts>,
-        listener: Option<Peer<RoleServer>>,
-        delivery: Option<Delivery>,
-        approval_token: Option<String>,
-    ) -> Result<(), ErrorData> {
+    /// outcome only while it still holds the lease. A run of a delivery ([`RunFrom`]) holds its
+    /// entry in the queue while it goes on ([`hold`]) and settles it once the task no longer needs
+    /// a worker (it ran, was cancelled, or is another's); a run stopped for want of its lease
+    /// leaves it, for the worker that settles the task.
+    fn run_task(&self, record: &TaskRecord, from: RunFrom<'_>) -> Result<(), ErrorData> {
+        let RunFrom { http, listener, delivery, approval_token } = from;
         let inner = &self.inner;
         let served = self.served();
         let schema = served.registry.definition(&record.tool).map(|d| &d.input_schema);
@@ -312,7 +293,7 @@ impl McpServer {
             match taken {
                 Ok(Some(taken)) => {
                     tracing::info!(task = %taken.id, tool = %taken.tool, "task's runner lapsed: running it again");
-                    self.start_task(&taken, None, None, delivery, None).await?;
+                    self.start_task(&taken, RunFrom { delivery, ..RunFrom::default() }).await?;
                     return Ok(taken);
                 }
                 Ok(None) => tasks.release(&record.id),
@@ -458,7 +439,7 @@ impl McpServer {
                     return;
                 }
                 // A failure to start is written to the record and settles the entry.
-                let _ = self.start_task(&record, None, None, Some(delivery), None).await;
+                let _ = self.start_task(&record, RunFrom { delivery: Some(delivery), ..RunFrom::default() }).await;
             }
             Some(lease) if lease.until_ms > tasks.now_ms() => {}
             Some(_) => match self.settle_lapsed(record, Some(delivery.clone())).await {
@@ -515,7 +496,7 @@ impl McpServer {
             if untaken && runner.queues() && runner.takes() && record.status == TaskStatus::Working {
                 if tasks.reserve(&record.id, record.principal.as_deref()).is_ok() {
                     tracing::info!(task = %record.id, "a queued task no worker took: running it here");
-                    let _ = self.start_task(&record, None, None, None, None).await;
+                    let _ = self.start_task(&record, RunFrom::default()).await;
                 }
                 continue;
             }
@@ -602,7 +583,7 @@ impl McpServer {
             Ok(Some(record)) if record.status == TaskStatus::Working => {
                 let http = context.extensions.get::<::http::request::Parts>();
                 let listener = (!self.stateless_http(context)).then(|| context.peer.clone());
-                self.start_task(&record, http, listener, None, None).await?;
+                self.start_task(&record, RunFrom { http, listener, ..RunFrom::default() }).await?;
             }
             Ok(_) => {
                 tasks.release(&id);
@@ -644,6 +625,25 @@ impl McpServer {
         tracing::debug!(task = %id, "task cancelled");
         Ok(())
     }
+}
+
+/// Where a task run comes from, beyond its record: what [`McpServer::start_task`] and
+/// [`McpServer::run_task`] take. The default is a run with none of it (a rerun after a lapsed
+/// lease, or after input, on no connection).
+#[derive(Default)]
+struct RunFrom<'a> {
+    /// The HTTP request that started the run, for the context hook.
+    http: Option<&'a ::http::request::Parts>,
+    /// The connection of the client that created or resumed the task, told its status
+    /// ([`notify_status`]).
+    listener: Option<Peer<RoleServer>>,
+    /// The queue's entry of the task, when a [runner](crate::runner) delivered it.
+    delivery: Option<Delivery>,
+    /// The creating `tools/call`'s approval token
+    /// ([`APPROVAL_TOKEN_META`](crate::APPROVAL_TOKEN_META)), carried into the first run of a
+    /// task and never into its record: a token runs one call once, so a run started again (after
+    /// input, or by another worker once a lease lapsed) has none.
+    approval_token: Option<String>,
 }
 
 /// Takes the lease of `id` for this worker when the record is `working` and its lease is this
