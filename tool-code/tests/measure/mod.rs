@@ -292,7 +292,7 @@ await Promise.all(files.map(async (file) => {
   const dir = file.split("/").slice(0, -1).join("/");
   dirs[dir] = (dirs[dir] || 0) + n;
 }));
-return dirs;"##,
+return Object.fromEntries(Object.entries(dirs).sort(([a], [b]) => (a < b ? -1 : 1)));"##,
         },
         Task {
             name: "unwrap calls per function, top five",
