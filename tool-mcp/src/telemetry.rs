@@ -243,10 +243,21 @@ impl std::fmt::Display for SpanName<'_> {
     }
 }
 
-/// The SERVER span of one request of `method` about `target` ([module docs](self)), without its
-/// `mcp.protocol.version` ([`observed`] records it).
-fn server_span(method: &'static str, target: Target<'_>, context: &RequestContext<RoleServer>) -> tracing::Span {
+/// The SERVER span of one request of `method` about `target` ([module docs](self)), with its
+/// protocol `version`. Every value known at the start is given when the span is made, not recorded
+/// after: each later record is one more pass through every layer.
+fn server_span(
+    method: &'static str,
+    target: Target<'_>,
+    version: Option<&str>,
+    context: &RequestContext<RoleServer>,
+) -> tracing::Span {
     let http = context.extensions.get::<::http::request::Parts>();
+    let (tool, prompt) = match target {
+        Target::Tool(name) => (Some(name), None),
+        Target::Prompt(name) => (None, Some(bounded(name))),
+        Target::None | Target::UnknownTool => (None, None),
+    };
     // A root: the transport's own spans (rmcp's connection-long `serve_inner`) are not a request's
     // parent; its parent is the caller's context, when it sent one.
     let span = tracing::info_span!(
@@ -258,28 +269,17 @@ fn server_span(method: &'static str, target: Target<'_>, context: &RequestContex
         mcp.method.name = method,
         jsonrpc.request.id = bounded(&context.id.to_string()),
         network.transport = if http.is_some() { "tcp" } else { "pipe" },
-        mcp.protocol.version = tracing::field::Empty,
-        gen_ai.tool.name = tracing::field::Empty,
-        gen_ai.operation.name = tracing::field::Empty,
-        gen_ai.prompt.name = tracing::field::Empty,
+        mcp.protocol.version = version,
+        gen_ai.tool.name = tool,
+        gen_ai.operation.name = tool.map(|_| "execute_tool"),
+        gen_ai.prompt.name = prompt,
         error.type = tracing::field::Empty,
         rpc.response.status_code = tracing::field::Empty,
     );
-    if span.is_disabled() {
-        return span;
-    }
-    match target {
-        Target::Tool(name) => {
-            span.record("gen_ai.tool.name", name);
-            span.record("gen_ai.operation.name", "execute_tool");
-        }
-        Target::Prompt(name) => {
-            span.record("gen_ai.prompt.name", bounded(name));
-        }
-        Target::None | Target::UnknownTool => {}
-    }
     #[cfg(feature = "otel")]
-    context_of::adopt(&span, &context.meta, http.map(|parts| &parts.headers));
+    if !span.is_disabled() {
+        context_of::adopt(&span, &context.meta, http.map(|parts| &parts.headers));
+    }
     span
 }
 
@@ -313,17 +313,12 @@ pub(crate) async fn observed<T: Answer>(
     context: &RequestContext<RoleServer>,
     work: impl Future<Output = Result<T, ErrorData>>,
 ) -> Result<T, ErrorData> {
-    let span = server_span(method, target, context);
     let measured = metrics::on();
-    if span.is_disabled() && !measured {
-        return work.await;
-    }
     // Looked up once, for the span and the metric.
     let version = protocol_version(context);
-    if let Some(version) = &version
-        && !span.is_disabled()
-    {
-        span.record("mcp.protocol.version", &**version);
+    let span = server_span(method, target, version.as_deref(), context);
+    if span.is_disabled() && !measured {
+        return work.await;
     }
     let started = Instant::now();
     let answer = if span.is_disabled() { work.await } else { work.instrument(span.clone()).await };

@@ -178,18 +178,21 @@ fn caught(
 /// The `tool_call` span of one call, `execute_tool {name}` for OpenTelemetry (the fields are in
 /// [`crate::telemetry`]); `outcome`, `duration_ms`, `error.type` and the captured content are
 /// recorded when it finishes ([`Registry::finish`]). The values are only computed when a
-/// subscriber wants the span.
+/// subscriber wants the span, and those known at the start (the tool's registered name and its
+/// description) are given when it is made, not recorded after: each record is one more pass
+/// through every layer.
 pub(super) fn call_span(registry: &Registry, call: &ToolCall, ctx: &ToolContext) -> tracing::Span {
+    let known = registry.index.get_key_value(call.name.as_str());
     tracing::info_span!(
         "tool_call",
-        otel.name = %SpanName(registry.index.get_key_value(call.name.as_str()).map(|(name, _)| &**name)),
+        otel.name = %SpanName(known.map(|(name, _)| &**name)),
         otel.kind = "internal",
         otel.status_code = tracing::field::Empty,
         gen_ai.operation.name = "execute_tool",
         gen_ai.tool.name = telemetry::bounded(&call.name),
         gen_ai.tool.call.id = telemetry::bounded(&call.id),
         gen_ai.tool.type = "function",
-        gen_ai.tool.description = tracing::field::Empty,
+        gen_ai.tool.description = known.map(|(_, index)| registry.tools[*index].definition().description.as_str()),
         error.type = tracing::field::Empty,
         gen_ai.tool.call.arguments = tracing::field::Empty,
         gen_ai.tool.call.result = tracing::field::Empty,
@@ -319,10 +322,7 @@ impl Registry {
         // Measured for someone to see it, as on the general path.
         let started = (!span.is_disabled() || self.telemetry.measures()).then(Instant::now);
         // The tool starts in its span, as it does on the general path.
-        let _entered = (!span.is_disabled()).then(|| {
-            span.record("gen_ai.tool.description", tool.definition().description.as_str());
-            span.enter()
-        });
+        let _entered = (!span.is_disabled()).then(|| span.enter());
         let outcome = match on_worker(&call.name, || {
             std::panic::catch_unwind(AssertUnwindSafe(|| tool.call_now(&call.arguments, ctx)))
         }) {
@@ -396,11 +396,6 @@ impl Registry {
                 }
                 _ => None,
             };
-            if let Admission::Run(index) = &admission
-                && !span.is_disabled()
-            {
-                span.record("gen_ai.tool.description", self.tools[*index].definition().description.as_str());
-            }
             let (outcome, call_ctx) = match admission {
                 Admission::Run(index) => self.execute(index, call, ctx).await,
                 Admission::Refuse(error) => (Err(error), None),
