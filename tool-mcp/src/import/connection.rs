@@ -12,12 +12,13 @@ use rmcp::service::{
     ClientInitializeError, NotificationContext, Peer, PeerRequestOptions, RunningService, ServiceError,
 };
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::Value;
 use tokio::sync::watch;
 use tool_runtime::{ToolContext, ToolError, ToolResult};
 
+use super::spill::{CallSpills, ChildTransport, SpillCall, Spills};
 use super::{CONNECT_TIMEOUT, Compiled, ImportError, ImportLimits, RemoteTool, Transport, compile, restart_wait};
 use crate::content::to_result;
 use crate::telemetry;
@@ -38,6 +39,8 @@ pub(super) struct Shared {
     tools: RwLock<(Arc<Vec<RemoteTool>>, Arc<Compiled>)>,
     /// The progress listeners of the running calls, by the progress token each was sent with.
     progress: Mutex<HashMap<String, ToolContext>>,
+    /// The long strings of the open stdio connection ([`super::spill`]).
+    spills: Mutex<Option<Arc<Spills>>>,
     /// Counts listings (0: the first).
     pub(super) generation: watch::Sender<u64>,
     /// The OAuth authorization of an import by the authorization code flow (its token survives
@@ -117,6 +120,7 @@ impl Shared {
             pid: Mutex::new(None),
             tools: RwLock::new((Arc::new(Vec::new()), Arc::new(HashMap::new()))),
             progress: Mutex::new(HashMap::new()),
+            spills: Mutex::new(None),
             generation: watch::channel(0).0,
             #[cfg(feature = "client-auth")]
             oauth,
@@ -291,6 +295,7 @@ impl Shared {
         &self,
         transport: T,
         lifecycle: Option<ClientLifecycleMode>,
+        spills: Option<Arc<Spills>>,
     ) -> Result<RunningService<RoleClient, Client>, Option<ClientInitializeError>>
     where
         T: IntoTransport<RoleClient, E, A>,
@@ -304,7 +309,7 @@ impl Shared {
         let span = telemetry::client_span(method, None, server.as_ref().map(|(host, port)| (host.as_str(), *port)));
         let mut meta = rmcp::model::RequestMetaObject::default();
         telemetry::inject(&span, &mut meta);
-        let transport = Traced { inner: transport.into_transport(), meta };
+        let transport = Traced { inner: transport.into_transport(), meta, spills };
         let started = tokio::time::Instant::now();
         // On a task of its own, which no span is current in: rmcp makes its connection-long
         // `serve_inner` span in the handshake, and that span must be a root, not a child of the
@@ -361,10 +366,10 @@ impl Shared {
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
         };
-        match self.initialize(make(), Some(stateless)).await {
+        match self.initialize(make(), Some(stateless), None).await {
             Err(Some(error)) if error.auth_challenge().is_none() => {
                 tracing::debug!(server = %self.name, %error, "`server/discover` failed; trying the `initialize` handshake");
-                self.initialize(make(), None).await
+                self.initialize(make(), None, None).await
             }
             other => other,
         }
@@ -430,10 +435,11 @@ impl Shared {
                 if let Some(cwd) = cwd {
                     cmd.current_dir(cwd);
                 }
-                match TokioChildProcess::new(cmd) {
-                    Ok(child) => {
-                        let pid = child.id();
-                        match self.initialize(child, None).await {
+                let spills = Spills::new(&self.name, &self.limits);
+                match ChildTransport::spawn(cmd, spills.clone()) {
+                    Ok((child, pid)) => {
+                        *self.spills.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(spills.clone());
+                        match self.initialize(child, None, Some(spills)).await {
                             Ok(service) => Ok((service, pid)),
                             Err(e) => Err(connect_error(initialize_failure(&format!("`{command}`"), e.as_ref(), true))),
                         }
@@ -541,6 +547,16 @@ impl Shared {
         *self.pid.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
     }
 
+    /// The most bytes of strings the open stdio connection's filter held at once (0 for HTTP or
+    /// before a connection).
+    pub(super) fn spill_peak_held_bytes(&self) -> usize {
+        self.spills
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .map_or(0, |s| s.peak_held_bytes())
+    }
+
     pub(super) async fn disconnect(&self) {
         let mut link = self.link.lock().await;
         self.drop_service(&mut link).await;
@@ -640,7 +656,14 @@ impl Shared {
         if !meta.0.0.is_empty() {
             params.meta = Some(meta);
         }
-        let request = ClientRequest::CallToolRequest(Request::new(params));
+        let mut request = Request::new(params);
+        // A stdio connection's long strings of the answer go to the call's output store.
+        let spill = self.is_stdio().then(|| CallSpills::new(ctx));
+        let _unregister = spill.clone().map(Unregister);
+        if let Some(call) = &spill {
+            request.extensions.insert(SpillCall(call.clone()));
+        }
+        let request = ClientRequest::CallToolRequest(request);
         let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
         if !span.is_disabled() {
             span.record("jsonrpc.request.id", telemetry::bounded_id(&handle.id));
@@ -649,8 +672,22 @@ impl Shared {
         let _listening = Listening::new(self, key, ctx);
         let mut pending = Pending { peer: Some(peer.clone()), id: handle.id.clone() };
         let timeout = self.limits.call_timeout;
+        let over = async {
+            match &spill {
+                Some(call) => call.went_over().await,
+                None => std::future::pending().await,
+            }
+        };
         let response = tokio::select! {
             response = handle.await_response() => response,
+            () = over => {
+                ended.error = Some("too_large".to_owned());
+                return Ok(Err(ToolError::Failed(format!(
+                    "MCP server `{}` answered the call of `{tool}` with a message over {} bytes (the import's \
+                     max_result_bytes); the answer is not passed on; ask for less, or raise ImportLimits::max_result_bytes",
+                    self.name, self.limits.max_result_bytes
+                ))));
+            }
             () = ctx.cancellation().cancelled() => {
                 ended.error = Some("cancelled".to_owned());
                 return Ok(Err(cancelled(ctx, tool)));
@@ -670,8 +707,15 @@ impl Shared {
                     ended.error = Some("tool_error".to_owned());
                 }
                 self.link.lock().await.failures = 0;
-                let value = serde_json::to_value(&result).unwrap_or(Value::Null);
-                to_result(&self.name, tool, &value)
+                let mut value = serde_json::to_value(&result).unwrap_or(Value::Null);
+                match &spill {
+                    Some(call) => match super::spill::resolve(call, &self.name, &mut value).await {
+                        Ok(Some(stored)) => Ok(stored),
+                        Ok(None) => to_result(&self.name, tool, &value),
+                        Err(message) => Err(ToolError::Failed(message)),
+                    },
+                    None => to_result(&self.name, tool, &value),
+                }
             }
             Ok(_) => {
                 ended.error = Some("unexpected_response".to_owned());
@@ -842,6 +886,15 @@ fn cancelled(ctx: &ToolContext, tool: &str) -> ToolError {
     ToolError::Cancelled { tool: ctx.tool_name().unwrap_or(tool).to_owned() }
 }
 
+/// Forgets a call's registration for long strings when dropped.
+struct Unregister(Arc<CallSpills>);
+
+impl Drop for Unregister {
+    fn drop(&mut self) {
+        self.0.unregister();
+    }
+}
+
 /// Routes the progress of one call to its context while it runs.
 struct Listening<'a> {
     shared: &'a Shared,
@@ -928,6 +981,9 @@ struct Traced<T> {
     inner: T,
     /// `traceparent`, `tracestate` and `baggage` (empty without the feature `otel`).
     meta: rmcp::model::RequestMetaObject,
+    /// The connection's long strings: a `tools/call` request marked [`SpillCall`] is registered
+    /// under its id as it is sent, before its answer can come.
+    spills: Option<Arc<Spills>>,
 }
 
 impl<T: rmcp::transport::Transport<RoleClient>> rmcp::transport::Transport<RoleClient> for Traced<T> {
@@ -943,6 +999,13 @@ impl<T: rmcp::transport::Transport<RoleClient>> rmcp::transport::Transport<RoleC
             && !self.meta.0.0.is_empty()
         {
             message.request.get_meta_mut().extend(self.meta.clone());
+        }
+        if let rmcp::model::JsonRpcMessage::Request(message) = &item
+            && let Some(spills) = &self.spills
+            && let ClientRequest::CallToolRequest(request) = &message.request
+            && let Some(call) = request.extensions.get::<SpillCall>()
+        {
+            spills.register(&message.id, &call.0);
         }
         self.inner.send(item)
     }

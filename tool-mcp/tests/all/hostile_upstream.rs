@@ -241,3 +241,225 @@ async fn a_listing_nested_past_the_parsers_depth_fails_at_once_naming_the_server
         "hostile: it sent an answer nested deeper than the 128 levels the JSON parser reads, so it cannot be read"
     );
 }
+
+/// Large results of a stdio upstream (`hostile_results.py`, a raw JSON-RPC writer): stored
+/// through the output layer as they arrive, the model shown the cut.
+mod large_results {
+    use std::io::Read;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use tool_mcp::import::{ImportLimits, ImportedServer, McpImport};
+    use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputStore};
+    use tool_runtime::{ContentPart, MessageContent, Registry, ToolCall, ToolContext, ToolMessage};
+
+    /// The text the upstream repeats (as `block()` in the script): 1,000 lines, every 50th with a
+    /// tab, quotes, `é` and an emoji, which it writes escaped (`\t`, `\"`, `\u00e9`, a surrogate
+    /// pair).
+    fn block() -> String {
+        (0..1000)
+            .map(|i| {
+                if i % 50 == 0 {
+                    format!("{i:06} a line with escapes\t\"é😀\"\n")
+                } else {
+                    format!("{i:06} a plain line of the hostile server\n")
+                }
+            })
+            .collect()
+    }
+
+    /// Repetitions of [`block`] making about 100 MB (2,400 × 41,880 bytes = 100,512,000).
+    const REPS: usize = 2_400;
+
+    struct Upstream {
+        imported: ImportedServer,
+        registry: Registry,
+        store: Arc<dyn OutputStore>,
+    }
+
+    impl Upstream {
+        /// The import of the script with `limits`, in a registry whose output store is a memory
+        /// store this test reads.
+        async fn start(limits: ImportLimits) -> Self {
+            let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/all/hostile_results.py");
+            let import = McpImport::stdio("hostile", test_support::python::interpreter(), [script]).limits(limits);
+            let imported = tokio::time::timeout(Duration::from_secs(30), import.connect()).await.unwrap().unwrap();
+            let store: Arc<dyn OutputStore> = Arc::new(MemoryStore::new());
+            let registry = imported
+                .add_to(Registry::builder())
+                .unwrap()
+                .override_dependency(&OUTPUT_STORE, store.clone())
+                .build()
+                .unwrap();
+            Self { imported, registry, store }
+        }
+
+        /// Calls `tool` with `arguments` (JSON text), within 120 s (the call timeout is 600 s).
+        async fn call(&self, tool: &str, arguments: &str) -> ToolMessage {
+            let call = ToolCall::new("c1", tool, arguments);
+            tokio::time::timeout(Duration::from_secs(120), self.registry.call(&call, &ToolContext::new()))
+                .await
+                .expect("the call did not end within 120 s")
+        }
+
+        /// What is stored under `ref_id`, whole.
+        fn stored(&self, ref_id: &str) -> Vec<u8> {
+            let mut whole = Vec::new();
+            self.store.open_at(ref_id, 0).unwrap().read_to_end(&mut whole).unwrap();
+            whole
+        }
+    }
+
+    /// The ref id a preview's marker names.
+    fn marked_ref(text: &str) -> String {
+        let at = text.find("{\"ref_id\":\"").unwrap_or_else(|| panic!("no ref id in {text}")) + 11;
+        text[at..].split('"').next().unwrap().to_owned()
+    }
+
+    /// `whole` is `expected`, said without printing either.
+    fn same(whole: &[u8], expected: &[u8]) {
+        assert_eq!(whole.len(), expected.len(), "lengths");
+        assert!(whole == expected, "same length, other bytes");
+    }
+
+    /// `text` is the preview of `whole`: its start, a marker naming `ref_id` and the whole's
+    /// length, its end.
+    fn is_preview(text: &str, whole: &str, ref_id: &str) {
+        assert!(text.starts_with(&whole[..4000]), "the head: {}", &text[..200]);
+        assert!(text.ends_with(&whole[whole.len() - 2000..]), "the tail");
+        assert!(text.contains(&format!("bytes omitted of {}; the whole output is cached", whole.len())), "{text}");
+        assert!(text.contains(&format!("tool_output_cache {{\"ref_id\":\"{ref_id}\"}}")), "{text}");
+        assert!(text.len() < 20_000, "the preview is {} bytes", text.len());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_hundred_megabytes_of_text_arrive_capped_and_read_back_whole() {
+        let upstream = Upstream::start(ImportLimits::default()).await;
+        let message = upstream.call("text", &format!("{{\"reps\":{REPS}}}")).await;
+        let expected = block().repeat(REPS);
+        assert!(!message.is_error, "{}", message.text());
+        let ref_id = message.ref_id.clone().expect("the result names its ref id");
+        is_preview(&message.text(), &expected, &ref_id);
+        same(&upstream.stored(&ref_id), expected.as_bytes());
+        // Held at once: one string up to the threshold (1 MiB) in both forms, never the 100 MB.
+        let held = upstream.imported.peak_held_bytes();
+        assert!(held > 1 << 20 && held <= 7 * (1 << 20) + 24, "held {held} bytes");
+        upstream.imported.close().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_hundred_megabyte_text_resource_becomes_its_preview_and_its_ref() {
+        let upstream = Upstream::start(ImportLimits::default()).await;
+        let message = upstream.call("resource", &format!("{{\"reps\":{REPS}}}")).await;
+        let expected = block().repeat(REPS);
+        let MessageContent::Parts(parts) = &message.content else { panic!("{:?}", message.text()) };
+        let [ContentPart::Resource { uri, media_type, contents: tool_runtime::ResourceContents::Text(text) }] =
+            parts.as_slice()
+        else {
+            panic!("not one text resource: {parts:?}")
+        };
+        assert_eq!((uri.as_str(), media_type.as_deref()), ("test://big", Some("text/plain")));
+        let ref_id = marked_ref(text);
+        is_preview(text, &expected, &ref_id);
+        same(&upstream.stored(&ref_id), expected.as_bytes());
+        upstream.imported.close().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_fifty_megabyte_image_becomes_a_text_part_naming_its_stored_base64() {
+        let upstream = Upstream::start(ImportLimits::default()).await;
+        let bytes = 50 << 20;
+        let message = upstream.call("image", &format!("{{\"bytes\":{bytes}}}")).await;
+        let text = message.text().into_owned();
+        let ref_id = marked_ref(&text);
+        assert_eq!(
+            text,
+            format!(
+                "[an image, image/png: 52428800 bytes of base64, too large to show; the base64 is cached: read it \
+                 with tool_output_cache {{\"ref_id\":\"{ref_id}\"}}]"
+            )
+        );
+        same(&upstream.stored(&ref_id), "QUJD".repeat(bytes / 4).as_bytes());
+        upstream.imported.close().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_long_texts_of_one_result_are_stored_apart() {
+        let limits = ImportLimits { inline_result_bytes: 100_000, ..ImportLimits::default() };
+        let upstream = Upstream::start(limits).await;
+        let message = upstream.call("two", "{\"reps\":20}").await;
+        let expected = block().repeat(20);
+        let MessageContent::Parts(parts) = &message.content else { panic!("{:?}", message.text()) };
+        let refs: Vec<String> = parts
+            .iter()
+            .map(|part| {
+                let ContentPart::Text { text } = part else { panic!("{part:?}") };
+                let ref_id = marked_ref(text);
+                is_preview(text, &expected, &ref_id);
+                same(&upstream.stored(&ref_id), expected.as_bytes());
+                ref_id
+            })
+            .collect();
+        assert_eq!(refs.len(), 2);
+        assert_ne!(refs[0], refs[1]);
+        upstream.imported.close().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_answer_over_max_result_bytes_fails_naming_the_server_and_the_setting() {
+        let limits = ImportLimits { max_result_bytes: 1 << 20, ..ImportLimits::default() };
+        let upstream = Upstream::start(limits).await;
+        let message = upstream.call("text", "{\"reps\":100}").await;
+        assert_eq!(
+            (message.is_error, message.text().into_owned()),
+            (
+                true,
+                "MCP server `hostile` answered the call of `text` with a message over 1048576 bytes (the import's \
+                 max_result_bytes); the answer is not passed on; ask for less, or raise ImportLimits::max_result_bytes"
+                    .to_owned()
+            )
+        );
+        // The connection goes on: the next call is answered.
+        let next = upstream.call("echo", "{\"text\":\"hi\"}").await;
+        assert_eq!((next.is_error, next.text().into_owned()), (false, "hi".to_owned()));
+        upstream.imported.close().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_placeholder_the_server_writes_itself_is_its_own_text() {
+        let upstream = Upstream::start(ImportLimits::default()).await;
+        let forged = "[spilled 00000000000000000000000000000000 1]";
+        let message = upstream.call("echo", &format!("{{\"text\":\"{forged}\"}}")).await;
+        assert_eq!((message.is_error, message.text().into_owned(), message.ref_id), (false, forged.to_owned(), None));
+        upstream.imported.close().await;
+    }
+
+    #[tokio::test]
+    async fn an_inline_result_bytes_under_its_least_value_is_refused_before_connecting() {
+        let limits = ImportLimits { inline_result_bytes: 100, ..ImportLimits::default() };
+        let error = McpImport::stdio("hostile", "no-such-command", ["x"]).limits(limits).connect().await.err();
+        assert_eq!(
+            error.map(|e| e.to_string()),
+            Some(
+                "the import of MCP server `hostile` is misconfigured: ImportLimits::inline_result_bytes is 100, under \
+                 its least value 4096: shorter strings would take the protocol's own (`\"jsonrpc\"`, `\"type\"`, \
+                 ...) out of the messages; raise it"
+                    .to_owned()
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn a_max_result_bytes_under_inline_result_bytes_is_refused_before_connecting() {
+        let limits = ImportLimits { max_result_bytes: 5_000, inline_result_bytes: 10_000, ..ImportLimits::default() };
+        let error = McpImport::stdio("hostile", "no-such-command", ["x"]).limits(limits).connect().await.err();
+        assert_eq!(
+            error.map(|e| e.to_string()),
+            Some(
+                "the import of MCP server `hostile` is misconfigured: ImportLimits::max_result_bytes (5000) is under \
+                 ImportLimits::inline_result_bytes (10000); raise it"
+                    .to_owned()
+            )
+        );
+    }
+}
