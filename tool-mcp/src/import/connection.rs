@@ -19,6 +19,7 @@ use tokio::sync::watch;
 use tool_runtime::{ToolContext, ToolError, ToolResult};
 
 use super::spill::{CallSpills, ChildTransport, SpillCall, Spills};
+use super::spill_http::SpillingHttp;
 use super::{CONNECT_TIMEOUT, Compiled, ImportError, ImportLimits, RemoteTool, Transport, compile, restart_wait};
 use crate::content::to_result;
 use crate::telemetry;
@@ -39,7 +40,8 @@ pub(super) struct Shared {
     tools: RwLock<(Arc<Vec<RemoteTool>>, Arc<Compiled>)>,
     /// The progress listeners of the running calls, by the progress token each was sent with.
     progress: Mutex<HashMap<String, ToolContext>>,
-    /// The long strings of the open stdio connection ([`super::spill`]).
+    /// The long strings of the open connection ([`super::spill`]; `None` for an HTTP import
+    /// authorized by OAuth, whose answers rmcp's clients read unfiltered).
     spills: Mutex<Option<Arc<Spills>>>,
     /// Counts listings (0: the first).
     pub(super) generation: watch::Sender<u64>,
@@ -357,6 +359,7 @@ impl Shared {
     async fn initialize_http<T, E, A>(
         &self,
         make: impl Fn() -> T,
+        spills: Option<Arc<Spills>>,
     ) -> Result<RunningService<RoleClient, Client>, Option<ClientInitializeError>>
     where
         T: IntoTransport<RoleClient, E, A>,
@@ -366,10 +369,10 @@ impl Shared {
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
         };
-        match self.initialize(make(), Some(stateless), None).await {
+        match self.initialize(make(), Some(stateless), spills.clone()).await {
             Err(Some(error)) if error.auth_challenge().is_none() => {
                 tracing::debug!(server = %self.name, %error, "`server/discover` failed; trying the `initialize` handshake");
-                self.initialize(make(), None, None).await
+                self.initialize(make(), None, spills).await
             }
             other => other,
         }
@@ -389,7 +392,7 @@ impl Shared {
                 let config = StreamableHttpClientTransportConfig::with_uri(url);
                 StreamableHttpClientTransport::with_client(session.client(), config)
             };
-            let error = match self.initialize_http(make).await {
+            let error = match self.initialize_http(make, None).await {
                 Ok(service) => return Ok(service),
                 Err(error) => error,
             };
@@ -469,7 +472,9 @@ impl Shared {
                                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                                 StreamableHttpClientTransport::with_client(client.clone(), config)
                             };
-                            self.initialize_http(make).await.map_err(|e| initialize_failure(url, e.as_ref(), false))
+                            self.initialize_http(make, None)
+                                .await
+                                .map_err(|e| initialize_failure(url, e.as_ref(), false))
                         }
                         Err(message) => Err(message),
                     },
@@ -481,14 +486,26 @@ impl Shared {
                          feature `client-auth`"
                     )),
                     (None, None) => {
+                        let spills = Spills::new(&self.name, &self.limits);
+                        *self.spills.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(spills.clone());
+                        // No redirect is followed (rmcp's own client follows same-origin 307 and
+                        // 308 only, by a policy it does not export).
+                        let client = reqwest::Client::builder()
+                            .pool_max_idle_per_host(0)
+                            .redirect(reqwest::redirect::Policy::none())
+                            .build()
+                            .map_err(|e| connect_error(format!("cannot make an HTTP client: {e}")))?;
                         let make = || {
                             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                             if let Some(token) = bearer_token {
                                 config = config.auth_header(token.clone());
                             }
-                            StreamableHttpClientTransport::from_config(config)
+                            let client = SpillingHttp { inner: client.clone(), spills: spills.clone() };
+                            StreamableHttpClientTransport::with_client(client, config)
                         };
-                        self.initialize_http(make).await.map_err(|e| initialize_failure(url, e.as_ref(), false))
+                        self.initialize_http(make, Some(spills.clone()))
+                            .await
+                            .map_err(|e| initialize_failure(url, e.as_ref(), false))
                     }
                 };
                 serving.map(|service| (service, None)).map_err(connect_error)
@@ -657,12 +674,11 @@ impl Shared {
             params.meta = Some(meta);
         }
         let mut request = Request::new(params);
-        // A stdio connection's long strings of the answer go to the call's output store.
-        let spill = self.is_stdio().then(|| CallSpills::new(ctx));
-        let _unregister = spill.clone().map(Unregister);
-        if let Some(call) = &spill {
-            request.extensions.insert(SpillCall(call.clone()));
-        }
+        // The long strings of the answer go to the call's output store, on a connection that
+        // filters its answers (stdio, and HTTP but for the OAuth clients; see `Traced`).
+        let spill = CallSpills::new(ctx);
+        let _unregister = Unregister(spill.clone());
+        request.extensions.insert(SpillCall(spill.clone()));
         let request = ClientRequest::CallToolRequest(request);
         let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
         if !span.is_disabled() {
@@ -672,15 +688,9 @@ impl Shared {
         let _listening = Listening::new(self, key, ctx);
         let mut pending = Pending { peer: Some(peer.clone()), id: handle.id.clone() };
         let timeout = self.limits.call_timeout;
-        let over = async {
-            match &spill {
-                Some(call) => call.went_over().await,
-                None => std::future::pending().await,
-            }
-        };
         let response = tokio::select! {
             response = handle.await_response() => response,
-            () = over => {
+            () = spill.went_over() => {
                 ended.error = Some("too_large".to_owned());
                 return Ok(Err(ToolError::Failed(format!(
                     "MCP server `{}` answered the call of `{tool}` with a message over {} bytes (the import's \
@@ -708,13 +718,10 @@ impl Shared {
                 }
                 self.link.lock().await.failures = 0;
                 let mut value = serde_json::to_value(&result).unwrap_or(Value::Null);
-                match &spill {
-                    Some(call) => match super::spill::resolve(call, &self.name, &mut value).await {
-                        Ok(Some(stored)) => Ok(stored),
-                        Ok(None) => to_result(&self.name, tool, &value),
-                        Err(message) => Err(ToolError::Failed(message)),
-                    },
-                    None => to_result(&self.name, tool, &value),
+                match super::spill::resolve(&spill, &self.name, &mut value).await {
+                    Ok(Some(stored)) => Ok(stored),
+                    Ok(None) => to_result(&self.name, tool, &value),
+                    Err(message) => Err(ToolError::Failed(message)),
                 }
             }
             Ok(_) => {

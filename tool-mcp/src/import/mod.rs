@@ -45,11 +45,12 @@
 //!   stays text, images stay images, an embedded text resource becomes its text, and any other
 //!   block (audio, a resource link, a binary resource) is passed on as its JSON text, so nothing
 //!   is dropped.
-//! - A stdio server's answer is never buffered whole: a JSON string of it longer than
+//! - A server's answer to a call is never buffered whole: a JSON string of it longer than
 //!   [`ImportLimits::inline_result_bytes`] is stored through the call's output store as it
 //!   arrives, and the model sees its head, a marker with its ref id, and its tail (a large image's
 //!   base64: a text part naming its size and ref id); a message over
-//!   [`ImportLimits::max_result_bytes`] fails the call (`docs/import.md`, "Large results").
+//!   [`ImportLimits::max_result_bytes`] fails the call (`docs/import.md`, "Large results"). Over
+//!   stdio, and over HTTP but for an import authorized by OAuth.
 //! - A server that dies or stops answering during a call gives an error result naming the server
 //!   and the tool; the next call opens a new connection (a stdio server is started again), first
 //!   waiting [`restart_wait`] of the failures in a row (lost connections and failed starts):
@@ -84,6 +85,7 @@ mod config;
 mod connection;
 mod oauth;
 mod spill;
+mod spill_http;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -156,14 +158,14 @@ pub struct ImportLimits {
     /// message's top-level `"id"`) is stored as it arrives, through the call's output store
     /// ([`OUTPUT_STORE`](tool_runtime::output::OUTPUT_STORE), in the call's scope), and the model
     /// sees its preview and ref id; a longer string in any other message is cut to this length,
-    /// with a line saying so. See `docs/import.md` ("Large results of a stdio server"). Stdio servers only (an HTTP
-    /// server's answers are read whole, as before). Under [`MIN_INLINE_RESULT_BYTES`],
+    /// with a line saying so. See `docs/import.md` ("Large results"). Not for an HTTP import authorized by OAuth
+    /// (`client_credentials`, `authorization_code`), whose answers rmcp's clients read whole. Under [`MIN_INLINE_RESULT_BYTES`],
     /// [`McpImport::connect`] fails with [`ImportError::Misused`].
     pub inline_result_bytes: usize,
     /// The most bytes one message of the server may take as sent: default 256 MiB (268,435,456).
     /// Past it the rest of the message is dropped, and the call it answers fails with an error
     /// naming the server and this setting; what it had stored so far stays in the output store
-    /// until the store's time to live lets it go. Stdio servers only. Under
+    /// until the store's time to live lets it go. Not for an HTTP import authorized by OAuth. Under
     /// `inline_result_bytes`, [`McpImport::connect`] fails with [`ImportError::Misused`].
     pub max_result_bytes: usize,
 }
@@ -584,9 +586,9 @@ impl ImportedServer {
     }
 
     /// The most bytes of the server's strings the import held in memory at once on the open
-    /// stdio connection (0 for an HTTP server, or while no child runs): at most
+    /// connection (0 while none is open, or for an HTTP import authorized by OAuth): at most
     /// 2 × [`ImportLimits::inline_result_bytes`] + 2 for strings without escapes, 7 × + 24 at
-    /// worst, whatever the length of what the server sent ([`ImportLimits::inline_result_bytes`]).
+    /// worst, whatever the length of what the server sent.
     pub fn peak_held_bytes(&self) -> usize {
         self.shared.spill_peak_held_bytes()
     }

@@ -133,6 +133,10 @@ pub(super) struct Filter {
     seq: u64,
     /// Whether a request id (JSON text) names a running call that takes spills.
     registered: Box<dyn Fn(&str) -> bool + Send>,
+    /// A line transport (stdio): a line end ends a message, whole or not, and a message past the
+    /// cap is dropped to its line's end. Otherwise (one HTTP body or SSE event) a line end is
+    /// whitespace and everything past the cap is dropped.
+    lines: bool,
     stack: Vec<bool>,
     depth: usize,
     expect_key: bool,
@@ -146,12 +150,13 @@ pub(super) struct Filter {
 
 impl Filter {
     /// A filter spilling strings past `threshold` decoded bytes, with placeholders carrying
-    /// `nonce`, and cutting messages past `max_message` bytes.
+    /// `nonce`, and cutting messages past `max_message` bytes; `lines`: see [`Filter::lines`].
     pub(super) fn new(
         threshold: usize,
         max_message: u64,
         nonce: String,
         registered: Box<dyn Fn(&str) -> bool + Send>,
+        lines: bool,
     ) -> Self {
         Self {
             threshold,
@@ -159,6 +164,7 @@ impl Filter {
             nonce,
             seq: 0,
             registered,
+            lines,
             stack: Vec::new(),
             depth: 0,
             expect_key: false,
@@ -180,6 +186,9 @@ impl Filter {
     pub(super) fn feed(&mut self, input: &[u8], out: &mut Vec<u8>, events: &mut Vec<Event>) {
         let mut i = 0;
         while i < input.len() {
+            if self.dropping && !self.lines {
+                return;
+            }
             if self.dropping {
                 // Past the cap: the rest of the line is dropped, its end passed on.
                 match memchr::memchr(b'\n', &input[i..]) {
@@ -198,7 +207,7 @@ impl Filter {
             }
             let b = input[i];
             i += 1;
-            if b == b'\n' {
+            if b == b'\n' && self.lines {
                 // A line ends a message of a line transport, whole or not.
                 self.end_message();
                 out.push(b);
@@ -243,7 +252,7 @@ impl Filter {
     /// One byte outside strings (passed on already).
     fn structural(&mut self, b: u8) {
         if let IdState::Scalar(text) = &mut self.id_state {
-            if matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\r') {
+            if matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n') {
                 let text = std::mem::take(text);
                 self.id_state = IdState::Idle;
                 if text.len() <= MAX_ID_BYTES {
@@ -291,7 +300,7 @@ impl Filter {
                     high: None,
                 });
             }
-            b' ' | b'\t' | b'\r' => {}
+            b' ' | b'\t' | b'\r' | b'\n' => {}
             _ if self.id_state == IdState::Next && self.depth == 1 => self.id_state = IdState::Scalar(vec![b]),
             _ => {}
         }
@@ -607,11 +616,11 @@ impl Spills {
         self.peak.load(Ordering::Relaxed)
     }
 
-    /// The filter of the connection.
-    fn filter(&self) -> Filter {
+    /// A filter of the connection; `lines`: see [`Filter::lines`].
+    pub(super) fn filter(&self, lines: bool) -> Filter {
         let this = self.this.clone();
         let registered = move |id: &str| this.upgrade().is_some_and(|spills| lock(&spills.calls).contains_key(id));
-        Filter::new(self.threshold, self.max_message, self.nonce.clone(), Box::new(registered))
+        Filter::new(self.threshold, self.max_message, self.nonce.clone(), Box::new(registered), lines)
     }
 
     /// Reads `upstream` to its end through the filter, writing what passes to `downstream`
@@ -621,7 +630,7 @@ impl Spills {
         mut upstream: impl AsyncRead + Unpin,
         mut downstream: impl AsyncWrite + Unpin,
     ) {
-        let mut filter = self.filter();
+        let mut filter = self.filter(true);
         let mut buf = vec![0u8; READ_BYTES];
         let mut out = Vec::with_capacity(READ_BYTES);
         let mut events = Vec::new();
@@ -633,34 +642,55 @@ impl Spills {
             };
             out.clear();
             filter.feed(&buf[..n], &mut out, &mut events);
-            self.peak.fetch_max(filter.peak_held_bytes(), Ordering::Relaxed);
-            for event in events.drain(..) {
-                match event {
-                    Event::Open { id, seq } => pipe = self.open(&id, seq).await,
-                    Event::Data(data) => {
-                        if let Some(sender) = &pipe
-                            && sender.send(data).await.is_err()
-                        {
-                            pipe = None;
-                        }
-                    }
-                    Event::End => pipe = None,
-                    Event::Over { id } => {
-                        pipe = None;
-                        tracing::warn!(server = %self.server, max_result_bytes = self.max_message,
-                            "an imported MCP server sent a message over the import's max_result_bytes; dropped its rest");
-                        let call = id.and_then(|id| lock(&self.calls).get(&id).cloned());
-                        if let Some(call) = call {
-                            call.over.send_replace(true);
-                        }
-                    }
-                }
-            }
+            self.note_peak(&filter);
+            self.handle(&mut events, &mut pipe).await;
             if downstream.write_all(&out).await.is_err() {
                 break;
             }
         }
         let _ = downstream.shutdown().await;
+    }
+
+    /// Carries out what a filter of the connection said (`events`, emptied), with `pipe` the
+    /// open spill's (kept between calls, as a string goes on across reads).
+    pub(super) async fn handle(&self, events: &mut Vec<Event>, pipe: &mut Option<mpsc::Sender<Vec<u8>>>) {
+        for event in events.drain(..) {
+            match event {
+                Event::Open { id, seq } => *pipe = self.open(&id, seq).await,
+                Event::Data(data) => {
+                    if let Some(sender) = &*pipe
+                        && sender.send(data).await.is_err()
+                    {
+                        *pipe = None;
+                    }
+                }
+                Event::End => *pipe = None,
+                Event::Over { id } => {
+                    *pipe = None;
+                    tracing::warn!(server = %self.server, max_result_bytes = self.max_message,
+                        "an imported MCP server sent a message over the import's max_result_bytes; dropped its rest");
+                    let call = id.and_then(|id| lock(&self.calls).get(&id).cloned());
+                    if let Some(call) = call {
+                        call.over.send_replace(true);
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`ImportLimits::max_result_bytes`](super::ImportLimits::max_result_bytes).
+    pub(super) fn max_message(&self) -> usize {
+        usize::try_from(self.max_message).unwrap_or(usize::MAX)
+    }
+
+    /// Counts what `filter` held at most in [`Spills::peak_held_bytes`].
+    pub(super) fn note_peak(&self, filter: &Filter) {
+        self.peak.fetch_max(filter.peak_held_bytes(), Ordering::Relaxed);
+    }
+
+    /// Whether `id` (a request id's JSON text) is a running call that takes spills.
+    pub(super) fn takes(&self, id: &RequestId) -> bool {
+        lock(&self.calls).contains_key(&serde_json::to_string(id).unwrap_or_default())
     }
 
     /// Starts storing spilled string `seq` of the call `id` on the blocking pool; the pipe to it
@@ -926,7 +956,7 @@ mod tests {
     /// Runs `input` through a filter in chunks of `chunk` bytes; what passed, and the events.
     fn run(input: &[u8], chunk: usize, threshold: usize, registered: &'static [&'static str]) -> (String, Vec<Event>) {
         let mut filter =
-            Filter::new(threshold, 1 << 30, NONCE.to_owned(), Box::new(move |id| registered.contains(&id)));
+            Filter::new(threshold, 1 << 30, NONCE.to_owned(), Box::new(move |id| registered.contains(&id)), true);
         let (mut out, mut events) = (Vec::new(), Vec::new());
         for piece in input.chunks(chunk) {
             filter.feed(piece, &mut out, &mut events);
@@ -1047,7 +1077,7 @@ mod tests {
     fn a_message_over_the_cap_is_dropped_to_its_line_end_and_its_call_told() {
         let input = "{\"id\":1,\"r\":\"0123456789abcdef\"}\n{\"id\":2}\n";
         for chunk in CHUNKS {
-            let mut filter = Filter::new(8, 20, NONCE.to_owned(), Box::new(|id| id == "1"));
+            let mut filter = Filter::new(8, 20, NONCE.to_owned(), Box::new(|id| id == "1"), true);
             let (mut out, mut events) = (Vec::new(), Vec::new());
             for piece in input.as_bytes().chunks(chunk) {
                 filter.feed(piece, &mut out, &mut events);
@@ -1059,7 +1089,7 @@ mod tests {
 
     #[test]
     fn the_filter_holds_no_more_than_a_short_string_whatever_the_length() {
-        let mut filter = Filter::new(1024, u64::MAX, NONCE.to_owned(), Box::new(|_| true));
+        let mut filter = Filter::new(1024, u64::MAX, NONCE.to_owned(), Box::new(|_| true), true);
         let (mut out, mut events) = (Vec::new(), Vec::new());
         filter.feed(br#"{"id":1,"result":""#, &mut out, &mut events);
         let piece = vec![b'x'; 65536];

@@ -31,6 +31,9 @@ enum Hostile {
     Silent,
     /// One tool whose calls are never answered.
     SilentCall,
+    /// One tool whose calls answer with one text block of `block` repeated `reps` times, as a
+    /// JSON body or (`sse`) as the `data` of one SSE event.
+    Large { block: String, reps: usize, sse: bool },
 }
 
 fn tool(i: usize) -> Value {
@@ -79,7 +82,7 @@ async fn upstream(mode: Hostile) -> (SocketAddr, Arc<AtomicUsize>) {
                             }
                             Hostile::Many(n) => reply(json!({"tools": (0..*n).map(tool).collect::<Vec<_>>()})),
                             Hostile::Endless => reply(json!({"tools": [tool(page)], "nextCursor": format!("c{page}")})),
-                            Hostile::SilentCall => reply(json!({"tools": [tool(0)]})),
+                            Hostile::SilentCall | Hostile::Large { .. } => reply(json!({"tools": [tool(0)]})),
                             Hostile::Silent => std::future::pending().await,
                         }
                     }
@@ -91,6 +94,7 @@ async fn upstream(mode: Hostile) -> (SocketAddr, Arc<AtomicUsize>) {
                             }
                             reply(result)
                         }
+                        Hostile::Large { block, reps, sse } => large(&id, block, *reps, *sse),
                         _ => std::future::pending().await,
                     },
                     method if method.starts_with("notifications/") => StatusCode::ACCEPTED.into_response(),
@@ -108,6 +112,23 @@ async fn upstream(mode: Hostile) -> (SocketAddr, Arc<AtomicUsize>) {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
     (addr, listed)
+}
+
+/// The answer of [`Hostile::Large`] to the call `id`, streamed in pieces of one block each.
+fn large(id: &Value, block: &str, reps: usize, sse: bool) -> axum::response::Response {
+    let escaped = serde_json::to_string(block).unwrap();
+    let piece = bytes::Bytes::from(escaped[1..escaped.len() - 1].to_owned());
+    let head = format!(
+        "{}{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"",
+        if sse { "event: message\ndata: " } else { "" }
+    );
+    let tail = format!("\"}}]}}}}{}", if sse { "\n\n" } else { "" });
+    let pieces = std::iter::once(bytes::Bytes::from(head))
+        .chain(std::iter::repeat_n(piece, reps))
+        .chain(std::iter::once(bytes::Bytes::from(tail)))
+        .map(Ok::<_, std::convert::Infallible>);
+    let content_type = if sse { "text/event-stream" } else { "application/json" };
+    ([("content-type", content_type)], axum::body::Body::from_stream(futures::stream::iter(pieces))).into_response()
 }
 
 /// Connects an import of the upstream at `addr` with `limits`, within 20 s.
@@ -284,6 +305,11 @@ mod large_results {
             let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/all/hostile_results.py");
             let import = McpImport::stdio("hostile", test_support::python::interpreter(), [script]).limits(limits);
             let imported = tokio::time::timeout(Duration::from_secs(30), import.connect()).await.unwrap().unwrap();
+            Self::of(imported)
+        }
+
+        /// `imported` in a registry whose output store is a memory store this test reads.
+        fn of(imported: ImportedServer) -> Self {
             let store: Arc<dyn OutputStore> = Arc::new(MemoryStore::new());
             let registry = imported
                 .add_to(Registry::builder())
@@ -336,22 +362,27 @@ mod large_results {
     async fn a_hundred_megabytes_of_text_arrive_capped_and_read_back_whole() {
         let upstream = Upstream::start(ImportLimits::default()).await;
         let message = upstream.call("text", &format!("{{\"reps\":{REPS}}}")).await;
-        let expected = block().repeat(REPS);
+        is_stored_whole(&upstream, &message, &block().repeat(REPS)).await;
+    }
+
+    /// `message` is the preview of `expected`, stored whole under its ref id; the import held at
+    /// most one string up to the threshold (1 MiB) in both forms, never the whole.
+    async fn is_stored_whole(upstream: &Upstream, message: &ToolMessage, expected: &str) {
         assert!(!message.is_error, "{}", message.text());
         let ref_id = message.ref_id.clone().expect("the result names its ref id");
-        is_preview(&message.text(), &expected, &ref_id);
+        is_preview(&message.text(), expected, &ref_id);
         same(&upstream.stored(&ref_id), expected.as_bytes());
-        // Held at once: one string up to the threshold (1 MiB) in both forms, never the 100 MB.
         let held = upstream.imported.peak_held_bytes();
         assert!(held > 1 << 20 && held <= 7 * (1 << 20) + 24, "held {held} bytes");
         upstream.imported.close().await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_hundred_megabyte_text_resource_becomes_its_preview_and_its_ref() {
+    async fn a_twenty_megabyte_text_resource_becomes_its_preview_and_its_ref() {
+        // 20 MB, not 100, to keep the test command fast: the text test carries the 100 MB.
         let upstream = Upstream::start(ImportLimits::default()).await;
-        let message = upstream.call("resource", &format!("{{\"reps\":{REPS}}}")).await;
-        let expected = block().repeat(REPS);
+        let message = upstream.call("resource", &format!("{{\"reps\":{}}}", REPS / 5)).await;
+        let expected = block().repeat(REPS / 5);
         let MessageContent::Parts(parts) = &message.content else { panic!("{:?}", message.text()) };
         let [ContentPart::Resource { uri, media_type, contents: tool_runtime::ResourceContents::Text(text) }] =
             parts.as_slice()
@@ -461,5 +492,27 @@ mod large_results {
                     .to_owned()
             )
         );
+    }
+
+    /// An HTTP upstream answering with 20 MB of text (as a JSON body or an SSE event): the call
+    /// ends with the preview and the ref id, the store holds the whole, and the import held at
+    /// most a short string of it (20 MB, not 100, to keep the test command fast: the stdio tests
+    /// carry the 100 MB).
+    async fn large_over_http(sse: bool) {
+        let reps = 500;
+        let (addr, _) = super::upstream(super::Hostile::Large { block: block(), reps, sse }).await;
+        let upstream = Upstream::of(super::connect(addr, ImportLimits::default()).await.unwrap());
+        let message = upstream.call("t0", "{}").await;
+        is_stored_whole(&upstream, &message, &block().repeat(reps)).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_large_json_answer_over_http_arrives_capped_and_reads_back_whole() {
+        large_over_http(false).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_large_sse_answer_over_http_arrives_capped_and_reads_back_whole() {
+        large_over_http(true).await;
     }
 }
