@@ -689,7 +689,8 @@ impl Shared {
         let mut pending = Pending { peer: Some(peer.clone()), id: handle.id.clone() };
         let timeout = self.limits.call_timeout;
         let response = tokio::select! {
-            response = handle.await_response() => response,
+            // An answer over the cap is told to the call before the transport fails the request.
+            biased;
             () = spill.went_over() => {
                 ended.error = Some("too_large".to_owned());
                 return Ok(Err(ToolError::Failed(format!(
@@ -698,6 +699,7 @@ impl Shared {
                     self.name, self.limits.max_result_bytes
                 ))));
             }
+            response = handle.await_response() => response,
             () = ctx.cancellation().cancelled() => {
                 ended.error = Some("cancelled".to_owned());
                 return Ok(Err(cancelled(ctx, tool)));

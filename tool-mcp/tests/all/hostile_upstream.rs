@@ -118,11 +118,18 @@ async fn upstream(mode: Hostile) -> (SocketAddr, Arc<AtomicUsize>) {
 fn large(id: &Value, block: &str, reps: usize, sse: bool) -> axum::response::Response {
     let escaped = serde_json::to_string(block).unwrap();
     let piece = bytes::Bytes::from(escaped[1..escaped.len() - 1].to_owned());
+    // Over SSE, a comment and a notification with a long string (cut, not stored) come first.
+    let notice = format!(
+        ": keep-alive\n\nevent: message\ndata: {}\n\n",
+        json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "x".repeat(2 << 20)}})
+    );
     let head = format!(
         "{}{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"",
         if sse { "event: message\ndata: " } else { "" }
     );
     let tail = format!("\"}}]}}}}{}", if sse { "\n\n" } else { "" });
+    let head = if sse { notice + &head } else { head };
     let pieces = std::iter::once(bytes::Bytes::from(head))
         .chain(std::iter::repeat_n(piece, reps))
         .chain(std::iter::once(bytes::Bytes::from(tail)))
@@ -270,8 +277,9 @@ mod large_results {
     use std::sync::Arc;
     use std::time::Duration;
 
+    use serde_json::json;
     use tool_mcp::import::{ImportLimits, ImportedServer, McpImport};
-    use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputStore};
+    use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputScope, OutputStore, StoreError};
     use tool_runtime::{ContentPart, MessageContent, Registry, ToolCall, ToolContext, ToolMessage};
 
     /// The text the upstream repeats (as `block()` in the script): 1,000 lines, every 50th with a
@@ -436,20 +444,26 @@ mod large_results {
         upstream.imported.close().await;
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn an_answer_over_max_result_bytes_fails_naming_the_server_and_the_setting() {
-        let limits = ImportLimits { max_result_bytes: 1 << 20, ..ImportLimits::default() };
-        let upstream = Upstream::start(limits).await;
-        let message = upstream.call("text", "{\"reps\":100}").await;
+    /// `message` is the error of the call of `tool` whose answer passed a `max_result_bytes` of 1 MiB.
+    fn is_over_the_cap(message: &ToolMessage, tool: &str) {
         assert_eq!(
             (message.is_error, message.text().into_owned()),
             (
                 true,
-                "MCP server `hostile` answered the call of `text` with a message over 1048576 bytes (the import's \
-                 max_result_bytes); the answer is not passed on; ask for less, or raise ImportLimits::max_result_bytes"
-                    .to_owned()
+                format!(
+                    "MCP server `hostile` answered the call of `{tool}` with a message over 1048576 bytes (the \
+                     import's max_result_bytes); the answer is not passed on; ask for less, or raise \
+                     ImportLimits::max_result_bytes"
+                )
             )
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_answer_over_max_result_bytes_fails_naming_the_server_and_the_setting() {
+        let limits = ImportLimits { max_result_bytes: 1 << 20, ..ImportLimits::default() };
+        let upstream = Upstream::start(limits).await;
+        is_over_the_cap(&upstream.call("text", "{\"reps\":100}").await, "text");
         // The connection goes on: the next call is answered.
         let next = upstream.call("echo", "{\"text\":\"hi\"}").await;
         assert_eq!((next.is_error, next.text().into_owned()), (false, "hi".to_owned()));
@@ -514,5 +528,30 @@ mod large_results {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_large_sse_answer_over_http_arrives_capped_and_reads_back_whole() {
         large_over_http(true).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_http_answer_over_max_result_bytes_fails_naming_the_server_and_the_setting() {
+        let (addr, _) = super::upstream(super::Hostile::Large { block: block(), reps: 100, sse: false }).await;
+        let limits = ImportLimits { max_result_bytes: 1 << 20, ..ImportLimits::default() };
+        let upstream = Upstream::of(super::connect(addr, limits).await.unwrap());
+        is_over_the_cap(&upstream.call("t0", "{}").await, "t0");
+        upstream.imported.close().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stored_string_belongs_to_the_calls_session_and_principal() {
+        let limits = ImportLimits { inline_result_bytes: 4096, ..ImportLimits::default() };
+        let upstream = Upstream::start(limits).await;
+        let text = "0123456789".repeat(1_000);
+        let call = ToolCall::new("c1", "echo", json!({"text": text}).to_string());
+        let ctx = ToolContext::builder().session_id("s1").principal("ana").build();
+        let message = upstream.registry.call(&call, &ctx).await;
+        let ref_id = message.ref_id.clone().unwrap_or_else(|| panic!("{}", message.text()));
+        assert_eq!(message.text(), text, "the whole fits in the preview");
+        let scope = |principal| OutputScope { session: Some("s1"), principal: Some(principal) };
+        assert_eq!(upstream.store.check_scope(&ref_id, scope("ana")), Ok(()));
+        assert!(matches!(upstream.store.check_scope(&ref_id, scope("bo")), Err(StoreError::NotFound { .. })));
+        upstream.imported.close().await;
     }
 }
