@@ -14,9 +14,12 @@ import json
 import sys
 
 
+PLAIN = "a plain line of the hostile server, long enough that its line ends are few " * 3
+
+
 def block():
     return "".join(
-        f"{i:06d} a line with escapes\t\"é😀\"\n" if i % 50 == 0 else f"{i:06d} a plain line of the hostile server\n"
+        f"{i:06d} a line with escapes\t\"é😀\"\n" if i % 50 == 0 else f"{i:06d} {PLAIN}\n"
         for i in range(1000)
     )
 

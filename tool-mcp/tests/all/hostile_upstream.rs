@@ -291,14 +291,17 @@ mod large_results {
                 if i % 50 == 0 {
                     format!("{i:06} a line with escapes\t\"é😀\"\n")
                 } else {
-                    format!("{i:06} a plain line of the hostile server\n")
+                    format!(
+                        "{i:06} {}\n",
+                        "a plain line of the hostile server, long enough that its line ends are few ".repeat(3)
+                    )
                 }
             })
             .collect()
     }
 
-    /// Repetitions of [`block`] making about 100 MB (2,400 × 41,880 bytes = 100,512,000).
-    const REPS: usize = 2_400;
+    /// Repetitions of [`block`] making about 100 MB (437 × 229,060 bytes = 100,099,220).
+    const REPS: usize = 437;
 
     struct Upstream {
         imported: ImportedServer,
@@ -386,11 +389,10 @@ mod large_results {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_twenty_megabyte_text_resource_becomes_its_preview_and_its_ref() {
-        // 20 MB, not 100, to keep the test command fast: the text test carries the 100 MB.
+    async fn a_hundred_megabyte_text_resource_becomes_its_preview_and_its_ref() {
         let upstream = Upstream::start(ImportLimits::default()).await;
-        let message = upstream.call("resource", &format!("{{\"reps\":{}}}", REPS / 5)).await;
-        let expected = block().repeat(REPS / 5);
+        let message = upstream.call("resource", &format!("{{\"reps\":{REPS}}}")).await;
+        let expected = block().repeat(REPS);
         let MessageContent::Parts(parts) = &message.content else { panic!("{:?}", message.text()) };
         let [ContentPart::Resource { uri, media_type, contents: tool_runtime::ResourceContents::Text(text) }] =
             parts.as_slice()
@@ -426,8 +428,8 @@ mod large_results {
     async fn two_long_texts_of_one_result_are_stored_apart() {
         let limits = ImportLimits { inline_result_bytes: 100_000, ..ImportLimits::default() };
         let upstream = Upstream::start(limits).await;
-        let message = upstream.call("two", "{\"reps\":20}").await;
-        let expected = block().repeat(20);
+        let message = upstream.call("two", "{\"reps\":4}").await;
+        let expected = block().repeat(4);
         let MessageContent::Parts(parts) = &message.content else { panic!("{:?}", message.text()) };
         let refs: Vec<String> = parts
             .iter()
@@ -463,7 +465,7 @@ mod large_results {
     async fn an_answer_over_max_result_bytes_fails_naming_the_server_and_the_setting() {
         let limits = ImportLimits { max_result_bytes: 1 << 20, ..ImportLimits::default() };
         let upstream = Upstream::start(limits).await;
-        is_over_the_cap(&upstream.call("text", "{\"reps\":100}").await, "text");
+        is_over_the_cap(&upstream.call("text", "{\"reps\":10}").await, "text");
         // The connection goes on: the next call is answered.
         let next = upstream.call("echo", "{\"text\":\"hi\"}").await;
         assert_eq!((next.is_error, next.text().into_owned()), (false, "hi".to_owned()));
@@ -513,7 +515,7 @@ mod large_results {
     /// most a short string of it (20 MB, not 100, to keep the test command fast: the stdio tests
     /// carry the 100 MB).
     async fn large_over_http(sse: bool) {
-        let reps = 500;
+        let reps = REPS / 5;
         let (addr, _) = super::upstream(super::Hostile::Large { block: block(), reps, sse }).await;
         let upstream = Upstream::of(super::connect(addr, ImportLimits::default()).await.unwrap());
         let message = upstream.call("t0", "{}").await;
@@ -532,7 +534,7 @@ mod large_results {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_http_answer_over_max_result_bytes_fails_naming_the_server_and_the_setting() {
-        let (addr, _) = super::upstream(super::Hostile::Large { block: block(), reps: 100, sse: false }).await;
+        let (addr, _) = super::upstream(super::Hostile::Large { block: block(), reps: 10, sse: false }).await;
         let limits = ImportLimits { max_result_bytes: 1 << 20, ..ImportLimits::default() };
         let upstream = Upstream::of(super::connect(addr, limits).await.unwrap());
         is_over_the_cap(&upstream.call("t0", "{}").await, "t0");
