@@ -334,9 +334,12 @@ impl Filter {
         }
         let b = input[0];
         if b == b'\n' {
-            // A raw line end cannot be in a JSON string: the message is broken; its line ends.
-            if s.mode == Mode::Spill {
-                events.push(Event::End);
+            // A raw line end cannot be in a JSON string: the message is broken; its line ends,
+            // passed on as far as it came.
+            match s.mode {
+                Mode::Spill => events.push(Event::End),
+                Mode::Short => out.extend_from_slice(&s.raw),
+                Mode::Cut => {}
             }
             self.end_message();
             out.push(b);
@@ -1085,6 +1088,58 @@ mod tests {
             assert_eq!(String::from_utf8(out).unwrap(), "{\"id\":1,\"r\":\"\n{\"id\":2}\n", "chunk {chunk}");
             assert_eq!(events, vec![Event::Over { id: Some("1".to_owned()) }], "chunk {chunk}");
         }
+    }
+
+    #[test]
+    fn nesting_past_the_tracked_depth_holds_no_stack_beyond_it() {
+        let mut filter = Filter::new(8, u64::MAX, NONCE.to_owned(), Box::new(|_| true), true);
+        let (mut out, mut events) = (Vec::new(), Vec::new());
+        filter.feed(&vec![b'['; 100_000], &mut out, &mut events);
+        filter.feed(br#""0123456789"]"#, &mut out, &mut events);
+        assert_eq!(filter.stack.len(), TRACKED_DEPTH);
+        assert_eq!(filter.depth, 99_999);
+        // No id at the top level: the long string is cut, not stored.
+        assert!(out.ends_with(
+            br#""01234567\n[... cut: the server's string was 10 bytes, over the import's inline_result_bytes (8)]"]"#
+        ));
+        assert_eq!(events, vec![]);
+    }
+
+    #[test]
+    fn a_broken_line_ends_its_message_and_the_next_line_is_read_afresh() {
+        // A raw line end inside a string, then a bad `\u` escape: neither is JSON; each line is
+        // passed on as it came, and the next message's id still counts.
+        let input = "{\"id\":1,\"r\":\"abc\n{\"id\":1,\"r\":\"\\uZZ\"}\n{\"id\":2,\"r\":\"0123456789\"}\n";
+        let (out, events) = run(input.as_bytes(), 3, 8, &["2"]);
+        assert_eq!(out, "{\"id\":1,\"r\":\"abc\n{\"id\":1,\"r\":\"\\uZZ\"}\n{\"id\":2,\"r\":\"[spilled n0 1]\"}\n");
+        assert_eq!(
+            events,
+            vec![Event::Open { id: "2".to_owned(), seq: 1 }, Event::Data(b"0123456789".to_vec()), Event::End]
+        );
+    }
+
+    #[test]
+    fn an_id_longer_than_its_cap_names_no_call() {
+        let id = "9".repeat(MAX_ID_BYTES + 1);
+        let line = format!("{{\"id\":{id},\"r\":\"0123456789\"}}");
+        let mut filter = Filter::new(8, u64::MAX, NONCE.to_owned(), Box::new(|_| true), true);
+        let (mut out, mut events) = (Vec::new(), Vec::new());
+        filter.feed(line.as_bytes(), &mut out, &mut events);
+        assert_eq!(events, vec![]);
+    }
+
+    #[test]
+    fn over_http_a_line_end_is_whitespace_and_a_message_past_the_cap_is_dropped_to_its_end() {
+        let body = "{\n \"id\": 1,\n \"r\": \"0123456789\"\n}";
+        let mut filter = Filter::new(8, u64::MAX, NONCE.to_owned(), Box::new(|id| id == "1"), false);
+        let (mut out, mut events) = (Vec::new(), Vec::new());
+        filter.feed(body.as_bytes(), &mut out, &mut events);
+        assert_eq!(String::from_utf8(out).unwrap(), "{\n \"id\": 1,\n \"r\": \"[spilled n0 1]\"\n}");
+        let mut filter = Filter::new(8, 14, NONCE.to_owned(), Box::new(|id| id == "1"), false);
+        let (mut out, mut events) = (Vec::new(), Vec::new());
+        filter.feed(format!("{body}\n{body}").as_bytes(), &mut out, &mut events);
+        assert_eq!(String::from_utf8(out).unwrap(), "{\n \"id\": 1,\n \"");
+        assert_eq!(events, vec![Event::Over { id: Some("1".to_owned()) }]);
     }
 
     #[test]
