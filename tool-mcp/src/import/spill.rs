@@ -320,7 +320,8 @@ impl Filter {
             // string's run ends one byte past the threshold, so that at most that much is held.
             let mut run = memchr::memchr3(b'"', b'\\', b'\n', input).unwrap_or(input.len());
             if s.mode == Mode::Short {
-                run = run.min(usize::try_from(threshold + 1 - s.length.min(threshold)).unwrap_or(usize::MAX));
+                run = run
+                    .min(usize::try_from(threshold.saturating_add(1) - s.length.min(threshold)).unwrap_or(usize::MAX));
             }
             if run > 0 {
                 if s.mode == Mode::Short {
@@ -1140,6 +1141,12 @@ mod tests {
         filter.feed(format!("{body}\n{body}").as_bytes(), &mut out, &mut events);
         assert_eq!(String::from_utf8(out).unwrap(), "{\n \"id\": 1,\n \"");
         assert_eq!(events, vec![Event::Over { id: Some("1".to_owned()) }]);
+    }
+
+    #[test]
+    fn the_largest_threshold_passes_every_string_on() {
+        let line = r#"{"id":1,"r":"0123456789"}"#;
+        assert_eq!(run(line.as_bytes(), 3, usize::MAX, &["1"]), (line.to_owned(), vec![]));
     }
 
     #[test]
