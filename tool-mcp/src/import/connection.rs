@@ -41,7 +41,8 @@ pub(super) struct Shared {
     /// The progress listeners of the running calls, by the progress token each was sent with.
     progress: Mutex<HashMap<String, ToolContext>>,
     /// The long strings of the open connection ([`super::spill`]; `None` for an HTTP import
-    /// authorized by OAuth, whose answers rmcp's clients read unfiltered).
+    /// authorized by the OAuth authorization code flow, whose answers rmcp's client reads
+    /// unfiltered).
     spills: Mutex<Option<Arc<Spills>>>,
     /// Counts listings (0: the first).
     pub(super) generation: watch::Sender<u64>,
@@ -438,15 +439,12 @@ impl Shared {
                 if let Some(cwd) = cwd {
                     cmd.current_dir(cwd);
                 }
-                let spills = Spills::new(&self.name, &self.limits);
+                let spills = self.new_spills();
                 match ChildTransport::spawn(cmd, spills.clone()) {
-                    Ok((child, pid)) => {
-                        *self.spills.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(spills.clone());
-                        match self.initialize(child, None, Some(spills)).await {
-                            Ok(service) => Ok((service, pid)),
-                            Err(e) => Err(connect_error(initialize_failure(&format!("`{command}`"), e.as_ref(), true))),
-                        }
-                    }
+                    Ok((child, pid)) => match self.initialize(child, None, Some(spills)).await {
+                        Ok(service) => Ok((service, pid)),
+                        Err(e) => Err(connect_error(initialize_failure(&format!("`{command}`"), e.as_ref(), true))),
+                    },
                     Err(e) => Err(connect_error(format!(
                         "cannot start `{command}`: {e}; check the command and that it is on PATH"
                     ))),
@@ -467,12 +465,16 @@ impl Shared {
                     }
                     #[cfg(feature = "client-auth")]
                     (Some(credentials), None) => match authorized_client(url, credentials).await {
-                        Ok(client) => {
+                        Ok(manager) => {
+                            // The token is added by rmcp's `AuthClient`, around the filtering client.
+                            let spills = self.new_spills();
+                            let http = SpillingHttp { inner: reqwest::Client::default(), spills: spills.clone() };
+                            let client = rmcp::transport::auth::AuthClient::new(http, manager);
                             let make = || {
                                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                                 StreamableHttpClientTransport::with_client(client.clone(), config)
                             };
-                            self.initialize_http(make, None)
+                            self.initialize_http(make, Some(spills))
                                 .await
                                 .map_err(|e| initialize_failure(url, e.as_ref(), false))
                         }
@@ -486,8 +488,7 @@ impl Shared {
                          feature `client-auth`"
                     )),
                     (None, None) => {
-                        let spills = Spills::new(&self.name, &self.limits);
-                        *self.spills.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(spills.clone());
+                        let spills = self.new_spills();
                         // No redirect is followed (rmcp's own client follows same-origin 307 and
                         // 308 only, by a policy it does not export).
                         let client = reqwest::Client::builder()
@@ -562,6 +563,13 @@ impl Shared {
             let _ = service.close().await;
         }
         *self.pid.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    }
+
+    /// The long strings of a new connection, which [`Shared::spill_peak_held_bytes`] then reads.
+    fn new_spills(&self) -> Arc<Spills> {
+        let spills = Spills::new(&self.name, &self.limits);
+        *self.spills.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(spills.clone());
+        spills
     }
 
     /// The most bytes of strings the open stdio connection's filter held at once (0 for HTTP or
@@ -675,7 +683,7 @@ impl Shared {
         }
         let mut request = Request::new(params);
         // The long strings of the answer go to the call's output store, on a connection that
-        // filters its answers (stdio, and HTTP but for the OAuth clients; see `Traced`).
+        // filters its answers (all but HTTP with the authorization code flow; see `Traced`).
         let spill = CallSpills::new(ctx);
         let _unregister = Unregister(spill.clone());
         request.extensions.insert(SpillCall(spill.clone()));
@@ -956,15 +964,15 @@ fn initialize_failure(what: &str, error: Option<&ClientInitializeError>, stdio: 
     }
 }
 
-/// The HTTP client of `url` with an access token obtained by the client credentials grant (rmcp's
-/// `auth`: the protected resource metadata, the authorization server's metadata, then the token
-/// request for `url` as the resource).
+/// The authorization of `url` with an access token obtained by the client credentials grant
+/// (rmcp's `auth`: the protected resource metadata, the authorization server's metadata, then the
+/// token request for `url` as the resource).
 #[cfg(feature = "client-auth")]
 async fn authorized_client(
     url: &str,
     credentials: &super::ClientCredentials,
-) -> Result<rmcp::transport::auth::AuthClient<reqwest::Client>, String> {
-    use rmcp::transport::auth::{AuthClient, ClientCredentialsConfig, OAuthState};
+) -> Result<rmcp::transport::auth::AuthorizationManager, String> {
+    use rmcp::transport::auth::{ClientCredentialsConfig, OAuthState};
     let why = |e: rmcp::transport::auth::AuthError| format!("cannot obtain an access token for {url}: {e}");
     let mut state = OAuthState::new(url, None).await.map_err(why)?;
     let config = ClientCredentialsConfig::ClientSecret {
@@ -980,7 +988,7 @@ async fn authorized_client(
     let manager = state
         .into_authorization_manager()
         .ok_or_else(|| format!("cannot obtain an access token for {url}: the grant did not authorize the client"))?;
-    Ok(AuthClient::new(reqwest::Client::default(), manager))
+    Ok(manager)
 }
 
 /// The transport of a connection, adding trace context to the `_meta` of the handshake's request

@@ -3,9 +3,13 @@
 //! `data` of each SSE event) through the connection's filter as it arrives; every other request,
 //! and the `GET` stream and session deletion, go through rmcp's own reqwest client unchanged.
 //!
+//! An import by the OAuth client credentials grant wraps it in rmcp's `AuthClient`, which adds the
+//! token and answers challenges; the authorization code flow's client is rmcp's alone (unfiltered).
+//!
 //! What differs from rmcp's client on that one path: an HTTP error status answers
-//! `SessionExpired` (404 with a session), `AuthRequired` (401 with a challenge) or
-//! `UnexpectedServerResponse` naming the status, without reading the body; the body is capped by
+//! `SessionExpired` (404 with a session), `AuthRequired` (401 with a challenge),
+//! `InsufficientScope` (403 with a challenge) or `UnexpectedServerResponse` naming the status,
+//! without reading the body; the body is capped by
 //! [`ImportLimits::max_result_bytes`](super::ImportLimits::max_result_bytes) as sent (rmcp's own
 //! 16 MiB JSON and SSE-event caps do not apply to it); an SSE line other than `data` is capped
 //! at 64 KiB. The transport's SSE event cap is rmcp's default (the import sets none), so the
@@ -19,8 +23,8 @@ use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_client::{
-    AuthRequiredError, SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
-    StreamableHttpResponseLimits,
+    AuthRequiredError, InsufficientScopeError, SseError, StreamableHttpClient, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 use sse_stream::Sse;
 use tokio::sync::mpsc;
@@ -86,6 +90,9 @@ impl SpillingHttp {
                 Some(header) if status == reqwest::StatusCode::UNAUTHORIZED => {
                     StreamableHttpError::AuthRequired(AuthRequiredError::new(header.to_owned()))
                 }
+                Some(header) if status == reqwest::StatusCode::FORBIDDEN => StreamableHttpError::InsufficientScope(
+                    InsufficientScopeError::new(header.to_owned(), scope_of(header)),
+                ),
                 _ if status == reqwest::StatusCode::NOT_FOUND && session_attached => {
                     StreamableHttpError::SessionExpired
                 }
@@ -126,6 +133,17 @@ impl SpillingHttp {
         self.spills.note_peak(&filter);
         Ok(serde_json::from_slice(&out)?)
     }
+}
+
+/// The `scope` a `WWW-Authenticate` challenge asks for (`scope="a b"` or `scope=a`), if any.
+fn scope_of(challenge: &str) -> Option<String> {
+    let at = challenge.to_ascii_lowercase().find("scope=")? + "scope=".len();
+    let rest = &challenge[at..];
+    let scope = match rest.strip_prefix('"') {
+        Some(quoted) => quoted.split('"').next().unwrap_or_default(),
+        None => rest.split([',', ' ']).next().unwrap_or_default(),
+    };
+    Some(scope.to_owned()).filter(|scope| !scope.is_empty())
 }
 
 /// The events of an SSE body, each event's `data` through a filter of its own.
@@ -351,5 +369,18 @@ impl StreamableHttpClient for SpillingHttp {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, Failed> {
         self.inner.get_stream(uri, session_id, last_event_id, auth_header, custom_headers).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_scope_of_a_challenge_is_read_quoted_or_not() {
+        let said = [
+            super::scope_of(r#"Bearer error="insufficient_scope", scope="files:read files:write""#),
+            super::scope_of("Bearer Scope=read:data, error=insufficient_scope"),
+            super::scope_of(r#"Bearer error="insufficient_scope""#),
+        ];
+        assert_eq!(said, [Some("files:read files:write".to_owned()), Some("read:data".to_owned()), None]);
     }
 }
