@@ -16,14 +16,17 @@
 //!   the string was.
 //!
 //! A message longer than [`ImportLimits::max_result_bytes`](super::ImportLimits::max_result_bytes)
-//! (its bytes as sent) is not passed on past that point: the rest is dropped up to the end of the
-//! line, which rmcp's line reader then skips as unparsable, and a call it answers fails
-//! naming the server and the setting. What it had stored is left to the store's time to live.
+//! (its bytes as sent) is not passed on past that point: over stdio the rest is dropped up to the
+//! end of the line, which rmcp's line reader then skips as unparsable; over HTTP the rest of the
+//! body or SSE event is dropped ([`super::spill_http`]). A call it answers fails naming the server
+//! and the setting. What it had stored is left to the store's time to live.
 //!
 //! Memory: per connection, the filter holds at most one short string (its raw bytes and its
 //! decoded bytes: at most 7 × `inline_result_bytes` + 24 bytes, as an escape is 6 bytes for 1),
 //! the head of a cut string (`inline_result_bytes` + 3), a top-level id of at most 128 bytes, and
 //! the read buffer (64 KiB); [`Spills::peak_held_bytes`] reports the most it held of strings.
+//! The filtered message is then parsed whole by rmcp (over stdio without rmcp's 16 MiB line cap,
+//! which `max_result_bytes` replaces): what it holds is the message with its long strings out.
 
 use std::collections::HashMap;
 use std::io::Read;
