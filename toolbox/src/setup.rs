@@ -822,6 +822,15 @@ pub(crate) struct ImportFlags {
     /// milliseconds [default: 600000].
     #[arg(long, global = true, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) import_call_timeout_ms: Option<u64>,
+    /// With `--config`: the longest string, in bytes, a server's message is passed on with;
+    /// a longer one in a call's answer is stored in the output cache (the model sees its head,
+    /// tail and ref id), in any other message cut; at least 4096 [default: 1048576 (1 MiB)].
+    #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(4096..))]
+    pub(crate) import_inline_result_bytes: Option<u64>,
+    /// With `--config`: the most bytes one message of a server may take; past it the call it
+    /// answers fails naming the server and this flag [default: 268435456 (256 MiB)].
+    #[arg(long, global = true, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) import_max_result_bytes: Option<u64>,
 }
 
 impl ImportFlags {
@@ -837,6 +846,8 @@ impl ImportFlags {
             max_listing_bytes: count(self.import_max_listing_bytes, defaults.max_listing_bytes),
             request_timeout: millis(self.import_request_timeout_ms, defaults.request_timeout),
             call_timeout: millis(self.import_call_timeout_ms, defaults.call_timeout),
+            inline_result_bytes: count(self.import_inline_result_bytes, defaults.inline_result_bytes),
+            max_result_bytes: count(self.import_max_result_bytes, defaults.max_result_bytes),
         }
     }
 }

@@ -12,12 +12,14 @@ use rmcp::service::{
     ClientInitializeError, NotificationContext, Peer, PeerRequestOptions, RunningService, ServiceError,
 };
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{IntoTransport, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::{IntoTransport, StreamableHttpClientTransport};
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient};
 use serde_json::Value;
 use tokio::sync::watch;
 use tool_runtime::{ToolContext, ToolError, ToolResult};
 
+use super::spill::{CallSpills, ChildTransport, SpillCall, Spills};
+use super::spill_http::SpillingHttp;
 use super::{CONNECT_TIMEOUT, Compiled, ImportError, ImportLimits, RemoteTool, Transport, compile, restart_wait};
 use crate::content::to_result;
 use crate::telemetry;
@@ -38,6 +40,10 @@ pub(super) struct Shared {
     tools: RwLock<(Arc<Vec<RemoteTool>>, Arc<Compiled>)>,
     /// The progress listeners of the running calls, by the progress token each was sent with.
     progress: Mutex<HashMap<String, ToolContext>>,
+    /// The long strings of the open connection ([`super::spill`]; `None` for an HTTP import
+    /// authorized by the OAuth authorization code flow, whose answers rmcp's client reads
+    /// unfiltered).
+    spills: Mutex<Option<Arc<Spills>>>,
     /// Counts listings (0: the first).
     pub(super) generation: watch::Sender<u64>,
     /// The OAuth authorization of an import by the authorization code flow (its token survives
@@ -117,6 +123,7 @@ impl Shared {
             pid: Mutex::new(None),
             tools: RwLock::new((Arc::new(Vec::new()), Arc::new(HashMap::new()))),
             progress: Mutex::new(HashMap::new()),
+            spills: Mutex::new(None),
             generation: watch::channel(0).0,
             #[cfg(feature = "client-auth")]
             oauth,
@@ -291,6 +298,7 @@ impl Shared {
         &self,
         transport: T,
         lifecycle: Option<ClientLifecycleMode>,
+        spills: Option<Arc<Spills>>,
     ) -> Result<RunningService<RoleClient, Client>, Option<ClientInitializeError>>
     where
         T: IntoTransport<RoleClient, E, A>,
@@ -304,7 +312,7 @@ impl Shared {
         let span = telemetry::client_span(method, None, server.as_ref().map(|(host, port)| (host.as_str(), *port)));
         let mut meta = rmcp::model::RequestMetaObject::default();
         telemetry::inject(&span, &mut meta);
-        let transport = Traced { inner: transport.into_transport(), meta };
+        let transport = Traced { inner: transport.into_transport(), meta, spills };
         let started = tokio::time::Instant::now();
         // On a task of its own, which no span is current in: rmcp makes its connection-long
         // `serve_inner` span in the handshake, and that span must be a root, not a child of the
@@ -352,6 +360,7 @@ impl Shared {
     async fn initialize_http<T, E, A>(
         &self,
         make: impl Fn() -> T,
+        spills: Option<Arc<Spills>>,
     ) -> Result<RunningService<RoleClient, Client>, Option<ClientInitializeError>>
     where
         T: IntoTransport<RoleClient, E, A>,
@@ -361,10 +370,10 @@ impl Shared {
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
         };
-        match self.initialize(make(), Some(stateless)).await {
+        match self.initialize(make(), Some(stateless), spills.clone()).await {
             Err(Some(error)) if error.auth_challenge().is_none() => {
                 tracing::debug!(server = %self.name, %error, "`server/discover` failed; trying the `initialize` handshake");
-                self.initialize(make(), None).await
+                self.initialize(make(), None, spills).await
             }
             other => other,
         }
@@ -384,7 +393,7 @@ impl Shared {
                 let config = StreamableHttpClientTransportConfig::with_uri(url);
                 StreamableHttpClientTransport::with_client(session.client(), config)
             };
-            let error = match self.initialize_http(make).await {
+            let error = match self.initialize_http(make, None).await {
                 Ok(service) => return Ok(service),
                 Err(error) => error,
             };
@@ -430,14 +439,12 @@ impl Shared {
                 if let Some(cwd) = cwd {
                     cmd.current_dir(cwd);
                 }
-                match TokioChildProcess::new(cmd) {
-                    Ok(child) => {
-                        let pid = child.id();
-                        match self.initialize(child, None).await {
-                            Ok(service) => Ok((service, pid)),
-                            Err(e) => Err(connect_error(initialize_failure(&format!("`{command}`"), e.as_ref(), true))),
-                        }
-                    }
+                let spills = self.new_spills();
+                match ChildTransport::spawn(cmd, spills.clone()) {
+                    Ok((child, pid)) => match self.initialize(child, None, Some(spills)).await {
+                        Ok(service) => Ok((service, pid)),
+                        Err(e) => Err(connect_error(initialize_failure(&format!("`{command}`"), e.as_ref(), true))),
+                    },
                     Err(e) => Err(connect_error(format!(
                         "cannot start `{command}`: {e}; check the command and that it is on PATH"
                     ))),
@@ -458,12 +465,18 @@ impl Shared {
                     }
                     #[cfg(feature = "client-auth")]
                     (Some(credentials), None) => match authorized_client(url, credentials).await {
-                        Ok(client) => {
+                        Ok(manager) => {
+                            // The token is added by rmcp's `AuthClient`, around the filtering client.
+                            let spills = self.new_spills();
+                            let http = SpillingHttp { inner: reqwest::Client::default(), spills: spills.clone() };
+                            let client = rmcp::transport::auth::AuthClient::new(http, manager);
                             let make = || {
                                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                                 StreamableHttpClientTransport::with_client(client.clone(), config)
                             };
-                            self.initialize_http(make).await.map_err(|e| initialize_failure(url, e.as_ref(), false))
+                            self.initialize_http(make, Some(spills))
+                                .await
+                                .map_err(|e| initialize_failure(url, e.as_ref(), false))
                         }
                         Err(message) => Err(message),
                     },
@@ -475,14 +488,25 @@ impl Shared {
                          feature `client-auth`"
                     )),
                     (None, None) => {
+                        let spills = self.new_spills();
+                        // No redirect is followed (rmcp's own client follows same-origin 307 and
+                        // 308 only, by a policy it does not export).
+                        let client = reqwest::Client::builder()
+                            .pool_max_idle_per_host(0)
+                            .redirect(reqwest::redirect::Policy::none())
+                            .build()
+                            .map_err(|e| connect_error(format!("cannot make an HTTP client: {e}")))?;
                         let make = || {
                             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                             if let Some(token) = bearer_token {
                                 config = config.auth_header(token.clone());
                             }
-                            StreamableHttpClientTransport::from_config(config)
+                            let client = SpillingHttp { inner: client.clone(), spills: spills.clone() };
+                            StreamableHttpClientTransport::with_client(client, config)
                         };
-                        self.initialize_http(make).await.map_err(|e| initialize_failure(url, e.as_ref(), false))
+                        self.initialize_http(make, Some(spills.clone()))
+                            .await
+                            .map_err(|e| initialize_failure(url, e.as_ref(), false))
                     }
                 };
                 serving.map(|service| (service, None)).map_err(connect_error)
@@ -539,6 +563,23 @@ impl Shared {
             let _ = service.close().await;
         }
         *self.pid.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    }
+
+    /// The long strings of a new connection, which [`Shared::spill_peak_held_bytes`] then reads.
+    fn new_spills(&self) -> Arc<Spills> {
+        let spills = Spills::new(&self.name, &self.limits);
+        *self.spills.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(spills.clone());
+        spills
+    }
+
+    /// The most bytes of strings the open stdio connection's filter held at once (0 for HTTP or
+    /// before a connection).
+    pub(super) fn spill_peak_held_bytes(&self) -> usize {
+        self.spills
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .map_or(0, |s| s.peak_held_bytes())
     }
 
     pub(super) async fn disconnect(&self) {
@@ -640,7 +681,13 @@ impl Shared {
         if !meta.0.0.is_empty() {
             params.meta = Some(meta);
         }
-        let request = ClientRequest::CallToolRequest(Request::new(params));
+        let mut request = Request::new(params);
+        // The long strings of the answer go to the call's output store, on a connection that
+        // filters its answers (all but HTTP with the authorization code flow; see `Traced`).
+        let spill = CallSpills::new(ctx);
+        let _unregister = Unregister(spill.clone());
+        request.extensions.insert(SpillCall(spill.clone()));
+        let request = ClientRequest::CallToolRequest(request);
         let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
         if !span.is_disabled() {
             span.record("jsonrpc.request.id", telemetry::bounded_id(&handle.id));
@@ -650,6 +697,16 @@ impl Shared {
         let mut pending = Pending { peer: Some(peer.clone()), id: handle.id.clone() };
         let timeout = self.limits.call_timeout;
         let response = tokio::select! {
+            // An answer over the cap is told to the call before the transport fails the request.
+            biased;
+            () = spill.went_over() => {
+                ended.error = Some("too_large".to_owned());
+                return Ok(Err(ToolError::Failed(format!(
+                    "MCP server `{}` answered the call of `{tool}` with a message over {} bytes (the import's \
+                     max_result_bytes); the answer is not passed on; ask for less, or raise ImportLimits::max_result_bytes",
+                    self.name, self.limits.max_result_bytes
+                ))));
+            }
             response = handle.await_response() => response,
             () = ctx.cancellation().cancelled() => {
                 ended.error = Some("cancelled".to_owned());
@@ -670,8 +727,12 @@ impl Shared {
                     ended.error = Some("tool_error".to_owned());
                 }
                 self.link.lock().await.failures = 0;
-                let value = serde_json::to_value(&result).unwrap_or(Value::Null);
-                to_result(&self.name, tool, &value)
+                let mut value = serde_json::to_value(&result).unwrap_or(Value::Null);
+                match super::spill::resolve(&spill, &self.name, &mut value).await {
+                    Ok(Some(stored)) => Ok(stored),
+                    Ok(None) => to_result(&self.name, tool, &value),
+                    Err(message) => Err(ToolError::Failed(message)),
+                }
             }
             Ok(_) => {
                 ended.error = Some("unexpected_response".to_owned());
@@ -842,6 +903,15 @@ fn cancelled(ctx: &ToolContext, tool: &str) -> ToolError {
     ToolError::Cancelled { tool: ctx.tool_name().unwrap_or(tool).to_owned() }
 }
 
+/// Forgets a call's registration for long strings when dropped.
+struct Unregister(Arc<CallSpills>);
+
+impl Drop for Unregister {
+    fn drop(&mut self) {
+        self.0.unregister();
+    }
+}
+
 /// Routes the progress of one call to its context while it runs.
 struct Listening<'a> {
     shared: &'a Shared,
@@ -894,15 +964,15 @@ fn initialize_failure(what: &str, error: Option<&ClientInitializeError>, stdio: 
     }
 }
 
-/// The HTTP client of `url` with an access token obtained by the client credentials grant (rmcp's
-/// `auth`: the protected resource metadata, the authorization server's metadata, then the token
-/// request for `url` as the resource).
+/// The authorization of `url` with an access token obtained by the client credentials grant
+/// (rmcp's `auth`: the protected resource metadata, the authorization server's metadata, then the
+/// token request for `url` as the resource).
 #[cfg(feature = "client-auth")]
 async fn authorized_client(
     url: &str,
     credentials: &super::ClientCredentials,
-) -> Result<rmcp::transport::auth::AuthClient<reqwest::Client>, String> {
-    use rmcp::transport::auth::{AuthClient, ClientCredentialsConfig, OAuthState};
+) -> Result<rmcp::transport::auth::AuthorizationManager, String> {
+    use rmcp::transport::auth::{ClientCredentialsConfig, OAuthState};
     let why = |e: rmcp::transport::auth::AuthError| format!("cannot obtain an access token for {url}: {e}");
     let mut state = OAuthState::new(url, None).await.map_err(why)?;
     let config = ClientCredentialsConfig::ClientSecret {
@@ -918,7 +988,7 @@ async fn authorized_client(
     let manager = state
         .into_authorization_manager()
         .ok_or_else(|| format!("cannot obtain an access token for {url}: the grant did not authorize the client"))?;
-    Ok(AuthClient::new(reqwest::Client::default(), manager))
+    Ok(manager)
 }
 
 /// The transport of a connection, adding trace context to the `_meta` of the handshake's request
@@ -928,6 +998,9 @@ struct Traced<T> {
     inner: T,
     /// `traceparent`, `tracestate` and `baggage` (empty without the feature `otel`).
     meta: rmcp::model::RequestMetaObject,
+    /// The connection's long strings: a `tools/call` request marked [`SpillCall`] is registered
+    /// under its id as it is sent, before its answer can come.
+    spills: Option<Arc<Spills>>,
 }
 
 impl<T: rmcp::transport::Transport<RoleClient>> rmcp::transport::Transport<RoleClient> for Traced<T> {
@@ -943,6 +1016,13 @@ impl<T: rmcp::transport::Transport<RoleClient>> rmcp::transport::Transport<RoleC
             && !self.meta.0.0.is_empty()
         {
             message.request.get_meta_mut().extend(self.meta.clone());
+        }
+        if let rmcp::model::JsonRpcMessage::Request(message) = &item
+            && let Some(spills) = &self.spills
+            && let ClientRequest::CallToolRequest(request) = &message.request
+            && let Some(call) = request.extensions.get::<SpillCall>()
+        {
+            spills.register(&message.id, &call.0);
         }
         self.inner.send(item)
     }

@@ -45,6 +45,12 @@
 //!   stays text, images stay images, an embedded text resource becomes its text, and any other
 //!   block (audio, a resource link, a binary resource) is passed on as its JSON text, so nothing
 //!   is dropped.
+//! - A server's answer to a call is never buffered whole: a JSON string of it longer than
+//!   [`ImportLimits::inline_result_bytes`] is stored through the call's output store as it
+//!   arrives, and the model sees its head, a marker with its ref id, and its tail (a large image's
+//!   base64: a text part naming its size and ref id); a message over
+//!   [`ImportLimits::max_result_bytes`] fails the call (`docs/import.md`, "Large results"). Over
+//!   stdio, and over HTTP but for an import by the OAuth authorization code flow.
 //! - A server that dies or stops answering during a call gives an error result naming the server
 //!   and the tool; the next call opens a new connection (a stdio server is started again), first
 //!   waiting [`restart_wait`] of the failures in a row (lost connections and failed starts):
@@ -78,6 +84,8 @@
 mod config;
 mod connection;
 mod oauth;
+mod spill;
+mod spill_http;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -119,6 +127,10 @@ pub fn restart_wait(failures: u32) -> Duration {
 /// call that reconnects).
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The least [`ImportLimits::inline_result_bytes`]: 4096 bytes. Shorter strings include the
+/// protocol's own (method names, `"jsonrpc"`, content types), which must stay in the message.
+pub const MIN_INLINE_RESULT_BYTES: usize = 4096;
+
 /// What an import takes from one server at most, and how long it waits for it: the server is
 /// treated as hostile. Over a cap, the listing fails with [`ImportError::List`] naming the server
 /// and the cap (at [`McpImport::connect`]: that import fails and the others are still served; on
@@ -141,6 +153,22 @@ pub struct ImportLimits {
     pub request_timeout: Duration,
     /// How long one tool call may take to be answered: default 600 s.
     pub call_timeout: Duration,
+    /// The longest JSON string, in decoded bytes, a message of the server is passed on with:
+    /// default 1 MiB (1,048,576). A longer string in the answer to a tool call (after the
+    /// message's top-level `"id"`) is stored as it arrives, through the call's output store
+    /// ([`OUTPUT_STORE`](tool_runtime::output::OUTPUT_STORE), in the call's scope), and the model
+    /// sees its preview and ref id; a longer string in any other message is cut to this length,
+    /// with a line saying so. See `docs/import.md` ("Large results"). Not for an HTTP import
+    /// by the OAuth authorization code flow ([`McpImport::authorization_code`]), whose answers
+    /// rmcp's client reads whole. Under [`MIN_INLINE_RESULT_BYTES`], [`McpImport::connect`] fails
+    /// with [`ImportError::Misused`].
+    pub inline_result_bytes: usize,
+    /// The most bytes one message of the server may take as sent: default 256 MiB (268,435,456).
+    /// Past it the rest of the message is dropped, and the call it answers fails with an error
+    /// naming the server and this setting; what it had stored so far stays in the output store
+    /// until the store's time to live lets it go. Not for the authorization code flow. Under
+    /// `inline_result_bytes`, [`McpImport::connect`] fails with [`ImportError::Misused`].
+    pub max_result_bytes: usize,
 }
 
 impl Default for ImportLimits {
@@ -151,6 +179,8 @@ impl Default for ImportLimits {
             max_listing_bytes: 8 << 20,
             request_timeout: Duration::from_secs(30),
             call_timeout: Duration::from_secs(600),
+            inline_result_bytes: 1 << 20,
+            max_result_bytes: 256 << 20,
         }
     }
 }
@@ -411,6 +441,21 @@ impl McpImport {
         if !self.prefix.is_empty() && !is_valid_tool_name(&self.prefix) {
             return Err(ImportError::InvalidPrefix { server: self.name, prefix: self.prefix });
         }
+        if self.limits.inline_result_bytes < MIN_INLINE_RESULT_BYTES {
+            let message = format!(
+                "ImportLimits::inline_result_bytes is {}, under its least value {MIN_INLINE_RESULT_BYTES}: shorter \
+                 strings would take the protocol's own (`\"jsonrpc\"`, `\"type\"`, ...) out of the messages; raise it",
+                self.limits.inline_result_bytes
+            );
+            return Err(ImportError::Misused { server: self.name, message });
+        }
+        if self.limits.max_result_bytes < self.limits.inline_result_bytes {
+            let message = format!(
+                "ImportLimits::max_result_bytes ({}) is under ImportLimits::inline_result_bytes ({}); raise it",
+                self.limits.max_result_bytes, self.limits.inline_result_bytes
+            );
+            return Err(ImportError::Misused { server: self.name, message });
+        }
         let shared = Shared::connect(self.name, self.transport, self.prefix, self.exclude, self.limits).await?;
         Ok(ImportedServer { shared })
     }
@@ -431,7 +476,7 @@ pub enum ImportError {
         prefix: String,
     },
     /// A builder setting that does not fit the transport (`env` on an HTTP import, a bearer token
-    /// on a stdio one).
+    /// on a stdio one), or an [`ImportLimits`] value out of its range.
     #[error("the import of MCP server `{server}` is misconfigured: {message}")]
     Misused {
         /// The server's name.
@@ -539,6 +584,14 @@ impl ImportedServer {
     /// child runs).
     pub fn child_pid(&self) -> Option<u32> {
         self.shared.child_pid()
+    }
+
+    /// The most bytes of the server's strings the import held in memory at once on the open
+    /// connection (0 while none is open, or for an import by the authorization code flow): at most
+    /// 2 × [`ImportLimits::inline_result_bytes`] + 2 for strings without escapes, 7 × + 24 at
+    /// worst, whatever the length of what the server sent.
+    pub fn peak_held_bytes(&self) -> usize {
+        self.shared.spill_peak_held_bytes()
     }
 
     /// Closes the connection now (a stdio child is asked to exit by closing its input, then

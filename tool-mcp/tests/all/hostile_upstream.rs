@@ -31,6 +31,9 @@ enum Hostile {
     Silent,
     /// One tool whose calls are never answered.
     SilentCall,
+    /// One tool whose calls answer with one text block of `block` repeated `reps` times, as a
+    /// JSON body or (`sse`) as the `data` of one SSE event.
+    Large { block: String, reps: usize, sse: bool },
 }
 
 fn tool(i: usize) -> Value {
@@ -79,7 +82,7 @@ async fn upstream(mode: Hostile) -> (SocketAddr, Arc<AtomicUsize>) {
                             }
                             Hostile::Many(n) => reply(json!({"tools": (0..*n).map(tool).collect::<Vec<_>>()})),
                             Hostile::Endless => reply(json!({"tools": [tool(page)], "nextCursor": format!("c{page}")})),
-                            Hostile::SilentCall => reply(json!({"tools": [tool(0)]})),
+                            Hostile::SilentCall | Hostile::Large { .. } => reply(json!({"tools": [tool(0)]})),
                             Hostile::Silent => std::future::pending().await,
                         }
                     }
@@ -91,6 +94,7 @@ async fn upstream(mode: Hostile) -> (SocketAddr, Arc<AtomicUsize>) {
                             }
                             reply(result)
                         }
+                        Hostile::Large { block, reps, sse } => large(&id, block, *reps, *sse),
                         _ => std::future::pending().await,
                     },
                     method if method.starts_with("notifications/") => StatusCode::ACCEPTED.into_response(),
@@ -108,6 +112,30 @@ async fn upstream(mode: Hostile) -> (SocketAddr, Arc<AtomicUsize>) {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
     (addr, listed)
+}
+
+/// The answer of [`Hostile::Large`] to the call `id`, streamed in pieces of one block each.
+fn large(id: &Value, block: &str, reps: usize, sse: bool) -> axum::response::Response {
+    let escaped = serde_json::to_string(block).unwrap();
+    let piece = bytes::Bytes::from(escaped[1..escaped.len() - 1].to_owned());
+    // Over SSE, a comment and a notification with a long string (cut, not stored) come first.
+    let notice = format!(
+        ": keep-alive\n\nevent: message\ndata: {}\n\n",
+        json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "x".repeat(2 << 20)}})
+    );
+    let head = format!(
+        "{}{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"",
+        if sse { "event: message\ndata: " } else { "" }
+    );
+    let tail = format!("\"}}]}}}}{}", if sse { "\n\n" } else { "" });
+    let head = if sse { notice + &head } else { head };
+    let pieces = std::iter::once(bytes::Bytes::from(head))
+        .chain(std::iter::repeat_n(piece, reps))
+        .chain(std::iter::once(bytes::Bytes::from(tail)))
+        .map(Ok::<_, std::convert::Infallible>);
+    let content_type = if sse { "text/event-stream" } else { "application/json" };
+    ([("content-type", content_type)], axum::body::Body::from_stream(futures::stream::iter(pieces))).into_response()
 }
 
 /// Connects an import of the upstream at `addr` with `limits`, within 20 s.
@@ -240,4 +268,292 @@ async fn a_listing_nested_past_the_parsers_depth_fails_at_once_naming_the_server
         list_error(connect(addr, limits).await),
         "hostile: it sent an answer nested deeper than the 128 levels the JSON parser reads, so it cannot be read"
     );
+}
+
+/// Large results of a stdio upstream (`hostile_results.py`, a raw JSON-RPC writer): stored
+/// through the output layer as they arrive, the model shown the cut.
+mod large_results {
+    use std::io::Read;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use serde_json::json;
+    use tool_mcp::import::{ImportLimits, ImportedServer, McpImport};
+    use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputScope, OutputStore, StoreError};
+    use tool_runtime::{ContentPart, MessageContent, Registry, ToolCall, ToolContext, ToolMessage};
+
+    /// The text the upstream repeats (as `block()` in the script): 1,000 lines, every 50th with a
+    /// tab, quotes, `é` and an emoji, which it writes escaped (`\t`, `\"`, `\u00e9`, a surrogate
+    /// pair).
+    fn block() -> String {
+        (0..1000)
+            .map(|i| {
+                if i % 50 == 0 {
+                    format!("{i:06} a line with escapes\t\"é😀\"\n")
+                } else {
+                    format!(
+                        "{i:06} {}\n",
+                        "a plain line of the hostile server, long enough that its line ends are few ".repeat(3)
+                    )
+                }
+            })
+            .collect()
+    }
+
+    /// Repetitions of [`block`] making about 100 MB (437 × 229,060 bytes = 100,099,220).
+    const REPS: usize = 437;
+
+    struct Upstream {
+        imported: ImportedServer,
+        registry: Registry,
+        store: Arc<dyn OutputStore>,
+    }
+
+    impl Upstream {
+        /// The import of the script with `limits`, in a registry whose output store is a memory
+        /// store this test reads.
+        async fn start(limits: ImportLimits) -> Self {
+            let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/all/hostile_results.py");
+            let import = McpImport::stdio("hostile", test_support::python::interpreter(), [script]).limits(limits);
+            let imported = tokio::time::timeout(Duration::from_secs(30), import.connect()).await.unwrap().unwrap();
+            Self::of(imported)
+        }
+
+        /// `imported` in a registry whose output store is a memory store this test reads.
+        fn of(imported: ImportedServer) -> Self {
+            let store: Arc<dyn OutputStore> = Arc::new(MemoryStore::new());
+            let registry = imported
+                .add_to(Registry::builder())
+                .unwrap()
+                .override_dependency(&OUTPUT_STORE, store.clone())
+                .build()
+                .unwrap();
+            Self { imported, registry, store }
+        }
+
+        /// Calls `tool` with `arguments` (JSON text), within 120 s (the call timeout is 600 s).
+        async fn call(&self, tool: &str, arguments: &str) -> ToolMessage {
+            let call = ToolCall::new("c1", tool, arguments);
+            tokio::time::timeout(Duration::from_secs(120), self.registry.call(&call, &ToolContext::new()))
+                .await
+                .expect("the call did not end within 120 s")
+        }
+
+        /// What is stored under `ref_id`, whole.
+        fn stored(&self, ref_id: &str) -> Vec<u8> {
+            let mut whole = Vec::new();
+            self.store.open_at(ref_id, 0).unwrap().read_to_end(&mut whole).unwrap();
+            whole
+        }
+    }
+
+    /// The ref id a preview's marker names.
+    fn marked_ref(text: &str) -> String {
+        let at = text.find("{\"ref_id\":\"").unwrap_or_else(|| panic!("no ref id in {text}")) + 11;
+        text[at..].split('"').next().unwrap().to_owned()
+    }
+
+    /// `whole` is `expected`, said without printing either.
+    fn same(whole: &[u8], expected: &[u8]) {
+        assert_eq!(whole.len(), expected.len(), "lengths");
+        assert!(whole == expected, "same length, other bytes");
+    }
+
+    /// `text` is the preview of `whole`: its start, a marker naming `ref_id` and the whole's
+    /// length, its end.
+    fn is_preview(text: &str, whole: &str, ref_id: &str) {
+        assert!(text.starts_with(&whole[..4000]), "the head: {}", &text[..200]);
+        assert!(text.ends_with(&whole[whole.len() - 2000..]), "the tail");
+        assert!(text.contains(&format!("bytes omitted of {}; the whole output is cached", whole.len())), "{text}");
+        assert!(text.contains(&format!("tool_output_cache {{\"ref_id\":\"{ref_id}\"}}")), "{text}");
+        assert!(text.len() < 20_000, "the preview is {} bytes", text.len());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_hundred_megabytes_of_text_arrive_capped_and_read_back_whole() {
+        let upstream = Upstream::start(ImportLimits::default()).await;
+        let message = upstream.call("text", &format!("{{\"reps\":{REPS}}}")).await;
+        is_stored_whole(&upstream, &message, &block().repeat(REPS)).await;
+    }
+
+    /// `message` is the preview of `expected`, stored whole under its ref id; the import held at
+    /// most one string up to the threshold (1 MiB) in both forms, never the whole.
+    async fn is_stored_whole(upstream: &Upstream, message: &ToolMessage, expected: &str) {
+        assert!(!message.is_error, "{}", message.text());
+        let ref_id = message.ref_id.clone().expect("the result names its ref id");
+        is_preview(&message.text(), expected, &ref_id);
+        same(&upstream.stored(&ref_id), expected.as_bytes());
+        let held = upstream.imported.peak_held_bytes();
+        assert!(held > 1 << 20 && held <= 7 * (1 << 20) + 24, "held {held} bytes");
+        upstream.imported.close().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_hundred_megabyte_text_resource_becomes_its_preview_and_its_ref() {
+        let upstream = Upstream::start(ImportLimits::default()).await;
+        let message = upstream.call("resource", &format!("{{\"reps\":{REPS}}}")).await;
+        let expected = block().repeat(REPS);
+        let MessageContent::Parts(parts) = &message.content else { panic!("{:?}", message.text()) };
+        let [ContentPart::Resource { uri, media_type, contents: tool_runtime::ResourceContents::Text(text) }] =
+            parts.as_slice()
+        else {
+            panic!("not one text resource: {parts:?}")
+        };
+        assert_eq!((uri.as_str(), media_type.as_deref()), ("test://big", Some("text/plain")));
+        let ref_id = marked_ref(text);
+        is_preview(text, &expected, &ref_id);
+        same(&upstream.stored(&ref_id), expected.as_bytes());
+        upstream.imported.close().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_fifty_megabyte_image_becomes_a_text_part_naming_its_stored_base64() {
+        let upstream = Upstream::start(ImportLimits::default()).await;
+        let bytes = 50 << 20;
+        let message = upstream.call("image", &format!("{{\"bytes\":{bytes}}}")).await;
+        let text = message.text().into_owned();
+        let ref_id = marked_ref(&text);
+        assert_eq!(
+            text,
+            format!(
+                "[an image, image/png: 52428800 bytes of base64, too large to show; the base64 is cached: read it \
+                 with tool_output_cache {{\"ref_id\":\"{ref_id}\"}}]"
+            )
+        );
+        same(&upstream.stored(&ref_id), "QUJD".repeat(bytes / 4).as_bytes());
+        upstream.imported.close().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_long_texts_of_one_result_are_stored_apart() {
+        let limits = ImportLimits { inline_result_bytes: 100_000, ..ImportLimits::default() };
+        let upstream = Upstream::start(limits).await;
+        let message = upstream.call("two", "{\"reps\":4}").await;
+        let expected = block().repeat(4);
+        let MessageContent::Parts(parts) = &message.content else { panic!("{:?}", message.text()) };
+        let refs: Vec<String> = parts
+            .iter()
+            .map(|part| {
+                let ContentPart::Text { text } = part else { panic!("{part:?}") };
+                let ref_id = marked_ref(text);
+                is_preview(text, &expected, &ref_id);
+                same(&upstream.stored(&ref_id), expected.as_bytes());
+                ref_id
+            })
+            .collect();
+        assert_eq!(refs.len(), 2);
+        assert_ne!(refs[0], refs[1]);
+        upstream.imported.close().await;
+    }
+
+    /// `message` is the error of the call of `tool` whose answer passed a `max_result_bytes` of 1 MiB.
+    fn is_over_the_cap(message: &ToolMessage, tool: &str) {
+        assert_eq!(
+            (message.is_error, message.text().into_owned()),
+            (
+                true,
+                format!(
+                    "MCP server `hostile` answered the call of `{tool}` with a message over 1048576 bytes (the \
+                     import's max_result_bytes); the answer is not passed on; ask for less, or raise \
+                     ImportLimits::max_result_bytes"
+                )
+            )
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_answer_over_max_result_bytes_fails_naming_the_server_and_the_setting() {
+        let limits = ImportLimits { max_result_bytes: 1 << 20, ..ImportLimits::default() };
+        let upstream = Upstream::start(limits).await;
+        is_over_the_cap(&upstream.call("text", "{\"reps\":10}").await, "text");
+        // The connection goes on: the next call is answered.
+        let next = upstream.call("echo", "{\"text\":\"hi\"}").await;
+        assert_eq!((next.is_error, next.text().into_owned()), (false, "hi".to_owned()));
+        upstream.imported.close().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_placeholder_the_server_writes_itself_is_its_own_text() {
+        let upstream = Upstream::start(ImportLimits::default()).await;
+        let forged = "[spilled 00000000000000000000000000000000 1]";
+        let message = upstream.call("echo", &format!("{{\"text\":\"{forged}\"}}")).await;
+        assert_eq!((message.is_error, message.text().into_owned(), message.ref_id), (false, forged.to_owned(), None));
+        upstream.imported.close().await;
+    }
+
+    #[tokio::test]
+    async fn an_inline_result_bytes_under_its_least_value_is_refused_before_connecting() {
+        let limits = ImportLimits { inline_result_bytes: 100, ..ImportLimits::default() };
+        let error = McpImport::stdio("hostile", "no-such-command", ["x"]).limits(limits).connect().await.err();
+        assert_eq!(
+            error.map(|e| e.to_string()),
+            Some(
+                "the import of MCP server `hostile` is misconfigured: ImportLimits::inline_result_bytes is 100, under \
+                 its least value 4096: shorter strings would take the protocol's own (`\"jsonrpc\"`, `\"type\"`, \
+                 ...) out of the messages; raise it"
+                    .to_owned()
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn a_max_result_bytes_under_inline_result_bytes_is_refused_before_connecting() {
+        let limits = ImportLimits { max_result_bytes: 5_000, inline_result_bytes: 10_000, ..ImportLimits::default() };
+        let error = McpImport::stdio("hostile", "no-such-command", ["x"]).limits(limits).connect().await.err();
+        assert_eq!(
+            error.map(|e| e.to_string()),
+            Some(
+                "the import of MCP server `hostile` is misconfigured: ImportLimits::max_result_bytes (5000) is under \
+                 ImportLimits::inline_result_bytes (10000); raise it"
+                    .to_owned()
+            )
+        );
+    }
+
+    /// An HTTP upstream answering with 20 MB of text (as a JSON body or an SSE event): the call
+    /// ends with the preview and the ref id, the store holds the whole, and the import held at
+    /// most a short string of it (20 MB, not 100, to keep the test command fast: the stdio tests
+    /// carry the 100 MB).
+    async fn large_over_http(sse: bool) {
+        let reps = REPS / 5;
+        let (addr, _) = super::upstream(super::Hostile::Large { block: block(), reps, sse }).await;
+        let upstream = Upstream::of(super::connect(addr, ImportLimits::default()).await.unwrap());
+        let message = upstream.call("t0", "{}").await;
+        is_stored_whole(&upstream, &message, &block().repeat(reps)).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_large_json_answer_over_http_arrives_capped_and_reads_back_whole() {
+        large_over_http(false).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_large_sse_answer_over_http_arrives_capped_and_reads_back_whole() {
+        large_over_http(true).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_http_answer_over_max_result_bytes_fails_naming_the_server_and_the_setting() {
+        let (addr, _) = super::upstream(super::Hostile::Large { block: block(), reps: 10, sse: false }).await;
+        let limits = ImportLimits { max_result_bytes: 1 << 20, ..ImportLimits::default() };
+        let upstream = Upstream::of(super::connect(addr, limits).await.unwrap());
+        is_over_the_cap(&upstream.call("t0", "{}").await, "t0");
+        upstream.imported.close().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stored_string_belongs_to_the_calls_session_and_principal() {
+        let limits = ImportLimits { inline_result_bytes: 4096, ..ImportLimits::default() };
+        let upstream = Upstream::start(limits).await;
+        let text = "0123456789".repeat(1_000);
+        let call = ToolCall::new("c1", "echo", json!({"text": text}).to_string());
+        let ctx = ToolContext::builder().session_id("s1").principal("ana").build();
+        let message = upstream.registry.call(&call, &ctx).await;
+        let ref_id = message.ref_id.clone().unwrap_or_else(|| panic!("{}", message.text()));
+        assert_eq!(message.text(), text, "the whole fits in the preview");
+        let scope = |principal| OutputScope { session: Some("s1"), principal: Some(principal) };
+        assert_eq!(upstream.store.check_scope(&ref_id, scope("ana")), Ok(()));
+        assert!(matches!(upstream.store.check_scope(&ref_id, scope("bo")), Err(StoreError::NotFound { .. })));
+        upstream.imported.close().await;
+    }
 }

@@ -1,0 +1,1169 @@
+//! Long strings of an upstream's messages, taken out as they arrive: a byte-level JSON filter
+//! between an upstream's output and rmcp's parser, so that a huge tool result is stored through
+//! the output layer instead of being buffered whole.
+//!
+//! # The rule
+//! Every JSON string (a value or an object key) of a message whose decoded length passes
+//! [`ImportLimits::inline_result_bytes`](super::ImportLimits::inline_result_bytes) is decoded as
+//! it arrives (escapes, `\uXXXX` and surrogate pairs; a lone surrogate becomes U+FFFD) and:
+//! - in a message whose top-level `"id"` came before the string and names a running tool call of
+//!   the connection, streamed through a bounded pipe into the call's output store (on the blocking
+//!   pool), the message passed on with a placeholder in its place: `[spilled <nonce> <n>]`, where
+//!   the nonce is 128 random bits drawn per connection and never sent to the upstream, so an
+//!   upstream cannot forge one; the call then replaces the placeholder ([`resolve`]);
+//! - in any other message (no id before the string, a notification, an unknown id), cut: the
+//!   first `inline_result_bytes` bytes (back to a character boundary) and a line saying how long
+//!   the string was.
+//!
+//! A message longer than [`ImportLimits::max_result_bytes`](super::ImportLimits::max_result_bytes)
+//! (its bytes as sent) is not passed on past that point: over stdio the rest is dropped up to the
+//! end of the line, which rmcp's line reader then skips as unparsable; over HTTP the rest of the
+//! body or SSE event is dropped ([`super::spill_http`]). A call it answers fails naming the server
+//! and the setting. What it had stored is left to the store's time to live.
+//!
+//! Memory: per connection, the filter holds at most one short string (its raw bytes and its
+//! decoded bytes: at most 7 × `inline_result_bytes` + 24 bytes, as an escape is 6 bytes for 1),
+//! the head of a cut string (`inline_result_bytes` + 3), a top-level id of at most 128 bytes, and
+//! the read buffer (64 KiB); [`Spills::peak_held_bytes`] reports the most it held of strings.
+//! The filtered message is then parsed whole by rmcp (over stdio without rmcp's 16 MiB line cap,
+//! which `max_result_bytes` replaces): what it holds is the message with its long strings out.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use rmcp::RoleClient;
+use rmcp::model::RequestId;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot};
+use tool_runtime::output::{OUTPUT_STORE, OutputScope, STREAM_PREVIEW_BYTES, StoreError, StreamedOutput, store_stream};
+use tool_runtime::{StoredResult, ToolContext, ToolResult};
+
+/// Containers deeper than this are not told apart (objects and arrays): a key in them is read as
+/// a value. `serde_json` refuses messages nested past 128 levels anyway.
+const TRACKED_DEPTH: usize = 1024;
+
+/// The longest top-level `"id"` kept (its JSON text); a longer one names no call.
+const MAX_ID_BYTES: usize = 128;
+
+/// Bytes read from the upstream at once.
+const READ_BYTES: usize = 64 * 1024;
+
+/// Pieces of a spilled string in flight to the store at once (each at most [`READ_BYTES`]).
+const PIPE_PIECES: usize = 4;
+
+/// The lock of `mutex`, poisoned or not.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What the connection's filter tells the pump, in order.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Event {
+    /// A long string of the message answering the call `id` (its JSON text) begins; its
+    /// placeholder carries `seq`.
+    Open { id: String, seq: u64 },
+    /// Decoded bytes of the open string.
+    Data(Vec<u8>),
+    /// The open string ended.
+    End,
+    /// The message (answering the call `id`, if it named one before) went past
+    /// `max_result_bytes`.
+    Over { id: Option<String> },
+}
+
+/// How the string being read is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Short so far: raw and decoded bytes held.
+    Short,
+    /// Streamed to a call's store.
+    Spill,
+    /// Cut: the head held, the rest counted.
+    Cut,
+}
+
+/// Where a string's escape is.
+#[derive(Debug, Clone, Copy)]
+enum Escape {
+    None,
+    Backslash,
+    /// `\u` and `digits` hex digits read so far, worth `value`.
+    Unicode {
+        digits: u8,
+        value: u16,
+    },
+}
+
+/// The string being read.
+struct Str {
+    key: bool,
+    mode: Mode,
+    /// `Short`: its raw bytes from the opening quote.
+    raw: Vec<u8>,
+    /// `Short`: decoded; `Cut`: the head.
+    decoded: Vec<u8>,
+    /// Decoded bytes so far.
+    length: u64,
+    escape: Escape,
+    /// A high surrogate waiting for its low half.
+    high: Option<u16>,
+}
+
+/// Where the top-level `"id"` of the message is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum IdState {
+    /// Not met (or met and done).
+    Idle,
+    /// The key `"id"` was read at the top level; its value comes next.
+    Next,
+    /// A scalar id being read.
+    Scalar(Vec<u8>),
+}
+
+/// The incremental JSON filter over what one upstream sends (see the module's docs).
+pub(super) struct Filter {
+    threshold: usize,
+    max_message: u64,
+    nonce: String,
+    seq: u64,
+    /// Whether a request id (JSON text) names a running call that takes spills.
+    registered: Box<dyn Fn(&str) -> bool + Send>,
+    /// A line transport (stdio): a line end ends a message, whole or not, and a message past the
+    /// cap is dropped to its line's end. Otherwise (one HTTP body or SSE event) a line end is
+    /// whitespace and everything past the cap is dropped.
+    lines: bool,
+    stack: Vec<bool>,
+    depth: usize,
+    expect_key: bool,
+    message_bytes: u64,
+    dropping: bool,
+    id: Option<String>,
+    id_state: IdState,
+    string: Option<Str>,
+    peak: usize,
+}
+
+impl Filter {
+    /// A filter spilling strings past `threshold` decoded bytes, with placeholders carrying
+    /// `nonce`, and cutting messages past `max_message` bytes; `lines`: see [`Filter::lines`].
+    pub(super) fn new(
+        threshold: usize,
+        max_message: u64,
+        nonce: String,
+        registered: Box<dyn Fn(&str) -> bool + Send>,
+        lines: bool,
+    ) -> Self {
+        Self {
+            threshold,
+            max_message,
+            nonce,
+            seq: 0,
+            registered,
+            lines,
+            stack: Vec::new(),
+            depth: 0,
+            expect_key: false,
+            message_bytes: 0,
+            dropping: false,
+            id: None,
+            id_state: IdState::Idle,
+            string: None,
+            peak: 0,
+        }
+    }
+
+    /// The most bytes of strings held at once so far.
+    pub(super) fn peak_held_bytes(&self) -> usize {
+        self.peak
+    }
+
+    /// Filters `input`: what to pass on goes to `out`, what happened to `events`.
+    pub(super) fn feed(&mut self, input: &[u8], out: &mut Vec<u8>, events: &mut Vec<Event>) {
+        let mut i = 0;
+        while i < input.len() {
+            if self.dropping && !self.lines {
+                return;
+            }
+            if self.dropping {
+                // Past the cap: the rest of the line is dropped, its end passed on.
+                match memchr::memchr(b'\n', &input[i..]) {
+                    Some(at) => {
+                        i += at + 1;
+                        self.end_message();
+                        out.push(b'\n');
+                    }
+                    None => i = input.len(),
+                }
+                continue;
+            }
+            if self.string.is_some() {
+                i += self.string_bytes(&input[i..], out, events);
+                continue;
+            }
+            let b = input[i];
+            i += 1;
+            if b == b'\n' && self.lines {
+                // A line ends a message of a line transport, whole or not.
+                self.end_message();
+                out.push(b);
+                continue;
+            }
+            if self.count(1, events) {
+                continue;
+            }
+            out.push(b);
+            self.structural(b);
+        }
+    }
+
+    /// Counts `n` more bytes of the message; `true` when that passed the cap (the rest of the
+    /// line is then dropped).
+    fn count(&mut self, n: usize, events: &mut Vec<Event>) -> bool {
+        self.message_bytes += n as u64;
+        if self.message_bytes <= self.max_message {
+            return false;
+        }
+        self.dropping = true;
+        if self.string.take().is_some_and(|s| s.mode == Mode::Spill) {
+            events.push(Event::End);
+        }
+        let id = self.id.clone().filter(|id| (self.registered)(id));
+        events.push(Event::Over { id });
+        true
+    }
+
+    /// Forgets the line's state.
+    fn end_message(&mut self) {
+        self.stack.clear();
+        self.depth = 0;
+        self.expect_key = false;
+        self.message_bytes = 0;
+        self.dropping = false;
+        self.id = None;
+        self.id_state = IdState::Idle;
+        self.string = None;
+    }
+
+    /// One byte outside strings (passed on already).
+    fn structural(&mut self, b: u8) {
+        if let IdState::Scalar(text) = &mut self.id_state {
+            if matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n') {
+                let text = std::mem::take(text);
+                self.id_state = IdState::Idle;
+                if text.len() <= MAX_ID_BYTES {
+                    self.id = String::from_utf8(text).ok();
+                }
+            } else {
+                if text.len() <= MAX_ID_BYTES {
+                    text.push(b);
+                }
+                return;
+            }
+        }
+        match b {
+            b'{' | b'[' => {
+                if self.depth < TRACKED_DEPTH {
+                    self.stack.push(b == b'{');
+                }
+                self.depth += 1;
+                self.expect_key = b == b'{';
+                if self.id_state == IdState::Next {
+                    self.id_state = IdState::Idle;
+                }
+            }
+            b'}' | b']' => {
+                if self.depth <= TRACKED_DEPTH {
+                    self.stack.pop();
+                }
+                self.depth = self.depth.saturating_sub(1);
+                self.expect_key = false;
+                if self.depth == 0 {
+                    self.id = None;
+                    self.id_state = IdState::Idle;
+                }
+            }
+            b',' => self.expect_key = self.in_object(),
+            b':' => self.expect_key = false,
+            b'"' if self.depth > 0 => {
+                self.string = Some(Str {
+                    key: self.expect_key && self.in_object(),
+                    mode: Mode::Short,
+                    raw: Vec::new(),
+                    decoded: Vec::new(),
+                    length: 0,
+                    escape: Escape::None,
+                    high: None,
+                });
+            }
+            b' ' | b'\t' | b'\r' | b'\n' => {}
+            _ if self.id_state == IdState::Next && self.depth == 1 => self.id_state = IdState::Scalar(vec![b]),
+            _ => {}
+        }
+    }
+
+    fn in_object(&self) -> bool {
+        self.depth <= TRACKED_DEPTH && self.stack.last() == Some(&true)
+    }
+
+    /// Bytes of the open string from the start of `input`; returns how many were used (the
+    /// closing quote included).
+    fn string_bytes(&mut self, input: &[u8], out: &mut Vec<u8>, events: &mut Vec<Event>) -> usize {
+        let threshold = self.threshold as u64;
+        let Some(s) = &mut self.string else { return 0 };
+        if matches!(s.escape, Escape::None) && s.high.is_none() {
+            // The fast path: plain bytes up to the next quote, backslash or line end; a short
+            // string's run ends one byte past the threshold, so that at most that much is held.
+            let mut run = memchr::memchr3(b'"', b'\\', b'\n', input).unwrap_or(input.len());
+            if s.mode == Mode::Short {
+                run = run
+                    .min(usize::try_from(threshold.saturating_add(1) - s.length.min(threshold)).unwrap_or(usize::MAX));
+            }
+            if run > 0 {
+                if s.mode == Mode::Short {
+                    s.raw.extend_from_slice(&input[..run]);
+                }
+                if !self.count(run, events) {
+                    self.decoded(&input[..run], out, events);
+                }
+                return run;
+            }
+        }
+        let b = input[0];
+        if b == b'\n' {
+            // A raw line end cannot be in a JSON string: the message is broken; its line ends,
+            // passed on as far as it came.
+            match s.mode {
+                Mode::Spill => events.push(Event::End),
+                Mode::Short => out.extend_from_slice(&s.raw),
+                Mode::Cut => {}
+            }
+            self.end_message();
+            out.push(b);
+            return 1;
+        }
+        if s.mode == Mode::Short {
+            s.raw.push(b);
+        }
+        if self.count(1, events) {
+            return 1;
+        }
+        let Some(s) = &mut self.string else { return 1 };
+        let mut text = String::new();
+        let mut close = false;
+        // A byte outside escapes that is no quote nor backslash is itself (UTF-8 passes through).
+        let plain = matches!(s.escape, Escape::None) && b != b'"' && b != b'\\';
+        match s.escape {
+            Escape::None => {
+                // A high surrogate's low half can only follow as `\u`.
+                if b != b'\\' && s.high.take().is_some() {
+                    text.push('\u{FFFD}');
+                }
+                match b {
+                    b'"' => close = true,
+                    b'\\' => s.escape = Escape::Backslash,
+                    _ => {}
+                }
+            }
+            Escape::Backslash => {
+                s.escape = Escape::None;
+                if b == b'u' {
+                    s.escape = Escape::Unicode { digits: 0, value: 0 };
+                } else {
+                    if s.high.take().is_some() {
+                        text.push('\u{FFFD}');
+                    }
+                    text.push(match b {
+                        b'b' => '\u{8}',
+                        b'f' => '\u{C}',
+                        b'n' => '\n',
+                        b'r' => '\r',
+                        b't' => '\t',
+                        other => char::from(other),
+                    });
+                }
+            }
+            Escape::Unicode { digits, value } => match char::from(b).to_digit(16).and_then(|d| u16::try_from(d).ok()) {
+                None => {
+                    // Not JSON; what was read stands for one unknown character.
+                    s.escape = Escape::None;
+                    s.high = None;
+                    text.push('\u{FFFD}');
+                }
+                Some(d) if digits < 3 => s.escape = Escape::Unicode { digits: digits + 1, value: value * 16 + d },
+                Some(d) => {
+                    s.escape = Escape::None;
+                    let unit = value * 16 + d;
+                    match (s.high.take(), unit) {
+                        (Some(high), 0xDC00..=0xDFFF) => {
+                            let c = 0x10000 + ((u32::from(high) - 0xD800) << 10) + (u32::from(unit) - 0xDC00);
+                            text.push(char::from_u32(c).unwrap_or('\u{FFFD}'));
+                        }
+                        (high, 0xD800..=0xDBFF) => {
+                            if high.is_some() {
+                                text.push('\u{FFFD}');
+                            }
+                            s.high = Some(unit);
+                        }
+                        (high, unit) => {
+                            if high.is_some() {
+                                text.push('\u{FFFD}');
+                            }
+                            text.push(char::from_u32(u32::from(unit)).unwrap_or('\u{FFFD}'));
+                        }
+                    }
+                }
+            },
+        }
+        if !text.is_empty() {
+            self.decoded(text.as_bytes(), out, events);
+        }
+        if plain {
+            self.decoded(&[b], out, events);
+        }
+        if close {
+            self.close_string(out, events);
+        }
+        1
+    }
+
+    /// Decoded bytes of the open string.
+    fn decoded(&mut self, bytes: &[u8], out: &mut Vec<u8>, events: &mut Vec<Event>) {
+        let threshold = self.threshold;
+        let Some(s) = self.string.as_mut() else { return };
+        s.length += bytes.len() as u64;
+        match s.mode {
+            Mode::Short => {
+                s.decoded.extend_from_slice(bytes);
+                if s.length <= threshold as u64 {
+                    return;
+                }
+                let held = s.raw.len() + s.decoded.len();
+                s.raw = Vec::new();
+                self.peak = self.peak.max(held);
+                let spill = self.id.as_deref().filter(|id| (self.registered)(id)).map(str::to_owned);
+                let Some(s) = self.string.as_mut() else { return };
+                match spill {
+                    Some(id) => {
+                        s.mode = Mode::Spill;
+                        self.seq += 1;
+                        events.push(Event::Open { id, seq: self.seq });
+                        events.push(Event::Data(std::mem::take(&mut s.decoded)));
+                        out.extend_from_slice(placeholder(&self.nonce, self.seq).as_bytes());
+                        out.push(b'"');
+                    }
+                    None => {
+                        s.mode = Mode::Cut;
+                        s.decoded.truncate(threshold);
+                    }
+                }
+            }
+            Mode::Spill => match events.last_mut() {
+                Some(Event::Data(data)) => data.extend_from_slice(bytes),
+                _ => events.push(Event::Data(bytes.to_vec())),
+            },
+            Mode::Cut => {
+                let room = threshold.saturating_sub(s.decoded.len());
+                s.decoded.extend_from_slice(&bytes[..room.min(bytes.len())]);
+            }
+        }
+    }
+
+    /// The closing quote of the open string.
+    fn close_string(&mut self, out: &mut Vec<u8>, events: &mut Vec<Event>) {
+        let Some(s) = self.string.take() else { return };
+        self.peak = self.peak.max(s.raw.len() + s.decoded.len());
+        match s.mode {
+            Mode::Short => {
+                out.extend_from_slice(&s.raw);
+                if self.depth == 1 {
+                    if s.key {
+                        if s.decoded == b"id" {
+                            self.id_state = IdState::Next;
+                        }
+                    } else if self.id_state == IdState::Next {
+                        self.id_state = IdState::Idle;
+                        if s.raw.len() < MAX_ID_BYTES {
+                            let mut text = vec![b'"'];
+                            text.extend_from_slice(&s.raw);
+                            self.id = String::from_utf8(text).ok();
+                        }
+                    }
+                }
+            }
+            Mode::Spill => events.push(Event::End),
+            Mode::Cut => {
+                let head = match std::str::from_utf8(&s.decoded) {
+                    Ok(text) => text.to_owned(),
+                    Err(e) if e.error_len().is_none() => {
+                        String::from_utf8_lossy(&s.decoded[..e.valid_up_to()]).into_owned()
+                    }
+                    Err(_) => String::from_utf8_lossy(&s.decoded).into_owned(),
+                };
+                let text = format!(
+                    "{head}\n[... cut: the server's string was {} bytes, over the import's inline_result_bytes ({})]",
+                    s.length, self.threshold
+                );
+                let quoted = serde_json::to_string(&text).unwrap_or_default();
+                // The opening quote was passed on already.
+                out.extend_from_slice(&quoted.as_bytes()[1..]);
+            }
+        }
+        if self.depth == 1 && s.key {
+            self.expect_key = false;
+        } else if self.depth == 1 && self.id_state == IdState::Next {
+            self.id_state = IdState::Idle;
+        }
+    }
+}
+
+/// The placeholder of spilled string `seq` of the connection with `nonce`.
+fn placeholder(nonce: &str, seq: u64) -> String {
+    format!("[spilled {nonce} {seq}]")
+}
+
+/// A spilled string of a call, as stored.
+struct Spilled {
+    seq: u64,
+    stored: oneshot::Receiver<Result<StreamedOutput, StoreError>>,
+}
+
+/// A running call that takes spills: its context (whose output store and scope take its
+/// strings), where it is registered, and what was spilled.
+pub(super) struct CallSpills {
+    ctx: ToolContext,
+    /// The connection and request id it is registered under, once its request was sent.
+    registered: Mutex<Option<(Weak<Spills>, RequestId)>>,
+    spilled: Mutex<Vec<Spilled>>,
+    /// Set when its answer went past `max_result_bytes`.
+    over: tokio::sync::watch::Sender<bool>,
+}
+
+impl CallSpills {
+    /// A call of `ctx`.
+    pub(super) fn new(ctx: &ToolContext) -> Arc<Self> {
+        Arc::new(Self {
+            ctx: ctx.clone(),
+            registered: Mutex::new(None),
+            spilled: Mutex::new(Vec::new()),
+            over: tokio::sync::watch::channel(false).0,
+        })
+    }
+
+    /// Ends when the call's answer went past `max_result_bytes`.
+    pub(super) async fn went_over(&self) {
+        let mut over = self.over.subscribe();
+        let _ = over.wait_for(|over| *over).await;
+    }
+
+    /// Forgets the call on its connection (its answer came, or it ended otherwise).
+    pub(super) fn unregister(&self) {
+        if let Some((spills, id)) = lock(&self.registered).take()
+            && let Some(spills) = spills.upgrade()
+        {
+            let key = serde_json::to_string(&id).unwrap_or_default();
+            lock(&spills.calls).remove(&key);
+        }
+    }
+}
+
+/// The marker a `tools/call` request carries in its extensions (never sent): the call takes
+/// spills, registered as the request is sent ([`Spills::register`]).
+#[derive(Clone)]
+pub(super) struct SpillCall(pub(super) Arc<CallSpills>);
+
+/// The spills of one connection: its nonce and its running calls by request id.
+pub(super) struct Spills {
+    nonce: String,
+    calls: Mutex<HashMap<String, Arc<CallSpills>>>,
+    peak: AtomicUsize,
+    threshold: usize,
+    max_message: u64,
+    server: String,
+    this: Weak<Spills>,
+}
+
+impl Spills {
+    /// The spills of a new connection to `server` with the import's `limits`, and a fresh nonce.
+    pub(super) fn new(server: &str, limits: &super::ImportLimits) -> Arc<Self> {
+        let mut bytes = [0u8; 16];
+        if getrandom::fill(&mut bytes).is_err() {
+            // No randomness: the time, which the upstream does not see either.
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+            bytes = now.as_nanos().to_le_bytes();
+        }
+        let nonce = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        Arc::new_cyclic(|this| Self {
+            nonce,
+            calls: Mutex::new(HashMap::new()),
+            peak: AtomicUsize::new(0),
+            threshold: limits.inline_result_bytes,
+            max_message: limits.max_result_bytes as u64,
+            server: server.to_owned(),
+            this: this.clone(),
+        })
+    }
+
+    /// Registers the call of the request `id` as the request is sent, before any answer can come.
+    pub(super) fn register(&self, id: &RequestId, call: &Arc<CallSpills>) {
+        let key = serde_json::to_string(id).unwrap_or_default();
+        *lock(&call.registered) = Some((self.this.clone(), id.clone()));
+        lock(&self.calls).insert(key, call.clone());
+    }
+
+    /// The most bytes of strings the connection's filter held at once.
+    pub(super) fn peak_held_bytes(&self) -> usize {
+        self.peak.load(Ordering::Relaxed)
+    }
+
+    /// A filter of the connection; `lines`: see [`Filter::lines`].
+    pub(super) fn filter(&self, lines: bool) -> Filter {
+        let this = self.this.clone();
+        let registered = move |id: &str| this.upgrade().is_some_and(|spills| lock(&spills.calls).contains_key(id));
+        Filter::new(self.threshold, self.max_message, self.nonce.clone(), Box::new(registered), lines)
+    }
+
+    /// Reads `upstream` to its end through the filter, writing what passes to `downstream`
+    /// (rmcp's side); ends when either side closes.
+    pub(super) async fn pump(
+        self: Arc<Self>,
+        mut upstream: impl AsyncRead + Unpin,
+        mut downstream: impl AsyncWrite + Unpin,
+    ) {
+        let mut filter = self.filter(true);
+        let mut buf = vec![0u8; READ_BYTES];
+        let mut out = Vec::with_capacity(READ_BYTES);
+        let mut events = Vec::new();
+        let mut pipe: Option<mpsc::Sender<Vec<u8>>> = None;
+        loop {
+            let n = match upstream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            out.clear();
+            filter.feed(&buf[..n], &mut out, &mut events);
+            self.note_peak(&filter);
+            self.handle(&mut events, &mut pipe).await;
+            if downstream.write_all(&out).await.is_err() {
+                break;
+            }
+        }
+        let _ = downstream.shutdown().await;
+    }
+
+    /// Carries out what a filter of the connection said (`events`, emptied), with `pipe` the
+    /// open spill's (kept between calls, as a string goes on across reads).
+    pub(super) async fn handle(&self, events: &mut Vec<Event>, pipe: &mut Option<mpsc::Sender<Vec<u8>>>) {
+        for event in events.drain(..) {
+            match event {
+                Event::Open { id, seq } => *pipe = self.open(&id, seq).await,
+                Event::Data(data) => {
+                    if let Some(sender) = &*pipe
+                        && sender.send(data).await.is_err()
+                    {
+                        *pipe = None;
+                    }
+                }
+                Event::End => *pipe = None,
+                Event::Over { id } => {
+                    *pipe = None;
+                    tracing::warn!(server = %self.server, max_result_bytes = self.max_message,
+                        "an imported MCP server sent a message over the import's max_result_bytes; dropped its rest");
+                    let call = id.and_then(|id| lock(&self.calls).get(&id).cloned());
+                    if let Some(call) = call {
+                        call.over.send_replace(true);
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`ImportLimits::max_result_bytes`](super::ImportLimits::max_result_bytes).
+    pub(super) fn max_message(&self) -> usize {
+        usize::try_from(self.max_message).unwrap_or(usize::MAX)
+    }
+
+    /// Counts what `filter` held at most in [`Spills::peak_held_bytes`].
+    pub(super) fn note_peak(&self, filter: &Filter) {
+        self.peak.fetch_max(filter.peak_held_bytes(), Ordering::Relaxed);
+    }
+
+    /// Whether `id` (a request id's JSON text) is a running call that takes spills.
+    pub(super) fn takes(&self, id: &RequestId) -> bool {
+        lock(&self.calls).contains_key(&serde_json::to_string(id).unwrap_or_default())
+    }
+
+    /// Starts storing spilled string `seq` of the call `id` on the blocking pool; the pipe to it
+    /// (`None`: the call is gone, and the string with it).
+    async fn open(&self, id: &str, seq: u64) -> Option<mpsc::Sender<Vec<u8>>> {
+        let call = lock(&self.calls).get(id).cloned()?;
+        let (done, stored) = oneshot::channel();
+        lock(&call.spilled).push(Spilled { seq, stored });
+        let store = match call.ctx.resolve(&OUTPUT_STORE).await {
+            Ok(store) => store,
+            Err(error) => {
+                let _ = done.send(Err(StoreError::Io { ref_id: String::new(), message: error.to_string() }));
+                return None;
+            }
+        };
+        let (sender, receiver) = mpsc::channel(PIPE_PIECES);
+        let (session, principal) = (call.ctx.session_id().map(str::to_owned), call.ctx.principal().map(str::to_owned));
+        tokio::task::spawn_blocking(move || {
+            let mut reader = PipeReader { receiver, piece: Vec::new(), at: 0 };
+            let scope = OutputScope { session: session.as_deref(), principal: principal.as_deref() };
+            let _ = done.send(store_stream(&*store, scope, &mut reader, STREAM_PREVIEW_BYTES));
+        });
+        Some(sender)
+    }
+}
+
+/// A stdio server's transport: the child's standard output read through the connection's
+/// [filter](Spills::pump), its standard input written by rmcp. Dropped, it kills the child.
+pub(super) struct ChildTransport {
+    inner: AsyncRwTransport<RoleClient, tokio::io::DuplexStream, tokio::process::ChildStdin>,
+    child: tokio::process::Child,
+    _pump: tokio_util::task::AbortOnDropHandle<()>,
+}
+
+impl ChildTransport {
+    /// Starts `command` (standard input and output piped, standard error inherited, killed on
+    /// drop) with its output filtered by `spills`; the transport and the child's process id.
+    ///
+    /// # Errors
+    /// The command could not be started.
+    pub(super) fn spawn(
+        mut command: tokio::process::Command,
+        spills: Arc<Spills>,
+    ) -> std::io::Result<(Self, Option<u32>)> {
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).kill_on_drop(true);
+        let mut child = command.spawn()?;
+        let pid = child.id();
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(std::io::Error::other("the child's standard input or output was not piped"));
+        };
+        let (rmcp_side, pump_side) = tokio::io::duplex(READ_BYTES);
+        let pump = tokio_util::task::AbortOnDropHandle::new(tokio::spawn(spills.pump(stdout, pump_side)));
+        // The filter caps a line at `max_result_bytes` as sent, so rmcp's own line cap (16 MiB)
+        // is lifted: a message between the two would otherwise be dropped unanswered.
+        let inner = AsyncRwTransport::new_client(rmcp_side, stdin).with_max_line_length(usize::MAX);
+        Ok((Self { inner, child, _pump: pump }, pid))
+    }
+}
+
+impl Transport<RoleClient> for ChildTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        self.inner.receive()
+    }
+
+    /// Closes the child's standard input and waits up to 3 s for it to exit, then (Unix) sends
+    /// it SIGTERM and waits 3 s more, then kills it: the MCP stdio shutdown sequence, as rmcp's
+    /// child transport does it.
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        let wait = std::time::Duration::from_secs(3);
+        self.inner.close().await?;
+        if tokio::time::timeout(wait, self.child.wait()).await.is_ok() {
+            return Ok(());
+        }
+        #[cfg(unix)]
+        if let Some(pid) = self.child.id().and_then(|pid| rustix::process::Pid::from_raw(pid.cast_signed())) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            if tokio::time::timeout(wait, self.child.wait()).await.is_ok() {
+                return Ok(());
+            }
+        }
+        self.child.kill().await
+    }
+}
+
+/// The reading end of a spill's pipe, on the blocking pool.
+struct PipeReader {
+    receiver: mpsc::Receiver<Vec<u8>>,
+    piece: Vec<u8>,
+    at: usize,
+}
+
+impl Read for PipeReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.piece.len() {
+            match self.receiver.blocking_recv() {
+                Some(piece) => {
+                    self.piece = piece;
+                    self.at = 0;
+                }
+                None => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.piece.len() - self.at);
+        buf[..n].copy_from_slice(&self.piece[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// What one spilled string became.
+struct Resolved {
+    /// The preview (head, marker, tail), or the whole when it fit.
+    text: String,
+    ref_id: String,
+    cut: bool,
+    bytes: u64,
+}
+
+/// Replaces the placeholders of `spills` in `result` (a `tools/call` result as JSON), for the
+/// server `server`:
+/// - the `text` of a text block, or of an embedded text resource: the stored text's preview (its
+///   head, a marker naming the ref id, its tail), which [`ToolResult::Stored`] carries when it is
+///   the result's one text block;
+/// - the `data` of an image or audio block, or the `blob` of a binary resource: the block becomes
+///   a text block `[an image, image/png: 52428800 bytes of base64, stored, not shown; ...ref_id]`
+///   (the stored text is the base64 itself);
+/// - any other string (a key included): `[a string of N bytes from the server, stored; ref_id=...]`.
+///
+/// One stored text per spilled string. A placeholder of another nonce or an unknown number is the
+/// server's own text and stays. Returns the result as a stored one when it is a single spilled
+/// text block (no `structuredContent`, not an error).
+///
+/// # Errors
+/// A message naming the server when a spilled string could not be stored.
+pub(super) async fn resolve(call: &CallSpills, server: &str, result: &mut Value) -> Result<Option<ToolResult>, String> {
+    let pending: Vec<Spilled> = std::mem::take(&mut *lock(&call.spilled));
+    let nonce = lock(&call.registered).as_ref().and_then(|(spills, _)| spills.upgrade()).map(|s| s.nonce.clone());
+    let Some(nonce) = nonce.filter(|_| !pending.is_empty()) else { return Ok(None) };
+    let mut resolved = HashMap::new();
+    for spilled in pending {
+        let output = match spilled.stored.await {
+            Ok(Ok(output)) => output,
+            Ok(Err(error)) => return Err(format!("cannot store a long string MCP server `{server}` sent: {error}")),
+            Err(_) => return Err(format!("cannot store a long string MCP server `{server}` sent: the store stopped")),
+        };
+        let ToolResult::Stored(StoredResult { ref_id, text, cut }) = output.result else { continue };
+        resolved.insert(placeholder(&nonce, spilled.seq), Resolved { text, ref_id, cut, bytes: output.bytes });
+    }
+    let mut single = None;
+    if let Some(Value::Array(blocks)) = result.get_mut("content") {
+        let one = blocks.len() == 1;
+        for block in blocks.iter_mut() {
+            resolve_block(block, &resolved, one.then_some(&mut single));
+        }
+    }
+    replace_strings(result, &resolved);
+    let plain = result.get("structuredContent").is_none_or(Value::is_null)
+        && result.get("isError").and_then(Value::as_bool) != Some(true);
+    Ok(single.filter(|_| plain))
+}
+
+/// One content block's placeholders; `single`: set to the stored result when this block is the
+/// result's only one and a spilled text.
+fn resolve_block(block: &mut Value, resolved: &HashMap<String, Resolved>, single: Option<&mut Option<ToolResult>>) {
+    let kind = block.get("type").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let media = |block: &Value, at: &[&str]| {
+        let mut value = block;
+        for key in at {
+            value = &value[*key];
+        }
+        value.as_str().unwrap_or("application/octet-stream").to_owned()
+    };
+    let spilled = |value: &Value| value.as_str().and_then(|text| resolved.get(text));
+    match kind.as_str() {
+        "text" => {
+            if let Some(r) = spilled(&block["text"]) {
+                if let Some(single) = single {
+                    *single = Some(ToolResult::Stored(StoredResult {
+                        ref_id: r.ref_id.clone(),
+                        text: r.text.clone(),
+                        cut: r.cut,
+                    }));
+                }
+                block["text"] = Value::String(r.text.clone());
+            }
+        }
+        "image" | "audio" => {
+            if let Some(r) = spilled(&block["data"]) {
+                let what = if kind == "image" { "an image" } else { "audio" };
+                *block = binary_block(what, &media(block, &["mimeType"]), r);
+            }
+        }
+        "resource" => {
+            if let Some(r) = spilled(&block["resource"]["text"]) {
+                block["resource"]["text"] = Value::String(r.text.clone());
+            } else if let Some(r) = spilled(&block["resource"]["blob"]) {
+                let uri = block["resource"]["uri"].as_str().unwrap_or_default().to_owned();
+                *block = binary_block(&format!("the resource {uri}"), &media(block, &["resource", "mimeType"]), r);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The text block standing for a spilled base64 payload.
+fn binary_block(what: &str, media_type: &str, r: &Resolved) -> Value {
+    let id = Value::String(r.ref_id.clone());
+    serde_json::json!({
+        "type": "text",
+        "text": format!(
+            "[{what}, {media_type}: {} bytes of base64, too large to show; the base64 is cached: read it with \
+             tool_output_cache {{\"ref_id\":{id}}}]",
+            r.bytes
+        ),
+    })
+}
+
+/// Every other placeholder in `value` (keys too).
+fn replace_strings(value: &mut Value, resolved: &HashMap<String, Resolved>) {
+    let say = |r: &Resolved| {
+        format!(
+            "[a string of {} bytes from the server, cached: read it with tool_output_cache {{\"ref_id\":{}}}]",
+            r.bytes,
+            Value::String(r.ref_id.clone())
+        )
+    };
+    match value {
+        Value::String(text) => {
+            if let Some(r) = resolved.get(text.as_str()) {
+                *text = say(r);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| replace_strings(item, resolved)),
+        Value::Object(map) => {
+            if map.keys().any(|key| resolved.contains_key(key)) {
+                let old = std::mem::take(map);
+                for (key, item) in old {
+                    let key = resolved.get(&key).map_or(key, say);
+                    map.insert(key, item);
+                }
+            }
+            map.values_mut().for_each(|item| replace_strings(item, resolved));
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NONCE: &str = "n0";
+
+    /// Runs `input` through a filter in chunks of `chunk` bytes; what passed, and the events.
+    fn run(input: &[u8], chunk: usize, threshold: usize, registered: &'static [&'static str]) -> (String, Vec<Event>) {
+        let mut filter =
+            Filter::new(threshold, 1 << 30, NONCE.to_owned(), Box::new(move |id| registered.contains(&id)), true);
+        let (mut out, mut events) = (Vec::new(), Vec::new());
+        for piece in input.chunks(chunk) {
+            filter.feed(piece, &mut out, &mut events);
+        }
+        (String::from_utf8(out).unwrap(), merge(events))
+    }
+
+    /// Events with consecutive data merged (chunking splits it anywhere).
+    fn merge(events: Vec<Event>) -> Vec<Event> {
+        let mut merged: Vec<Event> = Vec::new();
+        for event in events {
+            match (merged.last_mut(), event) {
+                (Some(Event::Data(data)), Event::Data(more)) => data.extend(more),
+                (_, event) => merged.push(event),
+            }
+        }
+        merged
+    }
+
+    const CHUNKS: [usize; 5] = [1, 2, 3, 7, 4096];
+
+    #[test]
+    fn a_message_without_long_strings_passes_unchanged() {
+        let line = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"a\\\"b\\\\c\\u00e9\"}],\"n\":[1,2.5e3,true,null]}}\n";
+        for chunk in CHUNKS {
+            assert_eq!(run(line.as_bytes(), chunk, 64, &["1"]), (line.to_owned(), vec![]), "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn escapes_and_surrogate_pairs_split_across_reads_decode_exactly() {
+        let line = r#"{"id":7,"result":{"text":"0123456789ab\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00z\u4e2d"}}"#;
+        let want = "0123456789ab\"\\/\u{8}\u{c}\n\r\té😀z中";
+        for chunk in CHUNKS {
+            let (out, events) = run(line.as_bytes(), chunk, 24, &["7"]);
+            assert_eq!(out, r#"{"id":7,"result":{"text":"[spilled n0 1]"}}"#, "chunk {chunk}");
+            assert_eq!(
+                events,
+                vec![Event::Open { id: "7".to_owned(), seq: 1 }, Event::Data(want.as_bytes().to_vec()), Event::End],
+                "chunk {chunk}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_lone_surrogate_decodes_as_the_replacement_character() {
+        let line = r#"{"id":"a","r":"xxxx\ud800yy\udc00"}"#;
+        for chunk in CHUNKS {
+            let (_, events) = run(line.as_bytes(), chunk, 8, &["\"a\""]);
+            assert_eq!(events[1], Event::Data("xxxx\u{FFFD}yy\u{FFFD}".as_bytes().to_vec()), "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn a_long_string_of_a_message_naming_no_running_call_is_cut_to_the_threshold() {
+        let line = r#"{"method":"notifications/message","params":{"data":"0123456789abcdefghijklmnopqrstuvwxyz"}}"#;
+        for chunk in CHUNKS {
+            let (out, events) = run(line.as_bytes(), chunk, 24, &["1"]);
+            assert_eq!(
+                out,
+                r#"{"method":"notifications/message","params":{"data":"0123456789abcdefghijklmn\n[... cut: the server's string was 36 bytes, over the import's inline_result_bytes (24)]"}}"#,
+                "chunk {chunk}"
+            );
+            assert_eq!(events, vec![]);
+        }
+    }
+
+    #[test]
+    fn an_id_after_the_long_string_names_no_call() {
+        let line = r#"{"r":{"text":"0123456789"},"id":1}"#;
+        let (out, events) = run(line.as_bytes(), 3, 8, &["1"]);
+        assert!(out.starts_with(r#"{"r":{"text":"01234567\n[... cut"#), "{out}");
+        assert_eq!(events, vec![]);
+    }
+
+    #[test]
+    fn a_nested_id_is_not_the_messages_id() {
+        let line = r#"{"r":{"id":1,"text":"0123456789"}}"#;
+        let (_, events) = run(line.as_bytes(), 5, 8, &["1"]);
+        assert_eq!(events, vec![]);
+    }
+
+    #[test]
+    fn a_long_key_is_spilled_like_a_value() {
+        let line = r#"{"id":1,"r":{"0123456789":1}}"#;
+        let (out, _) = run(line.as_bytes(), 4096, 8, &["1"]);
+        assert_eq!(out, r#"{"id":1,"r":{"[spilled n0 1]":1}}"#);
+    }
+
+    #[test]
+    fn a_forged_placeholder_is_the_servers_text() {
+        let line = r#"{"id":1,"r":"[spilled n0 1]"}"#;
+        assert_eq!(run(line.as_bytes(), 4096, 64, &["1"]), (line.to_owned(), vec![]));
+    }
+
+    #[test]
+    fn each_long_string_gets_its_own_number_and_the_id_resets_per_line() {
+        let input = "{\"id\":1,\"r\":[\"aaaaaaaaaa\",\"bbbbbbbbbb\"]}\n{\"id\":2,\"r\":\"cccccccccc\"}\n";
+        let (out, events) = run(input.as_bytes(), 4096, 8, &["1"]);
+        assert_eq!(
+            out,
+            "{\"id\":1,\"r\":[\"[spilled n0 1]\",\"[spilled n0 2]\"]}\n{\"id\":2,\"r\":\"cccccccc\\n[... cut: the server's string was 10 bytes, over the import's inline_result_bytes (8)]\"}\n"
+        );
+        assert_eq!(
+            events,
+            vec![
+                Event::Open { id: "1".to_owned(), seq: 1 },
+                Event::Data(b"aaaaaaaaaa".to_vec()),
+                Event::End,
+                Event::Open { id: "1".to_owned(), seq: 2 },
+                Event::Data(b"bbbbbbbbbb".to_vec()),
+                Event::End,
+            ]
+        );
+    }
+
+    #[test]
+    fn a_message_over_the_cap_is_dropped_to_its_line_end_and_its_call_told() {
+        let input = "{\"id\":1,\"r\":\"0123456789abcdef\"}\n{\"id\":2}\n";
+        for chunk in CHUNKS {
+            let mut filter = Filter::new(8, 20, NONCE.to_owned(), Box::new(|id| id == "1"), true);
+            let (mut out, mut events) = (Vec::new(), Vec::new());
+            for piece in input.as_bytes().chunks(chunk) {
+                filter.feed(piece, &mut out, &mut events);
+            }
+            assert_eq!(String::from_utf8(out).unwrap(), "{\"id\":1,\"r\":\"\n{\"id\":2}\n", "chunk {chunk}");
+            assert_eq!(events, vec![Event::Over { id: Some("1".to_owned()) }], "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn nesting_past_the_tracked_depth_holds_no_stack_beyond_it() {
+        let mut filter = Filter::new(8, u64::MAX, NONCE.to_owned(), Box::new(|_| true), true);
+        let (mut out, mut events) = (Vec::new(), Vec::new());
+        filter.feed(&vec![b'['; 100_000], &mut out, &mut events);
+        filter.feed(br#""0123456789"]"#, &mut out, &mut events);
+        assert_eq!(filter.stack.len(), TRACKED_DEPTH);
+        assert_eq!(filter.depth, 99_999);
+        // No id at the top level: the long string is cut, not stored.
+        assert!(out.ends_with(
+            br#""01234567\n[... cut: the server's string was 10 bytes, over the import's inline_result_bytes (8)]"]"#
+        ));
+        assert_eq!(events, vec![]);
+    }
+
+    #[test]
+    fn a_broken_line_ends_its_message_and_the_next_line_is_read_afresh() {
+        // A raw line end inside a string, then a bad `\u` escape: neither is JSON; each line is
+        // passed on as it came, and the next message's id still counts.
+        let input = "{\"id\":1,\"r\":\"abc\n{\"id\":1,\"r\":\"\\uZZ\"}\n{\"id\":2,\"r\":\"0123456789\"}\n";
+        let (out, events) = run(input.as_bytes(), 3, 8, &["2"]);
+        assert_eq!(out, "{\"id\":1,\"r\":\"abc\n{\"id\":1,\"r\":\"\\uZZ\"}\n{\"id\":2,\"r\":\"[spilled n0 1]\"}\n");
+        assert_eq!(
+            events,
+            vec![Event::Open { id: "2".to_owned(), seq: 1 }, Event::Data(b"0123456789".to_vec()), Event::End]
+        );
+    }
+
+    #[test]
+    fn an_id_longer_than_its_cap_names_no_call() {
+        let id = "9".repeat(MAX_ID_BYTES + 1);
+        let line = format!("{{\"id\":{id},\"r\":\"0123456789\"}}");
+        let mut filter = Filter::new(8, u64::MAX, NONCE.to_owned(), Box::new(|_| true), true);
+        let (mut out, mut events) = (Vec::new(), Vec::new());
+        filter.feed(line.as_bytes(), &mut out, &mut events);
+        assert_eq!(events, vec![]);
+    }
+
+    #[test]
+    fn over_http_a_line_end_is_whitespace_and_a_message_past_the_cap_is_dropped_to_its_end() {
+        let body = "{\n \"id\": 1,\n \"r\": \"0123456789\"\n}";
+        let mut filter = Filter::new(8, u64::MAX, NONCE.to_owned(), Box::new(|id| id == "1"), false);
+        let (mut out, mut events) = (Vec::new(), Vec::new());
+        filter.feed(body.as_bytes(), &mut out, &mut events);
+        assert_eq!(String::from_utf8(out).unwrap(), "{\n \"id\": 1,\n \"r\": \"[spilled n0 1]\"\n}");
+        let mut filter = Filter::new(8, 14, NONCE.to_owned(), Box::new(|id| id == "1"), false);
+        let (mut out, mut events) = (Vec::new(), Vec::new());
+        filter.feed(format!("{body}\n{body}").as_bytes(), &mut out, &mut events);
+        assert_eq!(String::from_utf8(out).unwrap(), "{\n \"id\": 1,\n \"");
+        assert_eq!(events, vec![Event::Over { id: Some("1".to_owned()) }]);
+    }
+
+    #[test]
+    fn the_largest_threshold_passes_every_string_on() {
+        let line = r#"{"id":1,"r":"0123456789"}"#;
+        assert_eq!(run(line.as_bytes(), 3, usize::MAX, &["1"]), (line.to_owned(), vec![]));
+    }
+
+    #[test]
+    fn the_filter_holds_no_more_than_a_short_string_whatever_the_length() {
+        let mut filter = Filter::new(1024, u64::MAX, NONCE.to_owned(), Box::new(|_| true), true);
+        let (mut out, mut events) = (Vec::new(), Vec::new());
+        filter.feed(br#"{"id":1,"result":""#, &mut out, &mut events);
+        let piece = vec![b'x'; 65536];
+        for _ in 0..160 {
+            filter.feed(&piece, &mut out, &mut events);
+            events.clear();
+        }
+        filter.feed(b"\"}\n", &mut out, &mut events);
+        assert_eq!(String::from_utf8(out).unwrap(), "{\"id\":1,\"result\":\"[spilled n0 1]\"}\n");
+        assert!(filter.peak_held_bytes() <= 2 * 1024 + 2, "held {}", filter.peak_held_bytes());
+    }
+}
