@@ -250,3 +250,52 @@ fn an_import_by_the_authorization_code_flow_gets_its_token_with_pkce_and_reaches
         imported.close().await;
     });
 }
+
+#[test]
+fn an_import_by_the_authorization_code_flow_stores_a_long_result_as_it_arrives_and_shows_its_preview() {
+    use std::io::Read;
+    use std::sync::Arc;
+    use tool_mcp::import::{AuthorizationCode, HeadlessRedirect, ImportLimits, McpImport};
+    use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputStore};
+    use tool_runtime::{Registry, ToolCall, ToolContext};
+
+    let protected = Protected::start(&["coder=tools:read"]);
+    // 200 lines of 99 characters: the `read` result is far over the 4,096-byte threshold.
+    let lines: Vec<String> = (1..=200).map(|n| format!("{n:04} {}", "x".repeat(94))).collect();
+    std::fs::write(protected.root.path().join("big.txt"), lines.join("\n") + "\n").unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let flow = AuthorizationCode::new("http://127.0.0.1:9/callback", HeadlessRedirect)
+            .client("coder", Some("secret-of-coder".to_owned()));
+        let imported = McpImport::http("guarded", &protected.url)
+            .authorization_code(flow)
+            .limits(ImportLimits { inline_result_bytes: 4096, ..ImportLimits::default() })
+            .connect()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let store: Arc<dyn OutputStore> = Arc::new(MemoryStore::new());
+        let registry = imported
+            .add_to(Registry::builder())
+            .unwrap()
+            .override_dependency(&OUTPUT_STORE, store.clone())
+            .build()
+            .unwrap();
+        let call = ToolCall::new("c1", "read", r#"{"file_path":"big.txt"}"#);
+        let message = registry.call(&call, &ToolContext::new()).await;
+        assert!(!message.is_error, "{}", message.text());
+        let ref_id = message.ref_id.clone().expect("the long result is stored under a ref id");
+        let mut whole = String::new();
+        store.open_at(&ref_id, 0).unwrap().read_to_string(&mut whole).unwrap();
+        // The store keeps the whole text (every line, the last included); the model sees its head
+        // and tail around a marker that names the ref id.
+        assert!(whole.contains(&lines[0]) && whole.contains(&lines[199]), "{whole}");
+        let text = message.text();
+        assert!(text.len() < whole.len(), "the preview is shorter than the whole");
+        assert!(text.contains(&format!("{{\"ref_id\":\"{ref_id}\"}}")), "{text}");
+        assert!(text.contains(&lines[0]), "{text}");
+        // The filter held at most the threshold's bound, never the whole answer.
+        let held = imported.peak_held_bytes();
+        assert!(held <= 7 * 4096 + 24, "held {held} bytes");
+        imported.close().await;
+    });
+}

@@ -389,11 +389,23 @@ impl Shared {
         let mut answered = 0;
         loop {
             let seen = session.authorizations();
+            // The session's token manager, around a filtering client of this connection's own
+            // (the token survives reconnections; the spills are the connection's).
+            // rmcp's `AuthClient` is built only from a manager of its own, so it is built with an
+            // empty one (no request is made) that the session's replaces.
+            let spills = self.new_spills();
+            let shared = session.client();
+            let empty = rmcp::transport::auth::AuthorizationManager::new(url)
+                .await
+                .map_err(|e| format!("{url}: cannot set up the OAuth client: {e}"))?;
+            let http = SpillingHttp { inner: shared.http_client, spills: spills.clone() };
+            let mut client = rmcp::transport::auth::AuthClient::new(http, empty);
+            client.auth_manager = shared.auth_manager;
             let make = || {
                 let config = StreamableHttpClientTransportConfig::with_uri(url);
-                StreamableHttpClientTransport::with_client(session.client(), config)
+                StreamableHttpClientTransport::with_client(client.clone(), config)
             };
-            let error = match self.initialize_http(make, None).await {
+            let error = match self.initialize_http(make, Some(spills)).await {
                 Ok(service) => return Ok(service),
                 Err(error) => error,
             };
@@ -683,7 +695,7 @@ impl Shared {
         }
         let mut request = Request::new(params);
         // The long strings of the answer go to the call's output store, on a connection that
-        // filters its answers (all but HTTP with the authorization code flow; see `Traced`).
+        // filters its answers (every transport; see `Traced`).
         let spill = CallSpills::new(ctx);
         let _unregister = Unregister(spill.clone());
         request.extensions.insert(SpillCall(spill.clone()));

@@ -3,8 +3,9 @@
 //! `data` of each SSE event) through the connection's filter as it arrives; every other request,
 //! and the `GET` stream and session deletion, go through rmcp's own reqwest client unchanged.
 //!
-//! An import by the OAuth client credentials grant wraps it in rmcp's `AuthClient`, which adds the
-//! token and answers challenges; the authorization code flow's client is rmcp's alone (unfiltered).
+//! An import by OAuth (the client credentials grant or the authorization code flow) wraps it in
+//! rmcp's `AuthClient`, which adds the token and answers challenges; the authorization code flow's
+//! token manager is the import's session's, shared by its connections.
 //!
 //! What differs from rmcp's client on that one path: an HTTP error status answers
 //! `SessionExpired` (404 with a session), `AuthRequired` (401 with a challenge),
