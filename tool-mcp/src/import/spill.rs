@@ -16,7 +16,8 @@
 //!   the string was.
 //!
 //! A message longer than [`ImportLimits::max_result_bytes`](super::ImportLimits::max_result_bytes)
-//! (its bytes as sent) is not passed on past that point: over stdio the rest is dropped up to the
+//! (its bytes as sent), or than [`MAX_OTHER_MESSAGE_BYTES`] (16 MiB) when its top-level `"id"`
+//! did not name a running tool call before that point, is not passed on past that point: over stdio the rest is dropped up to the
 //! end of the line, which rmcp's line reader then skips as unparsable; over HTTP the rest of the
 //! body or SSE event is dropped ([`super::spill_http`]). A call it answers fails naming the server
 //! and the setting. What it had stored is left to the store's time to live.
@@ -52,6 +53,13 @@ const TRACKED_DEPTH: usize = 1024;
 
 /// The longest top-level `"id"` kept (its JSON text); a longer one names no call.
 const MAX_ID_BYTES: usize = 128;
+
+/// The most bytes (as sent) of a message that answers no running tool call of the connection
+/// (a listing, a notification, an answer whose `id` comes after its content): 16 MiB, the line
+/// cap rmcp's stdio transport keeps, which this filter lifts for call answers only (those are
+/// capped by [`ImportLimits::max_result_bytes`](super::ImportLimits::max_result_bytes) with their
+/// long strings out). Lower when `max_result_bytes` is.
+pub(super) const MAX_OTHER_MESSAGE_BYTES: u64 = 16 << 20;
 
 /// Bytes read from the upstream at once.
 const READ_BYTES: usize = 64 * 1024;
@@ -132,6 +140,9 @@ enum IdState {
 pub(super) struct Filter {
     threshold: usize,
     max_message: u64,
+    /// The cap of the message being read: `max_message` once its `id` names a running call, else
+    /// also at most [`MAX_OTHER_MESSAGE_BYTES`].
+    cap: u64,
     nonce: String,
     seq: u64,
     /// Whether a request id (JSON text) names a running call that takes spills.
@@ -164,6 +175,7 @@ impl Filter {
         Self {
             threshold,
             max_message,
+            cap: max_message.min(MAX_OTHER_MESSAGE_BYTES),
             nonce,
             seq: 0,
             registered,
@@ -228,7 +240,7 @@ impl Filter {
     /// line is then dropped).
     fn count(&mut self, n: usize, events: &mut Vec<Event>) -> bool {
         self.message_bytes += n as u64;
-        if self.message_bytes <= self.max_message {
+        if self.message_bytes <= self.cap {
             return false;
         }
         self.dropping = true;
@@ -246,6 +258,7 @@ impl Filter {
         self.depth = 0;
         self.expect_key = false;
         self.message_bytes = 0;
+        self.cap = self.max_message.min(MAX_OTHER_MESSAGE_BYTES);
         self.dropping = false;
         self.id = None;
         self.id_state = IdState::Idle;
@@ -260,6 +273,9 @@ impl Filter {
                 self.id_state = IdState::Idle;
                 if text.len() <= MAX_ID_BYTES {
                     self.id = String::from_utf8(text).ok();
+                    if self.id.as_deref().is_some_and(|id| (self.registered)(id)) {
+                        self.cap = self.max_message;
+                    }
                 }
             } else {
                 if text.len() <= MAX_ID_BYTES {
@@ -494,6 +510,9 @@ impl Filter {
                             let mut text = vec![b'"'];
                             text.extend_from_slice(&s.raw);
                             self.id = String::from_utf8(text).ok();
+                            if self.id.as_deref().is_some_and(|id| (self.registered)(id)) {
+                                self.cap = self.max_message;
+                            }
                         }
                     }
                 }
@@ -1092,6 +1111,45 @@ mod tests {
             assert_eq!(String::from_utf8(out).unwrap(), "{\"id\":1,\"r\":\"\n{\"id\":2}\n", "chunk {chunk}");
             assert_eq!(events, vec![Event::Over { id: Some("1".to_owned()) }], "chunk {chunk}");
         }
+    }
+
+    /// `{"jsonrpc":"2.0","id":<id>,"result":{"tools":[...]}}` of short strings, about 17 MiB.
+    fn listing_of_short_strings(id: &str) -> Vec<u8> {
+        let mut text = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"tools\":[").into_bytes();
+        let entry = format!("\"{}\",", "t".repeat(998));
+        while text.len() < 17 << 20 {
+            text.extend_from_slice(entry.as_bytes());
+        }
+        text.extend_from_slice(b"\"end\"]}}\n{\"id\":9}\n");
+        text
+    }
+
+    #[test]
+    fn a_message_answering_no_running_call_is_capped_at_sixteen_mebibytes_whatever_max_result_bytes() {
+        let input = listing_of_short_strings("7");
+        let mut filter = Filter::new(1 << 20, 256 << 20, NONCE.to_owned(), Box::new(|id| id == "1"), true);
+        let (mut out, mut events) = (Vec::new(), Vec::new());
+        for piece in input.chunks(64 * 1024) {
+            filter.feed(piece, &mut out, &mut events);
+        }
+        assert_eq!(events, vec![Event::Over { id: None }]);
+        // Passed on: the message up to its last whole string within 16 MiB (the string the cap
+        // fell in is dropped), its line end, and the next message whole.
+        let next = "\n{\"id\":9}\n".len();
+        assert!(out.len() <= (16 << 20) + next && out.len() > (16 << 20) - 1001 + next, "{}", out.len());
+        assert!(out.ends_with(b"\"\n{\"id\":9}\n"));
+    }
+
+    #[test]
+    fn an_answer_to_a_running_call_is_capped_by_max_result_bytes_alone() {
+        let input = listing_of_short_strings("1");
+        let mut filter = Filter::new(1 << 20, 256 << 20, NONCE.to_owned(), Box::new(|id| id == "1"), true);
+        let (mut out, mut events) = (Vec::new(), Vec::new());
+        for piece in input.chunks(64 * 1024) {
+            filter.feed(piece, &mut out, &mut events);
+        }
+        assert_eq!(events, vec![]);
+        assert_eq!(out, input);
     }
 
     #[test]
