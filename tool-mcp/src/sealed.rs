@@ -1,7 +1,8 @@
-//! The secret arguments of a stored task record, sealed: a task record keeps its call's arguments
-//! to run the tool again after `tasks/update` ([`crate::tasks`]), and a value the tool's schema
-//! marks `writeOnly` (a [`Secret<T>`](tool_runtime::Secret) argument) is stored encrypted, never in
-//! clear.
+//! The secrets of a stored task record, sealed: a task record keeps its call's arguments to run
+//! the tool again after `tasks/update` ([`crate::tasks`]), and a value the tool's schema marks
+//! `writeOnly` (a [`Secret<T>`](tool_runtime::Secret) argument) is stored encrypted, never in
+//! clear; so is the approval token of a result refused for want of an approval
+//! ([`seal_approval_token`]).
 //!
 //! Each such value is replaced by the string `sealed:v1:` followed by the hex of a random 12-byte
 //! nonce and the ChaCha20-Poly1305 (RFC 8439) ciphertext of the value's JSON text, under a 32-byte
@@ -134,6 +135,42 @@ pub(crate) fn open_arguments(
     }
 }
 
+/// The approval token of a `tools/call` result, where a call refused for want of an approval
+/// keeps it (`_meta["tool-framework/approval"].token`, [`crate::APPROVAL_META`]): sealed like a
+/// secret argument before the result is stored in a task record, so that a task store holds no
+/// usable token. A token that cannot be sealed (no random source) is removed: the client then
+/// calls the tool again for a new one. Other results are left as they are.
+pub(crate) fn seal_approval_token(result: &mut serde_json::Map<String, Value>, key: Option<&TaskKey>) {
+    change_approval_token(result, |token| seal(&Value::String(token.to_owned()), key));
+}
+
+/// A stored result's approval token opened again ([`seal_approval_token`]), for `tasks/get` and
+/// task status notifications. A token this process cannot open (another process sealed it, with
+/// no task key shared, or the store changed it) is removed, and the preview stays: the client
+/// calls the tool again for a token.
+pub(crate) fn open_approval_token(result: &mut serde_json::Map<String, Value>, key: Option<&TaskKey>) {
+    change_approval_token(result, |token| open(token, key).filter(Value::is_string));
+}
+
+/// Replaces the approval token of `result` with `change(token)`, or removes it on `None`.
+fn change_approval_token(result: &mut serde_json::Map<String, Value>, change: impl FnOnce(&str) -> Option<Value>) {
+    let approval = result
+        .get_mut("_meta")
+        .and_then(Value::as_object_mut)
+        .and_then(|meta| meta.get_mut(crate::APPROVAL_META))
+        .and_then(Value::as_object_mut);
+    let Some(approval) = approval else { return };
+    let Some(Value::String(token)) = approval.get("token") else { return };
+    match change(token) {
+        Some(changed) => {
+            approval.insert("token".to_owned(), changed);
+        }
+        None => {
+            approval.remove("token");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -204,6 +241,43 @@ mod shared_key {
         let other = TaskKey::new(&[8u8; 32]).unwrap();
         assert!(open_arguments("t", &sealed, Some(&schema), Some(&other)).is_err());
         assert!(open_arguments("t", &sealed, Some(&schema), None).is_err());
+    }
+
+    /// A refused call's result as `call_result` writes it, with `token`.
+    fn refused(token: Value) -> serde_json::Map<String, Value> {
+        let result = json!({"content": [], "isError": true,
+            "_meta": {"tool-framework/approval": {"tool": "t", "preview": "p", "token": token, "expiresAt": 1}}});
+        result.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn an_approval_token_is_stored_sealed_and_opens_under_its_key_only() {
+        let key = TaskKey::new(&[7u8; 32]).unwrap();
+        let mut stored = refused(json!("TOKEN"));
+        seal_approval_token(&mut stored, Some(&key));
+        let sealed = stored["_meta"]["tool-framework/approval"]["token"].as_str().unwrap().to_owned();
+        assert!(sealed.starts_with(PREFIX) && !sealed.contains("TOKEN"), "{sealed}");
+        let mut read = stored.clone();
+        open_approval_token(&mut read, Some(&key));
+        assert_eq!(read, refused(json!("TOKEN")));
+        // Another key (or a token stored in clear before sealing): no token, the preview stays.
+        let mut elsewhere = stored.clone();
+        open_approval_token(&mut elsewhere, Some(&TaskKey::new(&[8u8; 32]).unwrap()));
+        assert_eq!(elsewhere["_meta"]["tool-framework/approval"], json!({"tool": "t", "preview": "p", "expiresAt": 1}));
+        let mut in_clear = refused(json!("TOKEN"));
+        open_approval_token(&mut in_clear, Some(&key));
+        assert_eq!(in_clear["_meta"]["tool-framework/approval"].get("token"), None);
+    }
+
+    #[test]
+    fn a_result_without_an_approval_is_stored_as_it_is() {
+        let mut result = json!({"content": [{"type": "text", "text": "done"}], "_meta": {"ref_id": "r1"}})
+            .as_object()
+            .unwrap()
+            .clone();
+        let before = result.clone();
+        seal_approval_token(&mut result, None);
+        assert_eq!(result, before);
     }
 
     #[test]

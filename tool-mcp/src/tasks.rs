@@ -792,8 +792,9 @@ fn status_message(record: &TaskRecord) -> Option<String> {
     }
 }
 
-/// The `DetailedTask` of `record`.
-pub(crate) fn detailed(record: &TaskRecord) -> Result<DetailedTask, ErrorData> {
+/// The `DetailedTask` of `record`; `key` opens a result's sealed approval token
+/// ([`crate::sealed::open_approval_token`]).
+pub(crate) fn detailed(record: &TaskRecord, key: Option<&crate::sealed::TaskKey>) -> Result<DetailedTask, ErrorData> {
     let payload = match record.status {
         TaskStatus::InputRequired => {
             let mut input_requests = BTreeMap::new();
@@ -808,7 +809,11 @@ pub(crate) fn detailed(record: &TaskRecord) -> Result<DetailedTask, ErrorData> {
             }
             TaskPayload::InputRequired { input_requests }
         }
-        TaskStatus::Completed => TaskPayload::Completed { result: record.result.clone().unwrap_or_default() },
+        TaskStatus::Completed => {
+            let mut result = record.result.clone().unwrap_or_default();
+            crate::sealed::open_approval_token(&mut result, key);
+            TaskPayload::Completed { result }
+        }
         TaskStatus::Failed => TaskPayload::Failed { error: record.error.clone().unwrap_or_default() },
         TaskStatus::Cancelled => TaskPayload::Cancelled,
         _ => TaskPayload::Working,

@@ -227,7 +227,11 @@ impl McpServer {
                         match error {
                             Some(error) => Outcome::Failed(error_object(&error)),
                             None => match serde_json::to_value(call_result(&message, structured)) {
-                                Ok(Value::Object(result)) => Outcome::Completed(result),
+                                Ok(Value::Object(mut result)) => {
+                                    // A task store holds no usable approval token.
+                                    crate::sealed::seal_approval_token(&mut result, server.inner.task_key.as_ref());
+                                    Outcome::Completed(result)
+                                }
                                 _ => Outcome::Failed(error_object(&ErrorData::internal_error(
                                     "the tool's result could not be written as JSON",
                                     None,
@@ -247,7 +251,7 @@ impl McpServer {
                 };
                 let written = write_outcome(tasks, &id, outcome).await;
                 if let (Some(record), Some(listener)) = (written, listener) {
-                    notify_status(&listener, &record).await;
+                    notify_status(&listener, &record, server.inner.task_key.as_ref()).await;
                 }
             },
             span,
@@ -541,7 +545,7 @@ impl McpServer {
     ) -> Result<GetTaskResult, ErrorData> {
         let record = self.visible_task(&params.task_id, context).await?;
         let record = self.settle_lapsed(record, None).await?;
-        Ok(GetTaskResult::new(detailed(&record)?))
+        Ok(GetTaskResult::new(detailed(&record, self.inner.task_key.as_ref())?))
     }
 
     pub(crate) async fn update_task_answers(
@@ -810,8 +814,8 @@ const NOTIFY_BOUND: Duration = Duration::from_secs(5);
 /// or resumed the task (stdio, a legacy session; a stateless HTTP request has none). A
 /// connection that is gone, or does not take the notification within [`NOTIFY_BOUND`], drops
 /// it: a run never waits on its client for longer (a shutdown waits for the run).
-async fn notify_status(listener: &Peer<RoleServer>, record: &TaskRecord) {
-    let Ok(task) = detailed(record) else { return };
+async fn notify_status(listener: &Peer<RoleServer>, record: &TaskRecord, key: Option<&crate::sealed::TaskKey>) {
+    let Ok(task) = detailed(record, key) else { return };
     let notification = ServerNotification::TaskStatusNotification(TaskStatusNotification::new(
         TaskStatusNotificationParams::new(task),
     ));

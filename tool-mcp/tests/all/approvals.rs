@@ -190,3 +190,29 @@ async fn a_task_mode_call_carries_its_approval_token_into_the_run_once() {
     running.stop().await;
     assert_eq!(runs_of("build-task/"), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_store_keeps_the_approval_token_of_a_refused_run_sealed_and_tasks_get_gives_it_whole() {
+    let written = Arc::new(Mutex::new(Vec::new()));
+    let store = crate::secrets::Recording {
+        store: Arc::new(tool_mcp::tasks::MemoryTaskStore::new(100, 1 << 20)),
+        written: written.clone(),
+    };
+    let tokens = ApprovalTokens::new(Arc::new(MemoryIdempotencyStore::new())).server_key([5u8; 32]).unwrap();
+    let registry = Registry::builder().tool(wipe_dir::TOOL).approval_tokens(tokens).build().unwrap();
+    let running = Running::start(McpServer::builder(registry).task_store(store).build()).await;
+    let asked = task(&running, "build-sealed/", None).await;
+    let token = asked["result"]["_meta"][APPROVAL_META]["token"].as_str().expect("a token for the host").to_owned();
+    // Every record the store was given holds the token sealed, never as sent.
+    let records = written.lock().unwrap().clone();
+    let finished = records.iter().find(|r| r.contains(APPROVAL_META)).expect("a record with the refused result");
+    assert!(records.iter().all(|r| !r.contains(&token)), "{records:?}");
+    let record: Value = serde_json::from_str(finished).unwrap();
+    let stored = record["result"]["_meta"][APPROVAL_META]["token"].as_str().unwrap();
+    assert!(stored.starts_with("sealed:v1:"), "{stored}");
+    // The token `tasks/get` gave runs the call.
+    let approved = task(&running, "build-sealed/", Some(&token)).await;
+    assert_eq!(approved["result"]["content"][0]["text"], "wiped build-sealed/", "{approved}");
+    running.stop().await;
+    assert_eq!(runs_of("build-sealed/"), 1);
+}

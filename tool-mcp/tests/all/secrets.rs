@@ -78,9 +78,9 @@ fn delete_account(
 
 /// A task store that keeps the JSON of every record written to it.
 #[derive(Clone)]
-struct Recording {
-    store: Arc<MemoryTaskStore>,
-    written: Arc<Mutex<Vec<String>>>,
+pub(crate) struct Recording {
+    pub(crate) store: Arc<MemoryTaskStore>,
+    pub(crate) written: Arc<Mutex<Vec<String>>>,
 }
 
 impl TaskStore for Recording {
