@@ -48,7 +48,8 @@ pub const APPROVAL_TOKEN_META: &str = "tool-framework/approval-token";
 /// error result of a call refused for want of an approval token; the token is never in `content`
 /// or `structuredContent`, which the model reads. The client shows the preview to its user and,
 /// once they approve, sends the same call again with the token under [`APPROVAL_TOKEN_META`];
-/// it must not hand the token to the model.
+/// it must not hand the token to the model. A task record stores the token sealed
+/// (`docs/tasks.md`, "Approval tokens").
 pub const APPROVAL_META: &str = "tool-framework/approval";
 
 #[cfg(test)]
