@@ -212,21 +212,30 @@ fn a_config_entry_with_oauth_imports_the_tools_its_client_credentials_reach() {
     );
 }
 
+/// The import of `protected` as `guarded` by the authorization code flow, as the client `coder`,
+/// with `limits`.
+async fn import_by_code(
+    protected: &Protected,
+    limits: tool_mcp::import::ImportLimits,
+) -> tool_mcp::import::ImportedServer {
+    use tool_mcp::import::{AuthorizationCode, HeadlessRedirect, McpImport};
+    // oauth2-mock-server approves at once and registers no clients: any pre-registered id goes.
+    let flow = AuthorizationCode::new("http://127.0.0.1:9/callback", HeadlessRedirect)
+        .client("coder", Some("secret-of-coder".to_owned()));
+    McpImport::http("guarded", &protected.url)
+        .authorization_code(flow)
+        .limits(limits)
+        .connect()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
 #[test]
 fn an_import_by_the_authorization_code_flow_gets_its_token_with_pkce_and_reaches_the_tools_of_its_scopes() {
-    use tool_mcp::import::{AuthorizationCode, HeadlessRedirect, McpImport};
-
     let protected = Protected::start(&["coder=tools:read"]);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async {
-        // oauth2-mock-server approves at once and registers no clients: any pre-registered id goes.
-        let flow = AuthorizationCode::new("http://127.0.0.1:9/callback", HeadlessRedirect)
-            .client("coder", Some("secret-of-coder".to_owned()));
-        let imported = McpImport::http("guarded", &protected.url)
-            .authorization_code(flow)
-            .connect()
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let imported = import_by_code(&protected, tool_mcp::import::ImportLimits::default()).await;
         // The challenge's scopes asked for, `tools:read` granted: only the read-only tools.
         assert_eq!(
             imported.remote_tools(),
@@ -255,7 +264,7 @@ fn an_import_by_the_authorization_code_flow_gets_its_token_with_pkce_and_reaches
 fn an_import_by_the_authorization_code_flow_stores_a_long_result_as_it_arrives_and_shows_its_preview() {
     use std::io::Read;
     use std::sync::Arc;
-    use tool_mcp::import::{AuthorizationCode, HeadlessRedirect, ImportLimits, McpImport};
+    use tool_mcp::import::ImportLimits;
     use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputStore};
     use tool_runtime::{Registry, ToolCall, ToolContext};
 
@@ -265,14 +274,8 @@ fn an_import_by_the_authorization_code_flow_stores_a_long_result_as_it_arrives_a
     std::fs::write(protected.root.path().join("big.txt"), lines.join("\n") + "\n").unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async {
-        let flow = AuthorizationCode::new("http://127.0.0.1:9/callback", HeadlessRedirect)
-            .client("coder", Some("secret-of-coder".to_owned()));
-        let imported = McpImport::http("guarded", &protected.url)
-            .authorization_code(flow)
-            .limits(ImportLimits { inline_result_bytes: 4096, ..ImportLimits::default() })
-            .connect()
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let imported =
+            import_by_code(&protected, ImportLimits { inline_result_bytes: 4096, ..ImportLimits::default() }).await;
         let store: Arc<dyn OutputStore> = Arc::new(MemoryStore::new());
         let registry = imported
             .add_to(Registry::builder())
