@@ -50,7 +50,7 @@
 //!   arrives, and the model sees its head, a marker with its ref id, and its tail (a large image's
 //!   base64: a text part naming its size and ref id); a message over
 //!   [`ImportLimits::max_result_bytes`] fails the call (`docs/import.md`, "Large results"). Over
-//!   stdio, and over HTTP but for an import by the OAuth authorization code flow.
+//!   stdio and over HTTP (with or without OAuth).
 //! - A server that dies or stops answering during a call gives an error result naming the server
 //!   and the tool; the next call opens a new connection (a stdio server is started again), first
 //!   waiting [`restart_wait`] of the failures in a row (lost connections and failed starts):
@@ -154,20 +154,18 @@ pub struct ImportLimits {
     /// How long one tool call may take to be answered: default 600 s.
     pub call_timeout: Duration,
     /// The longest JSON string, in decoded bytes, a message of the server is passed on with:
-    /// default 1 MiB (1,048,576). A longer string in the answer to a tool call (after the
-    /// message's top-level `"id"`) is stored as it arrives, through the call's output store
+    /// default 1 MiB (1,048,576). A longer string in the result of the answer to a tool call
+    /// (inside the message's top-level `"result"`, after its top-level `"id"`) is stored as it
+    /// arrives, through the call's output store
     /// ([`OUTPUT_STORE`](tool_runtime::output::OUTPUT_STORE), in the call's scope), and the model
     /// sees its preview and ref id; a longer string in any other message is cut to this length,
-    /// with a line saying so. See `docs/import.md` ("Large results"). Not for an HTTP import
-    /// by the OAuth authorization code flow ([`McpImport::authorization_code`]), whose answers
-    /// rmcp's client reads whole. Under [`MIN_INLINE_RESULT_BYTES`], [`McpImport::connect`] fails
-    /// with [`ImportError::Misused`].
+    /// with a line saying so. See `docs/import.md` ("Large results"). Under
+    /// [`MIN_INLINE_RESULT_BYTES`], [`McpImport::connect`] fails with [`ImportError::Misused`].
     pub inline_result_bytes: usize,
     /// The most bytes one message of the server may take as sent: default 256 MiB (268,435,456).
     /// Past it the rest of the message is dropped, and the call it answers fails with an error
     /// naming the server and this setting; what it had stored so far stays in the output store
-    /// until the store's time to live lets it go. Not for the authorization code flow. Under
-    /// `inline_result_bytes`, [`McpImport::connect`] fails with [`ImportError::Misused`].
+    /// until the store's time to live lets it go. Under `inline_result_bytes`, [`McpImport::connect`] fails with [`ImportError::Misused`].
     pub max_result_bytes: usize,
 }
 
@@ -587,7 +585,7 @@ impl ImportedServer {
     }
 
     /// The most bytes of the server's strings the import held in memory at once on the open
-    /// connection (0 while none is open, or for an import by the authorization code flow): at most
+    /// connection (0 while none is open): at most
     /// 2 × [`ImportLimits::inline_result_bytes`] + 2 for strings without escapes, 7 × + 24 at
     /// worst, whatever the length of what the server sent.
     pub fn peak_held_bytes(&self) -> usize {

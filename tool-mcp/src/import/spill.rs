@@ -6,12 +6,14 @@
 //! Every JSON string (a value or an object key) of a message whose decoded length passes
 //! [`ImportLimits::inline_result_bytes`](super::ImportLimits::inline_result_bytes) is decoded as
 //! it arrives (escapes, `\uXXXX` and surrogate pairs; a lone surrogate becomes U+FFFD) and:
-//! - in a message whose top-level `"id"` came before the string and names a running tool call of
-//!   the connection, streamed through a bounded pipe into the call's output store (on the blocking
+//! - inside the top-level `"result"` of a message whose top-level `"id"` came before the string
+//!   and names a running tool call of the connection (a response to it: a request of the server
+//!   may reuse the number, and an error is not a result), streamed through a bounded pipe into the call's output store (on the blocking
 //!   pool), the message passed on with a placeholder in its place: `[spilled <nonce> <n>]`, where
 //!   the nonce is 128 random bits drawn per connection and never sent to the upstream, so an
 //!   upstream cannot forge one; the call then replaces the placeholder ([`resolve`]);
-//! - in any other message (no id before the string, a notification, an unknown id), cut: the
+//! - anywhere else (no id before the string, a notification, a request of the server, an error,
+//!   an unknown id), cut: the
 //!   first `inline_result_bytes` bytes (back to a character boundary) and a line saying how long
 //!   the string was.
 //!
@@ -147,6 +149,8 @@ pub(super) struct Filter {
     dropping: bool,
     id: Option<String>,
     id_state: IdState,
+    /// Whether the top-level member being read is `"result"` (a response's result).
+    in_result: bool,
     string: Option<Str>,
     peak: usize,
 }
@@ -175,6 +179,7 @@ impl Filter {
             dropping: false,
             id: None,
             id_state: IdState::Idle,
+            in_result: false,
             string: None,
             peak: 0,
         }
@@ -249,6 +254,7 @@ impl Filter {
         self.dropping = false;
         self.id = None;
         self.id_state = IdState::Idle;
+        self.in_result = false;
         self.string = None;
     }
 
@@ -288,6 +294,7 @@ impl Filter {
                 if self.depth == 0 {
                     self.id = None;
                     self.id_state = IdState::Idle;
+                    self.in_result = false;
                 }
             }
             b',' => self.expect_key = self.in_object(),
@@ -448,7 +455,11 @@ impl Filter {
                 let held = s.raw.len() + s.decoded.len();
                 s.raw = Vec::new();
                 self.peak = self.peak.max(held);
-                let spill = self.id.as_deref().filter(|id| (self.registered)(id)).map(str::to_owned);
+                // Only a response's result is a call's: a request of the server may reuse the id
+                // of a running call (the two sides number their requests apart), and an error's
+                // text is shown as it is.
+                let in_result = self.in_result && !(s.key && self.depth == 1);
+                let spill = self.id.as_deref().filter(|id| in_result && (self.registered)(id)).map(str::to_owned);
                 let Some(s) = self.string.as_mut() else { return };
                 match spill {
                     Some(id) => {
@@ -485,6 +496,7 @@ impl Filter {
                 out.extend_from_slice(&s.raw);
                 if self.depth == 1 {
                     if s.key {
+                        self.in_result = s.decoded == b"result";
                         if s.decoded == b"id" {
                             self.id_state = IdState::Next;
                         }
@@ -518,6 +530,9 @@ impl Filter {
         }
         if self.depth == 1 && s.key {
             self.expect_key = false;
+            if s.mode != Mode::Short {
+                self.in_result = false;
+            }
         } else if self.depth == 1 && self.id_state == IdState::Next {
             self.id_state = IdState::Idle;
         }
@@ -1010,7 +1025,7 @@ mod tests {
 
     #[test]
     fn a_lone_surrogate_decodes_as_the_replacement_character() {
-        let line = r#"{"id":"a","r":"xxxx\ud800yy\udc00"}"#;
+        let line = r#"{"id":"a","result":"xxxx\ud800yy\udc00"}"#;
         for chunk in CHUNKS {
             let (_, events) = run(line.as_bytes(), chunk, 8, &["\"a\""]);
             assert_eq!(events[1], Event::Data("xxxx\u{FFFD}yy\u{FFFD}".as_bytes().to_vec()), "chunk {chunk}");
@@ -1033,39 +1048,66 @@ mod tests {
 
     #[test]
     fn an_id_after_the_long_string_names_no_call() {
-        let line = r#"{"r":{"text":"0123456789"},"id":1}"#;
+        let line = r#"{"result":{"text":"0123456789"},"id":1}"#;
         let (out, events) = run(line.as_bytes(), 3, 8, &["1"]);
-        assert!(out.starts_with(r#"{"r":{"text":"01234567\n[... cut"#), "{out}");
+        assert!(out.starts_with(r#"{"result":{"text":"01234567\n[... cut"#), "{out}");
         assert_eq!(events, vec![]);
     }
 
     #[test]
     fn a_nested_id_is_not_the_messages_id() {
-        let line = r#"{"r":{"id":1,"text":"0123456789"}}"#;
+        let line = r#"{"result":{"id":1,"text":"0123456789"}}"#;
         let (_, events) = run(line.as_bytes(), 5, 8, &["1"]);
         assert_eq!(events, vec![]);
     }
 
     #[test]
     fn a_long_key_is_spilled_like_a_value() {
-        let line = r#"{"id":1,"r":{"0123456789":1}}"#;
+        let line = r#"{"id":1,"result":{"0123456789":1}}"#;
         let (out, _) = run(line.as_bytes(), 4096, 8, &["1"]);
-        assert_eq!(out, r#"{"id":1,"r":{"[spilled n0 1]":1}}"#);
+        assert_eq!(out, r#"{"id":1,"result":{"[spilled n0 1]":1}}"#);
+    }
+
+    #[test]
+    fn a_request_of_the_server_reusing_a_running_calls_id_is_cut_not_stored() {
+        // The server numbers its own requests: its `sampling/createMessage` 1 is not call 1's answer.
+        let line = r#"{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{"t":"0123456789"}}"#;
+        for chunk in CHUNKS {
+            let (out, events) = run(line.as_bytes(), chunk, 8, &["1"]);
+            assert!(out.ends_with(r#""params":{"t":"01234567\n[... cut: the server's string was 10 bytes, over the import's inline_result_bytes (8)]"}}"#), "{out}");
+            assert_eq!(events, vec![], "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn an_error_answer_to_a_running_call_is_cut_not_stored() {
+        let line = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"0123456789"}}"#;
+        let (out, events) = run(line.as_bytes(), 3, 8, &["1"]);
+        assert!(out.contains(r#""message":"01234567\n[... cut"#), "{out}");
+        assert_eq!(events, vec![]);
+    }
+
+    #[test]
+    fn a_long_top_level_key_after_the_result_is_cut_not_stored() {
+        let line = r#"{"id":1,"result":{},"0123456789":1}"#;
+        let (out, events) = run(line.as_bytes(), 2, 8, &["1"]);
+        assert!(out.starts_with(r#"{"id":1,"result":{},"01234567\n[... cut"#), "{out}");
+        assert_eq!(events, vec![]);
     }
 
     #[test]
     fn a_forged_placeholder_is_the_servers_text() {
-        let line = r#"{"id":1,"r":"[spilled n0 1]"}"#;
+        let line = r#"{"id":1,"result":"[spilled n0 1]"}"#;
         assert_eq!(run(line.as_bytes(), 4096, 64, &["1"]), (line.to_owned(), vec![]));
     }
 
     #[test]
     fn each_long_string_gets_its_own_number_and_the_id_resets_per_line() {
-        let input = "{\"id\":1,\"r\":[\"aaaaaaaaaa\",\"bbbbbbbbbb\"]}\n{\"id\":2,\"r\":\"cccccccccc\"}\n";
+        let input = "{\"id\":1,\"result\":[\"aaaaaaaaaa\",\"bbbbbbbbbb\"]}\n{\"id\":2,\"result\":\"cccccccccc\"}\n";
         let (out, events) = run(input.as_bytes(), 4096, 8, &["1"]);
         assert_eq!(
             out,
-            "{\"id\":1,\"r\":[\"[spilled n0 1]\",\"[spilled n0 2]\"]}\n{\"id\":2,\"r\":\"cccccccc\\n[... cut: the server's string was 10 bytes, over the import's inline_result_bytes (8)]\"}\n"
+            "{\"id\":1,\"result\":[\"[spilled n0 1]\",\"[spilled n0 2]\"]}\n{\"id\":2,\"result\":\"cccccccc\\n[... cut: the server's string was 10 bytes, over the import's inline_result_bytes (8)]\"}\n"
         );
         assert_eq!(
             events,
@@ -1082,14 +1124,14 @@ mod tests {
 
     #[test]
     fn a_message_over_the_cap_is_dropped_to_its_line_end_and_its_call_told() {
-        let input = "{\"id\":1,\"r\":\"0123456789abcdef\"}\n{\"id\":2}\n";
+        let input = "{\"id\":1,\"result\":\"0123456789abcdef\"}\n{\"id\":2}\n";
         for chunk in CHUNKS {
             let mut filter = Filter::new(8, 20, NONCE.to_owned(), Box::new(|id| id == "1"), true);
             let (mut out, mut events) = (Vec::new(), Vec::new());
             for piece in input.as_bytes().chunks(chunk) {
                 filter.feed(piece, &mut out, &mut events);
             }
-            assert_eq!(String::from_utf8(out).unwrap(), "{\"id\":1,\"r\":\"\n{\"id\":2}\n", "chunk {chunk}");
+            assert_eq!(String::from_utf8(out).unwrap(), "{\"id\":1,\"result\":\"\n{\"id\":2}\n", "chunk {chunk}");
             assert_eq!(events, vec![Event::Over { id: Some("1".to_owned()) }], "chunk {chunk}");
         }
     }
@@ -1113,9 +1155,13 @@ mod tests {
     fn a_broken_line_ends_its_message_and_the_next_line_is_read_afresh() {
         // A raw line end inside a string, then a bad `\u` escape: neither is JSON; each line is
         // passed on as it came, and the next message's id still counts.
-        let input = "{\"id\":1,\"r\":\"abc\n{\"id\":1,\"r\":\"\\uZZ\"}\n{\"id\":2,\"r\":\"0123456789\"}\n";
+        let input =
+            "{\"id\":1,\"result\":\"abc\n{\"id\":1,\"result\":\"\\uZZ\"}\n{\"id\":2,\"result\":\"0123456789\"}\n";
         let (out, events) = run(input.as_bytes(), 3, 8, &["2"]);
-        assert_eq!(out, "{\"id\":1,\"r\":\"abc\n{\"id\":1,\"r\":\"\\uZZ\"}\n{\"id\":2,\"r\":\"[spilled n0 1]\"}\n");
+        assert_eq!(
+            out,
+            "{\"id\":1,\"result\":\"abc\n{\"id\":1,\"result\":\"\\uZZ\"}\n{\"id\":2,\"result\":\"[spilled n0 1]\"}\n"
+        );
         assert_eq!(
             events,
             vec![Event::Open { id: "2".to_owned(), seq: 1 }, Event::Data(b"0123456789".to_vec()), Event::End]
@@ -1125,7 +1171,7 @@ mod tests {
     #[test]
     fn an_id_longer_than_its_cap_names_no_call() {
         let id = "9".repeat(MAX_ID_BYTES + 1);
-        let line = format!("{{\"id\":{id},\"r\":\"0123456789\"}}");
+        let line = format!("{{\"id\":{id},\"result\":\"0123456789\"}}");
         let mut filter = Filter::new(8, u64::MAX, NONCE.to_owned(), Box::new(|_| true), true);
         let (mut out, mut events) = (Vec::new(), Vec::new());
         filter.feed(line.as_bytes(), &mut out, &mut events);
@@ -1134,11 +1180,11 @@ mod tests {
 
     #[test]
     fn over_http_a_line_end_is_whitespace_and_a_message_past_the_cap_is_dropped_to_its_end() {
-        let body = "{\n \"id\": 1,\n \"r\": \"0123456789\"\n}";
+        let body = "{\n \"id\": 1,\n \"result\": \"0123456789\"\n}";
         let mut filter = Filter::new(8, u64::MAX, NONCE.to_owned(), Box::new(|id| id == "1"), false);
         let (mut out, mut events) = (Vec::new(), Vec::new());
         filter.feed(body.as_bytes(), &mut out, &mut events);
-        assert_eq!(String::from_utf8(out).unwrap(), "{\n \"id\": 1,\n \"r\": \"[spilled n0 1]\"\n}");
+        assert_eq!(String::from_utf8(out).unwrap(), "{\n \"id\": 1,\n \"result\": \"[spilled n0 1]\"\n}");
         let mut filter = Filter::new(8, 14, NONCE.to_owned(), Box::new(|id| id == "1"), false);
         let (mut out, mut events) = (Vec::new(), Vec::new());
         filter.feed(format!("{body}\n{body}").as_bytes(), &mut out, &mut events);
@@ -1148,7 +1194,7 @@ mod tests {
 
     #[test]
     fn the_largest_threshold_passes_every_string_on() {
-        let line = r#"{"id":1,"r":"0123456789"}"#;
+        let line = r#"{"id":1,"result":"0123456789"}"#;
         assert_eq!(run(line.as_bytes(), 3, usize::MAX, &["1"]), (line.to_owned(), vec![]));
     }
 
@@ -1165,5 +1211,235 @@ mod tests {
         filter.feed(b"\"}\n", &mut out, &mut events);
         assert_eq!(String::from_utf8(out).unwrap(), "{\"id\":1,\"result\":\"[spilled n0 1]\"}\n");
         assert!(filter.peak_held_bytes() <= 2 * 1024 + 2, "held {}", filter.peak_held_bytes());
+    }
+
+    /// Random JSON written with random escapes and whitespace, through the filter at random
+    /// chunk sizes: what passes parses as the input with its long strings replaced (spilled in
+    /// the result of a running call's answer, cut elsewhere), and every spilled string arrives
+    /// whole, in order.
+    mod random_json {
+        use proptest::prelude::*;
+        use serde_json::{Map, Value};
+
+        use super::super::{Event, Filter};
+        use super::{NONCE, merge};
+
+        const THRESHOLD: usize = 16;
+
+        /// A splitmix64 step: the choices of writing and chunking, from proptest's seed.
+        fn next(state: &mut u64) -> u64 {
+            *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = *state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+
+        fn text() -> impl Strategy<Value = String> {
+            let chars = vec!['a', 'z', 'é', '中', '😀', '"', '\\', '/', '\n', '\t', '\u{0}', '\u{1f}', '\u{7f}', ' '];
+            prop::collection::vec(prop::sample::select(chars), 0..40).prop_map(String::from_iter)
+        }
+
+        fn value() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i64>().prop_map(Value::from),
+                any::<u64>().prop_map(Value::from),
+                prop::sample::select(vec![0.5, -2.25, 1e300, -1.5e-300]).prop_map(Value::from),
+                text().prop_map(Value::String),
+            ];
+            leaf.prop_recursive(4, 48, 6, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                    prop::collection::btree_map(text(), inner, 0..6)
+                        .prop_map(|map| Value::Object(map.into_iter().collect::<Map<_, _>>())),
+                ]
+            })
+        }
+
+        fn space(rng: &mut u64, out: &mut String) {
+            for _ in 0..next(rng) % 3 {
+                out.push([' ', '\t', '\r'][(next(rng) % 3) as usize]);
+            }
+        }
+
+        /// `text` as a JSON string, each character written raw, as its short escape or as
+        /// `\uXXXX` (a surrogate pair past U+FFFF), at random where JSON allows.
+        fn write_str(text: &str, rng: &mut u64, out: &mut String) {
+            out.push('"');
+            for c in text.chars() {
+                let short = match c {
+                    '"' => Some("\\\""),
+                    '\\' => Some("\\\\"),
+                    '/' => Some("\\/"),
+                    '\n' => Some("\\n"),
+                    '\t' => Some("\\t"),
+                    _ => None,
+                };
+                let raw_ok = c != '"' && c != '\\' && u32::from(c) >= 0x20;
+                match next(rng) % 3 {
+                    0 if raw_ok => out.push(c),
+                    1 if short.is_some() => out.push_str(short.unwrap_or_default()),
+                    _ => {
+                        let mut units = [0u16; 2];
+                        for unit in c.encode_utf16(&mut units) {
+                            if next(rng).is_multiple_of(2) {
+                                out.push_str(&format!("\\u{unit:04x}"));
+                            } else {
+                                out.push_str(&format!("\\u{unit:04X}"));
+                            }
+                        }
+                    }
+                }
+            }
+            out.push('"');
+        }
+
+        fn write(value: &Value, rng: &mut u64, out: &mut String) {
+            space(rng, out);
+            match value {
+                Value::String(text) => write_str(text, rng, out),
+                Value::Array(items) => {
+                    out.push('[');
+                    for (i, item) in items.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        write(item, rng, out);
+                    }
+                    space(rng, out);
+                    out.push(']');
+                }
+                Value::Object(map) => {
+                    out.push('{');
+                    for (i, (key, item)) in map.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        space(rng, out);
+                        write_str(key, rng, out);
+                        space(rng, out);
+                        out.push(':');
+                        write(item, rng, out);
+                    }
+                    space(rng, out);
+                    out.push('}');
+                }
+                other => out.push_str(&other.to_string()),
+            }
+            space(rng, out);
+        }
+
+        /// `text` cut as the filter cuts a string past the threshold.
+        fn cut(text: &str) -> String {
+            let mut end = THRESHOLD;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            format!(
+                "{}\n[... cut: the server's string was {} bytes, over the import's inline_result_bytes ({THRESHOLD})]",
+                &text[..end],
+                text.len()
+            )
+        }
+
+        /// `value` with each string (keys too) past the threshold replaced by `long`, in the
+        /// order they are written.
+        fn replace(value: &Value, long: &mut impl FnMut(&str) -> String) -> Value {
+            let mut one = |text: &str| if text.len() > THRESHOLD { long(text) } else { text.to_owned() };
+            match value {
+                Value::String(text) => Value::String(one(text)),
+                Value::Array(items) => Value::Array(items.iter().map(|item| replace(item, long)).collect()),
+                Value::Object(map) => {
+                    let mut replaced = Map::new();
+                    for (key, item) in map {
+                        let key = if key.len() > THRESHOLD { long(key) } else { key.clone() };
+                        replaced.insert(key, replace(item, long));
+                    }
+                    Value::Object(replaced)
+                }
+                other => other.clone(),
+            }
+        }
+
+        /// `message` written at random through a filter of a connection whose running call is 1,
+        /// in random chunks; what passed, parsed, and the spilled strings.
+        fn filtered(message: &Value, seed: u64) -> (Value, Vec<Vec<u8>>) {
+            let mut rng = seed;
+            let mut text = String::new();
+            write(message, &mut rng, &mut text);
+            text.push('\n');
+            let mut filter = Filter::new(THRESHOLD, 1 << 30, NONCE.to_owned(), Box::new(|id| id == "1"), true);
+            let (mut out, mut events) = (Vec::new(), Vec::new());
+            let mut rest = text.as_bytes();
+            while !rest.is_empty() {
+                let n = usize::try_from(1 + next(&mut rng) % 9).unwrap_or(1).min(rest.len());
+                filter.feed(&rest[..n], &mut out, &mut events);
+                rest = &rest[n..];
+            }
+            let parsed = serde_json::from_slice(&out)
+                .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nfrom: {text}", String::from_utf8_lossy(&out)));
+            let mut spilled = Vec::new();
+            let mut seq = 0;
+            for event in merge(events) {
+                match event {
+                    Event::Open { id, seq: n } => {
+                        seq += 1;
+                        assert_eq!((id.as_str(), n), ("1", seq));
+                        spilled.push(Vec::new());
+                    }
+                    Event::Data(data) => spilled.last_mut().expect("data before an open").extend(data),
+                    Event::End => {}
+                    Event::Over { .. } => panic!("over the cap"),
+                }
+            }
+            (parsed, spilled)
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 192, failure_persistence: None, ..ProptestConfig::default() })]
+
+            #[test]
+            fn a_running_calls_result_keeps_its_meaning_with_its_long_strings_spilled(
+                result in value(), seed in any::<u64>()
+            ) {
+                let message = serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": result});
+                let (parsed, spilled) = filtered(&message, seed);
+                let (mut seq, mut long) = (0, Vec::new());
+                let expected = replace(&result, &mut |text: &str| {
+                    seq += 1;
+                    long.push(text.as_bytes().to_vec());
+                    format!("[spilled {NONCE} {seq}]")
+                });
+                prop_assert_eq!(parsed, serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": expected}));
+                prop_assert_eq!(spilled, long);
+            }
+
+            #[test]
+            fn an_answer_to_no_running_call_keeps_its_meaning_with_its_long_strings_cut(
+                result in value(), seed in any::<u64>()
+            ) {
+                let message = serde_json::json!({"jsonrpc": "2.0", "id": 2, "result": result});
+                let (parsed, spilled) = filtered(&message, seed);
+                let expected = replace(&result, &mut |text: &str| cut(text));
+                prop_assert_eq!(parsed, serde_json::json!({"jsonrpc": "2.0", "id": 2, "result": expected}));
+                prop_assert!(spilled.is_empty());
+            }
+
+            #[test]
+            fn a_request_of_the_server_with_a_running_calls_id_has_its_long_strings_cut(
+                params in value(), seed in any::<u64>()
+            ) {
+                let message = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "sampling/m", "params": params});
+                let (parsed, spilled) = filtered(&message, seed);
+                let expected = replace(&params, &mut |text: &str| cut(text));
+                prop_assert_eq!(
+                    parsed,
+                    serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "sampling/m", "params": expected})
+                );
+                prop_assert!(spilled.is_empty());
+            }
+        }
     }
 }
