@@ -557,6 +557,11 @@ pub(super) struct CallSpills {
     /// The connection and request id it is registered under, once its request was sent.
     registered: Mutex<Option<(Weak<Spills>, RequestId)>>,
     spilled: Mutex<Vec<Spilled>>,
+    /// The pipes of its spills still open, by number: the only strong senders, so that a pipe
+    /// closes when its string ends ([`Pipe`] dropped) or when the call's answer came or the call
+    /// ended (cleared), whichever is first, and its storing thread is never left waiting on a
+    /// stalled upstream.
+    open: Mutex<HashMap<u64, mpsc::Sender<Vec<u8>>>>,
     /// Set when its answer went past `max_result_bytes`.
     over: tokio::sync::watch::Sender<bool>,
 }
@@ -568,6 +573,7 @@ impl CallSpills {
             ctx: ctx.clone(),
             registered: Mutex::new(None),
             spilled: Mutex::new(Vec::new()),
+            open: Mutex::new(HashMap::new()),
             over: tokio::sync::watch::channel(false).0,
         })
     }
@@ -578,14 +584,30 @@ impl CallSpills {
         let _ = over.wait_for(|over| *over).await;
     }
 
-    /// Forgets the call on its connection (its answer came, or it ended otherwise).
+    /// Forgets the call on its connection (its answer came, or it ended otherwise), closing the
+    /// pipes of its spills still open (what they stored stays, cut where it stopped).
     pub(super) fn unregister(&self) {
+        lock(&self.open).clear();
         if let Some((spills, id)) = lock(&self.registered).take()
             && let Some(spills) = spills.upgrade()
         {
             let key = serde_json::to_string(&id).unwrap_or_default();
             lock(&spills.calls).remove(&key);
         }
+    }
+}
+
+/// The pump's end of an open spill's pipe: a weak sender (the call keeps the strong one, see
+/// [`CallSpills::open`]); dropped when the string ends, it closes the pipe.
+pub(super) struct Pipe {
+    call: Arc<CallSpills>,
+    seq: u64,
+    sender: mpsc::WeakSender<Vec<u8>>,
+}
+
+impl Drop for Pipe {
+    fn drop(&mut self) {
+        lock(&self.call.open).remove(&self.seq);
     }
 }
 
@@ -656,7 +678,7 @@ impl Spills {
         let mut buf = vec![0u8; READ_BYTES];
         let mut out = Vec::with_capacity(READ_BYTES);
         let mut events = Vec::new();
-        let mut pipe: Option<mpsc::Sender<Vec<u8>>> = None;
+        let mut pipe: Option<Pipe> = None;
         loop {
             let n = match upstream.read(&mut buf).await {
                 Ok(0) | Err(_) => break,
@@ -675,14 +697,18 @@ impl Spills {
 
     /// Carries out what a filter of the connection said (`events`, emptied), with `pipe` the
     /// open spill's (kept between calls, as a string goes on across reads).
-    pub(super) async fn handle(&self, events: &mut Vec<Event>, pipe: &mut Option<mpsc::Sender<Vec<u8>>>) {
+    pub(super) async fn handle(&self, events: &mut Vec<Event>, pipe: &mut Option<Pipe>) {
         for event in events.drain(..) {
             match event {
                 Event::Open { id, seq } => *pipe = self.open(&id, seq).await,
                 Event::Data(data) => {
-                    if let Some(sender) = &*pipe
-                        && sender.send(data).await.is_err()
-                    {
+                    // The call may have ended (its pipe closed): the rest of the string is dropped.
+                    let sender = pipe.as_ref().and_then(|pipe| pipe.sender.upgrade());
+                    let sent = match sender {
+                        Some(sender) => sender.send(data).await.is_ok(),
+                        None => false,
+                    };
+                    if !sent {
                         *pipe = None;
                     }
                 }
@@ -717,7 +743,7 @@ impl Spills {
 
     /// Starts storing spilled string `seq` of the call `id` on the blocking pool; the pipe to it
     /// (`None`: the call is gone, and the string with it).
-    async fn open(&self, id: &str, seq: u64) -> Option<mpsc::Sender<Vec<u8>>> {
+    async fn open(&self, id: &str, seq: u64) -> Option<Pipe> {
         let call = lock(&self.calls).get(id).cloned()?;
         let (done, stored) = oneshot::channel();
         lock(&call.spilled).push(Spilled { seq, stored });
@@ -735,7 +761,13 @@ impl Spills {
             let scope = OutputScope { session: session.as_deref(), principal: principal.as_deref() };
             let _ = done.send(store_stream(&*store, scope, &mut reader, STREAM_PREVIEW_BYTES));
         });
-        Some(sender)
+        let pipe = Pipe { call: call.clone(), seq, sender: sender.downgrade() };
+        lock(&call.open).insert(seq, sender);
+        // The call may have ended since it was looked up: its pipes are closed then.
+        if lock(&call.registered).is_none() {
+            lock(&call.open).clear();
+        }
+        Some(pipe)
     }
 }
 
@@ -857,6 +889,9 @@ struct Resolved {
 /// # Errors
 /// A message naming the server when a spilled string could not be stored.
 pub(super) async fn resolve(call: &CallSpills, server: &str, result: &mut Value) -> Result<Option<ToolResult>, String> {
+    // Every string of the answer ended before it was parsed: a pipe still open is another
+    // message's of the same id (over HTTP, another stream), which is not waited for.
+    lock(&call.open).clear();
     let pending: Vec<Spilled> = std::mem::take(&mut *lock(&call.spilled));
     let nonce = lock(&call.registered).as_ref().and_then(|(spills, _)| spills.upgrade()).map(|s| s.nonce.clone());
     let Some(nonce) = nonce.filter(|_| !pending.is_empty()) else { return Ok(None) };
@@ -1211,6 +1246,56 @@ mod tests {
         filter.feed(b"\"}\n", &mut out, &mut events);
         assert_eq!(String::from_utf8(out).unwrap(), "{\"id\":1,\"result\":\"[spilled n0 1]\"}\n");
         assert!(filter.peak_held_bytes() <= 2 * 1024 + 2, "held {}", filter.peak_held_bytes());
+    }
+
+    /// A connection to `server` spilling past 8 bytes, its call 1 (in a context whose output store is
+    /// a memory store) registered, and the call's first spill opened and left open: the string
+    /// `0123456789` began and never ended (a stalled upstream). The pipe is returned so that the
+    /// pump's side stays open, as it does while the upstream sends nothing.
+    async fn a_stalled_spill() -> (Arc<Spills>, Arc<CallSpills>, Option<Pipe>) {
+        let limits = super::super::ImportLimits { inline_result_bytes: 8, ..super::super::ImportLimits::default() };
+        let spills = Spills::new("s", &limits);
+        let store: Arc<dyn tool_runtime::output::OutputStore> = Arc::new(tool_runtime::output::MemoryStore::new());
+        let ctx = ToolContext::builder().override_dependency(&OUTPUT_STORE, store).build();
+        let call = CallSpills::new(&ctx);
+        spills.register(&RequestId::Number(1), &call);
+        let mut filter = spills.filter(true);
+        let (mut out, mut events, mut pipe) = (Vec::new(), Vec::new(), None);
+        filter.feed(
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"0123456789"#,
+            &mut out,
+            &mut events,
+        );
+        spills.handle(&mut events, &mut pipe).await;
+        assert!(pipe.is_some(), "the spill is open");
+        (spills, call, pipe)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_spill_left_open_when_its_call_ends_is_closed_and_its_storing_thread_freed() {
+        let (_spills, call, _pipe) = a_stalled_spill().await;
+        // The call is cancelled or times out: its registration goes.
+        call.unregister();
+        let stored = lock(&call.spilled).pop().expect("one spill").stored;
+        let stored = tokio::time::timeout(std::time::Duration::from_secs(20), stored)
+            .await
+            .expect("the storing thread still waits for the rest of the string")
+            .expect("the storing task ended without an answer")
+            .expect("stored");
+        assert_eq!(stored.bytes, 10);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_answer_ends_its_call_while_another_message_of_its_id_stalls_mid_string() {
+        // Over HTTP another stream may carry a message of the call's id: the call resolves its own
+        // answer (which has no placeholder) without waiting for the stalled one.
+        let (_spills, call, _pipe) = a_stalled_spill().await;
+        let mut result = serde_json::json!({"content": [{"type": "text", "text": "done"}]});
+        let resolved = tokio::time::timeout(std::time::Duration::from_secs(20), resolve(&call, "s", &mut result))
+            .await
+            .expect("resolving waits for the stalled string");
+        assert!(matches!(resolved, Ok(None)), "{resolved:?}");
+        assert_eq!(result, serde_json::json!({"content": [{"type": "text", "text": "done"}]}));
     }
 
     /// Random JSON written with random escapes and whitespace, through the filter at random

@@ -28,9 +28,8 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 use sse_stream::Sse;
-use tokio::sync::mpsc;
 
-use super::spill::{Event, Filter, Spills};
+use super::spill::{Event, Filter, Pipe, Spills};
 
 /// The longest SSE line other than `data` (`event`, `id`, `retry`, comments): 64 KiB.
 const MAX_SSE_FIELD_BYTES: usize = 64 * 1024;
@@ -162,7 +161,7 @@ struct SseReader {
     filter: Option<Filter>,
     out: Vec<u8>,
     events: Vec<Event>,
-    pipe: Option<mpsc::Sender<Vec<u8>>>,
+    pipe: Option<Pipe>,
     event: Sse,
     /// The previous byte was a `\r` (a `\r\n` is one line end).
     after_cr: bool,
