@@ -556,6 +556,9 @@ pub(super) struct CallSpills {
     ctx: ToolContext,
     /// The connection and request id it is registered under, once its request was sent.
     registered: Mutex<Option<(Weak<Spills>, RequestId)>>,
+    /// The nonce of the connection it was registered on, kept for [`resolve`] when that
+    /// connection is gone (its answer came before it was lost).
+    nonce: Mutex<Option<String>>,
     spilled: Mutex<Vec<Spilled>>,
     /// The pipes of its spills still open, by number: the only strong senders, so that a pipe
     /// closes when its string ends ([`Pipe`] dropped) or when the call's answer came or the call
@@ -572,6 +575,7 @@ impl CallSpills {
         Arc::new(Self {
             ctx: ctx.clone(),
             registered: Mutex::new(None),
+            nonce: Mutex::new(None),
             spilled: Mutex::new(Vec::new()),
             open: Mutex::new(HashMap::new()),
             over: tokio::sync::watch::channel(false).0,
@@ -652,6 +656,7 @@ impl Spills {
     pub(super) fn register(&self, id: &RequestId, call: &Arc<CallSpills>) {
         let key = serde_json::to_string(id).unwrap_or_default();
         *lock(&call.registered) = Some((self.this.clone(), id.clone()));
+        *lock(&call.nonce) = Some(self.nonce.clone());
         lock(&self.calls).insert(key, call.clone());
     }
 
@@ -893,7 +898,7 @@ pub(super) async fn resolve(call: &CallSpills, server: &str, result: &mut Value)
     // message's of the same id (over HTTP, another stream), which is not waited for.
     lock(&call.open).clear();
     let pending: Vec<Spilled> = std::mem::take(&mut *lock(&call.spilled));
-    let nonce = lock(&call.registered).as_ref().and_then(|(spills, _)| spills.upgrade()).map(|s| s.nonce.clone());
+    let nonce = lock(&call.nonce).clone();
     let Some(nonce) = nonce.filter(|_| !pending.is_empty()) else { return Ok(None) };
     let mut resolved = HashMap::new();
     for spilled in pending {

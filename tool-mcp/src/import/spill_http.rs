@@ -374,6 +374,50 @@ impl StreamableHttpClient for SpillingHttp {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    use futures::StreamExt;
+    use rmcp::model::RequestId;
+    use serde_json::{Value, json};
+    use tool_runtime::ToolContext;
+    use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputStore};
+
+    use super::super::ImportLimits;
+    use super::super::spill::{CallSpills, Spills, resolve};
+    use super::SseReader;
+
+    /// The events of an SSE `body` read a byte at a time, on a connection spilling past 8 bytes
+    /// whose call 1 (in a context with a memory store) runs.
+    async fn sse_of(body: &[u8]) -> (Vec<sse_stream::Sse>, Arc<CallSpills>) {
+        let spills = Spills::new("s", &ImportLimits { inline_result_bytes: 8, ..ImportLimits::default() });
+        let store: Arc<dyn OutputStore> = Arc::new(MemoryStore::new());
+        let call = CallSpills::new(&ToolContext::builder().override_dependency(&OUTPUT_STORE, store).build());
+        spills.register(&RequestId::Number(1), &call);
+        let bytes: Vec<Result<bytes::Bytes, std::io::Error>> =
+            body.iter().map(|b| Ok(bytes::Bytes::copy_from_slice(&[*b]))).collect();
+        let response =
+            reqwest::Response::from(http::Response::new(reqwest::Body::wrap_stream(futures::stream::iter(bytes))));
+        let events = SseReader::new(spills, response).into_stream().map(|event| event.unwrap()).collect().await;
+        (events, call)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_sse_event_over_several_data_lines_with_crlf_line_ends_is_filtered_as_one_message() {
+        let body = b": keep-alive\r\n\r\nevent: message\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata:\"id\":1,\r\ndata: \"result\":{\"content\":[{\"type\":\"text\",\"text\":\"0123456789\\u00e9\"}]}}\r\n\r\n";
+        let (events, call) = sse_of(body).await;
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!(events[0].event.as_deref(), Some("message"));
+        let mut message: Value = serde_json::from_str(events[0].data.as_deref().unwrap_or_default()).unwrap();
+        let stored = resolve(&call, "s", &mut message["result"]).await.unwrap();
+        // The connection is gone by now (its `Spills` dropped with the reader): the call still
+        // resolves its answer.
+        assert!(stored.is_some(), "one spilled text block: {message}");
+        assert_eq!(
+            message,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "0123456789é"}]}})
+        );
+    }
+
     #[test]
     fn the_scope_of_a_challenge_is_read_quoted_or_not() {
         let said = [
