@@ -1253,17 +1253,23 @@ mod tests {
         assert!(filter.peak_held_bytes() <= 2 * 1024 + 2, "held {}", filter.peak_held_bytes());
     }
 
-    /// A connection to `server` spilling past 8 bytes, its call 1 (in a context whose output store is
-    /// a memory store) registered, and the call's first spill opened and left open: the string
-    /// `0123456789` began and never ended (a stalled upstream). The pipe is returned so that the
-    /// pump's side stays open, as it does while the upstream sends nothing.
-    async fn a_stalled_spill() -> (Arc<Spills>, Arc<CallSpills>, Option<Pipe>) {
+    /// A connection spilling past 8 bytes, and its call 1 (in a context whose output store is a
+    /// memory store), registered.
+    fn a_running_call() -> (Arc<Spills>, Arc<CallSpills>) {
         let limits = super::super::ImportLimits { inline_result_bytes: 8, ..super::super::ImportLimits::default() };
         let spills = Spills::new("s", &limits);
         let store: Arc<dyn tool_runtime::output::OutputStore> = Arc::new(tool_runtime::output::MemoryStore::new());
         let ctx = ToolContext::builder().override_dependency(&OUTPUT_STORE, store).build();
         let call = CallSpills::new(&ctx);
         spills.register(&RequestId::Number(1), &call);
+        (spills, call)
+    }
+
+    /// [`a_running_call`] with the call's first spill opened and left open: the string
+    /// `0123456789` began and never ended (a stalled upstream). The pipe is returned so that the
+    /// pump's side stays open, as it does while the upstream sends nothing.
+    async fn a_stalled_spill() -> (Arc<Spills>, Arc<CallSpills>, Option<Pipe>) {
+        let (spills, call) = a_running_call();
         let mut filter = spills.filter(true);
         let (mut out, mut events, mut pipe) = (Vec::new(), Vec::new(), None);
         filter.feed(
@@ -1301,6 +1307,33 @@ mod tests {
             .expect("resolving waits for the stalled string");
         assert!(matches!(resolved, Ok(None)), "{resolved:?}");
         assert_eq!(result, serde_json::json!({"content": [{"type": "text", "text": "done"}]}));
+    }
+
+    #[test]
+    fn a_message_with_a_second_top_level_id_reaches_no_call() {
+        // The filter stores the string for call 1 (the id before it); rmcp refuses the message
+        // (duplicate `id`), so no call, 1 or 2, is answered with a placeholder of the other's.
+        let line = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"0123456789"}]},"id":2}"#;
+        let (out, events) = run(line, 5, 8, &["1", "2"]);
+        assert_eq!(events[0], Event::Open { id: "1".to_owned(), seq: 1 });
+        let parsed = serde_json::from_str::<rmcp::model::ServerJsonRpcMessage>(&out);
+        assert_eq!(parsed.map_err(|e| e.to_string()).err().as_deref(), Some("unrecognized JSON-RPC message"));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn invalid_utf8_inside_a_spilled_string_is_stored_with_replacement_characters() {
+        let (spills, call) = a_running_call();
+        let mut filter = spills.filter(true);
+        let (mut out, mut events, mut pipe) = (Vec::new(), Vec::new(), None);
+        filter.feed(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"abcdefgh\xff\xfeij\"}]}}\n", &mut out, &mut events);
+        spills.handle(&mut events, &mut pipe).await;
+        let mut message: Value = serde_json::from_slice(&out).unwrap();
+        let resolved = resolve(&call, "s", &mut message["result"]).await;
+        let Ok(Some(ToolResult::Stored(StoredResult { text, cut: false, .. }))) = resolved else {
+            panic!("{resolved:?}")
+        };
+        assert_eq!(text, "abcdefgh\u{FFFD}\u{FFFD}ij");
+        assert_eq!(message["result"]["content"][0]["text"], "abcdefgh\u{FFFD}\u{FFFD}ij");
     }
 
     /// Random JSON written with random escapes and whitespace, through the filter at random
