@@ -418,6 +418,51 @@ mod tests {
         );
     }
 
+    /// The answer of a raw HTTP server on 127.0.0.1 that writes `head` and `body`, then closes,
+    /// read by [`super::SpillingHttp::json_body`] on a connection whose call 1 runs.
+    async fn json_body_of(head: &str, body: &str) -> Result<rmcp::model::ServerJsonRpcMessage, super::Failed> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let answer = format!("{head}{body}");
+        let server = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = vec![0u8; 4096];
+            let _ = socket.read(&mut request).await;
+            socket.write_all(answer.as_bytes()).await.unwrap();
+            socket.shutdown().await.unwrap();
+        });
+        let spills = Spills::new("s", &ImportLimits { inline_result_bytes: 8, ..ImportLimits::default() });
+        let store: Arc<dyn OutputStore> = Arc::new(MemoryStore::new());
+        let call = CallSpills::new(&ToolContext::builder().override_dependency(&OUTPUT_STORE, store).build());
+        spills.register(&RequestId::Number(1), &call);
+        let http = super::SpillingHttp { inner: reqwest::Client::new(), spills };
+        let response = http.inner.get(format!("http://{addr}/")).send().await.unwrap();
+        let read = tokio::time::timeout(std::time::Duration::from_secs(20), http.json_body(response)).await;
+        server.await.unwrap();
+        read.expect("the body was read to its end or its error")
+    }
+
+    const ANSWER: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"0123456789"}]}}"#;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_json_body_shorter_than_its_content_length_is_an_error_not_a_message() {
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            ANSWER.len() + 100
+        );
+        let read = json_body_of(&head, ANSWER).await;
+        assert!(matches!(read, Err(super::StreamableHttpError::Client(_))), "{read:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_json_body_longer_than_its_content_length_is_read_to_its_length_only() {
+        // The message is cut inside its long string: not JSON, an error naming the parse.
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 70\r\n\r\n";
+        let read = json_body_of(head, ANSWER).await;
+        assert!(matches!(read, Err(super::StreamableHttpError::Deserialize(_))), "{read:?}");
+    }
+
     #[test]
     fn the_scope_of_a_challenge_is_read_quoted_or_not() {
         let said = [
