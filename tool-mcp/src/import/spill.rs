@@ -1310,6 +1310,29 @@ mod tests {
     }
 
     #[test]
+    fn a_line_that_never_ends_passes_at_most_the_cap_and_tells_its_call_once() {
+        // 20 MB of one message without a line end, none of it in a string, against a 1 MiB cap.
+        let cap = 1 << 20;
+        let mut filter = Filter::new(4096, cap, NONCE.to_owned(), Box::new(|id| id == "1"), true);
+        let (mut out, mut events, mut passed) = (Vec::new(), Vec::new(), 0);
+        filter.feed(br#"{"jsonrpc":"2.0","id":1,"result":["#, &mut out, &mut events);
+        let piece = b"12345678,".repeat(7282);
+        for _ in 0..(20 << 20) / piece.len() {
+            filter.feed(&piece, &mut out, &mut events);
+            passed += out.len();
+            out.clear();
+        }
+        // What passed, the head included, is the cap exactly.
+        assert_eq!(u64::try_from(passed).unwrap_or(u64::MAX), cap);
+        assert_eq!(events, vec![Event::Over { id: Some("1".to_owned()) }]);
+        // The most held: the key `jsonrpc`, raw (with its closing quote) and decoded.
+        assert_eq!(filter.peak_held_bytes(), 8 + 7);
+        // Its end comes: the line ends and the next message is read afresh.
+        filter.feed(b"1]}\n{\"id\":2}\n", &mut out, &mut events);
+        assert_eq!(String::from_utf8(out).unwrap(), "\n{\"id\":2}\n");
+    }
+
+    #[test]
     fn a_message_with_a_second_top_level_id_reaches_no_call() {
         // The filter stores the string for call 1 (the id before it); rmcp refuses the message
         // (duplicate `id`), so no call, 1 or 2, is answered with a placeholder of the other's.
@@ -1381,9 +1404,11 @@ mod tests {
             })
         }
 
-        fn space(rng: &mut u64, out: &mut String) {
+        /// Random whitespace; a line end only in an HTTP body (`lines` false), where it is one.
+        fn space(rng: &mut u64, out: &mut String, lines: bool) {
+            let kinds: &[char] = if lines { &[' ', '\t', '\r'] } else { &[' ', '\t', '\r', '\n'] };
             for _ in 0..next(rng) % 3 {
-                out.push([' ', '\t', '\r'][(next(rng) % 3) as usize]);
+                out.push(kinds[usize::try_from(next(rng)).unwrap_or(0) % kinds.len()]);
             }
         }
 
@@ -1419,8 +1444,8 @@ mod tests {
             out.push('"');
         }
 
-        fn write(value: &Value, rng: &mut u64, out: &mut String) {
-            space(rng, out);
+        fn write(value: &Value, rng: &mut u64, out: &mut String, lines: bool) {
+            space(rng, out, lines);
             match value {
                 Value::String(text) => write_str(text, rng, out),
                 Value::Array(items) => {
@@ -1429,9 +1454,9 @@ mod tests {
                         if i > 0 {
                             out.push(',');
                         }
-                        write(item, rng, out);
+                        write(item, rng, out, lines);
                     }
-                    space(rng, out);
+                    space(rng, out, lines);
                     out.push(']');
                 }
                 Value::Object(map) => {
@@ -1440,18 +1465,18 @@ mod tests {
                         if i > 0 {
                             out.push(',');
                         }
-                        space(rng, out);
+                        space(rng, out, lines);
                         write_str(key, rng, out);
-                        space(rng, out);
+                        space(rng, out, lines);
                         out.push(':');
-                        write(item, rng, out);
+                        write(item, rng, out, lines);
                     }
-                    space(rng, out);
+                    space(rng, out, lines);
                     out.push('}');
                 }
                 other => out.push_str(&other.to_string()),
             }
-            space(rng, out);
+            space(rng, out, lines);
         }
 
         /// `text` cut as the filter cuts a string past the threshold.
@@ -1486,14 +1511,17 @@ mod tests {
             }
         }
 
-        /// `message` written at random through a filter of a connection whose running call is 1,
-        /// in random chunks; what passed, parsed, and the spilled strings.
-        fn filtered(message: &Value, seed: u64) -> (Value, Vec<Vec<u8>>) {
+        /// `message` written at random (as a line of stdio, or with `http` as an HTTP body) through
+        /// a filter of a connection whose running call is 1, in random chunks; what passed,
+        /// parsed, and the spilled strings.
+        fn filtered(message: &Value, seed: u64, http: bool) -> (Value, Vec<Vec<u8>>) {
             let mut rng = seed;
             let mut text = String::new();
-            write(message, &mut rng, &mut text);
-            text.push('\n');
-            let mut filter = Filter::new(THRESHOLD, 1 << 30, NONCE.to_owned(), Box::new(|id| id == "1"), true);
+            write(message, &mut rng, &mut text, !http);
+            if !http {
+                text.push('\n');
+            }
+            let mut filter = Filter::new(THRESHOLD, 1 << 30, NONCE.to_owned(), Box::new(|id| id == "1"), !http);
             let (mut out, mut events) = (Vec::new(), Vec::new());
             let mut rest = text.as_bytes();
             while !rest.is_empty() {
@@ -1525,10 +1553,10 @@ mod tests {
 
             #[test]
             fn a_running_calls_result_keeps_its_meaning_with_its_long_strings_spilled(
-                result in value(), seed in any::<u64>()
+                result in value(), seed in any::<u64>(), http in any::<bool>()
             ) {
                 let message = serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": result});
-                let (parsed, spilled) = filtered(&message, seed);
+                let (parsed, spilled) = filtered(&message, seed, http);
                 let (mut seq, mut long) = (0, Vec::new());
                 let expected = replace(&result, &mut |text: &str| {
                     seq += 1;
@@ -1544,7 +1572,7 @@ mod tests {
                 result in value(), seed in any::<u64>()
             ) {
                 let message = serde_json::json!({"jsonrpc": "2.0", "id": 2, "result": result});
-                let (parsed, spilled) = filtered(&message, seed);
+                let (parsed, spilled) = filtered(&message, seed, seed % 2 == 0);
                 let expected = replace(&result, &mut |text: &str| cut(text));
                 prop_assert_eq!(parsed, serde_json::json!({"jsonrpc": "2.0", "id": 2, "result": expected}));
                 prop_assert!(spilled.is_empty());
@@ -1555,7 +1583,7 @@ mod tests {
                 params in value(), seed in any::<u64>()
             ) {
                 let message = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "sampling/m", "params": params});
-                let (parsed, spilled) = filtered(&message, seed);
+                let (parsed, spilled) = filtered(&message, seed, seed % 2 == 0);
                 let expected = replace(&params, &mut |text: &str| cut(text));
                 prop_assert_eq!(
                     parsed,
