@@ -1332,6 +1332,33 @@ mod tests {
         assert_eq!(String::from_utf8(out).unwrap(), "\n{\"id\":2}\n");
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_placeholder_of_another_calls_spill_stays_text_even_with_the_nonce() {
+        // Call 1 (one principal) spills a string; the server, knowing the nonce, names that spill
+        // in its answer to call 2 (another principal): call 2 does not get call 1's ref id.
+        let (spills, call1) = a_running_call();
+        let store: Arc<dyn tool_runtime::output::OutputStore> = Arc::new(tool_runtime::output::MemoryStore::new());
+        let call2 =
+            CallSpills::new(&ToolContext::builder().principal("bo").override_dependency(&OUTPUT_STORE, store).build());
+        spills.register(&RequestId::Number(2), &call2);
+        let mut filter = spills.filter(true);
+        let (mut out, mut events, mut pipe) = (Vec::new(), Vec::new(), None);
+        filter.feed(
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"0123456789"}]}}"#,
+            &mut out,
+            &mut events,
+        );
+        spills.handle(&mut events, &mut pipe).await;
+        let forged = placeholder(&spills.nonce, 1);
+        let mut answer = serde_json::json!({"content": [{"type": "text", "text": forged}]});
+        assert!(matches!(resolve(&call2, "s", &mut answer).await, Ok(None)));
+        assert_eq!(answer, serde_json::json!({"content": [{"type": "text", "text": forged}]}));
+        // Call 1 resolves its own.
+        let mut own = serde_json::json!({"content": [{"type": "text", "text": forged}]});
+        assert!(matches!(resolve(&call1, "s", &mut own).await, Ok(Some(ToolResult::Stored(_)))));
+        assert_eq!(own["content"][0]["text"], "0123456789");
+    }
+
     #[test]
     fn a_message_with_a_second_top_level_id_reaches_no_call() {
         // The filter stores the string for call 1 (the id before it); rmcp refuses the message
