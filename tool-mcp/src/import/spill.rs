@@ -1359,6 +1359,88 @@ mod tests {
         assert_eq!(own["content"][0]["text"], "0123456789");
     }
 
+    /// A memory store whose writes wait until its gate's sender is dropped: a stalled disk.
+    struct Gated {
+        inner: tool_runtime::output::MemoryStore,
+        gate: Mutex<std::sync::mpsc::Receiver<()>>,
+    }
+
+    impl tool_runtime::output::OutputStore for Gated {
+        fn put_scoped(
+            &self,
+            scope: OutputScope<'_>,
+            ref_id: &str,
+            text: &mut dyn Read,
+            parts: &[tool_runtime::ContentPart],
+        ) -> Result<tool_runtime::output::StoredInfo, StoreError> {
+            let _ = lock(&self.gate).recv();
+            self.inner.put_scoped(scope, ref_id, text, parts)
+        }
+        fn check_scope(&self, ref_id: &str, scope: OutputScope<'_>) -> Result<(), StoreError> {
+            self.inner.check_scope(ref_id, scope)
+        }
+        fn info(&self, ref_id: &str) -> Result<tool_runtime::output::StoredInfo, StoreError> {
+            self.inner.info(ref_id)
+        }
+        fn open_at(&self, ref_id: &str, offset: u64) -> Result<Box<dyn Read + Send>, StoreError> {
+            self.inner.open_at(ref_id, offset)
+        }
+        fn checkpoint(&self, ref_id: &str, line: u64) -> Result<(u64, u64), StoreError> {
+            self.inner.checkpoint(ref_id, line)
+        }
+        fn parts(&self, ref_id: &str) -> Result<Vec<tool_runtime::ContentPart>, StoreError> {
+            self.inner.parts(ref_id)
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stalled_store_stops_the_reading_of_the_upstream_and_then_gets_the_whole_string() {
+        let (open, gate) = std::sync::mpsc::channel::<()>();
+        let store = Arc::new(Gated { inner: tool_runtime::output::MemoryStore::new(), gate: Mutex::new(gate) });
+        let limits = super::super::ImportLimits { inline_result_bytes: 4096, ..super::super::ImportLimits::default() };
+        let spills = Spills::new("s", &limits);
+        let ctx = ToolContext::builder()
+            .override_dependency(&OUTPUT_STORE, store.clone() as Arc<dyn tool_runtime::output::OutputStore>)
+            .build();
+        let call = CallSpills::new(&ctx);
+        spills.register(&RequestId::Number(1), &call);
+        let (mut upstream, pumped) = tokio::io::duplex(READ_BYTES);
+        let pump = tokio::spawn(spills.clone().pump(pumped, tokio::io::sink()));
+        // The server writes 20 MiB of one string, counting what it could write.
+        let written = Arc::new(AtomicUsize::new(0));
+        let writer = tokio::spawn({
+            let written = written.clone();
+            async move {
+                upstream.write_all(br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":""#).await?;
+                let piece = vec![b'x'; 64 * 1024];
+                for _ in 0..320 {
+                    upstream.write_all(&piece).await?;
+                    written.fetch_add(piece.len(), Ordering::Relaxed);
+                }
+                upstream.write_all(b"\"}]}}\n").await?;
+                upstream.shutdown().await
+            }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        // The store waits: what the server could write is what the pipes hold (the duplex, the
+        // pump's read buffer, the spill's pipe and the reader's piece), not the string.
+        let held = written.load(Ordering::Relaxed);
+        assert!(held <= 16 * READ_BYTES, "the server wrote {held} bytes while the store waited");
+        drop(open);
+        tokio::time::timeout(std::time::Duration::from_secs(60), writer).await.unwrap().unwrap().unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(60), pump).await.unwrap().unwrap();
+        let mut answer = serde_json::json!({"content": [{"type": "text", "text": placeholder(&spills.nonce, 1)}]});
+        let Ok(Some(ToolResult::Stored(StoredResult { ref_id, cut: true, .. }))) =
+            resolve(&call, "s", &mut answer).await
+        else {
+            panic!("not stored: {answer}")
+        };
+        let mut whole = Vec::new();
+        tool_runtime::output::OutputStore::open_at(&*store, &ref_id, 0).unwrap().read_to_end(&mut whole).unwrap();
+        assert_eq!(whole.len(), 320 * 64 * 1024);
+        assert!(whole.iter().all(|b| *b == b'x'));
+    }
+
     #[test]
     fn a_message_with_a_second_top_level_id_reaches_no_call() {
         // The filter stores the string for call 1 (the id before it); rmcp refuses the message
