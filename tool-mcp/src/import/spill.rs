@@ -8,14 +8,15 @@
 //! it arrives (escapes, `\uXXXX` and surrogate pairs; a lone surrogate becomes U+FFFD) and:
 //! - inside the top-level `"result"` of a message whose top-level `"id"` came before the string
 //!   and names a running tool call of the connection (a response to it: a request of the server
-//!   may reuse the number, and an error is not a result), streamed through a bounded pipe into the call's output store (on the blocking
-//!   pool), the message passed on with a placeholder in its place: `[spilled <nonce> <n>]`, where
-//!   the nonce is 128 random bits drawn per connection and never sent to the upstream, so an
-//!   upstream cannot forge one; the call then replaces the placeholder ([`resolve`]);
+//!   may reuse the number, and an error is not a result), streamed through a bounded pipe into
+//!   the call's output store (on the blocking pool), the message passed on with a placeholder in
+//!   its place: `[spilled <nonce> <n>]`, where the nonce is 128 random bits drawn per connection
+//!   and never sent to the upstream, so an upstream cannot forge one; the call then replaces the
+//!   placeholder ([`resolve`]). A string whose call ends (cancelled, timed out, answered) before
+//!   the string does stops there: its pipe closes and what came stays stored;
 //! - anywhere else (no id before the string, a notification, a request of the server, an error,
-//!   an unknown id), cut: the
-//!   first `inline_result_bytes` bytes (back to a character boundary) and a line saying how long
-//!   the string was.
+//!   an unknown id), cut: the first `inline_result_bytes` bytes (back to a character boundary)
+//!   and a line saying how long the string was.
 //!
 //! A message longer than [`ImportLimits::max_result_bytes`](super::ImportLimits::max_result_bytes)
 //! (its bytes as sent) is not passed on past that point: over stdio the rest is dropped up to the

@@ -387,9 +387,11 @@ mod tests {
     use super::SseReader;
 
     /// The events of an SSE `body` read a byte at a time, on a connection spilling past 8 bytes
-    /// whose call 1 (in a context with a memory store) runs.
-    async fn sse_of(body: &[u8]) -> (Vec<sse_stream::Sse>, Arc<CallSpills>) {
-        let spills = Spills::new("s", &ImportLimits { inline_result_bytes: 8, ..ImportLimits::default() });
+    /// (messages capped at `max_result_bytes`) whose call 1 (in a context with a memory store)
+    /// runs.
+    async fn sse_of(body: &[u8], max_result_bytes: usize) -> (Vec<sse_stream::Sse>, Arc<CallSpills>) {
+        let limits = ImportLimits { inline_result_bytes: 8, max_result_bytes, ..ImportLimits::default() };
+        let spills = Spills::new("s", &limits);
         let store: Arc<dyn OutputStore> = Arc::new(MemoryStore::new());
         let call = CallSpills::new(&ToolContext::builder().override_dependency(&OUTPUT_STORE, store).build());
         spills.register(&RequestId::Number(1), &call);
@@ -404,7 +406,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_sse_event_over_several_data_lines_with_crlf_line_ends_is_filtered_as_one_message() {
         let body = b": keep-alive\r\n\r\nevent: message\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata:\"id\":1,\r\ndata: \"result\":{\"content\":[{\"type\":\"text\",\"text\":\"0123456789\\u00e9\"}]}}\r\n\r\n";
-        let (events, call) = sse_of(body).await;
+        let (events, call) = sse_of(body, 1 << 20).await;
         assert_eq!(events.len(), 1, "{events:?}");
         assert_eq!(events[0].event.as_deref(), Some("message"));
         let mut message: Value = serde_json::from_str(events[0].data.as_deref().unwrap_or_default()).unwrap();
@@ -416,6 +418,25 @@ mod tests {
             message,
             json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "0123456789é"}]}})
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_sse_event_over_the_cap_is_cut_there_its_call_told_and_the_next_event_read_whole() {
+        let body = concat!(
+            "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"",
+            "0123456789012345678901234567890123456789\"}]}}\n\n",
+            "data: {\"jsonrpc\":\"2.0\",\"method\":\"m\"}\n\n",
+        );
+        let (events, call) = sse_of(body.as_bytes(), 80).await;
+        let data: Vec<&str> = events.iter().map(|event| event.data.as_deref().unwrap_or_default()).collect();
+        assert_eq!(data.len(), 2, "{data:?}");
+        // The first, cut at 80 bytes: its string spilled (placeholder and closing quote), the rest
+        // dropped; not JSON, so rmcp passes over it. (The space after `data:` is passed on.)
+        let head = r#" {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"[spilled "#;
+        assert!(data[0].starts_with(head) && data[0].ends_with(" 1]\""), "{}", data[0]);
+        assert!(serde_json::from_str::<Value>(data[0]).is_err());
+        assert_eq!(data[1], r#" {"jsonrpc":"2.0","method":"m"}"#);
+        tokio::time::timeout(std::time::Duration::from_secs(20), call.went_over()).await.expect("the call was told");
     }
 
     /// The answer of a raw HTTP server on 127.0.0.1 that writes `head` and `body`, then closes,
