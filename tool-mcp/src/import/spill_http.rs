@@ -157,6 +157,8 @@ struct SseReader {
     field: Option<Vec<u8>>,
     value: Vec<u8>,
     in_data: bool,
+    /// At the start of a `data` value, whose one leading space is not part of it (the SSE rule).
+    data_start: bool,
     /// The event being read.
     filter: Option<Filter>,
     out: Vec<u8>,
@@ -177,6 +179,7 @@ impl SseReader {
             field: None,
             value: Vec::new(),
             in_data: false,
+            data_start: false,
             filter: None,
             out: Vec::new(),
             events: Vec::new(),
@@ -250,6 +253,10 @@ impl SseReader {
                 }
                 continue;
             }
+            if self.in_data && std::mem::take(&mut self.data_start) && b == b' ' {
+                i += 1;
+                continue;
+            }
             if self.in_data {
                 let end = memchr::memchr2(b'\n', b'\r', &chunk[i..]).map_or(chunk.len(), |at| i + at);
                 if let Some(filter) = &mut self.filter {
@@ -278,6 +285,7 @@ impl SseReader {
     /// end.
     fn start_data(&mut self) {
         self.in_data = true;
+        self.data_start = true;
         match &mut self.filter {
             Some(filter) => filter.feed(b"\n", &mut self.out, &mut self.events),
             None => self.filter = Some(self.spills.filter(false)),
@@ -431,11 +439,12 @@ mod tests {
         let data: Vec<&str> = events.iter().map(|event| event.data.as_deref().unwrap_or_default()).collect();
         assert_eq!(data.len(), 2, "{data:?}");
         // The first, cut at 80 bytes: its string spilled (placeholder and closing quote), the rest
-        // dropped; not JSON, so rmcp passes over it. (The space after `data:` is passed on.)
-        let head = r#" {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"[spilled "#;
+        // dropped; not JSON, so rmcp passes over it.
+        let head = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"[spilled "#;
         assert!(data[0].starts_with(head) && data[0].ends_with(" 1]\""), "{}", data[0]);
         assert!(serde_json::from_str::<Value>(data[0]).is_err());
-        assert_eq!(data[1], r#" {"jsonrpc":"2.0","method":"m"}"#);
+        // The one space after `data:` is not part of the data.
+        assert_eq!(data[1], r#"{"jsonrpc":"2.0","method":"m"}"#);
         tokio::time::timeout(std::time::Duration::from_secs(20), call.went_over()).await.expect("the call was told");
     }
 
