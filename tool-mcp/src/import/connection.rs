@@ -40,9 +40,7 @@ pub(super) struct Shared {
     tools: RwLock<(Arc<Vec<RemoteTool>>, Arc<Compiled>)>,
     /// The progress listeners of the running calls, by the progress token each was sent with.
     progress: Mutex<HashMap<String, ToolContext>>,
-    /// The long strings of the open connection ([`super::spill`]; `None` for an HTTP import
-    /// authorized by the OAuth authorization code flow, whose answers rmcp's client reads
-    /// unfiltered).
+    /// The long strings of the open connection ([`super::spill`]; `None` before the first).
     spills: Mutex<Option<Arc<Spills>>>,
     /// Counts listings (0: the first).
     pub(super) generation: watch::Sender<u64>,
@@ -584,8 +582,8 @@ impl Shared {
         spills
     }
 
-    /// The most bytes of strings the open stdio connection's filter held at once (0 for HTTP or
-    /// before a connection).
+    /// The most bytes of strings the open connection's filters held at once (0 before a
+    /// connection).
     pub(super) fn spill_peak_held_bytes(&self) -> usize {
         self.spills
             .lock()

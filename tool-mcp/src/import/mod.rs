@@ -154,8 +154,9 @@ pub struct ImportLimits {
     /// How long one tool call may take to be answered: default 600 s.
     pub call_timeout: Duration,
     /// The longest JSON string, in decoded bytes, a message of the server is passed on with:
-    /// default 1 MiB (1,048,576). A longer string in the answer to a tool call (after the
-    /// message's top-level `"id"`) is stored as it arrives, through the call's output store
+    /// default 1 MiB (1,048,576). A longer string in the result of the answer to a tool call
+    /// (inside the message's top-level `"result"`, after its top-level `"id"`) is stored as it
+    /// arrives, through the call's output store
     /// ([`OUTPUT_STORE`](tool_runtime::output::OUTPUT_STORE), in the call's scope), and the model
     /// sees its preview and ref id; a longer string in any other message is cut to this length,
     /// with a line saying so. See `docs/import.md` ("Large results"). Under

@@ -6,14 +6,17 @@
 //! Every JSON string (a value or an object key) of a message whose decoded length passes
 //! [`ImportLimits::inline_result_bytes`](super::ImportLimits::inline_result_bytes) is decoded as
 //! it arrives (escapes, `\uXXXX` and surrogate pairs; a lone surrogate becomes U+FFFD) and:
-//! - in a message whose top-level `"id"` came before the string and names a running tool call of
-//!   the connection, streamed through a bounded pipe into the call's output store (on the blocking
-//!   pool), the message passed on with a placeholder in its place: `[spilled <nonce> <n>]`, where
-//!   the nonce is 128 random bits drawn per connection and never sent to the upstream, so an
-//!   upstream cannot forge one; the call then replaces the placeholder ([`resolve`]);
-//! - in any other message (no id before the string, a notification, an unknown id), cut: the
-//!   first `inline_result_bytes` bytes (back to a character boundary) and a line saying how long
-//!   the string was.
+//! - inside the top-level `"result"` of a message whose top-level `"id"` came before the string
+//!   and names a running tool call of the connection (a response to it: a request of the server
+//!   may reuse the number, and an error is not a result), streamed through a bounded pipe into
+//!   the call's output store (on the blocking pool), the message passed on with a placeholder in
+//!   its place: `[spilled <nonce> <n>]`, where the nonce is 128 random bits drawn per connection
+//!   and never sent to the upstream, so an upstream cannot forge one; the call then replaces the
+//!   placeholder ([`resolve`]). A string whose call ends (cancelled, timed out, answered) before
+//!   the string does stops there: its pipe closes and what came stays stored;
+//! - anywhere else (no id before the string, a notification, a request of the server, an error,
+//!   an unknown id), cut: the first `inline_result_bytes` bytes (back to a character boundary)
+//!   and a line saying how long the string was.
 //!
 //! A message longer than [`ImportLimits::max_result_bytes`](super::ImportLimits::max_result_bytes)
 //! (its bytes as sent), or than [`MAX_OTHER_MESSAGE_BYTES`] (16 MiB) when its top-level `"id"`
@@ -158,6 +161,8 @@ pub(super) struct Filter {
     dropping: bool,
     id: Option<String>,
     id_state: IdState,
+    /// Whether the top-level member being read is `"result"` (a response's result).
+    in_result: bool,
     string: Option<Str>,
     peak: usize,
 }
@@ -187,6 +192,7 @@ impl Filter {
             dropping: false,
             id: None,
             id_state: IdState::Idle,
+            in_result: false,
             string: None,
             peak: 0,
         }
@@ -262,6 +268,7 @@ impl Filter {
         self.dropping = false;
         self.id = None;
         self.id_state = IdState::Idle;
+        self.in_result = false;
         self.string = None;
     }
 
@@ -304,6 +311,7 @@ impl Filter {
                 if self.depth == 0 {
                     self.id = None;
                     self.id_state = IdState::Idle;
+                    self.in_result = false;
                 }
             }
             b',' => self.expect_key = self.in_object(),
@@ -464,7 +472,11 @@ impl Filter {
                 let held = s.raw.len() + s.decoded.len();
                 s.raw = Vec::new();
                 self.peak = self.peak.max(held);
-                let spill = self.id.as_deref().filter(|id| (self.registered)(id)).map(str::to_owned);
+                // Only a response's result is a call's: a request of the server may reuse the id
+                // of a running call (the two sides number their requests apart), and an error's
+                // text is shown as it is.
+                let in_result = self.in_result && !(s.key && self.depth == 1);
+                let spill = self.id.as_deref().filter(|id| in_result && (self.registered)(id)).map(str::to_owned);
                 let Some(s) = self.string.as_mut() else { return };
                 match spill {
                     Some(id) => {
@@ -501,6 +513,7 @@ impl Filter {
                 out.extend_from_slice(&s.raw);
                 if self.depth == 1 {
                     if s.key {
+                        self.in_result = s.decoded == b"result";
                         if s.decoded == b"id" {
                             self.id_state = IdState::Next;
                         }
@@ -537,6 +550,9 @@ impl Filter {
         }
         if self.depth == 1 && s.key {
             self.expect_key = false;
+            if s.mode != Mode::Short {
+                self.in_result = false;
+            }
         } else if self.depth == 1 && self.id_state == IdState::Next {
             self.id_state = IdState::Idle;
         }
@@ -560,7 +576,15 @@ pub(super) struct CallSpills {
     ctx: ToolContext,
     /// The connection and request id it is registered under, once its request was sent.
     registered: Mutex<Option<(Weak<Spills>, RequestId)>>,
+    /// The nonce of the connection it was registered on, kept for [`resolve`] when that
+    /// connection is gone (its answer came before it was lost).
+    nonce: Mutex<Option<String>>,
     spilled: Mutex<Vec<Spilled>>,
+    /// The pipes of its spills still open, by number: the only strong senders, so that a pipe
+    /// closes when its string ends ([`Pipe`] dropped) or when the call's answer came or the call
+    /// ended (cleared), whichever is first, and its storing thread is never left waiting on a
+    /// stalled upstream.
+    open: Mutex<HashMap<u64, mpsc::Sender<Vec<u8>>>>,
     /// Set when its answer went past `max_result_bytes`.
     over: tokio::sync::watch::Sender<bool>,
 }
@@ -571,7 +595,9 @@ impl CallSpills {
         Arc::new(Self {
             ctx: ctx.clone(),
             registered: Mutex::new(None),
+            nonce: Mutex::new(None),
             spilled: Mutex::new(Vec::new()),
+            open: Mutex::new(HashMap::new()),
             over: tokio::sync::watch::channel(false).0,
         })
     }
@@ -582,14 +608,30 @@ impl CallSpills {
         let _ = over.wait_for(|over| *over).await;
     }
 
-    /// Forgets the call on its connection (its answer came, or it ended otherwise).
+    /// Forgets the call on its connection (its answer came, or it ended otherwise), closing the
+    /// pipes of its spills still open (what they stored stays, cut where it stopped).
     pub(super) fn unregister(&self) {
+        lock(&self.open).clear();
         if let Some((spills, id)) = lock(&self.registered).take()
             && let Some(spills) = spills.upgrade()
         {
             let key = serde_json::to_string(&id).unwrap_or_default();
             lock(&spills.calls).remove(&key);
         }
+    }
+}
+
+/// The pump's end of an open spill's pipe: a weak sender (the call keeps the strong one, see
+/// [`CallSpills::open`]); dropped when the string ends, it closes the pipe.
+pub(super) struct Pipe {
+    call: Arc<CallSpills>,
+    seq: u64,
+    sender: mpsc::WeakSender<Vec<u8>>,
+}
+
+impl Drop for Pipe {
+    fn drop(&mut self) {
+        lock(&self.call.open).remove(&self.seq);
     }
 }
 
@@ -634,6 +676,7 @@ impl Spills {
     pub(super) fn register(&self, id: &RequestId, call: &Arc<CallSpills>) {
         let key = serde_json::to_string(id).unwrap_or_default();
         *lock(&call.registered) = Some((self.this.clone(), id.clone()));
+        *lock(&call.nonce) = Some(self.nonce.clone());
         lock(&self.calls).insert(key, call.clone());
     }
 
@@ -660,7 +703,7 @@ impl Spills {
         let mut buf = vec![0u8; READ_BYTES];
         let mut out = Vec::with_capacity(READ_BYTES);
         let mut events = Vec::new();
-        let mut pipe: Option<mpsc::Sender<Vec<u8>>> = None;
+        let mut pipe: Option<Pipe> = None;
         loop {
             let n = match upstream.read(&mut buf).await {
                 Ok(0) | Err(_) => break,
@@ -679,14 +722,18 @@ impl Spills {
 
     /// Carries out what a filter of the connection said (`events`, emptied), with `pipe` the
     /// open spill's (kept between calls, as a string goes on across reads).
-    pub(super) async fn handle(&self, events: &mut Vec<Event>, pipe: &mut Option<mpsc::Sender<Vec<u8>>>) {
+    pub(super) async fn handle(&self, events: &mut Vec<Event>, pipe: &mut Option<Pipe>) {
         for event in events.drain(..) {
             match event {
                 Event::Open { id, seq } => *pipe = self.open(&id, seq).await,
                 Event::Data(data) => {
-                    if let Some(sender) = &*pipe
-                        && sender.send(data).await.is_err()
-                    {
+                    // The call may have ended (its pipe closed): the rest of the string is dropped.
+                    let sender = pipe.as_ref().and_then(|pipe| pipe.sender.upgrade());
+                    let sent = match sender {
+                        Some(sender) => sender.send(data).await.is_ok(),
+                        None => false,
+                    };
+                    if !sent {
                         *pipe = None;
                     }
                 }
@@ -721,7 +768,7 @@ impl Spills {
 
     /// Starts storing spilled string `seq` of the call `id` on the blocking pool; the pipe to it
     /// (`None`: the call is gone, and the string with it).
-    async fn open(&self, id: &str, seq: u64) -> Option<mpsc::Sender<Vec<u8>>> {
+    async fn open(&self, id: &str, seq: u64) -> Option<Pipe> {
         let call = lock(&self.calls).get(id).cloned()?;
         let (done, stored) = oneshot::channel();
         lock(&call.spilled).push(Spilled { seq, stored });
@@ -739,7 +786,13 @@ impl Spills {
             let scope = OutputScope { session: session.as_deref(), principal: principal.as_deref() };
             let _ = done.send(store_stream(&*store, scope, &mut reader, STREAM_PREVIEW_BYTES));
         });
-        Some(sender)
+        let pipe = Pipe { call: call.clone(), seq, sender: sender.downgrade() };
+        lock(&call.open).insert(seq, sender);
+        // The call may have ended since it was looked up: its pipes are closed then.
+        if lock(&call.registered).is_none() {
+            lock(&call.open).clear();
+        }
+        Some(pipe)
     }
 }
 
@@ -861,8 +914,11 @@ struct Resolved {
 /// # Errors
 /// A message naming the server when a spilled string could not be stored.
 pub(super) async fn resolve(call: &CallSpills, server: &str, result: &mut Value) -> Result<Option<ToolResult>, String> {
+    // Every string of the answer ended before it was parsed: a pipe still open is another
+    // message's of the same id (over HTTP, another stream), which is not waited for.
+    lock(&call.open).clear();
     let pending: Vec<Spilled> = std::mem::take(&mut *lock(&call.spilled));
-    let nonce = lock(&call.registered).as_ref().and_then(|(spills, _)| spills.upgrade()).map(|s| s.nonce.clone());
+    let nonce = lock(&call.nonce).clone();
     let Some(nonce) = nonce.filter(|_| !pending.is_empty()) else { return Ok(None) };
     let mut resolved = HashMap::new();
     for spilled in pending {
@@ -1029,7 +1085,7 @@ mod tests {
 
     #[test]
     fn a_lone_surrogate_decodes_as_the_replacement_character() {
-        let line = r#"{"id":"a","r":"xxxx\ud800yy\udc00"}"#;
+        let line = r#"{"id":"a","result":"xxxx\ud800yy\udc00"}"#;
         for chunk in CHUNKS {
             let (_, events) = run(line.as_bytes(), chunk, 8, &["\"a\""]);
             assert_eq!(events[1], Event::Data("xxxx\u{FFFD}yy\u{FFFD}".as_bytes().to_vec()), "chunk {chunk}");
@@ -1052,39 +1108,66 @@ mod tests {
 
     #[test]
     fn an_id_after_the_long_string_names_no_call() {
-        let line = r#"{"r":{"text":"0123456789"},"id":1}"#;
+        let line = r#"{"result":{"text":"0123456789"},"id":1}"#;
         let (out, events) = run(line.as_bytes(), 3, 8, &["1"]);
-        assert!(out.starts_with(r#"{"r":{"text":"01234567\n[... cut"#), "{out}");
+        assert!(out.starts_with(r#"{"result":{"text":"01234567\n[... cut"#), "{out}");
         assert_eq!(events, vec![]);
     }
 
     #[test]
     fn a_nested_id_is_not_the_messages_id() {
-        let line = r#"{"r":{"id":1,"text":"0123456789"}}"#;
+        let line = r#"{"result":{"id":1,"text":"0123456789"}}"#;
         let (_, events) = run(line.as_bytes(), 5, 8, &["1"]);
         assert_eq!(events, vec![]);
     }
 
     #[test]
     fn a_long_key_is_spilled_like_a_value() {
-        let line = r#"{"id":1,"r":{"0123456789":1}}"#;
+        let line = r#"{"id":1,"result":{"0123456789":1}}"#;
         let (out, _) = run(line.as_bytes(), 4096, 8, &["1"]);
-        assert_eq!(out, r#"{"id":1,"r":{"[spilled n0 1]":1}}"#);
+        assert_eq!(out, r#"{"id":1,"result":{"[spilled n0 1]":1}}"#);
+    }
+
+    #[test]
+    fn a_request_of_the_server_reusing_a_running_calls_id_is_cut_not_stored() {
+        // The server numbers its own requests: its `sampling/createMessage` 1 is not call 1's answer.
+        let line = r#"{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{"t":"0123456789"}}"#;
+        for chunk in CHUNKS {
+            let (out, events) = run(line.as_bytes(), chunk, 8, &["1"]);
+            assert!(out.ends_with(r#""params":{"t":"01234567\n[... cut: the server's string was 10 bytes, over the import's inline_result_bytes (8)]"}}"#), "{out}");
+            assert_eq!(events, vec![], "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn an_error_answer_to_a_running_call_is_cut_not_stored() {
+        let line = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"0123456789"}}"#;
+        let (out, events) = run(line.as_bytes(), 3, 8, &["1"]);
+        assert!(out.contains(r#""message":"01234567\n[... cut"#), "{out}");
+        assert_eq!(events, vec![]);
+    }
+
+    #[test]
+    fn a_long_top_level_key_after_the_result_is_cut_not_stored() {
+        let line = r#"{"id":1,"result":{},"0123456789":1}"#;
+        let (out, events) = run(line.as_bytes(), 2, 8, &["1"]);
+        assert!(out.starts_with(r#"{"id":1,"result":{},"01234567\n[... cut"#), "{out}");
+        assert_eq!(events, vec![]);
     }
 
     #[test]
     fn a_forged_placeholder_is_the_servers_text() {
-        let line = r#"{"id":1,"r":"[spilled n0 1]"}"#;
+        let line = r#"{"id":1,"result":"[spilled n0 1]"}"#;
         assert_eq!(run(line.as_bytes(), 4096, 64, &["1"]), (line.to_owned(), vec![]));
     }
 
     #[test]
     fn each_long_string_gets_its_own_number_and_the_id_resets_per_line() {
-        let input = "{\"id\":1,\"r\":[\"aaaaaaaaaa\",\"bbbbbbbbbb\"]}\n{\"id\":2,\"r\":\"cccccccccc\"}\n";
+        let input = "{\"id\":1,\"result\":[\"aaaaaaaaaa\",\"bbbbbbbbbb\"]}\n{\"id\":2,\"result\":\"cccccccccc\"}\n";
         let (out, events) = run(input.as_bytes(), 4096, 8, &["1"]);
         assert_eq!(
             out,
-            "{\"id\":1,\"r\":[\"[spilled n0 1]\",\"[spilled n0 2]\"]}\n{\"id\":2,\"r\":\"cccccccc\\n[... cut: the server's string was 10 bytes, over the import's inline_result_bytes (8)]\"}\n"
+            "{\"id\":1,\"result\":[\"[spilled n0 1]\",\"[spilled n0 2]\"]}\n{\"id\":2,\"result\":\"cccccccc\\n[... cut: the server's string was 10 bytes, over the import's inline_result_bytes (8)]\"}\n"
         );
         assert_eq!(
             events,
@@ -1101,14 +1184,14 @@ mod tests {
 
     #[test]
     fn a_message_over_the_cap_is_dropped_to_its_line_end_and_its_call_told() {
-        let input = "{\"id\":1,\"r\":\"0123456789abcdef\"}\n{\"id\":2}\n";
+        let input = "{\"id\":1,\"result\":\"0123456789abcdef\"}\n{\"id\":2}\n";
         for chunk in CHUNKS {
             let mut filter = Filter::new(8, 20, NONCE.to_owned(), Box::new(|id| id == "1"), true);
             let (mut out, mut events) = (Vec::new(), Vec::new());
             for piece in input.as_bytes().chunks(chunk) {
                 filter.feed(piece, &mut out, &mut events);
             }
-            assert_eq!(String::from_utf8(out).unwrap(), "{\"id\":1,\"r\":\"\n{\"id\":2}\n", "chunk {chunk}");
+            assert_eq!(String::from_utf8(out).unwrap(), "{\"id\":1,\"result\":\"\n{\"id\":2}\n", "chunk {chunk}");
             assert_eq!(events, vec![Event::Over { id: Some("1".to_owned()) }], "chunk {chunk}");
         }
     }
@@ -1171,9 +1254,13 @@ mod tests {
     fn a_broken_line_ends_its_message_and_the_next_line_is_read_afresh() {
         // A raw line end inside a string, then a bad `\u` escape: neither is JSON; each line is
         // passed on as it came, and the next message's id still counts.
-        let input = "{\"id\":1,\"r\":\"abc\n{\"id\":1,\"r\":\"\\uZZ\"}\n{\"id\":2,\"r\":\"0123456789\"}\n";
+        let input =
+            "{\"id\":1,\"result\":\"abc\n{\"id\":1,\"result\":\"\\uZZ\"}\n{\"id\":2,\"result\":\"0123456789\"}\n";
         let (out, events) = run(input.as_bytes(), 3, 8, &["2"]);
-        assert_eq!(out, "{\"id\":1,\"r\":\"abc\n{\"id\":1,\"r\":\"\\uZZ\"}\n{\"id\":2,\"r\":\"[spilled n0 1]\"}\n");
+        assert_eq!(
+            out,
+            "{\"id\":1,\"result\":\"abc\n{\"id\":1,\"result\":\"\\uZZ\"}\n{\"id\":2,\"result\":\"[spilled n0 1]\"}\n"
+        );
         assert_eq!(
             events,
             vec![Event::Open { id: "2".to_owned(), seq: 1 }, Event::Data(b"0123456789".to_vec()), Event::End]
@@ -1183,7 +1270,7 @@ mod tests {
     #[test]
     fn an_id_longer_than_its_cap_names_no_call() {
         let id = "9".repeat(MAX_ID_BYTES + 1);
-        let line = format!("{{\"id\":{id},\"r\":\"0123456789\"}}");
+        let line = format!("{{\"id\":{id},\"result\":\"0123456789\"}}");
         let mut filter = Filter::new(8, u64::MAX, NONCE.to_owned(), Box::new(|_| true), true);
         let (mut out, mut events) = (Vec::new(), Vec::new());
         filter.feed(line.as_bytes(), &mut out, &mut events);
@@ -1192,11 +1279,11 @@ mod tests {
 
     #[test]
     fn over_http_a_line_end_is_whitespace_and_a_message_past_the_cap_is_dropped_to_its_end() {
-        let body = "{\n \"id\": 1,\n \"r\": \"0123456789\"\n}";
+        let body = "{\n \"id\": 1,\n \"result\": \"0123456789\"\n}";
         let mut filter = Filter::new(8, u64::MAX, NONCE.to_owned(), Box::new(|id| id == "1"), false);
         let (mut out, mut events) = (Vec::new(), Vec::new());
         filter.feed(body.as_bytes(), &mut out, &mut events);
-        assert_eq!(String::from_utf8(out).unwrap(), "{\n \"id\": 1,\n \"r\": \"[spilled n0 1]\"\n}");
+        assert_eq!(String::from_utf8(out).unwrap(), "{\n \"id\": 1,\n \"result\": \"[spilled n0 1]\"\n}");
         let mut filter = Filter::new(8, 14, NONCE.to_owned(), Box::new(|id| id == "1"), false);
         let (mut out, mut events) = (Vec::new(), Vec::new());
         filter.feed(format!("{body}\n{body}").as_bytes(), &mut out, &mut events);
@@ -1206,7 +1293,7 @@ mod tests {
 
     #[test]
     fn the_largest_threshold_passes_every_string_on() {
-        let line = r#"{"id":1,"r":"0123456789"}"#;
+        let line = r#"{"id":1,"result":"0123456789"}"#;
         assert_eq!(run(line.as_bytes(), 3, usize::MAX, &["1"]), (line.to_owned(), vec![]));
     }
 
@@ -1223,5 +1310,455 @@ mod tests {
         filter.feed(b"\"}\n", &mut out, &mut events);
         assert_eq!(String::from_utf8(out).unwrap(), "{\"id\":1,\"result\":\"[spilled n0 1]\"}\n");
         assert!(filter.peak_held_bytes() <= 2 * 1024 + 2, "held {}", filter.peak_held_bytes());
+    }
+
+    /// A connection spilling past 8 bytes, and its call 1 (in a context whose output store is a
+    /// memory store), registered.
+    fn a_running_call() -> (Arc<Spills>, Arc<CallSpills>) {
+        let limits = super::super::ImportLimits { inline_result_bytes: 8, ..super::super::ImportLimits::default() };
+        let spills = Spills::new("s", &limits);
+        let store: Arc<dyn tool_runtime::output::OutputStore> = Arc::new(tool_runtime::output::MemoryStore::new());
+        let ctx = ToolContext::builder().override_dependency(&OUTPUT_STORE, store).build();
+        let call = CallSpills::new(&ctx);
+        spills.register(&RequestId::Number(1), &call);
+        (spills, call)
+    }
+
+    /// [`a_running_call`] with the call's first spill opened and left open: the string
+    /// `0123456789` began and never ended (a stalled upstream). The pipe is returned so that the
+    /// pump's side stays open, as it does while the upstream sends nothing.
+    async fn a_stalled_spill() -> (Arc<Spills>, Arc<CallSpills>, Option<Pipe>) {
+        let (spills, call) = a_running_call();
+        let mut filter = spills.filter(true);
+        let (mut out, mut events, mut pipe) = (Vec::new(), Vec::new(), None);
+        filter.feed(
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"0123456789"#,
+            &mut out,
+            &mut events,
+        );
+        spills.handle(&mut events, &mut pipe).await;
+        assert!(pipe.is_some(), "the spill is open");
+        (spills, call, pipe)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_spill_left_open_when_its_call_ends_is_closed_and_its_storing_thread_freed() {
+        let (_spills, call, _pipe) = a_stalled_spill().await;
+        // The call is cancelled or times out: its registration goes.
+        call.unregister();
+        let stored = lock(&call.spilled).pop().expect("one spill").stored;
+        let stored = tokio::time::timeout(std::time::Duration::from_secs(20), stored)
+            .await
+            .expect("the storing thread still waits for the rest of the string")
+            .expect("the storing task ended without an answer")
+            .expect("stored");
+        assert_eq!(stored.bytes, 10);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_answer_ends_its_call_while_another_message_of_its_id_stalls_mid_string() {
+        // Over HTTP another stream may carry a message of the call's id: the call resolves its own
+        // answer (which has no placeholder) without waiting for the stalled one.
+        let (_spills, call, _pipe) = a_stalled_spill().await;
+        let mut result = serde_json::json!({"content": [{"type": "text", "text": "done"}]});
+        let resolved = tokio::time::timeout(std::time::Duration::from_secs(20), resolve(&call, "s", &mut result))
+            .await
+            .expect("resolving waits for the stalled string");
+        assert!(matches!(resolved, Ok(None)), "{resolved:?}");
+        assert_eq!(result, serde_json::json!({"content": [{"type": "text", "text": "done"}]}));
+    }
+
+    #[test]
+    fn a_line_that_never_ends_passes_at_most_the_cap_and_tells_its_call_once() {
+        // 20 MB of one message without a line end, none of it in a string, against a 1 MiB cap.
+        let cap = 1 << 20;
+        let mut filter = Filter::new(4096, cap, NONCE.to_owned(), Box::new(|id| id == "1"), true);
+        let (mut out, mut events, mut passed) = (Vec::new(), Vec::new(), 0);
+        filter.feed(br#"{"jsonrpc":"2.0","id":1,"result":["#, &mut out, &mut events);
+        let piece = b"12345678,".repeat(7282);
+        for _ in 0..(20 << 20) / piece.len() {
+            filter.feed(&piece, &mut out, &mut events);
+            passed += out.len();
+            out.clear();
+        }
+        // What passed, the head included, is the cap exactly.
+        assert_eq!(u64::try_from(passed).unwrap_or(u64::MAX), cap);
+        assert_eq!(events, vec![Event::Over { id: Some("1".to_owned()) }]);
+        // The most held: the key `jsonrpc`, raw (with its closing quote) and decoded.
+        assert_eq!(filter.peak_held_bytes(), 8 + 7);
+        // Its end comes: the line ends and the next message is read afresh.
+        filter.feed(b"1]}\n{\"id\":2}\n", &mut out, &mut events);
+        assert_eq!(String::from_utf8(out).unwrap(), "\n{\"id\":2}\n");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_placeholder_of_another_calls_spill_stays_text_even_with_the_nonce() {
+        // Call 1 (one principal) spills a string; the server, knowing the nonce, names that spill
+        // in its answer to call 2 (another principal): call 2 does not get call 1's ref id.
+        let (spills, call1) = a_running_call();
+        let store: Arc<dyn tool_runtime::output::OutputStore> = Arc::new(tool_runtime::output::MemoryStore::new());
+        let call2 =
+            CallSpills::new(&ToolContext::builder().principal("bo").override_dependency(&OUTPUT_STORE, store).build());
+        spills.register(&RequestId::Number(2), &call2);
+        let mut filter = spills.filter(true);
+        let (mut out, mut events, mut pipe) = (Vec::new(), Vec::new(), None);
+        filter.feed(
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"0123456789"}]}}"#,
+            &mut out,
+            &mut events,
+        );
+        spills.handle(&mut events, &mut pipe).await;
+        let forged = placeholder(&spills.nonce, 1);
+        let mut answer = serde_json::json!({"content": [{"type": "text", "text": forged}]});
+        assert!(matches!(resolve(&call2, "s", &mut answer).await, Ok(None)));
+        assert_eq!(answer, serde_json::json!({"content": [{"type": "text", "text": forged}]}));
+        // Call 1 resolves its own.
+        let mut own = serde_json::json!({"content": [{"type": "text", "text": forged}]});
+        assert!(matches!(resolve(&call1, "s", &mut own).await, Ok(Some(ToolResult::Stored(_)))));
+        assert_eq!(own["content"][0]["text"], "0123456789");
+    }
+
+    /// A memory store whose writes wait until its gate's sender is dropped: a stalled disk.
+    struct Gated {
+        inner: tool_runtime::output::MemoryStore,
+        gate: Mutex<std::sync::mpsc::Receiver<()>>,
+    }
+
+    impl tool_runtime::output::OutputStore for Gated {
+        fn put_scoped(
+            &self,
+            scope: OutputScope<'_>,
+            ref_id: &str,
+            text: &mut dyn Read,
+            parts: &[tool_runtime::ContentPart],
+        ) -> Result<tool_runtime::output::StoredInfo, StoreError> {
+            let _ = lock(&self.gate).recv();
+            self.inner.put_scoped(scope, ref_id, text, parts)
+        }
+        fn check_scope(&self, ref_id: &str, scope: OutputScope<'_>) -> Result<(), StoreError> {
+            self.inner.check_scope(ref_id, scope)
+        }
+        fn info(&self, ref_id: &str) -> Result<tool_runtime::output::StoredInfo, StoreError> {
+            self.inner.info(ref_id)
+        }
+        fn open_at(&self, ref_id: &str, offset: u64) -> Result<Box<dyn Read + Send>, StoreError> {
+            self.inner.open_at(ref_id, offset)
+        }
+        fn checkpoint(&self, ref_id: &str, line: u64) -> Result<(u64, u64), StoreError> {
+            self.inner.checkpoint(ref_id, line)
+        }
+        fn parts(&self, ref_id: &str) -> Result<Vec<tool_runtime::ContentPart>, StoreError> {
+            self.inner.parts(ref_id)
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stalled_store_stops_the_reading_of_the_upstream_and_then_gets_the_whole_string() {
+        let (open, gate) = std::sync::mpsc::channel::<()>();
+        let store = Arc::new(Gated { inner: tool_runtime::output::MemoryStore::new(), gate: Mutex::new(gate) });
+        let limits = super::super::ImportLimits { inline_result_bytes: 4096, ..super::super::ImportLimits::default() };
+        let spills = Spills::new("s", &limits);
+        let ctx = ToolContext::builder()
+            .override_dependency(&OUTPUT_STORE, store.clone() as Arc<dyn tool_runtime::output::OutputStore>)
+            .build();
+        let call = CallSpills::new(&ctx);
+        spills.register(&RequestId::Number(1), &call);
+        let (mut upstream, pumped) = tokio::io::duplex(READ_BYTES);
+        let pump = tokio::spawn(spills.clone().pump(pumped, tokio::io::sink()));
+        // The server writes 20 MiB of one string, counting what it could write.
+        let written = Arc::new(AtomicUsize::new(0));
+        let writer = tokio::spawn({
+            let written = written.clone();
+            async move {
+                upstream.write_all(br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":""#).await?;
+                let piece = vec![b'x'; 64 * 1024];
+                for _ in 0..320 {
+                    upstream.write_all(&piece).await?;
+                    written.fetch_add(piece.len(), Ordering::Relaxed);
+                }
+                upstream.write_all(b"\"}]}}\n").await?;
+                upstream.shutdown().await
+            }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        // The store waits: what the server could write is what the pipes hold (the duplex, the
+        // pump's read buffer, the spill's pipe and the reader's piece), not the string.
+        let held = written.load(Ordering::Relaxed);
+        assert!(held <= 16 * READ_BYTES, "the server wrote {held} bytes while the store waited");
+        drop(open);
+        tokio::time::timeout(std::time::Duration::from_secs(60), writer).await.unwrap().unwrap().unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(60), pump).await.unwrap().unwrap();
+        let mut answer = serde_json::json!({"content": [{"type": "text", "text": placeholder(&spills.nonce, 1)}]});
+        let Ok(Some(ToolResult::Stored(StoredResult { ref_id, cut: true, .. }))) =
+            resolve(&call, "s", &mut answer).await
+        else {
+            panic!("not stored: {answer}")
+        };
+        let mut whole = Vec::new();
+        tool_runtime::output::OutputStore::open_at(&*store, &ref_id, 0).unwrap().read_to_end(&mut whole).unwrap();
+        assert_eq!(whole.len(), 320 * 64 * 1024);
+        assert!(whole.iter().all(|b| *b == b'x'));
+    }
+
+    #[test]
+    fn a_message_with_a_second_top_level_id_reaches_no_call() {
+        // The filter stores the string for call 1 (the id before it); rmcp refuses the message
+        // (duplicate `id`), so no call, 1 or 2, is answered with a placeholder of the other's.
+        let line = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"0123456789"}]},"id":2}"#;
+        let (out, events) = run(line, 5, 8, &["1", "2"]);
+        assert_eq!(events[0], Event::Open { id: "1".to_owned(), seq: 1 });
+        let parsed = serde_json::from_str::<rmcp::model::ServerJsonRpcMessage>(&out);
+        assert_eq!(parsed.map_err(|e| e.to_string()).err().as_deref(), Some("unrecognized JSON-RPC message"));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn invalid_utf8_inside_a_spilled_string_is_stored_with_replacement_characters() {
+        let (spills, call) = a_running_call();
+        let mut filter = spills.filter(true);
+        let (mut out, mut events, mut pipe) = (Vec::new(), Vec::new(), None);
+        filter.feed(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"abcdefgh\xff\xfeij\"}]}}\n", &mut out, &mut events);
+        spills.handle(&mut events, &mut pipe).await;
+        let mut message: Value = serde_json::from_slice(&out).unwrap();
+        let resolved = resolve(&call, "s", &mut message["result"]).await;
+        let Ok(Some(ToolResult::Stored(StoredResult { text, cut: false, .. }))) = resolved else {
+            panic!("{resolved:?}")
+        };
+        assert_eq!(text, "abcdefgh\u{FFFD}\u{FFFD}ij");
+        assert_eq!(message["result"]["content"][0]["text"], "abcdefgh\u{FFFD}\u{FFFD}ij");
+    }
+
+    /// Random JSON written with random escapes and whitespace, through the filter at random
+    /// chunk sizes: what passes parses as the input with its long strings replaced (spilled in
+    /// the result of a running call's answer, cut elsewhere), and every spilled string arrives
+    /// whole, in order.
+    mod random_json {
+        use proptest::prelude::*;
+        use serde_json::{Map, Value};
+
+        use super::super::{Event, Filter};
+        use super::{NONCE, merge};
+
+        const THRESHOLD: usize = 16;
+
+        /// A splitmix64 step: the choices of writing and chunking, from proptest's seed.
+        fn next(state: &mut u64) -> u64 {
+            *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = *state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+
+        fn text() -> impl Strategy<Value = String> {
+            let chars = vec!['a', 'z', 'é', '中', '😀', '"', '\\', '/', '\n', '\t', '\u{0}', '\u{1f}', '\u{7f}', ' '];
+            prop::collection::vec(prop::sample::select(chars), 0..40).prop_map(String::from_iter)
+        }
+
+        fn value() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i64>().prop_map(Value::from),
+                any::<u64>().prop_map(Value::from),
+                prop::sample::select(vec![0.5, -2.25, 1e300, -1.5e-300]).prop_map(Value::from),
+                text().prop_map(Value::String),
+            ];
+            leaf.prop_recursive(4, 48, 6, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                    prop::collection::btree_map(text(), inner, 0..6)
+                        .prop_map(|map| Value::Object(map.into_iter().collect::<Map<_, _>>())),
+                ]
+            })
+        }
+
+        /// Random whitespace; a line end only in an HTTP body (`lines` false), where it is one.
+        fn space(rng: &mut u64, out: &mut String, lines: bool) {
+            let kinds: &[char] = if lines { &[' ', '\t', '\r'] } else { &[' ', '\t', '\r', '\n'] };
+            for _ in 0..next(rng) % 3 {
+                out.push(kinds[usize::try_from(next(rng)).unwrap_or(0) % kinds.len()]);
+            }
+        }
+
+        /// `text` as a JSON string, each character written raw, as its short escape or as
+        /// `\uXXXX` (a surrogate pair past U+FFFF), at random where JSON allows.
+        fn write_str(text: &str, rng: &mut u64, out: &mut String) {
+            out.push('"');
+            for c in text.chars() {
+                let short = match c {
+                    '"' => Some("\\\""),
+                    '\\' => Some("\\\\"),
+                    '/' => Some("\\/"),
+                    '\n' => Some("\\n"),
+                    '\t' => Some("\\t"),
+                    _ => None,
+                };
+                let raw_ok = c != '"' && c != '\\' && u32::from(c) >= 0x20;
+                match next(rng) % 3 {
+                    0 if raw_ok => out.push(c),
+                    1 if short.is_some() => out.push_str(short.unwrap_or_default()),
+                    _ => {
+                        let mut units = [0u16; 2];
+                        for unit in c.encode_utf16(&mut units) {
+                            if next(rng).is_multiple_of(2) {
+                                out.push_str(&format!("\\u{unit:04x}"));
+                            } else {
+                                out.push_str(&format!("\\u{unit:04X}"));
+                            }
+                        }
+                    }
+                }
+            }
+            out.push('"');
+        }
+
+        fn write(value: &Value, rng: &mut u64, out: &mut String, lines: bool) {
+            space(rng, out, lines);
+            match value {
+                Value::String(text) => write_str(text, rng, out),
+                Value::Array(items) => {
+                    out.push('[');
+                    for (i, item) in items.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        write(item, rng, out, lines);
+                    }
+                    space(rng, out, lines);
+                    out.push(']');
+                }
+                Value::Object(map) => {
+                    out.push('{');
+                    for (i, (key, item)) in map.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        space(rng, out, lines);
+                        write_str(key, rng, out);
+                        space(rng, out, lines);
+                        out.push(':');
+                        write(item, rng, out, lines);
+                    }
+                    space(rng, out, lines);
+                    out.push('}');
+                }
+                other => out.push_str(&other.to_string()),
+            }
+            space(rng, out, lines);
+        }
+
+        /// `text` cut as the filter cuts a string past the threshold.
+        fn cut(text: &str) -> String {
+            let mut end = THRESHOLD;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            format!(
+                "{}\n[... cut: the server's string was {} bytes, over the import's inline_result_bytes ({THRESHOLD})]",
+                &text[..end],
+                text.len()
+            )
+        }
+
+        /// `value` with each string (keys too) past the threshold replaced by `long`, in the
+        /// order they are written.
+        fn replace(value: &Value, long: &mut impl FnMut(&str) -> String) -> Value {
+            let mut one = |text: &str| if text.len() > THRESHOLD { long(text) } else { text.to_owned() };
+            match value {
+                Value::String(text) => Value::String(one(text)),
+                Value::Array(items) => Value::Array(items.iter().map(|item| replace(item, long)).collect()),
+                Value::Object(map) => {
+                    let mut replaced = Map::new();
+                    for (key, item) in map {
+                        let key = if key.len() > THRESHOLD { long(key) } else { key.clone() };
+                        replaced.insert(key, replace(item, long));
+                    }
+                    Value::Object(replaced)
+                }
+                other => other.clone(),
+            }
+        }
+
+        /// `message` written at random (as a line of stdio, or with `http` as an HTTP body) through
+        /// a filter of a connection whose running call is 1, in random chunks; what passed,
+        /// parsed, and the spilled strings.
+        fn filtered(message: &Value, seed: u64, http: bool) -> (Value, Vec<Vec<u8>>) {
+            let mut rng = seed;
+            let mut text = String::new();
+            write(message, &mut rng, &mut text, !http);
+            if !http {
+                text.push('\n');
+            }
+            let mut filter = Filter::new(THRESHOLD, 1 << 30, NONCE.to_owned(), Box::new(|id| id == "1"), !http);
+            let (mut out, mut events) = (Vec::new(), Vec::new());
+            let mut rest = text.as_bytes();
+            while !rest.is_empty() {
+                let n = usize::try_from(1 + next(&mut rng) % 9).unwrap_or(1).min(rest.len());
+                filter.feed(&rest[..n], &mut out, &mut events);
+                rest = &rest[n..];
+            }
+            let parsed = serde_json::from_slice(&out)
+                .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nfrom: {text}", String::from_utf8_lossy(&out)));
+            let mut spilled = Vec::new();
+            let mut seq = 0;
+            for event in merge(events) {
+                match event {
+                    Event::Open { id, seq: n } => {
+                        seq += 1;
+                        assert_eq!((id.as_str(), n), ("1", seq));
+                        spilled.push(Vec::new());
+                    }
+                    Event::Data(data) => spilled.last_mut().expect("data before an open").extend(data),
+                    Event::End => {}
+                    Event::Over { .. } => panic!("over the cap"),
+                }
+            }
+            (parsed, spilled)
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 192, failure_persistence: None, ..ProptestConfig::default() })]
+
+            #[test]
+            fn a_running_calls_result_keeps_its_meaning_with_its_long_strings_spilled(
+                result in value(), seed in any::<u64>(), http in any::<bool>()
+            ) {
+                let message = serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": result});
+                let (parsed, spilled) = filtered(&message, seed, http);
+                let (mut seq, mut long) = (0, Vec::new());
+                let expected = replace(&result, &mut |text: &str| {
+                    seq += 1;
+                    long.push(text.as_bytes().to_vec());
+                    format!("[spilled {NONCE} {seq}]")
+                });
+                prop_assert_eq!(parsed, serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": expected}));
+                prop_assert_eq!(spilled, long);
+            }
+
+            #[test]
+            fn an_answer_to_no_running_call_keeps_its_meaning_with_its_long_strings_cut(
+                result in value(), seed in any::<u64>()
+            ) {
+                let message = serde_json::json!({"jsonrpc": "2.0", "id": 2, "result": result});
+                let (parsed, spilled) = filtered(&message, seed, seed % 2 == 0);
+                let expected = replace(&result, &mut |text: &str| cut(text));
+                prop_assert_eq!(parsed, serde_json::json!({"jsonrpc": "2.0", "id": 2, "result": expected}));
+                prop_assert!(spilled.is_empty());
+            }
+
+            #[test]
+            fn a_request_of_the_server_with_a_running_calls_id_has_its_long_strings_cut(
+                params in value(), seed in any::<u64>()
+            ) {
+                let message = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "sampling/m", "params": params});
+                let (parsed, spilled) = filtered(&message, seed, seed % 2 == 0);
+                let expected = replace(&params, &mut |text: &str| cut(text));
+                prop_assert_eq!(
+                    parsed,
+                    serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "sampling/m", "params": expected})
+                );
+                prop_assert!(spilled.is_empty());
+            }
+        }
     }
 }

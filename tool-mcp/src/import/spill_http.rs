@@ -28,9 +28,8 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 use sse_stream::Sse;
-use tokio::sync::mpsc;
 
-use super::spill::{Event, Filter, Spills};
+use super::spill::{Event, Filter, Pipe, Spills};
 
 /// The longest SSE line other than `data` (`event`, `id`, `retry`, comments): 64 KiB.
 const MAX_SSE_FIELD_BYTES: usize = 64 * 1024;
@@ -158,11 +157,13 @@ struct SseReader {
     field: Option<Vec<u8>>,
     value: Vec<u8>,
     in_data: bool,
+    /// At the start of a `data` value, whose one leading space is not part of it (the SSE rule).
+    data_start: bool,
     /// The event being read.
     filter: Option<Filter>,
     out: Vec<u8>,
     events: Vec<Event>,
-    pipe: Option<mpsc::Sender<Vec<u8>>>,
+    pipe: Option<Pipe>,
     event: Sse,
     /// The previous byte was a `\r` (a `\r\n` is one line end).
     after_cr: bool,
@@ -178,6 +179,7 @@ impl SseReader {
             field: None,
             value: Vec::new(),
             in_data: false,
+            data_start: false,
             filter: None,
             out: Vec::new(),
             events: Vec::new(),
@@ -251,6 +253,10 @@ impl SseReader {
                 }
                 continue;
             }
+            if self.in_data && std::mem::take(&mut self.data_start) && b == b' ' {
+                i += 1;
+                continue;
+            }
             if self.in_data {
                 let end = memchr::memchr2(b'\n', b'\r', &chunk[i..]).map_or(chunk.len(), |at| i + at);
                 if let Some(filter) = &mut self.filter {
@@ -279,6 +285,7 @@ impl SseReader {
     /// end.
     fn start_data(&mut self) {
         self.in_data = true;
+        self.data_start = true;
         match &mut self.filter {
             Some(filter) => filter.feed(b"\n", &mut self.out, &mut self.events),
             None => self.filter = Some(self.spills.filter(false)),
@@ -375,6 +382,117 @@ impl StreamableHttpClient for SpillingHttp {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    use futures::StreamExt;
+    use rmcp::model::RequestId;
+    use serde_json::{Value, json};
+    use tool_runtime::ToolContext;
+    use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputStore};
+
+    use super::super::ImportLimits;
+    use super::super::spill::{CallSpills, Spills, resolve};
+    use super::SseReader;
+
+    /// The events of an SSE `body` read a byte at a time, on a connection spilling past 8 bytes
+    /// (messages capped at `max_result_bytes`) whose call 1 (in a context with a memory store)
+    /// runs.
+    async fn sse_of(body: &[u8], max_result_bytes: usize) -> (Vec<sse_stream::Sse>, Arc<CallSpills>) {
+        let limits = ImportLimits { inline_result_bytes: 8, max_result_bytes, ..ImportLimits::default() };
+        let spills = Spills::new("s", &limits);
+        let store: Arc<dyn OutputStore> = Arc::new(MemoryStore::new());
+        let call = CallSpills::new(&ToolContext::builder().override_dependency(&OUTPUT_STORE, store).build());
+        spills.register(&RequestId::Number(1), &call);
+        let bytes: Vec<Result<bytes::Bytes, std::io::Error>> =
+            body.iter().map(|b| Ok(bytes::Bytes::copy_from_slice(&[*b]))).collect();
+        let response =
+            reqwest::Response::from(http::Response::new(reqwest::Body::wrap_stream(futures::stream::iter(bytes))));
+        let events = SseReader::new(spills, response).into_stream().map(|event| event.unwrap()).collect().await;
+        (events, call)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_sse_event_over_several_data_lines_with_crlf_line_ends_is_filtered_as_one_message() {
+        let body = b": keep-alive\r\n\r\nevent: message\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata:\"id\":1,\r\ndata: \"result\":{\"content\":[{\"type\":\"text\",\"text\":\"0123456789\\u00e9\"}]}}\r\n\r\n";
+        let (events, call) = sse_of(body, 1 << 20).await;
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!(events[0].event.as_deref(), Some("message"));
+        let mut message: Value = serde_json::from_str(events[0].data.as_deref().unwrap_or_default()).unwrap();
+        let stored = resolve(&call, "s", &mut message["result"]).await.unwrap();
+        // The connection is gone by now (its `Spills` dropped with the reader): the call still
+        // resolves its answer.
+        assert!(stored.is_some(), "one spilled text block: {message}");
+        assert_eq!(
+            message,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "0123456789é"}]}})
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_sse_event_over_the_cap_is_cut_there_its_call_told_and_the_next_event_read_whole() {
+        let body = concat!(
+            "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"",
+            "0123456789012345678901234567890123456789\"}]}}\n\n",
+            "data: {\"jsonrpc\":\"2.0\",\"method\":\"m\"}\n\n",
+        );
+        let (events, call) = sse_of(body.as_bytes(), 80).await;
+        let data: Vec<&str> = events.iter().map(|event| event.data.as_deref().unwrap_or_default()).collect();
+        assert_eq!(data.len(), 2, "{data:?}");
+        // The first, cut at 80 bytes: its string spilled (placeholder and closing quote), the rest
+        // dropped; not JSON, so rmcp passes over it.
+        let head = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"[spilled "#;
+        assert!(data[0].starts_with(head) && data[0].ends_with(" 1]\""), "{}", data[0]);
+        assert!(serde_json::from_str::<Value>(data[0]).is_err());
+        // The one space after `data:` is not part of the data.
+        assert_eq!(data[1], r#"{"jsonrpc":"2.0","method":"m"}"#);
+        tokio::time::timeout(std::time::Duration::from_secs(20), call.went_over()).await.expect("the call was told");
+    }
+
+    /// The answer of a raw HTTP server on 127.0.0.1 that writes `head` and `body`, then closes,
+    /// read by [`super::SpillingHttp::json_body`] on a connection whose call 1 runs.
+    async fn json_body_of(head: &str, body: &str) -> Result<rmcp::model::ServerJsonRpcMessage, super::Failed> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let answer = format!("{head}{body}");
+        let server = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = vec![0u8; 4096];
+            let _ = socket.read(&mut request).await;
+            socket.write_all(answer.as_bytes()).await.unwrap();
+            socket.shutdown().await.unwrap();
+        });
+        let spills = Spills::new("s", &ImportLimits { inline_result_bytes: 8, ..ImportLimits::default() });
+        let store: Arc<dyn OutputStore> = Arc::new(MemoryStore::new());
+        let call = CallSpills::new(&ToolContext::builder().override_dependency(&OUTPUT_STORE, store).build());
+        spills.register(&RequestId::Number(1), &call);
+        let http = super::SpillingHttp { inner: reqwest::Client::new(), spills };
+        let response = http.inner.get(format!("http://{addr}/")).send().await.unwrap();
+        let read = tokio::time::timeout(std::time::Duration::from_secs(20), http.json_body(response)).await;
+        server.await.unwrap();
+        read.expect("the body was read to its end or its error")
+    }
+
+    const ANSWER: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"0123456789"}]}}"#;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_json_body_shorter_than_its_content_length_is_an_error_not_a_message() {
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            ANSWER.len() + 100
+        );
+        let read = json_body_of(&head, ANSWER).await;
+        assert!(matches!(read, Err(super::StreamableHttpError::Client(_))), "{read:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_json_body_longer_than_its_content_length_is_read_to_its_length_only() {
+        // The message is cut inside its long string: not JSON, an error naming the parse.
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 70\r\n\r\n";
+        let read = json_body_of(head, ANSWER).await;
+        assert!(matches!(read, Err(super::StreamableHttpError::Deserialize(_))), "{read:?}");
+    }
+
     #[test]
     fn the_scope_of_a_challenge_is_read_quoted_or_not() {
         let said = [
