@@ -167,7 +167,7 @@ pub struct ImportLimits {
     /// naming the server and this setting; what it had stored so far stays in the output store
     /// until the store's time to live lets it go. Any other message (a listing, a notification,
     /// an answer whose `"id"` comes after its content) is capped at the lower of this and 16 MiB,
-    /// the line cap of rmcp's stdio transport (a listing past it fails at the request timeout).
+    /// the line cap of rmcp's stdio transport; a listing past it fails at once, naming the cap.
     /// Under `inline_result_bytes`, [`McpImport::connect`] fails with [`ImportError::Misused`].
     pub max_result_bytes: usize,
 }

@@ -23,7 +23,9 @@
 //! did not name a running tool call before that point, is not passed on past that point: over stdio the rest is dropped up to the
 //! end of the line, which rmcp's line reader then skips as unparsable; over HTTP the rest of the
 //! body or SSE event is dropped ([`super::spill_http`]). A call it answers fails naming the server
-//! and the setting. What it had stored is left to the store's time to live.
+//! and the setting. Over stdio, a dropped message whose `"id"` names another request of the client
+//! (a listing) is followed by a JSON-RPC error answer to that request ([`over_cap_error`]), so
+//! that it fails at once. What it had stored is left to the store's time to live.
 //!
 //! Memory: per connection, the filter holds at most one short string (its raw bytes and its
 //! decoded bytes: at most 7 × `inline_result_bytes` + 24 bytes, as an escape is 6 bytes for 1),
@@ -63,6 +65,19 @@ const MAX_ID_BYTES: usize = 128;
 /// capped by [`ImportLimits::max_result_bytes`](super::ImportLimits::max_result_bytes) with their
 /// long strings out). Lower when `max_result_bytes` is.
 pub(super) const MAX_OTHER_MESSAGE_BYTES: u64 = 16 << 20;
+
+/// Appends, as a line of its own, a JSON-RPC error answer to the request `id` (its JSON text) of
+/// a message of a line transport dropped past `cap` bytes: rmcp skips the cut line, and the
+/// request it answered (a listing) then fails at once naming the cap, instead of at its timeout.
+/// (A server request reusing that id would fail the client's request of the same id likewise.)
+fn over_cap_error(id: &str, cap: u64, out: &mut Vec<u8>) {
+    let message = format!(
+        "the server's message answering this request is over {cap} bytes as sent (the import's cap on a message \
+         that answers no tool call); it was dropped"
+    );
+    let error = serde_json::json!({"code": -32603, "message": message});
+    out.extend_from_slice(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}\n").as_bytes());
+}
 
 /// Bytes read from the upstream at once.
 const READ_BYTES: usize = 64 * 1024;
@@ -215,8 +230,13 @@ impl Filter {
                 match memchr::memchr(b'\n', &input[i..]) {
                     Some(at) => {
                         i += at + 1;
+                        let answered = self.unregistered_id();
+                        let cap = self.cap;
                         self.end_message();
                         out.push(b'\n');
+                        if let Some(id) = answered {
+                            over_cap_error(&id, cap, out);
+                        }
                     }
                     None => i = input.len(),
                 }
@@ -256,6 +276,12 @@ impl Filter {
         let id = self.id.clone().filter(|id| (self.registered)(id));
         events.push(Event::Over { id });
         true
+    }
+
+    /// The message's top-level `"id"` (its JSON text) when it names no running tool call: a
+    /// request of the client's other than a call (a listing), which waits for this answer.
+    fn unregistered_id(&self) -> Option<String> {
+        self.id.clone().filter(|id| !(self.registered)(id))
     }
 
     /// Forgets the line's state.
@@ -1217,10 +1243,15 @@ mod tests {
         }
         assert_eq!(events, vec![Event::Over { id: None }]);
         // Passed on: the message up to its last whole string within 16 MiB (the string the cap
-        // fell in is dropped), its line end, and the next message whole.
-        let next = "\n{\"id\":9}\n".len();
-        assert!(out.len() <= (16 << 20) + next && out.len() > (16 << 20) - 1001 + next, "{}", out.len());
-        assert!(out.ends_with(b"\"\n{\"id\":9}\n"));
+        // fell in is dropped), its line end, an error answer to its request 7 (so that the
+        // request fails at once), and the next message whole.
+        let error = "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32603,\"message\":\"the server's message \
+                     answering this request is over 16777216 bytes as sent (the import's cap on a message that \
+                     answers no tool call); it was dropped\"}}\n";
+        let tail = format!("\"\n{error}{{\"id\":9}}\n");
+        let cut = out.len() - tail.len();
+        assert!(cut <= 16 << 20 && cut > (16 << 20) - 1001, "{cut}");
+        assert_eq!(String::from_utf8_lossy(&out[cut..]), tail);
     }
 
     #[test]

@@ -8,6 +8,9 @@ Tools (arguments: `reps`, `bytes`, `text`):
 - `image`: one PNG image whose base64 `data` is `bytes` bytes of `QUJD`;
 - `echo`: one text block, `text`;
 - `two`: two text blocks of `block() * reps` each.
+
+With the argument `--huge-listing`, its `tools/list` answer is about 17 MB of short descriptions
+(over the import's 16 MiB cap on a message that answers no tool call).
 """
 
 import json
@@ -82,6 +85,9 @@ def main():
             send({"jsonrpc": "2.0", "id": rid, "result": {
                 "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
                 "serverInfo": {"name": "hostile", "version": "0"}}})
+        elif method == "tools/list" and "--huge-listing" in sys.argv:
+            padded = [dict(tools[0], name=f"t{i}", description="d" * 1000) for i in range(17_000)]
+            send({"jsonrpc": "2.0", "id": rid, "result": {"tools": padded}})
         elif method == "tools/list":
             send({"jsonrpc": "2.0", "id": rid, "result": {"tools": tools}})
         elif method == "tools/call":

@@ -300,6 +300,20 @@ mod large_results {
             .collect()
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stdio_listing_over_sixteen_mebibytes_fails_at_once_naming_the_cap() {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/all/hostile_results.py");
+        let import = McpImport::stdio("hostile", test_support::python::interpreter(), [script, "--huge-listing"]);
+        // Within 20 s, below the 30 s request timeout: the listing is answered with an error at once.
+        let error = tokio::time::timeout(Duration::from_secs(20), import.connect()).await.unwrap().unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "MCP server `hostile` did not list its tools: it answered with an error: the server's message \
+             answering this request is over 16777216 bytes as sent (the import's cap on a message that answers no \
+             tool call); it was dropped"
+        );
+    }
+
     /// Repetitions of [`block`] making about 100 MB (437 × 229,060 bytes = 100,099,220).
     const REPS: usize = 437;
 
