@@ -69,7 +69,7 @@ pub(super) const MAX_OTHER_MESSAGE_BYTES: u64 = 16 << 20;
 /// Appends, as a line of its own, a JSON-RPC error answer to the request `id` (its JSON text) of
 /// a message of a line transport dropped past `cap` bytes: rmcp skips the cut line, and the
 /// request it answered (a listing) then fails at once naming the cap, instead of at its timeout.
-/// (A server request reusing that id would fail the client's request of the same id likewise.)
+/// Not for a line with a top-level `"method"` (a request of the server's, whose id is its own).
 fn over_cap_error(id: &str, cap: u64, out: &mut Vec<u8>) {
     let message = format!(
         "the server's message answering this request is over {cap} bytes as sent (the import's cap on a message \
@@ -77,6 +77,32 @@ fn over_cap_error(id: &str, cap: u64, out: &mut Vec<u8>) {
     );
     let error = serde_json::json!({"code": -32603, "message": message});
     out.extend_from_slice(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}\n").as_bytes());
+}
+
+/// For a filtered `line` of a line transport that rmcp could not parse as a message (nested past
+/// the 128 levels `serde_json` reads, or not a JSON-RPC message) and whose top-level `"id"` (its
+/// JSON text) was read: a JSON-RPC error answer to that request in its place, so that the request
+/// (a listing or a call) fails at once naming why, instead of at its timeout (rmcp skips a line it
+/// cannot parse). `None`: pass the line on as it is.
+fn unparsable_answer(line: &[u8], id: Option<&str>) -> Option<Vec<u8>> {
+    let id = id?;
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    // As rmcp reads a line: without a UTF-8 byte order mark.
+    let text = line.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(line);
+    let error = serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(text).err()?;
+    let reason = error.to_string();
+    let message = if reason.starts_with("recursion limit exceeded") {
+        "the server's answer to this request is nested deeper than the 128 levels the JSON parser reads, so it \
+         cannot be read"
+            .to_owned()
+    } else {
+        let reason = reason.split(": ").next().unwrap_or(&reason);
+        format!("the server's answer to this request is not a JSON-RPC message ({})", crate::errors::echoed(reason))
+    };
+    let error = serde_json::json!({"code": -32603, "message": message});
+    Some(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}\n").into_bytes())
 }
 
 /// Bytes read from the upstream at once.
@@ -175,6 +201,14 @@ pub(super) struct Filter {
     message_bytes: u64,
     dropping: bool,
     id: Option<String>,
+    /// The line's top-level `"id"`, kept to its end (a line transport), and whether the line was
+    /// dropped past the cap.
+    line_id: Option<String>,
+    /// Whether the line has a top-level `"method"` (a request or notification of the server's).
+    line_request: bool,
+    /// The ids of the answers among the lines ended so far, in order, and whether each line was
+    /// dropped past its cap ([`Filter::ended_lines`]; a line transport only).
+    ended: std::collections::VecDeque<(Option<String>, bool)>,
     id_state: IdState,
     /// Whether the top-level member being read is `"result"` (a response's result).
     in_result: bool,
@@ -206,6 +240,9 @@ impl Filter {
             message_bytes: 0,
             dropping: false,
             id: None,
+            line_id: None,
+            line_request: false,
+            ended: std::collections::VecDeque::new(),
             id_state: IdState::Idle,
             in_result: false,
             string: None,
@@ -230,12 +267,13 @@ impl Filter {
                 match memchr::memchr(b'\n', &input[i..]) {
                     Some(at) => {
                         i += at + 1;
-                        let answered = self.unregistered_id();
+                        let answered = self.unregistered_id().filter(|_| !self.line_request);
                         let cap = self.cap;
                         self.end_message();
                         out.push(b'\n');
                         if let Some(id) = answered {
                             over_cap_error(&id, cap, out);
+                            self.ended.push_back((None, false));
                         }
                     }
                     None => i = input.len(),
@@ -284,8 +322,20 @@ impl Filter {
         self.id.clone().filter(|id| !(self.registered)(id))
     }
 
+    /// The ids of the lines ended since the last call (their JSON text), in the order of the line
+    /// ends passed on, each with whether the line was dropped past its cap (a line transport).
+    pub(super) fn ended_lines(&mut self) -> std::collections::VecDeque<(Option<String>, bool)> {
+        std::mem::take(&mut self.ended)
+    }
+
     /// Forgets the line's state.
     fn end_message(&mut self) {
+        if self.lines {
+            // Only an answer's id: a request of the server's has ids of its own.
+            let id = self.line_id.take().filter(|_| !self.line_request);
+            self.ended.push_back((id, self.dropping));
+            self.line_request = false;
+        }
         self.stack.clear();
         self.depth = 0;
         self.expect_key = false;
@@ -306,6 +356,7 @@ impl Filter {
                 self.id_state = IdState::Idle;
                 if text.len() <= MAX_ID_BYTES {
                     self.id = String::from_utf8(text).ok();
+                    self.line_id.clone_from(&self.id);
                     if self.id.as_deref().is_some_and(|id| (self.registered)(id)) {
                         self.cap = self.max_message;
                     }
@@ -543,12 +594,16 @@ impl Filter {
                         if s.decoded == b"id" {
                             self.id_state = IdState::Next;
                         }
+                        if s.decoded == b"method" {
+                            self.line_request = true;
+                        }
                     } else if self.id_state == IdState::Next {
                         self.id_state = IdState::Idle;
                         if s.raw.len() < MAX_ID_BYTES {
                             let mut text = vec![b'"'];
                             text.extend_from_slice(&s.raw);
                             self.id = String::from_utf8(text).ok();
+                            self.line_id.clone_from(&self.id);
                             if self.id.as_deref().is_some_and(|id| (self.registered)(id)) {
                                 self.cap = self.max_message;
                             }
@@ -730,7 +785,9 @@ impl Spills {
         let mut out = Vec::with_capacity(READ_BYTES);
         let mut events = Vec::new();
         let mut pipe: Option<Pipe> = None;
-        loop {
+        // The filtered line so far: rmcp gets each line whole, once it is known to parse.
+        let mut line = Vec::new();
+        'read: loop {
             let n = match upstream.read(&mut buf).await {
                 Ok(0) | Err(_) => break,
                 Ok(n) => n,
@@ -739,9 +796,23 @@ impl Spills {
             filter.feed(&buf[..n], &mut out, &mut events);
             self.note_peak(&filter);
             self.handle(&mut events, &mut pipe).await;
-            if downstream.write_all(&out).await.is_err() {
-                break;
+            let mut ended = filter.ended_lines();
+            let mut rest = out.as_slice();
+            while let Some(at) = memchr::memchr(b'\n', rest) {
+                line.extend_from_slice(&rest[..=at]);
+                rest = &rest[at + 1..];
+                let (id, dropped) = ended.pop_front().unwrap_or((None, false));
+                let passed = if dropped { None } else { unparsable_answer(&line, id.as_deref()) };
+                let written = downstream.write_all(passed.as_deref().unwrap_or(&line)).await;
+                line.clear();
+                if written.is_err() {
+                    break 'read;
+                }
             }
+            line.extend_from_slice(rest);
+        }
+        if !line.is_empty() {
+            let _ = downstream.write_all(&line).await;
         }
         let _ = downstream.shutdown().await;
     }

@@ -10,7 +10,8 @@ Tools (arguments: `reps`, `bytes`, `text`):
 - `two`: two text blocks of `block() * reps` each.
 
 With the argument `--huge-listing`, its `tools/list` answer is about 17 MB of short descriptions
-(over the import's 16 MiB cap on a message that answers no tool call).
+(over the import's 16 MiB cap on a message that answers no tool call); with `--deep-listing`,
+one tool whose input schema nests objects 70 levels deep (past what the JSON parser reads).
 """
 
 import json
@@ -88,6 +89,11 @@ def main():
         elif method == "tools/list" and "--huge-listing" in sys.argv:
             padded = [dict(tools[0], name=f"t{i}", description="d" * 1000) for i in range(17_000)]
             send({"jsonrpc": "2.0", "id": rid, "result": {"tools": padded}})
+        elif method == "tools/list" and "--deep-listing" in sys.argv:
+            schema = {"type": "object"}
+            for _ in range(70):
+                schema = {"type": "object", "properties": {"a": schema}}
+            send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [dict(tools[0], inputSchema=schema)]}})
         elif method == "tools/list":
             send({"jsonrpc": "2.0", "id": rid, "result": {"tools": tools}})
         elif method == "tools/call":

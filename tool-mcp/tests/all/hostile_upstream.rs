@@ -314,6 +314,19 @@ mod large_results {
         );
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stdio_listing_nested_past_the_parsers_depth_fails_at_once_naming_why() {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/all/hostile_results.py");
+        let import = McpImport::stdio("hostile", test_support::python::interpreter(), [script, "--deep-listing"]);
+        // Within 20 s, below the 30 s request timeout.
+        let error = tokio::time::timeout(Duration::from_secs(20), import.connect()).await.unwrap().unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "MCP server `hostile` did not list its tools: it answered with an error: the server's answer to this \
+             request is nested deeper than the 128 levels the JSON parser reads, so it cannot be read"
+        );
+    }
+
     /// Repetitions of [`block`] making about 100 MB (437 × 229,060 bytes = 100,099,220).
     const REPS: usize = 437;
 
