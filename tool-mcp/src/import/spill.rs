@@ -32,7 +32,10 @@
 //! the head of a cut string (`inline_result_bytes` + 3), a top-level id of at most 128 bytes, and
 //! the read buffer (64 KiB); [`Spills::peak_held_bytes`] reports the most it held of strings.
 //! The filtered message is then parsed whole by rmcp (over stdio without rmcp's 16 MiB line cap,
-//! which `max_result_bytes` replaces): what it holds is the message with its long strings out.
+//! which the caps above replace): what it holds is the message with its long strings out. Over
+//! stdio the pump holds that filtered line too, and parses it once before rmcp does
+//! ([`unparsable_answer`]): at most the message's cap, in practice its short strings and
+//! structure only.
 
 use std::collections::HashMap;
 use std::io::Read;
