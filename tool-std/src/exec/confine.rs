@@ -509,8 +509,11 @@ fn read_only_outside(writable: &[&Path]) -> Result<(), String> {
             .iter()
             .filter(|(stat, _)| own.contains(*stat))
             .fold(MountFlags::BIND | MountFlags::RDONLY, |flags, (_, flag)| flags | *flag);
-        if let Err(e) = mount_remount(&point, flags, "") {
-            failed.push(format!("{}: {e}", point.display()));
+        match mount_remount(&point, flags, "") {
+            // Gone since mountinfo was read (another session's HOME, unmounted at its end): there
+            // is nothing left there to write to.
+            Ok(()) | Err(rustix::io::Errno::NOENT) => {}
+            Err(e) => failed.push(format!("{}: {e}", point.display())),
         }
     }
     if failed.is_empty() { Ok(()) } else { Err(format!("not read-only: {}", failed.join(", "))) }
