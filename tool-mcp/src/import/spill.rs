@@ -78,8 +78,14 @@ fn over_cap_error(id: &str, cap: u64, out: &mut Vec<u8>) {
         "the server's message answering this request is over {cap} bytes as sent (the import's cap on a message \
          that answers no tool call); it was dropped"
     );
+    out.extend_from_slice(&error_answer(id, &message));
+}
+
+/// A line holding a JSON-RPC error answer (-32603, `message`) to the request `id` (its JSON text),
+/// put where an upstream's unreadable answer was.
+fn error_answer(id: &str, message: &str) -> Vec<u8> {
     let error = serde_json::json!({"code": -32603, "message": message});
-    out.extend_from_slice(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}\n").as_bytes());
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}\n").into_bytes()
 }
 
 /// For a filtered `line` of a line transport that rmcp could not parse as a message (nested past
@@ -104,8 +110,7 @@ fn unparsable_answer(line: &[u8], id: Option<&str>) -> Option<Vec<u8>> {
         let reason = reason.split(": ").next().unwrap_or(&reason);
         format!("the server's answer to this request is not a JSON-RPC message ({})", crate::errors::echoed(reason))
     };
-    let error = serde_json::json!({"code": -32603, "message": message});
-    Some(format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}\n").into_bytes())
+    Some(error_answer(id, &message))
 }
 
 /// Bytes read from the upstream at once.

@@ -300,14 +300,18 @@ mod large_results {
             .collect()
     }
 
+    /// The error of importing the stdio upstream started with `flag`, within 20 s (below the 30 s
+    /// request timeout: its listing is answered with an error at once).
+    async fn stdio_listing_error(flag: &str) -> String {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/all/hostile_results.py");
+        let import = McpImport::stdio("hostile", test_support::python::interpreter(), [script, flag]);
+        tokio::time::timeout(Duration::from_secs(20), import.connect()).await.unwrap().unwrap_err().to_string()
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_stdio_listing_over_sixteen_mebibytes_fails_at_once_naming_the_cap() {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/all/hostile_results.py");
-        let import = McpImport::stdio("hostile", test_support::python::interpreter(), [script, "--huge-listing"]);
-        // Within 20 s, below the 30 s request timeout: the listing is answered with an error at once.
-        let error = tokio::time::timeout(Duration::from_secs(20), import.connect()).await.unwrap().unwrap_err();
         assert_eq!(
-            error.to_string(),
+            stdio_listing_error("--huge-listing").await,
             "MCP server `hostile` did not list its tools: it answered with an error: the server's message \
              answering this request is over 16777216 bytes as sent (the import's cap on a message that answers no \
              tool call); it was dropped"
@@ -316,12 +320,8 @@ mod large_results {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_stdio_listing_nested_past_the_parsers_depth_fails_at_once_naming_why() {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/all/hostile_results.py");
-        let import = McpImport::stdio("hostile", test_support::python::interpreter(), [script, "--deep-listing"]);
-        // Within 20 s, below the 30 s request timeout.
-        let error = tokio::time::timeout(Duration::from_secs(20), import.connect()).await.unwrap().unwrap_err();
         assert_eq!(
-            error.to_string(),
+            stdio_listing_error("--deep-listing").await,
             "MCP server `hostile` did not list its tools: it answered with an error: the server's answer to this \
              request is nested deeper than the 128 levels the JSON parser reads, so it cannot be read"
         );
