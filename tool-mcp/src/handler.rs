@@ -14,7 +14,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::server::{McpServer, http_parts};
 use crate::talk;
-use crate::telemetry::{Target, observed};
+use crate::telemetry::{Target, observed, observed_call};
 
 impl McpServer {
     /// The target of a `tools/call` of `name` for its span ([`crate::telemetry`]): the tool when
@@ -170,7 +170,12 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.clone();
         let target = self.call_target(&name);
-        observed("tools/call", target, &context, self.tool_call(request, &context)).await
+        let served = self.served();
+        let description = match target {
+            Target::Tool(name) => served.registry.definition(name).map(|d| d.description.as_str()),
+            _ => None,
+        };
+        observed_call(target, description, &context, |span| self.tool_call(request, &context, span)).await
     }
 
     /// rmcp's own answer (the peer's info kept, the version negotiated), in a SERVER span.

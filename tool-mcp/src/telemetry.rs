@@ -194,8 +194,6 @@ pub(crate) fn refused(
         rpc.response.status_code = tracing::field::Empty,
     );
     if !span.is_disabled() {
-        #[cfg(feature = "otel")]
-        context_of::root(&span);
         match id {
             Some(serde_json::Value::String(id)) => span.record("jsonrpc.request.id", bounded(id)),
             Some(id) => span.record("jsonrpc.request.id", bounded(&id.to_string())),
@@ -249,6 +247,7 @@ impl std::fmt::Display for SpanName<'_> {
 fn server_span(
     method: &'static str,
     target: Target<'_>,
+    description: Option<&str>,
     version: Option<&str>,
     context: &RequestContext<RoleServer>,
 ) -> tracing::Span {
@@ -272,9 +271,16 @@ fn server_span(
         mcp.protocol.version = version,
         gen_ai.tool.name = tool,
         gen_ai.operation.name = tool.map(|_| "execute_tool"),
+        gen_ai.tool.type = tool.map(|_| "function"),
+        gen_ai.tool.description = description,
+        gen_ai.tool.call.id = tracing::field::Empty,
         gen_ai.prompt.name = prompt,
         error.type = tracing::field::Empty,
         rpc.response.status_code = tracing::field::Empty,
+        gen_ai.tool.call.arguments = tracing::field::Empty,
+        gen_ai.tool.call.result = tracing::field::Empty,
+        outcome = tracing::field::Empty,
+        duration_ms = tracing::field::Empty,
     );
     #[cfg(feature = "otel")]
     if !span.is_disabled() {
@@ -299,8 +305,6 @@ pub(crate) fn task_span(tool: &str) -> tracing::Span {
     );
     if !span.is_disabled() {
         span.follows_from(tracing::Span::current());
-        #[cfg(feature = "otel")]
-        context_of::root(&span);
     }
     span
 }
@@ -313,13 +317,37 @@ pub(crate) async fn observed<T: Answer>(
     context: &RequestContext<RoleServer>,
     work: impl Future<Output = Result<T, ErrorData>>,
 ) -> Result<T, ErrorData> {
+    observed_with(method, target, None, context, |_| work).await
+}
+
+/// Answers a `tools/call` of `target` (a tool whose description is `description`) with the
+/// future `work` makes of its SERVER span ([module docs](self), "One span a call"): the call
+/// hands that span to the registry, which records the tool's execution on it.
+pub(crate) async fn observed_call<F: Future<Output = Result<rmcp::model::CallToolResponse, ErrorData>>>(
+    target: Target<'_>,
+    description: Option<&str>,
+    context: &RequestContext<RoleServer>,
+    work: impl FnOnce(tracing::Span) -> F,
+) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+    observed_with("tools/call", target, description, context, work).await
+}
+
+/// [`observed`], with the tool's `description` on the span, and `work` made of the span.
+async fn observed_with<T: Answer, F: Future<Output = Result<T, ErrorData>>>(
+    method: &'static str,
+    target: Target<'_>,
+    description: Option<&str>,
+    context: &RequestContext<RoleServer>,
+    work: impl FnOnce(tracing::Span) -> F,
+) -> Result<T, ErrorData> {
     let measured = metrics::on();
     // Looked up once, for the span and the metric.
     let version = protocol_version(context);
-    let span = server_span(method, target, version.as_deref(), context);
+    let span = server_span(method, target, description, version.as_deref(), context);
     if span.is_disabled() && !measured {
-        return work.await;
+        return work(span).await;
     }
+    let work = work(span.clone());
     let started = Instant::now();
     let answer = if span.is_disabled() { work.await } else { work.instrument(span.clone()).await };
     let error = error_type(&answer);
@@ -466,6 +494,7 @@ where
         .with_threads(false)
         .with_location(false)
         .with_target(false)
+        .with_context_activation(false)
         .with_tracer(tracer)
 }
 
@@ -533,7 +562,6 @@ mod context_of {
         let in_meta = KEYS.iter().any(|key| meta.0.0.contains_key(*key));
         let in_http = headers.is_some_and(|headers| KEYS.iter().any(|key| headers.contains_key(*key)));
         if !in_meta && !in_http {
-            root(span);
             return;
         }
         let propagator = propagator();
@@ -552,16 +580,7 @@ mod context_of {
             }
         } else if let Some(ambient) = from_http {
             let _ = span.set_parent(ambient);
-        } else {
-            root(span);
         }
-    }
-
-    /// Makes `span` a root: not a child of the OpenTelemetry context a transport's span left
-    /// current.
-    pub(super) fn root(span: &tracing::Span) {
-        // Set before the span is entered: it cannot fail.
-        let _ = span.set_parent(opentelemetry::Context::new());
     }
 }
 

@@ -123,6 +123,12 @@ fn hello_forged() -> String {
     "hello".to_owned()
 }
 
+/// Greets someone.
+#[tool]
+fn greet_captured(name: String) -> String {
+    format!("hello {name}")
+}
+
 /// Fails.
 #[tool]
 fn fails_for_metrics() -> Result<String, String> {
@@ -143,7 +149,7 @@ fn piped(registry: Registry) -> (common::Piped, tokio::io::DuplexStream, tokio::
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_tools_call_on_a_pipe_is_a_server_span_named_by_the_tool_over_the_tools_execute_tool_span() {
+async fn a_tools_call_on_a_pipe_is_one_server_span_named_by_the_tool_that_is_also_the_tools_execution_span() {
     let otel = otel();
     let (piped, read, write) = piped(Registry::builder().tool(hello_pipe::TOOL).build().unwrap());
     let mut client = RawClient::initialize(read, write).await;
@@ -165,8 +171,14 @@ async fn a_tools_call_on_a_pipe_is_a_server_span_named_by_the_tool_over_the_tool
                 "network.transport",
                 "gen_ai.tool.name",
                 "gen_ai.operation.name",
+                "gen_ai.tool.type",
+                "gen_ai.tool.description",
+                "outcome",
                 "error.type",
-                "mcp.session.id"
+                "gen_ai.tool.call.arguments",
+                "gen_ai.tool.call.result",
+                "mcp.session.id",
+                "session_id",
             ]
         ),
         pairs(&[
@@ -175,16 +187,23 @@ async fn a_tools_call_on_a_pipe_is_a_server_span_named_by_the_tool_over_the_tool
             ("network.transport", Some("pipe")),
             ("gen_ai.tool.name", Some("hello_pipe")),
             ("gen_ai.operation.name", Some("execute_tool")),
+            ("gen_ai.tool.type", Some("function")),
+            ("gen_ai.tool.description", Some("Says hello.")),
+            ("outcome", Some("ok")),
             ("error.type", None),
+            ("gen_ai.tool.call.arguments", None),
+            ("gen_ai.tool.call.result", None),
             ("mcp.session.id", None),
+            ("session_id", None),
         ])
     );
     assert!(attribute(&server, "mcp.protocol.version").is_some_and(|v| v.starts_with("20")));
+    // The id the tool saw (`mcp_`, the process's tag, the sequence number).
+    let id = attribute(&server, "gen_ai.tool.call.id").expect("the call's id");
+    assert!(id.starts_with("mcp_") && id.split('_').count() == 3, "{id}");
+    assert!(attribute(&server, "duration_ms").is_some());
     let names: Vec<(&str, SpanKind)> = trace.iter().map(|s| (&*s.name, s.span_kind.clone())).collect();
-    assert_eq!(names.len(), 2, "one SERVER span and one tool span: {names:?}");
-    let (tool, _) = otel.trace_of("execute_tool hello_pipe");
-    assert_eq!(tool.span_kind, SpanKind::Internal);
-    assert_eq!(tool.parent_span_id, server.span_context.span_id());
+    assert_eq!(names, [("tools/call hello_pipe", SpanKind::Server)], "one span a call, no `execute_tool` beside it");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -231,6 +250,29 @@ async fn a_malformed_traceparent_in_meta_is_ignored_and_the_span_starts_a_trace_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_content_capture_a_served_call_has_its_arguments_and_result_on_its_server_span() {
+    let otel = otel();
+    let registry = Registry::builder().tool(greet_captured::TOOL).capture_content(true).build().unwrap();
+    let (piped, read, write) = piped(registry);
+    let mut client = RawClient::initialize(read, write).await;
+    client.call(3, "greet_captured", json!({"name": "Ana"}), false).await;
+    assert_eq!(client.recv().await["result"]["content"][0]["text"], "hello Ana");
+    piped.stop().await;
+    drop(client);
+
+    let (server, trace) = otel.trace_of("tools/call greet_captured");
+    assert_eq!(
+        attribute_map(&server, &["gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "outcome"]),
+        pairs(&[
+            ("gen_ai.tool.call.arguments", Some(r#"{"name":"Ana"}"#)),
+            ("gen_ai.tool.call.result", Some("hello Ana")),
+            ("outcome", Some("ok")),
+        ])
+    );
+    assert_eq!(trace.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_result_with_is_error_is_error_type_tool_error_with_status_error() {
     let otel = otel();
     let running =
@@ -244,6 +286,9 @@ async fn a_result_with_is_error_is_error_type_tool_error_with_status_error() {
 
     let (server, _) = otel.trace_of("tools/call fails_for_metrics");
     assert_eq!(attribute(&server, "error.type").as_deref(), Some("tool_error"));
+    // The MCP layer's view of the failure, once: the registry leaves a host's span's failure to it.
+    assert_eq!(server.attributes.iter().filter(|kv| kv.key.as_str() == "error.type").count(), 1);
+    assert_eq!(attribute(&server, "outcome").as_deref(), Some("error"));
     assert_eq!(attribute(&server, "rpc.response.status_code"), None);
     assert_eq!(server.status, Status::error(""));
 
@@ -328,25 +373,23 @@ async fn a_gateway_call_is_one_trace_from_the_callers_traceparent_through_the_up
     let (gateway_server, trace) = otel.trace_of("tools/call gw_hello_upstream");
     assert_eq!(gateway_server.span_context.trace_id(), TraceId::from_hex(GATEWAY_TRACE).unwrap());
     assert_eq!(gateway_server.parent_span_id, SpanId::from_hex(PARENT).unwrap());
-    let (gateway_tool, _) = otel.trace_of("execute_tool gw_hello_upstream");
     let upstream_server = trace
         .iter()
         .find(|s| s.name == "tools/call hello_upstream" && s.span_kind == SpanKind::Server)
         .expect("the upstream's SERVER span is in the caller's trace");
-    let upstream_tool =
-        trace.iter().find(|s| s.name == "execute_tool hello_upstream").expect("the upstream's tool span");
     let client = trace
         .iter()
         .find(|s| s.name == "tools/call hello_upstream" && s.span_kind == SpanKind::Client)
         .expect("the gateway's CLIENT span is in the caller's trace");
-    assert_eq!(gateway_tool.parent_span_id, gateway_server.span_context.span_id());
-    assert_eq!(client.parent_span_id, gateway_tool.span_context.span_id());
+    // Each side's SERVER span is its tool's execution span: no `execute_tool` span beside it.
+    assert_eq!(attribute(&gateway_server, "gen_ai.operation.name").as_deref(), Some("execute_tool"));
+    assert_eq!(attribute(upstream_server, "gen_ai.operation.name").as_deref(), Some("execute_tool"));
+    assert_eq!(client.parent_span_id, gateway_server.span_context.span_id());
     assert_eq!(upstream_server.parent_span_id, client.span_context.span_id());
-    assert_eq!(upstream_tool.parent_span_id, upstream_server.span_context.span_id());
     assert_eq!(attribute(client, "network.transport").as_deref(), Some("tcp"));
     assert_eq!(attribute(client, "server.address").as_deref(), Some("127.0.0.1"));
     assert_eq!(attribute(client, "gen_ai.tool.name").as_deref(), Some("hello_upstream"));
-    assert_eq!(trace.len(), 5, "{:?}", trace.iter().map(|s| &s.name).collect::<Vec<_>>());
+    assert_eq!(trace.len(), 3, "{:?}", trace.iter().map(|s| &s.name).collect::<Vec<_>>());
 
     let points = otel.durations_of("mcp.client.operation.duration", "hello_upstream");
     assert_eq!(points.len(), 1);

@@ -96,6 +96,9 @@ struct Shared {
     progress: Option<Arc<dyn ProgressListener>>,
     client: Option<Arc<dyn ClientChannel>>,
     access: Option<Arc<dyn ToolAccess>>,
+    /// The host's span of the call made with this context, until the registry takes it
+    /// ([`ToolContextBuilder::call_span`]).
+    call_span: Mutex<Option<tracing::Span>>,
 }
 
 /// Which tools a caller may see and run, asked with a tool's name and tags: the caller's grant, as
@@ -134,6 +137,7 @@ impl Default for Shared {
             progress: None,
             client: None,
             access: None,
+            call_span: Mutex::new(None),
         }
     }
 }
@@ -319,6 +323,12 @@ impl ToolContext {
     /// `true` when someone listens to [`progress`](ToolContext::progress) reports.
     pub fn wants_progress(&self) -> bool {
         self.shared.progress.is_some()
+    }
+
+    /// The span the host made for the call made with this context, handed over once
+    /// ([`ToolContextBuilder::call_span`]): `Some` to the first call that asks, `None` after.
+    pub(crate) fn take_call_span(&self) -> Option<tracing::Span> {
+        self.shared.call_span.lock().unwrap_or_else(PoisonError::into_inner).take()
     }
 
     /// The id of the tool call being served (`None` outside a call).
@@ -689,6 +699,25 @@ impl ToolContextBuilder {
         T: Clone + Send + Sync + 'static,
     {
         self.shared.overrides.insert(key.id(), Arc::new(value));
+        self
+    }
+
+    /// Hands the registry the span a host made for the one call it makes with this context, so
+    /// that the call has one span rather than two: the first [`Registry::call`](crate::Registry::call)
+    /// made with the context records its `execute_tool` attributes on `span` instead of opening
+    /// its own `execute_tool {name}` span ([`crate::telemetry`], "A host's span"). Calls made
+    /// after it, or from inside it (the `call_tool` meta-tool's inner call, a program's calls in
+    /// code mode), and the calls of [`Registry::call_batch`](crate::Registry::call_batch) open
+    /// their own spans, children of the span current where they run.
+    ///
+    /// This is how the MCP conventions want a served `tools/call` traced: one SERVER span
+    /// `tools/call {name}` that is also the tool's execution span. `tool-mcp` sets it; a host of
+    /// its own must declare the fields the registry records (listed in [`crate::telemetry`]),
+    /// run the call inside the span, and record `error.type` and the status itself. Default:
+    /// none.
+    #[must_use]
+    pub fn call_span(mut self, span: tracing::Span) -> Self {
+        *self.shared.call_span.get_mut().unwrap_or_else(PoisonError::into_inner) = Some(span);
         self
     }
 

@@ -70,7 +70,10 @@ impl McpServer {
     /// prompt) carried by `http` (`None` on standard input and output, and for a task run started
     /// without a request), talking to the client through `channel`; `progress` receives the
     /// tool's progress reports when the request asked for them; `principal` (a task's) is the
-    /// context's principal when there is no request.
+    /// context's principal when there is no request. `span`, the SERVER span of a `tools/call`
+    /// run in its request, is handed to the registry as the call's one span
+    /// ([`ToolContextBuilder::call_span`](tool_runtime::ToolContextBuilder::call_span);
+    /// [`crate::telemetry`], "One span a call").
     ///
     /// # Errors
     /// `-32600` (invalid request) with the context hook's message when it refuses the call.
@@ -81,6 +84,7 @@ impl McpServer {
         channel: Arc<McpChannel>,
         progress: Option<mpsc::UnboundedSender<Progress>>,
         principal: Option<&str>,
+        span: Option<tracing::Span>,
     ) -> Result<Prepared, ErrorData> {
         let call_id = next_call_id();
         let builder = self
@@ -99,6 +103,9 @@ impl McpServer {
             builder = builder.on_progress(move |progress: Progress| {
                 let _ = sender.send(progress);
             });
+        }
+        if let Some(span) = span {
+            builder = builder.call_span(span);
         }
         Ok(Prepared { call_id, ctx: builder.build(), token, channel })
     }

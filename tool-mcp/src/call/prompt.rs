@@ -28,7 +28,7 @@ impl McpServer {
         );
         // The context hook runs for a prompt as for a tool call (its principal, its refusal),
         // with the prompt's name as `tool`.
-        let prepared = self.prepare(&request.name, http, channel, None, None)?;
+        let prepared = self.prepare(&request.name, http, channel, None, None, None)?;
         let channel = &prepared.channel;
         let arguments = request.arguments.as_ref().map(|a| Value::Object(a.clone()).to_string()).unwrap_or_default();
         let binding = talk::binding(&format!("prompts/get {}", request.name), &arguments, prepared.ctx.principal());

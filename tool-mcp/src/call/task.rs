@@ -151,7 +151,7 @@ impl McpServer {
             .map_err(|message| ErrorData::invalid_params(message, None))?;
         let channel = Arc::new(McpChannel::for_task(record.client.into(), record.answers.clone()));
         let (progress, reports) = mpsc::unbounded_channel();
-        let prepared = self.prepare(&record.tool, http, channel, Some(progress), record.principal.as_deref())?;
+        let prepared = self.prepare(&record.tool, http, channel, Some(progress), record.principal.as_deref(), None)?;
         let call =
             ToolCall { approval_token, ..ToolCall::new(prepared.call_id.clone(), record.tool.clone(), arguments) };
         let id = record.id.clone();

@@ -20,11 +20,13 @@ use crate::{talk, tasks};
 impl McpServer {
     /// `tools/call` (see the [crate docs](crate)): the checks before the tool runs (a tool not
     /// served, a shutdown, the caller's reach, a task the client cannot take), then the call run
-    /// in the request, or created as a task.
+    /// in the request, or created as a task. `span` is the request's SERVER span, which the call
+    /// run in the request has as its one span ([`crate::telemetry`], "One span a call").
     pub(crate) async fn tool_call(
         &self,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
+        span: tracing::Span,
     ) -> Result<CallToolResponse, ErrorData> {
         let inner = &self.inner;
         let name: &str = &request.name;
@@ -86,7 +88,10 @@ impl McpServer {
             }
             None => (None, None),
         };
-        let prepared = self.prepare(name, http, channel, sender, None)?;
+        // The call's one span, when it runs in this request and a subscriber wants it; a
+        // meta-tool's call keeps its own (`call_tool`'s inner call has its tool's own span).
+        let hosted = (!as_task && !meta && !span.is_disabled()).then_some(span);
+        let prepared = self.prepare(name, http, channel, sender, None, hosted)?;
         let (ctx, channel, token) = (&prepared.ctx, &prepared.channel, &prepared.token);
         let forwarding = progress_token.zip(receiver).map(|(progress_token, receiver)| {
             let (finished, finished_receiver) = oneshot::channel();

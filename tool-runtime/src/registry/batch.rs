@@ -7,7 +7,7 @@ use tracing::Instrument;
 
 use super::Registry;
 use super::admission::Admission;
-use super::call::{CallFuture, call_span};
+use super::call::{CallFuture, CallSpan, call_span};
 use crate::call::ToolCall;
 use crate::context::ToolContext;
 use crate::error::ToolError;
@@ -39,14 +39,14 @@ impl Registry {
     /// does not touch the others. Cancelling `ctx`'s token ends the running calls and every call
     /// not yet started with ``tool `x` was cancelled``.
     pub async fn call_batch(&self, calls: &[ToolCall], ctx: &ToolContext) -> Batch {
-        let spans: Vec<tracing::Span> = calls.iter().map(|call| call_span(self, call, ctx)).collect();
+        let spans: Vec<CallSpan> = calls.iter().map(|call| CallSpan::own(call_span(self, call, ctx))).collect();
         let mut admissions = Vec::with_capacity(calls.len());
         let mut denied: Option<(usize, String)> = None;
         for (call, span) in calls.iter().zip(&spans) {
             let admission = if span.is_disabled() {
                 self.admit(call, ctx).await
             } else {
-                self.admit(call, ctx).instrument(span.clone()).await
+                self.admit(call, ctx).instrument((**span).clone()).await
             };
             if let Admission::Stop(reason) = &admission {
                 denied = Some((admissions.len(), reason.clone()));

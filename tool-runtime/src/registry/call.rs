@@ -36,7 +36,7 @@ pub(super) struct CallFuture<'a> {
 enum CallState<'a> {
     /// Not polled yet; for a call of a batch, its span and the admission decided already (boxed:
     /// a lone call's future stays small), else the call is admitted on the first poll.
-    Start(Option<Box<(tracing::Span, AdmittedNow)>>),
+    Start(Option<Box<(CallSpan, AdmittedNow)>>),
     /// The rest of the call.
     Rest(BoxFuture<'a, ToolMessage>),
     /// The message was handed out.
@@ -49,7 +49,7 @@ impl<'a> CallFuture<'a> {
         registry: &'a Registry,
         call: &'a ToolCall,
         ctx: &'a ToolContext,
-        span: tracing::Span,
+        span: CallSpan,
         admission: Admission,
     ) -> Self {
         CallFuture { registry, call, ctx, state: CallState::Start(Some(Box::new((span, Ok(admission))))) }
@@ -68,8 +68,15 @@ impl Future for CallFuture<'_> {
                 let (span, admission) = match admitted {
                     Some(admitted) => *admitted,
                     None => {
-                        let span = call_span(this.registry, this.call, this.ctx);
-                        let admission = span.in_scope(|| this.registry.admit_now(this.call, this.ctx));
+                        let span = match this.ctx.take_call_span() {
+                            Some(hosted) => CallSpan { span: hosted, hosted: true },
+                            None => CallSpan::own(call_span(this.registry, this.call, this.ctx)),
+                        };
+                        let admission = if span.entered_here() {
+                            span.in_scope(|| this.registry.admit_now(this.call, this.ctx))
+                        } else {
+                            this.registry.admit_now(this.call, this.ctx)
+                        };
                         (span, admission)
                     }
                 };
@@ -175,6 +182,37 @@ fn caught(
     })
 }
 
+/// The span a call runs in: its own `tool_call` span ([`call_span`]), or the span its host made
+/// for it and handed over in the context
+/// ([`ToolContextBuilder::call_span`](crate::ToolContextBuilder::call_span)). The registry runs a
+/// call inside its own span; a hosted span is the host's to enter (the call runs inside it
+/// already) and to mark failed (`error.type` and the status are the host's view of the call).
+#[derive(Clone)]
+pub(super) struct CallSpan {
+    span: tracing::Span,
+    hosted: bool,
+}
+
+impl CallSpan {
+    /// A span the registry made for the call.
+    pub(super) fn own(span: tracing::Span) -> Self {
+        CallSpan { span, hosted: false }
+    }
+
+    /// Whether the registry enters the span itself: its own span, when a subscriber wants it.
+    fn entered_here(&self) -> bool {
+        !self.hosted && !self.span.is_disabled()
+    }
+}
+
+impl std::ops::Deref for CallSpan {
+    type Target = tracing::Span;
+
+    fn deref(&self) -> &tracing::Span {
+        &self.span
+    }
+}
+
 /// The `tool_call` span of one call, `execute_tool {name}` for OpenTelemetry (the fields are in
 /// [`crate::telemetry`]); `outcome`, `duration_ms`, `error.type` and the captured content are
 /// recorded when it finishes ([`Registry::finish`]). The values are only computed when a
@@ -200,6 +238,43 @@ pub(super) fn call_span(registry: &Registry, call: &ToolCall, ctx: &ToolContext)
         outcome = tracing::field::Empty,
         duration_ms = tracing::field::Empty,
     )
+}
+
+/// Records how a call ended on its span, in one pass through the subscriber's layers (each
+/// `record` is a pass of its own): `outcome` and `duration_ms`; on its own span `error.type` and
+/// the status `error` when it failed, on a hosted span the call's id instead (the failure is the
+/// host's to record, [`CallSpan`]). A hosted span that does not declare these fields gets those it
+/// declares, one by one.
+fn record_finish(span: &CallSpan, call: &ToolCall, outcome: &str, duration_ms: u64, error: Option<&str>) {
+    use tracing::field::Value;
+    let Some(fields) = span.metadata().map(tracing::Metadata::fields) else { return };
+    let id = telemetry::bounded(&call.id);
+    let named = |name| fields.field(name);
+    if span.hosted {
+        if let (Some(id_field), Some(outcome_field), Some(duration_field)) =
+            (named("gen_ai.tool.call.id"), named("outcome"), named("duration_ms"))
+        {
+            span.record_all(&fields.value_set(&[
+                (&id_field, Some(&id as &dyn Value)),
+                (&outcome_field, Some(&outcome as &dyn Value)),
+                (&duration_field, Some(&duration_ms as &dyn Value)),
+            ]));
+        } else {
+            span.record("gen_ai.tool.call.id", id).record("outcome", outcome).record("duration_ms", duration_ms);
+        }
+        return;
+    }
+    let (Some(outcome_field), Some(duration_field), Some(error_field), Some(status_field)) =
+        (named("outcome"), named("duration_ms"), named("error.type"), named("otel.status_code"))
+    else {
+        return;
+    };
+    span.record_all(&fields.value_set(&[
+        (&outcome_field, Some(&outcome as &dyn Value)),
+        (&duration_field, Some(&duration_ms as &dyn Value)),
+        (&error_field, error.as_ref().map(|error| error as &dyn Value)),
+        (&status_field, error.map(|_| &"error" as &dyn Value)),
+    ]));
 }
 
 /// The OpenTelemetry name of a call's span: `execute_tool {name}` for a tool of the registry (its
@@ -268,7 +343,7 @@ impl Registry {
         &'a self,
         call: &'a ToolCall,
         ctx: &'a ToolContext,
-        span: tracing::Span,
+        span: CallSpan,
         admission: AdmittedNow,
         cx: &mut std::task::Context<'_>,
     ) -> Result<ToolMessage, BoxFuture<'a, ToolMessage>> {
@@ -296,7 +371,7 @@ impl Registry {
         index: usize,
         call: &'a ToolCall,
         ctx: &'a ToolContext,
-        span: &tracing::Span,
+        span: &CallSpan,
         cx: &mut std::task::Context<'_>,
     ) -> Fast<'a> {
         let tool = &*self.tools[index];
@@ -322,7 +397,7 @@ impl Registry {
         // Measured for someone to see it, as on the general path.
         let started = (!span.is_disabled() || self.telemetry.measures()).then(Instant::now);
         // The tool starts in its span, as it does on the general path.
-        let _entered = (!span.is_disabled()).then(|| span.enter());
+        let _entered = span.entered_here().then(|| span.enter());
         let outcome = match on_worker(&call.name, || {
             std::panic::catch_unwind(AssertUnwindSafe(|| tool.call_now(&call.arguments, ctx)))
         }) {
@@ -342,10 +417,10 @@ impl Registry {
                             let message = self.finish(call, outcome, &finished_in, started);
                             self.output(message, call, ctx, None).await
                         };
-                        return Fast::Waiting(if span.is_disabled() {
-                            Box::pin(rest)
+                        return Fast::Waiting(if span.entered_here() {
+                            Box::pin(rest.instrument(span.span.clone()))
                         } else {
-                            Box::pin(rest.instrument(span.clone()))
+                            Box::pin(rest)
                         });
                     }
                 }
@@ -361,13 +436,7 @@ impl Registry {
     /// The general path ("How a call runs" on [`Registry`]), in `span`: the admission
     /// ([`Registry::admit_now`]'s, the policy awaited when it has to be), the run, the message and
     /// the output layer.
-    async fn run(
-        &self,
-        call: &ToolCall,
-        ctx: &ToolContext,
-        span: tracing::Span,
-        admission: AdmittedNow,
-    ) -> ToolMessage {
+    async fn run(&self, call: &ToolCall, ctx: &ToolContext, span: CallSpan, admission: AdmittedNow) -> ToolMessage {
         // The duration is only measured for someone to see it (two clock reads a call).
         let started = (!span.is_disabled() || self.telemetry.measures()).then(Instant::now);
         let steps = async {
@@ -408,7 +477,7 @@ impl Registry {
             }
             message
         };
-        if span.is_disabled() { steps.await } else { steps.instrument(span.clone()).await }
+        if span.entered_here() { steps.instrument(span.span.clone()).await } else { steps.await }
     }
 
     /// Runs the admitted call of `self.tools[index]`: the arguments repaired when the registry
@@ -604,7 +673,7 @@ impl Registry {
         &self,
         call: &ToolCall,
         outcome: Result<ToolResult, ToolError>,
-        span: &tracing::Span,
+        span: &CallSpan,
         started: Option<Instant>,
     ) -> ToolMessage {
         let label = outcome_label(&outcome);
@@ -635,16 +704,11 @@ impl Registry {
             return message;
         }
         let duration_ms = elapsed.map_or(0, |e| u64::try_from(e.as_millis()).unwrap_or(u64::MAX));
-        span.record("outcome", label);
-        span.record("duration_ms", duration_ms);
-        if let Some(error) = error {
-            span.record("error.type", error);
-            span.record("otel.status_code", "error");
-        }
+        record_finish(span, call, label, duration_ms, error);
         if self.telemetry.capture_content {
             self.capture(call, &message, span);
         }
-        tracing::debug!(parent: span, outcome = label, duration_ms, "tool call finished");
+        tracing::debug!(parent: &span.span, outcome = label, duration_ms, "tool call finished");
         message
     }
 

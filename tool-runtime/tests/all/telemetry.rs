@@ -348,3 +348,89 @@ async fn metrics_are_recorded_without_a_tracing_subscriber() {
         .collect();
     assert_eq!(names, ["gen_ai.execute_tool.duration"]);
 }
+
+/// A host's span of one call, as `tool-mcp` makes a `tools/call` SERVER span: the fields the
+/// registry records on it declared, `error.type` the host's.
+fn host_span() -> tracing::Span {
+    tracing::info_span!(
+        "host_request",
+        otel.name = "tools/call lookup",
+        otel.kind = "server",
+        gen_ai.tool.name = "lookup",
+        gen_ai.tool.call.id = tracing::field::Empty,
+        gen_ai.tool.call.arguments = tracing::field::Empty,
+        gen_ai.tool.call.result = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+        outcome = tracing::field::Empty,
+        duration_ms = tracing::field::Empty,
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_given_its_hosts_span_records_on_it_and_opens_no_span_of_its_own() {
+    let otel = Otel::new();
+    let registry = otel.registry(true);
+    let host = host_span();
+    let ctx = ToolContext::builder().call_span(host.clone()).build();
+    let call = ToolCall::new("call_7", "lookup", r#"{"word":"tide"}"#);
+    let message = tracing::Instrument::instrument(registry.call(&call, &ctx), host.clone()).await;
+    assert_eq!(message.text(), "tide: found");
+    drop((host, ctx));
+
+    let spans = otel.spans();
+    assert_eq!(spans.len(), 1, "{spans:?}");
+    assert_eq!(spans[0].name, "tools/call lookup");
+    assert_eq!(spans[0].span_kind, SpanKind::Server);
+    assert_eq!(
+        attributes(&spans[0]),
+        map(&[
+            ("duration_ms", "0"),
+            ("gen_ai.tool.call.arguments", r#"{"word":"tide"}"#),
+            ("gen_ai.tool.call.id", "call_7"),
+            ("gen_ai.tool.call.result", "tide: found"),
+            ("gen_ai.tool.name", "lookup"),
+            ("outcome", "ok"),
+        ])
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hosts_span_is_given_once_and_a_later_call_opens_its_own_span_under_it() {
+    let otel = Otel::new();
+    let registry = otel.registry(false);
+    let host = host_span();
+    let ctx = ToolContext::builder().call_span(host.clone()).build();
+    let both = async {
+        registry.call(&ToolCall::new("call_1", "lookup", r#"{"word":"a"}"#), &ctx).await;
+        registry.call(&ToolCall::new("call_2", "lookup", r#"{"word":"b"}"#), &ctx).await;
+    };
+    tracing::Instrument::instrument(both, host.clone()).await;
+    drop((host, ctx));
+
+    let spans = otel.spans();
+    let names: Vec<&str> = spans.iter().map(|s| &*s.name).collect();
+    assert_eq!(names, ["execute_tool lookup", "tools/call lookup"]);
+    assert_eq!(attributes(&spans[1]).get("gen_ai.tool.call.id").map(String::as_str), Some("call_1"));
+    assert_eq!(attributes(&spans[0]).get("gen_ai.tool.call.id").map(String::as_str), Some("call_2"));
+    assert_eq!(spans[0].parent_span_id, spans[1].span_context.span_id());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_call_leaves_error_type_and_the_status_of_its_hosts_span_to_the_host() {
+    let otel = Otel::new();
+    let registry = otel.registry(false);
+    let host = host_span();
+    let ctx = ToolContext::builder().call_span(host.clone()).build();
+    let message =
+        tracing::Instrument::instrument(registry.call(&ToolCall::new("call_3", "broken", "{}"), &ctx), host.clone())
+            .await;
+    assert!(message.is_error);
+    drop((host, ctx));
+
+    let spans = otel.spans();
+    assert_eq!(spans.len(), 1);
+    assert_eq!(spans[0].status, Status::Unset);
+    let attributes = attributes(&spans[0]);
+    assert_eq!(attributes.get("outcome").map(String::as_str), Some("error"));
+    assert_eq!(attributes.get("error.type"), None);
+}
