@@ -496,6 +496,70 @@ async fn eight_updates_that_all_read_input_required_before_any_writes_all_comple
     running.stop().await;
 }
 
+/// A task store whose next write (once armed) stalls until the test lets it go, as a store that
+/// is slow to answer.
+#[derive(Clone, Default)]
+struct Stalling(std::sync::Arc<StallingParts>);
+
+#[derive(Default)]
+struct StallingParts {
+    inner: MemoryTaskStore,
+    armed: std::sync::atomic::AtomicBool,
+    /// Told when the stalled write arrived.
+    stalled: tokio::sync::Notify,
+    /// Lets the stalled write go on.
+    go: tokio::sync::Notify,
+}
+
+impl TaskStore for Stalling {
+    fn insert(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+        self.0.inner.insert(record)
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+        self.0.inner.get(id)
+    }
+
+    fn replace(&self, record: TaskRecord) -> BoxFuture<'_, Result<bool, TaskStoreError>> {
+        Box::pin(async move {
+            if self.0.armed.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                self.0.stalled.notify_one();
+                self.0.go.notified().await;
+            }
+            self.0.inner.replace(record).await
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_waiting_on_another_update_whose_write_stalls_fails_naming_the_task_and_the_other_completes() {
+    let store = Stalling::default();
+    let running = Running::start(McpServer::builder(registry()).task_store(store.clone()).build()).await;
+    let created = create(&running, "ask_name", None).await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(until_not(&running, &id, "working", None).await["status"], "input_required");
+    store.0.armed.store(true, std::sync::atomic::Ordering::SeqCst);
+    let answer = json!({"taskId": id, "inputResponses": {"user_name": accept(json!({"name": "Ana"}))}});
+    let with_tasks = capabilities(true);
+    let first = rpc(&running, "tasks/update", answer.clone(), &with_tasks, None);
+    let second = async {
+        tokio::time::timeout(BOUND, store.0.stalled.notified()).await.unwrap();
+        let second = rpc(&running, "tasks/update", answer.clone(), &with_tasks, None).await;
+        store.0.go.notify_one();
+        second
+    };
+    let (first, second) = tokio::time::timeout(BOUND, async { tokio::join!(first, second) }).await.unwrap();
+    assert_eq!(
+        second["error"],
+        json!({"code": -32600, "message": format!("task `{id}` is being resumed by another tasks/update on this \
+               server; read it with tasks/get and send the answers it still asks for again")})
+    );
+    assert_eq!(first["result"], json!({"resultType": "complete"}), "{first}");
+    let done = until_not(&running, &id, "working", None).await;
+    assert_eq!(done["result"]["content"][0]["text"], "Hello, Ana!");
+    running.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_an_approval_the_first_default_key_is_still_input_1() {
     let running = Running::start(more_server()).await;
