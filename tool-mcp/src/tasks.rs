@@ -51,7 +51,10 @@
 //!   whichever worker received the update. Its place among the running tasks is taken before the
 //!   record says `working`, and the run starts only once it holds the record's lease, so a
 //!   `tasks/cancel` in between keeps the rerun from starting. A `tasks/update` of a task that is
-//!   not `input_required` (working, or ended) is acknowledged and changes nothing.
+//!   not `input_required` (working, or ended), or that brings only answers the record no longer
+//!   asks for (another update with the same answers came first), is acknowledged and changes
+//!   nothing: any number of concurrent updates with the same answers are all acknowledged
+//!   (`complete`) and the task runs once.
 //!
 //! A run has no request open to the client, so its input requests always park the task (also
 //! for a client of a protocol before 2026-07-28), and its progress reports and log messages (at
@@ -162,8 +165,24 @@ pub const SWEEP_BATCH: usize = 256;
 /// How often a client is told to poll `tasks/get` (`pollIntervalMs`): 250 ms.
 pub const POLL_INTERVAL_MS: u64 = 250;
 
-/// How many times a change of a record is tried again when another writer changed it first: 8.
-const WRITE_ATTEMPTS: usize = 8;
+/// How many times a change of a record is tried, at most, when other writers keep changing it
+/// first: 8. Between two tries the writer waits a [`back_off`].
+const WRITE_ATTEMPTS: u32 = 8;
+
+/// The longest wait of a [`back_off`]: 64 ms.
+const BACK_OFF_CAP: Duration = Duration::from_millis(64);
+
+/// Waits before try `attempt` (1 for the second try) of a write that another writer got in
+/// ahead of: a time drawn evenly from zero to 2<sup>`attempt`</sup> ms, capped at
+/// [`BACK_OFF_CAP`] (64 ms), so writers that collided spread out instead of colliding again
+/// ("full jitter", as in AWS's *Exponential Backoff And Jitter*). It sleeps on tokio's timer and
+/// holds no worker. Without the random source it waits the whole span.
+pub(crate) async fn back_off(attempt: u32) {
+    let span = Duration::from_millis(1u64 << attempt.min(16)).min(BACK_OFF_CAP);
+    let span_us = u64::try_from(span.as_micros()).unwrap_or(u64::MAX);
+    let wait_us = getrandom::u64().map_or(span_us, |drawn| drawn % (span_us + 1));
+    tokio::time::sleep(Duration::from_micros(wait_us)).await;
+}
 
 /// How a tool takes part in tasks, from its tags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -671,12 +690,24 @@ impl Tasks {
     /// Takes a place among `principal`'s running tasks for the task `id` (a token that a run
     /// replaces), or says that the principal has no place left, or that `id` has one already.
     pub(crate) fn reserve(&self, id: &str, principal: Option<&str>) -> Result<CancellationToken, ErrorData> {
-        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
-        if running.contains_key(id) {
-            return Err(ErrorData::invalid_request(
+        self.try_reserve(id, principal)?.ok_or_else(|| {
+            ErrorData::invalid_request(
                 format!("task `{id}` is running on this server already; wait for it with tasks/get"),
                 None,
-            ));
+            )
+        })
+    }
+
+    /// As [`reserve`](Self::reserve), but `None` when `id` has a place already (a run of it, or a
+    /// `tasks/update` resuming it, on this server).
+    pub(crate) fn try_reserve(
+        &self,
+        id: &str,
+        principal: Option<&str>,
+    ) -> Result<Option<CancellationToken>, ErrorData> {
+        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        if running.contains_key(id) {
+            return Ok(None);
         }
         let own = running.values().filter(|(_, owner)| owner.as_deref() == principal).count();
         if own >= self.max_running {
@@ -690,7 +721,7 @@ impl Tasks {
         }
         let token = CancellationToken::new();
         running.insert(id.to_owned(), (token.clone(), principal.map(str::to_owned)));
-        Ok(token)
+        Ok(Some(token))
     }
 
     /// Gives back the place of the task `id`.
@@ -821,16 +852,27 @@ pub(crate) fn detailed(record: &TaskRecord, key: Option<&crate::sealed::TaskKey>
     Ok(DetailedTask::new(task_of(record), payload))
 }
 
-/// Changes the record of `id` with `change` (which returns `false` to leave it), again on a
-/// record another writer changed first, at most [`WRITE_ATTEMPTS`] times. The record written,
-/// or `None` when there is none or `change` left it.
+/// Changes the record of `id` with `change` (which returns `false` to leave it): reads the
+/// record, changes it, and writes it with [`TaskStore::replace`] over the revision read (a
+/// compare and swap). When another writer changed the record first, it waits a [`back_off`] and
+/// starts again from a fresh read, so `change` always sees the record as stored and a change
+/// another writer made already (or made needless) is not written twice: `change` returns
+/// `false` and nothing is written. The record written, or `None` when there is none or `change`
+/// left it.
+///
+/// # Errors
+/// The store's errors; and [`TaskStoreError::Failed`] naming the task when other writers got in
+/// first at each of [`WRITE_ATTEMPTS`] (8) tries, about 190 ms of back-off at most.
 pub(crate) async fn update(
     store: &dyn TaskStore,
     clock: &dyn Clock,
     id: &str,
     mut change: impl FnMut(&mut TaskRecord) -> bool,
 ) -> Result<Option<TaskRecord>, TaskStoreError> {
-    for _ in 0..WRITE_ATTEMPTS {
+    for attempt in 0..WRITE_ATTEMPTS {
+        if attempt > 0 {
+            back_off(attempt).await;
+        }
         let Some(mut record) = store.get(id).await? else { return Ok(None) };
         if !change(&mut record) {
             return Ok(None);
@@ -844,6 +886,36 @@ pub(crate) async fn update(
     Err(TaskStoreError::Failed(format!(
         "task `{id}` kept changing under {WRITE_ATTEMPTS} attempts to write it; try again"
     )))
+}
+
+/// `true` when `record` still waits for one of the `given` answers: it is `input_required` and
+/// one of their keys is among its pending input requests. A `tasks/update` of a record for which
+/// this is `false` has nothing left to write (see [`take_answers`]).
+pub(crate) fn asks_for(record: &TaskRecord, given: &BTreeMap<String, Value>) -> bool {
+    record.status == TaskStatus::InputRequired && given.keys().any(|key| record.input_requests.contains_key(key))
+}
+
+/// The change a `tasks/update` makes to `record` (through [`update`]) with the answers `given`:
+/// each answer to a pending input request moves from `input_requests` to `answers` (an answer to
+/// no pending request is ignored), and once no request is pending the record turns `working`
+/// under `lease`, for the rerun. `false`, writing nothing, when the record no longer asks for
+/// any of them ([`asks_for`]): another `tasks/update` took the same answers first, or the task
+/// was resumed, cancelled or ended meanwhile. That update is acknowledged as this one, as an
+/// idempotent `tasks/update` is.
+pub(crate) fn take_answers(record: &mut TaskRecord, given: &BTreeMap<String, Value>, lease: &TaskLease) -> bool {
+    if !asks_for(record, given) {
+        return false;
+    }
+    for (key, answer) in given {
+        if record.input_requests.remove(key).is_some() {
+            record.answers.insert(key.clone(), answer.clone());
+        }
+    }
+    if record.input_requests.is_empty() {
+        record.status = TaskStatus::Working;
+        record.lease = Some(lease.clone());
+    }
+    true
 }
 
 #[cfg(test)]
@@ -868,6 +940,130 @@ mod tests {
 
     fn clock_at(ms: u64) -> Arc<tool_runtime::FixedClock> {
         Arc::new(tool_runtime::FixedClock::new(std::time::UNIX_EPOCH + Duration::from_millis(ms)))
+    }
+
+    /// A store whose next `losses` writes lose on purpose: before each, another writer changes
+    /// the stored record with `other` (a compare and swap of its own), so the write finds a newer
+    /// revision and is refused.
+    struct Losing {
+        inner: MemoryTaskStore,
+        losses: std::sync::atomic::AtomicUsize,
+        other: fn(&mut TaskRecord),
+    }
+
+    impl Losing {
+        fn new(losses: usize, other: fn(&mut TaskRecord)) -> Self {
+            Self { inner: MemoryTaskStore::default().with_clock(clock_at(T0)), losses: losses.into(), other }
+        }
+    }
+
+    impl TaskStore for Losing {
+        fn insert(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+            self.inner.insert(record)
+        }
+
+        fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+            self.inner.get(id)
+        }
+
+        fn replace(&self, record: TaskRecord) -> BoxFuture<'_, Result<bool, TaskStoreError>> {
+            Box::pin(async move {
+                let ordering = std::sync::atomic::Ordering::SeqCst;
+                if self.losses.fetch_update(ordering, ordering, |left| left.checked_sub(1)).is_err() {
+                    return self.inner.replace(record).await;
+                }
+                let mut stored = self.inner.get(&record.id).await?.expect("the record is stored");
+                (self.other)(&mut stored);
+                stored.revision += 1;
+                assert!(self.inner.replace(stored).await?);
+                Ok(false)
+            })
+        }
+    }
+
+    /// The answer a client gives to the input request `user_name`.
+    fn given() -> BTreeMap<String, Value> {
+        BTreeMap::from([("user_name".to_owned(), serde_json::json!({"action": "accept", "content": {"name": "Ana"}}))])
+    }
+
+    fn lease_of(worker: &str) -> TaskLease {
+        TaskLease { worker: worker.to_owned(), until_ms: T0 + 10_000 }
+    }
+
+    /// A task `t1` waiting for the answers to `keys`.
+    async fn asking(store: &dyn TaskStore, keys: &[&str]) {
+        let requests = keys.iter().map(|key| ((*key).to_owned(), serde_json::json!({"method": "elicitation/create"})));
+        let record = TaskRecord {
+            status: TaskStatus::InputRequired,
+            input_requests: requests.collect(),
+            ..record("t1", 60_000)
+        };
+        store.insert(record).await.unwrap();
+    }
+
+    /// The `tasks/update` change of `t1` with [`given`] under the lease of worker `ours`.
+    async fn answer_t1(store: &Losing) -> Result<Option<TaskRecord>, TaskStoreError> {
+        let ours = lease_of("ours");
+        update(store, clock_at(T0).as_ref(), "t1", |r| take_answers(r, &given(), &ours)).await
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_update_whose_answers_another_update_took_first_writes_nothing() {
+        let store = Losing::new(1, |r| assert!(take_answers(r, &given(), &lease_of("other"))));
+        asking(&store, &["user_name"]).await;
+        let written = answer_t1(&store).await;
+        assert_eq!(written, Ok(None));
+        let stored = store.get("t1").await.unwrap().unwrap();
+        assert_eq!((stored.revision, stored.status, stored.lease), (1, TaskStatus::Working, Some(lease_of("other"))));
+        assert_eq!(stored.answers, given());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_update_whose_answers_were_merged_while_another_request_is_pending_writes_nothing() {
+        let store = Losing::new(1, |r| assert!(take_answers(r, &given(), &lease_of("other"))));
+        asking(&store, &["user_name", "user_age"]).await;
+        let written = answer_t1(&store).await;
+        assert_eq!(written, Ok(None));
+        let stored = store.get("t1").await.unwrap().unwrap();
+        assert_eq!((stored.revision, stored.status, stored.lease), (1, TaskStatus::InputRequired, None));
+        assert_eq!(stored.input_requests.keys().collect::<Vec<_>>(), ["user_age"]);
+        assert_eq!(stored.answers, given());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_change_still_needed_is_written_over_the_others_after_losing_seven_rounds() {
+        let store = Losing::new(7, |r| r.status_message = Some(format!("write {}", r.revision + 1)));
+        asking(&store, &["user_name"]).await;
+        let written = answer_t1(&store).await.unwrap();
+        let stored = store.get("t1").await.unwrap();
+        assert_eq!(written, stored);
+        let stored = stored.unwrap();
+        assert_eq!((stored.revision, stored.status, stored.lease), (8, TaskStatus::Working, Some(lease_of("ours"))));
+        assert_eq!(stored.status_message.as_deref(), Some("write 7"));
+        assert_eq!(stored.answers, given());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_write_that_loses_eight_rounds_fails_naming_the_task() {
+        let store = Losing::new(8, |r| r.status_message = Some(format!("write {}", r.revision + 1)));
+        asking(&store, &["user_name"]).await;
+        let written = answer_t1(&store).await;
+        assert_eq!(
+            written,
+            Err(TaskStoreError::Failed("task `t1` kept changing under 8 attempts to write it; try again".to_owned()))
+        );
+        let stored = store.get("t1").await.unwrap().unwrap();
+        assert_eq!((stored.revision, stored.status), (8, TaskStatus::InputRequired));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_back_off_waits_at_most_two_to_the_attempt_ms_and_never_past_64_ms() {
+        for attempt in 1..=12 {
+            let start = tokio::time::Instant::now();
+            back_off(attempt).await;
+            let most = Duration::from_millis(1 << attempt).min(BACK_OFF_CAP);
+            assert!(start.elapsed() <= most, "attempt {attempt} waited {:?}", start.elapsed());
+        }
     }
 
     #[tokio::test]

@@ -11,7 +11,7 @@
 #[path = "task_rpc/mod.rs"]
 mod task_rpc;
 
-use task_rpc::request;
+use task_rpc::{request, request_of};
 use test_support::process::{Output, Running, TOOLBOX_SERVING, start_saying};
 use test_support::{haproxy, procs, redis_server};
 
@@ -269,6 +269,36 @@ fn two_hundred_tasks_over_three_workers_each_run_exactly_once() {
     for worker in &cluster.workers {
         assert!(tasks.iter().any(|t| worker.created(t)), "a worker ran none of the tasks");
     }
+}
+
+#[test]
+fn eight_concurrent_updates_with_the_same_approval_over_two_workers_all_complete_and_the_task_runs_once() {
+    let cluster = Cluster::start_with(2, &["--confirm", "exec"]);
+    let asker = json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let call = json!({"name": "bash", "arguments": {"command": "echo ran >> runs.txt"}});
+    let created = request_of(&cluster.balancer, 1, "tools/call", "bash", call, asker.clone());
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let asked = cluster.settled(&task);
+    assert_eq!(asked["status"], "input_required", "{asked}");
+    let key = asked["inputRequests"].as_object().unwrap().keys().next().unwrap().clone();
+    let answer = json!({"taskId": task, "inputResponses": {key: {"action": "accept", "content": {}}}});
+    // Four updates to each worker at once, straight to the worker (not round robin).
+    let acks: Vec<Value> = std::thread::scope(|scope| {
+        let updates: Vec<_> = (0..8u64)
+            .map(|n| {
+                let (addr, answer, asker, task) = (&cluster.workers[n as usize % 2].addr, &answer, &asker, &task);
+                scope.spawn(move || request_of(addr, 10 + n, "tasks/update", task, answer.clone(), asker.clone()))
+            })
+            .collect();
+        updates.into_iter().map(|update| update.join().unwrap()).collect()
+    });
+    for ack in &acks {
+        assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    }
+    let done = cluster.settled(&task);
+    assert_eq!((&done["status"], &done["result"]["isError"]), (&json!("completed"), &json!(false)), "{done}");
+    assert_eq!(cluster.lines("runs.txt"), ["ran"]);
 }
 
 #[test]

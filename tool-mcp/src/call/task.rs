@@ -22,8 +22,14 @@ use crate::server::{CallRequest, McpServer, is_structured};
 use crate::talk::{MAX_STATUS_CHARS, McpChannel};
 use crate::tasks::{
     MAX_TASK_ANSWER_BYTES, MAX_TASK_ANSWERS, STATUS_PERIOD, SWEEP_BATCH, TaskProgress, TaskRecord, TaskStoreError,
-    Tasks, WATCH_PERIOD, detailed, error_object, iso8601, new_task_id, store_error, task_of, unknown_task, update,
+    Tasks, WATCH_PERIOD, asks_for, back_off, detailed, error_object, iso8601, new_task_id, store_error, take_answers,
+    task_of, unknown_task, update,
 };
+
+/// How many times a `tasks/update` tries to take the place of a task's rerun on this server
+/// while another update of the task holds it, a [`back_off`] apart: 24, about 1.2 s of waiting
+/// at most, past what one update's write takes ([`update`], about 190 ms of back-off at most).
+const RESUME_ATTEMPTS: u32 = 24;
 
 impl McpServer {
     /// Creates the task of a call: stores its record (with what the client of `channel` can
@@ -548,6 +554,23 @@ impl McpServer {
         Ok(GetTaskResult::new(detailed(&record, self.inner.task_key.as_ref())?))
     }
 
+    /// `tasks/update`: merges the answers given into the task's record and, once no input
+    /// request is pending, starts its rerun here ([`crate::tasks`]).
+    ///
+    /// An update is idempotent: it answers `complete` without writing when the record no longer
+    /// asks for any of its answers ([`take_answers`]): the task is not `input_required` (working,
+    /// ended, or cancelled), or the same answers were merged already by another update, on this
+    /// server or another one. So any number of concurrent updates with the same answers all
+    /// answer `complete` and the task runs once. Concurrent updates on one server take turns on
+    /// the task's place among the running tasks (the first holds it from before its write until
+    /// its rerun ends, see [`Tasks::reserve`](crate::tasks::Tasks)): another waits a
+    /// [`back_off`] and reads the record again, at most [`RESUME_ATTEMPTS`] times; updates on
+    /// several servers meet at the store's compare and swap ([`update`]).
+    ///
+    /// # Errors
+    /// -32602 for a task this caller cannot see; -32600 when the caller has no place left among
+    /// its running tasks, or when another update of the task on this server still holds its
+    /// place after every try (naming the task); -32603 when the store fails.
     pub(crate) async fn update_task_answers(
         &self,
         params: UpdateTaskParams,
@@ -555,34 +578,36 @@ impl McpServer {
     ) -> Result<(), ErrorData> {
         let id = params.task_id;
         let seen = self.visible_task(&id, context).await?;
-        let seen = self.settle_lapsed(seen, None).await?;
-        if seen.status != TaskStatus::InputRequired {
-            return Ok(());
-        }
+        let mut seen = self.settle_lapsed(seen, None).await?;
         let given = params.input_responses;
         let tasks = &self.inner.tasks;
         // The place of the rerun is taken before the record says `working`, so that a
         // `tasks/cancel` between the two finds its token (and the rerun never starts).
-        tasks.reserve(&id, seen.principal.as_deref())?;
+        let mut attempt = 0;
+        loop {
+            if !asks_for(&seen, &given) {
+                return Ok(());
+            }
+            if tasks.try_reserve(&id, seen.principal.as_deref())?.is_some() {
+                break;
+            }
+            attempt += 1;
+            if attempt >= RESUME_ATTEMPTS {
+                return Err(ErrorData::invalid_request(
+                    format!(
+                        "task `{id}` is being resumed by another tasks/update on this server; read it with tasks/get \
+                         and send the answers it still asks for again"
+                    ),
+                    None,
+                ));
+            }
+            back_off(attempt).await;
+            seen = tasks.store.get(&id).await.map_err(|error| store_error(&error))?.ok_or_else(|| unknown_task(&id))?;
+        }
         let lease = tasks.new_lease();
-        let written = update(tasks.store.as_ref(), tasks.clock.as_ref(), &id, |record| {
-            if record.status != TaskStatus::InputRequired {
-                return false;
-            }
-            let mut changed = false;
-            for (key, answer) in &given {
-                if record.input_requests.remove(key).is_some() {
-                    record.answers.insert(key.clone(), answer.clone());
-                    changed = true;
-                }
-            }
-            if record.input_requests.is_empty() {
-                record.status = TaskStatus::Working;
-                record.lease = Some(lease.clone());
-            }
-            changed
-        })
-        .await;
+        let written =
+            update(tasks.store.as_ref(), tasks.clock.as_ref(), &id, |record| take_answers(record, &given, &lease))
+                .await;
         match written {
             Ok(Some(record)) if record.status == TaskStatus::Working => {
                 let http = context.extensions.get::<::http::request::Parts>();

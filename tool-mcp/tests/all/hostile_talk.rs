@@ -10,10 +10,10 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tool_mcp::tasks::MemoryTaskStore;
+use tool_mcp::tasks::{MemoryTaskStore, TaskRecord, TaskStore, TaskStoreError};
 use tool_mcp::{McpServer, McpServerBuilder, Prompt, PromptMessage, ResourceTemplate};
 use tool_runtime::talk::Elicitation;
-use tool_runtime::{ContentPart, Registry, ResourceContents, TalkBackError, ToolContext, tool};
+use tool_runtime::{BoxFuture, ContentPart, Registry, ResourceContents, TalkBackError, ToolContext, tool};
 
 use common::{Running, post, rpc};
 
@@ -407,11 +407,156 @@ async fn eight_updates_at_once_with_the_last_answer_run_the_task_once() {
     let with_tasks = capabilities(true);
     let updates: Vec<_> = (0..8).map(|_| rpc(&running, "tasks/update", answer.clone(), &with_tasks, None)).collect();
     for ack in futures::future::join_all(updates).await {
-        assert_eq!(ack["result"], json!({"resultType": "complete"}));
+        assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
     }
     let done = until_not(&running, &id, "working", None).await;
     assert_eq!(done["result"]["content"][0]["text"], "run 1");
     assert_eq!(ANSWERED_RUNS.load(std::sync::atomic::Ordering::SeqCst), 1);
+    running.stop().await;
+}
+
+/// How many times `gated_after_answer` got past its question.
+static GATED_RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Opened by its test once every `tasks/update` is acknowledged: until then a run of
+/// `gated_after_answer` holds its place among the server's running tasks.
+static GATE: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(0);
+
+/// Count the runs that got an answer; each ends once the gate opens.
+#[tool(tags(task))]
+async fn gated_after_answer(ctx: &ToolContext) -> Result<String, TalkBackError> {
+    ctx.elicit::<Name>("Your name?").key("user_name").await?;
+    let runs = GATED_RUNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+    drop(GATE.acquire().await);
+    Ok(format!("run {runs}"))
+}
+
+/// A task store whose next `readers` reads (once armed) each read the record, then wait until
+/// all of them have, so that as many concurrent `tasks/update`s all read the record before any of
+/// them writes it.
+#[derive(Clone)]
+struct Gathering(std::sync::Arc<(MemoryTaskStore, std::sync::atomic::AtomicUsize, tokio::sync::Barrier)>);
+
+impl Gathering {
+    fn new(readers: usize) -> Self {
+        Self(std::sync::Arc::new((
+            MemoryTaskStore::default(),
+            std::sync::atomic::AtomicUsize::new(0),
+            tokio::sync::Barrier::new(readers),
+        )))
+    }
+
+    /// Makes the next `readers` reads gather.
+    fn arm(&self, readers: usize) {
+        self.0.1.store(readers, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl TaskStore for Gathering {
+    fn insert(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+        self.0.0.insert(record)
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+        Box::pin(async move {
+            let read = self.0.0.get(id).await;
+            let ordering = std::sync::atomic::Ordering::SeqCst;
+            if self.0.1.fetch_update(ordering, ordering, |left| left.checked_sub(1)).is_ok() {
+                self.0.2.wait().await;
+            }
+            read
+        })
+    }
+
+    fn replace(&self, record: TaskRecord) -> BoxFuture<'_, Result<bool, TaskStoreError>> {
+        self.0.0.replace(record)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eight_updates_that_all_read_input_required_before_any_writes_all_complete_and_run_the_task_once() {
+    let store = Gathering::new(8);
+    let registry = Registry::builder().tool(gated_after_answer::TOOL).build().unwrap();
+    let running = Running::start(McpServer::builder(registry).task_store(store.clone()).build()).await;
+    let created = create(&running, "gated_after_answer", None).await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(until_not(&running, &id, "working", None).await["status"], "input_required");
+    store.arm(8);
+    let answer = json!({"taskId": id, "inputResponses": {"user_name": accept(json!({"name": "Ana"}))}});
+    let with_tasks = capabilities(true);
+    let updates: Vec<_> = (0..8).map(|_| rpc(&running, "tasks/update", answer.clone(), &with_tasks, None)).collect();
+    let acks = tokio::time::timeout(BOUND, futures::future::join_all(updates)).await.unwrap();
+    for ack in acks {
+        assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    }
+    GATE.add_permits(1);
+    let done = until_not(&running, &id, "working", None).await;
+    assert_eq!(done["result"]["content"][0]["text"], "run 1");
+    assert_eq!(GATED_RUNS.load(std::sync::atomic::Ordering::SeqCst), 1);
+    running.stop().await;
+}
+
+/// A task store whose next write (once armed) stalls until the test lets it go, as a store that
+/// is slow to answer.
+#[derive(Clone, Default)]
+struct Stalling(std::sync::Arc<StallingParts>);
+
+#[derive(Default)]
+struct StallingParts {
+    inner: MemoryTaskStore,
+    armed: std::sync::atomic::AtomicBool,
+    /// Told when the stalled write arrived.
+    stalled: tokio::sync::Notify,
+    /// Lets the stalled write go on.
+    go: tokio::sync::Notify,
+}
+
+impl TaskStore for Stalling {
+    fn insert(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+        self.0.inner.insert(record)
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+        self.0.inner.get(id)
+    }
+
+    fn replace(&self, record: TaskRecord) -> BoxFuture<'_, Result<bool, TaskStoreError>> {
+        Box::pin(async move {
+            if self.0.armed.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                self.0.stalled.notify_one();
+                self.0.go.notified().await;
+            }
+            self.0.inner.replace(record).await
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_waiting_on_another_update_whose_write_stalls_fails_naming_the_task_and_the_other_completes() {
+    let store = Stalling::default();
+    let running = Running::start(McpServer::builder(registry()).task_store(store.clone()).build()).await;
+    let created = create(&running, "ask_name", None).await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(until_not(&running, &id, "working", None).await["status"], "input_required");
+    store.0.armed.store(true, std::sync::atomic::Ordering::SeqCst);
+    let answer = json!({"taskId": id, "inputResponses": {"user_name": accept(json!({"name": "Ana"}))}});
+    let with_tasks = capabilities(true);
+    let first = rpc(&running, "tasks/update", answer.clone(), &with_tasks, None);
+    let second = async {
+        tokio::time::timeout(BOUND, store.0.stalled.notified()).await.unwrap();
+        let second = rpc(&running, "tasks/update", answer.clone(), &with_tasks, None).await;
+        store.0.go.notify_one();
+        second
+    };
+    let (first, second) = tokio::time::timeout(BOUND, async { tokio::join!(first, second) }).await.unwrap();
+    assert_eq!(
+        second["error"],
+        json!({"code": -32600, "message": format!("task `{id}` is being resumed by another tasks/update on this \
+               server; read it with tasks/get and send the answers it still asks for again")})
+    );
+    assert_eq!(first["result"], json!({"resultType": "complete"}), "{first}");
+    let done = until_not(&running, &id, "working", None).await;
+    assert_eq!(done["result"]["content"][0]["text"], "Hello, Ana!");
     running.stop().await;
 }
 

@@ -16,7 +16,7 @@ pub(crate) fn request(addr: &str, id: u64, method: &str, name: &str, params: Val
 }
 
 /// As [`request`], from a client of these `capabilities`.
-#[allow(dead_code)] // `task_cluster.rs` asks with the tasks extension only
+#[allow(dead_code)] // `idempotency_cluster.rs` asks with the tasks extension only
 pub(crate) fn request_of(
     addr: &str,
     id: u64,
