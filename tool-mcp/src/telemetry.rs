@@ -17,14 +17,24 @@
 //! | `jsonrpc.request.id` | the request's id, cut to 128 bytes | always |
 //! | `network.transport` | `pipe` (standard input and output), `tcp` (Streamable HTTP) | always |
 //! | `mcp.protocol.version` | the version the request or its session speaks | known |
-//! | `gen_ai.tool.name`, `gen_ai.operation.name` | the tool, `execute_tool` | `tools/call` of a served tool |
+//! | `gen_ai.tool.name`, `gen_ai.operation.name`, `gen_ai.tool.type`, `gen_ai.tool.description` | the tool, `execute_tool`, `function`, its description | `tools/call` of a served tool |
+//! | `gen_ai.tool.call.id`, `outcome`, `duration_ms`, `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result` | as on the registry's span ([`tool_runtime::telemetry`]) | `tools/call` run in its request (the content when capture is on) |
 //! | `gen_ai.prompt.name` | the prompt's name, cut to 128 bytes | `prompts/get` |
 //! | `error.type` | the JSON-RPC error code as text (`-32602`), or `tool_error` for a result with `isError: true` | the request failed |
 //! | `rpc.response.status_code` | the JSON-RPC error code as text | an error response |
 //! | `otel.status_code` | `error` | a server error or `tool_error`; never for -32700, -32600, -32601, -32602 or -32002, which are the client's |
 //!
-//! The tool's own `execute_tool` span ([`tool_runtime::telemetry`]) is the child of a
-//! `tools/call` span: the MCP layer opens no second tool span.
+//! # One span a call
+//!
+//! A `tools/call` run in its request has one span: its SERVER span is also the tool's execution
+//! span. The conventions make the two compatible, and where one instrumentation already traces
+//! the execution the other adds its attributes rather than opening a second span; a second span
+//! would cost every call as much again. The span goes to the registry in the call's context
+//! ([`ToolContextBuilder::call_span`](tool_runtime::ToolContextBuilder::call_span)), which
+//! records the execution's end on it ([`tool_runtime::telemetry`], "A host's span"); its
+//! `error.type` stays this layer's. A `tools/call` of tool search's meta-tools, or one that
+//! creates a task, does not hand its span over: `call_tool`'s inner call and a task's run open
+//! their own `execute_tool` spans.
 //!
 //! A message refused before the handler saw it (the transport's check, a size or time limit, or
 //! rmcp's refusal of an HTTP request with an error status) is a SERVER span too, named by its
@@ -376,7 +386,8 @@ async fn observed_with<T: Answer, F: Future<Output = Result<T, ErrorData>>>(
 /// The CLIENT span of one request of the import client (feature `client`): `{method} {tool}` for
 /// `tools/call` (the tool as the imported server names it, cut to 128 bytes), `{method}` alone for
 /// the others (`initialize`, `server/discover`, `tools/list`), kind CLIENT, a child of the span the
-/// request is sent in (for a call, the gateway's `execute_tool` span; a root when there is none).
+/// request is sent in (for a call, the gateway's `tools/call` SERVER span, or the `execute_tool`
+/// span of a call made in the process; a root when there is none).
 /// Fields as the SERVER span's, with `network.transport` `pipe` for a child process and `tcp` for
 /// Streamable HTTP, `server.address` and `server.port` for HTTP, and `gen_ai.tool.name` and
 /// `gen_ai.operation.name` for `tools/call` only.
@@ -479,9 +490,14 @@ pub(crate) fn client_finished(
 /// attributes to every span that neither the GenAI nor the MCP conventions ask for (`busy_ns` and
 /// `idle_ns`, two clock reads at every poll of an instrumented future; `thread.id`, `thread.name`,
 /// `code.file.path`, `code.line.number`, `code.module.name`, `target`): this layer leaves them
-/// out, which saves their cost on every call. Everything else is `tracing-opentelemetry`'s default
-/// (the span's OpenTelemetry context is current while it is entered). Put a level filter on it
-/// (`toolbox` uses INFO: the spans of calls and requests, not a transport's debug events).
+/// out, which saves their cost on every call. It also turns off context activation (making the
+/// span's OpenTelemetry context current while it is entered: two thread-local updates at every
+/// poll of an instrumented future): a span's parent is still the `tracing` span it runs in, and
+/// trace context still crosses processes (the import client reads the span's own context), but code
+/// inside a tool that reads `opentelemetry::Context::current()` sees no span; it should read
+/// `tracing::Span::current()`'s context (`OpenTelemetrySpanExt::context`) instead. Everything
+/// else is `tracing-opentelemetry`'s default. Put a level filter on it (`toolbox` uses INFO: the
+/// spans of calls and requests, not a transport's debug events).
 #[cfg(feature = "otel")]
 pub fn otel_layer<S, T>(tracer: T) -> tracing_opentelemetry::OpenTelemetryLayer<S, T>
 where

@@ -24,6 +24,19 @@
 //! A call to a tool the registry does not have is named `execute_tool` alone, so that a model (or
 //! a client) sending made-up names cannot make new span names.
 //!
+//! # A host's span
+//!
+//! A host that already has a span for the one call it makes (an MCP server's `tools/call {name}`
+//! SERVER span, which the MCP conventions make compatible with `execute_tool`) hands it over with
+//! [`ToolContextBuilder::call_span`](crate::ToolContextBuilder::call_span), and the call has one
+//! span rather than two. The registry then opens no `tool_call` span; on the host's span it
+//! records, in one pass, `gen_ai.tool.call.id`, `outcome` and `duration_ms`, and the captured
+//! content when capture is on. The host gives everything else when it makes the span
+//! (`gen_ai.operation.name`, `gen_ai.tool.name`, `gen_ai.tool.type`, `gen_ai.tool.description`),
+//! must declare those fields (`tracing` ignores a value for a field the span does not declare),
+//! runs the call inside the span (the registry does not enter it), and records `error.type` and
+//! the status itself. The span is taken by the context's first call only.
+//!
 //! # Content capture
 //!
 //! Off by default: arguments and results are sensitive (the conventions make them opt-in).
@@ -45,7 +58,8 @@
 //! [`EXECUTE_TOOL_DURATION_BUCKETS`], one measurement per call the registry answers, with the
 //! attributes `gen_ai.operation.name` (`execute_tool`), `gen_ai.tool.name` (the registered name, or
 //! `_OTHER` for a tool the registry does not have: a made-up name never becomes a new series) and
-//! `error.type` when the call failed. Recorded on the registry's meter: the global meter provider's
+//! `error.type` when the call failed. A call answered from the idempotency store (a replay, its
+//! span's `outcome` is `replayed`) is not measured: it is not a new execution. Recorded on the registry's meter: the global meter provider's
 //! (`opentelemetry::global`, as it is when the registry is built) unless
 //! [`RegistryBuilder::meter`](crate::RegistryBuilder::meter) gives one.
 

@@ -434,3 +434,29 @@ async fn a_failed_call_leaves_error_type_and_the_status_of_its_hosts_span_to_the
     assert_eq!(attributes.get("outcome").map(String::as_str), Some("error"));
     assert_eq!(attributes.get("error.type"), None);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_replayed_call_is_not_a_new_execution_and_its_key_is_never_recorded() {
+    use tool_runtime::idempotency::{Idempotency, MemoryIdempotencyStore};
+    let otel = Otel::new();
+    let registry = Registry::builder()
+        .tool(lookup::TOOL)
+        .idempotency(Idempotency::new(MemoryIdempotencyStore::new()))
+        .meter(opentelemetry::metrics::MeterProvider::meter(&otel.meters, "test"))
+        .build()
+        .unwrap();
+    let key = "key-4f1c-secret";
+    for id in ["call_1", "call_2"] {
+        let call = ToolCall::new(id, "lookup", r#"{"word":"tide"}"#).with_idempotency_key(key);
+        assert_eq!(registry.call(&call, &ToolContext::new()).await.text(), "tide: found");
+    }
+
+    let spans = otel.spans();
+    let outcomes: Vec<Option<String>> = spans.iter().map(|s| attributes(s).get("outcome").cloned()).collect();
+    assert_eq!(outcomes, [Some("ok".to_owned()), Some("replayed".to_owned())]);
+    let durations = otel.durations();
+    assert_eq!(durations.len(), 1);
+    assert_eq!(durations[0].count(), 1, "a replay is measured as an execution");
+    let everything = format!("{spans:?}");
+    assert!(!everything.contains("4f1c"), "the key reached a span: {everything}");
+}
