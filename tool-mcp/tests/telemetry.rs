@@ -787,3 +787,317 @@ async fn a_request_rmcp_refuses_over_http_is_a_server_span_with_the_http_status_
         ])
     );
 }
+
+// Attacks on "one span a call": each execution has exactly one span carrying it, no span has a
+// key twice, and every SERVER span ends with its request.
+
+/// Every attribute key of `span`, each once (`tracing-opentelemetry` appends a value recorded
+/// twice as a second attribute of the same key).
+fn assert_keys_once(span: &SpanData) {
+    let mut keys: Vec<&str> = span.attributes.iter().map(|kv| kv.key.as_str()).collect();
+    let all = keys.len();
+    keys.sort_unstable();
+    keys.dedup();
+    assert_eq!(keys.len(), all, "a key twice on {}: {:?}", span.name, span.attributes);
+}
+
+/// The names and kinds of a trace's spans, sorted.
+fn shape(trace: &[SpanData]) -> Vec<(String, SpanKind)> {
+    let mut names: Vec<(String, SpanKind)> = trace.iter().map(|s| (s.name.to_string(), s.span_kind.clone())).collect();
+    names.sort_by(|a, b| a.0.cmp(&b.0));
+    names
+}
+
+/// The span named `name` once it is exported (500 looks, 20 ms apart).
+async fn exported(name: &str) -> SpanData {
+    for _ in 0..500 {
+        if let Some(span) = otel().spans.get_finished_spans().unwrap().into_iter().find(|s| s.name == name) {
+            return span;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("no span named {name} was exported");
+}
+
+/// Counts (pipe).
+#[tool]
+fn counts_pipe(count: u32) -> String {
+    count.to_string()
+}
+
+/// Counts (HTTP).
+#[tool]
+fn counts_http(count: u32) -> String {
+    count.to_string()
+}
+
+/// Panics (pipe).
+#[tool]
+fn panics_pipe() -> String {
+    panic!("boom")
+}
+
+/// Panics (HTTP).
+#[tool]
+fn panics_http() -> String {
+    panic!("boom")
+}
+
+/// The attributes a served call's execution leaves on its SERVER span.
+const EXECUTION: [&str; 6] = [
+    "gen_ai.operation.name",
+    "gen_ai.tool.name",
+    "outcome",
+    "error.type",
+    "rpc.response.status_code",
+    "jsonrpc.request.id",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_whose_arguments_do_not_decode_is_one_server_span_with_outcome_error_and_error_type_tool_error() {
+    let otel = otel();
+    let (piped, read, write) = piped(Registry::builder().tool(counts_pipe::TOOL).build().unwrap());
+    let mut client = RawClient::initialize(read, write).await;
+    client.call(5, "counts_pipe", json!({"count": "many"}), false).await;
+    assert_eq!(client.recv().await["result"]["isError"], true);
+    piped.stop().await;
+    drop(client);
+
+    let (server, trace) = otel.trace_of("tools/call counts_pipe");
+    assert_eq!(shape(&trace), [("tools/call counts_pipe".to_owned(), SpanKind::Server)]);
+    assert_keys_once(&server);
+    assert_eq!(server.status, Status::error(""));
+    assert_eq!(
+        attribute_map(&server, &EXECUTION),
+        pairs(&[
+            ("gen_ai.operation.name", Some("execute_tool")),
+            ("gen_ai.tool.name", Some("counts_pipe")),
+            ("outcome", Some("error")),
+            ("error.type", Some("tool_error")),
+            ("rpc.response.status_code", None),
+            ("jsonrpc.request.id", Some("5")),
+        ])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_whose_arguments_do_not_decode_over_http_is_one_server_span_with_outcome_error() {
+    let otel = otel();
+    let running =
+        Running::start(McpServer::builder(Registry::builder().tool(counts_http::TOOL).build().unwrap()).build()).await;
+    let body = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+        "params": {"name": "counts_http", "arguments": {"count": -1}}});
+    let response = post(running.addr, "/mcp", "127.0.0.1", &[], &body).await;
+    assert_eq!(response.status, 200, "{}", response.body);
+    running.stop().await;
+
+    let (server, trace) = otel.trace_of("tools/call counts_http");
+    assert_eq!(shape(&trace), [("tools/call counts_http".to_owned(), SpanKind::Server)]);
+    assert_keys_once(&server);
+    assert_eq!(
+        attribute_map(&server, &EXECUTION),
+        pairs(&[
+            ("gen_ai.operation.name", Some("execute_tool")),
+            ("gen_ai.tool.name", Some("counts_http")),
+            ("outcome", Some("error")),
+            ("error.type", Some("tool_error")),
+            ("rpc.response.status_code", None),
+            ("jsonrpc.request.id", Some("6")),
+        ])
+    );
+    assert_eq!(attribute(&server, "network.transport").as_deref(), Some("tcp"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_that_panics_on_a_pipe_is_one_server_span_with_outcome_panicked() {
+    let otel = otel();
+    let (piped, read, write) = piped(Registry::builder().tool(panics_pipe::TOOL).build().unwrap());
+    let mut client = RawClient::initialize(read, write).await;
+    client.call(8, "panics_pipe", json!({}), false).await;
+    assert_eq!(client.recv().await["result"]["isError"], true);
+    piped.stop().await;
+    drop(client);
+
+    let (server, trace) = otel.trace_of("tools/call panics_pipe");
+    assert_eq!(shape(&trace), [("tools/call panics_pipe".to_owned(), SpanKind::Server)]);
+    assert_keys_once(&server);
+    assert_eq!(server.status, Status::error(""));
+    assert_eq!(attribute(&server, "outcome").as_deref(), Some("panicked"));
+    assert_eq!(attribute(&server, "error.type").as_deref(), Some("tool_error"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_that_panics_over_http_is_one_server_span_with_outcome_panicked() {
+    let otel = otel();
+    let running =
+        Running::start(McpServer::builder(Registry::builder().tool(panics_http::TOOL).build().unwrap()).build()).await;
+    let body =
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "panics_http", "arguments": {}}});
+    let response = post(running.addr, "/mcp", "127.0.0.1", &[], &body).await;
+    assert_eq!(response.status, 200, "{}", response.body);
+    running.stop().await;
+
+    let (server, trace) = otel.trace_of("tools/call panics_http");
+    assert_eq!(shape(&trace), [("tools/call panics_http".to_owned(), SpanKind::Server)]);
+    assert_keys_once(&server);
+    assert_eq!(attribute(&server, "outcome").as_deref(), Some("panicked"));
+    assert_eq!(attribute(&server, "error.type").as_deref(), Some("tool_error"));
+}
+
+/// Waits, without end, until its call is dropped (it reports one step when it starts).
+#[tool]
+async fn waits_cancelled(ctx: &tool_runtime::ToolContext) -> String {
+    ctx.progress(1, None, "started");
+    std::future::pending::<()>().await;
+    "never".to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_the_client_cancels_ends_its_server_span_with_outcome_cancelled() {
+    let _ = otel();
+    let (piped, read, write) = piped(Registry::builder().tool(waits_cancelled::TOOL).build().unwrap());
+    let mut client = RawClient::initialize(read, write).await;
+    client.call(2, "waits_cancelled", json!({}), true).await;
+    assert_eq!(client.recv().await["params"]["message"], "started");
+    client.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})).await;
+    let server = exported("tools/call waits_cancelled").await;
+    piped.stop().await;
+    drop(client);
+
+    assert_keys_once(&server);
+    assert_eq!(attribute(&server, "outcome").as_deref(), Some("cancelled"));
+    assert!(attribute(&server, "duration_ms").is_some());
+    assert!(attribute(&server, "gen_ai.tool.call.id").is_some_and(|id| id.starts_with("mcp_")));
+    let trace: Vec<SpanData> = otel()
+        .spans
+        .get_finished_spans()
+        .unwrap()
+        .into_iter()
+        .filter(|s| s.span_context.trace_id() == server.span_context.trace_id())
+        .collect();
+    assert_eq!(shape(&trace), [("tools/call waits_cancelled".to_owned(), SpanKind::Server)]);
+}
+
+/// Says hello, deferred behind tool search.
+#[tool]
+fn hello_deferred() -> String {
+    "hello, found".to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_call_tool_meta_tool_is_a_server_span_whose_inner_call_has_its_own_execute_tool_span() {
+    let otel = otel();
+    let registry = Registry::builder().tool(hello_deferred::TOOL).defer_tools(["hello_deferred"]).build().unwrap();
+    let (piped, read, write) = piped(registry);
+    let mut client = RawClient::initialize(read, write).await;
+    client.call(4, "call_tool", json!({"name": "hello_deferred", "arguments": {}}), false).await;
+    let answer = client.recv().await;
+    assert_eq!(answer["result"]["content"][0]["text"], "hello, found", "{answer}");
+    piped.stop().await;
+    drop(client);
+
+    let (inner, trace) = otel.trace_of("execute_tool hello_deferred");
+    let server = trace.iter().find(|s| s.name == "tools/call call_tool").expect("the request's SERVER span");
+    assert_eq!(
+        shape(&trace),
+        [
+            ("execute_tool hello_deferred".to_owned(), SpanKind::Internal),
+            ("tools/call call_tool".to_owned(), SpanKind::Server)
+        ]
+    );
+    assert_eq!(inner.parent_span_id, server.span_context.span_id());
+    assert_keys_once(server);
+    assert_keys_once(&inner);
+    assert_eq!(
+        attribute_map(&inner, &["gen_ai.tool.name", "outcome", "error.type"]),
+        pairs(&[("gen_ai.tool.name", Some("hello_deferred")), ("outcome", Some("ok")), ("error.type", None)])
+    );
+    // The execution is the inner span's: the SERVER span carries none of it.
+    assert_eq!(
+        attribute_map(server, &["outcome", "duration_ms", "gen_ai.tool.call.id"]),
+        pairs(&[("outcome", None), ("duration_ms", None), ("gen_ai.tool.call.id", None)])
+    );
+}
+
+/// Never runs: its calls carry a request state the server did not seal.
+#[tool]
+fn refused_state() -> String {
+    "never run".to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_refused_before_the_registry_runs_ends_its_server_span_with_the_error_code() {
+    let _ = otel();
+    // The request state is checked after the call's context (which holds the span) is made.
+    let running =
+        Running::start(McpServer::builder(Registry::builder().tool(refused_state::TOOL).build().unwrap()).build())
+            .await;
+    let body = json!({"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": {
+        "name": "refused_state", "arguments": {}, "requestState": "forged-state",
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", "refused_state")];
+    let response = post(running.addr, "/mcp", "127.0.0.1", &headers, &body).await;
+    let answer: Value = serde_json::from_str(&response.body).unwrap_or_else(|e| panic!("{e}: {}", response.body));
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    let span = exported("tools/call refused_state").await;
+    running.stop().await;
+
+    assert_keys_once(&span);
+    assert_eq!(attribute(&span, "error.type"), answer["error"]["code"].as_i64().map(|c| c.to_string()), "{answer}");
+    assert_eq!(attribute(&span, "outcome"), None);
+}
+
+/// Logs in with a secret token.
+#[tool]
+fn login_traced(
+    /// Who.
+    user: String,
+    /// The token.
+    token: tool_runtime::Secret<String>,
+) -> String {
+    format!("{user} in ({} bytes)", token.expose().len())
+}
+
+const SECRET_TOKEN: &str = "tok-5ecret-otel-77a1";
+const IDEMPOTENCY_KEY: &str = "idem-5ecret-otel-0b3e";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_capture_a_secret_argument_and_the_idempotency_key_appear_in_no_exported_span() {
+    use tool_runtime::idempotency::{Idempotency, MemoryIdempotencyStore};
+
+    let otel = otel();
+    let idempotency = Idempotency::new(MemoryIdempotencyStore::new()).server_key([3u8; 32]).unwrap();
+    let registry =
+        Registry::builder().tool(login_traced::TOOL).capture_content(true).idempotency(idempotency).build().unwrap();
+    let running = Running::start(McpServer::builder(registry).build()).await;
+    let body = json!({"jsonrpc": "2.0", "id": 13, "method": "tools/call", "params": {
+        "name": "login_traced", "arguments": {"user": "ana", "token": SECRET_TOKEN},
+        "_meta": {tool_mcp::IDEMPOTENCY_KEY_META: IDEMPOTENCY_KEY}}});
+    let response = post(running.addr, "/mcp", "127.0.0.1", &[], &body).await;
+    assert!(response.body.contains("ana in (20 bytes)"), "{}", response.body);
+    running.stop().await;
+
+    let (server, trace) = otel.trace_of("tools/call login_traced");
+    assert_eq!(shape(&trace), [("tools/call login_traced".to_owned(), SpanKind::Server)]);
+    assert_keys_once(&server);
+    assert_eq!(
+        attribute_map(&server, &["gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "outcome"]),
+        pairs(&[
+            ("gen_ai.tool.call.arguments", Some(r#"{"token":"[redacted]","user":"ana"}"#)),
+            ("gen_ai.tool.call.result", Some("ana in (20 bytes)")),
+            ("outcome", Some("ok")),
+        ])
+    );
+    // Nowhere in the call's trace, and in no attribute of any span. (rmcp's own DEBUG events,
+    // `received request` with the whole request, are events of its connection span: a subscriber
+    // that exports DEBUG events exports them, which is why `otel_layer` wants a level filter.)
+    for span in otel.spans.get_finished_spans().unwrap() {
+        let text = if span.span_context.trace_id() == server.span_context.trace_id() {
+            format!("{span:?}")
+        } else {
+            format!("{:?}", span.attributes)
+        };
+        assert!(!text.contains(SECRET_TOKEN), "the secret in {}", span.name);
+        assert!(!text.contains(IDEMPOTENCY_KEY), "the idempotency key in {}", span.name);
+    }
+}

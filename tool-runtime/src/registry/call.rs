@@ -277,6 +277,42 @@ fn record_finish(span: &CallSpan, call: &ToolCall, outcome: &str, duration_ms: u
     ]));
 }
 
+/// A call that has not reached [`Registry::finish`]: dropped so (its caller dropped the call's
+/// future, e.g. an MCP client cancelled the request, or its tool asked the client for input and the
+/// request ended with `input_required`), it records `outcome` `cancelled` and `duration_ms` on the
+/// call's span, so that a span never ends without saying how its call ended. `error.type` and the
+/// status are left alone: nothing failed, the caller stopped waiting. Nothing is recorded once
+/// [`Unfinished::disarm`] has run (the call went on to be finished or replayed), nor for a span no
+/// subscriber wants.
+struct Unfinished<'a> {
+    call: &'a ToolCall,
+    span: &'a CallSpan,
+    started: Option<Instant>,
+    armed: bool,
+}
+
+impl<'a> Unfinished<'a> {
+    fn new(call: &'a ToolCall, span: &'a CallSpan, started: Option<Instant>) -> Self {
+        Unfinished { call, span, started, armed: !span.is_disabled() }
+    }
+
+    /// The call reached its end: the drop records nothing.
+    fn disarm(&mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let elapsed = self.started.map(|s| s.elapsed());
+        let duration_ms = elapsed.map_or(0, |e| u64::try_from(e.as_millis()).unwrap_or(u64::MAX));
+        record_finish(self.span, self.call, "cancelled", duration_ms, None);
+    }
+}
+
 /// The OpenTelemetry name of a call's span: `execute_tool {name}` for a tool of the registry (its
 /// registered name), `execute_tool` for a name the registry does not have.
 struct SpanName<'a>(Option<&'a str>);
@@ -410,10 +446,12 @@ impl Registry {
                     Poll::Pending => {
                         let finished_in = span.clone();
                         let rest = async move {
+                            let mut unfinished = Unfinished::new(call, &finished_in, started);
                             let outcome = match Self::wait(running.map(Ok), call, ctx).await {
                                 Ok(outcome) => caught(call, outcome),
                                 Err(cancelled) => Err(cancelled),
                             };
+                            unfinished.disarm();
                             let message = self.finish(call, outcome, &finished_in, started);
                             self.output(message, call, ctx, None).await
                         };
@@ -440,6 +478,7 @@ impl Registry {
         // The duration is only measured for someone to see it (two clock reads a call).
         let started = (!span.is_disabled() || self.telemetry.measures()).then(Instant::now);
         let steps = async {
+            let mut unfinished = Unfinished::new(call, &span, started);
             let admission = match admission {
                 Ok(admission) => admission,
                 Err(index) => self.ask(index, call, ctx).await,
@@ -454,10 +493,12 @@ impl Registry {
                     match idempotency.begin(&self.names[*index], &key, call, ctx.principal(), limit).await {
                         Begin::Run(held) => Some(held),
                         Begin::Replay(message) => {
+                            unfinished.disarm();
                             span.record("outcome", "replayed");
                             return message;
                         }
                         Begin::Refuse(message) => {
+                            unfinished.disarm();
                             span.record("outcome", "error");
                             return message;
                         }
@@ -470,6 +511,7 @@ impl Registry {
                 Admission::Refuse(error) => (Err(error), None),
                 Admission::Stop(reason) => (Err(ToolError::PermissionDenied { tool: call.name.clone(), reason }), None),
             };
+            unfinished.disarm();
             let message = self.finish(call, outcome, &span, started);
             let message = self.output(message, call, ctx, call_ctx).await;
             if let Some(held) = held {

@@ -460,3 +460,60 @@ async fn a_replayed_call_is_not_a_new_execution_and_its_key_is_never_recorded() 
     let everything = format!("{spans:?}");
     assert!(!everything.contains("4f1c"), "the key reached a span: {everything}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_call_dropped_before_it_ends_records_outcome_cancelled_on_its_own_span() {
+    let otel = Otel::new();
+    let registry = otel.registry(false);
+    let call = ToolCall::new("call_4", "slow_lookup", r#"{"word":"ebb"}"#);
+    let ctx = ToolContext::new();
+    // The caller stops waiting after 1 s of the tool's 3 s (a client's cancel drops the future).
+    let waited = tokio::time::timeout(Duration::from_secs(1), registry.call(&call, &ctx)).await;
+    assert!(waited.is_err());
+
+    let spans = otel.spans();
+    assert_eq!(spans.len(), 1);
+    assert_eq!(spans[0].name, "execute_tool slow_lookup");
+    assert_eq!(spans[0].status, Status::Unset);
+    let attributes = attributes(&spans[0]);
+    assert_eq!(attributes.get("outcome").map(String::as_str), Some("cancelled"));
+    assert_eq!(attributes.get("duration_ms").map(String::as_str), Some("1000"));
+    assert_eq!(attributes.get("error.type"), None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_dropped_before_it_ends_records_outcome_cancelled_on_its_hosts_span_once() {
+    let otel = Otel::new();
+    let registry = otel.registry(false);
+    let host = host_span();
+    let ctx = ToolContext::builder().call_span(host.clone()).build();
+    let call = ToolCall::new("call_5", "slow_lookup", r#"{"word":"ebb"}"#);
+    let running = tracing::Instrument::instrument(registry.call(&call, &ctx), host.clone());
+    assert!(tokio::time::timeout(Duration::from_secs(2), running).await.is_err());
+    drop((host, ctx));
+
+    let spans = otel.spans();
+    assert_eq!(spans.len(), 1);
+    let mut keys: Vec<&str> = spans[0].attributes.iter().map(|kv| kv.key.as_str()).collect();
+    let all = keys.len();
+    keys.sort_unstable();
+    keys.dedup();
+    assert_eq!(keys.len(), all, "a key twice: {:?}", spans[0].attributes);
+    let attributes = attributes(&spans[0]);
+    assert_eq!(attributes.get("outcome").map(String::as_str), Some("cancelled"));
+    assert_eq!(attributes.get("duration_ms").map(String::as_str), Some("2000"));
+    assert_eq!(attributes.get("gen_ai.tool.call.id").map(String::as_str), Some("call_5"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_that_ends_records_its_outcome_once_and_not_cancelled() {
+    let otel = Otel::new();
+    let registry = otel.registry(false);
+    let call = ToolCall::new("call_6", "slow_lookup", r#"{"word":"ebb"}"#);
+    assert_eq!(registry.call(&call, &ToolContext::new()).await.text(), "ebb: found late");
+
+    let spans = otel.spans();
+    let outcomes: Vec<String> =
+        spans[0].attributes.iter().filter(|kv| kv.key.as_str() == "outcome").map(|kv| kv.value.to_string()).collect();
+    assert_eq!(outcomes, ["ok"]);
+}
