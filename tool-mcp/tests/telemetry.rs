@@ -1101,3 +1101,94 @@ async fn with_capture_a_secret_argument_and_the_idempotency_key_appear_in_no_exp
         assert!(!text.contains(IDEMPOTENCY_KEY), "the idempotency key in {}", span.name);
     }
 }
+
+// `otel_layer` turns off tracing-opentelemetry's context activation: parents must still come
+// from `tracing`'s tree, and trace context must still cross to an imported server. These tests
+// install `otel_layer` for their own thread (a current-thread runtime: the server's tasks and the
+// tool run on it) over a span exporter of their own.
+
+/// A subscriber of `otel_layer` alone for this thread, and its exporter.
+fn otel_layer_here() -> (InMemorySpanExporter, tracing::subscriber::DefaultGuard) {
+    let spans = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder().with_simple_exporter(spans.clone()).build();
+    let layer = tool_mcp::telemetry::otel_layer(provider.tracer("otel_layer"));
+    let guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
+    (spans, guard)
+}
+
+/// Works in a span of its own.
+#[tool]
+async fn works_in_a_span() -> String {
+    use tracing::Instrument;
+    async { tokio::task::yield_now().await }.instrument(tracing::info_span!("inner_work")).await;
+    "worked".to_owned()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn with_otel_layer_a_span_made_in_a_tools_body_is_a_child_of_the_calls_server_span() {
+    let (spans, _guard) = otel_layer_here();
+    let (piped, read, write) = piped(Registry::builder().tool(works_in_a_span::TOOL).build().unwrap());
+    let mut client = RawClient::initialize(read, write).await;
+    client.call(3, "works_in_a_span", json!({}), false).await;
+    assert_eq!(client.recv().await["result"]["content"][0]["text"], "worked");
+    piped.stop().await;
+    drop(client);
+
+    let finished = spans.get_finished_spans().unwrap();
+    let server = finished.iter().find(|s| s.name == "tools/call works_in_a_span").expect("the SERVER span");
+    let inner = finished.iter().find(|s| s.name == "inner_work").expect("the tool's own span");
+    assert_eq!(inner.parent_span_id, server.span_context.span_id());
+    assert_eq!(inner.span_context.trace_id(), server.span_context.trace_id());
+    assert_keys_once(server);
+    // `otel_layer` adds none of tracing-opentelemetry's own attributes.
+    for key in ["busy_ns", "idle_ns", "thread.id", "code.file.path", "target"] {
+        assert_eq!(attribute(server, key), None, "{key}");
+    }
+}
+
+/// Says hello to an in-process caller through an import.
+#[tool]
+fn hello_in_process() -> String {
+    "hello in process".to_owned()
+}
+
+#[cfg(feature = "client")]
+#[tokio::test(flavor = "current_thread")]
+async fn with_otel_layer_an_in_process_call_of_an_imported_tool_carries_its_trace_to_the_upstream() {
+    use tool_mcp::import::McpImport;
+    use tool_runtime::{ToolCall, ToolContext};
+    use tracing::Instrument;
+
+    let (spans, _guard) = otel_layer_here();
+    let upstream =
+        Running::start(McpServer::builder(Registry::builder().tool(hello_in_process::TOOL).build().unwrap()).build())
+            .await;
+    let imported =
+        McpImport::http("up", format!("http://{}/mcp", upstream.addr)).prefix("ip_").connect().await.unwrap();
+    let registry = imported.add_to(Registry::builder()).unwrap().build().unwrap();
+    let call = ToolCall::new("call_1", "ip_hello_in_process", "{}");
+    let message = registry.call(&call, &ToolContext::new()).instrument(tracing::info_span!("agent_turn")).await;
+    assert_eq!(message.text(), "hello in process");
+    imported.close().await;
+    upstream.stop().await;
+
+    let finished = spans.get_finished_spans().unwrap();
+    let named = |name: &str, kind: SpanKind| {
+        finished.iter().find(|s| s.name == name && s.span_kind == kind).unwrap_or_else(|| {
+            panic!("no {kind:?} span {name}: {:?}", finished.iter().map(|s| &s.name).collect::<Vec<_>>())
+        })
+    };
+    let turn = named("agent_turn", SpanKind::Internal);
+    let execution = named("execute_tool ip_hello_in_process", SpanKind::Internal);
+    let client = named("tools/call hello_in_process", SpanKind::Client);
+    let server = named("tools/call hello_in_process", SpanKind::Server);
+    assert_eq!(execution.parent_span_id, turn.span_context.span_id());
+    assert_eq!(client.parent_span_id, execution.span_context.span_id());
+    // Through `_meta`'s traceparent: the upstream's SERVER span continues the caller's trace.
+    assert_eq!(server.parent_span_id, client.span_context.span_id());
+    assert!(server.parent_span_is_remote);
+    for span in [turn, execution, client, server] {
+        assert_eq!(span.span_context.trace_id(), turn.span_context.trace_id(), "{}", span.name);
+        assert_keys_once(span);
+    }
+}
