@@ -18,7 +18,7 @@
 //! | `network.transport` | `pipe` (standard input and output), `tcp` (Streamable HTTP) | always |
 //! | `mcp.protocol.version` | the version the request or its session speaks | known |
 //! | `gen_ai.tool.name`, `gen_ai.operation.name`, `gen_ai.tool.type`, `gen_ai.tool.description` | the tool, `execute_tool`, `function`, its description | `tools/call` of a served tool |
-//! | `gen_ai.tool.call.id`, `outcome`, `duration_ms`, `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result` | as on the registry's span ([`tool_runtime::telemetry`]) | `tools/call` run in its request (the content when capture is on) |
+//! | `gen_ai.tool.call.id`, `outcome`, `duration_ms`, `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result` | as on the registry's span ([`tool_runtime::telemetry`]; `outcome` `cancelled` for a call the client cancelled or that asked for input) | `tools/call` run in its request (the content when capture is on) |
 //! | `gen_ai.prompt.name` | the prompt's name, cut to 128 bytes | `prompts/get` |
 //! | `error.type` | the JSON-RPC error code as text (`-32602`), or `tool_error` for a result with `isError: true` | the request failed |
 //! | `rpc.response.status_code` | the JSON-RPC error code as text | an error response |

@@ -1192,3 +1192,64 @@ async fn with_otel_layer_an_in_process_call_of_an_imported_tool_carries_its_trac
         assert_keys_once(span);
     }
 }
+
+/// A name, as the user gives it.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct GivenName {
+    name: String,
+}
+
+/// Asks the user's name, then greets.
+#[tool]
+async fn asks_traced(ctx: &tool_runtime::ToolContext) -> Result<String, tool_runtime::TalkBackError> {
+    Ok(match ctx.elicit::<GivenName>("Your name?").key("user_name").await? {
+        tool_runtime::talk::Elicitation::Accept(GivenName { name }) => format!("Hello, {name}!"),
+        _ => "no name".to_owned(),
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_round_of_a_call_that_asks_for_input_is_one_server_span_that_says_how_its_round_ended() {
+    let otel = otel();
+    let running =
+        Running::start(McpServer::builder(Registry::builder().tool(asks_traced::TOOL).build().unwrap()).build()).await;
+    let capabilities = json!({"elicitation": {}});
+    let first =
+        common::rpc(&running, "tools/call", json!({"name": "asks_traced", "arguments": {}}), &capabilities, None).await;
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let state = first["result"]["requestState"].as_str().unwrap();
+    let retry = json!({"name": "asks_traced", "arguments": {}, "requestState": state,
+        "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ana"}}}});
+    let second = common::rpc(&running, "tools/call", retry, &capabilities, None).await;
+    assert_eq!(second["result"]["content"][0]["text"], "Hello, Ana!", "{second}");
+    running.stop().await;
+
+    let mut rounds: Vec<SpanData> =
+        otel.spans.get_finished_spans().unwrap().into_iter().filter(|s| s.name == "tools/call asks_traced").collect();
+    rounds.sort_by_key(|s| s.start_time);
+    assert_eq!(rounds.len(), 2, "one SERVER span a round");
+    for round in &rounds {
+        assert_keys_once(round);
+        assert_eq!(round.status, Status::Unset);
+        let beside: Vec<String> = otel
+            .spans
+            .get_finished_spans()
+            .unwrap()
+            .into_iter()
+            .filter(|s| {
+                s.span_context.trace_id() == round.span_context.trace_id() && s.name.starts_with("execute_tool")
+            })
+            .map(|s| s.name.to_string())
+            .collect();
+        assert_eq!(beside, Vec::<String>::new(), "no execute_tool span beside the SERVER span");
+    }
+    // The first round stopped when the tool asked (its future dropped), the second ran to the end.
+    assert_eq!(
+        rounds.iter().map(|r| attribute_map(r, &["outcome", "error.type"])).collect::<Vec<_>>(),
+        [
+            pairs(&[("outcome", Some("cancelled")), ("error.type", None)]),
+            pairs(&[("outcome", Some("ok")), ("error.type", None)]),
+        ]
+    );
+    assert!(rounds.iter().all(|r| attribute(r, "duration_ms").is_some()));
+}

@@ -4,9 +4,10 @@
 //!
 //! # The span
 //!
-//! Every call runs in one `tracing` span (the one instrumentation path), named `tool_call` for
-//! `tracing` subscribers and `execute_tool {gen_ai.tool.name}` for OpenTelemetry (its `otel.name`
-//! field, which `tracing-opentelemetry` reads), kind INTERNAL (`otel.kind`). Its fields:
+//! Every call runs in one `tracing` span (the one instrumentation path): its own, named `tool_call`
+//! for `tracing` subscribers and `execute_tool {gen_ai.tool.name}` for OpenTelemetry (its
+//! `otel.name` field, which `tracing-opentelemetry` reads), kind INTERNAL (`otel.kind`), unless
+//! its host handed it a span of its own ("A host's span" below). Its fields:
 //!
 //! | field | value | when |
 //! |---|---|---|
@@ -19,7 +20,12 @@
 //! | `otel.status_code` | `error` (no description: an error's text may quote the model's input) | the call failed |
 //! | `gen_ai.tool.call.arguments` | the arguments, through [`captured`] | content capture is on |
 //! | `gen_ai.tool.call.result` | the result's text, through [`captured`] | content capture is on |
-//! | `session_id`, `outcome`, `duration_ms` | the context's session, `ok`/`done`/`error`/`denied`/..., whole milliseconds | for `tracing` logs |
+//! | `session_id`, `outcome`, `duration_ms` | the context's session, `ok`/`done`/`error`/`denied`/`replayed`/..., whole milliseconds | for `tracing` logs |
+//!
+//! A call whose future is dropped before it ends (its caller stopped waiting: an MCP client's
+//! cancel, a tool that asked for input and whose request was answered `input_required`, a
+//! timeout around `Registry::call`) records `outcome` `cancelled` and `duration_ms` when it is
+//! dropped, and no `error.type` or status: nothing failed.
 //!
 //! A call to a tool the registry does not have is named `execute_tool` alone, so that a model (or
 //! a client) sending made-up names cannot make new span names.
@@ -35,7 +41,9 @@
 //! (`gen_ai.operation.name`, `gen_ai.tool.name`, `gen_ai.tool.type`, `gen_ai.tool.description`),
 //! must declare those fields (`tracing` ignores a value for a field the span does not declare),
 //! runs the call inside the span (the registry does not enter it), and records `error.type` and
-//! the status itself. The span is taken by the context's first call only.
+//! the status itself. The span is taken by the context's first call only. A call dropped before it
+//! ends records `gen_ai.tool.call.id`, `outcome` (`cancelled`) and `duration_ms` on it as well,
+//! each once. `session_id` is the host's to declare and record.
 //!
 //! # Content capture
 //!

@@ -786,8 +786,9 @@ pub(crate) struct Global {
     /// Their `openWorldHint` (true when absent) makes them `external`.
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
-    /// Record the arguments and results of tool calls on their `execute_tool` spans
-    /// (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`), secret arguments `[redacted]`
+    /// Record the arguments and results of tool calls on their spans (`execute_tool`, or a served
+    /// call's `tools/call` SERVER span: `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`),
+    /// secret arguments `[redacted]`
     /// [default: `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` (`true`, `SPAN_ONLY` or
     /// `SPAN_AND_EVENT` turn it on), else off: they hold what the model and the tools said].
     #[arg(long, global = true)]

@@ -22,8 +22,9 @@
 //! dropped, not waited for. Either way every request is still answered. What is queued when the
 //! command ends is written then ([`Telemetry::shutdown`], at most one second).
 //!
-//! Content capture (the arguments and results of tool calls on their `execute_tool` spans,
-//! `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result`) is off unless `--capture-content`
+//! Content capture (the arguments and results of tool calls on their spans, `execute_tool` or a
+//! served call's `tools/call` SERVER span: `gen_ai.tool.call.arguments` and
+//! `gen_ai.tool.call.result`) is off unless `--capture-content`
 //! is given or [`CAPTURE_CONTENT_ENV`] turns it on ([`capture_content`]).
 
 use opentelemetry::trace::TracerProvider as _;
