@@ -1253,3 +1253,87 @@ async fn each_round_of_a_call_that_asks_for_input_is_one_server_span_that_says_h
     );
     assert!(rounds.iter().all(|r| attribute(r, "duration_ms").is_some()));
 }
+
+/// Waits, without end, until its call is dropped (HTTP; it reports one step when it starts).
+#[tool]
+async fn waits_dropped_http(ctx: &tool_runtime::ToolContext) -> String {
+    ctx.progress(1, None, "started");
+    std::future::pending::<()>().await;
+    "never".to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_whose_http_client_goes_away_ends_its_server_span_with_outcome_cancelled() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let _ = otel();
+    let running =
+        Running::start(McpServer::builder(Registry::builder().tool(waits_dropped_http::TOOL).build().unwrap()).build())
+            .await;
+    let body = json!({"jsonrpc": "2.0", "id": 14, "method": "tools/call",
+        "params": {"name": "waits_dropped_http", "arguments": {}, "_meta": {"progressToken": "p1"}}})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\nContent-Type: \
+         application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(running.addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    // Read until the progress report shows the tool started (at most 64 KiB, 10 s), then go away.
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("started") {
+        let read = tokio::time::timeout(std::time::Duration::from_secs(10), stream.read(&mut buffer))
+            .await
+            .expect("the progress report")
+            .unwrap();
+        assert!(read > 0 && seen.len() < 64 * 1024, "{}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buffer[..read]);
+    }
+    drop(stream);
+    let server = exported("tools/call waits_dropped_http").await;
+    running.stop().await;
+
+    assert_keys_once(&server);
+    assert_eq!(
+        attribute_map(&server, &["outcome", "network.transport", "gen_ai.tool.name"]),
+        pairs(&[
+            ("outcome", Some("cancelled")),
+            ("network.transport", Some("tcp")),
+            ("gen_ai.tool.name", Some("waits_dropped_http")),
+        ])
+    );
+    assert!(attribute(&server, "duration_ms").is_some());
+}
+
+/// Says hello, deferred behind tool search (HTTP).
+#[tool]
+fn hello_deferred_http() -> String {
+    "hello, found over http".to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_call_tool_meta_tool_over_http_has_its_inner_calls_execute_tool_span_under_its_server_span() {
+    let otel = otel();
+    let registry =
+        Registry::builder().tool(hello_deferred_http::TOOL).defer_tools(["hello_deferred_http"]).build().unwrap();
+    let running = Running::start(McpServer::builder(registry).build()).await;
+    let body = json!({"jsonrpc": "2.0", "id": 15, "method": "tools/call",
+        "params": {"name": "call_tool", "arguments": {"name": "hello_deferred_http", "arguments": {}}}});
+    let response = post(running.addr, "/mcp", "127.0.0.1", &[], &body).await;
+    assert!(response.body.contains("hello, found over http"), "{}", response.body);
+    running.stop().await;
+
+    let (inner, trace) = otel.trace_of("execute_tool hello_deferred_http");
+    let server = trace
+        .iter()
+        .find(|s| s.name == "tools/call call_tool" && s.span_context.trace_id() == inner.span_context.trace_id())
+        .expect("the request's SERVER span");
+    assert_eq!(trace.len(), 2, "{:?}", shape(&trace));
+    assert_eq!(inner.parent_span_id, server.span_context.span_id());
+    assert_keys_once(server);
+    assert_keys_once(&inner);
+    assert_eq!(attribute(&inner, "outcome").as_deref(), Some("ok"));
+    assert_eq!(attribute(server, "network.transport").as_deref(), Some("tcp"));
+}

@@ -324,3 +324,76 @@ fn an_unknown_value_of_the_genai_capture_variable_is_refused_before_any_call() {
          `false`, `NO_CONTENT` or `EVENT_ONLY` (or leave it unset) not to\n"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_served_code_mode_program_is_one_server_span_and_each_of_its_calls_an_execute_tool_span_under_it() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("otlp.jsonl");
+    let (_receiver, receiver_stdin, otlp) = receiver(&out);
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(root.path().join("a.rs"), "// TODO one\n").unwrap();
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolbox"));
+    command
+        .args(["mcp", "--code-mode", "--set", "fs", "--otlp-endpoint", &otlp])
+        .args(["--root", root.path().to_str().unwrap(), "--state-dir", state.path().to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true);
+    for name in
+        ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SDK_DISABLED", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"]
+    {
+        command.env_remove(name);
+    }
+    let mut child = command.spawn().unwrap();
+    let transport = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let client = ().serve(transport).await.unwrap();
+    let code = "const files = await tools.glob({pattern: '*.rs'});\n\
+                const todos = await tools.grep({pattern: 'TODO'});\n\
+                return files.trim() + ' ' + todos.split(':')[0];";
+    let arguments = json!({ "code": code });
+    let result = client
+        .call_tool(CallToolRequestParams::new("run_program").with_arguments(arguments.as_object().unwrap().clone()))
+        .await
+        .unwrap();
+    let result = serde_json::to_value(result).unwrap();
+    assert_eq!(result["isError"], false, "{result}");
+    client.cancel().await.unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(30), child.wait()).await.expect("toolbox ended").unwrap();
+    assert!(ended.success());
+    drop(receiver_stdin);
+    let records = records(&out);
+
+    let spans: Vec<&Value> = records.iter().filter(|r| r["signal"] == "span").collect();
+    let server = spans
+        .iter()
+        .find(|s| s["name"] == "tools/call run_program" && s["kind"] == "SERVER")
+        .unwrap_or_else(|| panic!("no SERVER span of run_program: {spans:?}"));
+    let trace: Vec<(String, String, String)> = spans
+        .iter()
+        .filter(|s| s["trace_id"] == server["trace_id"])
+        .map(|s| {
+            let parent = if s["parent_span_id"] == server["span_id"] { "the SERVER span" } else { "other" };
+            (s["name"].as_str().unwrap().to_owned(), s["kind"].as_str().unwrap().to_owned(), parent.to_owned())
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let span = |name: &str, kind: &str, parent: &str| (name.to_owned(), kind.to_owned(), parent.to_owned());
+    assert_eq!(
+        trace,
+        [
+            span("execute_tool glob", "INTERNAL", "the SERVER span"),
+            span("execute_tool grep", "INTERNAL", "the SERVER span"),
+            span("tools/call run_program", "SERVER", "other"),
+        ]
+    );
+    let in_trace =
+        |name: &str| spans.iter().filter(|s| s["trace_id"] == server["trace_id"] && s["name"] == name).count();
+    assert_eq!((in_trace("execute_tool glob"), in_trace("execute_tool grep")), (1, 1));
+    assert_eq!(server["attributes"]["outcome"], "ok");
+    assert_eq!(server["attributes"]["gen_ai.tool.name"], "run_program");
+    assert!(server["attributes"]["gen_ai.tool.call.id"].as_str().is_some_and(|id| id.starts_with("mcp_")));
+}
