@@ -1337,3 +1337,50 @@ async fn the_call_tool_meta_tool_over_http_has_its_inner_calls_execute_tool_span
     assert_eq!(attribute(&inner, "outcome").as_deref(), Some("ok"));
     assert_eq!(attribute(server, "network.transport").as_deref(), Some("tcp"));
 }
+
+/// Logs in with a secret token (for arguments of the wrong shape).
+#[tool]
+fn login_misshapen(
+    /// Who.
+    user: String,
+    /// The token.
+    token: tool_runtime::Secret<String>,
+) -> String {
+    format!("{user} in ({} bytes)", token.expose().len())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_capture_a_secret_of_the_wrong_type_appears_in_no_exported_span() {
+    let otel = otel();
+    let registry = Registry::builder().tool(login_misshapen::TOOL).capture_content(true).build().unwrap();
+    let (piped, read, write) = piped(registry);
+    let mut client = RawClient::initialize(read, write).await;
+    let shapes = [
+        json!({"user": "ana", "token": 99887766}),
+        json!({"user": "ana", "token": {"inner": "tok-5ecret-shape-41"}}),
+        json!({"user": "ana", "token": ["tok-5ecret-shape-42"]}),
+    ];
+    for (id, arguments) in (20..).zip(&shapes) {
+        client.call(id, "login_misshapen", arguments.clone(), false).await;
+        let answer = client.recv().await;
+        assert_eq!(answer["result"]["isError"], true, "{answer}");
+    }
+    piped.stop().await;
+    drop(client);
+
+    let spans: Vec<SpanData> = otel
+        .spans
+        .get_finished_spans()
+        .unwrap()
+        .into_iter()
+        .filter(|s| s.name == "tools/call login_misshapen")
+        .collect();
+    assert_eq!(spans.len(), 3);
+    for span in &spans {
+        assert_keys_once(span);
+        let text = format!("{:?}", span.attributes);
+        for secret in ["99887766", "5ecret-shape"] {
+            assert!(!text.contains(secret), "{secret} on the span: {text}");
+        }
+    }
+}

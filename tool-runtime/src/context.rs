@@ -706,9 +706,18 @@ impl ToolContextBuilder {
     /// that the call has one span rather than two: the first [`Registry::call`](crate::Registry::call)
     /// made with the context records its `execute_tool` attributes on `span` instead of opening
     /// its own `execute_tool {name}` span ([`crate::telemetry`], "A host's span"). Calls made
-    /// after it, or from inside it (the `call_tool` meta-tool's inner call, a program's calls in
-    /// code mode), and the calls of [`Registry::call_batch`](crate::Registry::call_batch) open
-    /// their own spans, children of the span current where they run.
+    /// after it, or from inside it (a program's calls in code mode), and the calls of
+    /// [`Registry::call_batch`](crate::Registry::call_batch) open their own spans, children of the
+    /// span current where they run; a context used only by `call_batch` keeps `span` until it is
+    /// dropped.
+    ///
+    /// The meta-tools of tool search are answered by
+    /// [`Registry::call_with_search`](crate::Registry::call_with_search) without a call of their
+    /// own: a `call_tool` call made with this context hands `span` to its inner call, which records
+    /// on it (`tool-mcp` therefore hands no span to a meta-tool's call, so that the inner call has
+    /// its own `execute_tool {inner}` span, named by the tool that ran). A call that ends without
+    /// reaching the end of the registry's path (its future dropped) records `outcome` `cancelled`
+    /// on `span` ([`crate::telemetry`], "The span").
     ///
     /// This is how the MCP conventions want a served `tools/call` traced: one SERVER span
     /// `tools/call {name}` that is also the tool's execution span. `tool-mcp` sets it; a host of

@@ -517,3 +517,20 @@ async fn a_call_that_ends_records_its_outcome_once_and_not_cancelled() {
         spans[0].attributes.iter().filter(|kv| kv.key.as_str() == "outcome").map(|kv| kv.value.to_string()).collect();
     assert_eq!(outcomes, ["ok"]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_hosts_span_given_to_a_call_tool_call_is_taken_by_its_inner_call() {
+    let otel = Otel::new();
+    let registry = Registry::builder().tool(lookup::TOOL).defer_tools(["lookup"]).build().unwrap();
+    let host = host_span();
+    let ctx = ToolContext::builder().call_span(host.clone()).build();
+    let call = ToolCall::new("call_7", "call_tool", r#"{"name":"lookup","arguments":{"word":"reef"}}"#);
+    let message = tracing::Instrument::instrument(registry.call_with_search(&call, &ctx), host.clone()).await;
+    assert_eq!(message.text(), "reef: found");
+    drop((host, ctx));
+
+    let spans = otel.spans();
+    let names: Vec<&str> = spans.iter().map(|s| &*s.name).collect();
+    assert_eq!(names, ["tools/call lookup"], "the meta-tool's answer is no call of its own");
+    assert_eq!(attributes(&spans[0]).get("outcome").map(String::as_str), Some("ok"));
+}
