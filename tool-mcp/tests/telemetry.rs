@@ -1384,3 +1384,41 @@ async fn with_capture_a_secret_of_the_wrong_type_appears_in_no_exported_span() {
         }
     }
 }
+
+/// Released by the test that runs it as a task (or after 30 s).
+static TASK_RELEASE: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// Waits, as a task, until the test releases it.
+#[tool(tags(task))]
+async fn task_waits() -> String {
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(30), TASK_RELEASE.notified()).await;
+    "released".to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_span_of_a_call_that_creates_a_task_ends_with_its_request_while_the_task_runs() {
+    let otel = otel();
+    let running =
+        Running::start(McpServer::builder(Registry::builder().tool(task_waits::TOOL).build().unwrap()).build()).await;
+    let capabilities = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let created =
+        common::rpc(&running, "tools/call", json!({"name": "task_waits", "arguments": {}}), &capabilities, None).await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    // The request's span is exported while the task still waits.
+    let request = exported("tools/call task_waits").await;
+    let running_run = otel.spans.get_finished_spans().unwrap().into_iter().any(|s| s.name == "task_run task_waits");
+    TASK_RELEASE.notify_one();
+    let run = exported("task_run task_waits").await;
+    running.stop().await;
+
+    assert!(!running_run, "the run ended before it was released");
+    assert_keys_once(&request);
+    assert_eq!(
+        attribute_map(&request, &["outcome", "gen_ai.tool.call.id", "duration_ms", "error.type"]),
+        pairs(&[("outcome", None), ("gen_ai.tool.call.id", None), ("duration_ms", None), ("error.type", None)])
+    );
+    let (execution, _) = otel.trace_of("execute_tool task_waits");
+    assert_eq!(execution.parent_span_id, run.span_context.span_id());
+    assert_eq!(attribute(&execution, "outcome").as_deref(), Some("ok"));
+    assert_keys_once(&execution);
+}

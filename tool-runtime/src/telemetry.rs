@@ -36,14 +36,16 @@
 //! SERVER span, which the MCP conventions make compatible with `execute_tool`) hands it over with
 //! [`ToolContextBuilder::call_span`](crate::ToolContextBuilder::call_span), and the call has one
 //! span rather than two. The registry then opens no `tool_call` span; on the host's span it
-//! records, in one pass, `gen_ai.tool.call.id`, `outcome` and `duration_ms`, and the captured
+//! records `gen_ai.tool.call.id`, `outcome` and `duration_ms` in one pass, then the captured
 //! content when capture is on. The host gives everything else when it makes the span
 //! (`gen_ai.operation.name`, `gen_ai.tool.name`, `gen_ai.tool.type`, `gen_ai.tool.description`),
-//! must declare those fields (`tracing` ignores a value for a field the span does not declare),
-//! runs the call inside the span (the registry does not enter it), and records `error.type` and
-//! the status itself. The span is taken by the context's first call only. A call dropped before it
-//! ends records `gen_ai.tool.call.id`, `outcome` (`cancelled`) and `duration_ms` on it as well,
-//! each once. `session_id` is the host's to declare and record.
+//! declares the fields the registry records empty (`tracing::field::Empty`: `tracing` ignores a
+//! value for a field the span does not declare, and `tracing-opentelemetry` appends a value
+//! recorded on a field that had one, which makes two attributes of one key), runs the call inside
+//! the span (the registry does not enter it), and records `error.type` and the status itself. The
+//! span is taken by the context's first call only. A call dropped before it ends records
+//! `gen_ai.tool.call.id`, `outcome` (`cancelled`) and `duration_ms` on it as well, each once.
+//! `session_id` is the host's to declare and record.
 //!
 //! # Content capture
 //!
