@@ -20,9 +20,9 @@
 //! | `gen_ai.tool.name`, `gen_ai.operation.name`, `gen_ai.tool.type`, `gen_ai.tool.description` | the tool, `execute_tool`, `function`, its description | `tools/call` of a served tool |
 //! | `gen_ai.tool.call.id`, `outcome`, `duration_ms`, `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result` | as on the registry's span ([`tool_runtime::telemetry`]; `outcome` `cancelled` for a call the client cancelled or that asked for input) | `tools/call` run in its request (the content when capture is on) |
 //! | `gen_ai.prompt.name` | the prompt's name, cut to 128 bytes | `prompts/get` |
-//! | `error.type` | the JSON-RPC error code as text (`-32602`), or `tool_error` for a result with `isError: true` | the request failed |
+//! | `error.type` | the JSON-RPC error code as text (`-32602`), `tool_error` for a result with `isError: true`, or `cancelled` for a `tools/call` the client cancelled (`notifications/cancelled`) and a request whose future was dropped before it answered (its HTTP client went away) | the request failed or was cancelled |
 //! | `rpc.response.status_code` | the JSON-RPC error code as text | an error response |
-//! | `otel.status_code` | `error` | a server error or `tool_error`; never for -32700, -32600, -32601, -32602 or -32002, which are the client's |
+//! | `otel.status_code` | `error` | a server error or `tool_error`; never for -32700, -32600, -32601, -32602, -32002 or `cancelled`, which are the client's |
 //!
 //! # One span a call
 //!
@@ -54,7 +54,8 @@
 //! # Metrics (feature `otel`)
 //!
 //! `mcp.server.operation.duration`: a histogram of seconds with the bucket boundaries
-//! [`OPERATION_DURATION_BUCKETS`], one measurement per request the handler answers, with
+//! [`OPERATION_DURATION_BUCKETS`], one measurement per request the handler answers or that is
+//! dropped before it answers (`error.type` `cancelled`), with
 //! `mcp.method.name`, `network.transport`, `mcp.protocol.version` (known), `gen_ai.tool.name`
 //! (`tools/call` of a served tool) and `error.type` (failed). Recorded on the global meter
 //! provider's meter `tool-mcp`, as it is when the first request is answered: install the provider
@@ -91,20 +92,48 @@ pub(crate) enum Target<'a> {
     Prompt(&'a str),
 }
 
-/// An answer's own failure beside a JSON-RPC error: a `tools/call` result with `isError: true`.
+/// The `error.type` of a request the client cancelled, or whose future was dropped before it
+/// answered (the HTTP client went away): the client's act, so the span's status stays unset.
+const CANCELLED: &str = "cancelled";
+
+/// An answer's own failure beside a JSON-RPC error: a `tools/call` result with `isError: true`,
+/// or a call the client cancelled.
 pub(crate) trait Answer {
-    /// `true` for a tool result with `isError: true`.
-    fn is_tool_error(&self) -> bool {
-        false
+    /// Its `error.type`: `tool_error` for a tool result with `isError: true`, [`CANCELLED`] for a
+    /// call the client cancelled, `None` for the rest.
+    fn error_type(&self) -> Option<&'static str> {
+        None
     }
 }
 
 impl Answer for rmcp::model::CallToolResponse {
-    fn is_tool_error(&self) -> bool {
+    fn error_type(&self) -> Option<&'static str> {
         match self {
-            rmcp::model::CallToolResponse::Complete(result) => result.is_error == Some(true),
-            _ => false,
+            rmcp::model::CallToolResponse::Complete(result) if result.is_error == Some(true) => Some("tool_error"),
+            _ => None,
         }
+    }
+}
+
+/// A `tools/call` answer, and whether the client cancelled the call (`notifications/cancelled`):
+/// the answer of a cancelled call is never sent, and its span's `error.type` is [`CANCELLED`].
+pub(crate) struct CallAnswer {
+    /// What the handler answers.
+    pub(crate) response: rmcp::model::CallToolResponse,
+    /// The client cancelled the call.
+    pub(crate) cancelled: bool,
+}
+
+impl CallAnswer {
+    /// An answer of a call that was not cancelled.
+    pub(crate) fn of(response: impl Into<rmcp::model::CallToolResponse>) -> Self {
+        CallAnswer { response: response.into(), cancelled: false }
+    }
+}
+
+impl Answer for CallAnswer {
+    fn error_type(&self) -> Option<&'static str> {
+        if self.cancelled { Some(CANCELLED) } else { self.response.error_type() }
     }
 }
 
@@ -127,19 +156,19 @@ plain_answers!(
     rmcp::model::DiscoverResult,
 );
 
-/// `error.type` of an answer: the JSON-RPC code as text, `tool_error`, or `None`.
+/// `error.type` of an answer: the JSON-RPC code as text, `tool_error`, `cancelled`, or `None`.
 fn error_type<T: Answer>(answer: &Result<T, ErrorData>) -> Option<String> {
     match answer {
         Err(error) => Some(error.code.0.to_string()),
-        Ok(answer) if answer.is_tool_error() => Some("tool_error".to_owned()),
-        Ok(_) => None,
+        Ok(answer) => answer.error_type().map(str::to_owned),
     }
 }
 
 /// Whether `error.type` is the server's failure (the span's status is `error`): not one of
-/// [`CLIENT_ERROR_CODES`] nor an HTTP status of the 4xx class.
+/// [`CLIENT_ERROR_CODES`], nor an HTTP status of the 4xx class, nor [`CANCELLED`].
 fn is_server_error(error: &str) -> bool {
-    error.parse::<i32>().map_or(true, |code| !CLIENT_ERROR_CODES.contains(&code) && !(400..500).contains(&code))
+    error != CANCELLED
+        && error.parse::<i32>().map_or(true, |code| !CLIENT_ERROR_CODES.contains(&code) && !(400..500).contains(&code))
 }
 
 /// The methods a client sends that MCP names (2025-11-25 and 2026-07-28): the only values of
@@ -333,13 +362,13 @@ pub(crate) async fn observed<T: Answer>(
 /// Answers a `tools/call` of `target` (a tool whose description is `description`) with the
 /// future `work` makes of its SERVER span ([module docs](self), "One span a call"): the call
 /// hands that span to the registry, which records the tool's execution on it.
-pub(crate) async fn observed_call<F: Future<Output = Result<rmcp::model::CallToolResponse, ErrorData>>>(
+pub(crate) async fn observed_call<F: Future<Output = Result<CallAnswer, ErrorData>>>(
     target: Target<'_>,
     description: Option<&str>,
     context: &RequestContext<RoleServer>,
     work: impl FnOnce(tracing::Span) -> F,
 ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
-    observed_with("tools/call", target, description, context, work).await
+    observed_with("tools/call", target, description, context, work).await.map(|answer| answer.response)
 }
 
 /// [`observed`], with the tool's `description` on the span, and `work` made of the span.
@@ -358,29 +387,65 @@ async fn observed_with<T: Answer, F: Future<Output = Result<T, ErrorData>>>(
         return work(span).await;
     }
     let work = work(span.clone());
-    let started = Instant::now();
-    let answer = if span.is_disabled() { work.await } else { work.instrument(span.clone()).await };
+    let mut request = Request { span, measured, method, target, context, version, started: Instant::now(), open: true };
+    let answer = if request.span.is_disabled() { work.await } else { work.instrument(request.span.clone()).await };
+    request.open = false;
     let error = error_type(&answer);
-    if !span.is_disabled()
-        && let Some(error) = &error
-    {
-        span.record("error.type", error.as_str());
-        if let Err(data) = &answer {
-            span.record("rpc.response.status_code", data.code.0.to_string());
-        }
-        if is_server_error(error) {
-            span.record("otel.status_code", "error");
-        }
-    }
-    if measured {
-        let transport = if context.extensions.get::<::http::request::Parts>().is_some() { "tcp" } else { "pipe" };
-        let tool = match target {
-            Target::Tool(name) => Some(name),
-            _ => None,
-        };
-        metrics::record(false, started.elapsed().as_secs_f64(), method, transport, version, tool, error);
-    }
+    let code = answer.as_ref().err().map(|data| data.code.0);
+    request.ended(error, code);
     answer
+}
+
+/// A request being answered, for its span's and its measurement's end ([`observed_with`]). Dropped
+/// while `open` (its future was dropped before it answered: the HTTP client went away), it ends
+/// with `error.type` [`CANCELLED`], so that its span says how it ended and it is measured.
+struct Request<'a> {
+    span: tracing::Span,
+    measured: bool,
+    method: &'static str,
+    target: Target<'a>,
+    context: &'a RequestContext<RoleServer>,
+    version: Option<Cow<'static, str>>,
+    started: Instant,
+    open: bool,
+}
+
+impl Request<'_> {
+    /// Records `error` (and the JSON-RPC `code` of an error response) on the span, and the
+    /// request's duration.
+    fn ended(&mut self, error: Option<String>, code: Option<i32>) {
+        let span = &self.span;
+        if !span.is_disabled()
+            && let Some(error) = &error
+        {
+            span.record("error.type", error.as_str());
+            if let Some(code) = code {
+                span.record("rpc.response.status_code", code.to_string());
+            }
+            if is_server_error(error) {
+                span.record("otel.status_code", "error");
+            }
+        }
+        if self.measured {
+            let context = self.context;
+            let transport = if context.extensions.get::<::http::request::Parts>().is_some() { "tcp" } else { "pipe" };
+            let tool = match self.target {
+                Target::Tool(name) => Some(name),
+                _ => None,
+            };
+            let seconds = self.started.elapsed().as_secs_f64();
+            metrics::record(false, seconds, self.method, transport, self.version.take(), tool, error);
+        }
+    }
+}
+
+impl Drop for Request<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            self.open = false;
+            self.ended(Some(CANCELLED.to_owned()), None);
+        }
+    }
 }
 
 /// The CLIENT span of one request of the import client (feature `client`): `{method} {tool}` for

@@ -965,7 +965,12 @@ async fn a_call_the_client_cancels_ends_its_server_span_with_outcome_cancelled()
     drop(client);
 
     assert_keys_once(&server);
-    assert_eq!(attribute(&server, "outcome").as_deref(), Some("cancelled"));
+    // The client's act: `error.type` says it, the status stays unset.
+    assert_eq!(server.status, Status::Unset);
+    assert_eq!(
+        attribute_map(&server, &["outcome", "error.type"]),
+        pairs(&[("outcome", Some("cancelled")), ("error.type", Some("cancelled"))])
+    );
     assert!(attribute(&server, "duration_ms").is_some());
     assert!(attribute(&server, "gen_ai.tool.call.id").is_some_and(|id| id.starts_with("mcp_")));
     let trace: Vec<SpanData> = otel()
@@ -1296,15 +1301,24 @@ async fn a_call_whose_http_client_goes_away_ends_its_server_span_with_outcome_ca
     running.stop().await;
 
     assert_keys_once(&server);
+    assert_eq!(server.status, Status::Unset);
     assert_eq!(
-        attribute_map(&server, &["outcome", "network.transport", "gen_ai.tool.name"]),
+        attribute_map(&server, &["outcome", "error.type", "network.transport", "gen_ai.tool.name"]),
         pairs(&[
             ("outcome", Some("cancelled")),
+            ("error.type", Some("cancelled")),
             ("network.transport", Some("tcp")),
             ("gen_ai.tool.name", Some("waits_dropped_http")),
         ])
     );
     assert!(attribute(&server, "duration_ms").is_some());
+    // Measured as a request that ended, cancelled.
+    let points = otel().durations_of("mcp.server.operation.duration", "waits_dropped_http");
+    let measured: Vec<(Option<String>, u64)> = points
+        .iter()
+        .map(|p| (p.attributes().find(|kv| kv.key.as_str() == "error.type").map(|kv| kv.value.to_string()), p.count()))
+        .collect();
+    assert_eq!(measured, [(Some("cancelled".to_owned()), 1)]);
 }
 
 /// Says hello, deferred behind tool search (HTTP).

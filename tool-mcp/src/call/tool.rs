@@ -15,6 +15,7 @@ use crate::protocol::{APPROVAL_TOKEN_META, IDEMPOTENCY_KEY_META};
 #[cfg(feature = "auth")]
 use crate::server::caller;
 use crate::server::{McpServer, is_structured};
+use crate::telemetry::CallAnswer;
 use crate::{talk, tasks};
 
 impl McpServer {
@@ -27,7 +28,7 @@ impl McpServer {
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
         span: tracing::Span,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> Result<CallAnswer, ErrorData> {
         let inner = &self.inner;
         let name: &str = &request.name;
         // The registry of this call, also if another is set while it runs.
@@ -118,7 +119,7 @@ impl McpServer {
             let listener = (!self.stateless_http(context)).then(|| context.peer.clone());
             let created =
                 self.create_task(name, arguments, principal, &channel, http, listener, approval_token).await?;
-            return Ok(CallToolResponse::Task(created));
+            return Ok(CallAnswer::of(CallToolResponse::Task(created)));
         }
         let mut call = ToolCall::new(prepared.call_id.clone(), name, arguments);
         call.idempotency_key = idempotency_key;
@@ -144,16 +145,16 @@ impl McpServer {
                     tracing::debug!(call_id = %call.id, "input required");
                     return channel
                         .input_required(inner.codec.as_ref(), inner.tasks.now_ms(), &binding(&call.arguments))
-                        .map(Into::into);
+                        .map(CallAnswer::of);
                 }
                 tracing::debug!(call_id = %call.id, "cancelled by the client");
                 // No response reaches the client: rmcp drops what a handler returns for a request
                 // its peer cancelled, as MCP asks ("the receiver SHOULD NOT send a response"). An
                 // `Ok`, since rmcp logs every `Err` a handler returns as a warning, and a cancelled
                 // call is a normal end.
-                return Ok(
-                    CallToolResult::error(vec![ContentBlock::text(format!("tool `{name}` was cancelled"))]).into()
-                );
+                let response =
+                    CallToolResult::error(vec![ContentBlock::text(format!("tool `{name}` was cancelled"))]).into();
+                return Ok(CallAnswer { response, cancelled: true });
             }
         };
         let refusal = channel.refusal();
@@ -173,7 +174,7 @@ impl McpServer {
         {
             return Err(refusal);
         }
-        Ok(call_result(&message, is_structured(&served, name)).into())
+        Ok(CallAnswer::of(call_result(&message, is_structured(&served, name))))
     }
 }
 
