@@ -1436,3 +1436,30 @@ async fn the_server_span_of_a_call_that_creates_a_task_ends_with_its_request_whi
     assert_eq!(attribute(&execution, "outcome").as_deref(), Some("ok"));
     assert_keys_once(&execution);
 }
+
+/// Contexts kept past their calls' requests.
+static KEPT: std::sync::Mutex<Vec<tool_runtime::ToolContext>> = std::sync::Mutex::new(Vec::new());
+
+/// Keeps its context after it returns (as a tool that hands it to a background job would).
+#[tool]
+async fn keeps_its_context(ctx: &tool_runtime::ToolContext) -> String {
+    KEPT.lock().unwrap().push(ctx.clone());
+    "kept".to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_context_kept_past_its_request_does_not_keep_the_server_span_open() {
+    let _ = otel();
+    let (piped, read, write) = piped(Registry::builder().tool(keeps_its_context::TOOL).build().unwrap());
+    let mut client = RawClient::initialize(read, write).await;
+    client.call(16, "keeps_its_context", json!({}), false).await;
+    assert_eq!(client.recv().await["result"]["content"][0]["text"], "kept");
+    // Exported while the context lives on.
+    let server = exported("tools/call keeps_its_context").await;
+    assert_eq!(KEPT.lock().unwrap().len(), 1);
+    piped.stop().await;
+    drop(client);
+
+    assert_keys_once(&server);
+    assert_eq!(attribute(&server, "outcome").as_deref(), Some("ok"));
+}
