@@ -97,8 +97,9 @@ struct Shared {
     client: Option<Arc<dyn ClientChannel>>,
     access: Option<Arc<dyn ToolAccess>>,
     /// The host's span of the call made with this context, until the registry takes it
-    /// ([`ToolContextBuilder::call_span`]).
-    call_span: Mutex<Option<tracing::Span>>,
+    /// ([`ToolContextBuilder::call_span`]); `None` (no lock taken at each call) when no host
+    /// gave one.
+    call_span: Option<Mutex<Option<tracing::Span>>>,
 }
 
 /// Which tools a caller may see and run, asked with a tool's name and tags: the caller's grant, as
@@ -137,7 +138,7 @@ impl Default for Shared {
             progress: None,
             client: None,
             access: None,
-            call_span: Mutex::new(None),
+            call_span: None,
         }
     }
 }
@@ -328,7 +329,7 @@ impl ToolContext {
     /// The span the host made for the call made with this context, handed over once
     /// ([`ToolContextBuilder::call_span`]): `Some` to the first call that asks, `None` after.
     pub(crate) fn take_call_span(&self) -> Option<tracing::Span> {
-        self.shared.call_span.lock().unwrap_or_else(PoisonError::into_inner).take()
+        self.shared.call_span.as_ref()?.lock().unwrap_or_else(PoisonError::into_inner).take()
     }
 
     /// The id of the tool call being served (`None` outside a call).
@@ -726,7 +727,7 @@ impl ToolContextBuilder {
     /// none.
     #[must_use]
     pub fn call_span(mut self, span: tracing::Span) -> Self {
-        *self.shared.call_span.get_mut().unwrap_or_else(PoisonError::into_inner) = Some(span);
+        self.shared.call_span = Some(Mutex::new(Some(span)));
         self
     }
 
