@@ -414,18 +414,7 @@ impl Request<'_> {
     /// Records `error` (and the JSON-RPC `code` of an error response) on the span, and the
     /// request's duration.
     fn ended(&mut self, error: Option<String>, code: Option<i32>) {
-        let span = &self.span;
-        if !span.is_disabled()
-            && let Some(error) = &error
-        {
-            span.record("error.type", error.as_str());
-            if let Some(code) = code {
-                span.record("rpc.response.status_code", code.to_string());
-            }
-            if is_server_error(error) {
-                span.record("otel.status_code", "error");
-            }
-        }
+        record_end(&self.span, error.as_deref(), code);
         if self.measured {
             let context = self.context;
             let transport = if context.extensions.get::<::http::request::Parts>().is_some() { "tcp" } else { "pipe" };
@@ -445,6 +434,25 @@ impl Drop for Request<'_> {
             self.open = false;
             self.ended(Some(CANCELLED.to_owned()), None);
         }
+    }
+}
+
+/// Records how a request ended on its SERVER or CLIENT span: `error.type` (with the status
+/// `error` when it is the server's failure, [`is_server_error`]) and `rpc.response.status_code`,
+/// the JSON-RPC `code` of an error response. Nothing for a request that succeeded, or a span no
+/// subscriber wants.
+fn record_end(span: &tracing::Span, error: Option<&str>, code: Option<i32>) {
+    if span.is_disabled() {
+        return;
+    }
+    if let Some(error) = error {
+        span.record("error.type", error);
+        if is_server_error(error) {
+            span.record("otel.status_code", "error");
+        }
+    }
+    if let Some(code) = code {
+        span.record("rpc.response.status_code", code.to_string());
     }
 }
 
@@ -532,17 +540,7 @@ pub(crate) fn client_finished(
     error: Option<String>,
     code: Option<i32>,
 ) {
-    if !span.is_disabled() {
-        if let Some(error) = &error {
-            span.record("error.type", error.as_str());
-            if is_server_error(error) {
-                span.record("otel.status_code", "error");
-            }
-        }
-        if let Some(code) = code {
-            span.record("rpc.response.status_code", code.to_string());
-        }
-    }
+    record_end(span, error.as_deref(), code);
     if metrics::on() {
         let transport = if tcp { "tcp" } else { "pipe" };
         metrics::record(true, started.elapsed().as_secs_f64(), method, transport, None, tool.map(bounded), error);

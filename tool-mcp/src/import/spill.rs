@@ -1427,11 +1427,15 @@ mod tests {
     fn a_running_call() -> (Arc<Spills>, Arc<CallSpills>) {
         let limits = super::super::ImportLimits { inline_result_bytes: 8, ..super::super::ImportLimits::default() };
         let spills = Spills::new("s", &limits);
-        let store: Arc<dyn tool_runtime::output::OutputStore> = Arc::new(tool_runtime::output::MemoryStore::new());
-        let ctx = ToolContext::builder().override_dependency(&OUTPUT_STORE, store).build();
-        let call = CallSpills::new(&ctx);
+        let call = a_call(ToolContext::builder());
         spills.register(&RequestId::Number(1), &call);
         (spills, call)
+    }
+
+    /// A call's spills, in the context `builder` makes with a memory store as its output store.
+    fn a_call(builder: tool_runtime::ToolContextBuilder) -> Arc<CallSpills> {
+        let store: Arc<dyn tool_runtime::output::OutputStore> = Arc::new(tool_runtime::output::MemoryStore::new());
+        CallSpills::new(&builder.override_dependency(&OUTPUT_STORE, store).build())
     }
 
     /// [`a_running_call`] with the call's first spill opened and left open: the string
@@ -1506,9 +1510,7 @@ mod tests {
         // Call 1 (one principal) spills a string; the server, knowing the nonce, names that spill
         // in its answer to call 2 (another principal): call 2 does not get call 1's ref id.
         let (spills, call1) = a_running_call();
-        let store: Arc<dyn tool_runtime::output::OutputStore> = Arc::new(tool_runtime::output::MemoryStore::new());
-        let call2 =
-            CallSpills::new(&ToolContext::builder().principal("bo").override_dependency(&OUTPUT_STORE, store).build());
+        let call2 = a_call(ToolContext::builder().principal("bo"));
         spills.register(&RequestId::Number(2), &call2);
         let mut filter = spills.filter(true);
         let (mut out, mut events, mut pipe) = (Vec::new(), Vec::new(), None);

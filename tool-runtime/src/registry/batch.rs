@@ -39,7 +39,7 @@ impl Registry {
     /// does not touch the others. Cancelling `ctx`'s token ends the running calls and every call
     /// not yet started with ``tool `x` was cancelled``.
     pub async fn call_batch(&self, calls: &[ToolCall], ctx: &ToolContext) -> Batch {
-        let spans: Vec<CallSpan> = calls.iter().map(|call| CallSpan::own(call_span(self, call, ctx))).collect();
+        let spans: Vec<CallSpan> = calls.iter().map(|call| call_span(self, call, ctx)).collect();
         let mut admissions = Vec::with_capacity(calls.len());
         let mut denied: Option<(usize, String)> = None;
         for (call, span) in calls.iter().zip(&spans) {

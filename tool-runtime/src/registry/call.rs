@@ -70,7 +70,7 @@ impl Future for CallFuture<'_> {
                     None => {
                         let span = match this.ctx.take_call_span() {
                             Some(hosted) => CallSpan { span: hosted, hosted: true },
-                            None => CallSpan::own(call_span(this.registry, this.call, this.ctx)),
+                            None => call_span(this.registry, this.call, this.ctx),
                         };
                         let admission = if span.entered_here() {
                             span.in_scope(|| this.registry.admit_now(this.call, this.ctx))
@@ -194,11 +194,6 @@ pub(super) struct CallSpan {
 }
 
 impl CallSpan {
-    /// A span the registry made for the call.
-    pub(super) fn own(span: tracing::Span) -> Self {
-        CallSpan { span, hosted: false }
-    }
-
     /// Whether the registry enters the span itself: its own span, when a subscriber wants it.
     fn entered_here(&self) -> bool {
         !self.hosted && !self.span.is_disabled()
@@ -219,9 +214,9 @@ impl std::ops::Deref for CallSpan {
 /// subscriber wants the span, and those known at the start (the tool's registered name and its
 /// description) are given when it is made, not recorded after: each record is one more pass
 /// through every layer.
-pub(super) fn call_span(registry: &Registry, call: &ToolCall, ctx: &ToolContext) -> tracing::Span {
+pub(super) fn call_span(registry: &Registry, call: &ToolCall, ctx: &ToolContext) -> CallSpan {
     let known = registry.index.get_key_value(call.name.as_str());
-    tracing::info_span!(
+    let span = tracing::info_span!(
         "tool_call",
         otel.name = %SpanName(known.map(|(name, _)| &**name)),
         otel.kind = "internal",
@@ -237,7 +232,8 @@ pub(super) fn call_span(registry: &Registry, call: &ToolCall, ctx: &ToolContext)
         session_id = ctx.session_id(),
         outcome = tracing::field::Empty,
         duration_ms = tracing::field::Empty,
-    )
+    );
+    CallSpan { span, hosted: false }
 }
 
 /// Records how a call ended on its span, in one pass through the subscriber's layers (each
@@ -277,6 +273,11 @@ fn record_finish(span: &CallSpan, call: &ToolCall, outcome: &str, duration_ms: u
     ]));
 }
 
+/// A call's duration as its span's `duration_ms`: whole milliseconds, 0 when it was not measured.
+fn whole_ms(elapsed: Option<std::time::Duration>) -> u64 {
+    elapsed.map_or(0, |e| u64::try_from(e.as_millis()).unwrap_or(u64::MAX))
+}
+
 /// A call that has not reached [`Registry::finish`]: dropped so (its caller dropped the call's
 /// future, e.g. an MCP client cancelled the request, or its tool asked the client for input and the
 /// request ended with `input_required`), it records `outcome` `cancelled` and `duration_ms` on the
@@ -307,9 +308,7 @@ impl Drop for Unfinished<'_> {
         if !self.armed {
             return;
         }
-        let elapsed = self.started.map(|s| s.elapsed());
-        let duration_ms = elapsed.map_or(0, |e| u64::try_from(e.as_millis()).unwrap_or(u64::MAX));
-        record_finish(self.span, self.call, "cancelled", duration_ms, None);
+        record_finish(self.span, self.call, "cancelled", whole_ms(self.started.map(|s| s.elapsed())), None);
     }
 }
 
@@ -745,7 +744,7 @@ impl Registry {
         if span.is_disabled() {
             return message;
         }
-        let duration_ms = elapsed.map_or(0, |e| u64::try_from(e.as_millis()).unwrap_or(u64::MAX));
+        let duration_ms = whole_ms(elapsed);
         record_finish(span, call, label, duration_ms, error);
         if self.telemetry.capture_content {
             self.capture(call, &message, span);
