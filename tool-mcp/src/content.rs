@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
-use tool_runtime::{ContentPart, MessageContent, ResourceContents, ToolDefinition, ToolMessage};
 #[cfg(feature = "client")]
-use tool_runtime::{ToolError, ToolResult};
+use tool_runtime::{ApprovalProblem, ApprovalRequest, ToolError, ToolResult};
+use tool_runtime::{ContentPart, MessageContent, ResourceContents, ToolDefinition, ToolMessage};
 
 /// The MCP tool entry of a definition.
 ///
@@ -152,6 +152,95 @@ pub(crate) fn to_result(server: &str, tool: &str, result: &Value) -> Result<Tool
         [ContentPart::Text { text }] => ToolResult::Text(text.clone()),
         _ => ToolResult::Parts(parts),
     })
+}
+
+/// The outcome of an upstream's `tools/call` result (`outcome`, from [`to_result`]) with the
+/// approval request its refusal carried (`approval`: the result's
+/// `_meta["tool-framework/approval"]`, [`APPROVAL_META`](crate::APPROVAL_META)), for the call of
+/// the remote tool `remote` of `server`, registered here as `local`, at `now_secs` (seconds since
+/// the Unix epoch):
+///
+/// - on a success the approval is ignored (an approval only comes with a refusal);
+/// - on a refusal, an approval that [decodes](decode_approval) becomes
+///   [`ToolError::Approval`] with [`ApprovalProblem::Missing`]: the model reads this registry's
+///   text of the refusal (the preview, never the token; the upstream's own text is not used),
+///   and the host gets the preview and the token as the message's
+///   [`approval`](tool_runtime::ToolMessage::approval), for `local`, valid for the seconds left
+///   to `expiresAt` (0 when past);
+/// - one that does not decode is dropped: the refusal stays the upstream's text with a line
+///   saying why its approval is not passed on, and the host gets no approval.
+#[cfg(feature = "client")]
+pub(crate) fn with_approval(
+    outcome: Result<ToolResult, ToolError>,
+    approval: Option<&Value>,
+    server: &str,
+    (remote, local): (&str, &str),
+    now_secs: u64,
+) -> Result<ToolResult, ToolError> {
+    let (Err(ToolError::Failed(text)), Some(approval)) = (&outcome, approval) else { return outcome };
+    match decode_approval(approval, remote) {
+        Ok(request) => {
+            let valid_secs = request.expires_at.saturating_sub(now_secs);
+            let request = ApprovalRequest { tool: local.to_owned(), ..request };
+            Err(ToolError::Approval {
+                tool: local.to_owned(),
+                problem: ApprovalProblem::Missing { request, valid_secs },
+            })
+        }
+        Err(why) => Err(ToolError::Failed(format!(
+            "{text}\n[MCP server `{server}` asked for the user's approval with a request this registry does not pass \
+             on ({why}); the call cannot be approved through this registry]"
+        ))),
+    }
+}
+
+/// `_meta["tool-framework/approval"]` as the serving side writes it
+/// ([`call_result`]), every field required and no other.
+#[cfg(feature = "client")]
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ApprovalWire {
+    tool: String,
+    preview: String,
+    token: String,
+    expires_at: u64,
+}
+
+/// An upstream's approval request for the call of its tool `remote`, decoded strictly: an object
+/// of exactly `tool` (which must be `remote`), `preview` (a string of at most
+/// [`MAX_APPROVAL_PREVIEW_BYTES`](crate::limits::MAX_APPROVAL_PREVIEW_BYTES) bytes that does not
+/// hold the token), `token` (1 to [`MAX_APPROVAL_TOKEN_BYTES`](crate::limits::MAX_APPROVAL_TOKEN_BYTES)
+/// visible ASCII characters) and `expiresAt` (seconds since the Unix epoch, an unsigned integer).
+///
+/// # Errors
+/// Why it is refused, naming the field and never quoting the token.
+#[cfg(feature = "client")]
+pub(crate) fn decode_approval(approval: &Value, remote: &str) -> Result<ApprovalRequest, String> {
+    use crate::limits::{MAX_APPROVAL_PREVIEW_BYTES, MAX_APPROVAL_TOKEN_BYTES};
+    use serde::Deserialize;
+
+    let wire = ApprovalWire::deserialize(approval).map_err(|error| {
+        let error = error.to_string();
+        let error: String = error.chars().take(160).collect();
+        format!("it is not an object of `tool`, `preview`, `token` and `expiresAt`: {error}")
+    })?;
+    if wire.tool != remote {
+        return Err(format!("it is for another tool than `{remote}`"));
+    }
+    if wire.preview.len() > MAX_APPROVAL_PREVIEW_BYTES {
+        return Err(format!(
+            "its preview is {} bytes, over the {MAX_APPROVAL_PREVIEW_BYTES} passed on",
+            wire.preview.len()
+        ));
+    }
+    let visible = wire.token.bytes().all(|b| b.is_ascii_graphic());
+    if wire.token.is_empty() || wire.token.len() > MAX_APPROVAL_TOKEN_BYTES || !visible {
+        return Err(format!("its token is not 1 to {MAX_APPROVAL_TOKEN_BYTES} visible ASCII characters"));
+    }
+    if wire.preview.contains(&wire.token) {
+        return Err("its preview holds its token, which the model would read".to_owned());
+    }
+    Ok(ApprovalRequest { tool: wire.tool, preview: wire.preview, token: wire.token, expires_at: wire.expires_at })
 }
 
 /// One content block: text, an image, audio, an embedded resource (text or blob), a resource

@@ -21,7 +21,8 @@ use tool_runtime::{ToolContext, ToolError, ToolResult};
 use super::spill::{CallSpills, ChildTransport, SpillCall, Spills};
 use super::spill_http::SpillingHttp;
 use super::{CONNECT_TIMEOUT, Compiled, ImportError, ImportLimits, RemoteTool, Transport, compile, restart_wait};
-use crate::content::to_result;
+use crate::content::{to_result, with_approval};
+use crate::protocol::{APPROVAL_META, APPROVAL_TOKEN_META};
 use crate::telemetry;
 use tracing::Instrument;
 
@@ -697,6 +698,11 @@ impl Shared {
         let spill = CallSpills::new(ctx);
         let _unregister = Unregister(spill.clone());
         request.extensions.insert(SpillCall(spill.clone()));
+        // The call's approval token joins its `_meta` in the transport (`Traced`), after rmcp has
+        // traced the request.
+        if let Some(token) = ctx.approval_token() {
+            request.extensions.insert(ForwardedToken(token.to_owned()));
+        }
         let request = ClientRequest::CallToolRequest(request);
         let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
         if !span.is_disabled() {
@@ -740,7 +746,13 @@ impl Shared {
                 let mut value = serde_json::to_value(&result).unwrap_or(Value::Null);
                 match super::spill::resolve(&spill, &self.name, &mut value).await {
                     Ok(Some(stored)) => Ok(stored),
-                    Ok(None) => to_result(&self.name, tool, &value),
+                    Ok(None) => {
+                        let now = ctx.now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+                        let local = ctx.tool_name().unwrap_or(tool);
+                        let approval = spill.take_approval();
+                        let outcome = to_result(&self.name, tool, &value);
+                        with_approval(outcome, approval.as_ref(), &self.name, (tool, local), now)
+                    }
                     Err(message) => Err(ToolError::Failed(message)),
                 }
             }
@@ -1001,6 +1013,13 @@ async fn authorized_client(
     Ok(manager)
 }
 
+/// The marker a `tools/call` request carries in its extensions (never traced: rmcp's
+/// `Extensions` shows no content): the call's approval token, which [`Traced`] puts in the
+/// request's `_meta["tool-framework/approval-token"]` as it is sent, so that rmcp's own trace of
+/// the request does not hold it.
+#[derive(Clone)]
+struct ForwardedToken(String);
+
 /// The transport of a connection, adding trace context to the `_meta` of the handshake's request
 /// (`initialize` or `server/discover`): rmcp writes those requests itself, and the handshake's
 /// CLIENT span is their parent ([`crate::telemetry::inject`]). Other messages pass unchanged.
@@ -1027,18 +1046,40 @@ impl<T: rmcp::transport::Transport<RoleClient>> rmcp::transport::Transport<RoleC
         {
             message.request.get_meta_mut().extend(self.meta.clone());
         }
-        if let rmcp::model::JsonRpcMessage::Request(message) = &item
-            && let Some(spills) = &self.spills
-            && let ClientRequest::CallToolRequest(request) = &message.request
-            && let Some(call) = request.extensions.get::<SpillCall>()
+        if let rmcp::model::JsonRpcMessage::Request(message) = &mut item
+            && let ClientRequest::CallToolRequest(request) = &mut message.request
         {
-            spills.register(&message.id, &call.0);
+            if let Some(ForwardedToken(token)) = request.extensions.get::<ForwardedToken>() {
+                let meta = request.params.meta.get_or_insert_with(Default::default);
+                meta.0.0.insert(APPROVAL_TOKEN_META.to_owned(), Value::from(token.clone()));
+            }
+            if let Some(spills) = &self.spills
+                && let Some(call) = request.extensions.get::<SpillCall>()
+            {
+                spills.register(&message.id, &call.0);
+            }
         }
         self.inner.send(item)
     }
 
+    /// The next message; the `_meta["tool-framework/approval"]` of an answer to a call is taken
+    /// out of it here, before rmcp traces it, and kept for that call alone
+    /// ([`Spills::hold_approval`]).
     fn receive(&mut self) -> impl Future<Output = Option<rmcp::service::RxJsonRpcMessage<RoleClient>>> + Send {
-        self.inner.receive()
+        let spills = self.spills.clone();
+        let received = self.inner.receive();
+        async move {
+            let mut message = received.await?;
+            if let rmcp::model::JsonRpcMessage::Response(response) = &mut message
+                && let ServerResult::CallToolResult(result) = &mut response.result
+                && let Some(meta) = &mut result.meta
+                && let Some(approval) = meta.0.remove(APPROVAL_META)
+                && let Some(spills) = &spills
+            {
+                spills.hold_approval(&response.id, approval);
+            }
+            Some(message)
+        }
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
