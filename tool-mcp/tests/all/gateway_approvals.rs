@@ -2,81 +2,23 @@
 //! whose registry binds approvals to the call, has a tool that needs approval; a gateway imports
 //! it. The gateway passes the upstream's refusal on with the preview and the token for the host
 //! (in process: `ToolMessage::approval`; over MCP: `_meta["tool-framework/approval"]`), never in
-//! what the model reads, the output cache or the gateway's traces, and forwards a token sent with
-//! the call upstream, where it runs the call once.
+//! what the model reads or the output cache, and forwards a token sent with
+//! the call upstream, where it runs the call once. The gateway's traces: `tests/gateway_traces.rs`.
 
 use crate::common;
 
 use std::io::Read;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::UNIX_EPOCH;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use test_support::approvals::tokens_in;
-use tool_mcp::import::{ImportedServer, McpImport};
-use tool_mcp::{APPROVAL_META, APPROVAL_TOKEN_META, McpServer};
-use tool_runtime::idempotency::MemoryIdempotencyStore;
-use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputLayer, OutputStore};
-use tool_runtime::{ApprovalTokens, FixedClock, Registry, ToolCall, ToolContext, ToolErrorKind, ToolMessage, tool};
+use tool_mcp::{APPROVAL_META, McpServer};
+use tool_runtime::output::{MemoryStore, OutputStore};
+use tool_runtime::{ToolErrorKind, ToolMessage};
 
 use common::Running;
-
-/// The tables `drop_table` dropped, across the upstreams of this file (each test drops tables
-/// of its own).
-static DROPPED: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-/// How many times `drop_table` ran on `table`.
-fn runs_of(table: &str) -> usize {
-    DROPPED.lock().unwrap_or_else(PoisonError::into_inner).iter().filter(|t| *t == table).count()
-}
-
-/// Drop a table (an effect that needs the user's approval).
-#[tool(tags(confirm))]
-async fn drop_table(
-    /// The table.
-    table: String,
-) -> String {
-    DROPPED.lock().unwrap_or_else(PoisonError::into_inner).push(table.clone());
-    format!("dropped {table}")
-}
-
-/// The instant both clocks of these tests stand at (a whole second, so that expiries are exact).
-fn now() -> SystemTime {
-    let secs = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
-    UNIX_EPOCH + Duration::from_secs(secs)
-}
-
-/// The upstream: `drop_table` under approval tokens on the clock `at`.
-async fn upstream(at: SystemTime) -> Running {
-    let tokens = ApprovalTokens::new(Arc::new(MemoryIdempotencyStore::new()))
-        .server_key([7u8; 32])
-        .unwrap()
-        .clock(Arc::new(FixedClock::new(at)));
-    let registry = Registry::builder().tool(drop_table::TOOL).approval_tokens(tokens).build().unwrap();
-    Running::start(McpServer::builder(registry).build()).await
-}
-
-/// The gateway's import of `upstream` (prefix `gw_`) and its registry, whose output layer stores
-/// every message in `store`.
-async fn gateway(upstream: &Running, store: &Arc<MemoryStore>) -> (ImportedServer, Registry) {
-    let imported =
-        McpImport::http("up", format!("http://{}/mcp", upstream.addr)).prefix("gw_").connect().await.unwrap();
-    let builder = Registry::builder()
-        .override_dependency(&OUTPUT_STORE, store.clone() as Arc<dyn OutputStore>)
-        .output(OutputLayer::new());
-    let registry = imported.add_to(builder).unwrap().build().unwrap();
-    (imported, registry)
-}
-
-/// A call of `gw_drop_table` on `table`.
-fn drop_call(table: &str) -> ToolCall {
-    ToolCall::new("call_1", "gw_drop_table", json!({"table": table}).to_string())
-}
-
-/// The context of the gateway's calls, its clock at `at`.
-fn context(at: SystemTime) -> ToolContext {
-    ToolContext::builder().clock(Arc::new(FixedClock::new(at))).build()
-}
+use common::gateway::{call_over_mcp, context, drop_call, gateway, now, runs_of, upstream};
 
 /// What the model reads of the gateway's refusal of `drop_table` on `table`.
 fn asked(table: &str) -> String {
@@ -199,16 +141,6 @@ async fn a_model_replaying_what_it_reads_at_the_gateway_cannot_approve_its_own_c
     assert_eq!(runs_of("sessions"), 0);
 }
 
-/// A `tools/call` of `gw_drop_table` on `table` to the gateway served over MCP, with `token` in
-/// `_meta` unless it is `None`.
-async fn call_over_mcp(gateway: &Running, table: &str, token: Option<&str>) -> Value {
-    let mut params = json!({"name": "gw_drop_table", "arguments": {"table": table}});
-    if let Some(token) = token {
-        params["_meta"] = json!({ APPROVAL_TOKEN_META: token });
-    }
-    common::rpc(gateway, "tools/call", params, &json!({}), None).await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_of_the_gateway_over_mcp_gets_the_approval_in_meta_and_runs_the_call_with_its_token() {
     let at = now();
@@ -230,67 +162,4 @@ async fn a_client_of_the_gateway_over_mcp_gets_the_approval_in_meta_and_runs_the
     imported.close().await;
     up.stop().await;
     assert_eq!(runs_of("invoices"), 1);
-}
-
-/// Every span (when it opens and closes, with its fields) and event at every level, as text.
-#[derive(Clone, Default)]
-struct Traces(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Traces {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// The gateway's traces at the `TRACE` level (its tool calls' spans, the import's CLIENT spans
-/// and rmcp's own events of the upstream connection, the SERVER spans of its MCP requests) hold
-/// neither the token it passed to its host nor the one it forwarded upstream. The upstream runs
-/// on a runtime of its own, outside the recording.
-#[test]
-fn the_gateways_traces_hold_no_token_it_passed_on_or_forwarded() {
-    use tracing_subscriber::fmt::format::FmtSpan;
-
-    let at = now();
-    let upstream_runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let up = upstream_runtime.block_on(upstream(at));
-    let traces = Traces::default();
-    let writer = traces.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_span_events(FmtSpan::NEW | FmtSpan::CLOSE)
-        .with_writer(move || writer.clone())
-        .finish();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let tokens = tracing::subscriber::with_default(subscriber, || {
-        runtime.block_on(async {
-            let (imported, registry) = gateway(&up, &Arc::new(MemoryStore::new())).await;
-            let refused = registry.call(&drop_call("traced"), &context(at)).await;
-            let token = refused.approval.expect("an approval request").token;
-            let approved = registry.call(&drop_call("traced").with_approval_token(&token), &context(at)).await;
-            assert_eq!(approved.text(), "dropped traced");
-            let served = Running::start(McpServer::builder(registry).build()).await;
-            let refused = call_over_mcp(&served, "traced-mcp", None).await;
-            let served_token = refused["result"]["_meta"][APPROVAL_META]["token"].as_str().unwrap().to_owned();
-            let approved = call_over_mcp(&served, "traced-mcp", Some(&served_token)).await;
-            assert_eq!(approved["result"]["content"][0]["text"], "dropped traced-mcp", "{approved}");
-            served.stop().await;
-            imported.close().await;
-            [token, served_token]
-        })
-    });
-    upstream_runtime.block_on(up.stop());
-    let text = String::from_utf8_lossy(&traces.0.lock().unwrap_or_else(PoisonError::into_inner)).into_owned();
-    // The calls were traced: the tool call spans of the gateway and its CLIENT spans upstream.
-    assert!(text.contains("gw_drop_table"), "{text}");
-    assert!(text.contains("tools/call drop_table"), "{text}");
-    for token in tokens {
-        let mac = token.rsplit('.').next().unwrap().to_owned();
-        assert!(!text.contains(&mac), "a token's MAC in the traces:\n{text}");
-    }
-    assert_eq!((runs_of("traced"), runs_of("traced-mcp")), (1, 1));
 }
