@@ -1092,6 +1092,7 @@ mod tests {
     use serde_json::json;
     use tool_runtime::{ContentPart, ToolResult};
 
+    use super::*;
     use crate::content::to_result;
 
     #[test]
@@ -1179,5 +1180,100 @@ mod tests {
             tool_runtime::ToolError::Failed("failed\n[audio, audio/wav]\n[resource link file:///log.txt]".to_owned())
                 .to_string()
         );
+    }
+
+    /// A transport that keeps what it is sent and answers with `answers`, in order.
+    struct Recording {
+        sent: Arc<Mutex<Vec<Value>>>,
+        answers: std::collections::VecDeque<rmcp::service::RxJsonRpcMessage<RoleClient>>,
+    }
+
+    impl rmcp::transport::Transport<RoleClient> for Recording {
+        type Error = std::io::Error;
+
+        fn send(
+            &mut self,
+            item: rmcp::service::TxJsonRpcMessage<RoleClient>,
+        ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+            self.sent.lock().unwrap().push(serde_json::to_value(&item).unwrap());
+            std::future::ready(Ok(()))
+        }
+
+        fn receive(&mut self) -> impl Future<Output = Option<rmcp::service::RxJsonRpcMessage<RoleClient>>> + Send {
+            std::future::ready(self.answers.pop_front())
+        }
+
+        fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+            std::future::ready(Ok(()))
+        }
+    }
+
+    /// A `tools/call` of `t0` as request `id`, taking spills as `call`, with `token` forwarded.
+    fn call_request(
+        id: i64,
+        call: &Arc<CallSpills>,
+        token: Option<&str>,
+    ) -> rmcp::service::TxJsonRpcMessage<RoleClient> {
+        let mut request = Request::new(CallToolRequestParams::new("t0"));
+        request.extensions.insert(SpillCall(call.clone()));
+        if let Some(token) = token {
+            request.extensions.insert(ForwardedToken(token.to_owned()));
+        }
+        rmcp::model::JsonRpcMessage::request(ClientRequest::CallToolRequest(request), RequestId::Number(id))
+    }
+
+    /// The refusal of request `id` with `approval` in its `_meta`.
+    fn refusal(id: i64, approval: Value) -> rmcp::service::RxJsonRpcMessage<RoleClient> {
+        let result: rmcp::model::CallToolResult = serde_json::from_value(json!({
+            "content": [{"type": "text", "text": "refused"}], "isError": true, "_meta": {APPROVAL_META: approval}
+        }))
+        .unwrap();
+        rmcp::model::JsonRpcMessage::response(ServerResult::CallToolResult(result), RequestId::Number(id))
+    }
+
+    /// The transport under rmcp's service: what that service hands it and gets from it is what
+    /// rmcp traces (every message, at `TRACE`), so neither way may hold a token.
+    fn traced(
+        answers: Vec<rmcp::service::RxJsonRpcMessage<RoleClient>>,
+    ) -> (Traced<Recording>, Arc<Mutex<Vec<Value>>>) {
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let inner = Recording { sent: sent.clone(), answers: answers.into() };
+        let spills = Spills::new("up", &crate::import::ImportLimits::default());
+        (Traced { inner, meta: rmcp::model::RequestMetaObject::default(), spills: Some(spills) }, sent)
+    }
+
+    #[tokio::test]
+    async fn a_forwarded_token_joins_its_calls_meta_only_as_the_transport_sends_it() {
+        use rmcp::transport::Transport as _;
+        let (mut transport, sent) = traced(Vec::new());
+        let call = CallSpills::new(&tool_runtime::ToolContext::new());
+        let with = call_request(1, &call, Some("ap1.9.ab.cd"));
+        // What rmcp's service holds (and traces) has no token: it is an extension, shown as none.
+        assert!(!format!("{with:?}").contains("ap1.9.ab.cd"));
+        transport.send(with).await.unwrap();
+        transport.send(call_request(2, &CallSpills::new(&tool_runtime::ToolContext::new()), None)).await.unwrap();
+        let sent = sent.lock().unwrap().clone();
+        assert_eq!(sent[0]["params"]["_meta"], json!({APPROVAL_TOKEN_META: "ap1.9.ab.cd"}));
+        assert_eq!(sent[1]["params"].get("_meta"), None);
+    }
+
+    #[tokio::test]
+    async fn an_answers_approval_leaves_it_in_the_transport_and_waits_for_its_call_alone() {
+        use rmcp::transport::Transport as _;
+        let approval = json!({"tool": "t0", "preview": "p", "token": "ap1.9.ab.cd", "expiresAt": 9});
+        let (mut transport, _) = traced(vec![refusal(1, approval.clone()), refusal(7, approval.clone())]);
+        let (first, other) =
+            (CallSpills::new(&tool_runtime::ToolContext::new()), CallSpills::new(&tool_runtime::ToolContext::new()));
+        transport.send(call_request(1, &first, None)).await.unwrap();
+        transport.send(call_request(2, &other, None)).await.unwrap();
+        // The answer rmcp's service gets (and traces) holds no approval.
+        let answered = transport.receive().await.unwrap();
+        assert!(!serde_json::to_string(&answered).unwrap().contains("ap1.9.ab.cd"));
+        assert_eq!(first.take_approval(), Some(approval));
+        assert_eq!(other.take_approval(), None);
+        // An answer to no running call: its approval is dropped, and still not passed up.
+        let stray = transport.receive().await.unwrap();
+        assert!(!serde_json::to_string(&stray).unwrap().contains("ap1.9.ab.cd"));
+        assert_eq!((first.take_approval(), other.take_approval()), (None, None));
     }
 }
