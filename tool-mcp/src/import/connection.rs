@@ -1022,7 +1022,10 @@ struct ForwardedToken(String);
 
 /// The transport of a connection, adding trace context to the `_meta` of the handshake's request
 /// (`initialize` or `server/discover`): rmcp writes those requests itself, and the handshake's
-/// CLIENT span is their parent ([`crate::telemetry::inject`]). Other messages pass unchanged.
+/// CLIENT span is their parent ([`crate::telemetry::inject`]). It also keeps approval tokens out
+/// of what rmcp's service handles: a `tools/call` gets its [`ForwardedToken`] in `_meta` as it is
+/// sent, and an answer's `_meta["tool-framework/approval"]` is taken out as it is received. Other
+/// messages pass unchanged.
 struct Traced<T> {
     inner: T,
     /// `traceparent`, `tracestate` and `baggage` (empty without the feature `otel`).
