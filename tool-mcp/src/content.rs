@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
-use tool_runtime::{ContentPart, MessageContent, ResourceContents, ToolDefinition, ToolMessage};
 #[cfg(feature = "client")]
-use tool_runtime::{ToolError, ToolResult};
+use tool_runtime::{ApprovalProblem, ApprovalRequest, ToolError, ToolResult};
+use tool_runtime::{ContentPart, MessageContent, ResourceContents, ToolDefinition, ToolMessage};
 
 /// The MCP tool entry of a definition.
 ///
@@ -152,6 +152,96 @@ pub(crate) fn to_result(server: &str, tool: &str, result: &Value) -> Result<Tool
         [ContentPart::Text { text }] => ToolResult::Text(text.clone()),
         _ => ToolResult::Parts(parts),
     })
+}
+
+/// The outcome of an upstream's `tools/call` result (`outcome`, from [`to_result`]) with the
+/// approval request its refusal carried (`approval`: the result's
+/// `_meta["tool-framework/approval"]`, [`APPROVAL_META`](crate::APPROVAL_META)), for the call of
+/// the remote tool `remote` of `server`, registered here as `local`, at `now_secs` (seconds since
+/// the Unix epoch):
+///
+/// - on a success the approval is ignored (an approval only comes with a refusal);
+/// - on a refusal, an approval that [decodes](decode_approval) becomes
+///   [`ToolError::Approval`] with [`ApprovalProblem::Missing`]: the model reads this registry's
+///   text of the refusal (the preview, never the token; the upstream's own text is not used),
+///   and the host gets the preview and the token as the message's
+///   [`approval`](tool_runtime::ToolMessage::approval), for `local`, valid for the seconds left
+///   to `expiresAt` (0 when past);
+/// - one that does not decode is dropped: the refusal stays the upstream's text with a line
+///   saying why its approval is not passed on, and the host gets no approval.
+#[cfg(feature = "client")]
+pub(crate) fn with_approval(
+    outcome: Result<ToolResult, ToolError>,
+    approval: Option<&Value>,
+    server: &str,
+    (remote, local): (&str, &str),
+    now_secs: u64,
+) -> Result<ToolResult, ToolError> {
+    let (Err(ToolError::Failed(text)), Some(approval)) = (&outcome, approval) else { return outcome };
+    match decode_approval(approval, remote) {
+        Ok(request) => {
+            let valid_secs = request.expires_at.saturating_sub(now_secs);
+            let request = ApprovalRequest { tool: local.to_owned(), ..request };
+            Err(ToolError::Approval {
+                tool: local.to_owned(),
+                problem: ApprovalProblem::Missing { request, valid_secs },
+            })
+        }
+        Err(why) => Err(ToolError::Failed(format!(
+            "{text}\n[MCP server `{server}` asked for the user's approval with a request this registry does not pass \
+             on ({why}); the call cannot be approved through this registry]"
+        ))),
+    }
+}
+
+/// An upstream's approval request for the call of its tool `remote`, decoded strictly: an object
+/// of exactly `tool` (which must be `remote`), `preview` (a string of at most
+/// [`MAX_APPROVAL_PREVIEW_BYTES`](crate::limits::MAX_APPROVAL_PREVIEW_BYTES) bytes that does not
+/// hold the token), `token` (1 to [`MAX_APPROVAL_TOKEN_BYTES`](crate::limits::MAX_APPROVAL_TOKEN_BYTES)
+/// visible ASCII characters) and `expiresAt` (seconds since the Unix epoch, an unsigned integer),
+/// as [`call_result`] writes it.
+///
+/// # Errors
+/// Why it is refused, naming the field at fault and quoting nothing the upstream sent (a token
+/// among it would reach the model).
+#[cfg(feature = "client")]
+pub(crate) fn decode_approval(approval: &Value, remote: &str) -> Result<ApprovalRequest, String> {
+    use crate::limits::{MAX_APPROVAL_PREVIEW_BYTES, MAX_APPROVAL_TOKEN_BYTES};
+
+    const FIELDS: [&str; 4] = ["tool", "preview", "token", "expiresAt"];
+    let Value::Object(fields) = approval else {
+        return Err("it is not an object of `tool`, `preview`, `token` and `expiresAt`".to_owned());
+    };
+    if fields.keys().any(|key| !FIELDS.contains(&key.as_str())) {
+        return Err("it has a field other than `tool`, `preview`, `token` and `expiresAt`".to_owned());
+    }
+    let text = |key: &str| match fields.get(key) {
+        Some(Value::String(text)) => Ok(text.clone()),
+        Some(_) => Err(format!("its `{key}` is not a string")),
+        None => Err(format!("it has no `{key}`")),
+    };
+    let expires_at = match fields.get("expiresAt") {
+        Some(value) => value.as_u64().ok_or("its `expiresAt` is not a whole number of seconds (0 or more)")?,
+        None => return Err("it has no `expiresAt`".to_owned()),
+    };
+    let request = ApprovalRequest { tool: text("tool")?, preview: text("preview")?, token: text("token")?, expires_at };
+    if request.tool != remote {
+        return Err(format!("it is for another tool than `{remote}`"));
+    }
+    if request.preview.len() > MAX_APPROVAL_PREVIEW_BYTES {
+        return Err(format!(
+            "its preview is {} bytes, over the {MAX_APPROVAL_PREVIEW_BYTES} passed on",
+            request.preview.len()
+        ));
+    }
+    let visible = request.token.bytes().all(|b| b.is_ascii_graphic());
+    if request.token.is_empty() || request.token.len() > MAX_APPROVAL_TOKEN_BYTES || !visible {
+        return Err(format!("its token is not 1 to {MAX_APPROVAL_TOKEN_BYTES} visible ASCII characters"));
+    }
+    if request.preview.contains(&request.token) {
+        return Err("its preview holds its token, which the model would read".to_owned());
+    }
+    Ok(request)
 }
 
 /// One content block: text, an image, audio, an embedded resource (text or blob), a resource
@@ -314,5 +404,83 @@ mod tests {
             serde_json::to_value(call_result(&message, false)).unwrap(),
             json!({"resultType": "complete", "content": [{"type": "text", "text": "File not found: a.txt"}], "isError": true})
         );
+    }
+
+    /// A well-formed approval request of `t0`, its `key` set to `value` (`null`: left out).
+    #[cfg(feature = "client")]
+    fn approval_with(key: &str, value: Value) -> Value {
+        let mut approval = json!({"tool": "t0", "preview": "call `t0`", "token": "ap1.9.ab.cd", "expiresAt": 9});
+        match value {
+            Value::Null => approval.as_object_mut().unwrap().remove(key),
+            value => approval.as_object_mut().unwrap().insert(key.to_owned(), value),
+        };
+        approval
+    }
+
+    #[cfg(feature = "client")]
+    #[test]
+    fn a_well_formed_approval_request_decodes_to_its_four_fields() {
+        let request = decode_approval(&approval_with("tool", json!("t0")), "t0").unwrap();
+        assert_eq!(
+            (request.tool.as_str(), request.preview.as_str(), request.token.as_str(), request.expires_at),
+            ("t0", "call `t0`", "ap1.9.ab.cd", 9)
+        );
+    }
+
+    #[cfg(feature = "client")]
+    #[test]
+    fn each_malformed_approval_request_is_refused_saying_which_field_without_quoting_it() {
+        let cases = [
+            (json!(["ap1.9.ab.cd"]), "it is not an object of `tool`, `preview`, `token` and `expiresAt`"),
+            (
+                approval_with("ap1.9.ab.cd", json!(1)),
+                "it has a field other than `tool`, `preview`, `token` and `expiresAt`",
+            ),
+            (approval_with("tool", Value::Null), "it has no `tool`"),
+            (approval_with("preview", json!(7)), "its `preview` is not a string"),
+            (approval_with("token", json!({"t": "ap1.9.ab.cd"})), "its `token` is not a string"),
+            (approval_with("expiresAt", json!("9")), "its `expiresAt` is not a whole number of seconds (0 or more)"),
+            (approval_with("expiresAt", json!(-1)), "its `expiresAt` is not a whole number of seconds (0 or more)"),
+            (approval_with("expiresAt", Value::Null), "it has no `expiresAt`"),
+            (approval_with("tool", json!("t1")), "it is for another tool than `t0`"),
+            (approval_with("token", json!("")), "its token is not 1 to 256 visible ASCII characters"),
+            (approval_with("token", json!("ap1 9")), "its token is not 1 to 256 visible ASCII characters"),
+            (approval_with("token", json!("ap1.é")), "its token is not 1 to 256 visible ASCII characters"),
+            (approval_with("token", json!("a".repeat(257))), "its token is not 1 to 256 visible ASCII characters"),
+            (
+                approval_with("preview", json!("send ap1.9.ab.cd")),
+                "its preview holds its token, which the model would read",
+            ),
+            (
+                approval_with("preview", json!("x".repeat(65_537))),
+                "its preview is 65537 bytes, over the 65536 passed on",
+            ),
+        ];
+        for (approval, why) in cases {
+            assert_eq!(decode_approval(&approval, "t0").map(|r| r.token), Err(why.to_owned()), "{approval}");
+        }
+    }
+
+    #[cfg(feature = "client")]
+    #[test]
+    fn the_longest_preview_and_token_are_passed_on() {
+        let mut approval = approval_with("preview", json!("x".repeat(65_536)));
+        approval["token"] = json!("a".repeat(256));
+        assert_eq!(decode_approval(&approval, "t0").map(|r| (r.preview.len(), r.token.len())), Ok((65_536, 256)));
+    }
+
+    #[cfg(feature = "client")]
+    #[test]
+    fn an_approval_with_a_success_is_ignored_and_with_a_refusal_becomes_the_hosts_request() {
+        let approval = approval_with("expiresAt", json!(100));
+        let ignored = with_approval(Ok(ToolResult::text("done")), Some(&approval), "up", ("t0", "gw_t0"), 40);
+        assert_eq!(ignored.unwrap(), ToolResult::text("done"));
+        let refused = Err(ToolError::Failed("refused".to_owned()));
+        match with_approval(refused, Some(&approval), "up", ("t0", "gw_t0"), 40) {
+            Err(ToolError::Approval { tool, problem: ApprovalProblem::Missing { request, valid_secs } }) => {
+                assert_eq!((tool.as_str(), request.tool.as_str(), valid_secs), ("gw_t0", "gw_t0", 60));
+            }
+            other => panic!("not an approval: {other:?}"),
+        }
     }
 }

@@ -91,3 +91,18 @@ pub const DEFAULT_TASK_QUOTA_BYTES: usize = 8 << 20;
 /// every third of it; a `working` task whose lease lapsed has no live runner (its worker stopped)
 /// ([`McpServerBuilder::task_lease`](crate::McpServerBuilder::task_lease)).
 pub const DEFAULT_TASK_LEASE: Duration = Duration::from_secs(10);
+
+/// The longest approval preview an import passes on from an upstream server
+/// (`preview` of a refused call's `_meta["tool-framework/approval"]`): 65 536 bytes, room for
+/// the unified diff of a large edit. A longer one is not passed on as an approval
+/// ([`crate::import`], "Approvals through a gateway"). A preview longer than the import's
+/// `inline_result_bytes` arrives as the marker of its cached text, like any long string.
+#[cfg(feature = "client")]
+pub const MAX_APPROVAL_PREVIEW_BYTES: usize = 64 << 10;
+
+/// The longest approval token an import passes on from an upstream server (`token` of a refused
+/// call's `_meta["tool-framework/approval"]`): 256 bytes, each a visible ASCII character (`!` to
+/// `~`). This framework's tokens take 112 (`tool_runtime::approvals`); a longer or other one is
+/// not passed on as an approval.
+#[cfg(feature = "client")]
+pub const MAX_APPROVAL_TOKEN_BYTES: usize = 256;

@@ -38,7 +38,8 @@ pub const IDEMPOTENCY_KEY_META: &str = "tool-framework/idempotency-key";
 /// be asked gets an error result whose `_meta` holds the preview and a token ([`APPROVAL_META`]).
 /// Same prefix as [`IDEMPOTENCY_KEY_META`], for the same reason. A value that is not a string is
 /// refused with -32602. A call that becomes a task carries its token into the task's first run
-/// (never into the task record); a run started again later has none.
+/// (never into the task record); a run started again later has none. An imported tool sends the
+/// token of its call upstream under this key (`import`, "Approvals through a gateway").
 pub const APPROVAL_TOKEN_META: &str = "tool-framework/approval-token";
 
 /// The `_meta` key of a `tools/call` result that asks the client's host for the user's approval:
@@ -49,7 +50,8 @@ pub const APPROVAL_TOKEN_META: &str = "tool-framework/approval-token";
 /// or `structuredContent`, which the model reads. The client shows the preview to its user and,
 /// once they approve, sends the same call again with the token under [`APPROVAL_TOKEN_META`];
 /// it must not hand the token to the model. A task record stores the token sealed
-/// (`docs/tasks.md`, "Approval tokens").
+/// (`docs/tasks.md`, "Approval tokens"). An import decodes an upstream's request strictly and
+/// passes it on as its own tool's (`import`, "Approvals through a gateway").
 pub const APPROVAL_META: &str = "tool-framework/approval";
 
 #[cfg(test)]

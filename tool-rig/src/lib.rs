@@ -46,6 +46,13 @@
 //!   `Timeout`, a cancellation `Cancelled`.
 //! - **Results.** Text stays text; parts become rig's tool result content (text blocks, images
 //!   as base64 image blocks); any other part is its text projection.
+//! - **Approvals.** rig's tool result is what the model reads, so it cannot carry a refused
+//!   call's approval request ([`ToolMessage::approval`], the preview and the token of a registry
+//!   with [approval tokens](tool_runtime::approvals)): [`rig_result`] leaves it out. The host gets
+//!   it through [`RigTools::on_approval`], as [`ApprovalAsked`] (the refused call and its
+//!   request), shows the preview to the person and, once they approve, runs that exact call with
+//!   the token itself (`registry.call(&asked.approved_call(), ctx)`), outside rig's loop: the model
+//!   is told not to send the call again, and the token never reaches it.
 //!
 //! rig runs the calls of a turn as its agent decides (each through [`Registry::call`]), not as
 //! one [`Registry::call_batch`]: a `sequential` tool's ordering and a policy's `DenyAndStop`
@@ -70,7 +77,9 @@ use rig_core::effect::{EffectId, EffectKind, FamilyDescriptor, HandlerDescriptor
 use rig_core::error::{ErrorKind, ErrorReport};
 use rig_core::serve::{Dispatch, Reply, Serve};
 use rig_core::tool::{ToolErrorKind as RigKind, ToolExecutionError, ToolOutput, ToolResult};
-use tool_runtime::{ContentPart, MessageContent, Registry, ToolCall, ToolContext, ToolErrorKind, ToolMessage};
+use tool_runtime::{
+    ApprovalRequest, ContentPart, MessageContent, Registry, ToolCall, ToolContext, ToolErrorKind, ToolMessage,
+};
 
 /// How many call ids [`RigTools::hook`] keeps waiting for their tool at most; the
 /// oldest goes first beyond that (a call a later hook denied never takes its id).
@@ -84,6 +93,32 @@ pub struct RigTools {
     names: Vec<String>,
     context: ToolContext,
     hook: ToolHook,
+    on_approval: Option<OnApproval>,
+}
+
+/// The host's function of [`RigTools::on_approval`].
+type OnApproval = Arc<dyn Fn(ApprovalAsked) + Send + Sync>;
+
+/// A call that rig ran and the registry refused for want of the user's approval (approval
+/// tokens, [`tool_runtime::approvals`]): what [`RigTools::on_approval`] hands the host. Its
+/// `Debug` form redacts the token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalAsked {
+    /// The call as it was run: its id (the provider's, with [`RigTools::hook`]), the tool's name
+    /// and the argument text.
+    pub call: ToolCall,
+    /// What to show the person (`preview`) and the token that approves exactly this call, once,
+    /// until `expires_at` (seconds since the Unix epoch).
+    pub request: ApprovalRequest,
+}
+
+impl ApprovalAsked {
+    /// The same call carrying the approval token, for the host to run with
+    /// [`Registry::call`] once the person approves (with the context of the refused call, whose
+    /// principal the token is bound to).
+    pub fn approved_call(&self) -> ToolCall {
+        self.call.clone().with_approval_token(self.request.token.clone())
+    }
 }
 
 /// The tools named that the registry does not have ([`RigTools::only`]).
@@ -106,7 +141,18 @@ impl RigTools {
     pub fn new(registry: Arc<Registry>) -> Self {
         let names = registry.definitions().iter().map(|d| d.name.clone()).collect();
         let hook = ToolHook { pending: Arc::default(), registry: Arc::clone(&registry), context: ToolContext::new() };
-        Self { registry, names, context: ToolContext::new(), hook }
+        Self { registry, names, context: ToolContext::new(), hook, on_approval: None }
+    }
+
+    /// Hands each call the registry refuses for want of the user's approval to `host`, as it is
+    /// refused and before rig's tool result (which leaves the approval out, [`rig_result`]) goes
+    /// to the model. `host` runs on the call's task: hand the request on (a channel to the user
+    /// interface) rather than wait for the person there. Default: none, and such a refusal
+    /// reaches only the model, whose text holds the preview but never the token.
+    #[must_use]
+    pub fn on_approval(mut self, host: impl Fn(ApprovalAsked) + Send + Sync + 'static) -> Self {
+        self.on_approval = Some(Arc::new(host));
+        self
     }
 
     /// Only the tools named, in the registry's order (a name given twice counts once).
@@ -153,6 +199,7 @@ impl RigTools {
                     name: name.clone(),
                     context: self.context.clone(),
                     pending: Arc::clone(&self.hook.pending),
+                    on_approval: self.on_approval.clone(),
                 })
                 .map_err(Box::new)
             })
@@ -257,6 +304,7 @@ struct RigTool {
     name: String,
     context: ToolContext,
     pending: Arc<Mutex<Pending>>,
+    on_approval: Option<OnApproval>,
 }
 
 impl Serve for RigTool {
@@ -288,13 +336,18 @@ impl Serve for RigTool {
         // The name is the one the call was routed by (rig dispatches by name); a hook's patch may
         // not change it.
         let call = ToolCall::new(id, name, args);
-        let message = self.registry.call(&call, &self.context).await;
+        let mut message = self.registry.call(&call, &self.context).await;
+        if let (Some(host), Some(request)) = (&self.on_approval, message.approval.take()) {
+            host(ApprovalAsked { call, request: *request });
+        }
         Reply::Outcome(Ok(Outcome::ToolResult { result: rig_result(message) }))
     }
 }
 
 /// A tool message as rig's tool result: a success's text or parts as the output, an error as a
-/// failed result of [`rig_kind`] with the message's text as what the model reads.
+/// failed result of [`rig_kind`] with the message's text as what the model reads. A refused
+/// call's approval request ([`ToolMessage::approval`]) is for the host, not the model, and is
+/// left out: [`RigTools::on_approval`] hands it to the host.
 pub fn rig_result(message: ToolMessage) -> ToolResult {
     if message.is_error {
         let kind = message.error_kind.map_or(RigKind::Other, rig_kind);

@@ -198,3 +198,75 @@ fn a_success_keeps_its_text_and_parts() {
     let message = tool_runtime::ToolMessage::success("c", "t", tool_runtime::ToolResult::Text("ok".into()));
     assert_eq!(tool_rig::rig_result(message).output().as_text(), Some("ok"));
 }
+
+/// The notes `delete_note` deleted (each test deletes notes of its own).
+static DELETED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Delete a note (an effect that needs the user's approval).
+#[tool_runtime::tool(tags(confirm))]
+async fn delete_note(
+    /// The note's id.
+    id: String,
+) -> String {
+    DELETED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(id.clone());
+    format!("deleted {id}")
+}
+
+fn deleted(id: &str) -> usize {
+    DELETED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter().filter(|n| *n == id).count()
+}
+
+/// A registry of `delete_note` under approval tokens.
+fn approving() -> Arc<Registry> {
+    let store = tool_runtime::idempotency::MemoryIdempotencyStore::new();
+    let tokens = tool_runtime::ApprovalTokens::new(store).server_key([3u8; 32]).unwrap();
+    Arc::new(Registry::builder().tool(delete_note::TOOL).approval_tokens(tokens).build().unwrap())
+}
+
+#[tokio::test]
+async fn the_host_gets_a_refused_calls_approval_and_runs_the_call_with_its_token_while_the_model_reads_none() {
+    let registry = approving();
+    let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let noted = asked.clone();
+    let tools = RigTools::new(registry.clone()).on_approval(move |request| noted.lock().unwrap().push(request));
+    let script = vec![
+        sample::openai_chat(&[("call_9", "delete_note", r#"{"id":"n1"}"#)], ""),
+        sample::openai_chat(&[], "Waiting for your approval."),
+    ];
+    let (server, answer) = run_agent(&tools, true, script).await;
+    assert_eq!(answer, "Waiting for your approval.");
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1);
+    let [asked] = &asked[..] else { unreachable!() };
+    assert_eq!(asked.call, ToolCall::new("call_9", "delete_note", r#"{"id":"n1"}"#));
+    assert_eq!(asked.request.tool, "delete_note");
+    assert_eq!(asked.request.preview, "call `delete_note` with\n\"id\": \"n1\"");
+    // The model read the refusal with the preview, never the token.
+    let read = tool_messages(&server.requests()[1].body);
+    assert_eq!(read.len(), 1);
+    assert!(read[0].1.contains("it needs the user's approval"), "{read:?}");
+    assert!(!read[0].1.contains(&asked.request.token), "{read:?}");
+    assert_eq!(deleted("n1"), 0);
+    // The person approves: the host runs that exact call with the token, once.
+    let approved = registry.call(&asked.approved_call(), &ToolContext::new()).await;
+    assert_eq!(approved.text(), "deleted n1");
+    let again = registry.call(&asked.approved_call(), &ToolContext::new()).await;
+    assert_eq!(again.error_kind, Some(ToolErrorKind::PermissionDenied));
+    assert_eq!(deleted("n1"), 1);
+}
+
+#[test]
+fn an_approval_asked_shows_no_token_in_its_debug_form() {
+    let asked = tool_rig::ApprovalAsked {
+        call: ToolCall::new("call_9", "delete_note", "{}"),
+        request: tool_runtime::ApprovalRequest {
+            tool: "delete_note".to_owned(),
+            preview: "call `delete_note`".to_owned(),
+            token: "ap1.9.ab.cd".to_owned(),
+            expires_at: 9,
+        },
+    };
+    let shown = format!("{:?}", asked.approved_call());
+    assert!(!shown.contains("ap1.9.ab.cd") && shown.contains("[redacted]"), "{shown}");
+    assert!(!format!("{asked:?}").contains("ap1.9.ab.cd"), "{asked:?}");
+}

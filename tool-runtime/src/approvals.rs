@@ -25,6 +25,14 @@
 //! result's `_meta["tool-framework/approval"]`). The host shows the preview to the person and,
 //! once they approve, sends the same call again with the token.
 //!
+//! Through a gateway: a tool that passes its calls on to another server that approves them (a
+//! tool `tool-mcp` imports from an upstream tool-framework server) refuses with the upstream's
+//! preview and token as its own [`ApprovalProblem::Missing`], so the host gets them as from any
+//! tool; the same call sent again with the token hands it to the tool
+//! ([`ToolContext::approval_token`](crate::ToolContext::approval_token)), which sends it upstream
+//! with that call. A registry hands a call's token to its tool only when it does not redeem the
+//! token itself (the tool needs no approval here, or the registry has no approval tokens).
+//!
 //! # The rules
 //! - A token is `ap1.<expiry>.<nonce>.<mac>`: the expiry in seconds since the Unix epoch, 16 random
 //!   bytes (hex), and HMAC-SHA256 (hex) under the server key of the tool's registered name, the

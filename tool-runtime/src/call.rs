@@ -30,8 +30,11 @@ pub struct ToolCall {
     /// The approval token of this exact call, when the client sends one: in a registry with
     /// [approval tokens](crate::RegistryBuilder::approval_tokens), a call of a tool that needs
     /// approval runs without asking when the token redeems for it (see [`crate::approvals`]).
-    /// MCP clients send it as `params._meta["tool-framework/approval-token"]` (`tool-mcp`'s
-    /// `APPROVAL_TOKEN_META`). Never printed by `Debug`.
+    /// A token this registry does not redeem itself is handed to the running tool
+    /// ([`ToolContext::approval_token`](crate::ToolContext::approval_token)), so that a tool
+    /// imported from another server passes it on with this call. MCP clients send it as
+    /// `params._meta["tool-framework/approval-token"]` (`tool-mcp`'s `APPROVAL_TOKEN_META`).
+    /// Never printed by `Debug`.
     pub approval_token: Option<String>,
 }
 

@@ -156,6 +156,8 @@ struct CallScope {
     parent: Option<Arc<CallScope>>,
     /// The input requests made so far (the default key of the next is `input-{asks + 1}`).
     asks: std::sync::atomic::AtomicU32,
+    /// The call's approval token, for the tool to pass on ([`ToolContext::approval_token`]).
+    approval_token: Option<String>,
 }
 
 impl CallScope {
@@ -342,6 +344,28 @@ impl ToolContext {
         self.call.as_ref().map(|c| &*c.tool_name)
     }
 
+    /// The approval token of the call being served, for a tool that passes the call on to a server
+    /// that approves it (an imported MCP tool sends it upstream as the request's
+    /// `_meta["tool-framework/approval-token"]`; see [`crate::approvals`]). `Some` only inside the
+    /// call that carried it ([`ToolCall::approval_token`](crate::ToolCall::approval_token)), never
+    /// in the calls a tool makes in turn, and only when this registry did not redeem the token
+    /// itself: a tool this registry approves with its own
+    /// [approval tokens](crate::RegistryBuilder::approval_tokens) gets `None`. Never log it.
+    pub fn approval_token(&self) -> Option<&str> {
+        self.call.as_ref()?.approval_token.as_deref()
+    }
+
+    /// This per-call context with `token` as its call's [approval token](Self::approval_token)
+    /// (a context made by [`for_call`](Self::for_call), whose scope no one else holds yet).
+    pub(crate) fn with_approval_token(mut self, token: Option<String>) -> Self {
+        if let (Some(token), Some(call)) = (token, self.call.as_mut())
+            && let Some(call) = Arc::get_mut(call)
+        {
+            call.approval_token = Some(token);
+        }
+        self
+    }
+
     /// The client channel of the call: the context's, else the registry's.
     pub(crate) fn client(&self) -> Option<&Arc<dyn ClientChannel>> {
         self.shared.client.as_ref().or_else(|| self.registry.as_ref()?.client.as_ref())
@@ -423,6 +447,7 @@ impl ToolContext {
                 cancellation: std::sync::OnceLock::new(),
                 parent: self.call.clone(),
                 asks: std::sync::atomic::AtomicU32::new(0),
+                approval_token: None,
             })),
             chain: Vec::new(),
             path: None,

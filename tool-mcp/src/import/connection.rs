@@ -21,7 +21,8 @@ use tool_runtime::{ToolContext, ToolError, ToolResult};
 use super::spill::{CallSpills, ChildTransport, SpillCall, Spills};
 use super::spill_http::SpillingHttp;
 use super::{CONNECT_TIMEOUT, Compiled, ImportError, ImportLimits, RemoteTool, Transport, compile, restart_wait};
-use crate::content::to_result;
+use crate::content::{to_result, with_approval};
+use crate::protocol::{APPROVAL_META, APPROVAL_TOKEN_META};
 use crate::telemetry;
 use tracing::Instrument;
 
@@ -697,6 +698,11 @@ impl Shared {
         let spill = CallSpills::new(ctx);
         let _unregister = Unregister(spill.clone());
         request.extensions.insert(SpillCall(spill.clone()));
+        // The call's approval token joins its `_meta` in the transport (`Traced`), after rmcp has
+        // traced the request.
+        if let Some(token) = ctx.approval_token() {
+            request.extensions.insert(ForwardedToken(token.to_owned()));
+        }
         let request = ClientRequest::CallToolRequest(request);
         let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
         if !span.is_disabled() {
@@ -740,7 +746,13 @@ impl Shared {
                 let mut value = serde_json::to_value(&result).unwrap_or(Value::Null);
                 match super::spill::resolve(&spill, &self.name, &mut value).await {
                     Ok(Some(stored)) => Ok(stored),
-                    Ok(None) => to_result(&self.name, tool, &value),
+                    Ok(None) => {
+                        let now = ctx.now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+                        let local = ctx.tool_name().unwrap_or(tool);
+                        let approval = spill.take_approval();
+                        let outcome = to_result(&self.name, tool, &value);
+                        with_approval(outcome, approval.as_ref(), &self.name, (tool, local), now)
+                    }
                     Err(message) => Err(ToolError::Failed(message)),
                 }
             }
@@ -1001,9 +1013,19 @@ async fn authorized_client(
     Ok(manager)
 }
 
+/// The marker a `tools/call` request carries in its extensions (never traced: rmcp's
+/// `Extensions` shows no content): the call's approval token, which [`Traced`] puts in the
+/// request's `_meta["tool-framework/approval-token"]` as it is sent, so that rmcp's own trace of
+/// the request does not hold it.
+#[derive(Clone)]
+struct ForwardedToken(String);
+
 /// The transport of a connection, adding trace context to the `_meta` of the handshake's request
 /// (`initialize` or `server/discover`): rmcp writes those requests itself, and the handshake's
-/// CLIENT span is their parent ([`crate::telemetry::inject`]). Other messages pass unchanged.
+/// CLIENT span is their parent ([`crate::telemetry::inject`]). It also keeps approval tokens out
+/// of what rmcp's service handles: a `tools/call` gets its [`ForwardedToken`] in `_meta` as it is
+/// sent, and an answer's `_meta["tool-framework/approval"]` is taken out as it is received. Other
+/// messages pass unchanged.
 struct Traced<T> {
     inner: T,
     /// `traceparent`, `tracestate` and `baggage` (empty without the feature `otel`).
@@ -1027,18 +1049,40 @@ impl<T: rmcp::transport::Transport<RoleClient>> rmcp::transport::Transport<RoleC
         {
             message.request.get_meta_mut().extend(self.meta.clone());
         }
-        if let rmcp::model::JsonRpcMessage::Request(message) = &item
-            && let Some(spills) = &self.spills
-            && let ClientRequest::CallToolRequest(request) = &message.request
-            && let Some(call) = request.extensions.get::<SpillCall>()
+        if let rmcp::model::JsonRpcMessage::Request(message) = &mut item
+            && let ClientRequest::CallToolRequest(request) = &mut message.request
         {
-            spills.register(&message.id, &call.0);
+            if let Some(ForwardedToken(token)) = request.extensions.get::<ForwardedToken>() {
+                let meta = request.params.meta.get_or_insert_with(Default::default);
+                meta.0.0.insert(APPROVAL_TOKEN_META.to_owned(), Value::from(token.clone()));
+            }
+            if let Some(spills) = &self.spills
+                && let Some(call) = request.extensions.get::<SpillCall>()
+            {
+                spills.register(&message.id, &call.0);
+            }
         }
         self.inner.send(item)
     }
 
+    /// The next message; the `_meta["tool-framework/approval"]` of an answer to a call is taken
+    /// out of it here, before rmcp traces it, and kept for that call alone
+    /// ([`Spills::hold_approval`]).
     fn receive(&mut self) -> impl Future<Output = Option<rmcp::service::RxJsonRpcMessage<RoleClient>>> + Send {
-        self.inner.receive()
+        let spills = self.spills.clone();
+        let received = self.inner.receive();
+        async move {
+            let mut message = received.await?;
+            if let rmcp::model::JsonRpcMessage::Response(response) = &mut message
+                && let ServerResult::CallToolResult(result) = &mut response.result
+                && let Some(meta) = &mut result.meta
+                && let Some(approval) = meta.0.remove(APPROVAL_META)
+                && let Some(spills) = &spills
+            {
+                spills.hold_approval(&response.id, approval);
+            }
+            Some(message)
+        }
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
@@ -1051,6 +1095,7 @@ mod tests {
     use serde_json::json;
     use tool_runtime::{ContentPart, ToolResult};
 
+    use super::*;
     use crate::content::to_result;
 
     #[test]
@@ -1138,5 +1183,100 @@ mod tests {
             tool_runtime::ToolError::Failed("failed\n[audio, audio/wav]\n[resource link file:///log.txt]".to_owned())
                 .to_string()
         );
+    }
+
+    /// A transport that keeps what it is sent and answers with `answers`, in order.
+    struct Recording {
+        sent: Arc<Mutex<Vec<Value>>>,
+        answers: std::collections::VecDeque<rmcp::service::RxJsonRpcMessage<RoleClient>>,
+    }
+
+    impl rmcp::transport::Transport<RoleClient> for Recording {
+        type Error = std::io::Error;
+
+        fn send(
+            &mut self,
+            item: rmcp::service::TxJsonRpcMessage<RoleClient>,
+        ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+            self.sent.lock().unwrap().push(serde_json::to_value(&item).unwrap());
+            std::future::ready(Ok(()))
+        }
+
+        fn receive(&mut self) -> impl Future<Output = Option<rmcp::service::RxJsonRpcMessage<RoleClient>>> + Send {
+            std::future::ready(self.answers.pop_front())
+        }
+
+        fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+            std::future::ready(Ok(()))
+        }
+    }
+
+    /// A `tools/call` of `t0` as request `id`, taking spills as `call`, with `token` forwarded.
+    fn call_request(
+        id: i64,
+        call: &Arc<CallSpills>,
+        token: Option<&str>,
+    ) -> rmcp::service::TxJsonRpcMessage<RoleClient> {
+        let mut request = Request::new(CallToolRequestParams::new("t0"));
+        request.extensions.insert(SpillCall(call.clone()));
+        if let Some(token) = token {
+            request.extensions.insert(ForwardedToken(token.to_owned()));
+        }
+        rmcp::model::JsonRpcMessage::request(ClientRequest::CallToolRequest(request), RequestId::Number(id))
+    }
+
+    /// The refusal of request `id` with `approval` in its `_meta`.
+    fn refusal(id: i64, approval: Value) -> rmcp::service::RxJsonRpcMessage<RoleClient> {
+        let result: rmcp::model::CallToolResult = serde_json::from_value(json!({
+            "content": [{"type": "text", "text": "refused"}], "isError": true, "_meta": {APPROVAL_META: approval}
+        }))
+        .unwrap();
+        rmcp::model::JsonRpcMessage::response(ServerResult::CallToolResult(result), RequestId::Number(id))
+    }
+
+    /// The transport under rmcp's service: what that service hands it and gets from it is what
+    /// rmcp traces (every message, at `TRACE`), so neither way may hold a token.
+    fn traced(
+        answers: Vec<rmcp::service::RxJsonRpcMessage<RoleClient>>,
+    ) -> (Traced<Recording>, Arc<Mutex<Vec<Value>>>) {
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let inner = Recording { sent: sent.clone(), answers: answers.into() };
+        let spills = Spills::new("up", &crate::import::ImportLimits::default());
+        (Traced { inner, meta: rmcp::model::RequestMetaObject::default(), spills: Some(spills) }, sent)
+    }
+
+    #[tokio::test]
+    async fn a_forwarded_token_joins_its_calls_meta_only_as_the_transport_sends_it() {
+        use rmcp::transport::Transport as _;
+        let (mut transport, sent) = traced(Vec::new());
+        let call = CallSpills::new(&tool_runtime::ToolContext::new());
+        let with = call_request(1, &call, Some("ap1.9.ab.cd"));
+        // What rmcp's service holds (and traces) has no token: it is an extension, shown as none.
+        assert!(!format!("{with:?}").contains("ap1.9.ab.cd"));
+        transport.send(with).await.unwrap();
+        transport.send(call_request(2, &CallSpills::new(&tool_runtime::ToolContext::new()), None)).await.unwrap();
+        let sent = sent.lock().unwrap().clone();
+        assert_eq!(sent[0]["params"]["_meta"], json!({APPROVAL_TOKEN_META: "ap1.9.ab.cd"}));
+        assert_eq!(sent[1]["params"].get("_meta"), None);
+    }
+
+    #[tokio::test]
+    async fn an_answers_approval_leaves_it_in_the_transport_and_waits_for_its_call_alone() {
+        use rmcp::transport::Transport as _;
+        let approval = json!({"tool": "t0", "preview": "p", "token": "ap1.9.ab.cd", "expiresAt": 9});
+        let (mut transport, _) = traced(vec![refusal(1, approval.clone()), refusal(7, approval.clone())]);
+        let (first, other) =
+            (CallSpills::new(&tool_runtime::ToolContext::new()), CallSpills::new(&tool_runtime::ToolContext::new()));
+        transport.send(call_request(1, &first, None)).await.unwrap();
+        transport.send(call_request(2, &other, None)).await.unwrap();
+        // The answer rmcp's service gets (and traces) holds no approval.
+        let answered = transport.receive().await.unwrap();
+        assert!(!serde_json::to_string(&answered).unwrap().contains("ap1.9.ab.cd"));
+        assert_eq!(first.take_approval(), Some(approval));
+        assert_eq!(other.take_approval(), None);
+        // An answer to no running call: its approval is dropped, and still not passed up.
+        let stray = transport.receive().await.unwrap();
+        assert!(!serde_json::to_string(&stray).unwrap().contains("ap1.9.ab.cd"));
+        assert_eq!((first.take_approval(), other.take_approval()), (None, None));
     }
 }

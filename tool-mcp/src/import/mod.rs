@@ -41,7 +41,8 @@
 //! - The registry's context reaches the server: `notifications/progress` the server sends for the
 //!   call become [`ToolContext::progress`] reports (fractions of a unit are cut: `done` and `total`
 //!   are whole units), and cancelling the call's token sends `notifications/cancelled` for it.
-//! - A result with `isError: true` is an error result with the server's text. Content blocks: text
+//! - A result with `isError: true` is an error result with the server's text (a refusal that asks
+//!   for approval: see "Approvals through a gateway"). Content blocks: text
 //!   stays text, images stay images, an embedded text resource becomes its text, and any other
 //!   block (audio, a resource link, a binary resource) is passed on as its JSON text, so nothing
 //!   is dropped.
@@ -57,6 +58,19 @@
 //!   [`RESTART_BACKOFF_START`] (250 ms) after one, doubled per further one, at most
 //!   [`RESTART_BACKOFF_MAX`] (30 000 ms). A call that succeeds resets the count; a cancelled call
 //!   stops waiting.
+//!
+//! # Approvals through a gateway
+//! A refusal of an upstream tool-framework server that asks for the user's approval (its result's
+//! `_meta["tool-framework/approval"]`, [`APPROVAL_META`](crate::APPROVAL_META)) reaches this
+//! registry's host as [`ToolMessage::approval`](tool_runtime::ToolMessage::approval) (and its MCP
+//! clients as the same `_meta`), under the tool's name here; the call sent again with the token
+//! ([`ToolCall::approval_token`](tool_runtime::ToolCall::approval_token), or
+//! [`APPROVAL_TOKEN_META`](crate::APPROVAL_TOKEN_META) from an MCP client) carries it upstream in
+//! its own `tools/call` alone. The request is decoded strictly, within
+//! [`MAX_APPROVAL_PREVIEW_BYTES`] and [`MAX_APPROVAL_TOKEN_BYTES`], only from a refusal; one that
+//! breaks a rule is not passed on, and the model reads why. The token is kept out of the model's
+//! text, the output cache, rmcp's traces and the CLIENT span. Every rule: `docs/import.md`,
+//! "Approvals through a gateway".
 //!
 //! # When the server's tools change
 //! On `notifications/tools/list_changed` (sent unscoped on sessions of protocol versions before
@@ -104,6 +118,7 @@ use self::connection::Shared;
 #[cfg(feature = "client-auth")]
 pub use self::oauth::HeadlessRedirect;
 pub use self::oauth::{AuthorizationCode, Authorizer};
+pub use crate::limits::{MAX_APPROVAL_PREVIEW_BYTES, MAX_APPROVAL_TOKEN_BYTES};
 
 /// The wait before a stdio server is started again after its first failure: 250 ms; it doubles
 /// with each further failure in a row.

@@ -676,6 +676,9 @@ pub(super) struct CallSpills {
     open: Mutex<HashMap<u64, mpsc::Sender<Vec<u8>>>>,
     /// Set when its answer went past `max_result_bytes`.
     over: tokio::sync::watch::Sender<bool>,
+    /// The `_meta["tool-framework/approval"]` of its answer, taken out of the message before
+    /// rmcp reads (and traces) it ([`Spills::hold_approval`]); still undecoded.
+    approval: Mutex<Option<Value>>,
 }
 
 impl CallSpills {
@@ -688,7 +691,13 @@ impl CallSpills {
             spilled: Mutex::new(Vec::new()),
             open: Mutex::new(HashMap::new()),
             over: tokio::sync::watch::channel(false).0,
+            approval: Mutex::new(None),
         })
+    }
+
+    /// The approval request its answer carried ([`Spills::hold_approval`]), once.
+    pub(super) fn take_approval(&self) -> Option<Value> {
+        lock(&self.approval).take()
     }
 
     /// Ends when the call's answer went past `max_result_bytes`.
@@ -864,6 +873,16 @@ impl Spills {
     /// Counts what `filter` held at most in [`Spills::peak_held_bytes`].
     pub(super) fn note_peak(&self, filter: &Filter) {
         self.peak.fetch_max(filter.peak_held_bytes(), Ordering::Relaxed);
+    }
+
+    /// Keeps `approval`, the `_meta["tool-framework/approval"]` of the answer to the request `id`,
+    /// for that running call alone ([`CallSpills::take_approval`]); dropped when `id` names no
+    /// running call (an answer to nothing is not passed on).
+    pub(super) fn hold_approval(&self, id: &RequestId, approval: Value) {
+        let call = lock(&self.calls).get(&serde_json::to_string(id).unwrap_or_default()).cloned();
+        if let Some(call) = call {
+            *lock(&call.approval) = Some(approval);
+        }
     }
 
     /// Whether `id` (a request id's JSON text) is a running call that takes spills.

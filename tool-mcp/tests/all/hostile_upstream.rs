@@ -31,6 +31,9 @@ enum Hostile {
     Silent,
     /// One tool whose calls are never answered.
     SilentCall,
+    /// One tool whose calls answer with the text `refused` and this `_meta["tool-framework/approval"]`,
+    /// as an error result (`is_error`) or a success.
+    Approval { approval: Value, is_error: bool },
     /// One tool whose calls answer with one text block of `block` repeated `reps` times, as a
     /// JSON body or (`sse`) as the `data` of one SSE event.
     Large { block: String, reps: usize, sse: bool },
@@ -82,7 +85,9 @@ async fn upstream(mode: Hostile) -> (SocketAddr, Arc<AtomicUsize>) {
                             }
                             Hostile::Many(n) => reply(json!({"tools": (0..*n).map(tool).collect::<Vec<_>>()})),
                             Hostile::Endless => reply(json!({"tools": [tool(page)], "nextCursor": format!("c{page}")})),
-                            Hostile::SilentCall | Hostile::Large { .. } => reply(json!({"tools": [tool(0)]})),
+                            Hostile::SilentCall | Hostile::Large { .. } | Hostile::Approval { .. } => {
+                                reply(json!({"tools": [tool(0)]}))
+                            }
                             Hostile::Silent => std::future::pending().await,
                         }
                     }
@@ -95,6 +100,11 @@ async fn upstream(mode: Hostile) -> (SocketAddr, Arc<AtomicUsize>) {
                             reply(result)
                         }
                         Hostile::Large { block, reps, sse } => large(&id, block, *reps, *sse),
+                        Hostile::Approval { approval, is_error } => reply(json!({
+                            "content": [{"type": "text", "text": "refused"}],
+                            "isError": is_error,
+                            "_meta": {tool_mcp::APPROVAL_META: approval},
+                        })),
                         _ => std::future::pending().await,
                     },
                     method if method.starts_with("notifications/") => StatusCode::ACCEPTED.into_response(),
@@ -216,7 +226,12 @@ async fn a_call_that_is_never_answered_ends_at_the_call_timeout() {
 
 /// Calls `t0` of an upstream whose calls answer with `structured` (see [`Hostile::Structured`]).
 async fn call_structured(structured: Value) -> tool_runtime::ToolMessage {
-    let (addr, _) = upstream(Hostile::Structured(structured)).await;
+    call_t0(Hostile::Structured(structured)).await
+}
+
+/// Calls `t0` of an upstream answering as `mode` says, through a registry that imports it.
+async fn call_t0(mode: Hostile) -> tool_runtime::ToolMessage {
+    let (addr, _) = upstream(mode).await;
     let imported = connect(addr, ImportLimits::default()).await.unwrap();
     let registry = imported.add_to(Registry::builder()).unwrap().build().unwrap();
     let message = registry.call(&ToolCall::new("c1", "t0", "{}"), &ToolContext::new()).await;
@@ -583,4 +598,66 @@ mod large_results {
         assert!(matches!(upstream.store.check_scope(&ref_id, scope("bo")), Err(StoreError::NotFound { .. })));
         upstream.imported.close().await;
     }
+}
+
+/// Calls `t0` of an upstream whose calls answer with `approval` in `_meta` (see
+/// [`Hostile::Approval`]).
+async fn call_approval(approval: Value, is_error: bool) -> tool_runtime::ToolMessage {
+    call_t0(Hostile::Approval { approval, is_error }).await
+}
+
+/// A well-formed approval request of `t0`, valid until 4102444800 (2100-01-01).
+fn approval(token: &str, preview: &str) -> Value {
+    json!({"tool": "t0", "preview": preview, "token": token, "expiresAt": 4_102_444_800u64})
+}
+
+/// What the model reads when the upstream's approval request is not passed on because of `why`.
+fn not_passed_on(why: &str) -> String {
+    format!(
+        "refused\n[MCP server `hostile` asked for the user's approval with a request this registry does not pass on \
+         ({why}); the call cannot be approved through this registry]"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_well_formed_approval_of_a_refusal_reaches_the_host_and_the_model_reads_no_token() {
+    let message = call_approval(approval("ap1.4102444800.ab.cd", "call `t0`"), true).await;
+    let request = message.approval.as_deref().expect("the approval request");
+    assert_eq!(
+        (request.tool.as_str(), request.preview.as_str(), request.token.as_str(), request.expires_at),
+        ("t0", "call `t0`", "ap1.4102444800.ab.cd", 4_102_444_800)
+    );
+    assert_eq!(message.error_kind, Some(tool_runtime::ToolErrorKind::PermissionDenied));
+    assert!(!message.text().contains("ap1."), "{}", message.text());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_on_a_successful_result_is_ignored() {
+    let message = call_approval(approval("ap1.4102444800.ab.cd", "call `t0`"), false).await;
+    assert_eq!((message.is_error, message.text().into_owned(), message.approval), (false, "refused".to_owned(), None));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_preview_is_not_passed_on_and_the_model_reads_why() {
+    let preview = "x".repeat(tool_mcp::import::MAX_APPROVAL_PREVIEW_BYTES + 1);
+    let message = call_approval(approval("ap1.4102444800.ab.cd", &preview), true).await;
+    assert_eq!(message.approval, None);
+    assert_eq!(message.error_kind, Some(tool_runtime::ToolErrorKind::Failed));
+    assert_eq!(message.text(), not_passed_on("its preview is 65537 bytes, over the 65536 passed on"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_token_is_not_passed_on() {
+    let token = format!("ap1.{}", "a".repeat(tool_mcp::import::MAX_APPROVAL_TOKEN_BYTES));
+    let message = call_approval(approval(&token, "call `t0`"), true).await;
+    assert_eq!(message.approval, None);
+    assert_eq!(message.text(), not_passed_on("its token is not 1 to 256 visible ASCII characters"));
+    assert!(!message.text().contains(&token));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_that_is_not_an_object_of_the_four_fields_is_not_passed_on() {
+    let message = call_approval(json!("ap1.4102444800.ab.cd"), true).await;
+    assert_eq!(message.approval, None);
+    assert_eq!(message.text(), not_passed_on("it is not an object of `tool`, `preview`, `token` and `expiresAt`"));
 }

@@ -15,6 +15,8 @@ pub mod busy_tool;
 pub mod catalog;
 pub mod catalog_sdk;
 pub mod content_kinds;
+#[cfg(feature = "client")]
+pub mod gateway_approvals;
 pub mod hostile_http;
 pub mod hostile_stdio;
 pub mod hostile_talk;

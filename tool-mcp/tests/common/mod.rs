@@ -5,6 +5,8 @@
 
 #[cfg(feature = "auth")]
 pub mod auth;
+#[cfg(feature = "client")]
+pub mod gateway;
 
 use std::net::SocketAddr;
 

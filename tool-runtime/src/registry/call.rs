@@ -542,7 +542,13 @@ impl Registry {
         {
             return (Err(error), None);
         }
-        let call_ctx = tool.reads_context().then(|| ctx.for_call(&call.id, self.names[index].clone(), &self.scope));
+        let call_ctx = tool.reads_context().then(|| {
+            // A token this registry did not redeem is the tool's to pass on (an imported tool's
+            // server approves the call).
+            let redeemed = self.approval[index].is_some() && self.approval_tokens.is_some();
+            let forwarded = if redeemed { None } else { call.approval_token.clone() };
+            ctx.for_call(&call.id, self.names[index].clone(), &self.scope).with_approval_token(forwarded)
+        });
         let run_ctx = call_ctx.as_ref().unwrap_or(ctx);
         let repaired = if self.repair.is_none() {
             None

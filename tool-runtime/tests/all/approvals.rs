@@ -390,3 +390,44 @@ async fn a_caller_over_its_quota_of_used_tokens_is_refused_naming_both_kinds_of_
     );
     assert_eq!(runs_of("build-quota-2/"), 0);
 }
+
+/// Pass a call on (as an imported tool does): says which approval token it was handed.
+#[tool]
+async fn pass_on(ctx: &ToolContext) -> String {
+    ctx.approval_token().unwrap_or("no token").to_owned()
+}
+
+/// Wipe a disk, needing approval here: says which approval token it was handed.
+#[tool(tags(confirm))]
+async fn wipe_disk(ctx: &ToolContext) -> String {
+    ctx.approval_token().unwrap_or("no token").to_owned()
+}
+
+fn passing(clock: Arc<FixedClock>) -> Registry {
+    let tokens = ApprovalTokens::new(MemoryIdempotencyStore::new()).server_key(KEY).unwrap().clock(clock);
+    Registry::builder().tool(pass_on::TOOL).tool(wipe_disk::TOOL).approval_tokens(tokens).build().unwrap()
+}
+
+#[tokio::test]
+async fn a_tool_this_registry_does_not_approve_is_handed_its_calls_token_to_pass_on() {
+    let registry = passing(clock());
+    let call = ToolCall::new("c1", "pass_on", "{}");
+    let carried = registry.call(&call.clone().with_approval_token("ap1.9.ab.cd"), &ToolContext::new()).await;
+    assert_eq!(carried.text(), "ap1.9.ab.cd");
+    let without = registry.call(&call, &ToolContext::new()).await;
+    assert_eq!(without.text(), "no token");
+}
+
+#[tokio::test]
+async fn a_tool_this_registry_approves_with_its_own_tokens_is_not_handed_the_token() {
+    let registry = passing(clock());
+    let call = ToolCall::new("c1", "wipe_disk", "{}");
+    let token = registry.call(&call, &ToolContext::new()).await.approval.expect("an approval request").token;
+    let approved = registry.call(&call.with_approval_token(&token), &ToolContext::new()).await;
+    assert_eq!(approved.text(), "no token");
+}
+
+#[tokio::test]
+async fn outside_a_call_a_context_holds_no_approval_token() {
+    assert_eq!(ToolContext::new().approval_token(), None);
+}
