@@ -559,15 +559,41 @@ pub(crate) fn client_finished(
 /// trace context still crosses processes (the import client reads the span's own context), but code
 /// inside a tool that reads `opentelemetry::Context::current()` sees no span; it should read
 /// `tracing::Span::current()`'s context (`OpenTelemetrySpanExt::context`) instead. Everything
-/// else is `tracing-opentelemetry`'s default. Put a level filter on it (`toolbox` uses INFO: the
-/// spans of calls and requests, not a transport's debug events).
+/// else is `tracing-opentelemetry`'s default.
+///
+/// Never exported, whatever level filter is put on top: the spans and events of rmcp (every
+/// `tracing` target that starts with [`RMCP_TARGET`]). rmcp's connection span `serve_inner` holds
+/// INFO events with whole MCP messages (`received notification`: what an upstream's
+/// `notifications/message` or progress said; `Service initialized as server`: the peer's
+/// `initialize`; `cancelled`: the client's reason) and DEBUG events with whole requests and
+/// answers (`received request`: a `tools/call` with its arguments, secret ones included;
+/// `response message`: the result), and its span `streamable_http_session` of a legacy session
+/// (`McpServerBuilder::legacy_session_mode`) carries the `Mcp-Session-Id`, the session's
+/// credential. The rule is the serving rule "nothing secret is logged, traced or stored in
+/// clear" and the conventions' "content capture is opt-in" (docs/telemetry.md, "Never
+/// recorded"). A span of this crate or a user's span made in a tool's body keeps its place in the
+/// trace: its parent is the nearest span this layer exports (rmcp's spans are skipped over, not
+/// cut out with their children).
+///
+/// The value is `tracing-opentelemetry`'s layer behind that per-layer filter (a
+/// [`tracing_subscriber::filter::Filtered`] of it; before, the bare `OpenTelemetryLayer`). Put a
+/// level filter on it too (`toolbox` adds `.with_filter(LevelFilter::INFO)`: the spans of calls
+/// and requests, not a transport's debug events); the two filters compose.
 #[cfg(feature = "otel")]
-pub fn otel_layer<S, T>(tracer: T) -> tracing_opentelemetry::OpenTelemetryLayer<S, T>
+pub fn otel_layer<S, T>(
+    tracer: T,
+) -> tracing_subscriber::filter::Filtered<
+    tracing_opentelemetry::OpenTelemetryLayer<S, T>,
+    tracing_subscriber::filter::Targets,
+    S,
+>
 where
     S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
     T: opentelemetry::trace::Tracer + 'static,
     T::Span: Send + Sync,
 {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::filter::{LevelFilter, Targets};
     tracing_opentelemetry::layer()
         .with_tracked_inactivity(false)
         .with_threads(false)
@@ -575,7 +601,13 @@ where
         .with_target(false)
         .with_context_activation(false)
         .with_tracer(tracer)
+        .with_filter(Targets::new().with_default(LevelFilter::TRACE).with_target(RMCP_TARGET, LevelFilter::OFF))
 }
+
+/// The start of every `tracing` target of rmcp's spans and events (its module paths, `rmcp::...`),
+/// which `otel_layer` (feature `otel`) never exports. A log layer that must not write MCP messages or session ids
+/// caps this target too (`toolbox` does, at WARN).
+pub const RMCP_TARGET: &str = "rmcp";
 
 /// Trace context in `params._meta` and HTTP headers (W3C Trace Context and Baggage).
 #[cfg(feature = "otel")]

@@ -1093,9 +1093,11 @@ async fn with_capture_a_secret_argument_and_the_idempotency_key_appear_in_no_exp
             ("outcome", Some("ok")),
         ])
     );
-    // Nowhere in the call's trace, and in no attribute of any span. (rmcp's own DEBUG events,
-    // `received request` with the whole request, are events of its connection span: a subscriber
-    // that exports DEBUG events exports them, which is why `otel_layer` wants a level filter.)
+    // Nowhere in the call's trace, and in no attribute of any span. (This subscriber is
+    // tracing-opentelemetry's own layer, not `otel_layer`: rmcp's DEBUG events, `received request`
+    // with the whole request, are exported as events of its connection span, so only attributes
+    // are looked at outside the call's trace. `otel_layer` leaves rmcp out: see
+    // `with_otel_layer_and_no_level_filter_no_span_or_event_of_rmcp_is_exported`.)
     for span in otel.spans.get_finished_spans().unwrap() {
         let text = if span.span_context.trace_id() == server.span_context.trace_id() {
             format!("{span:?}")
@@ -1149,6 +1151,28 @@ async fn with_otel_layer_a_span_made_in_a_tools_body_is_a_child_of_the_calls_ser
     for key in ["busy_ns", "idle_ns", "thread.id", "code.file.path", "target"] {
         assert_eq!(attribute(server, key), None, "{key}");
     }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn with_otel_layer_and_no_level_filter_no_span_or_event_of_rmcp_is_exported() {
+    let (spans, _guard) = otel_layer_here();
+    let (piped, read, write) = piped(Registry::builder().tool(login_traced::TOOL).build().unwrap());
+    let mut client = RawClient::initialize(read, write).await;
+    client.call(3, "login_traced", json!({"user": "ana", "token": SECRET_TOKEN}), false).await;
+    assert_eq!(client.recv().await["result"]["content"][0]["text"], "ana in (20 bytes)");
+    piped.stop().await;
+    drop(client);
+
+    let finished = spans.get_finished_spans().unwrap();
+    let names: Vec<&str> = finished.iter().map(|s| s.name.as_ref()).collect();
+    assert!(names.contains(&"tools/call login_traced"), "{names:?}");
+    // rmcp's DEBUG events `received request` and `response message` hold whole requests and
+    // answers.
+    for span in &finished {
+        assert!(!format!("{span:?}").contains(SECRET_TOKEN), "the secret in {}: {span:?}", span.name);
+    }
+    // Nor its connection span `serve_inner`, whose INFO events hold the peer's `initialize`.
+    assert!(!names.contains(&"serve_inner"), "{names:?}");
 }
 
 /// Says hello to an in-process caller through an import.

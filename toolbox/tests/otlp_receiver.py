@@ -6,8 +6,11 @@ read, one JSON object a line, to OUT.
 
 Prints `listening on http://127.0.0.1:PORT` once it accepts connections (a free port). Each span
 is written as {"signal": "span", "service", "name", "kind", "trace_id", "span_id", "parent_span_id",
-"links", "attributes"}; each metric as {"signal": "metric", "service", "name", "unit", "bounds"}.
-Exits 3 when the package is missing. Stops when its standard input closes.
+"links", "attributes", "events", "status"} (`events` a list of {"name", "attributes"}, `status` the
+status's description); each metric as {"signal": "metric", "service", "name", "unit", "bounds"}.
+The body of every export, as it came, is appended to OUT.raw, so that a test can look for a string
+in everything that was sent. Exits 3 when the package is missing. Stops when its standard input
+closes.
 """
 
 import json
@@ -23,6 +26,7 @@ except ImportError as error:
     sys.exit(3)
 
 OUT = open(sys.argv[1], "a", encoding="utf-8")
+RAW = open(sys.argv[1] + ".raw", "ab")
 LOCK = threading.Lock()
 KINDS = {0: "UNSPECIFIED", 1: "INTERNAL", 2: "SERVER", 3: "CLIENT", 4: "PRODUCER", 5: "CONSUMER"}
 
@@ -48,6 +52,9 @@ def write(record):
 class Receiver(BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        with LOCK:
+            RAW.write(body)
+            RAW.flush()
         if self.path == "/v1/traces":
             request = trace_service_pb2.ExportTraceServiceRequest()
             request.ParseFromString(body)
@@ -65,6 +72,11 @@ class Receiver(BaseHTTPRequestHandler):
                             "parent_span_id": span.parent_span_id.hex(),
                             "links": [link.span_id.hex() for link in span.links],
                             "attributes": {a.key: value_of(a.value) for a in span.attributes},
+                            "events": [
+                                {"name": event.name, "attributes": {a.key: value_of(a.value) for a in event.attributes}}
+                                for event in span.events
+                            ],
+                            "status": span.status.message,
                         })
             answer = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
         elif self.path == "/v1/metrics":
