@@ -105,7 +105,23 @@ fn endpoint(flag: Option<&str>) -> Option<Option<String>> {
     any.then_some(None)
 }
 
-/// Installs the logging to standard error at `level` and, when export is on (module docs), the
+/// What standard error's log takes: every target at `level`, except rmcp's
+/// ([`tool_mcp::telemetry::RMCP_TARGET`]), which stays at WARN (or `level`, when it is less
+/// verbose) whatever `-v` asks for. rmcp's INFO and DEBUG lines hold whole MCP messages (`received
+/// request`: a `tools/call` with its arguments, secret ones included; `response message`: its
+/// result; `received notification`: what an upstream's `notifications/message` said; `Service
+/// initialized as server`: the client's `initialize`) and a legacy session's `Mcp-Session-Id`
+/// (`create new session`, and the span `streamable_http_session` every line in the session
+/// names): the serving rule is that nothing secret is logged. Its warnings and errors (a `Host` or
+/// `Origin` refused, a session that failed) are kept.
+fn log_filter(level: tracing::Level) -> tracing_subscriber::filter::Targets {
+    let level = LevelFilter::from_level(level);
+    tracing_subscriber::filter::Targets::new()
+        .with_default(level)
+        .with_target(tool_mcp::telemetry::RMCP_TARGET, level.min(LevelFilter::WARN))
+}
+
+/// Installs the logging to standard error at `level` ([`log_filter`]) and, when export is on (module docs), the
 /// OTLP exporters: the `tracing` layer of spans and the global meter provider (before any
 /// registry is built, so that its instruments record there).
 ///
@@ -117,10 +133,7 @@ pub(crate) fn init(level: tracing::Level, otlp_endpoint: Option<&str>) -> Result
         .buffered_lines_limit(LOG_QUEUE_LINES)
         .thread_name("toolbox-logs")
         .finish(std::io::stderr());
-    let logs = tracing_subscriber::fmt::layer()
-        .with_writer(stderr)
-        .with_ansi(false)
-        .with_filter(LevelFilter::from_level(level));
+    let logs = tracing_subscriber::fmt::layer().with_writer(stderr).with_ansi(false).with_filter(log_filter(level));
     let Some(base) = endpoint(otlp_endpoint) else {
         tracing_subscriber::registry().with(logs).init();
         return Ok(Telemetry { providers: None, _logs: guard });
@@ -177,6 +190,30 @@ impl Telemetry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_log_takes_every_target_at_its_level_but_rmcps_at_warnings_at_most() {
+        use tracing::Level;
+        let at = |level: Level, target: &str| -> Vec<Level> {
+            let filter = log_filter(level);
+            [Level::ERROR, Level::WARN, Level::INFO, Level::DEBUG, Level::TRACE]
+                .into_iter()
+                .filter(|line| filter.would_enable(target, line))
+                .collect()
+        };
+        assert_eq!(
+            at(Level::TRACE, "tool_mcp::http"),
+            [Level::ERROR, Level::WARN, Level::INFO, Level::DEBUG, Level::TRACE]
+        );
+        assert_eq!(at(Level::DEBUG, "toolbox"), [Level::ERROR, Level::WARN, Level::INFO, Level::DEBUG]);
+        assert_eq!(at(Level::TRACE, "rmcp::service"), [Level::ERROR, Level::WARN]);
+        assert_eq!(
+            at(Level::DEBUG, "rmcp::transport::streamable_http_server::session::local"),
+            [Level::ERROR, Level::WARN]
+        );
+        assert_eq!(at(Level::WARN, "rmcp::service"), [Level::ERROR, Level::WARN]);
+        assert_eq!(at(Level::ERROR, "rmcp::service"), [Level::ERROR]);
+    }
 
     #[test]
     fn content_capture_is_off_without_the_flag_or_the_variable() {

@@ -140,10 +140,13 @@ fn legacy_session(url: &str) -> String {
     session
 }
 
-/// A `tools/call` of `name` with `arguments` in the legacy `session` at `url`; the whole answer.
+/// A `tools/call` of `name` with `arguments` in the legacy `session` at `url` (each with an id of
+/// its own); the whole answer.
 fn call_in_session(url: &str, session: &str, name: &str, arguments: Value) -> String {
+    static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(2);
+    let id = IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let call =
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
     post(url, &[("Mcp-Session-Id", session), ("MCP-Protocol-Version", "2025-06-18")], &call).1
 }
 
@@ -546,5 +549,41 @@ fn what_an_upstream_says_during_a_call_is_not_exported_by_the_gateway() {
     assert!(records.iter().any(|r| r["name"] == "tools/call sign" && r["kind"] == "CLIENT"), "{records:?}");
     for marker in ["upstream-log-marker", "upstream-progress-marker", "hello-visible", "hunter2-secret"] {
         assert_not_exported(&records, &raw, marker);
+    }
+}
+
+#[test]
+fn no_session_id_argument_or_upstream_message_reaches_standard_error_at_any_log_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/secret_server.py");
+    let config = dir.path().join("servers.json");
+    std::fs::write(&config, json!({"mcpServers": {"sec": {"command": "python3", "args": [script]}}}).to_string())
+        .unwrap();
+    for level in [None, Some("-v"), Some("-vv")] {
+        let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let mut args = vec!["--legacy-sessions", "--set", "sec", "--config", config.to_str().unwrap()];
+        args.extend(["--root", root.path().to_str().unwrap(), "--state-dir", state.path().to_str().unwrap()]);
+        args.extend(level);
+        let started = toolbox_http_started(&args, &[]);
+        let session = legacy_session(&started.said);
+        let arguments = json!({"text": "hello-visible", "token": "hunter2-secret"});
+        let answer = call_in_session(&started.said, &session, "sec_sign", arguments);
+        assert!(answer.contains("signed hello-visible with"), "{answer}");
+        // Arguments that are not an object: a JSON-RPC error (rmcp logs an error it answers at WARN).
+        let answer = call_in_session(&started.said, &session, "sec_sign", json!("hunter2-secret"));
+        assert!(answer.contains(r#""code":-32602"#), "{answer}");
+        let headers = [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-06-18")];
+        let (_, answer) = request("DELETE", &started.said, &headers, "");
+        assert!(answer.starts_with("HTTP/1.1 2"), "{answer}");
+        terminate(started.process);
+
+        let stderr = started.kept.lines().join("\n");
+        // Something was logged at the verbose levels (the test would pass on a silent process).
+        if level.is_some() {
+            assert!(stderr.lines().count() > 1, "{level:?}: {stderr}");
+        }
+        for needle in [&session, "hello-visible", "hunter2-secret", "upstream-log-marker", "upstream-progress-marker"] {
+            assert!(!stderr.contains(needle), "{level:?}: {needle} on standard error:\n{stderr}");
+        }
     }
 }
