@@ -1123,25 +1123,42 @@ fn otel_layer_here() -> (InMemorySpanExporter, tracing::subscriber::DefaultGuard
     (spans, guard)
 }
 
+/// The spans exported while a client calls the one tool of `registry`, `name`, with `arguments`
+/// once over a pipe, with `otel_layer` alone (no level filter) for this thread; the call's text
+/// must be `text`.
+async fn called_with_otel_layer(registry: Registry, name: &str, arguments: Value, text: &str) -> Vec<SpanData> {
+    let (spans, _guard) = otel_layer_here();
+    let (piped, read, write) = piped(registry);
+    let mut client = RawClient::initialize(read, write).await;
+    client.call(3, name, arguments, false).await;
+    assert_eq!(client.recv().await["result"]["content"][0]["text"], text);
+    piped.stop().await;
+    drop(client);
+    spans.get_finished_spans().unwrap()
+}
+
 /// Works in a span of its own.
 #[tool]
 async fn works_in_a_span() -> String {
     use tracing::Instrument;
-    async { tokio::task::yield_now().await }.instrument(tracing::info_span!("inner_work")).await;
+    async {
+        tokio::task::yield_now().await;
+        tracing::info!(step = 1, "inner work done");
+    }
+    .instrument(tracing::info_span!("inner_work"))
+    .await;
     "worked".to_owned()
+}
+
+/// The spans exported by one call of `works_in_a_span` ([`called_with_otel_layer`]).
+async fn worked_in_a_span() -> Vec<SpanData> {
+    let registry = Registry::builder().tool(works_in_a_span::TOOL).build().unwrap();
+    called_with_otel_layer(registry, "works_in_a_span", json!({}), "worked").await
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn with_otel_layer_a_span_made_in_a_tools_body_is_a_child_of_the_calls_server_span() {
-    let (spans, _guard) = otel_layer_here();
-    let (piped, read, write) = piped(Registry::builder().tool(works_in_a_span::TOOL).build().unwrap());
-    let mut client = RawClient::initialize(read, write).await;
-    client.call(3, "works_in_a_span", json!({}), false).await;
-    assert_eq!(client.recv().await["result"]["content"][0]["text"], "worked");
-    piped.stop().await;
-    drop(client);
-
-    let finished = spans.get_finished_spans().unwrap();
+    let finished = worked_in_a_span().await;
     let server = finished.iter().find(|s| s.name == "tools/call works_in_a_span").expect("the SERVER span");
     let inner = finished.iter().find(|s| s.name == "inner_work").expect("the tool's own span");
     assert_eq!(inner.parent_span_id, server.span_context.span_id());
@@ -1155,15 +1172,13 @@ async fn with_otel_layer_a_span_made_in_a_tools_body_is_a_child_of_the_calls_ser
 
 #[tokio::test(flavor = "current_thread")]
 async fn with_otel_layer_and_no_level_filter_no_span_or_event_of_rmcp_is_exported() {
-    let (spans, _guard) = otel_layer_here();
-    let (piped, read, write) = piped(Registry::builder().tool(login_traced::TOOL).build().unwrap());
-    let mut client = RawClient::initialize(read, write).await;
-    client.call(3, "login_traced", json!({"user": "ana", "token": SECRET_TOKEN}), false).await;
-    assert_eq!(client.recv().await["result"]["content"][0]["text"], "ana in (20 bytes)");
-    piped.stop().await;
-    drop(client);
-
-    let finished = spans.get_finished_spans().unwrap();
+    let finished = called_with_otel_layer(
+        Registry::builder().tool(login_traced::TOOL).build().unwrap(),
+        "login_traced",
+        json!({"user": "ana", "token": SECRET_TOKEN}),
+        "ana in (20 bytes)",
+    )
+    .await;
     let names: Vec<&str> = finished.iter().map(|s| s.name.as_ref()).collect();
     assert!(names.contains(&"tools/call login_traced"), "{names:?}");
     // rmcp's DEBUG events `received request` and `response message` hold whole requests and
@@ -1173,6 +1188,50 @@ async fn with_otel_layer_and_no_level_filter_no_span_or_event_of_rmcp_is_exporte
     }
     // Nor its connection span `serve_inner`, whose INFO events hold the peer's `initialize`.
     assert!(!names.contains(&"serve_inner"), "{names:?}");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn with_otel_layer_and_no_level_filter_a_tasks_id_is_in_no_exported_span_or_event() {
+    let (spans, _guard) = otel_layer_here();
+    let running =
+        Running::start(McpServer::builder(Registry::builder().tool(task_hello::TOOL).build().unwrap()).build()).await;
+    let capabilities = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let created =
+        common::rpc(&running, "tools/call", json!({"name": "task_hello", "arguments": {}}), &capabilities, None).await;
+    let task = created["result"]["taskId"].as_str().unwrap_or_else(|| panic!("no task id: {created}")).to_owned();
+    // The run ends on its own; its span is exported when it does (500 looks, 20 ms apart).
+    for _ in 0..500 {
+        if spans.get_finished_spans().unwrap().iter().any(|s| s.name == "execute_tool task_hello") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    running.stop().await;
+
+    let finished = spans.get_finished_spans().unwrap();
+    let names: Vec<&str> = finished.iter().map(|s| s.name.as_ref()).collect();
+    assert!(names.contains(&"tools/call task_hello") && names.contains(&"task_run task_hello"), "{names:?}");
+    for span in &finished {
+        assert!(!format!("{span:?}").contains(&task), "the task id in {}: {span:?}", span.name);
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn with_otel_layer_an_event_of_a_tools_body_is_exported_on_its_span() {
+    let finished = worked_in_a_span().await;
+    let inner = finished.iter().find(|s| s.name == "inner_work").expect("the tool's own span");
+    let events: Vec<(String, Vec<String>)> = inner
+        .events
+        .iter()
+        .map(|e| (e.name.to_string(), e.attributes.iter().map(|kv| format!("{}={}", kv.key, kv.value)).collect()))
+        .collect();
+    assert_eq!(
+        events,
+        [(
+            "inner work done".to_owned(),
+            vec!["level=INFO".to_owned(), "target=telemetry".to_owned(), "step=1".to_owned()]
+        )]
+    );
 }
 
 /// Says hello to an in-process caller through an import.
