@@ -1190,15 +1190,21 @@ async fn with_otel_layer_and_no_level_filter_no_span_or_event_of_rmcp_is_exporte
     assert!(!names.contains(&"serve_inner"), "{names:?}");
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn with_otel_layer_and_no_level_filter_a_tasks_id_is_in_no_exported_span_or_event() {
-    let (spans, _guard) = otel_layer_here();
+/// A server of `task_hello` on HTTP, and the id of the task a call of it created (its run goes on).
+async fn a_task_hello() -> (Running, String) {
     let running =
         Running::start(McpServer::builder(Registry::builder().tool(task_hello::TOOL).build().unwrap()).build()).await;
     let capabilities = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
     let created =
         common::rpc(&running, "tools/call", json!({"name": "task_hello", "arguments": {}}), &capabilities, None).await;
     let task = created["result"]["taskId"].as_str().unwrap_or_else(|| panic!("no task id: {created}")).to_owned();
+    (running, task)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn with_otel_layer_and_no_level_filter_a_tasks_id_is_in_no_exported_span_or_event() {
+    let (spans, _guard) = otel_layer_here();
+    let (running, task) = a_task_hello().await;
     // The run ends on its own; its span is exported when it does (500 looks, 20 ms apart).
     for _ in 0..500 {
         if spans.get_finished_spans().unwrap().iter().any(|s| s.name == "execute_tool task_hello") {
@@ -1232,6 +1238,51 @@ async fn with_otel_layer_an_event_of_a_tools_body_is_exported_on_its_span() {
             vec!["level=INFO".to_owned(), "target=telemetry".to_owned(), "step=1".to_owned()]
         )]
     );
+}
+
+/// A log of `tracing` lines, as `tracing_subscriber::fmt` writes them.
+#[derive(Clone, Default)]
+struct Log(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Log {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_tasks_id_is_never_written_whole_to_the_log() {
+    let log = Log::default();
+    let writer = log.clone();
+    // Every line of the framework at TRACE; rmcp's at WARN, as `toolbox` logs them (its others
+    // hold whole messages: its own rule).
+    let targets = tracing_subscriber::filter::Targets::new()
+        .with_default(tracing::Level::TRACE)
+        .with_target(tool_mcp::telemetry::RMCP_TARGET, tracing::Level::WARN);
+    let lines = tracing_subscriber::fmt::layer().with_ansi(false).with_writer(move || writer.clone());
+    let _guard = tracing::subscriber::set_default(
+        tracing_subscriber::registry().with(tracing_subscriber::Layer::with_filter(lines, targets)),
+    );
+    let (running, task) = a_task_hello().await;
+    let logged = || String::from_utf8_lossy(&log.0.lock().unwrap()).into_owned();
+    // The run ends on its own (500 looks, 20 ms apart).
+    for _ in 0..500 {
+        if logged().contains("tool call finished") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    running.stop().await;
+
+    let logged = logged();
+    assert!(!logged.contains(&task), "the task id {task} in the log:\n{logged}");
+    // The log still tells the task's lines apart: by the id's first 8 hex digits.
+    assert!(logged.contains(&format!("task={}…", &task[..8])), "{logged}");
 }
 
 /// Says hello to an in-process caller through an import.
