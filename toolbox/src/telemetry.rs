@@ -113,7 +113,7 @@ fn endpoint(flag: Option<&str>) -> Option<Option<String>> {
 /// initialized as server`: the client's `initialize`) and a legacy session's `Mcp-Session-Id`
 /// (`create new session`, and the span `streamable_http_session` every line in the session
 /// names): the serving rule is that nothing secret is logged. Its warnings and errors (a `Host` or
-/// `Origin` refused, a session that failed) are kept.
+/// `Origin` refused, a session that failed) are kept, but for those [`not_secret`] leaves out.
 fn log_filter(level: tracing::Level) -> tracing_subscriber::filter::Targets {
     let level = LevelFilter::from_level(level);
     tracing_subscriber::filter::Targets::new()
@@ -121,7 +121,23 @@ fn log_filter(level: tracing::Level) -> tracing_subscriber::filter::Targets {
         .with_target(tool_mcp::telemetry::RMCP_TARGET, level.min(LevelFilter::WARN))
 }
 
-/// Installs the logging to standard error at `level` ([`log_filter`]) and, when export is on (module docs), the
+/// The fields of rmcp's events that standard error's log never writes, whatever their level:
+/// `session_id` (rmcp's HTTP client names the upstream's `Mcp-Session-Id`, the import's credential
+/// for its session, at ERROR when ending the session fails and at WARN when that times out) and
+/// `notification` (a whole notification an upstream sent before its handshake ended, at WARN).
+const UNLOGGED_RMCP_FIELDS: [&str; 2] = ["session_id", "notification"];
+
+/// Whether standard error's log writes the lines of `metadata`'s callsite: every one but rmcp's
+/// events with a field of [`UNLOGGED_RMCP_FIELDS`] (decided once a callsite).
+fn not_secret(metadata: &tracing::Metadata<'_>) -> bool {
+    let rmcp = metadata
+        .target()
+        .strip_prefix(tool_mcp::telemetry::RMCP_TARGET)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"));
+    !(rmcp && metadata.fields().iter().any(|field| UNLOGGED_RMCP_FIELDS.contains(&field.name())))
+}
+
+/// Installs the logging to standard error at `level` ([`log_filter`], then [`not_secret`]) and, when export is on (module docs), the
 /// OTLP exporters: the `tracing` layer of spans and the global meter provider (before any
 /// registry is built, so that its instruments record there).
 ///
@@ -133,7 +149,11 @@ pub(crate) fn init(level: tracing::Level, otlp_endpoint: Option<&str>) -> Result
         .buffered_lines_limit(LOG_QUEUE_LINES)
         .thread_name("toolbox-logs")
         .finish(std::io::stderr());
-    let logs = tracing_subscriber::fmt::layer().with_writer(stderr).with_ansi(false).with_filter(log_filter(level));
+    let logs = tracing_subscriber::fmt::layer()
+        .with_writer(stderr)
+        .with_ansi(false)
+        .with_filter(log_filter(level))
+        .with_filter(tracing_subscriber::filter::filter_fn(not_secret as fn(&tracing::Metadata<'_>) -> bool));
     let Some(base) = endpoint(otlp_endpoint) else {
         tracing_subscriber::registry().with(logs).init();
         return Ok(Telemetry { providers: None, _logs: guard });

@@ -16,7 +16,8 @@ closes.
 import json
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from local_http import Quiet, serve
 
 try:
     from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
@@ -49,7 +50,7 @@ def write(record):
         OUT.flush()
 
 
-class Receiver(BaseHTTPRequestHandler):
+class Receiver(Quiet):
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
         with LOCK:
@@ -101,17 +102,6 @@ class Receiver(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(answer)
 
-    def log_message(self, format, *args):
-        pass
-
-
-def main():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    print(f"listening on http://127.0.0.1:{server.server_address[1]}", flush=True)
-    sys.stdin.read()
-    server.shutdown()
-
 
 if __name__ == "__main__":
-    main()
+    serve(Receiver)

@@ -48,21 +48,28 @@ fn line_after(reader: impl std::io::Read + Send + 'static, prefix: &'static str)
     receiver.recv_timeout(Duration::from_secs(120)).ok()
 }
 
-/// `otlp_receiver.py` writing to `out`; it stops when its standard input closes.
-fn receiver(out: &Path) -> (Killed, ChildStdin, String) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/otlp_receiver.py");
-    let mut child = Command::new(python())
+/// `PYTHON tests/SCRIPT ARG` (a local server that says `listening on URL` and stops when its
+/// standard input closes): the process, its standard input and the URL it said (`None` when it
+/// said none).
+fn python_server(python: &str, script: &str, arg: &std::ffi::OsStr) -> (Killed, ChildStdin, Option<String>) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(script);
+    let mut child = Command::new(python)
         .arg(&script)
-        .arg(out)
+        .arg(arg)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot run `{}` ({e}); run scripts/test.sh", python()));
+        .unwrap_or_else(|e| panic!("cannot run `{python}` ({e}); run scripts/test.sh"));
     let stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
-    let mut child = Killed(child);
-    let Some(url) = line_after(stdout, "listening on ") else {
+    (Killed(child), stdin, line_after(stdout, "listening on "))
+}
+
+/// `otlp_receiver.py` writing to `out`; it stops when its standard input closes.
+fn receiver(out: &Path) -> (Killed, ChildStdin, String) {
+    let (mut child, stdin, url) = python_server(&python(), "otlp_receiver.py", out.as_os_str());
+    let Some(url) = url else {
         let status = child.0.wait().unwrap();
         panic!(
             "otlp_receiver.py did not start ({status}; exit 3: opentelemetry-proto is missing, run scripts/test.sh)"
@@ -586,4 +593,27 @@ fn no_session_id_argument_or_upstream_message_reaches_standard_error_at_any_log_
             assert!(!stderr.contains(needle), "{level:?}: {needle} on standard error:\n{stderr}");
         }
     }
+}
+
+#[test]
+fn an_upstreams_session_id_does_not_reach_standard_error_when_ending_its_session_fails() {
+    const SESSION: &str = "sess-5ecret-upstream-91d2";
+    let (upstream, stdin, url) = python_server("python3", "legacy_upstream.py", SESSION.as_ref());
+    let url = url.expect("legacy_upstream.py serves");
+    let (dir, root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let config = dir.path().join("servers.json");
+    std::fs::write(&config, json!({"mcpServers": {"old": {"url": url, "type": "http"}}}).to_string()).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["-v", "list", "--set", "old", "--config", config.to_str().unwrap()])
+        .args(["--root", root.path().to_str().unwrap(), "--state-dir", state.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    drop((stdin, upstream));
+
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    // The import had the session: it listed the upstream's tool in it (and then asked to end it,
+    // which the upstream refuses with 500).
+    assert!(stderr.contains("listed the tools of an imported MCP server server=old tools=1"), "{stderr}");
+    assert!(!stderr.contains(SESSION), "the upstream's session id on standard error:\n{stderr}");
 }
