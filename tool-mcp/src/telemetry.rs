@@ -623,7 +623,9 @@ fn exported(metadata: &tracing::Metadata<'_>) -> bool {
 
 /// The `tracing` target of rmcp's spans and events (they are all under `rmcp::`), which
 /// `otel_layer` (feature `otel`) never exports. A log layer that must not write MCP messages or
-/// session ids caps this target too (`toolbox` does, at WARN).
+/// session ids caps this target too: `toolbox` keeps it at WARN and leaves out its events with a
+/// `session_id` field (the HTTP client's failed or timed-out end of an upstream's session names the
+/// upstream's `Mcp-Session-Id`) or a `notification` field (a whole notification).
 pub const RMCP_TARGET: &str = "rmcp";
 
 /// The `tracing` targets of the framework's crates (each with the targets under it, `tool_mcp::`
