@@ -760,6 +760,22 @@ pub(crate) fn iso8601(ms: u64) -> String {
     )
 }
 
+/// A task id as a log line writes it (`tracing`'s `task` field): its first 8 characters and `…`,
+/// e.g. `task=06b73d97…`. That tells one task's lines from another's and matches the id a client
+/// shows, and never writes the whole id: a task id is what a client presents to reach its task
+/// (the only key of a task whose principal is none), so the whole of it is a secret, and the
+/// serving rule is that nothing secret is logged. The 8 characters are 32 of a random id's 128
+/// bits; the 96 left are as hard to guess as ever. An id of 8 characters or fewer is written as
+/// `…` alone.
+pub struct LoggedTaskId<'a>(pub &'a str);
+
+impl std::fmt::Display for LoggedTaskId<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown: String = self.0.chars().take(8).collect();
+        if shown.len() == self.0.len() { f.write_str("…") } else { write!(f, "{shown}…") }
+    }
+}
+
 /// A new task id: 32 hex digits from the operating system's random source.
 pub(crate) fn new_task_id() -> Result<String, ErrorData> {
     let mut bytes = [0u8; 16];
@@ -921,6 +937,15 @@ pub(crate) fn take_answers(record: &mut TaskRecord, given: &BTreeMap<String, Val
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_logged_task_id_is_its_first_eight_characters_and_an_ellipsis() {
+        assert_eq!(LoggedTaskId("06b73d97bbd59989711ade4ba04382f4").to_string(), "06b73d97…");
+        assert_eq!(LoggedTaskId("123456789").to_string(), "12345678…");
+        assert_eq!(LoggedTaskId("12345678").to_string(), "…");
+        assert_eq!(LoggedTaskId("").to_string(), "…");
+        assert_eq!(LoggedTaskId("ééééééééé").to_string(), "éééééééé…");
+    }
 
     #[test]
     fn times_are_iso_8601_utc() {

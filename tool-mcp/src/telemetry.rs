@@ -559,15 +559,44 @@ pub(crate) fn client_finished(
 /// trace context still crosses processes (the import client reads the span's own context), but code
 /// inside a tool that reads `opentelemetry::Context::current()` sees no span; it should read
 /// `tracing::Span::current()`'s context (`OpenTelemetrySpanExt::context`) instead. Everything
-/// else is `tracing-opentelemetry`'s default. Put a level filter on it (`toolbox` uses INFO: the
-/// spans of calls and requests, not a transport's debug events).
+/// else is `tracing-opentelemetry`'s default.
+///
+/// Never exported, whatever level filter is put on top:
+///
+/// - the spans and events of rmcp (every `tracing` target that is [`RMCP_TARGET`] or under it).
+///   rmcp's connection span `serve_inner` holds INFO events with whole MCP messages (`received
+///   notification`: what an upstream's `notifications/message` or progress said; `Service
+///   initialized as server`: the peer's `initialize`; `cancelled`: the client's reason) and DEBUG
+///   events with whole requests and answers (`received request`: a `tools/call` with its
+///   arguments, secret ones included; `response message`: the result), and its span
+///   `streamable_http_session` of a legacy session (`McpServerBuilder::legacy_session_mode`)
+///   carries the `Mcp-Session-Id`, the session's credential;
+/// - the events of the framework's own crates ([`FRAMEWORK_TARGETS`]): they are the process's log
+///   lines, not telemetry (what a span should say is on it as attributes), and they name what a
+///   span must not carry: an MCP task's id (`task created`, `task's runner lapsed`), a caller's
+///   subject (a call refused for its scopes), a store's error text. Their spans are exported.
+///
+/// The rule is the serving rule "nothing secret is logged, traced or stored in clear" and the
+/// conventions' "content capture is opt-in" (docs/telemetry.md, "Never recorded"). A user's own
+/// span or event in a tool's body is exported, and a span keeps its place in the trace: its parent
+/// is the nearest span this layer exports (rmcp's spans are skipped over, not cut out with their
+/// children).
+///
+/// The value is `tracing-opentelemetry`'s layer behind that per-layer filter (a
+/// [`tracing_subscriber::filter::Filtered`] of it and [`OtelFilter`]; before, the bare
+/// `OpenTelemetryLayer`). The filter's verdict is made once a callsite, not once a span or event.
+/// Put a level filter on it too (`toolbox` adds `.with_filter(LevelFilter::INFO)`: the spans of
+/// calls and requests, not a transport's debug events); the two filters compose.
 #[cfg(feature = "otel")]
-pub fn otel_layer<S, T>(tracer: T) -> tracing_opentelemetry::OpenTelemetryLayer<S, T>
+pub fn otel_layer<S, T>(
+    tracer: T,
+) -> tracing_subscriber::filter::Filtered<tracing_opentelemetry::OpenTelemetryLayer<S, T>, OtelFilter, S>
 where
     S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
     T: opentelemetry::trace::Tracer + 'static,
     T::Span: Send + Sync,
 {
+    use tracing_subscriber::Layer as _;
     tracing_opentelemetry::layer()
         .with_tracked_inactivity(false)
         .with_threads(false)
@@ -575,7 +604,43 @@ where
         .with_target(false)
         .with_context_activation(false)
         .with_tracer(tracer)
+        .with_filter(tracing_subscriber::filter::filter_fn(exported as fn(&tracing::Metadata<'_>) -> bool))
 }
+
+/// The per-layer filter of [`otel_layer`]: what it never exports (see there).
+#[cfg(feature = "otel")]
+pub type OtelFilter = tracing_subscriber::filter::FilterFn<fn(&tracing::Metadata<'_>) -> bool>;
+
+/// Whether [`otel_layer`] exports the spans or events of `metadata`'s callsite.
+#[cfg(feature = "otel")]
+fn exported(metadata: &tracing::Metadata<'_>) -> bool {
+    let under = |krate: &str| {
+        let target = metadata.target();
+        target.strip_prefix(krate).is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+    };
+    !(under(RMCP_TARGET) || (metadata.is_event() && FRAMEWORK_TARGETS.iter().any(|krate| under(krate))))
+}
+
+/// The `tracing` target of rmcp's spans and events (they are all under `rmcp::`), which
+/// `otel_layer` (feature `otel`) never exports. A log layer that must not write MCP messages or
+/// session ids caps this target too: `toolbox` keeps it at WARN and leaves out its events with a
+/// `session_id` field (the HTTP client's failed or timed-out end of an upstream's session names the
+/// upstream's `Mcp-Session-Id`) or a `notification` field (a whole notification).
+pub const RMCP_TARGET: &str = "rmcp";
+
+/// The `tracing` targets of the framework's crates (each with the targets under it, `tool_mcp::`
+/// ...), whose events `otel_layer` (feature `otel`) does not export; their spans it does.
+pub const FRAMEWORK_TARGETS: [&str; 9] = [
+    "tool_runtime",
+    "tool_mcp",
+    "tool_std",
+    "tool_code",
+    "tool_genai",
+    "tool_openai",
+    "tool_rig",
+    "tool_pattern",
+    "toolbox",
+];
 
 /// Trace context in `params._meta` and HTTP headers (W3C Trace Context and Baggage).
 #[cfg(feature = "otel")]

@@ -1093,9 +1093,11 @@ async fn with_capture_a_secret_argument_and_the_idempotency_key_appear_in_no_exp
             ("outcome", Some("ok")),
         ])
     );
-    // Nowhere in the call's trace, and in no attribute of any span. (rmcp's own DEBUG events,
-    // `received request` with the whole request, are events of its connection span: a subscriber
-    // that exports DEBUG events exports them, which is why `otel_layer` wants a level filter.)
+    // Nowhere in the call's trace, and in no attribute of any span. (This subscriber is
+    // tracing-opentelemetry's own layer, not `otel_layer`: rmcp's DEBUG events, `received request`
+    // with the whole request, are exported as events of its connection span, so only attributes
+    // are looked at outside the call's trace. `otel_layer` leaves rmcp out: see
+    // `with_otel_layer_and_no_level_filter_no_span_or_event_of_rmcp_is_exported`.)
     for span in otel.spans.get_finished_spans().unwrap() {
         let text = if span.span_context.trace_id() == server.span_context.trace_id() {
             format!("{span:?}")
@@ -1121,25 +1123,42 @@ fn otel_layer_here() -> (InMemorySpanExporter, tracing::subscriber::DefaultGuard
     (spans, guard)
 }
 
+/// The spans exported while a client calls the one tool of `registry`, `name`, with `arguments`
+/// once over a pipe, with `otel_layer` alone (no level filter) for this thread; the call's text
+/// must be `text`.
+async fn called_with_otel_layer(registry: Registry, name: &str, arguments: Value, text: &str) -> Vec<SpanData> {
+    let (spans, _guard) = otel_layer_here();
+    let (piped, read, write) = piped(registry);
+    let mut client = RawClient::initialize(read, write).await;
+    client.call(3, name, arguments, false).await;
+    assert_eq!(client.recv().await["result"]["content"][0]["text"], text);
+    piped.stop().await;
+    drop(client);
+    spans.get_finished_spans().unwrap()
+}
+
 /// Works in a span of its own.
 #[tool]
 async fn works_in_a_span() -> String {
     use tracing::Instrument;
-    async { tokio::task::yield_now().await }.instrument(tracing::info_span!("inner_work")).await;
+    async {
+        tokio::task::yield_now().await;
+        tracing::info!(step = 1, "inner work done");
+    }
+    .instrument(tracing::info_span!("inner_work"))
+    .await;
     "worked".to_owned()
+}
+
+/// The spans exported by one call of `works_in_a_span` ([`called_with_otel_layer`]).
+async fn worked_in_a_span() -> Vec<SpanData> {
+    let registry = Registry::builder().tool(works_in_a_span::TOOL).build().unwrap();
+    called_with_otel_layer(registry, "works_in_a_span", json!({}), "worked").await
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn with_otel_layer_a_span_made_in_a_tools_body_is_a_child_of_the_calls_server_span() {
-    let (spans, _guard) = otel_layer_here();
-    let (piped, read, write) = piped(Registry::builder().tool(works_in_a_span::TOOL).build().unwrap());
-    let mut client = RawClient::initialize(read, write).await;
-    client.call(3, "works_in_a_span", json!({}), false).await;
-    assert_eq!(client.recv().await["result"]["content"][0]["text"], "worked");
-    piped.stop().await;
-    drop(client);
-
-    let finished = spans.get_finished_spans().unwrap();
+    let finished = worked_in_a_span().await;
     let server = finished.iter().find(|s| s.name == "tools/call works_in_a_span").expect("the SERVER span");
     let inner = finished.iter().find(|s| s.name == "inner_work").expect("the tool's own span");
     assert_eq!(inner.parent_span_id, server.span_context.span_id());
@@ -1149,6 +1168,121 @@ async fn with_otel_layer_a_span_made_in_a_tools_body_is_a_child_of_the_calls_ser
     for key in ["busy_ns", "idle_ns", "thread.id", "code.file.path", "target"] {
         assert_eq!(attribute(server, key), None, "{key}");
     }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn with_otel_layer_and_no_level_filter_no_span_or_event_of_rmcp_is_exported() {
+    let finished = called_with_otel_layer(
+        Registry::builder().tool(login_traced::TOOL).build().unwrap(),
+        "login_traced",
+        json!({"user": "ana", "token": SECRET_TOKEN}),
+        "ana in (20 bytes)",
+    )
+    .await;
+    let names: Vec<&str> = finished.iter().map(|s| s.name.as_ref()).collect();
+    assert!(names.contains(&"tools/call login_traced"), "{names:?}");
+    // rmcp's DEBUG events `received request` and `response message` hold whole requests and
+    // answers.
+    for span in &finished {
+        assert!(!format!("{span:?}").contains(SECRET_TOKEN), "the secret in {}: {span:?}", span.name);
+    }
+    // Nor its connection span `serve_inner`, whose INFO events hold the peer's `initialize`.
+    assert!(!names.contains(&"serve_inner"), "{names:?}");
+}
+
+/// A server of `task_hello` on HTTP, and the id of the task a call of it created (its run goes on).
+async fn a_task_hello() -> (Running, String) {
+    let running =
+        Running::start(McpServer::builder(Registry::builder().tool(task_hello::TOOL).build().unwrap()).build()).await;
+    let capabilities = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let created =
+        common::rpc(&running, "tools/call", json!({"name": "task_hello", "arguments": {}}), &capabilities, None).await;
+    let task = created["result"]["taskId"].as_str().unwrap_or_else(|| panic!("no task id: {created}")).to_owned();
+    (running, task)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn with_otel_layer_and_no_level_filter_a_tasks_id_is_in_no_exported_span_or_event() {
+    let (spans, _guard) = otel_layer_here();
+    let (running, task) = a_task_hello().await;
+    // The run ends on its own; its span is exported when it does (500 looks, 20 ms apart).
+    for _ in 0..500 {
+        if spans.get_finished_spans().unwrap().iter().any(|s| s.name == "execute_tool task_hello") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    running.stop().await;
+
+    let finished = spans.get_finished_spans().unwrap();
+    let names: Vec<&str> = finished.iter().map(|s| s.name.as_ref()).collect();
+    assert!(names.contains(&"tools/call task_hello") && names.contains(&"task_run task_hello"), "{names:?}");
+    for span in &finished {
+        assert!(!format!("{span:?}").contains(&task), "the task id in {}: {span:?}", span.name);
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn with_otel_layer_an_event_of_a_tools_body_is_exported_on_its_span() {
+    let finished = worked_in_a_span().await;
+    let inner = finished.iter().find(|s| s.name == "inner_work").expect("the tool's own span");
+    let events: Vec<(String, Vec<String>)> = inner
+        .events
+        .iter()
+        .map(|e| (e.name.to_string(), e.attributes.iter().map(|kv| format!("{}={}", kv.key, kv.value)).collect()))
+        .collect();
+    assert_eq!(
+        events,
+        [(
+            "inner work done".to_owned(),
+            vec!["level=INFO".to_owned(), "target=telemetry".to_owned(), "step=1".to_owned()]
+        )]
+    );
+}
+
+/// A log of `tracing` lines, as `tracing_subscriber::fmt` writes them.
+#[derive(Clone, Default)]
+struct Log(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Log {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_tasks_id_is_never_written_whole_to_the_log() {
+    let log = Log::default();
+    let writer = log.clone();
+    // Every line of the framework at TRACE; rmcp's at WARN, as `toolbox` logs them (its others
+    // hold whole messages: its own rule).
+    let targets = tracing_subscriber::filter::Targets::new()
+        .with_default(tracing::Level::TRACE)
+        .with_target(tool_mcp::telemetry::RMCP_TARGET, tracing::Level::WARN);
+    let lines = tracing_subscriber::fmt::layer().with_ansi(false).with_writer(move || writer.clone());
+    let _guard = tracing::subscriber::set_default(
+        tracing_subscriber::registry().with(tracing_subscriber::Layer::with_filter(lines, targets)),
+    );
+    let (running, task) = a_task_hello().await;
+    let logged = || String::from_utf8_lossy(&log.0.lock().unwrap()).into_owned();
+    // The run ends on its own (500 looks, 20 ms apart).
+    for _ in 0..500 {
+        if logged().contains("tool call finished") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    running.stop().await;
+
+    let logged = logged();
+    assert!(!logged.contains(&task), "the task id {task} in the log:\n{logged}");
+    // The log still tells the task's lines apart: by the id's first 8 hex digits.
+    assert!(logged.contains(&format!("task={}…", &task[..8])), "{logged}");
 }
 
 /// Says hello to an in-process caller through an import.

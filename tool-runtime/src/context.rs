@@ -648,7 +648,11 @@ pub struct ToolContextBuilder {
 }
 
 impl ToolContextBuilder {
-    /// Sets the session id (the key of session state such as the todo list).
+    /// Sets the session id (the key of session state such as the todo list). It is a field of
+    /// each call's `execute_tool` span (`session_id`, [`telemetry`](crate::telemetry)), which a log
+    /// writes and an OpenTelemetry exporter sends: make it a key, not a secret (not a session's
+    /// credential such as an `Mcp-Session-Id`, not a principal that must not leave the process;
+    /// `toolbox` uses its `--session` name followed by a hash of the caller's subject).
     #[must_use]
     pub fn session_id(mut self, id: impl Into<String>) -> Self {
         self.shared.session_id = Some(id.into());

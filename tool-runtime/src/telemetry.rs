@@ -60,7 +60,9 @@
 //! the model's input, e.g. ``invalid arguments for `x`: unknown field `password` ``); the span
 //! carries the error's kind only. With capture on: arguments that are not a JSON object are
 //! recorded as their length only. Never: the values of the call's context (principal,
-//! dependencies) or any header.
+//! dependencies) or any header, except its session id (`session_id`, for logs), which the host
+//! chooses and which is exported with the span: it must be a key, not a secret
+//! ([`ToolContextBuilder::session_id`](crate::ToolContextBuilder::session_id)).
 //!
 //! # Metrics (feature `otel`)
 //!

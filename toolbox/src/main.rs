@@ -241,8 +241,8 @@ fn execute(cli: Cli) -> Result<Outcome, String> {
     }
 }
 
-/// The level of the logs (this crate's, rmcp's), which go to standard error only: standard output
-/// is the result, or the MCP stream ([`telemetry::init`]).
+/// The level of the logs, which go to standard error only: standard output is the result, or the
+/// MCP stream ([`telemetry::init`]; rmcp's own lines stay at WARN, `telemetry::log_filter`).
 fn log_level(verbose: u8) -> tracing::Level {
     match verbose {
         0 => tracing::Level::WARN,

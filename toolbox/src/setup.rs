@@ -793,7 +793,9 @@ pub(crate) struct Global {
     /// `SPAN_AND_EVENT` turn it on), else off: they hold what the model and the tools said].
     #[arg(long, global = true)]
     pub(crate) capture_content: bool,
-    /// Log to standard error: `-v` debug, `-vv` trace (default: warnings only).
+    /// Log to standard error: `-v` debug, `-vv` trace (default: warnings only). rmcp's lines stay
+    /// at warnings whatever the level: its others hold whole MCP messages (a call's arguments,
+    /// secret ones included) and legacy session ids.
     #[arg(short, long, global = true, action = ArgAction::Count)]
     pub(crate) verbose: u8,
     #[command(flatten)]

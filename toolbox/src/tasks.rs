@@ -284,7 +284,7 @@ fn index(ledgers: &dyn SessionStore, record: &TaskRecord) {
         Ok::<_, ()>(())
     });
     if let Err(error) = changed {
-        tracing::warn!(task = %record.id, %error, "cannot keep the index of working tasks; the task is settled when read");
+        tracing::warn!(task = %tool_mcp::tasks::LoggedTaskId(&record.id), %error, "cannot keep the index of working tasks; the task is settled when read");
     }
 }
 

@@ -105,7 +105,39 @@ fn endpoint(flag: Option<&str>) -> Option<Option<String>> {
     any.then_some(None)
 }
 
-/// Installs the logging to standard error at `level` and, when export is on (module docs), the
+/// What standard error's log takes: every target at `level`, except rmcp's
+/// ([`tool_mcp::telemetry::RMCP_TARGET`]), which stays at WARN (or `level`, when it is less
+/// verbose) whatever `-v` asks for. rmcp's INFO and DEBUG lines hold whole MCP messages (`received
+/// request`: a `tools/call` with its arguments, secret ones included; `response message`: its
+/// result; `received notification`: what an upstream's `notifications/message` said; `Service
+/// initialized as server`: the client's `initialize`) and a legacy session's `Mcp-Session-Id`
+/// (`create new session`, and the span `streamable_http_session` every line in the session
+/// names): the serving rule is that nothing secret is logged. Its warnings and errors (a `Host` or
+/// `Origin` refused, a session that failed) are kept, but for those [`not_secret`] leaves out.
+fn log_filter(level: tracing::Level) -> tracing_subscriber::filter::Targets {
+    let level = LevelFilter::from_level(level);
+    tracing_subscriber::filter::Targets::new()
+        .with_default(level)
+        .with_target(tool_mcp::telemetry::RMCP_TARGET, level.min(LevelFilter::WARN))
+}
+
+/// The fields of rmcp's events that standard error's log never writes, whatever their level:
+/// `session_id` (rmcp's HTTP client names the upstream's `Mcp-Session-Id`, the import's credential
+/// for its session, at ERROR when ending the session fails and at WARN when that times out) and
+/// `notification` (a whole notification an upstream sent before its handshake ended, at WARN).
+const UNLOGGED_RMCP_FIELDS: [&str; 2] = ["session_id", "notification"];
+
+/// Whether standard error's log writes the lines of `metadata`'s callsite: every one but rmcp's
+/// events with a field of [`UNLOGGED_RMCP_FIELDS`] (decided once a callsite).
+fn not_secret(metadata: &tracing::Metadata<'_>) -> bool {
+    let rmcp = metadata
+        .target()
+        .strip_prefix(tool_mcp::telemetry::RMCP_TARGET)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"));
+    !(rmcp && metadata.fields().iter().any(|field| UNLOGGED_RMCP_FIELDS.contains(&field.name())))
+}
+
+/// Installs the logging to standard error at `level` ([`log_filter`], then [`not_secret`]) and, when export is on (module docs), the
 /// OTLP exporters: the `tracing` layer of spans and the global meter provider (before any
 /// registry is built, so that its instruments record there).
 ///
@@ -120,7 +152,8 @@ pub(crate) fn init(level: tracing::Level, otlp_endpoint: Option<&str>) -> Result
     let logs = tracing_subscriber::fmt::layer()
         .with_writer(stderr)
         .with_ansi(false)
-        .with_filter(LevelFilter::from_level(level));
+        .with_filter(log_filter(level))
+        .with_filter(tracing_subscriber::filter::filter_fn(not_secret as fn(&tracing::Metadata<'_>) -> bool));
     let Some(base) = endpoint(otlp_endpoint) else {
         tracing_subscriber::registry().with(logs).init();
         return Ok(Telemetry { providers: None, _logs: guard });
@@ -177,6 +210,30 @@ impl Telemetry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_log_takes_every_target_at_its_level_but_rmcps_at_warnings_at_most() {
+        use tracing::Level;
+        let at = |level: Level, target: &str| -> Vec<Level> {
+            let filter = log_filter(level);
+            [Level::ERROR, Level::WARN, Level::INFO, Level::DEBUG, Level::TRACE]
+                .into_iter()
+                .filter(|line| filter.would_enable(target, line))
+                .collect()
+        };
+        assert_eq!(
+            at(Level::TRACE, "tool_mcp::http"),
+            [Level::ERROR, Level::WARN, Level::INFO, Level::DEBUG, Level::TRACE]
+        );
+        assert_eq!(at(Level::DEBUG, "toolbox"), [Level::ERROR, Level::WARN, Level::INFO, Level::DEBUG]);
+        assert_eq!(at(Level::TRACE, "rmcp::service"), [Level::ERROR, Level::WARN]);
+        assert_eq!(
+            at(Level::DEBUG, "rmcp::transport::streamable_http_server::session::local"),
+            [Level::ERROR, Level::WARN]
+        );
+        assert_eq!(at(Level::WARN, "rmcp::service"), [Level::ERROR, Level::WARN]);
+        assert_eq!(at(Level::ERROR, "rmcp::service"), [Level::ERROR]);
+    }
 
     #[test]
     fn content_capture_is_off_without_the_flag_or_the_variable() {

@@ -6,14 +6,18 @@ read, one JSON object a line, to OUT.
 
 Prints `listening on http://127.0.0.1:PORT` once it accepts connections (a free port). Each span
 is written as {"signal": "span", "service", "name", "kind", "trace_id", "span_id", "parent_span_id",
-"links", "attributes"}; each metric as {"signal": "metric", "service", "name", "unit", "bounds"}.
-Exits 3 when the package is missing. Stops when its standard input closes.
+"links", "attributes", "events", "status"} (`events` a list of {"name", "attributes"}, `status` the
+status's description); each metric as {"signal": "metric", "service", "name", "unit", "bounds"}.
+The body of every export, as it came, is appended to OUT.raw, so that a test can look for a string
+in everything that was sent. Exits 3 when the package is missing. Stops when its standard input
+closes.
 """
 
 import json
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from local_http import Quiet, serve
 
 try:
     from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
@@ -23,6 +27,7 @@ except ImportError as error:
     sys.exit(3)
 
 OUT = open(sys.argv[1], "a", encoding="utf-8")
+RAW = open(sys.argv[1] + ".raw", "ab")
 LOCK = threading.Lock()
 KINDS = {0: "UNSPECIFIED", 1: "INTERNAL", 2: "SERVER", 3: "CLIENT", 4: "PRODUCER", 5: "CONSUMER"}
 
@@ -45,9 +50,12 @@ def write(record):
         OUT.flush()
 
 
-class Receiver(BaseHTTPRequestHandler):
+class Receiver(Quiet):
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        with LOCK:
+            RAW.write(body)
+            RAW.flush()
         if self.path == "/v1/traces":
             request = trace_service_pb2.ExportTraceServiceRequest()
             request.ParseFromString(body)
@@ -65,6 +73,11 @@ class Receiver(BaseHTTPRequestHandler):
                             "parent_span_id": span.parent_span_id.hex(),
                             "links": [link.span_id.hex() for link in span.links],
                             "attributes": {a.key: value_of(a.value) for a in span.attributes},
+                            "events": [
+                                {"name": event.name, "attributes": {a.key: value_of(a.value) for a in event.attributes}}
+                                for event in span.events
+                            ],
+                            "status": span.status.message,
                         })
             answer = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
         elif self.path == "/v1/metrics":
@@ -89,17 +102,6 @@ class Receiver(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(answer)
 
-    def log_message(self, format, *args):
-        pass
-
-
-def main():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    print(f"listening on http://127.0.0.1:{server.server_address[1]}", flush=True)
-    sys.stdin.read()
-    server.shutdown()
-
 
 if __name__ == "__main__":
-    main()
+    serve(Receiver)

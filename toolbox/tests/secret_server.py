@@ -2,6 +2,10 @@
 library, for `toolbox/tests/telemetry.rs`: one tool, `sign(text, token)`, whose `token` is a secret
 (`"writeOnly": true` in its input schema, as a `Secret<T>` parameter declares it). It answers
 `signed <text> with <token>`, so that a test can see the token taken out of a captured result too.
+Before it answers a `sign` call it sends a `notifications/message` whose data is
+`upstream-log-marker` and a `notifications/progress` whose message is `upstream-progress-marker`
+(for the call's progress token, else the token `none`), so that a test can look for what an
+upstream said during a call in what the importer exported.
 
     python secret_server.py
 
@@ -29,6 +33,11 @@ TOOL = {
 }
 
 
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
 def answer(message):
     method = message.get("method")
     params = message.get("params") or {}
@@ -43,6 +52,11 @@ def answer(message):
     if method == "tools/list":
         return {"result": {"tools": [TOOL]}}
     if method == "tools/call" and params.get("name") == "sign":
+        token = (params.get("_meta") or {}).get("progressToken", "none")
+        send({"jsonrpc": "2.0", "method": "notifications/message",
+              "params": {"level": "info", "logger": "sign", "data": "upstream-log-marker"}})
+        send({"jsonrpc": "2.0", "method": "notifications/progress",
+              "params": {"progressToken": token, "progress": 1, "message": "upstream-progress-marker"}})
         arguments = params.get("arguments") or {}
         text = f"signed {arguments.get('text')} with {arguments.get('token')}"
         return {"result": {"content": [{"type": "text", "text": text}], "isError": False}}
@@ -53,6 +67,4 @@ for line in sys.stdin:
     message = json.loads(line)
     if "id" not in message or "method" not in message:
         continue
-    reply = {"jsonrpc": "2.0", "id": message["id"], **answer(message)}
-    sys.stdout.write(json.dumps(reply) + "\n")
-    sys.stdout.flush()
+    send({"jsonrpc": "2.0", "id": message["id"], **answer(message)})

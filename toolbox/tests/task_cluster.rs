@@ -2,7 +2,8 @@
 //! on it (`--store redis://...`, a task lease of 5 s) and haproxy round-robin in front (its config
 //! written here into a temp dir, loopback only). The tasks are `bash` commands whose effects are
 //! lines appended to files of the workspace, so that a test counts how often each ran. A worker
-//! running a task is found by its own log (`-v`: `task created task=ID`). Every process started
+//! running a task is found by its own log (`-v`: `task created task=ID…`, the id's first 8
+//! characters). Every process started
 //! here is stopped here (drop guards); every wait is bounded in count.
 //!
 //! Needs `redis-server` and `haproxy` (`.ci/run` installs both with apt-get); without them the
@@ -22,6 +23,7 @@ use std::time::Duration;
 
 use redis_server::RedisServer;
 use serde_json::{Value, json};
+use tool_mcp::tasks::LoggedTaskId;
 
 /// A worker: its process, its address, and its log so far (read on a thread until it ends).
 struct Worker {
@@ -55,14 +57,16 @@ impl Worker {
         Self { _process: started.process, addr, log }
     }
 
-    /// `true` when this worker's log has a line with `text` and the task `id`.
+    /// `true` when this worker's log has a line with `text` and the task `id` (as a log names a
+    /// task: `tool_mcp::tasks::LoggedTaskId`, the id's first 8 characters).
     fn logged(&self, text: &str, id: &str) -> bool {
-        self.log.lock().unwrap().iter().any(|line| line.contains(text) && line.contains(id))
+        let task = format!("task={}", LoggedTaskId(id));
+        self.log.lock().unwrap().iter().any(|line| line.contains(text) && line.contains(&task))
     }
 
     /// `true` when this worker's log says it created (and so ran) the task `id`.
     fn created(&self, id: &str) -> bool {
-        let needle = format!("task created task={id}");
+        let needle = format!("task created task={}", LoggedTaskId(id));
         self.log.lock().unwrap().iter().any(|line| line.contains(&needle))
     }
 }

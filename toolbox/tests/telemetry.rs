@@ -48,21 +48,28 @@ fn line_after(reader: impl std::io::Read + Send + 'static, prefix: &'static str)
     receiver.recv_timeout(Duration::from_secs(120)).ok()
 }
 
-/// `otlp_receiver.py` writing to `out`; it stops when its standard input closes.
-fn receiver(out: &Path) -> (Killed, ChildStdin, String) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/otlp_receiver.py");
-    let mut child = Command::new(python())
+/// `PYTHON tests/SCRIPT ARG` (a local server that says `listening on URL` and stops when its
+/// standard input closes): the process, its standard input and the URL it said (`None` when it
+/// said none).
+fn python_server(python: &str, script: &str, arg: &std::ffi::OsStr) -> (Killed, ChildStdin, Option<String>) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(script);
+    let mut child = Command::new(python)
         .arg(&script)
-        .arg(out)
+        .arg(arg)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot run `{}` ({e}); run scripts/test.sh", python()));
+        .unwrap_or_else(|e| panic!("cannot run `{python}` ({e}); run scripts/test.sh"));
     let stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
-    let mut child = Killed(child);
-    let Some(url) = line_after(stdout, "listening on ") else {
+    (Killed(child), stdin, line_after(stdout, "listening on "))
+}
+
+/// `otlp_receiver.py` writing to `out`; it stops when its standard input closes.
+fn receiver(out: &Path) -> (Killed, ChildStdin, String) {
+    let (mut child, stdin, url) = python_server(&python(), "otlp_receiver.py", out.as_os_str());
+    let Some(url) = url else {
         let status = child.0.wait().unwrap();
         panic!(
             "otlp_receiver.py did not start ({status}; exit 3: opentelemetry-proto is missing, run scripts/test.sh)"
@@ -74,6 +81,12 @@ fn receiver(out: &Path) -> (Killed, ChildStdin, String) {
 /// `toolbox mcp --http 127.0.0.1:0 ARGS` with the variables `env`; returns once it serves, with
 /// its URL.
 fn toolbox_http(args: &[&str], env: &[(&str, &str)]) -> (Running, String) {
+    let started = toolbox_http_started(args, env);
+    (started.process, started.said)
+}
+
+/// As [`toolbox_http`], with the lines of standard error after the one that said the URL.
+fn toolbox_http_started(args: &[&str], env: &[(&str, &str)]) -> test_support::process::Started {
     let mut command = Command::new(env!("CARGO_BIN_EXE_toolbox"));
     command.args(["mcp", "--http", "127.0.0.1:0"]).args(args);
     for name in ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SERVICE_NAME", "OTEL_SDK_DISABLED", "OTEL_RESOURCE_ATTRIBUTES"] {
@@ -81,8 +94,67 @@ fn toolbox_http(args: &[&str], env: &[(&str, &str)]) -> (Running, String) {
     }
     command.envs(env.iter().copied());
     // Standard error is read to its end on a thread (and kept), never left closed or full.
-    let started = start_saying(command, Output::Stderr, TOOLBOX_SERVING);
-    (started.process, started.said)
+    start_saying(command, Output::Stderr, TOOLBOX_SERVING)
+}
+
+/// One HTTP/1.1 POST of the JSON `body` to `url` (`http://127.0.0.1:PORT/mcp`) with the extra
+/// `headers`: the `Mcp-Session-Id` header of the answer, if any, and the whole answer as text
+/// (read to its end: the request asks to close the connection; at most 30 s).
+fn post(url: &str, headers: &[(&str, &str)], body: &Value) -> (Option<String>, String) {
+    request("POST", url, headers, &body.to_string())
+}
+
+/// As [`post`], with the method and the body's text as given.
+fn request(method: &str, url: &str, headers: &[(&str, &str)], body: &str) -> (Option<String>, String) {
+    use std::io::{Read, Write};
+    let (host, path) = url.strip_prefix("http://").unwrap().split_once('/').unwrap();
+    let mut request = format!(
+        "{method} /{path} HTTP/1.1\r\nHost: {host}\r\nAccept: application/json, text/event-stream\r\nContent-Type: \
+         application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let session = answer
+        .split("\r\n\r\n")
+        .next()
+        .unwrap()
+        .lines()
+        .filter_map(|line| line.split_once(':'))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("mcp-session-id"))
+        .map(|(_, value)| value.trim().to_owned());
+    (session, answer)
+}
+
+/// A legacy client's session with the server at `url` (protocol version 2025-06-18: `initialize`,
+/// then `notifications/initialized` in the session): the `Mcp-Session-Id` the server gave.
+fn legacy_session(url: &str) -> String {
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "legacy", "version": "0"}}});
+    let (session, answer) = post(url, &[], &initialize);
+    let session = session.unwrap_or_else(|| panic!("no Mcp-Session-Id: {answer}"));
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (_, answer) = post(url, &[("Mcp-Session-Id", &session), ("MCP-Protocol-Version", "2025-06-18")], &initialized);
+    assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
+    session
+}
+
+/// A `tools/call` of `name` with `arguments` in the legacy `session` at `url` (each with an id of
+/// its own); the whole answer.
+fn call_in_session(url: &str, session: &str, name: &str, arguments: Value) -> String {
+    static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(2);
+    let id = IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let call =
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
+    post(url, &[("Mcp-Session-Id", session), ("MCP-Protocol-Version", "2025-06-18")], &call).1
 }
 
 /// Stops `toolbox` with SIGTERM (it exports what is left as it ends) and waits for it, at most 30 s
@@ -103,6 +175,14 @@ fn terminate(mut toolbox: Running) {
 /// The records `otlp_receiver.py` wrote.
 fn records(out: &Path) -> Vec<Value> {
     std::fs::read_to_string(out).unwrap_or_default().lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+}
+
+/// Every export body `otlp_receiver.py` got, as it came (protobuf, in which strings are UTF-8 as
+/// they were given), as text.
+fn raw_exports(out: &Path) -> String {
+    let mut raw = out.as_os_str().to_owned();
+    raw.push(".raw");
+    String::from_utf8_lossy(&std::fs::read(raw).unwrap_or_default()).into_owned()
 }
 
 const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -396,4 +476,144 @@ async fn a_served_code_mode_program_is_one_server_span_and_each_of_its_calls_an_
     assert_eq!(server["attributes"]["outcome"], "ok");
     assert_eq!(server["attributes"]["gen_ai.tool.name"], "run_program");
     assert!(server["attributes"]["gen_ai.tool.call.id"].as_str().is_some_and(|id| id.starts_with("mcp_")));
+}
+
+/// A `toolbox mcp --http` exporting to an `otlp_receiver.py` of its own; [`Exporting::finish`]
+/// ends both.
+struct Exporting {
+    toolbox: Running,
+    _receiver: Killed,
+    receiver_stdin: ChildStdin,
+    out: std::path::PathBuf,
+    _state: tempfile::TempDir,
+}
+
+/// `toolbox mcp --http 127.0.0.1:0 ARGS --otlp-endpoint` the receiver's URL, serving `root` (its
+/// state directory a new temporary one; the receiver writes into `dir`); returns once it serves,
+/// with its URL.
+fn exporting(dir: &Path, root: &Path, args: &[&str]) -> (Exporting, String) {
+    let out = dir.join("otlp.jsonl");
+    let (receiver, receiver_stdin, otlp) = receiver(&out);
+    let state = tempfile::tempdir().unwrap();
+    let mut all = vec!["--otlp-endpoint", &otlp, "--root", root.to_str().unwrap()];
+    all.extend(["--state-dir", state.path().to_str().unwrap()]);
+    all.extend(args);
+    let (toolbox, url) = toolbox_http(&all, &[]);
+    (Exporting { toolbox, _receiver: receiver, receiver_stdin, out, _state: state }, url)
+}
+
+impl Exporting {
+    /// Stops `toolbox` (it exports what is left), then the receiver; what was exported: the
+    /// decoded records, and every export's body as text ([`raw_exports`]).
+    fn finish(self) -> (Vec<Value>, String) {
+        terminate(self.toolbox);
+        drop(self.receiver_stdin);
+        (records(&self.out), raw_exports(&self.out))
+    }
+}
+
+/// Fails when `needle` is in a decoded record or in the body of an export.
+fn assert_not_exported(records: &[Value], raw: &str, needle: &str) {
+    let decoded = serde_json::to_string(records).unwrap();
+    assert!(!decoded.contains(needle), "{needle} was exported: {decoded}");
+    assert!(!raw.contains(needle), "{needle} is in the body of an export");
+}
+
+#[test]
+fn a_legacy_sessions_id_is_in_no_exported_span_attribute_or_event() {
+    let (dir, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(root.path().join("a.txt"), "in the root\n").unwrap();
+    let (toolbox, url) = exporting(dir.path(), root.path(), &["--legacy-sessions", "--set", "fs"]);
+    let session = legacy_session(&url);
+    let answer = call_in_session(&url, &session, "read", json!({"file_path": "a.txt"}));
+    assert!(answer.contains("in the root"), "{answer}");
+    // The client ends the session, which ends rmcp's span of it.
+    let (_, answer) =
+        request("DELETE", &url, &[("Mcp-Session-Id", &session), ("MCP-Protocol-Version", "2025-06-18")], "");
+    assert!(answer.starts_with("HTTP/1.1 2"), "{answer}");
+    let (records, raw) = toolbox.finish();
+
+    // The export happened: the call's SERVER span is there.
+    assert!(records.iter().any(|r| r["name"] == "tools/call read" && r["kind"] == "SERVER"), "{records:?}");
+    assert_not_exported(&records, &raw, &session);
+}
+
+#[test]
+fn what_an_upstream_says_during_a_call_is_not_exported_by_the_gateway() {
+    let (dir, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/secret_server.py");
+    let config = dir.path().join("servers.json");
+    std::fs::write(&config, json!({"mcpServers": {"sec": {"command": "python3", "args": [script]}}}).to_string())
+        .unwrap();
+    let (gateway, url) = exporting(dir.path(), root.path(), &["--set", "sec", "--config", config.to_str().unwrap()]);
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "sec_sign", "arguments": {"text": "hello-visible", "token": "hunter2-secret"},
+        "_meta": {"progressToken": "p1"}}});
+    let (_, answer) = post(&url, &[], &call);
+    assert!(answer.contains("signed hello-visible with"), "{answer}");
+    let (records, raw) = gateway.finish();
+
+    assert!(records.iter().any(|r| r["name"] == "tools/call sign" && r["kind"] == "CLIENT"), "{records:?}");
+    for marker in ["upstream-log-marker", "upstream-progress-marker", "hello-visible", "hunter2-secret"] {
+        assert_not_exported(&records, &raw, marker);
+    }
+}
+
+#[test]
+fn no_session_id_argument_or_upstream_message_reaches_standard_error_at_any_log_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/secret_server.py");
+    let config = dir.path().join("servers.json");
+    std::fs::write(&config, json!({"mcpServers": {"sec": {"command": "python3", "args": [script]}}}).to_string())
+        .unwrap();
+    for level in [None, Some("-v"), Some("-vv")] {
+        let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let mut args = vec!["--legacy-sessions", "--set", "sec", "--config", config.to_str().unwrap()];
+        args.extend(["--root", root.path().to_str().unwrap(), "--state-dir", state.path().to_str().unwrap()]);
+        args.extend(level);
+        let started = toolbox_http_started(&args, &[]);
+        let session = legacy_session(&started.said);
+        let arguments = json!({"text": "hello-visible", "token": "hunter2-secret"});
+        let answer = call_in_session(&started.said, &session, "sec_sign", arguments);
+        assert!(answer.contains("signed hello-visible with"), "{answer}");
+        // Arguments that are not an object: a JSON-RPC error (rmcp logs an error it answers at WARN).
+        let answer = call_in_session(&started.said, &session, "sec_sign", json!("hunter2-secret"));
+        assert!(answer.contains(r#""code":-32602"#), "{answer}");
+        let headers = [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-06-18")];
+        let (_, answer) = request("DELETE", &started.said, &headers, "");
+        assert!(answer.starts_with("HTTP/1.1 2"), "{answer}");
+        terminate(started.process);
+
+        let stderr = started.kept.lines().join("\n");
+        // Something was logged at the verbose levels (the test would pass on a silent process).
+        if level.is_some() {
+            assert!(stderr.lines().count() > 1, "{level:?}: {stderr}");
+        }
+        for needle in [&session, "hello-visible", "hunter2-secret", "upstream-log-marker", "upstream-progress-marker"] {
+            assert!(!stderr.contains(needle), "{level:?}: {needle} on standard error:\n{stderr}");
+        }
+    }
+}
+
+#[test]
+fn an_upstreams_session_id_does_not_reach_standard_error_when_ending_its_session_fails() {
+    const SESSION: &str = "sess-5ecret-upstream-91d2";
+    let (upstream, stdin, url) = python_server("python3", "legacy_upstream.py", SESSION.as_ref());
+    let url = url.expect("legacy_upstream.py serves");
+    let (dir, root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let config = dir.path().join("servers.json");
+    std::fs::write(&config, json!({"mcpServers": {"old": {"url": url, "type": "http"}}}).to_string()).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["-v", "list", "--set", "old", "--config", config.to_str().unwrap()])
+        .args(["--root", root.path().to_str().unwrap(), "--state-dir", state.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    drop((stdin, upstream));
+
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    // The import had the session: it listed the upstream's tool in it (and then asked to end it,
+    // which the upstream refuses with 500).
+    assert!(stderr.contains("listed the tools of an imported MCP server server=old tools=1"), "{stderr}");
+    assert!(!stderr.contains(SESSION), "the upstream's session id on standard error:\n{stderr}");
 }

@@ -21,9 +21,9 @@ use crate::runner::Delivery;
 use crate::server::{CallRequest, McpServer, is_structured};
 use crate::talk::{MAX_STATUS_CHARS, McpChannel};
 use crate::tasks::{
-    MAX_TASK_ANSWER_BYTES, MAX_TASK_ANSWERS, STATUS_PERIOD, SWEEP_BATCH, TaskProgress, TaskRecord, TaskStoreError,
-    Tasks, WATCH_PERIOD, asks_for, back_off, detailed, error_object, iso8601, new_task_id, store_error, take_answers,
-    task_of, unknown_task, update,
+    LoggedTaskId, MAX_TASK_ANSWER_BYTES, MAX_TASK_ANSWERS, STATUS_PERIOD, SWEEP_BATCH, TaskProgress, TaskRecord,
+    TaskStoreError, Tasks, WATCH_PERIOD, asks_for, back_off, detailed, error_object, iso8601, new_task_id, store_error,
+    take_answers, task_of, unknown_task, update,
 };
 
 /// How many times a `tasks/update` tries to take the place of a task's rerun on this server
@@ -86,7 +86,7 @@ impl McpServer {
             tasks.release(&record.id);
             return Err(store_error(&error));
         }
-        tracing::debug!(task = %record.id, tool, "task created");
+        tracing::debug!(task = %LoggedTaskId(&record.id), tool, "task created");
         self.start_task(&record, RunFrom { http, listener, approval_token, ..RunFrom::default() }).await?;
         Ok(CreateTaskResult::new(task_of(&record)))
     }
@@ -102,7 +102,7 @@ impl McpServer {
             self.mark_failed(&record.id, &error).await;
             return Err(error);
         }
-        tracing::debug!(task = %record.id, tool = %record.tool, "task created and queued");
+        tracing::debug!(task = %LoggedTaskId(&record.id), tool = %record.tool, "task created and queued");
         Ok(CreateTaskResult::new(task_of(&record)))
     }
 
@@ -122,7 +122,7 @@ impl McpServer {
         })
         .await;
         if let Err(store) = marked {
-            tracing::warn!(task = %id, %store, "cannot mark a task that did not start as failed");
+            tracing::warn!(task = %LoggedTaskId(id), %store, "cannot mark a task that did not start as failed");
         }
     }
 
@@ -169,7 +169,7 @@ impl McpServer {
             match running.get_mut(&id) {
                 Some((token, _)) if !token.is_cancelled() => *token = prepared.token.clone(),
                 _ => {
-                    tracing::debug!(task = %id, "task cancelled before its run started");
+                    tracing::debug!(task = %LoggedTaskId(&id), "task cancelled before its run started");
                     return Ok(());
                 }
             }
@@ -181,13 +181,13 @@ impl McpServer {
                 let tasks = &server.inner.tasks;
                 let Some(held_until) = claim(tasks, &id).await else {
                     tasks.release(&id);
-                    tracing::debug!(task = %id, "task no longer working (cancelled) or run elsewhere: not started");
+                    tracing::debug!(task = %LoggedTaskId(&id), "task no longer working (cancelled) or run elsewhere: not started");
                     if let Some(delivery) = &delivery {
                         server.settle_delivery(delivery).await;
                     }
                     return;
                 };
-                tracing::debug!(task = %id, tool = %call.name, "task running here");
+                tracing::debug!(task = %LoggedTaskId(&id), tool = %call.name, "task running here");
                 let listed = |d: &ToolDefinition| !served.hidden.contains(&d.name);
                 let work = served.registry.call_with_search_where(&call, &prepared.ctx, &listed);
                 let fenced = std::sync::atomic::AtomicBool::new(false);
@@ -213,7 +213,7 @@ impl McpServer {
                 tasks.release(&id);
                 if fenced.load(std::sync::atomic::Ordering::Acquire) {
                     // Its lease may be another worker's by now: the sweep or a read settles the task.
-                    tracing::debug!(task = %id, "a run stopped for want of its lease writes no outcome");
+                    tracing::debug!(task = %LoggedTaskId(&id), "a run stopped for want of its lease writes no outcome");
                     return;
                 }
                 if let Some(delivery) = &delivery {
@@ -247,7 +247,7 @@ impl McpServer {
                     }
                     Ended::Asked => Outcome::Asked(channel.used_answers(), channel.pending_requests()),
                     Ended::Expired => {
-                        tracing::debug!(task = %id, "the task's time to live is over: its run is stopped");
+                        tracing::debug!(task = %LoggedTaskId(&id), "the task's time to live is over: its run is stopped");
                         return;
                     }
                     Ended::Cancelled => Outcome::Failed(error_object(&ErrorData::internal_error(
@@ -302,7 +302,7 @@ impl McpServer {
             .map_err(|error| store_error(&error));
             match taken {
                 Ok(Some(taken)) => {
-                    tracing::info!(task = %taken.id, tool = %taken.tool, "task's runner lapsed: running it again");
+                    tracing::info!(task = %LoggedTaskId(&taken.id), tool = %taken.tool, "task's runner lapsed: running it again");
                     self.start_task(&taken, RunFrom { delivery, ..RunFrom::default() }).await?;
                     return Ok(taken);
                 }
@@ -334,7 +334,7 @@ impl McpServer {
             .await
             .map_err(|error| store_error(&error))?;
             if let Some(failed) = failed {
-                tracing::info!(task = %failed.id, tool = %failed.tool, "task's runner lapsed: failed");
+                tracing::info!(task = %LoggedTaskId(&failed.id), tool = %failed.tool, "task's runner lapsed: failed");
                 return Ok(failed);
             }
         }
@@ -433,19 +433,19 @@ impl McpServer {
         let record = match tasks.store.get(&delivery.task).await {
             Ok(record) => record,
             Err(error) => {
-                tracing::warn!(task = %delivery.task, %error, "cannot read a queued task's record; it is taken later");
+                tracing::warn!(task = %LoggedTaskId(&delivery.task), %error, "cannot read a queued task's record; it is taken later");
                 return;
             }
         };
         let Some(record) = record.filter(|r| r.status == TaskStatus::Working) else {
-            tracing::debug!(task = %delivery.task, "queued task gone, ended or cancelled: not started");
+            tracing::debug!(task = %LoggedTaskId(&delivery.task), "queued task gone, ended or cancelled: not started");
             self.settle_delivery(&delivery).await;
             return;
         };
         match &record.lease {
             None => {
                 if tasks.reserve(&record.id, record.principal.as_deref()).is_err() {
-                    tracing::debug!(task = %record.id, "no place to run a queued task here now; it is reclaimed later");
+                    tracing::debug!(task = %LoggedTaskId(&record.id), "no place to run a queued task here now; it is reclaimed later");
                     return;
                 }
                 // A failure to start is written to the record and settles the entry.
@@ -456,7 +456,7 @@ impl McpServer {
                 Ok(settled) if settled.status != TaskStatus::Working => self.settle_delivery(&delivery).await,
                 Ok(_) => {}
                 Err(error) => {
-                    tracing::warn!(task = %delivery.task, message = %error.message, "cannot settle a reclaimed task");
+                    tracing::warn!(task = %LoggedTaskId(&delivery.task), message = %error.message, "cannot settle a reclaimed task");
                 }
             },
         }
@@ -466,7 +466,7 @@ impl McpServer {
     /// it again).
     async fn settle_delivery(&self, delivery: &Delivery) {
         if let Err(error) = self.inner.runner.settle(delivery).await {
-            tracing::warn!(task = %delivery.task, %error, "cannot take a task out of the queue; a reclaim does later");
+            tracing::warn!(task = %LoggedTaskId(&delivery.task), %error, "cannot take a task out of the queue; a reclaim does later");
         }
     }
 
@@ -482,7 +482,7 @@ impl McpServer {
             match runner.reclaim(&tasks.worker, tasks.lease, SWEEP_BATCH).await {
                 Ok(deliveries) => {
                     for delivery in deliveries {
-                        tracing::debug!(task = %delivery.task, "task reclaimed from an idle worker");
+                        tracing::debug!(task = %LoggedTaskId(&delivery.task), "task reclaimed from an idle worker");
                         self.take(delivery).await;
                     }
                 }
@@ -505,13 +505,13 @@ impl McpServer {
             let untaken = record.lease.is_none() && record.updated_at_ms.saturating_add(lease_ms) <= tasks.now_ms();
             if untaken && runner.queues() && runner.takes() && record.status == TaskStatus::Working {
                 if tasks.reserve(&record.id, record.principal.as_deref()).is_ok() {
-                    tracing::info!(task = %record.id, "a queued task no worker took: running it here");
+                    tracing::info!(task = %LoggedTaskId(&record.id), "a queued task no worker took: running it here");
                     let _ = self.start_task(&record, RunFrom::default()).await;
                 }
                 continue;
             }
             if let Err(error) = self.settle_lapsed(record, None).await {
-                tracing::warn!(task = %id, message = %error.message, "the task lease sweep cannot settle a task");
+                tracing::warn!(task = %LoggedTaskId(&id), message = %error.message, "the task lease sweep cannot settle a task");
             }
         }
     }
@@ -651,7 +651,7 @@ impl McpServer {
         if let Some(token) = tasks.release(&id) {
             token.cancel();
         }
-        tracing::debug!(task = %id, "task cancelled");
+        tracing::debug!(task = %LoggedTaskId(&id), "task cancelled");
         Ok(())
     }
 }
@@ -692,7 +692,7 @@ async fn claim(tasks: &Tasks, id: &str) -> Option<u64> {
     match taken {
         Ok(taken) => taken.map(|_| lease.until_ms),
         Err(error) => {
-            tracing::warn!(task = %id, %error, "cannot take the lease of a task; it is not run here");
+            tracing::warn!(task = %LoggedTaskId(id), %error, "cannot take the lease of a task; it is not run here");
             None
         }
     }
@@ -715,7 +715,7 @@ async fn watch(tasks: &Tasks, id: &str, mut held_until: u64) -> Watched {
             Ok(Ok(Some(record))) => {
                 let mine = record.lease.as_ref().filter(|l| l.worker == tasks.worker);
                 let Some(lease) = mine.filter(|_| record.status == TaskStatus::Working) else {
-                    tracing::debug!(task = %id, status = ?record.status, "task ended or taken elsewhere: stopping its run");
+                    tracing::debug!(task = %LoggedTaskId(id), status = ?record.status, "task ended or taken elsewhere: stopping its run");
                     return Watched::Ended;
                 };
                 held_until = lease.until_ms;
@@ -724,11 +724,13 @@ async fn watch(tasks: &Tasks, id: &str, mut held_until: u64) -> Watched {
                 }
             }
             Ok(Ok(None)) => return Watched::Ended,
-            Ok(Err(error)) => tracing::warn!(task = %id, %error, "cannot read a running task's record; trying again"),
-            Err(_) => tracing::warn!(task = %id, "the task store did not answer in time; trying again"),
+            Ok(Err(error)) => {
+                tracing::warn!(task = %LoggedTaskId(id), %error, "cannot read a running task's record; trying again")
+            }
+            Err(_) => tracing::warn!(task = %LoggedTaskId(id), "the task store did not answer in time; trying again"),
         }
         if tasks.now_ms() >= held_until.saturating_sub(lease_ms / 6) {
-            tracing::warn!(task = %id, "a task's lease could not be renewed in time: its run is stopped");
+            tracing::warn!(task = %LoggedTaskId(id), "a task's lease could not be renewed in time: its run is stopped");
             return Watched::Fenced;
         }
     }
@@ -747,7 +749,7 @@ async fn hold(server: &McpServer, delivery: Option<&Delivery>) {
     loop {
         tokio::time::sleep(period).await;
         if let Err(error) = server.inner.runner.hold(&tasks.worker, delivery).await {
-            tracing::warn!(task = %delivery.task, %error, "cannot hold a running task's queue entry; trying again");
+            tracing::warn!(task = %LoggedTaskId(&delivery.task), %error, "cannot hold a running task's queue entry; trying again");
         }
     }
 }
@@ -772,11 +774,11 @@ async fn renew(tasks: &Tasks, id: &str, period: Duration) -> Option<u64> {
         Ok(Ok(Some(_))) => Some(lease.until_ms),
         Ok(Ok(None)) => None,
         Ok(Err(error)) => {
-            tracing::warn!(task = %id, %error, "cannot renew a task's lease; trying again");
+            tracing::warn!(task = %LoggedTaskId(id), %error, "cannot renew a task's lease; trying again");
             None
         }
         Err(_) => {
-            tracing::warn!(task = %id, "the task store did not answer in time; trying again");
+            tracing::warn!(task = %LoggedTaskId(id), "the task store did not answer in time; trying again");
             None
         }
     }
@@ -814,17 +816,17 @@ async fn write_outcome(tasks: &Tasks, id: &str, outcome: Outcome) -> Option<Task
         .await;
         match written {
             Ok(Some(record)) => {
-                tracing::debug!(task = %id, status = ?record.status, "task changed");
+                tracing::debug!(task = %LoggedTaskId(id), status = ?record.status, "task changed");
                 return Some(record);
             }
             Ok(None) => {
-                tracing::debug!(task = %id, "task already ended, gone or taken elsewhere; its run's outcome is dropped");
+                tracing::debug!(task = %LoggedTaskId(id), "task already ended, gone or taken elsewhere; its run's outcome is dropped");
             }
             Err(error @ TaskStoreError::OverQuota(_)) if !matches!(outcome, Outcome::Failed(_)) => {
                 outcome = Outcome::Failed(error_object(&store_error(&error)));
                 continue;
             }
-            Err(error) => tracing::warn!(task = %id, %error, "cannot write the outcome of a task"),
+            Err(error) => tracing::warn!(task = %LoggedTaskId(id), %error, "cannot write the outcome of a task"),
         }
         return None;
     }
@@ -846,9 +848,11 @@ async fn notify_status(listener: &Peer<RoleServer>, record: &TaskRecord, key: Op
     ));
     match tokio::time::timeout(NOTIFY_BOUND, listener.send_notification(notification)).await {
         Ok(Ok(())) => {}
-        Ok(Err(error)) => tracing::debug!(task = %record.id, %error, "cannot send a task status notification; dropped"),
+        Ok(Err(error)) => {
+            tracing::debug!(task = %LoggedTaskId(&record.id), %error, "cannot send a task status notification; dropped")
+        }
         Err(_) => {
-            tracing::debug!(task = %record.id, "the client did not take a task status notification in time; dropped")
+            tracing::debug!(task = %LoggedTaskId(&record.id), "the client did not take a task status notification in time; dropped")
         }
     }
 }
@@ -888,7 +892,9 @@ async fn report(tasks: &Tasks, id: &str, mut reports: mpsc::UnboundedReceiver<Pr
         .await;
         match written {
             Ok(_) => shown = (progress, message),
-            Err(error) => tracing::debug!(task = %id, %error, "cannot keep a task's progress; trying again"),
+            Err(error) => {
+                tracing::debug!(task = %LoggedTaskId(id), %error, "cannot keep a task's progress; trying again")
+            }
         }
     }
 }

@@ -56,7 +56,10 @@ impl Authorizer for HeadlessRedirect {
             let location = response.headers().get(http::header::LOCATION).and_then(|v| v.to_str().ok());
             match (status.is_redirection(), location) {
                 (true, Some(location)) => response.url().join(location).map(String::from).map_err(|e| {
-                    format!("the authorization server redirected to `{location}`, which is not a URL: {e}")
+                    format!(
+                        "the authorization server redirected to `{}`, which is not a URL: {e}",
+                        without_query(location)
+                    )
                 }),
                 _ => Err(format!(
                     "the authorization server answered {status} without a redirect; it wants a user, so give the \
@@ -318,7 +321,10 @@ mod session {
                 .await
                 .map_err(|e| format!("the authorization for {} did not complete: {e}", self.url))?;
             AuthorizationCallback::from_redirect_url(&redirect).map_err(|e| {
-                format!("the redirect `{redirect}` does not carry an authorization answer ({e}); return the URL the authorization server redirected to")
+                format!(
+                    "the redirect to `{}` does not carry an authorization answer ({e}); return the whole URL the authorization server redirected to, with its `code` and `state`",
+                    super::without_query(&redirect)
+                )
             })
         }
 
@@ -337,4 +343,12 @@ mod session {
         manager.set_scope_upgrade_config(upgrades);
         Ok(manager)
     }
+}
+
+/// `url` up to its query or fragment: how an error names a redirect. Its query carries the
+/// authorization code and `state` (RFC 6749 4.1.2), which an error text must not: the text may be
+/// logged or shown to a model.
+#[cfg(feature = "client-auth")]
+fn without_query(url: &str) -> &str {
+    url.split(['?', '#']).next().unwrap_or(url)
 }

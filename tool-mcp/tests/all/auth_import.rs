@@ -117,6 +117,32 @@ async fn the_authorization_code_flow_shows_the_user_a_pkce_request_for_the_serve
     server.running.stop().await;
 }
 
+/// A user whose browser lands on a redirect that carries an authorization code but no `state`.
+struct LandsWithoutState;
+
+const LEAKED_CODE: &str = "code-5ecret-7c1d";
+
+impl Authorizer for LandsWithoutState {
+    fn authorize<'a>(&'a self, _authorization_url: &'a str) -> BoxFuture<'a, Result<String, String>> {
+        Box::pin(async { Ok(format!("http://127.0.0.1:9/callback?code={LEAKED_CODE}")) })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_refused_for_its_answer_is_named_without_its_authorization_code() {
+    let issuer = Issuer::start(true).await;
+    let server = Protected::start(&issuer, |b| b).await;
+    let flow = AuthorizationCode::new("http://127.0.0.1:9/callback", LandsWithoutState).client("agent", None);
+    let error = McpImport::http("guarded", &server.resource).authorization_code(flow).connect().await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "cannot connect to MCP server `guarded`: the redirect to `http://127.0.0.1:9/callback` does not carry an \
+         authorization answer (OAuth authorization failed: Authorization callback missing state); return the whole \
+         URL the authorization server redirected to, with its `code` and `state`"
+    );
+    server.running.stop().await;
+}
+
 /// A request of `method` with `params` and `token` to `addr`: its JSON-RPC reply.
 async fn rpc(addr: std::net::SocketAddr, token: &str, method: &str, params: serde_json::Value) -> serde_json::Value {
     let authorization = format!("Bearer {token}");
