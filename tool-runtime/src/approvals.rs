@@ -33,6 +33,15 @@
 //! with that call. A registry hands a call's token to its tool only when it does not redeem the
 //! token itself (the tool needs no approval here, or the registry has no approval tokens).
 //!
+//! When both approve (the tool needs approval here too, under approval tokens), the user approves
+//! twice, each time with the host's usual round trip: first this registry's request; the call
+//! approved here then reaches the other server, whose request comes back with a token of this
+//! registry for the same call carrying the other's, `ap1p.<expiry>.<mac>.<other token>` (the
+//! expiry the earlier of the other's and this registry's time to live, the MAC binding the tool,
+//! arguments, principal, expiry and the other token). That token redeems here by the rules below,
+//! once, and the tool is handed the other server's token to send on; the other server's token
+//! alone is no token of this registry and is refused here.
+//!
 //! # The rules
 //! - A token is `ap1.<expiry>.<nonce>.<mac>`: the expiry in seconds since the Unix epoch, 16 random
 //!   bytes (hex), and HMAC-SHA256 (hex) under the server key of the tool's registered name, the
@@ -75,6 +84,10 @@ pub const CLOCK_SKEW: Duration = Duration::from_secs(60);
 
 /// The form tag that starts every token.
 const PREFIX: &str = "ap1";
+
+/// The form tag of a token that carries another server's token for a call this registry approved
+/// itself ("Through a gateway" in the module docs).
+const PASSED_ON: &str = "ap1p";
 
 /// Approvals bound to the exact call ([`RegistryBuilder::approval_tokens`](crate::RegistryBuilder::approval_tokens);
 /// off by default): the server key tokens are MACs under, the store of used tokens, the time to
@@ -186,13 +199,57 @@ impl ApprovalTokens {
         principal: Option<&str>,
         token: &str,
     ) -> Result<(), ToolError> {
+        self.redeem_passing_on(tool, arguments, principal, token).await.map(|_| ())
+    }
+
+    /// [`redeem`](Self::redeem), with the other server's token a [passed-on](Self::pass_on)
+    /// token carries (`None` for a token of this server alone), for the tool to send on.
+    pub(crate) async fn redeem_passing_on(
+        &self,
+        tool: &str,
+        arguments: &str,
+        principal: Option<&str>,
+        token: &str,
+    ) -> Result<Option<String>, ToolError> {
         let refuse = |problem| ToolError::Approval { tool: tool.to_owned(), problem };
+        if let Some(rest) = token.strip_prefix(PASSED_ON).and_then(|rest| rest.strip_prefix('.')) {
+            let mut parts = rest.splitn(3, '.');
+            let (Some(expiry), Some(mac), Some(inner)) = (parts.next(), parts.next(), parts.next()) else {
+                return Err(refuse(ApprovalProblem::Mismatch));
+            };
+            let expected = self.bind_passed_on(tool, arguments, principal, expiry, inner);
+            if !constant_time_eq(expected.as_bytes(), mac.as_bytes()) {
+                return Err(refuse(ApprovalProblem::Mismatch));
+            }
+            return self.use_once(tool, principal, expiry, mac).await.map(|()| Some(inner.to_owned()));
+        }
         let parts: Vec<&str> = token.split('.').collect();
         let [PREFIX, expiry, nonce, mac] = parts[..] else { return Err(refuse(ApprovalProblem::Mismatch)) };
         let expected = self.bind(tool, arguments, principal, expiry, nonce);
         if !constant_time_eq(expected.as_bytes(), mac.as_bytes()) {
             return Err(refuse(ApprovalProblem::Mismatch));
         }
+        self.use_once(tool, principal, expiry, mac).await.map(|()| None)
+    }
+
+    /// The MAC binding a passed-on token: `tool`, `arguments`, `principal`, `expiry` and the other
+    /// server's token `inner`.
+    fn bind_passed_on(
+        &self,
+        tool: &str,
+        arguments: &str,
+        principal: Option<&str>,
+        expiry: &str,
+        inner: &str,
+    ) -> String {
+        let who = principal.map_or_else(|| "-".to_owned(), |p| format!("p:{p}"));
+        self.keys.mac(&["approval-passed-on", tool, &canonical_arguments(arguments), &who, expiry, inner])
+    }
+
+    /// The rest of a redeem once the MAC `mac` matched: the expiry (`expiry`, its text), then
+    /// the single use in the store.
+    async fn use_once(&self, tool: &str, principal: Option<&str>, expiry: &str, mac: &str) -> Result<(), ToolError> {
+        let refuse = |problem| ToolError::Approval { tool: tool.to_owned(), problem };
         let Ok(expiry) = expiry.parse::<u64>() else { return Err(refuse(ApprovalProblem::Mismatch)) };
         let now = self.now_secs();
         if now >= expiry {
@@ -208,6 +265,32 @@ impl ApprovalTokens {
             Err(error) => Err(ToolError::Failed(format!(
                 "tool `{tool}` did not run: the use of its approval token could not be recorded: {error}"
             ))),
+        }
+    }
+
+    /// The refusal of the call of `tool` with `arguments` by `principal`, a call this registry
+    /// approved itself, whose tool passed on another server's approval request `request` (an
+    /// imported tool whose upstream approves it too): that request's preview, and a token of this
+    /// server for the same call carrying the other's (`ap1p.<expiry>.<mac>.<token>`, the expiry
+    /// the earlier of the two), which redeems here once and is then handed to the tool to send on.
+    pub(crate) fn pass_on(
+        &self,
+        tool: &str,
+        arguments: &str,
+        principal: Option<&str>,
+        request: &ApprovalRequest,
+    ) -> ToolError {
+        let now = self.now_secs();
+        let expires_at = request.expires_at.min(now + self.ttl.as_secs());
+        let expiry = expires_at.to_string();
+        let mac = self.bind_passed_on(tool, arguments, principal, &expiry, &request.token);
+        let token = format!("{PASSED_ON}.{expiry}.{mac}.{}", request.token);
+        ToolError::Approval {
+            tool: tool.to_owned(),
+            problem: ApprovalProblem::Missing {
+                request: ApprovalRequest { tool: tool.to_owned(), preview: request.preview.clone(), token, expires_at },
+                valid_secs: expires_at.saturating_sub(now),
+            },
         }
     }
 
