@@ -478,6 +478,7 @@ async fn a_call_approved_here_whose_tool_passes_on_a_request_gets_a_token_here_c
     };
     assert_eq!((form, expiry, mac.len(), carried), ("ap1p", &*(START + 30).to_string(), 64, "up-token"));
     assert!(passed.text().contains("within 30 s"), "{}", passed.text());
+    assert_eq!(tokens_in(&passed.text()), Vec::<String>::new());
     let ran = registry.call(&call.with_approval_token(&request.token), &ToolContext::new()).await;
     assert_eq!(ran.text(), "ran upstream");
 }
