@@ -47,7 +47,9 @@
 //!   bytes (hex), and HMAC-SHA256 (hex) under the server key of the tool's registered name, the
 //!   arguments as a JSON value (key order and spacing do not matter; any other change does), the
 //!   principal ([`ToolContext::principal`](crate::ToolContext::principal), none being a principal
-//!   of its own), the expiry and the nonce. It keeps nothing in clear but the expiry.
+//!   of its own), the expiry and the nonce. It keeps nothing in clear but the expiry. (A
+//!   passed-on token, `ap1p.`, keeps the other server's token in clear too: see "Through a
+//!   gateway" above.)
 //! - Redeeming checks, in order: the token's form and MAC for this call
 //!   ([`ApprovalProblem::Mismatch`]: another tool, other arguments, another principal, another
 //!   server key, or not a token), the expiry on the settings' [`Clock`] ([`ApprovalProblem::Expired`]),
