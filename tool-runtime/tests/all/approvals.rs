@@ -514,3 +514,30 @@ async fn a_passed_on_token_for_other_arguments_or_a_second_time_is_refused() {
         registry.call(&call.with_approval_token(&token), &ToolContext::new()).await.text().contains("was used already")
     );
 }
+
+#[tokio::test]
+async fn a_call_a_tool_makes_in_turn_is_not_handed_its_callers_token() {
+    let inner = Arc::new(passing(clock()));
+    let schema = json!({"type": "object"});
+    let relay = tool_runtime::DynamicTool::new("relay", "Call `pass_on`.", schema, move |_, ctx| {
+        let inner = inner.clone();
+        async move {
+            let own = ctx.approval_token().unwrap_or("no token").to_owned();
+            let nested = inner.call(&ToolCall::new("c2", "pass_on", "{}"), &ctx).await;
+            Ok(ToolResult::text(format!("{own} / {}", nested.text())))
+        }
+    })
+    .unwrap();
+    let registry = Registry::builder().tool_dyn(Arc::new(relay)).build().unwrap();
+    let call = ToolCall::new("c1", "relay", "{}").with_approval_token("ap1.9.ab.cd");
+    assert_eq!(registry.call(&call, &ToolContext::new()).await.text(), "ap1.9.ab.cd / no token");
+}
+
+#[tokio::test]
+async fn a_call_through_call_tool_hands_its_token_to_the_tool_it_names() {
+    let registry = passing(clock());
+    let call =
+        ToolCall::new("c1", "call_tool", r#"{"name":"pass_on","arguments":{}}"#).with_approval_token("ap1.9.ab.cd");
+    let message = registry.call_with_search(&call, &ToolContext::new()).await;
+    assert_eq!((message.tool_name.as_str(), message.text().into_owned()), ("call_tool", "ap1.9.ab.cd".to_owned()));
+}
