@@ -188,7 +188,9 @@ impl ApprovalTokens {
     }
 
     /// Redeems `token` for the call of the tool registered as `tool` with `arguments` by
-    /// `principal`: `Ok` once, for that exact call, before the expiry.
+    /// `principal`: `Ok` once, for that exact call, before the expiry. A passed-on token
+    /// (`ap1p.`, "Through a gateway") redeems by the same rules; the registry hands the token it
+    /// carries to the tool.
     ///
     /// # Errors
     /// [`ToolError::Approval`] with [`ApprovalProblem::Mismatch`] (not a token of this server for
