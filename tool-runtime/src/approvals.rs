@@ -80,6 +80,9 @@ use crate::idempotency::{Claim, Idempotency, IdempotencyStore, ServerKeyError, c
 /// How long a token minted for a call stays valid by default: 5 minutes.
 pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(5 * 60);
 
+/// The longest time to live of a minted token ([`ApprovalTokens::ttl`]): 366 days.
+pub const MAX_APPROVAL_TTL: Duration = Duration::from_secs(366 * 24 * 60 * 60);
+
 /// How long past its expiry a used token is kept: 60 seconds, the clock difference between
 /// workers this tolerates.
 pub const CLOCK_SKEW: Duration = Duration::from_secs(60);
@@ -134,10 +137,11 @@ impl ApprovalTokens {
     }
 
     /// How long a minted token stays valid ([`DEFAULT_APPROVAL_TTL`]), counted in whole seconds
-    /// (at least one).
+    /// (at least one, at most [`MAX_APPROVAL_TTL`]: a used token is kept in the store until its
+    /// expiry, and a store keeps nothing past the end of its clock).
     #[must_use]
     pub fn ttl(mut self, ttl: Duration) -> Self {
-        self.ttl = ttl.max(Duration::from_secs(1));
+        self.ttl = ttl.clamp(Duration::from_secs(1), MAX_APPROVAL_TTL);
         self
     }
 
@@ -168,7 +172,7 @@ impl ApprovalTokens {
 
     /// [`mint`](Self::mint), with the token's expiry in seconds since the Unix epoch.
     fn mint_expiring(&self, tool: &str, arguments: &str, principal: Option<&str>) -> (String, u64) {
-        let expires_at = self.now_secs() + self.ttl.as_secs();
+        let expires_at = self.now_secs().saturating_add(self.ttl.as_secs());
         let expiry = expires_at.to_string();
         let mut nonce = [0u8; 16];
         // Without a random source the nonce stays zero: tokens of one call and second then match,
@@ -262,7 +266,7 @@ impl ApprovalTokens {
         let who = principal.map_or_else(|| "-".to_owned(), |p| format!("p:{p}"));
         let used = self.keys.mac(&["approval-used", mac]);
         let scope = self.keys.mac(&["principal", &who]);
-        let keep = Duration::from_secs(expiry - now) + CLOCK_SKEW;
+        let keep = Duration::from_secs(expiry - now).saturating_add(CLOCK_SKEW);
         match self.store.claim(&used, &scope, "", keep).await {
             Ok(Claim::Claimed) => Ok(()),
             Ok(Claim::Running { .. } | Claim::Done { .. }) => Err(refuse(ApprovalProblem::Used)),
@@ -285,7 +289,7 @@ impl ApprovalTokens {
         request: &ApprovalRequest,
     ) -> ToolError {
         let now = self.now_secs();
-        let expires_at = request.expires_at.min(now + self.ttl.as_secs());
+        let expires_at = request.expires_at.min(now.saturating_add(self.ttl.as_secs()));
         let expiry = expires_at.to_string();
         let mac = self.bind_passed_on(tool, arguments, principal, &expiry, &request.token);
         let token = format!("{PASSED_ON}.{expiry}.{mac}.{}", request.token);

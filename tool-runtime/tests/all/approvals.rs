@@ -541,3 +541,15 @@ async fn a_call_through_call_tool_hands_its_token_to_the_tool_it_names() {
     let message = registry.call_with_search(&call, &ToolContext::new()).await;
     assert_eq!((message.tool_name.as_str(), message.text().into_owned()), ("call_tool", "ap1.9.ab.cd".to_owned()));
 }
+
+#[tokio::test]
+async fn a_time_to_live_past_the_end_of_time_is_the_longest_one() {
+    let tokens =
+        ApprovalTokens::new(MemoryIdempotencyStore::new()).server_key(KEY).unwrap().clock(clock()).ttl(Duration::MAX);
+    let registry = Registry::builder().tool(wipe_disk::TOOL).approval_tokens(tokens).build().unwrap();
+    let call = ToolCall::new("c1", "wipe_disk", "{}");
+    let request = registry.call(&call, &ToolContext::new()).await.approval.expect("an approval request");
+    assert_eq!(request.expires_at, START + tool_runtime::approvals::MAX_APPROVAL_TTL.as_secs());
+    assert_eq!(tool_runtime::approvals::MAX_APPROVAL_TTL.as_secs(), 31_622_400);
+    assert_eq!(registry.call(&call.with_approval_token(&request.token), &ToolContext::new()).await.text(), "no token");
+}
