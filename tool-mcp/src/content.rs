@@ -196,10 +196,13 @@ pub(crate) fn with_approval(
 
 /// An upstream's approval request for the call of its tool `remote`, decoded strictly: an object
 /// of exactly `tool` (which must be `remote`), `preview` (a string of at most
-/// [`MAX_APPROVAL_PREVIEW_BYTES`](crate::limits::MAX_APPROVAL_PREVIEW_BYTES) bytes that does not
-/// hold the token), `token` (1 to [`MAX_APPROVAL_TOKEN_BYTES`](crate::limits::MAX_APPROVAL_TOKEN_BYTES)
-/// visible ASCII characters) and `expiresAt` (seconds since the Unix epoch, an unsigned integer),
-/// as [`call_result`] writes it.
+/// [`MAX_APPROVAL_PREVIEW_BYTES`](crate::limits::MAX_APPROVAL_PREVIEW_BYTES) bytes, also once its
+/// control, bidirectional and zero-width characters are written out as `⟦U+XXXX⟧`
+/// ([`visible_text`](tool_runtime::talk::visible_text), as this registry's own previews are),
+/// which is the preview passed on and must not hold the token), `token` (1 to
+/// [`MAX_APPROVAL_TOKEN_BYTES`](crate::limits::MAX_APPROVAL_TOKEN_BYTES) visible ASCII characters)
+/// and `expiresAt` (seconds since the Unix epoch, an unsigned integer), as [`call_result`] writes
+/// it.
 ///
 /// # Errors
 /// Why it is refused, naming the field at fault and quoting nothing the upstream sent (a token
@@ -224,13 +227,23 @@ pub(crate) fn decode_approval(approval: &Value, remote: &str) -> Result<Approval
         Some(value) => value.as_u64().ok_or("its `expiresAt` is not a whole number of seconds (0 or more)")?,
         None => return Err("it has no `expiresAt`".to_owned()),
     };
-    let request = ApprovalRequest { tool: text("tool")?, preview: text("preview")?, token: text("token")?, expires_at };
+    let mut request =
+        ApprovalRequest { tool: text("tool")?, preview: text("preview")?, token: text("token")?, expires_at };
     if request.tool != remote {
         return Err(format!("it is for another tool than `{remote}`"));
     }
     if request.preview.len() > MAX_APPROVAL_PREVIEW_BYTES {
         return Err(format!(
             "its preview is {} bytes, over the {MAX_APPROVAL_PREVIEW_BYTES} passed on",
+            request.preview.len()
+        ));
+    }
+    // Shown as this registry's own previews are: what the person reads is what runs.
+    request.preview = tool_runtime::talk::visible_text(&request.preview);
+    if request.preview.len() > MAX_APPROVAL_PREVIEW_BYTES {
+        return Err(format!(
+            "its preview is {} bytes with its control, bidirectional and zero-width characters written out, over \
+             the {MAX_APPROVAL_PREVIEW_BYTES} passed on",
             request.preview.len()
         ));
     }
@@ -454,6 +467,11 @@ mod tests {
             (
                 approval_with("preview", json!("x".repeat(65_537))),
                 "its preview is 65537 bytes, over the 65536 passed on",
+            ),
+            (
+                approval_with("preview", json!("\u{1}".repeat(6_000))),
+                "its preview is 72000 bytes with its control, bidirectional and zero-width characters written out, \
+                 over the 65536 passed on",
             ),
         ];
         for (approval, why) in cases {

@@ -94,7 +94,8 @@ pub const DEFAULT_TASK_LEASE: Duration = Duration::from_secs(10);
 
 /// The longest approval preview an import passes on from an upstream server
 /// (`preview` of a refused call's `_meta["tool-framework/approval"]`): 65 536 bytes, room for
-/// the unified diff of a large edit. A longer one is not passed on as an approval
+/// the unified diff of a large edit, before and after its control, bidirectional and zero-width
+/// characters are written out (`⟦U+XXXX⟧`). A longer one is not passed on as an approval
 /// ([`crate::import`], "Approvals through a gateway"). A preview longer than the import's
 /// `inline_result_bytes` arrives as the marker of its cached text, like any long string.
 #[cfg(feature = "client")]

@@ -2,7 +2,8 @@
 //! (`TOOL_MCP_CHILD_SERVER` says what it does): one exits during a call, one before it answers the
 //! initialization; the errors say what happened and what to do, in plain words. And a call its
 //! client cancels, with the process's global tracing subscriber recording what rmcp logs: no
-//! warning.
+//! warning. And approvals through a stdio import: the child's request reaches the host, and its
+//! token goes back with the call.
 //!
 //! `harness = false` (Cargo.toml): `main` runs the tests one after the other, and run as a child
 //! writes nothing on its standard output but MCP.
@@ -39,6 +40,15 @@ async fn wait_for_cancel(ctx: &ToolContext) -> String {
     STARTED.notify_one();
     ctx.cancellation().cancelled().await;
     "cancelled".to_owned()
+}
+
+/// Wipe a cache (an effect that needs the user's approval).
+#[tool(tags(confirm))]
+fn wipe_cache(
+    /// The cache.
+    name: String,
+) -> String {
+    format!("wiped {name}")
 }
 
 /// What the global subscriber wrote, one line an event.
@@ -82,6 +92,12 @@ fn main() {
             runtime().block_on(McpServer::builder(registry).build().serve_stdio()).unwrap();
             return;
         }
+        Ok("approve") => {
+            let tokens = tool_runtime::ApprovalTokens::new(tool_runtime::idempotency::MemoryIdempotencyStore::new());
+            let registry = Registry::builder().tool(wipe_cache::TOOL).approval_tokens(tokens).build().unwrap();
+            runtime().block_on(McpServer::builder(registry).build().serve_stdio()).unwrap();
+            return;
+        }
         Ok("exit") => return,
         Ok(other) => panic!("unknown `{CHILD}` value `{other}`"),
         Err(_) => {}
@@ -102,6 +118,28 @@ fn main() {
     run("a_server_that_exits_during_a_call_is_said_to_have_closed_its_connection", &exits_during_a_call);
     run("a_server_that_exits_before_the_initialization_is_said_to_have_exited", &exits_before_the_initialization);
     run("a_call_the_client_cancels_logs_no_warning", &|| cancelled_without_warning(&log));
+    run("a_stdio_servers_approval_reaches_the_host_and_its_token_goes_back_with_the_call", &approves_over_stdio);
+}
+
+fn approves_over_stdio() {
+    runtime().block_on(async {
+        let imported =
+            McpImport::stdio("child", exe(), Vec::<String>::new()).env(CHILD, "approve").connect().await.unwrap();
+        let registry = imported.add_to(Registry::builder()).unwrap().build().unwrap();
+        let call = ToolCall::new("c1", "wipe_cache", r#"{"name":"thumbs"}"#);
+        let refused = registry.call(&call, &ToolContext::new()).await;
+        let request = refused.approval.clone().expect("the child's approval request, for the host");
+        assert_eq!(
+            (request.tool.as_str(), request.preview.as_str()),
+            ("wipe_cache", "call `wipe_cache` with\n\"name\": \"thumbs\"")
+        );
+        assert!(!refused.text().contains(&request.token));
+        let approved = registry.call(&call.clone().with_approval_token(&request.token), &ToolContext::new()).await;
+        assert_eq!((approved.is_error, approved.text().into_owned()), (false, "wiped thumbs".to_owned()));
+        let replayed = registry.call(&call.with_approval_token(&request.token), &ToolContext::new()).await;
+        assert!(replayed.text().contains("its approval token was used already"), "{}", replayed.text());
+        imported.close().await;
+    });
 }
 
 fn exits_during_a_call() {

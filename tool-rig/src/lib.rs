@@ -52,7 +52,9 @@
 //!   it through [`RigTools::on_approval`], as [`ApprovalAsked`] (the refused call and its
 //!   request), shows the preview to the person and, once they approve, runs that exact call with
 //!   the token itself (`registry.call(&asked.approved_call(), ctx)`), outside rig's loop: the model
-//!   is told not to send the call again, and the token never reaches it.
+//!   is told not to send the call again, and the token never reaches it. That call's message
+//!   may ask again (a gateway and its upstream that both approve, one after the other): its
+//!   `approval` is the next request, handled the same way.
 //!
 //! rig runs the calls of a turn as its agent decides (each through [`Registry::call`]), not as
 //! one [`Registry::call_batch`]: a `sequential` tool's ordering and a policy's `DenyAndStop`

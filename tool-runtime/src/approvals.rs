@@ -33,12 +33,23 @@
 //! with that call. A registry hands a call's token to its tool only when it does not redeem the
 //! token itself (the tool needs no approval here, or the registry has no approval tokens).
 //!
+//! When both approve (the tool needs approval here too, under approval tokens), the user approves
+//! twice, each time with the host's usual round trip: first this registry's request; the call
+//! approved here then reaches the other server, whose request comes back with a token of this
+//! registry for the same call carrying the other's, `ap1p.<expiry>.<mac>.<other token>` (the
+//! expiry the earlier of the other's and this registry's time to live, the MAC binding the tool,
+//! arguments, principal, expiry and the other token). That token redeems here by the rules below,
+//! once, and the tool is handed the other server's token to send on; the other server's token
+//! alone is no token of this registry and is refused here.
+//!
 //! # The rules
 //! - A token is `ap1.<expiry>.<nonce>.<mac>`: the expiry in seconds since the Unix epoch, 16 random
 //!   bytes (hex), and HMAC-SHA256 (hex) under the server key of the tool's registered name, the
 //!   arguments as a JSON value (key order and spacing do not matter; any other change does), the
 //!   principal ([`ToolContext::principal`](crate::ToolContext::principal), none being a principal
-//!   of its own), the expiry and the nonce. It keeps nothing in clear but the expiry.
+//!   of its own), the expiry and the nonce. It keeps nothing in clear but the expiry. (A
+//!   passed-on token, `ap1p.`, keeps the other server's token in clear too: see "Through a
+//!   gateway" above.)
 //! - Redeeming checks, in order: the token's form and MAC for this call
 //!   ([`ApprovalProblem::Mismatch`]: another tool, other arguments, another principal, another
 //!   server key, or not a token), the expiry on the settings' [`Clock`] ([`ApprovalProblem::Expired`]),
@@ -69,12 +80,19 @@ use crate::idempotency::{Claim, Idempotency, IdempotencyStore, ServerKeyError, c
 /// How long a token minted for a call stays valid by default: 5 minutes.
 pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(5 * 60);
 
+/// The longest time to live of a minted token ([`ApprovalTokens::ttl`]): 366 days.
+pub const MAX_APPROVAL_TTL: Duration = Duration::from_secs(366 * 24 * 60 * 60);
+
 /// How long past its expiry a used token is kept: 60 seconds, the clock difference between
 /// workers this tolerates.
 pub const CLOCK_SKEW: Duration = Duration::from_secs(60);
 
 /// The form tag that starts every token.
 const PREFIX: &str = "ap1";
+
+/// The form tag of a token that carries another server's token for a call this registry approved
+/// itself ("Through a gateway" in the module docs).
+const PASSED_ON: &str = "ap1p";
 
 /// Approvals bound to the exact call ([`RegistryBuilder::approval_tokens`](crate::RegistryBuilder::approval_tokens);
 /// off by default): the server key tokens are MACs under, the store of used tokens, the time to
@@ -119,10 +137,11 @@ impl ApprovalTokens {
     }
 
     /// How long a minted token stays valid ([`DEFAULT_APPROVAL_TTL`]), counted in whole seconds
-    /// (at least one).
+    /// (at least one, at most [`MAX_APPROVAL_TTL`]: a used token is kept in the store until its
+    /// expiry, and a store keeps nothing past the end of its clock).
     #[must_use]
     pub fn ttl(mut self, ttl: Duration) -> Self {
-        self.ttl = ttl.max(Duration::from_secs(1));
+        self.ttl = ttl.clamp(Duration::from_secs(1), MAX_APPROVAL_TTL);
         self
     }
 
@@ -153,7 +172,7 @@ impl ApprovalTokens {
 
     /// [`mint`](Self::mint), with the token's expiry in seconds since the Unix epoch.
     fn mint_expiring(&self, tool: &str, arguments: &str, principal: Option<&str>) -> (String, u64) {
-        let expires_at = self.now_secs() + self.ttl.as_secs();
+        let expires_at = self.now_secs().saturating_add(self.ttl.as_secs());
         let expiry = expires_at.to_string();
         let mut nonce = [0u8; 16];
         // Without a random source the nonce stays zero: tokens of one call and second then match,
@@ -173,7 +192,9 @@ impl ApprovalTokens {
     }
 
     /// Redeems `token` for the call of the tool registered as `tool` with `arguments` by
-    /// `principal`: `Ok` once, for that exact call, before the expiry.
+    /// `principal`: `Ok` once, for that exact call, before the expiry. A passed-on token
+    /// (`ap1p.`, "Through a gateway") redeems by the same rules; the registry hands the token it
+    /// carries to the tool.
     ///
     /// # Errors
     /// [`ToolError::Approval`] with [`ApprovalProblem::Mismatch`] (not a token of this server for
@@ -186,13 +207,57 @@ impl ApprovalTokens {
         principal: Option<&str>,
         token: &str,
     ) -> Result<(), ToolError> {
+        self.redeem_passing_on(tool, arguments, principal, token).await.map(|_| ())
+    }
+
+    /// [`redeem`](Self::redeem), with the other server's token a [passed-on](Self::pass_on)
+    /// token carries (`None` for a token of this server alone), for the tool to send on.
+    pub(crate) async fn redeem_passing_on(
+        &self,
+        tool: &str,
+        arguments: &str,
+        principal: Option<&str>,
+        token: &str,
+    ) -> Result<Option<String>, ToolError> {
         let refuse = |problem| ToolError::Approval { tool: tool.to_owned(), problem };
+        if let Some(rest) = token.strip_prefix(PASSED_ON).and_then(|rest| rest.strip_prefix('.')) {
+            let mut parts = rest.splitn(3, '.');
+            let (Some(expiry), Some(mac), Some(inner)) = (parts.next(), parts.next(), parts.next()) else {
+                return Err(refuse(ApprovalProblem::Mismatch));
+            };
+            let expected = self.bind_passed_on(tool, arguments, principal, expiry, inner);
+            if !constant_time_eq(expected.as_bytes(), mac.as_bytes()) {
+                return Err(refuse(ApprovalProblem::Mismatch));
+            }
+            return self.use_once(tool, principal, expiry, mac).await.map(|()| Some(inner.to_owned()));
+        }
         let parts: Vec<&str> = token.split('.').collect();
         let [PREFIX, expiry, nonce, mac] = parts[..] else { return Err(refuse(ApprovalProblem::Mismatch)) };
         let expected = self.bind(tool, arguments, principal, expiry, nonce);
         if !constant_time_eq(expected.as_bytes(), mac.as_bytes()) {
             return Err(refuse(ApprovalProblem::Mismatch));
         }
+        self.use_once(tool, principal, expiry, mac).await.map(|()| None)
+    }
+
+    /// The MAC binding a passed-on token: `tool`, `arguments`, `principal`, `expiry` and the other
+    /// server's token `inner`.
+    fn bind_passed_on(
+        &self,
+        tool: &str,
+        arguments: &str,
+        principal: Option<&str>,
+        expiry: &str,
+        inner: &str,
+    ) -> String {
+        let who = principal.map_or_else(|| "-".to_owned(), |p| format!("p:{p}"));
+        self.keys.mac(&["approval-passed-on", tool, &canonical_arguments(arguments), &who, expiry, inner])
+    }
+
+    /// The rest of a redeem once the MAC `mac` matched: the expiry (`expiry`, its text), then
+    /// the single use in the store.
+    async fn use_once(&self, tool: &str, principal: Option<&str>, expiry: &str, mac: &str) -> Result<(), ToolError> {
+        let refuse = |problem| ToolError::Approval { tool: tool.to_owned(), problem };
         let Ok(expiry) = expiry.parse::<u64>() else { return Err(refuse(ApprovalProblem::Mismatch)) };
         let now = self.now_secs();
         if now >= expiry {
@@ -201,13 +266,39 @@ impl ApprovalTokens {
         let who = principal.map_or_else(|| "-".to_owned(), |p| format!("p:{p}"));
         let used = self.keys.mac(&["approval-used", mac]);
         let scope = self.keys.mac(&["principal", &who]);
-        let keep = Duration::from_secs(expiry - now) + CLOCK_SKEW;
+        let keep = Duration::from_secs(expiry - now).saturating_add(CLOCK_SKEW);
         match self.store.claim(&used, &scope, "", keep).await {
             Ok(Claim::Claimed) => Ok(()),
             Ok(Claim::Running { .. } | Claim::Done { .. }) => Err(refuse(ApprovalProblem::Used)),
             Err(error) => Err(ToolError::Failed(format!(
                 "tool `{tool}` did not run: the use of its approval token could not be recorded: {error}"
             ))),
+        }
+    }
+
+    /// The refusal of the call of `tool` with `arguments` by `principal`, a call this registry
+    /// approved itself, whose tool passed on another server's approval request `request` (an
+    /// imported tool whose upstream approves it too): that request's preview, and a token of this
+    /// server for the same call carrying the other's (`ap1p.<expiry>.<mac>.<token>`, the expiry
+    /// the earlier of the two), which redeems here once and is then handed to the tool to send on.
+    pub(crate) fn pass_on(
+        &self,
+        tool: &str,
+        arguments: &str,
+        principal: Option<&str>,
+        request: &ApprovalRequest,
+    ) -> ToolError {
+        let now = self.now_secs();
+        let expires_at = request.expires_at.min(now.saturating_add(self.ttl.as_secs()));
+        let expiry = expires_at.to_string();
+        let mac = self.bind_passed_on(tool, arguments, principal, &expiry, &request.token);
+        let token = format!("{PASSED_ON}.{expiry}.{mac}.{}", request.token);
+        ToolError::Approval {
+            tool: tool.to_owned(),
+            problem: ApprovalProblem::Missing {
+                request: ApprovalRequest { tool: tool.to_owned(), preview: request.preview.clone(), token, expires_at },
+                valid_secs: expires_at.saturating_sub(now),
+            },
         }
     }
 

@@ -350,7 +350,9 @@ impl ToolContext {
     /// call that carried it ([`ToolCall::approval_token`](crate::ToolCall::approval_token)), never
     /// in the calls a tool makes in turn, and only when this registry did not redeem the token
     /// itself: a tool this registry approves with its own
-    /// [approval tokens](crate::RegistryBuilder::approval_tokens) gets `None`. Never log it.
+    /// [approval tokens](crate::RegistryBuilder::approval_tokens) gets `None`, or the other
+    /// server's token that a passed-on token of this registry carried ("Through a gateway" in
+    /// [`crate::approvals`]). Never log it.
     pub fn approval_token(&self) -> Option<&str> {
         self.call.as_ref()?.approval_token.as_deref()
     }

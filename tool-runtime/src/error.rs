@@ -231,7 +231,9 @@ pub struct ApprovalRequest {
     /// one (a file tool's unified diff), else the tool and its arguments as the approval question
     /// shows them ([`shown_arguments`](crate::talk::shown_arguments)); secret values redacted.
     pub preview: String,
-    /// The approval token: `ap1.<expiry>.<nonce>.<mac>` ([`crate::approvals`]).
+    /// The approval token: `ap1.<expiry>.<nonce>.<mac>`, or, for a call approved here whose tool
+    /// passed on another server's request, `ap1p.<expiry>.<mac>.<other token>`
+    /// ([`crate::approvals`], "Through a gateway").
     pub token: String,
     /// When the token expires, in seconds since the Unix epoch.
     pub expires_at: u64,

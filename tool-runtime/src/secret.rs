@@ -394,8 +394,9 @@ impl CallSecrets {
         }
     }
 
-    /// Scrubs a tool's message: its text, its text parts, the text and URI of its resources, and
-    /// its structured content (see "Secret arguments" on [`Registry`](crate::Registry)). An
+    /// Scrubs a tool's message: its text, its text parts, the text and URI of its resources, its
+    /// structured content and the preview of its approval request (a tool that passes on another
+    /// server's, as an imported tool does) (see "Secret arguments" on [`Registry`](crate::Registry)). An
     /// argument error that [was cut](crate::decode) may hold part of a secret value at the cut,
     /// which no search for the whole value finds: its text is replaced by one that names no value.
     pub(crate) fn scrub_message(&self, message: &mut ToolMessage) {
@@ -432,6 +433,9 @@ impl CallSecrets {
         }
         if let Some(value) = &mut message.structured_content {
             self.scrub_value(value);
+        }
+        if let Some(approval) = &mut message.approval {
+            self.scrub_in_place(&mut approval.preview);
         }
         if message.error_kind == Some(ToolErrorKind::InvalidArguments)
             && let MessageContent::Text(text) = &mut message.content

@@ -163,3 +163,110 @@ async fn a_client_of_the_gateway_over_mcp_gets_the_approval_in_meta_and_runs_the
     up.stop().await;
     assert_eq!(runs_of("invoices"), 1);
 }
+
+/// The tables `purge_table` purged.
+static PURGED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Purge a table: needs approval, and says it destroys (so that a gateway may ask too).
+#[tool_runtime::tool(tags(confirm, destructive))]
+async fn purge_table(
+    /// The table.
+    table: String,
+) -> String {
+    PURGED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(table.clone());
+    format!("purged {table}")
+}
+
+/// How many times `purge_table` ran on `table`.
+fn purges_of(table: &str) -> usize {
+    PURGED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter().filter(|t| *t == table).count()
+}
+
+/// Approval tokens under `key` on the clock `at`.
+fn tokens(key: u8, at: std::time::SystemTime) -> tool_runtime::ApprovalTokens {
+    tool_runtime::ApprovalTokens::new(Arc::new(tool_runtime::idempotency::MemoryIdempotencyStore::new()))
+        .server_key([key; 32])
+        .unwrap()
+        .clock(Arc::new(tool_runtime::FixedClock::new(at)))
+}
+
+/// An upstream serving `purge_table` under approval tokens, and a gateway importing it (prefix
+/// `gw_`) that approves it too, with tokens of its own (`confirm_tag("destructive")`).
+async fn both_approve(
+    at: std::time::SystemTime,
+) -> (Running, tool_mcp::import::ImportedServer, tool_runtime::Registry) {
+    let upstream = tool_runtime::Registry::builder().tool(purge_table::TOOL).approval_tokens(tokens(7, at));
+    let up = Running::start(McpServer::builder(upstream.build().unwrap()).build()).await;
+    let imported = tool_mcp::import::McpImport::http("up", format!("http://{}/mcp", up.addr))
+        .prefix("gw_")
+        .connect()
+        .await
+        .unwrap();
+    let builder = tool_runtime::Registry::builder().confirm_tag("destructive").approval_tokens(tokens(9, at));
+    let registry = imported.add_to(builder).unwrap().build().unwrap();
+    (up, imported, registry)
+}
+
+/// A call of `gw_purge_table` on `table` carrying `token`.
+fn purge_call(table: &str, token: Option<&str>) -> tool_runtime::ToolCall {
+    let mut call = tool_runtime::ToolCall::new("call_1", "gw_purge_table", json!({"table": table}).to_string());
+    call.approval_token = token.map(str::to_owned);
+    call
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_both_the_gateway_and_the_upstream_approve_runs_once_after_both_approvals() {
+    let at = now();
+    let (up, imported, registry) = both_approve(at).await;
+    // The gateway asks first, with its own preview.
+    let gateway = registry.call(&purge_call("accounts", None), &context(at)).await;
+    let gateway = gateway.approval.expect("the gateway's approval request");
+    assert_eq!(gateway.preview, "call `gw_purge_table` with\n\"table\": \"accounts\"");
+    // Approved there, the call reaches the upstream, which asks in turn: its preview, and a token
+    // of the gateway's that carries the upstream's.
+    let upstream = registry.call(&purge_call("accounts", Some(&gateway.token)), &context(at)).await;
+    assert_eq!(upstream.error_kind, Some(ToolErrorKind::PermissionDenied));
+    assert_eq!(tokens_in(&upstream.text()), Vec::<String>::new());
+    let upstream = upstream.approval.expect("the upstream's approval request, passed on");
+    assert_eq!(
+        (upstream.tool.as_str(), upstream.preview.as_str()),
+        ("gw_purge_table", "call `purge_table` with\n\"table\": \"accounts\"")
+    );
+    assert!(upstream.token.starts_with("ap1p."), "{:?}", upstream.token.get(..5));
+    assert_eq!(purges_of("accounts"), 0);
+    let approved = registry.call(&purge_call("accounts", Some(&upstream.token)), &context(at)).await;
+    assert_eq!((approved.is_error, approved.text().into_owned()), (false, "purged accounts".to_owned()));
+    imported.close().await;
+    up.stop().await;
+    assert_eq!(purges_of("accounts"), 1);
+}
+
+/// The other server's token a passed-on token of the gateway carries (its part after the MAC).
+fn carried(passed_on: &str) -> String {
+    passed_on.splitn(4, '.').nth(3).expect("a passed-on token").to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_passed_on_token_approves_its_one_call_once_and_the_upstreams_token_alone_not_at_all() {
+    let at = now();
+    let (up, imported, registry) = both_approve(at).await;
+    let gateway = registry.call(&purge_call("ledger", None), &context(at)).await.approval.expect("asked").token;
+    let passed_on =
+        registry.call(&purge_call("ledger", Some(&gateway)), &context(at)).await.approval.expect("asked").token;
+    // The upstream's token alone skips no approval of the gateway's: it is no token of the gateway.
+    let alone = registry.call(&purge_call("ledger", Some(&carried(&passed_on))), &context(at)).await;
+    assert_eq!(alone.text(), MISMATCH.replace("`drop_table`", "`gw_purge_table`"));
+    // Nor does the passed-on token with other arguments, or carrying another token.
+    let other = registry.call(&purge_call("ledgers", Some(&passed_on)), &context(at)).await;
+    assert_eq!(other.text(), MISMATCH.replace("`drop_table`", "`gw_purge_table`"));
+    let swapped = format!("{}ap1.1.00.00", passed_on.strip_suffix(&carried(&passed_on)).unwrap());
+    let swapped = registry.call(&purge_call("ledger", Some(&swapped)), &context(at)).await;
+    assert_eq!(swapped.text(), MISMATCH.replace("`drop_table`", "`gw_purge_table`"));
+    let approved = registry.call(&purge_call("ledger", Some(&passed_on)), &context(at)).await;
+    assert_eq!(approved.text(), "purged ledger");
+    let replay = registry.call(&purge_call("ledger", Some(&passed_on)), &context(at)).await;
+    assert_eq!(replay.text(), USED.replace("`drop_table`", "`gw_purge_table`"));
+    imported.close().await;
+    up.stop().await;
+    assert_eq!((purges_of("ledger"), purges_of("ledgers")), (1, 0));
+}

@@ -661,3 +661,23 @@ async fn an_approval_that_is_not_an_object_of_the_four_fields_is_not_passed_on()
     assert_eq!(message.approval, None);
     assert_eq!(message.text(), not_passed_on("it is not an object of `tool`, `preview`, `token` and `expiresAt`"));
 }
+
+/// The attack of a preview that reads otherwise than it runs: the host and the model see the
+/// upstream's control, bidirectional and zero-width characters written out, as the gateway's own
+/// previews are (`tool_runtime::talk::visible_text`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_previews_control_and_bidirectional_characters_are_written_out_for_the_host_and_the_model() {
+    let preview = "drop \u{202E}sresu\u{202C} table\u{1b}[2K\u{200B}\nnow";
+    let message = call_approval(approval("ap1.4102444800.ab.cd", preview), true).await;
+    let shown = "drop ⟦U+202E⟧sresu⟦U+202C⟧ table⟦U+001B⟧[2K⟦U+200B⟧\nnow";
+    assert_eq!(message.approval.as_deref().expect("the approval request").preview, shown);
+    assert!(message.text().contains(&format!("What it would do:\n{shown}\n")), "{}", message.text());
+}
+
+/// The attack of a token that the preview's written-out characters spell: the model would read it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_the_written_out_preview_would_hold_is_not_passed_on() {
+    let message = call_approval(approval("U+202E", "drop \u{202E}"), true).await;
+    assert_eq!(message.approval, None);
+    assert_eq!(message.text(), not_passed_on("its preview holds its token, which the model would read"));
+}

@@ -537,16 +537,19 @@ impl Registry {
         if ctx.is_cancelled() {
             return (Err(ToolError::Cancelled { tool: call.name.clone() }), None);
         }
-        if let Some(tag) = &self.approval[index]
-            && let Err(error) = Box::pin(self.approved(index, tag, call, ctx)).await
-        {
-            return (Err(error), None);
+        let mut passed_on = None;
+        if let Some(tag) = &self.approval[index] {
+            match Box::pin(self.approved(index, tag, call, ctx)).await {
+                Ok(inner) => passed_on = inner,
+                Err(error) => return (Err(error), None),
+            }
         }
+        // Approved here under approval tokens: the registry redeems the call's token itself.
+        let redeemed = self.approval[index].is_some() && self.approval_tokens.is_some();
         let call_ctx = tool.reads_context().then(|| {
             // A token this registry did not redeem is the tool's to pass on (an imported tool's
-            // server approves the call).
-            let redeemed = self.approval[index].is_some() && self.approval_tokens.is_some();
-            let forwarded = if redeemed { None } else { call.approval_token.clone() };
+            // server approves the call); of one it redeemed, the other server's token it carried.
+            let forwarded = if redeemed { passed_on } else { call.approval_token.clone() };
             ctx.for_call(&call.id, self.names[index].clone(), &self.scope).with_approval_token(forwarded)
         });
         let run_ctx = call_ctx.as_ref().unwrap_or(ctx);
@@ -563,7 +566,15 @@ impl Registry {
                 Err(error) => return (Err(error), call_ctx),
             },
         };
-        let outcome = self.limited(tool, call, arguments, run_ctx).await;
+        let outcome = match (self.limited(tool, call, arguments, run_ctx).await, &self.approval_tokens) {
+            // A call approved here whose tool passes on another server's approval request: the
+            // host gets a token of this registry for the call, carrying the other's.
+            (
+                Err(ToolError::Approval { problem: crate::ApprovalProblem::Missing { request, .. }, .. }),
+                Some(tokens),
+            ) if redeemed => Err(tokens.pass_on(&self.names[index], &call.arguments, ctx.principal(), &request)),
+            (outcome, _) => outcome,
+        };
         drop(held);
         if let (Some(call_ctx), Err(ToolError::TimedOut { .. })) = (&call_ctx, &outcome) {
             // Work the tool started on its own (a child process, a blocking thread) sees the end.
@@ -764,11 +775,21 @@ impl Registry {
     /// call's token redeemed, the user asked under a key naming the exact call, or the preview and
     /// a token as the error. A call that carries a token is not previewed; any other is, by the
     /// tool's preview hook when it has one ([`Tool::preview`]), whose error refuses the call.
-    async fn approved(&self, index: usize, tag: &str, call: &ToolCall, ctx: &ToolContext) -> Result<(), ToolError> {
+    /// `Ok(Some(token))`: approved by a passed-on token ([`ApprovalTokens::pass_on`]), whose other
+    /// server's `token` the tool sends on.
+    ///
+    /// [`ApprovalTokens::pass_on`]: crate::ApprovalTokens
+    async fn approved(
+        &self,
+        index: usize,
+        tag: &str,
+        call: &ToolCall,
+        ctx: &ToolContext,
+    ) -> Result<Option<String>, ToolError> {
         let shown = self.shown_call(index, call);
         let tool = &*self.names[index];
         if let (Some(tokens), Some(token)) = (&self.approval_tokens, &call.approval_token) {
-            return tokens.redeem(tool, &call.arguments, ctx.principal(), token).await;
+            return tokens.redeem_passing_on(tool, &call.arguments, ctx.principal(), token).await;
         }
         let call_ctx = ctx.for_call(&call.id, self.names[index].clone(), &self.scope);
         let preview = match self.tools[index].preview(&shown.arguments, &call_ctx) {
@@ -777,11 +798,12 @@ impl Registry {
         };
         let Some(tokens) = &self.approval_tokens else {
             return crate::talk::approve_previewed(&shown, tag, ctx, crate::talk::APPROVAL_KEY, preview.as_deref())
-                .await;
+                .await
+                .map(|()| None);
         };
         if crate::talk::can_ask(ctx) {
             let key = tokens.question_key(tool, call, ctx.principal());
-            return crate::talk::approve_previewed(&shown, tag, ctx, &key, preview.as_deref()).await;
+            return crate::talk::approve_previewed(&shown, tag, ctx, &key, preview.as_deref()).await.map(|()| None);
         }
         let preview = preview
             .unwrap_or_else(|| format!("call `{tool}` with\n{}", crate::talk::shown_arguments(&shown.arguments)));

@@ -115,7 +115,9 @@ pub use builder::RegistryBuilder;
 /// - the message (a result or an error, also a decoding error that quotes the value, `got string
 ///   "..."`, and the tool's own `Err` text) has every occurrence of a secret value (as sent,
 ///   JSON-escaped or Rust-escaped; a number as written; booleans and `null` are not searched
-///   for) in its text, text parts, resources and structured content replaced by `[redacted]`,
+///   for) in its text, text parts, resources, structured content and the preview of its
+///   [approval request](crate::ToolMessage::approval) (one a tool passes on from another server)
+///   replaced by `[redacted]`,
 ///   before the output layer stores it and before the model or an MCP client reads it. A decoding
 ///   error cut to its first and last bytes (see [`crate::decode`], rule 5) could hold part of a
 ///   value at the cut: such an error names no value at all;

@@ -431,3 +431,125 @@ async fn a_tool_this_registry_approves_with_its_own_tokens_is_not_handed_the_tok
 async fn outside_a_call_a_context_holds_no_approval_token() {
     assert_eq!(ToolContext::new().approval_token(), None);
 }
+
+/// A tool that needs approval here and passes its call on to a server that approves it too (as
+/// an imported tool whose upstream binds approvals does): it runs when handed the upstream's
+/// token `up-token`, else refuses with the upstream's request, valid until `expires_at`.
+fn gateway_tool(expires_at: u64) -> tool_runtime::DynamicTool {
+    let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+    tool_runtime::DynamicTool::new("forward", "Pass the call on.", schema, move |_, ctx| async move {
+        if ctx.approval_token() == Some("up-token") {
+            return Ok(ToolResult::text("ran upstream"));
+        }
+        let preview = "upstream: n".to_owned();
+        let request = tool_runtime::ApprovalRequest {
+            tool: "forward".to_owned(),
+            preview,
+            token: "up-token".to_owned(),
+            expires_at,
+        };
+        Err(ToolError::Approval {
+            tool: "forward".to_owned(),
+            problem: tool_runtime::ApprovalProblem::Missing { request, valid_secs: 0 },
+        })
+    })
+    .unwrap()
+    .with_tags(["confirm"])
+}
+
+fn gateway(expires_at: u64) -> Registry {
+    let tokens = ApprovalTokens::new(MemoryIdempotencyStore::new()).server_key(KEY).unwrap().clock(clock());
+    Registry::builder().tool_dyn(Arc::new(gateway_tool(expires_at))).approval_tokens(tokens).build().unwrap()
+}
+
+#[tokio::test]
+async fn a_call_approved_here_whose_tool_passes_on_a_request_gets_a_token_here_carrying_the_others() {
+    let registry = gateway(START + 30);
+    let call = ToolCall::new("c1", "forward", r#"{"n":1}"#);
+    let own = registry.call(&call, &ToolContext::new()).await.approval.expect("asked here").token;
+    let passed = registry.call(&call.clone().with_approval_token(&own), &ToolContext::new()).await;
+    let request = passed.approval.as_deref().expect("the other server's request, passed on");
+    assert_eq!(
+        (request.tool.as_str(), request.preview.as_str(), request.expires_at),
+        ("forward", "upstream: n", START + 30)
+    );
+    let [form, expiry, mac, carried] = request.token.splitn(4, '.').collect::<Vec<_>>()[..] else {
+        panic!("{request:?}")
+    };
+    assert_eq!((form, expiry, mac.len(), carried), ("ap1p", &*(START + 30).to_string(), 64, "up-token"));
+    assert!(passed.text().contains("within 30 s"), "{}", passed.text());
+    assert_eq!(tokens_in(&passed.text()), Vec::<String>::new());
+    let ran = registry.call(&call.with_approval_token(&request.token), &ToolContext::new()).await;
+    assert_eq!(ran.text(), "ran upstream");
+}
+
+#[tokio::test]
+async fn a_passed_on_token_expires_with_this_servers_time_to_live_when_the_others_is_later() {
+    let registry = gateway(u64::MAX);
+    let call = ToolCall::new("c1", "forward", r#"{"n":1}"#);
+    let own = registry.call(&call, &ToolContext::new()).await.approval.expect("asked here").token;
+    let passed = registry.call(&call.with_approval_token(&own), &ToolContext::new()).await;
+    assert_eq!(passed.approval.expect("passed on").expires_at, START + 300);
+}
+
+#[tokio::test]
+async fn a_passed_on_token_for_other_arguments_or_a_second_time_is_refused() {
+    let registry = gateway(START + 30);
+    let call = ToolCall::new("c1", "forward", r#"{"n":1}"#);
+    let own = registry.call(&call, &ToolContext::new()).await.approval.expect("asked here").token;
+    let token = registry
+        .call(&call.clone().with_approval_token(&own), &ToolContext::new())
+        .await
+        .approval
+        .expect("passed on")
+        .token;
+    let other = ToolCall::new("c1", "forward", r#"{"n":2}"#).with_approval_token(&token);
+    assert_eq!(registry.call(&other, &ToolContext::new()).await.error_kind, Some(ToolErrorKind::PermissionDenied));
+    assert!(registry.call(&other, &ToolContext::new()).await.text().contains("was not issued for this call"));
+    assert_eq!(
+        registry.call(&call.clone().with_approval_token(&token), &ToolContext::new()).await.text(),
+        "ran upstream"
+    );
+    assert!(
+        registry.call(&call.with_approval_token(&token), &ToolContext::new()).await.text().contains("was used already")
+    );
+}
+
+#[tokio::test]
+async fn a_call_a_tool_makes_in_turn_is_not_handed_its_callers_token() {
+    let inner = Arc::new(passing(clock()));
+    let schema = json!({"type": "object"});
+    let relay = tool_runtime::DynamicTool::new("relay", "Call `pass_on`.", schema, move |_, ctx| {
+        let inner = inner.clone();
+        async move {
+            let own = ctx.approval_token().unwrap_or("no token").to_owned();
+            let nested = inner.call(&ToolCall::new("c2", "pass_on", "{}"), &ctx).await;
+            Ok(ToolResult::text(format!("{own} / {}", nested.text())))
+        }
+    })
+    .unwrap();
+    let registry = Registry::builder().tool_dyn(Arc::new(relay)).build().unwrap();
+    let call = ToolCall::new("c1", "relay", "{}").with_approval_token("ap1.9.ab.cd");
+    assert_eq!(registry.call(&call, &ToolContext::new()).await.text(), "ap1.9.ab.cd / no token");
+}
+
+#[tokio::test]
+async fn a_call_through_call_tool_hands_its_token_to_the_tool_it_names() {
+    let registry = passing(clock());
+    let call =
+        ToolCall::new("c1", "call_tool", r#"{"name":"pass_on","arguments":{}}"#).with_approval_token("ap1.9.ab.cd");
+    let message = registry.call_with_search(&call, &ToolContext::new()).await;
+    assert_eq!((message.tool_name.as_str(), message.text().into_owned()), ("call_tool", "ap1.9.ab.cd".to_owned()));
+}
+
+#[tokio::test]
+async fn a_time_to_live_past_the_end_of_time_is_the_longest_one() {
+    let tokens =
+        ApprovalTokens::new(MemoryIdempotencyStore::new()).server_key(KEY).unwrap().clock(clock()).ttl(Duration::MAX);
+    let registry = Registry::builder().tool(wipe_disk::TOOL).approval_tokens(tokens).build().unwrap();
+    let call = ToolCall::new("c1", "wipe_disk", "{}");
+    let request = registry.call(&call, &ToolContext::new()).await.approval.expect("an approval request");
+    assert_eq!(request.expires_at, START + tool_runtime::approvals::MAX_APPROVAL_TTL.as_secs());
+    assert_eq!(tool_runtime::approvals::MAX_APPROVAL_TTL.as_secs(), 31_622_400);
+    assert_eq!(registry.call(&call.with_approval_token(&request.token), &ToolContext::new()).await.text(), "no token");
+}

@@ -325,3 +325,35 @@ fn tracing_at_trace_level_records_no_secret_of_any_call() {
     assert_eq!(seen.iter().filter(|f| f.get("name").map(String::as_str) == Some("tool_call")).count(), 6);
     assert!(!text.contains(MARK), "{text}");
 }
+
+/// A tool passing on another server's approval request (as a `tool-mcp` import does) whose
+/// preview quotes its write-only `token`, as a hostile server's may.
+fn passing_on() -> DynamicTool {
+    let schema = json!({"type": "object", "properties": {
+        "token": {"type": "string", "writeOnly": true},
+    }, "required": ["token"], "additionalProperties": false});
+    DynamicTool::new("pass_on", "Pass the call on.", schema, |arguments, _ctx| async move {
+        let preview = format!("log in with {}", arguments["token"].as_str().unwrap_or_default());
+        let request = tool_runtime::ApprovalRequest {
+            tool: "pass_on".to_owned(),
+            preview,
+            token: "ap1.9.ab.cd".to_owned(),
+            expires_at: 9,
+        };
+        Err(ToolError::Approval {
+            tool: "pass_on".to_owned(),
+            problem: tool_runtime::ApprovalProblem::Missing { request, valid_secs: 9 },
+        })
+    })
+    .unwrap()
+}
+
+#[tokio::test]
+async fn an_approval_request_a_tool_passes_on_shows_its_secret_redacted_to_the_host() {
+    let registry = Registry::builder().tool_dyn(Arc::new(passing_on())).build().unwrap();
+    let arguments = json!({"token": MARK}).to_string();
+    let message = registry.call(&ToolCall::new("c1", "pass_on", arguments), &ToolContext::new()).await;
+    let request = message.approval.as_deref().expect("the approval request, for the host");
+    assert_eq!((request.preview.as_str(), request.token.as_str()), ("log in with [redacted]", "ap1.9.ab.cd"));
+    assert!(!message.text().contains(MARK), "{}", message.text());
+}
