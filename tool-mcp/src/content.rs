@@ -178,7 +178,7 @@ pub(crate) fn with_approval(
     now_secs: u64,
 ) -> Result<ToolResult, ToolError> {
     let (Err(ToolError::Failed(text)), Some(approval)) = (&outcome, approval) else { return outcome };
-    match decode_approval(approval, remote) {
+    match decode_approval(approval, remote, now_secs) {
         Ok(request) => {
             let valid_secs = request.expires_at.saturating_sub(now_secs);
             let request = ApprovalRequest { tool: local.to_owned(), ..request };
@@ -201,15 +201,18 @@ pub(crate) fn with_approval(
 /// ([`visible_text`](tool_runtime::talk::visible_text), as this registry's own previews are),
 /// which is the preview passed on and must not hold the token), `token` (1 to
 /// [`MAX_APPROVAL_TOKEN_BYTES`](crate::limits::MAX_APPROVAL_TOKEN_BYTES) visible ASCII characters)
-/// and `expiresAt` (seconds since the Unix epoch, an unsigned integer), as [`call_result`] writes
-/// it.
+/// and `expiresAt` (seconds since the Unix epoch, an unsigned integer, at most
+/// [`MAX_APPROVAL_TTL`](tool_runtime::approvals::MAX_APPROVAL_TTL), 366 days, after `now_secs`:
+/// no approval token of this framework lives longer, and the model reads the seconds left), as
+/// [`call_result`] writes it.
 ///
 /// # Errors
 /// Why it is refused, naming the field at fault and quoting nothing the upstream sent (a token
 /// among it would reach the model).
 #[cfg(feature = "client")]
-pub(crate) fn decode_approval(approval: &Value, remote: &str) -> Result<ApprovalRequest, String> {
+pub(crate) fn decode_approval(approval: &Value, remote: &str, now_secs: u64) -> Result<ApprovalRequest, String> {
     use crate::limits::{MAX_APPROVAL_PREVIEW_BYTES, MAX_APPROVAL_TOKEN_BYTES};
+    use tool_runtime::approvals::MAX_APPROVAL_TTL;
 
     const FIELDS: [&str; 4] = ["tool", "preview", "token", "expiresAt"];
     let Value::Object(fields) = approval else {
@@ -227,6 +230,12 @@ pub(crate) fn decode_approval(approval: &Value, remote: &str) -> Result<Approval
         Some(value) => value.as_u64().ok_or("its `expiresAt` is not a whole number of seconds (0 or more)")?,
         None => return Err("it has no `expiresAt`".to_owned()),
     };
+    if expires_at > now_secs.saturating_add(MAX_APPROVAL_TTL.as_secs()) {
+        return Err(format!(
+            "its `expiresAt` is more than {} days away, longer than any approval token lives",
+            MAX_APPROVAL_TTL.as_secs() / 86_400
+        ));
+    }
     let mut request =
         ApprovalRequest { tool: text("tool")?, preview: text("preview")?, token: text("token")?, expires_at };
     if request.tool != remote {
@@ -433,7 +442,7 @@ mod tests {
     #[cfg(feature = "client")]
     #[test]
     fn a_well_formed_approval_request_decodes_to_its_four_fields() {
-        let request = decode_approval(&approval_with("tool", json!("t0")), "t0").unwrap();
+        let request = decode_approval(&approval_with("tool", json!("t0")), "t0", 0).unwrap();
         assert_eq!(
             (request.tool.as_str(), request.preview.as_str(), request.token.as_str(), request.expires_at),
             ("t0", "call `t0`", "ap1.9.ab.cd", 9)
@@ -455,6 +464,14 @@ mod tests {
             (approval_with("expiresAt", json!("9")), "its `expiresAt` is not a whole number of seconds (0 or more)"),
             (approval_with("expiresAt", json!(-1)), "its `expiresAt` is not a whole number of seconds (0 or more)"),
             (approval_with("expiresAt", Value::Null), "it has no `expiresAt`"),
+            (
+                approval_with("expiresAt", json!(366 * 86_400 + 1)),
+                "its `expiresAt` is more than 366 days away, longer than any approval token lives",
+            ),
+            (
+                approval_with("expiresAt", json!(u64::MAX)),
+                "its `expiresAt` is more than 366 days away, longer than any approval token lives",
+            ),
             (approval_with("tool", json!("t1")), "it is for another tool than `t0`"),
             (approval_with("token", json!("")), "its token is not 1 to 256 visible ASCII characters"),
             (approval_with("token", json!("ap1 9")), "its token is not 1 to 256 visible ASCII characters"),
@@ -475,8 +492,20 @@ mod tests {
             ),
         ];
         for (approval, why) in cases {
-            assert_eq!(decode_approval(&approval, "t0").map(|r| r.token), Err(why.to_owned()), "{approval}");
+            assert_eq!(decode_approval(&approval, "t0", 0).map(|r| r.token), Err(why.to_owned()), "{approval}");
         }
+    }
+
+    #[cfg(feature = "client")]
+    #[test]
+    fn an_expiry_366_days_after_now_is_passed_on_and_one_second_more_is_not() {
+        let now = 1_785_229_501;
+        let at = |expires_at: u64| decode_approval(&approval_with("expiresAt", json!(expires_at)), "t0", now);
+        assert_eq!(at(now + 366 * 86_400).map(|r| r.expires_at), Ok(now + 366 * 86_400));
+        assert_eq!(
+            at(now + 366 * 86_400 + 1).map(|r| r.expires_at),
+            Err("its `expiresAt` is more than 366 days away, longer than any approval token lives".to_owned())
+        );
     }
 
     #[cfg(feature = "client")]
@@ -484,7 +513,7 @@ mod tests {
     fn the_longest_preview_and_token_are_passed_on() {
         let mut approval = approval_with("preview", json!("x".repeat(65_536)));
         approval["token"] = json!("a".repeat(256));
-        assert_eq!(decode_approval(&approval, "t0").map(|r| (r.preview.len(), r.token.len())), Ok((65_536, 256)));
+        assert_eq!(decode_approval(&approval, "t0", 0).map(|r| (r.preview.len(), r.token.len())), Ok((65_536, 256)));
     }
 
     #[cfg(feature = "client")]

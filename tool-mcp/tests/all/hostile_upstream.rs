@@ -606,9 +606,19 @@ async fn call_approval(approval: Value, is_error: bool) -> tool_runtime::ToolMes
     call_t0(Hostile::Approval { approval, is_error }).await
 }
 
-/// A well-formed approval request of `t0`, valid until 4102444800 (2100-01-01).
+/// An hour from now, in seconds since the Unix epoch.
+fn in_an_hour() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("after 1970").as_secs() + 3_600
+}
+
+/// A well-formed approval request of `t0`, valid until `expires_at`.
+fn approval_until(token: &str, preview: &str, expires_at: u64) -> Value {
+    json!({"tool": "t0", "preview": preview, "token": token, "expiresAt": expires_at})
+}
+
+/// A well-formed approval request of `t0`, valid for an hour.
 fn approval(token: &str, preview: &str) -> Value {
-    json!({"tool": "t0", "preview": preview, "token": token, "expiresAt": 4_102_444_800u64})
+    approval_until(token, preview, in_an_hour())
 }
 
 /// What the model reads when the upstream's approval request is not passed on because of `why`.
@@ -621,14 +631,25 @@ fn not_passed_on(why: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_well_formed_approval_of_a_refusal_reaches_the_host_and_the_model_reads_no_token() {
-    let message = call_approval(approval("ap1.4102444800.ab.cd", "call `t0`"), true).await;
+    let expires_at = in_an_hour();
+    let message = call_approval(approval_until("ap1.4102444800.ab.cd", "call `t0`", expires_at), true).await;
     let request = message.approval.as_deref().expect("the approval request");
     assert_eq!(
         (request.tool.as_str(), request.preview.as_str(), request.token.as_str(), request.expires_at),
-        ("t0", "call `t0`", "ap1.4102444800.ab.cd", 4_102_444_800)
+        ("t0", "call `t0`", "ap1.4102444800.ab.cd", expires_at)
     );
     assert_eq!(message.error_kind, Some(tool_runtime::ToolErrorKind::PermissionDenied));
     assert!(!message.text().contains("ap1."), "{}", message.text());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_expiring_past_the_longest_time_to_live_is_not_passed_on() {
+    let far = in_an_hour() + 366 * 86_400;
+    let message = call_approval(approval_until("ap1.4102444800.ab.cd", "call `t0`", far), true).await;
+    assert_eq!(
+        (message.text().into_owned(), message.approval.is_none()),
+        (not_passed_on("its `expiresAt` is more than 366 days away, longer than any approval token lives"), true)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
