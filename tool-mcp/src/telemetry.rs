@@ -614,11 +614,15 @@ pub type OtelFilter = tracing_subscriber::filter::FilterFn<fn(&tracing::Metadata
 /// Whether [`otel_layer`] exports the spans or events of `metadata`'s callsite.
 #[cfg(feature = "otel")]
 fn exported(metadata: &tracing::Metadata<'_>) -> bool {
-    let under = |krate: &str| {
-        let target = metadata.target();
-        target.strip_prefix(krate).is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
-    };
-    !(under(RMCP_TARGET) || (metadata.is_event() && FRAMEWORK_TARGETS.iter().any(|krate| under(krate))))
+    let target = metadata.target();
+    !(within(target, RMCP_TARGET)
+        || (metadata.is_event() && FRAMEWORK_TARGETS.iter().any(|krate| within(target, krate))))
+}
+
+/// Whether the `tracing` target `target` is `krate` or a module under it (`krate::...`): how
+/// [`RMCP_TARGET`] and [`FRAMEWORK_TARGETS`] are matched (`rmcp_extra` is not under `rmcp`).
+pub fn within(target: &str, krate: &str) -> bool {
+    target.strip_prefix(krate).is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
 }
 
 /// The `tracing` target of rmcp's spans and events (they are all under `rmcp::`), which

@@ -160,8 +160,7 @@ impl ApprovalTokens {
 
     /// The MAC binding `tool`, `arguments`, `principal`, `expiry` and `nonce`.
     fn bind(&self, tool: &str, arguments: &str, principal: Option<&str>, expiry: &str, nonce: &str) -> String {
-        let who = principal.map_or_else(|| "-".to_owned(), |p| format!("p:{p}"));
-        self.keys.mac(&["approval", tool, &canonical_arguments(arguments), &who, expiry, nonce])
+        self.keys.mac(&["approval", tool, &canonical_arguments(arguments), &who(principal), expiry, nonce])
     }
 
     /// A token for the call of the tool registered as `tool` with `arguments` (raw JSON text) by
@@ -250,8 +249,7 @@ impl ApprovalTokens {
         expiry: &str,
         inner: &str,
     ) -> String {
-        let who = principal.map_or_else(|| "-".to_owned(), |p| format!("p:{p}"));
-        self.keys.mac(&["approval-passed-on", tool, &canonical_arguments(arguments), &who, expiry, inner])
+        self.keys.mac(&["approval-passed-on", tool, &canonical_arguments(arguments), &who(principal), expiry, inner])
     }
 
     /// The rest of a redeem once the MAC `mac` matched: the expiry (`expiry`, its text), then
@@ -263,9 +261,8 @@ impl ApprovalTokens {
         if now >= expiry {
             return Err(refuse(ApprovalProblem::Expired { seconds_ago: now - expiry }));
         }
-        let who = principal.map_or_else(|| "-".to_owned(), |p| format!("p:{p}"));
         let used = self.keys.mac(&["approval-used", mac]);
-        let scope = self.keys.mac(&["principal", &who]);
+        let scope = self.keys.mac(&["principal", &who(principal)]);
         let keep = Duration::from_secs(expiry - now).saturating_add(CLOCK_SKEW);
         match self.store.claim(&used, &scope, "", keep).await {
             Ok(Claim::Claimed) => Ok(()),
@@ -315,6 +312,12 @@ impl ApprovalTokens {
             },
         }
     }
+}
+
+/// How a MAC names `principal`: `p:<principal>`, or `-` for none (none being a principal of its
+/// own).
+fn who(principal: Option<&str>) -> String {
+    principal.map_or_else(|| "-".to_owned(), |p| format!("p:{p}"))
 }
 
 /// `a == b` in a time that does not depend on where they differ.

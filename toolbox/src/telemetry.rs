@@ -130,10 +130,7 @@ const UNLOGGED_RMCP_FIELDS: [&str; 2] = ["session_id", "notification"];
 /// Whether standard error's log writes the lines of `metadata`'s callsite: every one but rmcp's
 /// events with a field of [`UNLOGGED_RMCP_FIELDS`] (decided once a callsite).
 fn not_secret(metadata: &tracing::Metadata<'_>) -> bool {
-    let rmcp = metadata
-        .target()
-        .strip_prefix(tool_mcp::telemetry::RMCP_TARGET)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"));
+    let rmcp = tool_mcp::telemetry::within(metadata.target(), tool_mcp::telemetry::RMCP_TARGET);
     !(rmcp && metadata.fields().iter().any(|field| UNLOGGED_RMCP_FIELDS.contains(&field.name())))
 }
 
