@@ -633,7 +633,9 @@ pub fn within(target: &str, krate: &str) -> bool {
 pub const RMCP_TARGET: &str = "rmcp";
 
 /// The `tracing` targets of the framework's crates (each with the targets under it, `tool_mcp::`
-/// ...), whose events `otel_layer` (feature `otel`) does not export; their spans it does.
+/// ...), whose events `otel_layer` (feature `otel`) does not export; their spans it does. It is
+/// every crate of ARCHITECTURE.md's "Crates" table that runs in a served process (a test of
+/// `tool-mcp` reads that table, so a new crate is added here or named there as never served).
 pub const FRAMEWORK_TARGETS: [&str; 9] = [
     "tool_runtime",
     "tool_mcp",
