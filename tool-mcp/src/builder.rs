@@ -164,7 +164,8 @@ impl McpServerBuilder {
     /// `http://[::1][:PORT]`; a request without `Origin` (any client that is not a browser page) is
     /// always served. An entry is `http://HOST[:PORT]` or `https://HOST[:PORT]` (no port: the
     /// scheme's default, 80 or 443; `:*`: any port) or `null` (sandboxed and `file:` pages;
-    /// refused unless added). [`check_allowed_origin`] tells a bad entry; one given here anyway
+    /// refused unless added). [`check_allowed_origin`](crate::check_allowed_origin) tells a bad
+    /// entry; one given here anyway
     /// matches nothing and is logged as a warning. A request from another origin gets
     /// `403 Forbidden` with a JSON-RPC error (`-32600`, `"id": null`) naming the origin and how to
     /// allow it.
@@ -176,7 +177,8 @@ impl McpServerBuilder {
 
     /// How long a Streamable HTTP client has, from the first byte of a request, to send the whole
     /// request line and headers before [`McpServer::serve_http_on`] closes the connection (no
-    /// response). Default [`DEFAULT_HEADER_READ_TIMEOUT`], 10 000 ms.
+    /// response). Default [`DEFAULT_HEADER_READ_TIMEOUT`](crate::DEFAULT_HEADER_READ_TIMEOUT),
+    /// 10 000 ms.
     #[must_use]
     pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
         self.limits.header_read = timeout;
@@ -186,7 +188,7 @@ impl McpServerBuilder {
     /// How long a Streamable HTTP client has, once the headers are read, to send the whole body of
     /// a POST; past it the request gets `408 Request Timeout` with a JSON-RPC error and the
     /// connection is closed. Applies to [`McpServer::http_service`] too. Default
-    /// [`DEFAULT_REQUEST_BODY_TIMEOUT`], 30 000 ms.
+    /// [`DEFAULT_REQUEST_BODY_TIMEOUT`](crate::DEFAULT_REQUEST_BODY_TIMEOUT), 30 000 ms.
     #[must_use]
     pub fn request_body_timeout(mut self, timeout: Duration) -> Self {
         self.limits.body = timeout;
@@ -195,7 +197,8 @@ impl McpServerBuilder {
 
     /// How long [`McpServer::serve_http_on`] keeps a connection open that has no request in flight
     /// (after it was accepted, or after its last response) before it closes it. A running call,
-    /// however long, keeps its connection. Default [`DEFAULT_IDLE_TIMEOUT`], 60 000 ms.
+    /// however long, keeps its connection. Default
+    /// [`DEFAULT_IDLE_TIMEOUT`](crate::DEFAULT_IDLE_TIMEOUT), 60 000 ms.
     #[must_use]
     pub fn idle_timeout(mut self, timeout: Duration) -> Self {
         self.limits.idle = timeout;
@@ -206,7 +209,7 @@ impl McpServerBuilder {
     /// the process's file-descriptor limit: [`connection_cap`](crate::connection_cap), logged at
     /// start). At the cap a new connection closes the one idle the longest; when every connection
     /// has a request in flight it waits in the kernel's listen backlog. Default
-    /// [`DEFAULT_MAX_CONNECTIONS`], 1 024.
+    /// [`DEFAULT_MAX_CONNECTIONS`](crate::DEFAULT_MAX_CONNECTIONS), 1 024.
     #[must_use]
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.limits.connections = connections;
@@ -517,7 +520,8 @@ impl McpServerBuilder {
 
     /// Completes the values of one prompt argument or template variable (`completion/complete`):
     /// `handler` gets what was typed and the other values ([`CompletionRequest`]) and returns the
-    /// candidates, best first; the first [`MAX_COMPLETION_VALUES`] (100) are sent, with `total`
+    /// candidates, best first; the first [`MAX_COMPLETION_VALUES`](crate::MAX_COMPLETION_VALUES)
+    /// (100) are sent, with `total`
     /// and `hasMore`. Declare the prompt or template too: a request naming an undeclared one is
     /// `-32602`. A second completion of the same argument replaces the first. Turns the
     /// `completions` capability on.

@@ -15,7 +15,8 @@ pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
 /// (Kubernetes' default `terminationGracePeriodSeconds`) waits before it kills the process.
 pub const DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(10);
 
-/// How long, once every call has answered in a shutdown, [`McpServer::serve_http_on`](crate::McpServer::serve_http_on) lets open
+/// How long, once every call has answered in a shutdown,
+/// [`McpServer::serve_http_on`](crate::McpServer::serve_http_on) lets open
 /// response streams end by themselves before it ends them: 1 000 ms. Stateless responses end with
 /// their call's answer well within it; a legacy session's event stream would stay open.
 pub const STREAM_LINGER: Duration = Duration::from_secs(1);
@@ -40,7 +41,8 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// connection has a request in flight, the new one waits in the kernel's listen backlog.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
-/// POST bodies of at least this many bytes (64 KiB) are checked ([`crate::incoming`]) and, on the
+/// POST bodies of at least this many bytes (64 KiB) are checked (the transport's check of every
+/// message) and, on the
 /// endpoint's direct path, parsed into their request on tokio's blocking pool, so that a client
 /// sending large bodies never holds an async worker (and every other request waiting on it) for
 /// the time a parse takes; smaller bodies are parsed in place, where a trip to the pool would
@@ -76,7 +78,8 @@ pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(3600);
 /// The default cap of a [`MemoryTaskStore`](crate::tasks::MemoryTaskStore) on records: 1 000.
 pub const DEFAULT_MAX_TASKS: usize = 1000;
 
-/// The default cap of a [`MemoryTaskStore`](crate::tasks::MemoryTaskStore) on bytes (the records' JSON): 64 MiB.
+/// The default cap of a [`MemoryTaskStore`](crate::tasks::MemoryTaskStore) on bytes (the records'
+/// JSON): 64 MiB.
 pub const DEFAULT_MAX_TASK_BYTES: usize = 64 << 20;
 
 /// The default quota of one principal on open tasks (`working` or `input_required`) in a task

@@ -1,7 +1,7 @@
 //! Chat Completions (`POST /v1/chat/completions`): async-openai's `types::chat` values.
 //!
 //! Source of the shapes: OpenAI's "Chat Completions" API reference (the `tool` message takes
-//! text parts only), as [`Provider::OpenAiChat`](tool_runtime::provider::Provider::OpenAiChat)
+//! text parts only), as [`Provider::OpenAiChat`]
 //! documents them.
 
 use async_openai::types::chat::{

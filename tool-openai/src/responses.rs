@@ -2,7 +2,7 @@
 //!
 //! Source of the shapes: OpenAI's "Responses" API reference (`function_call` output items, the
 //! `function_call_output` input item with its `input_text`, `input_image` and `input_file`
-//! items), as [`Provider::OpenAiResponses`](tool_runtime::provider::Provider::OpenAiResponses)
+//! items), as [`Provider::OpenAiResponses`]
 //! documents them.
 
 use async_openai::types::responses::{

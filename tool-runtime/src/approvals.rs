@@ -60,11 +60,11 @@
 //!   in one process, the Redis store for every worker of a cluster), as the HMAC of the token's MAC,
 //!   until the expiry plus [`CLOCK_SKEW`] (so that a worker whose clock is a little behind still
 //!   sees it used). Every worker must share the server key and the store.
-//! - A store failure refuses the call ([`ToolError::Failed`](crate::ToolError::Failed)): running it
+//! - A store failure refuses the call ([`ToolError::Failed`]): running it
 //!   unrecorded would allow a replay.
 //! - The token is a capability for one call by one principal: give it to the person's client, not to
 //!   a party that should not approve (the model above all). The registry keeps it out of the text
-//!   the model reads, the output cache, spans and logs; `Debug` of a [`ToolCall`](crate::ToolCall),
+//!   the model reads, the output cache, spans and logs; `Debug` of a [`ToolCall`],
 //!   a [`ToolMessage`](crate::ToolMessage) and an [`ApprovalRequest`] redacts it, and a message's
 //!   serialised form leaves it out.
 

@@ -473,7 +473,7 @@ fn visible(text: &str) -> String {
 }
 
 /// `text` (plain text of many lines, such as a tool's preview) as a person must see it: newlines
-/// and tabs kept, every other character of [`is_hidden`] (control, bidirectional and zero-width
+/// and tabs kept, every other hidden character (control, bidirectional and zero-width
 /// characters) written as `⟦U+XXXX⟧`, so that what is shown is what runs.
 pub fn visible_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

@@ -73,7 +73,7 @@
 //! `error.type` when the call failed. A call answered from the idempotency store (a replay, its
 //! span's `outcome` is `replayed`) is not measured: it is not a new execution. Recorded on the registry's meter: the global meter provider's
 //! (`opentelemetry::global`, as it is when the registry is built) unless
-//! [`RegistryBuilder::meter`](crate::RegistryBuilder::meter) gives one.
+//! `RegistryBuilder::meter` (feature `otel`) gives one.
 
 use crate::call::ToolCall;
 use crate::error::ToolErrorKind;

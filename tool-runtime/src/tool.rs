@@ -50,7 +50,7 @@ pub struct ToolDefinition {
 /// Anthropic's programmatic tool calling, OpenAI's programmatic tool calling), or both.
 ///
 /// Declared with `#[tool(callers = direct | code | both)]` (or
-/// [`DynamicTool::with_callers`](crate::DynamicTool::with_callers)) and carried in the field
+/// `DynamicTool::with_callers`, feature `dynamic`) and carried in the field
 /// [`ToolDefinition::callers`](field@ToolDefinition::callers); undeclared is [`Callers::Direct`], the providers' default, so a
 /// tool opts in to being called from code. Serialized in lower case (`"direct"`, `"code"`,
 /// `"both"`). The provider projections show a declared value as Anthropic's and OpenAI's
@@ -274,8 +274,7 @@ pub trait Tool: Send + Sync + 'static {
     /// What a call with `arguments` (the raw JSON text) would do, for the person asked to approve
     /// it: the preview hook of a tool that needs approval ([`CONFIRM_TAG`](crate::talk::CONFIRM_TAG)
     /// or a [`confirm_tag`](crate::RegistryBuilder::confirm_tag)). The registry calls it before it
-    /// asks, in the call's own context ([`ToolContext::for_call`]: dependencies resolve as for the
-    /// call), and shows its text in place of the tool and its arguments: in the approval question,
+    /// asks, in the call's own context (dependencies resolve as for the call), and shows its text in place of the tool and its arguments: in the approval question,
     /// and in the preview of an [approval token](crate::approvals)'s refusal. A preview must change
     /// nothing; an `Err` refuses the call with that error (what the call itself would have met,
     /// such as a path outside the workspace). A tool with [secret](crate::Secret) arguments gets

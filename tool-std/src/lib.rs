@@ -40,7 +40,7 @@
 //! # Resource locks
 //! `write`, `edit` and `apply_patch` lock each file they change, and `todo_new`, `todo_append`,
 //! `todo_patch` and `todo_clear` the session's plan (`#[tool(resource ..)]`, see "Resource locks
-//! and concurrency limits" on [`Registry`](tool_runtime::Registry)): the calls of one turn, or of
+//! and concurrency limits" on [`Registry`]): the calls of one turn, or of
 //! concurrent requests, on one file run one after the other in arrival order, calls on other files
 //! in parallel. [`registry_builder`] installs [`WorkspaceResources`](resources::WorkspaceResources),
 //! which names a file by its real path in the sandbox, so two spellings of one file are one

@@ -31,7 +31,7 @@ use crate::server::McpServer;
 /// common stateless 2026-07-28 `tools/call` is answered by the endpoint itself, through rmcp's
 /// dispatch of the request, with the answer rmcp's service gives (the crate docs say when). A
 /// tower `Service<http::Request<B>>` for any body `B` of [`Bytes`]; it answers every path it is
-/// given (mount it at [`MCP_PATH`]) and is cheap to clone.
+/// given (mount it at [`MCP_PATH`](crate::MCP_PATH)) and is cheap to clone.
 #[derive(Clone)]
 pub struct HttpService(pub(super) Arc<Endpoint>);
 
