@@ -28,6 +28,11 @@ pub(crate) const STATELESS_PROTOCOL_TEXT: &str = "2026-07-28";
 /// SEP-3182, was closed) and reserves the `io.modelcontextprotocol/` prefix for the
 /// specification, so the key carries this project's own prefix. A value that is not a string is
 /// refused with -32602. A call that becomes a task ignores it (the task is the retry handle).
+/// An imported tool sends upstream under this key not the client's key but one derived from it,
+/// the caller's principal, the tool and the upstream under the registry's idempotency server key
+/// (`ToolContext::idempotency_key_for`): at the upstream every client of a gateway is one
+/// principal, so the client's own key would let two clients share one result (`import`,
+/// "Idempotency keys through a gateway").
 pub const IDEMPOTENCY_KEY_META: &str = "tool-framework/idempotency-key";
 
 /// The `_meta` key of a `tools/call` request that carries an approval token:

@@ -3,7 +3,8 @@
 //! initialization; the errors say what happened and what to do, in plain words. And a call its
 //! client cancels, with the process's global tracing subscriber recording what rmcp logs: no
 //! warning. And approvals through a stdio import: the child's request reaches the host, and its
-//! token goes back with the call.
+//! token goes back with the call. And idempotency keys through a stdio import: the key forwarded
+//! is the same for a retry and another for another principal.
 //!
 //! `harness = false` (Cargo.toml): `main` runs the tests one after the other, and run as a child
 //! writes nothing on its standard output but MCP.
@@ -49,6 +50,19 @@ fn wipe_cache(
     name: String,
 ) -> String {
     format!("wiped {name}")
+}
+
+/// How many times `charge` ran in this process.
+static CHARGES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Charge an amount (an effect that must happen once per key).
+#[tool]
+fn charge(
+    /// The amount in cents.
+    cents: u64,
+) -> String {
+    let n = CHARGES.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+    format!("charged {cents} cents (run {n})")
 }
 
 /// What the global subscriber wrote, one line an event.
@@ -98,6 +112,13 @@ fn main() {
             runtime().block_on(McpServer::builder(registry).build().serve_stdio()).unwrap();
             return;
         }
+        Ok("charge") => {
+            let store = tool_runtime::idempotency::MemoryIdempotencyStore::new();
+            let idempotency = tool_runtime::idempotency::Idempotency::new(store);
+            let registry = Registry::builder().tool(charge::TOOL).idempotency(idempotency).build().unwrap();
+            runtime().block_on(McpServer::builder(registry).build().serve_stdio()).unwrap();
+            return;
+        }
         Ok("exit") => return,
         Ok(other) => panic!("unknown `{CHILD}` value `{other}`"),
         Err(_) => {}
@@ -119,6 +140,43 @@ fn main() {
     run("a_server_that_exits_before_the_initialization_is_said_to_have_exited", &exits_before_the_initialization);
     run("a_call_the_client_cancels_logs_no_warning", &|| cancelled_without_warning(&log));
     run("a_stdio_servers_approval_reaches_the_host_and_its_token_goes_back_with_the_call", &approves_over_stdio);
+    run("a_keyed_call_through_a_stdio_import_runs_once_per_key_and_principal", &keyed_calls_over_stdio);
+}
+
+/// A gateway importing a stdio server whose registry runs a keyed call once per key: a retry by
+/// the same principal gets the first result; another principal's call with the same key and
+/// arguments runs on its own; a call without a key runs every time.
+fn keyed_calls_over_stdio() {
+    runtime().block_on(async {
+        let imported =
+            McpImport::stdio("child", exe(), Vec::<String>::new()).env(CHILD, "charge").connect().await.unwrap();
+        let registry = imported.add_to(Registry::builder()).unwrap().build().unwrap();
+        let (ann, bob) =
+            (ToolContext::builder().principal("ann").build(), ToolContext::builder().principal("bob").build());
+        let call = |key: Option<&str>| {
+            let call = ToolCall::new("c1", "charge", r#"{"cents":500}"#);
+            match key {
+                Some(key) => call.with_idempotency_key(key),
+                None => call,
+            }
+        };
+        let mut texts = Vec::new();
+        for (key, ctx) in [(Some("order-1"), &ann), (Some("order-1"), &ann), (Some("order-1"), &bob), (None, &ann)] {
+            let message = registry.call(&call(key), ctx).await;
+            assert!(!message.is_error, "{}", message.text());
+            texts.push(message.text().into_owned());
+        }
+        assert_eq!(
+            texts,
+            [
+                "charged 500 cents (run 1)",
+                "charged 500 cents (run 1)",
+                "charged 500 cents (run 2)",
+                "charged 500 cents (run 3)"
+            ]
+        );
+        imported.close().await;
+    });
 }
 
 fn approves_over_stdio() {

@@ -1,7 +1,8 @@
 //! The traces of a gateway that passes approvals on (see `tests/all/gateway_approvals.rs`) at
 //! the `TRACE` level hold no approval token: neither the one it passed to its host nor the one it
 //! forwarded upstream, in its own spans and events or in rmcp's (which trace every message its
-//! service handles).
+//! service handles). Nor an idempotency key: neither a client's nor the one derived from it and
+//! forwarded upstream (`tests/all/gateway_idempotency.rs`).
 //!
 //! A binary of its own: it installs a global subscriber (a thread's own subscriber does not see
 //! every callsite, since `tracing` caches a callsite's interest across threads). The upstream runs
@@ -12,7 +13,8 @@ mod common;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tool_mcp::{APPROVAL_META, McpServer};
+use serde_json::json;
+use tool_mcp::{APPROVAL_META, APPROVAL_TOKEN_META, IDEMPOTENCY_KEY_META, McpServer};
 use tool_runtime::output::MemoryStore;
 
 use common::Running;
@@ -33,14 +35,35 @@ impl std::io::Write for Traces {
     }
 }
 
+/// The clients' idempotency keys of the approved calls: in process, then over MCP.
+const KEYS: [&str; 2] = ["order-traced-4f1c", "order-traced-mcp-9a2e"];
+
+/// The key the gateway forwards upstream (to `up`) for the client's `key` of a call of
+/// `gw_drop_table` by no principal: what a tool of that name gets from
+/// `ToolContext::idempotency_key_for("up")` in a registry of this process without idempotency, as
+/// the gateway's registry is (the same secret of the process).
+async fn forwarded_for(key: &str) -> String {
+    let schema = json!({"type": "object", "properties": {}});
+    let tool = tool_runtime::DynamicTool::new("gw_drop_table", "The gateway's tool.", schema, |_, ctx| async move {
+        Ok(tool_runtime::ToolResult::text(ctx.idempotency_key_for("up").unwrap_or_default()))
+    })
+    .unwrap();
+    let registry = tool_runtime::Registry::builder().tool_dyn(Arc::new(tool)).build().unwrap();
+    let call = tool_runtime::ToolCall::new("c1", "gw_drop_table", "{}").with_idempotency_key(key);
+    let derived = registry.call(&call, &tool_runtime::ToolContext::new()).await.text().into_owned();
+    assert_eq!(derived.len(), 64, "{derived}");
+    derived
+}
+
 /// The name of the upstream runtime's threads.
 const UPSTREAM: &str = "upstream";
 
 /// The gateway's traces at the `TRACE` level (its tool calls' spans, the import's CLIENT spans,
 /// rmcp's events of the upstream connection, its MCP requests) hold neither the token it passed
-/// to its host nor the one it forwarded upstream.
+/// to its host nor the one it forwarded upstream, nor the idempotency keys of the approved calls
+/// or the keys it forwarded for them.
 #[test]
-fn the_gateways_traces_hold_no_token_it_passed_on_or_forwarded() {
+fn the_gateways_traces_hold_no_token_or_idempotency_key_it_passed_on_or_forwarded() {
     use tracing_subscriber::fmt::format::FmtSpan;
 
     let traces = Traces::default();
@@ -66,12 +89,16 @@ fn the_gateways_traces_hold_no_token_it_passed_on_or_forwarded() {
         let (imported, registry) = gateway(&up, &Arc::new(MemoryStore::new())).await;
         let refused = registry.call(&drop_call("traced"), &context(at)).await;
         let token = refused.approval.expect("an approval request").token;
-        let approved = registry.call(&drop_call("traced").with_approval_token(&token), &context(at)).await;
+        let approved = registry
+            .call(&drop_call("traced").with_approval_token(&token).with_idempotency_key(KEYS[0]), &context(at))
+            .await;
         assert_eq!(approved.text(), "dropped traced");
         let served = Running::start(McpServer::builder(registry).build()).await;
         let refused = call_over_mcp(&served, "traced-mcp", None).await;
         let served_token = refused["result"]["_meta"][APPROVAL_META]["token"].as_str().unwrap().to_owned();
-        let approved = call_over_mcp(&served, "traced-mcp", Some(&served_token)).await;
+        let params = json!({"name": "gw_drop_table", "arguments": {"table": "traced-mcp"},
+            "_meta": {APPROVAL_TOKEN_META: served_token, IDEMPOTENCY_KEY_META: KEYS[1]}});
+        let approved = common::rpc(&served, "tools/call", params, &json!({}), None).await;
         assert_eq!(approved["result"]["content"][0]["text"], "dropped traced-mcp", "{approved}");
         served.stop().await;
         imported.close().await;
@@ -90,6 +117,13 @@ fn the_gateways_traces_hold_no_token_it_passed_on_or_forwarded() {
         let mac = token.rsplit('.').next().unwrap().to_owned();
         let leaks: Vec<&&str> = gateways.iter().filter(|line| line.contains(&mac)).collect();
         assert!(leaks.is_empty(), "a token's MAC in the gateway's traces: {leaks:#?}");
+    }
+    // Neither the clients' keys nor the keys forwarded upstream for them.
+    let forwarded = runtime.block_on(async { [forwarded_for(KEYS[0]).await, forwarded_for(KEYS[1]).await] });
+    assert_ne!(forwarded[0], forwarded[1]);
+    for key in forwarded.iter().map(String::as_str).chain(KEYS) {
+        let leaks: Vec<&&str> = gateways.iter().filter(|line| line.contains(key)).collect();
+        assert!(leaks.is_empty(), "an idempotency key in the gateway's traces: {leaks:#?}");
     }
     assert_eq!((runs_of("traced"), runs_of("traced-mcp")), (1, 1));
 }

@@ -55,6 +55,9 @@ pub(crate) struct RegistryScope {
     waits: Arc<Waits>,
     /// The client channel of calls whose context sets none ([`RegistryBuilder::client`](crate::RegistryBuilder::client)).
     pub(crate) client: Option<Arc<dyn ClientChannel>>,
+    /// The secret of the idempotency keys a call forwards ([`ToolContext::idempotency_key_for`]):
+    /// the registry's idempotency server key, `None` for the process's own.
+    pub(crate) forward_secret: Option<Arc<[u8]>>,
 }
 
 impl RegistryScope {
@@ -158,6 +161,8 @@ struct CallScope {
     asks: std::sync::atomic::AtomicU32,
     /// The call's approval token, for the tool to pass on ([`ToolContext::approval_token`]).
     approval_token: Option<String>,
+    /// The call's idempotency key, for the keys it forwards ([`ToolContext::idempotency_key_for`]).
+    idempotency_key: Option<String>,
 }
 
 impl CallScope {
@@ -368,6 +373,53 @@ impl ToolContext {
         self
     }
 
+    /// The idempotency key this call sends to another service that runs its effect (`audience`
+    /// names that service), when the call carries an idempotency key; `None` outside a call and
+    /// for a call without one. An imported MCP tool sends it upstream as the request's
+    /// `_meta["tool-framework/idempotency-key"]` (`tool-mcp`'s import, "Idempotency keys through a
+    /// gateway"); a tool that calls a payment API can send it as that API's idempotency key.
+    ///
+    /// The client's own key is never passed on as it is: at the other service every caller of
+    /// this registry is one principal (this registry's), so two callers' equal keys would share
+    /// one result there. The forwarded key is HMAC-SHA256, as 64 lowercase hex characters (within
+    /// the 256 bytes [`MAX_KEY_BYTES`](crate::idempotency::MAX_KEY_BYTES) allows), over the
+    /// caller's [principal](Self::principal) (none being the empty one), the tool's registered
+    /// name, `audience` and the call's key (each length-prefixed): the same retry gives the same
+    /// key, another principal, tool, audience or key an unrelated one, and neither the key nor
+    /// the principal can be read from it. The call's key is the one the registry's idempotency
+    /// reads: the tool's [declared argument](crate::Tool::idempotency_key_argument) when the
+    /// arguments carry it, else [`ToolCall::idempotency_key`](crate::ToolCall::idempotency_key);
+    /// an empty key is none.
+    ///
+    /// The HMAC key is the registry's idempotency server key
+    /// ([`Idempotency::server_key`](crate::idempotency::Idempotency::server_key), given to
+    /// [`RegistryBuilder::idempotency`](crate::RegistryBuilder::idempotency)), so that a retry
+    /// after a restart, or on another worker with the same server key, forwards the same key.
+    /// Without idempotency on the registry, it is 32 random bytes drawn once per process: retries
+    /// within the process forward the same key, and a retry after a restart or on another
+    /// process forwards another (the other service runs it again). Never log the key: like the
+    /// client's, it identifies one effect.
+    pub fn idempotency_key_for(&self, audience: &str) -> Option<String> {
+        let call = self.call.as_ref()?;
+        let key = call.idempotency_key.as_deref().filter(|key| !key.is_empty())?;
+        let secret = self.registry.as_ref().and_then(|registry| registry.forward_secret.clone());
+        let secret = secret.unwrap_or_else(crate::mac::process_secret);
+        let who = self.principal().unwrap_or("");
+        Some(crate::mac::hmac_hex(&secret, &["forwarded-idempotency-key", who, &call.tool_name, audience, key]))
+    }
+
+    /// This per-call context with `key` as its call's idempotency key, for
+    /// [`idempotency_key_for`](Self::idempotency_key_for) (a context made by
+    /// [`for_call`](Self::for_call), whose scope no one else holds yet).
+    pub(crate) fn with_idempotency_key(mut self, key: Option<String>) -> Self {
+        if let (Some(key), Some(call)) = (key, self.call.as_mut())
+            && let Some(call) = Arc::get_mut(call)
+        {
+            call.idempotency_key = Some(key);
+        }
+        self
+    }
+
     /// The client channel of the call: the context's, else the registry's.
     pub(crate) fn client(&self) -> Option<&Arc<dyn ClientChannel>> {
         self.shared.client.as_ref().or_else(|| self.registry.as_ref()?.client.as_ref())
@@ -450,6 +502,7 @@ impl ToolContext {
                 parent: self.call.clone(),
                 asks: std::sync::atomic::AtomicU32::new(0),
                 approval_token: None,
+                idempotency_key: None,
             })),
             chain: Vec::new(),
             path: None,

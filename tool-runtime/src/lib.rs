@@ -80,6 +80,7 @@ mod error;
 pub mod idempotency;
 mod lifecycle;
 pub mod locks;
+mod mac;
 mod methods;
 pub mod output;
 mod policy;

@@ -22,7 +22,7 @@ use super::spill::{CallSpills, ChildTransport, SpillCall, Spills};
 use super::spill_http::SpillingHttp;
 use super::{CONNECT_TIMEOUT, Compiled, ImportError, ImportLimits, RemoteTool, Transport, compile, restart_wait};
 use crate::content::{to_result, with_approval};
-use crate::protocol::{APPROVAL_META, APPROVAL_TOKEN_META};
+use crate::protocol::{APPROVAL_META, APPROVAL_TOKEN_META, IDEMPOTENCY_KEY_META};
 use crate::telemetry;
 use tracing::Instrument;
 
@@ -698,10 +698,14 @@ impl Shared {
         let spill = CallSpills::new(ctx);
         let _unregister = Unregister(spill.clone());
         request.extensions.insert(SpillCall(spill.clone()));
-        // The call's approval token joins its `_meta` in the transport (`Traced`), after rmcp has
-        // traced the request.
-        if let Some(token) = ctx.approval_token() {
-            request.extensions.insert(ForwardedToken(token.to_owned()));
+        // The call's approval token and the idempotency key derived for this server join its
+        // `_meta` in the transport (`Traced`), after rmcp has traced the request.
+        let forwarded = Forwarded {
+            approval_token: ctx.approval_token().map(str::to_owned),
+            idempotency_key: ctx.idempotency_key_for(&self.name),
+        };
+        if forwarded.approval_token.is_some() || forwarded.idempotency_key.is_some() {
+            request.extensions.insert(forwarded);
         }
         let request = ClientRequest::CallToolRequest(request);
         let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
@@ -1014,17 +1018,24 @@ async fn authorized_client(
 }
 
 /// The marker a `tools/call` request carries in its extensions (never traced: rmcp's
-/// `Extensions` shows no content): the call's approval token, which [`Traced`] puts in the
-/// request's `_meta["tool-framework/approval-token"]` as it is sent, so that rmcp's own trace of
-/// the request does not hold it.
-#[derive(Clone)]
-struct ForwardedToken(String);
+/// `Extensions` shows no content): what [`Traced`] puts in the request's `_meta` as it is sent,
+/// so that rmcp's own trace of the request does not hold it.
+#[derive(Clone, Default)]
+struct Forwarded {
+    /// The call's approval token, as `_meta["tool-framework/approval-token"]`.
+    approval_token: Option<String>,
+    /// The idempotency key derived for this server
+    /// ([`ToolContext::idempotency_key_for`](tool_runtime::ToolContext::idempotency_key_for) with
+    /// the server's name), as `_meta["tool-framework/idempotency-key"]`.
+    idempotency_key: Option<String>,
+}
 
 /// The transport of a connection, adding trace context to the `_meta` of the handshake's request
 /// (`initialize` or `server/discover`): rmcp writes those requests itself, and the handshake's
-/// CLIENT span is their parent ([`crate::telemetry::inject`]). It also keeps approval tokens out
-/// of what rmcp's service handles: a `tools/call` gets its [`ForwardedToken`] in `_meta` as it is
-/// sent, and an answer's `_meta["tool-framework/approval"]` is taken out as it is received. Other
+/// CLIENT span is their parent ([`crate::telemetry::inject`]). It also keeps approval tokens and
+/// idempotency keys out of what rmcp's service handles: a `tools/call` gets what it
+/// [`Forwarded`] in `_meta` as it is sent, and an answer's `_meta["tool-framework/approval"]` is
+/// taken out as it is received. Other
 /// messages pass unchanged.
 struct Traced<T> {
     inner: T,
@@ -1052,9 +1063,14 @@ impl<T: rmcp::transport::Transport<RoleClient>> rmcp::transport::Transport<RoleC
         if let rmcp::model::JsonRpcMessage::Request(message) = &mut item
             && let ClientRequest::CallToolRequest(request) = &mut message.request
         {
-            if let Some(ForwardedToken(token)) = request.extensions.get::<ForwardedToken>() {
+            if let Some(forwarded) = request.extensions.get::<Forwarded>() {
                 let meta = request.params.meta.get_or_insert_with(Default::default);
-                meta.0.0.insert(APPROVAL_TOKEN_META.to_owned(), Value::from(token.clone()));
+                if let Some(token) = &forwarded.approval_token {
+                    meta.0.0.insert(APPROVAL_TOKEN_META.to_owned(), Value::from(token.clone()));
+                }
+                if let Some(key) = &forwarded.idempotency_key {
+                    meta.0.0.insert(IDEMPOTENCY_KEY_META.to_owned(), Value::from(key.clone()));
+                }
             }
             if let Some(spills) = &self.spills
                 && let Some(call) = request.extensions.get::<SpillCall>()
@@ -1217,10 +1233,20 @@ mod tests {
         call: &Arc<CallSpills>,
         token: Option<&str>,
     ) -> rmcp::service::TxJsonRpcMessage<RoleClient> {
+        let forwarded = Forwarded { approval_token: token.map(str::to_owned), idempotency_key: None };
+        call_forwarding(id, call, forwarded)
+    }
+
+    /// A `tools/call` of `t0` as request `id`, taking spills as `call`, forwarding `forwarded`.
+    fn call_forwarding(
+        id: i64,
+        call: &Arc<CallSpills>,
+        forwarded: Forwarded,
+    ) -> rmcp::service::TxJsonRpcMessage<RoleClient> {
         let mut request = Request::new(CallToolRequestParams::new("t0"));
         request.extensions.insert(SpillCall(call.clone()));
-        if let Some(token) = token {
-            request.extensions.insert(ForwardedToken(token.to_owned()));
+        if forwarded.approval_token.is_some() || forwarded.idempotency_key.is_some() {
+            request.extensions.insert(forwarded);
         }
         rmcp::model::JsonRpcMessage::request(ClientRequest::CallToolRequest(request), RequestId::Number(id))
     }
@@ -1258,6 +1284,26 @@ mod tests {
         let sent = sent.lock().unwrap().clone();
         assert_eq!(sent[0]["params"]["_meta"], json!({APPROVAL_TOKEN_META: "ap1.9.ab.cd"}));
         assert_eq!(sent[1]["params"].get("_meta"), None);
+    }
+
+    #[tokio::test]
+    async fn a_forwarded_idempotency_key_joins_its_calls_meta_only_as_the_transport_sends_it() {
+        use rmcp::transport::Transport as _;
+        let (mut transport, sent) = traced(Vec::new());
+        let key = "5d".repeat(32);
+        let both = Forwarded { approval_token: Some("ap1.9.ab.cd".to_owned()), idempotency_key: Some(key.clone()) };
+        let with = call_forwarding(1, &CallSpills::new(&tool_runtime::ToolContext::new()), both);
+        // What rmcp's service holds (and traces) has no key: it is an extension, shown as none.
+        assert!(!format!("{with:?}").contains(&key));
+        transport.send(with).await.unwrap();
+        let key_only = Forwarded { approval_token: None, idempotency_key: Some(key.clone()) };
+        transport
+            .send(call_forwarding(2, &CallSpills::new(&tool_runtime::ToolContext::new()), key_only))
+            .await
+            .unwrap();
+        let sent = sent.lock().unwrap().clone();
+        assert_eq!(sent[0]["params"]["_meta"], json!({APPROVAL_TOKEN_META: "ap1.9.ab.cd", IDEMPOTENCY_KEY_META: key}));
+        assert_eq!(sent[1]["params"]["_meta"], json!({IDEMPOTENCY_KEY_META: key}));
     }
 
     #[tokio::test]

@@ -72,6 +72,22 @@
 //! text, the output cache, rmcp's traces and the CLIENT span. Every rule: `docs/import.md`,
 //! "Approvals through a gateway".
 //!
+//! # Idempotency keys through a gateway
+//! A call that carries an idempotency key
+//! ([`ToolCall::idempotency_key`](tool_runtime::ToolCall::idempotency_key), or
+//! [`IDEMPOTENCY_KEY_META`](crate::IDEMPOTENCY_KEY_META) from an MCP client) sends upstream, under
+//! the same `_meta` key, a key derived from it
+//! ([`ToolContext::idempotency_key_for`](tool_runtime::ToolContext::idempotency_key_for) with the
+//! import's name): HMAC-SHA256 under the registry's idempotency server key (without idempotency
+//! on the registry, a secret drawn once per process) of the caller's principal, the tool's name,
+//! the import's name and the key. A retry by the same principal forwards the same key, also after
+//! a restart or on another replica with the same server key, so an upstream with idempotency on
+//! runs the effect once; two principals' equal keys forward unrelated keys, so each gets its own
+//! execution (the client's key as it is would make every client of this registry one caller
+//! upstream). A call without a key forwards none. The key joins the request in the import's
+//! transport, out of rmcp's traces and the CLIENT span. Every rule: `docs/import.md`,
+//! "Idempotency keys through a gateway".
+//!
 //! # When the server's tools change
 //! On `notifications/tools/list_changed` (sent unscoped on sessions of protocol versions before
 //! 2026-07-28, or on a `subscriptions/listen` stream, which the import opens on sessions of

@@ -17,6 +17,8 @@ pub mod catalog_sdk;
 pub mod content_kinds;
 #[cfg(feature = "client")]
 pub mod gateway_approvals;
+#[cfg(feature = "client")]
+pub mod gateway_idempotency;
 pub mod hostile_http;
 pub mod hostile_stdio;
 pub mod hostile_talk;

@@ -40,14 +40,19 @@
 //!   said what identifies one effect; without it the call's own key counts, as for any tool.
 //! - Store failures (unreachable, full, over a principal's quota) refuse the call with the
 //!   store's error: running it without the record would break the promise.
+//! - Passing a call on: a tool that runs its effect through another service (an imported MCP
+//!   tool, a payment API) sends that service
+//!   [`ToolContext::idempotency_key_for`](crate::ToolContext::idempotency_key_for), an HMAC under
+//!   the server key of the principal, the tool, the service and the key, never the key itself
+//!   (there every caller of this registry is one principal). A retry after a restart, or on
+//!   another worker with the same server key, forwards the same key, so the other service runs
+//!   the effect once even when this registry's record is gone.
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
 
 use crate::call::ToolCall;
 use crate::error::ToolErrorKind;
@@ -225,10 +230,8 @@ impl Idempotency {
 
     /// [`Idempotency::new`] on a store shared with other users of it (approval tokens).
     pub(crate) fn shared(store: Arc<dyn IdempotencyStore>) -> Self {
-        let mut key = [0u8; 32];
-        // Without a random source the key stays zero: still an HMAC key, though not a secret one.
-        let _ = getrandom::fill(&mut key);
-        Self { store, server_key: Arc::from(&key[..]), ttl: DEFAULT_TTL, lease: DEFAULT_LEASE, wait: DEFAULT_WAIT }
+        let server_key = crate::mac::random_secret();
+        Self { store, server_key, ttl: DEFAULT_TTL, lease: DEFAULT_LEASE, wait: DEFAULT_WAIT }
     }
 
     /// The server key the stored keys are HMACs under: at least 32 bytes, the same on every
@@ -268,13 +271,12 @@ impl Idempotency {
 
     /// HMAC-SHA256 (hex) under the server key of `parts`, each length-prefixed.
     pub(crate) fn mac(&self, parts: &[&str]) -> String {
-        // HMAC takes a key of any length.
-        let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(&self.server_key) else { return String::new() };
-        for part in parts {
-            mac.update(&(part.len() as u64).to_be_bytes());
-            mac.update(part.as_bytes());
-        }
-        hex(&mac.finalize().into_bytes())
+        crate::mac::hmac_hex(&self.server_key, parts)
+    }
+
+    /// The server key, for the keys a call forwards ([`ToolContext::idempotency_key_for`](crate::ToolContext::idempotency_key_for)).
+    pub(crate) fn key_bytes(&self) -> Arc<[u8]> {
+        self.server_key.clone()
     }
 
     /// Starts the call `call` of the tool named `tool` by `principal`, under `key`.
@@ -444,14 +446,7 @@ pub(crate) fn canonical_arguments(arguments: &str) -> String {
     serde_json::from_str::<serde_json::Value>(text).map_or_else(|_| text.to_owned(), |v| v.to_string())
 }
 
-/// `bytes` as lowercase hex.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
-        let _ = write!(out, "{b:02x}");
-        out
-    })
-}
+pub(crate) use crate::mac::hex;
 
 #[cfg(test)]
 mod tests {

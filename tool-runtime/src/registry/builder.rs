@@ -494,6 +494,9 @@ impl RegistryBuilder {
             Some(adjusted) => Arc::new(adjusted),
             None => layer,
         });
+        let mut scope = self.scope;
+        // The keys calls forward are HMACs under the idempotency server key, when there is one.
+        scope.forward_secret = self.idempotency.as_ref().map(crate::idempotency::Idempotency::key_bytes);
         Ok(Registry {
             tools,
             names,
@@ -506,7 +509,7 @@ impl RegistryBuilder {
             approval_tokens: self.approval_tokens,
             secret,
             search_index: OnceLock::new(),
-            scope: Arc::new(self.scope),
+            scope: Arc::new(scope),
             policy: self.policy.unwrap_or_else(|| Arc::new(DefaultPolicy::new())),
             default_timeout: self.default_timeout,
             repair: self.repair,

@@ -550,7 +550,10 @@ impl Registry {
             // A token this registry did not redeem is the tool's to pass on (an imported tool's
             // server approves the call); of one it redeemed, the other server's token it carried.
             let forwarded = if redeemed { passed_on } else { call.approval_token.clone() };
-            ctx.for_call(&call.id, self.names[index].clone(), &self.scope).with_approval_token(forwarded)
+            let key = crate::idempotency::key_of(tool, call).map(std::borrow::Cow::into_owned);
+            ctx.for_call(&call.id, self.names[index].clone(), &self.scope)
+                .with_approval_token(forwarded)
+                .with_idempotency_key(key)
         });
         let run_ctx = call_ctx.as_ref().unwrap_or(ctx);
         let repaired = if self.repair.is_none() {

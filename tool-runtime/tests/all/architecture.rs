@@ -23,6 +23,7 @@ const FLOORS: &[&[&str]] = &[
         "waits",
         "worker",
         "resource",
+        "mac",
     ],
     &["schema", "secret"],
     &["decode"],

@@ -328,3 +328,102 @@ async fn without_the_declared_argument_the_calls_own_key_counts_and_without_both
     registry.call(&ToolCall::new("c4", "pay", null_id), &ctx).await;
     assert_eq!(payments_to("dee"), ["dee 7 None", "dee 7 None", "dee 7 None"]);
 }
+
+/// The idempotency key this call would forward to `audience` (`none` without one).
+#[tool]
+fn forward(
+    /// Who the key is for.
+    audience: String,
+    ctx: &ToolContext,
+) -> String {
+    ctx.idempotency_key_for(&audience).unwrap_or_else(|| "none".to_owned())
+}
+
+/// What `forward` gives for `audience` with `key` by `principal`, in a new registry with
+/// idempotency under the server key `[server_key; 32]` (none: without idempotency).
+async fn forwarded(server_key: Option<u8>, principal: Option<&str>, audience: &str, key: Option<&str>) -> String {
+    let mut builder = Registry::builder().tool(forward::TOOL);
+    if let Some(byte) = server_key {
+        builder = builder.idempotency(Idempotency::new(MemoryIdempotencyStore::new()).server_key([byte; 32]).unwrap());
+    }
+    let registry = builder.build().unwrap();
+    let mut call = ToolCall::new("c1", "forward", format!(r#"{{"audience":"{audience}"}}"#));
+    call.idempotency_key = key.map(str::to_owned);
+    let ctx = match principal {
+        Some(principal) => ToolContext::builder().principal(principal).build(),
+        None => ToolContext::new(),
+    };
+    let message = registry.call(&call, &ctx).await;
+    assert!(!message.is_error, "{}", message.text());
+    message.text().into_owned()
+}
+
+/// Known answers, computed apart from this crate (Python's `hmac` with SHA-256, each part
+/// preceded by its length as 8 big-endian bytes).
+#[tokio::test]
+async fn the_forwarded_key_is_the_hmac_under_the_server_key_of_principal_tool_audience_and_key() {
+    assert_eq!(
+        forwarded(Some(7), Some("ann"), "up", Some("order-17")).await,
+        "21e1582d94e88f562e834286e4d0c7f06e3ba6c74eea3f3855af12569bd5cc40"
+    );
+    assert_eq!(
+        forwarded(Some(7), None, "up", Some("order-17")).await,
+        "b49f70eea6302be6a55d31ae2578d6d8eac783f315a6fe4c4329371492077bed"
+    );
+}
+
+#[tokio::test]
+async fn another_principal_audience_key_or_server_key_forwards_an_unrelated_key() {
+    let ann = forwarded(Some(7), Some("ann"), "up", Some("order-17")).await;
+    let others = [
+        forwarded(Some(7), Some("bob"), "up", Some("order-17")).await,
+        forwarded(Some(7), Some("ann"), "other", Some("order-17")).await,
+        forwarded(Some(7), Some("ann"), "up", Some("order-18")).await,
+        forwarded(Some(8), Some("ann"), "up", Some("order-17")).await,
+    ];
+    for other in &others {
+        assert_ne!(other, &ann);
+        assert_eq!(other.len(), 64);
+    }
+    assert!(!ann.contains("order-17") && !ann.contains("ann"));
+}
+
+#[tokio::test]
+async fn a_call_without_a_key_or_with_an_empty_one_forwards_none() {
+    assert_eq!(forwarded(Some(7), Some("ann"), "up", None).await, "none");
+    assert_eq!(forwarded(None, Some("ann"), "up", None).await, "none");
+    assert_eq!(forwarded(None, Some("ann"), "up", Some("")).await, "none");
+}
+
+#[tokio::test]
+async fn without_idempotency_the_forwarded_key_is_under_a_secret_of_the_process() {
+    let first = forwarded(None, Some("ann"), "up", Some("order-17")).await;
+    assert_eq!(first.len(), 64);
+    assert!(first.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()), "{first}");
+    // Another registry of this process forwards the same key; one with a server key another.
+    assert_eq!(forwarded(None, Some("ann"), "up", Some("order-17")).await, first);
+    assert_ne!(forwarded(Some(7), Some("ann"), "up", Some("order-17")).await, first);
+}
+
+/// A tool that forwards the key of its declared `request_id` argument.
+#[tool(idempotency_key = "request_id")]
+fn forward_request(
+    /// The request's id.
+    request_id: String,
+    ctx: &ToolContext,
+) -> String {
+    ctx.idempotency_key_for("up").unwrap_or_else(|| format!("none for {request_id}"))
+}
+
+#[tokio::test]
+async fn the_declared_argument_is_the_key_forwarded() {
+    let registry = Registry::builder().tool(forward_request::TOOL).build().unwrap();
+    let ctx = ToolContext::builder().principal("ann").build();
+    let call = |id: &str| ToolCall::new("c1", "forward_request", format!(r#"{{"request_id":"{id}"}}"#));
+    let r1 = registry.call(&call("r-1"), &ctx).await.text().into_owned();
+    let r1_again = registry.call(&call("r-1").with_idempotency_key("ignored"), &ctx).await.text().into_owned();
+    let r2 = registry.call(&call("r-2"), &ctx).await.text().into_owned();
+    assert_eq!(r1.len(), 64, "{r1}");
+    assert_eq!(r1_again, r1);
+    assert_ne!(r2, r1);
+}

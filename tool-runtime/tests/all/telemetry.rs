@@ -458,7 +458,10 @@ async fn a_replayed_call_is_not_a_new_execution_and_its_key_is_never_recorded() 
     assert_eq!(durations.len(), 1);
     assert_eq!(durations[0].count(), 1, "a replay is measured as an execution");
     let everything = format!("{spans:?}");
-    assert!(!everything.contains("4f1c"), "the key reached a span: {everything}");
+    // Not "4f1c" alone: a random trace or span id holds it now and then.
+    for part in ["key-4f1c", "4f1c-secret"] {
+        assert!(!everything.contains(part), "the key reached a span: {everything}");
+    }
 }
 
 #[tokio::test(start_paused = true)]
