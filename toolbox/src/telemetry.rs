@@ -34,7 +34,11 @@ use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_subscriber::Layer;
 use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::time::FormatTime as _;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 
 /// The most log lines waiting for standard error; more are dropped (module docs).
@@ -113,7 +117,8 @@ fn endpoint(flag: Option<&str>) -> Option<Option<String>> {
 /// initialized as server`: the client's `initialize`) and a legacy session's `Mcp-Session-Id`
 /// (`create new session`, and the span `streamable_http_session` every line in the session
 /// names): the serving rule is that nothing secret is logged. Its warnings and errors (a `Host` or
-/// `Origin` refused, a session that failed) are kept, but for those [`not_secret`] leaves out.
+/// `Origin` refused, a session that failed, an error answered) are kept, without what a peer sent
+/// ([`LogFormat`]).
 fn log_filter(level: tracing::Level) -> tracing_subscriber::filter::Targets {
     let level = LevelFilter::from_level(level);
     tracing_subscriber::filter::Targets::new()
@@ -121,20 +126,135 @@ fn log_filter(level: tracing::Level) -> tracing_subscriber::filter::Targets {
         .with_target(tool_mcp::telemetry::RMCP_TARGET, level.min(LevelFilter::WARN))
 }
 
-/// The fields of rmcp's events that standard error's log never writes, whatever their level:
-/// `session_id` (rmcp's HTTP client names the upstream's `Mcp-Session-Id`, the import's credential
-/// for its session, at ERROR when ending the session fails and at WARN when that times out) and
-/// `notification` (a whole notification an upstream sent before its handshake ended, at WARN).
-const UNLOGGED_RMCP_FIELDS: [&str; 2] = ["session_id", "notification"];
+/// The texts of rmcp's (3.11) warnings and errors that quote nothing: standard error's log writes
+/// these as they are. Any other text of an rmcp event is left out ([`RmcpFields`]): rmcp writes a
+/// failed legacy session's whole first message (`Failed to serve session: ...`), an upstream's
+/// unreadable answer (`could not parse JSON response ...`, `Error reading from stream: ...`) and a
+/// legacy session's id (`Failed to close session ...`) into the text itself.
+const RMCP_TEXTS: [&str; 37] = [
+    "Error sending notification",
+    "Error sending response",
+    "Failed to handle rejected refresh token",
+    "Handle logging before handshake failed.",
+    "Incoming message exceeded the maximum line length, discarding it",
+    "Received unexpected message",
+    "Shadow stream limit reached, dropping oldest",
+    "Token refresh not possible, re-authorization required.",
+    "authorization server issuer changed; clearing stored credentials bound to the previous issuer",
+    "authorization server issuer changed; discarding tokens but keeping portable CIMD client ID",
+    "fail to close sink",
+    "fail to response message",
+    "fail to send rejection error",
+    "failed to persist SSE event",
+    "failed to persist SSE priming event",
+    "failed to send message to http service handler",
+    "failed to send pending response during drain",
+    "http request wise channel not found",
+    "old-session POSTs did not finish before the recovery deadline",
+    "rejected peer request",
+    "rejected request with disallowed Host header (possible DNS rebinding attempt)",
+    "rejected request with disallowed Origin header (possible cross-origin attack)",
+    "rejected request with malformed Host header",
+    "rejected request with malformed Origin header",
+    "rejected request with missing Host header and no :authority",
+    "rejected request with non-UTF-8 Host header",
+    "rejected request with non-UTF-8 Origin header",
+    "rejecting initialize: MCP-Protocol-Version header does not match params.protocolVersion",
+    "response error",
+    "response send task failed",
+    "response send task failed during drain",
+    "send request task encounter a tokio join error",
+    "server supports no protocol version with an initialize handshake; rejecting",
+    "session store load failed during restore",
+    "stateless SSE resume failed, returning empty stream",
+    "stored credentials belong to a different client; reauthorization required",
+    "subscription notification buffer full",
+];
 
-/// Whether standard error's log writes the lines of `metadata`'s callsite: every one but rmcp's
-/// events with a field of [`UNLOGGED_RMCP_FIELDS`] (decided once a callsite).
-fn not_secret(metadata: &tracing::Metadata<'_>) -> bool {
-    let rmcp = tool_mcp::telemetry::within(metadata.target(), tool_mcp::telemetry::RMCP_TARGET);
-    !(rmcp && metadata.fields().iter().any(|field| UNLOGGED_RMCP_FIELDS.contains(&field.name())))
+/// The fields of rmcp's events whose values standard error's log writes: a JSON-RPC request's id
+/// (`id`: the number or text the peer chose, which the framework's own lines name too), rmcp's
+/// number of an HTTP request (`http_request_id`) and a buffer's size (`capacity`). Every other
+/// field is written as `[not logged]` (a whole message or notification, a session id, an error's
+/// text), but for `error` holding a JSON-RPC error, written as its code (`error.code=-32602`).
+const RMCP_LOGGED_FIELDS: [&str; 3] = ["id", "http_request_id", "capacity"];
+
+/// What replaces a value or a text that standard error's log does not write.
+const NOT_LOGGED: &str = "[not logged]";
+
+/// The line format of standard error's log: `tracing-subscriber`'s full format without colours for
+/// every target but rmcp's, whose events keep their time, level, target, a text of
+/// [`RMCP_TEXTS`] and the fields of [`RMCP_LOGGED_FIELDS`], and say of anything else only that it is
+/// not logged ([`RmcpFields`]): what the event happened is kept, what a peer sent is not.
+struct LogFormat(tracing_subscriber::fmt::format::Format);
+
+impl<S, N> FormatEvent<S, N> for LogFormat
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let metadata = event.metadata();
+        if !tool_mcp::telemetry::within(metadata.target(), tool_mcp::telemetry::RMCP_TARGET) {
+            return self.0.format_event(ctx, writer, event);
+        }
+        tracing_subscriber::fmt::time::SystemTime.format_time(&mut writer)?;
+        let mut fields = RmcpFields::default();
+        event.record(&mut fields);
+        let text = match fields.text {
+            Some(text) if RMCP_TEXTS.contains(&text.as_str()) => text,
+            _ => {
+                let file = metadata.file().unwrap_or("?");
+                let file = file.rfind("/src/").map_or(file, |at| &file[at + 1..]);
+                format!("an event at rmcp's {file}:{}, its text {NOT_LOGGED}", metadata.line().unwrap_or(0))
+            }
+        };
+        writeln!(writer, " {:>5} {}: {text}{}", metadata.level().as_str(), metadata.target(), fields.rest)
+    }
 }
 
-/// Installs the logging to standard error at `level` ([`log_filter`], then [`not_secret`]) and, when export is on (module docs), the
+/// The fields of one rmcp event as standard error's log writes them ([`LogFormat`]): its text (the
+/// first `message` field; a second one, such as the whole message of `Received unexpected
+/// message`, is a field like any other), and ` name=value` for each other field, the value
+/// [`NOT_LOGGED`] unless the field is one of [`RMCP_LOGGED_FIELDS`] or a JSON-RPC `error`.
+#[derive(Default)]
+struct RmcpFields {
+    text: Option<String>,
+    rest: String,
+}
+
+impl tracing::field::Visit for RmcpFields {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        use std::fmt::Write as _;
+        let name = field.name();
+        if name == "message" && self.text.is_none() {
+            self.text = Some(format!("{value:?}"));
+            return;
+        }
+        let _ = if RMCP_LOGGED_FIELDS.contains(&name) {
+            write!(self.rest, " {name}={value:?}")
+        } else if let Some(code) = (name == "error").then(|| json_rpc_code(&format!("{value:?}"))).flatten() {
+            write!(self.rest, " error.code={code}")
+        } else {
+            write!(self.rest, " {name}={NOT_LOGGED}")
+        };
+    }
+}
+
+/// The code of a JSON-RPC error as rmcp's `ErrorData` debug-prints it (`ErrorData { code:
+/// ErrorCode(-32602), message: ..., data: ... }`: the code comes first, so a message cannot
+/// counterfeit it); `None` for any other text.
+fn json_rpc_code(debug: &str) -> Option<i64> {
+    let rest = debug.strip_prefix("ErrorData { code: ErrorCode(")?;
+    rest[..rest.find(')')?].parse().ok()
+}
+
+/// Installs the logging to standard error at `level` ([`log_filter`], rmcp's lines as
+/// [`LogFormat`] writes them) and, when export is on (module docs), the
 /// OTLP exporters: the `tracing` layer of spans and the global meter provider (before any
 /// registry is built, so that its instruments record there).
 ///
@@ -149,8 +269,8 @@ pub(crate) fn init(level: tracing::Level, otlp_endpoint: Option<&str>) -> Result
     let logs = tracing_subscriber::fmt::layer()
         .with_writer(stderr)
         .with_ansi(false)
-        .with_filter(log_filter(level))
-        .with_filter(tracing_subscriber::filter::filter_fn(not_secret as fn(&tracing::Metadata<'_>) -> bool));
+        .event_format(LogFormat(tracing_subscriber::fmt::format().with_ansi(false)))
+        .with_filter(log_filter(level));
     let Some(base) = endpoint(otlp_endpoint) else {
         tracing_subscriber::registry().with(logs).init();
         return Ok(Telemetry { providers: None, _logs: guard });
@@ -230,6 +350,98 @@ mod tests {
         );
         assert_eq!(at(Level::WARN, "rmcp::service"), [Level::ERROR, Level::WARN]);
         assert_eq!(at(Level::ERROR, "rmcp::service"), [Level::ERROR]);
+    }
+
+    /// The lines standard error's log writes for the events `emit` makes (its format, with no
+    /// time: each line from its level on).
+    fn logged(emit: impl FnOnce()) -> Vec<String> {
+        use std::sync::{Arc, Mutex};
+        let written = Arc::new(Mutex::new(Vec::<u8>::new()));
+        let sink = Arc::clone(&written);
+        let layer = tracing_subscriber::fmt::layer()
+            .with_writer(move || Sink(Arc::clone(&sink)))
+            .with_ansi(false)
+            .event_format(LogFormat(tracing_subscriber::fmt::format().with_ansi(false)))
+            .with_filter(log_filter(tracing::Level::TRACE));
+        tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), emit);
+        let text = String::from_utf8(written.lock().unwrap().clone()).unwrap();
+        text.lines().map(|line| line.split_once("Z ").map_or(line, |(_, rest)| rest).trim_start().to_owned()).collect()
+    }
+
+    struct Sink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Sink {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// rmcp's `ErrorData`, as its `Debug` writes it.
+    #[derive(Debug)]
+    struct ErrorData {
+        #[allow(dead_code)]
+        code: ErrorCode,
+        #[allow(dead_code)]
+        message: &'static str,
+    }
+
+    #[derive(Debug)]
+    struct ErrorCode(#[allow(dead_code)] i32);
+
+    #[test]
+    fn an_rmcp_error_answered_is_logged_with_its_id_and_code_but_not_its_message() {
+        let error = ErrorData { code: ErrorCode(-32602), message: "unknown tool `hunter2`" };
+        let lines = logged(|| tracing::warn!(target: "rmcp::service", id = 4, ?error, "response error"));
+        assert_eq!(lines, ["WARN rmcp::service: response error id=4 error.code=-32602"]);
+    }
+
+    #[test]
+    fn a_second_message_field_of_rmcp_is_not_logged() {
+        let message = "Request { method: \"sampling/createMessage\", text: \"hunter2\" }";
+        let lines = logged(|| tracing::warn!(target: "rmcp::service::client", ?message, "Received unexpected message"));
+        assert_eq!(lines, ["WARN rmcp::service::client: Received unexpected message message=[not logged]"]);
+    }
+
+    #[test]
+    fn an_rmcp_text_that_quotes_something_is_replaced_by_where_rmcp_logged_it() {
+        let session_id = "sess-hunter2";
+        let lines =
+            logged(|| tracing::error!(target: "rmcp::transport::tower", "Failed to close session {session_id}: gone"));
+        let line = format!(
+            "ERROR rmcp::transport::tower: an event at rmcp's src/telemetry.rs:{}, its text [not logged]",
+            line!() - 3
+        );
+        assert_eq!(lines, [line]);
+    }
+
+    #[test]
+    fn rmcp_fields_other_than_ids_and_counts_are_not_logged_but_named() {
+        let lines = logged(|| {
+            tracing::warn!(target: "rmcp::transport", session_id = "sess-hunter2", error = %"broken pipe", capacity = 8, "subscription notification buffer full");
+        });
+        assert_eq!(
+            lines,
+            [
+                "WARN rmcp::transport: subscription notification buffer full session_id=[not logged] error=[not logged] capacity=8"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_error_field_that_only_looks_like_a_json_rpc_error_is_not_logged() {
+        let error = "ErrorData { code: ErrorCode(x) hunter2";
+        let lines = logged(|| tracing::warn!(target: "rmcp::service", %error, "response error"));
+        assert_eq!(lines, ["WARN rmcp::service: response error error=[not logged]"]);
+    }
+
+    #[test]
+    fn the_lines_of_other_targets_keep_the_full_format_with_every_field() {
+        let lines = logged(|| tracing::warn!(target: "tool_mcp::http", tool = "read", "a line"));
+        assert_eq!(lines, ["WARN tool_mcp::http: a line tool=\"read\""]);
     }
 
     #[test]

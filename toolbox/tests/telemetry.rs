@@ -617,3 +617,23 @@ fn an_upstreams_session_id_does_not_reach_standard_error_when_ending_its_session
     assert!(stderr.contains("listed the tools of an imported MCP server server=old tools=1"), "{stderr}");
     assert!(!stderr.contains(SESSION), "the upstream's session id on standard error:\n{stderr}");
 }
+
+#[test]
+fn an_upstreams_request_before_the_handshake_is_logged_without_its_content() {
+    let (dir, root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/secret_server.py");
+    let config = dir.path().join("servers.json");
+    let server = json!({"command": "python3", "args": [script, "--early-request"]});
+    std::fs::write(&config, json!({"mcpServers": {"sec": server}}).to_string()).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["list", "--set", "sec", "--config", config.to_str().unwrap()])
+        .args(["--root", root.path().to_str().unwrap(), "--state-dir", state.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let lines: Vec<&str> =
+        stderr.lines().map(|line| line.split_once("Z ").map_or(line, |(_, rest)| rest).trim_start()).collect();
+    assert_eq!(lines, ["WARN rmcp::service::client: Received unexpected message message=[not logged]"]);
+}
