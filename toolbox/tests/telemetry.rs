@@ -637,3 +637,49 @@ fn an_upstreams_request_before_the_handshake_is_logged_without_its_content() {
         stderr.lines().map(|line| line.split_once("Z ").map_or(line, |(_, rest)| rest).trim_start()).collect();
     assert_eq!(lines, ["WARN rmcp::service::client: Received unexpected message message=[not logged]"]);
 }
+
+/// `toolbox ARGS list --set old` with `config` as its `--config` file (in temporary directories):
+/// whether it succeeded, and its standard error.
+fn list_imported(config: &Value, args: &[&str]) -> (bool, String) {
+    let (dir, root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let file = dir.path().join("servers.json");
+    std::fs::write(&file, config.to_string()).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(args)
+        .args(["list", "--set", "old", "--config", file.to_str().unwrap()])
+        .args(["--root", root.path().to_str().unwrap(), "--state-dir", state.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    (output.status.success(), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn an_import_urls_password_query_and_bearer_token_reach_no_line_at_the_most_verbose_level() {
+    let (upstream, stdin, url) = python_server("python3", "legacy_upstream.py", "sess-1".as_ref());
+    let url = url.expect("legacy_upstream.py serves");
+    let secret_url = format!("{}?token=hunter2-query", url.replace("http://", "http://user:hunter2-pass@"));
+    let entry = json!({"url": secret_url, "type": "http", "headers": {"Authorization": "Bearer hunter2-bearer"}});
+    let (listed, stderr) = list_imported(&json!({"mcpServers": {"old": entry}}), &["-vv"]);
+    drop((stdin, upstream));
+
+    assert!(listed, "{stderr}");
+    // The HTTP client's own lines were written (the level is the most verbose one).
+    assert!(stderr.contains("TRACE hyper_util::client::legacy"), "{stderr}");
+    for needle in ["hunter2-pass", "hunter2-query", "hunter2-bearer", "user:"] {
+        assert!(!stderr.contains(needle), "{needle} on standard error:\n{stderr}");
+    }
+}
+
+#[test]
+fn an_import_that_cannot_connect_names_its_url_without_the_password_or_the_query() {
+    let entry = json!({"url": "http://user:hunter2-pass@127.0.0.1:9/mcp?token=hunter2-query#frag", "type": "http"});
+    let (listed, stderr) = list_imported(&json!({"mcpServers": {"old": entry}}), &["-vv"]);
+    assert!(!listed);
+    let last = stderr.lines().last().unwrap();
+    assert_eq!(
+        last,
+        "toolbox: cannot connect to MCP server `old`: http://127.0.0.1:9/mcp?… could not be sent the MCP initialization \
+         (client error: error sending request for url (http://127.0.0.1:9/mcp?…)); check that it serves MCP at that URL"
+    );
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+}
