@@ -17,6 +17,7 @@ use opentelemetry_sdk::metrics::data::{AggregatedMetrics, HistogramDataPoint, Me
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::{Value, json};
+use test_support::log::Log;
 use tool_mcp::McpServer;
 use tool_mcp::telemetry::OPERATION_DURATION_BUCKETS;
 use tool_runtime::{Registry, tool};
@@ -1240,21 +1241,6 @@ async fn with_otel_layer_an_event_of_a_tools_body_is_exported_on_its_span() {
     );
 }
 
-/// A log of `tracing` lines, as `tracing_subscriber::fmt` writes them.
-#[derive(Clone, Default)]
-struct Log(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Log {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test(flavor = "current_thread")]
 async fn a_tasks_id_is_never_written_whole_to_the_log() {
     let log = Log::default();
@@ -1269,7 +1255,7 @@ async fn a_tasks_id_is_never_written_whole_to_the_log() {
         tracing_subscriber::registry().with(tracing_subscriber::Layer::with_filter(lines, targets)),
     );
     let (running, task) = a_task_hello().await;
-    let logged = || String::from_utf8_lossy(&log.0.lock().unwrap()).into_owned();
+    let logged = || log.text();
     // The run ends on its own (500 looks, 20 ms apart).
     for _ in 0..500 {
         if logged().contains("tool call finished") {

@@ -355,29 +355,16 @@ mod tests {
     /// The lines standard error's log writes for the events `emit` makes (its format, with no
     /// time: each line from its level on).
     fn logged(emit: impl FnOnce()) -> Vec<String> {
-        use std::sync::{Arc, Mutex};
-        let written = Arc::new(Mutex::new(Vec::<u8>::new()));
-        let sink = Arc::clone(&written);
+        let written = test_support::log::Log::default();
+        let sink = written.clone();
         let layer = tracing_subscriber::fmt::layer()
-            .with_writer(move || Sink(Arc::clone(&sink)))
+            .with_writer(move || sink.clone())
             .with_ansi(false)
             .event_format(LogFormat(tracing_subscriber::fmt::format().with_ansi(false)))
             .with_filter(log_filter(tracing::Level::TRACE));
         tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), emit);
-        let text = String::from_utf8(written.lock().unwrap().clone()).unwrap();
+        let text = written.text();
         text.lines().map(|line| line.split_once("Z ").map_or(line, |(_, rest)| rest).trim_start().to_owned()).collect()
-    }
-
-    struct Sink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Sink {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
     }
 
     /// rmcp's `ErrorData`, as its `Debug` writes it.
