@@ -16,11 +16,15 @@
 //! `tracing` layer is `tool_mcp::telemetry::otel_layer` (the conventions' attributes only).
 //!
 //! Log lines never hold up the code that logs them: they go through a queue of at most
-//! [`LOG_QUEUE_LINES`] lines to a thread of their own (`tracing-appender`'s non-blocking writer),
-//! which writes them to standard error. When standard error is closed, its writes fail and the
-//! lines are lost; when nobody reads it (a full pipe), the queue fills and further lines are
-//! dropped, not waited for. Either way every request is still answered. What is queued when the
-//! command ends is written then ([`Telemetry::shutdown`], at most one second).
+//! [`LOG_QUEUE_LINES`] lines to a thread of their own ([`LogQueue`]), which writes them to standard
+//! error. When standard error is closed, its writes fail and the lines are lost; when nobody reads
+//! it (a full pipe), the queue fills and further lines are dropped, not waited for. Either way
+//! every request is still answered. What is queued when the command ends is written then
+//! ([`Telemetry::shutdown`], at most [`LOG_DRAIN`]). Nothing of the log ever goes to standard
+//! output, which is the command's JSON result or, for `toolbox mcp` on standard input and output,
+//! the MCP stream (`tracing-appender`'s non-blocking writer, used before, printed `Failed to send
+//! shutdown signal to logging worker` there with `println!` when its queue was still full at the
+//! end).
 //!
 //! Content capture (the arguments and results of tool calls on their spans, `execute_tool` or a
 //! served call's `tools/call` SERVER span: `gen_ai.tool.call.arguments` and
@@ -84,11 +88,94 @@ fn quoted(value: &str) -> String {
     value.chars().take(64).collect()
 }
 
-/// The providers to flush when the command ends ([`Telemetry::shutdown`]), and the log thread's
-/// guard, which writes the queued lines when dropped.
+/// The providers to flush when the command ends ([`Telemetry::shutdown`]), and the log's queue,
+/// drained then.
 pub(crate) struct Telemetry {
     providers: Option<(SdkTracerProvider, SdkMeterProvider)>,
-    _logs: tracing_appender::non_blocking::WorkerGuard,
+    logs: LogQueue,
+}
+
+/// The longest [`Telemetry::shutdown`] waits for the queued log lines to be written: 1 s.
+pub(crate) const LOG_DRAIN: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The queue of standard error's log lines (module docs): a bounded channel of at most
+/// [`LOG_QUEUE_LINES`] lines to the thread `toolbox-logs`, which writes each to standard error as
+/// it comes; a line that finds the queue full is dropped. `tracing-subscriber`'s `fmt` layer
+/// writes one event as one `write` (the line it formatted), so a line is queued whole or not at
+/// all. It writes to no stream but standard error, and never prints.
+#[derive(Clone)]
+pub(crate) struct LogQueue {
+    lines: std::sync::mpsc::SyncSender<Vec<u8>>,
+    /// The lines queued and not yet written, and the signal of each one written.
+    pending: std::sync::Arc<(std::sync::Mutex<usize>, std::sync::Condvar)>,
+}
+
+impl LogQueue {
+    /// Starts the thread that writes the queue's lines to `out` (standard error in `toolbox`).
+    ///
+    /// # Errors
+    /// The thread cannot be started (the system's limit of threads).
+    pub(crate) fn start(mut out: impl std::io::Write + Send + 'static) -> Result<Self, String> {
+        let (lines, queued) = std::sync::mpsc::sync_channel::<Vec<u8>>(LOG_QUEUE_LINES);
+        let pending = std::sync::Arc::new((std::sync::Mutex::new(0_usize), std::sync::Condvar::new()));
+        let written = std::sync::Arc::clone(&pending);
+        std::thread::Builder::new()
+            .name("toolbox-logs".to_owned())
+            .spawn(move || {
+                for line in queued {
+                    // A closed standard error loses the line; the next one is tried all the same.
+                    let _ = out.write_all(&line).and_then(|()| out.flush());
+                    let (count, signal) = &*written;
+                    *count.lock().unwrap_or_else(std::sync::PoisonError::into_inner) -= 1;
+                    signal.notify_all();
+                }
+            })
+            .map_err(|e| format!("cannot start the thread that writes the log: {e}"))?;
+        Ok(Self { lines, pending })
+    }
+
+    /// Queues `line`; `false` when the queue is full (the line is dropped).
+    fn push(&self, line: &[u8]) -> bool {
+        let (count, _) = &*self.pending;
+        let mut count = count.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let queued = self.lines.try_send(line.to_vec()).is_ok();
+        if queued {
+            *count += 1;
+        }
+        queued
+    }
+
+    /// Waits until every queued line is written, at most `bound`; `true` when they were (a
+    /// standard error nobody reads holds them up to the bound, and they are lost with the process).
+    pub(crate) fn drain(&self, bound: std::time::Duration) -> bool {
+        let (count, signal) = &*self.pending;
+        let count = count.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (count, _) = signal
+            .wait_timeout_while(count, bound, |count| *count > 0)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *count == 0
+    }
+}
+
+impl std::io::Write for &LogQueue {
+    /// Queues `bytes` as one line; a full queue drops it (still `Ok`: the log never fails or
+    /// holds up the code that logs).
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.push(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogQueue {
+    type Writer = &'a LogQueue;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        self
+    }
 }
 
 /// The base URL OTLP goes to: `flag`, else `OTEL_EXPORTER_OTLP_ENDPOINT`; `None` when neither (nor
@@ -261,19 +348,15 @@ fn json_rpc_code(debug: &str) -> Option<i64> {
 /// # Errors
 /// An exporter that cannot be built (an endpoint that is not a URL), naming what to change.
 pub(crate) fn init(level: tracing::Level, otlp_endpoint: Option<&str>) -> Result<Telemetry, String> {
-    let (stderr, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(true)
-        .buffered_lines_limit(LOG_QUEUE_LINES)
-        .thread_name("toolbox-logs")
-        .finish(std::io::stderr());
+    let queue = LogQueue::start(std::io::stderr())?;
     let logs = tracing_subscriber::fmt::layer()
-        .with_writer(stderr)
+        .with_writer(queue.clone())
         .with_ansi(false)
         .event_format(LogFormat(tracing_subscriber::fmt::format().with_ansi(false)))
         .with_filter(log_filter(level));
     let Some(base) = endpoint(otlp_endpoint) else {
         tracing_subscriber::registry().with(logs).init();
-        return Ok(Telemetry { providers: None, _logs: guard });
+        return Ok(Telemetry { providers: None, logs: queue });
     };
     let mut resource =
         Resource::builder().with_attribute(opentelemetry::KeyValue::new("service.version", env!("CARGO_PKG_VERSION")));
@@ -306,12 +389,13 @@ pub(crate) fn init(level: tracing::Level, otlp_endpoint: Option<&str>) -> Result
     opentelemetry::global::set_meter_provider(meter_provider.clone());
     let spans_layer = tool_mcp::telemetry::otel_layer(tracer_provider.tracer("toolbox")).with_filter(LevelFilter::INFO);
     tracing_subscriber::registry().with(logs).with(spans_layer).init();
-    Ok(Telemetry { providers: Some((tracer_provider, meter_provider)), _logs: guard })
+    Ok(Telemetry { providers: Some((tracer_provider, meter_provider)), logs: queue })
 }
 
 impl Telemetry {
     /// Exports what is left and stops the exporters; a failure is written to standard error (the
-    /// command's outcome stands). Then the queued log lines are written (the guard's drop).
+    /// command's outcome stands). Then the queued log lines are written, waiting at most
+    /// [`LOG_DRAIN`] ([`LogQueue::drain`]).
     pub(crate) fn shutdown(self) {
         if let Some((spans, metrics)) = self.providers {
             if let Err(error) = spans.shutdown() {
@@ -321,6 +405,7 @@ impl Telemetry {
                 eprintln!("toolbox: could not export the last OpenTelemetry metrics: {error}");
             }
         }
+        self.logs.drain(LOG_DRAIN);
     }
 }
 
@@ -429,6 +514,49 @@ mod tests {
     fn the_lines_of_other_targets_keep_the_full_format_with_every_field() {
         let lines = logged(|| tracing::warn!(target: "tool_mcp::http", tool = "read", "a line"));
         assert_eq!(lines, ["WARN tool_mcp::http: a line tool=\"read\""]);
+    }
+
+    #[test]
+    fn the_log_queue_writes_its_lines_in_order_and_drains() {
+        let out = test_support::log::Log::default();
+        let queue = LogQueue::start(out.clone()).unwrap();
+        for line in ["one\n", "two\n", "three\n"] {
+            std::io::Write::write_all(&mut &queue, line.as_bytes()).unwrap();
+        }
+        assert!(queue.drain(LOG_DRAIN));
+        assert_eq!(out.text(), "one\ntwo\nthree\n");
+    }
+
+    /// A writer whose first write says it started (on `entered`) and then waits until `release`
+    /// is dropped, as a standard error nobody reads does.
+    struct Stuck {
+        entered: std::sync::mpsc::Sender<()>,
+        release: std::sync::mpsc::Receiver<()>,
+    }
+
+    impl std::io::Write for Stuck {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            let _ = self.entered.send(());
+            let _ = self.release.recv();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_stuck_standard_error_drops_lines_past_the_queue_and_bounds_the_drain() {
+        let (entered, started) = std::sync::mpsc::channel();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let queue = LogQueue::start(Stuck { entered, release: released }).unwrap();
+        assert!(queue.push(b"taken by the writer\n"));
+        started.recv().unwrap();
+        let queued = (0..LOG_QUEUE_LINES + 5).filter(|_| queue.push(b"line\n")).count();
+        assert_eq!(queued, LOG_QUEUE_LINES);
+        assert!(!queue.drain(std::time::Duration::from_millis(10)));
+        drop(release);
+        assert!(queue.drain(std::time::Duration::from_secs(30)));
     }
 
     #[test]
