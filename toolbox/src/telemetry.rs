@@ -181,19 +181,50 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogQueue {
 /// The base URL OTLP goes to: `flag`, else `OTEL_EXPORTER_OTLP_ENDPOINT`; `None` when neither (nor
 /// a per-signal variable) is set, or `OTEL_SDK_DISABLED` is `true`.
 fn endpoint(flag: Option<&str>) -> Option<Option<String>> {
-    let var = |name: &str| std::env::var(name).ok().filter(|value| !value.trim().is_empty());
+    let var = variable;
     if var("OTEL_SDK_DISABLED").is_some_and(|value| value.trim().eq_ignore_ascii_case("true")) {
         return None;
     }
     if let Some(flag) = flag {
         return Some(Some(flag.trim_end_matches('/').to_owned()));
     }
-    let any =
-        ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"]
-            .iter()
-            .any(|name| var(name).is_some());
+    let any = ENDPOINT_VARIABLES.iter().any(|name| var(name).is_some());
     // The exporters read the variables themselves.
     any.then_some(None)
+}
+
+/// The value of the environment variable `name`, unless it is unset or blank.
+fn variable(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|value| !value.trim().is_empty())
+}
+
+/// The variables of the OTLP endpoints, which the exporters read themselves.
+const ENDPOINT_VARIABLES: [&str; 3] =
+    ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"];
+
+/// Refuses an OTLP endpoint with userinfo (`http://user:password@host:4318`), from `flag`
+/// (`--otlp-endpoint`) or a variable of [`ENDPOINT_VARIABLES`] (read through `var`): the exporter
+/// does not send it as credentials, and its HTTP client's connection pool names the endpoint's
+/// authority, userinfo included, in its TRACE lines (`-vv`), so the password would be logged.
+///
+/// # Errors
+/// Naming the flag or the variable, never the URL, and where a credential goes instead
+/// (`OTEL_EXPORTER_OTLP_HEADERS`).
+fn no_endpoint_userinfo(flag: Option<&str>, var: impl Fn(&str) -> Option<String>) -> Result<(), String> {
+    let has_userinfo = |url: &str| {
+        let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+        rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())].contains('@')
+    };
+    let given = flag.map(|flag| ("--otlp-endpoint", flag.to_owned()));
+    let variables = ENDPOINT_VARIABLES.iter().filter_map(|name| var(name).map(|value| (*name, value)));
+    match given.into_iter().chain(variables).find(|(_, url)| has_userinfo(url)) {
+        Some((source, _)) => Err(format!(
+            "{source} has a user name or password in its URL (`user:password@`), which the OTLP exporter does not \
+             send and the log would show; give the URL without it, and the credential as a header with \
+             OTEL_EXPORTER_OTLP_HEADERS (e.g. `Authorization=Basic ...`)"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// What standard error's log takes: every target at `level`, except rmcp's
@@ -341,7 +372,8 @@ fn json_rpc_code(debug: &str) -> Option<i64> {
 }
 
 /// Installs the logging to standard error at `level` ([`log_filter`], rmcp's lines as
-/// [`LogFormat`] writes them) and, when export is on (module docs), the
+/// [`LogFormat`] writes them) and, when export is on (module docs) and its endpoint has no
+/// userinfo ([`no_endpoint_userinfo`]), the
 /// OTLP exporters: the `tracing` layer of spans and the global meter provider (before any
 /// registry is built, so that its instruments record there).
 ///
@@ -358,6 +390,7 @@ pub(crate) fn init(level: tracing::Level, otlp_endpoint: Option<&str>) -> Result
         tracing_subscriber::registry().with(logs).init();
         return Ok(Telemetry { providers: None, logs: queue });
     };
+    no_endpoint_userinfo(otlp_endpoint, variable)?;
     let mut resource =
         Resource::builder().with_attribute(opentelemetry::KeyValue::new("service.version", env!("CARGO_PKG_VERSION")));
     if std::env::var("OTEL_SERVICE_NAME").map_or(true, |name| name.trim().is_empty()) {
@@ -557,6 +590,29 @@ mod tests {
         assert!(!queue.drain(std::time::Duration::from_millis(10)));
         drop(release);
         assert!(queue.drain(std::time::Duration::from_secs(30)));
+    }
+
+    #[test]
+    fn an_otlp_endpoint_with_a_password_is_refused_naming_its_source_but_not_the_url() {
+        let none = |_: &str| None;
+        let refusal = |source: &str| {
+            format!(
+                "{source} has a user name or password in its URL (`user:password@`), which the OTLP exporter does not \
+                 send and the log would show; give the URL without it, and the credential as a header with \
+                 OTEL_EXPORTER_OTLP_HEADERS (e.g. `Authorization=Basic ...`)"
+            )
+        };
+        assert_eq!(
+            no_endpoint_userinfo(Some("http://u:hunter2@127.0.0.1:4318"), none),
+            Err(refusal("--otlp-endpoint"))
+        );
+        let traces = |name: &str| {
+            (name == "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").then(|| "https://k@otlp.example/v1/traces".to_owned())
+        };
+        assert_eq!(no_endpoint_userinfo(None, traces), Err(refusal("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")));
+        // An `@` in the path or the query is no userinfo.
+        assert_eq!(no_endpoint_userinfo(Some("http://127.0.0.1:4318/a@b?c=@d"), none), Ok(()));
+        assert_eq!(no_endpoint_userinfo(None, none), Ok(()));
     }
 
     #[test]

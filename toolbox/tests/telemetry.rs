@@ -710,3 +710,22 @@ fn a_served_requests_headers_query_and_arguments_reach_no_line_at_the_most_verbo
     assert!(stderr.contains("gen_ai.tool.name=\"read\""), "{stderr}");
     assert!(!stderr.contains("hunter2"), "{stderr}");
 }
+
+#[test]
+fn an_otlp_endpoint_with_a_password_is_refused_before_anything_is_exported_or_logged() {
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let output = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["-vv", "list", "--otlp-endpoint", "http://user:hunter2-pass@127.0.0.1:9"])
+        .args(["--root", root.path().to_str().unwrap(), "--state-dir", state.path().to_str().unwrap()])
+        .env_remove("OTEL_SDK_DISABLED")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "toolbox: --otlp-endpoint has a user name or password in its URL (`user:password@`), which the OTLP \
+         exporter does not send and the log would show; give the URL without it, and the credential as a header \
+         with OTEL_EXPORTER_OTLP_HEADERS (e.g. `Authorization=Basic ...`)\n"
+    );
+}
