@@ -1583,3 +1583,36 @@ async fn a_context_kept_past_its_request_does_not_keep_the_server_span_open() {
     assert_keys_once(&server);
     assert_eq!(attribute(&server, "outcome").as_deref(), Some("ok"));
 }
+
+// One thread, so that the server's tasks log to this thread's subscriber (in this binary of its own:
+// in the shared one, another test's first hit of the line could leave it disabled for this one).
+#[cfg(feature = "auth")]
+#[tokio::test(flavor = "current_thread")]
+async fn a_call_refused_for_its_scopes_is_logged_naming_the_subject_cut_and_on_one_line() {
+    use common::auth::{Issuer, Protected, claims, rsa_a};
+    let captured = Log::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::DEBUG)
+        .finish();
+    let _default = tracing::subscriber::set_default(subscriber);
+    let issuer = Issuer::start(true).await;
+    let server = Protected::start(&issuer, |b| b).await;
+    let subject = format!("ana\nWARN forged line {}", "x".repeat(100));
+    let reader = rsa_a(&claims(&issuer, &server.resource, &subject, "tools:read"));
+    let response = server.call(Some(&reader), "write_note", json!({"text": "hi"})).await;
+    assert_eq!(response.status, 403);
+    server.running.stop().await;
+
+    let log = captured.text();
+    let refused: Vec<&str> = log.lines().filter(|line| line.contains("refusing a call beyond")).collect();
+    let expected = format!(
+        "refusing a call beyond the token's scopes tool=write_note scope=\"tools:write\" subject=ana?WARN forged line {}...",
+        "x".repeat(64 - "ana?WARN forged line ".len())
+    );
+    assert_eq!(refused.len(), 1, "{log}");
+    assert!(refused[0].ends_with(&expected), "{}", refused[0]);
+    assert!(!log.contains("\nWARN forged"), "{log}");
+}

@@ -553,33 +553,3 @@ async fn a_client_id_and_a_subject_of_the_same_name_are_two_principals() {
     );
     server.running.stop().await;
 }
-
-// One thread, so that the server's tasks log to this thread's subscriber.
-#[tokio::test(flavor = "current_thread")]
-async fn a_call_refused_for_its_scopes_is_logged_naming_the_subject_cut_and_on_one_line() {
-    let captured = test_support::log::Log::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::DEBUG)
-        .finish();
-    let _default = tracing::subscriber::set_default(subscriber);
-    let issuer = Issuer::start(true).await;
-    let server = Protected::start(&issuer, |b| b).await;
-    let subject = format!("ana\nWARN forged line {}", "x".repeat(100));
-    let reader = rsa_a(&claims(&issuer, &server.resource, &subject, "tools:read"));
-    let response = server.call(Some(&reader), "write_note", json!({"text": "hi"})).await;
-    assert_eq!(response.status, 403);
-    server.running.stop().await;
-
-    let log = captured.text();
-    let refused: Vec<&str> = log.lines().filter(|line| line.contains("refusing a call beyond")).collect();
-    let expected = format!(
-        "refusing a call beyond the token's scopes tool=write_note scope=\"tools:write\" subject=ana?WARN forged line {}...",
-        "x".repeat(64 - "ana?WARN forged line ".len())
-    );
-    assert_eq!(refused.len(), 1, "{log}");
-    assert!(refused[0].ends_with(&expected), "{}", refused[0]);
-    assert!(!log.contains("\nWARN forged"), "{log}");
-}
