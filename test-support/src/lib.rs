@@ -8,12 +8,14 @@
 //! - [`instances`]: instances of a tool's input schema and mutations the schema refuses;
 //! - [`process`]: a child killed on drop, and starting a server that says its address;
 //! - [`haproxy`]: a real haproxy round-robin in front of loopback servers;
-//! - [`python`]: the Python with the MCP SDK that client tests run.
+//! - [`python`]: the Python with the MCP SDK that client tests run;
+//! - [`log`]: a log written into memory, for a test's `tracing` subscriber.
 
 pub mod approvals;
 pub mod architecture;
 pub mod haproxy;
 pub mod instances;
+pub mod log;
 pub mod process;
 pub mod procs;
 pub mod python;

@@ -20,7 +20,8 @@ impl McpServer {
     /// Standard output carries only the protocol: log to standard error.
     ///
     /// # Errors
-    /// [`ServeError::Initialize`] when the first messages are not an MCP initialization;
+    /// [`ServeError::Initialize`] when the first messages are not an MCP initialization (its text
+    /// names the kind of message, never its content);
     /// [`ServeError::Stopped`] when the service task failed.
     pub async fn serve_stdio(&self) -> Result<(), ServeError> {
         self.serve_stdio_until(shutdown_signal()).await
@@ -61,7 +62,7 @@ impl McpServer {
         let mut shutdown = std::pin::pin!(shutdown);
         let service = tokio::select! {
             service = self.clone().serve(transport) => {
-                service.map_err(|e| ServeError::Initialize(e.to_string()))?
+                service.map_err(|e| ServeError::Initialize(initialize_failure(&e)))?
             }
             () = &mut shutdown => return Ok(()),
         };
@@ -82,6 +83,32 @@ impl McpServer {
         stop.cancel();
         waiting.await.map_err(|e| ServeError::Stopped(e.to_string()))?;
         Ok(())
+    }
+}
+
+/// Why the handshake on standard input failed, for [`ServeError::Initialize`], without what the
+/// client sent: rmcp's own text of a first message that is not `initialize` (or a request with
+/// the protocol version in `_meta`) quotes that whole message, whose notification may hold a
+/// progress message, a cancellation's reason or any data, and an `initialize` the handler refused
+/// quotes the refusal's text. The rule: an error that a program writes to its log names the kind
+/// of message or the JSON-RPC code, never a message's content.
+fn initialize_failure(error: &rmcp::service::ServerInitializeError) -> String {
+    use rmcp::service::ServerInitializeError as Failure;
+    let first =
+        |kind: &str| format!("its first message was {kind}, not an `initialize` request; send `initialize` first");
+    match error {
+        Failure::ExpectedInitializeRequest(Some(JsonRpcMessage::Notification(_))) => first("a notification"),
+        Failure::ExpectedInitializeRequest(Some(JsonRpcMessage::Response(_))) => first("a response"),
+        Failure::ExpectedInitializeRequest(Some(JsonRpcMessage::Error(_))) => first("an error response"),
+        Failure::ExpectedInitializeRequest(Some(JsonRpcMessage::Request(_))) => first("a request"),
+        Failure::ExpectedInitializeRequest(None) => "it closed the stream before `initialize`".to_owned(),
+        Failure::UnexpectedInitializeResponse(_) => {
+            "the server's answer to `initialize` was not an initialize result".to_owned()
+        }
+        Failure::InitializeFailed(refusal) => {
+            format!("`initialize` was refused with the JSON-RPC error {}", refusal.code.0)
+        }
+        other => other.to_string(),
     }
 }
 

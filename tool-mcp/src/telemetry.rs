@@ -627,9 +627,11 @@ pub fn within(target: &str, krate: &str) -> bool {
 
 /// The `tracing` target of rmcp's spans and events (they are all under `rmcp::`), which
 /// `otel_layer` (feature `otel`) never exports. A log layer that must not write MCP messages or
-/// session ids caps this target too: `toolbox` keeps it at WARN and leaves out its events with a
-/// `session_id` field (the HTTP client's failed or timed-out end of an upstream's session names the
-/// upstream's `Mcp-Session-Id`) or a `notification` field (a whole notification).
+/// session ids caps this target too: `toolbox` keeps it at WARN and writes those lines without
+/// their content (rmcp's text only when it quotes nothing, no field but ids and counts, a JSON-RPC
+/// error as its code: docs/telemetry.md, "`toolbox`"), since rmcp's warnings hold whole messages
+/// (`Received unexpected message`), an error's text quoting what the client sent (`response
+/// error`) and an upstream's `Mcp-Session-Id` (the HTTP client's failed end of its session).
 pub const RMCP_TARGET: &str = "rmcp";
 
 /// The `tracing` targets of the framework's crates (each with the targets under it, `tool_mcp::`

@@ -17,6 +17,7 @@ use opentelemetry_sdk::metrics::data::{AggregatedMetrics, HistogramDataPoint, Me
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::{Value, json};
+use test_support::log::Log;
 use tool_mcp::McpServer;
 use tool_mcp::telemetry::OPERATION_DURATION_BUCKETS;
 use tool_runtime::{Registry, tool};
@@ -1240,21 +1241,6 @@ async fn with_otel_layer_an_event_of_a_tools_body_is_exported_on_its_span() {
     );
 }
 
-/// A log of `tracing` lines, as `tracing_subscriber::fmt` writes them.
-#[derive(Clone, Default)]
-struct Log(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Log {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test(flavor = "current_thread")]
 async fn a_tasks_id_is_never_written_whole_to_the_log() {
     let log = Log::default();
@@ -1269,7 +1255,7 @@ async fn a_tasks_id_is_never_written_whole_to_the_log() {
         tracing_subscriber::registry().with(tracing_subscriber::Layer::with_filter(lines, targets)),
     );
     let (running, task) = a_task_hello().await;
-    let logged = || String::from_utf8_lossy(&log.0.lock().unwrap()).into_owned();
+    let logged = || log.text();
     // The run ends on its own (500 looks, 20 ms apart).
     for _ in 0..500 {
         if logged().contains("tool call finished") {
@@ -1596,4 +1582,37 @@ async fn a_context_kept_past_its_request_does_not_keep_the_server_span_open() {
 
     assert_keys_once(&server);
     assert_eq!(attribute(&server, "outcome").as_deref(), Some("ok"));
+}
+
+// One thread, so that the server's tasks log to this thread's subscriber (in this binary of its own:
+// in the shared one, another test's first hit of the line could leave it disabled for this one).
+#[cfg(feature = "auth")]
+#[tokio::test(flavor = "current_thread")]
+async fn a_call_refused_for_its_scopes_is_logged_naming_the_subject_cut_and_on_one_line() {
+    use common::auth::{Issuer, Protected, claims, rsa_a};
+    let captured = Log::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::DEBUG)
+        .finish();
+    let _default = tracing::subscriber::set_default(subscriber);
+    let issuer = Issuer::start(true).await;
+    let server = Protected::start(&issuer, |b| b).await;
+    let subject = format!("ana\nWARN forged line {}", "x".repeat(100));
+    let reader = rsa_a(&claims(&issuer, &server.resource, &subject, "tools:read"));
+    let response = server.call(Some(&reader), "write_note", json!({"text": "hi"})).await;
+    assert_eq!(response.status, 403);
+    server.running.stop().await;
+
+    let log = captured.text();
+    let refused: Vec<&str> = log.lines().filter(|line| line.contains("refusing a call beyond")).collect();
+    let expected = format!(
+        "refusing a call beyond the token's scopes tool=write_note scope=\"tools:write\" subject=ana?WARN forged line {}...",
+        "x".repeat(64 - "ana?WARN forged line ".len())
+    );
+    assert_eq!(refused.len(), 1, "{log}");
+    assert!(refused[0].ends_with(&expected), "{}", refused[0]);
+    assert!(!log.contains("\nWARN forged"), "{log}");
 }

@@ -68,7 +68,8 @@ struct Cli {
     global: Global,
     /// Export OpenTelemetry spans and metrics over OTLP/HTTP (protobuf) to this base URL, e.g.
     /// `http://127.0.0.1:4318` (`/v1/traces` and `/v1/metrics` are added) [default:
-    /// `OTEL_EXPORTER_OTLP_ENDPOINT`, else no export]. The standard `OTEL_*` variables apply.
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`, else no export]. The standard `OTEL_*` variables apply. A URL
+    /// with a user name or password is refused (give it in `OTEL_EXPORTER_OTLP_HEADERS`).
     #[arg(long, global = true, value_name = "URL")]
     otlp_endpoint: Option<String>,
     #[command(subcommand)]

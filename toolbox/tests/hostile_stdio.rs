@@ -162,3 +162,82 @@ async fn a_key_sent_twice_in_the_arguments_is_refused_as_toolbox_call_refuses_it
     assert_eq!(reply["result"]["content"], json!([{"type": "text", "text": refusal}]));
     child.kill().await.unwrap();
 }
+
+/// Runs `toolbox mcp --set fs` on standard input and output, writes `frames` (one a line), reads
+/// `replies` answers, closes standard input and waits for the end (each step at most [`REPLY`]):
+/// the answers, the exit status and standard error, each line without its time (from the level
+/// on).
+async fn served(frames: &[Value], replies: usize) -> (Vec<Value>, std::process::ExitStatus, Vec<String>) {
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["mcp", "--set", "fs", "--root", root.path().to_str().unwrap()])
+        .args(["--state-dir", state.path().to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for frame in frames {
+        stdin.write_all(format!("{frame}\n").as_bytes()).await.unwrap();
+    }
+    stdin.flush().await.unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answers = Vec::new();
+    for _ in 0..replies {
+        let line = tokio::time::timeout(REPLY, lines.next_line()).await.expect("no reply within the bound").unwrap();
+        answers.push(serde_json::from_str(&line.expect("the server closed the stream")).unwrap());
+    }
+    drop(stdin);
+    let output = tokio::time::timeout(REPLY, child.wait_with_output()).await.expect("toolbox did not end").unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    let stderr =
+        stderr.lines().map(|line| line.split_once("Z ").map_or(line, |(_, rest)| rest).trim_start().to_owned());
+    (answers, output.status, stderr.collect())
+}
+
+fn initialize() -> [Value; 2] {
+    [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ]
+}
+
+#[tokio::test]
+async fn an_error_answered_to_a_client_is_logged_with_its_code_but_not_what_the_client_sent() {
+    let [init, initialized] = initialize();
+    let frames = [
+        init,
+        initialized,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hunter2-tool", "arguments": {}}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "hunter2-method/x", "params": {"a": "hunter2-custom"}}),
+    ];
+    let (answers, status, mut stderr) = served(&frames, 3).await;
+    // The client is told what it sent (its own text comes back to it) ...
+    assert!(answers.iter().any(|a| a["error"]["message"].as_str().is_some_and(|m| m.contains("hunter2-tool"))));
+    assert!(status.success());
+    // ... and standard error keeps the fact of each refusal, not the client's text.
+    stderr.sort();
+    assert_eq!(
+        stderr,
+        [
+            "WARN rmcp::service: response error id=2 error.code=-32602",
+            "WARN rmcp::service: response error id=3 error.code=-32601"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_notification_before_initialize_is_refused_without_its_content_on_standard_error() {
+    let early = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+        "progressToken": "t", "progress": 1, "message": "hunter2-early"}});
+    let (_, status, stderr) = served(&[early], 0).await;
+    assert_eq!(status.code(), Some(1));
+    assert_eq!(
+        stderr,
+        ["toolbox: the MCP client did not initialize the session: its first message was a notification, not an \
+          `initialize` request; send `initialize` first"]
+    );
+}

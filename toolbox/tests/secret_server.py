@@ -7,7 +7,12 @@ Before it answers a `sign` call it sends a `notifications/message` whose data is
 (for the call's progress token, else the token `none`), so that a test can look for what an
 upstream said during a call in what the importer exported.
 
-    python secret_server.py
+    python secret_server.py [--early-request]
+
+With `--early-request`, it sends a `sampling/createMessage` request whose text is
+`upstream-early-marker` before it answers `initialize` (a server should send no request but `ping`
+before the handshake ends; a client ignores it), so that a test can look for it in the importer's
+log.
 
 Answers `initialize` (with the version the client asks for), `tools/list` and `tools/call`; other
 requests get the JSON-RPC error -32601; notifications are read and ignored. Ends when its standard
@@ -42,6 +47,10 @@ def answer(message):
     method = message.get("method")
     params = message.get("params") or {}
     if method == "initialize":
+        if "--early-request" in sys.argv:
+            send({"jsonrpc": "2.0", "id": "early", "method": "sampling/createMessage", "params": {
+                "messages": [{"role": "user", "content": {"type": "text", "text": "upstream-early-marker"}}],
+                "maxTokens": 1}})
         return {
             "result": {
                 "protocolVersion": params.get("protocolVersion"),

@@ -617,3 +617,115 @@ fn an_upstreams_session_id_does_not_reach_standard_error_when_ending_its_session
     assert!(stderr.contains("listed the tools of an imported MCP server server=old tools=1"), "{stderr}");
     assert!(!stderr.contains(SESSION), "the upstream's session id on standard error:\n{stderr}");
 }
+
+#[test]
+fn an_upstreams_request_before_the_handshake_is_logged_without_its_content() {
+    let (dir, root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/secret_server.py");
+    let config = dir.path().join("servers.json");
+    let server = json!({"command": "python3", "args": [script, "--early-request"]});
+    std::fs::write(&config, json!({"mcpServers": {"sec": server}}).to_string()).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["list", "--set", "sec", "--config", config.to_str().unwrap()])
+        .args(["--root", root.path().to_str().unwrap(), "--state-dir", state.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let lines: Vec<&str> =
+        stderr.lines().map(|line| line.split_once("Z ").map_or(line, |(_, rest)| rest).trim_start()).collect();
+    assert_eq!(lines, ["WARN rmcp::service::client: Received unexpected message message=[not logged]"]);
+}
+
+/// `toolbox ARGS list --set old` with `config` as its `--config` file (in temporary directories):
+/// whether it succeeded, and its standard error.
+fn list_imported(config: &Value, args: &[&str]) -> (bool, String) {
+    let (dir, root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let file = dir.path().join("servers.json");
+    std::fs::write(&file, config.to_string()).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(args)
+        .args(["list", "--set", "old", "--config", file.to_str().unwrap()])
+        .args(["--root", root.path().to_str().unwrap(), "--state-dir", state.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    (output.status.success(), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn an_import_urls_password_query_and_bearer_token_reach_no_line_at_the_most_verbose_level() {
+    let (upstream, stdin, url) = python_server("python3", "legacy_upstream.py", "sess-1".as_ref());
+    let url = url.expect("legacy_upstream.py serves");
+    let secret_url = format!("{}?token=hunter2-query", url.replace("http://", "http://user:hunter2-pass@"));
+    let entry = json!({"url": secret_url, "type": "http", "headers": {"Authorization": "Bearer hunter2-bearer"}});
+    let (listed, stderr) = list_imported(&json!({"mcpServers": {"old": entry}}), &["-vv"]);
+    drop((stdin, upstream));
+
+    assert!(listed, "{stderr}");
+    // The HTTP client's own lines were written (the level is the most verbose one).
+    assert!(stderr.contains("TRACE hyper_util::client::legacy"), "{stderr}");
+    for needle in ["hunter2-pass", "hunter2-query", "hunter2-bearer", "user:"] {
+        assert!(!stderr.contains(needle), "{needle} on standard error:\n{stderr}");
+    }
+}
+
+#[test]
+fn an_import_that_cannot_connect_names_its_url_without_the_password_or_the_query() {
+    let entry = json!({"url": "http://user:hunter2-pass@127.0.0.1:9/mcp?token=hunter2-query#frag", "type": "http"});
+    let (listed, stderr) = list_imported(&json!({"mcpServers": {"old": entry}}), &["-vv"]);
+    assert!(!listed);
+    let last = stderr.lines().last().unwrap();
+    assert_eq!(
+        last,
+        "toolbox: cannot connect to MCP server `old`: http://127.0.0.1:9/mcp?… could not be sent the MCP initialization \
+         (client error: error sending request for url (http://127.0.0.1:9/mcp?…)); check that it serves MCP at that URL"
+    );
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+}
+
+#[test]
+fn a_served_requests_headers_query_and_arguments_reach_no_line_at_the_most_verbose_level() {
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let args =
+        ["-vv", "--set", "fs", "--root", root.path().to_str().unwrap(), "--state-dir", state.path().to_str().unwrap()];
+    let started = toolbox_http_started(&args, &[]);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "x", "version": "1"}, "io.modelcontextprotocol/clientCapabilities": {}});
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "read", "arguments": {"file_path": "hunter2-argument"}, "_meta": meta}});
+    let headers = [
+        ("Authorization", "Bearer hunter2-bearer"),
+        ("Cookie", "s=hunter2-cookie"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "read"),
+    ];
+    let (_, answer) = post(&format!("{}?token=hunter2-query", started.said), &headers, &call);
+    assert!(answer.contains("File not found: hunter2-argument"), "{answer}");
+    terminate(started.process);
+
+    let stderr = started.kept.lines().join("\n");
+    // The call was logged (inside its span), so the test would see a leak.
+    assert!(stderr.contains("gen_ai.tool.name=\"read\""), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+}
+
+#[test]
+fn an_otlp_endpoint_with_a_password_is_refused_before_anything_is_exported_or_logged() {
+    let (root, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let output = Command::new(env!("CARGO_BIN_EXE_toolbox"))
+        .args(["-vv", "list", "--otlp-endpoint", "http://user:hunter2-pass@127.0.0.1:9"])
+        .args(["--root", root.path().to_str().unwrap(), "--state-dir", state.path().to_str().unwrap()])
+        .env_remove("OTEL_SDK_DISABLED")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "toolbox: --otlp-endpoint has a user name or password in its URL (`user:password@`), which the OTLP \
+         exporter does not send and the log would show; give the URL without it, and the credential as a header \
+         with OTEL_EXPORTER_OTLP_HEADERS (e.g. `Authorization=Basic ...`)\n"
+    );
+}

@@ -315,7 +315,11 @@ impl Endpoint {
                         && !auth.scopes().allows(definition, &who.scopes)
                     {
                         let scope = auth.scopes().required(definition);
-                        tracing::debug!(tool = %tool, scope, subject = %who.subject, "refusing a call beyond the token's scopes");
+                        // Who was refused is what an authorization failure's log line is for
+                        // (docs/telemetry.md, "Never recorded"): the subject, an identifier and no
+                        // credential, cut as everything read from a token is quoted.
+                        let subject = crate::errors::echoed(&who.subject);
+                        tracing::debug!(tool = %tool, scope, %subject, "refusing a call beyond the token's scopes");
                         let refused = auth.insufficient_scope(tool, scope, &who);
                         return challenge_response(auth, &refused, checked.id.clone());
                     }

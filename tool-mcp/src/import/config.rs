@@ -69,7 +69,9 @@ impl McpServersConfig {
     ///
     /// # Errors
     /// Not JSON, no `mcpServers` object, or an entry that breaks the rules of the
-    /// [type docs](McpServersConfig); the message says what to change.
+    /// [type docs](McpServersConfig); the message says what to change. A value of the wrong type
+    /// is named by its field and its kind (``server `a`: `oauth.client_secret` must be a
+    /// non-empty string, not a number``), never quoted: it may be a secret put in the wrong place.
     pub fn parse(text: &str) -> Result<Self, ConfigError> {
         let value: Value =
             serde_json::from_str(text).map_err(|e| ConfigError(format!("not valid JSON: {e}; fix the file")))?;
@@ -111,7 +113,7 @@ fn parse_entry(name: &str, entry: &Map<String, Value>) -> Result<Option<ServerEn
         match entry.get(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(bad(format!("`{key}` must be a string, not {other}"))),
+            Some(other) => Err(bad(format!("`{key}` must be a string, not {}", tool_runtime::decode::kind_of(other)))),
         }
     };
     let strings = |key: &str| -> Result<Vec<String>, ConfigError> {
@@ -120,12 +122,14 @@ fn parse_entry(name: &str, entry: &Map<String, Value>) -> Result<Option<ServerEn
             Some(Value::Array(items)) => items
                 .iter()
                 .map(|item| {
-                    item.as_str()
-                        .map(str::to_owned)
-                        .ok_or_else(|| bad(format!("`{key}` must hold strings, not {item}")))
+                    item.as_str().map(str::to_owned).ok_or_else(|| {
+                        bad(format!("`{key}` must hold strings, not {}", tool_runtime::decode::kind_of(item)))
+                    })
                 })
                 .collect(),
-            Some(other) => Err(bad(format!("`{key}` must be an array of strings, not {other}"))),
+            Some(other) => {
+                Err(bad(format!("`{key}` must be an array of strings, not {}", tool_runtime::decode::kind_of(other))))
+            }
         }
     };
     let map = |key: &str| -> Result<BTreeMap<String, String>, ConfigError> {
@@ -135,16 +139,23 @@ fn parse_entry(name: &str, entry: &Map<String, Value>) -> Result<Option<ServerEn
                 .iter()
                 .map(|(k, v)| match v.as_str() {
                     Some(v) => Ok((k.clone(), v.to_owned())),
-                    None => Err(bad(format!("`{key}.{k}` must be a string, not {v}"))),
+                    None => Err(bad(format!("`{key}.{k}` must be a string, not {}", tool_runtime::decode::kind_of(v)))),
                 })
                 .collect(),
-            Some(other) => Err(bad(format!("`{key}` must be an object of strings, not {other}"))),
+            Some(other) => {
+                Err(bad(format!("`{key}` must be an object of strings, not {}", tool_runtime::decode::kind_of(other))))
+            }
         }
     };
     match entry.get("disabled") {
         None | Some(Value::Bool(false)) => {}
         Some(Value::Bool(true)) => return Ok(None),
-        Some(other) => return Err(bad(format!("`disabled` must be `true` or `false`, not {other}"))),
+        Some(other) => {
+            return Err(bad(format!(
+                "`disabled` must be `true` or `false`, not {}",
+                tool_runtime::decode::kind_of(other)
+            )));
+        }
     }
     let kind = string("type")?;
     let transport = match (string("command")?, string("url")?) {
@@ -196,7 +207,8 @@ fn parse_entry(name: &str, entry: &Map<String, Value>) -> Result<Option<ServerEn
                 Some(Value::Object(oauth)) => Some(client_credentials(oauth).map_err(bad)?),
                 Some(other) => {
                     return Err(bad(format!(
-                        "`oauth` must be an object with `client_id`, `client_secret` and `scopes`, not {other}"
+                        "`oauth` must be an object with `client_id`, `client_secret` and `scopes`, not {}",
+                        tool_runtime::decode::kind_of(other)
                     )));
                 }
             };
@@ -217,16 +229,28 @@ fn client_credentials(oauth: &Map<String, Value>) -> Result<super::ClientCredent
     }
     let text = |key: &str| match oauth.get(key) {
         Some(Value::String(value)) if !value.is_empty() => Ok(value.clone()),
-        Some(other) => Err(format!("`oauth.{key}` must be a non-empty string, not {other}")),
+        Some(Value::String(_)) => Err(format!("`oauth.{key}` must be a non-empty string, not an empty one")),
+        Some(other) => {
+            Err(format!("`oauth.{key}` must be a non-empty string, not {}", tool_runtime::decode::kind_of(other)))
+        }
         None => Err(format!("`oauth` needs `{key}`")),
     };
     let scopes = match oauth.get("scopes") {
         None => Vec::new(),
         Some(Value::Array(scopes)) => scopes
             .iter()
-            .map(|s| s.as_str().map(str::to_owned).ok_or_else(|| format!("`oauth.scopes` must hold strings, not {s}")))
+            .map(|s| {
+                s.as_str().map(str::to_owned).ok_or_else(|| {
+                    format!("`oauth.scopes` must hold strings, not {}", tool_runtime::decode::kind_of(s))
+                })
+            })
             .collect::<Result<_, _>>()?,
-        Some(other) => return Err(format!("`oauth.scopes` must be an array of strings, not {other}")),
+        Some(other) => {
+            return Err(format!(
+                "`oauth.scopes` must be an array of strings, not {}",
+                tool_runtime::decode::kind_of(other)
+            ));
+        }
     };
     Ok(super::ClientCredentials { client_id: text("client_id")?, client_secret: text("client_secret")?, scopes })
 }
@@ -297,6 +321,45 @@ mod tests {
     }
 
     #[test]
+    fn a_value_of_the_wrong_type_is_named_by_its_field_and_its_kind_never_quoted() {
+        let cases = [
+            (
+                r#"{"url": "http://h/mcp", "headers": {"Authorization": {"Bearer": "hunter2"}}}"#,
+                "`headers.Authorization` must be a string, not an object",
+            ),
+            (
+                r#"{"url": "http://h/mcp", "headers": "Bearer hunter2"}"#,
+                "`headers` must be an object of strings, not a string",
+            ),
+            (
+                r#"{"url": "http://h/mcp", "oauth": "hunter2"}"#,
+                "`oauth` must be an object with `client_id`, `client_secret` and `scopes`, not a string",
+            ),
+            (
+                r#"{"url": "http://h/mcp", "oauth": {"client_id": "a", "client_secret": 4242}}"#,
+                "`oauth.client_secret` must be a non-empty string, not a number",
+            ),
+            (
+                r#"{"url": "http://h/mcp", "oauth": {"client_id": "a", "client_secret": ""}}"#,
+                "`oauth.client_secret` must be a non-empty string, not an empty one",
+            ),
+            (
+                r#"{"url": "http://h/mcp", "oauth": {"client_id": "a", "client_secret": "s", "scopes": [4242]}}"#,
+                "`oauth.scopes` must hold strings, not a number",
+            ),
+            (r#"{"command": "x", "env": {"API_KEY": 4242}}"#, "`env.API_KEY` must be a string, not a number"),
+            (r#"{"command": "x", "args": ["--token", 4242]}"#, "`args` must hold strings, not a number"),
+            (r#"{"url": ["http://u:4242@h/mcp"]}"#, "`url` must be a string, not an array"),
+            (r#"{"command": "x", "disabled": "4242"}"#, "`disabled` must be `true` or `false`, not a string"),
+        ];
+        for (entry, message) in cases {
+            let error = error(&format!(r#"{{"mcpServers": {{"a": {entry}}}}}"#));
+            assert_eq!(error, format!("server `a`: {message}"), "{entry}");
+            assert!(!error.contains("hunter2") && !error.contains("4242"), "{error}");
+        }
+    }
+
+    #[test]
     fn an_unknown_key_is_refused_with_the_keys_read() {
         assert_eq!(
             error(r#"{"mcpServers": {"a": {"command": "x", "autoApprove": []}}}"#),
@@ -320,13 +383,16 @@ mod tests {
     fn wrongly_typed_values_are_named() {
         assert_eq!(
             error(r#"{"mcpServers": {"a": {"command": "x", "args": "mcp"}}}"#),
-            "server `a`: `args` must be an array of strings, not \"mcp\""
+            "server `a`: `args` must be an array of strings, not a string"
         );
         assert_eq!(
             error(r#"{"mcpServers": {"a": {"command": "x", "env": {"N": 1}}}}"#),
-            "server `a`: `env.N` must be a string, not 1"
+            "server `a`: `env.N` must be a string, not a number"
         );
-        assert_eq!(error(r#"{"mcpServers": {"a": {"command": 7}}}"#), "server `a`: `command` must be a string, not 7");
+        assert_eq!(
+            error(r#"{"mcpServers": {"a": {"command": 7}}}"#),
+            "server `a`: `command` must be a string, not a number"
+        );
     }
 
     #[test]

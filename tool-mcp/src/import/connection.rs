@@ -163,6 +163,7 @@ impl Shared {
         match self.list_pages(peer).await {
             Ok(listed) => self.set_listing(&listed, true),
             Err(Listing::Failed(error)) => {
+                let error = self.scrubbed(&error.to_string());
                 tracing::warn!(server = %self.name, %error, "cannot list the tools again after a change; keeping the old list");
             }
             Err(Listing::Over(message)) => {
@@ -371,6 +372,7 @@ impl Shared {
         };
         match self.initialize(make(), Some(stateless), spills.clone()).await {
             Err(Some(error)) if error.auth_challenge().is_none() => {
+                let error = self.scrubbed(&error.to_string());
                 tracing::debug!(server = %self.name, %error, "`server/discover` failed; trying the `initialize` handshake");
                 self.initialize(make(), None, spills).await
             }
@@ -442,7 +444,8 @@ impl Shared {
 
     /// Starts the server (stdio) or opens the HTTP transport, and initializes the session.
     async fn open(&self, link: &mut Link) -> Result<Peer<RoleClient>, ImportError> {
-        let connect_error = |message: String| ImportError::Connect { server: self.name.clone(), message };
+        let connect_error =
+            |message: String| ImportError::Connect { server: self.name.clone(), message: self.scrubbed(&message) };
         let started = match &self.transport {
             Transport::Stdio { command, args, env, cwd } => {
                 let mut cmd = tokio::process::Command::new(command);
@@ -779,6 +782,15 @@ impl Shared {
         })
     }
 
+    /// `text` without the secret parts of the server's URL ([`super::scrub_url`]): every error and
+    /// log line about an HTTP server passes through here; a stdio server's text is unchanged.
+    fn scrubbed(&self, text: &str) -> String {
+        match &self.transport {
+            Transport::Http { url, .. } => super::scrub_url(text, url),
+            Transport::Stdio { .. } => text.to_owned(),
+        }
+    }
+
     fn is_stdio(&self) -> bool {
         matches!(self.transport, Transport::Stdio { .. })
     }
@@ -796,18 +808,19 @@ impl Shared {
     /// The error of a call whose connection (number `opened`) failed; that connection is dropped,
     /// unless another call did it already, so the next call opens a new one.
     async fn lost(&self, tool: &str, error: &ServiceError, opened: u64) -> ToolError {
-        tracing::warn!(server = %self.name, tool, %error, "lost the connection to an imported MCP server during a call");
+        let shown = self.scrubbed(&error.to_string());
+        tracing::warn!(server = %self.name, tool, error = %shown, "lost the connection to an imported MCP server during a call");
         let mut link = self.link.lock().await;
         if link.opened == opened && link.service.is_some() {
             self.drop_service(&mut link).await;
             link.failures = link.failures.saturating_add(1);
         }
-        ToolError::Failed(format!(
+        ToolError::Failed(self.scrubbed(&format!(
             "MCP server `{}` {} during the call of `{tool}`; the call may or may not have taken effect there; {}",
             self.name,
             lost_connection(error, self.is_stdio()),
             self.next_call()
-        ))
+        )))
     }
 }
 

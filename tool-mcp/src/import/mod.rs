@@ -282,13 +282,43 @@ impl std::fmt::Debug for Transport {
                 .finish(),
             Self::Http { url, bearer_token, client_credentials, authorization_code } => f
                 .debug_struct("Http")
-                .field("url", url)
+                .field("url", &shown_url(url))
                 .field("bearer_token", &bearer_token.as_ref().map(|_| "<hidden>"))
                 .field("client_credentials", client_credentials)
                 .field("authorization_code", authorization_code)
                 .finish(),
         }
     }
+}
+
+/// `url` as the import's errors, log lines and `Debug` show it: without its userinfo
+/// (`user:password@`) and with its query and fragment written `?…`, since either may hold a
+/// credential (`?api_key=...`): `http://user:pw@127.0.0.1:9/mcp?token=x` is
+/// `http://127.0.0.1:9/mcp?…`. Text without `scheme://` is read the same way from its start.
+fn shown_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").map_or(("", url), |(scheme, rest)| (scheme, rest));
+    let (authority, path) = rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()));
+    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let (path, hidden) = path.find(['?', '#']).map_or((path, ""), |at| (&path[..at], "?…"));
+    let separator = if url.contains("://") { "://" } else { "" };
+    format!("{scheme}{separator}{host}{path}{hidden}")
+}
+
+/// `text` (an error or a log line about the server at `url`) with `url` written as [`shown_url`]
+/// writes it, and its userinfo and its query and fragment taken out wherever else they occur: an
+/// HTTP client's error quotes the URL as it normalised it (the host may be written otherwise,
+/// but the userinfo and the query are as given).
+fn scrub_url(text: &str, url: &str) -> String {
+    let mut text = text.replace(url, &shown_url(url));
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    if let Some((userinfo, _)) = authority.rsplit_once('@') {
+        text = text.replace(&format!("{userinfo}@"), "");
+    }
+    if let Some(at) = url.find(['?', '#']) {
+        text = text.replace(&url[at..], "?…");
+    }
+    text
 }
 
 /// What to import from one server; [`McpImport::connect`] connects and lists its tools.
@@ -803,6 +833,25 @@ impl RemoteTool {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+
+    #[test]
+    fn a_url_is_shown_without_its_userinfo_and_with_its_query_and_fragment_hidden() {
+        assert_eq!(super::shown_url("http://user:pw@127.0.0.1:9/mcp?token=x#f"), "http://127.0.0.1:9/mcp?…");
+        assert_eq!(super::shown_url("https://a@b@host/mcp"), "https://host/mcp");
+        assert_eq!(super::shown_url("http://host?k=v"), "http://host?…");
+        assert_eq!(super::shown_url("http://127.0.0.1:9/mcp"), "http://127.0.0.1:9/mcp");
+        assert_eq!(super::shown_url("user:pw@host/p?q"), "host/p?…");
+    }
+
+    #[test]
+    fn an_errors_text_loses_the_userinfo_and_the_query_of_the_url_wherever_it_quotes_them() {
+        let url = "http://user:pw@LOCALHOST:9/mcp?token=x";
+        let text = "http://user:pw@LOCALHOST:9/mcp?token=x failed (error sending request for url (http://localhost:9/mcp?token=x))";
+        assert_eq!(
+            super::scrub_url(text, url),
+            "http://LOCALHOST:9/mcp?… failed (error sending request for url (http://localhost:9/mcp?…))"
+        );
+    }
 
     use super::*;
 

@@ -34,7 +34,9 @@ pub trait Authorizer: Send + Sync {
 ///
 /// # Errors
 /// The request fails, the answer is not a redirect, or its `Location` is not a URL: the text says
-/// which.
+/// which, naming the authorization endpoint without its query (`http://auth/authorize?…`: the
+/// query carries the `state` and the PKCE challenge of the flow) and a redirect without its query
+/// (which carries the code and the `state`).
 #[cfg(feature = "client-auth")]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HeadlessRedirect;
@@ -47,11 +49,10 @@ impl Authorizer for HeadlessRedirect {
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .map_err(|e| format!("cannot build an HTTP client for the authorization request: {e}"))?;
-            let response = client
-                .get(authorization_url)
-                .send()
-                .await
-                .map_err(|e| format!("the authorization request to {authorization_url} failed: {e}"))?;
+            let response = client.get(authorization_url).send().await.map_err(|e| {
+                let (url, e) = (super::shown_url(authorization_url), e.without_url());
+                format!("the authorization request to {url} failed: {e}")
+            })?;
             let status = response.status();
             let location = response.headers().get(http::header::LOCATION).and_then(|v| v.to_str().ok());
             match (status.is_redirection(), location) {
@@ -351,4 +352,17 @@ mod session {
 #[cfg(feature = "client-auth")]
 fn without_query(url: &str) -> &str {
     url.split(['?', '#']).next().unwrap_or(url)
+}
+
+#[cfg(all(test, feature = "client-auth"))]
+mod tests {
+    use super::{Authorizer, HeadlessRedirect};
+
+    #[tokio::test]
+    async fn a_failed_headless_authorization_names_the_endpoint_without_the_state_or_the_challenge() {
+        // Nothing listens on port 9 of the loopback: the request fails at once.
+        let url = "http://127.0.0.1:9/authorize?response_type=code&state=hunter2-state&code_challenge=hunter2-pkce";
+        let error = HeadlessRedirect.authorize(url).await.unwrap_err();
+        assert_eq!(error, "the authorization request to http://127.0.0.1:9/authorize?… failed: error sending request");
+    }
 }

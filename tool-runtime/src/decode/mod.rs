@@ -364,7 +364,10 @@ pub(crate) fn all_of(mut errors: Vec<ArgumentError>) -> Result<(), ArgumentError
     }
 }
 
-fn kind_of(value: &Value) -> &'static str {
+/// What a JSON value is, as an error names it: `null`, `a boolean`, `a number`, `a string`, `an
+/// array` or `an object`. An error about a value of the wrong type names the kind, not the
+/// value (which may be a secret put in the wrong place).
+pub fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
