@@ -1031,6 +1031,12 @@ struct Resolved {
 ///   (the stored text is the base64 itself);
 /// - any other string (a key included): `[a string of N bytes from the server, stored; ref_id=...]`.
 ///
+/// The approval request the answer carried, held apart ([`Spills::hold_approval`]), is resolved
+/// the same way: its `preview` becomes the stored text's preview as a text block's does (the whole
+/// preview up to [`STREAM_PREVIEW_BYTES`], else its head, the marker and its tail), any other
+/// string the `[a string of N bytes ...]` line. So no placeholder (and its nonce) reaches the host
+/// or the model through an approval.
+///
 /// One stored text per spilled string. A placeholder of another nonce or an unknown number is the
 /// server's own text and stays. Returns the result as a stored one when it is a single spilled
 /// text block (no `structuredContent`, not an error).
@@ -1062,6 +1068,14 @@ pub(super) async fn resolve(call: &CallSpills, server: &str, result: &mut Value)
         }
     }
     replace_strings(result, &resolved);
+    if let Some(approval) = lock(&call.approval).as_mut() {
+        if let Some(preview) = approval.get_mut("preview")
+            && let Some(r) = preview.as_str().and_then(|text| resolved.get(text))
+        {
+            *preview = Value::String(r.text.clone());
+        }
+        replace_strings(approval, &resolved);
+    }
     let plain = result.get("structuredContent").is_none_or(Value::is_null)
         && result.get("isError").and_then(Value::as_bool) != Some(true);
     Ok(single.filter(|_| plain))

@@ -13,12 +13,13 @@ use std::time::UNIX_EPOCH;
 
 use serde_json::json;
 use test_support::approvals::tokens_in;
+use tool_mcp::import::{ImportLimits, MIN_INLINE_RESULT_BYTES};
 use tool_mcp::{APPROVAL_META, McpServer};
-use tool_runtime::output::{MemoryStore, OutputStore};
+use tool_runtime::output::{MemoryStore, OutputLayer, OutputLimits, OutputStore};
 use tool_runtime::{ToolErrorKind, ToolMessage};
 
 use common::Running;
-use common::gateway::{call_over_mcp, context, drop_call, gateway, now, runs_of, upstream};
+use common::gateway::{call_over_mcp, context, drop_call, gateway, gateway_with, note_call, now, runs_of, upstream};
 
 /// What the model reads of the gateway's refusal of `drop_table` on `table`.
 fn asked(table: &str) -> String {
@@ -76,6 +77,40 @@ async fn the_same_call_with_the_hosts_token_runs_upstream_once_and_gives_its_res
     imported.close().await;
     up.stop().await;
     assert_eq!(runs_of("orders"), 1);
+}
+
+/// A refusal too long for the import to take inline (its text and its preview, the tool's
+/// preview of a long note, over `inline_result_bytes`, so both are cached as they arrive) and for
+/// the gateway's output layer (its text cut, with a ref id) keeps its approval request: the host
+/// gets the whole preview, and its token runs the call once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_too_long_to_take_inline_keeps_its_approval_request_with_the_whole_preview() {
+    let at = now();
+    let up = upstream(at).await;
+    let store = Arc::new(MemoryStore::new());
+    let limits = ImportLimits { inline_result_bytes: MIN_INLINE_RESULT_BYTES, ..ImportLimits::default() };
+    let layer = OutputLayer::new().limits(OutputLimits { max_lines: 2000, max_bytes: 1024 });
+    let (imported, registry) = gateway_with(&up, &store, limits, layer).await;
+    let note = "n".repeat(MIN_INLINE_RESULT_BYTES + 1);
+    let message = registry.call(&note_call(&note), &context(at)).await;
+    assert_eq!((message.is_error, message.trimmed), (true, true), "{}", message.text());
+    assert_eq!(message.error_kind, Some(ToolErrorKind::PermissionDenied));
+    let approval = message.approval.as_deref().expect("the upstream's approval request, for the host");
+    assert_eq!(approval.tool, "gw_write_note");
+    assert_eq!(approval.preview, format!("write\n{note}"));
+    let read = cached(&store, &message);
+    assert!(
+        read.starts_with(&format!(
+            "tool `gw_write_note` did not run: it needs the user's approval. What it would do:\nwrite\n{note}\n"
+        )),
+        "{read}"
+    );
+    assert_eq!(tokens_in(&read), Vec::<String>::new());
+    let approved = registry.call(&note_call(&note).with_approval_token(&approval.token), &context(at)).await;
+    assert_eq!(approved.text(), format!("wrote {} bytes", note.len()));
+    imported.close().await;
+    up.stop().await;
+    assert_eq!(runs_of(&format!("note {}", note.len())), 1);
 }
 
 /// The upstream's refusal of a token that ran its call already.

@@ -553,3 +553,30 @@ async fn a_time_to_live_past_the_end_of_time_is_the_longest_one() {
     assert_eq!(tool_runtime::approvals::MAX_APPROVAL_TTL.as_secs(), 31_622_400);
     assert_eq!(registry.call(&call.with_approval_token(&request.token), &ToolContext::new()).await.text(), "no token");
 }
+
+/// A refusal whose text is over the output layer's cap is cut and cached under a ref id, as any
+/// message: its approval request stays on it for the host, whole, and its token runs the call.
+#[tokio::test]
+async fn a_refusal_cut_by_the_output_layer_keeps_its_approval_request() {
+    use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputLayer, OutputLimits, OutputStore};
+    let store = Arc::new(MemoryStore::new());
+    let tokens = ApprovalTokens::new(MemoryIdempotencyStore::new()).server_key(KEY).unwrap().clock(clock());
+    let registry = Registry::builder()
+        .tool(delete_dir::TOOL)
+        .approval_tokens(tokens)
+        .override_dependency(&OUTPUT_STORE, store.clone() as Arc<dyn OutputStore>)
+        .output(OutputLayer::new().limits(OutputLimits { max_lines: 3, max_bytes: 120 }))
+        .build()
+        .unwrap();
+    let message = registry.call(&delete("c1", "build-cut/"), &as_ann()).await;
+    assert_eq!((message.is_error, message.trimmed), (true, true));
+    let ref_id = message.ref_id.clone().expect("the refusal was cached");
+    let mut cached = String::new();
+    std::io::Read::read_to_string(&mut store.open_at(&ref_id, 0).unwrap(), &mut cached).unwrap();
+    assert_eq!(cached, ASKED);
+    let request = message.approval.expect("the approval request, kept on the cut refusal");
+    assert_eq!(request.preview, "call `delete_dir` with\n\"path\": \"build-cut/\"");
+    let approved = registry.call(&delete("c2", "build-cut/").with_approval_token(&request.token), &as_ann()).await;
+    assert_eq!(approved.text(), "deleted build-cut/");
+    assert_eq!(runs_of("build-cut/"), 1);
+}
