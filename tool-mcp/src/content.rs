@@ -473,10 +473,10 @@ mod tests {
                 "its `expiresAt` is more than 366 days away, longer than any approval token lives",
             ),
             (approval_with("tool", json!("t1")), "it is for another tool than `t0`"),
-            (approval_with("token", json!("")), "its token is not 1 to 256 visible ASCII characters"),
-            (approval_with("token", json!("ap1 9")), "its token is not 1 to 256 visible ASCII characters"),
-            (approval_with("token", json!("ap1.é")), "its token is not 1 to 256 visible ASCII characters"),
-            (approval_with("token", json!("a".repeat(257))), "its token is not 1 to 256 visible ASCII characters"),
+            (approval_with("token", json!("")), "its token is not 1 to 1024 visible ASCII characters"),
+            (approval_with("token", json!("ap1 9")), "its token is not 1 to 1024 visible ASCII characters"),
+            (approval_with("token", json!("ap1.é")), "its token is not 1 to 1024 visible ASCII characters"),
+            (approval_with("token", json!("a".repeat(1025))), "its token is not 1 to 1024 visible ASCII characters"),
             (
                 approval_with("preview", json!("send ap1.9.ab.cd")),
                 "its preview holds its token, which the model would read",
@@ -512,8 +512,8 @@ mod tests {
     #[test]
     fn the_longest_preview_and_token_are_passed_on() {
         let mut approval = approval_with("preview", json!("x".repeat(65_536)));
-        approval["token"] = json!("a".repeat(256));
-        assert_eq!(decode_approval(&approval, "t0", 0).map(|r| (r.preview.len(), r.token.len())), Ok((65_536, 256)));
+        approval["token"] = json!("a".repeat(1024));
+        assert_eq!(decode_approval(&approval, "t0", 0).map(|r| (r.preview.len(), r.token.len())), Ok((65_536, 1024)));
     }
 
     #[cfg(feature = "client")]

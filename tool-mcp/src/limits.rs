@@ -102,9 +102,11 @@ pub const DEFAULT_TASK_LEASE: Duration = Duration::from_secs(10);
 #[cfg(feature = "client")]
 pub const MAX_APPROVAL_PREVIEW_BYTES: usize = 64 << 10;
 
-/// The longest approval token an import passes on from an upstream server (`token` of a refused
-/// call's `_meta["tool-framework/approval"]`): 256 bytes, each a visible ASCII character (`!` to
-/// `~`). This framework's tokens take 112 (`tool_runtime::approvals`); a longer or other one is
-/// not passed on as an approval.
-#[cfg(feature = "client")]
-pub const MAX_APPROVAL_TOKEN_BYTES: usize = 256;
+/// The longest approval token (`tool_runtime::approvals::MAX_APPROVAL_TOKEN_BYTES`): 1024 bytes,
+/// this framework's own 112-byte token and the 81 bytes each of up to 11 gateways that approve
+/// the call too adds (the arithmetic is on the constant). An import passes on from an upstream
+/// server (`token` of a refused call's `_meta["tool-framework/approval"]`) only a token of 1 to
+/// this many visible ASCII characters (`!` to `~`); a longer or other one is not passed on as an
+/// approval. A `tools/call` whose `_meta["tool-framework/approval-token"]` is longer is refused
+/// as invalid params.
+pub use tool_runtime::approvals::MAX_APPROVAL_TOKEN_BYTES;

@@ -305,3 +305,63 @@ async fn a_passed_on_token_approves_its_one_call_once_and_the_upstreams_token_al
     up.stop().await;
     assert_eq!((purges_of("ledger"), purges_of("ledgers")), (1, 0));
 }
+
+/// A gateway importing `upstream` (prefix `gw_`) that approves its destructive tools with tokens
+/// of its own (server key `key`), served over Streamable HTTP on 127.0.0.1.
+async fn approving_gateway(
+    upstream: &Running,
+    key: u8,
+    at: std::time::SystemTime,
+) -> (tool_mcp::import::ImportedServer, Running) {
+    let imported = tool_mcp::import::McpImport::http("up", format!("http://{}/mcp", upstream.addr))
+        .prefix("gw_")
+        .connect()
+        .await
+        .unwrap();
+    let builder = tool_runtime::Registry::builder().confirm_tag("destructive").approval_tokens(tokens(key, at));
+    let registry = imported.add_to(builder).unwrap().build().unwrap();
+    (imported, Running::start(McpServer::builder(registry).build()).await)
+}
+
+/// A chain of servers that each approve the call (an upstream, then two gateways over it, each
+/// over the one before) and a last gateway the host calls: the host approves three times, each
+/// time with the token the last request gave (every approving gateway wraps the token of the
+/// server behind it, 81 bytes a layer: 112, 193, then 274 bytes), and the call then runs once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_through_two_approving_gateways_over_an_approving_upstream_runs_after_three_approvals() {
+    let at = now();
+    let upstream = tool_runtime::Registry::builder().tool(purge_table::TOOL).approval_tokens(tokens(7, at));
+    let up = Running::start(McpServer::builder(upstream.build().unwrap()).build()).await;
+    let (first, first_served) = approving_gateway(&up, 9, at).await;
+    let (second, second_served) = approving_gateway(&first_served, 11, at).await;
+    let last = tool_mcp::import::McpImport::http("edge", format!("http://{}/mcp", second_served.addr))
+        .prefix("gw_")
+        .connect()
+        .await
+        .unwrap();
+    let registry = last.add_to(tool_runtime::Registry::builder()).unwrap().build().unwrap();
+    let call = || tool_runtime::ToolCall::new("call_1", "gw_gw_gw_purge_table", json!({"table": "chain"}).to_string());
+    let mut message = registry.call(&call(), &context(at)).await;
+    let mut asked = Vec::new();
+    for _ in 0..4 {
+        let Some(request) = message.approval.take() else { break };
+        asked.push((request.preview.clone(), request.token.len()));
+        message = registry.call(&call().with_approval_token(&request.token), &context(at)).await;
+    }
+    assert_eq!(
+        asked,
+        [
+            ("call `gw_gw_purge_table` with\n\"table\": \"chain\"".to_owned(), 112),
+            ("call `gw_purge_table` with\n\"table\": \"chain\"".to_owned(), 193),
+            ("call `purge_table` with\n\"table\": \"chain\"".to_owned(), 274),
+        ]
+    );
+    assert_eq!((message.is_error, message.text().into_owned()), (false, "purged chain".to_owned()));
+    last.close().await;
+    second_served.stop().await;
+    second.close().await;
+    first_served.stop().await;
+    first.close().await;
+    up.stop().await;
+    assert_eq!(purges_of("chain"), 1);
+}

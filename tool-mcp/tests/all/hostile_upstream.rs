@@ -672,7 +672,7 @@ async fn an_oversized_token_is_not_passed_on() {
     let token = format!("ap1.{}", "a".repeat(tool_mcp::import::MAX_APPROVAL_TOKEN_BYTES));
     let message = call_approval(approval(&token, "call `t0`"), true).await;
     assert_eq!(message.approval, None);
-    assert_eq!(message.text(), not_passed_on("its token is not 1 to 256 visible ASCII characters"));
+    assert_eq!(message.text(), not_passed_on("its token is not 1 to 1024 visible ASCII characters"));
     assert!(!message.text().contains(&token));
 }
 
