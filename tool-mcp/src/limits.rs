@@ -102,6 +102,19 @@ pub const DEFAULT_TASK_LEASE: Duration = Duration::from_secs(10);
 #[cfg(feature = "client")]
 pub const MAX_APPROVAL_PREVIEW_BYTES: usize = 64 << 10;
 
+/// The most server names an import takes from an upstream's approval request (`servers` of a
+/// refused call's `_meta["tool-framework/approval"]`, the servers it came through): 32, room for
+/// the longest chain of gateways that approve (`tool_runtime::approvals::MAX_APPROVING_GATEWAYS`,
+/// 11) with as many that only forward. More is not passed on as an approval.
+#[cfg(feature = "client")]
+pub const MAX_APPROVAL_SERVERS: usize = 32;
+
+/// The longest server name an import takes from an upstream's approval request (one of its
+/// `servers`): 128 bytes, none of them a control, bidirectional or zero-width character. Longer
+/// or other is not passed on as an approval.
+#[cfg(feature = "client")]
+pub const MAX_APPROVAL_SERVER_NAME_BYTES: usize = 128;
+
 /// The longest approval token (`tool_runtime::approvals::MAX_APPROVAL_TOKEN_BYTES`): 1024 bytes,
 /// this framework's own 112-byte token and the 81 bytes each of up to 11 gateways that approve
 /// the call too adds (the arithmetic is on the constant). An import passes on from an upstream

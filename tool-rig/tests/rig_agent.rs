@@ -291,6 +291,7 @@ fn an_approval_asked_shows_no_token_in_its_debug_form() {
             preview: "call `delete_note`".to_owned(),
             token: "ap1.9.ab.cd".to_owned(),
             expires_at: 9,
+            servers: Vec::new(),
         },
     };
     let shown = format!("{:?}", asked.approved_call());

@@ -312,6 +312,7 @@ impl ApprovalTokens {
     /// imported tool whose upstream approves it too): that request's preview, and a token of this
     /// server for the same call carrying the other's (`ap1p.<expiry>.<mac>.<token>`, the expiry
     /// the earlier of the two), which redeems here once and is then handed to the tool to send on.
+    /// The request keeps the other's [`servers`](ApprovalRequest::servers): it is that server's.
     /// When that token would be longer than [`MAX_APPROVAL_TOKEN_BYTES`] (the call passed through
     /// more than [`MAX_APPROVING_GATEWAYS`] gateways that approve it), the call is refused with
     /// [`ToolError::Failed`] saying so, and no token is minted.
@@ -341,7 +342,13 @@ impl ApprovalTokens {
         ToolError::Approval {
             tool: tool.to_owned(),
             problem: ApprovalProblem::Missing {
-                request: ApprovalRequest { tool: tool.to_owned(), preview: request.preview.clone(), token, expires_at },
+                request: Box::new(ApprovalRequest {
+                    tool: tool.to_owned(),
+                    preview: request.preview.clone(),
+                    token,
+                    expires_at,
+                    servers: request.servers.clone(),
+                }),
                 valid_secs: expires_at.saturating_sub(now),
             },
         }
@@ -355,7 +362,13 @@ impl ApprovalTokens {
         ToolError::Approval {
             tool: tool.to_owned(),
             problem: ApprovalProblem::Missing {
-                request: ApprovalRequest { tool: tool.to_owned(), preview, token, expires_at },
+                request: Box::new(ApprovalRequest {
+                    tool: tool.to_owned(),
+                    preview,
+                    token,
+                    expires_at,
+                    servers: Vec::new(),
+                }),
                 valid_secs: self.ttl.as_secs(),
             },
         }

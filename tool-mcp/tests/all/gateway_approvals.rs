@@ -51,6 +51,7 @@ async fn an_in_process_call_at_the_gateway_is_refused_with_the_upstreams_preview
     assert_eq!(message.text(), asked("users"));
     let approval = message.approval.as_deref().expect("the upstream's approval request, for the host");
     assert_eq!(approval.tool, "gw_drop_table");
+    assert_eq!(approval.servers, ["up"], "the import's name of the server that asked");
     assert_eq!(approval.preview, "call `drop_table` with\n\"table\": \"users\"");
     let expiry = at.duration_since(UNIX_EPOCH).unwrap().as_secs() + 300;
     assert_eq!(approval.expires_at, expiry);
@@ -188,6 +189,7 @@ async fn a_client_of_the_gateway_over_mcp_gets_the_approval_in_meta_and_runs_the
     let approval = &refused["result"]["_meta"][APPROVAL_META];
     assert_eq!(approval["tool"], "gw_drop_table");
     assert_eq!(approval["preview"], "call `drop_table` with\n\"table\": \"invoices\"");
+    assert_eq!(approval["servers"], json!(["up"]));
     let token = approval["token"].as_str().expect("a token for the host").to_owned();
     let approved = call_over_mcp(&served, "invoices", Some(&token)).await;
     assert_eq!(approved["result"]["content"], json!([{"type": "text", "text": "dropped invoices"}]), "{approved}");
@@ -310,10 +312,11 @@ async fn a_passed_on_token_approves_its_one_call_once_and_the_upstreams_token_al
 /// of its own (server key `key`), served over Streamable HTTP on 127.0.0.1.
 async fn approving_gateway(
     upstream: &Running,
+    name: &str,
     key: u8,
     at: std::time::SystemTime,
 ) -> (tool_mcp::import::ImportedServer, Running) {
-    let imported = tool_mcp::import::McpImport::http("up", format!("http://{}/mcp", upstream.addr))
+    let imported = tool_mcp::import::McpImport::http(name, format!("http://{}/mcp", upstream.addr))
         .prefix("gw_")
         .connect()
         .await
@@ -327,13 +330,14 @@ async fn approving_gateway(
 /// over the one before) and a last gateway the host calls: the host approves three times, each
 /// time with the token the last request gave (every approving gateway wraps the token of the
 /// server behind it, 81 bytes a layer: 112, 193, then 274 bytes), and the call then runs once.
+/// Each request names the servers it came through (`servers`), so the host tells them apart.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_through_two_approving_gateways_over_an_approving_upstream_runs_after_three_approvals() {
     let at = now();
     let upstream = tool_runtime::Registry::builder().tool(purge_table::TOOL).approval_tokens(tokens(7, at));
     let up = Running::start(McpServer::builder(upstream.build().unwrap()).build()).await;
-    let (first, first_served) = approving_gateway(&up, 9, at).await;
-    let (second, second_served) = approving_gateway(&first_served, 11, at).await;
+    let (first, first_served) = approving_gateway(&up, "origin", 9, at).await;
+    let (second, second_served) = approving_gateway(&first_served, "middle", 11, at).await;
     let last = tool_mcp::import::McpImport::http("edge", format!("http://{}/mcp", second_served.addr))
         .prefix("gw_")
         .connect()
@@ -345,15 +349,15 @@ async fn a_call_through_two_approving_gateways_over_an_approving_upstream_runs_a
     let mut asked = Vec::new();
     for _ in 0..4 {
         let Some(request) = message.approval.take() else { break };
-        asked.push((request.preview.clone(), request.token.len()));
+        asked.push((request.preview.clone(), request.token.len(), request.servers.join(" > ")));
         message = registry.call(&call().with_approval_token(&request.token), &context(at)).await;
     }
     assert_eq!(
         asked,
         [
-            ("call `gw_gw_purge_table` with\n\"table\": \"chain\"".to_owned(), 112),
-            ("call `gw_purge_table` with\n\"table\": \"chain\"".to_owned(), 193),
-            ("call `purge_table` with\n\"table\": \"chain\"".to_owned(), 274),
+            ("call `gw_gw_purge_table` with\n\"table\": \"chain\"".to_owned(), 112, "edge".to_owned()),
+            ("call `gw_purge_table` with\n\"table\": \"chain\"".to_owned(), 193, "edge > middle".to_owned()),
+            ("call `purge_table` with\n\"table\": \"chain\"".to_owned(), 274, "edge > middle > origin".to_owned()),
         ]
     );
     assert_eq!((message.is_error, message.text().into_owned()), (false, "purged chain".to_owned()));

@@ -81,6 +81,7 @@ async fn a_call_without_a_token_gives_the_host_the_preview_and_a_token_for_that_
     assert_eq!(request.tool, "delete_dir");
     assert_eq!(request.preview, "call `delete_dir` with\n\"path\": \"build-host/\"");
     assert_eq!(request.expires_at, START + 300);
+    assert_eq!(request.servers, Vec::<String>::new(), "this registry asked itself");
     let parts: Vec<&str> = request.token.split('.').collect();
     assert_eq!(parts.len(), 4, "{}", request.token);
     assert_eq!(parts[0], "ap1");
@@ -449,11 +450,17 @@ fn gateway_tool_with(expires_at: u64, up_token: String) -> tool_runtime::Dynamic
                 return Ok(ToolResult::text("ran upstream"));
             }
             let preview = "upstream: n".to_owned();
-            let request =
-                tool_runtime::ApprovalRequest { tool: "forward".to_owned(), preview, token: up_token, expires_at };
+            let servers = vec!["up".to_owned()];
+            let request = tool_runtime::ApprovalRequest {
+                tool: "forward".to_owned(),
+                preview,
+                token: up_token,
+                expires_at,
+                servers,
+            };
             Err(ToolError::Approval {
                 tool: "forward".to_owned(),
-                problem: tool_runtime::ApprovalProblem::Missing { request, valid_secs: 0 },
+                problem: tool_runtime::ApprovalProblem::Missing { request: Box::new(request), valid_secs: 0 },
             })
         }
     })
@@ -531,8 +538,8 @@ async fn a_call_approved_here_whose_tool_passes_on_a_request_gets_a_token_here_c
     let passed = registry.call(&call.clone().with_approval_token(&own), &ToolContext::new()).await;
     let request = passed.approval.as_deref().expect("the other server's request, passed on");
     assert_eq!(
-        (request.tool.as_str(), request.preview.as_str(), request.expires_at),
-        ("forward", "upstream: n", START + 30)
+        (request.tool.as_str(), request.preview.as_str(), request.expires_at, &request.servers[..]),
+        ("forward", "upstream: n", START + 30, &["up".to_owned()][..])
     );
     let [form, expiry, mac, carried] = request.token.splitn(4, '.').collect::<Vec<_>>()[..] else {
         panic!("{request:?}")
