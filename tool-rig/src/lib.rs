@@ -104,8 +104,9 @@ pub struct RigTools {
 /// The host's function of [`RigTools::on_approval`].
 type OnApproval = Arc<dyn Fn(ApprovalAsked) + Send + Sync>;
 
-/// A call that rig ran and the registry refused for want of the user's approval (approval
-/// tokens, [`tool_runtime::approvals`]): what [`RigTools::on_approval`] hands the host. Its
+/// A call that rig ran (or that [`RigTools::hook`] answered, its arguments malformed) and the
+/// registry refused for want of the user's approval (approval tokens,
+/// [`tool_runtime::approvals`]): what [`RigTools::on_approval`] hands the host. Its
 /// `Debug` form redacts the token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApprovalAsked {
@@ -157,8 +158,9 @@ impl RigTools {
     /// Hands each call the registry refuses for want of the user's approval to `host`, as it is
     /// refused and before rig's tool result (which leaves the approval out, [`rig_result`]) goes
     /// to the model: a call a tool runs, and a call with arguments rig finds malformed that
-    /// [`RigTools::hook`] answers (the registry asks approval before it decodes arguments). `host` runs on the call's task: hand the request on (a channel to the user
-    /// interface) rather than wait for the person there. Default: none, and such a refusal
+    /// [`RigTools::hook`] answers (the registry asks approval before it decodes arguments); give
+    /// the agent the hook of these tools after this is set. `host` runs on the call's task: hand
+    /// the request on (a channel to the user interface) rather than wait for the person there. Default: none, and such a refusal
     /// reaches only the model, whose text holds the preview but never the token.
     #[must_use]
     pub fn on_approval(mut self, host: impl Fn(ApprovalAsked) + Send + Sync + 'static) -> Self {
