@@ -171,18 +171,19 @@ pub(crate) fn to_result(server: &str, tool: &str, result: &Value) -> Result<Tool
 ///   [`approval`](tool_runtime::ToolMessage::approval), for `local`, valid for the seconds left
 ///   to `expiresAt` (0 when past), with `server` first in its
 ///   [`servers`](tool_runtime::ApprovalRequest::servers) (the upstream's own list after it);
-/// - one that does not decode is dropped: the refusal stays the upstream's text with a line
-///   saying why its approval is not passed on, and the host gets no approval.
+/// - one that does not decode, or that was refused before (`Err(why)`, the import's check of a
+///   cached preview), is dropped: the refusal stays the upstream's text with a line saying why
+///   its approval is not passed on, and the host gets no approval.
 #[cfg(feature = "client")]
 pub(crate) fn with_approval(
     outcome: Result<ToolResult, ToolError>,
-    approval: Option<&Value>,
+    approval: Option<Result<&Value, &str>>,
     server: &str,
     (remote, local): (&str, &str),
     now_secs: u64,
 ) -> Result<ToolResult, ToolError> {
     let (Err(ToolError::Failed(text)), Some(approval)) = (&outcome, approval) else { return outcome };
-    match decode_approval(approval, remote, now_secs) {
+    match approval.map_err(str::to_owned).and_then(|approval| decode_approval(approval, remote, now_secs)) {
         Ok(request) => {
             let valid_secs = request.expires_at.saturating_sub(now_secs);
             let servers = std::iter::once(server.to_owned()).chain(request.servers).collect();
@@ -565,7 +566,7 @@ mod tests {
         servers.extend(std::iter::repeat_n("mid".to_owned(), 31));
         let approval = approval_with("servers", json!(servers));
         let refused = Err(ToolError::Failed("refused".to_owned()));
-        match with_approval(refused, Some(&approval), "up", ("t0", "gw_t0"), 0) {
+        match with_approval(refused, Some(Ok(&approval)), "up", ("t0", "gw_t0"), 0) {
             Err(ToolError::Approval { problem: ApprovalProblem::Missing { request, .. }, .. }) => {
                 assert_eq!(request.servers[..2], ["up".to_owned(), "x".repeat(128)]);
                 assert_eq!(request.servers.len(), 33);
@@ -622,10 +623,10 @@ mod tests {
     #[test]
     fn an_approval_with_a_success_is_ignored_and_with_a_refusal_becomes_the_hosts_request() {
         let approval = approval_with("expiresAt", json!(100));
-        let ignored = with_approval(Ok(ToolResult::text("done")), Some(&approval), "up", ("t0", "gw_t0"), 40);
+        let ignored = with_approval(Ok(ToolResult::text("done")), Some(Ok(&approval)), "up", ("t0", "gw_t0"), 40);
         assert_eq!(ignored.unwrap(), ToolResult::text("done"));
         let refused = Err(ToolError::Failed("refused".to_owned()));
-        match with_approval(refused, Some(&approval), "up", ("t0", "gw_t0"), 40) {
+        match with_approval(refused, Some(Ok(&approval)), "up", ("t0", "gw_t0"), 40) {
             Err(ToolError::Approval { tool, problem: ApprovalProblem::Missing { request, valid_secs } }) => {
                 assert_eq!((tool.as_str(), request.tool.as_str(), valid_secs), ("gw_t0", "gw_t0", 60));
             }

@@ -97,8 +97,8 @@ pub const DEFAULT_TASK_LEASE: Duration = Duration::from_secs(10);
 /// the unified diff of a large edit, before and after its control, bidirectional and zero-width
 /// characters are written out (`⟦U+XXXX⟧`). A longer one is not passed on as an approval
 /// ([`crate::import`], "Approvals through a gateway"). A preview longer than the import's
-/// `inline_result_bytes` is cached as it arrives, like any long string, and passed on as the
-/// cached text's preview (whole up to `STREAM_PREVIEW_BYTES`, 16 KiB; else head, marker, tail).
+/// `inline_result_bytes` is cached as it arrives, like any long string, then read back whole
+/// (at most this many bytes) and passed on by the same rule.
 #[cfg(feature = "client")]
 pub const MAX_APPROVAL_PREVIEW_BYTES: usize = 64 << 10;
 

@@ -114,6 +114,39 @@ async fn a_refusal_too_long_to_take_inline_keeps_its_approval_request_with_the_w
     assert_eq!(runs_of(&format!("note {}", note.len())), 1);
 }
 
+/// The gateway's message for a call of `write_note` with `note`, its import taking strings of at
+/// most 4096 bytes (`MIN_INLINE_RESULT_BYTES`) inline.
+async fn note_through_the_least_inline_bytes(note: &str) -> ToolMessage {
+    let at = now();
+    let up = upstream(at).await;
+    let limits = ImportLimits { inline_result_bytes: MIN_INLINE_RESULT_BYTES, ..ImportLimits::default() };
+    let (imported, registry) = gateway_with(&up, &Arc::new(MemoryStore::new()), limits, OutputLayer::new()).await;
+    let message = registry.call(&note_call(note), &context(at)).await;
+    imported.close().await;
+    up.stop().await;
+    message
+}
+
+/// A preview longer than the stored text's own preview (16 KiB) and within the 64 KiB passed on
+/// reaches the host whole, read back from where it was cached.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cached_preview_within_the_bound_reaches_the_host_whole() {
+    let note = "0123456789\n".repeat(4_000);
+    let message = note_through_the_least_inline_bytes(&note).await;
+    let approval = message.approval.as_deref().expect("the upstream's approval request, for the host");
+    assert_eq!(approval.preview, format!("write\n{note}"));
+}
+
+/// A preview over the 64 KiB passed on is not passed on, cached or not: the model reads why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cached_preview_over_the_bound_is_not_passed_on_and_the_model_reads_why() {
+    let message = note_through_the_least_inline_bytes(&"n".repeat(70_000)).await;
+    assert_eq!((message.approval.is_none(), message.error_kind), (true, Some(ToolErrorKind::Failed)));
+    let why = "\n[MCP server `up` asked for the user's approval with a request this registry does not pass on (its \
+               preview is 70006 bytes, over the 65536 passed on); the call cannot be approved through this registry]";
+    assert!(message.text().ends_with(why), "{}", message.text());
+}
+
 /// The upstream's refusal of a token that ran its call already.
 const USED: &str = "tool `drop_table` did not run: its approval token was used already (an approval runs one call, \
                     once); send the call without a token to get a new preview and token, and ask the user again";
