@@ -577,7 +577,7 @@ mod tests {
 
     #[test]
     fn an_approval_requests_servers_go_in_meta_only_when_it_came_from_another_server() {
-        let request = |servers: Vec<String>| ApprovalRequest {
+        let request = |servers: Vec<String>| tool_runtime::ApprovalRequest {
             tool: "t0".to_owned(),
             preview: "call `t0`".to_owned(),
             token: "ap1.9.ab.cd".to_owned(),

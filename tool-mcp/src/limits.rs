@@ -122,4 +122,5 @@ pub const MAX_APPROVAL_SERVER_NAME_BYTES: usize = 128;
 /// this many visible ASCII characters (`!` to `~`); a longer or other one is not passed on as an
 /// approval. A `tools/call` whose `_meta["tool-framework/approval-token"]` is longer is refused
 /// as invalid params.
+#[cfg(feature = "client")]
 pub use tool_runtime::approvals::MAX_APPROVAL_TOKEN_BYTES;

@@ -201,10 +201,10 @@ fn idempotency_key(meta: &rmcp::model::RequestMetaObject) -> Result<Option<Strin
 ///
 /// # Errors
 /// -32602 for a value that is not a string, or one longer than any approval token
-/// ([`MAX_APPROVAL_TOKEN_BYTES`](crate::limits::MAX_APPROVAL_TOKEN_BYTES)): it would be forwarded
+/// ([`MAX_APPROVAL_TOKEN_BYTES`](tool_runtime::approvals::MAX_APPROVAL_TOKEN_BYTES)): it would be forwarded
 /// to an imported tool's server and kept (sealed) by a task record.
 fn approval_token(meta: &rmcp::model::RequestMetaObject) -> Result<Option<String>, ErrorData> {
-    use crate::limits::MAX_APPROVAL_TOKEN_BYTES;
+    use tool_runtime::approvals::MAX_APPROVAL_TOKEN_BYTES;
     match meta.get(APPROVAL_TOKEN_META) {
         None => Ok(None),
         Some(Value::String(token)) if token.len() > MAX_APPROVAL_TOKEN_BYTES => Err(ErrorData::invalid_params(
