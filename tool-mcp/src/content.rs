@@ -87,8 +87,8 @@ pub(crate) fn content_block(part: &ContentPart) -> ContentBlock {
 /// - `isError` is the message's `is_error`.
 /// - `_meta` carries `ref_id` (the ref id of the full output in the output cache),
 ///   `trimmed: true` when the output layer shortened the text, and the message's approval request
-///   for the host under [`APPROVAL_META`](crate::APPROVAL_META) (the token, never in `content`);
-///   left out when none applies.
+///   for the host under [`APPROVAL_META`](crate::APPROVAL_META) (the token, never in `content`;
+///   `servers` only when the request came from another server); left out when none applies.
 /// - `structured`: the tool declares an output schema; then a successful message's JSON object
 ///   value is also given as `structuredContent`, beside the text (the same value as JSON text),
 ///   for clients that read only `content`.
@@ -106,12 +106,15 @@ pub fn call_result(message: &ToolMessage, structured: bool) -> CallToolResult {
         meta.insert("trimmed".to_owned(), Value::Bool(true));
     }
     if let Some(request) = &message.approval {
-        let approval = serde_json::json!({
+        let mut approval = serde_json::json!({
             "tool": request.tool,
             "preview": request.preview,
             "token": request.token,
             "expiresAt": request.expires_at,
         });
+        if !request.servers.is_empty() {
+            approval["servers"] = Value::from(request.servers.clone());
+        }
         meta.insert(crate::protocol::APPROVAL_META.to_owned(), approval);
     }
     if !meta.is_empty() {
@@ -166,25 +169,28 @@ pub(crate) fn to_result(server: &str, tool: &str, result: &Value) -> Result<Tool
 ///   text of the refusal (the preview, never the token; the upstream's own text is not used),
 ///   and the host gets the preview and the token as the message's
 ///   [`approval`](tool_runtime::ToolMessage::approval), for `local`, valid for the seconds left
-///   to `expiresAt` (0 when past);
-/// - one that does not decode is dropped: the refusal stays the upstream's text with a line
-///   saying why its approval is not passed on, and the host gets no approval.
+///   to `expiresAt` (0 when past), with `server` first in its
+///   [`servers`](tool_runtime::ApprovalRequest::servers) (the upstream's own list after it);
+/// - one that does not decode, or that was refused before (`Err(why)`, the import's check of a
+///   cached preview), is dropped: the refusal stays the upstream's text with a line saying why
+///   its approval is not passed on, and the host gets no approval.
 #[cfg(feature = "client")]
 pub(crate) fn with_approval(
     outcome: Result<ToolResult, ToolError>,
-    approval: Option<&Value>,
+    approval: Option<Result<&Value, &str>>,
     server: &str,
     (remote, local): (&str, &str),
     now_secs: u64,
 ) -> Result<ToolResult, ToolError> {
     let (Err(ToolError::Failed(text)), Some(approval)) = (&outcome, approval) else { return outcome };
-    match decode_approval(approval, remote, now_secs) {
+    match approval.map_err(str::to_owned).and_then(|approval| decode_approval(approval, remote, now_secs)) {
         Ok(request) => {
             let valid_secs = request.expires_at.saturating_sub(now_secs);
-            let request = ApprovalRequest { tool: local.to_owned(), ..request };
+            let servers = std::iter::once(server.to_owned()).chain(request.servers).collect();
+            let request = ApprovalRequest { tool: local.to_owned(), servers, ..request };
             Err(ToolError::Approval {
                 tool: local.to_owned(),
-                problem: ApprovalProblem::Missing { request, valid_secs },
+                problem: ApprovalProblem::Missing { request: Box::new(request), valid_secs },
             })
         }
         Err(why) => Err(ToolError::Failed(format!(
@@ -203,8 +209,11 @@ pub(crate) fn with_approval(
 /// [`MAX_APPROVAL_TOKEN_BYTES`](crate::limits::MAX_APPROVAL_TOKEN_BYTES) visible ASCII characters)
 /// and `expiresAt` (seconds since the Unix epoch, an unsigned integer, at most
 /// [`MAX_APPROVAL_TTL`](tool_runtime::approvals::MAX_APPROVAL_TTL), 366 days, after `now_secs`:
-/// no approval token of this framework lives longer, and the model reads the seconds left), as
-/// [`call_result`] writes it.
+/// no approval token of this framework lives longer, and the model reads the seconds left), and
+/// optionally `servers` (the servers a gateway upstream passed the request on from: an array of
+/// at most [`MAX_APPROVAL_SERVERS`](crate::limits::MAX_APPROVAL_SERVERS) names of 1 to
+/// [`MAX_APPROVAL_SERVER_NAME_BYTES`](crate::limits::MAX_APPROVAL_SERVER_NAME_BYTES) bytes with
+/// no control, bidirectional or zero-width character), as [`call_result`] writes it.
 ///
 /// # Errors
 /// Why it is refused, naming the field at fault and quoting nothing the upstream sent (a token
@@ -214,12 +223,12 @@ pub(crate) fn decode_approval(approval: &Value, remote: &str, now_secs: u64) -> 
     use crate::limits::{MAX_APPROVAL_PREVIEW_BYTES, MAX_APPROVAL_TOKEN_BYTES};
     use tool_runtime::approvals::MAX_APPROVAL_TTL;
 
-    const FIELDS: [&str; 4] = ["tool", "preview", "token", "expiresAt"];
+    const FIELDS: [&str; 5] = ["tool", "preview", "token", "expiresAt", "servers"];
     let Value::Object(fields) = approval else {
         return Err("it is not an object of `tool`, `preview`, `token` and `expiresAt`".to_owned());
     };
     if fields.keys().any(|key| !FIELDS.contains(&key.as_str())) {
-        return Err("it has a field other than `tool`, `preview`, `token` and `expiresAt`".to_owned());
+        return Err("it has a field other than `tool`, `preview`, `token`, `expiresAt` and `servers`".to_owned());
     }
     let text = |key: &str| match fields.get(key) {
         Some(Value::String(text)) => Ok(text.clone()),
@@ -236,8 +245,12 @@ pub(crate) fn decode_approval(approval: &Value, remote: &str, now_secs: u64) -> 
             MAX_APPROVAL_TTL.as_secs() / 86_400
         ));
     }
+    let servers = match fields.get("servers") {
+        None => Vec::new(),
+        Some(servers) => decode_servers(servers)?,
+    };
     let mut request =
-        ApprovalRequest { tool: text("tool")?, preview: text("preview")?, token: text("token")?, expires_at };
+        ApprovalRequest { tool: text("tool")?, preview: text("preview")?, token: text("token")?, expires_at, servers };
     if request.tool != remote {
         return Err(format!("it is for another tool than `{remote}`"));
     }
@@ -264,6 +277,35 @@ pub(crate) fn decode_approval(approval: &Value, remote: &str, now_secs: u64) -> 
         return Err("its preview holds its token, which the model would read".to_owned());
     }
     Ok(request)
+}
+
+/// The `servers` of an upstream's approval request ([`decode_approval`]).
+#[cfg(feature = "client")]
+fn decode_servers(servers: &Value) -> Result<Vec<String>, String> {
+    use crate::limits::{MAX_APPROVAL_SERVER_NAME_BYTES, MAX_APPROVAL_SERVERS};
+    let refused = || {
+        format!(
+            "its `servers` is not a list of at most {MAX_APPROVAL_SERVERS} names of 1 to \
+             {MAX_APPROVAL_SERVER_NAME_BYTES} bytes without control, bidirectional or zero-width characters"
+        )
+    };
+    let Value::Array(names) = servers else { return Err(refused()) };
+    if names.len() > MAX_APPROVAL_SERVERS {
+        return Err(refused());
+    }
+    names
+        .iter()
+        .map(|name| match name {
+            Value::String(name)
+                if (1..=MAX_APPROVAL_SERVER_NAME_BYTES).contains(&name.len())
+                    && !name.chars().any(char::is_control)
+                    && tool_runtime::talk::visible_text(name) == *name =>
+            {
+                Ok(name.clone())
+            }
+            _ => Err(refused()),
+        })
+        .collect()
 }
 
 /// One content block: text, an image, audio, an embedded resource (text or blob), a resource
@@ -456,7 +498,7 @@ mod tests {
             (json!(["ap1.9.ab.cd"]), "it is not an object of `tool`, `preview`, `token` and `expiresAt`"),
             (
                 approval_with("ap1.9.ab.cd", json!(1)),
-                "it has a field other than `tool`, `preview`, `token` and `expiresAt`",
+                "it has a field other than `tool`, `preview`, `token`, `expiresAt` and `servers`",
             ),
             (approval_with("tool", Value::Null), "it has no `tool`"),
             (approval_with("preview", json!(7)), "its `preview` is not a string"),
@@ -473,10 +515,10 @@ mod tests {
                 "its `expiresAt` is more than 366 days away, longer than any approval token lives",
             ),
             (approval_with("tool", json!("t1")), "it is for another tool than `t0`"),
-            (approval_with("token", json!("")), "its token is not 1 to 256 visible ASCII characters"),
-            (approval_with("token", json!("ap1 9")), "its token is not 1 to 256 visible ASCII characters"),
-            (approval_with("token", json!("ap1.é")), "its token is not 1 to 256 visible ASCII characters"),
-            (approval_with("token", json!("a".repeat(257))), "its token is not 1 to 256 visible ASCII characters"),
+            (approval_with("token", json!("")), "its token is not 1 to 1024 visible ASCII characters"),
+            (approval_with("token", json!("ap1 9")), "its token is not 1 to 1024 visible ASCII characters"),
+            (approval_with("token", json!("ap1.é")), "its token is not 1 to 1024 visible ASCII characters"),
+            (approval_with("token", json!("a".repeat(1025))), "its token is not 1 to 1024 visible ASCII characters"),
             (
                 approval_with("preview", json!("send ap1.9.ab.cd")),
                 "its preview holds its token, which the model would read",
@@ -498,6 +540,67 @@ mod tests {
 
     #[cfg(feature = "client")]
     #[test]
+    fn each_malformed_list_of_servers_is_refused_without_quoting_it() {
+        let why = "its `servers` is not a list of at most 32 names of 1 to 128 bytes without control, bidirectional \
+                   or zero-width characters";
+        let cases = [
+            json!("edge"),
+            json!([""]),
+            json!([7]),
+            json!(["x".repeat(129)]),
+            json!(["ed\nge"]),
+            json!(["ed\u{202E}ge"]),
+            json!(["ed\u{200B}ge"]),
+            Value::from(vec!["s"; 33]),
+        ];
+        for servers in cases {
+            let approval = approval_with("servers", servers.clone());
+            assert_eq!(decode_approval(&approval, "t0", 0).map(|r| r.token), Err(why.to_owned()), "{servers}");
+        }
+    }
+
+    #[cfg(feature = "client")]
+    #[test]
+    fn the_longest_list_of_servers_is_passed_on_after_the_name_of_the_import() {
+        let mut servers = vec!["x".repeat(128)];
+        servers.extend(std::iter::repeat_n("mid".to_owned(), 31));
+        let approval = approval_with("servers", json!(servers));
+        let refused = Err(ToolError::Failed("refused".to_owned()));
+        match with_approval(refused, Some(Ok(&approval)), "up", ("t0", "gw_t0"), 0) {
+            Err(ToolError::Approval { problem: ApprovalProblem::Missing { request, .. }, .. }) => {
+                assert_eq!(request.servers[..2], ["up".to_owned(), "x".repeat(128)]);
+                assert_eq!(request.servers.len(), 33);
+            }
+            other => panic!("not an approval: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_approval_requests_servers_go_in_meta_only_when_it_came_from_another_server() {
+        let request = |servers: Vec<String>| tool_runtime::ApprovalRequest {
+            tool: "t0".to_owned(),
+            preview: "call `t0`".to_owned(),
+            token: "ap1.9.ab.cd".to_owned(),
+            expires_at: 9,
+            servers,
+        };
+        let meta = |servers| {
+            let message =
+                ToolMessage { approval: Some(Box::new(request(servers))), ..ToolMessage::error("c1", "t0", "refused") };
+            serde_json::to_value(call_result(&message, false)).unwrap()["_meta"][crate::APPROVAL_META].clone()
+        };
+        assert_eq!(
+            meta(Vec::new()),
+            json!({"tool": "t0", "preview": "call `t0`", "token": "ap1.9.ab.cd", "expiresAt": 9})
+        );
+        assert_eq!(
+            meta(vec!["edge".to_owned(), "origin".to_owned()]),
+            json!({"tool": "t0", "preview": "call `t0`", "token": "ap1.9.ab.cd", "expiresAt": 9, "servers": ["edge", "origin"]})
+        );
+    }
+
+    #[cfg(feature = "client")]
+    #[test]
     fn an_expiry_366_days_after_now_is_passed_on_and_one_second_more_is_not() {
         let now = 1_785_229_501;
         let at = |expires_at: u64| decode_approval(&approval_with("expiresAt", json!(expires_at)), "t0", now);
@@ -512,18 +615,18 @@ mod tests {
     #[test]
     fn the_longest_preview_and_token_are_passed_on() {
         let mut approval = approval_with("preview", json!("x".repeat(65_536)));
-        approval["token"] = json!("a".repeat(256));
-        assert_eq!(decode_approval(&approval, "t0", 0).map(|r| (r.preview.len(), r.token.len())), Ok((65_536, 256)));
+        approval["token"] = json!("a".repeat(1024));
+        assert_eq!(decode_approval(&approval, "t0", 0).map(|r| (r.preview.len(), r.token.len())), Ok((65_536, 1024)));
     }
 
     #[cfg(feature = "client")]
     #[test]
     fn an_approval_with_a_success_is_ignored_and_with_a_refusal_becomes_the_hosts_request() {
         let approval = approval_with("expiresAt", json!(100));
-        let ignored = with_approval(Ok(ToolResult::text("done")), Some(&approval), "up", ("t0", "gw_t0"), 40);
+        let ignored = with_approval(Ok(ToolResult::text("done")), Some(Ok(&approval)), "up", ("t0", "gw_t0"), 40);
         assert_eq!(ignored.unwrap(), ToolResult::text("done"));
         let refused = Err(ToolError::Failed("refused".to_owned()));
-        match with_approval(refused, Some(&approval), "up", ("t0", "gw_t0"), 40) {
+        match with_approval(refused, Some(Ok(&approval)), "up", ("t0", "gw_t0"), 40) {
             Err(ToolError::Approval { tool, problem: ApprovalProblem::Missing { request, valid_secs } }) => {
                 assert_eq!((tool.as_str(), request.tool.as_str(), valid_secs), ("gw_t0", "gw_t0", 60));
             }

@@ -100,13 +100,30 @@ pub const DEFAULT_TASK_LEASE: Duration = Duration::from_secs(10);
 /// the unified diff of a large edit, before and after its control, bidirectional and zero-width
 /// characters are written out (`⟦U+XXXX⟧`). A longer one is not passed on as an approval
 /// ([`crate::import`], "Approvals through a gateway"). A preview longer than the import's
-/// `inline_result_bytes` arrives as the marker of its cached text, like any long string.
+/// `inline_result_bytes` is cached as it arrives, like any long string, then read back whole
+/// (at most this many bytes) and passed on by the same rule.
 #[cfg(feature = "client")]
 pub const MAX_APPROVAL_PREVIEW_BYTES: usize = 64 << 10;
 
-/// The longest approval token an import passes on from an upstream server (`token` of a refused
-/// call's `_meta["tool-framework/approval"]`): 256 bytes, each a visible ASCII character (`!` to
-/// `~`). This framework's tokens take 112 (`tool_runtime::approvals`); a longer or other one is
-/// not passed on as an approval.
+/// The most server names an import takes from an upstream's approval request (`servers` of a
+/// refused call's `_meta["tool-framework/approval"]`, the servers it came through): 32, room for
+/// the longest chain of gateways that approve (`tool_runtime::approvals::MAX_APPROVING_GATEWAYS`,
+/// 11) with as many that only forward. More is not passed on as an approval.
 #[cfg(feature = "client")]
-pub const MAX_APPROVAL_TOKEN_BYTES: usize = 256;
+pub const MAX_APPROVAL_SERVERS: usize = 32;
+
+/// The longest server name an import takes from an upstream's approval request (one of its
+/// `servers`): 128 bytes, none of them a control, bidirectional or zero-width character. Longer
+/// or other is not passed on as an approval.
+#[cfg(feature = "client")]
+pub const MAX_APPROVAL_SERVER_NAME_BYTES: usize = 128;
+
+/// The longest approval token (`tool_runtime::approvals::MAX_APPROVAL_TOKEN_BYTES`): 1024 bytes,
+/// this framework's own 112-byte token and the 81 bytes each of up to 11 gateways that approve
+/// the call too adds (the arithmetic is on the constant). An import passes on from an upstream
+/// server (`token` of a refused call's `_meta["tool-framework/approval"]`) only a token of 1 to
+/// this many visible ASCII characters (`!` to `~`); a longer or other one is not passed on as an
+/// approval. A `tools/call` whose `_meta["tool-framework/approval-token"]` is longer is refused
+/// as invalid params.
+#[cfg(feature = "client")]
+pub use tool_runtime::approvals::MAX_APPROVAL_TOKEN_BYTES;

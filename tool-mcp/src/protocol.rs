@@ -50,7 +50,9 @@ pub const APPROVAL_TOKEN_META: &str = "tool-framework/approval-token";
 /// The `_meta` key of a `tools/call` result that asks the client's host for the user's approval:
 /// `tool-framework/approval`, an object `{"tool", "preview", "token", "expiresAt"}` (the tool's
 /// registered name, what the call would do, the approval token for exactly this call, and its
-/// expiry in seconds since the Unix epoch; `tool_runtime::ApprovalRequest`). Present only on the
+/// expiry in seconds since the Unix epoch; `tool_runtime::ApprovalRequest`), with `"servers"`
+/// (an array of names, nearest first) when the request came from another server through an
+/// import (`ApprovalRequest::servers`). Present only on the
 /// error result of a call refused for want of an approval token; the token is never in `content`
 /// or `structuredContent`, which the model reads. The client shows the preview to its user and,
 /// once they approve, sends the same call again with the token under [`APPROVAL_TOKEN_META`];

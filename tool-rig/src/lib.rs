@@ -39,6 +39,9 @@
 //!   ``unknown tool `x`; available tools: ...`` (the turn's tools, sorted), and arguments that are
 //!   not an object get the framework's decoding of them (``invalid arguments for `x`: ...``; an
 //!   empty text is no arguments, `{}`, and the call runs), as rig's skipped result for that call.
+//!   The registry asks a tool's approval before it decodes the arguments, so such a call of a
+//!   tool that needs approval is refused for want of it, and its approval request goes to
+//!   [`RigTools::on_approval`] as any other call's.
 //! - **Errors keep their kind.** An error result becomes a failed rig tool result whose model
 //!   output is the framework's text and whose kind is [`rig_kind`] of its
 //!   [`ToolErrorKind`](tool_runtime::ToolErrorKind): an unknown tool is `NotFound`, arguments
@@ -101,8 +104,9 @@ pub struct RigTools {
 /// The host's function of [`RigTools::on_approval`].
 type OnApproval = Arc<dyn Fn(ApprovalAsked) + Send + Sync>;
 
-/// A call that rig ran and the registry refused for want of the user's approval (approval
-/// tokens, [`tool_runtime::approvals`]): what [`RigTools::on_approval`] hands the host. Its
+/// A call that rig ran (or that [`RigTools::hook`] answered, its arguments malformed) and the
+/// registry refused for want of the user's approval (approval tokens,
+/// [`tool_runtime::approvals`]): what [`RigTools::on_approval`] hands the host. Its
 /// `Debug` form redacts the token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApprovalAsked {
@@ -142,14 +146,21 @@ impl RigTools {
     /// call run with a clone of a default [`ToolContext`] (see [`RigTools::with_context`]).
     pub fn new(registry: Arc<Registry>) -> Self {
         let names = registry.definitions().iter().map(|d| d.name.clone()).collect();
-        let hook = ToolHook { pending: Arc::default(), registry: Arc::clone(&registry), context: ToolContext::new() };
+        let hook = ToolHook {
+            pending: Arc::default(),
+            registry: Arc::clone(&registry),
+            context: ToolContext::new(),
+            on_approval: None,
+        };
         Self { registry, names, context: ToolContext::new(), hook, on_approval: None }
     }
 
     /// Hands each call the registry refuses for want of the user's approval to `host`, as it is
     /// refused and before rig's tool result (which leaves the approval out, [`rig_result`]) goes
-    /// to the model. `host` runs on the call's task: hand the request on (a channel to the user
-    /// interface) rather than wait for the person there. Default: none, and such a refusal
+    /// to the model: a call a tool runs, and a call with arguments rig finds malformed that
+    /// [`RigTools::hook`] answers (the registry asks approval before it decodes arguments); give
+    /// the agent the hook of these tools after this is set. `host` runs on the call's task: hand
+    /// the request on (a channel to the user interface) rather than wait for the person there. Default: none, and such a refusal
     /// reaches only the model, whose text holds the preview but never the token.
     #[must_use]
     pub fn on_approval(mut self, host: impl Fn(ApprovalAsked) + Send + Sync + 'static) -> Self {
@@ -221,7 +232,7 @@ impl RigTools {
     /// one run): it hands each tool its call id and answers the calls rig refuses before any
     /// tool runs; see the crate docs.
     pub fn hook(&self) -> ToolHook {
-        self.hook.clone()
+        ToolHook { on_approval: self.on_approval.clone(), ..self.hook.clone() }
     }
 }
 
@@ -229,12 +240,14 @@ impl RigTools {
 /// the dispatch's effect id (at most [`MAX_PENDING_CALL_IDS`] wait) and lets the dispatch proceed
 /// unchanged; on a call rig finds invalid it answers an unknown tool and arguments that are not a
 /// JSON object as the framework does (rig's `InvalidToolCallAction::Skip` with that text), and
-/// leaves any other case (a tool the tool choice does not allow) to rig.
+/// leaves any other case (a tool the tool choice does not allow) to rig. A malformed call the
+/// registry refuses for want of approval goes to [`RigTools::on_approval`] as a tool's does.
 #[derive(Clone)]
 pub struct ToolHook {
     pending: Arc<Mutex<Pending>>,
     registry: Arc<Registry>,
     context: ToolContext,
+    on_approval: Option<OnApproval>,
 }
 
 #[derive(Default)]
@@ -293,6 +306,7 @@ impl AgentHook for ToolHook {
                 let id = event.tool_call_id.as_ref().map_or_else(String::new, ToString::to_string);
                 let call = ToolCall::new(id, &event.tool_name, event.args.clone().unwrap_or_default());
                 let message = self.registry.call(&call, &self.context).await;
+                let message = handed_approval(self.on_approval.as_ref(), call, message);
                 Some(InvalidToolCallAction::skip(message.text().into_owned()))
             }
             _ => None,
@@ -338,12 +352,19 @@ impl Serve for RigTool {
         // The name is the one the call was routed by (rig dispatches by name); a hook's patch may
         // not change it.
         let call = ToolCall::new(id, name, args);
-        let mut message = self.registry.call(&call, &self.context).await;
-        if let (Some(host), Some(request)) = (&self.on_approval, message.approval.take()) {
-            host(ApprovalAsked { call, request: *request });
-        }
+        let message = self.registry.call(&call, &self.context).await;
+        let message = handed_approval(self.on_approval.as_ref(), call, message);
         Reply::Outcome(Ok(Outcome::ToolResult { result: rig_result(message) }))
     }
+}
+
+/// `message` of `call` with its approval request ([`ToolMessage::approval`]) handed to `host`,
+/// when there are both; the one place every refusal for approval reaches the host from.
+fn handed_approval(host: Option<&OnApproval>, call: ToolCall, mut message: ToolMessage) -> ToolMessage {
+    if let (Some(host), Some(request)) = (host, message.approval.take()) {
+        host(ApprovalAsked { call, request: *request });
+    }
+    message
 }
 
 /// A tool message as rig's tool result: a success's text or parts as the output, an error as a

@@ -255,6 +255,33 @@ async fn the_host_gets_a_refused_calls_approval_and_runs_the_call_with_its_token
     assert_eq!(deleted("n1"), 1);
 }
 
+/// A call whose arguments rig finds malformed (not a JSON object) is answered by the hook, through
+/// the registry, which asks approval before it decodes: the host gets that refusal's approval as
+/// from any other call, and the model reads the refusal without the token.
+#[tokio::test]
+async fn a_call_with_malformed_arguments_refused_for_approval_reaches_the_host() {
+    let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let noted = asked.clone();
+    let tools = RigTools::new(approving()).on_approval(move |request| noted.lock().unwrap().push(request));
+    let script = vec![
+        sample::openai_chat(&[("call_7", "delete_note", r#"["n7"]"#)], ""),
+        sample::openai_chat(&[], "Waiting for your approval."),
+    ];
+    let (server, _) = run_agent(&tools, true, script).await;
+    let asked = asked.lock().unwrap().clone();
+    let [asked] = &asked[..] else { panic!("one approval for the host, not {}", asked.len()) };
+    assert_eq!(asked.call, ToolCall::new("call_7", "delete_note", r#"["n7"]"#));
+    assert_eq!(
+        (asked.request.tool.as_str(), asked.request.preview.as_str()),
+        ("delete_note", "call `delete_note` with\n[\"n7\"]")
+    );
+    let read = tool_messages(&server.requests()[1].body);
+    assert_eq!(read.len(), 1);
+    assert!(read[0].1.contains("it needs the user's approval"), "{read:?}");
+    assert!(!read[0].1.contains(&asked.request.token), "{read:?}");
+    assert_eq!(deleted("n7"), 0);
+}
+
 #[test]
 fn an_approval_asked_shows_no_token_in_its_debug_form() {
     let asked = tool_rig::ApprovalAsked {
@@ -264,6 +291,7 @@ fn an_approval_asked_shows_no_token_in_its_debug_form() {
             preview: "call `delete_note`".to_owned(),
             token: "ap1.9.ab.cd".to_owned(),
             expires_at: 9,
+            servers: Vec::new(),
         },
     };
     let shown = format!("{:?}", asked.approved_call());

@@ -40,7 +40,9 @@
 //! expiry the earlier of the other's and this registry's time to live, the MAC binding the tool,
 //! arguments, principal, expiry and the other token). That token redeems here by the rules below,
 //! once, and the tool is handed the other server's token to send on; the other server's token
-//! alone is no token of this registry and is refused here.
+//! alone is no token of this registry and is refused here. Each such registry adds
+//! [`PASSED_ON_LAYER_BYTES`] to the token, within [`MAX_APPROVAL_TOKEN_BYTES`]: a chain of up to
+//! [`MAX_APPROVING_GATEWAYS`] of them works, and the next refuses the call saying why.
 //!
 //! # The rules
 //! - A token is `ap1.<expiry>.<nonce>.<mac>`: the expiry in seconds since the Unix epoch, 16 random
@@ -50,6 +52,11 @@
 //!   of its own), the expiry and the nonce. It keeps nothing in clear but the expiry. (A
 //!   passed-on token, `ap1p.`, keeps the other server's token in clear too: see "Through a
 //!   gateway" above.)
+//! - A token is at most [`MAX_APPROVAL_TOKEN_BYTES`] (1024) bytes: this framework's own tokens
+//!   take 112, and each gateway that approves a call too adds [`PASSED_ON_LAYER_BYTES`] (81), so
+//!   up to [`MAX_APPROVING_GATEWAYS`] (11) such gateways fit between the host and the server.
+//!   The next one refuses the call with [`ToolError::Failed`] saying so; a longer token is
+//!   refused as [`ApprovalProblem::Mismatch`].
 //! - Redeeming checks, in order: the token's form and MAC for this call
 //!   ([`ApprovalProblem::Mismatch`]: another tool, other arguments, another principal, another
 //!   server key, or not a token), the expiry on the settings' [`Clock`] ([`ApprovalProblem::Expired`]),
@@ -86,6 +93,30 @@ pub const MAX_APPROVAL_TTL: Duration = Duration::from_secs(366 * 24 * 60 * 60);
 /// How long past its expiry a used token is kept: 60 seconds, the clock difference between
 /// workers this tolerates.
 pub const CLOCK_SKEW: Duration = Duration::from_secs(60);
+
+/// The longest approval token, in bytes: 1024. A longer token is refused on redeem as not issued
+/// for the call ([`ApprovalProblem::Mismatch`], before any MAC is computed), `tool-mcp`'s import
+/// does not pass one on from an upstream, and a gateway does not mint one ([`ApprovalTokens`]'s
+/// passing on refuses the call instead, saying why).
+///
+/// The arithmetic: a token of this framework, `ap1.<expiry>.<nonce>.<mac>`, is 112 bytes
+/// (`ap1.` 4, the expiry 10 digits, `.` 1, the nonce 32, `.` 1, the MAC 64; an expiry is at most
+/// [`MAX_APPROVAL_TTL`] ahead, so it has 10 digits until the year 2286), and each gateway that
+/// approves a call too wraps the token of the server behind it in `ap1p.<expiry>.<mac>.`,
+/// [`PASSED_ON_LAYER_BYTES`] (81) more ("Through a gateway" in the [module docs](self)). So
+/// 1024 bytes hold a chain of up to [`MAX_APPROVING_GATEWAYS`] (11) approving gateways over an
+/// approving tool-framework server: 112 + 11 × 81 = 1003. Gateways that do not approve the call
+/// themselves forward the token unchanged and do not count.
+pub const MAX_APPROVAL_TOKEN_BYTES: usize = 1024;
+
+/// The bytes a gateway that approves a call too adds to the token it passes on:
+/// `ap1p.<expiry>.<mac>.` is 5 + 10 + 1 + 64 + 1 = 81 (see [`MAX_APPROVAL_TOKEN_BYTES`]).
+pub const PASSED_ON_LAYER_BYTES: usize = 81;
+
+/// How many gateways that approve a call too fit between the host and a tool-framework server
+/// that approves it: 11, the whole layers of [`PASSED_ON_LAYER_BYTES`] that fit in
+/// [`MAX_APPROVAL_TOKEN_BYTES`] after the server's own 112-byte token.
+pub const MAX_APPROVING_GATEWAYS: usize = (MAX_APPROVAL_TOKEN_BYTES - 112) / PASSED_ON_LAYER_BYTES;
 
 /// The form tag that starts every token.
 const PREFIX: &str = "ap1";
@@ -219,6 +250,9 @@ impl ApprovalTokens {
         token: &str,
     ) -> Result<Option<String>, ToolError> {
         let refuse = |problem| ToolError::Approval { tool: tool.to_owned(), problem };
+        if token.len() > MAX_APPROVAL_TOKEN_BYTES {
+            return Err(refuse(ApprovalProblem::Mismatch));
+        }
         if let Some(rest) = token.strip_prefix(PASSED_ON).and_then(|rest| rest.strip_prefix('.')) {
             let mut parts = rest.splitn(3, '.');
             let (Some(expiry), Some(mac), Some(inner)) = (parts.next(), parts.next(), parts.next()) else {
@@ -278,6 +312,10 @@ impl ApprovalTokens {
     /// imported tool whose upstream approves it too): that request's preview, and a token of this
     /// server for the same call carrying the other's (`ap1p.<expiry>.<mac>.<token>`, the expiry
     /// the earlier of the two), which redeems here once and is then handed to the tool to send on.
+    /// The request keeps the other's [`servers`](ApprovalRequest::servers): it is that server's.
+    /// When that token would be longer than [`MAX_APPROVAL_TOKEN_BYTES`] (the call passed through
+    /// more than [`MAX_APPROVING_GATEWAYS`] gateways that approve it), the call is refused with
+    /// [`ToolError::Failed`] saying so, and no token is minted.
     pub(crate) fn pass_on(
         &self,
         tool: &str,
@@ -290,10 +328,27 @@ impl ApprovalTokens {
         let expiry = expires_at.to_string();
         let mac = self.bind_passed_on(tool, arguments, principal, &expiry, &request.token);
         let token = format!("{PASSED_ON}.{expiry}.{mac}.{}", request.token);
+        if token.len() > MAX_APPROVAL_TOKEN_BYTES {
+            return ToolError::Failed(format!(
+                "tool `{tool}` did not run: the server it calls asked for the user's approval with a token of {} \
+                 bytes, which this registry, approving the call too, would pass on in a token of {} bytes, over the \
+                 {MAX_APPROVAL_TOKEN_BYTES} an approval token may have (each gateway that approves a call adds \
+                 {PASSED_ON_LAYER_BYTES} bytes; at most {MAX_APPROVING_GATEWAYS} fit); the call cannot be approved \
+                 through this many approving gateways: call the tool through fewer of them",
+                request.token.len(),
+                token.len()
+            ));
+        }
         ToolError::Approval {
             tool: tool.to_owned(),
             problem: ApprovalProblem::Missing {
-                request: ApprovalRequest { tool: tool.to_owned(), preview: request.preview.clone(), token, expires_at },
+                request: Box::new(ApprovalRequest {
+                    tool: tool.to_owned(),
+                    preview: request.preview.clone(),
+                    token,
+                    expires_at,
+                    servers: request.servers.clone(),
+                }),
                 valid_secs: expires_at.saturating_sub(now),
             },
         }
@@ -307,7 +362,13 @@ impl ApprovalTokens {
         ToolError::Approval {
             tool: tool.to_owned(),
             problem: ApprovalProblem::Missing {
-                request: ApprovalRequest { tool: tool.to_owned(), preview, token, expires_at },
+                request: Box::new(ApprovalRequest {
+                    tool: tool.to_owned(),
+                    preview,
+                    token,
+                    expires_at,
+                    servers: Vec::new(),
+                }),
                 valid_secs: self.ttl.as_secs(),
             },
         }

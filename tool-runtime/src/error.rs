@@ -187,8 +187,9 @@ pub enum ApprovalProblem {
         .request.preview
     )]
     Missing {
-        /// What the host needs to ask its user: the preview and the token for exactly this call.
-        request: ApprovalRequest,
+        /// What the host needs to ask its user: the preview and the token for exactly this call
+        /// (boxed: it is large, and most errors are not this one).
+        request: Box<ApprovalRequest>,
         /// How long the token stays valid, in seconds.
         valid_secs: u64,
     },
@@ -237,6 +238,14 @@ pub struct ApprovalRequest {
     pub token: String,
     /// When the token expires, in seconds since the Unix epoch.
     pub expires_at: u64,
+    /// Which server asked, for a request a tool passed on from another server (an imported tool
+    /// of `tool-mcp`): the servers the request came through, nearest first, each as the registry
+    /// before it names it (an import's configured name, the `mcpServers` key, never its URL), so
+    /// the last is the server that asked. Empty (the default) when this registry asked itself.
+    /// Through a gateway whose upstream is itself a gateway passing on its own upstream's
+    /// request: `["edge", "origin"]`. Only the first name is this registry's own setting; the
+    /// rest are what that server said.
+    pub servers: Vec<String>,
 }
 
 impl fmt::Debug for ApprovalRequest {
@@ -246,6 +255,7 @@ impl fmt::Debug for ApprovalRequest {
             .field("preview", &self.preview)
             .field("token", &"[redacted]")
             .field("expires_at", &self.expires_at)
+            .field("servers", &self.servers)
             .finish()
     }
 }

@@ -200,10 +200,21 @@ fn idempotency_key(meta: &rmcp::model::RequestMetaObject) -> Result<Option<Strin
 /// The approval token of a `tools/call`, from `_meta` ([`APPROVAL_TOKEN_META`]).
 ///
 /// # Errors
-/// -32602 for a value that is not a string.
+/// -32602 for a value that is not a string, or one longer than any approval token
+/// ([`MAX_APPROVAL_TOKEN_BYTES`](tool_runtime::approvals::MAX_APPROVAL_TOKEN_BYTES)): it would be forwarded
+/// to an imported tool's server and kept (sealed) by a task record.
 fn approval_token(meta: &rmcp::model::RequestMetaObject) -> Result<Option<String>, ErrorData> {
+    use tool_runtime::approvals::MAX_APPROVAL_TOKEN_BYTES;
     match meta.get(APPROVAL_TOKEN_META) {
         None => Ok(None),
+        Some(Value::String(token)) if token.len() > MAX_APPROVAL_TOKEN_BYTES => Err(ErrorData::invalid_params(
+            format!(
+                "`_meta[\"{APPROVAL_TOKEN_META}\"]` is {} bytes, longer than any approval token \
+                 ({MAX_APPROVAL_TOKEN_BYTES}); send the token a refused call of this tool gave, as it was given",
+                token.len()
+            ),
+            None,
+        )),
         Some(Value::String(token)) => Ok(Some(token.clone())),
         Some(other) => Err(ErrorData::invalid_params(
             format!(

@@ -758,7 +758,8 @@ impl Shared {
                         let local = ctx.tool_name().unwrap_or(tool);
                         let approval = spill.take_approval();
                         let outcome = to_result(&self.name, tool, &value);
-                        with_approval(outcome, approval.as_ref(), &self.name, (tool, local), now)
+                        let approval = approval.as_ref().map(|held| held.as_ref().map_err(String::as_str));
+                        with_approval(outcome, approval, &self.name, (tool, local), now)
                     }
                     Err(message) => Err(ToolError::Failed(message)),
                 }
@@ -1331,7 +1332,7 @@ mod tests {
         // The answer rmcp's service gets (and traces) holds no approval.
         let answered = transport.receive().await.unwrap();
         assert!(!serde_json::to_string(&answered).unwrap().contains("ap1.9.ab.cd"));
-        assert_eq!(first.take_approval(), Some(approval));
+        assert_eq!(first.take_approval(), Some(Ok(approval)));
         assert_eq!(other.take_approval(), None);
         // An answer to no running call: its approval is dropped, and still not passed up.
         let stray = transport.receive().await.unwrap();

@@ -134,7 +134,9 @@ use self::connection::Shared;
 #[cfg(feature = "client-auth")]
 pub use self::oauth::HeadlessRedirect;
 pub use self::oauth::{AuthorizationCode, Authorizer};
-pub use crate::limits::{MAX_APPROVAL_PREVIEW_BYTES, MAX_APPROVAL_TOKEN_BYTES};
+pub use crate::limits::{
+    MAX_APPROVAL_PREVIEW_BYTES, MAX_APPROVAL_SERVER_NAME_BYTES, MAX_APPROVAL_SERVERS, MAX_APPROVAL_TOKEN_BYTES,
+};
 
 /// The wait before a stdio server is started again after its first failure: 250 ms; it doubles
 /// with each further failure in a row.

@@ -55,6 +55,8 @@ use tokio::sync::{mpsc, oneshot};
 use tool_runtime::output::{OUTPUT_STORE, OutputScope, STREAM_PREVIEW_BYTES, StoreError, StreamedOutput, store_stream};
 use tool_runtime::{StoredResult, ToolContext, ToolResult};
 
+use crate::limits::MAX_APPROVAL_PREVIEW_BYTES;
+
 /// Containers deeper than this are not told apart (objects and arrays): a key in them is read as
 /// a value. `serde_json` refuses messages nested past 128 levels anyway.
 const TRACKED_DEPTH: usize = 1024;
@@ -678,7 +680,7 @@ pub(super) struct CallSpills {
     over: tokio::sync::watch::Sender<bool>,
     /// The `_meta["tool-framework/approval"]` of its answer, taken out of the message before
     /// rmcp reads (and traces) it ([`Spills::hold_approval`]); still undecoded.
-    approval: Mutex<Option<Value>>,
+    approval: Mutex<Option<HeldApproval>>,
 }
 
 impl CallSpills {
@@ -695,8 +697,9 @@ impl CallSpills {
         })
     }
 
-    /// The approval request its answer carried ([`Spills::hold_approval`]), once.
-    pub(super) fn take_approval(&self) -> Option<Value> {
+    /// The approval request its answer carried ([`Spills::hold_approval`]), once, its long
+    /// strings resolved ([`resolve`]).
+    pub(super) fn take_approval(&self) -> Option<HeldApproval> {
         lock(&self.approval).take()
     }
 
@@ -881,7 +884,7 @@ impl Spills {
     pub(super) fn hold_approval(&self, id: &RequestId, approval: Value) {
         let call = lock(&self.calls).get(&serde_json::to_string(id).unwrap_or_default()).cloned();
         if let Some(call) = call {
-            *lock(&call.approval) = Some(approval);
+            *lock(&call.approval) = Some(Ok(approval));
         }
     }
 
@@ -1031,6 +1034,10 @@ struct Resolved {
 ///   (the stored text is the base64 itself);
 /// - any other string (a key included): `[a string of N bytes from the server, stored; ref_id=...]`.
 ///
+/// The approval request the answer carried, held apart ([`Spills::hold_approval`]), is resolved
+/// too ([`resolve_approval`]), so that no placeholder (and its nonce) reaches the host or the
+/// model through an approval.
+///
 /// One stored text per spilled string. A placeholder of another nonce or an unknown number is the
 /// server's own text and stays. Returns the result as a stored one when it is a single spilled
 /// text block (no `structuredContent`, not an error).
@@ -1062,9 +1069,64 @@ pub(super) async fn resolve(call: &CallSpills, server: &str, result: &mut Value)
         }
     }
     replace_strings(result, &resolved);
+    let held = lock(&call.approval).take();
+    if let Some(held) = held {
+        let held = resolve_approval(call, held, &resolved).await;
+        *lock(&call.approval) = Some(held);
+    }
     let plain = result.get("structuredContent").is_none_or(Value::is_null)
         && result.get("isError").and_then(Value::as_bool) != Some(true);
     Ok(single.filter(|_| plain))
+}
+
+/// The approval request of an answer as its call holds it: undecoded, or refused before it is
+/// decoded (why, as [`crate::content::with_approval`] says it).
+pub(super) type HeldApproval = Result<Value, String>;
+
+/// The placeholders of `held`, an approval request of `call`'s answer ([`resolve`]): a spilled
+/// `preview` is read back whole from the call's output store (it is the text the person is shown,
+/// and at most [`MAX_APPROVAL_PREVIEW_BYTES`] is passed on); any other spilled string becomes the
+/// `[a string of N bytes ...]` line, as in a result.
+///
+/// # Errors
+/// Why the request is not passed on: its spilled preview is over [`MAX_APPROVAL_PREVIEW_BYTES`],
+/// or cannot be read back.
+async fn resolve_approval(call: &CallSpills, held: HeldApproval, resolved: &HashMap<String, Resolved>) -> HeldApproval {
+    let mut approval = held?;
+    if let Some(r) = approval.get("preview").and_then(Value::as_str).and_then(|text| resolved.get(text)) {
+        if r.bytes > MAX_APPROVAL_PREVIEW_BYTES as u64 {
+            return Err(format!("its preview is {} bytes, over the {MAX_APPROVAL_PREVIEW_BYTES} passed on", r.bytes));
+        }
+        let preview = if r.cut { read_back(call, &r.ref_id).await? } else { r.text.clone() };
+        approval["preview"] = Value::String(preview);
+    }
+    replace_strings(&mut approval, resolved);
+    Ok(approval)
+}
+
+/// The whole text stored under `ref_id` in `call`'s output store (at most
+/// [`MAX_APPROVAL_PREVIEW_BYTES`]), read on the blocking pool.
+///
+/// # Errors
+/// Why it cannot be read: the store, the read, or a text over the bound or not UTF-8.
+async fn read_back(call: &CallSpills, ref_id: &str) -> Result<String, String> {
+    let cannot = |why: &dyn std::fmt::Display| format!("its preview, cached as it arrived, cannot be read back: {why}");
+    let store = call.ctx.resolve(&OUTPUT_STORE).await.map_err(|error| cannot(&error))?;
+    let ref_id = ref_id.to_owned();
+    let read = tool_runtime::off_worker(move || -> Result<Vec<u8>, String> {
+        let reader = store.open_at(&ref_id, 0).map_err(|error| error.to_string())?;
+        let mut bytes = Vec::new();
+        reader
+            .take(MAX_APPROVAL_PREVIEW_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|error| error.to_string())?;
+        Ok(bytes)
+    });
+    let bytes = read.await.ok_or_else(|| cannot(&"the runtime is shutting down"))?.map_err(|error| cannot(&error))?;
+    if bytes.len() > MAX_APPROVAL_PREVIEW_BYTES {
+        return Err(cannot(&format_args!("it is over {MAX_APPROVAL_PREVIEW_BYTES} bytes")));
+    }
+    String::from_utf8(bytes).map_err(|_| cannot(&"it is not UTF-8"))
 }
 
 /// One content block's placeholders; `single`: set to the stored result when this block is the

@@ -152,6 +152,21 @@ async fn a_token_that_is_not_a_string_is_invalid_params() {
     running.stop().await;
 }
 
+/// The attack of a token as long as a frame: it would be forwarded upstream, and a task record
+/// would keep it. It is refused before the call starts, saying the bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_over_the_longest_approval_token_is_invalid_params() {
+    let running = Running::start(server(&Arc::new(MemoryIdempotencyStore::new()))).await;
+    let answer = call(&running, "build-long/", Some(json!("a".repeat(1025)))).await;
+    assert_eq!(
+        answer["error"],
+        json!({"code": -32602, "message": "`_meta[\"tool-framework/approval-token\"]` is 1025 bytes, longer than \
+                any approval token (1024); send the token a refused call of this tool gave, as it was given"})
+    );
+    running.stop().await;
+    assert_eq!(runs_of("build-long/"), 0);
+}
+
 /// A client that takes tasks and cannot ask its user (no elicitation).
 fn tasks_only() -> Value {
     json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})

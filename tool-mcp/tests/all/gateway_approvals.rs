@@ -13,12 +13,13 @@ use std::time::UNIX_EPOCH;
 
 use serde_json::json;
 use test_support::approvals::tokens_in;
+use tool_mcp::import::{ImportLimits, MIN_INLINE_RESULT_BYTES};
 use tool_mcp::{APPROVAL_META, McpServer};
-use tool_runtime::output::{MemoryStore, OutputStore};
+use tool_runtime::output::{MemoryStore, OutputLayer, OutputLimits, OutputStore};
 use tool_runtime::{ToolErrorKind, ToolMessage};
 
 use common::Running;
-use common::gateway::{call_over_mcp, context, drop_call, gateway, now, runs_of, upstream};
+use common::gateway::{call_over_mcp, context, drop_call, gateway, gateway_with, note_call, now, runs_of, upstream};
 
 /// What the model reads of the gateway's refusal of `drop_table` on `table`.
 fn asked(table: &str) -> String {
@@ -50,6 +51,7 @@ async fn an_in_process_call_at_the_gateway_is_refused_with_the_upstreams_preview
     assert_eq!(message.text(), asked("users"));
     let approval = message.approval.as_deref().expect("the upstream's approval request, for the host");
     assert_eq!(approval.tool, "gw_drop_table");
+    assert_eq!(approval.servers, ["up"], "the import's name of the server that asked");
     assert_eq!(approval.preview, "call `drop_table` with\n\"table\": \"users\"");
     let expiry = at.duration_since(UNIX_EPOCH).unwrap().as_secs() + 300;
     assert_eq!(approval.expires_at, expiry);
@@ -76,6 +78,73 @@ async fn the_same_call_with_the_hosts_token_runs_upstream_once_and_gives_its_res
     imported.close().await;
     up.stop().await;
     assert_eq!(runs_of("orders"), 1);
+}
+
+/// A refusal too long for the import to take inline (its text and its preview, the tool's
+/// preview of a long note, over `inline_result_bytes`, so both are cached as they arrive) and for
+/// the gateway's output layer (its text cut, with a ref id) keeps its approval request: the host
+/// gets the whole preview, and its token runs the call once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_too_long_to_take_inline_keeps_its_approval_request_with_the_whole_preview() {
+    let at = now();
+    let up = upstream(at).await;
+    let store = Arc::new(MemoryStore::new());
+    let limits = ImportLimits { inline_result_bytes: MIN_INLINE_RESULT_BYTES, ..ImportLimits::default() };
+    let layer = OutputLayer::new().limits(OutputLimits { max_lines: 2000, max_bytes: 1024 });
+    let (imported, registry) = gateway_with(&up, &store, limits, layer).await;
+    let note = "n".repeat(MIN_INLINE_RESULT_BYTES + 1);
+    let message = registry.call(&note_call(&note), &context(at)).await;
+    assert_eq!((message.is_error, message.trimmed), (true, true), "{}", message.text());
+    assert_eq!(message.error_kind, Some(ToolErrorKind::PermissionDenied));
+    let approval = message.approval.as_deref().expect("the upstream's approval request, for the host");
+    assert_eq!(approval.tool, "gw_write_note");
+    assert_eq!(approval.preview, format!("write\n{note}"));
+    let read = cached(&store, &message);
+    assert!(
+        read.starts_with(&format!(
+            "tool `gw_write_note` did not run: it needs the user's approval. What it would do:\nwrite\n{note}\n"
+        )),
+        "{read}"
+    );
+    assert_eq!(tokens_in(&read), Vec::<String>::new());
+    let approved = registry.call(&note_call(&note).with_approval_token(&approval.token), &context(at)).await;
+    assert_eq!(approved.text(), format!("wrote {} bytes", note.len()));
+    imported.close().await;
+    up.stop().await;
+    assert_eq!(runs_of(&format!("note {}", note.len())), 1);
+}
+
+/// The gateway's message for a call of `write_note` with `note`, its import taking strings of at
+/// most 4096 bytes (`MIN_INLINE_RESULT_BYTES`) inline.
+async fn note_through_the_least_inline_bytes(note: &str) -> ToolMessage {
+    let at = now();
+    let up = upstream(at).await;
+    let limits = ImportLimits { inline_result_bytes: MIN_INLINE_RESULT_BYTES, ..ImportLimits::default() };
+    let (imported, registry) = gateway_with(&up, &Arc::new(MemoryStore::new()), limits, OutputLayer::new()).await;
+    let message = registry.call(&note_call(note), &context(at)).await;
+    imported.close().await;
+    up.stop().await;
+    message
+}
+
+/// A preview longer than the stored text's own preview (16 KiB) and within the 64 KiB passed on
+/// reaches the host whole, read back from where it was cached.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cached_preview_within_the_bound_reaches_the_host_whole() {
+    let note = "0123456789\n".repeat(4_000);
+    let message = note_through_the_least_inline_bytes(&note).await;
+    let approval = message.approval.as_deref().expect("the upstream's approval request, for the host");
+    assert_eq!(approval.preview, format!("write\n{note}"));
+}
+
+/// A preview over the 64 KiB passed on is not passed on, cached or not: the model reads why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cached_preview_over_the_bound_is_not_passed_on_and_the_model_reads_why() {
+    let message = note_through_the_least_inline_bytes(&"n".repeat(70_000)).await;
+    assert_eq!((message.approval.is_none(), message.error_kind), (true, Some(ToolErrorKind::Failed)));
+    let why = "\n[MCP server `up` asked for the user's approval with a request this registry does not pass on (its \
+               preview is 70006 bytes, over the 65536 passed on); the call cannot be approved through this registry]";
+    assert!(message.text().ends_with(why), "{}", message.text());
 }
 
 /// The upstream's refusal of a token that ran its call already.
@@ -153,6 +222,7 @@ async fn a_client_of_the_gateway_over_mcp_gets_the_approval_in_meta_and_runs_the
     let approval = &refused["result"]["_meta"][APPROVAL_META];
     assert_eq!(approval["tool"], "gw_drop_table");
     assert_eq!(approval["preview"], "call `drop_table` with\n\"table\": \"invoices\"");
+    assert_eq!(approval["servers"], json!(["up"]));
     let token = approval["token"].as_str().expect("a token for the host").to_owned();
     let approved = call_over_mcp(&served, "invoices", Some(&token)).await;
     assert_eq!(approved["result"]["content"], json!([{"type": "text", "text": "dropped invoices"}]), "{approved}");
@@ -269,4 +339,66 @@ async fn a_passed_on_token_approves_its_one_call_once_and_the_upstreams_token_al
     imported.close().await;
     up.stop().await;
     assert_eq!((purges_of("ledger"), purges_of("ledgers")), (1, 0));
+}
+
+/// A gateway importing `upstream` (prefix `gw_`) that approves its destructive tools with tokens
+/// of its own (server key `key`), served over Streamable HTTP on 127.0.0.1.
+async fn approving_gateway(
+    upstream: &Running,
+    name: &str,
+    key: u8,
+    at: std::time::SystemTime,
+) -> (tool_mcp::import::ImportedServer, Running) {
+    let imported = tool_mcp::import::McpImport::http(name, format!("http://{}/mcp", upstream.addr))
+        .prefix("gw_")
+        .connect()
+        .await
+        .unwrap();
+    let builder = tool_runtime::Registry::builder().confirm_tag("destructive").approval_tokens(tokens(key, at));
+    let registry = imported.add_to(builder).unwrap().build().unwrap();
+    (imported, Running::start(McpServer::builder(registry).build()).await)
+}
+
+/// A chain of servers that each approve the call (an upstream, then two gateways over it, each
+/// over the one before) and a last gateway the host calls: the host approves three times, each
+/// time with the token the last request gave (every approving gateway wraps the token of the
+/// server behind it, 81 bytes a layer: 112, 193, then 274 bytes), and the call then runs once.
+/// Each request names the servers it came through (`servers`), so the host tells them apart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_through_two_approving_gateways_over_an_approving_upstream_runs_after_three_approvals() {
+    let at = now();
+    let upstream = tool_runtime::Registry::builder().tool(purge_table::TOOL).approval_tokens(tokens(7, at));
+    let up = Running::start(McpServer::builder(upstream.build().unwrap()).build()).await;
+    let (first, first_served) = approving_gateway(&up, "origin", 9, at).await;
+    let (second, second_served) = approving_gateway(&first_served, "middle", 11, at).await;
+    let last = tool_mcp::import::McpImport::http("edge", format!("http://{}/mcp", second_served.addr))
+        .prefix("gw_")
+        .connect()
+        .await
+        .unwrap();
+    let registry = last.add_to(tool_runtime::Registry::builder()).unwrap().build().unwrap();
+    let call = || tool_runtime::ToolCall::new("call_1", "gw_gw_gw_purge_table", json!({"table": "chain"}).to_string());
+    let mut message = registry.call(&call(), &context(at)).await;
+    let mut asked = Vec::new();
+    for _ in 0..4 {
+        let Some(request) = message.approval.take() else { break };
+        asked.push((request.preview.clone(), request.token.len(), request.servers.join(" > ")));
+        message = registry.call(&call().with_approval_token(&request.token), &context(at)).await;
+    }
+    assert_eq!(
+        asked,
+        [
+            ("call `gw_gw_purge_table` with\n\"table\": \"chain\"".to_owned(), 112, "edge".to_owned()),
+            ("call `gw_purge_table` with\n\"table\": \"chain\"".to_owned(), 193, "edge > middle".to_owned()),
+            ("call `purge_table` with\n\"table\": \"chain\"".to_owned(), 274, "edge > middle > origin".to_owned()),
+        ]
+    );
+    assert_eq!((message.is_error, message.text().into_owned()), (false, "purged chain".to_owned()));
+    last.close().await;
+    second_served.stop().await;
+    second.close().await;
+    first_served.stop().await;
+    first.close().await;
+    up.stop().await;
+    assert_eq!(purges_of("chain"), 1);
 }

@@ -672,7 +672,7 @@ async fn an_oversized_token_is_not_passed_on() {
     let token = format!("ap1.{}", "a".repeat(tool_mcp::import::MAX_APPROVAL_TOKEN_BYTES));
     let message = call_approval(approval(&token, "call `t0`"), true).await;
     assert_eq!(message.approval, None);
-    assert_eq!(message.text(), not_passed_on("its token is not 1 to 256 visible ASCII characters"));
+    assert_eq!(message.text(), not_passed_on("its token is not 1 to 1024 visible ASCII characters"));
     assert!(!message.text().contains(&token));
 }
 
@@ -701,4 +701,31 @@ async fn a_token_the_written_out_preview_would_hold_is_not_passed_on() {
     let message = call_approval(approval("U+202E", "drop \u{202E}"), true).await;
     assert_eq!(message.approval, None);
     assert_eq!(message.text(), not_passed_on("its preview holds its token, which the model would read"));
+}
+
+/// The servers an upstream says its request came through follow the import's own name of it;
+/// the upstream cannot take that first place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approvals_servers_follow_the_name_the_import_gives_the_upstream() {
+    let mut request = approval("ap1.4102444800.ab.cd", "call `t0`");
+    request["servers"] = json!(["hostile", "origin"]);
+    let message = call_approval(request, true).await;
+    assert_eq!(message.approval.expect("the approval request").servers, ["hostile", "hostile", "origin"]);
+}
+
+/// The attack of a server name that reads otherwise than it is (a bidirectional override): the
+/// request is not passed on, and the model reads why without the name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_whose_servers_hold_a_bidirectional_override_is_not_passed_on() {
+    let mut request = approval("ap1.4102444800.ab.cd", "call `t0`");
+    request["servers"] = json!(["gro.elpmaxe\u{202E}"]);
+    let message = call_approval(request, true).await;
+    assert_eq!(message.approval, None);
+    assert_eq!(
+        message.text(),
+        not_passed_on(
+            "its `servers` is not a list of at most 32 names of 1 to 128 bytes without control, bidirectional or \
+             zero-width characters"
+        )
+    );
 }

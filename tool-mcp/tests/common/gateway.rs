@@ -1,12 +1,12 @@
 //! A gateway and its upstream on 127.0.0.1, for the tests of approvals through a gateway: the
-//! upstream serves `drop_table` (a tool that needs approval) under approval tokens over
+//! upstream serves `drop_table` and `write_note` (tools that need approval) under approval tokens over
 //! Streamable HTTP; the gateway imports it with the prefix `gw_`.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
-use tool_mcp::import::{ImportedServer, McpImport};
+use tool_mcp::import::{ImportLimits, ImportedServer, McpImport};
 use tool_mcp::{APPROVAL_TOKEN_META, McpServer};
 use tool_runtime::idempotency::MemoryIdempotencyStore;
 use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputLayer, OutputStore};
@@ -33,6 +33,32 @@ async fn drop_table(
     format!("dropped {table}")
 }
 
+/// Write a note (needs the user's approval; the preview shows the whole note, however long).
+#[tool(tags(confirm), preview = note_preview)]
+async fn write_note(
+    /// The note.
+    text: String,
+) -> String {
+    DROPPED.lock().unwrap_or_else(PoisonError::into_inner).push(format!("note {}", text.len()));
+    format!("wrote {} bytes", text.len())
+}
+
+/// The preview of `write_note`: `write` and the whole note on the lines after it.
+fn note_preview<'a>(
+    arguments: &'a str,
+    _ctx: &'a ToolContext,
+) -> tool_runtime::BoxFuture<'a, Result<String, tool_runtime::ToolError>> {
+    Box::pin(async move {
+        let value: Value = serde_json::from_str(arguments).map_err(tool_runtime::ToolError::failed)?;
+        Ok(format!("write\n{}", value["text"].as_str().unwrap_or_default()))
+    })
+}
+
+/// A call of `gw_write_note` with `text`.
+pub fn note_call(text: &str) -> ToolCall {
+    ToolCall::new("call_1", "gw_write_note", json!({"text": text}).to_string())
+}
+
 /// The instant both clocks of these tests stand at (a whole second, so that expiries are exact).
 pub fn now() -> SystemTime {
     let secs = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
@@ -45,18 +71,32 @@ pub async fn upstream(at: SystemTime) -> Running {
         .server_key([7u8; 32])
         .unwrap()
         .clock(Arc::new(FixedClock::new(at)));
-    let registry = Registry::builder().tool(drop_table::TOOL).approval_tokens(tokens).build().unwrap();
+    let registry =
+        Registry::builder().tool(drop_table::TOOL).tool(write_note::TOOL).approval_tokens(tokens).build().unwrap();
     Running::start(McpServer::builder(registry).build()).await
 }
 
 /// The gateway's import of `upstream` (prefix `gw_`) and its registry, whose output layer stores
 /// every message in `store`.
 pub async fn gateway(upstream: &Running, store: &Arc<MemoryStore>) -> (ImportedServer, Registry) {
-    let imported =
-        McpImport::http("up", format!("http://{}/mcp", upstream.addr)).prefix("gw_").connect().await.unwrap();
-    let builder = Registry::builder()
-        .override_dependency(&OUTPUT_STORE, store.clone() as Arc<dyn OutputStore>)
-        .output(OutputLayer::new());
+    gateway_with(upstream, store, ImportLimits::default(), OutputLayer::new()).await
+}
+
+/// [`gateway`] with the import's `limits` and the output layer `layer`.
+pub async fn gateway_with(
+    upstream: &Running,
+    store: &Arc<MemoryStore>,
+    limits: ImportLimits,
+    layer: OutputLayer,
+) -> (ImportedServer, Registry) {
+    let imported = McpImport::http("up", format!("http://{}/mcp", upstream.addr))
+        .prefix("gw_")
+        .limits(limits)
+        .connect()
+        .await
+        .unwrap();
+    let builder =
+        Registry::builder().override_dependency(&OUTPUT_STORE, store.clone() as Arc<dyn OutputStore>).output(layer);
     let registry = imported.add_to(builder).unwrap().build().unwrap();
     (imported, registry)
 }

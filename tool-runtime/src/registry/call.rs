@@ -747,7 +747,7 @@ impl Registry {
                 match error {
                     // The token goes to the host only: a field beside the text the model reads.
                     ToolError::Approval { problem: crate::ApprovalProblem::Missing { request, .. }, .. } => {
-                        ToolMessage { approval: Some(Box::new(request)), ..message }
+                        ToolMessage { approval: Some(request), ..message }
                     }
                     _ => message,
                 }

@@ -81,6 +81,7 @@ async fn a_call_without_a_token_gives_the_host_the_preview_and_a_token_for_that_
     assert_eq!(request.tool, "delete_dir");
     assert_eq!(request.preview, "call `delete_dir` with\n\"path\": \"build-host/\"");
     assert_eq!(request.expires_at, START + 300);
+    assert_eq!(request.servers, Vec::<String>::new(), "this registry asked itself");
     let parts: Vec<&str> = request.token.split('.').collect();
     assert_eq!(parts.len(), 4, "{}", request.token);
     assert_eq!(parts[0], "ap1");
@@ -436,30 +437,97 @@ async fn outside_a_call_a_context_holds_no_approval_token() {
 /// an imported tool whose upstream binds approvals does): it runs when handed the upstream's
 /// token `up-token`, else refuses with the upstream's request, valid until `expires_at`.
 fn gateway_tool(expires_at: u64) -> tool_runtime::DynamicTool {
+    gateway_tool_with(expires_at, "up-token".to_owned())
+}
+
+/// [`gateway_tool`] whose upstream's token is `up_token`.
+fn gateway_tool_with(expires_at: u64, up_token: String) -> tool_runtime::DynamicTool {
     let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
-    tool_runtime::DynamicTool::new("forward", "Pass the call on.", schema, move |_, ctx| async move {
-        if ctx.approval_token() == Some("up-token") {
-            return Ok(ToolResult::text("ran upstream"));
+    tool_runtime::DynamicTool::new("forward", "Pass the call on.", schema, move |_, ctx| {
+        let up_token = up_token.clone();
+        async move {
+            if ctx.approval_token() == Some(up_token.as_str()) {
+                return Ok(ToolResult::text("ran upstream"));
+            }
+            let preview = "upstream: n".to_owned();
+            let servers = vec!["up".to_owned()];
+            let request = tool_runtime::ApprovalRequest {
+                tool: "forward".to_owned(),
+                preview,
+                token: up_token,
+                expires_at,
+                servers,
+            };
+            Err(ToolError::Approval {
+                tool: "forward".to_owned(),
+                problem: tool_runtime::ApprovalProblem::Missing { request: Box::new(request), valid_secs: 0 },
+            })
         }
-        let preview = "upstream: n".to_owned();
-        let request = tool_runtime::ApprovalRequest {
-            tool: "forward".to_owned(),
-            preview,
-            token: "up-token".to_owned(),
-            expires_at,
-        };
-        Err(ToolError::Approval {
-            tool: "forward".to_owned(),
-            problem: tool_runtime::ApprovalProblem::Missing { request, valid_secs: 0 },
-        })
     })
     .unwrap()
     .with_tags(["confirm"])
 }
 
 fn gateway(expires_at: u64) -> Registry {
+    gateway_of(gateway_tool(expires_at))
+}
+
+/// A registry approving `tool` with approval tokens.
+fn gateway_of(tool: tool_runtime::DynamicTool) -> Registry {
     let tokens = ApprovalTokens::new(MemoryIdempotencyStore::new()).server_key(KEY).unwrap().clock(clock());
-    Registry::builder().tool_dyn(Arc::new(gateway_tool(expires_at))).approval_tokens(tokens).build().unwrap()
+    Registry::builder().tool_dyn(Arc::new(tool)).approval_tokens(tokens).build().unwrap()
+}
+
+/// The token the host gets when `registry` passes on its tool's upstream request, once the call
+/// of `forward` is approved there.
+async fn passed_on_by(registry: &Registry) -> ToolMessage {
+    let call = ToolCall::new("c1", "forward", r#"{"n":1}"#);
+    let own = registry.call(&call, &ToolContext::new()).await.approval.expect("asked here").token;
+    registry.call(&call.with_approval_token(&own), &ToolContext::new()).await
+}
+
+#[test]
+fn a_token_of_this_framework_and_a_layer_of_each_approving_gateway_fit_eleven_gateways_in_the_bound() {
+    use tool_runtime::approvals::{MAX_APPROVAL_TOKEN_BYTES, MAX_APPROVING_GATEWAYS, PASSED_ON_LAYER_BYTES};
+    assert_eq!((MAX_APPROVAL_TOKEN_BYTES, PASSED_ON_LAYER_BYTES, MAX_APPROVING_GATEWAYS), (1024, 81, 11));
+    assert_eq!(112 + MAX_APPROVING_GATEWAYS * PASSED_ON_LAYER_BYTES, 1003);
+}
+
+#[tokio::test]
+async fn a_minted_token_is_112_bytes_and_a_passed_on_one_81_more_than_the_token_it_carries() {
+    let minted = token_for(&registry(clock()), "build-length/", &as_ann()).await;
+    assert_eq!(minted.len(), 112);
+    let up_token = "u".repeat(112);
+    let passed = passed_on_by(&gateway_of(gateway_tool_with(START + 30, up_token))).await;
+    assert_eq!(passed.approval.expect("passed on").token.len(), 112 + 81);
+}
+
+#[tokio::test]
+async fn a_passed_on_token_of_exactly_the_bound_is_given_and_runs_the_call() {
+    let up_token = "u".repeat(tool_runtime::approvals::MAX_APPROVAL_TOKEN_BYTES - 81);
+    let registry = gateway_of(gateway_tool_with(START + 30, up_token));
+    let token = passed_on_by(&registry).await.approval.expect("passed on").token;
+    assert_eq!(token.len(), 1024);
+    let ran = registry
+        .call(&ToolCall::new("c1", "forward", r#"{"n":1}"#).with_approval_token(&token), &ToolContext::new())
+        .await;
+    assert_eq!(ran.text(), "ran upstream");
+}
+
+/// The chain one approving gateway too deep: passing the request on would make a token over the
+/// bound, so the call is refused saying why, with no approval for the host.
+#[tokio::test]
+async fn a_passed_on_token_over_the_bound_is_not_minted_and_the_call_fails_saying_why() {
+    let up_token = "u".repeat(tool_runtime::approvals::MAX_APPROVAL_TOKEN_BYTES - 80);
+    let message = passed_on_by(&gateway_of(gateway_tool_with(START + 30, up_token))).await;
+    assert_eq!((message.approval.is_none(), message.error_kind), (true, Some(ToolErrorKind::Failed)));
+    assert_eq!(
+        message.text(),
+        "tool `forward` did not run: the server it calls asked for the user's approval with a token of 944 bytes, \
+         which this registry, approving the call too, would pass on in a token of 1025 bytes, over the 1024 an \
+         approval token may have (each gateway that approves a call adds 81 bytes; at most 11 fit); the call cannot \
+         be approved through this many approving gateways: call the tool through fewer of them"
+    );
 }
 
 #[tokio::test]
@@ -470,8 +538,8 @@ async fn a_call_approved_here_whose_tool_passes_on_a_request_gets_a_token_here_c
     let passed = registry.call(&call.clone().with_approval_token(&own), &ToolContext::new()).await;
     let request = passed.approval.as_deref().expect("the other server's request, passed on");
     assert_eq!(
-        (request.tool.as_str(), request.preview.as_str(), request.expires_at),
-        ("forward", "upstream: n", START + 30)
+        (request.tool.as_str(), request.preview.as_str(), request.expires_at, &request.servers[..]),
+        ("forward", "upstream: n", START + 30, &["up".to_owned()][..])
     );
     let [form, expiry, mac, carried] = request.token.splitn(4, '.').collect::<Vec<_>>()[..] else {
         panic!("{request:?}")
@@ -552,4 +620,31 @@ async fn a_time_to_live_past_the_end_of_time_is_the_longest_one() {
     assert_eq!(request.expires_at, START + tool_runtime::approvals::MAX_APPROVAL_TTL.as_secs());
     assert_eq!(tool_runtime::approvals::MAX_APPROVAL_TTL.as_secs(), 31_622_400);
     assert_eq!(registry.call(&call.with_approval_token(&request.token), &ToolContext::new()).await.text(), "no token");
+}
+
+/// A refusal whose text is over the output layer's cap is cut and cached under a ref id, as any
+/// message: its approval request stays on it for the host, whole, and its token runs the call.
+#[tokio::test]
+async fn a_refusal_cut_by_the_output_layer_keeps_its_approval_request() {
+    use tool_runtime::output::{MemoryStore, OUTPUT_STORE, OutputLayer, OutputLimits, OutputStore};
+    let store = Arc::new(MemoryStore::new());
+    let tokens = ApprovalTokens::new(MemoryIdempotencyStore::new()).server_key(KEY).unwrap().clock(clock());
+    let registry = Registry::builder()
+        .tool(delete_dir::TOOL)
+        .approval_tokens(tokens)
+        .override_dependency(&OUTPUT_STORE, store.clone() as Arc<dyn OutputStore>)
+        .output(OutputLayer::new().limits(OutputLimits { max_lines: 3, max_bytes: 120 }))
+        .build()
+        .unwrap();
+    let message = registry.call(&delete("c1", "build-cut/"), &as_ann()).await;
+    assert_eq!((message.is_error, message.trimmed), (true, true));
+    let ref_id = message.ref_id.clone().expect("the refusal was cached");
+    let mut cached = String::new();
+    std::io::Read::read_to_string(&mut store.open_at(&ref_id, 0).unwrap(), &mut cached).unwrap();
+    assert_eq!(cached, ASKED.replace("build-preview/", "build-cut/"));
+    let request = message.approval.expect("the approval request, kept on the cut refusal");
+    assert_eq!(request.preview, "call `delete_dir` with\n\"path\": \"build-cut/\"");
+    let approved = registry.call(&delete("c2", "build-cut/").with_approval_token(&request.token), &as_ann()).await;
+    assert_eq!(approved.text(), "deleted build-cut/");
+    assert_eq!(runs_of("build-cut/"), 1);
 }

@@ -339,10 +339,11 @@ fn passing_on() -> DynamicTool {
             preview,
             token: "ap1.9.ab.cd".to_owned(),
             expires_at: 9,
+            servers: Vec::new(),
         };
         Err(ToolError::Approval {
             tool: "pass_on".to_owned(),
-            problem: tool_runtime::ApprovalProblem::Missing { request, valid_secs: 9 },
+            problem: tool_runtime::ApprovalProblem::Missing { request: Box::new(request), valid_secs: 9 },
         })
     })
     .unwrap()
