@@ -337,7 +337,10 @@ pub struct McpImport {
 
 impl McpImport {
     /// A server started as `command args...` (a child process on standard input and output).
-    /// `name` names the server in errors and is the set of its tools.
+    /// `name` names the server in errors and is the set of its tools; it is also the first of
+    /// `ApprovalRequest::servers` in the approval requests passed on through the import, so it
+    /// must be 1 to 128 bytes without control, bidirectional or zero-width characters
+    /// ([`McpImport::connect`] refuses another with [`ImportError::Misused`]).
     pub fn stdio<I, S>(name: impl Into<String>, command: impl Into<String>, args: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -495,12 +498,23 @@ impl McpImport {
     /// Connects (starts a stdio server), initializes the MCP session and lists the tools.
     ///
     /// # Errors
-    /// [`ImportError::InvalidPrefix`]; [`ImportError::Misused`]; [`ImportError::Connect`] when the command cannot be
+    /// [`ImportError::InvalidPrefix`]; [`ImportError::Misused`] (also for a name that is not 1 to
+    /// 128 bytes without control, bidirectional or zero-width characters, shown escaped);
+    /// [`ImportError::Connect`] when the command cannot be
     /// started, the URL cannot be reached or the server does not complete the initialization;
     /// [`ImportError::List`] when `tools/list` fails.
     pub async fn connect(self) -> Result<ImportedServer, ImportError> {
         if let Some(message) = self.misused {
             return Err(ImportError::Misused { server: self.name, message: message.to_owned() });
+        }
+        if !crate::content::is_server_name(&self.name) {
+            let message = format!(
+                "its name must be 1 to {} bytes without control, bidirectional or \
+                 zero-width characters (it names the server in the approval requests passed on through it, which a \
+                 gateway importing this one refuses otherwise); rename it",
+                crate::limits::MAX_APPROVAL_SERVER_NAME_BYTES
+            );
+            return Err(ImportError::Misused { server: self.name.escape_debug().to_string(), message });
         }
         if !self.prefix.is_empty() && !is_valid_tool_name(&self.prefix) {
             return Err(ImportError::InvalidPrefix { server: self.name, prefix: self.prefix });
