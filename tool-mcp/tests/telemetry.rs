@@ -1616,3 +1616,34 @@ async fn a_call_refused_for_its_scopes_is_logged_naming_the_subject_cut_and_on_o
     assert!(refused[0].ends_with(&expected), "{}", refused[0]);
     assert!(!log.contains("\nWARN forged"), "{log}");
 }
+
+// One thread, so that the server's tasks log to this thread's subscriber.
+#[tokio::test(flavor = "current_thread")]
+async fn a_refused_origin_is_logged_cut_and_escaped() {
+    let captured = Log::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::WARN)
+        .finish();
+    let _default = tracing::subscriber::set_default(subscriber);
+    let running =
+        Running::start(McpServer::builder(Registry::builder().tool(hello_traced::TOOL).build().unwrap()).build()).await;
+    // A header may hold any byte but a control one: a bidirectional override, and 4 KB.
+    let origin = format!("http://evil.example/\u{202e}{}", "x".repeat(4000));
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let response = post(running.addr, "/mcp", "127.0.0.1", &[("Origin", &origin)], &body).await;
+    assert_eq!(response.status, 403);
+    running.stop().await;
+
+    let log = captured.text();
+    let refused: Vec<&str> = log.lines().filter(|line| line.contains("outside the allow-list")).collect();
+    // 64 characters (20, the override, 43 x's), the cut marked, as a quoted string.
+    let expected = format!(
+        "refusing a request from an origin outside the allow-list origin=\"http://evil.example/\\u{{202e}}{}...\"",
+        "x".repeat(43)
+    );
+    assert_eq!(refused.len(), 1, "{log}");
+    assert!(refused[0].ends_with(&expected), "{}", refused[0]);
+}
