@@ -296,16 +296,21 @@ fn decode_servers(servers: &Value) -> Result<Vec<String>, String> {
     names
         .iter()
         .map(|name| match name {
-            Value::String(name)
-                if (1..=MAX_APPROVAL_SERVER_NAME_BYTES).contains(&name.len())
-                    && !name.chars().any(char::is_control)
-                    && tool_runtime::talk::visible_text(name) == *name =>
-            {
-                Ok(name.clone())
-            }
+            Value::String(name) if is_server_name(name) => Ok(name.clone()),
             _ => Err(refused()),
         })
         .collect()
+}
+
+/// `true` for a name an approval request's `servers` may hold: 1 to
+/// [`MAX_APPROVAL_SERVER_NAME_BYTES`](crate::limits::MAX_APPROVAL_SERVER_NAME_BYTES) bytes
+/// without control, bidirectional or zero-width characters. An upstream's names are decoded by
+/// it ([`decode_approval`]), and an import's own name must keep it (`McpImport::connect`).
+#[cfg(feature = "client")]
+pub(crate) fn is_server_name(name: &str) -> bool {
+    (1..=crate::limits::MAX_APPROVAL_SERVER_NAME_BYTES).contains(&name.len())
+        && !name.chars().any(char::is_control)
+        && tool_runtime::talk::visible_text(name) == name
 }
 
 /// One content block: text, an image, audio, an embedded resource (text or blob), a resource

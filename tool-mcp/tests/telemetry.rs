@@ -1590,14 +1590,7 @@ async fn a_context_kept_past_its_request_does_not_keep_the_server_span_open() {
 #[tokio::test(flavor = "current_thread")]
 async fn a_call_refused_for_its_scopes_is_logged_naming_the_subject_cut_and_on_one_line() {
     use common::auth::{Issuer, Protected, claims, rsa_a};
-    let captured = Log::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::DEBUG)
-        .finish();
-    let _default = tracing::subscriber::set_default(subscriber);
+    let (captured, _default) = logged_here(tracing::Level::DEBUG);
     let issuer = Issuer::start(true).await;
     let server = Protected::start(&issuer, |b| b).await;
     let subject = format!("ana\nWARN forged line {}", "x".repeat(100));
@@ -1615,4 +1608,37 @@ async fn a_call_refused_for_its_scopes_is_logged_naming_the_subject_cut_and_on_o
     assert_eq!(refused.len(), 1, "{log}");
     assert!(refused[0].ends_with(&expected), "{}", refused[0]);
     assert!(!log.contains("\nWARN forged"), "{log}");
+}
+
+// One thread, so that the server's tasks log to this thread's subscriber.
+#[tokio::test(flavor = "current_thread")]
+async fn a_refused_origin_is_logged_cut_and_escaped() {
+    let (captured, _default) = logged_here(tracing::Level::WARN);
+    let running =
+        Running::start(McpServer::builder(Registry::builder().tool(hello_traced::TOOL).build().unwrap()).build()).await;
+    // A header may hold any byte but a control one: a bidirectional override, and 4 KB.
+    let origin = format!("http://evil.example/\u{202e}{}", "x".repeat(4000));
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let response = post(running.addr, "/mcp", "127.0.0.1", &[("Origin", &origin)], &body).await;
+    assert_eq!(response.status, 403);
+    running.stop().await;
+
+    let log = captured.text();
+    let refused: Vec<&str> = log.lines().filter(|line| line.contains("outside the allow-list")).collect();
+    // 64 characters (20, the override, 43 x's), the cut marked, as a quoted string.
+    let expected = format!(
+        "refusing a request from an origin outside the allow-list origin=\"http://evil.example/\\u{{202e}}{}...\"",
+        "x".repeat(43)
+    );
+    assert_eq!(refused.len(), 1, "{log}");
+    assert!(refused[0].ends_with(&expected), "{}", refused[0]);
+}
+
+/// The log lines of this thread at `level` and above, in the plain format, while the guard lives.
+fn logged_here(level: tracing::Level) -> (Log, tracing::subscriber::DefaultGuard) {
+    let captured = Log::default();
+    let writer = captured.clone();
+    let subscriber =
+        tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).with_max_level(level).finish();
+    (captured, tracing::subscriber::set_default(subscriber))
 }

@@ -291,7 +291,10 @@ const RMCP_TEXTS: [&str; 37] = [
 
 /// The fields of rmcp's events whose values standard error's log writes: a JSON-RPC request's id
 /// (`id`: the number or text the peer chose, which the framework's own lines name too), rmcp's
-/// number of an HTTP request (`http_request_id`) and a buffer's size (`capacity`). Every other
+/// number of an HTTP request (`http_request_id`) and a buffer's size (`capacity`), each cut to its
+/// first 128 bytes ([`tool_runtime::telemetry::bounded`], as the framework's spans cut an id) and
+/// escaped as Rust escapes a string (`\n`, `\u{202e}`), so that a peer's id cannot make a line
+/// long or forge another one. Every other
 /// field is written as `[not logged]` (a whole message or notification, a session id, an error's
 /// text), but for `error` holding a JSON-RPC error, written as its code (`error.code=-32602`).
 const RMCP_LOGGED_FIELDS: [&str; 3] = ["id", "http_request_id", "capacity"];
@@ -354,7 +357,10 @@ impl tracing::field::Visit for RmcpFields {
             return;
         }
         let _ = if RMCP_LOGGED_FIELDS.contains(&name) {
-            write!(self.rest, " {name}={value:?}")
+            // rmcp writes an id as its text (`%id`), which the peer chose: cut and escaped, it
+            // cannot make the line long or start a forged one.
+            let value = format!("{value:?}");
+            write!(self.rest, " {name}={}", tool_runtime::telemetry::bounded(&value).escape_debug())
         } else if let Some(code) = (name == "error").then(|| json_rpc_code(&format!("{value:?}"))).flatten() {
             write!(self.rest, " error.code={code}")
         } else {
@@ -502,6 +508,16 @@ mod tests {
         let error = ErrorData { code: ErrorCode(-32602), message: "unknown tool `hunter2`" };
         let lines = logged(|| tracing::warn!(target: "rmcp::service", id = 4, ?error, "response error"));
         assert_eq!(lines, ["WARN rmcp::service: response error id=4 error.code=-32602"]);
+    }
+
+    #[test]
+    fn a_request_id_the_peer_chose_is_logged_on_one_line_escaped_and_cut_to_128_bytes() {
+        // rmcp writes the id with `%id`: its text as the peer sent it.
+        let id = format!("7\n2026-12-06T20:00:00.000000Z ERROR toolbox: forged \u{202e}{}", "x".repeat(300));
+        let lines = logged(|| tracing::warn!(target: "rmcp::service", id = %id, "response error"));
+        // 128 bytes of it: 55 before the x's (the override is 3), then 73 x's.
+        let kept = format!(r"7\n2026-12-06T20:00:00.000000Z ERROR toolbox: forged \u{{202e}}{}", "x".repeat(73));
+        assert_eq!(lines, [format!("WARN rmcp::service: response error id={kept}")]);
     }
 
     #[test]

@@ -230,6 +230,23 @@ async fn an_error_answered_to_a_client_is_logged_with_its_code_but_not_what_the_
 }
 
 #[tokio::test]
+async fn a_request_id_with_a_newline_cannot_forge_a_line_on_standard_error() {
+    let [init, initialized] = initialize();
+    let id = format!("7\n2026-12-06T20:00:00.000000Z ERROR toolbox: forged{}", "x".repeat(200));
+    let frames = [
+        init,
+        initialized,
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "no-such-tool", "arguments": {}}}),
+    ];
+    let (answers, status, stderr) = served(&frames, 2).await;
+    assert_eq!(answers[1]["id"], json!(id));
+    assert!(status.success());
+    // One line, the id escaped and cut to 128 bytes (the 51 before the x's, then 77 x's).
+    let kept = format!(r"7\n2026-12-06T20:00:00.000000Z ERROR toolbox: forged{}", "x".repeat(77));
+    assert_eq!(stderr, [format!("WARN rmcp::service: response error id={kept} error.code=-32602")]);
+}
+
+#[tokio::test]
 async fn a_notification_before_initialize_is_refused_without_its_content_on_standard_error() {
     let early = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
         "progressToken": "t", "progress": 1, "message": "hunter2-early"}});

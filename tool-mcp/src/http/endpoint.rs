@@ -223,7 +223,10 @@ impl Endpoint {
         if let Some(origin) = request.headers().get(http::header::ORIGIN) {
             let origin = String::from_utf8_lossy(origin.as_bytes());
             if !self.origins.allows(&origin) {
-                tracing::warn!(%origin, "refusing a request from an origin outside the allow-list");
+                // The header is the client's text: cut, and written as a string (escaped), so
+                // that it cannot make the line long or hide in it what it says.
+                let shown = crate::errors::echoed(&origin);
+                tracing::warn!(origin = shown.as_str(), "refusing a request from an origin outside the allow-list");
                 let message = format!(
                     "origin `{origin}` is not allowed: only loopback pages and the origins of the allow-list may call \
                      this server (DNS rebinding protection); to serve pages of that origin, add it to the allow-list \

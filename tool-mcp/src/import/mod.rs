@@ -307,18 +307,41 @@ fn shown_url(url: &str) -> String {
 }
 
 /// `text` (an error or a log line about the server at `url`) with `url` written as [`shown_url`]
-/// writes it, and its userinfo and its query and fragment taken out wherever else they occur: an
-/// HTTP client's error quotes the URL as it normalised it (the host may be written otherwise,
-/// but the userinfo and the query are as given).
+/// writes it, and its userinfo and its query and fragment taken out wherever else they occur,
+/// as given and as the HTTP client parsed them: its error quotes the URL normalised (the host
+/// lowercased; a space, a quote, an `@` of the password or a non-ASCII character
+/// percent-encoded: `?token=a b` is quoted `?token=a%20b`).
 fn scrub_url(text: &str, url: &str) -> String {
     let mut text = text.replace(url, &shown_url(url));
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
-    if let Some((userinfo, _)) = authority.rsplit_once('@') {
-        text = text.replace(&format!("{userinfo}@"), "");
+    // Longest first: the whole tail before its parts.
+    let mut userinfo = Vec::new();
+    let mut tails = Vec::new();
+    if let Some((given, _)) = authority.rsplit_once('@') {
+        userinfo.push(format!("{given}@"));
     }
     if let Some(at) = url.find(['?', '#']) {
-        text = text.replace(&url[at..], "?…");
+        tails.push(url[at..].to_owned());
+    }
+    if let Ok(parsed) = reqwest::Url::parse(url) {
+        match (parsed.username(), parsed.password()) {
+            ("", None) => {}
+            (user, None) => userinfo.push(format!("{user}@")),
+            (user, Some(password)) => userinfo.push(format!("{user}:{password}@")),
+        }
+        let query = parsed.query().map(|query| format!("?{query}"));
+        let fragment = parsed.fragment().map(|fragment| format!("#{fragment}"));
+        if let (Some(query), Some(fragment)) = (&query, &fragment) {
+            tails.push(format!("{query}{fragment}"));
+        }
+        tails.extend(query.into_iter().chain(fragment));
+    }
+    for given in userinfo.into_iter().filter(|given| given.len() > 1) {
+        text = text.replace(&given, "");
+    }
+    for tail in tails.into_iter().filter(|tail| tail.len() > 1) {
+        text = text.replace(&tail, "?…");
     }
     text
 }
@@ -337,7 +360,10 @@ pub struct McpImport {
 
 impl McpImport {
     /// A server started as `command args...` (a child process on standard input and output).
-    /// `name` names the server in errors and is the set of its tools.
+    /// `name` names the server in errors and is the set of its tools; it is also the first of
+    /// `ApprovalRequest::servers` in the approval requests passed on through the import, so it
+    /// must be 1 to 128 bytes without control, bidirectional or zero-width characters
+    /// ([`McpImport::connect`] refuses another with [`ImportError::Misused`]).
     pub fn stdio<I, S>(name: impl Into<String>, command: impl Into<String>, args: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -495,12 +521,23 @@ impl McpImport {
     /// Connects (starts a stdio server), initializes the MCP session and lists the tools.
     ///
     /// # Errors
-    /// [`ImportError::InvalidPrefix`]; [`ImportError::Misused`]; [`ImportError::Connect`] when the command cannot be
+    /// [`ImportError::InvalidPrefix`]; [`ImportError::Misused`] (also for a name that is not 1 to
+    /// 128 bytes without control, bidirectional or zero-width characters, shown escaped);
+    /// [`ImportError::Connect`] when the command cannot be
     /// started, the URL cannot be reached or the server does not complete the initialization;
     /// [`ImportError::List`] when `tools/list` fails.
     pub async fn connect(self) -> Result<ImportedServer, ImportError> {
         if let Some(message) = self.misused {
             return Err(ImportError::Misused { server: self.name, message: message.to_owned() });
+        }
+        if !crate::content::is_server_name(&self.name) {
+            let message = format!(
+                "its name must be 1 to {} bytes without control, bidirectional or \
+                 zero-width characters (it names the server in the approval requests passed on through it, which a \
+                 gateway importing this one refuses otherwise); rename it",
+                crate::limits::MAX_APPROVAL_SERVER_NAME_BYTES
+            );
+            return Err(ImportError::Misused { server: self.name.escape_debug().to_string(), message });
         }
         if !self.prefix.is_empty() && !is_valid_tool_name(&self.prefix) {
             return Err(ImportError::InvalidPrefix { server: self.name, prefix: self.prefix });
@@ -853,6 +890,19 @@ mod tests {
             super::scrub_url(text, url),
             "http://LOCALHOST:9/mcp?… failed (error sending request for url (http://localhost:9/mcp?…))"
         );
+    }
+
+    #[test]
+    fn an_errors_text_loses_the_query_and_userinfo_as_the_http_client_normalised_them() {
+        // The HTTP client's error quotes the URL it parsed: a space, a quote or a non-ASCII
+        // character of the query (and an `@` in the password) percent-encoded.
+        let url = "http://us@r:p@ss w\u{e9}@127.0.0.1:9/mcp?token=se cr\"et\u{e9}#frag ment";
+        let parsed = reqwest::Url::parse(url).unwrap().to_string();
+        assert_eq!(parsed, "http://us%40r:p%40ss%20w%C3%A9@127.0.0.1:9/mcp?token=se%20cr%22et%C3%A9#frag%20ment");
+        let text = format!("error sending request for url ({parsed})");
+        assert_eq!(super::scrub_url(&text, url), "error sending request for url (http://127.0.0.1:9/mcp?…)");
+        let without_fragment = "error sending request for url (http://127.0.0.1:9/mcp?token=se%20cr%22et%C3%A9)";
+        assert_eq!(super::scrub_url(without_fragment, url), "error sending request for url (http://127.0.0.1:9/mcp?…)");
     }
 
     use super::*;

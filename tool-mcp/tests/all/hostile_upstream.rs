@@ -523,6 +523,35 @@ mod large_results {
         upstream.imported.close().await;
     }
 
+    /// The import's name is the first of `ApprovalRequest::servers` in every approval request the
+    /// gateway passes on, which the host shows the person and a gateway importing this one decodes
+    /// strictly: a name that rule refuses is refused here, before connecting.
+    #[tokio::test]
+    async fn an_import_name_no_approval_request_could_carry_is_refused_before_connecting() {
+        let refused = |shown: &str| {
+            format!(
+                "the import of MCP server `{shown}` is misconfigured: its name must be 1 to 128 bytes without \
+                 control, bidirectional or zero-width characters (it names the server in the approval requests \
+                 passed on through it, which a gateway importing this one refuses otherwise); rename it"
+            )
+        };
+        for (name, shown) in [
+            (String::new(), String::new()),
+            ("a".repeat(129), "a".repeat(129)),
+            ("files\u{202e}gnp.exe".to_owned(), r"files\u{202e}gnp.exe".to_owned()),
+            ("files\nforged".to_owned(), r"files\nforged".to_owned()),
+        ] {
+            let error = McpImport::stdio(name, "no-such-command", ["x"]).connect().await.err();
+            assert_eq!(error.map(|e| e.to_string()), Some(refused(&shown)));
+        }
+    }
+
+    #[tokio::test]
+    async fn an_import_name_of_128_bytes_is_taken() {
+        let error = McpImport::stdio("a".repeat(128), "no-such-command", ["x"]).connect().await.err();
+        assert!(matches!(error, Some(tool_mcp::import::ImportError::Connect { .. })), "{error:?}");
+    }
+
     #[tokio::test]
     async fn an_inline_result_bytes_under_its_least_value_is_refused_before_connecting() {
         let limits = ImportLimits { inline_result_bytes: 100, ..ImportLimits::default() };
