@@ -1241,19 +1241,24 @@ async fn with_otel_layer_an_event_of_a_tools_body_is_exported_on_its_span() {
     );
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn a_tasks_id_is_never_written_whole_to_the_log() {
+/// This thread's log, as `toolbox` writes it: every line of the framework at TRACE, rmcp's at
+/// WARN (its others hold whole messages: its own rule); written while the guard lives.
+fn framework_log() -> (Log, tracing::subscriber::DefaultGuard) {
     let log = Log::default();
     let writer = log.clone();
-    // Every line of the framework at TRACE; rmcp's at WARN, as `toolbox` logs them (its others
-    // hold whole messages: its own rule).
     let targets = tracing_subscriber::filter::Targets::new()
         .with_default(tracing::Level::TRACE)
         .with_target(tool_mcp::telemetry::RMCP_TARGET, tracing::Level::WARN);
     let lines = tracing_subscriber::fmt::layer().with_ansi(false).with_writer(move || writer.clone());
-    let _guard = tracing::subscriber::set_default(
+    let guard = tracing::subscriber::set_default(
         tracing_subscriber::registry().with(tracing_subscriber::Layer::with_filter(lines, targets)),
     );
+    (log, guard)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_tasks_id_is_never_written_whole_to_the_log() {
+    let (log, _guard) = framework_log();
     let (running, task) = a_task_hello().await;
     let logged = || log.text();
     // The run ends on its own (500 looks, 20 ms apart).
@@ -1620,16 +1625,7 @@ async fn a_call_refused_for_its_scopes_is_logged_naming_the_subject_cut_and_on_o
 // One thread, so that the server's tasks log to this thread's subscriber (as above).
 #[tokio::test(flavor = "current_thread")]
 async fn a_stateless_call_answered_with_an_error_is_logged_with_its_code_and_kind_not_the_clients_words() {
-    let captured = Log::default();
-    let writer = captured.clone();
-    // Every line of the framework at TRACE; rmcp's at WARN, as `toolbox` logs them.
-    let targets = tracing_subscriber::filter::Targets::new()
-        .with_default(tracing::Level::TRACE)
-        .with_target(tool_mcp::telemetry::RMCP_TARGET, tracing::Level::WARN);
-    let lines = tracing_subscriber::fmt::layer().with_ansi(false).with_writer(move || writer.clone());
-    let _default = tracing::subscriber::set_default(
-        tracing_subscriber::registry().with(tracing_subscriber::Layer::with_filter(lines, targets)),
-    );
+    let (captured, _guard) = framework_log();
     let running =
         Running::start(McpServer::builder(Registry::builder().tool(asks_traced::TOOL).build().unwrap()).build()).await;
     let call = |id: u64, extra: Value| {

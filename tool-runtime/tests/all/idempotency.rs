@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use tokio::sync::Notify;
 use tool_runtime::ToolErrorKind;
 use tool_runtime::idempotency::{Idempotency, MemoryIdempotencyStore};
@@ -429,24 +428,21 @@ async fn the_declared_argument_is_the_key_forwarded() {
     assert_ne!(r2, r1);
 }
 
-/// A tool `reach` of a service: `answers` says, one entry a call, whether the service answered
-/// (`Some(Ok)`: ran and succeeded, `Some(Err)`: ran and failed) or was not reached (`None`:
-/// [`ToolError::Unavailable`]). Written by hand, since a `#[tool]` function's `Err` is its text.
-struct Service {
-    definition: ToolDefinition,
-    answers: Mutex<Vec<Option<Result<&'static str, &'static str>>>>,
-    runs: AtomicUsize,
-}
+/// How many times the tool `reach` of [`service`] ran.
+type Runs = Arc<AtomicUsize>;
 
-impl Tool for Service {
-    fn definition(&self) -> &ToolDefinition {
-        &self.definition
-    }
-
-    fn call<'a>(&'a self, _arguments: &'a str, _ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>> {
-        self.runs.fetch_add(1, Ordering::SeqCst);
-        let answer = self.answers.lock().unwrap().remove(0);
-        Box::pin(async move {
+/// A registry with idempotency on and a tool `reach` of a service: `answers` says, one entry a
+/// call, whether the service answered (`Some(Ok)`: ran and succeeded, `Some(Err)`: ran and
+/// failed) or was not reached (`None`: [`ToolError::Unavailable`]). A `DynamicTool`, whose
+/// handler's `ToolError` is the call's (a `#[tool]` function's `Err` is its text).
+fn service(answers: Vec<Option<Result<&'static str, &'static str>>>) -> (Runs, Registry) {
+    let (runs, answers) = (Runs::default(), Arc::new(Mutex::new(answers)));
+    let counted = runs.clone();
+    let schema = serde_json::json!({"type": "object", "properties": {}});
+    let tool = tool_runtime::DynamicTool::new("reach", "Reach the service.", schema, move |_, _| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        let answer = answers.lock().unwrap().remove(0);
+        async move {
             match answer {
                 Some(Ok(text)) => Ok(ToolResult::text(text)),
                 Some(Err(text)) => Err(ToolError::failed(text)),
@@ -454,23 +450,10 @@ impl Tool for Service {
                     Err(ToolError::Unavailable("the service could not be reached; try the call again later".to_owned()))
                 }
             }
-        })
-    }
-}
-
-fn service(answers: Vec<Option<Result<&'static str, &'static str>>>) -> (Arc<Service>, Registry) {
-    let definition = ToolDefinition {
-        name: "reach".to_owned(),
-        description: "Reach the service.".to_owned(),
-        input_schema: serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false}),
-        set: None,
-        tags: Vec::new(),
-        strict: None,
-        output_schema: None,
-        callers: tool_runtime::Callers::Direct,
-    };
-    let service = Arc::new(Service { definition, answers: Mutex::new(answers), runs: AtomicUsize::new(0) });
-    (service.clone(), Registry::builder().tool_dyn(service).idempotency(idempotent()).build().unwrap())
+        }
+    })
+    .unwrap();
+    (runs, Registry::builder().tool_dyn(Arc::new(tool)).idempotency(idempotent()).build().unwrap())
 }
 
 fn reach(id: &str) -> ToolCall {
@@ -479,7 +462,7 @@ fn reach(id: &str) -> ToolCall {
 
 #[tokio::test]
 async fn a_call_answered_unavailable_frees_its_key_so_a_retry_runs_the_tool_again() {
-    let (service, registry) = service(vec![None, Some(Ok("done"))]);
+    let (runs, registry) = service(vec![None, Some(Ok("done"))]);
     let ctx = ToolContext::new();
     let first = registry.call(&reach("c1"), &ctx).await;
     let retry = registry.call(&reach("c2"), &ctx).await;
@@ -488,12 +471,12 @@ async fn a_call_answered_unavailable_frees_its_key_so_a_retry_runs_the_tool_agai
     assert_eq!(first.error_kind, Some(ToolErrorKind::Unavailable));
     assert_eq!((retry.text().into_owned(), retry.is_error), ("done".to_owned(), false));
     assert_eq!((again.text().into_owned(), again.tool_call_id.as_str()), ("done".to_owned(), "c3"));
-    assert_eq!(service.runs.load(Ordering::SeqCst), 2);
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
 }
 
 #[tokio::test]
 async fn a_call_that_ran_and_failed_is_kept_and_replayed_without_running_again() {
-    let (service, registry) = service(vec![Some(Err("card declined")), Some(Ok("done"))]);
+    let (runs, registry) = service(vec![Some(Err("card declined")), Some(Ok("done"))]);
     let ctx = ToolContext::new();
     let first = registry.call(&reach("c1"), &ctx).await;
     let retry = registry.call(&reach("c2"), &ctx).await;
@@ -505,5 +488,5 @@ async fn a_call_that_ran_and_failed_is_kept_and_replayed_without_running_again()
         (retry.text().into_owned(), retry.is_error, retry.tool_call_id.as_str()),
         ("card declined".to_owned(), true, "c2")
     );
-    assert_eq!(service.runs.load(Ordering::SeqCst), 1);
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
