@@ -372,7 +372,7 @@ mod tests {
         let meta = |message: &ToolMessage| serde_json::to_value(call_result(message, false)).unwrap()["_meta"].clone();
         let busy = ToolMessage::error("c1", "pay", "busy").with_error_kind(tool_runtime::ToolErrorKind::Unavailable);
         let failed = ToolMessage::error("c1", "pay", "declined");
-        let fine = ToolMessage::success("c1", "pay", ToolResult::text("paid"));
+        let fine = ToolMessage::success("c1", "pay", tool_runtime::ToolResult::text("paid"));
         assert_eq!(meta(&busy), json!({crate::UNAVAILABLE_META: true}));
         assert_eq!((meta(&failed), meta(&fine)), (Value::Null, Value::Null));
     }
