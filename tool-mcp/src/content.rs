@@ -88,7 +88,9 @@ pub(crate) fn content_block(part: &ContentPart) -> ContentBlock {
 /// - `_meta` carries `ref_id` (the ref id of the full output in the output cache),
 ///   `trimmed: true` when the output layer shortened the text, and the message's approval request
 ///   for the host under [`APPROVAL_META`](crate::APPROVAL_META) (the token, never in `content`;
-///   `servers` only when the request came from another server); left out when none applies.
+///   `servers` only when the request came from another server), and `true` under
+///   [`UNAVAILABLE_META`](crate::UNAVAILABLE_META) on an error of kind
+///   [`Unavailable`](tool_runtime::ToolErrorKind::Unavailable); left out when none applies.
 /// - `structured`: the tool declares an output schema; then a successful message's JSON object
 ///   value is also given as `structuredContent`, beside the text (the same value as JSON text),
 ///   for clients that read only `content`.
@@ -117,6 +119,9 @@ pub fn call_result(message: &ToolMessage, structured: bool) -> CallToolResult {
         }
         meta.insert(crate::protocol::APPROVAL_META.to_owned(), approval);
     }
+    if message.is_error && message.error_kind == Some(tool_runtime::ToolErrorKind::Unavailable) {
+        meta.insert(crate::protocol::UNAVAILABLE_META.to_owned(), Value::Bool(true));
+    }
     if !meta.is_empty() {
         result.meta = Some(meta.into());
     }
@@ -126,7 +131,9 @@ pub fn call_result(message: &ToolMessage, structured: bool) -> CallToolResult {
     result
 }
 
-/// The registry result of a `tools/call` result (as JSON).
+/// The registry result of a `tools/call` result (as JSON): an error result (`isError: true`) is
+/// [`ToolError::Unavailable`] when its `_meta` holds `true` under
+/// [`UNAVAILABLE_META`](crate::UNAVAILABLE_META), else [`ToolError::Failed`], with its text.
 #[cfg(feature = "client")]
 pub(crate) fn to_result(server: &str, tool: &str, result: &Value) -> Result<ToolResult, ToolError> {
     let blocks = result.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
@@ -145,7 +152,12 @@ pub(crate) fn to_result(server: &str, tool: &str, result: &Value) -> Result<Tool
         } else {
             text.join("\n")
         };
-        return Err(ToolError::Failed(text));
+        let unavailable = result.get("_meta").and_then(|meta| meta.get(crate::protocol::UNAVAILABLE_META));
+        return Err(if unavailable == Some(&Value::Bool(true)) {
+            ToolError::Unavailable(text)
+        } else {
+            ToolError::Failed(text)
+        });
     }
     if let Some(value @ Value::Object(_)) = result.get("structuredContent") {
         return Ok(ToolResult::Structured { content: parts, value: value.clone() });
@@ -359,6 +371,39 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn an_unavailable_error_result_carries_the_marker_and_no_other_result_does() {
+        let meta = |message: &ToolMessage| serde_json::to_value(call_result(message, false)).unwrap()["_meta"].clone();
+        let busy = ToolMessage::error("c1", "pay", "busy").with_error_kind(tool_runtime::ToolErrorKind::Unavailable);
+        let failed = ToolMessage::error("c1", "pay", "declined");
+        let fine = ToolMessage::success("c1", "pay", tool_runtime::ToolResult::text("paid"));
+        assert_eq!(meta(&busy), json!({crate::UNAVAILABLE_META: true}));
+        assert_eq!((meta(&failed), meta(&fine)), (Value::Null, Value::Null));
+    }
+
+    #[cfg(feature = "client")]
+    #[test]
+    fn an_upstream_error_marked_true_is_unavailable_and_any_other_marker_is_a_failure() {
+        let result = |marker: Value| {
+            to_result(
+                "up",
+                "pay",
+                &json!({"content": [{"type": "text", "text": "busy"}], "isError": true, "_meta": {crate::UNAVAILABLE_META: marker}}),
+            )
+        };
+        assert_eq!(result(json!(true)), Err(ToolError::Unavailable("busy".to_owned())));
+        assert_eq!(result(json!("true")), Err(ToolError::Failed("busy".to_owned())));
+        assert_eq!(result(json!(1)), Err(ToolError::Failed("busy".to_owned())));
+        assert_eq!(result(json!(false)), Err(ToolError::Failed("busy".to_owned())));
+    }
+
+    #[cfg(feature = "client")]
+    #[test]
+    fn the_marker_on_a_successful_result_is_ignored() {
+        let answer = json!({"content": [{"type": "text", "text": "paid"}], "isError": false, "_meta": {crate::UNAVAILABLE_META: true}});
+        assert_eq!(to_result("up", "pay", &answer), Ok(ToolResult::Text("paid".to_owned())));
+    }
 
     fn definition(tags: &[&str]) -> ToolDefinition {
         ToolDefinition {

@@ -61,6 +61,18 @@ pub const APPROVAL_TOKEN_META: &str = "tool-framework/approval-token";
 /// passes it on as its own tool's (`import`, "Approvals through a gateway").
 pub const APPROVAL_META: &str = "tool-framework/approval";
 
+/// The `_meta` key of a `tools/call` error result that has no outcome of its own:
+/// `tool-framework/unavailable`, `true`. Set exactly on an error result of kind
+/// `tool_runtime::ToolErrorKind::Unavailable` (`ToolError::Unavailable`): the server refused a
+/// retry because the first call with its idempotency key still runs, or the tool (an imported
+/// one) did not reach the service it runs its effect through, or got no answer from it. Such a
+/// result may be retried with the same idempotency key; an import reads the marker (the value
+/// `true` only, and only on an error result; any other value leaves the error an ordinary
+/// failure) as `ToolError::Unavailable`, so that a gateway with idempotency on releases the
+/// key instead of keeping the error for it (`import`, "Idempotency keys through a gateway").
+/// Same prefix as [`IDEMPOTENCY_KEY_META`], for the same reason.
+pub const UNAVAILABLE_META: &str = "tool-framework/unavailable";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -210,6 +210,7 @@ fn exits_during_a_call() {
             message.text(),
             "MCP server `dying` closed its connection during the call of `exit_now`; the call may or may not have taken effect there; the next call starts it again (if it keeps stopping, look at its log: what it writes to standard error)"
         );
+        assert_eq!(message.error_kind, Some(tool_runtime::ToolErrorKind::Unavailable));
         imported.close().await;
     });
 }

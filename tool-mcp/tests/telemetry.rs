@@ -1241,19 +1241,24 @@ async fn with_otel_layer_an_event_of_a_tools_body_is_exported_on_its_span() {
     );
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn a_tasks_id_is_never_written_whole_to_the_log() {
+/// This thread's log, as `toolbox` writes it: every line of the framework at TRACE, rmcp's at
+/// WARN (its others hold whole messages: its own rule); written while the guard lives.
+fn framework_log() -> (Log, tracing::subscriber::DefaultGuard) {
     let log = Log::default();
     let writer = log.clone();
-    // Every line of the framework at TRACE; rmcp's at WARN, as `toolbox` logs them (its others
-    // hold whole messages: its own rule).
     let targets = tracing_subscriber::filter::Targets::new()
         .with_default(tracing::Level::TRACE)
         .with_target(tool_mcp::telemetry::RMCP_TARGET, tracing::Level::WARN);
     let lines = tracing_subscriber::fmt::layer().with_ansi(false).with_writer(move || writer.clone());
-    let _guard = tracing::subscriber::set_default(
+    let guard = tracing::subscriber::set_default(
         tracing_subscriber::registry().with(tracing_subscriber::Layer::with_filter(lines, targets)),
     );
+    (log, guard)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_tasks_id_is_never_written_whole_to_the_log() {
+    let (log, _guard) = framework_log();
     let (running, task) = a_task_hello().await;
     let logged = || log.text();
     // The run ends on its own (500 looks, 20 ms apart).
@@ -1641,4 +1646,43 @@ fn logged_here(level: tracing::Level) -> (Log, tracing::subscriber::DefaultGuard
     let subscriber =
         tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).with_max_level(level).finish();
     (captured, tracing::subscriber::set_default(subscriber))
+}
+
+// One thread, so that the server's tasks log to this thread's subscriber (as above).
+#[tokio::test(flavor = "current_thread")]
+async fn a_stateless_call_answered_with_an_error_is_logged_with_its_code_and_kind_not_the_clients_words() {
+    let (captured, _guard) = framework_log();
+    let running =
+        Running::start(McpServer::builder(Registry::builder().tool(asks_traced::TOOL).build().unwrap()).build()).await;
+    let call = |id: u64, extra: Value| {
+        let mut params = json!({"name": "asks_traced", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "x", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}});
+        params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+    };
+    let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", "asks_traced")];
+    let first = post(running.addr, "/mcp", "127.0.0.1", &headers, &call(1, json!({}))).await;
+    let first: Value = serde_json::from_str(&first.body).unwrap_or_else(|_| panic!("{}", first.body));
+    let state = first["result"]["requestState"].clone();
+    assert!(state.is_string(), "{first}");
+    // An answer to an input request never asked, under a key that is the client's own words.
+    let stray = json!({"requestState": state, "inputResponses": {
+        "hunter2-stray": {"action": "accept", "content": {"name": "Ana"}}}});
+    let refused = post(running.addr, "/mcp", "127.0.0.1", &headers, &call(2, stray)).await;
+    let refused: Value = serde_json::from_str(&refused.body).unwrap_or_else(|_| panic!("{}", refused.body));
+    running.stop().await;
+
+    // The client reads its key back in the error; the log does not.
+    assert!(refused["error"]["message"].as_str().unwrap().contains("`hunter2-stray`"), "{refused}");
+    let log = captured.text();
+    let answered: Vec<&str> = log.lines().filter(|line| line.contains("tools/call answered with an error")).collect();
+    assert_eq!(answered.len(), 1, "{log}");
+    assert!(
+        answered[0].ends_with("tools/call answered with an error id=2 code=-32602 kind=\"invalid_params\""),
+        "{}",
+        answered[0]
+    );
+    assert!(!log.contains("hunter2"), "{log}");
 }

@@ -116,6 +116,20 @@ pub enum ToolError {
     /// The tool ran and returned an error; the text is the tool's own.
     #[error("{0}")]
     Failed(String),
+    /// The call has no outcome here: the service the tool runs its effect through (an imported
+    /// MCP server, a payment API) was not reached, or was reached without an answer (the
+    /// connection was refused or lost, no answer came within the tool's own wait), or it refused
+    /// the call because its first call with the same idempotency key still runs there. Whether
+    /// the effect happened is that service's to say: a retry should reach it again, with the same
+    /// forwarded idempotency key
+    /// ([`ToolContext::idempotency_key_for`](crate::ToolContext::idempotency_key_for)), so that
+    /// it runs the effect once. Under [idempotency](crate::idempotency) the key is released,
+    /// not stored with this error. The text is the tool's own and says what to do; `tool-mcp`'s
+    /// import returns this error for those cases (`docs/import.md`, "Idempotency keys through a
+    /// gateway"). Return it only when a retry with the same key cannot run the effect twice:
+    /// the effect did not start, or the service dedupes by the forwarded key.
+    #[error("{0}")]
+    Unavailable(String),
     /// The tool panicked; the registry keeps serving.
     #[error("tool `{tool}` panicked: {message}")]
     Panicked {
@@ -165,6 +179,7 @@ impl ToolError {
             Self::TimedOut { .. } => ToolErrorKind::TimedOut,
             Self::RegistryClosed { .. } => ToolErrorKind::RegistryClosed,
             Self::Failed(_) => ToolErrorKind::Failed,
+            Self::Unavailable(_) => ToolErrorKind::Unavailable,
             Self::Panicked { .. } => ToolErrorKind::Panicked,
         }
     }
@@ -290,6 +305,12 @@ pub enum ToolErrorKind {
     Failed,
     /// [`ToolError::Panicked`].
     Panicked,
+    /// [`ToolError::Unavailable`]: no outcome here (the service the tool runs its effect through
+    /// was not reached or did not answer, or refused the call while the first call with the same
+    /// idempotency key still runs there); a retry with the same key may run the call again.
+    /// Also the kind of a registry's own refusal of a retry while the first call with its key
+    /// still runs ([`crate::idempotency`]).
+    Unavailable,
 }
 
 fn join_names(names: &[String]) -> String {

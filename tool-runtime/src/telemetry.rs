@@ -97,7 +97,7 @@ pub const SCOPE: &str = "tool-runtime";
 
 /// The `error.type` of a failed call: its [`ToolErrorKind`] in snake_case (`unknown_tool`,
 /// `invalid_arguments`, `dependency`, `permission_denied`, `turn_stopped`, `cancelled`,
-/// `timed_out`, `registry_closed`, `failed` for a tool's own error, `panicked`). A short, fixed
+/// `timed_out`, `registry_closed`, `failed` for a tool's own error, `panicked`, `unavailable`). A short, fixed
 /// set: never the error's text.
 pub const fn error_type(kind: ToolErrorKind) -> &'static str {
     match kind {
@@ -111,6 +111,7 @@ pub const fn error_type(kind: ToolErrorKind) -> &'static str {
         ToolErrorKind::RegistryClosed => "registry_closed",
         ToolErrorKind::Failed => "failed",
         ToolErrorKind::Panicked => "panicked",
+        ToolErrorKind::Unavailable => "unavailable",
     }
 }
 

@@ -242,7 +242,9 @@ impl Direct {
         let message = match result {
             Ok(result) => ServerJsonRpcMessage::response(result, id),
             Err(error) => {
-                tracing::debug!(%id, code = error.code.0, message = %error.message, "tools/call answered with an error");
+                // The code and its kind only: the message may quote what the client sent (an
+                // input response's key, a tool's name).
+                tracing::debug!(%id, code = error.code.0, kind = error_kind(error.code), "tools/call answered with an error");
                 ServerJsonRpcMessage::error(error, Some(id))
             }
         };
@@ -298,6 +300,27 @@ fn status(message: &ServerJsonRpcMessage) -> http::StatusCode {
         | ErrorCode::HEADER_MISMATCH => http::StatusCode::BAD_REQUEST,
         ErrorCode::METHOD_NOT_FOUND => http::StatusCode::NOT_FOUND,
         _ => http::StatusCode::OK,
+    }
+}
+
+/// What a JSON-RPC error code is, in a word a log line may hold (a fixed set, never a message):
+/// the JSON-RPC 2.0 codes (`parse_error`, `invalid_request`, `method_not_found`,
+/// `invalid_params`, `internal_error`), MCP's (`resource_not_found`, `header_mismatch`,
+/// `missing_required_client_capability`, `unsupported_protocol_version`), `server_error` for the
+/// rest of the range JSON-RPC 2.0 leaves to implementations (-32099 to -32000), else `other`.
+fn error_kind(code: ErrorCode) -> &'static str {
+    match code {
+        ErrorCode::PARSE_ERROR => "parse_error",
+        ErrorCode::INVALID_REQUEST => "invalid_request",
+        ErrorCode::METHOD_NOT_FOUND => "method_not_found",
+        ErrorCode::INVALID_PARAMS => "invalid_params",
+        ErrorCode::INTERNAL_ERROR => "internal_error",
+        ErrorCode::RESOURCE_NOT_FOUND => "resource_not_found",
+        ErrorCode::HEADER_MISMATCH => "header_mismatch",
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY => "missing_required_client_capability",
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => "unsupported_protocol_version",
+        ErrorCode(-32099..=-32000) => "server_error",
+        _ => "other",
     }
 }
 
@@ -407,6 +430,33 @@ mod tests {
 
     fn direct() -> Direct {
         Direct::new(&["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()])
+    }
+
+    #[test]
+    fn an_error_code_is_logged_as_its_kind_in_a_fixed_set_of_words() {
+        let kinds: Vec<&str> =
+            [-32700, -32600, -32601, -32602, -32603, -32002, -32020, -32021, -32022, -32000, -32099, -31999, 7]
+                .into_iter()
+                .map(|code| error_kind(ErrorCode(code)))
+                .collect();
+        assert_eq!(
+            kinds,
+            [
+                "parse_error",
+                "invalid_request",
+                "method_not_found",
+                "invalid_params",
+                "internal_error",
+                "resource_not_found",
+                "header_mismatch",
+                "missing_required_client_capability",
+                "unsupported_protocol_version",
+                "server_error",
+                "server_error",
+                "other",
+                "other"
+            ]
+        );
     }
 
     #[test]

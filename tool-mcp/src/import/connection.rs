@@ -613,7 +613,11 @@ impl Shared {
         }
     }
 
-    /// Forwards one validated call of the remote tool `tool`.
+    /// Forwards one validated call of the remote tool `tool`. The call has no outcome here, a
+    /// [`ToolError::Unavailable`], when no connection could be opened, the connection was lost
+    /// before the answer, no answer came within the call timeout, or the server's error result is
+    /// marked [`UNAVAILABLE_META`](crate::UNAVAILABLE_META) (its refusal while the first call with
+    /// the forwarded idempotency key still runs there); every other answer is the call's outcome.
     pub(super) async fn call(&self, tool: &str, arguments: Value, ctx: &ToolContext) -> Result<ToolResult, ToolError> {
         let (peer, opened) = {
             let mut link = tokio::select! {
@@ -621,7 +625,7 @@ impl Shared {
                 () = ctx.cancellation().cancelled() => return Err(cancelled(ctx, tool)),
             };
             tokio::select! {
-                peer = self.peer(&mut link) => peer.map_err(|e| ToolError::Failed(format!("{e}; try the call again later")))?,
+                peer = self.peer(&mut link) => peer.map_err(|e| ToolError::Unavailable(format!("{e}; try the call again later")))?,
                 () = ctx.cancellation().cancelled() => return Err(cancelled(ctx, tool)),
             }
         };
@@ -736,7 +740,7 @@ impl Shared {
                 return Ok(Err(cancelled(ctx, tool)));
             }
             // Dropping `pending` cancels the call on the server.
-            () = tokio::time::sleep(timeout) => return Ok(Err(ended.timed_out(ToolError::Failed(format!(
+            () = tokio::time::sleep(timeout) => return Ok(Err(ended.timed_out(ToolError::Unavailable(format!(
                 "MCP server `{}` did not answer the call of `{tool}` within {} ms (the import's call timeout); \
                  try again later or with less work",
                 self.name,
@@ -807,7 +811,9 @@ impl Shared {
     }
 
     /// The error of a call whose connection (number `opened`) failed; that connection is dropped,
-    /// unless another call did it already, so the next call opens a new one.
+    /// unless another call did it already, so the next call opens a new one. The error is
+    /// [`ToolError::Unavailable`]: the call has no outcome here, and the upstream, which got the
+    /// forwarded idempotency key if it got the call at all, says what it did to a retry.
     async fn lost(&self, tool: &str, error: &ServiceError, opened: u64) -> ToolError {
         let shown = self.scrubbed(&error.to_string());
         tracing::warn!(server = %self.name, tool, error = %shown, "lost the connection to an imported MCP server during a call");
@@ -816,7 +822,7 @@ impl Shared {
             self.drop_service(&mut link).await;
             link.failures = link.failures.saturating_add(1);
         }
-        ToolError::Failed(self.scrubbed(&format!(
+        ToolError::Unavailable(self.scrubbed(&format!(
             "MCP server `{}` {} during the call of `{tool}`; the call may or may not have taken effect there; {}",
             self.name,
             lost_connection(error, self.is_stdio()),

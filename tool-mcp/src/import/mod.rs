@@ -85,8 +85,12 @@
 //! runs the effect once; two principals' equal keys forward unrelated keys, so each gets its own
 //! execution (the client's key as it is would make every client of this registry one caller
 //! upstream). A call without a key forwards none. The key joins the request in the import's
-//! transport, out of rmcp's traces and the CLIENT span. Every rule: `docs/import.md`,
-//! "Idempotency keys through a gateway".
+//! transport, out of rmcp's traces and the CLIENT span. A call that has no outcome here (no
+//! connection, a lost one, no answer within the call timeout, or the upstream's error marked
+//! [`UNAVAILABLE_META`](crate::UNAVAILABLE_META), its refusal while the first call with the key
+//! still runs there) fails with [`ToolError::Unavailable`], which a registry with idempotency on
+//! does not keep for the key: the next retry reaches the upstream again. Every rule:
+//! `docs/import.md`, "Idempotency keys through a gateway".
 //!
 //! # When the server's tools change
 //! On `notifications/tools/list_changed` (sent unscoped on sessions of protocol versions before
@@ -778,7 +782,9 @@ fn compile_one(
             let result = match shared {
                 Some(shared) => shared.call(&remote_name, arguments, &ctx).await?,
                 None => {
-                    return Err(ToolError::Failed("the MCP import was closed; build the registry again".to_owned()));
+                    return Err(ToolError::Unavailable(
+                        "the MCP import was closed; build the registry again".to_owned(),
+                    ));
                 }
             };
             match output {

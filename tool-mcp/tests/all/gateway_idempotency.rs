@@ -10,6 +10,7 @@
 
 use crate::common;
 
+use std::net::SocketAddr;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
@@ -45,11 +46,54 @@ async fn charge(
     format!("charged {cents} cents for {test} (run {n})")
 }
 
-/// The upstream: `charge` with idempotency on (its own store and server key).
+/// Opened once by each test of `hold` when its first call may end.
+static HOLD_GATE: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(0);
+/// Told once each time `hold` starts.
+static HOLD_STARTED: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// Hold a charge until the test lets it end (an effect that is still running when a retry comes).
+#[tool]
+async fn hold(
+    /// Unique per test.
+    test: String,
+) -> String {
+    let n = {
+        let mut charged = CHARGED.lock().unwrap_or_else(PoisonError::into_inner);
+        charged.push(test.clone());
+        charged.iter().filter(|t| **t == test).count()
+    };
+    HOLD_STARTED.notify_one();
+    HOLD_GATE.acquire().await.unwrap().forget();
+    format!("held for {test} (run {n})")
+}
+
+/// Decline a charge: the tool runs (counted) and fails.
+#[tool]
+async fn decline(
+    /// Unique per test.
+    test: String,
+) -> Result<String, String> {
+    let mut charged = CHARGED.lock().unwrap_or_else(PoisonError::into_inner);
+    charged.push(test.clone());
+    let n = charged.iter().filter(|t| **t == test).count();
+    Err(format!("card declined for {test} (run {n})"))
+}
+
+/// The upstream: `charge`, `hold` and `decline` with idempotency on (its own store and server
+/// key; a retry while the first call runs is refused at once).
 async fn upstream() -> Running {
-    let idempotency = Idempotency::new(MemoryIdempotencyStore::new()).server_key([9u8; 32]).unwrap();
-    let registry = Registry::builder().tool(charge::TOOL).idempotency(idempotency).build().unwrap();
-    Running::start(McpServer::builder(registry).build()).await
+    upstream_on(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(), true).await
+}
+
+/// [`upstream`] on `listener`, with idempotency on when `idempotent`.
+async fn upstream_on(listener: tokio::net::TcpListener, idempotent: bool) -> Running {
+    let mut builder = Registry::builder().tool(charge::TOOL).tool(hold::TOOL).tool(decline::TOOL);
+    if idempotent {
+        let idempotency =
+            Idempotency::new(MemoryIdempotencyStore::new()).server_key([9u8; 32]).unwrap().wait(Duration::ZERO);
+        builder = builder.idempotency(idempotency);
+    }
+    Running::start_on(McpServer::builder(builder.build().unwrap()).build(), listener).await
 }
 
 /// A gateway importing `upstream` as `up` (prefix `gw_`), served over Streamable HTTP; its
@@ -76,6 +120,11 @@ async fn gateway(upstream: &Running, server_key: Option<u8>) -> (ImportedServer,
 /// A `tools/call` of `tool` on `server` with `arguments`, the bearer key `bearer` (none: no
 /// `Authorization`) and the idempotency key `key` in `_meta` (none: no key); the answer.
 async fn call(server: &Running, tool: &str, arguments: Value, bearer: Option<&str>, key: Option<&str>) -> Value {
+    call_at(server.addr, tool, arguments, bearer, key).await
+}
+
+/// [`call`] of the server at `addr`.
+async fn call_at(addr: SocketAddr, tool: &str, arguments: Value, bearer: Option<&str>, key: Option<&str>) -> Value {
     let mut meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -90,7 +139,7 @@ async fn call(server: &Running, tool: &str, arguments: Value, bearer: Option<&st
         headers.push(("Authorization", authorization));
     }
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
-    let response = tokio::time::timeout(BOUND, post(server.addr, "/mcp", "127.0.0.1", &headers, &body)).await.unwrap();
+    let response = tokio::time::timeout(BOUND, post(addr, "/mcp", "127.0.0.1", &headers, &body)).await.unwrap();
     match response.header("content-type") {
         Some("text/event-stream") => response.events().pop().unwrap(),
         _ => serde_json::from_str(&response.body).unwrap_or_else(|_| panic!("{}", response.body)),
@@ -198,6 +247,102 @@ async fn calls_without_a_key_through_the_gateway_run_every_time() {
     let second = call(&gw, "gw_charge", charge_of("keyless"), Some("key-of-ann"), None).await;
     assert_eq!(text(&first), "charged 500 cents for keyless (run 1)");
     assert_eq!(text(&second), "charged 500 cents for keyless (run 2)");
+    gw.stop().await;
+    imported.close().await;
+    up.stop().await;
+}
+
+/// A text and `_meta` of an error result.
+fn error_of(answer: &Value) -> (String, Value) {
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{answer}")).to_owned();
+    (text, answer["result"]["_meta"].clone())
+}
+
+/// The upstream is down for the first call (its port refuses connections) and up again for the
+/// retry: the gateway's answer to the first call has no outcome, so its key is released, and the
+/// retry reaches the upstream, where the charge runs once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_the_upstream_could_not_be_reached_reaches_it_and_runs_once() {
+    let up = upstream().await;
+    let addr = up.addr;
+    let (imported, gw) = gateway(&up, Some(6)).await;
+    up.stop().await;
+    // The port stays bound, not listening: connections to it are refused until the upstream is back.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_reuseaddr(true).unwrap();
+    socket.bind(addr).unwrap();
+    let first = call(&gw, "gw_charge", charge_of("down"), Some("key-of-ann"), Some("order-7")).await;
+    let (text_of_first, meta) = error_of(&first);
+    // Lost during the call, or no connection opened (as the connection pool met the stopped
+    // server): the text names the server either way.
+    assert!(
+        text_of_first.starts_with("MCP server `up` could not be reached (")
+            || text_of_first.starts_with("cannot connect to MCP server `up`: "),
+        "{text_of_first}"
+    );
+    assert_eq!(meta, json!({tool_mcp::UNAVAILABLE_META: true}));
+    assert_eq!(runs_of("down"), 0);
+    let up = upstream_on(socket.listen(64).unwrap(), true).await;
+    let retry = call(&gw, "gw_charge", charge_of("down"), Some("key-of-ann"), Some("order-7")).await;
+    let again = call(&gw, "gw_charge", charge_of("down"), Some("key-of-ann"), Some("order-7")).await;
+    assert_eq!(text(&retry), "charged 500 cents for down (run 1)");
+    assert_eq!(text(&again), "charged 500 cents for down (run 1)");
+    assert_eq!(runs_of("down"), 1);
+    gw.stop().await;
+    imported.close().await;
+    up.stop().await;
+}
+
+/// Two replicas of a gateway with the same server key but stores of their own: a retry through
+/// the second while the first call still runs upstream gets the upstream's refusal, marked as
+/// having no outcome; the second replica releases its key, so a later retry through it reaches
+/// the upstream and gets the first call's result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_refused_upstream_while_the_first_call_runs_is_not_kept_and_a_later_retry_gets_the_result() {
+    let up = upstream().await;
+    let (imported_a, gw_a) = gateway(&up, Some(7)).await;
+    let (imported_b, gw_b) = gateway(&up, Some(7)).await;
+    let arguments = json!({"test": "inflight"});
+    let first = tokio::spawn({
+        let (addr, arguments) = (gw_a.addr, arguments.clone());
+        async move { call_at(addr, "gw_hold", arguments, Some("key-of-ann"), Some("order-8")).await }
+    });
+    tokio::time::timeout(BOUND, HOLD_STARTED.notified()).await.unwrap();
+    let during = call(&gw_b, "gw_hold", arguments.clone(), Some("key-of-ann"), Some("order-8")).await;
+    HOLD_GATE.add_permits(1);
+    let first = tokio::time::timeout(BOUND, first).await.unwrap().unwrap();
+    let later = call(&gw_b, "gw_hold", arguments, Some("key-of-ann"), Some("order-8")).await;
+    assert_eq!(
+        error_of(&during),
+        (
+            "tool `hold` did not run again: the first call with this idempotency key is still running; retry later \
+             with the same key to get its result"
+                .to_owned(),
+            json!({tool_mcp::UNAVAILABLE_META: true})
+        )
+    );
+    assert_eq!(text(&first), "held for inflight (run 1)");
+    assert_eq!(text(&later), "held for inflight (run 1)");
+    assert_eq!(runs_of("inflight"), 1);
+    for (gw, imported) in [(gw_a, imported_a), (gw_b, imported_b)] {
+        gw.stop().await;
+        imported.close().await;
+    }
+    up.stop().await;
+}
+
+/// An upstream without idempotency would run a retry that reached it again: the gateway keeps
+/// the error of a call that ran upstream and failed, and replays it without calling upstream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_that_ran_upstream_and_failed_is_kept_and_replayed_by_the_gateway() {
+    let up = upstream_on(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap(), false).await;
+    let (imported, gw) = gateway(&up, Some(8)).await;
+    let first = call(&gw, "gw_decline", json!({"test": "declined"}), Some("key-of-ann"), Some("order-9")).await;
+    let retry = call(&gw, "gw_decline", json!({"test": "declined"}), Some("key-of-ann"), Some("order-9")).await;
+    assert_eq!(error_of(&first), ("card declined for declined (run 1)".to_owned(), Value::Null));
+    assert_eq!(error_of(&retry), ("card declined for declined (run 1)".to_owned(), Value::Null));
+    assert_eq!(runs_of("declined"), 1);
     gw.stop().await;
     imported.close().await;
     up.stop().await;

@@ -221,6 +221,8 @@ async fn a_call_that_is_never_answered_ends_at_the_call_timeout() {
                 .to_owned()
         )
     );
+    // No outcome here: under idempotency the key is released, and a retry reaches the server again.
+    assert_eq!(message.error_kind, Some(tool_runtime::ToolErrorKind::Unavailable));
     imported.close().await;
 }
 

@@ -16,11 +16,23 @@
 //! - Same key while the first call still runs (on any worker of a shared store): the retry waits
 //!   for its message, polling the store every 50 ms, at most [`Idempotency::wait`] (default 30 s);
 //!   after that it is told that the first call is still running and to retry later (kind
-//!   [`Failed`](crate::ToolErrorKind::Failed)).
+//!   [`Unavailable`](crate::ToolErrorKind::Unavailable): the retry has no outcome of its own).
 //! - What is kept: every message of a call whose tool ran (a result, its own error, a time-out or
 //!   a panic: an effect may have happened), for [`Idempotency::ttl`] (default 24 hours). A call
 //!   that did not run (arguments that do not decode, a refusal of the policy, a cancellation
 //!   before or during the run, a closed registry) releases its key: a retry runs it.
+//! - A call without an outcome here releases its key too: its message is an error of kind
+//!   [`Unavailable`](crate::ToolErrorKind::Unavailable) ([`ToolError::Unavailable`](crate::ToolError::Unavailable)),
+//!   which says that the service the tool runs its effect through was not reached or did not
+//!   answer (a refused or lost connection, no answer in time), or refused the call because its
+//!   first call with the same key still runs there. The kind is the marker, never the text: an
+//!   imported MCP tool (`tool-mcp`) sets it for those failures and for an upstream's result
+//!   marked so, and a tool of your own may return it. Storing such a message would replay the
+//!   failure to every retry for the time to live, although the service, which the forwarded key
+//!   ([`ToolContext::idempotency_key_for`](crate::ToolContext::idempotency_key_for)) lets dedupe,
+//!   would answer a retry with the effect's real outcome. A retry runs the tool again, and so
+//!   reaches the service with the same forwarded key. An error the service answered after the
+//!   call ran there (the upstream tool's own error) is kind `Failed` and is kept.
 //! - A running call holds its key under a lease ([`Idempotency::lease`], default 5 minutes, or the
 //!   tool's time limit when longer; the lease is not renewed, so a call that runs past it can be
 //!   run again by a retry: give a long tool a time limit). A worker killed mid-call leaves the
@@ -344,7 +356,7 @@ impl Idempotency {
                     if tokio::time::Instant::now() + POLL > deadline {
                         return Begin::Refuse(refusal(
                             call,
-                            ToolErrorKind::Failed,
+                            ToolErrorKind::Unavailable,
                             format!(
                                 "tool `{}` did not run again: the first call with this idempotency key is still \
                                  running; retry later with the same key to get its result",
@@ -390,6 +402,7 @@ impl Held {
                     | ToolErrorKind::TurnStopped
                     | ToolErrorKind::Cancelled
                     | ToolErrorKind::RegistryClosed
+                    | ToolErrorKind::Unavailable
             )
         );
         let kept = match serde_json::to_string(message) {

@@ -152,7 +152,7 @@ async fn a_retry_that_may_not_wait_is_told_the_first_call_still_runs() {
     });
     assert_eq!(first.text(), r#"appended "x" as line 1"#);
     assert_eq!(retry.text(), STILL_RUNNING);
-    assert_eq!(retry.error_kind, Some(ToolErrorKind::Failed));
+    assert_eq!(retry.error_kind, Some(ToolErrorKind::Unavailable));
     assert_eq!(ledger.runs.load(Ordering::SeqCst), 1);
 }
 
@@ -426,4 +426,67 @@ async fn the_declared_argument_is_the_key_forwarded() {
     assert_eq!(r1.len(), 64, "{r1}");
     assert_eq!(r1_again, r1);
     assert_ne!(r2, r1);
+}
+
+/// How many times the tool `reach` of [`service`] ran.
+type Runs = Arc<AtomicUsize>;
+
+/// A registry with idempotency on and a tool `reach` of a service: `answers` says, one entry a
+/// call, whether the service answered (`Some(Ok)`: ran and succeeded, `Some(Err)`: ran and
+/// failed) or was not reached (`None`: [`ToolError::Unavailable`]). A `DynamicTool`, whose
+/// handler's `ToolError` is the call's (a `#[tool]` function's `Err` is its text).
+fn service(answers: Vec<Option<Result<&'static str, &'static str>>>) -> (Runs, Registry) {
+    let (runs, answers) = (Runs::default(), Arc::new(Mutex::new(answers)));
+    let counted = runs.clone();
+    let schema = serde_json::json!({"type": "object", "properties": {}});
+    let tool = tool_runtime::DynamicTool::new("reach", "Reach the service.", schema, move |_, _| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        let answer = answers.lock().unwrap().remove(0);
+        async move {
+            match answer {
+                Some(Ok(text)) => Ok(ToolResult::text(text)),
+                Some(Err(text)) => Err(ToolError::failed(text)),
+                None => {
+                    Err(ToolError::Unavailable("the service could not be reached; try the call again later".to_owned()))
+                }
+            }
+        }
+    })
+    .unwrap();
+    (runs, Registry::builder().tool_dyn(Arc::new(tool)).idempotency(idempotent()).build().unwrap())
+}
+
+fn reach(id: &str) -> ToolCall {
+    ToolCall::new(id, "reach", "{}").with_idempotency_key("k-1")
+}
+
+#[tokio::test]
+async fn a_call_answered_unavailable_frees_its_key_so_a_retry_runs_the_tool_again() {
+    let (runs, registry) = service(vec![None, Some(Ok("done"))]);
+    let ctx = ToolContext::new();
+    let first = registry.call(&reach("c1"), &ctx).await;
+    let retry = registry.call(&reach("c2"), &ctx).await;
+    let again = registry.call(&reach("c3"), &ctx).await;
+    assert_eq!(first.text(), "the service could not be reached; try the call again later");
+    assert_eq!(first.error_kind, Some(ToolErrorKind::Unavailable));
+    assert_eq!((retry.text().into_owned(), retry.is_error), ("done".to_owned(), false));
+    assert_eq!((again.text().into_owned(), again.tool_call_id.as_str()), ("done".to_owned(), "c3"));
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_call_that_ran_and_failed_is_kept_and_replayed_without_running_again() {
+    let (runs, registry) = service(vec![Some(Err("card declined")), Some(Ok("done"))]);
+    let ctx = ToolContext::new();
+    let first = registry.call(&reach("c1"), &ctx).await;
+    let retry = registry.call(&reach("c2"), &ctx).await;
+    assert_eq!(
+        (first.text().into_owned(), first.error_kind),
+        ("card declined".to_owned(), Some(ToolErrorKind::Failed))
+    );
+    assert_eq!(
+        (retry.text().into_owned(), retry.is_error, retry.tool_call_id.as_str()),
+        ("card declined".to_owned(), true, "c2")
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
