@@ -212,6 +212,10 @@ impl Tool for RunTool {
     fn call<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>> {
         self.tool.call(arguments, ctx)
     }
+
+    fn check_arguments(&self, arguments: &str) -> Option<Result<(), ToolError>> {
+        self.tool.check_arguments(arguments)
+    }
 }
 
 /// A tool of the wrapped registry, served by the outer one: each call runs through the wrapped
