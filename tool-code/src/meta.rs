@@ -172,6 +172,10 @@ impl CodeMode {
                 let source = arguments["code"].as_str().unwrap_or_default();
                 match code.run(source, &ctx).await {
                     Ok(output) => Ok(ToolResult::Text(output.text())),
+                    // The inner call's approval request reaches this call's host.
+                    Err(crate::ProgramError::NeedsApproval { tool, problem }) => {
+                        Err(ToolError::Approval { tool, problem })
+                    }
                     Err(error) => Err(ToolError::Failed(error.to_string())),
                 }
             }
