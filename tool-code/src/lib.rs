@@ -247,7 +247,10 @@ impl CodeMode {
                         // The run stops at a call that needs the user's approval: its host gets
                         // the request.
                         stop.store(true, Ordering::Relaxed);
-                        break Err(needs_approval(message.tool_name, *request, ctx));
+                        break Err(ProgramError::NeedsApproval {
+                            tool: message.tool_name,
+                            problem: missing_approval(*request, ctx),
+                        });
                     }
                     // The thread is gone only when the run ended; `done` then answers.
                     let _ = answers.send(Reply { seq, outcome: answer_of(&message) });
@@ -295,15 +298,16 @@ async fn approving_call(
     retried
 }
 
-/// The run's error for the inner call of `tool` refused with `request`: valid for the seconds
-/// left to its expiry on `ctx`'s clock (0 when past).
-fn needs_approval(tool: String, request: tool_runtime::ApprovalRequest, ctx: &ToolContext) -> ProgramError {
+/// The refusal for want of approval of an inner call refused with `request`, as the outer call's
+/// own ([`ApprovalProblem::Missing`](tool_runtime::ApprovalProblem::Missing)): valid for the
+/// seconds left to its expiry on `ctx`'s clock (0 when past).
+pub(crate) fn missing_approval(
+    request: tool_runtime::ApprovalRequest,
+    ctx: &ToolContext,
+) -> tool_runtime::ApprovalProblem {
     let now = ctx.now().duration_since(std::time::UNIX_EPOCH).map_or(0, |since| since.as_secs());
     let valid_secs = request.expires_at.saturating_sub(now);
-    ProgramError::NeedsApproval {
-        tool,
-        problem: tool_runtime::ApprovalProblem::Missing { request: Box::new(request), valid_secs },
-    }
+    tool_runtime::ApprovalProblem::Missing { request: Box::new(request), valid_secs }
 }
 
 /// What a tool call's message gives the program.

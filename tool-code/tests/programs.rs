@@ -666,11 +666,9 @@ fn fixed_clock() -> Arc<tool_runtime::FixedClock> {
 
 /// Code mode over `remove`, with approval tokens on the clock `clock`.
 fn approving(clock: Arc<tool_runtime::FixedClock>) -> CodeMode {
-    let tokens = tool_runtime::ApprovalTokens::new(tool_runtime::idempotency::MemoryIdempotencyStore::new())
-        .server_key([9; 32])
-        .unwrap()
-        .clock(clock);
-    CodeMode::new(Arc::new(Registry::builder().tool(remove::TOOL).approval_tokens(tokens).build().unwrap()))
+    CodeMode::new(Arc::new(
+        Registry::builder().tool(remove::TOOL).approval_tokens(tokens_on(clock, 9)).build().unwrap(),
+    ))
 }
 
 fn on(clock: Arc<tool_runtime::FixedClock>) -> ToolContext {
@@ -795,4 +793,47 @@ async fn a_caller_cancelled_while_a_tool_call_of_the_program_runs_stops_the_prog
     assert!(STALLING.load(Ordering::SeqCst), "the tool call was in flight");
     // The interpreter's thread ended cleanly: the process goes on to run another program.
     assert_eq!(code.run("return 1 + 1;", &ToolContext::new()).await.unwrap().text(), "2");
+}
+
+/// Remove a path for good, by a direct call only (asks the user first: tagged `confirm`).
+#[tool(tags(confirm))]
+async fn purge(
+    /// The path.
+    path: String,
+) -> String {
+    REMOVED.lock().unwrap().push(format!("purged {path}"));
+    format!("purged {path}")
+}
+
+fn tokens_on(clock: Arc<tool_runtime::FixedClock>, key: u8) -> tool_runtime::ApprovalTokens {
+    tool_runtime::ApprovalTokens::new(tool_runtime::idempotency::MemoryIdempotencyStore::new())
+        .server_key([key; 32])
+        .unwrap()
+        .clock(clock)
+}
+
+#[tokio::test]
+async fn a_forwarded_direct_call_approved_by_both_registries_reaches_the_host_twice_and_then_runs_once() {
+    let clock = fixed_clock();
+    let registry = Registry::builder().tool(purge::TOOL).approval_tokens(tokens_on(clock.clone(), 9)).build().unwrap();
+    let served = CodeMode::new(Arc::new(registry))
+        .registry_builder()
+        .approval_tokens(tokens_on(clock.clone(), 8))
+        .build()
+        .unwrap();
+    let ctx = on(clock);
+    let call = ToolCall::new("f1", "purge", r#"{"path": "tmp/forwarded"}"#);
+    let preview = "call `purge` with\n\"path\": \"tmp/forwarded\"";
+    // The served registry's own approval first.
+    let outer = served.call(&call, &ctx).await.approval.expect("the served registry's request");
+    assert_eq!((outer.tool.as_str(), outer.preview.as_str()), ("purge", preview));
+    // Approved there, the call reaches the wrapped registry, whose request reaches the host too.
+    let message = served.call(&call.clone().with_approval_token(&outer.token), &ctx).await;
+    let inner = message.approval.clone().unwrap_or_else(|| panic!("no request: {}", message.text()));
+    assert_eq!((inner.tool.as_str(), inner.preview.as_str()), ("purge", preview));
+    assert!(inner.token.starts_with("ap1p."), "a token of the served registry carrying the wrapped one's");
+    assert_eq!(removals_of("purged tmp/forwarded"), 0);
+    let message = served.call(&call.clone().with_approval_token(&inner.token), &ctx).await;
+    assert_eq!(message.text(), "purged tmp/forwarded");
+    assert_eq!(removals_of("purged tmp/forwarded"), 1);
 }
