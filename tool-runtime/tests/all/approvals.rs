@@ -743,3 +743,28 @@ async fn a_dynamic_tool_needing_approval_is_decoded_by_its_schema_before_approva
     let message = registry.call(&ToolCall::new("d8", "drop_table", r#"{"table": "t"}"#), &as_ann()).await;
     assert!(message.approval.is_some());
 }
+
+#[tokio::test]
+async fn a_token_carried_by_a_call_whose_arguments_fail_decoding_is_not_spent() {
+    // Two workers sharing the key and the store: one serves `delete_dir` with an open schema (an
+    // older deployment), so it previews and mints a token for arguments the other refuses.
+    let store = Arc::new(MemoryIdempotencyStore::new());
+    let tokens = || ApprovalTokens::new(store.clone()).server_key(KEY).unwrap().clock(clock());
+    let open = tool_runtime::DynamicTool::new(
+        "delete_dir",
+        "Delete a directory.",
+        json!({"type": "object", "properties": {"path": {"type": ["string", "integer"]}}}),
+        |_args, _ctx| async { Ok(ToolResult::text("deleted by the open schema")) },
+    )
+    .unwrap()
+    .with_tags(["confirm"]);
+    let lenient = Registry::builder().tool_dyn(Arc::new(open)).approval_tokens(tokens()).build().unwrap();
+    let strict = Registry::builder().tool(delete_dir::TOOL).approval_tokens(tokens()).build().unwrap();
+    let call = ToolCall::new("t1", "delete_dir", r#"{"path": 3}"#);
+    let token = lenient.call(&call, &as_ann()).await.approval.expect("a token for the open schema").token;
+    let refused = strict.call(&call.clone().with_approval_token(&token), &as_ann()).await;
+    assert_eq!(refused.text(), NOT_A_STRING);
+    // The token was not recorded as used: it still runs its call where the arguments decode.
+    let ran = lenient.call(&call.with_approval_token(&token), &as_ann()).await;
+    assert_eq!(ran.text(), "deleted by the open schema");
+}
