@@ -552,7 +552,7 @@ impl Registry {
             if let Some(Err(error)) = tool.check_arguments(arguments) {
                 return (Err(error), None);
             }
-            match Box::pin(self.approved(index, tag, call, ctx)).await {
+            match Box::pin(self.approved(index, tag, call, repaired.as_deref(), ctx)).await {
                 Ok(inner) => passed_on = inner,
                 Err(error) => return (Err(error), None),
             }
@@ -786,7 +786,9 @@ impl Registry {
     /// a token as the error. A call that carries a token is not previewed; any other is, by the
     /// tool's preview hook when it has one ([`Tool::preview`]), whose error refuses the call.
     /// `Ok(Some(token))`: approved by a passed-on token ([`ApprovalTokens::pass_on`]), whose other
-    /// server's `token` the tool sends on.
+    /// server's `token` the tool sends on. The question and the preview show the arguments the
+    /// tool will get: `repaired`, when the registry repaired the call's; the token is bound to the
+    /// call's own (what the host sends again, repaired alike).
     ///
     /// [`ApprovalTokens::pass_on`]: crate::ApprovalTokens
     async fn approved(
@@ -794,9 +796,11 @@ impl Registry {
         index: usize,
         tag: &str,
         call: &ToolCall,
+        repaired: Option<&str>,
         ctx: &ToolContext,
     ) -> Result<Option<String>, ToolError> {
-        let shown = self.shown_call(index, call);
+        let repaired_call = repaired.map(|arguments| ToolCall { arguments: arguments.to_owned(), ..call.clone() });
+        let shown = self.shown_call(index, repaired_call.as_ref().unwrap_or(call));
         let tool = &*self.names[index];
         if let (Some(tokens), Some(token)) = (&self.approval_tokens, &call.approval_token) {
             return tokens.redeem_passing_on(tool, &call.arguments, ctx.principal(), token).await;

@@ -709,7 +709,7 @@ async fn a_preview_hook_never_sees_arguments_that_fail_decoding() {
 }
 
 #[tokio::test]
-async fn arguments_the_registry_repairs_are_decoded_repaired_and_then_asked_about() {
+async fn arguments_the_registry_repairs_are_decoded_and_previewed_repaired_and_the_token_runs_the_call() {
     let tokens = ApprovalTokens::new(MemoryIdempotencyStore::new()).server_key(KEY).unwrap().clock(clock());
     let registry = Registry::builder()
         .tool(delete_dir::TOOL)
@@ -721,8 +721,10 @@ async fn arguments_the_registry_repairs_are_decoded_repaired_and_then_asked_abou
     let call = ToolCall::new("d6", "delete_dir", json!(json!({"path": "build-repaired/"}).to_string()).to_string());
     let message = registry.call(&call, &as_ann()).await;
     assert_eq!(message.error_kind, Some(ToolErrorKind::PermissionDenied));
-    let token = message.approval.expect("an approval request for the host").token;
-    let message = registry.call(&call.clone().with_approval_token(&token), &as_ann()).await;
+    let request = message.approval.expect("an approval request for the host");
+    // The person is shown the arguments the tool will get: the repaired ones.
+    assert_eq!(request.preview, "call `delete_dir` with\n\"path\": \"build-repaired/\"");
+    let message = registry.call(&call.clone().with_approval_token(&request.token), &as_ann()).await;
     assert_eq!(message.text(), "deleted build-repaired/");
 }
 
