@@ -196,6 +196,8 @@ pub(crate) fn run(
         limit: None,
         limit_hit,
     }));
+    // Dropped before the context and the runtime, whatever ends the run.
+    let _release = ReleasePending(state.clone());
 
     // What ends the run in the engine's own terms, mapped to the limit that caused it.
     let stopped = |error: ProgramError| -> ProgramError {
@@ -304,6 +306,18 @@ pub(crate) fn run(
             Err(RecvTimeoutError::Disconnected) => return Err(ProgramError::Cancelled),
         };
         context.with(|ctx| answer(&ctx, &state, reply)).map_err(|e| ProgramError::Engine(e.to_string()))?;
+    }
+}
+
+/// Drops the resolve and reject functions of the calls not answered when the run ends (it was
+/// stopped with calls running): QuickJS frees its runtime only once nothing holds its objects.
+struct ReleasePending(Rc<RefCell<State>>);
+
+impl Drop for ReleasePending {
+    fn drop(&mut self) {
+        if let Ok(mut state) = self.0.try_borrow_mut() {
+            state.pending.clear();
+        }
     }
 }
 

@@ -91,6 +91,19 @@ pub enum ProgramError {
     /// stopped.
     #[error("the program was cancelled")]
     Cancelled,
+    /// A tool call the program made was refused for want of the user's approval, under approval
+    /// tokens with no client to ask ([`tool_runtime::ApprovalProblem::Missing`]): the run stopped
+    /// there, and `problem` holds that call's approval request (the inner tool's name, the
+    /// preview of its arguments, the token), which [`RUN_PROGRAM`](crate::RUN_PROGRAM) hands its
+    /// host as its own ("Approvals" in the crate docs). The text is the inner refusal's, what the
+    /// model reads.
+    #[error("tool `{tool}` did not run: {problem}")]
+    NeedsApproval {
+        /// The inner call's tool.
+        tool: String,
+        /// Its [`ApprovalProblem::Missing`](tool_runtime::ApprovalProblem::Missing), with the request.
+        problem: tool_runtime::ApprovalProblem,
+    },
     /// The interpreter could not start (no memory for a runtime, no thread).
     #[error("the interpreter could not run the program: {0}")]
     Engine(String),

@@ -26,9 +26,41 @@
 //! an async worker. A tool call from the program crosses to the async side of [`CodeMode::run`],
 //! which runs it through [`Registry::call`] with the caller's [`ToolContext`]: decoding, the
 //! permission policy, approval (a tool tagged for confirmation asks the person, as from a direct
-//! call), time limits, cancellation and the output layer all apply, and the call id is the
+//! call; under approval tokens, see "Approvals" below), time limits, cancellation and the output
+//! layer all apply, and the call id is the
 //! program call's id followed by `#N` (`call_7#3`: the third tool call of the program run by
 //! `call_7`). Only what the program prints and returns goes back to the model.
+//!
+//! # Approvals
+//! A program's call of a tool that needs approval is approved as a direct call is: with a client
+//! that can ask its user, the user is asked, and the program goes on with the answer. Under
+//! [approval tokens](tool_runtime::approvals) with no one to ask, the registry refuses the call
+//! with an approval request for its host alone ([`ToolMessage::approval`]). Code mode does not
+//! let that request die in the program:
+//!
+//! - the run stops at once (the program is not handed the refusal; tool calls still running are
+//!   dropped, as at any end of a run) and [`CodeMode::run`] fails with
+//!   [`ProgramError::NeedsApproval`], holding the inner call's request: its tool's registered
+//!   name, the preview of its arguments (or the tool's own preview), and the token for exactly
+//!   that call, valid for the seconds left to its expiry on the context's clock;
+//! - the [`RUN_PROGRAM`] call then ends with that request as its own
+//!   ([`ToolError::Approval`](tool_runtime::ToolError::Approval)): the model reads the inner
+//!   refusal's text (tool, preview, "the application runs this exact call"; never the token), the
+//!   host gets the request in the `run_program` result's [`ToolMessage::approval`] (over MCP, the
+//!   result's `_meta`) and shows the preview to the person;
+//! - once they approve, the host sends the same `run_program` call again carrying the token. The
+//!   registry serving `run_program` does not redeem it (the meta-tool needs no approval there) and
+//!   hands it to the run ([`ToolContext::approval_token`]); the program runs again from its start,
+//!   and the first of its calls refused for want of approval is made once more carrying the token.
+//!   The registry redeems the token only for the exact call approved (tool, arguments, principal,
+//!   once), so it runs that call; a call it was not issued for keeps its refusal and the token
+//!   waits for the next one (what the program would be refused stops the run again, with a fresh
+//!   request).
+//!
+//! So a program is re-run, not resumed: the calls it made before the approved one run again
+//! (make programs that need approval do their reading first and the approved change once), and
+//! one run carries one token, so a program that needs two different approvals under tokens
+//! cannot get both in one run (give its client a way to ask the user, or split the program).
 //!
 //! # The sandbox
 //! The program has the language and nothing else: no file, network, environment, process or
@@ -199,21 +231,29 @@ impl CodeMode {
             .map_err(|e| ProgramError::Engine(format!("no thread for the program: {e}")))?;
 
         let program = ctx.call_id().unwrap_or("program").to_owned();
+        // The host's approval token for one inner call ("Approvals" in the crate docs).
+        let host_token = std::sync::Mutex::new(ctx.approval_token().map(str::to_owned));
         let mut running = FuturesUnordered::new();
         let finished = loop {
             tokio::select! {
                 outcome = &mut done => break outcome.unwrap_or(Err(ProgramError::Engine("the program's thread ended without an answer".to_owned()))),
                 Some(request) = asked.recv() => {
                     let call = ToolCall::new(format!("{program}#{}", request.seq), request.name, request.arguments);
-                    let registry = &self.registry;
-                    running.push(async move {
-                        let message = registry.call(&call, ctx).await;
-                        Reply { seq: request.seq, outcome: answer_of(&message) }
-                    });
+                    let (registry, host_token) = (&self.registry, &host_token);
+                    running.push(async move { (request.seq, approving_call(registry, &call, ctx, host_token).await) });
                 }
-                Some(reply) = running.next(), if !running.is_empty() => {
+                Some((seq, mut message)) = running.next(), if !running.is_empty() => {
+                    if let Some(request) = message.approval.take() {
+                        // The run stops at a call that needs the user's approval: its host gets
+                        // the request.
+                        stop.store(true, Ordering::Relaxed);
+                        break Err(ProgramError::NeedsApproval {
+                            tool: message.tool_name,
+                            problem: missing_approval(*request, ctx),
+                        });
+                    }
                     // The thread is gone only when the run ended; `done` then answers.
-                    let _ = answers.send(reply);
+                    let _ = answers.send(Reply { seq, outcome: answer_of(&message) });
                 }
                 () = ctx.cancellation().cancelled() => {
                     stop.store(true, Ordering::Relaxed);
@@ -229,6 +269,45 @@ impl CodeMode {
         }
         Ok(output)
     }
+}
+
+/// Runs one tool call of a program: once as it is; when that is refused for want of approval
+/// and the host's token for the run is still unspent (`host_token`), once more carrying it. A
+/// token the registry refuses for that call (another call's, expired, used: a denial without a
+/// request) is kept for the program's other calls and the first refusal, with its request, is
+/// the answer; a token the registry took is spent.
+async fn approving_call(
+    registry: &Registry,
+    call: &ToolCall,
+    ctx: &ToolContext,
+    host_token: &std::sync::Mutex<Option<String>>,
+) -> ToolMessage {
+    let message = registry.call(call, ctx).await;
+    if message.approval.is_none() {
+        return message;
+    }
+    let Some(token) = host_token.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() else {
+        return message;
+    };
+    let with_token = call.clone().with_approval_token(token.clone());
+    let retried = registry.call(&with_token, ctx).await;
+    if retried.error_kind == Some(tool_runtime::ToolErrorKind::PermissionDenied) && retried.approval.is_none() {
+        *host_token.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(token);
+        return message;
+    }
+    retried
+}
+
+/// The refusal for want of approval of an inner call refused with `request`, as the outer call's
+/// own ([`ApprovalProblem::Missing`](tool_runtime::ApprovalProblem::Missing)): valid for the
+/// seconds left to its expiry on `ctx`'s clock (0 when past).
+pub(crate) fn missing_approval(
+    request: tool_runtime::ApprovalRequest,
+    ctx: &ToolContext,
+) -> tool_runtime::ApprovalProblem {
+    let now = ctx.now().duration_since(std::time::UNIX_EPOCH).map_or(0, |since| since.as_secs());
+    let valid_secs = request.expires_at.saturating_sub(now);
+    tool_runtime::ApprovalProblem::Missing { request: Box::new(request), valid_secs }
 }
 
 /// What a tool call's message gives the program.

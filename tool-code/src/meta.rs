@@ -41,7 +41,11 @@ impl CodeMode {
     /// Tools callable both ways are reached through programs only. What `toolbox mcp
     /// --code-mode` serves; every forwarded call and every program call runs through the wrapped
     /// registry's dispatch (its policy, approval, time limits, output layer), so the outer
-    /// registry needs none of its own.
+    /// registry needs none of its own. A forwarded call the wrapped registry refuses for want of
+    /// approval (approval tokens, no one to ask) ends with that refusal as its own, the request
+    /// in its [`ToolMessage::approval`](tool_runtime::ToolMessage::approval) for the host; the
+    /// same call sent again with the token hands the token on to the wrapped registry, which
+    /// redeems it (a program's calls: "Approvals" in the crate docs).
     pub fn registry_builder(&self) -> RegistryBuilder {
         let mut builder = Registry::builder();
         for tool in self.tools() {
@@ -172,6 +176,10 @@ impl CodeMode {
                 let source = arguments["code"].as_str().unwrap_or_default();
                 match code.run(source, &ctx).await {
                     Ok(output) => Ok(ToolResult::Text(output.text())),
+                    // The inner call's approval request reaches this call's host.
+                    Err(crate::ProgramError::NeedsApproval { tool, problem }) => {
+                        Err(ToolError::Approval { tool, problem })
+                    }
                     Err(error) => Err(ToolError::Failed(error.to_string())),
                 }
             }
@@ -212,6 +220,10 @@ impl Tool for RunTool {
     fn call<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>> {
         self.tool.call(arguments, ctx)
     }
+
+    fn check_arguments(&self, arguments: &str) -> Option<Result<(), ToolError>> {
+        self.tool.check_arguments(arguments)
+    }
 }
 
 /// A tool of the wrapped registry, served by the outer one: each call runs through the wrapped
@@ -228,8 +240,19 @@ impl Tool for Forward {
 
     fn call<'a>(&'a self, arguments: &'a str, ctx: &'a ToolContext) -> BoxFuture<'a, Result<ToolResult, ToolError>> {
         Box::pin(async move {
-            let call = ToolCall::new(ctx.call_id().unwrap_or_default(), self.definition.name.clone(), arguments);
-            let message = self.registry.call(&call, ctx).await;
+            let mut call = ToolCall::new(ctx.call_id().unwrap_or_default(), self.definition.name.clone(), arguments);
+            // The host's approval token, which the outer registry hands on unredeemed.
+            if let Some(token) = ctx.approval_token() {
+                call = call.with_approval_token(token);
+            }
+            let mut message = self.registry.call(&call, ctx).await;
+            if let Some(request) = message.approval.take() {
+                // The wrapped registry's approval request reaches the host of the outer call.
+                return Err(ToolError::Approval {
+                    tool: message.tool_name,
+                    problem: crate::missing_approval(*request, ctx),
+                });
+            }
             if message.is_error {
                 return Err(ToolError::Failed(message.text().into_owned()));
             }

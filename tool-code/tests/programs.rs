@@ -637,3 +637,203 @@ async fn the_marking_probe_is_not_a_module_the_program_can_import() {
     let error = run("return await import('program-probe.js');").await.unwrap_err();
     assert!(matches!(&error, ProgramError::Thrown { text, .. } if text.contains("program-probe.js")), "{error}");
 }
+
+// Approvals under approval tokens ("Approvals" in the crate docs).
+
+/// The paths `remove` removed.
+static REMOVED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Remove a path (asks the user first: tagged `confirm`).
+#[tool(callers = code, tags(confirm))]
+async fn remove(
+    /// The path.
+    path: String,
+) -> String {
+    REMOVED.lock().unwrap().push(path.clone());
+    format!("removed {path}")
+}
+
+/// The tests share `REMOVED`: each uses paths of its own.
+fn removals_of(path: &str) -> usize {
+    REMOVED.lock().unwrap().iter().filter(|p| *p == path).count()
+}
+
+const START: u64 = 1_800_000_000;
+
+fn fixed_clock() -> Arc<tool_runtime::FixedClock> {
+    Arc::new(tool_runtime::FixedClock::new(std::time::UNIX_EPOCH + Duration::from_secs(START)))
+}
+
+/// Code mode over `remove`, with approval tokens on the clock `clock`.
+fn approving(clock: Arc<tool_runtime::FixedClock>) -> CodeMode {
+    CodeMode::new(Arc::new(
+        Registry::builder().tool(remove::TOOL).approval_tokens(tokens_on(clock, 9)).build().unwrap(),
+    ))
+}
+
+fn on(clock: Arc<tool_runtime::FixedClock>) -> ToolContext {
+    ToolContext::builder().principal("ann").clock(clock).build()
+}
+
+fn run_program(id: &str, code: &str) -> ToolCall {
+    ToolCall::new(id, RUN_PROGRAM, serde_json::json!({ "code": code }).to_string())
+}
+
+const REMOVE_ASKED: &str = "tool `remove` did not run: it needs the user's approval. What it would do:\ncall `remove` \
+                            with\n\"path\": \"tmp/asked\"\nThe approval is the user's to give, through the application, \
+                            within 300 s; it is not in this result. Do not send the call again on your own: once the \
+                            user approves, the application runs this exact call";
+
+#[tokio::test]
+async fn under_approval_tokens_a_call_that_needs_approval_stops_the_run_with_the_inner_request() {
+    let clock = fixed_clock();
+    let code = "await tools.remove({path: \"tmp/asked\"});\nreturn \"went on\";";
+    let error = approving(clock.clone()).run(code, &on(clock)).await.unwrap_err();
+    assert_eq!(error.to_string(), REMOVE_ASKED);
+    let ProgramError::NeedsApproval { tool, problem: tool_runtime::ApprovalProblem::Missing { request, valid_secs } } =
+        error
+    else {
+        panic!("not an approval: {error:?}");
+    };
+    assert_eq!((tool.as_str(), request.tool.as_str(), valid_secs), ("remove", "remove", 300));
+    assert_eq!(request.preview, "call `remove` with\n\"path\": \"tmp/asked\"");
+    assert_eq!(request.expires_at, START + 300);
+    assert!(request.token.starts_with("ap1."), "a token for the host");
+    assert_eq!(removals_of("tmp/asked"), 0);
+}
+
+#[tokio::test]
+async fn a_program_that_catches_the_refusal_still_gives_the_host_the_request() {
+    let clock = fixed_clock();
+    let code = "try { await tools.remove({path: \"tmp/caught\"}); } catch (e) { return \"swallowed\"; }";
+    let error = approving(clock.clone()).run(code, &on(clock)).await.unwrap_err();
+    assert!(matches!(error, ProgramError::NeedsApproval { ref tool, .. } if tool == "remove"), "{error:?}");
+}
+
+#[tokio::test]
+async fn the_run_program_result_carries_the_inner_approval_request_for_its_host_and_not_the_token_for_the_model() {
+    let clock = fixed_clock();
+    let served = approving(clock.clone()).registry_builder().build().unwrap();
+    let message =
+        served.call(&run_program("p1", "return await tools.remove({path: \"tmp/asked\"});"), &on(clock)).await;
+    assert!(message.is_error);
+    assert_eq!(message.tool_name, RUN_PROGRAM);
+    assert_eq!(message.text(), REMOVE_ASKED);
+    let request = message.approval.as_ref().expect("the inner request reaches the host");
+    assert_eq!(
+        (request.tool.as_str(), request.preview.as_str()),
+        ("remove", "call `remove` with\n\"path\": \"tmp/asked\"")
+    );
+    assert!(!message.text().contains(&request.token));
+}
+
+#[tokio::test]
+async fn the_same_program_sent_again_with_the_token_runs_the_approved_call_once() {
+    let clock = fixed_clock();
+    let served = approving(clock.clone()).registry_builder().build().unwrap();
+    let ctx = on(clock);
+    let program = run_program("p2", "return await tools.remove({path: \"tmp/approved\"});");
+    let token = served.call(&program, &ctx).await.approval.expect("an approval request").token;
+    let again = program.clone().with_approval_token(&token);
+    let message = served.call(&again, &ctx).await;
+    assert_eq!((message.is_error, message.text().as_ref()), (false, "removed tmp/approved"));
+    assert_eq!(removals_of("tmp/approved"), 1);
+    // The token ran its call: a third run is refused again, with a fresh request.
+    let third = served.call(&again, &ctx).await;
+    let fresh = third.approval.expect("a fresh approval request");
+    assert_ne!(fresh.token, token);
+    assert_eq!(removals_of("tmp/approved"), 1);
+}
+
+#[tokio::test]
+async fn a_token_for_another_call_is_not_spent_on_the_programs_calls_and_their_request_comes_back() {
+    let clock = fixed_clock();
+    let served = approving(clock.clone()).registry_builder().build().unwrap();
+    let ctx = on(clock);
+    let asked = run_program("p3", "return await tools.remove({path: \"tmp/first\"});");
+    let token = served.call(&asked, &ctx).await.approval.expect("an approval request").token;
+    let changed = run_program("p3", "return await tools.remove({path: \"tmp/other\"});").with_approval_token(&token);
+    let message = served.call(&changed, &ctx).await;
+    let request = message.approval.expect("the other call's own request");
+    assert_eq!(request.preview, "call `remove` with\n\"path\": \"tmp/other\"");
+    assert_eq!(removals_of("tmp/other"), 0);
+    // The token was not spent: it still runs the call it was issued for.
+    let message = served.call(&asked.with_approval_token(&token), &ctx).await;
+    assert_eq!(message.text(), "removed tmp/first");
+}
+
+static STALLING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Waits until its call is cancelled.
+#[tool(callers = both)]
+async fn stall(ctx: &ToolContext) -> String {
+    STALLING.store(true, Ordering::SeqCst);
+    ctx.cancellation().cancelled().await;
+    "cancelled".to_owned()
+}
+
+#[tokio::test]
+async fn a_caller_cancelled_while_a_tool_call_of_the_program_runs_stops_the_program() {
+    let token = CancellationToken::new();
+    let ctx = ToolContext::builder().cancellation(token.clone()).build();
+    let code = CodeMode::new(Arc::new(Registry::builder().tool(stall::TOOL).build().unwrap()));
+    let canceller = tokio::spawn(async move {
+        // Bounded: 500 polls of 10 ms.
+        for _ in 0..500 {
+            if STALLING.load(Ordering::SeqCst) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        token.cancel();
+    });
+    let error = code.run("await tools.stall();", &ctx).await.unwrap_err();
+    canceller.await.unwrap();
+    assert_eq!(error, ProgramError::Cancelled);
+    assert!(STALLING.load(Ordering::SeqCst), "the tool call was in flight");
+    // The interpreter's thread ended cleanly: the process goes on to run another program.
+    assert_eq!(code.run("return 1 + 1;", &ToolContext::new()).await.unwrap().text(), "2");
+}
+
+/// Remove a path for good, by a direct call only (asks the user first: tagged `confirm`).
+#[tool(tags(confirm))]
+async fn purge(
+    /// The path.
+    path: String,
+) -> String {
+    REMOVED.lock().unwrap().push(format!("purged {path}"));
+    format!("purged {path}")
+}
+
+fn tokens_on(clock: Arc<tool_runtime::FixedClock>, key: u8) -> tool_runtime::ApprovalTokens {
+    tool_runtime::ApprovalTokens::new(tool_runtime::idempotency::MemoryIdempotencyStore::new())
+        .server_key([key; 32])
+        .unwrap()
+        .clock(clock)
+}
+
+#[tokio::test]
+async fn a_forwarded_direct_call_approved_by_both_registries_reaches_the_host_twice_and_then_runs_once() {
+    let clock = fixed_clock();
+    let registry = Registry::builder().tool(purge::TOOL).approval_tokens(tokens_on(clock.clone(), 9)).build().unwrap();
+    let served = CodeMode::new(Arc::new(registry))
+        .registry_builder()
+        .approval_tokens(tokens_on(clock.clone(), 8))
+        .build()
+        .unwrap();
+    let ctx = on(clock);
+    let call = ToolCall::new("f1", "purge", r#"{"path": "tmp/forwarded"}"#);
+    let preview = "call `purge` with\n\"path\": \"tmp/forwarded\"";
+    // The served registry's own approval first.
+    let outer = served.call(&call, &ctx).await.approval.expect("the served registry's request");
+    assert_eq!((outer.tool.as_str(), outer.preview.as_str()), ("purge", preview));
+    // Approved there, the call reaches the wrapped registry, whose request reaches the host too.
+    let message = served.call(&call.clone().with_approval_token(&outer.token), &ctx).await;
+    let inner = message.approval.clone().unwrap_or_else(|| panic!("no request: {}", message.text()));
+    assert_eq!((inner.tool.as_str(), inner.preview.as_str()), ("purge", preview));
+    assert!(inner.token.starts_with("ap1p."), "a token of the served registry carrying the wrapped one's");
+    assert_eq!(removals_of("purged tmp/forwarded"), 0);
+    let message = served.call(&call.clone().with_approval_token(&inner.token), &ctx).await;
+    assert_eq!(message.text(), "purged tmp/forwarded");
+    assert_eq!(removals_of("purged tmp/forwarded"), 1);
+}

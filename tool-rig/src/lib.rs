@@ -39,9 +39,10 @@
 //!   ``unknown tool `x`; available tools: ...`` (the turn's tools, sorted), and arguments that are
 //!   not an object get the framework's decoding of them (``invalid arguments for `x`: ...``; an
 //!   empty text is no arguments, `{}`, and the call runs), as rig's skipped result for that call.
-//!   The registry asks a tool's approval before it decodes the arguments, so such a call of a
-//!   tool that needs approval is refused for want of it, and its approval request goes to
-//!   [`RigTools::on_approval`] as any other call's.
+//!   The registry decodes a call's arguments before it asks for approval
+//!   ([`tool_runtime::approvals`]), so such a call of a tool that needs approval gets its decoding
+//!   error and no approval request; one whose empty text decodes (as `{}`) is refused for want of
+//!   approval like any other, and its request goes to [`RigTools::on_approval`].
 //! - **Errors keep their kind.** An error result becomes a failed rig tool result whose model
 //!   output is the framework's text and whose kind is [`rig_kind`] of its
 //!   [`ToolErrorKind`](tool_runtime::ToolErrorKind): an unknown tool is `NotFound`, arguments
@@ -104,7 +105,7 @@ pub struct RigTools {
 /// The host's function of [`RigTools::on_approval`].
 type OnApproval = Arc<dyn Fn(ApprovalAsked) + Send + Sync>;
 
-/// A call that rig ran (or that [`RigTools::hook`] answered, its arguments malformed) and the
+/// A call that rig ran (or that [`RigTools::hook`] answered, its arguments an empty text) and the
 /// registry refused for want of the user's approval (approval tokens,
 /// [`tool_runtime::approvals`]): what [`RigTools::on_approval`] hands the host. Its
 /// `Debug` form redacts the token.
@@ -157,8 +158,9 @@ impl RigTools {
 
     /// Hands each call the registry refuses for want of the user's approval to `host`, as it is
     /// refused and before rig's tool result (which leaves the approval out, [`rig_result`]) goes
-    /// to the model: a call a tool runs, and a call with arguments rig finds malformed that
-    /// [`RigTools::hook`] answers (the registry asks approval before it decodes arguments); give
+    /// to the model: a call a tool runs, and a call rig finds malformed that [`RigTools::hook`]
+    /// answers whose arguments still decode (an empty text, `{}`; the registry decodes arguments
+    /// before it asks for approval, so malformed ones get their decoding error instead); give
     /// the agent the hook of these tools after this is set. `host` runs on the call's task: hand
     /// the request on (a channel to the user interface) rather than wait for the person there. Default: none, and such a refusal
     /// reaches only the model, whose text holds the preview but never the token.
@@ -240,8 +242,9 @@ impl RigTools {
 /// the dispatch's effect id (at most [`MAX_PENDING_CALL_IDS`] wait) and lets the dispatch proceed
 /// unchanged; on a call rig finds invalid it answers an unknown tool and arguments that are not a
 /// JSON object as the framework does (rig's `InvalidToolCallAction::Skip` with that text), and
-/// leaves any other case (a tool the tool choice does not allow) to rig. A malformed call the
-/// registry refuses for want of approval goes to [`RigTools::on_approval`] as a tool's does.
+/// leaves any other case (a tool the tool choice does not allow) to rig. A call it answers that
+/// the registry refuses for want of approval (its arguments decode: an empty text) goes to
+/// [`RigTools::on_approval`] as a tool's does.
 #[derive(Clone)]
 pub struct ToolHook {
     pending: Arc<Mutex<Pending>>,

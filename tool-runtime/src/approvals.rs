@@ -45,6 +45,15 @@
 //! [`MAX_APPROVING_GATEWAYS`] of them works, and the next refuses the call saying why.
 //!
 //! # The rules
+//! - A call's arguments are decoded before anything of its approval (the question, the refusal
+//!   with a request, redeeming its token): the arguments (repaired, when the registry
+//!   [repairs](crate::RegistryBuilder::repair) them) go through the strict decoding the call
+//!   itself would run ([`Tool::check_arguments`](crate::Tool::check_arguments); `#[tool]` and
+//!   [`DynamicTool`](crate::DynamicTool) answer it), and arguments the tool refuses get that
+//!   [`ToolError::InvalidArguments`] at once: no one is asked, no token is minted, a token the call
+//!   carries is not spent. So the person approves only calls that can run, and the preview shows
+//!   arguments the tool accepts. A tool that decodes only inside its call (one written by hand, an
+//!   imported tool, whose server decodes) is not checked first.
 //! - A token is `ap1.<expiry>.<nonce>.<mac>`: the expiry in seconds since the Unix epoch, 16 random
 //!   bytes (hex), and HMAC-SHA256 (hex) under the server key of the tool's registered name, the
 //!   arguments as a JSON value (key order and spacing do not matter; any other change does), the

@@ -243,6 +243,15 @@ impl Tool for DynamicTool {
         &self.definition
     }
 
+    /// [`DynamicTool::validate`], as [`call`](Tool::call) runs it.
+    fn check_arguments(&self, arguments: &str) -> Option<Result<(), ToolError>> {
+        Some(
+            self.validate(arguments)
+                .map(drop)
+                .map_err(|error| ToolError::InvalidArguments { tool: self.definition.name.clone(), error }),
+        )
+    }
+
     /// The file and line of the [`DynamicTool::new`] call that made it.
     fn origin(&self) -> ToolOrigin {
         self.origin

@@ -11,7 +11,7 @@ pub use crate::depends::DependencyUse;
 pub use crate::methods::MethodsRegistration;
 pub use crate::schema::{ArgumentBound, ArgumentSchema, ArgumentSchemaFn, BoundNumber, argument_schema};
 pub use crate::schema::{DefaultJson, DefaultJsonNone, DefaultJsonSerialize};
-pub use crate::tool::{DecodingSchema, Invoke, SyncInvokeFn};
+pub use crate::tool::{CheckFn, DecodingSchema, Invoke, SyncInvokeFn};
 pub use crate::{
     Callers, IntoToolResult, Resource, Tool, ToolContext, ToolError, ToolMeta, ToolRegistration, ToolResult, ToolSpec,
 };

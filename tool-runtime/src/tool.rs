@@ -289,6 +289,23 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
+    /// Decodes `arguments` (raw JSON text) as [`call`](Tool::call) would, without running the
+    /// tool: `Some(Ok(()))` when `call` would get past decoding, `Some(Err(e))` with the error
+    /// `call` would return ([`ToolError::InvalidArguments`]), `None` (the default) when the tool
+    /// decodes only inside `call` (a tool written by hand, an imported tool whose server decodes).
+    ///
+    /// The registry asks it before it asks for approval ("Approval" on
+    /// [`Registry`](crate::Registry)), so that no person approves, and no approval token is minted
+    /// or spent on, a call whose arguments the tool would refuse. `#[tool]` answers with the
+    /// strict decoding of [`crate::decode`]; a [`DynamicTool`](crate::DynamicTool) with its
+    /// [`validate`](crate::DynamicTool::validate). It must change nothing and be what `call`
+    /// decides: a tool that answers `Some(Ok(()))` and then refuses the same arguments in `call`
+    /// has its approval spent on a call that did not run.
+    fn check_arguments(&self, arguments: &str) -> Option<Result<(), ToolError>> {
+        let _ = arguments;
+        None
+    }
+
     /// Decodes `arguments` (raw JSON text, see [`crate::decode`]) and runs the tool.
     ///
     /// # Errors
@@ -372,6 +389,10 @@ impl<T: Tool + ?Sized> Tool for &'static T {
         (**self).call(arguments, ctx)
     }
 
+    fn check_arguments(&self, arguments: &str) -> Option<Result<(), ToolError>> {
+        (**self).check_arguments(arguments)
+    }
+
     fn preview<'a>(
         &'a self,
         arguments: &'a str,
@@ -393,6 +414,11 @@ impl<T: Tool + ?Sized> Tool for &'static T {
 /// a call's raw arguments and its context, the text a person reads before approving it (a file
 /// tool's unified diff), computed without changing anything.
 pub type PreviewFn = for<'a> fn(&'a str, &'a ToolContext) -> BoxFuture<'a, Result<String, ToolError>>;
+
+/// What `#[tool]` hands [`ToolSpec::with_check`]: decodes a call's raw arguments into the tool's
+/// arguments and drops them ([`Tool::check_arguments`]).
+#[doc(hidden)]
+pub type CheckFn = fn(&str) -> Result<(), ToolError>;
 
 /// The signature of the function `#[tool]` generates to decode arguments and call the user's
 /// function.
@@ -442,6 +468,8 @@ pub struct ToolSpec {
     idempotency_key: Option<&'static str>,
     /// See [`Tool::preview`].
     preview: Option<PreviewFn>,
+    /// See [`Tool::check_arguments`].
+    check: Option<CheckFn>,
     definition: OnceLock<ToolDefinition>,
     decoding: OnceLock<Decoding>,
 }
@@ -526,6 +554,7 @@ impl ToolSpec {
             resources: &[],
             idempotency_key: None,
             preview: None,
+            check: None,
             definition: OnceLock::new(),
             decoding: OnceLock::new(),
         }
@@ -602,6 +631,15 @@ impl ToolSpec {
     #[must_use]
     pub const fn with_preview(mut self, preview: PreviewFn) -> Self {
         self.preview = Some(preview);
+        self
+    }
+
+    /// Used by `#[tool]`: the decoding of the tool's arguments alone ([`Tool::check_arguments`]);
+    /// not meant to be called by hand.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn with_check(mut self, check: CheckFn) -> Self {
+        self.check = Some(check);
         self
     }
 
@@ -731,6 +769,10 @@ impl Tool for ToolSpec {
         ctx: &'a ToolContext,
     ) -> Option<BoxFuture<'a, Result<String, ToolError>>> {
         self.preview.map(|preview| preview(arguments, ctx))
+    }
+
+    fn check_arguments(&self, arguments: &str) -> Option<Result<(), ToolError>> {
+        self.check.map(|check| check(arguments))
     }
 
     fn call_now(&self, arguments: &str, ctx: &ToolContext) -> Option<Result<ToolResult, ToolError>> {

@@ -644,8 +644,8 @@ fn output_schema(params: &Parameters<'_>) -> SpecPart {
 /// The spec expression, the static's value: `ToolSpec::decoded(..)` with the name, description,
 /// set, module, `ToolMeta` (blocking, sequential, time limit, strict, tags), decoding schema and
 /// invoke, then its builder chain: where it is defined, the output schema, `deferred`, the
-/// dependency list, and `context_free` for a function that takes neither the context nor a
-/// dependency.
+/// dependency list, `context_free` for a function that takes neither the context nor a
+/// dependency, and the decoding check (`with_check`).
 fn spec(
     params: &Parameters<'_>,
     name: &str,
@@ -698,6 +698,9 @@ fn spec(
         _ => quote!(),
     };
     let with_preview = options.preview.as_ref().map(|path| quote!(.with_preview(#path)));
+    // The decoding alone, asked before a call's approval (`Tool::check_arguments`).
+    let static_ident = &params.static_ident;
+    let with_check = quote!(.with_check(|__raw| (__TOOL_FNS.1)(&#static_ident, __raw).map(|_| ())));
     quote! {
         #private::ToolSpec::decoded(
             #name,
@@ -716,6 +719,7 @@ fn spec(
         #with_resources
         #with_idempotency_key
         #with_preview
+        #with_check
     }
 }
 

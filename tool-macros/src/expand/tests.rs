@@ -97,6 +97,7 @@ fn a_tool_expands_to_its_function_its_spec_its_submission_and_its_handle() {
             )
             .defined_at(::core::file!(), ::core::line!())
             .with_dependencies(&__TOOL_DEPENDENCIES)
+            .with_check(|__raw| (__TOOL_FNS.1)(&__TOOL_add, __raw).map(|_| ()))
         };
 
         ::tool_runtime::__private::inventory::submit! {

@@ -522,7 +522,9 @@ impl Registry {
     }
 
     /// Runs the admitted call of `self.tools[index]`: the arguments repaired when the registry
-    /// repairs them, then the tool's future (decoding, dependencies and body) raced against the
+    /// repairs them; for a tool that needs approval, the arguments decoded
+    /// ([`Tool::check_arguments`]), a decoding error returned before any approval is asked,
+    /// refused or redeemed, then the approval; then the tool's future (decoding, dependencies and body) raced against the
     /// cancellation token and the time limit, with panics caught. A tool that [reads its
     /// context](Tool::reads_context) runs in a context of its own ([`ToolContext::for_call`]),
     /// returned with the outcome (the output layer resolves its store there); any other runs with
@@ -537,9 +539,20 @@ impl Registry {
         if ctx.is_cancelled() {
             return (Err(ToolError::Cancelled { tool: call.name.clone() }), None);
         }
+        let repaired = if self.repair.is_none() {
+            None
+        } else {
+            self.repair.apply(&call.name, &call.arguments, &tool.definition().input_schema)
+        };
+        let arguments = repaired.as_deref().unwrap_or(&call.arguments);
         let mut passed_on = None;
         if let Some(tag) = &self.approval[index] {
-            match Box::pin(self.approved(index, tag, call, ctx)).await {
+            // Decoded before approval is asked, refused or redeemed: no one approves, and no token
+            // is minted or spent on, a call whose arguments the tool refuses.
+            if let Some(Err(error)) = tool.check_arguments(arguments) {
+                return (Err(error), None);
+            }
+            match Box::pin(self.approved(index, tag, call, repaired.as_deref(), ctx)).await {
                 Ok(inner) => passed_on = inner,
                 Err(error) => return (Err(error), None),
             }
@@ -556,12 +569,6 @@ impl Registry {
                 .with_idempotency_key(key)
         });
         let run_ctx = call_ctx.as_ref().unwrap_or(ctx);
-        let repaired = if self.repair.is_none() {
-            None
-        } else {
-            self.repair.apply(&call.name, &call.arguments, &tool.definition().input_schema)
-        };
-        let arguments = repaired.as_deref().unwrap_or(&call.arguments);
         let held = match tool.resources() {
             [] => Vec::new(),
             resources => match Box::pin(self.hold(resources, call, arguments, run_ctx)).await {
@@ -779,7 +786,9 @@ impl Registry {
     /// a token as the error. A call that carries a token is not previewed; any other is, by the
     /// tool's preview hook when it has one ([`Tool::preview`]), whose error refuses the call.
     /// `Ok(Some(token))`: approved by a passed-on token ([`ApprovalTokens::pass_on`]), whose other
-    /// server's `token` the tool sends on.
+    /// server's `token` the tool sends on. The question and the preview show the arguments the
+    /// tool will get: `repaired`, when the registry repaired the call's; the token is bound to the
+    /// call's own (what the host sends again, repaired alike).
     ///
     /// [`ApprovalTokens::pass_on`]: crate::ApprovalTokens
     async fn approved(
@@ -787,9 +796,11 @@ impl Registry {
         index: usize,
         tag: &str,
         call: &ToolCall,
+        repaired: Option<&str>,
         ctx: &ToolContext,
     ) -> Result<Option<String>, ToolError> {
-        let shown = self.shown_call(index, call);
+        let repaired_call = repaired.map(|arguments| ToolCall { arguments: arguments.to_owned(), ..call.clone() });
+        let shown = self.shown_call(index, repaired_call.as_ref().unwrap_or(call));
         let tool = &*self.names[index];
         if let (Some(tokens), Some(token)) = (&self.approval_tokens, &call.approval_token) {
             return tokens.redeem_passing_on(tool, &call.arguments, ctx.principal(), token).await;

@@ -38,7 +38,9 @@ pub use builder::RegistryBuilder;
 ///    gives `None`, its awaited `check`, raced against the caller's cancellation token;
 /// 2. the run: a tool that [reads its context](Tool::reads_context) gets a per-call context
 ///    derived from the caller's (any other runs with the caller's as it is), the arguments are
-///    repaired when the registry [repairs](RegistryBuilder::repair) them, and the tool's future
+///    repaired when the registry [repairs](RegistryBuilder::repair) them, a tool that needs
+///    approval has them decoded ([`Tool::check_arguments`]) and then its approval asked or
+///    refused ([`crate::approvals`]), and the tool's future
 ///    runs raced against the cancellation token and the time limit (the tool's `timeout_ms`, else
 ///    the [default](RegistryBuilder::default_timeout)), with panics caught;
 /// 3. the message: whatever happened becomes one [`crate::ToolMessage`], which the [output

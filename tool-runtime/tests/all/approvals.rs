@@ -648,3 +648,125 @@ async fn a_refusal_cut_by_the_output_layer_keeps_its_approval_request() {
     assert_eq!(approved.text(), "deleted build-cut/");
     assert_eq!(runs_of("build-cut/"), 1);
 }
+
+// Arguments are decoded before approval ("The rules" in `tool_runtime::approvals`).
+
+const NOT_A_STRING: &str = "invalid arguments for `delete_dir`: `path`: invalid type: integer `3`, expected a string";
+
+#[tokio::test]
+async fn a_call_whose_arguments_fail_decoding_gets_the_decoding_error_and_no_approval_request() {
+    let registry = registry(clock());
+    let call = ToolCall::new("d1", "delete_dir", r#"{"path": 3}"#);
+    let message = registry.call(&call, &as_ann()).await;
+    assert!(message.is_error);
+    assert_eq!(message.error_kind, Some(ToolErrorKind::InvalidArguments));
+    assert_eq!(message.text(), NOT_A_STRING);
+    assert!(message.approval.is_none());
+}
+
+#[tokio::test]
+async fn a_call_with_an_unknown_field_is_refused_before_approval_naming_the_field() {
+    let registry = registry(clock());
+    let call = ToolCall::new("d2", "delete_dir", r#"{"path": "build-unknown/", "force": true}"#);
+    let message = registry.call(&call, &as_ann()).await;
+    assert_eq!(message.error_kind, Some(ToolErrorKind::InvalidArguments));
+    assert!(
+        message.text().starts_with("invalid arguments for `delete_dir`: unknown field `force`"),
+        "{}",
+        message.text()
+    );
+    assert!(message.approval.is_none());
+    assert_eq!(runs_of("build-unknown/"), 0);
+}
+
+#[tokio::test]
+async fn with_a_client_a_call_whose_arguments_fail_decoding_is_not_asked_about() {
+    let channel = Accepting::default();
+    let ctx = ToolContext::builder().principal("ann").client(channel.clone()).build();
+    let call = ToolCall::new("d3", "delete_dir", r#"{"path": 3}"#);
+    let message = registry(clock()).call(&call, &ctx).await;
+    assert_eq!(message.text(), NOT_A_STRING);
+    assert_eq!(channel.asked.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn without_approval_tokens_a_call_whose_arguments_fail_decoding_is_not_asked_about() {
+    let channel = Accepting::default();
+    let ctx = ToolContext::builder().principal("ann").client(channel.clone()).build();
+    let registry = Registry::builder().tool(delete_dir::TOOL).build().unwrap();
+    let message = registry.call(&ToolCall::new("d4", "delete_dir", "{}"), &ctx).await;
+    assert_eq!(message.text(), "invalid arguments for `delete_dir`: missing field `path`");
+    assert_eq!(channel.asked.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_preview_hook_never_sees_arguments_that_fail_decoding() {
+    // `rename_preview` would refuse `to` as a path; the decoding error comes first.
+    let call = ToolCall::new("d5", "rename_file", r#"{"from": "a.txt", "to": "../b", "mode": 1}"#);
+    let message = renaming(clock()).call(&call, &as_ann()).await;
+    assert_eq!(message.error_kind, Some(ToolErrorKind::InvalidArguments));
+    assert!(message.approval.is_none());
+}
+
+#[tokio::test]
+async fn arguments_the_registry_repairs_are_decoded_and_previewed_repaired_and_the_token_runs_the_call() {
+    let tokens = ApprovalTokens::new(MemoryIdempotencyStore::new()).server_key(KEY).unwrap().clock(clock());
+    let registry = Registry::builder()
+        .tool(delete_dir::TOOL)
+        .approval_tokens(tokens)
+        .repair(tool_runtime::decode::RepairPolicy::all())
+        .build()
+        .unwrap();
+    // The whole object sent as a JSON string: repaired, it decodes.
+    let call = ToolCall::new("d6", "delete_dir", json!(json!({"path": "build-repaired/"}).to_string()).to_string());
+    let message = registry.call(&call, &as_ann()).await;
+    assert_eq!(message.error_kind, Some(ToolErrorKind::PermissionDenied));
+    let request = message.approval.expect("an approval request for the host");
+    // The person is shown the arguments the tool will get: the repaired ones.
+    assert_eq!(request.preview, "call `delete_dir` with\n\"path\": \"build-repaired/\"");
+    let message = registry.call(&call.clone().with_approval_token(&request.token), &as_ann()).await;
+    assert_eq!(message.text(), "deleted build-repaired/");
+}
+
+#[tokio::test]
+async fn a_dynamic_tool_needing_approval_is_decoded_by_its_schema_before_approval() {
+    let tool = tool_runtime::DynamicTool::new(
+        "drop_table",
+        "Drop a table.",
+        json!({"type": "object", "properties": {"table": {"type": "string"}}, "required": ["table"], "additionalProperties": false}),
+        |_args, _ctx| async { Ok(ToolResult::text("dropped")) },
+    )
+    .unwrap()
+    .with_tags(["confirm"]);
+    let registry = gateway_of(tool);
+    let message = registry.call(&ToolCall::new("d7", "drop_table", r#"{"table": 1}"#), &as_ann()).await;
+    assert_eq!(message.error_kind, Some(ToolErrorKind::InvalidArguments));
+    assert!(message.approval.is_none());
+    let message = registry.call(&ToolCall::new("d8", "drop_table", r#"{"table": "t"}"#), &as_ann()).await;
+    assert!(message.approval.is_some());
+}
+
+#[tokio::test]
+async fn a_token_carried_by_a_call_whose_arguments_fail_decoding_is_not_spent() {
+    // Two workers sharing the key and the store: one serves `delete_dir` with an open schema (an
+    // older deployment), so it previews and mints a token for arguments the other refuses.
+    let store = Arc::new(MemoryIdempotencyStore::new());
+    let tokens = || ApprovalTokens::new(store.clone()).server_key(KEY).unwrap().clock(clock());
+    let open = tool_runtime::DynamicTool::new(
+        "delete_dir",
+        "Delete a directory.",
+        json!({"type": "object", "properties": {"path": {"type": ["string", "integer"]}}}),
+        |_args, _ctx| async { Ok(ToolResult::text("deleted by the open schema")) },
+    )
+    .unwrap()
+    .with_tags(["confirm"]);
+    let lenient = Registry::builder().tool_dyn(Arc::new(open)).approval_tokens(tokens()).build().unwrap();
+    let strict = Registry::builder().tool(delete_dir::TOOL).approval_tokens(tokens()).build().unwrap();
+    let call = ToolCall::new("t1", "delete_dir", r#"{"path": 3}"#);
+    let token = lenient.call(&call, &as_ann()).await.approval.expect("a token for the open schema").token;
+    let refused = strict.call(&call.clone().with_approval_token(&token), &as_ann()).await;
+    assert_eq!(refused.text(), NOT_A_STRING);
+    // The token was not recorded as used: it still runs its call where the arguments decode.
+    let ran = lenient.call(&call.with_approval_token(&token), &as_ann()).await;
+    assert_eq!(ran.text(), "deleted by the open schema");
+}
