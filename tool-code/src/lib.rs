@@ -235,7 +235,15 @@ impl CodeMode {
         let host_token = std::sync::Mutex::new(ctx.approval_token().map(str::to_owned));
         let mut running = FuturesUnordered::new();
         let finished = loop {
+            // Biased, the caller's cancellation first: a cancelled run ends `Cancelled` even when a
+            // tool call it cancelled answers in the same wake-up (else the program could throw
+            // that call's "cancelled" error first, by the draw of an unbiased `select!`).
             tokio::select! {
+                biased;
+                () = ctx.cancellation().cancelled() => {
+                    stop.store(true, Ordering::Relaxed);
+                    break Err(ProgramError::Cancelled);
+                }
                 outcome = &mut done => break outcome.unwrap_or(Err(ProgramError::Engine("the program's thread ended without an answer".to_owned()))),
                 Some(request) = asked.recv() => {
                     let call = ToolCall::new(format!("{program}#{}", request.seq), request.name, request.arguments);
@@ -254,10 +262,6 @@ impl CodeMode {
                     }
                     // The thread is gone only when the run ended; `done` then answers.
                     let _ = answers.send(Reply { seq, outcome: answer_of(&message) });
-                }
-                () = ctx.cancellation().cancelled() => {
-                    stop.store(true, Ordering::Relaxed);
-                    break Err(ProgramError::Cancelled);
                 }
             }
         }?;
