@@ -91,7 +91,8 @@ use std::time::{Duration, UNIX_EPOCH};
 use crate::call::ToolCall;
 use crate::clock::{Clock, SystemClock};
 use crate::error::{ApprovalProblem, ApprovalRequest, ToolError};
-use crate::idempotency::{Claim, Idempotency, IdempotencyStore, ServerKeyError, canonical_arguments, hex};
+use crate::idempotency::{Claim, Idempotency, IdempotencyStore, ServerKeyError, canonical_arguments};
+use crate::mac::hex;
 
 /// How long a token minted for a call stays valid by default: 5 minutes.
 pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(5 * 60);
@@ -125,7 +126,11 @@ pub const PASSED_ON_LAYER_BYTES: usize = 81;
 /// How many gateways that approve a call too fit between the host and a tool-framework server
 /// that approves it: 11, the whole layers of [`PASSED_ON_LAYER_BYTES`] that fit in
 /// [`MAX_APPROVAL_TOKEN_BYTES`] after the server's own 112-byte token.
-pub const MAX_APPROVING_GATEWAYS: usize = (MAX_APPROVAL_TOKEN_BYTES - 112) / PASSED_ON_LAYER_BYTES;
+pub const MAX_APPROVING_GATEWAYS: usize = (MAX_APPROVAL_TOKEN_BYTES - OWN_TOKEN_BYTES) / PASSED_ON_LAYER_BYTES;
+
+/// The bytes of a token this framework mints, `ap1.<expiry>.<nonce>.<mac>`: 4 + 10 + 1 + 32 + 1 +
+/// 64 = 112 (see [`MAX_APPROVAL_TOKEN_BYTES`]).
+const OWN_TOKEN_BYTES: usize = 4 + 10 + 1 + 32 + 1 + 64;
 
 /// The form tag that starts every token.
 const PREFIX: &str = "ap1";

@@ -181,14 +181,13 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogQueue {
 /// The base URL OTLP goes to: `flag`, else `OTEL_EXPORTER_OTLP_ENDPOINT`; `None` when neither (nor
 /// a per-signal variable) is set, or `OTEL_SDK_DISABLED` is `true`.
 fn endpoint(flag: Option<&str>) -> Option<Option<String>> {
-    let var = variable;
-    if var("OTEL_SDK_DISABLED").is_some_and(|value| value.trim().eq_ignore_ascii_case("true")) {
+    if variable("OTEL_SDK_DISABLED").is_some_and(|value| value.trim().eq_ignore_ascii_case("true")) {
         return None;
     }
     if let Some(flag) = flag {
         return Some(Some(flag.trim_end_matches('/').to_owned()));
     }
-    let any = ENDPOINT_VARIABLES.iter().any(|name| var(name).is_some());
+    let any = ENDPOINT_VARIABLES.iter().any(|name| variable(name).is_some());
     // The exporters read the variables themselves.
     any.then_some(None)
 }
@@ -399,7 +398,7 @@ pub(crate) fn init(level: tracing::Level, otlp_endpoint: Option<&str>) -> Result
     no_endpoint_userinfo(otlp_endpoint, variable)?;
     let mut resource =
         Resource::builder().with_attribute(opentelemetry::KeyValue::new("service.version", env!("CARGO_PKG_VERSION")));
-    if std::env::var("OTEL_SERVICE_NAME").map_or(true, |name| name.trim().is_empty()) {
+    if variable("OTEL_SERVICE_NAME").is_none() {
         resource = resource.with_service_name("toolbox");
     }
     let resource = resource.build();

@@ -302,12 +302,19 @@ impl std::fmt::Debug for Transport {
 /// credential (`?api_key=...`): `http://user:pw@127.0.0.1:9/mcp?token=x` is
 /// `http://127.0.0.1:9/mcp?…`. Text without `scheme://` is read the same way from its start.
 fn shown_url(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").map_or(("", url), |(scheme, rest)| (scheme, rest));
-    let (authority, path) = rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()));
+    let (scheme, authority, path) = url_parts(url);
     let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
     let (path, hidden) = path.find(['?', '#']).map_or((path, ""), |at| (&path[..at], "?…"));
     let separator = if url.contains("://") { "://" } else { "" };
     format!("{scheme}{separator}{host}{path}{hidden}")
+}
+
+/// `url` as its scheme (empty when there is no `scheme://`), its authority (up to the first `/`,
+/// `?` or `#` after the scheme) and the rest (path, query and fragment).
+fn url_parts(url: &str) -> (&str, &str, &str) {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let (authority, path) = rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()));
+    (scheme, authority, path)
 }
 
 /// `text` (an error or a log line about the server at `url`) with `url` written as [`shown_url`]
@@ -317,8 +324,7 @@ fn shown_url(url: &str) -> String {
 /// percent-encoded: `?token=a b` is quoted `?token=a%20b`).
 fn scrub_url(text: &str, url: &str) -> String {
     let mut text = text.replace(url, &shown_url(url));
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let (_, authority, _) = url_parts(url);
     // Longest first: the whole tail before its parts.
     let mut userinfo = Vec::new();
     let mut tails = Vec::new();

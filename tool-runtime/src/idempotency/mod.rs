@@ -459,8 +459,6 @@ pub(crate) fn canonical_arguments(arguments: &str) -> String {
     serde_json::from_str::<serde_json::Value>(text).map_or_else(|_| text.to_owned(), |v| v.to_string())
 }
 
-pub(crate) use crate::mac::hex;
-
 #[cfg(test)]
 mod tests {
     use super::*;
